@@ -1,0 +1,40 @@
+# hubskills: `make run` serves the Space, `make test` runs the suite. Both are idempotent.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# llama-cpp-python is an sdist: these flags build a portable CPU library (about 4.5 min once).
+export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
+
+.PHONY: run test lint bench install install-dev seed clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.installed-local: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[local]'
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[local,dev]'
+	touch $@ $(VENV)/.installed-local
+
+install: $(VENV)/.installed-local
+install-dev: $(VENV)/.installed-dev
+
+run: install
+	$(BIN)/python app.py
+
+test: install-dev
+	$(BIN)/ruff check registry space tests bench app.py
+	$(BIN)/python -m pytest -q
+
+lint: install-dev
+	$(BIN)/ruff check registry space tests bench app.py
+
+bench: install-dev
+	@for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,56 @@
+"""The `hubskills` command: assembles the commands and maps errors at the edge."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from .. import __version__
+from ..errors import HubskillsError
+from . import _output as out
+from .validate import new_command, suite_group, validate_command
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", "-V", prog_name="hubskills")
+def cli() -> None:
+    """hubskills: generate, evaluate, publish and pull Agent Skills, with honest lift numbers.
+
+    \b
+    Start here:
+      hubskills validate skills/*
+      hubskills eval skills/kernel-builder-cuda-kernels --runs 3
+      hubskills leaderboard
+      hubskills pull hubskills/kernel-builder-cuda-kernels
+    """
+
+
+for command in (validate_command, new_command, suite_group):
+    cli.add_command(command)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; a `HubskillsError` becomes `Error:`/`Hint:` on stderr and exit code 1."""
+    try:
+        cli.main(args=argv, prog_name="hubskills", standalone_mode=False,
+                 auto_envvar_prefix="HUBSKILLS")
+    except HubskillsError as exc:
+        if os.environ.get("HUBSKILLS_DEBUG"):
+            raise
+        out.error(exc.message)
+        if exc.hint:
+            out.hint(exc.hint)
+        sys.exit(1)
+    except click.exceptions.Abort:
+        out.error("Aborted.")
+        sys.exit(130)
+    except KeyboardInterrupt:
+        out.error("Interrupted.")
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)

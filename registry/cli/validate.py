@@ -1,0 +1,106 @@
+"""`hubskills validate`, `hubskills new`, `hubskills suite import|show`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..scaffold import scaffold_skill
+from ..suite import load_suite, save_suite, suite_path
+from ..validate import has_errors, validate_skill
+from . import _output as out
+
+
+@click.command("validate")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable findings.")
+def validate_command(paths: tuple[Path, ...], as_json: bool) -> None:
+    """Check skill folders against the Agent Skills format; exit 1 on any error.
+
+    \b
+    Example:
+      hubskills validate skills/*
+    """
+    report = {str(path): validate_skill(path) for path in paths}
+    if as_json:
+        out.as_json({p: [vars(f) for f in found] for p, found in report.items()})
+    else:
+        for path, found in report.items():
+            _print_findings(path, found)
+    if any(has_errors(found) for found in report.values()):
+        raise SystemExit(1)
+
+
+def _print_findings(path: str, found: list) -> None:
+    errors = sum(f.severity == "error" for f in found)
+    warnings = len(found) - errors
+    status = "[red]invalid[/]" if errors else "[green]valid[/]"
+    out.result(f"{path}: {status} ({errors} errors, {warnings} warnings)")
+    for f in found:
+        colour = "red" if f.severity == "error" else "yellow"
+        out.result(f"  {path}/{f.location()}: [{colour}]{f.severity}[/] {f.code}: {f.message}")
+
+
+@click.command("new")
+@click.argument("name")
+@click.option("--dir", "parent", type=click.Path(path_type=Path), default=Path("."),
+              show_default=True, help="Folder to create the skill in.")
+@click.option("--description", default=None, help="What the skill does and when to use it.")
+def new_command(name: str, parent: Path, description: str | None) -> None:
+    """Scaffold a valid skill with an example test case in evals/evals.json.
+
+    \b
+    Example:
+      hubskills new csv-cleaning --description "Clean CSV files with pandas. Use when ..."
+    """
+    folder = scaffold_skill(parent, name, description)
+    out.result(f"Created {folder}/SKILL.md and {folder}/evals/evals.json")
+    out.result(f"Next: edit them, then run  hubskills validate {folder}")
+
+
+@click.group("suite")
+def suite_group() -> None:
+    """Work with a skill's test suite (evals/evals.json)."""
+
+
+@suite_group.command("import")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--into", "skill", required=True, type=click.Path(path_type=Path),
+              help="Skill folder whose evals/evals.json receives the cases.")
+@click.option("--force", is_flag=True, help="Replace an existing suite.")
+def suite_import_command(file: Path, skill: Path, force: bool) -> None:
+    """Convert an upskill or skill-creator suite into the skill's evals/evals.json.
+
+    \b
+    Example:
+      hubskills suite import upskill_tests.json --into skills/my-skill
+    """
+    from ..errors import InvalidSuite
+
+    suite = load_suite(file)
+    target = suite_path(skill)
+    if target.exists() and not force:
+        raise InvalidSuite(f"{target} already exists",
+                           hint=f"hubskills suite import {file} --into {skill} --force")
+    if suite.skill_name is None:
+        suite = suite.model_copy(update={"skill_name": skill.resolve().name})
+    save_suite(suite, target)
+    out.result(f"Imported {len(suite.cases)} cases into {target} ({suite.suite_hash()[:19]})")
+
+
+@suite_group.command("show")
+@click.argument("skill", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the suite as JSON.")
+def suite_show_command(skill: Path, as_json: bool) -> None:
+    """List a skill's test cases and their checks."""
+    file = skill if skill.is_file() else suite_path(skill)
+    suite = load_suite(file)
+    if as_json:
+        out.as_json(suite.model_dump(mode="json", exclude_unset=True, by_alias=True))
+        return
+    rows = [(c.id, c.prompt[:60].replace("\n", " "),
+             ", ".join(ch.label() for ch in c.checks) or "-", len(c.assertions))
+            for c in suite.cases]
+    out.table(["id", "prompt", "checks", "assertions"], rows,
+              title=f"{file} — {len(suite.cases)} cases, {suite.suite_hash()[:19]}")

@@ -1,0 +1,81 @@
+"""Settings, resolved once from the environment and passed down explicitly."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from platformdirs import user_data_dir
+
+DEFAULT_HF_ENDPOINT = "https://huggingface.co"
+DEFAULT_HF_ROUTER = "https://router.huggingface.co/v1"
+
+
+def _env(name: str, environ: dict[str, str]) -> str | None:
+    value = environ.get(name, "").strip()
+    return value or None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything hubskills reads from the environment. Secrets never appear in repr."""
+
+    home: Path
+    registry: str = "local"
+    hf_endpoint: str = DEFAULT_HF_ENDPOINT
+    hf_router_url: str = DEFAULT_HF_ROUTER
+    namespace: str | None = None
+    results_repo: str | None = None
+    base_url: str | None = None
+    anthropic_base_url: str | None = None
+    openai_base_url: str | None = None
+    offline: bool = False
+    hf_token: str | None = field(default=None, repr=False)
+    anthropic_api_key: str | None = field(default=None, repr=False)
+    openai_api_key: str | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
+        """Build settings from `environ` (default: the process environment)."""
+        env = dict(os.environ if environ is None else environ)
+        home = _env("HUBSKILLS_HOME", env) or user_data_dir("hubskills", appauthor=False)
+        return cls(
+            home=Path(home).expanduser(),
+            registry=(_env("HUBSKILLS_REGISTRY", env) or "local").lower(),
+            hf_endpoint=(_env("HF_ENDPOINT", env) or DEFAULT_HF_ENDPOINT).rstrip("/"),
+            hf_router_url=_env("HUBSKILLS_HF_ROUTER", env) or DEFAULT_HF_ROUTER,
+            namespace=_env("HUBSKILLS_NAMESPACE", env),
+            results_repo=_env("HUBSKILLS_RESULTS_REPO", env),
+            base_url=_env("HUBSKILLS_BASE_URL", env),
+            anthropic_base_url=_env("ANTHROPIC_BASE_URL", env),
+            openai_base_url=_env("OPENAI_BASE_URL", env),
+            offline=(_env("HF_HUB_OFFLINE", env) or "0").lower() in {"1", "true", "yes"},
+            hf_token=_env("HF_TOKEN", env) or _env("HUGGING_FACE_HUB_TOKEN", env),
+            anthropic_api_key=_env("ANTHROPIC_API_KEY", env),
+            openai_api_key=_env("OPENAI_API_KEY", env),
+        )
+
+    def with_(self, **changes: object) -> Settings:
+        """Return a copy with some fields changed (e.g. a `--base-url` from the CLI)."""
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+    @property
+    def runs_dir(self) -> Path:
+        """Where evaluation runs are saved, one folder per run id."""
+        return self.home / "runs"
+
+    @property
+    def cache_path(self) -> Path:
+        """The sqlite response cache."""
+        return self.home / "cache.sqlite"
+
+    @property
+    def store_dir(self) -> Path:
+        """The embedded local registry."""
+        return self.home / "registry"
+
+    def secrets(self) -> list[str]:
+        """Every secret value set, so writers can scrub them from logs and results."""
+        values = [self.hf_token, self.anthropic_api_key, self.openai_api_key]
+        return [v for v in values if v]

@@ -1,0 +1,41 @@
+"""Shared fixtures: every test gets its own HUBSKILLS_HOME, no keys, and no network."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+SECRET_VARIABLES = (
+    "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN",
+    "HUBSKILLS_BASE_URL", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "HUBSKILLS_REGISTRY",
+    "HUBSKILLS_NAMESPACE", "HUBSKILLS_RESULTS_REPO", "HF_ENDPOINT",
+)
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private HUBSKILLS_HOME per test, offline Hub, no credentials, plain output."""
+    home = tmp_path / "hubskills-home"
+    monkeypatch.setenv("HUBSKILLS_HOME", str(home))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "200")
+    for name in SECRET_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+@pytest.fixture
+def skills_dir() -> Path:
+    """The example skills shipped with the project."""
+    return REPO_ROOT / "skills"
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """Say which optional capabilities this run has."""
+    required = os.environ.get("HUBSKILLS_REQUIRE_BROWSER", "")
+    return f"hubskills tests; HUBSKILLS_REQUIRE_BROWSER={required}"
