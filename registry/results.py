@@ -128,6 +128,7 @@ class RunWriter:
             raise HubskillsError(f"run {manifest.run_id} already exists")
         self.folder.mkdir(parents=True, exist_ok=True)
         self.manifest = manifest
+        _drop_torn_line(self.folder / "rows.jsonl")
         self._rows = open(self.folder / "rows.jsonl", "a", encoding="utf-8")  # noqa: SIM115
         self.save_manifest()
 
@@ -148,6 +149,16 @@ class RunWriter:
             self.manifest.note = note
         self.save_manifest()
         self._rows.close()
+
+
+def _drop_torn_line(path: Path) -> None:
+    """Cut a partial last line left by a killed writer, so appended rows start clean."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    data = path.read_bytes()
+    if not data.endswith(b"\n"):
+        with open(path, "r+b") as handle:
+            handle.truncate(data.rfind(b"\n") + 1)
 
 
 def read_manifest(runs_root: Path, run_id: str) -> RunManifest:

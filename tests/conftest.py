@@ -5,7 +5,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
+# Read once, at import, by huggingface_hub and datasets: set before anything imports them.
+# The Hub-compatible test server has no Xet CAS, so uploads go through plain LFS.
+os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+import pytest  # noqa: E402
 
 SECRET_VARIABLES = (
     "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN",

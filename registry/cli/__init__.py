@@ -10,6 +10,8 @@ import click
 from .. import __version__
 from ..errors import HubskillsError
 from . import _output as out
+from .eval import eval_command, runs_group
+from .scan import scan_command
 from .validate import new_command, suite_group, validate_command
 
 
@@ -27,7 +29,10 @@ def cli() -> None:
     """
 
 
-for command in (validate_command, new_command, suite_group):
+for command in (
+    validate_command, new_command, suite_group, eval_command, runs_group,
+    scan_command,
+):
     cli.add_command(command)
 
 

@@ -1,0 +1,143 @@
+"""`hubskills eval` and `hubskills runs`: run an A/B evaluation and read saved runs."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ..config import Settings
+from ..evaluate import EvalConfig, latest_rows, run_evaluation
+from ..report import per_case_table, summarize
+from ..results import list_runs, read_manifest, read_rows
+from ..runs_compare import compare_runs
+from . import _output as out
+from ._render import render_summaries, run_progress
+
+
+@click.command("eval")
+@click.argument("skill", type=click.Path(path_type=Path))
+@click.option("--model", "-m", "models", multiple=True,
+              help="Student model reference (repeatable). Default: embedded/smollm2-135m.")
+@click.option("--runs", default=3, show_default=True, help="Independent repeats per case.")
+@click.option("--mode", type=click.Choice(["inline", "tool"]), default="inline",
+              show_default=True, help="inline: SKILL.md in context; tool: load_skill tool.")
+@click.option("--placement", type=click.Choice(["user", "system"]), default="user",
+              show_default=True, help="Where inline mode puts the skill.")
+@click.option("--judge", default=None, help="Model that grades judge checks and assertions.")
+@click.option("--concurrency", type=int, default=None, help="Parallel calls per provider.")
+@click.option("--max-cost", type=float, default=None, help="Stop cleanly past this many USD.")
+@click.option("--cases", default=None, help="Comma-separated case ids to run.")
+@click.option("--tests", type=click.Path(path_type=Path), default=None,
+              help="Suite file in any supported format (default: SKILL/evals/evals.json).")
+@click.option("--temperature", type=float, default=0.7, show_default=True)
+@click.option("--max-tokens", type=int, default=512, show_default=True)
+@click.option("--base-url", default=None, help="Server for local/<model> references.")
+@click.option("--resume", default=None, metavar="RUN_ID", help="Finish an interrupted run.")
+@click.option("--no-cache", is_flag=True, help="Call the models even for cached requests.")
+@click.option("--push", is_flag=True, help="Append the run to the registry's results dataset.")
+@click.option("--registry", "registry_kind", default=None, help="local or hub (with --push).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable summary on stdout.")
+@click.option("-v", "--verbose", is_flag=True, help="Also print the per-case table.")
+def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, placement: str,
+                 judge: str | None, concurrency: int | None, max_cost: float | None,
+                 cases: str | None, tests: Path | None, temperature: float, max_tokens: int,
+                 base_url: str | None, resume: str | None, no_cache: bool, push: bool,
+                 registry_kind: str | None, as_json: bool, verbose: bool) -> None:
+    """Evaluate a skill: each case with and without the skill, on each model.
+
+    \b
+    Example:
+      hubskills eval skills/kernel-builder-cuda-kernels --runs 3
+      hubskills eval ./my-skill -m sonnet -m openai/gpt-5-mini --judge opus --max-cost 2
+    """
+    from ..providers import default_model_ref
+
+    settings = Settings.from_env()
+    config = EvalConfig(
+        models=list(models) or [default_model_ref(settings)], runs=runs, mode=mode,
+        placement=placement, judge=judge, concurrency=concurrency, max_cost=max_cost,
+        case_ids=[c.strip() for c in cases.split(",") if c.strip()] if cases else [],
+        temperature=temperature, max_tokens=max_tokens, use_cache=not no_cache,
+        base_url=base_url)
+    with run_progress(enabled=not as_json and sys.stderr.isatty()) as progress:
+        result = run_evaluation(skill, config, settings, tests=tests, progress=progress,
+                                resume=resume)
+    _report(result.manifest, result.rows, as_json=as_json, verbose=verbose)
+    if push:
+        _push(settings, registry_kind, result.manifest, result.rows, quiet=as_json)
+
+
+def _report(manifest, rows, *, as_json: bool, verbose: bool) -> None:
+    summaries = summarize(rows)
+    if as_json:
+        out.as_json({"manifest": manifest.model_dump(),
+                     "summaries": [s.to_dict() for s in summaries]})
+        return
+    render_summaries(manifest, summaries)
+    if verbose:
+        for summary in summaries:
+            _case_table(rows, summary.model)
+
+
+def _case_table(rows, model: str) -> None:
+    def marks(values: list) -> str:
+        return "".join("✓" if v else ("E" if v is None else "✗") for v in values)
+
+    out.table(["case", "baseline", "with skill", "status (skill)", "why it failed"],
+              [(e["case"], marks(e["baseline"]), marks(e["skill"]), e["skill_status"],
+                e["why"][:80]) for e in per_case_table(rows, model)], title=model)
+
+
+def _push(settings, registry_kind, manifest, rows, *, quiet: bool) -> None:
+    from ..stores import get_store
+
+    store = get_store(settings, registry_kind)
+    where = store.append_results(manifest, rows)
+    if not quiet:
+        out.result(f"Pushed {len(rows)} rows to {where}")
+
+
+@click.group("runs", invoke_without_command=True)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def runs_group(ctx: click.Context, as_json: bool) -> None:
+    """List saved evaluation runs; `runs show ID`, `runs compare A B`."""
+    if ctx.invoked_subcommand:
+        return
+    manifests = list_runs(Settings.from_env().runs_dir)
+    if as_json:
+        out.as_json([m.model_dump() for m in manifests])
+        return
+    out.table(["run", "skill", "version", "models", "runs", "status", "started"],
+              [(m.run_id, m.skill_name, m.skill_version or "", ", ".join(m.models), m.runs,
+                m.status, m.started_at) for m in manifests], title="Evaluation runs")
+
+
+@runs_group.command("show")
+@click.argument("run_id")
+@click.option("--json", "as_json", is_flag=True)
+@click.option("-v", "--verbose", is_flag=True, help="Also print the per-case table.")
+def runs_show_command(run_id: str, as_json: bool, verbose: bool) -> None:
+    """Show a saved run's summary."""
+    settings = Settings.from_env()
+    manifest = read_manifest(settings.runs_dir, run_id)
+    rows = latest_rows(read_rows(settings.runs_dir, run_id))
+    _report(manifest, rows, as_json=as_json, verbose=verbose)
+
+
+@runs_group.command("compare")
+@click.argument("run_a")
+@click.argument("run_b")
+@click.option("--json", "as_json", is_flag=True)
+def runs_compare_command(run_a: str, run_b: str, as_json: bool) -> None:
+    """Per-case improvements and regressions from run A to run B (e.g. two skill versions)."""
+    comparison = compare_runs(Settings.from_env().runs_dir, run_a, run_b)
+    if as_json:
+        out.as_json(comparison)
+        return
+    out.result(f"{run_a} → {run_b}: {comparison['summary']}")
+    out.table(["model", "case", "A (skill)", "B (skill)", "change"],
+              [(c["model"], c["case"], f"{c['a']:.0%}", f"{c['b']:.0%}", c["change"])
+               for c in comparison["cases"] if c["change"] != "same"])

@@ -1,0 +1,83 @@
+"""`hubskills scan`: report security findings in a skill folder."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import asdict
+from pathlib import Path
+
+import click
+from rich.markup import escape
+
+from ..errors import HubskillsError
+from ..scan import Finding, Severity, check_findings, scan_folder, summarize, worst
+from . import _output as out
+
+#: Hook for the REPO form: maps "ns/name[@version]" to a context manager yielding a local folder
+#: (fetched to a temporary directory and removed on exit). Wired by the lead through
+#: `make_scan_command(resolver=...)`; until then a REPO argument is a clear error.
+Resolver = Callable[[str], AbstractContextManager[Path]]
+
+_REPO = re.compile(r"^[\w.-]+/[\w.-]+(?:@[\w.-]+)?$")
+NOTE = "A scan reports findings; it does not prove a skill is safe."
+
+
+def resolve_target(target: str, resolver: Resolver | None) -> AbstractContextManager[Path]:
+    """Turn PATH or REPO into a local folder: paths win, then REPO through `resolver`."""
+    path = Path(target)
+    if path.exists() or path.is_symlink():
+        return nullcontext(path)
+    if _REPO.match(target):
+        if resolver is None:
+            raise HubskillsError(f"Scanning registry skills ({target}) is not available yet.",
+                                 hint=f"hubskills pull {target}, then hubskills scan the folder")
+        return resolver(target)
+    raise HubskillsError(f"{target}: no such folder", hint="hubskills scan ./skills/<name>")
+
+
+def make_scan_command(resolver: Resolver | None = None) -> click.Command:
+    """Build the `scan` command; `resolver` enables the REPO (ns/name) form."""
+
+    @click.command("scan")
+    @click.argument("target", metavar="PATH")
+    @click.option("--json", "as_json", is_flag=True, help="Print findings as JSON.")
+    @click.option("--fail-on", type=click.Choice(["high", "medium", "low"]), default="high",
+                  show_default=True, help="Exit 1 when a finding is at or above this severity.")
+    def scan_command(target: str, as_json: bool, fail_on: Severity) -> None:
+        """Scan a skill folder for hidden instructions, download-and-run, secrets and more.
+
+        \b
+        Examples:
+          hubskills scan skills/csv-cleaner
+          hubskills scan skills/csv-cleaner --fail-on medium --json
+        """
+        with resolve_target(target, resolver) as folder:
+            findings = scan_folder(folder)
+        _render(target, findings, fail_on, as_json)
+        check_findings(findings, fail_on)
+
+    return scan_command
+
+
+def _render(target: str, findings: list[Finding], fail_on: Severity, as_json: bool) -> None:
+    counts = summarize(findings)
+    if as_json:
+        out.as_json({"target": target, "findings": [asdict(f) for f in findings],
+                     "summary": counts, "worst": worst(findings), "fail_on": fail_on,
+                     "note": NOTE})
+        return
+    if findings:
+        out.table(["severity", "code", "where", "message"],
+                  [(f.severity, f.code, escape(f"{f.path}:{f.line}" if f.line else f.path),
+                    escape(f.message)) for f in findings])
+        noun = "finding" if len(findings) == 1 else "findings"
+        out.result(f"{len(findings)} {noun} ({counts['high']} high, {counts['medium']} medium, "
+                   f"{counts['low']} low)")
+    else:
+        out.result("No findings.")
+    out.result(NOTE)
+
+
+scan_command = make_scan_command()

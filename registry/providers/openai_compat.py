@@ -1,0 +1,199 @@
+"""Chat Completions over the official `openai` SDK: OpenAI itself, the Hugging Face router, and
+any OpenAI-compatible server (llama-server, vLLM, Ollama, LM Studio, `llama_cpp.server`).
+
+The SDK's own retries are off (`max_retries=0`); `_retry.with_retries` does it, so every
+backend retries the same way. Clients are created lazily, once per event loop: an
+`httpx` connection pool cannot outlive the loop that opened it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import time
+import weakref
+from typing import Any, ClassVar
+
+from ._retry import CallContext, RetryPolicy, Transient, translate, with_retries
+from .base import Completion, Message, ToolCall, ToolSpec, Usage
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT_S = 120.0
+OVERFLOW_CODES = frozenset({"context_length_exceeded", "string_above_max_length"})
+_REASONING_MODEL = re.compile(r"^(?:o\d|gpt-[5-9])(?!.*chat)")
+
+
+class OpenAICompat:
+    """A provider for one OpenAI-compatible endpoint (`base_url` ends in `/v1`)."""
+
+    name: ClassVar[str] = "openai-compatible"
+    variable: ClassVar[str | None] = None
+    """The environment variable that holds the key, named in errors; None: key optional."""
+    default_concurrency: int = 4
+
+    def __init__(self, *, base_url: str, api_key: str | None, timeout: float = DEFAULT_TIMEOUT_S,
+                 retry: RetryPolicy | None = None, http_client: Any = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key or "sk-no-key"
+        self.timeout = timeout
+        self.retry = retry or RetryPolicy()
+        self._http_client = http_client
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
+            weakref.WeakKeyDictionary())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(base_url={self.base_url!r})"
+
+    def client(self) -> Any:
+        """The `openai.AsyncOpenAI` client for the running event loop, created on first use."""
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            import openai
+
+            client = openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key,
+                                        max_retries=0, timeout=self.timeout,
+                                        http_client=self._http_client)
+            self._clients[loop] = client
+        return client
+
+    def uses_reasoning_params(self, model: str) -> bool:
+        """True when `model` wants `max_completion_tokens` and rejects temperature and stop."""
+        return False
+
+    async def complete(self, messages: list[Message], *, model: str,
+                       tools: list[ToolSpec] | None = None, temperature: float = 0.0,
+                       max_tokens: int = 512, seed: int | None = None,
+                       stop: list[str] | None = None) -> Completion:
+        """Send one chat completion request, retrying transient failures."""
+        import openai
+
+        body = self.request_body(messages, model=model, tools=tools, temperature=temperature,
+                                 max_tokens=max_tokens, seed=seed, stop=stop)
+        context = CallContext(self.name, model, self.base_url, self.variable)
+        emulate_stop = stop if "stop" not in body else None
+
+        async def attempt() -> Completion:
+            started = time.perf_counter()
+            try:
+                response = await self.client().chat.completions.create(**body)
+            except Exception as exc:
+                mapped = translate(exc, openai, context, _is_overflow)
+                if mapped is exc:
+                    raise
+                raise mapped from exc
+            return _completion(response, time.perf_counter() - started, emulate_stop)
+
+        return await with_retries(attempt, policy=self.retry, context=context)
+
+    def request_body(self, messages: list[Message], *, model: str, tools: list[ToolSpec] | None,
+                     temperature: float, max_tokens: int, seed: int | None,
+                     stop: list[str] | None) -> dict[str, Any]:
+        """The JSON body for `POST /chat/completions`."""
+        body: dict[str, Any] = {"model": model, "messages": [_message(m) for m in messages]}
+        if self.uses_reasoning_params(model):
+            # o-series and GPT-5+ reasoning models: the budget covers hidden reasoning too, and
+            # they accept neither temperature nor stop (stop is applied to the text instead).
+            body["max_completion_tokens"] = max_tokens
+        else:
+            body["max_tokens"] = max_tokens
+            body["temperature"] = temperature
+            if stop:
+                body["stop"] = list(stop)
+        if seed is not None:
+            body["seed"] = seed
+        if tools:
+            body["tools"] = [{"type": "function", "function": {
+                "name": t.name, "description": t.description, "parameters": t.parameters}}
+                for t in tools]
+        return body
+
+
+def _is_overflow(exc: Any) -> bool:
+    return getattr(exc, "code", None) in OVERFLOW_CODES
+
+
+def _message(message: Message) -> dict[str, Any]:
+    if message.role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id or "",
+                "content": message.content}
+    wire: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        wire["content"] = message.content or None
+        wire["tool_calls"] = [{"id": c.id, "type": "function", "function": {
+            "name": c.name, "arguments": json.dumps(c.arguments)}} for c in message.tool_calls]
+    return wire
+
+
+def _arguments(raw: str | None) -> dict[str, Any]:
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        return {"_raw": raw}
+    return value if isinstance(value, dict) else {"_raw": raw}
+
+
+def _usage(usage: Any) -> Usage:
+    if usage is None:
+        return Usage()
+    prompt = getattr(usage, "prompt_tokens_details", None)
+    completion = getattr(usage, "completion_tokens_details", None)
+    return Usage(
+        input_tokens=usage.prompt_tokens or 0,
+        output_tokens=usage.completion_tokens or 0,
+        cache_read_tokens=getattr(prompt, "cached_tokens", None) or 0,
+        cache_write_tokens=getattr(prompt, "cache_write_tokens", None) or 0,
+        reasoning_tokens=getattr(completion, "reasoning_tokens", None) or 0,
+    )
+
+
+def _completion(response: Any, latency_s: float, emulate_stop: list[str] | None) -> Completion:
+    choices = getattr(response, "choices", None)
+    if not choices:
+        raise Transient("the server answered without any choice")
+    choice = choices[0]
+    message = choice.message
+    text = message.content or ""
+    finish = choice.finish_reason or "stop"
+    if emulate_stop:
+        cut = min((i for i in (text.find(s) for s in emulate_stop) if i >= 0), default=-1)
+        if cut >= 0:
+            text, finish = text[:cut], "stop"
+    calls = [ToolCall(id=c.id, name=c.function.name, arguments=_arguments(c.function.arguments))
+             for c in message.tool_calls or [] if getattr(c, "function", None)]
+    return Completion(text=text, tool_calls=calls, finish_reason=finish,
+                      model=response.model or "", latency_s=latency_s,
+                      usage=_usage(response.usage))
+
+
+class OpenAIProvider(OpenAICompat):
+    """api.openai.com (or `OPENAI_BASE_URL`), keyed by `OPENAI_API_KEY`."""
+
+    name: ClassVar[str] = "openai"
+    variable: ClassVar[str | None] = "OPENAI_API_KEY"
+    default_concurrency: int = 16
+
+    def uses_reasoning_params(self, model: str) -> bool:
+        """o-series and GPT-5+ models (but not the `*-chat-*` ones) are reasoning models."""
+        return bool(_REASONING_MODEL.match(model))
+
+
+class HFRouterProvider(OpenAICompat):
+    """Hugging Face Inference Providers through the OpenAI-compatible router, keyed by
+    `HF_TOKEN`; model ids are `org/model[:provider]`."""
+
+    name: ClassVar[str] = "hf"
+    variable: ClassVar[str | None] = "HF_TOKEN"
+    default_concurrency: int = 8
+
+
+class LocalProvider(OpenAICompat):
+    """Any OpenAI-compatible server you run yourself; the API key is optional."""
+
+    name: ClassVar[str] = "local"
+    default_concurrency: int = 4
