@@ -30,6 +30,9 @@ class ResponseCache:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, check_same_thread=False, timeout=30)
         self._db.execute("PRAGMA journal_mode=WAL")
+        # WAL + NORMAL survives a killed process (what resume needs) without an fsync per put,
+        # which would otherwise stall the event loop for every completion.
+        self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
         )

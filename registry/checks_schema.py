@@ -5,7 +5,14 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 _FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
 
@@ -13,7 +20,7 @@ _FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE
 class _Check(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    weight: float = Field(1.0, gt=0, description="share of the case's score")
+    weight: float = Field(1.0, gt=0, allow_inf_nan=False, description="share of the case's score")
     name: str | None = None
 
     def label(self) -> str:
@@ -66,27 +73,39 @@ class NotContains(_Substrings):
     type: Literal["not_contains"]
 
 
-class _Pattern(_Check):
-    pattern: str
-    flags: str = ""
+def _flag_bits(letters: str) -> int:
+    bits = 0
+    for letter in letters:
+        bits |= _FLAGS[letter]
+    return bits
 
-    @model_validator(mode="after")
-    def _compiles(self) -> _Pattern:
-        unknown = set(self.flags) - set(_FLAGS)
+
+class _Pattern(_Check):
+    # `flags` is declared first so that `pattern` is compiled with them (verbose mode changes
+    # what compiles); each error then names its own field.
+    flags: str = ""
+    pattern: str
+
+    @field_validator("flags")
+    @classmethod
+    def _known_flags(cls, flags: str) -> str:
+        unknown = set(flags) - set(_FLAGS)
         if unknown:
             raise ValueError(f"unknown regex flags {''.join(sorted(unknown))} (use i, m, s, x)")
+        return flags
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, pattern: str, info: ValidationInfo) -> str:
         try:
-            self.compiled()
+            re.compile(pattern, _flag_bits(info.data.get("flags", "")))
         except re.error as exc:
             raise ValueError(f"invalid regular expression: {exc}") from None
-        return self
+        return pattern
 
     def compiled(self) -> re.Pattern[str]:
         """The compiled pattern with its flags."""
-        flags = 0
-        for letter in self.flags:
-            flags |= _FLAGS[letter]
-        return re.compile(self.pattern, flags)
+        return re.compile(self.pattern, _flag_bits(self.flags))
 
 
 class Regex(_Pattern):

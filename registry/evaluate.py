@@ -227,8 +227,17 @@ class Evaluator:
             if progress:
                 progress(finished, total, row)
 
-        await asyncio.gather(*(one(item) for item in items))
+        try:
+            await asyncio.gather(*(one(item) for item in items))
+        finally:
+            await self._close_clients()
         return "stopped" if stopped else "complete"
+
+    async def _close_clients(self) -> None:
+        providers = {id(m.provider): m.provider for m in self.models}
+        for provider in providers.values():
+            if hasattr(provider, "aclose"):
+                await provider.aclose()
 
 
 def latest_rows(rows: list[ResultRow]) -> list[ResultRow]:

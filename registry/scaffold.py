@@ -34,8 +34,15 @@ def scaffold_skill(parent: Path, name: str, description: str | None = None) -> P
             hint="hubskills new my-skill",
         )
     folder = parent / name
-    if folder.exists():
+    if folder.exists() or folder.is_symlink():
         raise InvalidSkill(f"{folder} already exists", hint=f"hubskills validate {folder}")
+    try:
+        folder.mkdir(parents=True)
+    except OSError as exc:
+        raise InvalidSkill(
+            f"cannot create {folder}: {exc.strerror or exc}",
+            hint=f"hubskills new {name} --dir DIR  # a folder you can write to",
+        ) from None
     frontmatter = {
         "name": name,
         "description": description

@@ -78,13 +78,16 @@ class Suite(BaseModel):
     @field_validator("cases")
     @classmethod
     def _unique_graded_cases(cls, cases: list[Case]) -> list[Case]:
-        seen: set[str] = set()
-        for case in cases:
+        seen: dict[str, int] = {}
+        for number, case in enumerate(cases, start=1):
+            where = f"case {number} ('{case.id}')"
             if case.id in seen:
-                raise ValueError(f"duplicate case id '{case.id}'")
-            seen.add(case.id)
+                raise ValueError(f"{where}: field id: duplicate id, already used by case "
+                                 f"{seen[case.id]}")
+            seen[case.id] = number
             if not case.graded_items():
-                raise ValueError(f"case '{case.id}' has no checks and no assertions")
+                raise ValueError(f"{where}: field checks: no checks and no assertions "
+                                 "(add one, or the case can never fail)")
         return cases
 
     def suite_hash(self) -> str:
@@ -98,6 +101,9 @@ class Suite(BaseModel):
     def to_json(self) -> str:
         """The file text: fields as written (unset defaults omitted), 2-space indent."""
         data = self.model_dump(mode="json", exclude_unset=True, by_alias=True)
+        for case in data.get("cases", []):
+            if "checks" in case:  # `type` first: the check reads as what it is
+                case["checks"] = [{"type": c["type"], **c} for c in case["checks"]]
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
     def select(self, ids: list[str]) -> Suite:
@@ -156,29 +162,43 @@ def load_suite(path: str | os.PathLike[str], *, skill_dir: Path | None = None) -
     if file.stat().st_size > MAX_SUITE_BYTES:
         raise InvalidSuite(f"{file}: larger than {MAX_SUITE_BYTES // 2**20} MiB")
     try:
-        data = json.loads(file.read_bytes().decode("utf-8"))
+        data = json.loads(file.read_bytes().decode("utf-8-sig"))
+    except OSError as exc:
+        raise InvalidSuite(f"{file}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise InvalidSuite(f"{file}: not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise InvalidSuite(f"{file}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise InvalidSuite(f"{file}: invalid JSON: nested too deeply") from None
     return parse_suite(data, source=str(file), base_dir=skill_dir or file.parent)
 
 
 def parse_suite(data: Any, *, source: str = "<suite>", base_dir: Path | None = None) -> Suite:
-    """Convert parsed JSON in any supported format to a validated native `Suite`."""
-    fmt = detect_format(data)
+    """Convert parsed JSON in any supported format to a validated native `Suite`.
+
+    Raises:
+        InvalidSuite: an unknown format, or a malformed case or field; the message starts
+            with `source` and names the case and the field.
+    """
     from . import suite_import
 
-    native = {
-        "hubskills": lambda d: d,
-        "upskill": suite_import.from_upskill,
-        "upskill-meta": suite_import.from_upskill_meta,
-        "skill-creator": lambda d: suite_import.from_skill_creator(d, base_dir),
-    }[fmt](data)
+    try:
+        fmt = detect_format(data)
+        native = {
+            "hubskills": lambda d: d,
+            "upskill": suite_import.from_upskill,
+            "upskill-meta": suite_import.from_upskill_meta,
+            "skill-creator": lambda d: suite_import.from_skill_creator(d, base_dir),
+        }[fmt](data)
+    except InvalidSuite as exc:
+        raise InvalidSuite(f"{source}: {exc.message}", hint=exc.hint or _hint("upskill")) from None
     try:
         return Suite.model_validate(native)
     except ValidationError as exc:
         raise InvalidSuite(_describe(exc, native, source), hint=_hint(fmt)) from None
+    except RecursionError:
+        raise InvalidSuite(f"{source}: nested too deeply", hint=_hint(fmt)) from None
 
 
 def save_suite(suite: Suite, path: str | os.PathLike[str]) -> Path:
@@ -194,20 +214,34 @@ def suite_path(skill_dir: str | os.PathLike[str]) -> Path:
 
 
 def _describe(exc: ValidationError, data: Any, source: str) -> str:
-    first = exc.errors()[0]
-    loc = list(first["loc"])
-    where = source
+    """`source: case N ('id'): field a.b: message` for the first few errors."""
+    errors = exc.errors()
+    parts = [_describe_one(error, data) for error in errors[:3]]
+    more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+    return f"{source}: " + "; ".join(parts) + more
+
+
+def _describe_one(error: Any, data: Any) -> str:
+    loc = list(error["loc"])
+    message = str(error["msg"]).removeprefix("Value error, ")
+    if loc == ["cases"] and message.startswith("case "):
+        return message  # the suite-level validator already names the case and the field
+    where = ""
     if len(loc) >= 2 and loc[0] == "cases" and isinstance(loc[1], int):
-        index = loc[1]
-        case_id = None
+        index, loc = loc[1], loc[2:]
         cases = data.get("cases") if isinstance(data, dict) else None
-        if isinstance(cases, list) and index < len(cases) and isinstance(cases[index], dict):
-            case_id = cases[index].get("id")
-        where += f": case {index + 1}" + (f" ('{case_id}')" if case_id else "")
-        loc = loc[2:]
-    field = ".".join(str(part) for part in loc if part not in _UNION_TAGS) or "(case)"
-    more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
-    return f"{where}: field {field}: {first['msg']}{more}"
+        case = cases[index] if isinstance(cases, list) and index < len(cases) else None
+        case_id = case.get("id") if isinstance(case, dict) else None
+        where = f"case {index + 1}" + (f" ('{case_id}')" if case_id is not None else "") + ": "
+    if error["type"] in ("union_tag_invalid", "union_tag_not_found"):
+        loc.append("type")
+    field = ""
+    for part in loc:
+        if isinstance(part, int):
+            field += f"[{part}]"
+        elif part not in _UNION_TAGS or not field.endswith("]"):
+            field += f".{part}" if field else str(part)
+    return f"{where}field {field or '(case)'}: {message}"
 
 
 _UNION_TAGS = {

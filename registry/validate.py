@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import unquote
 
 from .errors import InvalidSkill
 from .skill import (
@@ -17,6 +17,7 @@ from .skill import (
     SPEC_KEYS,
     Problem,
     Skill,
+    SkillFormatError,
     estimate_tokens,
     load_skill,
 )
@@ -27,7 +28,8 @@ MAX_COMPATIBILITY = 500
 MAX_BODY_LINES = 500
 MAX_BODY_TOKENS = 5000
 RESERVED_WORDS = ("anthropic", "claude")
-_LOCATED = re.compile(r"^(?P<file>[^:\s]+):(?P<line>\d+): (?P<message>.*)$", re.S)
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
 
 
 def validate_skill(path: str | os.PathLike[str]) -> list[Problem]:
@@ -48,21 +50,9 @@ def has_errors(problems: list[Problem]) -> bool:
 
 
 def _problem_from_error(exc: InvalidSkill) -> Problem:
-    match = _LOCATED.match(exc.message)
-    code = "load-error"
-    lowered = exc.message.lower()
-    for needle, name in (
-        ("no yaml frontmatter", "no-frontmatter"), ("never closed", "frontmatter-unclosed"),
-        ("invalid yaml", "invalid-yaml"), ("must be a yaml mapping", "frontmatter-not-mapping"),
-        ("utf-8", "not-utf8"), ("larger than", "frontmatter-too-large"),
-        ("has no skill.md", "missing-skill-md"), ("does not exist", "missing-skill-md"),
-    ):
-        if needle in lowered:
-            code = name
-            break
-    if match:
-        return Problem(code, "error", match["message"], match["file"], int(match["line"]))
-    return Problem(code, "error", exc.message, SKILL_FILE, None)
+    if isinstance(exc, SkillFormatError):
+        return Problem(exc.code, "error", exc.detail, exc.file, exc.line)
+    return Problem("load-error", "error", exc.message, SKILL_FILE, None)
 
 
 def _at(skill: Skill, key: str) -> int | None:
@@ -81,10 +71,11 @@ def _check_keys(skill: Skill) -> list[Problem]:
                 f"'{key}' is an agent-specific key, not part of the specification "
                 "(kept, but other agents ignore it)", line=_at(skill, key)))
         else:
+            where = "metadata.version" if key == "version" else "metadata"
             problems.append(Problem(
                 "unknown-key", "error",
                 f"unknown frontmatter key '{key}' (allowed: {', '.join(SPEC_KEYS)}; "
-                "put extra fields under metadata)", line=_at(skill, key)))
+                f"put it under {where})", line=_at(skill, key)))
     return problems
 
 
@@ -173,12 +164,17 @@ def _check_metadata(skill: Skill) -> list[Problem]:
                         "'metadata' must be a mapping of string keys to string values",
                         line=line)]
     return [
-        Problem("metadata-not-string", "error",
-                f"metadata.{key} must be a string: quote it (e.g. version: \"{value}\")",
-                line=line)
+        Problem("metadata-not-string", "error", _metadata_message(key, value),
+                line=_at(skill, f"metadata.{key}") or line)
         for key, value in metadata.items()
         if not isinstance(key, str) or not isinstance(value, str)
     ]
+
+
+def _metadata_message(key: Any, value: Any) -> str:
+    if isinstance(value, dict | list):
+        return f"metadata.{key} must be a string: metadata is a flat map of strings to strings"
+    return f"metadata.{key} must be a string: quote it (e.g. {key}: \"{value}\")"
 
 
 def _check_body(skill: Skill) -> list[Problem]:
@@ -188,7 +184,7 @@ def _check_body(skill: Skill) -> list[Problem]:
         problems.append(Problem("body-empty", "warning",
                                 "the body is empty: write the instructions the agent follows",
                                 line=skill.body_line))
-    lines = body.count("\n") + 1
+    lines = len(body.splitlines())
     if lines > MAX_BODY_LINES:
         problems.append(Problem(
             "body-too-long", "warning",
@@ -207,25 +203,42 @@ def _check_body(skill: Skill) -> list[Problem]:
 def _check_links(skill: Skill) -> list[Problem]:
     problems = []
     root = skill.path.resolve()
-    for offset, text in enumerate(skill.body.splitlines()):
-        for target in _LINK_RE.findall(text):
-            if "://" in target or target.startswith(("mailto:", "/")):
-                continue
-            line = skill.body_line + offset
+    for offset, raw in _links(skill.body):
+        target, line = unquote(raw), skill.body_line + offset
+        if "://" in raw or raw.startswith(("mailto:", "data:")):
+            continue
+        try:
             resolved = (root / target).resolve()
-            if not resolved.is_relative_to(root):
-                problems.append(Problem("reference-outside", "error",
-                                        f"link '{target}' points outside the skill folder",
-                                        line=line))
-            elif not resolved.exists():
-                problems.append(Problem("reference-missing", "warning",
-                                        f"link '{target}' points to a file that does not exist",
-                                        line=line))
-            elif len(Path(target).parts) > 2:
-                problems.append(Problem("reference-deep", "warning",
-                                        f"link '{target}' is more than one level deep",
-                                        line=line))
+            inside, exists = resolved.is_relative_to(root), resolved.exists()
+        except (OSError, ValueError):
+            inside, exists = False, False
+        if target.startswith(("/", "~")) or not inside:
+            problems.append(Problem("reference-outside", "error",
+                                    f"link '{raw}' points outside the skill folder", line=line))
+        elif not exists:
+            problems.append(Problem("reference-missing", "warning",
+                                    f"link '{raw}' points to a file that does not exist",
+                                    line=line))
+        elif len(resolved.relative_to(root).parts) > 2:
+            problems.append(Problem("reference-deep", "warning",
+                                    f"link '{raw}' is more than one level deep", line=line))
     return problems
+
+
+def _links(body: str) -> Iterator[tuple[int, str]]:
+    """(line offset, target) of each markdown link outside code blocks and code spans."""
+    fence = ""
+    for offset, text in enumerate(body.splitlines()):
+        opening = _FENCE.match(text)
+        if fence:
+            if opening and opening[1][0] == fence[0] and len(opening[1]) >= len(fence):
+                fence = ""
+            continue
+        if opening:
+            fence = opening[1]
+            continue
+        for target in _LINK_RE.findall(_CODE_SPAN.sub("", text)):
+            yield offset, target
 
 
 _RULES: tuple[Callable[[Skill], list[Problem]], ...] = (

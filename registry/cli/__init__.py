@@ -11,6 +11,7 @@ from .. import __version__
 from ..errors import HubskillsError
 from . import _output as out
 from .eval import eval_command, runs_group
+from .models import ask_command, models_command
 from .scan import scan_command
 from .validate import new_command, suite_group, validate_command
 
@@ -30,8 +31,8 @@ def cli() -> None:
 
 
 for command in (
-    validate_command, new_command, suite_group, eval_command, runs_group,
-    scan_command,
+    validate_command, new_command, suite_group, eval_command, runs_group, models_command,
+    ask_command, scan_command,
 ):
     cli.add_command(command)
 

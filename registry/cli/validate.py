@@ -5,8 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from rich.markup import escape
 
+from ..errors import InvalidSkill, InvalidSuite
 from ..scaffold import scaffold_skill
+from ..skill import SKILL_FILE
 from ..suite import load_suite, save_suite, suite_path
 from ..validate import has_errors, validate_skill
 from . import _output as out
@@ -36,10 +39,12 @@ def _print_findings(path: str, found: list) -> None:
     errors = sum(f.severity == "error" for f in found)
     warnings = len(found) - errors
     status = "[red]invalid[/]" if errors else "[green]valid[/]"
-    out.result(f"{path}: {status} ({errors} errors, {warnings} warnings)")
+    out.result(f"{escape(path)}: {status} ({errors} errors, {warnings} warnings)")
+    folder = str(Path(path).parent) if Path(path).name == SKILL_FILE else path
     for f in found:
         colour = "red" if f.severity == "error" else "yellow"
-        out.result(f"  {path}/{f.location()}: [{colour}]{f.severity}[/] {f.code}: {f.message}")
+        where = escape(f"{folder}/{f.location()}")
+        out.result(f"  {where}: [{colour}]{f.severity}[/] {f.code}: {escape(f.message)}")
 
 
 @click.command("new")
@@ -76,8 +81,9 @@ def suite_import_command(file: Path, skill: Path, force: bool) -> None:
     Example:
       hubskills suite import upskill_tests.json --into skills/my-skill
     """
-    from ..errors import InvalidSuite
-
+    if not (skill / SKILL_FILE).is_file():
+        raise InvalidSkill(f"{skill} is not a skill folder (no {SKILL_FILE})",
+                           hint=f"hubskills new {skill.name or 'my-skill'} --dir {skill.parent}")
     suite = load_suite(file)
     target = suite_path(skill)
     if target.exists() and not force:
@@ -99,8 +105,8 @@ def suite_show_command(skill: Path, as_json: bool) -> None:
     if as_json:
         out.as_json(suite.model_dump(mode="json", exclude_unset=True, by_alias=True))
         return
-    rows = [(c.id, c.prompt[:60].replace("\n", " "),
-             ", ".join(ch.label() for ch in c.checks) or "-", len(c.assertions))
+    rows = [(escape(c.id), escape(c.prompt[:60].replace("\n", " ")),
+             escape(", ".join(ch.label() for ch in c.checks)) or "-", len(c.assertions))
             for c in suite.cases]
     out.table(["id", "prompt", "checks", "assertions"], rows,
-              title=f"{file} — {len(suite.cases)} cases, {suite.suite_hash()[:19]}")
+              title=f"{escape(str(file))} — {len(suite.cases)} cases, {suite.suite_hash()[:19]}")

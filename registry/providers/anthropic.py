@@ -68,6 +68,12 @@ class AnthropicProvider:
             self._clients[loop] = client
         return client
 
+    async def aclose(self) -> None:
+        """Close the running loop's client (its connection pool dies with the loop)."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.close()
+
     async def complete(self, messages: list[Message], *, model: str,
                        tools: list[ToolSpec] | None = None, temperature: float = 0.0,
                        max_tokens: int = 512, seed: int | None = None,

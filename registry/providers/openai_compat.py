@@ -60,6 +60,12 @@ class OpenAICompat:
             self._clients[loop] = client
         return client
 
+    async def aclose(self) -> None:
+        """Close the running loop's client (its connection pool dies with the loop)."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.close()
+
     def uses_reasoning_params(self, model: str) -> bool:
         """True when `model` wants `max_completion_tokens` and rejects temperature and stop."""
         return False

@@ -68,6 +68,13 @@ def parse_frontmatter(text: str) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
+class _BacklogServer(ThreadingHTTPServer):
+    """A listen backlog large enough for a burst of concurrent clients (the default is 5)."""
+
+    request_queue_size = 256
+    daemon_threads = True
+
+
 class HubError(Exception):
     """An error answered as `status`, `X-Error-Code: code` and `{"error": message}`."""
 
@@ -207,7 +214,7 @@ class FakeHub:
 
     def start(self) -> FakeHub:
         """Start serving on an ephemeral port of 127.0.0.1; sets `url`."""
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._server = _BacklogServer(("127.0.0.1", 0), _Handler)
         self._server.daemon_threads = True
         self._server.hub = self  # type: ignore[attr-defined]
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"

@@ -65,6 +65,13 @@ def truncate(text: str, max_tokens: int | None) -> tuple[str, bool]:
     return " ".join(words[:max_tokens]), True
 
 
+class _BacklogServer(ThreadingHTTPServer):
+    """A listen backlog large enough for a burst of concurrent clients (the default is 5)."""
+
+    request_queue_size = 256
+    daemon_threads = True
+
+
 class FakeLLMServer:
     """Base class; subclasses define `routes`, `answer` and `error_body`."""
 
@@ -90,7 +97,7 @@ class FakeLLMServer:
     def start(self) -> FakeLLMServer:
         """Bind an ephemeral port on 127.0.0.1 and serve in a daemon thread."""
         handler = type("Handler", (_Handler,), {"fake": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server = _BacklogServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
                                         daemon=True, name=type(self).__name__)

@@ -1,0 +1,76 @@
+"""`hubskills models` (which model references work here) and `hubskills ask` (one question)."""
+
+from __future__ import annotations
+
+import click
+from rich.markup import escape
+
+from ..config import Settings
+from ..providers import ask, known_models
+from ..providers.base import Completion
+from ..providers.pricing import PRICES_AS_OF, format_cost
+from . import _output as out
+
+
+@click.command("models")
+@click.option("--base-url", default=None, help="OpenAI-compatible server to probe for local/.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable list on stdout.")
+def models_command(base_url: str | None, as_json: bool) -> None:
+    """List model references, whether each is usable here, why, and its price.
+
+    \b
+    Examples:
+      hubskills models
+      hubskills models --base-url http://127.0.0.1:8080/v1 --json
+    """
+    rows = known_models(Settings.from_env(), base_url=base_url)
+    if as_json:
+        out.as_json({"prices_as_of": PRICES_AS_OF, "models": [r.to_dict() for r in rows]})
+        return
+    out.table(["model", "alias", "usable", "why", "price"],
+              [(r.ref, r.alias or "", "yes" if r.usable else "no", r.why, r.price) for r in rows],
+              title=f"Model references (prices as of {PRICES_AS_OF})")
+
+
+@click.command("ask")
+@click.argument("model")
+@click.argument("prompt")
+@click.option("--base-url", default=None, help="Server for local/<model> (or another endpoint).")
+@click.option("--system", default=None, help="System prompt.")
+@click.option("--max-tokens", type=int, default=512, show_default=True)
+@click.option("--temperature", type=float, default=0.0, show_default=True)
+@click.option("--seed", type=int, default=None, help="Sampling seed (where the API has one).")
+@click.option("--json", "as_json", is_flag=True, help="Answer, usage and cost as JSON.")
+def ask_command(model: str, prompt: str, base_url: str | None, system: str | None,
+                max_tokens: int, temperature: float, seed: int | None, as_json: bool) -> None:
+    """Ask one model one question: the answer, then tokens, cost and latency.
+
+    \b
+    Examples:
+      hubskills ask embedded/smollm2-135m "What is 2 + 2?"
+      hubskills ask sonnet "Name a CUDA memory space." --system "Be brief."
+      hubskills ask local/qwen3 "Hi" --base-url http://127.0.0.1:8080/v1
+    """
+    ref, completion = ask(model, prompt, Settings.from_env(), base_url=base_url, system=system,
+                          max_tokens=max_tokens, temperature=temperature, seed=seed)
+    if as_json:
+        out.as_json({"model": ref, **completion_dict(completion)})
+        return
+    out.result(escape(completion.text))
+    out.info(f"[dim]{escape(summary_line(completion))}[/dim]")
+
+
+def completion_dict(completion: Completion) -> dict[str, object]:
+    """A JSON-ready view of a completion."""
+    usage = completion.usage
+    return {"text": completion.text, "server_model": completion.model,
+            "finish_reason": completion.finish_reason, "latency_s": completion.latency_s,
+            "cost_usd": completion.cost_usd, "usage": usage.__dict__,
+            "tool_calls": [call.__dict__ for call in completion.tool_calls]}
+
+
+def summary_line(completion: Completion) -> str:
+    """`24 in / 16 out tokens · $0 (local) · 0.41 s`."""
+    usage = completion.usage
+    return (f"{usage.input_tokens} in / {usage.output_tokens} out tokens · "
+            f"{format_cost(completion.cost_usd)} · {completion.latency_s:.2f} s")

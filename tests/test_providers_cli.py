@@ -1,0 +1,108 @@
+"""`hubskills ask` and `hubskills models` through click's CliRunner, against fake servers."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+
+import pytest
+from click.testing import CliRunner
+from fakes.anthropic_server import FakeAnthropicServer
+from fakes.openai_server import FakeOpenAIServer
+
+from registry.cli.models import ask_command, models_command
+from registry.errors import MissingCredentials, UnknownModel
+from registry.providers import ALIASES, EMBEDDED_REF
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def invoke(runner: CliRunner, command, args: list[str], tmp_path, **env: str):
+    env = {"HUBSKILLS_HOME": str(tmp_path / "home"), "NO_COLOR": "1", "COLUMNS": "200", **env}
+    return runner.invoke(command, args, env=env)
+
+
+def test_ask_prints_the_answer_then_usage(runner, tmp_path):
+    with FakeOpenAIServer(api_key="sk-test") as server:
+        server.enqueue({"text": "Four. [not markup]",
+                        "usage": {"prompt_tokens": 1000, "completion_tokens": 100}})
+        result = invoke(runner, ask_command,
+                        ["openai/gpt-4.1", "What is 2 + 2?", "--system", "Be brief.",
+                         "--max-tokens", "20", "--temperature", "0.2", "--seed", "5"],
+                        tmp_path, OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=server.url)
+        body = server.last
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "Four. [not markup]\n"
+    assert "1000 in / 100 out tokens" in result.stderr
+    assert "$0.0028" in result.stderr  # 1000 * $2 + 100 * $8 per million
+    assert body["messages"][0] == {"role": "system", "content": "Be brief."}
+    assert (body["max_tokens"], body["temperature"], body["seed"]) == (20, 0.2, 5)
+
+
+def test_ask_json(runner, tmp_path):
+    with FakeAnthropicServer(api_key="k") as server:
+        result = invoke(runner, ask_command, ["haiku", "hello claude", "--json"], tmp_path,
+                        ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=server.url)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["model"] == ALIASES["haiku"]
+    assert data["text"] == "hello claude"
+    assert data["usage"]["input_tokens"] > 0 and data["cost_usd"] > 0
+    assert data["finish_reason"] == "stop"
+
+
+def test_ask_local_with_base_url_costs_nothing(runner, tmp_path):
+    with FakeOpenAIServer() as server:
+        result = invoke(runner, ask_command, ["local/tiny", "hi", "--base-url", server.url],
+                        tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "$0 (local)" in result.stderr
+
+
+def test_ask_errors_are_typed(runner, tmp_path):
+    unknown = invoke(runner, ask_command, ["mistral/large", "hi"], tmp_path)
+    assert isinstance(unknown.exception, UnknownModel)
+    missing = invoke(runner, ask_command, ["sonnet", "hi"], tmp_path)
+    assert isinstance(missing.exception, MissingCredentials)
+    assert missing.exception.variable == "ANTHROPIC_API_KEY"
+
+
+def test_models_lists_usability_and_prices(runner, tmp_path):
+    with FakeOpenAIServer(models=["smollm2-135m-instruct"]) as server:
+        result = invoke(runner, models_command, ["--json"], tmp_path, OPENAI_API_KEY="sk",
+                        HUBSKILLS_BASE_URL=server.url)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    rows = {row["ref"]: row for row in data["models"]}
+    assert data["prices_as_of"]
+    assert rows[ALIASES["opus"]]["alias"] == "opus"
+    assert rows[ALIASES["opus"]]["usable"] is False
+    assert "ANTHROPIC_API_KEY" in rows[ALIASES["opus"]]["why"]
+    openai_rows = [row for ref, row in rows.items() if ref.startswith("openai/")]
+    assert openai_rows and all(row["usable"] for row in openai_rows)
+    assert rows["local/smollm2-135m-instruct"]["usable"] is True
+    assert rows["local/smollm2-135m-instruct"]["price"] == "free (runs locally)"
+    assert any(ref.startswith("hf/") and row["price"] == "unknown" for ref, row in rows.items())
+    assert EMBEDDED_REF in rows
+
+
+def test_models_table_without_a_local_server(runner, tmp_path):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    started = time.monotonic()
+    result = invoke(runner, models_command, ["--base-url", dead], tmp_path)
+    assert time.monotonic() - started < 5
+    assert result.exit_code == 0, result.output
+    assert "local/<model>" in result.stdout
+    assert "no answer from" in result.stdout
+    assert "sonnet" in result.stdout and EMBEDDED_REF in result.stdout
+
+
+def test_models_says_how_to_enable_local(runner, tmp_path):
+    result = invoke(runner, models_command, [], tmp_path)
+    assert "HUBSKILLS_BASE_URL" in result.stdout
