@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..report import ModelSummary
@@ -41,7 +42,7 @@ def render_summaries(manifest: RunManifest, summaries: list[ModelSummary]) -> No
     """The per-model table and the notes that keep the numbers honest."""
     n_cases = len(manifest.case_ids)
     out.result(
-        f"[bold]{manifest.skill_name}[/] · {n_cases} cases × {manifest.runs} runs · "
+        f"[bold]{escape(manifest.skill_name)}[/] · {n_cases} cases × {manifest.runs} runs · "
         f"{manifest.mode}{' (' + manifest.placement + ')' if manifest.mode == 'inline' else ''}"
         f" · run {manifest.run_id} ({manifest.status})")
     rows = []
@@ -49,7 +50,7 @@ def render_summaries(manifest: RunManifest, summaries: list[ModelSummary]) -> No
         st = s.stats
         free = s.model.startswith(("embedded/", "local/"))
         rows.append((
-            s.model,
+            escape(s.model),
             f"{bar(st.baseline.pass_rate)} {pct(st.baseline.pass_rate)}",
             f"{bar(st.skill.pass_rate)} {pct(st.skill.pass_rate)}",
             f"{signed_points(st.lift)} [{signed_points(st.lo)}, {signed_points(st.hi)}]",
@@ -79,9 +80,9 @@ def _notes(s: ModelSummary) -> None:
         notes.append(f"skill loaded in {pct(s.invocation_rate)} of tool-mode answers")
     if s.cost_per_pass is not None and s.cost_per_pass > 0:
         notes.append(f"{usd(s.cost_per_pass)} per passing answer with the skill")
-    out.result(f"  {s.model}: " + "; ".join(notes))
+    out.result(f"  {escape(s.model)}: " + "; ".join(notes))
     if s.non_discriminating:
-        shown = ", ".join(s.non_discriminating[:5])
+        shown = escape(", ".join(s.non_discriminating[:5]))
         more = f" (+{len(s.non_discriminating) - 5} more)" if len(s.non_discriminating) > 5 else ""
         out.result(f"  non-discriminating checks (pass in both arms every time): {shown}{more}")
 

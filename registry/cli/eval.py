@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import click
+from rich.markup import escape
 
 from ..config import Settings
 from ..evaluate import EvalConfig, latest_rows, run_evaluation
@@ -86,8 +87,9 @@ def _case_table(rows, model: str) -> None:
         return "".join("✓" if v else ("E" if v is None else "✗") for v in values)
 
     out.table(["case", "baseline", "with skill", "status (skill)", "why it failed"],
-              [(e["case"], marks(e["baseline"]), marks(e["skill"]), e["skill_status"],
-                e["why"][:80]) for e in per_case_table(rows, model)], title=model)
+              [(escape(e["case"]), marks(e["baseline"]), marks(e["skill"]), e["skill_status"],
+                escape(e["why"][:80])) for e in per_case_table(rows, model)],
+              title=escape(model))
 
 
 def _push(settings, registry_kind, manifest, rows, *, quiet: bool) -> None:
