@@ -13,7 +13,7 @@ import re
 import stat
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 from typing import Literal
@@ -24,6 +24,7 @@ Severity = Literal["high", "medium", "low"]
 SEVERITIES: tuple[Severity, ...] = ("high", "medium", "low")
 _RANK = {"high": 3, "medium": 2, "low": 1}
 _MAX_PER_CODE = 20  # per file; the rest collapse into one "N more" finding
+_MAX_PER_RULE = 1000  # bounds the work a hostile file can cause; counts past it are "N+ more"
 
 
 @dataclass(frozen=True)
@@ -88,8 +89,11 @@ def check_findings(findings: list[Finding], fail_on: Severity = "high") -> None:
 _PROSE_EXT = {".md", ".markdown", ".mdx", ".txt", ".rst"}
 _SCRIPT_EXT = {".sh", ".bash", ".zsh", ".fish", ".py", ".js", ".mjs", ".cjs", ".ts", ".ps1",
                ".psm1", ".rb", ".pl", ".php", ".bat", ".cmd", ".lua"}
-_HIDDEN = re.compile(r"[\u200b-\u200d\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069"
-                     r"\U000e0000-\U000e007f]")
+# Zero-width, bidi and tag characters. ZWJ/ZWNJ pass only between two visible non-ASCII
+# characters (emoji sequences, Persian, Indic scripts); next to ASCII or each other they hide text.
+_HIDDEN = re.compile(r"[\u200b\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]"
+                     r"|(?<![^\x00-\x7f\u200c\u200d])[\u200c\u200d]"
+                     r"|[\u200c\u200d](?![^\x00-\x7f\u200c\u200d])")
 _INSTRUCTION = re.compile(
     r"\b(?:ignore|disregard|forget)\b.{0,40}?\b(?:previous|prior|above|earlier|instructions?)\b"
     r"|\b(?:send|upload|curl|wget|execute|exec|run|secrets?|tokens?|passwords?|ssh|credentials?"
@@ -104,31 +108,33 @@ _RUN_STDIN = re.compile(r"(?<!\|)\|(?!\|)\s*(?:sudo\s+(?:-\S+\s+)*)?(?:(?:ba|z|d
                         r"(?!\s+-c\b)|(?:python[0-9.]*|perl|ruby|node|php)(?:\s+-)?"
                         r"(?=\s*(?:$|[;&|)`'\"])))")
 _T = r"[ \t]"
-# (code, what, head, tail): a tail, when given, must follow the head on the same line. Each line
-# is checked once from its first head, which keeps long hostile lines linear.
-_EXEC_RULES: list[tuple[str, str, re.Pattern[str], re.Pattern[str] | None]] = [
-    ("download-and-run", "downloads code and pipes it into an interpreter",
+# (code, what, needles, head, tail): a rule runs only when the lowercased file holds a needle (a
+# substring test is ~100x faster than a regex pass). A tail, when given, must follow the head on
+# the same line; each line is checked once from its first head, so hostile lines stay linear.
+_EXEC_RULES: list[tuple[str, str, tuple[str, ...], re.Pattern[str], re.Pattern[str] | None]] = [
+    ("download-and-run", "downloads code and pipes it into an interpreter", ("curl", "wget"),
      re.compile(rf"\b{_FETCH}"), _RUN_STDIN),
-    ("download-and-run", "runs a downloaded script through process substitution",
+    ("download-and-run", "runs a downloaded script through process substitution", ("<(",),
      re.compile(rf"(?:\b(?:ba|z|k)?sh|\bsource|(?<!\S)\.){_T}+<\({_T}*{_FETCH}"), None),
-    ("download-and-run", "evaluates the output of a download",
+    ("download-and-run", "evaluates the output of a download", ("curl", "wget"),
      re.compile(rf"\b(?:eval|(?:ba|z)?sh{_T}+-c|python[0-9.]*{_T}+-c|(?:perl|ruby|node){_T}+-e)"
                 rf"{_T}+[\"']?(?:\$\(|`){_T}*{_FETCH}"), None),
-    ("powershell-iex", "pipes a web request into Invoke-Expression",
+    ("powershell-iex", "pipes a web request into Invoke-Expression", ("iex", "invoke-expression"),
      re.compile(r"\b(?:iwr|irm|Invoke-WebRequest|Invoke-RestMethod|curl|wget)\b", re.I),
      re.compile(r"\|\s*(?:iex|Invoke-Expression)\b", re.I)),
     ("powershell-iex", "uses Invoke-Expression / iex to run a string as code",
+     ("iex", "invoke-expression", "scriptblock"),
      re.compile(rf"\bInvoke-Expression\b|\biex{_T}*[(\"'$]|\[ScriptBlock\]::Create\(", re.I), None),
-    ("base64-exec", "decodes base64 and pipes it into an interpreter",
+    ("base64-exec", "decodes base64 and pipes it into an interpreter", ("base64",),
      re.compile(rf"\bbase64{_T}+(?:-d|--decode|-D)\b"), _RUN_STDIN),
-    ("base64-exec", "evaluates base64-decoded output",
+    ("base64-exec", "evaluates base64-decoded output", ("base64",),
      re.compile(rf"\beval{_T}+[\"']?\$\("), re.compile(rf"\bbase64{_T}+(?:-d|--decode)\b")),
-    ("base64-exec", "evaluates decoded or decompressed data", re.compile(
-        rf"\b(?:eval|exec){_T}*\({_T}*(?:compile{_T}*\({_T}*)?(?:(?:base64\.)?b64decode"
-        r"|base64\.decodebytes|codecs\.decode|bytes\.fromhex|zlib\.decompress|marshal\.loads"
-        rf"|__import__\({_T}*['\"](?:base64|codecs|zlib|marshal))"
-        rf"|\b(?:eval|Function){_T}*\({_T}*(?:atob|Buffer\.from){_T}*\("
-        rf"|-(?:EncodedCommand|enc){_T}+[A-Za-z0-9+/=]{{20,}}", re.I), None),
+    ("base64-exec", "evaluates decoded or decompressed data", ("eval", "exec", "function", "-enc"),
+     re.compile(rf"\b(?:eval|exec){_T}*\({_T}*(?:compile{_T}*\({_T}*)?(?:(?:base64\.)?b64decode"
+                r"|base64\.decodebytes|codecs\.decode|bytes\.fromhex|zlib\.decompress"
+                rf"|marshal\.loads|__import__\({_T}*['\"](?:base64|codecs|zlib|marshal))"
+                rf"|\b(?:eval|Function){_T}*\({_T}*(?:atob|Buffer\.from){_T}*\("
+                rf"|-(?:EncodedCommand|enc){_T}+[A-Za-z0-9+/=]{{20,}}", re.I), None),
 ]
 _WARNING_WORDS = re.compile(r"\b(?:never|don't|do not|avoid|instead of|dangerous|unsafe)\b", re.I)
 _B64_BLOB = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{200,}={0,2}")
@@ -139,6 +145,8 @@ _KEY_FILES = (r"~/\.ssh\b|\$HOME/\.ssh\b|\.ssh/|\bid_(?:rsa|dsa|ecdsa|ed25519)\b
 _ENV_DUMP = (r"(?<![\w.])\.env(?![\w.])|\bos\.environ\b(?!\s*(?:\[|\.get\b|\.setdefault\b))"
              r"|\bprocess\.env\b(?!\s*[.\[])|\bprintenv\b|Get-ChildItem\s+env:"
              rf"|(?:^|[;&|`(]|\$\(){_T}*env{_T}*(?:$|[|>;&)])")
+_SOURCE_NEEDLES = (".ssh", "id_", "credentials", ".netrc", ".docker", ".kube", ".pypirc",
+                   "huggingface/token", "/etc/shadow", "env")
 _SOURCE_KEYS = re.compile(_KEY_FILES, re.M)
 _SOURCE_ANY = re.compile(f"{_KEY_FILES}|{_ENV_DUMP}", re.M)
 _CODE_SINK = (r"\b(?:curl|wget|nc|ncat|netcat|scp|sftp|ftp|rsync|smtplib|aiohttp|axios|urlopen"
@@ -149,43 +157,44 @@ _SINK_CODE = re.compile(_CODE_SINK, re.I)
 _SINK_PROSE = re.compile(rf"{_CODE_SINK}|\b(?:send|upload|post|transmit|forward|exfiltrat\w*"
                          r"|e-?mail|paste)\b", re.I)
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
-_NOT_AFTER = r"(?<![\w-])"  # `sk-sk-sk-…` must not restart a match at every dash (quadratic)
-_SECRETS: list[tuple[str, str, re.Pattern[str], int]] = [  # kind, label, pattern, shown chars
-    ("huggingface", "Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{34,}\b"), 5),
-    ("anthropic", "Anthropic API key", re.compile(rf"{_NOT_AFTER}sk-ant-[\w-]{{20,}}"), 9),
-    ("openai", "OpenAI API key", re.compile(rf"{_NOT_AFTER}sk-(?!ant-)(?:proj-)?[\w-]{{20,}}"), 5),
-    ("aws", "AWS access key id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), 6),
-    ("aws", "AWS secret access key", re.compile(
+_NA = r"(?<![\w-])"  # so `sk-sk-sk-…` cannot restart a match at every dash (quadratic)
+# kind, label, needles (prefilter, lowercase), pattern, characters of the secret the message shows
+_SECRETS: list[tuple[str, str, tuple[str, ...], re.Pattern[str], int]] = [
+    ("huggingface", "Hugging Face token", ("hf_",), re.compile(r"\bhf_[A-Za-z0-9]{34,}\b"), 5),
+    ("anthropic", "Anthropic key", ("sk-ant-",), re.compile(rf"{_NA}sk-ant-[\w-]{{20,}}"), 9),
+    ("openai", "OpenAI key", ("sk-",), re.compile(rf"{_NA}sk-(?!ant-)(?:proj-)?[\w-]{{20,}}"), 5),
+    ("aws", "AWS access key id", ("akia", "asia"), re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), 6),
+    ("aws", "AWS secret access key", ("secret",), re.compile(
         r"(?i:aws_?secret_?access_?key)[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"
     ), 2),
-    ("github", "GitHub token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b"), 6),
-    ("github", "GitHub fine-grained token", re.compile(r"\bgithub_pat_\w{22,}\b"), 13),
-    ("slack", "Slack token", re.compile(rf"{_NOT_AFTER}xox[abprs]-[A-Za-z0-9-]{{10,}}"), 6),
-    ("google", "Google API key", re.compile(r"\bAIza[\w-]{35}\b"), 6),
-    ("stripe", "Stripe live key", re.compile(r"\b[sr]k_live_[0-9A-Za-z]{20,}"), 10),
+    ("github", "GitHub token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+     re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b"), 6),
+    ("github", "GitHub token", ("github_pat_",), re.compile(r"\bgithub_pat_\w{22,}\b"), 13),
+    ("slack", "Slack token", ("xox",), re.compile(rf"{_NA}xox[abprs]-[A-Za-z0-9-]{{10,}}"), 6),
+    ("google", "Google API key", ("aiza",), re.compile(r"\bAIza[\w-]{35}\b"), 6),
+    ("stripe", "Stripe live key", ("_live_",), re.compile(r"\b[sr]k_live_[0-9A-Za-z]{20,}"), 10),
 ]
 _PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----\s*"
                           r"(?:Proc-Type:[^\n]*\n\s*DEK-Info:[^\n]*\n\s*)?[A-Za-z0-9+/=]{40}")
 _LINK = re.compile(r"\]\([ \t]*<?([^()\[\]\s>]+)|\b(?:src|href)=[\"']([^\"']+)"
                    r"|^ {0,3}\[[^\]\n]+\]:[ \t]*<?([^\s>]+)", re.M)
 _FRONTMATTER = re.compile(r"---[ \t]*\n(.*?)\n---[ \t]*(?:\n|$)", re.S)
+_ALLOWED_TOOLS = re.compile(r"^allowed-tools:([^\n]*(?:\n[ \t-][^\n]*)*)", re.M)  # + list lines
 _TOOL = re.compile(r"[A-Za-z_][\w.-]*(?:\([^)\n]*\))?|\*")
 
 
-@dataclass
 class _Doc:
     """One text file plus what the rules share: its kind and an offset-to-line index."""
 
-    path: str
-    text: str
-    ext: str = field(init=False)
-    newlines: list[int] = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.ext = posixpath.splitext(self.path)[1].lower()
-        self.newlines = [m.start() for m in re.finditer("\n", self.text)]
+    def __init__(self, path: str, text: str) -> None:
+        self.path, self.text, self.lower = path, text, text.lower()
+        self.ext = posixpath.splitext(path)[1].lower()
+        self.newlines = [m.start() for m in re.finditer("\n", text)]
         self.is_prose = self.ext in _PROSE_EXT
-        self.is_script = self.ext in _SCRIPT_EXT or self.path.startswith("scripts/")
+        self.is_script = self.ext in _SCRIPT_EXT or path.startswith("scripts/")
+
+    def has(self, needles: Iterable[str]) -> bool:
+        return any(needle in self.lower for needle in needles)
 
     def line(self, offset: int) -> int:
         return bisect.bisect_right(self.newlines, offset - 1) + 1
@@ -200,13 +209,14 @@ def scan_text(path: str, text: str) -> list[Finding]:
     findings: list[Finding] = []
     per_code: dict[str, list[Finding]] = {}
     for rule in _RULES:  # defined after the rules, below
-        for finding in rule(doc):
+        for finding in islice(rule(doc), _MAX_PER_RULE):
             per_code.setdefault(finding.code, []).append(finding)
     for code, found in per_code.items():
         findings += found[:_MAX_PER_CODE]
         if len(found) > _MAX_PER_CODE:
-            findings.append(Finding(code, found[0].severity, f"{len(found) - _MAX_PER_CODE} more "
-                                    f"'{code}' findings not listed", path))
+            more = f"{len(found) - _MAX_PER_CODE}{'+' if len(found) >= _MAX_PER_RULE else ''}"
+            findings.append(Finding(code, found[0].severity, f"{more} more '{code}' findings "
+                                    "not listed", path))
     return sorted(findings, key=_sort_key)
 
 
@@ -215,19 +225,18 @@ def _sort_key(f: Finding) -> tuple[str, int, int, str]:
 
 
 def _hidden_unicode(doc: _Doc) -> Iterator[Finding]:
-    by_line: dict[int, list[str]] = {}
-    for m in _HIDDEN.finditer(doc.text):
-        if m.start() > 0 or m.group() != "\ufeff":  # a byte-order mark at the start is harmless
-            by_line.setdefault(doc.line(m.start()), []).append(m.group())
-    for line, chars in by_line.items():
+    pos = 1 if doc.text.startswith("\ufeff") else 0  # a byte-order mark at the start is harmless
+    while not doc.text.isascii() and (m := _HIDDEN.search(doc.text, pos)):
+        eol = pos = (doc.text.find("\n", m.start()) + 1) or len(doc.text)
+        chars = _HIDDEN.findall(doc.text, m.start(), eol)  # the whole line at C speed
         tags = "".join(chr(ord(c) - 0xE0000) for c in chars if ord(c) >= 0xE0000)
-        named = sorted({f"U+{ord(c):04X} {unicodedata.name(c, '?')}" for c in chars
-                        if ord(c) < 0xE0000})
+        named = sorted(f"U+{ord(c):04X} {unicodedata.name(c, '?')}" for c in set(chars)
+                       if ord(c) < 0xE0000)
         parts = [f"{len(chars) - len(tags)}x invisible/bidi ({', '.join(named)})"] if named else []
         if tags:
             shown = "".join(c if c.isprintable() else "?" for c in tags[:40])
             parts.append(f"{len(tags)} Unicode tag characters hiding text {shown!r}")
-        yield Finding("hidden-unicode", "high", "; ".join(parts), doc.path, line)
+        yield doc.find("hidden-unicode", "high", "; ".join(parts), m.start())
 
 
 def _comment(doc: _Doc, kind: str, body: str, offset: int) -> Finding:
@@ -238,16 +247,13 @@ def _comment(doc: _Doc, kind: str, body: str, offset: int) -> Finding:
     return doc.find(kind, "low", f"hidden {what} (invisible when rendered)", offset)
 
 
-def _html_comments(doc: _Doc) -> Iterator[Finding]:
+def _comments(doc: _Doc) -> Iterator[Finding]:
     pos = 0
     while (start := doc.text.find("<!--", pos)) >= 0:
         end = doc.text.find("-->", start + 4)
         end = len(doc.text) if end < 0 else end  # unterminated: hides the rest of the file
         yield _comment(doc, "html-comment", doc.text[start + 4:end], start)
         pos = end + 3
-
-
-def _markdown_comments(doc: _Doc) -> Iterator[Finding]:
     for m in _MD_COMMENT.finditer(doc.text) if doc.is_prose else ():
         yield _comment(doc, "markdown-comment", next(g for g in m.groups() if g), m.start())
 
@@ -263,7 +269,9 @@ def _exec_patterns(doc: _Doc) -> Iterator[Finding]:
     # ("never", "do not", "avoid"...) is low; everywhere else, backticks or not, it is high.
     text = doc.text.replace("\\\n", "  ")  # join continuations; same length keeps line numbers
     seen: set[tuple[str, int]] = set()
-    for code, what, head, tail in _EXEC_RULES:
+    for code, what, needles, head, tail in _EXEC_RULES:
+        if not doc.has(needles):
+            continue
         pos = 0
         while m := head.search(text, pos):
             eol = text.find("\n", m.end())
@@ -272,11 +280,10 @@ def _exec_patterns(doc: _Doc) -> Iterator[Finding]:
             if (tail and not tail.search(text, m.end(), eol)) or key in seen:
                 continue
             seen.add(key)
-            if doc.is_prose and _is_warning(text, m.start(), eol):
-                yield doc.find(code, "low", f"mentions a command that {what}, in a warning",
-                               m.start())
-            else:
-                yield doc.find(code, "high", f"{what}: {_clip(text[m.start():eol])}", m.start())
+            is_low = doc.is_prose and _is_warning(text, m.start(), eol)
+            message = f"{what}: {_clip(text[m.start():eol])}"
+            yield doc.find(code, "low" if is_low else "high",
+                           f"{message} (quoted in a warning)" if is_low else message, m.start())
 
 
 def _base64_blobs(doc: _Doc) -> Iterator[Finding]:
@@ -286,27 +293,31 @@ def _base64_blobs(doc: _Doc) -> Iterator[Finding]:
 
 
 def _exfiltration(doc: _Doc) -> Iterator[Finding]:
-    # Scripts: a secret source and a network sink anywhere in the file. Prose: in one paragraph,
-    # where "send"/"upload" count as sinks; prose that only mentions .env or env is not reported.
-    file_sink = None if doc.is_prose else _SINK_CODE.search(doc.text)
-    starts = [0] + [m.end() for m in _BLANK_LINE.finditer(doc.text)] if doc.is_prose else [0]
+    # A secret source and a sink in one scope: the whole file for scripts, a paragraph for prose,
+    # a line for data files (evals.json, YAML). Outside scripts "send"/"upload" count as sinks,
+    # and only key files (not .env or env mentions) are reported alone.
+    if not doc.has(_SOURCE_NEEDLES):
+        return
+    sink_re = _SINK_CODE if doc.is_script else _SINK_PROSE
+    starts = [0] if doc.is_script else [0] + (
+        [m.end() for m in _BLANK_LINE.finditer(doc.text)] if doc.is_prose
+        else [n + 1 for n in doc.newlines])
+    ends = [*starts[1:], len(doc.text)]
     sinks: dict[int, re.Match[str] | None] = {}
     seen: set[int] = set()
     for m in _SOURCE_ANY.finditer(doc.text):
         if (line := doc.line(m.start())) in seen:
             continue
         seen.add(line)
-        sink = file_sink
-        if doc.is_prose:  # each paragraph is searched once, however many sources it holds
-            i = bisect.bisect_right(starts, m.start()) - 1
-            end = starts[i + 1] if i + 1 < len(starts) else len(doc.text)
-            sink = sinks[i] if i in sinks else sinks.setdefault(
-                i, _SINK_PROSE.search(doc.text, starts[i], end))
+        i = bisect.bisect_right(starts, m.start()) - 1
+        if i not in sinks:  # each paragraph is searched once, however many sources it holds
+            sinks[i] = sink_re.search(doc.text, starts[i], ends[i])
+        sink = sinks[i]
         source = m.group().strip()
         if sink:
             yield doc.find("exfiltration", "high", f"reads {source!r} and sends data out "
                            f"({sink.group().strip()!r}): a credential-theft pattern", m.start())
-        elif not doc.is_prose or _SOURCE_KEYS.match(doc.text, m.start()):
+        elif doc.is_script or _SOURCE_KEYS.match(doc.text, m.start()):
             yield doc.find("credential-access", "medium",
                            f"reads {source!r}; check what is done with it", m.start())
 
@@ -319,34 +330,27 @@ def _is_placeholder(value: str) -> bool:
 
 
 def _secrets(doc: _Doc) -> Iterator[Finding]:
-    for kind, label, pattern, keep in _SECRETS:
-        for m in pattern.finditer(doc.text):
+    for kind, label, needles, pattern, keep in _SECRETS:
+        for m in pattern.finditer(doc.text) if doc.has(needles) else ():
             value = m.group(m.lastindex or 0)
             if not _is_placeholder(value):  # the message never holds more than a short prefix
                 yield doc.find(f"secret-{kind}", "high", f"{label} committed in the file "
                                f"({value[:keep]}…, redacted); revoke it and remove it", m.start())
-    for m in _PRIVATE_KEY.finditer(doc.text):
+    for m in _PRIVATE_KEY.finditer(doc.text) if "private key" in doc.lower else ():
         yield doc.find("secret-private-key", "high", "private key block committed in the file "
                        "(redacted); revoke it and remove it", m.start())
 
 
-def _frontmatter_value(text: str, key: str) -> tuple[str, int] | None:
-    """The raw value of a top-level frontmatter key, with its indented or `- ` list lines."""
-    front = _FRONTMATTER.match(text)
-    m = re.search(rf"^{key}:([^\n]*(?:\n[ \t-][^\n]*)*)", front.group(1), re.M) if front else None
-    return (m.group(1), front.group(1).count("\n", 0, m.start()) + 2) if front and m else None
-
-
 def _allowed_tools(doc: _Doc) -> Iterator[Finding]:
     # `*`, `Bash`, `Bash(*)` grant everything; `Bash(git status:*)` is scoped and fine.
-    found = _frontmatter_value(doc.text, "allowed-tools") if doc.path == "SKILL.md" else None
-    value, line = found or ("", 0)
-    for tool in _TOOL.findall(value):
+    front = _FRONTMATTER.match(doc.text) if doc.path == "SKILL.md" else None
+    m = _ALLOWED_TOOLS.search(front.group(1)) if front else None
+    for tool in _TOOL.findall(m.group(1)) if front and m else ():
         name, _, args = tool.partition("(")
         if "*" in name or tool == "Bash" or args.rstrip(")").strip() in {"*", ":*"}:
             yield Finding("wildcard-allowed-tools", "medium", f"allowed-tools grants {tool!r}, "
                           "which is unrestricted; scope it, e.g. Bash(git status:*)",
-                          doc.path, line)
+                          doc.path, front.group(1).count("\n", 0, m.start()) + 2)
 
 
 def _links_outside(doc: _Doc) -> Iterator[Finding]:
@@ -362,8 +366,8 @@ def _links_outside(doc: _Doc) -> Iterator[Finding]:
 
 
 _RULES: tuple[Callable[[_Doc], Iterator[Finding]], ...] = (
-    _hidden_unicode, _html_comments, _markdown_comments, _exec_patterns, _base64_blobs,
-    _exfiltration, _secrets, _allowed_tools, _links_outside)
+    _hidden_unicode, _comments, _exec_patterns, _base64_blobs, _exfiltration, _secrets,
+    _allowed_tools, _links_outside)
 
 
 def _clip(text: str, limit: int = 80) -> str:
@@ -375,35 +379,29 @@ def _clip(text: str, limit: int = 80) -> str:
 
 _IMAGE_MAGIC = {".png": b"\x89PNG", ".jpg": b"\xff\xd8\xff", ".jpeg": b"\xff\xd8\xff",
                 ".gif": b"GIF8", ".webp": b"RIFF", ".ico": b"\x00\x00\x01\x00"}
-_BINARY_EXT = {".exe", ".dll", ".so", ".dylib", ".bin", ".o", ".a", ".pyc", ".pyo", ".class",
-               ".jar", ".war", ".wasm", ".zip", ".tar", ".gz", ".tgz", ".bz2", ".xz", ".7z",
-               ".rar", ".whl", ".egg", ".deb", ".rpm", ".msi", ".dmg", ".iso", ".apk", ".pkl",
-               ".pickle", ".pt", ".pth", ".ckpt", ".npy", ".npz", ".elf", ".com", ".scr"}
+_BINARY_EXT = set(".exe .dll .so .dylib .bin .o .a .pyc .pyo .class .jar .war .wasm .zip .tar .gz"
+                  " .tgz .bz2 .xz .7z .rar .whl .egg .deb .rpm .msi .dmg .iso .apk .pkl .pickle"
+                  " .pt .pth .ckpt .npy .npz .elf .com .scr".split())
 _DEFAULT_LIMITS = ScanLimits()
 
 
 def scan_folder(root: Path, limits: ScanLimits = _DEFAULT_LIMITS) -> list[Finding]:
     """Scan a skill folder: layout rules for every entry, content rules for every text file.
 
-    Symlinks are reported and never followed: nothing is read through them. The walk stops
-    early once more than `limits.max_files` entries (files and folders) or
-    `limits.max_total_bytes` have been seen, so 100k files cost about as much as 500.
-    A `.git` folder is reported (low) and not walked.
+    Symlinks inside the folder are reported, never followed. `root` itself may be a link (agents
+    link installed skills): its target is scanned and a low finding says so. The walk stops once
+    more than `limits.max_files` entries (files and folders) or `limits.max_total_bytes` are
+    seen, so 100k files cost about as much as 500. A `.git` folder is reported, not walked.
 
     Raises:
         InvalidSkill: `root` does not exist or is not a folder.
     """
-    try:
-        mode = os.lstat(root).st_mode
-    except OSError as err:
-        raise InvalidSkill(f"{root}: cannot scan ({err.strerror})",
-                           hint="hubskills scan ./skills/<name>") from err
-    if stat.S_ISLNK(mode):
-        return [Finding("symlink", "high", "the skill folder itself is a symlink; not followed",
-                        ".")]
-    if not stat.S_ISDIR(mode):
-        raise InvalidSkill(f"{root}: not a folder", hint="pass the skill folder, not a file")
     findings: list[Finding] = []
+    if os.path.islink(root):
+        findings.append(Finding("symlink", "low", f"the skill folder links to "
+                                f"{os.readlink(root)!r}; scanned the target", "."))
+    if not os.path.isdir(root):
+        raise InvalidSkill(f"{root}: no such folder", hint="hubskills scan ./skills/<name>")
     total = 0
     for rel, full, st in _walk(str(root), limits.max_files):
         if st is None:
@@ -424,10 +422,9 @@ def scan_folder(root: Path, limits: ScanLimits = _DEFAULT_LIMITS) -> list[Findin
 
 
 def _walk(root: str, max_entries: int) -> Iterator[tuple[str, str, os.stat_result | None]]:
-    """Yield (posix path inside root, full path, lstat) per non-folder entry, sorted per folder.
+    """Yield (path inside root, full path, lstat) per non-folder entry; past the budget, stat None.
 
-    Folders count against `max_entries` too; past it, yield one entry with stat None and stop.
-    os.scandir is consumed lazily, so a folder of 100k files is never listed in full.
+    Folders count against `max_entries`; os.scandir is read lazily, never listed in full.
     """
     stack, seen = [(root, "")], 0
     while stack:
@@ -465,8 +462,11 @@ def _entry_findings(rel: str, full: str, st: os.stat_result, limits: ScanLimits)
         return [Finding("oversized-file", "high", f"{st.st_size} bytes, over the "
                         f"{limits.max_file_bytes}-byte limit; not read", rel)]
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    with os.fdopen(os.open(full, flags), "rb") as f:  # no symlink swapped in since the lstat
-        data = f.read(limits.max_file_bytes + 1)
+    try:  # O_NOFOLLOW: no symlink can be swapped in between the lstat and the read
+        with os.fdopen(os.open(full, flags), "rb") as f:
+            data = f.read(limits.max_file_bytes + 1)
+    except OSError as err:
+        return [Finding("unreadable-file", "medium", f"cannot be read ({err.strerror})", rel)]
     if len(data) > limits.max_file_bytes:
         return [Finding("oversized-file", "high", "grew past the size limit while read", rel)]
     return _content_findings(rel, data)

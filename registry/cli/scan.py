@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
-from ..errors import HubskillsError
+from ..errors import InvalidSkill
 from ..scan import Finding, Severity, check_findings, scan_folder, summarize, worst
 from . import _output as out
 
@@ -29,12 +29,13 @@ def resolve_target(target: str, resolver: Resolver | None) -> AbstractContextMan
     path = Path(target)
     if path.exists() or path.is_symlink():
         return nullcontext(path)
-    if _REPO.match(target):
-        if resolver is None:
-            raise HubskillsError(f"Scanning registry skills ({target}) is not available yet.",
-                                 hint=f"hubskills pull {target}, then hubskills scan the folder")
+    if _REPO.match(target) and resolver is not None:
         return resolver(target)
-    raise HubskillsError(f"{target}: no such folder", hint="hubskills scan ./skills/<name>")
+    if _REPO.match(target):
+        raise InvalidSkill(f"{target}: no such folder, and scanning registry skills (ns/name) "
+                           "is not available yet.",
+                           hint=f"hubskills pull {target}, then hubskills scan the pulled folder")
+    raise InvalidSkill(f"{target}: no such folder", hint="hubskills scan ./skills/<name>")
 
 
 def make_scan_command(resolver: Resolver | None = None) -> click.Command:
@@ -69,9 +70,9 @@ def _render(target: str, findings: list[Finding], fail_on: Severity, as_json: bo
                      "note": NOTE})
         return
     if findings:
-        out.table(["severity", "code", "where", "message"],
-                  [(f.severity, f.code, escape(f"{f.path}:{f.line}" if f.line else f.path),
-                    escape(f.message)) for f in findings])
+        out.table(["severity", "where", "finding"],
+                  [(f.severity, escape(f"{f.path}:{f.line}" if f.line else f.path),
+                    escape(f"{f.code}: {f.message}")) for f in findings])
         noun = "finding" if len(findings) == 1 else "findings"
         out.result(f"{len(findings)} {noun} ({counts['high']} high, {counts['medium']} medium, "
                    f"{counts['low']} low)")
