@@ -9,7 +9,9 @@ from pathlib import Path
 # The Hub-compatible test server has no Xet CAS, so uploads go through plain LFS.
 os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-
+# Freeze huggingface_hub's constants now, online: in-process clients talk to the Hub-compatible
+# test server (pytest-socket allows 127.0.0.1 only); subprocesses get HF_HUB_OFFLINE=1 below.
+import huggingface_hub.constants  # noqa: E402, F401
 import pytest  # noqa: E402
 
 SECRET_VARIABLES = (

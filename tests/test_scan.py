@@ -470,7 +470,7 @@ def test_cli_json(tmp_path):
 def test_cli_repo_form_uses_resolver_hook(tmp_path):
     result = run("hubskills/csv-cleaner")
     assert isinstance(result.exception, HubskillsError) and result.exception.hint
-    skill = make_skill(tmp_path, {})
+    skill = make_skill(tmp_path / "csv-cleaner", {})
 
     @contextmanager
     def resolver(ref: str):

@@ -12,6 +12,13 @@ from ..errors import HubskillsError
 from . import _output as out
 from .eval import eval_command, runs_group
 from .models import ask_command, models_command
+from .registry_cmds import (
+    info_command,
+    publish_command,
+    registry_group,
+    search_command,
+    versions_command,
+)
 from .scan import scan_command
 from .validate import new_command, suite_group, validate_command
 
@@ -32,7 +39,8 @@ def cli() -> None:
 
 for command in (
     validate_command, new_command, suite_group, eval_command, runs_group, models_command,
-    ask_command, scan_command,
+    ask_command, scan_command, publish_command, search_command, info_command, versions_command,
+    registry_group,
 ):
     cli.add_command(command)
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict
 from pathlib import Path
 
@@ -81,4 +82,17 @@ def _render(target: str, findings: list[Finding], fail_on: Severity, as_json: bo
     out.result(NOTE)
 
 
-scan_command = make_scan_command()
+@contextmanager
+def fetch_from_registry(spec: str) -> Iterator[Path]:
+    """Fetch `ns/name[@ref]` from the configured registry into a temp folder, for scanning."""
+    from ..config import Settings
+    from ..stores import get_store
+
+    repo, _, ref = spec.partition("@")
+    store = get_store(Settings.from_env())
+    resolved = store.resolve(repo, ref or None)
+    with tempfile.TemporaryDirectory(prefix="hubskills-scan-") as tmp:
+        yield store.fetch(resolved.repo, resolved.sha, Path(tmp) / "skill")
+
+
+scan_command = make_scan_command(resolver=fetch_from_registry)

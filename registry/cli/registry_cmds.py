@@ -1,0 +1,228 @@
+"""`hubskills publish | search | info | versions | registry seed|path`: the registry commands."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.markup import escape
+
+from ..config import Settings
+from ..publish import PublishResult, RiskyFindings, ValidationFailed, publish_skill
+from ..scan import Finding
+from ..stores import SkillInfo, SkillStore, get_store, local_store
+from ..stores.summary import latest_summary
+from . import _output as out
+
+registry_option = click.option(
+    "--registry", type=click.Choice(["local", "hub"]), default=None,
+    help="The embedded local registry (default) or the Hugging Face Hub "
+         "[env: HUBSKILLS_REGISTRY].")
+json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+
+
+def _open(registry: str | None) -> tuple[Settings, SkillStore]:
+    settings = Settings.from_env()
+    return settings, get_store(settings, registry)
+
+
+@click.command("publish")
+@click.argument("skill", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--repo", metavar="NS/NAME", help="Target repo (default: <namespace>/<name>).")
+@click.option("--version", "version", metavar="X.Y.Z", help="Version to publish.")
+@click.option("--bump", type=click.Choice(["major", "minor", "patch"]),
+              help="Publish the next version after the latest published one.")
+@click.option("--private", is_flag=True, help="Create the repo private (Hub).")
+@click.option("--with-run", "with_runs", multiple=True, metavar="RUN_ID",
+              help="Attach a local eval run of this exact folder (repeatable).")
+@click.option("--dry-run", is_flag=True, help="Check everything, print the plan, write nothing.")
+@click.option("--allow-risky", is_flag=True,
+              help="Publish despite high-severity scan findings (never despite secrets).")
+@registry_option
+def publish_command(skill: Path, repo: str | None, version: str | None, bump: str | None,
+                    private: bool, with_runs: tuple[str, ...], dry_run: bool,
+                    allow_risky: bool, registry: str | None) -> None:
+    """Validate, scan and publish a skill folder as a new immutable version.
+
+    \b
+    Examples:
+      hubskills publish skills/csv-cleaning --dry-run
+      hubskills publish skills/csv-cleaning --bump patch --with-run 20261122-103000-a1b2c3
+      hubskills publish skills/csv-cleaning --registry hub --repo me/csv-cleaning
+    """
+    settings, store = _open(registry)
+    try:
+        result = publish_skill(store, skill, runs_dir=settings.runs_dir, repo=repo,
+                               version=version, bump=bump, private=private,
+                               with_runs=with_runs, dry_run=dry_run, allow_risky=allow_risky)
+    except ValidationFailed as err:
+        out.table(["severity", "where", "code", "message"],
+                  [(p.severity, p.location(), p.code, escape(p.message)) for p in err.problems])
+        raise
+    except RiskyFindings as err:
+        _print_findings(err.findings)
+        raise
+    _print_publish(result)
+
+
+def _print_findings(findings: list[Finding]) -> None:
+    if findings:
+        out.table(["severity", "code", "where", "message"],
+                  [(f.severity, f.code, escape(f"{f.path}:{f.line}" if f.line else f.path),
+                    escape(f.message)) for f in findings])
+
+
+def _print_publish(result: PublishResult) -> None:
+    plan = result.plan
+    for problem in plan.problems:
+        out.warn(f"{problem.location()}: {problem.code}: {escape(problem.message)}")
+    _print_findings(plan.findings)
+    if result.published is None:
+        out.result(f"Dry run: would publish {plan.repo} {plan.tag} to the {plan.registry} "
+                   f"registry ({len(plan.files)} files, {plan.content_hash[:19]})")
+        for rel in plan.files:
+            out.result(f"  {escape(rel)}")
+        for run_id in plan.runs:
+            out.result(f"  + results of run {run_id}")
+        out.result(f"version {plan.version} from {plan.version_source}. Nothing was written.")
+        return
+    out.result(f"Published {plan.repo} {plan.tag} to the {plan.registry} registry")
+    out.result(f"  revision  {result.published.sha}")
+    out.result(f"  version   {plan.version} ({plan.version_source})")
+    for path in result.results:
+        out.result(f"  results   {path}")
+    out.result(f"Pull it:  {result.pull_command}")
+
+
+@click.command("search")
+@click.argument("query", required=False, default="")
+@click.option("--sort", type=click.Choice(["downloads", "likes", "lift"]), default="downloads",
+              show_default=True, help="Order of the results.")
+@click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True)
+@json_option
+@registry_option
+def search_command(query: str, sort: str, limit: int, as_json: bool,
+                   registry: str | None) -> None:
+    """Find skills by name or description.
+
+    \b
+    Examples:
+      hubskills search cuda
+      hubskills search --sort lift --json
+    """
+    _, store = _open(registry)
+    infos = store.search(query, sort=sort, limit=limit)
+    if as_json:
+        out.as_json([_info_json(i, card=False) for i in infos])
+    elif not infos:
+        out.result(f"No skills match '{query}'." if query else "No skills yet.")
+    else:
+        out.table(["skill", "version", "downloads", "likes", "description"],
+                  [(i.repo, i.version or "-", i.downloads, i.likes,
+                    escape(_clip(i.description))) for i in infos])
+
+
+@click.command("info")
+@click.argument("repo", metavar="NS/NAME")
+@json_option
+@registry_option
+def info_command(repo: str, as_json: bool, registry: str | None) -> None:
+    """Show a skill: description, versions, latest eval results, the pull command.
+
+    \b
+    Example:
+      hubskills info hubskills/kernel-builder-cuda-kernels
+    """
+    _, store = _open(registry)
+    info = store.info(repo)
+    summary = latest_summary(store.results_frame(), repo)
+    if as_json:
+        out.as_json({**_info_json(info, card=True), "results": summary,
+                     "pull": f"hubskills pull {repo}"})
+    else:
+        _print_info(info, summary)
+
+
+def _print_info(info: SkillInfo, summary: list[dict[str, Any]]) -> None:
+    out.result(f"{info.repo}  {info.version or '(no version)'}  license: {info.license or '-'}")
+    out.result(escape(info.description))
+    out.result(f"downloads {info.downloads}, likes {info.likes}, updated {info.updated or '-'}")
+    if info.versions:
+        out.table(["version", "sha", "date"],
+                  [(v.version, v.sha[:12], v.date or "-") for v in info.versions[:10]])
+    if summary:
+        out.table(["model", "version", "cases", "baseline", "with skill", "lift"],
+                  [(s["model"], s["version"] or "-", s["cases"], _pct(s["baseline"]),
+                    _pct(s["skill"]), _pct(s["lift"], sign=True)) for s in summary],
+                  title="Latest evaluation")
+    else:
+        out.result("No evaluation results yet.")
+    out.result(f"Pull it:  hubskills pull {info.repo}")
+
+
+@click.command("versions")
+@click.argument("repo", metavar="NS/NAME")
+@json_option
+@registry_option
+def versions_command(repo: str, as_json: bool, registry: str | None) -> None:
+    """List a skill's published versions, newest first.
+
+    \b
+    Example:
+      hubskills versions hubskills/agent-skill-md
+    """
+    _, store = _open(registry)
+    versions = store.versions(repo)
+    if as_json:
+        out.as_json([asdict(v) for v in versions])
+    elif not versions:
+        out.result(f"{repo} has no published versions.")
+    else:
+        out.table(["version", "tag", "sha", "date"],
+                  [(v.version, v.tag, v.sha, v.date or "-") for v in versions])
+
+
+@click.group("registry")
+def registry_group() -> None:
+    """Manage the embedded local registry."""
+
+
+@registry_group.command("seed")
+@click.option("--force", is_flag=True, help="Seed again, adding what is missing.")
+def registry_seed_command(force: bool) -> None:
+    """Publish the project's example skills (and their recorded runs) into the local registry."""
+    report = local_store(Settings.from_env()).seed(force=force)
+    if report.already_seeded:
+        out.result("Already seeded (use --force to add what is missing).")
+        return
+    for line in report.published:
+        out.result(f"published  {line}")
+    for line in report.skipped:
+        out.result(f"skipped    {escape(line)}")
+    out.result(f"{len(report.published)} skills, {len(report.runs)} runs seeded.")
+
+
+@registry_group.command("path")
+def registry_path_command() -> None:
+    """Print the local registry's folder."""
+    out.result(str(Settings.from_env().store_dir))
+
+
+def _info_json(info: SkillInfo, *, card: bool) -> dict[str, Any]:
+    data = asdict(info)
+    if not card:
+        data.pop("card")
+        data.pop("versions")
+    return data
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _pct(value: float | None, *, sign: bool = False) -> str:
+    if value is None:
+        return "-"
+    return f"{value * 100:+.0f} pp" if sign else f"{value:.0%}"

@@ -1,0 +1,91 @@
+"""The repository card (`README.md`) of a published skill, and reading it back.
+
+The card's YAML header is what the Hub indexes: `tags: [agent-skill]` (what search filters
+on), `license`, `description`, the skill's `metadata`, and a `hubskills` block with the name,
+published version, content hash and the skill's own license text. The body shows the pull
+command and, between two markers, the latest evaluation summary (rewritten by
+`refresh_card` when results are attached later).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..errors import InvalidSkill
+from ..skill import Skill, dump_frontmatter, parse_frontmatter, split_frontmatter
+from .summary import summary_markdown
+
+SKILL_TAG = "agent-skill"
+EVALS_START = "<!-- hubskills:evals:start -->"
+EVALS_END = "<!-- hubskills:evals:end -->"
+# License ids the Hub accepts in card metadata; anything else is published as `other`.
+HUB_LICENSES = frozenset({
+    "apache-2.0", "mit", "bsd-2-clause", "bsd-3-clause", "cc0-1.0", "cc-by-4.0",
+    "cc-by-sa-4.0", "cc-by-nc-4.0", "gpl-3.0", "lgpl-3.0", "agpl-3.0", "mpl-2.0",
+    "unlicense", "openrail", "llama3", "gemma", "other",
+})
+_EVALS = re.compile(re.escape(EVALS_START) + r".*?" + re.escape(EVALS_END), re.S)
+
+
+def render_card(skill: Skill, *, repo: str, version: str, content_hash: str,
+                summary: list[dict[str, Any]]) -> str:
+    """The card text for `skill` published as `repo` at `version`."""
+    license_text = str(skill.frontmatter.get("license") or "").strip()
+    meta: dict[str, Any] = {"tags": [SKILL_TAG]}
+    if license_text:
+        meta["license"] = license_text.lower() if license_text.lower() in HUB_LICENSES \
+            else "other"
+    meta["description"] = skill.description
+    metadata = skill.frontmatter.get("metadata")
+    if isinstance(metadata, dict) and metadata:
+        meta["metadata"] = {str(k): str(v) for k, v in metadata.items()}
+    meta["hubskills"] = {"name": skill.name, "version": version, "content_hash": content_hash,
+                         **({"license": license_text} if license_text else {})}
+    body = (f"# {skill.name}\n\n{skill.description}\n\n"
+            "This is an [Agent Skill](https://agentskills.io): `SKILL.md` holds the "
+            "instructions; this README is the registry card.\n\n"
+            f"## Install\n\n```bash\nhubskills pull {repo}\n"
+            f"hubskills pull {repo}@v{version}   # pinned\n```\n\n"
+            f"## Evaluation\n\n{evals_section(summary)}\n")
+    return f"---\n{dump_frontmatter(meta)}---\n\n{body}"
+
+
+def evals_section(summary: list[dict[str, Any]]) -> str:
+    """The marked evaluation section: the summary table, or how to produce one."""
+    table = summary_markdown(summary) or (
+        "No evaluation results yet: `hubskills eval SKILL --push` adds them.")
+    return f"{EVALS_START}\n{table}\n{EVALS_END}"
+
+
+def with_evals(card: str, summary: list[dict[str, Any]]) -> str:
+    """`card` with its evaluation section replaced (appended when the markers are missing)."""
+    section = evals_section(summary)
+    if _EVALS.search(card):
+        return _EVALS.sub(lambda _: section, card, count=1)
+    return card.rstrip("\n") + f"\n\n## Evaluation\n\n{section}\n"
+
+
+def parse_card(text: str) -> dict[str, Any]:
+    """The card's YAML header as a dict ({} when it has none or it is malformed)."""
+    try:
+        header, _, _ = split_frontmatter(text)
+        data, _ = parse_frontmatter(header)
+    except InvalidSkill:
+        return {}
+    return data
+
+
+def card_fields(meta: dict[str, Any], repo: str) -> dict[str, Any]:
+    """`name`, `description`, `version`, `license`, `tags` for a `SkillInfo`, from card data."""
+    block = meta.get("hubskills") if isinstance(meta.get("hubskills"), dict) else {}
+    tags = meta.get("tags") if isinstance(meta.get("tags"), list) else []
+    version = block.get("version")
+    license_value = block.get("license") or meta.get("license")
+    return {
+        "name": str(block.get("name") or repo.split("/")[-1]),
+        "description": str(meta.get("description") or ""),
+        "version": None if version is None else str(version),
+        "license": None if license_value is None else str(license_value),
+        "tags": [str(t) for t in tags],
+    }

@@ -1,0 +1,232 @@
+"""Result rows as a DataFrame, fast: pyarrow parsing plus a columnar cache of immutable files.
+
+Every results file is immutable (one per run), so each is parsed once: new files are parsed
+with `pyarrow.json` into a parquet *shard* whose metadata lists the files it covers; reads load
+the shards with string columns dictionary-encoded (pandas categoricals), which keeps a
+1,000,000-row frame well under a second. Columns: the `ResultRow` fields except `output` and
+`checks` (use `read_results` for whole rows); string columns are pandas categoricals,
+`passed`/`skill_loaded` nullable booleans, `created_at` a UTC timestamp. A cache that no longer
+matches the files is rebuilt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import io
+import json
+import logging
+import os
+from collections.abc import Callable, Iterator, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pa_json
+import pyarrow.parquet as pq
+
+from .._io import atomic_write_bytes
+from ..errors import RegistryError
+
+log = logging.getLogger(__name__)
+
+_STRING = ("run_id", "skill_name", "skill_version", "skill_repo", "skill_revision",
+           "content_hash", "model", "mode", "arm", "case_id", "error")
+_TIME = pa.timestamp("us", tz="UTC")
+_FIELDS: list[tuple[str, pa.DataType]] = [
+    *((name, pa.string()) for name in _STRING[:10]),
+    ("repeat", pa.int64()), ("passed", pa.bool_()), ("score", pa.float64()),
+    ("input_tokens", pa.int64()), ("output_tokens", pa.int64()), ("cost_usd", pa.float64()),
+    ("latency_s", pa.float64()), ("error", pa.string()), ("skill_loaded", pa.bool_()),
+    ("cached", pa.bool_()), ("created_at", pa.string()),
+]
+_PARSE_SCHEMA = pa.schema(_FIELDS)
+SCHEMA = pa.schema([*_FIELDS[:-1], ("created_at", _TIME)])
+COLUMNS = tuple(SCHEMA.names)
+FANOUT = 16  # shards of one size class merged at a time
+_SOURCES_KEY = b"hubskills.sources"
+
+#: A results file: its key (path plus size or blob id) -> a function returning its local path.
+Sources = Mapping[str, Callable[[], Path]]
+
+
+def empty_frame() -> pd.DataFrame:
+    """A frame with the result columns and no rows."""
+    return _to_pandas(SCHEMA.empty_table())
+
+
+def parse_jsonl(data: bytes) -> pa.Table:
+    """Parse JSONL result rows into the frame schema; unknown and big fields are dropped."""
+    if not data.strip():
+        return SCHEMA.empty_table()
+    options = pa_json.ParseOptions(explicit_schema=_PARSE_SCHEMA,
+                                   unexpected_field_behavior="ignore")
+    try:
+        table = pa_json.read_json(io.BytesIO(data), parse_options=options,
+                                  read_options=pa_json.ReadOptions(block_size=1 << 24))
+    except pa.ArrowInvalid:
+        table = _parse_leniently(data)
+    return _with_times(table.select(list(COLUMNS)))
+
+
+def _with_times(table: pa.Table) -> pa.Table:
+    """`created_at` as a UTC timestamp (unparseable values become null)."""
+    column = table["created_at"]
+    try:
+        times = pc.cast(column, _TIME)
+    except pa.ArrowInvalid:
+        times = pa.array([_parse_time(v) for v in column.to_pylist()], _TIME)
+    return table.set_column(table.schema.get_field_index("created_at"), "created_at", times)
+
+
+def _parse_time(value: str | None) -> datetime | None:
+    try:
+        parsed = datetime.fromisoformat(value or "")
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _parse_leniently(data: bytes) -> pa.Table:
+    """Line by line, skipping lines that are not JSON objects (a torn write)."""
+    records = []
+    for line in data.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            records.append({name: record.get(name) for name in COLUMNS})
+    try:
+        return pa.Table.from_pylist(records, schema=_PARSE_SCHEMA)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        log.warning("skipping result rows that do not match the schema")
+        return _PARSE_SCHEMA.empty_table()
+
+
+def load_frame(sources: Sources, cache_dir: Path) -> pd.DataFrame:
+    """All rows of `sources` as a DataFrame, parsing only files no shard covers yet."""
+    if not sources:
+        return empty_frame()
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    for attempt in range(3):
+        with _locked(cache_dir / ".lock"):
+            index = _index(cache_dir)
+            covered = [key for keys in index.values() for key in keys]
+            if len(covered) != len(set(covered)) or not set(covered) <= set(sources):
+                log.info("results changed underneath the frame cache; rebuilding it")
+                _clear(cache_dir)
+                covered = []
+            missing = sorted(set(sources) - set(covered))
+            if missing:
+                data = b"".join(_with_newline(sources[key]().read_bytes()) for key in missing)
+                _write_shard(cache_dir, missing, parse_jsonl(data))
+            _merge_tiers(cache_dir)
+            tables = _read_tables(cache_dir)
+        if tables is not None:
+            return _to_pandas(pa.concat_tables(tables) if tables else SCHEMA.empty_table())
+        log.info("a damaged frame shard was dropped; reading again (attempt %d)", attempt + 1)
+    raise RegistryError(f"the results cache in {cache_dir} keeps failing to read",
+                        hint=f"remove {cache_dir} (it is only a cache) and retry")
+
+
+def add_source(cache_dir: Path, key: str, data: bytes) -> None:
+    """Parse one just-written results file into its own shard, so reads never parse it.
+
+    Best effort: on failure the file is simply parsed at the next read.
+    """
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        with _locked(cache_dir / ".lock"):
+            if any(key in keys for keys in _index(cache_dir).values()):
+                return  # a concurrent read parsed it already
+            _write_shard(cache_dir, [key], parse_jsonl(data))
+            _merge_tiers(cache_dir)
+    except (OSError, pa.ArrowException) as err:
+        log.warning("could not cache %s for the results frame: %s", key, err)
+
+
+def _with_newline(data: bytes) -> bytes:
+    return data if data.endswith(b"\n") or not data else data + b"\n"
+
+
+def _to_pandas(table: pa.Table) -> pd.DataFrame:
+    mapper = {pa.bool_(): pd.BooleanDtype()}.get
+    return table.to_pandas(types_mapper=mapper)
+
+
+def _shard_name(keys: list[str]) -> str:
+    return hashlib.sha1("\n".join(keys).encode()).hexdigest()[:16] + ".parquet"
+
+
+def _write_shard(cache_dir: Path, keys: list[str], table: pa.Table) -> None:
+    meta = {_SOURCES_KEY: json.dumps(keys).encode()}
+    sink = io.BytesIO()
+    pq.write_table(table.cast(SCHEMA).replace_schema_metadata(meta), sink)
+    atomic_write_bytes(cache_dir / _shard_name(keys), sink.getvalue())
+
+
+def _index(cache_dir: Path) -> dict[Path, list[str]]:
+    """Each shard and the source keys it covers; unreadable shards are deleted (a cache)."""
+    index = {}
+    for path in sorted(cache_dir.glob("*.parquet")):
+        try:
+            index[path] = json.loads((pq.read_schema(path).metadata or {})[_SOURCES_KEY])
+        except (OSError, KeyError, ValueError, pa.ArrowException):
+            path.unlink(missing_ok=True)
+    return index
+
+
+def _read_tables(cache_dir: Path) -> list[pa.Table] | None:
+    """Every shard with string columns dictionary-encoded; None if one was damaged."""
+    tables = []
+    for path in sorted(cache_dir.glob("*.parquet")):
+        try:
+            table = pq.read_table(path, read_dictionary=list(_STRING))
+        except (OSError, pa.ArrowException):
+            path.unlink(missing_ok=True)
+            return None
+        tables.append(table.replace_schema_metadata(None))
+    return tables
+
+
+def _level(count: int) -> int:
+    level = 0
+    while count >= FANOUT:
+        count //= FANOUT
+        level += 1
+    return level
+
+
+def _merge_tiers(cache_dir: Path) -> None:
+    """Merge FANOUT shards of the same size class into one, so shards stay few (LSM tiers)."""
+    while True:
+        tiers: dict[int, list[tuple[Path, list[str]]]] = {}
+        for path, keys in _index(cache_dir).items():
+            tiers.setdefault(_level(len(keys)), []).append((path, keys))
+        group = next((g[:FANOUT] for _, g in sorted(tiers.items()) if len(g) >= FANOUT), None)
+        if group is None:
+            return
+        keys = sorted(key for _, ks in group for key in ks)
+        _write_shard(cache_dir, keys, pa.concat_tables([pq.read_table(p) for p, _ in group]))
+        for path, _ in group:
+            path.unlink(missing_ok=True)
+
+
+def _clear(cache_dir: Path) -> None:
+    for path in cache_dir.glob("*.parquet"):
+        path.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive cross-process lock held while the cache is read and updated."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

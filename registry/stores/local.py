@@ -1,0 +1,369 @@
+"""`LocalStore`: the embedded registry, a folder that mirrors the Hub's model.
+
+Layout under `root` (normally `settings.store_dir`)::
+
+    .lock                                   flock'd around every write (cross-process)
+    .seeded                                 marker: seeding from the repo's skills/ happened
+    skills/<ns>/<name>/refs.json            main, tags and the publish history (dates, messages)
+    skills/<ns>/<name>/meta.json            downloads (fetch counts them), likes, private
+    skills/<ns>/<name>/README.md            the card, as on the Hub (not part of a revision)
+    skills/<ns>/<name>/revisions/<sha>/     tree.json (paths, sha256, sizes) + files/
+    datasets/<results repo>/README.md       dataset card declaring the `evals` split
+    datasets/<results repo>/data/evals/YYYY-MM/<run_id>.jsonl
+    cache/frame/                            parquet shards of the results frame (a cache)
+
+A revision is content-addressed: its sha is the SHA-1 of its file listing (paths and SHA-256
+digests), so the same files always give the same sha and re-publishing unchanged content reuses
+the revision (as the Hub skips an empty commit). Revisions are written to a temporary folder and
+renamed into place, metadata files are replaced atomically, so a failed publish leaves nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .._io import atomic_write_bytes, atomic_write_text
+from ..errors import RegistryError, SkillNotFound, UnsafeSkill, VersionExists, VersionNotFound
+from ..results import ResultRow, RunManifest, iter_rows, rows_to_jsonl, utc_now
+from ..skill import content_hash, load_skill
+from ._lock import StoreLock
+from .base import (
+    MAX_FILE_BYTES,
+    MAX_TOTAL_BYTES,
+    SORTS,
+    LiftKey,
+    Published,
+    Resolved,
+    SizeBudget,
+    SkillInfo,
+    VersionInfo,
+    check_relpath,
+    check_repo_id,
+    is_card_path,
+    normalize_version,
+    resolve_ref,
+    skill_files,
+    sort_infos,
+    tag_for,
+    version_tags,
+    write_file,
+)
+from .card import card_fields, parse_card, render_card, with_evals
+from .dataset import (
+    DEFAULT_RESULTS_NAME,
+    card_is_current,
+    dataset_card,
+    matches_skill,
+    results_path,
+    stamp_rows,
+)
+from .seed import SeedReport, default_seed_dir, seed_store
+from .summary import latest_summary, mean_lift
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+log = logging.getLogger(__name__)
+_SHA = frozenset("0123456789abcdef")
+
+
+class LocalStore:
+    """A folder-backed `SkillStore` with the Hub's semantics (see the module docstring)."""
+
+    kind = "local"
+
+    def __init__(self, root: Path, *, namespace: str = "local",
+                 results_repo: str = DEFAULT_RESULTS_NAME, seed_dir: Path | None = None,
+                 auto_seed: bool = False, max_file_bytes: int = MAX_FILE_BYTES,
+                 max_total_bytes: int = MAX_TOTAL_BYTES) -> None:
+        self.root = Path(root)
+        self.namespace = namespace
+        self.results_repo = results_repo
+        self.seed_dir = seed_dir or default_seed_dir()
+        self.auto_seed = auto_seed
+        self.limits = (max_file_bytes, max_total_bytes)
+        self._lock = StoreLock(self.root / ".lock")
+        self._seeding = False
+
+    # -- paths ----------------------------------------------------------------------------
+
+    def _skill_dir(self, repo: str) -> Path:
+        ns, name = check_repo_id(repo)
+        return self.root / "skills" / ns / name
+
+    def _existing(self, repo: str) -> Path:
+        folder = self._skill_dir(repo)
+        if not (folder / "refs.json").is_file():
+            raise SkillNotFound(f"no skill '{repo}' in the local registry ({self.root})",
+                                hint=f"hubskills search {repo.split('/')[-1]}")
+        return folder
+
+    @property
+    def dataset_dir(self) -> Path:
+        """The results dataset folder (loadable with `datasets.load_dataset(path)`)."""
+        return self.root.joinpath("datasets", *[check_relpath(p)
+                                                for p in self.results_repo.split("/")])
+
+    def default_namespace(self) -> str:
+        """The namespace `publish` uses when no repo is given."""
+        return self.namespace
+
+    # -- seeding ----------------------------------------------------------------------------
+
+    def seed(self, force: bool = False) -> SeedReport:
+        """Publish the repo's example skills as `hubskills/<name>` and append their runs."""
+        with self._lock:
+            self._seeding = True
+            try:
+                return seed_store(self, self.seed_dir, self.root / ".seeded", force=force)
+            finally:
+                self._seeding = False
+
+    def _ensure_seeded(self) -> None:
+        if self.auto_seed and not self._seeding and not (self.root / ".seeded").exists():
+            self.seed()
+
+    # -- skills -----------------------------------------------------------------------------
+
+    def publish(self, skill_dir: Path, *, repo: str, version: str, private: bool = False,
+                message: str | None = None) -> Published:
+        """Store a revision of the skill, tag it `v<version>`, move `main`, write the card.
+
+        Raises:
+            VersionExists: the tag exists (versions are immutable).
+        """
+        self._ensure_seeded()
+        skill = load_skill(skill_dir)
+        files = skill_files(skill)
+        version, tag, folder = normalize_version(version), tag_for(version), self._skill_dir(repo)
+        with self._lock:
+            refs = _read_json(folder / "refs.json", {"main": None, "tags": {}, "history": []})
+            if tag in refs["tags"]:
+                raise VersionExists(f"{repo} {tag} already exists; versions are immutable",
+                                    hint=f"hubskills publish {skill_dir} --bump patch")
+            sha, created = self._write_revision(folder, files)
+            derived = [folder / "README.md", folder / "meta.json"]
+            previous = {path: path.read_bytes() if path.exists() else None for path in derived}
+            try:
+                tree = _read_json(folder / "revisions" / sha / "tree.json", {})
+                atomic_write_text(folder / "README.md", render_card(
+                    skill, repo=repo, version=version, content_hash=tree["content_hash"],
+                    summary=latest_summary(self.results_frame(), repo)))
+                meta = _read_json(folder / "meta.json", {"downloads": 0, "likes": 0,
+                                                         "created": utc_now()})
+                _write_json(folder / "meta.json", {**meta, "private": private})
+                refs["main"], refs["tags"][tag] = sha, sha
+                refs["history"].append({"sha": sha, "tag": tag, "date": utc_now(),
+                                        "message": message or f"Publish {tag}"})
+                _write_json(folder / "refs.json", refs)  # the commit point
+            except BaseException:
+                _restore(previous)
+                if created:
+                    shutil.rmtree(folder / "revisions" / sha, ignore_errors=True)
+                raise
+        return Published(repo, version, tag, sha, f"file://{folder}")
+
+    def _write_revision(self, folder: Path, files: list[tuple[str, Path]]) -> tuple[str, bool]:
+        """Copy files into a temp folder, name it by its content, rename it into place."""
+        revisions = folder / "revisions"
+        revisions.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=revisions))
+        try:
+            budget, listing = SizeBudget(*self.limits), []
+            for rel, full in files:
+                data = full.read_bytes()
+                budget.take(rel, len(data))
+                write_file(tmp / "files", rel, data)
+                listing.append({"path": rel, "sha256": hashlib.sha256(data).hexdigest(),
+                                "size": len(data)})
+            (tmp / "files").mkdir(exist_ok=True)
+            text = "".join(f"{e['path']}\0{e['sha256']}\n" for e in listing)
+            sha = hashlib.sha1(b"hubskills-tree\n" + text.encode()).hexdigest()
+            tree = {"sha": sha, "content_hash": content_hash(tmp / "files"), "files": listing}
+            _write_json(tmp / "tree.json", tree)
+            final = revisions / sha
+            if final.exists():
+                shutil.rmtree(tmp)
+                return sha, False
+            os.rename(tmp, final)
+            return sha, True
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+
+    def versions(self, repo: str) -> list[VersionInfo]:
+        """Published versions, newest first."""
+        self._ensure_seeded()
+        refs = _read_json(self._existing(repo) / "refs.json", {})
+        dates = {h["tag"]: h["date"] for h in refs.get("history", []) if h.get("tag")}
+        return [VersionInfo(v, tag, sha, dates.get(tag))
+                for v, tag, sha in version_tags(refs.get("tags", {}))]
+
+    def resolve(self, repo: str, ref: str | None = None) -> Resolved:
+        """Resolve latest / version / `main` / sha / sha prefix (see `base.resolve_ref`)."""
+        self._ensure_seeded()
+        folder = self._existing(repo)
+        refs = _read_json(folder / "refs.json", {})
+
+        def commits() -> list[str]:
+            return [p.name for p in (folder / "revisions").iterdir() if set(p.name) <= _SHA]
+
+        return resolve_ref(repo, ref, tags=refs.get("tags", {}), main=refs.get("main"),
+                           commits=commits)
+
+    def fetch(self, repo: str, sha: str, dest: Path) -> Path:
+        """Write the skill's files at `sha` into the empty folder `dest`, checking each one.
+
+        Raises:
+            VersionNotFound: no such revision.
+            UnsafeSkill: an unsafe path, a link, or a file whose digest does not match.
+        """
+        self._ensure_seeded()
+        rev = self._existing(repo) / "revisions" / sha
+        if len(sha) != 40 or not set(sha) <= _SHA or not (rev / "tree.json").is_file():
+            raise VersionNotFound(f"{repo} has no revision '{sha}'",
+                                  hint=f"hubskills versions {repo}")
+        entries = [e for e in _read_json(rev / "tree.json", {})["files"]
+                   if not is_card_path(check_relpath(e["path"]))]
+        _require_empty(dest)
+        for entry in entries:
+            src = rev / "files" / entry["path"]
+            if src.is_symlink() or not src.is_file():
+                raise UnsafeSkill(f"{repo}@{sha[:12]}: {entry['path']} is not a regular file")
+            data = src.read_bytes()
+            if hashlib.sha256(data).hexdigest() != entry["sha256"]:
+                raise UnsafeSkill(f"{repo}@{sha[:12]}: {entry['path']} does not match its "
+                                  "digest; the local registry is damaged",
+                                  hint="hubskills registry seed --force, or publish again")
+            write_file(dest, entry["path"], data)
+        with self._lock:
+            meta_path = self._skill_dir(repo) / "meta.json"
+            meta = _read_json(meta_path, {})
+            _write_json(meta_path, {**meta, "downloads": int(meta.get("downloads", 0)) + 1})
+        return dest
+
+    def search(self, query: str = "", *, sort: str = "downloads", limit: int = 50,
+               lift_key: LiftKey | None = None) -> list[SkillInfo]:
+        """Skills whose id, name or description contain every word of `query`."""
+        self._ensure_seeded()
+        if sort not in SORTS:
+            raise RegistryError(f"unknown sort '{sort}'", hint="--sort downloads|likes|lift")
+        words = query.lower().split()
+        found = []
+        for refs_file in sorted(self.root.glob("skills/*/*/refs.json")):
+            info = self._basic_info(refs_file.parent, f"{refs_file.parent.parent.name}/"
+                                                      f"{refs_file.parent.name}")
+            text = f"{info.repo} {info.name} {info.description}".lower()
+            if all(w in text for w in words):
+                found.append(info)
+        return sort_infos(found, sort, limit, lambda: (lift_key or mean_lift)(
+            self.results_frame()))
+
+    def _basic_info(self, folder: Path, repo: str) -> SkillInfo:
+        card_path = folder / "README.md"
+        card = card_path.read_text(encoding="utf-8") if card_path.is_file() else ""
+        meta = _read_json(folder / "meta.json", {})
+        history = _read_json(folder / "refs.json", {}).get("history", [])
+        fields = card_fields(parse_card(card), repo)
+        return SkillInfo(repo=repo, downloads=int(meta.get("downloads", 0)),
+                         likes=int(meta.get("likes", 0)),
+                         updated=history[-1]["date"] if history else None, card=card, **fields)
+
+    def info(self, repo: str) -> SkillInfo:
+        """One skill with its card and versions (`version` = the newest version tag)."""
+        folder = self._existing(repo)
+        versions = self.versions(repo)
+        info = self._basic_info(folder, repo)
+        latest = versions[0].version if versions else info.version
+        return replace(info, version=latest, versions=versions)
+
+    def refresh_card(self, repo: str) -> None:
+        """Rewrite the card's evaluation section from the results dataset."""
+        folder = self._existing(repo)
+        with self._lock:
+            card = (folder / "README.md").read_text(encoding="utf-8")
+            summary = latest_summary(self.results_frame(), repo)
+            atomic_write_text(folder / "README.md", with_evals(card, summary))
+
+    # -- results ----------------------------------------------------------------------------
+
+    def append_results(self, manifest: RunManifest, rows: list[ResultRow]) -> str:
+        """Write the run's rows as one new file; re-appending a run id is a no-op."""
+        self._ensure_seeded()
+        path = results_path(manifest)
+        stamped = stamp_rows(manifest, rows)
+        target = self.dataset_dir / path
+        with self._lock:
+            card = self.dataset_dir / "README.md"
+            if not card.exists() or not card_is_current(card.read_text(encoding="utf-8")):
+                atomic_write_text(card, dataset_card(self.results_repo))
+            if target.exists():
+                log.info("run %s is already in the results dataset", manifest.run_id)
+                return path
+            data = rows_to_jsonl(stamped).encode("utf-8")
+            atomic_write_bytes(target, data)
+        from .frame import add_source
+
+        add_source(self.root / "cache" / "frame", f"{path}:{len(data)}", data)
+        return path
+
+    def _result_files(self) -> list[Path]:
+        return sorted((self.dataset_dir / "data" / "evals").glob("*/*.jsonl"))
+
+    def read_results(self, *, skill: str | None = None) -> list[ResultRow]:
+        """Every row (of one skill, by repo id or name, when `skill` is given)."""
+        self._ensure_seeded()
+        return [row for path in self._result_files() for row in iter_rows(path)
+                if matches_skill(row, skill)]
+
+    def results_frame(self) -> pd.DataFrame:
+        """Every row as a DataFrame (see `stores.frame`)."""
+        from .frame import load_frame  # pyarrow is loaded only when results are read
+
+        self._ensure_seeded()
+        base = self.dataset_dir
+        sources = {f"{p.relative_to(base).as_posix()}:{p.stat().st_size}": (lambda p=p: p)
+                   for p in self._result_files()}
+        return load_frame(sources, self.root / "cache" / "frame")
+
+    def revision_content_hash(self, repo: str, sha: str) -> str | None:
+        """The content hash of a stored revision (None when there is no such revision)."""
+        tree = _read_json(self._skill_dir(repo) / "revisions" / sha / "tree.json", {})
+        return tree.get("content_hash")
+
+
+def _restore(previous: dict[Path, bytes | None]) -> None:
+    """Put back files as they were before a failed publish."""
+    for path, data in previous.items():
+        if data is None:
+            path.unlink(missing_ok=True)
+        else:
+            atomic_write_bytes(path, data)
+
+
+def _require_empty(dest: Path) -> None:
+    dest.mkdir(parents=True, exist_ok=True)
+    if any(dest.iterdir()):
+        raise RegistryError(f"{dest} is not empty; fetch writes into an empty staging folder")
+
+
+def _read_json(path: Path, default: Any) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return default
+    except ValueError as err:
+        raise RegistryError(f"{path} is damaged ({err})",
+                            hint="hubskills registry path  # inspect or remove it") from err
+
+
+def _write_json(path: Path, data: Any) -> None:
+    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")

@@ -1,0 +1,121 @@
+"""Seed a local registry from the project's `skills/` folder and its recorded eval runs.
+
+Every skill folder whose name follows the skill-name rule (dot-folders skipped) and that
+validates is published as `hubskills/<name>` at its `metadata.version`; every recorded run in
+`skills/.runs/<run_id>/{manifest.json,rows.jsonl}` is appended to the results dataset, linked to
+the seeded revision when its content hash matches. Idempotent: existing versions and runs are
+skipped; a marker file records that seeding happened.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import registry
+
+from .._io import atomic_write_text
+from ..errors import HubskillsError
+from ..results import read_manifest, read_rows, utc_now
+from ..skill import NAME_RE, load_skill
+from ..validate import has_errors, validate_skill
+from .base import is_version, normalize_version, tag_for
+
+if TYPE_CHECKING:
+    from .local import LocalStore
+
+log = logging.getLogger(__name__)
+SEED_NAMESPACE = "hubskills"
+
+
+@dataclass
+class SeedReport:
+    """What a seed did: `published` (repo@version), `skipped` (with reasons), `runs`."""
+
+    published: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    runs: list[str] = field(default_factory=list)
+    already_seeded: bool = False
+
+
+def default_seed_dir() -> Path:
+    """The project's `skills/` folder, found relative to the installed package."""
+    return Path(registry.__file__).resolve().parent.parent / "skills"
+
+
+def seed_store(store: LocalStore, seed_dir: Path, marker: Path, *,
+               force: bool = False) -> SeedReport:
+    """Seed `store` from `seed_dir` unless `marker` exists (or `force`). Call under the lock."""
+    if marker.exists() and not force:
+        return SeedReport(already_seeded=True)
+    report = SeedReport()
+    for folder in sorted(seed_dir.iterdir()) if seed_dir.is_dir() else []:
+        if folder.is_dir() and not folder.name.startswith(".") and NAME_RE.match(folder.name):
+            _seed_skill(store, folder, report)
+    runs_root = seed_dir / ".runs"
+    repos: set[str] = set()
+    for run in sorted(runs_root.iterdir()) if runs_root.is_dir() else []:
+        if (run / "manifest.json").is_file():
+            repo = _seed_run(store, runs_root, run.name, report)
+            if repo:
+                repos.add(repo)
+    for repo in sorted(repos):
+        try:
+            store.refresh_card(repo)
+        except HubskillsError as err:  # a run of a skill that is not in the store
+            log.info("no card to refresh for %s: %s", repo, err.message)
+    atomic_write_text(marker, json.dumps({"date": utc_now(), **asdict(report)}, indent=2))
+    return report
+
+
+def _seed_skill(store: LocalStore, folder: Path, report: SeedReport) -> None:
+    repo = f"{SEED_NAMESPACE}/{folder.name}"
+    if has_errors(validate_skill(folder)):
+        report.skipped.append(f"{folder.name}: does not validate")
+        return
+    version = load_skill(folder).version or ""
+    if not is_version(version):
+        report.skipped.append(f"{folder.name}: no metadata.version")
+        return
+    try:
+        existing = {v.tag for v in store.versions(repo)}
+    except HubskillsError:
+        existing = set()
+    if tag_for(version) in existing:
+        report.skipped.append(f"{repo}@{normalize_version(version)}: already published")
+        return
+    published = store.publish(folder, repo=repo, version=version,
+                              message=f"Seed {folder.name} from the project's skills/")
+    report.published.append(f"{repo}@{published.version}")
+
+
+def _seed_run(store: LocalStore, runs_root: Path, run_id: str,
+              report: SeedReport) -> str | None:
+    try:
+        manifest = read_manifest(runs_root, run_id)
+        rows = read_rows(runs_root, run_id)
+    except (HubskillsError, ValueError) as err:
+        report.skipped.append(f"run {run_id}: unreadable ({err})")
+        return None
+    repo = manifest.skill_repo or f"{SEED_NAMESPACE}/{manifest.skill_name}"
+    update: dict[str, str | None] = {"skill_repo": repo}
+    if not manifest.skill_revision:
+        update.update(_matching_revision(store, repo, manifest.content_hash))
+    store.append_results(manifest.model_copy(update=update), rows)
+    report.runs.append(run_id)
+    return repo
+
+
+def _matching_revision(store: LocalStore, repo: str, wanted_hash: str) -> dict[str, str]:
+    """The revision and version of `repo` whose content hash is `wanted_hash`, if any."""
+    try:
+        versions = store.versions(repo)
+    except HubskillsError:
+        return {}
+    for info in versions:
+        if store.revision_content_hash(repo, info.sha) == wanted_hash:
+            return {"skill_revision": info.sha, "skill_version": info.version}
+    return {}
