@@ -109,8 +109,9 @@ class Evaluator:
     def __init__(self, skill: Skill, suite: Suite, config: EvalConfig, settings: Settings,
                  done: set[tuple[str, str, str, int]]) -> None:
         self.skill, self.suite, self.config = skill, suite, config
-        self.models = [resolve(ref, settings, base_url=config.base_url, retry=config.retry)
-                       for ref in config.models]
+        if config.base_url:  # only local/ references read it: API models keep their endpoints
+            settings = settings.with_(base_url=config.base_url)
+        self.models = [resolve(ref, settings, retry=config.retry) for ref in config.models]
         self.cache = ResponseCache(settings.cache_path)
         self.done = done
         self.spent = 0.0
@@ -118,8 +119,7 @@ class Evaluator:
         self._limits: dict[str, asyncio.Semaphore] = {}
         self.judge = None
         if config.judge:
-            judge_model = resolve(config.judge, settings, base_url=config.base_url,
-                                  retry=config.retry)
+            judge_model = resolve(config.judge, settings, retry=config.retry)
             self.judge = make_judge(judge_model, self._complete)
 
     def _limit(self, model: Model) -> asyncio.Semaphore:

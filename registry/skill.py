@@ -35,6 +35,9 @@ MAX_YAML_DEPTH = 32
 MARKER_FILES = frozenset({".hubskills.json", ".hf-skill-manifest.json"})
 NOISE_NAMES = frozenset({".git", ".DS_Store", "Thumbs.db", "__pycache__", ".idea", ".vscode"})
 NOISE_SUFFIXES = (".swp", ".swo", ".pyc", "~")
+# Bookkeeping written *after* an evaluation (the run ids): hashing it would make a skill's hash
+# differ from the hash its own runs recorded.
+HASH_EXCLUDED = frozenset({"evals/runs.json"})
 _LINK_RE = re.compile(r"\]\(([^)\s#]+)(?:#[^)]*)?\)")
 
 Severity = Literal["error", "warning"]
@@ -361,6 +364,8 @@ def content_hash(root: str | os.PathLike[str]) -> str:
     """
     digest = hashlib.sha256()
     for rel, full in _walk(Path(root)):
+        if rel in HASH_EXCLUDED:
+            continue
         if full.is_symlink():
             kind, data = b"L", os.fsencode(os.readlink(full))
         else:

@@ -11,6 +11,7 @@ from .. import __version__
 from ..errors import HubskillsError
 from . import _output as out
 from .eval import eval_command, runs_group
+from .generate import generate_command, tests_group
 from .models import ask_command, models_command
 from .registry_cmds import (
     info_command,
@@ -40,7 +41,7 @@ def cli() -> None:
 for command in (
     validate_command, new_command, suite_group, eval_command, runs_group, models_command,
     ask_command, scan_command, publish_command, search_command, info_command, versions_command,
-    registry_group,
+    registry_group, generate_command, tests_group,
 ):
     cli.add_command(command)
 

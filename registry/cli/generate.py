@@ -1,0 +1,138 @@
+"""`hubskills generate` and `hubskills tests generate`: a teacher writes, students are measured."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.markup import escape
+
+from ..config import Settings
+from ..generate_report import GenerateReport
+from . import _output as out
+from ._render import pct, signed_points, usd
+
+
+@click.command("generate")
+@click.argument("task")
+@click.option("--from", "sources", multiple=True, type=click.Path(exists=True, path_type=Path),
+              help="Agent trace (Claude Code/Codex JSONL, markdown) or a skill folder to "
+              "improve (repeatable).")
+@click.option("--example", "examples", multiple=True, help="An example request (repeatable).")
+@click.option("--teacher", default=None,
+              help="Model that writes. Default: opus, else an hf/ model, else embedded.")
+@click.option("--student", "students", multiple=True,
+              help="Model measured with and without the skill (repeatable). Default: the "
+              "teacher, plus the embedded model when installed.")
+@click.option("--tests", "n_tests", default=12, show_default=True, help="Test cases to write.")
+@click.option("--rounds", default=3, show_default=True, help="Refinement rounds at most.")
+@click.option("--runs", default=2, show_default=True, help="Eval repeats per case and arm.")
+@click.option("--mode", type=click.Choice(["inline", "tool"]), default="inline",
+              show_default=True, help="How students get the skill in the eval.")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("."),
+              show_default=True, help="Folder to save <name>/ in.")
+@click.option("--force", is_flag=True, help="Replace an existing <out>/<name> folder.")
+@click.option("--no-eval", is_flag=True, help="Draft and suite only: no verification, no eval.")
+@click.option("--base-url", default=None, help="Server for local/<model> references.")
+@click.option("--max-tokens", type=int, default=None, help="Longest teacher reply (tokens).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable report on stdout.")
+def generate_command(task: str, sources: tuple[Path, ...], examples: tuple[str, ...],
+                     teacher: str | None, students: tuple[str, ...], n_tests: int, rounds: int,
+                     runs: int, mode: str, out_dir: Path, force: bool, no_eval: bool,
+                     base_url: str | None, max_tokens: int | None, as_json: bool) -> None:
+    """Generate a skill and a test suite with a teacher model, measure it on students, refine.
+
+    \b
+    Example:
+      hubskills generate "Clean messy CSV files with pandas" --student haiku
+      hubskills generate "Fix flaky pytest fixtures" --from ~/.claude/projects/x/session.jsonl
+      hubskills generate "Improve this skill" --from ./skills/my-skill --out ./skills --force
+      hubskills generate "Parse CSV" --teacher embedded/smollm2-135m --no-eval   # offline
+    """
+    from ..generate import generate_skill
+
+    report = generate_skill(
+        task, settings=Settings.from_env(), progress=None if as_json else _progress,
+        base_url=base_url, sources=list(sources), examples=list(examples), teacher=teacher,
+        students=list(students), n_tests=n_tests, rounds=rounds, runs=runs, mode=mode,
+        out_dir=out_dir, force=force, no_eval=no_eval, max_tokens=max_tokens)
+    if as_json:
+        out.as_json(report.to_dict())
+    else:
+        render_generate_report(report)
+
+
+def render_generate_report(report: GenerateReport) -> None:
+    """The final report: students' baseline → with skill, suite, costs, warnings, diff."""
+    rounds = max(0, len(report.rounds) - 1)
+    out.result(f"[bold]{escape(report.name)}[/] saved to {escape(str(report.path))} · teacher "
+               f"{escape(report.teacher)} · {rounds} refinement round(s)"
+               + (f" · best: round {report.best_round}" if report.best_round is not None else ""))
+    verified = "verified" if report.suite_verified else "NOT verified"
+    out.result(f"suite: {report.cases} case(s) ({verified}), {len(report.dropped)} dropped")
+    for case_id, reason in report.dropped[:10]:
+        out.result(f"  dropped {escape(case_id)}: {escape(reason)}")
+    best = report.best()
+    if best is not None:
+        out.table(["student", "baseline [95% CI]", "with skill [95% CI]", "lift pts [95% CI]",
+                   "verdict", "tokens in/out", "cost"], [_student_row(s) for s in best.students],
+                  title=f"round {best.round} (run {best.run_id})")
+    local = ("embedded/", "local/")
+    evals = usd(report.eval_cost_usd, free=all(s.startswith(local) for s in report.students)) \
+        if report.rounds else "none"
+    out.result(f"teacher: {report.teacher_input_tokens} in / {report.teacher_output_tokens} "
+               f"out tokens, {usd(report.teacher_cost_usd, free=report.teacher.startswith(local))}"
+               + (" with suite verification" if report.suite_verified else "")
+               + f"; evaluations: {evals}; runs: {', '.join(report.run_ids) or 'none'}")
+    for warning in report.warnings:
+        out.warn(escape(warning))
+    if report.diff:
+        out.result("[bold]changes[/]")
+        out.out.print(report.diff, markup=False, highlight=False)
+
+
+def _student_row(s) -> tuple[str, ...]:
+    ci = lambda lo, hi: f"[{pct(lo)}, {pct(hi)}]"  # noqa: E731
+    return (s.model, f"{pct(s.baseline)} {ci(*s.baseline_ci)}", f"{pct(s.skill)} "
+            f"{ci(*s.skill_ci)}", f"{signed_points(s.lift)} [{signed_points(s.lo)}, "
+            f"{signed_points(s.hi)}]", s.verdict, f"{s.input_tokens}/{s.output_tokens}",
+            usd(s.cost_usd, free=s.model.startswith(("embedded/", "local/"))))
+
+
+@click.group("tests")
+def tests_group() -> None:
+    """Grow a skill's test suite with verified, discriminating cases."""
+
+
+@tests_group.command("generate")
+@click.argument("skill", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--n", "n", default=5, show_default=True, help="Cases to ask for.")
+@click.option("--teacher", default=None, help="Model that writes the cases.")
+@click.option("--student", default=None, help="Model a case must defeat (default: teacher).")
+@click.option("--base-url", default=None, help="Server for local/<model> references.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable report on stdout.")
+def tests_generate_command(skill: Path, n: int, teacher: str | None, student: str | None,
+                           base_url: str | None, as_json: bool) -> None:
+    """Add N verified cases to SKILL/evals/evals.json (ids kept unique).
+
+    \b
+    Example:
+      hubskills tests generate ./skills/my-skill --n 5 --student haiku
+    """
+    from ..generate_tests import add_tests
+
+    report = add_tests(skill, n, teacher, student, Settings.from_env(), base_url=base_url,
+                       progress=None if as_json else _progress)
+    if as_json:
+        out.as_json(report.to_dict())
+        return
+    out.result(f"added {len(report.added)} case(s) to {escape(str(report.suite))} "
+               f"({report.total} in all): {', '.join(report.added) or 'none'}")
+    for case_id, reason in report.dropped:
+        out.result(f"  dropped {escape(case_id)}: {escape(reason)}")
+    for warning in report.warnings:
+        out.warn(escape(warning))
+
+
+def _progress(line: str) -> None:
+    out.info(escape(line))
