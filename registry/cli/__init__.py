@@ -13,6 +13,7 @@ from . import _output as out
 from .eval import eval_command, runs_group
 from .generate import generate_command, tests_group
 from .models import ask_command, models_command
+from .pull import install_command, list_command, pull_command, remove_command, update_command
 from .registry_cmds import (
     info_command,
     publish_command,
@@ -41,7 +42,8 @@ def cli() -> None:
 for command in (
     validate_command, new_command, suite_group, eval_command, runs_group, models_command,
     ask_command, scan_command, publish_command, search_command, info_command, versions_command,
-    registry_group, generate_command, tests_group,
+    registry_group, generate_command, tests_group, pull_command, install_command,
+    update_command, remove_command, list_command,
 ):
     cli.add_command(command)
 

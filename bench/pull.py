@@ -1,0 +1,162 @@
+"""Pull benchmarks on the fake Hub; prints ratios (run: `python bench/pull.py`).
+
+1. `hubskills pull ns/name@v1.0.0` (resolve, list, download through the HF cache, verify the
+   content hash, scan, stage, swap, link, lock) vs `snapshot_download(revision="v1.0.0")` plus a
+   copy of the snapshot, each with a cold cache. Median of per-pair ratios; goal <= 1.3.
+2. An up-to-date re-pull: HTTP requests made (goal <= 1) and wall time.
+3. `install` of a 50-skill skills.lock into a fresh project with a cold cache vs 50 sequential
+   pulls of the same skills: wall times and their ratio.
+
+Pairs alternate which side goes first, so load from other processes hits both alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
+os.environ["HF_HUB_OFFLINE"] = "0"
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from fakes.hub_server import FakeHub  # noqa: E402
+from huggingface_hub import snapshot_download  # noqa: E402
+from huggingface_hub.utils import disable_progress_bars  # noqa: E402
+
+from registry.config import Settings  # noqa: E402
+from registry.install import install, pull  # noqa: E402
+from registry.stores.hub import HubStore  # noqa: E402
+
+SKILL = ROOT / "skills" / "kernel-builder-cuda-kernels"
+
+
+def _store(hub: FakeHub, home: Path) -> HubStore:
+    return HubStore(Settings(home=home, registry="hub", hf_endpoint=hub.url,
+                             hf_token=hub.token, namespace="bench"))
+
+
+def _project(tmp: Path, name: str) -> Path:
+    folder = tmp / name
+    (folder / ".claude").mkdir(parents=True)
+    return folder
+
+
+def _make_skill(root: Path, name: str) -> Path:
+    folder = root / name
+    (folder / "references").mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        f'---\nname: {name}\ndescription: "Benchmark skill {name}. Use when measuring."\n'
+        f'metadata:\n  version: "1.0.0"\n---\n\n# {name}\n\n' + "Step by step.\n" * 40)
+    (folder / "references/guide.md").write_text("# Guide\n\n" + "Detail line.\n" * 200)
+    return folder
+
+
+def bench_pull(hub: FakeHub, tmp: Path, rounds: int) -> None:
+    """Pull vs snapshot_download + copy, cold caches, interleaved."""
+    repo = "bench/kernel-builder-cuda-kernels"
+    _store(hub, tmp / "publisher").publish(SKILL, repo=repo, version="1.0.0")
+    mine, base, req_mine, req_base = [], [], [], []
+
+    def ours(i: int) -> None:
+        hub.reset_counts()
+        started = time.perf_counter()
+        pull(f"{repo}@v1.0.0", project=_project(tmp, f"p{i}"), store=_store(hub, tmp / f"h{i}"))
+        mine.append(time.perf_counter() - started)
+        req_mine.append(len(hub.requests))
+
+    def theirs(i: int) -> None:
+        hub.reset_counts()
+        started = time.perf_counter()
+        folder = snapshot_download(repo, revision="v1.0.0", cache_dir=tmp / f"c{i}",
+                                   endpoint=hub.url, token=hub.token)
+        shutil.copytree(folder, tmp / f"d{i}")
+        base.append(time.perf_counter() - started)
+        req_base.append(len(hub.requests))
+
+    ours(-1), theirs(-1)  # warm imports and connections
+    mine.clear(), base.clear()
+    for i in range(rounds):
+        for side in ((ours, theirs) if i % 2 else (theirs, ours)):
+            side(i)
+    ratio = statistics.median(a / b for a, b in zip(mine, base, strict=True))
+    print(f"pull vs snapshot_download + copy (cold cache, median of {rounds}): "
+          f"pull {statistics.median(mine) * 1000:.1f} ms ({req_mine[-1]} requests), "
+          f"snapshot+copy {statistics.median(base) * 1000:.1f} ms ({req_base[-1]} requests)")
+    print(f"  ratio pull/snapshot+copy = {ratio:.2f}  (goal <= 1.3)")
+    bench_repull(hub, tmp, repo, rounds)
+
+
+def bench_repull(hub: FakeHub, tmp: Path, repo: str, rounds: int) -> None:
+    """An up-to-date re-pull: requests and time."""
+    project, store = _project(tmp, "repull"), _store(hub, tmp / "h-repull")
+    pull(repo, project=project, store=store)
+    times, counts = [], []
+    for _ in range(rounds):
+        hub.reset_counts()
+        started = time.perf_counter()
+        result = pull(repo, project=project, store=store)
+        times.append(time.perf_counter() - started)
+        counts.append(len(hub.requests))
+        assert result.status == "up-to-date"
+    print(f"up-to-date re-pull (median of {rounds}): {statistics.median(times) * 1000:.1f} ms, "
+          f"{max(counts)} request(s)  (goal <= 1)")
+
+
+def bench_lockfile(hub: FakeHub, tmp: Path, skills: int) -> None:
+    """`install` of an N-skill lock (cold cache) vs N sequential pulls (cold cache)."""
+    publisher = _store(hub, tmp / "publisher")
+    repos = []
+    for i in range(skills):
+        name = f"bench-skill-{i:02d}"
+        publisher.publish(_make_skill(tmp / "src", name), repo=f"bench/{name}", version="1.0.0")
+        repos.append(f"bench/{name}")
+    project, store = _project(tmp, "seq"), _store(hub, tmp / "h-seq")
+    started = time.perf_counter()
+    for repo in repos:
+        pull(repo, project=project, store=store)
+    sequential = time.perf_counter() - started
+    fresh = _project(tmp, "from-lock")
+    shutil.copy(project / "skills.lock", fresh / "skills.lock")
+    cold = _store(hub, tmp / "h-lock")
+    started = time.perf_counter()
+    results = install(fresh, stores=lambda _: cold, frozen=True)
+    locked = time.perf_counter() - started
+    assert len(results) == skills and all(r.status == "installed" for r in results)
+    shutil.rmtree(fresh / ".agents")
+    shutil.rmtree(fresh / ".claude" / "skills")
+    started = time.perf_counter()
+    install(fresh, stores=lambda _: cold, frozen=True)
+    warm = time.perf_counter() - started
+    print(f"{skills}-skill lockfile: install {locked:.2f} s (cold cache), {warm:.2f} s (warm "
+          f"cache); {skills} sequential pulls {sequential:.2f} s")
+    print(f"  ratio install/sequential pulls = {locked / sequential:.2f}  "
+          f"(warm: {warm / sequential:.2f})")
+
+
+def main() -> None:
+    """Run the three benchmarks and print their ratios."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--skills", type=int, default=50)
+    args = parser.parse_args()
+    disable_progress_bars()  # the baseline prints none either
+    with FakeHub(user="bench") as hub, tempfile.TemporaryDirectory(prefix="hubskills-bench-") \
+            as tmp:
+        home = Path(tmp) / "home"
+        home.mkdir()
+        os.environ["HOME"] = str(home)  # --global is not used, but never touch the real HOME
+        bench_pull(hub, Path(tmp), args.rounds)
+        bench_lockfile(hub, Path(tmp), args.skills)
+
+
+if __name__ == "__main__":
+    main()

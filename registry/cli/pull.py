@@ -1,0 +1,254 @@
+"""`hubskills pull | install | update | remove | list`: skills in your agents' folders."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.markup import escape
+
+from ..agents import agent_names
+from ..config import Settings
+from ..install import PullResult, install, pull, update
+from ..installed import Installed, Removed, latest_checker, list_installed, remove
+from ..scan import Finding, ScanFailed
+from ..stores import SkillStore, get_store
+from . import _output as out
+
+project_option = click.option(
+    "--project", type=click.Path(path_type=Path, file_okay=False), default=".",
+    show_default=True, help="Project root (where .agents/ and skills.lock live).")
+global_option = click.option("--global", "global_", is_flag=True,
+                             help="Use ~/.agents/skills and the agents' user folders.")
+json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+registry_option = click.option(
+    "--registry", type=click.Choice(["local", "hub"]), default=None,
+    help="The embedded local registry (default) or the Hub [env: HUBSKILLS_REGISTRY].")
+
+
+def _stores(registry: str | None = None) -> Callable[[str], SkillStore]:
+    """One store per registry name, built on first use (`registry` overrides every name)."""
+    settings, cache = Settings.from_env(), {}  # type: ignore[var-annotated]
+
+    def store_for(name: str) -> SkillStore:
+        key = registry or name
+        if key not in cache:
+            cache[key] = get_store(settings, key)
+        return cache[key]
+
+    return store_for
+
+
+@click.command("pull")
+@click.argument("spec", metavar="NS/NAME[@VERSION|@SHA]")
+@click.option("--agent", "agent", metavar="NAME,...",
+              help="Agents to serve: " + ", ".join(agent_names()) + " (default: detected).")
+@click.option("--all", "all_agents", is_flag=True, help="Serve every known agent.")
+@global_option
+@click.option("--copy", is_flag=True, help="Copy into agent folders instead of linking.")
+@click.option("--force", is_flag=True, help="Replace a folder hubskills did not install, "
+                                            "or discard local changes.")
+@click.option("--dry-run", is_flag=True, help="Fetch, verify and scan; write nothing.")
+@click.option("--allow-risky", is_flag=True,
+              help="Install despite high-severity findings (never despite secrets).")
+@registry_option
+@project_option
+@json_option
+def pull_command(spec: str, agent: str | None, all_agents: bool, global_: bool, copy: bool,
+                 force: bool, dry_run: bool, allow_risky: bool, registry: str | None,
+                 project: Path, as_json: bool) -> None:
+    """Install a skill into .agents/skills and your agents' folders, pinned in skills.lock.
+
+    \b
+    Examples:
+      hubskills pull hubskills/kernel-builder-cuda-kernels
+      hubskills pull acme/csv-cleaning@v1.2.0 --agent claude,cursor
+      hubskills pull acme/csv-cleaning@3f2a9c1 --dry-run
+      hubskills pull acme/csv-cleaning --global --copy --registry hub
+    """
+    with _show_findings():
+        result = pull(spec, project=project, store=get_store(Settings.from_env(), registry),
+                      agents=agent, all_agents=all_agents, global_=global_, copy=copy,
+                      force=force, dry_run=dry_run, allow_risky=allow_risky)
+    _print_results([result], project, as_json=as_json)
+
+
+@click.command("install")
+@click.option("--frozen", is_flag=True,
+              help="Fail on any mismatch with skills.lock; never write it.")
+@click.option("--force", is_flag=True, help="Discard local changes to pinned skills.")
+@click.option("--allow-risky", is_flag=True, help="Accept high-severity findings (not secrets).")
+@registry_option
+@global_option
+@project_option
+@json_option
+def install_command(frozen: bool, force: bool, allow_risky: bool, registry: str | None,
+                    global_: bool, project: Path, as_json: bool) -> None:
+    """Install exactly what skills.lock pins (by sha).
+
+    \b
+    Examples:
+      hubskills install
+      hubskills install --frozen   # in CI
+    """
+    with _show_findings():
+        results = install(project, stores=_stores(registry), frozen=frozen, global_=global_,
+                          force=force and not frozen, allow_risky=allow_risky)
+    _print_results(results, project, as_json=as_json, empty="skills.lock pins no skills.")
+
+
+@click.command("update")
+@click.argument("name", required=False)
+@click.option("--force", is_flag=True, help="Discard local changes.")
+@click.option("--allow-risky", is_flag=True, help="Accept high-severity findings (not secrets).")
+@registry_option
+@global_option
+@project_option
+@json_option
+def update_command(name: str | None, force: bool, allow_risky: bool, registry: str | None,
+                   global_: bool, project: Path, as_json: bool) -> None:
+    """Move installed skills (or NAME) to their newest version and show what changed.
+
+    \b
+    Examples:
+      hubskills update
+      hubskills update csv-cleaning
+    """
+    with _show_findings():
+        results = update(project, name, stores=_stores(registry), global_=global_,
+                         force=force, allow_risky=allow_risky)
+    _print_results(results, project, as_json=as_json, empty="No skills installed by hubskills.")
+
+
+@click.command("remove")
+@click.argument("name")
+@global_option
+@project_option
+def remove_command(name: str, global_: bool, project: Path) -> None:
+    """Remove a skill hubskills installed: its folder, links, copies and lock entry.
+
+    \b
+    Examples:
+      hubskills remove csv-cleaning
+    """
+    removed = remove(project, name, global_=global_)
+    _print_removed(removed, project)
+
+
+@click.command("list")
+@click.option("--offline", is_flag=True, help="Do not ask the registry for newer versions.")
+@registry_option
+@project_option
+@json_option
+def list_command(offline: bool, registry: str | None, project: Path, as_json: bool) -> None:
+    """List skills in every agent folder (project and user): ours, hf skills', and others.
+
+    \b
+    Examples:
+      hubskills list
+      hubskills list --json
+    """
+    latest = None if offline else latest_checker(_stores(registry))
+    _print_installed(list_installed(project, latest=latest), project, as_json=as_json)
+
+
+# --- rendering --------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _show_findings() -> Iterator[None]:
+    """Print a refused scan's findings before the error line."""
+    try:
+        yield
+    except ScanFailed as err:
+        _findings_table(err.findings)
+        raise
+
+
+def _findings_table(findings: list[Finding]) -> None:
+    if findings:
+        out.table(["severity", "code", "where", "message"],
+                  [(f.severity, f.code, escape(f"{f.path}:{f.line}" if f.line else f.path),
+                    escape(f.message)) for f in findings])
+
+
+def _rel(path: Path, project: Path) -> str:
+    """`path` relative to the project (links are not followed), or with `~` for HOME."""
+    try:
+        return str((path.parent.resolve() / path.name).relative_to(project.resolve()))
+    except ValueError:
+        return str(path).replace(str(Path.home()), "~", 1)
+
+
+def _json(result: PullResult) -> dict[str, Any]:
+    data = asdict(result)
+    data["scan_summary"] = result.scan_summary
+    return data
+
+
+def _print_results(results: list[PullResult], project: Path, *, as_json: bool,
+                   empty: str = "") -> None:
+    if as_json:
+        out.as_json([_json(r) for r in results])
+        return
+    if not results and empty:
+        out.result(empty)
+    for result in results:
+        _print_result(result, project)
+
+
+_VERBS = {"installed": "Installed", "updated": "Updated", "up-to-date": "Up to date:",
+          "dry-run": "Would install"}
+
+
+def _print_result(r: PullResult, project: Path) -> None:
+    for note in r.notes:
+        out.warn(escape(note))
+    version = f" {r.version}" if r.version else ""
+    was = ""
+    if r.status == "updated" and r.previous:
+        was = f" (was {r.previous.version or r.previous.sha[:12]})"
+    out.result(f"{_VERBS.get(r.status, r.status)} {r.repo}{version}{was} at sha {r.sha[:12]} "
+               + escape(f"[{r.registry}]"))
+    for p in r.placements:
+        agents = ", ".join(a for a in p.agents if a != "agents")
+        serves = f": {agents}" if agents else ""
+        out.result(f"  {escape(_rel(p.path, project))}  ({p.mode}{serves})")
+    for line in r.changed:
+        out.result(f"    {escape(line)}")
+    if r.status == "up-to-date":
+        return
+    _findings_table([f for f in r.findings if f.severity != "low"])
+    counts = r.scan_summary
+    out.result(f"  scan: {counts['high']} high, {counts['medium']} medium, {counts['low']} low "
+               "(findings are reported; a scan never proves a skill safe)")
+    if r.status != "dry-run" and r.lock_path:
+        out.result(f"  pinned in {escape(_rel(r.lock_path, project))}")
+
+
+def _print_removed(removed: Removed, project: Path) -> None:
+    out.result(f"Removed {removed.name}" + (f" ({removed.repo})" if removed.repo else ""))
+    for path in removed.paths:
+        out.result(f"  - {escape(_rel(path, project))}")
+    if removed.lock_updated:
+        out.result("  skills.lock updated")
+
+
+def _print_installed(items: list[Installed], project: Path, *, as_json: bool) -> None:
+    if as_json:
+        out.as_json([i.to_json() for i in items])
+        return
+    if not items:
+        out.result("No skills found in any agent folder.")
+        return
+    out.table(["name", "scope", "status", "repo", "version", "latest", "where"],
+              [(i.name, i.scope, i.state if i.kind == "hubskills" else i.kind, i.repo or "",
+                i.version or (i.sha or "")[:12], i.latest or "",
+                escape(", ".join(_rel(Path(w.removesuffix(" (copy)")), project)
+                                 + (" (copy)" if w.endswith(" (copy)") else "")
+                                 for w in i.seen_in) or _rel(i.path, project)))
+               for i in items])

@@ -1,0 +1,352 @@
+"""Pull, install, update, remove and list against a LocalStore in a temp folder."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from registry.cli import main
+from registry.errors import HubskillsError, UnsafeSkill
+from registry.install import install, pull, update
+from registry.installed import latest_checker, list_installed, remove
+from registry.lockfile import HF_MARKER, MARKER_FILE, Lockfile, read_marker
+from registry.skill import content_hash
+from registry.stores import LocalStore
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+
+class CountingStore(LocalStore):
+    """A LocalStore that counts fetches (a re-pull of the same sha must not fetch)."""
+
+    fetches = 0
+
+    def fetch(self, repo: str, sha: str, dest: Path) -> Path:
+        self.fetches += 1
+        return super().fetch(repo, sha, dest)
+
+
+def make_skill(root: Path, name: str, *, version: str = "1.0.0", body: str = "Do it.",
+               files: dict[str, str] | None = None) -> Path:
+    folder = root / f"{name}-{version}" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "SKILL.md").write_text(
+        f'---\nname: {name}\ndescription: "Skill {name}. Use when testing."\n'
+        f'metadata:\n  version: "{version}"\n---\n\n{body}\n')
+    for rel, text in (files or {}).items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(text)
+    return folder
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "home"
+    folder.mkdir()
+    monkeypatch.setenv("HOME", str(folder))
+    return folder
+
+
+@pytest.fixture
+def store(tmp_path: Path, home: Path) -> CountingStore:
+    store = CountingStore(tmp_path / "store")
+    for name in ("csv-clean", "pdf-tools"):
+        store.publish(make_skill(tmp_path / "src", name, files={"references/a.md": "A\n"}),
+                      repo=f"acme/{name}", version="1.0.0")
+    return store
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "proj"
+    (folder / ".claude").mkdir(parents=True)
+    (folder / "README.md").write_text("my project\n")
+    return folder
+
+
+def tree(root: Path) -> dict[str, str]:
+    """Every path under root: file digest, link target or `dir`."""
+    found = {}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        for name in dirnames + filenames:
+            full = Path(dirpath, name)
+            rel = full.relative_to(root).as_posix()
+            if full.is_symlink():
+                found[rel] = "-> " + os.readlink(full)
+            elif full.is_dir():
+                found[rel] = "dir"
+            else:
+                found[rel] = hashlib.sha256(full.read_bytes()).hexdigest()
+    return found
+
+
+def run_main(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main([str(a) for a in args])
+        raise SystemExit(0)
+    captured = capsys.readouterr()
+    return int(info.value.code or 0), captured.out, captured.err
+
+
+# --- pull -------------------------------------------------------------------------------------
+
+
+def test_pull_installs_files_links_marker_and_lock(store: CountingStore, project: Path):
+    result = pull("acme/csv-clean", project=project, store=store)
+    folder = project / ".agents/skills/csv-clean"
+    assert (folder / "SKILL.md").is_file() and (folder / "references/a.md").is_file()
+    link = project / ".claude/skills/csv-clean"
+    assert link.is_symlink() and os.readlink(link) == "../../.agents/skills/csv-clean"
+    assert (link / "SKILL.md").read_text() == (folder / "SKILL.md").read_text()
+    marker = read_marker(folder)
+    assert marker and marker.repo == "acme/csv-clean" and marker.sha == result.sha
+    assert marker.content_hash == content_hash(folder) and marker.version == "1.0.0"
+    assert not (folder / HF_MARKER).exists()
+    entry = Lockfile.read(project / "skills.lock").entries["csv-clean"]
+    assert (entry.repo, entry.sha, entry.version) == ("acme/csv-clean", result.sha, "1.0.0")
+    assert set(entry.agents) == {"agents", "claude"} and entry.registry == "local"
+    assert result.status == "installed" and result.scan_summary["high"] == 0
+    assert not [p for p in (project / ".agents/skills").iterdir() if p.name.startswith(".")]
+
+
+def test_repull_of_the_same_sha_fetches_nothing(store: CountingStore, project: Path):
+    first = pull("acme/csv-clean", project=project, store=store)
+    before, fetches = tree(project), store.fetches
+    again = pull(f"acme/csv-clean@{first.sha[:10]}", project=project, store=store)
+    assert again.status == "up-to-date" and store.fetches == fetches
+    assert tree(project) == before
+
+
+def test_pull_by_version_and_the_lock_is_stable(store: CountingStore, project: Path,
+                                                 tmp_path: Path):
+    store.publish(make_skill(tmp_path / "src", "csv-clean", version="1.1.0"),
+                  repo="acme/csv-clean", version="1.1.0")
+    old = pull("acme/csv-clean@v1.0.0", project=project, store=store)
+    assert old.version == "1.0.0"
+    pull("acme/pdf-tools@1.0.0", project=project, store=store)
+    text = (project / "skills.lock").read_text()
+    data = json.loads(text)
+    assert list(data["skills"]) == ["csv-clean", "pdf-tools"]
+    assert text == json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+def test_copy_mode_copies_with_a_marker(store: CountingStore, project: Path):
+    pull("acme/csv-clean", project=project, store=store, copy=True)
+    copy = project / ".claude/skills/csv-clean"
+    assert copy.is_dir() and not copy.is_symlink()
+    assert read_marker(copy).repo == "acme/csv-clean"
+    assert content_hash(copy) == content_hash(project / ".agents/skills/csv-clean")
+    assert Lockfile.read(project / "skills.lock").entries["csv-clean"].copy
+
+
+def test_agent_list_and_all(store: CountingStore, project: Path):
+    pull("acme/csv-clean", project=project, store=store, agents="windsurf,cursor")
+    assert (project / ".windsurf/skills/csv-clean").is_symlink()
+    assert not (project / ".claude/skills").exists()  # not asked for
+    assert not (project / ".cursor").exists()  # cursor reads .agents/skills itself
+    pull("acme/pdf-tools", project=project, store=store, all_agents=True)
+    for folder in (".claude", ".windsurf", ".cline", ".roo", ".kiro"):
+        assert (project / folder / "skills/pdf-tools").is_symlink(), folder
+
+
+def test_unknown_agent_names_the_valid_ones(store: CountingStore, project: Path):
+    with pytest.raises(HubskillsError) as err:
+        pull("acme/csv-clean", project=project, store=store, agents="claude,vim")
+    assert "vim" in err.value.message and "claude" in err.value.message
+    assert "cursor" in err.value.message and not (project / ".agents").exists()
+
+
+def test_global_installs_under_home(store: CountingStore, project: Path, home: Path):
+    (home / ".claude").mkdir()
+    before = tree(project)
+    pull("acme/csv-clean", project=project, store=store, global_=True)
+    assert (home / ".agents/skills/csv-clean/SKILL.md").is_file()
+    assert os.readlink(home / ".claude/skills/csv-clean") == "../../.agents/skills/csv-clean"
+    assert "csv-clean" in Lockfile.read(home / ".agents/skills.lock").entries
+    assert tree(project) == before
+
+
+def test_dry_run_writes_nothing(store: CountingStore, project: Path, home: Path):
+    before, before_home = tree(project), tree(home)
+    result = pull("acme/csv-clean", project=project, store=store, dry_run=True)
+    assert result.status == "dry-run" and result.sha
+    assert tree(project) == before and tree(home) == before_home
+
+
+def test_unmanaged_folder_needs_force(store: CountingStore, project: Path):
+    mine = project / ".agents/skills/csv-clean"
+    mine.mkdir(parents=True)
+    (mine / "SKILL.md").write_text("mine\n")
+    with pytest.raises(HubskillsError, match="not installed by hubskills"):
+        pull("acme/csv-clean", project=project, store=store)
+    assert (mine / "SKILL.md").read_text() == "mine\n"
+    assert not [p for p in mine.parent.iterdir() if p.name.startswith(".")]
+    pull("acme/csv-clean", project=project, store=store, force=True)
+    assert read_marker(mine) is not None
+
+
+def test_failure_while_linking_restores_the_previous_install(store: CountingStore,
+                                                             project: Path, tmp_path: Path):
+    pull("acme/csv-clean", project=project, store=store, agents="agents")
+    store.publish(make_skill(tmp_path / "src", "csv-clean", version="2.0.0", body="New."),
+                  repo="acme/csv-clean", version="2.0.0")
+    (project / ".roo").mkdir()
+    (project / ".roo/skills").write_text("a file where a folder should be\n")
+    before = tree(project)
+    with pytest.raises(OSError):
+        pull("acme/csv-clean", project=project, store=store, agents="roo")
+    assert tree(project) == before
+
+
+# --- lockfile, update, remove, list -----------------------------------------------------------
+
+
+def test_lockfile_round_trip_and_frozen(store: CountingStore, project: Path):
+    pull("acme/csv-clean", project=project, store=store)
+    pull("acme/pdf-tools", project=project, store=store, copy=True)
+    installed = tree(project)
+    for path in (project / ".agents", project / ".claude/skills"):
+        shutil.rmtree(path)
+    results = install(project, stores=lambda _: store, frozen=True)
+    assert {r.name for r in results} == {"csv-clean", "pdf-tools"}
+    assert _without_markers(tree(project)) == _without_markers(installed)
+    assert install(project, stores=lambda _: store, frozen=True)[0].status == "up-to-date"
+    (project / ".agents/skills/csv-clean/SKILL.md").write_text("edited\n")
+    with pytest.raises(HubskillsError, match="local changes"):
+        install(project, stores=lambda _: store, frozen=True)
+    with pytest.raises(HubskillsError, match="local changes"):
+        install(project, stores=lambda _: store)
+    install(project, stores=lambda _: store, force=True)
+    assert _without_markers(tree(project)) == _without_markers(installed)
+
+
+def _without_markers(found: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in found.items() if not k.endswith(MARKER_FILE)}
+
+
+def test_frozen_fails_without_a_lock_or_on_a_tampered_pin(store: CountingStore, project: Path):
+    with pytest.raises(HubskillsError, match="no skills.lock"):
+        install(project, stores=lambda _: store, frozen=True)
+    pull("acme/csv-clean", project=project, store=store)
+    lock = project / "skills.lock"
+    lock.write_text(lock.read_text().replace("sha256:", "sha256:0"))
+    shutil.rmtree(project / ".agents")
+    with pytest.raises(UnsafeSkill, match="skills.lock pins"):
+        install(project, stores=lambda _: store, frozen=True)
+    assert not (project / ".agents/skills/csv-clean").exists()
+
+
+def test_update_list_and_remove(store: CountingStore, project: Path, tmp_path: Path):
+    pull("acme/csv-clean", project=project, store=store)
+    pull("acme/pdf-tools", project=project, store=store)
+    latest = latest_checker(lambda _: store)
+    states = {i.name: i.state for i in list_installed(project, latest=latest)}
+    assert states == {"csv-clean": "up-to-date", "pdf-tools": "up-to-date"}
+    store.publish(make_skill(tmp_path / "src", "csv-clean", version="1.1.0", body="Better.",
+                             files={"references/b.md": "B\n"}),
+                  repo="acme/csv-clean", version="1.1.0")
+    (project / ".agents/skills/pdf-tools/SKILL.md").write_text("edited\n")
+    states = {i.name: i.state for i in list_installed(project, latest=latest)}
+    assert states == {"csv-clean": "outdated", "pdf-tools": "modified"}
+    [result] = update(project, "csv-clean", stores=lambda _: store)
+    assert result.status == "updated" and result.previous.version == "1.0.0"
+    assert result.version == "1.1.0"
+    assert result.changed == ["~ SKILL.md", "- references/a.md", "+ references/b.md"]
+    with pytest.raises(HubskillsError, match="local changes"):
+        update(project, "pdf-tools", stores=lambda _: store)
+    removed = remove(project, "csv-clean")
+    assert project / ".claude/skills/csv-clean" in removed.paths
+    assert not (project / ".claude/skills/csv-clean").is_symlink()
+    assert not (project / ".agents/skills/csv-clean").exists()
+    assert "csv-clean" not in Lockfile.read(project / "skills.lock").entries
+
+
+def test_others_are_listed_and_never_touched(store: CountingStore, project: Path, home: Path):
+    hf = project / ".agents/skills/csv-clean"
+    hf.mkdir(parents=True)
+    (hf / "SKILL.md").write_text("---\nname: csv-clean\ndescription: x\n---\n")
+    (hf / HF_MARKER).write_text("{}")
+    by_hand = home / ".claude/skills/notes"
+    by_hand.mkdir(parents=True)
+    (by_hand / "SKILL.md").write_text("---\nname: notes\ndescription: x\n---\n")
+    before, before_home = tree(project), tree(home)
+    for force in (False, True):
+        with pytest.raises(HubskillsError, match="hf skills"):
+            pull("acme/csv-clean", project=project, store=store, force=force)
+    with pytest.raises(HubskillsError, match="hf skills"):
+        remove(project, "csv-clean")
+    with pytest.raises(HubskillsError, match="not installed by hubskills"):
+        remove(project, "notes", global_=True)
+    found = {(i.name, i.scope): i.kind for i in list_installed(project)}
+    assert found == {("csv-clean", "project"): "hf-skills", ("notes", "user"): "unmanaged"}
+    assert tree(project) == before and tree(home) == before_home
+
+
+# --- CLI --------------------------------------------------------------------------------------
+
+
+def test_cli_pull_list_remove(capsys: pytest.CaptureFixture[str], project: Path):
+    code, out, err = run_main(capsys, "pull", "hubskills/agent-skill-md", "--project", project)
+    assert code == 0, err
+    assert "Installed hubskills/agent-skill-md" in out and "sha" in out
+    assert ".claude/skills/agent-skill-md" in out and "scan:" in out
+    assert "skills.lock" in out
+    code, out, _ = run_main(capsys, "list", "--project", project, "--json")
+    [item] = [i for i in json.loads(out) if i["name"] == "agent-skill-md"]
+    assert item["state"] == "up-to-date" and item["pinned"]
+    code, out, _ = run_main(capsys, "remove", "agent-skill-md", "--project", project)
+    assert code == 0 and "Removed agent-skill-md" in out
+
+
+def test_cli_errors_map_to_error_and_hint(capsys: pytest.CaptureFixture[str], project: Path):
+    code, out, err = run_main(capsys, "pull", "hubskills/no-such-skill", "--project", project)
+    assert code == 1 and "Error:" in err and "Hint:" in err and "Traceback" not in err
+    code, _, err = run_main(capsys, "pull", "../evil", "--project", project)
+    assert code == 1 and "not a skill id" in err
+    code, _, err = run_main(capsys, "install", "--frozen", "--project", project)
+    assert code == 1 and "skills.lock" in err
+
+
+def test_cli_update_shows_old_new_and_changed_files(capsys: pytest.CaptureFixture[str],
+                                                     project: Path, tmp_path: Path):
+    from registry.config import Settings
+    from registry.stores import local_store
+
+    code, _, err = run_main(capsys, "pull", "hubskills/agent-skill-md", "--project", project,
+                            "--dry-run")
+    assert code == 0 and not (project / ".agents").exists(), err
+    assert run_main(capsys, "pull", "hubskills/agent-skill-md", "--project", project)[0] == 0
+    changed = tmp_path / "agent-skill-md"
+    shutil.copytree(REPO_ROOT / "skills/agent-skill-md", changed)
+    (changed / "references/extra.md").write_text("# Extra\n")
+    local_store(Settings.from_env()).publish(changed, repo="hubskills/agent-skill-md",
+                                             version="1.0.1")
+    code, out, _ = run_main(capsys, "list", "--project", project)
+    assert code == 0 and "outdated" in out
+    code, out, err = run_main(capsys, "update", "--project", project)
+    assert code == 0, err
+    assert "Updated hubskills/agent-skill-md 1.0.1 (was 1.0.0)" in out
+    assert "+ references/extra.md" in out
+    code, out, _ = run_main(capsys, "update", "--project", project)
+    assert "Up to date: hubskills/agent-skill-md 1.0.1" in out
+
+
+def test_fetched_gives_a_temp_copy_for_scanning(store: CountingStore, project: Path):
+    from registry.cli.scan import make_scan_command
+    from registry.install import fetched
+
+    with fetched("acme/csv-clean@1.0.0", store) as folder:
+        assert (folder / "SKILL.md").is_file() and folder.name == "csv-clean"
+        kept = folder
+    assert not kept.exists() and not (project / ".agents").exists()
+    command = make_scan_command(resolver=lambda target: fetched(target, store))
+    from click.testing import CliRunner
+
+    result = CliRunner().invoke(command, ["acme/csv-clean"])
+    assert result.exit_code == 0 and "No findings." in result.output
