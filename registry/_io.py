@@ -25,3 +25,15 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 def atomic_write_text(path: Path, text: str) -> None:
     """UTF-8 text version of `atomic_write_bytes`."""
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def make_temp_dir(prefix: str, parent: Path | None = None) -> Path:
+    """`tempfile.mkdtemp`, but with normal folder permissions (it creates 0700 folders).
+
+    Used for staging folders that are renamed into place and must look like any other folder.
+    """
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    folder.chmod(0o777 & ~umask)
+    return folder

@@ -14,11 +14,11 @@ import hashlib
 import os
 import shutil
 import stat
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ._io import make_temp_dir
 from .agents import STAGING_PREFIX, make_dirs, remove_empty
 from .errors import InvalidSkill, UnsafeSkill
 from .lockfile import HF_MARKER, MARKER_FILE, Scope
@@ -113,10 +113,10 @@ def prepare(source: Source, repo: str, resolved: Resolved, scope: Scope, *, limi
     """
     created: list[Path] = []
     if dry_run:
-        folder = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX))
+        folder = make_temp_dir(STAGING_PREFIX)
     else:
         make_dirs(scope.skills_dir, created)
-        folder = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=scope.skills_dir))
+        folder = make_temp_dir(STAGING_PREFIX, scope.skills_dir)
     try:
         reported = source.fetch(repo, resolved.sha, folder, limits, expected_hash)
         staged = _verify(folder, repo, resolved, reported, expected_hash, limits)

@@ -12,6 +12,7 @@ from ..errors import HubskillsError
 from . import _output as out
 from .eval import eval_command, runs_group
 from .generate import generate_command, tests_group
+from .leaderboard import leaderboard_command
 from .models import ask_command, models_command
 from .pull import install_command, list_command, pull_command, remove_command, update_command
 from .registry_cmds import (
@@ -43,7 +44,7 @@ for command in (
     validate_command, new_command, suite_group, eval_command, runs_group, models_command,
     ask_command, scan_command, publish_command, search_command, info_command, versions_command,
     registry_group, generate_command, tests_group, pull_command, install_command,
-    update_command, remove_command, list_command,
+    update_command, remove_command, list_command, leaderboard_command,
 ):
     cli.add_command(command)
 

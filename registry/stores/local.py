@@ -25,12 +25,11 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._io import atomic_write_bytes, atomic_write_text
+from .._io import atomic_write_bytes, atomic_write_text, make_temp_dir
 from ..errors import RegistryError, SkillNotFound, UnsafeSkill, VersionExists, VersionNotFound
 from ..results import ResultRow, RunManifest, iter_rows, rows_to_jsonl, utc_now
 from ..skill import content_hash, load_skill
@@ -175,7 +174,7 @@ class LocalStore:
         """Copy files into a temp folder, name it by its content, rename it into place."""
         revisions = folder / "revisions"
         revisions.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=revisions))
+        tmp = make_temp_dir(".tmp-", revisions)
         try:
             budget, listing = SizeBudget(*self.limits), []
             for rel, full in files:

@@ -1,0 +1,82 @@
+"""`hubskills leaderboard`: skills ranked by how surely they help each model."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import click
+from rich.markup import escape
+
+from . import _output as out
+
+if TYPE_CHECKING:
+    from ..leaderboard import Entry
+
+VERDICTS = ("helps", "hurts", "no detectable effect")
+DEFAULT_LIMIT = 50
+_ALL_SKILLS = 100_000  # tag lookups list every skill once
+_LEGEND = ("lift: skill minus baseline pass rate, in points, with a paired 95% bootstrap interval "
+           "over cases; ranked by the interval's lower bound. +tokens: the skill's input-token "
+           "overhead per call; cost: the skill arm's total.")
+
+
+@click.command("leaderboard")
+@click.option("--skill", "-s", default=None, help="Skills whose repo or name contains this.")
+@click.option("--model", "-m", default=None,
+              help="One model (exact reference, else every model containing this).")
+@click.option("--tag", default=None, help="Skills whose card has this tag.")
+@click.option("--verdict", type=click.Choice(VERDICTS), default=None,
+              help="Only entries with this verdict.")
+@click.option("--registry", type=click.Choice(["local", "hub"]), default=None,
+              help="The embedded local registry (default) or the Hugging Face Hub "
+                   "[env: HUBSKILLS_REGISTRY].")
+@click.option("--limit", type=click.IntRange(min=0), default=DEFAULT_LIMIT, show_default=True,
+              help="Show the top N entries (0: all).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def leaderboard_command(skill: str | None, model: str | None, tag: str | None,
+                        verdict: str | None, registry: str | None, limit: int,
+                        as_json: bool) -> None:
+    """Rank skills by measured lift on each model (latest run of each skill version x model).
+
+    \b
+    Examples:
+      hubskills leaderboard
+      hubskills leaderboard --model sonnet --verdict helps
+      hubskills leaderboard --skill cuda --json
+    """
+    from ..config import Settings
+    from ..leaderboard import entries
+    from ..stores import get_store
+
+    store = get_store(Settings.from_env(), registry)
+    tags = {info.repo: info.tags for info in store.search("", limit=_ALL_SKILLS)} if tag else None
+    ranked = entries(store.results_frame(), skill=skill, model=model, tags=tags, tag=tag,
+                     verdict=verdict)
+    render_leaderboard(ranked, limit=limit, as_json=as_json,
+                       filtered=any((skill, model, tag, verdict)))
+
+
+def render_leaderboard(ranked: Sequence[Entry], *, limit: int = DEFAULT_LIMIT,
+                       as_json: bool = False, filtered: bool = False) -> None:
+    """Print the top ``limit`` entries (0: all) as a table, or as JSON records.
+
+    With no entries it says why: nothing matched the filters, or nothing was evaluated yet.
+    """
+    from ..leaderboard import table_rows, to_records
+
+    shown = ranked[:limit] if limit else ranked
+    if as_json:
+        out.as_json(to_records(shown))
+        return
+    if not shown:
+        out.result("No results match these filters." if filtered
+                   else "No evaluation results in this registry yet.")
+        out.result("Evaluate a skill and publish its results with: "
+                   "hubskills eval SKILL --push")
+        return
+    columns, rows = table_rows(shown)
+    out.table(columns, ([escape(cell) for cell in row] for row in rows))
+    more = f" Showing {len(shown)} of {len(ranked)} (--limit 0 for all)." \
+        if len(shown) < len(ranked) else ""
+    out.result(_LEGEND + more)
