@@ -24,6 +24,7 @@ install: $(VENV)/.installed-local
 install-dev: $(VENV)/.installed-dev
 
 run: install
+	$(BIN)/hubskills registry seed
 	$(BIN)/python app.py
 
 test: install-dev
