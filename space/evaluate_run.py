@@ -1,0 +1,195 @@
+"""Running an evaluation for the Evaluate tab, and shaping its results (no Gradio here).
+
+The skill comes from the store (fetched at its latest revision, so the run links to that repo
+and revision) or from an upload (a zip of the skill folder, or its files). Uploads are unpacked
+with the same path rules as a pull: nothing outside the staging folder, no links, bounded size.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pandas as pd
+
+from registry.config import Settings
+from registry.errors import HubskillsError, InvalidSkill
+from registry.evaluate import EvalConfig, EvalRun, run_evaluation
+from registry.report import ModelSummary, per_case_table, summarize
+from registry.results import ResultRow
+from registry.stores.base import SizeBudget, check_relpath, write_file
+from registry.suite import load_suite, suite_path
+
+from .state import SpaceState
+
+MAX_UPLOAD_FILES = 200
+MAX_UPLOAD_BYTES = 10 * 1024 * 1024
+SUMMARY_COLUMNS = ("model", "baseline", "with skill", "lift [95% CI]", "verdict",
+                   "p (McNemar)", "+tokens", "cost (skill arm)", "cases×runs", "errors")
+SUMMARY_WIDTHS = ["18%", "8%", "8%", "12%", "13%", "9%", "8%", "10%", "8%", "6%"]
+CASE_WIDTHS = ["20%", "18%", "11%", "10%", "13%", "28%"]
+CASE_COLUMNS = ("model", "case", "baseline", "with skill", "status (skill)", "why it failed")
+
+
+@dataclass(frozen=True)
+class EvalRequest:
+    """What the form asked for (`upload`: paths of uploaded files; it wins over `repo`)."""
+
+    repo: str | None
+    upload: list[str]
+    config: EvalConfig
+    max_cases: int = 0
+
+
+def _unzip(archive: Path, dest: Path) -> None:
+    budget = SizeBudget(max_file=MAX_UPLOAD_BYTES, max_total=MAX_UPLOAD_BYTES)
+    if not zipfile.is_zipfile(archive):
+        raise InvalidSkill(f"{archive.name} is not a zip file",
+                           hint="zip the skill folder (SKILL.md, evals/evals.json) and upload it")
+    with zipfile.ZipFile(archive) as zipped:
+        members = [m for m in zipped.infolist() if not m.is_dir()]
+        if len(members) > MAX_UPLOAD_FILES:
+            raise InvalidSkill(f"the zip holds {len(members)} files (max {MAX_UPLOAD_FILES})")
+        for member in members:
+            rel = check_relpath(member.filename)
+            if rel.startswith("__MACOSX/") or rel.endswith(".DS_Store"):
+                continue
+            budget.take(rel, member.file_size)
+            write_file(dest, rel, zipped.read(member))
+
+
+def _skill_root(folder: Path) -> Path:
+    """The folder holding SKILL.md: the upload itself or its single top-level folder."""
+    if (folder / "SKILL.md").is_file():
+        return folder
+    found = sorted(p.parent for p in folder.rglob("SKILL.md"))
+    if len(found) != 1:
+        raise InvalidSkill("the upload must hold exactly one SKILL.md "
+                           f"(found {len(found)})",
+                           hint="upload a zip of one skill folder, or SKILL.md and evals.json")
+    return found[0]
+
+
+def unpack_upload(paths: list[str], dest: Path) -> Path:
+    """Unpack uploaded files into `dest`; returns the skill folder.
+
+    A zip is extracted as is. Loose files are placed by name: `evals.json` goes to `evals/`,
+    everything else at the top of the skill folder.
+
+    Raises:
+        InvalidSkill / UnsafeSkill: no SKILL.md, an unsafe path, too many or too large files.
+    """
+    dest.mkdir(parents=True, exist_ok=True)
+    zips = [Path(p) for p in paths if str(p).lower().endswith(".zip")]
+    if zips:
+        if len(paths) > 1:
+            raise InvalidSkill("upload one zip, or the skill's files without a zip")
+        _unzip(zips[0], dest)
+        return _skill_root(dest)
+    budget = SizeBudget(max_file=MAX_UPLOAD_BYTES, max_total=MAX_UPLOAD_BYTES)
+    for path in map(Path, paths):
+        rel = f"evals/{path.name}" if path.name == "evals.json" else path.name
+        budget.take(rel, path.stat().st_size)
+        write_file(dest, check_relpath(rel), path.read_bytes())
+    return _skill_root(dest)
+
+
+def _first_cases(folder: Path, count: int) -> list[str]:
+    suite = load_suite(suite_path(folder), skill_dir=folder)
+    return [case.id for case in suite.cases[:count]]
+
+
+def evaluate(state: SpaceState, request: EvalRequest, settings: Settings,
+             progress: Callable[[int, int, ResultRow], None] | None = None) -> EvalRun:
+    """Run the requested evaluation with `settings` (which may carry per-request keys).
+
+    Raises:
+        HubskillsError: nothing to evaluate, a bad skill or suite, an unknown model, a key.
+    """
+    staging = Path(tempfile.mkdtemp(prefix="eval-", dir=_uploads_dir(state)))
+    try:
+        repo = sha = None
+        if request.upload:
+            folder = unpack_upload(request.upload, staging / "upload")
+        elif request.repo:
+            resolved = state.store.resolve(request.repo)
+            repo, sha = request.repo, resolved.sha
+            folder = state.skill_folder(repo, sha)
+        else:
+            raise HubskillsError("choose a skill to evaluate, or upload one",
+                                 hint="pick a skill in the list above")
+        config = request.config
+        if request.max_cases > 0 and not config.case_ids:
+            config = replace(config, case_ids=_first_cases(folder, request.max_cases))
+        return run_evaluation(folder, config, settings, progress=progress, skill_repo=repo,
+                              skill_revision=sha)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _uploads_dir(state: SpaceState) -> Path:
+    folder = state.settings.home / "space" / "uploads"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:.0f}%"
+
+
+def _usd(value: float | None, model: str) -> str:
+    if value is None:
+        return "unknown"
+    if value == 0 and model.startswith(("embedded/", "local/")):
+        return "$0 (local)"
+    return f"${value:.4f}" if value < 1 else f"${value:.2f}"
+
+
+def summary_table(summaries: list[ModelSummary], runs: int) -> pd.DataFrame:
+    """One row per model: rates, lift with its interval and verdict, tokens, cost."""
+    rows = []
+    for s in summaries:
+        st = s.stats
+        rows.append((
+            s.model, f"{_pct(st.baseline.pass_rate)}", f"{_pct(st.skill.pass_rate)}",
+            f"{st.lift * 100:+.0f} [{st.lo * 100:+.0f}, {st.hi * 100:+.0f}]", st.verdict,
+            f"{st.p_value:.3g}", f"{s.skill_overhead_tokens:+.0f}",
+            _usd(s.skill.cost_usd, s.model), f"{st.n_cases}×{runs}",
+            str(s.baseline.errors + s.skill.errors)))
+    return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
+
+
+def _marks(values: list[bool | None]) -> str:
+    return "".join("✓" if v else ("E" if v is None else "✗") for v in values)
+
+
+def case_table(rows: list[ResultRow], models: list[str]) -> pd.DataFrame:
+    """Per model and case: each repeat's verdict per arm, the status, why it failed."""
+    table = [(model, e["case"], _marks(e["baseline"]), _marks(e["skill"]), e["skill_status"],
+              e["why"][:160]) for model in models for e in per_case_table(rows, model)]
+    return pd.DataFrame(table, columns=list(CASE_COLUMNS))
+
+
+def chart_frame(summaries: list[ModelSummary]) -> pd.DataFrame:
+    """Pass rate per model and arm, for a bar chart (one bar per model × arm)."""
+    shorts = [s.model.rsplit("/", 1)[-1] for s in summaries]
+    points = []
+    for s, short in zip(summaries, shorts, strict=True):
+        label = short if shorts.count(short) == 1 else s.model
+        for arm, rate in (("baseline", s.stats.baseline.pass_rate),
+                          ("with skill", s.stats.skill.pass_rate)):
+            points.append((f"{label} · {arm}", s.model, arm, round(rate * 100, 1)))
+    return pd.DataFrame(points, columns=["bar", "model", "arm", "pass_rate"])
+
+
+def results(run: EvalRun) -> tuple[list[ModelSummary], pd.DataFrame, pd.DataFrame,
+                                   pd.DataFrame]:
+    """The summaries and the three frames the tab shows."""
+    summaries = summarize(run.rows)
+    models = [s.model for s in summaries]
+    return (summaries, summary_table(summaries, run.manifest.runs),
+            case_table(run.rows, models), chart_frame(summaries))

@@ -1,0 +1,190 @@
+"""The Evaluate tab: A/B-test a skill on models in the browser, watch it run, push the results."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gradio as gr
+import pandas as pd
+
+from registry.evaluate import EvalConfig, latest_rows
+from registry.providers import EMBEDDED_REF, known_models
+from registry.results import read_manifest, read_rows
+from registry.stores import get_store
+
+from .evaluate_run import (
+    CASE_COLUMNS,
+    CASE_WIDTHS,
+    SUMMARY_COLUMNS,
+    SUMMARY_WIDTHS,
+    EvalRequest,
+    evaluate,
+    results,
+)
+from .keys import key_inputs, request_settings, scrub, typed_secrets
+from .messages import error_markdown, ok_markdown, warn
+from .state import SpaceState
+
+UPLOAD_TYPES = [".zip", ".md", ".json", ".py", ".txt", ".yaml", ".toml"]
+
+
+@dataclass
+class EvaluateTab:
+    """The components and events other parts of the UI wire to."""
+
+    skill: gr.Dropdown
+    run_button: gr.Button
+    push_event: gr.events.Dependency
+
+
+def model_refs(state: SpaceState) -> list[str]:
+    """The embedded model first, then every other known reference."""
+    refs = [m.ref for m in known_models(state.settings) if "<" not in m.ref]
+    return [EMBEDDED_REF, *[r for r in refs if r != EMBEDDED_REF]]
+
+
+def _config(models: list[str] | None, base_url: str, runs: float, mode: str, placement: str,
+            max_tokens: float, max_cost: float | None) -> EvalConfig:
+    chosen = [m.strip() for m in models or [] if m and m.strip()] or [EMBEDDED_REF]
+    return EvalConfig(models=chosen, runs=int(runs), mode=mode, placement=placement,
+                      max_tokens=int(max_tokens), base_url=(base_url or "").strip() or None,
+                      max_cost=float(max_cost) if max_cost else None)
+
+
+def _scrubbed(frame: pd.DataFrame, secrets: list[str]) -> pd.DataFrame:
+    if not secrets:
+        return frame
+    return frame.map(lambda v: scrub(v, secrets) if isinstance(v, str) else v)
+
+
+def run_evaluation_ui(state: SpaceState, lend_server_keys: bool, repo: str | None,
+                      upload: list[str] | None, models: list[str] | None, base_url: str,
+                      runs: float, mode: str, placement: str, max_cases: float,
+                      max_tokens: float, max_cost: float | None, *keys: str,
+                      progress: gr.Progress | None = None) -> tuple:
+    """Run one evaluation; returns status, summary, chart, cases and the run id (or None)."""
+    secrets = typed_secrets(*keys)
+    base = state.settings if lend_server_keys else state.settings.with_(
+        anthropic_api_key=None, openai_api_key=None, hf_token=None)
+    settings = request_settings(base, *keys)
+
+    def advance(done: int, total: int, row) -> None:
+        mark = "error" if row.is_error else ("pass" if row.passed else "fail")
+        if progress is not None:
+            progress((done, total), desc=f"{row.case_id} [{row.arm}] {mark}", unit="answers")
+
+    if progress is not None:
+        progress(0, desc="Preparing the skill and loading the models…")
+    try:
+        config = _config(models, base_url, runs, mode, placement, max_tokens, max_cost)
+        request = EvalRequest(repo or None, list(upload or []), config, int(max_cases or 0))
+        run = evaluate(state, request, settings, progress=advance)
+        summaries, summary, cases, chart = results(run)
+    except Exception as err:  # noqa: BLE001 - shown as a readable message, never a traceback
+        warn(err, secrets)
+        return error_markdown(err, secrets), None, None, None, None
+    m = run.manifest
+    verdicts = ", ".join(f"{s.model}: **{s.stats.verdict}**" for s in summaries)
+    status = ok_markdown(f"Run `{m.run_id}` ({m.status}) · {m.skill_name} · "
+                         f"{len(m.case_ids)} cases × {m.runs} runs · {verdicts}. "
+                         "Press *Push results* to add it to the leaderboard.")
+    return (scrub(status, secrets), _scrubbed(summary, secrets), chart,
+            _scrubbed(cases, secrets), m.run_id)
+
+
+def push_results(state: SpaceState, run_id: str | None,
+                 oauth: gr.OAuthToken | None = None) -> str:
+    """Append a finished run to the store's results dataset (with the user's token if any)."""
+    if not run_id:
+        return "Run an evaluation first; then push its results."
+    try:
+        runs_dir = state.settings.runs_dir
+        manifest = read_manifest(runs_dir, run_id)
+        rows = latest_rows(read_rows(runs_dir, run_id))
+        store = state.store if oauth is None else get_store(
+            state.settings.with_(hf_token=oauth.token))
+        where = store.append_results(manifest, rows)
+    except Exception as err:  # noqa: BLE001 - shown as a readable message
+        warn(err)
+        return error_markdown(err)
+    state.invalidate()
+    return ok_markdown(f"Pushed {len(rows)} rows of run `{run_id}` to `{where}`.")
+
+
+def _form(state: SpaceState) -> list[gr.components.Component]:
+    skills = state.skill_ids()
+    with gr.Row():
+        skill = gr.Dropdown(skills, value=skills[0] if skills else None, label="Skill",
+                            info="From the registry, at its latest version", scale=2,
+                            elem_id="eval-skill")
+        upload = gr.File(label="…or upload a skill (a zip, or SKILL.md + evals.json)",
+                         file_count="multiple", file_types=UPLOAD_TYPES, scale=2, height=120)
+    with gr.Row():
+        models = gr.Dropdown(model_refs(state), value=[EMBEDDED_REF], multiselect=True,
+                             allow_custom_value=True, label="Models", scale=3,
+                             info="Type any reference: anthropic/…, openai/…, hf/org/model, "
+                                  "local/… (with a base URL)", elem_id="eval-models")
+        base_url = gr.Textbox(label="Base URL for local/… models", scale=2, max_lines=1,
+                              placeholder="http://127.0.0.1:8080/v1", elem_id="eval-base-url")
+    with gr.Row():
+        runs = gr.Slider(1, 5, value=3, step=1, label="Runs (repeats per case)",
+                         elem_id="eval-runs")
+        max_cases = gr.Number(0, precision=0, minimum=0, label="Cases (0 = all)",
+                              elem_id="eval-cases")
+        mode = gr.Radio(["inline", "tool"], value="inline", label="Mode",
+                        info="inline: SKILL.md in context · tool: the model must load it")
+        placement = gr.Radio(["user", "system"], value="user", label="Inline placement")
+    with gr.Accordion("Limits", open=False):
+        with gr.Row():
+            max_tokens = gr.Slider(16, 2048, value=512, step=16, label="Max tokens per answer",
+                                   elem_id="eval-max-tokens")
+            max_cost = gr.Number(1.0, minimum=0, label="Stop past this many USD (0 = no limit)")
+    keys = key_inputs()
+    return [skill, upload, models, base_url, runs, mode, placement, max_cases, max_tokens,
+            max_cost, *keys.boxes]
+
+
+def build(state: SpaceState, *, lend_server_keys: bool) -> EvaluateTab:
+    """Render the tab's components and wire its events."""
+    gr.Markdown("Evaluate a skill: every test case is answered with and without it, on each "
+                "model, and graded by its checks. The free embedded model (SmolLM2-135M) runs "
+                "right here; other models need a key.", elem_classes="hs-note")
+    inputs = _form(state)
+    run_button = gr.Button("Run evaluation", variant="primary", elem_id="eval-run")
+    status = gr.Markdown(elem_id="eval-status", elem_classes="hs-status")
+    summary = gr.Dataframe(pd.DataFrame(columns=list(SUMMARY_COLUMNS)), interactive=False,
+                           label="Summary per model", wrap=True, elem_id="eval-summary",
+                           column_widths=SUMMARY_WIDTHS,
+                           elem_classes="hs-table")
+    with gr.Row():
+        chart = gr.BarPlot(x="bar", y="pass_rate", color="arm", y_lim=[0, 100],
+                           x_title="model · arm", y_title="pass rate (%)", height=300,
+                           title="Pass rate without and with the skill",
+                           color_map={"baseline": "#94a3b8", "with skill": "#4f46e5"},
+                           tooltip=["model", "arm", "pass_rate"], scale=2, elem_id="eval-chart")
+        cases = gr.Dataframe(pd.DataFrame(columns=list(CASE_COLUMNS)), interactive=False,
+                             label="Per case (✓ pass · ✗ fail · E error, one mark per run)",
+                             wrap=True, max_height=320, scale=3, elem_id="eval-cases-table",
+                             column_widths=CASE_WIDTHS,
+                             elem_classes="hs-table")
+    run_id = gr.State(None)
+    with gr.Row():
+        push = gr.Button("Push results to the leaderboard", elem_id="eval-push")
+        pushed = gr.Markdown(elem_id="eval-pushed")
+
+    def on_run(repo, upload, models, base_url, runs, mode, placement, max_cases, max_tokens,
+               max_cost, anthropic_key, openai_key, hf_token,
+               progress=gr.Progress()):  # noqa: B008 - how Gradio injects a progress bar
+        return run_evaluation_ui(state, lend_server_keys, repo, upload, models, base_url, runs,
+                                 mode, placement, max_cases, max_tokens, max_cost,
+                                 anthropic_key, openai_key, hf_token, progress=progress)
+
+    def on_push(run: str | None, oauth: gr.OAuthToken | None = None) -> str:
+        return push_results(state, run, oauth)
+
+    run_button.click(on_run, inputs, [status, summary, chart, cases, run_id],
+                     api_name="evaluate", concurrency_limit=2, concurrency_id="model-work",
+                     show_progress_on=[status])
+    push_event = push.click(on_push, run_id, pushed, api_name="push_results",
+                            concurrency_limit=4)
+    return EvaluateTab(inputs[0], run_button, push_event)

@@ -1,0 +1,139 @@
+"""The leaderboard's data, built on the server from the results frame (no Gradio here).
+
+`leaderboard_view` is what the Leaderboard tab shows for one set of filters: the ranked table
+(display strings, each skill a link to its page), the lift-vs-token-overhead scatter, and a
+one-line summary. The ranking and statistics are `registry.leaderboard`'s; this module only
+shapes them for the UI and caps what is sent to the browser.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from registry import leaderboard
+from registry.leaderboard import Entry
+
+ALL = "All"
+VERDICTS = ("helps", "no detectable effect", "hurts")
+VERDICT_MARK = {"helps": "🟢 helps", "hurts": "🔴 hurts",
+                "no detectable effect": "⚪ no detectable effect"}
+VERDICT_COLORS = {"helps": "#16a34a", "no detectable effect": "#94a3b8", "hurts": "#dc2626"}
+MAX_TABLE_ROWS = 500
+MAX_POINTS = 2000
+SCATTER_COLUMNS = ("skill", "model", "token_overhead", "lift_points", "lift_ci", "verdict")
+_LINK = re.compile(r"\?skill=([^)\s]+)")
+_MD_SPECIAL = str.maketrans({c: f"\\{c}" for c in "[]()*_`"})
+
+
+@dataclass(frozen=True)
+class LeaderboardView:
+    """What the tab shows: `table` (display strings), `scatter` points, counts and a summary."""
+
+    table: pd.DataFrame
+    scatter: pd.DataFrame
+    total: int
+    shown: int
+    summary: str
+    x_lim: list[float]
+
+
+def skill_label(entry: Entry) -> str:
+    """`ns/name@version` (or the bare name when the rows carry no repo)."""
+    return f"{entry.skill}@{entry.version}" if entry.version else entry.skill
+
+
+def skill_link(entry: Entry) -> str:
+    """A markdown link to the skill's page (`?skill=ns/name`); plain text without a repo."""
+    label = skill_label(entry).translate(_MD_SPECIAL)
+    return f"[{label}](?skill={entry.repo})" if entry.repo else label
+
+
+def skill_from_link(text: str) -> str | None:
+    """The `ns/name` a table cell links to (None when the cell holds no link)."""
+    match = _LINK.search(text or "")
+    return match.group(1) if match else None
+
+
+def _option(value: str | None) -> str | None:
+    return None if not value or value == ALL else value
+
+
+def display_table(ranked: Sequence[Entry]) -> pd.DataFrame:
+    """`registry.leaderboard.table_rows` with skill links and marked verdicts."""
+    columns, rows = leaderboard.table_rows(ranked)
+    frame = pd.DataFrame(rows, columns=columns)
+    frame["rank"] = frame["rank"].astype(int)
+    frame["skill@version"] = [skill_link(e) for e in ranked]
+    frame["verdict"] = frame["verdict"].map(lambda v: VERDICT_MARK.get(v, v))
+    return frame
+
+
+MODEL_VIEW_COLUMNS = ("rank", "skill@version", "with skill", "lift [95% CI]", "verdict")
+
+
+def scatter_points(ranked: Sequence[Entry]) -> pd.DataFrame:
+    """One point per entry: token overhead (x), lift in points (y), coloured by verdict."""
+    return pd.DataFrame({
+        "skill": [skill_label(e) for e in ranked],
+        "model": [e.model for e in ranked],
+        "token_overhead": [round(e.token_overhead, 1) for e in ranked],
+        "lift_points": [round(e.lift * 100, 1) for e in ranked],
+        "lift_ci": [f"[{e.lift_lo * 100:+.0f}, {e.lift_hi * 100:+.0f}]" for e in ranked],
+        "verdict": [e.verdict for e in ranked],
+    }, columns=list(SCATTER_COLUMNS))
+
+
+def leaderboard_view(frame: pd.DataFrame, tags: dict[str, list[str]] | None = None, *,
+                     query: str = "", model: str | None = None, tag: str | None = None,
+                     verdict: str | None = None, limit: int = MAX_TABLE_ROWS) -> LeaderboardView:
+    """Rank, filter and shape the leaderboard (`ALL` or empty means no filter)."""
+    ranked = leaderboard.entries(frame, skill=query.strip() or None, model=_option(model),
+                                 tags=tags or {}, tag=_option(tag), verdict=_option(verdict))
+    shown = ranked[:limit]
+    helps = sum(e.verdict == "helps" for e in ranked)
+    if ranked:
+        summary = (f"**{len(ranked)}** skill × model results, **{helps}** with a lift "
+                   "surely above zero.")
+        if len(ranked) > len(shown):
+            summary += f" Showing the top {len(shown)}; narrow the filters to see others."
+    elif frame.empty:
+        summary = ("No evaluation results yet. Run one in the **Evaluate** tab and press "
+                   "*Push results*, or `hubskills eval SKILL --push` from the CLI.")
+    else:
+        summary = "No results match these filters."
+    points = scatter_points(ranked[:MAX_POINTS])
+    return LeaderboardView(display_table(shown), points, len(ranked), len(shown), summary,
+                           x_limits(points["token_overhead"].tolist()))
+
+
+def x_limits(overheads: list[float]) -> list[float]:
+    """The scatter's x range: from 0 (or below, for negative overheads) to 10% past the max,
+    so no point sits half-clipped on the edge."""
+    low = min([0.0, *overheads])
+    high = max([100.0, *overheads])
+    return [low * 1.1, high * 1.1]
+
+
+def model_choices(frame: pd.DataFrame) -> list[str]:
+    """`ALL` then every model with results, sorted."""
+    if frame.empty or "model" not in frame:
+        return [ALL]
+    return [ALL, *sorted(str(m) for m in frame["model"].dropna().unique())]
+
+
+def tag_choices(tags: dict[str, list[str]]) -> list[str]:
+    """`ALL` then every tag of a listed skill, sorted."""
+    return [ALL, *sorted({t for values in tags.values() for t in values})]
+
+
+def model_table(frame: pd.DataFrame, model: str | None) -> pd.DataFrame:
+    """Which skills help `model` most: its entries ranked by the lift's lower bound."""
+    ranked = [] if not _option(model) or frame.empty else leaderboard.model_view(
+        leaderboard.entries(frame, model=model), model or "")
+    table = display_table(ranked[:MAX_TABLE_ROWS])
+    table["rank"] = range(1, len(table) + 1)
+    return table[list(MODEL_VIEW_COLUMNS)]

@@ -1,0 +1,122 @@
+"""What a skill page shows, gathered from the store (no Gradio here).
+
+A page is one skill at one version: its SKILL.md, files, versions, latest results per model,
+evaluation history over versions, security scan findings, and the pull command.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from registry import leaderboard
+from registry.scan import Finding, scan_folder
+from registry.skill import load_skill
+from registry.stores.base import check_repo_id, tag_for
+
+from .leaderboard_view import display_table
+from .state import SpaceState
+
+HISTORY_COLUMNS = ("point", "version", "model", "date", "lift_points", "lift_ci",
+                   "baseline", "with_skill", "verdict")
+_SEVERITY_MARK = {"high": "🔴 high", "medium": "🟠 medium", "low": "🟡 low"}
+
+
+@dataclass(frozen=True)
+class SkillPage:
+    """One skill at one version, ready to display."""
+
+    repo: str
+    version: str | None
+    versions: list[str]
+    header: str
+    body: str
+    raw: str
+    files: pd.DataFrame
+    version_table: pd.DataFrame
+    results: pd.DataFrame
+    history: pd.DataFrame
+    findings: str
+    pull_command: str
+
+
+def pull_command(repo: str, version: str | None) -> str:
+    """`hubskills pull ns/name@vX.Y.Z` (unpinned when the skill has no version)."""
+    return f"hubskills pull {repo}@{tag_for(version)}" if version else f"hubskills pull {repo}"
+
+
+def _header(repo: str, version: str | None, description: str, license_: str | None,
+            downloads: int, tags: list[str]) -> str:
+    badges = [f"`{version and tag_for(version) or 'unversioned'}`",
+              f"license: {license_ or 'unspecified'}", f"{downloads} downloads"]
+    badges += [f"`#{t}`" for t in tags if t != "agent-skill"]
+    return f"## {repo}\n{description}\n\n" + " · ".join(badges)
+
+
+def _files_table(folder_files: list[tuple[str, int]]) -> pd.DataFrame:
+    return pd.DataFrame([(path, f"{size / 1024:.1f} KB" if size >= 1024 else f"{size} B")
+                         for path, size in folder_files], columns=["file", "size"])
+
+
+def findings_markdown(findings: list[Finding]) -> str:
+    """The scan findings as a markdown list, or a clean bill of health."""
+    if not findings:
+        return "✅ **No findings**: no hidden text, risky commands, secrets or outside links."
+    lines = [f"**{len(findings)} finding(s)** from `hubskills scan`:", ""]
+    for f in findings[:50]:
+        where = f"{f.path}:{f.line}" if f.line else f.path
+        lines.append(f"- {_SEVERITY_MARK.get(f.severity, f.severity)} `{f.code}` "
+                     f"({where}): {f.message}")
+    if len(findings) > 50:
+        lines.append(f"- … and {len(findings) - 50} more")
+    return "\n".join(lines)
+
+
+def history_frame(frame: pd.DataFrame, repo: str) -> pd.DataFrame:
+    """One bar per version × model (its latest run): the lift in points, with its interval."""
+    points = leaderboard.skill_history(frame, repo) if not frame.empty else []
+    latest: dict[tuple[str, str], dict] = {}
+    for point in points:  # oldest first: later runs replace earlier ones
+        latest[(point["version"] or "-", point["model"])] = point
+    rows = [(f"v{version} · {model}", version, model, (p["date"] or "")[:10],
+             round(p["lift"] * 100, 1),
+             f"[{p['lift_lo'] * 100:+.0f}, {p['lift_hi'] * 100:+.0f}]",
+             round(p["baseline"] * 100, 1), round(p["with_skill"] * 100, 1), p["verdict"])
+            for (version, model), p in latest.items()]
+    return pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
+
+
+def results_table(frame: pd.DataFrame, repo: str) -> pd.DataFrame:
+    """This skill's latest result per version × model, ranked as on the leaderboard."""
+    ranked = [e for e in leaderboard.entries(frame, skill=repo) if e.repo == repo] \
+        if not frame.empty else []
+    return display_table(ranked)
+
+
+def skill_page(state: SpaceState, repo: str, version: str | None = None) -> SkillPage:
+    """Gather everything the page shows for `repo` at `version` (default: the latest).
+
+    Raises:
+        HubskillsError: no such skill or version, or the store failed.
+    """
+    check_repo_id(repo)
+    store = state.store
+    info = store.info(repo)
+    resolved = store.resolve(repo, version or None)
+    folder = state.skill_folder(repo, resolved.sha)
+    skill = load_skill(folder)
+    files = [(rel, (folder / rel).stat().st_size) for rel in skill.files()]
+    versions = pd.DataFrame([(v.version, v.tag, v.sha[:12], (v.date or "")[:10])
+                             for v in info.versions],
+                            columns=["version", "tag", "revision", "date"])
+    frame = state.frame()
+    shown = resolved.version
+    return SkillPage(
+        repo=repo, version=shown, versions=[v.version for v in info.versions],
+        header=_header(repo, shown, info.description, info.license, info.downloads, info.tags),
+        body=skill.body, raw=(folder / "SKILL.md").read_text(encoding="utf-8"),
+        files=_files_table(files), version_table=versions,
+        results=results_table(frame, repo), history=history_frame(frame, repo),
+        findings=findings_markdown(scan_folder(folder)),
+        pull_command=pull_command(repo, shown))

@@ -1,0 +1,97 @@
+"""The Skill tab: one skill's SKILL.md, files, versions, results, history, scan and pull command.
+
+Opened by picking a skill, by clicking a skill on the leaderboard, or by URL (`?skill=ns/name`,
+handled in `space.ui`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gradio as gr
+
+from registry.errors import HubskillsError
+
+from .leaderboard_tab import DATATYPES, WIDTHS
+from .messages import error_markdown, warn
+from .skill_data import skill_page
+from .state import SpaceState
+
+EMPTY_NOTE = "Pick a skill above, or click one on the leaderboard."
+
+
+@dataclass
+class SkillTab:
+    """The components other parts of the UI wire to."""
+
+    picker: gr.Dropdown
+    version: gr.Dropdown
+    outputs: list[gr.components.Component]
+
+
+def render(state: SpaceState, repo: str | None, version: str | None = None) -> tuple:
+    """Every output of the page for `repo` at `version`; errors become a readable header."""
+    if not repo:
+        return (gr.Dropdown(choices=[], value=None), EMPTY_NOTE, "", "", None, None, None,
+                None, "", "")
+    try:
+        page = skill_page(state, repo, version)
+    except HubskillsError as err:
+        warn(err)
+        return (gr.Dropdown(choices=[], value=None), error_markdown(err), "", "", None, None,
+                None, None, "", "")
+    return (gr.Dropdown(choices=page.versions, value=page.version), page.header, page.body,
+            page.raw, page.files, page.version_table, page.results, page.history,
+            page.findings, page.pull_command)
+
+
+def build(state: SpaceState) -> SkillTab:
+    """Render the tab's components and wire its events."""
+    with gr.Row(equal_height=True):
+        picker = gr.Dropdown(state.skill_ids(), value=None, label="Skill", scale=3,
+                             allow_custom_value=True, elem_id="skill-picker")
+        version = gr.Dropdown([], label="Version", scale=1, elem_id="skill-version")
+    header = gr.Markdown(EMPTY_NOTE, elem_id="skill-header")
+    pull = gr.Textbox(label="Install with one command", buttons=["copy"], interactive=False,
+                      max_lines=1, elem_id="pull-command")
+    with gr.Row():
+        with gr.Column(scale=3):
+            body = gr.Markdown(elem_id="skill-body", container=True, max_height=640)
+            with gr.Accordion("Raw SKILL.md", open=False):
+                raw = gr.Code(language="markdown", interactive=False, wrap_lines=True)
+        with gr.Column(scale=2):
+            files = gr.Dataframe(label="Files", interactive=False, max_height=240,
+                                 elem_classes="hs-table")
+            versions = gr.Dataframe(label="Versions", interactive=False, max_height=200,
+                                    elem_classes="hs-table")
+            gr.Markdown("#### Security scan")
+            findings = gr.Markdown(elem_id="skill-findings")
+    gr.Markdown("### Evaluations\nLatest result per version and model. The lift is in "
+                "percentage points with its 95% interval; *helps* means the whole interval "
+                "is above zero.", elem_classes="hs-note")
+    results = gr.Dataframe(interactive=False, max_height=260, elem_id="skill-results",
+                           datatype=DATATYPES, column_widths=WIDTHS, wrap=True,
+                           elem_classes="hs-table")
+    history = gr.BarPlot(x="point", y="lift_points", color="model",
+                         x_title="version · model", y_title="lift (percentage points)",
+                         title="Lift over versions", height=300,
+                         tooltip=["version", "model", "date", "lift_points", "lift_ci",
+                                  "baseline", "with_skill", "verdict"],
+                         elem_id="skill-history")
+    outputs = [version, header, body, raw, files, versions, results, history, findings, pull]
+    tab = SkillTab(picker, version, outputs)
+    _wire(state, tab)
+    return tab
+
+
+def _wire(state: SpaceState, tab: SkillTab) -> None:
+    def open_skill(repo: str | None):
+        return render(state, repo)
+
+    def open_version(repo: str | None, version: str | None):
+        return render(state, repo, version)
+
+    tab.picker.change(open_skill, tab.picker, tab.outputs, api_name="skill_page",
+                      concurrency_limit=8)
+    tab.version.input(open_version, [tab.picker, tab.version], tab.outputs,
+                      api_name="skill_version", concurrency_limit=8)

@@ -1,0 +1,70 @@
+"""The Space's look: a Gradio theme, a little CSS, and the header and explainer texts.
+
+`theme`, `css` and `head` go to `launch()` (Gradio 6 warns when they are given to `gr.Blocks`).
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+import gradio as gr
+
+TITLE = "hubskills · skills for coding agents, ranked by measured lift"
+PITCH = ("Agent Skills for Claude Code, Codex, Cursor and friends, ranked by how much they "
+         "actually help a model: paired A/B evaluations with honest intervals, not stars.")
+
+CSS = """
+.hs-header {display:flex; flex-wrap:wrap; align-items:center; justify-content:space-between;
+  gap:12px; padding:18px 22px; border-radius:14px; margin-bottom:4px;
+  background:linear-gradient(120deg,#eef2ff 0%,#ecfdf5 100%); border:1px solid #e0e7ff;}
+.dark .hs-header {background:linear-gradient(120deg,#1e1b4b 0%,#052e16 100%);
+  border-color:#312e81;}
+.hs-header h1 {margin:0; font-size:1.65rem; line-height:1.2;}
+.hs-header p {margin:4px 0 0 0; opacity:.85; max-width:760px;}
+.hs-counts {display:flex; gap:10px;}
+.hs-count {min-width:84px; text-align:center; padding:8px 12px; border-radius:10px;
+  background:rgba(255,255,255,.75); border:1px solid #e5e7eb;}
+.dark .hs-count {background:rgba(0,0,0,.25); border-color:#374151;}
+.hs-count b {display:block; font-size:1.35rem;}
+.hs-count span {font-size:.78rem; text-transform:uppercase; letter-spacing:.04em; opacity:.7;}
+.hs-note {font-size:.88rem; opacity:.85;}
+.hs-status p {margin:.2rem 0;}
+.hs-table [role=gridcell], .hs-table th {font-family: var(--font) !important;
+  font-variant-numeric: tabular-nums;}
+.gradio-container {max-width: 1480px !important; margin: 0 auto !important;}
+.hs-error {border-left:4px solid #dc2626; padding:6px 12px; background:rgba(220,38,38,.06);
+  border-radius:6px;}
+"""
+
+EXPLAINER = """
+**How to read this table.** Each row is one skill version evaluated on one model: the same
+test cases are answered *without* the skill (baseline) and *with* it, and each case is graded by
+deterministic checks. **Lift** is the difference in pass rate, in percentage points, with a 95%
+confidence interval paired over cases. The **verdict** is *helps* only when the whole interval is
+above zero, *hurts* when it is below, and *no detectable effect* otherwise (more cases narrow
+the interval). **+tokens** is what the skill adds to each prompt; **cost** is the with-skill
+arm's spend ("unknown" when a price is unknown, never a fake $0). Rows are ranked by the
+interval's lower bound: the skills most surely helpful come first.
+"""
+
+
+def theme() -> gr.themes.Base:
+    """A soft indigo/emerald theme with system fonts (no web font: the Space works offline)."""
+    return gr.themes.Soft(
+        primary_hue="indigo", secondary_hue="emerald", neutral_hue="slate",
+        font=["ui-sans-serif", "system-ui", "-apple-system", "Segoe UI", "Roboto", "sans-serif"],
+        font_mono=["ui-monospace", "SFMono-Regular", "Menlo", "Consolas", "monospace"],
+    )
+
+
+def header_html(counts: dict[str, int] | None = None) -> str:
+    """The banner: name, one-line pitch and the skill/run/model counts."""
+    counts = counts or {}
+    chips = "".join(
+        f'<div class="hs-count"><b>{counts.get(key, "–")}</b><span>{escape(label)}</span></div>'
+        for key, label in (("skills", "skills"), ("runs", "eval runs"), ("models", "models")))
+    return (
+        '<div class="hs-header"><div><h1>🧰 hubskills</h1>'
+        f"<p>{escape(PITCH)}</p></div>"
+        f'<div class="hs-counts">{chips}</div></div>'
+    )

@@ -1,0 +1,284 @@
+"""The Space over HTTP: launched on 127.0.0.1 and driven with `gradio_client`.
+
+One app is built and launched for the module, on a local store seeded (on first use) in its
+own temporary HUBSKILLS_HOME, with synthetic results for the leaderboard. Evaluations run
+through the fake OpenAI server and on the embedded model.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import socket
+import zipfile
+from pathlib import Path
+from types import SimpleNamespace
+
+import gradio as gr
+import pytest
+from fakes.openai_server import FakeOpenAIServer
+from gradio_client import Client, handle_file
+
+from registry.config import Settings
+from registry.errors import InvalidSkill, UnsafeSkill
+from registry.providers.embedded import availability
+from registry.results import ResultRow, RunManifest, new_run_id
+from space import build_demo, launch
+from space.evaluate_run import unpack_upload
+from space.evaluate_tab import run_evaluation_ui
+from space.leaderboard_view import skill_from_link
+
+SEEDED = ("hubskills/agent-skill-md", "hubskills/hf-hub-python-2x",
+          "hubskills/kernel-builder-cuda-kernels")
+MODELS = ("embedded/smollm2-135m", "anthropic/claude-sonnet-5-5")
+SECRET = "sk-test-TYPED-IN-THE-UI-0123456789"
+FACT = "The zorblax daemon listens on port 4417."
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def append_run(store, repo: str, model: str, p_base: float, p_skill: float, seed: int) -> None:
+    """A synthetic two-repeat run of eight cases, appended to the store's results."""
+    rnd, name = random.Random(seed), repo.split("/")[1]
+    manifest = RunManifest(run_id=f"{new_run_id()}-{seed}", skill_name=name, skill_repo=repo,
+                           skill_version="1.0.0", content_hash="sha256:0", suite_hash="sha256:0",
+                           models=[model], runs=2, case_ids=[f"c{i}" for i in range(8)],
+                           status="complete")
+    rows = [ResultRow(run_id=manifest.run_id, skill_name=name, skill_version="1.0.0",
+                      skill_repo=repo, model=model, arm=arm, case_id=f"c{i}", repeat=r,
+                      passed=rnd.random() < p, score=1.0, cost_usd=0.0, output_tokens=20,
+                      input_tokens=100 + (300 + 50 * seed if arm == "skill" else 0))
+            for i in range(8) for r in range(2)
+            for arm, p in (("baseline", p_base), ("skill", p_skill))]
+    store.append_results(manifest, rows)
+
+
+@pytest.fixture(scope="module")
+def keyed_server():
+    """An OpenAI-compatible fake that answers only requests bearing the typed key."""
+    with FakeOpenAIServer(responder=knows_fact_if_told, api_key=SECRET) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def space(tmp_path_factory, keyed_server):
+    home = tmp_path_factory.mktemp("space-home")
+    settings = Settings.from_env({"HUBSKILLS_HOME": str(home), "HF_HUB_OFFLINE": "1",
+                                  "OPENAI_BASE_URL": keyed_server.url})
+    demo = build_demo(settings, on_space=False)
+    state = demo.hubskills_state
+    for k, repo in enumerate(SEEDED):
+        for j, model in enumerate(MODELS):
+            append_run(state.store, repo, model, 0.2 + 0.1 * j, 0.3 + 0.3 * k, seed=2 * k + j)
+    state.invalidate()
+    _, url, _ = launch(demo, server_name="127.0.0.1", server_port=free_port(),
+                       prevent_thread_lock=True, quiet=True)
+    yield SimpleNamespace(url=url, home=home, demo=demo, state=state)
+    demo.close()
+
+
+@pytest.fixture
+def client(space) -> Client:
+    return Client(space.url, verbose=False)
+
+
+def evaluate(client: Client, *, repo=None, upload=None, models=("embedded/smollm2-135m",),
+             base_url="", runs=1, max_cases=0, max_tokens=64, openai_key="") -> tuple:
+    return client.predict(repo, upload or [], list(models), base_url, runs, "inline", "user",
+                          max_cases, max_tokens, 0, "", openai_key, "", api_name="/evaluate")
+
+
+def zipped_skill(folder: Path) -> Path:
+    """A zip of a one-fact skill whose suite needs the fact."""
+    cases = [{"id": f"q{i}", "prompt": f"Question {i}: which port does zorblax use?",
+              "checks": [{"type": "contains", "value": ["4417"]}]} for i in range(3)]
+    files = {"zorblax-ports/SKILL.md": "---\nname: zorblax-ports\ndescription: \"Ports of the "
+             "zorblax daemon. Use when configuring zorblax.\"\nmetadata:\n  version: \"1.0.0\""
+             f"\n---\n\n{FACT}\n",
+             "zorblax-ports/evals/evals.json": json.dumps({"cases": cases})}
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+    path = folder / "zorblax-ports.zip"
+    path.write_bytes(buffer.getvalue())
+    return path
+
+
+def knows_fact_if_told(body: dict) -> str:
+    told = any("4417" in json.dumps(m.get("content")) for m in body["messages"])
+    return "Port 4417." if told else "Probably 8080."
+
+
+def test_the_blocks_build_with_every_endpoint(space):
+    assert isinstance(space.demo, gr.Blocks)
+    names = {fn.api_name for fn in space.demo.fns.values()}
+    assert {"leaderboard", "model_view", "skill_page", "evaluate", "push_results", "generate",
+            "publish", "page_load"} <= names
+
+
+def test_leaderboard_ranks_by_the_lower_bound_and_filters(client):
+    table, scatter, summary = client.predict("", "All", "All", "All", api_name="/leaderboard")
+    rows = table["data"]
+    assert len(rows) == len(SEEDED) * len(MODELS) and "6** skill × model" in summary
+    lower = [int(r[5].split("[")[1].split(",")[0]) for r in rows]
+    assert lower == sorted(lower, reverse=True)
+    assert {skill_from_link(r[1]) for r in rows} == set(SEEDED)
+    points = scatter.get("value", scatter)  # an update: the points and the x range
+    assert len(points["data"]) == len(rows) and scatter["x_lim"][1] > 400
+    only, _, _ = client.predict("kernel", "embedded/smollm2-135m", "agent-skill", "All",
+                                api_name="/leaderboard")
+    assert [(skill_from_link(r[1]), r[2]) for r in only["data"]] == [
+        ("hubskills/kernel-builder-cuda-kernels", "embedded/smollm2-135m")]
+    helps, _, _ = client.predict("", "All", "All", "helps", api_name="/leaderboard")
+    assert all("helps" in r[6] for r in helps["data"])
+    none, _, note = client.predict("no-such-skill", "All", "All", "All", api_name="/leaderboard")
+    assert none["data"] in ([], [["", "", "", "", "", "", "", "", "", "", ""]])
+    assert "No results match" in note
+
+
+def test_model_view_and_page_load(client):
+    view = client.predict("anthropic/claude-sonnet-5-5", api_name="/model_view")
+    assert len(view["data"]) == len(SEEDED) and "model" not in view["headers"]
+    loaded = client.predict("", "All", "All", "All", api_name="/page_load")
+    assert "3</b><span>skills" in loaded[0]
+
+
+def test_skill_page_shows_the_pull_command_files_and_history(client):
+    out = client.predict("hubskills/agent-skill-md", api_name="/skill_page")
+    version, header, body, raw, files, versions, results, history, findings, pull = out
+    assert pull == "hubskills pull hubskills/agent-skill-md@v1.0.0"
+    assert version["value"] == "1.0.0" and "## hubskills/agent-skill-md" in header
+    assert "SKILL.md" in raw or raw.startswith("---")
+    assert ["SKILL.md", "evals/evals.json"] <= [row[0] for row in files["data"]]
+    assert versions["data"][0][:2] == ["1.0.0", "v1.0.0"]
+    assert len(results["data"]) == len(MODELS) and len(history["data"]) == len(MODELS)
+    assert "finding" in findings.lower()
+    assert body.strip()
+
+
+def test_an_unknown_skill_is_a_readable_message(client):
+    out = client.predict("nobody/nothing", api_name="/skill_page")
+    assert "**Error:**" in out[1] and "nobody/nothing" in out[1] and "Traceback" not in out[1]
+    assert out[-1] == ""
+
+
+def test_evaluation_of_an_upload_through_a_fake_server_then_push(client, space, tmp_path):
+    with FakeOpenAIServer(responder=knows_fact_if_told) as server:
+        status, summary, chart, cases = evaluate(
+            client, upload=[handle_file(str(zipped_skill(tmp_path)))], models=["local/x"],
+            base_url=server.url, runs=1)
+    assert status.startswith("✅") and "zorblax-ports" in status, status
+    [row] = summary["data"]
+    assert row[0] == "local/x" and row[1:5] == ["0%", "100%", "+100 [+100, +100]", "helps"]
+    assert len(cases["data"]) == 3 and len(chart["data"]) == 2
+    pushed = client.predict(api_name="/push_results")
+    assert pushed.startswith("✅") and "Pushed 6 rows" in pushed
+    table, _, _ = client.predict("zorblax", "All", "All", "All", api_name="/leaderboard")
+    assert [r[2] for r in table["data"]] == ["local/x"]
+
+
+def test_a_typed_key_is_used_but_never_shown_or_saved(client, space, keyed_server):
+    out = evaluate(client, repo="hubskills/agent-skill-md", models=["openai/fake-student"],
+                   max_cases=1, openai_key=SECRET)
+    answered = [r for r in keyed_server.requests if r["path"].endswith("/chat/completions")]
+    assert out[0].startswith("✅"), out[0]
+    assert len(answered) == 2 and out[1]["data"][0][-1] == "0"  # no 401s: the key was used
+    assert SECRET not in json.dumps(out)
+    leaked = [p for p in space.home.rglob("*") if p.is_file() and SECRET.encode() in
+              p.read_bytes()]
+    assert leaked == []
+
+
+def test_errors_are_readable_messages(client):
+    status, summary, *_ = evaluate(client, repo="hubskills/agent-skill-md",
+                                   models=["anthropic/claude-sonnet-5-5"])
+    assert status.startswith("**Error:**") and "ANTHROPIC_API_KEY" in status
+    assert "**Hint:** `type a key under 'API keys'" in status and "Traceback" not in status
+    assert summary["data"] == []
+    status, *_ = evaluate(client, repo="hubskills/agent-skill-md", models=["nosuch/model"])
+    assert "unknown model reference" in status and "hubskills models" in status
+    log, message, *_ = client.predict("   ", [], "auto", [], 4, 1, True, "", "", "", "",
+                                      api_name="/generate")
+    assert "**Error:** the task is empty" in message
+    assert client.predict(api_name="/publish") == "Generate a skill first."
+
+
+@pytest.mark.skipif(not availability()[0], reason="the embedded model is not installed")
+def test_one_case_on_the_embedded_model(client):
+    status, summary, chart, cases = evaluate(
+        client, repo="hubskills/kernel-builder-cuda-kernels", max_cases=1, max_tokens=24)
+    assert status.startswith("✅"), status
+    assert [r[0] for r in summary["data"]] == ["embedded/smollm2-135m"]
+    assert summary["data"][0][8] == "1×1" and len(cases["data"]) == 1
+    assert {p[2] for p in chart["data"]} == {"baseline", "with skill"}
+
+
+
+def teacher_and_student(body: dict) -> str:
+    """`local/teacher` writes the skill and its cases; `local/student` knows only its context."""
+    messages = body["messages"]
+    system, last = json.dumps(messages[0]["content"]), json.dumps(messages[-1]["content"])
+    if "writes Agent Skills" in system:
+        if "test cases for the skill" in last or "were rejected" in last:
+            cases = [{"id": f"port-{i}", "prompt": f"Question {i}: which port does zorblax "
+                      "use?", "checks": [{"type": "contains", "value": ["4417"]}]}
+                     for i in range(3)]
+            return "```json\n" + json.dumps({"cases": cases}) + "\n```"
+        return ("````markdown\n---\nname: zorblax-ports\ndescription: \"Ports of the zorblax "
+                "daemon. Use when configuring zorblax.\"\nmetadata:\n  version: \"0.1.0\"\n"
+                f"---\n\n# Zorblax\n\n{FACT}\n````")
+    return "Port 4417." if body["model"] == "teacher" else knows_fact_if_told(body)
+
+
+def test_generate_streams_previews_and_publishes(client):
+    with FakeOpenAIServer(responder=teacher_and_student) as server:
+        job = client.submit("Answer questions about the zorblax daemon", [], "local/teacher",
+                            ["local/student"], 2, 1, False, server.url, "", "", "",
+                            api_name="/generate")
+        streamed = [out[0] for out in job]
+        log, summary, body, suite, *_ = job.result()
+    assert len(streamed) > 1 and streamed[0] != log  # the log grew while the teacher worked
+    assert "draft: asking local/teacher" in log and "saved " in log, log
+    assert "`local/student`: 0% → 100% with the skill" in summary, summary
+    assert body.startswith("## zorblax-ports") and FACT in body
+    assert len(json.loads(suite)["cases"]) >= 1
+    published = client.predict(api_name="/publish")
+    assert published.startswith("✅ Published **local/zorblax-ports@v0.1.0**"), published
+    page = client.predict("local/zorblax-ports", api_name="/skill_page")
+    assert page[-1] == "hubskills pull local/zorblax-ports@v0.1.0"
+
+
+def test_uploads_are_unpacked_safely(tmp_path):
+    hostile = tmp_path / "hostile.zip"
+    with zipfile.ZipFile(hostile, "w") as archive:
+        archive.writestr("skill/SKILL.md", "---\nname: skill\n---\n")
+        archive.writestr("../escape.txt", "outside")
+    with pytest.raises(UnsafeSkill):
+        unpack_upload([str(hostile)], tmp_path / "a")
+    assert not (tmp_path / "escape.txt").exists()
+    fake = tmp_path / "fake.zip"
+    fake.write_text("not a zip")
+    with pytest.raises(InvalidSkill, match="not a zip file"):
+        unpack_upload([str(fake)], tmp_path / "b")
+    loose = [tmp_path / "SKILL.md", tmp_path / "evals.json"]
+    loose[0].write_text("---\nname: loose\n---\n")
+    loose[1].write_text("{}")
+    folder = unpack_upload([str(p) for p in loose], tmp_path / "c")
+    assert (folder / "SKILL.md").is_file() and (folder / "evals" / "evals.json").is_file()
+
+
+def test_on_a_space_the_server_keys_are_not_lent_to_visitors(tmp_path):
+    settings = Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home"),
+                                  "ANTHROPIC_API_KEY": "sk-ant-the-space-owners-key"})
+    demo = build_demo(settings, on_space=True)
+    with pytest.warns(UserWarning, match="ANTHROPIC_API_KEY"):  # the toast, outside a request
+        status, *_ = run_evaluation_ui(demo.hubskills_state, False, "hubskills/agent-skill-md",
+                                       None, ["anthropic/claude-sonnet-5-5"], "", 1, "inline",
+                                       "user", 1, 16, 0, "", "", "")
+    assert "ANTHROPIC_API_KEY is not set" in status and "type a key" in status
