@@ -109,6 +109,7 @@ class Evaluator:
     def __init__(self, skill: Skill, suite: Suite, config: EvalConfig, settings: Settings,
                  done: set[tuple[str, str, str, int]]) -> None:
         self.skill, self.suite, self.config = skill, suite, config
+        self.secrets = settings.secrets()
         if config.base_url:  # only local/ references read it: API models keep their endpoints
             settings = settings.with_(base_url=config.base_url)
         self.models = [resolve(ref, settings, retry=config.retry) for ref in config.models]
@@ -173,9 +174,9 @@ class Evaluator:
                     loaded = loaded or was_loaded
                     messages.append(Message("tool", result, tool_call_id=call.id))
         except ProviderError as exc:
-            row.error = str(exc)
+            row.error = scrub(str(exc), self.secrets)
             return row
-        row.output, row.skill_loaded = completion.text, loaded
+        row.output, row.skill_loaded = scrub(completion.text, self.secrets), loaded
         verdicts = await run_checks(case, completion.text, judge=self.judge)
         row.passed, row.score = case_score(verdicts)
         row.checks = [CheckVerdict(**asdict(v)) for v in verdicts]
@@ -238,6 +239,14 @@ class Evaluator:
         for provider in providers.values():
             if hasattr(provider, "aclose"):
                 await provider.aclose()
+
+
+def scrub(text: str, secrets: list[str]) -> str:
+    """Replace every secret value in `text`, so keys never reach saved results."""
+    for secret in secrets:
+        if len(secret) >= 8:
+            text = text.replace(secret, "<redacted>")
+    return text
 
 
 def latest_rows(rows: list[ResultRow]) -> list[ResultRow]:

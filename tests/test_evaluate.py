@@ -273,3 +273,16 @@ def test_judge_assertions_are_graded_by_the_judge_model(tmp_path):
     [summary] = summarize(run.rows)
     assert summary.stats.skill.pass_rate == 1.0 and summary.stats.baseline.pass_rate == 0.0
     assert run.rows[0].checks[0].reason == "checked the port."
+
+
+def test_keys_never_reach_saved_results(tmp_path):
+    key = "sk-test-key-0123456789abcdef"
+    with FakeOpenAIServer(responder=lambda body: f"I was called with {key}, port 4417",
+                          api_key=key) as srv:
+        settings = Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "h"),
+                                      "OPENAI_API_KEY": key, "OPENAI_BASE_URL": srv.url})
+        run = run_evaluation(make_skill(tmp_path, 1), config(models=["openai/gpt-4o-mini"],
+                                                             runs=1), settings)
+    assert all("<redacted>" in row.output for row in run.rows)
+    saved = "".join(p.read_text() for p in settings.runs_dir.rglob("*") if p.is_file())
+    assert key not in saved and "port 4417" in saved

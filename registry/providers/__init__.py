@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -43,7 +44,10 @@ MODELS_HINT = "hubskills models"
 
 Factory = Callable[[Settings, str | None], Provider]
 _FACTORIES: dict[str, Factory] = {}
-_INSTANCES: dict[tuple[object, ...], Provider] = {}
+# Weak values: an instance (and the key it holds) lives only while some Model uses it, so a key
+# typed into the Space for one request does not stay in memory for the life of the process.
+_INSTANCES: weakref.WeakValueDictionary[tuple[object, ...], Provider] = (
+    weakref.WeakValueDictionary())
 _instances_lock = threading.Lock()
 
 
@@ -113,7 +117,7 @@ def resolve(ref: str, settings: Settings, *, base_url: str | None = None,
     key = (name, getattr(instance, "base_url", None), getattr(instance, "api_key", None),
            getattr(instance, "retry", None))
     with _instances_lock:
-        instance = _INSTANCES.setdefault(key, instance)
+        instance = _INSTANCES.setdefault(key, instance)  # type: ignore[arg-type]
     return Model(ref=f"{name}/{model_id}", provider=instance, model_id=model_id,
                  provider_name=name)
 
