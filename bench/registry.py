@@ -7,6 +7,10 @@
    one model without a known price. Goal: <= 2 s. Best wall time of 3 calls (with that call's
    CPU time); peak memory measured in a separate traced call (tracemalloc sees numpy's
    buffers) so tracing does not skew the time.
+2. Publish + resolve + fetch round trip through `HubStore` on the Hub-compatible test server,
+   against the bare huggingface_hub calls doing the same (create_repo, upload_folder, create_tag,
+   list_repo_refs, snapshot_download + copy of the skill's files). Median of paired trials;
+   goal: ratio <= 1.2.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import pandas as pd  # noqa: E402
 from registry import leaderboard  # noqa: E402
 
 LEADERBOARD_GOAL_S = 2.0
+ROUND_TRIP_GOAL = 1.2
 
 
 def synthesize(*, skills: int, models: int, runs: int, cases: int, repeats: int,
@@ -117,12 +122,73 @@ def bench_leaderboard(repeat: int = 3) -> float:
     return ratio
 
 
+def _bare_round_trip(api: Any, skill: Path, repo: str, version: str, dest: Path) -> None:
+    import shutil
+
+    api.create_repo(repo, exist_ok=True)
+    head = api.list_repo_commits(repo)[0].commit_id
+    commit = api.upload_folder(repo_id=repo, folder_path=str(skill), parent_commit=head,
+                               commit_message=f"v{version}")
+    api.create_tag(repo, tag=f"v{version}", revision=commit.oid)
+    sha = next(t.target_commit for t in api.list_repo_refs(repo).tags if t.name == f"v{version}")
+    snapshot = api.snapshot_download(repo, revision=sha)
+    shutil.copytree(snapshot, dest, ignore=shutil.ignore_patterns(".gitattributes", "README.md"))
+
+
+def bench_round_trip(trials: int = 5) -> float:
+    """Median ratio of HubStore's publish+resolve+fetch to the bare client calls."""
+    import os
+    import statistics
+    import tempfile
+
+    os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    sys.path.insert(0, str(ROOT / "tests"))
+    import shutil
+
+    from fakes.hub_server import FakeHub
+    from huggingface_hub import HfApi
+
+    from registry.config import Settings
+    from registry.stores.hub import HubStore
+
+    source = ROOT / "skills" / "kernel-builder-cuda-kernels"
+    ratios, ours, bare = [], [], []
+    with FakeHub() as hub, tempfile.TemporaryDirectory() as tmp:
+        env = {"HUBSKILLS_HOME": tmp, "HF_ENDPOINT": hub.url, "HF_TOKEN": hub.token}
+        store = HubStore(Settings.from_env(env))
+        api = HfApi(endpoint=hub.url, token=hub.token, library_name="bench")
+        for trial in range(trials + 1):  # the first pair warms imports and connections
+            version, dest = f"1.0.{trial}", Path(tmp) / f"out-{trial}"
+            skill = Path(tmp) / f"src-{trial}" / source.name  # new content: a real commit each
+            shutil.copytree(source, skill)
+            text = (skill / "SKILL.md").read_text().replace('"1.0.0"', f'"{version}"')
+            (skill / "SKILL.md").write_text(text)
+            t0 = time.perf_counter()
+            published = store.publish(skill, repo="bench/ours", version=version)
+            resolved = store.resolve("bench/ours", f"v{version}")
+            store.fetch("bench/ours", resolved.sha, dest / "ours")
+            t1 = time.perf_counter()
+            _bare_round_trip(api, skill, "bench/bare", version, dest / "bare")
+            t2 = time.perf_counter()
+            assert resolved.sha == published.sha
+            if trial:
+                ours.append(t1 - t0)
+                bare.append(t2 - t1)
+                ratios.append((t1 - t0) / (t2 - t1))
+    ratio = statistics.median(ratios)
+    print(f"publish+resolve+fetch round trip: hubskills {statistics.median(ours) * 1000:.0f} ms"
+          f" vs bare huggingface_hub {statistics.median(bare) * 1000:.0f} ms: ratio {ratio:.2f}"
+          f" (goal <= {ROUND_TRIP_GOAL})")
+    return ratio / ROUND_TRIP_GOAL
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run every registry benchmark; exit 1 when one misses its goal."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="timed calls per benchmark")
     args = parser.parse_args(argv)
-    ratios = [bench_leaderboard(args.repeat)]
+    ratios = [bench_leaderboard(args.repeat), bench_round_trip()]
     return 0 if all(r <= 1 for r in ratios) else 1
 
 
