@@ -8,6 +8,7 @@ skill is published with their own token.
 from __future__ import annotations
 
 import importlib.util
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -57,8 +58,11 @@ def generate_ui(state: SpaceState, lend_server_keys: bool, task: str, traces: li
 
 
 def oauth_available() -> bool:
-    """Whether Gradio's Hugging Face sign-in can work here (the `gradio[oauth]` extra)."""
-    return all(importlib.util.find_spec(name) for name in ("authlib", "itsdangerous"))
+    """Whether Gradio's Hugging Face sign-in can work here: on a real Space (`SPACE_ID`, which
+    Gradio's OAuth needs; elsewhere it mocks sign-in with the machine's own HF login) with the
+    `gradio[oauth]` extra installed."""
+    installed = all(importlib.util.find_spec(name) for name in ("authlib", "itsdangerous"))
+    return installed and bool(os.environ.get("SPACE_ID"))
 
 
 def publish_ui(state: SpaceState, on_space: bool, folder: str | None,
@@ -69,8 +73,8 @@ def publish_ui(state: SpaceState, on_space: bool, folder: str | None,
     try:
         if on_space and oauth is None:
             if not oauth_available():
-                return ("Publishing from this Space needs Hugging Face sign-in, which is not "
-                        "installed here (`pip install 'gradio[oauth]'`).")
+                return ("Publishing from here needs Hugging Face sign-in, which only works on a "
+                        "Space with `hf_oauth: true` and `gradio[oauth]` installed.")
             return "**Sign in with Hugging Face** (button above) to publish under your name."
         store = state.store if oauth is None else get_store(
             state.settings.with_(hf_token=oauth.token))
