@@ -261,7 +261,7 @@ def test_command_empty_states_point_to_eval_push(capsys: pytest.CaptureFixture[s
     result = invoke("--skill", "no-such-skill")
     assert result.exit_code == 0
     assert "No results match" in result.output and "hubskills eval SKILL --push" in result.output
-    assert "No results match" in invoke("--tag", "agent-skill").output  # seeded, not evaluated
+    assert "No results match" in invoke("--tag", "no-such-tag").output
     render_leaderboard([])
     printed = capsys.readouterr().out
     assert "No evaluation results" in printed and "hubskills eval SKILL --push" in printed
