@@ -8,13 +8,12 @@ HTTP 400), so temperature is only sent to the older models that accept it.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 import time
-import weakref
 from typing import Any, ClassVar
 
+from ._clients import LoopClients
 from ._retry import CallContext, RetryPolicy, Transient, translate, with_retries
 from .base import Completion, Message, ToolCall, ToolSpec, Usage
 
@@ -49,30 +48,24 @@ class AnthropicProvider:
         self.timeout = timeout
         self.retry = retry or RetryPolicy()
         self._http_client = http_client
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
-            weakref.WeakKeyDictionary())
+        self._clients = LoopClients(self._new_client)
 
     def __repr__(self) -> str:
         return f"AnthropicProvider(base_url={self.base_url!r})"
 
+    def _new_client(self) -> Any:
+        import anthropic
+
+        return anthropic.AsyncAnthropic(base_url=self.base_url, api_key=self.api_key, max_retries=0,
+                                         timeout=self.timeout, http_client=self._http_client)
+
     def client(self) -> Any:
         """The `anthropic.AsyncAnthropic` client for the running event loop."""
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            import anthropic
-
-            client = anthropic.AsyncAnthropic(base_url=self.base_url, api_key=self.api_key,
-                                              max_retries=0, timeout=self.timeout,
-                                              http_client=self._http_client)
-            self._clients[loop] = client
-        return client
+        return self._clients.get()
 
     async def aclose(self) -> None:
         """Close the running loop's client (its connection pool dies with the loop)."""
-        client = self._clients.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client.close()
+        await self._clients.aclose()
 
     async def complete(self, messages: list[Message], *, model: str,
                        tools: list[ToolSpec] | None = None, temperature: float = 0.0,

@@ -8,14 +8,13 @@ backend retries the same way. Clients are created lazily, once per event loop: a
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import re
 import time
-import weakref
 from typing import Any, ClassVar
 
+from ._clients import LoopClients
 from ._retry import CallContext, RetryPolicy, Transient, translate, with_retries
 from .base import Completion, Message, ToolCall, ToolSpec, Usage
 
@@ -41,30 +40,24 @@ class OpenAICompat:
         self.timeout = timeout
         self.retry = retry or RetryPolicy()
         self._http_client = http_client
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
-            weakref.WeakKeyDictionary())
+        self._clients = LoopClients(self._new_client)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self.base_url!r})"
 
+    def _new_client(self) -> Any:
+        import openai
+
+        return openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key, max_retries=0,
+                                   timeout=self.timeout, http_client=self._http_client)
+
     def client(self) -> Any:
         """The `openai.AsyncOpenAI` client for the running event loop, created on first use."""
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            import openai
-
-            client = openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key,
-                                        max_retries=0, timeout=self.timeout,
-                                        http_client=self._http_client)
-            self._clients[loop] = client
-        return client
+        return self._clients.get()
 
     async def aclose(self) -> None:
         """Close the running loop's client (its connection pool dies with the loop)."""
-        client = self._clients.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client.close()
+        await self._clients.aclose()
 
     def uses_reasoning_params(self, model: str) -> bool:
         """True when `model` wants `max_completion_tokens` and rejects temperature and stop."""
