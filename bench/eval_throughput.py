@@ -75,7 +75,7 @@ def main() -> None:
     server.start()
     url = queue.get(timeout=30)
     from registry.config import Settings
-    from registry.evaluate import EvalConfig, run_evaluation
+    from registry.evaluation.engine import EvalConfig, run_evaluation
 
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings.from_env({"HUBSKILLS_HOME": os.path.join(tmp, "home"),

@@ -33,7 +33,7 @@ from huggingface_hub import snapshot_download  # noqa: E402
 from huggingface_hub.utils import disable_progress_bars  # noqa: E402
 
 from registry.config import Settings  # noqa: E402
-from registry.install import install, pull  # noqa: E402
+from registry.install.pull import install, pull  # noqa: E402
 from registry.stores.hub import HubStore  # noqa: E402
 
 SKILL = ROOT / "skills" / "kernel-builder-cuda-kernels"

@@ -18,11 +18,11 @@ import pandas as pd
 
 from registry.config import Settings
 from registry.errors import HubskillsError, InvalidSkill
-from registry.evaluate import EvalConfig, EvalRun, run_evaluation
-from registry.report import ModelSummary, per_case_table, summarize
-from registry.results import ResultRow
+from registry.evaluation.engine import EvalConfig, EvalRun, run_evaluation
+from registry.evaluation.report import ModelSummary, per_case_table, summarize
+from registry.evaluation.results import ResultRow
+from registry.format.suite import load_suite, suite_path
 from registry.stores.base import SizeBudget, check_relpath, write_file
-from registry.suite import load_suite, suite_path
 
 from .state import SpaceState
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import gradio as gr
 import pandas as pd
 
-from registry.evaluate import EvalConfig, latest_rows
+from registry.evaluation.engine import EvalConfig, latest_rows
+from registry.evaluation.results import read_manifest, read_rows
 from registry.providers import EMBEDDED_REF, known_models
-from registry.results import read_manifest, read_rows
 from registry.stores import get_store
 
 from .evaluate_run import (

@@ -1,4 +1,4 @@
-"""Running `registry.generate.generate_skill` for the Generate tab, streaming its progress.
+"""Running `registry.generate.pipeline.generate_skill` for the Generate tab, streaming its progress.
 
 Generation runs in a worker thread; its progress lines are collected in a queue so that the
 tab's generator can yield the growing log while the teacher works. The generated skill is saved
@@ -18,8 +18,8 @@ from typing import Any
 
 from registry.config import Settings
 from registry.errors import HubskillsError
-from registry.skill import load_skill
-from registry.suite import suite_path
+from registry.format.skill import load_skill
+from registry.format.suite import suite_path
 
 POLL_S = 0.25
 
@@ -54,7 +54,7 @@ def stream(job: GenerateJob) -> Iterator[list[str]]:
 
     def work() -> None:
         try:
-            from registry.generate import generate_skill
+            from registry.generate.pipeline import generate_skill
         except ImportError as err:
             job.error = HubskillsError("skill generation is not available in this build",
                                        hint="update hubskills, or use the CLI: hubskills "

@@ -2,8 +2,8 @@
 
 `leaderboard_view` is what the Leaderboard tab shows for one set of filters: the ranked table
 (display strings, each skill a link to its page), the lift-vs-token-overhead scatter, and a
-one-line summary. The ranking and statistics are `registry.leaderboard`'s; this module only
-shapes them for the UI and caps what is sent to the browser.
+one-line summary. The ranking and statistics are `registry.evaluation.leaderboard`'s; this
+module only shapes them for the UI and caps what is sent to the browser.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from registry import leaderboard
-from registry.leaderboard import Entry
+from registry.evaluation import leaderboard
+from registry.evaluation.leaderboard import Entry
 
 ALL = "All"
 VERDICTS = ("helps", "no detectable effect", "hurts")
@@ -63,7 +63,7 @@ def _option(value: str | None) -> str | None:
 
 
 def display_table(ranked: Sequence[Entry]) -> pd.DataFrame:
-    """`registry.leaderboard.table_rows` with skill links and marked verdicts."""
+    """`registry.evaluation.leaderboard.table_rows` with skill links and marked verdicts."""
     columns, rows = leaderboard.table_rows(ranked)
     frame = pd.DataFrame(rows, columns=columns)
     frame["rank"] = frame["rank"].astype(int)

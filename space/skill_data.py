@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from registry import leaderboard
-from registry.scan import Finding, scan_folder
-from registry.skill import load_skill
+from registry.evaluation import leaderboard
+from registry.format.skill import load_skill
+from registry.scan.scanner import Finding, scan_folder
 from registry.stores.base import check_repo_id, tag_for
 
 from .leaderboard_view import display_table

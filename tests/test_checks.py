@@ -1,4 +1,4 @@
-"""Tests for registry.checks: every check type, file extraction, sandboxing and scoring."""
+"""Tests for registry.evaluation.checks: every check type, files, sandboxing, scoring."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from registry.checks import CheckResult, case_score, extract_files, run_checks
 from registry.errors import ProviderError
-from registry.suite import Case
+from registry.evaluation.checks import CheckResult, case_score, extract_files, run_checks
+from registry.format.suite import Case
 
 
 def grade(checks: list[dict[str, Any]], output: str, **kwargs: Any) -> list[CheckResult]:

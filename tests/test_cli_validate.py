@@ -14,9 +14,9 @@ from click.testing import CliRunner, Result
 
 from registry import __version__
 from registry.cli import cli, main
-from registry.skill import SKILL_FILE
-from registry.suite import load_suite
-from registry.validate import validate_skill
+from registry.format.skill import SKILL_FILE
+from registry.format.suite import load_suite
+from registry.format.validate import validate_skill
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data"

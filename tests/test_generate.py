@@ -22,15 +22,15 @@ from registry.cli.generate import generate_command
 from registry.cli.generate import tests_group as cli_tests_group
 from registry.config import Settings
 from registry.errors import GenerationError, HubskillsError
-from registry.generate import bump_patch, generate_skill
-from registry.generate_parse import parse_skill_reply
-from registry.generate_suite import screen_leaks
-from registry.generate_teacher import HF_TEACHER, default_teacher
-from registry.generate_tests import add_tests
+from registry.format.skill import load_skill
+from registry.format.suite import Case, load_suite, suite_path
+from registry.format.validate import has_errors, validate_skill
+from registry.generate.cases import add_tests
+from registry.generate.parse import parse_skill_reply
+from registry.generate.pipeline import bump_patch, generate_skill
+from registry.generate.suite import screen_leaks
+from registry.generate.teacher import HF_TEACHER, default_teacher
 from registry.providers._retry import RetryPolicy
-from registry.skill import load_skill
-from registry.suite import Case, load_suite, suite_path
-from registry.validate import has_errors, validate_skill
 
 FAST = RetryPolicy(attempts=3, base_delay=0.001, max_delay=0.005, max_retry_after=0.01)
 FACTS = ["4417", "--zx-mode=turbo", "zorblax.toml"]

@@ -1,4 +1,4 @@
-"""`registry.leaderboard` (ranked entries from result rows) and `hubskills leaderboard`.
+"""`registry.evaluation.leaderboard` (ranked entries from result rows) and `hubskills leaderboard`.
 
 Expected values are worked out by hand from `shared/facts/statistics.md`: Wilson 95% for 2/10
 is center (0.2 + z²/20) / (1 + z²/10) = 0.2833 and half-width 0.2266, so [0.0567, 0.5098];
@@ -14,12 +14,18 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from registry import leaderboard, stats
 from registry.cli.leaderboard import leaderboard_command, render_leaderboard
 from registry.config import Settings
-from registry.leaderboard import entries, model_view, skill_history, table_rows, to_records
-from registry.report import summarize
-from registry.results import ResultRow, RunManifest
+from registry.evaluation import leaderboard, stats
+from registry.evaluation.leaderboard import (
+    entries,
+    model_view,
+    skill_history,
+    table_rows,
+    to_records,
+)
+from registry.evaluation.report import summarize
+from registry.evaluation.results import ResultRow, RunManifest
 
 JAN, FEB = "2026-01-01T00:00:00+00:00", "2026-02-01T00:00:00+00:00"
 MAR = "2026-03-01T12:00:00+00:00"

@@ -12,8 +12,8 @@ import pytest
 
 from registry.config import Settings
 from registry.errors import HubskillsError, SkillNotFound, UnsafeSkill, VersionExists
-from registry.results import ResultRow, RunManifest, RunWriter, read_manifest
-from registry.skill import NAME_RE, content_hash, load_skill
+from registry.evaluation.results import ResultRow, RunManifest, RunWriter, read_manifest
+from registry.format.skill import NAME_RE, content_hash, load_skill
 from registry.stores import LocalStore, get_store
 from registry.stores.frame import load_frame
 

@@ -1,4 +1,4 @@
-"""Tests for registry.scan and `hubskills scan`: each rule with a positive and a negative case."""
+"""Tests for registry.scan.scanner and `hubskills scan`: each rule, positive and negative."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from registry.cli.scan import make_scan_command, scan_command
 from registry.errors import HubskillsError, InvalidSkill, UnsafeSkill
-from registry.scan import (
+from registry.scan.scanner import (
     Finding,
     ScanFailed,
     ScanLimits,

@@ -1,4 +1,4 @@
-"""`registry.skill`: loading, rendering and hashing a skill folder."""
+"""`registry.format.skill`: loading, rendering and hashing a skill folder."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from registry.errors import HubskillsError, InvalidSkill
-from registry.skill import (
+from registry.format.skill import (
     SKILL_FILE,
     Skill,
     SkillFormatError,
@@ -23,7 +23,7 @@ from registry.skill import (
     parse_frontmatter,
     split_frontmatter,
 )
-from registry.validate import validate_skill
+from registry.format.validate import validate_skill
 
 GOOD = '---\nname: demo\ndescription: "Does X. Use when: Y."\n---\n# Demo\n\nSteps.\n'
 

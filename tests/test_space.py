@@ -22,8 +22,8 @@ from gradio_client import Client, handle_file
 
 from registry.config import Settings
 from registry.errors import InvalidSkill, UnsafeSkill
+from registry.evaluation.results import ResultRow, RunManifest, new_run_id
 from registry.providers.embedded import availability
-from registry.results import ResultRow, RunManifest, new_run_id
 from space import build_demo, launch
 from space.evaluate_run import unpack_upload
 from space.evaluate_tab import run_evaluation_ui

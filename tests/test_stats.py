@@ -1,4 +1,4 @@
-"""Tests for registry.stats against the hand-checked values in facts/statistics.md."""
+"""Tests for registry.evaluation.stats against the hand-checked values in facts/statistics.md."""
 
 import math
 import random
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from registry.stats import (
+from registry.evaluation.stats import (
     INTERVAL_METHOD,
     Z95,
     ArmStats,

@@ -1,4 +1,4 @@
-"""`registry.suite`, `registry.suite_import` and `registry.checks_schema`."""
+"""`registry.format.suite`, `registry.format.suite_import` and `registry.format.checks_schema`."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from registry import suite as suite_module
-from registry.checks_schema import CHECK_TYPES, Regex
 from registry.errors import HubskillsError, InvalidSuite
-from registry.suite import (
+from registry.format import suite as suite_module
+from registry.format.checks_schema import CHECK_TYPES, Regex
+from registry.format.suite import (
     SUITE_PATH,
     Suite,
     detect_format,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from registry.errors import GenerationError
-from registry.traces import detect_format, parse_trace, read_trace, redact
+from registry.generate.traces import detect_format, parse_trace, read_trace, redact
 
 TRACES = Path(__file__).parent / "data" / "traces"
 

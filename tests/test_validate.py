@@ -1,4 +1,4 @@
-"""`registry.validate`: one skill per rule of the format, each finding located."""
+"""`registry.format.validate`: one skill per rule of the format, each finding located."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from registry.skill import SKILL_FILE, Problem
-from registry.validate import has_errors, validate_skill
+from registry.format.skill import SKILL_FILE, Problem
+from registry.format.validate import has_errors, validate_skill
 
 DESCRIPTION = "Does X for Y files. Use when the user asks about X."
 

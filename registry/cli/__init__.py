@@ -7,23 +7,29 @@ import sys
 
 import click
 
-from .. import __version__
-from ..errors import HubskillsError
-from . import _output as out
-from .eval import eval_command, runs_group
-from .generate import generate_command, tests_group
-from .leaderboard import leaderboard_command
-from .models import ask_command, models_command
-from .pull import install_command, list_command, pull_command, remove_command, update_command
-from .registry_cmds import (
+from registry import __version__
+from registry.cli import _output as out
+from registry.cli.eval import eval_command, runs_group
+from registry.cli.generate import generate_command, tests_group
+from registry.cli.leaderboard import leaderboard_command
+from registry.cli.models import ask_command, models_command
+from registry.cli.pull import (
+    install_command,
+    list_command,
+    pull_command,
+    remove_command,
+    update_command,
+)
+from registry.cli.registry_cmds import (
     info_command,
     publish_command,
     registry_group,
     search_command,
     versions_command,
 )
-from .scan import scan_command
-from .validate import new_command, suite_group, validate_command
+from registry.cli.scan import scan_command
+from registry.cli.validate import new_command, suite_group, validate_command
+from registry.errors import HubskillsError
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -1,6 +1,6 @@
 """`python -m registry.cli`: the same as the `hubskills` command."""
 
-from . import main
+from registry.cli import main
 
 if __name__ == "__main__":
     main()

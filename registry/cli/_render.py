@@ -8,9 +8,9 @@ from contextlib import contextmanager
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..report import ModelSummary
-from ..results import ResultRow, RunManifest
-from . import _output as out
+from registry.cli import _output as out
+from registry.evaluation.report import ModelSummary
+from registry.evaluation.results import ResultRow, RunManifest
 
 
 def bar(rate: float, width: int = 10) -> str:

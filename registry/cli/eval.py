@@ -8,13 +8,13 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
-from ..config import Settings
-from ..evaluate import EvalConfig, latest_rows, run_evaluation
-from ..report import per_case_table, summarize
-from ..results import list_runs, read_manifest, read_rows
-from ..runs_compare import compare_runs
-from . import _output as out
-from ._render import render_summaries, run_progress
+from registry.cli import _output as out
+from registry.cli._render import render_summaries, run_progress
+from registry.config import Settings
+from registry.evaluation.compare import compare_runs
+from registry.evaluation.engine import EvalConfig, latest_rows, run_evaluation
+from registry.evaluation.report import per_case_table, summarize
+from registry.evaluation.results import list_runs, read_manifest, read_rows
 
 
 @click.command("eval")
@@ -53,7 +53,7 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
       hubskills eval skills/kernel-builder-cuda-kernels --runs 3
       hubskills eval ./my-skill -m sonnet -m openai/gpt-5-mini --judge opus --max-cost 2
     """
-    from ..providers import default_model_ref
+    from registry.providers import default_model_ref
 
     settings = Settings.from_env()
     config = EvalConfig(
@@ -93,7 +93,7 @@ def _case_table(rows, model: str) -> None:
 
 
 def _push(settings, registry_kind, manifest, rows, *, quiet: bool) -> None:
-    from ..stores import get_store
+    from registry.stores import get_store
 
     store = get_store(settings, registry_kind)
     where = store.append_results(manifest, rows)

@@ -7,10 +7,10 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
-from ..config import Settings
-from ..generate_report import GenerateReport
-from . import _output as out
-from ._render import pct, signed_points, usd
+from registry.cli import _output as out
+from registry.cli._render import pct, signed_points, usd
+from registry.config import Settings
+from registry.generate.report import GenerateReport
 
 
 @click.command("generate")
@@ -49,7 +49,7 @@ def generate_command(task: str, sources: tuple[Path, ...], examples: tuple[str, 
       hubskills generate "Improve this skill" --from ./skills/my-skill --out ./skills --force
       hubskills generate "Parse CSV" --teacher embedded/smollm2-135m --no-eval   # offline
     """
-    from ..generate import generate_skill
+    from registry.generate.pipeline import generate_skill
 
     report = generate_skill(
         task, settings=Settings.from_env(), progress=None if as_json else _progress,
@@ -119,7 +119,7 @@ def tests_generate_command(skill: Path, n: int, teacher: str | None, student: st
     Example:
       hubskills tests generate ./skills/my-skill --n 5 --student haiku
     """
-    from ..generate_tests import add_tests
+    from registry.generate.cases import add_tests
 
     report = add_tests(skill, n, teacher, student, Settings.from_env(), base_url=base_url,
                        progress=None if as_json else _progress)

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 import click
 from rich.markup import escape
 
-from . import _output as out
+from registry.cli import _output as out
 
 if TYPE_CHECKING:
-    from ..leaderboard import Entry
+    from registry.evaluation.leaderboard import Entry
 
 VERDICTS = ("helps", "hurts", "no detectable effect")
 DEFAULT_LIMIT = 50
@@ -45,9 +45,9 @@ def leaderboard_command(skill: str | None, model: str | None, tag: str | None,
       hubskills leaderboard --model sonnet --verdict helps
       hubskills leaderboard --skill cuda --json
     """
-    from ..config import Settings
-    from ..leaderboard import entries
-    from ..stores import get_store
+    from registry.config import Settings
+    from registry.evaluation.leaderboard import entries
+    from registry.stores import get_store
 
     store = get_store(Settings.from_env(), registry)
     tags = {info.repo: info.tags for info in store.search("", limit=_ALL_SKILLS)} if tag else None
@@ -63,7 +63,7 @@ def render_leaderboard(ranked: Sequence[Entry], *, limit: int = DEFAULT_LIMIT,
 
     With no entries it says why: nothing matched the filters, or nothing was evaluated yet.
     """
-    from ..leaderboard import table_rows, to_records
+    from registry.evaluation.leaderboard import table_rows, to_records
 
     shown = ranked[:limit] if limit else ranked
     if as_json:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import click
 from rich.markup import escape
 
-from ..config import Settings
-from ..providers import ask, known_models
-from ..providers.base import Completion
-from ..providers.pricing import PRICES_AS_OF, format_cost
-from . import _output as out
+from registry.cli import _output as out
+from registry.config import Settings
+from registry.providers import ask, known_models
+from registry.providers.base import Completion
+from registry.providers.pricing import PRICES_AS_OF, format_cost
 
 
 @click.command("models")

@@ -11,13 +11,13 @@ from typing import Any
 import click
 from rich.markup import escape
 
-from ..agents import agent_names
-from ..config import Settings
-from ..install import PullResult, install, pull, update
-from ..installed import Installed, Removed, latest_checker, list_installed, remove
-from ..scan import Finding, ScanFailed
-from ..stores import SkillStore, get_store
-from . import _output as out
+from registry.cli import _output as out
+from registry.config import Settings
+from registry.install.agents import agent_names
+from registry.install.installed import Installed, Removed, latest_checker, list_installed, remove
+from registry.install.pull import PullResult, install, pull, update
+from registry.scan.scanner import Finding, ScanFailed
+from registry.stores import SkillStore, get_store
 
 project_option = click.option(
     "--project", type=click.Path(path_type=Path, file_okay=False), default=".",

@@ -9,12 +9,12 @@ from typing import Any
 import click
 from rich.markup import escape
 
-from ..config import Settings
-from ..publish import PublishResult, RiskyFindings, ValidationFailed, publish_skill
-from ..scan import Finding
-from ..stores import SkillInfo, SkillStore, get_store, local_store
-from ..stores.summary import latest_summary
-from . import _output as out
+from registry.cli import _output as out
+from registry.config import Settings
+from registry.scan.scanner import Finding
+from registry.stores import SkillInfo, SkillStore, get_store, local_store
+from registry.stores.publish import PublishResult, RiskyFindings, ValidationFailed, publish_skill
+from registry.stores.summary import latest_summary
 
 registry_option = click.option(
     "--registry", type=click.Choice(["local", "hub"]), default=None,

@@ -12,9 +12,9 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
-from ..errors import InvalidSkill
-from ..scan import Finding, Severity, check_findings, scan_folder, summarize, worst
-from . import _output as out
+from registry.cli import _output as out
+from registry.errors import InvalidSkill
+from registry.scan.scanner import Finding, Severity, check_findings, scan_folder, summarize, worst
 
 #: Hook for the REPO form: maps "ns/name[@version]" to a context manager yielding a local folder
 #: (fetched to a temporary directory and removed on exit). Wired by the lead through
@@ -85,8 +85,8 @@ def _render(target: str, findings: list[Finding], fail_on: Severity, as_json: bo
 @contextmanager
 def fetch_from_registry(spec: str) -> Iterator[Path]:
     """Fetch `ns/name[@ref]` from the configured registry into a temp folder, for scanning."""
-    from ..config import Settings
-    from ..stores import get_store
+    from registry.config import Settings
+    from registry.stores import get_store
 
     repo, _, ref = spec.partition("@")
     store = get_store(Settings.from_env())

@@ -7,12 +7,12 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
-from ..errors import InvalidSkill, InvalidSuite
-from ..scaffold import scaffold_skill
-from ..skill import SKILL_FILE
-from ..suite import load_suite, save_suite, suite_path
-from ..validate import has_errors, validate_skill
-from . import _output as out
+from registry.cli import _output as out
+from registry.errors import InvalidSkill, InvalidSuite
+from registry.format.scaffold import scaffold_skill
+from registry.format.skill import SKILL_FILE
+from registry.format.suite import load_suite, save_suite, suite_path
+from registry.format.validate import has_errors, validate_skill
 
 
 @click.command("validate")

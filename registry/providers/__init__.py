@@ -21,11 +21,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..config import Settings
-from ..errors import HubskillsError, MissingCredentials, UnknownModel
-from . import pricing
-from ._retry import RetryPolicy
-from .base import Completion, Message, Provider, ToolCall, ToolSpec, Usage
+from registry.config import Settings
+from registry.errors import HubskillsError, MissingCredentials, UnknownModel
+from registry.providers import pricing
+from registry.providers._retry import RetryPolicy
+from registry.providers.base import Completion, Message, Provider, ToolCall, ToolSpec, Usage
 
 __all__ = [
     "ALIASES", "Completion", "EMBEDDED_REF", "Message", "Model", "ModelStatus", "Provider",
@@ -155,7 +155,7 @@ def _require(value: str | None, variable: str, what: str) -> str:
 
 @provider("anthropic")
 def _anthropic(settings: Settings, base_url: str | None) -> Provider:
-    from .anthropic import AnthropicProvider
+    from registry.providers.anthropic import AnthropicProvider
 
     key = _require(settings.anthropic_api_key, "ANTHROPIC_API_KEY", "Anthropic")
     return AnthropicProvider(base_url=base_url or settings.anthropic_base_url, api_key=key)
@@ -163,7 +163,7 @@ def _anthropic(settings: Settings, base_url: str | None) -> Provider:
 
 @provider("openai")
 def _openai(settings: Settings, base_url: str | None) -> Provider:
-    from .openai_compat import OpenAIProvider
+    from registry.providers.openai_compat import OpenAIProvider
 
     key = _require(settings.openai_api_key, "OPENAI_API_KEY", "OpenAI")
     url = base_url or settings.openai_base_url or "https://api.openai.com/v1"
@@ -172,7 +172,7 @@ def _openai(settings: Settings, base_url: str | None) -> Provider:
 
 @provider("hf")
 def _hf(settings: Settings, base_url: str | None) -> Provider:
-    from .openai_compat import HFRouterProvider
+    from registry.providers.openai_compat import HFRouterProvider
 
     key = _require(settings.hf_token, "HF_TOKEN", "Hugging Face Inference Providers")
     return HFRouterProvider(base_url=base_url or settings.hf_router_url, api_key=key)
@@ -180,7 +180,7 @@ def _hf(settings: Settings, base_url: str | None) -> Provider:
 
 @provider("local")
 def _local(settings: Settings, base_url: str | None) -> Provider:
-    from .openai_compat import LocalProvider
+    from registry.providers.openai_compat import LocalProvider
 
     url = base_url or settings.base_url
     if not url:
@@ -191,9 +191,9 @@ def _local(settings: Settings, base_url: str | None) -> Provider:
 
 @provider("embedded")
 def _embedded(settings: Settings, base_url: str | None) -> Provider:
-    from .embedded import EmbeddedProvider
+    from registry.providers.embedded import EmbeddedProvider
 
     return EmbeddedProvider()
 
 
-from .catalog import ModelStatus, known_models  # noqa: E402  (catalog uses the names above)
+from registry.providers.catalog import ModelStatus, known_models  # noqa: E402  (catalog uses the names above)

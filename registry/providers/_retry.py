@@ -21,7 +21,7 @@ from email.utils import parsedate_to_datetime
 from types import ModuleType
 from typing import Any, TypeVar
 
-from ..errors import ContextOverflow, MissingCredentials, ProviderError, UnknownModel
+from registry.errors import ContextOverflow, MissingCredentials, ProviderError, UnknownModel
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -8,8 +8,8 @@ import urllib.error
 import urllib.request
 from dataclasses import asdict, dataclass
 
-from ..config import Settings
-from . import ALIASES, DEFAULT_OPENAI_REF, EMBEDDED_REF, pricing
+from registry.config import Settings
+from registry.providers import ALIASES, DEFAULT_OPENAI_REF, EMBEDDED_REF, pricing
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ def _local_rows(settings: Settings, base_url: str | None) -> list[ModelStatus]:
 def known_models(settings: Settings, *, base_url: str | None = None) -> list[ModelStatus]:
     """Every reference worth showing, with whether it is usable now and why (a local server is
     probed for at most a second)."""
-    from .embedded import availability
+    from registry.providers.embedded import availability
 
     rows = [_keyed(ref, settings.anthropic_api_key, "ANTHROPIC_API_KEY", alias)
             for alias, ref in ALIASES.items()]

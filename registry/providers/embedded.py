@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..errors import ContextOverflow, HubskillsError
-from .base import Completion, Message, ToolSpec, Usage
+from registry.errors import ContextOverflow, HubskillsError
+from registry.providers.base import Completion, Message, ToolSpec, Usage
 
 logger = logging.getLogger(__name__)
 

@@ -14,9 +14,9 @@ import re
 import time
 from typing import Any, ClassVar
 
-from ._clients import LoopClients
-from ._retry import CallContext, RetryPolicy, Transient, translate, with_retries
-from .base import Completion, Message, ToolCall, ToolSpec, Usage
+from registry.providers._clients import LoopClients
+from registry.providers._retry import CallContext, RetryPolicy, Transient, translate, with_retries
+from registry.providers.base import Completion, Message, ToolCall, ToolSpec, Usage
 
 logger = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .base import Usage
+from registry.providers.base import Usage
 
 PRICES_AS_OF = "2026-11-01"
 FREE_PROVIDERS = frozenset({"local", "embedded"})

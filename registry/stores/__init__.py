@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..config import Settings
-from ..errors import HubskillsError
-from .base import Published, Resolved, SkillInfo, SkillStore, VersionInfo
-from .dataset import DEFAULT_RESULTS_NAME
-from .local import LocalStore
+from registry.config import Settings
+from registry.errors import HubskillsError
+from registry.stores.base import Published, Resolved, SkillInfo, SkillStore, VersionInfo
+from registry.stores.dataset import DEFAULT_RESULTS_NAME
+from registry.stores.local import LocalStore
 
 __all__ = [
     "LocalStore", "Published", "Resolved", "SkillInfo", "SkillStore", "VersionInfo",
@@ -28,7 +28,7 @@ def local_store(settings: Settings) -> LocalStore:
 
 
 def _hub_store(settings: Settings) -> SkillStore:
-    from .hub import HubStore
+    from registry.stores.hub import HubStore
 
     return HubStore(settings)
 

@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from ..errors import HubskillsError, InvalidSkill, UnsafeSkill, VersionNotFound
-from ..skill import Skill
+from registry.errors import HubskillsError, InvalidSkill, UnsafeSkill, VersionNotFound
+from registry.format.skill import Skill
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..results import ResultRow, RunManifest
+    from registry.evaluation.results import ResultRow, RunManifest
 
 CARD_FILE = "README.md"
 RESERVED_ROOT_FILES = frozenset({CARD_FILE, ".gitattributes"})

@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..errors import InvalidSkill
-from ..skill import Skill, dump_frontmatter, parse_frontmatter, split_frontmatter
-from .summary import summary_markdown
+from registry.errors import InvalidSkill
+from registry.format.skill import Skill, dump_frontmatter, parse_frontmatter, split_frontmatter
+from registry.stores.summary import summary_markdown
 
 SKILL_TAG = "agent-skill"
 EVALS_START = "<!-- hubskills:evals:start -->"

@@ -12,10 +12,10 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ..errors import HubskillsError
-from ..results import ResultRow, RunManifest
-from ..skill import dump_frontmatter
-from .card import parse_card
+from registry.errors import HubskillsError
+from registry.evaluation.results import ResultRow, RunManifest
+from registry.format.skill import dump_frontmatter
+from registry.stores.card import parse_card
 
 DEFAULT_RESULTS_NAME = "hubskills-evals"
 RESULTS_DIR = "data/evals"

@@ -28,8 +28,8 @@ import pyarrow.compute as pc
 import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 
-from .._io import atomic_write_bytes
-from ..errors import RegistryError
+from registry._io import atomic_write_bytes
+from registry.errors import RegistryError
 
 log = logging.getLogger(__name__)
 

@@ -34,17 +34,17 @@ from huggingface_hub.errors import (
 from huggingface_hub.hf_api import ModelInfo, RepoFile
 from huggingface_hub.utils import httpx
 
-from ..config import Settings
-from ..errors import (
+from registry.config import Settings
+from registry.errors import (
     MissingCredentials,
     RegistryError,
     SkillNotFound,
     VersionExists,
     VersionNotFound,
 )
-from ..results import ResultRow, RunManifest, iter_rows, rows_to_jsonl
-from ..skill import content_hash, load_skill
-from .base import (
+from registry.evaluation.results import ResultRow, RunManifest, iter_rows, rows_to_jsonl
+from registry.format.skill import content_hash, load_skill
+from registry.stores.base import (
     CARD_FILE,
     SORTS,
     LiftKey,
@@ -64,8 +64,8 @@ from .base import (
     version_tags,
     write_file,
 )
-from .card import SKILL_TAG, card_fields, parse_card, render_card, with_evals
-from .dataset import (
+from registry.stores.card import SKILL_TAG, card_fields, parse_card, render_card, with_evals
+from registry.stores.dataset import (
     DEFAULT_RESULTS_NAME,
     RESULTS_DIR,
     card_is_current,
@@ -74,7 +74,7 @@ from .dataset import (
     results_path,
     stamp_rows,
 )
-from .summary import latest_summary, mean_lift
+from registry.stores.summary import latest_summary, mean_lift
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -423,7 +423,7 @@ class HubStore:
 
     def results_frame(self) -> pd.DataFrame:
         """Every row as a DataFrame; only files not seen before are downloaded and parsed."""
-        from .frame import load_frame  # pyarrow is loaded only when results are read
+        from registry.stores.frame import load_frame  # pyarrow is loaded only when results are read
 
         self._online()
         repo = self.results_repo()

@@ -29,12 +29,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._io import atomic_write_bytes, atomic_write_text, make_temp_dir
-from ..errors import RegistryError, SkillNotFound, UnsafeSkill, VersionExists, VersionNotFound
-from ..results import ResultRow, RunManifest, iter_rows, rows_to_jsonl, utc_now
-from ..skill import content_hash, load_skill
-from ._lock import StoreLock
-from .base import (
+from registry._io import atomic_write_bytes, atomic_write_text, make_temp_dir
+from registry.errors import (
+    RegistryError,
+    SkillNotFound,
+    UnsafeSkill,
+    VersionExists,
+    VersionNotFound,
+)
+from registry.evaluation.results import ResultRow, RunManifest, iter_rows, rows_to_jsonl, utc_now
+from registry.format.skill import content_hash, load_skill
+from registry.stores._lock import StoreLock
+from registry.stores.base import (
     MAX_FILE_BYTES,
     MAX_TOTAL_BYTES,
     SORTS,
@@ -55,8 +61,8 @@ from .base import (
     version_tags,
     write_file,
 )
-from .card import card_fields, parse_card, render_card, with_evals
-from .dataset import (
+from registry.stores.card import card_fields, parse_card, render_card, with_evals
+from registry.stores.dataset import (
     DEFAULT_RESULTS_NAME,
     card_is_current,
     dataset_card,
@@ -64,8 +70,8 @@ from .dataset import (
     results_path,
     stamp_rows,
 )
-from .seed import SeedReport, default_seed_dir, seed_store
-from .summary import latest_summary, mean_lift
+from registry.stores.seed import SeedReport, default_seed_dir, seed_store
+from registry.stores.summary import latest_summary, mean_lift
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -309,7 +315,7 @@ class LocalStore:
                 return path
             data = rows_to_jsonl(stamped).encode("utf-8")
             atomic_write_bytes(target, data)
-        from .frame import add_source
+        from registry.stores.frame import add_source
 
         add_source(self.root / "cache" / "frame", f"{path}:{len(data)}", data)
         return path
@@ -325,7 +331,7 @@ class LocalStore:
 
     def results_frame(self) -> pd.DataFrame:
         """Every row as a DataFrame (see `stores.frame`)."""
-        from .frame import load_frame  # pyarrow is loaded only when results are read
+        from registry.stores.frame import load_frame  # pyarrow is loaded only when results are read
 
         self._ensure_seeded()
         base = self.dataset_dir

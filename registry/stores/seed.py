@@ -16,16 +16,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import registry
-
-from .._io import atomic_write_text
-from ..errors import HubskillsError
-from ..results import read_manifest, read_rows, utc_now
-from ..skill import NAME_RE, load_skill
-from ..validate import has_errors, validate_skill
-from .base import is_version, normalize_version, tag_for
+from registry._io import atomic_write_text
+from registry.errors import HubskillsError
+from registry.evaluation.results import read_manifest, read_rows, utc_now
+from registry.format.skill import NAME_RE, load_skill
+from registry.format.validate import has_errors, validate_skill
+from registry.stores.base import is_version, normalize_version, tag_for
 
 if TYPE_CHECKING:
-    from .local import LocalStore
+    from registry.stores.local import LocalStore
 
 log = logging.getLogger(__name__)
 SEED_NAMESPACE = "hubskills"

@@ -1,8 +1,8 @@
 """Small aggregations over the results frame: the default lift sort key and a card summary.
 
 These are deliberately simple (means of pass verdicts, error rows excluded); the statistics
-with intervals live in `registry.stats` and the leaderboard. `search(sort="lift")` accepts any
-`lift_key` with the signature of `mean_lift`.
+with intervals live in `registry.evaluation.stats` and the leaderboard.
+`search(sort="lift")` accepts any `lift_key` with the signature of `mean_lift`.
 """
 
 from __future__ import annotations

@@ -1,0 +1,37 @@
+"""Compare two runs case by case: which cases the skill arm improved or regressed on."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from registry.evaluation.engine import latest_rows
+from registry.evaluation.results import ResultRow, read_manifest, read_rows
+
+
+def _skill_rates(rows: list[ResultRow]) -> dict[tuple[str, str], float]:
+    passes: dict[tuple[str, str], list[bool]] = defaultdict(list)
+    for row in rows:
+        if row.arm == "skill" and not row.is_error:
+            passes[(row.model, row.case_id)].append(bool(row.passed))
+    return {key: sum(v) / len(v) for key, v in passes.items() if v}
+
+
+def compare_runs(runs_root: Path, run_a: str, run_b: str) -> dict[str, Any]:
+    """Per (model, case) with-skill pass rates in A and B, labelled improved/regressed/same."""
+    read_manifest(runs_root, run_a), read_manifest(runs_root, run_b)
+    a = _skill_rates(latest_rows(read_rows(runs_root, run_a)))
+    b = _skill_rates(latest_rows(read_rows(runs_root, run_b)))
+    cases = []
+    for key in sorted(set(a) & set(b)):
+        delta = b[key] - a[key]
+        change = "improved" if delta > 0 else "regressed" if delta < 0 else "same"
+        cases.append({"model": key[0], "case": key[1], "a": a[key], "b": b[key],
+                      "change": change})
+    counts = {k: sum(c["change"] == k for c in cases) for k in ("improved", "regressed", "same")}
+    only = len(set(a) ^ set(b))
+    summary = (f"{counts['improved']} improved, {counts['regressed']} regressed, "
+               f"{counts['same']} unchanged" + (f", {only} in one run only" if only else ""))
+    return {"run_a": run_a, "run_b": run_b, "summary": summary, "counts": counts,
+            "cases": cases}

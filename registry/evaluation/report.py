@@ -1,0 +1,143 @@
+"""Summaries of a run per model: pass rates, lift and its verdict, tokens, dollars, cases."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from registry.evaluation.results import ResultRow
+from registry.evaluation.stats import (
+    INTERVAL_METHOD,
+    LIFT_INTERVAL_METHOD,
+    LiftStats,
+    case_status,
+    compare_arms,
+)
+
+
+@dataclass
+class ArmTotals:
+    """Token and dollar totals of one arm (errors excluded from the means)."""
+
+    samples: int = 0
+    errors: int = 0
+    passes: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = 0.0
+    cached: int = 0
+
+    def add(self, row: ResultRow) -> None:
+        """Count one row."""
+        if row.is_error:
+            self.errors += 1
+            return
+        self.samples += 1
+        self.passes += bool(row.passed)
+        self.input_tokens += row.input_tokens
+        self.output_tokens += row.output_tokens
+        self.cached += row.cached
+        if self.cost_usd is not None:
+            self.cost_usd = None if row.cost_usd is None else self.cost_usd + row.cost_usd
+
+    def mean_input(self) -> float:
+        """Mean input tokens per answered sample."""
+        return self.input_tokens / self.samples if self.samples else 0.0
+
+    def mean_output(self) -> float:
+        """Mean output tokens per answered sample."""
+        return self.output_tokens / self.samples if self.samples else 0.0
+
+
+@dataclass
+class ModelSummary:
+    """Everything a reader needs to judge a skill on one model."""
+
+    model: str
+    stats: LiftStats
+    baseline: ArmTotals
+    skill: ArmTotals
+    skill_overhead_tokens: float
+    cost_per_pass: float | None
+    case_status: dict[str, dict[str, str]]
+    non_discriminating: list[str]
+    invocation_rate: float | None
+    methods: dict[str, str] = field(default_factory=lambda: {
+        "arm_interval": INTERVAL_METHOD, "lift_interval": LIFT_INTERVAL_METHOD})
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form for `--json` and the Space."""
+        return asdict(self)
+
+
+def summarize(rows: list[ResultRow]) -> list[ModelSummary]:
+    """One summary per model, in the order models first appear in the rows."""
+    by_model: dict[str, list[ResultRow]] = defaultdict(list)
+    for row in rows:
+        by_model[row.model].append(row)
+    return [_summarize_model(model, model_rows) for model, model_rows in by_model.items()]
+
+
+def _summarize_model(model: str, rows: list[ResultRow]) -> ModelSummary:
+    verdicts: dict[str, dict[str, list[bool | None]]] = {"baseline": {}, "skill": {}}
+    totals = {"baseline": ArmTotals(), "skill": ArmTotals()}
+    loaded: list[bool] = []
+    for row in sorted(rows, key=lambda r: (r.case_id, r.repeat)):
+        verdicts[row.arm].setdefault(row.case_id, []).append(
+            None if row.is_error else bool(row.passed))
+        totals[row.arm].add(row)
+        if row.arm == "skill" and row.skill_loaded is not None and not row.is_error:
+            loaded.append(row.skill_loaded)
+    stats = compare_arms(verdicts["baseline"], verdicts["skill"])
+    skill_totals = totals["skill"]
+    cost_per_pass = None
+    if skill_totals.cost_usd is not None and skill_totals.passes:
+        cost_per_pass = skill_totals.cost_usd / skill_totals.passes
+    cases = sorted(set(verdicts["baseline"]) | set(verdicts["skill"]))
+    return ModelSummary(
+        model=model, stats=stats, baseline=totals["baseline"], skill=skill_totals,
+        skill_overhead_tokens=skill_totals.mean_input() - totals["baseline"].mean_input(),
+        cost_per_pass=cost_per_pass,
+        case_status={c: {arm: case_status(verdicts[arm].get(c, [])) for arm in verdicts}
+                     for c in cases},
+        non_discriminating=non_discriminating_checks(rows),
+        invocation_rate=sum(loaded) / len(loaded) if loaded else None,
+    )
+
+
+def non_discriminating_checks(rows: list[ResultRow]) -> list[str]:
+    """Checks that passed in both arms on every repeat: they cannot show lift."""
+    seen: dict[tuple[str, int, str], dict[str, bool]] = {}
+    for row in rows:
+        if row.is_error:
+            continue
+        for index, check in enumerate(row.checks):
+            key = (row.case_id, index, check.label)
+            state = seen.setdefault(key, {"baseline": True, "skill": True, "both": False})
+            state[row.arm] = state[row.arm] and bool(check.passed)
+            state[f"seen_{row.arm}"] = True
+    return [
+        f"{case_id}: {label}"
+        for (case_id, _, label), state in sorted(seen.items())
+        if state["baseline"] and state["skill"]
+        and state.get("seen_baseline") and state.get("seen_skill")
+    ]
+
+
+def per_case_table(rows: list[ResultRow], model: str) -> list[dict[str, Any]]:
+    """Per case: pass counts per arm and the first failing reason with the skill."""
+    table: dict[str, dict[str, Any]] = {}
+    for row in sorted(rows, key=lambda r: (r.case_id, r.arm, r.repeat)):
+        if row.model != model:
+            continue
+        entry = table.setdefault(row.case_id, {"case": row.case_id, "baseline": [], "skill": []})
+        entry[row.arm].append(None if row.is_error else bool(row.passed))
+        if row.arm == "skill" and not row.passed and "why" not in entry:
+            failing = [c.reason for c in row.checks if c.passed is False]
+            entry["why"] = row.error or (failing[0] if failing else "")
+    for entry in table.values():
+        entry.setdefault("why", "")
+        for arm in ("baseline", "skill"):
+            entry[f"{arm}_status"] = case_status(entry[arm])
+    return list(table.values())

@@ -1,0 +1,213 @@
+"""The result schema shared by local runs and the Hub dataset: a run manifest and its rows.
+
+A run folder `HUBSKILLS_HOME/runs/<run_id>/` holds `manifest.json` and `rows.jsonl` (one row
+per case x arm x repeat x model). The same rows, with the manifest's identifying fields copied
+onto each, are the `evals` split of the results dataset, so any row stands on its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from registry._io import atomic_write_text
+from registry.errors import HubskillsError, RunNotFound
+
+Arm = Literal["baseline", "skill"]
+RunStatus = Literal["running", "complete", "stopped", "interrupted"]
+
+
+def utc_now() -> str:
+    """ISO 8601 UTC timestamp with seconds."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def new_run_id() -> str:
+    """Sortable, unique: `20261122-103000-a1b2c3`."""
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+
+
+class CheckVerdict(BaseModel):
+    """One check's outcome inside a row."""
+
+    type: str
+    label: str
+    passed: bool | None
+    reason: str = ""
+    weight: float = 1.0
+    skipped: bool = False
+
+
+class RunManifest(BaseModel):
+    """What was run, on what, with which parameters and versions."""
+
+    model_config = ConfigDict(extra="allow")
+
+    run_id: str
+    skill_name: str
+    skill_version: str | None = None
+    skill_repo: str | None = None
+    skill_revision: str | None = None
+    content_hash: str
+    suite_hash: str
+    models: list[str]
+    mode: str = "inline"
+    placement: str = "user"
+    runs: int = 1
+    temperature: float = 0.7
+    max_tokens: int = 512
+    judge: str | None = None
+    case_ids: list[str] = Field(default_factory=list)
+    skill_tokens: int = 0
+    versions: dict[str, str] = Field(default_factory=dict)
+    started_at: str = Field(default_factory=utc_now)
+    finished_at: str | None = None
+    status: RunStatus = "running"
+    note: str | None = None
+
+
+class ResultRow(BaseModel):
+    """One model answer to one case in one arm and repeat, with its verdicts and costs."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    run_id: str
+    skill_name: str
+    skill_version: str | None = None
+    skill_repo: str | None = None
+    skill_revision: str | None = None
+    content_hash: str = ""
+    model: str
+    mode: str = "inline"
+    arm: Arm
+    case_id: str
+    repeat: int = 0
+    passed: bool | None = None
+    score: float | None = None
+    checks: list[CheckVerdict] = Field(default_factory=list)
+    output: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    latency_s: float = 0.0
+    error: str | None = None
+    skill_loaded: bool | None = None
+    cached: bool = False
+    created_at: str = Field(default_factory=utc_now)
+
+    @property
+    def is_error(self) -> bool:
+        """An error row: kept out of pass-rate denominators, counted apart."""
+        return self.error is not None or self.passed is None
+
+
+def run_dir(runs_root: Path, run_id: str) -> Path:
+    """The folder of one run, with the id checked so it cannot name another path."""
+    if not run_id or "/" in run_id or "\\" in run_id or run_id.startswith("."):
+        raise RunNotFound(f"'{run_id}' is not a run id", hint="hubskills runs")
+    return runs_root / run_id
+
+
+class RunWriter:
+    """Appends rows to a new run folder as they complete; the manifest is rewritten atomically.
+
+    A run folder is never overwritten: creating one that exists is an error, and resuming
+    opens the existing one for appending only.
+    """
+
+    def __init__(self, runs_root: Path, manifest: RunManifest, *, resume: bool = False) -> None:
+        self.folder = run_dir(runs_root, manifest.run_id)
+        if not resume and self.folder.exists():
+            raise HubskillsError(f"run {manifest.run_id} already exists")
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.manifest = manifest
+        _drop_torn_line(self.folder / "rows.jsonl")
+        self._rows = open(self.folder / "rows.jsonl", "a", encoding="utf-8")  # noqa: SIM115
+        self.save_manifest()
+
+    def add(self, row: ResultRow) -> None:
+        """Append one row and flush, so an interrupted run keeps everything finished."""
+        self._rows.write(row.model_dump_json() + "\n")
+        self._rows.flush()
+
+    def save_manifest(self) -> None:
+        """Write manifest.json atomically."""
+        atomic_write_text(self.folder / "manifest.json", self.manifest.model_dump_json(indent=2))
+
+    def close(self, status: RunStatus, note: str | None = None) -> None:
+        """Finish the run with its final status."""
+        self.manifest.status = status
+        self.manifest.finished_at = utc_now()
+        if note:
+            self.manifest.note = note
+        self.save_manifest()
+        self._rows.close()
+
+
+def _drop_torn_line(path: Path) -> None:
+    """Cut a partial last line left by a killed writer, so appended rows start clean."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    data = path.read_bytes()
+    if not data.endswith(b"\n"):
+        with open(path, "r+b") as handle:
+            handle.truncate(data.rfind(b"\n") + 1)
+
+
+def read_manifest(runs_root: Path, run_id: str) -> RunManifest:
+    """Load a run's manifest.
+
+    Raises:
+        RunNotFound: no such run.
+    """
+    path = run_dir(runs_root, run_id) / "manifest.json"
+    if not path.is_file():
+        raise RunNotFound(f"no run '{run_id}' in {runs_root}", hint="hubskills runs")
+    return RunManifest.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+def iter_rows(path: Path) -> Iterator[ResultRow]:
+    """Rows of a JSONL file; a torn last line (from a killed run) is skipped."""
+    if not path.is_file():
+        return
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            try:
+                yield ResultRow.model_validate_json(line)
+            except ValueError:
+                continue
+
+
+def read_rows(runs_root: Path, run_id: str) -> list[ResultRow]:
+    """All rows of a run."""
+    return list(iter_rows(run_dir(runs_root, run_id) / "rows.jsonl"))
+
+
+def list_runs(runs_root: Path) -> list[RunManifest]:
+    """Every run's manifest, newest first."""
+    if not runs_root.is_dir():
+        return []
+    manifests = []
+    for entry in os.scandir(runs_root):
+        if entry.is_dir() and (Path(entry.path) / "manifest.json").is_file():
+            manifests.append(read_manifest(runs_root, entry.name))
+    return sorted(manifests, key=lambda m: m.started_at, reverse=True)
+
+
+def rows_to_jsonl(rows: Iterable[ResultRow]) -> str:
+    """Serialize rows as JSONL text (the Hub dataset's file format)."""
+    return "".join(row.model_dump_json() + "\n" for row in rows)
+
+
+def rows_from_jsonl(text: str) -> list[ResultRow]:
+    """Parse JSONL text into rows."""
+    return [ResultRow.model_validate(json.loads(line)) for line in text.splitlines() if line]

@@ -1,0 +1,282 @@
+"""Turning teacher replies into skill folders and suites, robustly.
+
+A reply may wrap blocks in prose, nest three-backtick code inside a three-backtick markdown
+block, write invalid YAML (`description: Use when: ...`) or stray keys. What is trivially
+fixable is fixed here (name slug, quoting, keys moved under `metadata`); anything else raises
+`TeacherFormatError`, whose message goes back to the teacher in one repair round.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from registry._io import atomic_write_text
+from registry.format.skill import (
+    AGENT_KEYS,
+    SKILL_FILE,
+    SPEC_KEYS,
+    SkillFormatError,
+    dump_frontmatter,
+    parse_frontmatter,
+    split_frontmatter,
+)
+from registry.format.validate import has_errors, validate_skill
+from registry.generate.teacher import TeacherFormatError
+
+RESOURCE_DIRS = ("references", "scripts", "assets")
+MAX_DESCRIPTION = 1024
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*(.*)$")
+_PATH_LABEL = re.compile(
+    r"^[#>*_`\s-]*(?:path|file(?:name)?)\s*[:=]\s*[*_`\"']*([\w./-]+?)[*_`\"']*\s*$", re.I)
+_INFO_PATH = re.compile(r"(?:path|file|title)\s*[:=]\s*[\"']?([\w./-]+)", re.I)
+_TOP_KEY = re.compile(r"^([A-Za-z][\w-]*)\s*:\s*(.*)$")
+_NESTED_KEY = re.compile(r"^\s+([A-Za-z][\w.-]*)\s*:\s*(.*)$")
+
+
+@dataclass
+class Block:
+    """A fenced block: its info string, body, and the file path it is labelled with."""
+
+    info: str
+    body: str
+    path: str | None = None
+
+
+def fenced_blocks(text: str) -> list[Block]:
+    """Fenced blocks of a reply. Inside a block, a fence with a language opens a nested block
+    and a bare fence closes the innermost one, so three-backtick code inside a three-backtick
+    markdown block survives."""
+    blocks: list[Block] = []
+    lines, i, before = text.splitlines(), 0, ""
+    while i < len(lines):
+        opening = _FENCE.match(lines[i])
+        if not opening:
+            before = lines[i].strip() or before
+            i += 1
+            continue
+        fence, info = opening.group(1), opening.group(2).strip()
+        body, depth, i = [], 0, i + 1
+        while i < len(lines):
+            inner = _FENCE.match(lines[i])
+            if inner and inner.group(1)[0] == fence[0] and len(inner.group(1)) >= len(fence):
+                if not inner.group(2).strip():
+                    if depth == 0:
+                        break
+                    depth -= 1
+                else:
+                    depth += 1
+            body.append(lines[i])
+            i += 1
+        label = _PATH_LABEL.match(before)
+        info_path = _INFO_PATH.search(info)
+        path = label.group(1) if label else (info_path.group(1) if info_path else None)
+        blocks.append(Block(info, "\n".join(body) + "\n", path))
+        before, i = "", i + 1
+    return blocks
+
+
+@dataclass
+class SkillDraft:
+    """A parsed reply: SKILL.md's frontmatter and body, and extra files by relative path."""
+
+    frontmatter: dict[str, Any]
+    body: str
+    files: dict[str, str] = field(default_factory=dict)
+
+
+def parse_skill_reply(text: str) -> SkillDraft:
+    """Find SKILL.md (a labelled or frontmatter-led block, else the bare reply) and files.
+
+    Raises:
+        TeacherFormatError: no SKILL.md with YAML frontmatter in the reply.
+    """
+    blocks = fenced_blocks(text)
+    skill_md = next((b.body for b in blocks if (b.path or "").endswith(SKILL_FILE)), None)
+    if skill_md is None:
+        led = [b for b in blocks if b.body.lstrip().startswith("---")]
+        skill_md = next((b.body for b in led if not b.path), led[0].body if led else None)
+    if skill_md is None:
+        start = re.search(r"^---\s*\n(?=[\s\S]*?^name\s*:)", text, re.M)
+        skill_md = text[start.start():] if start else None
+    if skill_md is None:
+        raise TeacherFormatError("no SKILL.md found: expected a ````markdown block that starts "
+                                 "with '---' YAML frontmatter")
+    files = {}
+    for block in blocks:
+        rel = safe_resource_path(block.path) if block.path else None
+        if rel:
+            files[rel] = block.body
+    frontmatter, body = _parse_skill_md(skill_md.lstrip())
+    return SkillDraft(frontmatter, body, files)
+
+
+def safe_resource_path(path: str) -> str | None:
+    """`references/x.md`-style paths inside a resource folder; anything else is None."""
+    path = path.strip()
+    pure = PurePosixPath(path[2:] if path.startswith("./") else path)
+    if (pure.is_absolute() or ".." in pure.parts or "\\" in path or len(pure.parts) < 2
+            or len(pure.parts) > 3 or pure.parts[0] not in RESOURCE_DIRS):
+        return None
+    return str(pure)
+
+
+def _parse_skill_md(text: str) -> tuple[dict[str, Any], str]:
+    try:
+        yaml_text, body, _ = split_frontmatter(text)
+    except SkillFormatError as exc:
+        raise TeacherFormatError(f"SKILL.md: {exc.detail}") from None
+    try:
+        data, _ = parse_frontmatter(yaml_text)
+    except SkillFormatError as exc:
+        data = _lenient_frontmatter(yaml_text)
+        if not data:
+            raise TeacherFormatError(f"SKILL.md frontmatter: {exc.detail}") from None
+    return data, body
+
+
+def _lenient_frontmatter(yaml_text: str) -> dict[str, Any]:
+    """`key: value` lines read literally (one level of nesting), for YAML that fails only
+    because a value needed quotes."""
+    data: dict[str, Any] = {}
+    parent: str | None = None
+    for line in yaml_text.splitlines():
+        nested = _NESTED_KEY.match(line)
+        if nested and parent is not None:
+            data[parent][nested.group(1)] = _unquote(nested.group(2))
+            continue
+        top = _TOP_KEY.match(line)
+        if not top:
+            continue
+        key, value = top.group(1), _unquote(top.group(2))
+        parent = key if not value else None
+        data[key] = value if value else {}
+    return {k: v for k, v in data.items() if v != {}}
+
+
+def _unquote(value: str) -> str:
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return value[1:-1]
+    return value
+
+
+def slugify(text: str, limit: int = 64) -> str:
+    """A valid skill name from any text (`""` when nothing usable is left)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    if len(slug) > limit:
+        slug = slug[:limit].rsplit("-", 1)[0] if "-" in slug[:limit] else slug[:limit]
+    return slug.strip("-")
+
+
+def name_from_task(task: str) -> str:
+    """A name from the first words of the task."""
+    words = re.findall(r"[A-Za-z0-9]+", task)[:6]
+    return slugify("-".join(words), 48) or "generated-skill"
+
+
+def normalize_frontmatter(data: dict[str, Any], *, task: str, name: str | None = None,
+                          base: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A frontmatter that validates: base keys kept, the teacher's values on top, the name a
+    slug, unknown keys moved under `metadata` as strings, metadata values quoted strings."""
+    merged: dict[str, Any] = dict(base or {})
+    for key, value in data.items():
+        if key == "metadata" and isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[str(key)] = value
+    description = str(merged.pop("description", None) or "").strip()
+    if not description:
+        description = f"{task.strip().rstrip('.')}. Use when the user asks to do this."
+    proposed = slugify(str(merged.pop("name", None) or ""))
+    merged = {"name": name or proposed or name_from_task(task),
+              "description": _clip_sentence(description, MAX_DESCRIPTION), **merged}
+    metadata = merged.get("metadata") if isinstance(merged.get("metadata"), dict) else {}
+    for key in [k for k in merged if k not in SPEC_KEYS and k not in AGENT_KEYS]:
+        value = merged.pop(key)
+        metadata.setdefault(key, value)
+    merged["metadata"] = {str(k): _as_string(v) for k, v in metadata.items()}
+    for key in ("license", "compatibility", "allowed-tools"):
+        if key in merged and not isinstance(merged[key], str):
+            merged[key] = _as_string(merged[key])
+    return merged
+
+
+def _as_string(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
+        return " ".join(str(v) for v in value)
+    return json.dumps(value) if isinstance(value, dict | list) else str(value)
+
+
+def _clip_sentence(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    return cut[: cut.rfind(". ") + 1] if ". " in cut else cut[: limit - 1] + "…"
+
+
+def write_skill(draft: SkillDraft, folder: Path, *, base_dir: Path | None = None) -> Path:
+    """Write a draft into `folder` (replaced): the base folder's files first, then the
+    draft's, then SKILL.md. Returns the folder."""
+    if folder.exists():
+        shutil.rmtree(folder)
+    if base_dir is not None:
+        shutil.copytree(base_dir, folder, symlinks=True,
+                        ignore=shutil.ignore_patterns(".git", ".hubskills.json"))
+    folder.mkdir(parents=True, exist_ok=True)
+    for rel, content in draft.files.items():
+        atomic_write_text(folder / rel, content)
+    body = draft.body.lstrip("\n")
+    atomic_write_text(folder / SKILL_FILE,
+                      f"---\n{dump_frontmatter(draft.frontmatter)}---\n\n{body}")
+    return folder
+
+
+def validated(folder: Path) -> Path:
+    """The folder when it validates without errors.
+
+    Raises:
+        TeacherFormatError: listing the errors (shown to the teacher on repair).
+    """
+    problems = validate_skill(folder)
+    if has_errors(problems):
+        problems = [p for p in problems if p.severity == "error"]
+        listed = "; ".join(f"{p.location()}: {p.code}: {p.message}" for p in problems[:8])
+        raise TeacherFormatError(f"the skill does not validate: {listed}")
+    return folder
+
+
+def fallback_draft(text: str, task: str, teacher: str) -> SkillDraft:
+    """A valid skill built from whatever text a weak teacher wrote: name and description from
+    the task, the cleaned text as the body, and a note that says so."""
+    cleaned = clean_text(text)
+    title = task.strip().rstrip(".")
+    note = (f"> Drafted offline by `{teacher}`, which did not follow the skill format: this "
+            "body is its raw text, cleaned. Review and rewrite it before relying on it.")
+    body = f"\n# {title[:80]}\n\n{note}\n\n## Task\n\n{task.strip()}\n"
+    if cleaned:
+        body += f"\n## Notes from the teacher\n\n{cleaned}\n"
+    frontmatter = normalize_frontmatter({"metadata": {"version": "0.1.0"}}, task=task)
+    return SkillDraft(frontmatter, body)
+
+
+def clean_text(text: str, limit: int = 4000) -> str:
+    """Strip frontmatter-like and repeated lines and runaway repetition from model text."""
+    text = re.sub(r"(\b[^\s]{1,40}[\s,;]+)\1{3,}", r"\1", text)  # "Linda, Linda, Linda, ..."
+    lines, seen = [], set()
+    for line in text.replace("\r", "").splitlines():
+        key = line.strip()
+        if key in seen and key and not key.startswith(("`", "~")):
+            continue
+        seen.add(key)
+        lines.append(line.rstrip())
+    cleaned = "\n".join(lines).strip()
+    if cleaned.count("```") % 2:
+        cleaned += "\n```"
+    return cleaned[:limit]

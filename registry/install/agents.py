@@ -1,0 +1,271 @@
+"""Where coding agents read skills (agent table, detection, `--agent`), and placing skills there.
+
+Real files always go to `.agents/skills/<name>` (or `~/.agents/skills/<name>`). An agent that
+reads that folder itself needs nothing more; every other selected agent gets a relative symlink
+(or a copy) in its own folder. The table follows `shared/facts/skills.md`: `project` and `user`
+are the folders we link into (relative to the project root or to HOME), `markers` are what
+`detect_agents` looks for. `Transaction` places folders and links so that a failure at any
+step can be undone exactly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from registry.errors import HubskillsError
+
+log = logging.getLogger(__name__)
+SKILLS_DIR = ".agents/skills"
+
+
+@dataclass(frozen=True)
+class Agent:
+    """One coding agent: the folders it reads skills from and how to detect it.
+
+    Attributes:
+        name: the `--agent` name.
+        title: the product name, for output.
+        project: folder, relative to the project root, we place the skill in.
+        user: folder, relative to HOME, we place the skill in with `--global`.
+        markers: paths whose presence in the project (or HOME) means the agent is in use.
+    """
+
+    name: str
+    title: str
+    project: str
+    user: str
+    markers: tuple[str, ...]
+
+    def folder(self, root: Path, *, global_: bool) -> Path:
+        """The folder this agent reads under `root` (the project, or HOME with `--global`)."""
+        return root / (self.user if global_ else self.project)
+
+    def is_native(self, *, global_: bool) -> bool:
+        """Whether the agent reads `.agents/skills` itself (then no link is needed)."""
+        return (self.user if global_ else self.project) == SKILLS_DIR
+
+
+AGENTS: dict[str, Agent] = {a.name: a for a in (
+    Agent("agents", "Agent Skills folder", SKILLS_DIR, SKILLS_DIR, (".agents",)),
+    Agent("claude", "Claude Code", ".claude/skills", ".claude/skills", (".claude", "CLAUDE.md")),
+    Agent("codex", "Codex", SKILLS_DIR, SKILLS_DIR, (".codex", "AGENTS.md")),
+    Agent("cursor", "Cursor", SKILLS_DIR, SKILLS_DIR, (".cursor",)),
+    Agent("opencode", "OpenCode", SKILLS_DIR, SKILLS_DIR, (".opencode", "opencode.json")),
+    Agent("gemini", "Gemini CLI", SKILLS_DIR, SKILLS_DIR, (".gemini", "GEMINI.md")),
+    Agent("copilot", "GitHub Copilot", SKILLS_DIR, SKILLS_DIR,
+          (".github/skills", ".github/copilot-instructions.md", ".copilot")),
+    Agent("goose", "Goose", SKILLS_DIR, ".config/goose/skills", (".goose", ".config/goose")),
+    Agent("amp", "Amp", SKILLS_DIR, ".config/agents/skills", (".amp", ".config/amp")),
+    Agent("windsurf", "Windsurf", ".windsurf/skills", ".codeium/windsurf/skills",
+          (".windsurf", ".codeium/windsurf")),
+    Agent("cline", "Cline", ".cline/skills", ".cline/skills", (".cline", ".clinerules")),
+    Agent("roo", "Roo Code", ".roo/skills", ".roo/skills", (".roo",)),
+    Agent("kiro", "Kiro", ".kiro/skills", ".kiro/skills", (".kiro",)),
+)}
+ALIASES = {"claude-code": "claude", "github-copilot": "copilot", "vscode": "copilot",
+           "gemini-cli": "gemini", "roo-code": "roo", "agent-skills": "agents"}
+
+
+def agent_names() -> list[str]:
+    """Every valid `--agent` name, in table order."""
+    return list(AGENTS)
+
+
+def parse_agents(names: str | Iterable[str]) -> list[Agent]:
+    """Agents from `claude,cursor` (or a list of names); aliases accepted, order kept.
+
+    Raises:
+        HubskillsError: an unknown name; the message lists the valid ones.
+    """
+    items = names.split(",") if isinstance(names, str) else list(names)
+    chosen: list[Agent] = []
+    for raw in items:
+        key = raw.strip().lower()
+        if not key:
+            continue
+        agent = AGENTS.get(ALIASES.get(key, key))
+        if agent is None:
+            raise HubskillsError(f"unknown agent '{raw.strip()}'; valid agents: "
+                                 + ", ".join(agent_names()),
+                                 hint="hubskills pull NS/NAME --agent claude,cursor  (or --all)")
+        if agent not in chosen:
+            chosen.append(agent)
+    return chosen
+
+
+def detect_agents(root: Path) -> list[Agent]:
+    """Agents whose marker exists under `root` (a project, or HOME for global installs)."""
+    return [a for a in AGENTS.values()
+            if any((root / marker).exists() or (root / marker).is_symlink()
+                   for marker in a.markers)]
+
+
+def select_agents(root: Path, names: str | Sequence[str] | None = None, *,
+                  all_agents: bool = False) -> list[Agent]:
+    """The agents a pull serves: `--all`, the `--agent` list, or `.agents` + those detected.
+
+    Raises:
+        HubskillsError: an unknown agent name.
+    """
+    if all_agents:
+        return list(AGENTS.values())
+    if names:
+        chosen = parse_agents(names)
+    else:
+        chosen = detect_agents(root)
+    if AGENTS["agents"] not in chosen:
+        chosen.insert(0, AGENTS["agents"])
+    return chosen
+
+
+def link_folders(agents: Iterable[Agent], root: Path, *, global_: bool) -> dict[Path, list[str]]:
+    """Folders (other than `.agents/skills`) that need a link, each with the agents it serves."""
+    folders: dict[Path, list[str]] = {}
+    for agent in agents:
+        if not agent.is_native(global_=global_):
+            folders.setdefault(agent.folder(root, global_=global_), []).append(agent.name)
+    return folders
+
+
+def all_folders(root: Path, *, global_: bool) -> list[Path]:
+    """Every folder any known agent reads under `root`, `.agents/skills` first, no repeats."""
+    seen: list[Path] = []
+    for agent in AGENTS.values():
+        folder = agent.folder(root, global_=global_)
+        if folder not in seen:
+            seen.append(folder)
+    return seen
+
+
+# --- placing a skill folder where agents read it ----------------------------------------------
+
+STAGING_PREFIX = ".hubskills-staging-"
+ASIDE_PREFIX = ".hubskills-old-"
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a skill is visible: the real folder (`files`), a `symlink` or a `copy`."""
+
+    path: Path
+    mode: str
+    agents: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LinkPlan:
+    """One agent folder entry to place: `create` it, `keep` it, or `replace` what is there."""
+
+    path: Path
+    agents: tuple[str, ...]
+    action: str
+
+
+def points_to(link: Path, dest: Path) -> bool:
+    """Whether the symlink `link` leads to `dest` (compared lexically, never followed)."""
+    target = os.readlink(link)
+    return os.path.normpath(os.path.join(link.parent, target)) == os.path.normpath(dest)
+
+
+class Transaction:
+    """Renames aside, creations and links, undone together by `rollback`.
+
+    Nothing is deleted before `finish`: what a step replaces is renamed into a sibling
+    `.hubskills-old-*` folder, so `rollback` can put it back exactly as it was.
+    """
+
+    def __init__(self) -> None:
+        self.asides: list[tuple[Path, Path]] = []
+        self.created: list[Path] = []
+
+    def _aside(self, path: Path) -> None:
+        aside = Path(tempfile.mkdtemp(prefix=ASIDE_PREFIX, dir=path.parent)) / "old"
+        os.rename(path, aside)
+        self.asides.append((path, aside))
+
+    def swap(self, dest: Path, staged: Path) -> None:
+        """Move `dest` aside (if present) and rename `staged` into its place."""
+        if dest.exists() or dest.is_symlink():
+            self._aside(dest)
+        os.rename(staged, dest)
+        self.created.append(dest)
+
+    def remove(self, path: Path) -> None:
+        """Take `path` away (kept aside until `finish`)."""
+        self._aside(path)
+
+    def link(self, dest: Path, plan: LinkPlan, copy: bool) -> Placement:
+        """Place `dest` at `plan.path` as a relative symlink (a copy with `copy` or no links)."""
+        if plan.action == "keep":
+            return Placement(plan.path, "symlink", plan.agents)
+        make_dirs(plan.path.parent, self.created)
+        if plan.action == "replace":
+            self._aside(plan.path)
+        mode = "copy" if copy else "symlink"
+        if not copy:
+            try:
+                os.symlink(os.path.relpath(dest, plan.path.parent), plan.path,
+                           target_is_directory=True)
+            except OSError as err:  # no symlinks here (Windows without privilege, some FS)
+                log.info("cannot link %s (%s); copying instead", plan.path, err)
+                mode = "copy"
+        if mode == "copy":
+            tmp = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=plan.path.parent))
+            try:
+                shutil.copytree(dest, tmp / "copy", symlinks=True)
+                os.rename(tmp / "copy", plan.path)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+        self.created.append(plan.path)
+        return Placement(plan.path, mode, plan.agents)
+
+    def rollback(self) -> None:
+        """Undo everything done, newest first: the previous state comes back."""
+        for path in reversed(self.created):
+            delete_path(path)
+        for path, aside in reversed(self.asides):
+            if not (path.exists() or path.is_symlink()):
+                os.rename(aside, path)
+            shutil.rmtree(aside.parent, ignore_errors=True)
+
+    def finish(self) -> None:
+        """Delete what was moved aside."""
+        for _, aside in self.asides:
+            shutil.rmtree(aside.parent, ignore_errors=True)
+
+
+def delete_path(path: Path) -> None:
+    """Delete a link, a file or a folder (a link is removed, never followed)."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def make_dirs(folder: Path, created: list[Path]) -> None:
+    """`mkdir -p`, appending each folder it creates (outermost first) to `created`."""
+    missing = []
+    for parent in [folder, *folder.parents]:
+        if parent.exists() or parent.is_symlink():
+            break
+        missing.append(parent)
+    for path in reversed(missing):
+        try:
+            path.mkdir()
+        except FileExistsError:  # made meanwhile by someone else: not ours to remove
+            continue
+        created.append(path)
+
+
+def remove_empty(folders: list[Path]) -> None:
+    """Remove those of `folders` that are empty, innermost (last created) first."""
+    for path in reversed(folders):
+        with contextlib.suppress(OSError):
+            path.rmdir()

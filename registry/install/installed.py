@@ -1,0 +1,239 @@
+"""What is installed where: `list_installed`, `remove`, and the views `install`/`update` use.
+
+`list_installed` walks every agent folder of the project and of HOME and reports each skill
+folder: ours (with up-to-date / outdated / locally modified), `hf skills`' and others; it never
+modifies anything. `remove` takes away only what hubskills installed, links and copies included.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from registry.errors import HubskillsError
+from registry.format.skill import NAME_RE, content_hash
+from registry.install.agents import Transaction, all_folders, points_to
+from registry.install.download import Source, default_source
+from registry.install.lockfile import LockEntry, Lockfile, Scope, is_hf_managed, read_marker
+from registry.stores import SkillStore
+from registry.stores.base import Resolved
+
+StoreFor = Callable[[str], SkillStore]
+
+
+def check_unpinned(scope: Scope, lock: Lockfile, frozen: bool) -> None:
+    """With `frozen`, refuse our installs that the lock does not pin."""
+    if not frozen or not scope.skills_dir.is_dir():
+        return
+    extra = sorted(p.name for p in scope.skills_dir.iterdir()
+                   if not p.name.startswith(".") and p.name not in lock.entries
+                   and not p.is_symlink() and read_marker(p) is not None)
+    if extra:
+        raise HubskillsError(f"installed but not pinned in skills.lock: {', '.join(extra)}",
+                             hint="commit the skills.lock that pull wrote, or hubskills "
+                                  f"remove {extra[0]}")
+
+
+def managed(scope: Scope, lock: Lockfile) -> list[LockEntry]:
+    """Our installs in this scope: the lock's entries, plus marked folders it lacks."""
+    entries = dict(lock.entries)
+    if scope.skills_dir.is_dir():
+        for folder in sorted(scope.skills_dir.iterdir()):
+            marker = None if folder.is_symlink() else read_marker(folder)
+            if marker and folder.name not in entries and not folder.name.startswith("."):
+                entries[folder.name] = LockEntry(folder.name, marker.repo, marker.sha,
+                                                 marker.content_hash, marker.version,
+                                                 marker.registry)
+    return [entries[name] for name in sorted(entries)]
+
+
+# --- what is installed where ------------------------------------------------------------------
+
+LatestFn = Callable[[str, str], Resolved | None]
+
+
+@dataclass
+class Installed:
+    """One skill folder found in an agent folder.
+
+    `kind` is `hubskills` (ours), `hf-skills` or `unmanaged`; `state`, for ours, is
+    `up-to-date`, `outdated`, `modified` or `unchecked` (the registry could not be asked).
+    `seen_in` lists the agent folders that link to (or hold a copy of) our folder.
+    """
+
+    name: str
+    scope: str
+    path: Path
+    kind: str
+    state: str
+    repo: str | None = None
+    version: str | None = None
+    sha: str | None = None
+    latest: str | None = None
+    pinned: bool = False
+    seen_in: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready fields (paths as strings)."""
+        return {**asdict(self), "path": str(self.path)}
+
+
+def list_installed(project: Path, *, home: Path | None = None,
+                   latest: LatestFn | None = None) -> list[Installed]:
+    """Every skill folder in the agent folders of the project and of HOME, ours or not.
+
+    `latest(repo, registry)` tells the newest revision (None when unknown); without it,
+    our installs are `unchecked` unless locally modified. Nothing is ever modified.
+    """
+    home = Path.home() if home is None else home
+    scopes = [("project", Scope(Path(project))), ("user", Scope(home, True))]
+    if Path(project).resolve() == home.resolve():
+        scopes = scopes[1:]
+    found: list[Installed] = []
+    for label, scope in scopes:
+        pinned = set(Lockfile.read(scope.lock_path).entries)
+        mains: dict[str, Installed] = {}
+        for folder in all_folders(scope.root, global_=scope.global_):
+            for path in sorted(folder.iterdir()) if folder.is_dir() else []:
+                item = _classify(path, scope, label, mains)
+                if item is not None:
+                    item.pinned = item.name in pinned and item.kind == "hubskills"
+                    found.append(item)
+    for item in found:
+        if item.kind == "hubskills" and item.state == "unchecked" and latest is not None:
+            newest = latest(item.repo or "", _registry(item))
+            if newest is not None:
+                item.latest = newest.version or newest.sha[:12]
+                item.state = "up-to-date" if newest.sha == item.sha else "outdated"
+    return found
+
+
+def _registry(item: Installed) -> str:
+    marker = read_marker(item.path)
+    return marker.registry if marker else "local"
+
+
+def _classify(path: Path, scope: Scope, label: str,
+              mains: dict[str, Installed]) -> Installed | None:
+    """An `Installed` for `path`, or None when it only adds to a main folder's `seen_in`.
+
+    Links to a folder of `.agents/skills` and our copies of it count as places it is seen in.
+    """
+    if path.name.startswith("."):
+        return None
+    main = scope.skills_dir / path.name
+    where = str(path.parent)
+    if path.is_symlink():
+        if points_to(path, main) and path.name in mains:
+            mains[path.name].seen_in.append(where)
+            return None
+        return Installed(path.name, label, path, "unmanaged", f"link to {os.readlink(path)}",
+                         seen_in=[where])
+    if not path.is_dir():
+        return None
+    item = _item(path, label, where, mains.get(path.name) if path != main else None)
+    if item is not None and path == main:
+        mains[path.name] = item
+    return item
+
+
+def _item(path: Path, label: str, where: str, main: Installed | None) -> Installed | None:
+    if is_hf_managed(path):
+        return Installed(path.name, label, path, "hf-skills", "managed by hf skills",
+                         seen_in=[where])
+    marker = read_marker(path)
+    if marker is None:
+        if not (path / "SKILL.md").is_file():
+            return None
+        return Installed(path.name, label, path, "unmanaged", "unmanaged", seen_in=[where])
+    if main is not None and main.kind == "hubskills" and main.repo == marker.repo:
+        main.seen_in.append(f"{where} (copy)")
+        return None
+    state = "modified" if content_hash(path) != marker.content_hash else "unchecked"
+    return Installed(path.name, label, path, "hubskills", state, marker.repo, marker.version,
+                     marker.sha, seen_in=[where])
+
+
+@dataclass
+class Removed:
+    """What `remove` took away: the folder, its links and copies, and the lock entry."""
+
+    name: str
+    repo: str | None
+    paths: list[Path]
+    lock_updated: bool
+
+
+def remove(project: Path, name: str, *, global_: bool = False) -> Removed:
+    """Remove a skill we installed: its folder, the links and copies to it, its lock entry.
+
+    Raises:
+        HubskillsError: the folder is not ours (unmanaged, or `hf skills`'), or not there.
+    """
+    scope = Scope.of(project, global_)
+    dest, lock = scope.skills_dir / name, Lockfile.read(scope.lock_path)
+    if not NAME_RE.match(name) or len(name) > 64:
+        raise HubskillsError(f"'{name}' is not a skill name", hint="hubskills list")
+    present = dest.exists() or dest.is_symlink()
+    if present and not dest.is_symlink() and is_hf_managed(dest):
+        raise HubskillsError(f"{dest} is managed by `hf skills`; hubskills never touches it",
+                             hint="remove it with the hf CLI")
+    marker = None if not present or dest.is_symlink() else read_marker(dest)
+    if present and marker is None:
+        raise HubskillsError(f"{dest} was not installed by hubskills; it is left alone",
+                             hint="delete it yourself if you no longer want it")
+    entry = lock.entries.pop(name, None)
+    if not present and entry is None:
+        elsewhere = [f / name for f in all_folders(scope.root, global_=global_)
+                     if (f / name).exists() or (f / name).is_symlink()]
+        if elsewhere:
+            raise HubskillsError(f"{elsewhere[0]} was not installed by hubskills; it is left "
+                                 "alone", hint="delete it yourself if you no longer want it")
+        raise HubskillsError(f"'{name}' is not installed in {scope.skills_dir}",
+                             hint="hubskills list")
+    repo = marker.repo if marker else entry.repo if entry else None
+    paths = [p for p in _placed(scope, dest, repo)] + ([dest] if present else [])
+    txn = Transaction()
+    try:
+        for path in paths:
+            txn.remove(path)
+        lock_updated = lock.write() if lock.exists else False
+    except BaseException:
+        txn.rollback()
+        raise
+    txn.finish()
+    return Removed(name, repo, paths, lock_updated)
+
+
+def _placed(scope: Scope, dest: Path, repo: str | None) -> list[Path]:
+    """Links to `dest` and our copies of `repo` in every agent folder of the scope."""
+    found = []
+    for folder in all_folders(scope.root, global_=scope.global_):
+        path = folder / dest.name
+        if path == dest:
+            continue
+        if path.is_symlink():
+            if points_to(path, dest):
+                found.append(path)
+        elif path.is_dir() and not is_hf_managed(path):
+            marker = read_marker(path)
+            if marker is not None and marker.repo == repo:
+                found.append(path)
+    return found
+
+
+def latest_checker(stores: StoreFor) -> Callable[[str, str], Resolved | None]:
+    """A `latest(repo, registry)` for `list_installed`: None when offline or unknown."""
+    sources: dict[str, Source] = {}
+
+    def latest(repo: str, registry: str) -> Resolved | None:
+        try:
+            source = sources.setdefault(registry, default_source(stores(registry)))
+            return None if source.offline else source.resolve(repo, None)
+        except HubskillsError:
+            return None
+
+    return latest

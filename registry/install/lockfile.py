@@ -1,0 +1,192 @@
+"""The install marker (`.hubskills.json`) and the project lockfile (`skills.lock`).
+
+The marker sits in every folder hubskills installed (and in copies placed for agents): it is
+how we tell our folders from others. `hf skills` marks its own installs with
+`.hf-skill-manifest.json`; we never write that file and never touch such a folder.
+
+`skills.lock` is JSON with sorted keys, one field per line, so diffs read well:
+
+    {"lockfile-version": 1, "skills": {"<name>": {"agents": [...], "content_hash": ...,
+     "copy": false, "registry": "local", "repo": "ns/name", "sha": ..., "version": ...}}}
+
+A project's lock sits at its root; a `--global` install's at `~/.agents/skills.lock`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from registry._io import atomic_write_text
+from registry.errors import HubskillsError
+from registry.format.skill import NAME_RE
+from registry.install.agents import SKILLS_DIR
+from registry.stores.base import check_repo_id
+
+MARKER_FILE = ".hubskills.json"
+HF_MARKER = ".hf-skill-manifest.json"
+LOCK_FILE = "skills.lock"
+LOCK_VERSION = 1
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+_MARKER_MAX_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Where a pull writes: a project (`root` = project) or the user's HOME (`--global`)."""
+
+    root: Path
+    global_: bool = False
+
+    @classmethod
+    def of(cls, project: Path, global_: bool = False) -> Scope:
+        """The project scope, or HOME (from `Path.home()`) with `global_`.
+
+        Raises:
+            HubskillsError: the folder does not exist.
+        """
+        root = Path.home() if global_ else Path(project)
+        if not root.is_dir():
+            raise HubskillsError(f"{root} is not a folder",
+                                 hint="run it in your project, or pass --project PATH")
+        return cls(root, global_)
+
+    @property
+    def skills_dir(self) -> Path:
+        """`<root>/.agents/skills`, where the real files go."""
+        return self.root / SKILLS_DIR
+
+    @property
+    def lock_path(self) -> Path:
+        """`<project>/skills.lock`, or `~/.agents/skills.lock` for the global scope."""
+        return self.root / ".agents" / LOCK_FILE if self.global_ else self.root / LOCK_FILE
+
+
+@dataclass(frozen=True)
+class Marker:
+    """What `.hubskills.json` records about an installed folder."""
+
+    repo: str
+    sha: str
+    content_hash: str
+    version: str | None = None
+    ref: str = "latest"
+    registry: str = "local"
+    installed_at: str = ""
+
+    def to_text(self) -> str:
+        """The marker file's JSON text."""
+        return json.dumps({"installer": "hubskills", **asdict(self)}, indent=2,
+                          sort_keys=True) + "\n"
+
+
+def now_iso() -> str:
+    """UTC now, to the second, ISO 8601."""
+    return datetime.now(UTC).replace(microsecond=0).isoformat()
+
+
+def read_marker(folder: Path) -> Marker | None:
+    """The folder's hubskills marker, or None when absent, unreadable or malformed."""
+    path = folder / MARKER_FILE
+    try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > _MARKER_MAX_BYTES:
+            return None
+        data = json.loads(path.read_text(encoding="utf-8"))
+        marker = Marker(repo=str(data["repo"]), sha=str(data["sha"]),
+                        content_hash=str(data["content_hash"]),
+                        version=None if data.get("version") is None else str(data["version"]),
+                        ref=str(data.get("ref") or "latest"),
+                        registry=str(data.get("registry") or "local"),
+                        installed_at=str(data.get("installed_at") or ""))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return marker if _SHA.match(marker.sha) else None
+
+
+def is_hf_managed(folder: Path) -> bool:
+    """Whether `hf skills` manages the folder (it holds `.hf-skill-manifest.json`)."""
+    path = folder / HF_MARKER
+    return path.exists() or path.is_symlink()
+
+
+@dataclass(frozen=True)
+class LockEntry:
+    """One pinned skill: the folder `name` holds `repo` at `sha`."""
+
+    name: str
+    repo: str
+    sha: str
+    content_hash: str
+    version: str | None = None
+    registry: str = "local"
+    agents: tuple[str, ...] = ()
+    copy: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """The entry as written in the lock (without the name, which is its key)."""
+        data = asdict(self)
+        del data["name"]
+        data["agents"] = sorted(self.agents)
+        return data
+
+
+@dataclass
+class Lockfile:
+    """`skills.lock`: pinned skills by folder name. `exists` is False for a new lock."""
+
+    path: Path
+    entries: dict[str, LockEntry] = field(default_factory=dict)
+    exists: bool = False
+
+    @classmethod
+    def read(cls, path: Path) -> Lockfile:
+        """Read and validate the lock (an absent file is an empty lock).
+
+        Raises:
+            HubskillsError: the file is not a valid lock.
+        """
+        if not path.is_file():
+            return cls(path)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            skills = data["skills"]
+            entries = {name: _entry(name, item) for name, item in skills.items()}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, HubskillsError) as err:
+            raise HubskillsError(f"{path} is not a valid skills.lock ({err})",
+                                 hint=f"git checkout {path.name}, or delete it and pull "
+                                      "the skills again") from err
+        return cls(path, entries, exists=True)
+
+    def render(self) -> str:
+        """The lock's text: sorted keys, two-space indent, trailing newline."""
+        skills = {name: self.entries[name].to_json() for name in sorted(self.entries)}
+        return json.dumps({"lockfile-version": LOCK_VERSION, "skills": skills}, indent=2,
+                          sort_keys=True) + "\n"
+
+    def write(self) -> bool:
+        """Write the lock atomically if its text changed; returns whether it wrote."""
+        text = self.render()
+        if self.path.is_file() and self.path.read_text(encoding="utf-8") == text:
+            return False
+        atomic_write_text(self.path, text)
+        self.exists = True
+        return True
+
+
+def _entry(name: str, item: dict[str, Any]) -> LockEntry:
+    if not NAME_RE.match(name) or len(name) > 64:
+        raise ValueError(f"bad skill name {name!r}")
+    entry = LockEntry(name=name, repo=str(item["repo"]), sha=str(item["sha"]),
+                      content_hash=str(item["content_hash"]),
+                      version=None if item.get("version") is None else str(item["version"]),
+                      registry=str(item.get("registry") or "local"),
+                      agents=tuple(str(a) for a in item.get("agents") or ()),
+                      copy=bool(item.get("copy", False)))
+    check_repo_id(entry.repo)
+    if not _SHA.match(entry.sha):
+        raise ValueError(f"{name}: sha {entry.sha!r} is not a full commit sha")
+    return entry

@@ -1,0 +1,189 @@
+"""Publishing a skill: validate, scan, choose the version, publish, attach recorded runs.
+
+The order is the contract: validation errors block; a committed secret blocks even with
+`allow_risky`; other high-severity findings block unless `allow_risky`; an existing version is
+never re-tagged; `with_runs` must have evaluated exactly this folder (same content hash), and
+they are appended only after the publish succeeded, linked to the new repo, version and sha.
+A dry run does every check and writes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from registry.errors import HubskillsError, InvalidSkill, SkillNotFound, UnsafeSkill, VersionExists
+from registry.evaluation.results import ResultRow, RunManifest, read_manifest, read_rows
+from registry.format.skill import Problem, Skill, content_hash, load_skill
+from registry.format.validate import has_errors, validate_skill
+from registry.scan.scanner import Finding, has_secrets, scan_folder
+from registry.stores.base import (
+    Published,
+    SkillStore,
+    bump_version,
+    check_repo_id,
+    normalize_version,
+    skill_files,
+    tag_for,
+)
+
+
+class ValidationFailed(InvalidSkill):
+    """The skill has validation errors; `problems` holds every finding."""
+
+    def __init__(self, message: str, *, problems: list[Problem], hint: str | None = None):
+        super().__init__(message, hint=hint)
+        self.problems = problems
+
+
+class RiskyFindings(UnsafeSkill):
+    """The scan blocks publishing; `findings` holds the blocking ones."""
+
+    def __init__(self, message: str, *, findings: list[Finding], hint: str | None = None):
+        super().__init__(message, hint=hint)
+        self.findings = findings
+
+
+@dataclass(frozen=True)
+class PublishPlan:
+    """What a publish will do (and, for a dry run, all it does)."""
+
+    skill_dir: Path
+    repo: str
+    version: str
+    version_source: str
+    files: list[str]
+    content_hash: str
+    registry: str
+    problems: list[Problem] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    runs: list[str] = field(default_factory=list)
+
+    @property
+    def tag(self) -> str:
+        """The tag this version gets: `v<version>`."""
+        return tag_for(self.version)
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    """The plan, and what publishing produced (`published` is None for a dry run)."""
+
+    plan: PublishPlan
+    published: Published | None = None
+    results: list[str] = field(default_factory=list)
+
+    @property
+    def pull_command(self) -> str:
+        """The command that installs exactly this version."""
+        return f"hubskills pull {self.plan.repo}@{self.plan.tag}"
+
+
+def check_skill(skill_dir: Path, *, allow_risky: bool = False) -> tuple[list[Problem],
+                                                                         list[Finding]]:
+    """Validate and scan; return the non-blocking problems and findings.
+
+    Raises:
+        ValidationFailed: a validation error.
+        RiskyFindings: a committed secret (always), or a high finding without `allow_risky`.
+    """
+    problems = validate_skill(skill_dir)
+    if has_errors(problems):
+        errors = sum(p.severity == "error" for p in problems)
+        raise ValidationFailed(f"{skill_dir} has {errors} validation error(s)",
+                               problems=problems, hint=f"hubskills validate {skill_dir}")
+    findings = scan_folder(skill_dir)
+    if has_secrets(findings):
+        secrets = [f for f in findings if f.code.startswith("secret-")]
+        raise RiskyFindings(f"{skill_dir} appears to contain a secret; refused, even with "
+                            "--allow-risky", findings=secrets,
+                            hint="remove the secret (and rotate it), then publish again")
+    high = [f for f in findings if f.severity == "high"]
+    if high and not allow_risky:
+        raise RiskyFindings(f"{len(high)} high-severity finding(s) in {skill_dir}",
+                            findings=high, hint=f"review them; to publish anyway: "
+                                                f"hubskills publish {skill_dir} --allow-risky")
+    return problems, findings
+
+
+def choose_version(store: SkillStore, repo: str, skill: Skill, *, version: str | None,
+                   bump: str | None) -> tuple[str, str]:
+    """(version, where it came from): `--version`, a bump of the latest, or metadata.version.
+
+    With `bump` and nothing published yet, the skill's own `metadata.version` is used as is.
+
+    Raises:
+        VersionExists: that version is already published.
+        InvalidSkill: no version anywhere.
+    """
+    if version and bump:
+        raise HubskillsError("--version and --bump cannot be used together",
+                             hint="pass one of them")
+    try:
+        published = store.versions(repo)
+    except SkillNotFound:
+        published = []
+    if version:
+        chosen, source = normalize_version(version), "--version"
+    elif bump and published:
+        chosen = bump_version(published[0].version, bump)
+        source = f"--bump {bump} of {published[0].version}, the latest published"
+    elif skill.version:
+        chosen, source = normalize_version(skill.version), "metadata.version"
+        if bump:
+            source += ", as nothing is published yet to bump"
+    else:
+        raise InvalidSkill(f"{skill.path} has no metadata.version",
+                           hint=f"hubskills publish {skill.path} --version 0.1.0")
+    if any(v.version == chosen for v in published):
+        raise VersionExists(f"{repo} {tag_for(chosen)} already exists; versions are immutable",
+                            hint=f"hubskills publish {skill.path} --bump patch")
+    return chosen, source
+
+
+def load_runs(runs_dir: Path, run_ids: Sequence[str], skill: Skill,
+              digest: str) -> list[tuple[RunManifest, list[ResultRow]]]:
+    """Read local runs and check each evaluated exactly this skill folder.
+
+    Raises:
+        RunNotFound: no such run.
+        HubskillsError: the run evaluated another skill or other content.
+    """
+    runs = []
+    for run_id in run_ids:
+        manifest = read_manifest(runs_dir, run_id)
+        if manifest.skill_name != skill.name or manifest.content_hash != digest:
+            raise HubskillsError(
+                f"run {run_id} evaluated {manifest.skill_name} ({manifest.content_hash[:19]}), "
+                f"not this folder ({skill.name}, {digest[:19]})",
+                hint=f"hubskills eval {skill.path}, then publish --with-run NEW_RUN_ID")
+        runs.append((manifest, read_rows(runs_dir, run_id)))
+    return runs
+
+
+def publish_skill(store: SkillStore, skill_dir: Path, *, runs_dir: Path,
+                  repo: str | None = None, version: str | None = None, bump: str | None = None,
+                  private: bool = False, with_runs: Sequence[str] = (), dry_run: bool = False,
+                  allow_risky: bool = False, message: str | None = None) -> PublishResult:
+    """Validate, scan, version, publish and attach runs (see the module docstring)."""
+    problems, findings = check_skill(skill_dir, allow_risky=allow_risky)
+    skill = load_skill(skill_dir)
+    files = [rel for rel, _ in skill_files(skill)]
+    repo = repo or f"{store.default_namespace()}/{skill.name}"
+    check_repo_id(repo)
+    chosen, source = choose_version(store, repo, skill, version=version, bump=bump)
+    digest = content_hash(skill_dir)
+    runs = load_runs(runs_dir, with_runs, skill, digest)
+    plan = PublishPlan(skill_dir, repo, chosen, source, files, digest, store.kind, problems,
+                       findings, list(with_runs))
+    if dry_run:
+        return PublishResult(plan)
+    published = store.publish(skill_dir, repo=repo, version=chosen, private=private,
+                              message=message)
+    link = {"skill_repo": repo, "skill_revision": published.sha, "skill_version": chosen}
+    paths = [store.append_results(manifest.model_copy(update=link), rows)
+             for manifest, rows in runs]
+    if paths:
+        store.refresh_card(repo)
+    return PublishResult(plan, published, paths)
