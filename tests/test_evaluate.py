@@ -16,7 +16,7 @@ from registry.evaluation.engine import EvalConfig, run_evaluation
 from registry.evaluation.report import summarize
 from registry.evaluation.results import list_runs, read_rows
 from registry.evaluation.stats import mcnemar_exact
-from registry.providers._retry import RetryPolicy
+from registry.providers import RetryPolicy
 
 FAST = RetryPolicy(attempts=8, base_delay=0.001, max_delay=0.005, max_retry_after=0.01)
 FACT = "The secret port of the zorblax daemon is 4417."

@@ -30,7 +30,7 @@ from registry.generate.parse import parse_skill_reply
 from registry.generate.pipeline import bump_patch, generate_skill
 from registry.generate.suite import screen_leaks
 from registry.generate.teacher import HF_TEACHER, default_teacher
-from registry.providers._retry import RetryPolicy
+from registry.providers import RetryPolicy
 
 FAST = RetryPolicy(attempts=3, base_delay=0.001, max_delay=0.005, max_retry_after=0.01)
 FACTS = ["4417", "--zx-mode=turbo", "zorblax.toml"]

@@ -27,6 +27,7 @@ from registry.providers import (
     ALIASES,
     EMBEDDED_REF,
     Message,
+    Model,
     RetryPolicy,
     ToolCall,
     ToolSpec,
@@ -397,10 +398,10 @@ def test_malformed_body_is_retried_then_reported(api):
 def test_timeouts_are_retried(tmp_path, openai_server):
     openai_server.api_key = None
     provider = resolve("local/m", make_settings(tmp_path), base_url=openai_server.url).provider
-    quick = type(provider)(base_url=openai_server.url, api_key=None, timeout=0.2, retry=FAST)
+    quick = type(provider)(base_url=openai_server.url, api_key=None, timeout=0.2)
     openai_server.latency = 0.6
     with pytest.raises(ProviderError, match="timed out"):
-        run(quick.complete(chat(("user", "x")), model="m"))
+        run(Model("local/m", quick, "m", retry=FAST).complete(chat(("user", "x"))))
     assert len(openai_server.bodies) == FAST.attempts
 
 
@@ -415,6 +416,6 @@ def test_connection_refused_is_retried_then_reported(tmp_path):
 
 
 def test_anthropic_provider_takes_an_explicit_endpoint(anthropic_server):
-    provider = AnthropicProvider(base_url=anthropic_server.url, api_key="sk-ant-test", retry=FAST)
+    provider = AnthropicProvider(base_url=anthropic_server.url, api_key="sk-ant-test")
     completion = run(provider.complete(chat(("user", "direct")), model="claude-haiku-4-5"))
     assert completion.text == "direct" and completion.cost_usd is None  # priced by Model only

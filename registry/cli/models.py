@@ -7,9 +7,7 @@ from rich.markup import escape
 
 from registry.cli import _output as out
 from registry.config import Settings
-from registry.providers import ask, known_models
-from registry.providers.base import Completion
-from registry.providers.pricing import PRICES_AS_OF, format_cost
+from registry.providers import Completion, ask, format_cost, known_models, prices_as_of
 
 
 @click.command("models")
@@ -25,11 +23,11 @@ def models_command(base_url: str | None, as_json: bool) -> None:
     """
     rows = known_models(Settings.from_env(), base_url=base_url)
     if as_json:
-        out.as_json({"prices_as_of": PRICES_AS_OF, "models": [r.to_dict() for r in rows]})
+        out.as_json({"prices_as_of": prices_as_of(), "models": [r.to_dict() for r in rows]})
         return
     out.table(["model", "alias", "usable", "why", "price"],
               [(r.ref, r.alias or "", "yes" if r.usable else "no", r.why, r.price) for r in rows],
-              title=f"Model references (prices as of {PRICES_AS_OF})")
+              title=f"Model references (prices as of {prices_as_of()})")
 
 
 @click.command("ask")

@@ -35,9 +35,16 @@ from registry.evaluation.results import (
 )
 from registry.format.skill import Skill, load_skill
 from registry.format.suite import Suite, load_suite, suite_path
-from registry.providers import Model, resolve
-from registry.providers._retry import RetryPolicy
-from registry.providers.base import Completion, Message, ToolCall, Usage
+from registry.providers import (
+    Completion,
+    Message,
+    Model,
+    RetryPolicy,
+    ToolCall,
+    Usage,
+    aclose_all,
+    resolve,
+)
 
 log = logging.getLogger(__name__)
 ARMS = ("baseline", "skill")
@@ -117,18 +124,20 @@ class Evaluator:
         self.done = done
         self.spent = 0.0
         self.unknown_cost = False
-        self._limits: dict[str, asyncio.Semaphore] = {}
+        self._limits: dict[tuple[str, ...], asyncio.Semaphore] = {}
         self.judge = None
+        self._judge_models: list[Model] = []
         if config.judge:
             judge_model = resolve(config.judge, settings, retry=config.retry)
             self.judge = make_judge(judge_model, self._complete)
+            self._judge_models.append(judge_model)
 
     def _limit(self, model: Model) -> asyncio.Semaphore:
-        name = model.provider_name
-        if name not in self._limits:
-            size = self.config.concurrency or model.provider.default_concurrency
-            self._limits[name] = asyncio.Semaphore(max(1, size))
-        return self._limits[name]
+        key = model.connection_key
+        if key not in self._limits:
+            size = self.config.concurrency or model.default_concurrency
+            self._limits[key] = asyncio.Semaphore(max(1, size))
+        return self._limits[key]
 
     async def _complete(self, model: Model, messages: list[Message], *, tools: list | None = None,
                         seed: int, repeat: int, temperature: float | None = None,
@@ -235,10 +244,7 @@ class Evaluator:
         return "stopped" if stopped else "complete"
 
     async def _close_clients(self) -> None:
-        providers = {id(m.provider): m.provider for m in self.models}
-        for provider in providers.values():
-            if hasattr(provider, "aclose"):
-                await provider.aclose()
+        await aclose_all([*self.models, *self._judge_models])
 
 
 def scrub(text: str, secrets: list[str]) -> str:

@@ -7,8 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from registry.errors import ProviderError
-from registry.providers import Model
-from registry.providers.base import Completion, Message
+from registry.providers import Completion, Message, Model
 
 JUDGE_SYSTEM = (
     "You grade an answer against one requirement. Be strict and literal: the requirement must "

@@ -15,8 +15,7 @@ from registry.format.validate import has_errors, validate_skill
 from registry.generate.suite import SuiteRequest, write_suite
 from registry.generate.teacher import Teacher, default_teacher, new_workdir
 from registry.generate.verify import Verifier
-from registry.providers import resolve
-from registry.providers._retry import RetryPolicy
+from registry.providers import RetryPolicy, resolve
 
 
 @dataclass

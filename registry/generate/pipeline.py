@@ -31,8 +31,7 @@ from registry.generate.suite import SuiteOutcome, SuiteRequest, placeholder_suit
 from registry.generate.teacher import Teacher, default_students, default_teacher, new_workdir
 from registry.generate.traces import DEFAULT_BUDGET, read_trace
 from registry.generate.verify import Verifier
-from registry.providers import normalize_ref, resolve
-from registry.providers._retry import RetryPolicy
+from registry.providers import RetryPolicy, normalize_ref, resolve
 
 __all__ = ["GenerateOptions", "GenerateReport", "bump_patch", "generate_skill"]
 log = logging.getLogger(__name__)

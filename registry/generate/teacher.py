@@ -8,7 +8,6 @@ so a failure can always be inspected.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import secrets
 from collections.abc import Callable
@@ -22,9 +21,16 @@ from typing import TypeVar
 from registry._io import atomic_write_text
 from registry.config import Settings
 from registry.errors import GenerationError
-from registry.providers import ALIASES, EMBEDDED_REF, Model, normalize_ref, resolve
-from registry.providers._retry import RetryPolicy
-from registry.providers.base import Message, Usage
+from registry.providers import (
+    ALIASES,
+    EMBEDDED_REF,
+    Message,
+    Model,
+    RetryPolicy,
+    Usage,
+    normalize_ref,
+    resolve,
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -124,8 +130,8 @@ class Teacher:
     def ask(self, prompt: str, step: str) -> str:
         """One call with the teacher system prompt; the raw reply is saved under `step`."""
         messages = [Message("system", prompt_text("system")), Message("user", prompt)]
-        completion = asyncio.run(self.model.complete(
-            messages, temperature=self.temperature, max_tokens=self.max_tokens))
+        completion = self.model.complete_sync(
+            messages, temperature=self.temperature, max_tokens=self.max_tokens)
         self.calls += 1
         self.usage = self.usage + completion.usage
         if self.cost_usd is not None:

