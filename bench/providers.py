@@ -1,7 +1,7 @@
 """Provider overhead benchmarks; prints ratios (run: `python bench/providers.py`).
 
 1. Per-call overhead: `Model.complete` (hubskills' OpenAI-compatible provider: request mapping,
-   retry wrapper, usage mapping, pricing) vs a raw `openai.AsyncOpenAI` call to the same local
+   the retry loop, usage mapping, pricing) vs a raw `openai.AsyncOpenAI` call to the same local
    fake server. Median wall time over N interleaved calls; goal: ratio <= 1.05.
 2. Embedded throughput: tokens/s of `embedded/smollm2-135m` through the provider vs raw
    `llama_cpp.Llama.create_chat_completion` on the same loaded model and prompt; goal >= 0.95.
@@ -28,7 +28,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from fakes.openai_server import FakeOpenAIServer  # noqa: E402
 
 from registry.config import Settings  # noqa: E402
-from registry.providers import EMBEDDED_REF, Message, resolve  # noqa: E402
+from registry.providers import EMBEDDED_REF, Message, embedded_availability, resolve  # noqa: E402
 
 PROMPT = [Message("system", "You are a concise assistant."),
           Message("user", "Name three CUDA memory spaces and say one thing about each.")]
@@ -114,9 +114,7 @@ def main() -> None:
           f"hubskills {mine * 1000:.2f} ms, raw openai {base * 1000:.2f} ms")
     print(f"  overhead ratio hubskills/raw = {ratio:.3f}  (goal <= 1.05)")
 
-    from registry.providers.embedded import availability
-
-    ok, why = availability()
+    ok, why = embedded_availability()
     if not ok:
         print(f"embedded throughput: skipped ({why})")
         return

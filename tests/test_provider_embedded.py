@@ -22,7 +22,8 @@ from registry.cli.models import ask_command, models_command
 from registry.config import Settings
 from registry.errors import ContextOverflow
 from registry.providers import EMBEDDED_REF, Message, resolve
-from registry.providers.embedded import availability, gguf_path
+from registry.providers import embedded_availability as availability
+from registry.providers.embedded import gguf_path
 
 SERVED_ALIAS = "smollm2-135m-instruct"
 QUESTION = [Message("system", "Answer in one short sentence."),

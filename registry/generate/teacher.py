@@ -28,6 +28,7 @@ from registry.providers import (
     Model,
     RetryPolicy,
     Usage,
+    embedded_availability,
     normalize_ref,
     resolve,
 )
@@ -72,10 +73,8 @@ def default_teacher(settings: Settings) -> tuple[str, str | None]:
 
 def default_students(teacher_ref: str) -> list[str]:
     """The teacher itself, plus the embedded model when it is installed here."""
-    from registry.providers.embedded import availability
-
     students = [normalize_ref(teacher_ref)]
-    if availability()[0] and EMBEDDED_REF not in students:
+    if embedded_availability()[0] and EMBEDDED_REF not in students:
         students.append(EMBEDDED_REF)
     return students
 

@@ -29,6 +29,7 @@ from registry.providers.base import (
     Usage,
 )
 from registry.providers.catalog import ModelStatus, known_models
+from registry.providers.embedded import availability as embedded_availability
 from registry.providers.model import Model, RetryPolicy, aclose_all
 from registry.providers.pricing import (
     Price,
@@ -50,7 +51,7 @@ from registry.providers.refs import (
 __all__ = [
     "ALIASES", "BadResponse", "Completion", "DEFAULT_OPENAI_REF", "EMBEDDED_REF", "Message",
     "Model", "ModelStatus", "Price", "Provider", "RetryPolicy", "ToolCall", "ToolSpec", "Usage",
-    "aclose_all", "ask", "context_window", "cost", "default_model_ref", "format_cost",
-    "format_price", "is_free", "known_models", "normalize_ref", "price_for", "prices_as_of",
-    "provider", "resolve",
+    "aclose_all", "ask", "context_window", "cost", "default_model_ref", "embedded_availability",
+    "format_cost", "format_price", "is_free", "known_models", "normalize_ref", "price_for",
+    "prices_as_of", "provider", "resolve",
 ]
