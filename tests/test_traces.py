@@ -41,6 +41,10 @@ def account(name: str):
     return parse_trace((TRACES / name).read_text(encoding="utf-8"))
 
 
+def lines_of(name: str) -> list[str]:
+    return (RECORDED / name).read_text(encoding="utf-8").splitlines(keepends=True)
+
+
 # --- sessions recorded from the real CLIs -------------------------------------------------
 
 
@@ -90,6 +94,19 @@ def test_a_permission_denial_is_labelled_not_a_failure():
     assert "## Denied by a permission prompt (not failures of the work)" in text
     assert "not resolved" not in text and "## Failures" not in text
     assert trace.counts()["denials"] == 1 and trace.counts()["errors"] == 0
+
+
+def test_the_older_gemini_chat_document_reads_like_its_jsonl(tmp_path):
+    header, *records = [json.loads(line) for line in lines_of("gemini-cli.jsonl")]
+    messages = {}  # the JSON form keeps each message once, in its final state
+    for record in records:
+        for message in (record.get("$set") or {}).get("messages") or [record]:
+            if "type" in message:
+                messages[message["id"]] = message
+    old = tmp_path / "session-2025-06-01.json"
+    old.write_text(json.dumps({**header, "messages": list(messages.values())}, indent=2))
+    assert detect_format(old.read_text()) == "gemini-cli"
+    assert load_trace(old).render() == load_trace(RECORDED / "gemini-cli.jsonl").render()
 
 
 # --- the older samples --------------------------------------------------------------------
@@ -160,10 +177,6 @@ def test_plain_notes():
 
 
 # --- damaged, empty and useless traces ----------------------------------------------------
-
-
-def lines_of(name: str) -> list[str]:
-    return (RECORDED / name).read_text(encoding="utf-8").splitlines(keepends=True)
 
 
 def test_a_trace_cut_mid_line_is_counted_and_reported(tmp_path):

@@ -9,7 +9,6 @@ from rich.markup import escape
 
 from registry.cli import _output as out
 from registry.config import Settings
-from registry.generate.traces import DEFAULT_BUDGET, load_trace
 
 
 @click.group("trace")
@@ -19,11 +18,11 @@ def trace_group() -> None:
 
 @trace_group.command("show")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--budget", type=click.IntRange(min=200), default=DEFAULT_BUDGET,
-              show_default=True, help="Characters the teacher gets (generate splits "
-              f"{DEFAULT_BUDGET} among its traces; 4000 for a 135M teacher).")
+@click.option("--budget", type=click.IntRange(min=200), default=None,
+              help="Characters the teacher gets. Default: what generate gives a single trace "
+              "(it splits that among several; a 135M teacher gets 4000).")
 @click.option("--json", "as_json", is_flag=True, help="Counts and account as JSON.")
-def trace_show_command(file: Path, budget: int, as_json: bool) -> None:
+def trace_show_command(file: Path, budget: int | None, as_json: bool) -> None:
     """Print the account of FILE that `generate --from FILE` gives the teacher, with counts.
 
     \b
@@ -31,6 +30,9 @@ def trace_show_command(file: Path, budget: int, as_json: bool) -> None:
       hubskills trace show ~/.claude/projects/my-app/5f0c….jsonl
       hubskills trace show ~/.codex/sessions/2026/11/24/rollout-….jsonl --budget 4000
     """
+    from registry.generate.traces import DEFAULT_BUDGET, load_trace
+
+    budget = budget or DEFAULT_BUDGET
     trace = load_trace(file, secrets=Settings.from_env().secrets())
     account = trace.render(budget)
     if as_json:
