@@ -95,7 +95,8 @@ RECORDINGS: dict[str, tuple[Callable[..., tuple[list[str], dict[str, str]]], str
 
 
 def record(name: str, bin_dir: Path, keep: bool = False) -> list[Path]:
-    """Run one CLI through the script; returns the scrubbed session files written."""
+    """Run one CLI through the script; returns the scrubbed session files written (`keep`
+    copies its temporary HOME to /tmp/hubskills-rec-NAME for a look)."""
     make, pattern = RECORDINGS[name]
     with tempfile.TemporaryDirectory(prefix="hubskills-rec-") as tmp:
         home = Path(tmp) / "dev"
