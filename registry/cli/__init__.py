@@ -28,6 +28,7 @@ from registry.cli.registry_cmds import (
     versions_command,
 )
 from registry.cli.scan import scan_command
+from registry.cli.trace import trace_group
 from registry.cli.validate import new_command, suite_group, validate_command
 from registry.errors import HubskillsError
 
@@ -50,7 +51,7 @@ for command in (
     validate_command, new_command, suite_group, eval_command, runs_group, models_command,
     ask_command, scan_command, publish_command, search_command, info_command, versions_command,
     registry_group, generate_command, tests_group, pull_command, install_command,
-    update_command, remove_command, list_command, leaderboard_command,
+    update_command, remove_command, list_command, leaderboard_command, trace_group,
 ):
     cli.add_command(command)
 

@@ -114,7 +114,7 @@ class _Session:
         self.base, traces = split_sources(opts.sources)
         budget = 4000 if self.teacher.is_weak else DEFAULT_BUDGET
         self.traces = [read_trace(p, budget=budget // max(1, len(traces)),
-                                  secrets=settings.secrets()) for p in traces]
+                                  secrets=settings.secrets(), progress=self.say) for p in traces]
         self.report = GenerateReport(name="", path=None, teacher=self.teacher.ref,
                                      students=self.students, workdir=self.work)
         self.verifier: Verifier | None = None
