@@ -24,6 +24,7 @@ from registry.config import Settings
 from registry.errors import InvalidSkill, UnsafeSkill
 from registry.evaluation.results import ResultRow, RunManifest, new_run_id
 from registry.providers.embedded import availability
+from registry.secrets import holding
 from space import build_demo, launch
 from space.evaluate_run import unpack_upload
 from space.evaluate_tab import run_evaluation_ui
@@ -277,8 +278,8 @@ def test_on_a_space_the_server_keys_are_not_lent_to_visitors(tmp_path):
     settings = Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home"),
                                   "ANTHROPIC_API_KEY": "sk-ant-the-space-owners-key"})
     demo = build_demo(settings, on_space=True)
-    with pytest.warns(UserWarning, match="ANTHROPIC_API_KEY"):  # the toast, outside a request
-        status, *_ = run_evaluation_ui(demo.hubskills_state, False, "hubskills/agent-skill-md",
+    with pytest.warns(UserWarning, match="ANTHROPIC_API_KEY"), holding():  # the toast
+        status, *_ = run_evaluation_ui(demo.hubskills_state, "hubskills/agent-skill-md",
                                        None, ["anthropic/claude-sonnet-5-5"], "", 1, "inline",
                                        "user", 1, 16, 0, "", "", "")
     assert "ANTHROPIC_API_KEY is not set" in status and "type a key" in status
