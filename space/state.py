@@ -85,9 +85,9 @@ class SpaceState:
                 raise SignInRequired(
                     "writing from this Space needs Hugging Face sign-in, which it does not "
                     "offer (it needs `hf_oauth: true` and `gradio[oauth]`)", hint=LOCAL_WRITE)
-            raise SignInRequired("sign in with Hugging Face (the button above) to write: "
-                                 "results and skills are written with your own account, "
-                                 "never the Space's", hint=LOCAL_WRITE)
+            raise SignInRequired("writing from this Space needs Hugging Face sign-in (the "
+                                 "button above): results and skills are written with your "
+                                 "own account, never the Space's", hint=LOCAL_WRITE)
         return get_store(self.settings.with_(hf_token=visitor_token))
 
     def _cached(self, key: str, load: Callable[[], Any]) -> Any:
