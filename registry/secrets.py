@@ -21,13 +21,13 @@ and such values are not credentials.
 from __future__ import annotations
 
 import configparser
+import functools
 import json
 import logging
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from pathlib import Path
 from typing import Any
 
 # Plain text that survives every renderer it meets: rich markup eats "[...]", Markdown and HTML
@@ -40,6 +40,7 @@ _PLACE_WORDS = frozenset({"PATH", "FILE", "DIR", "URL", "URI", "ENDPOINT", "HOST
                           "ID", "NAME", "TYPE", "SOCK"})
 
 
+@functools.lru_cache(maxsize=1024)
 def is_secret_name(name: str) -> bool:
     """Whether an environment variable's name says it holds a key or token."""
     words = name.upper().replace("-", "_").split("_")
@@ -53,37 +54,52 @@ def _usable(values: Iterable[str | None]) -> set[str]:
 def environment_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
     """The values of the environment's key and token variables."""
     env = os.environ if environ is None else environ
-    return _usable(value for name, value in env.items() if is_secret_name(name))
+    # Names first: reading every value of os.environ costs more than the rest of a scrub.
+    return _usable(env.get(name) for name in list(env) if is_secret_name(name))
 
 
-def _hf_home(env: Mapping[str, str]) -> Path:
+def _token_paths(env: Mapping[str, str]) -> tuple[str, str]:
     cache = env.get("XDG_CACHE_HOME") or os.path.join("~", ".cache")
-    return Path(env.get("HF_HOME") or os.path.join(cache, "huggingface")).expanduser()
+    home = os.path.expanduser(env.get("HF_HOME") or os.path.join(cache, "huggingface"))
+    token = os.path.expanduser(env.get("HF_TOKEN_PATH") or os.path.join(home, "token"))
+    return token, os.path.join(home, "stored_tokens")
 
 
-def _read(path: Path) -> str:
+@functools.lru_cache(maxsize=16)
+def _tokens_in(path: str, stored: bool, _version: tuple[int, int, int]) -> frozenset[str]:
+    """The tokens in one file; `_version` (inode, size, mtime) makes an edited file re-read."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:  # absent or unreadable: then it holds nothing this process could leak
-        return ""
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+    except OSError:  # vanished since its stat: then it holds nothing this process could leak
+        return frozenset()
+    if not stored:
+        return frozenset(_usable([text]))
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return frozenset()
+    return frozenset(_usable(parser.get(name, "hf_token", fallback="")
+                             for name in parser.sections()))
 
 
 def token_file_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
     """The tokens saved by `hf auth login`: the token file and the named stored tokens.
 
     The paths follow huggingface_hub's (`HF_TOKEN_PATH`, `HF_HOME`, `XDG_CACHE_HOME`), read here
-    without importing it: this module is at the base layer.
+    without importing it: this module is at the base layer. A file is parsed again only when it
+    changes, since every write scrubs.
     """
-    env = os.environ if environ is None else environ
-    home = _hf_home(env)
-    found = {_read(Path(env.get("HF_TOKEN_PATH") or home / "token").expanduser())}
-    stored = configparser.ConfigParser(interpolation=None)
-    try:
-        stored.read_string(_read(home / "stored_tokens"))
-    except configparser.Error:
-        pass
-    found |= {stored.get(section, "hf_token", fallback="") for section in stored.sections()}
-    return _usable(found)
+    found: set[str] = set()
+    for path, stored in zip(_token_paths(os.environ if environ is None else environ),
+                            (False, True), strict=True):
+        try:
+            info = os.stat(path)
+        except OSError:  # absent or unreadable: then it holds nothing this process could leak
+            continue
+        found |= _tokens_in(path, stored, (info.st_ino, info.st_size, info.st_mtime_ns))
+    return found
 
 
 class SecretScope:
@@ -150,30 +166,40 @@ def known_secrets(extra: Iterable[str | None] = ()) -> list[str]:
     return sorted(found, key=len, reverse=True)
 
 
-def scrub(text: str, extra: Iterable[str | None] = ()) -> str:
-    """`text` with every known secret (and `extra`) replaced by `MASK`.
+def scrubber(extra: Iterable[str | None] = ()) -> Callable[[str], str]:
+    """A `scrub` over the secrets known now, to apply to many strings (a table's cells).
 
     Each secret is also masked in its JSON-escaped spelling, so scrubbing serialized JSON is
     as safe as scrubbing each string before serializing.
     """
-    if not text:
-        return text
+    spellings: list[str] = []
     for secret in known_secrets(extra):
-        text = text.replace(secret, MASK)
         escaped = json.dumps(secret)[1:-1]
-        if escaped != secret:
-            text = text.replace(escaped, MASK)
-    return text
+        spellings += [secret, escaped] if escaped != secret else [secret]
+
+    def apply(text: str) -> str:
+        for spelling in spellings:
+            if spelling in text:
+                text = text.replace(spelling, MASK)
+        return text
+
+    return apply
 
 
-def scrub_data(value: Any) -> Any:
+def scrub(text: str, extra: Iterable[str | None] = ()) -> str:
+    """`text` with every known secret (and `extra`) replaced by `MASK`."""
+    return scrubber(extra)(text) if text else text
+
+
+def scrub_data(value: Any, apply: Callable[[str], str] | None = None) -> Any:
     """`value` with every string inside it (in dicts, lists and tuples) scrubbed."""
+    apply = apply or scrubber()
     if isinstance(value, str):
-        return scrub(value)
+        return apply(value)
     if isinstance(value, dict):
-        return {key: scrub_data(item) for key, item in value.items()}
+        return {key: scrub_data(item, apply) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return type(value)(scrub_data(item) for item in value)
+        return type(value)(scrub_data(item, apply) for item in value)
     return value
 
 

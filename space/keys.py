@@ -20,7 +20,7 @@ import gradio as gr
 import pandas as pd
 
 from registry.config import Settings
-from registry.secrets import SecretScope, current_scope, hold, scrub, scrub_data
+from registry.secrets import SecretScope, current_scope, hold, scrub, scrub_data, scrubber
 
 _NO_AUTOFILL = gr.InputHTMLAttributes(autocomplete="off", spellcheck=False)
 KEY_FIELDS = (
@@ -67,13 +67,14 @@ def request_settings(base: Settings, lend_server_keys: bool, *values: str | None
     return settings.with_(**changes) if changes else settings
 
 
-def scrub_output(value: Any) -> Any:
+def scrub_output(value: Any, apply: Callable[[str], str] | None = None) -> Any:
     """A handler's output with every secret masked: text, tables, and containers of them."""
+    apply = apply or scrubber()
     if isinstance(value, pd.DataFrame):
-        return value.map(lambda cell: scrub(cell) if isinstance(cell, str) else cell)
+        return value.map(lambda cell: apply(cell) if isinstance(cell, str) else cell)
     if isinstance(value, list | tuple):
-        return type(value)(scrub_output(item) for item in value)
-    return scrub_data(value)
+        return type(value)(scrub_output(item, apply) for item in value)
+    return scrub_data(value, apply)
 
 
 def _new_scope(args: tuple, kwargs: dict) -> SecretScope:

@@ -326,12 +326,15 @@ def test_on_a_space_a_push_needs_sign_in_and_uses_the_visitors_token(tmp_path):
             "HUBSKILLS_HOME": str(tmp_path / "home"), "SPACE_ID": "owner/hubskills",
             "HUBSKILLS_REGISTRY": "hub", "HF_ENDPOINT": hub.url,
             "HF_TOKEN": "hf_the_space_owners_token", "HUBSKILLS_RESULTS_REPO": "owner/evals"})
-        push = handler(build_demo(settings), "push_results")
+        demo = build_demo(settings)
+        push, publish = handler(demo, "push_results"), handler(demo, "publish")
         run_id = saved_run(settings)
         with pytest.warns(UserWarning, match="needs Hugging Face sign-in"):
             refused = push(run_id, None)
         assert "**Error:** writing from this Space needs Hugging Face sign-in" in refused
         assert "hubskills eval SKILL --push" in refused
+        with pytest.warns(UserWarning, match="needs Hugging Face sign-in"):
+            assert "needs Hugging Face sign-in" in publish(str(tmp_path), None)
         assert hub.commit_tokens == [] and hub.count("POST") == 0  # nothing was written
         visitor = gr.OAuthToken(token="hf_a_visitors_own_token", scope="write", expires_at=0)
         pushed = push(run_id, visitor)
@@ -341,17 +344,20 @@ def test_on_a_space_a_push_needs_sign_in_and_uses_the_visitors_token(tmp_path):
 
 
 def test_a_space_response_never_shows_a_key(client, space, monkeypatch, tmp_path):
-    env_key = "sk-server-env-key-0123456789"
+    env_key, file_key = "sk-server-env-key-0123456789", "hf_server_token_file_0123456"
     monkeypatch.setenv("ACME_API_KEY", env_key)  # the server's own, in its environment
-    leaked = [SECRET, env_key]
-    echo = f"{SECRET} {env_key}"
+    (tmp_path / "hf-home").mkdir()
+    (tmp_path / "hf-home" / "token").write_text(file_key)  # and in its HF token file
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    leaked = [SECRET, env_key, file_key]
+    echo = " ".join(leaked)
     with FakeOpenAIServer(responder=lambda body: echo) as server:
         quoting = zipped_skill(tmp_path, [{"type": "equals", "value": "4417"}])  # quotes output
         out = evaluate(client, upload=[handle_file(str(quoting))], models=["local/x"],
                        base_url=server.url, openai_key=SECRET)
     why = [row[-1] for row in out[3]["data"]]
     assert out[0].startswith("✅") and all(MASK in w for w in why), why  # the echo got through
-    status, *_ = evaluate(client, models=[f"nosuch/{SECRET}", f"nosuch/{env_key}"],
+    status, *_ = evaluate(client, models=[f"nosuch/{key}" for key in leaked],
                           repo="hubskills/agent-skill-md", openai_key=SECRET)
     assert "unknown model reference" in status and MASK in status, status
     shown = json.dumps([out, status])

@@ -9,6 +9,7 @@ import pytest
 
 from registry.errors import GenerationError
 from registry.generate.traces import detect_format, parse_trace, read_trace, redact
+from registry.secrets import MASK
 
 TRACES = Path(__file__).parent / "data" / "traces"
 
@@ -95,7 +96,7 @@ def test_read_trace_redacts_secrets(tmp_path):
     text = read_trace(trace, secrets=["mysecretvalue"])
     for secret in ("hf_abcdefghij", "sk-proj-ABC", "hunter2hunter2", "mysecretvalue"):
         assert secret not in text
-    assert "HF_TOKEN=[redacted]" in text and "password: [redacted]" in text
+    assert f"HF_TOKEN={MASK}" in text and f"password: {MASK}" in text
     assert redact("no secrets here") == "no secrets here"
 
 

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from registry.errors import GenerationError
 from registry.evaluation.checks import extract_files
+from registry.secrets import MASK, scrub
 
 TraceFormat = Literal["claude-code", "codex", "markdown", "text"]
 DEFAULT_BUDGET = 24_000
@@ -398,12 +399,10 @@ def build_account(steps: list[Step], fmt: TraceFormat) -> TraceAccount:
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    """Replace known secret values and common key shapes with `[redacted]`."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "[redacted]")
-    text = _SECRETS[0].sub("[redacted]", text)
-    return _SECRETS[1].sub(lambda m: f"{m.group(1)}{m.group(2)}[redacted]", text)
+    """Mask every secret the process knows (`registry.secrets.scrub`, plus `secrets`) and,
+    since a trace may quote someone else's keys, common key shapes too."""
+    text = _SECRETS[0].sub(MASK, scrub(text, secrets))
+    return _SECRETS[1].sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", text)
 
 
 def parse_trace(text: str, fmt: TraceFormat | None = None) -> TraceAccount:
