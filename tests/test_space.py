@@ -402,3 +402,16 @@ def test_every_handler_runs_in_its_own_scope_and_is_scrubbed(space, monkeypatch)
         handler(mini, "failing")(SECRET)
     assert raised.value.message == f"bad {MASK}"
     assert scrub(SECRET) == SECRET  # every request is over: its key is no longer held
+
+
+def test_a_generated_skill_never_keeps_a_typed_key(client, space):
+    def leaky_teacher(body: dict) -> str:
+        return teacher_and_student(body).replace(FACT, f"{FACT} Use the key {SECRET}.")
+
+    with FakeOpenAIServer(responder=leaky_teacher) as server:
+        log, summary, body, *_ = client.predict(
+            "Answer questions about the zorblax daemon", [], "local/teacher", ["local/student"],
+            2, 0, True, server.url, "", SECRET, "", api_name="/generate")
+    assert f"Use the key {MASK}." in body, (body, summary)  # the key reached the writer
+    assert [p for p in space.home.rglob("*") if p.is_file()
+            and SECRET.encode() in p.read_bytes()] == []

@@ -25,6 +25,7 @@ from registry.errors import GenerationError
 from registry.providers import ALIASES, EMBEDDED_REF, Model, normalize_ref, resolve
 from registry.providers._retry import RetryPolicy
 from registry.providers.base import Message, Usage
+from registry.secrets import scrub
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -135,9 +136,9 @@ class Teacher:
         return completion.text
 
     def save_raw(self, step: str, text: str) -> Path:
-        """Keep a raw reply for inspection; returns its path."""
+        """Keep a raw reply for inspection (scrubbed of secrets); returns its path."""
         path = self.workdir / f"raw-{len(self.raw_files) + 1:02d}-{step}.md"
-        atomic_write_text(path, text)
+        atomic_write_text(path, scrub(text))
         self.raw_files.append(path)
         return path
 
