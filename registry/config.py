@@ -17,6 +17,10 @@ def _env(name: str, environ: dict[str, str]) -> str | None:
     return value or None
 
 
+def _flag(name: str, environ: dict[str, str]) -> bool:
+    return (_env(name, environ) or "0").lower() in {"1", "true", "yes"}
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything hubskills reads from the environment. Secrets never appear in repr."""
@@ -31,6 +35,8 @@ class Settings:
     anthropic_base_url: str | None = None
     openai_base_url: str | None = None
     offline: bool = False
+    space_id: str | None = None
+    space_lend_keys: bool = False
     hf_token: str | None = field(default=None, repr=False)
     anthropic_api_key: str | None = field(default=None, repr=False)
     openai_api_key: str | None = field(default=None, repr=False)
@@ -50,7 +56,9 @@ class Settings:
             base_url=_env("HUBSKILLS_BASE_URL", env),
             anthropic_base_url=_env("ANTHROPIC_BASE_URL", env),
             openai_base_url=_env("OPENAI_BASE_URL", env),
-            offline=(_env("HF_HUB_OFFLINE", env) or "0").lower() in {"1", "true", "yes"},
+            offline=_flag("HF_HUB_OFFLINE", env),
+            space_id=_env("SPACE_ID", env),
+            space_lend_keys=_flag("HUBSKILLS_SPACE_LEND_KEYS", env),
             hf_token=_env("HF_TOKEN", env) or _env("HUGGING_FACE_HUB_TOKEN", env),
             anthropic_api_key=_env("ANTHROPIC_API_KEY", env),
             openai_api_key=_env("OPENAI_API_KEY", env),
@@ -59,6 +67,11 @@ class Settings:
     def with_(self, **changes: object) -> Settings:
         """Return a copy with some fields changed (e.g. a `--base-url` from the CLI)."""
         return replace(self, **changes)  # type: ignore[arg-type]
+
+    @property
+    def on_space(self) -> bool:
+        """Whether this process serves a Hugging Face Space (Spaces set `SPACE_ID`)."""
+        return self.space_id is not None
 
     @property
     def runs_dir(self) -> Path:

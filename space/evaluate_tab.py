@@ -7,10 +7,9 @@ from dataclasses import dataclass
 import gradio as gr
 import pandas as pd
 
-from registry.evaluation.engine import EvalConfig, latest_rows
-from registry.evaluation.results import read_manifest, read_rows
+from registry.evaluation.engine import EvalConfig
 from registry.providers import EMBEDDED_REF, known_models
-from registry.stores import get_store
+from registry.stores.push import push_saved_run
 
 from .evaluate_run import (
     CASE_COLUMNS,
@@ -21,9 +20,9 @@ from .evaluate_run import (
     evaluate,
     results,
 )
-from .keys import key_inputs, request_settings, scrub, typed_secrets
+from .keys import key_inputs, request_settings
 from .messages import error_markdown, ok_markdown, warn
-from .state import SpaceState
+from .state import SpaceState, oauth_available
 
 UPLOAD_TYPES = [".zip", ".md", ".json", ".py", ".txt", ".yaml", ".toml"]
 
@@ -51,22 +50,16 @@ def _config(models: list[str] | None, base_url: str, runs: float, mode: str, pla
                       max_cost=float(max_cost) if max_cost else None)
 
 
-def _scrubbed(frame: pd.DataFrame, secrets: list[str]) -> pd.DataFrame:
-    if not secrets:
-        return frame
-    return frame.map(lambda v: scrub(v, secrets) if isinstance(v, str) else v)
-
-
-def run_evaluation_ui(state: SpaceState, lend_server_keys: bool, repo: str | None,
+def run_evaluation_ui(state: SpaceState, repo: str | None,
                       upload: list[str] | None, models: list[str] | None, base_url: str,
                       runs: float, mode: str, placement: str, max_cases: float,
                       max_tokens: float, max_cost: float | None, *keys: str,
                       progress: gr.Progress | None = None) -> tuple:
-    """Run one evaluation; returns status, summary, chart, cases and the run id (or None)."""
-    secrets = typed_secrets(*keys)
-    base = state.settings if lend_server_keys else state.settings.with_(
-        anthropic_api_key=None, openai_api_key=None, hf_token=None)
-    settings = request_settings(base, *keys)
+    """Run one evaluation; returns status, summary, chart, cases and the run id (or None).
+
+    The Space scrubs what it returns (`keys.scrub_responses`), typed keys included.
+    """
+    settings = request_settings(state.settings, state.lends_keys, *keys)
 
     def advance(done: int, total: int, row) -> None:
         mark = "error" if row.is_error else ("pass" if row.passed else "fail")
@@ -81,34 +74,29 @@ def run_evaluation_ui(state: SpaceState, lend_server_keys: bool, repo: str | Non
         run = evaluate(state, request, settings, progress=advance)
         summaries, summary, cases, chart = results(run)
     except Exception as err:  # noqa: BLE001 - shown as a readable message, never a traceback
-        warn(err, secrets)
-        return error_markdown(err, secrets), None, None, None, None
+        warn(err)
+        return error_markdown(err), None, None, None, None
     m = run.manifest
     verdicts = ", ".join(f"{s.model}: **{s.stats.verdict}**" for s in summaries)
     status = ok_markdown(f"Run `{m.run_id}` ({m.status}) · {m.skill_name} · "
                          f"{len(m.case_ids)} cases × {m.runs} runs · {verdicts}. "
                          "Press *Push results* to add it to the leaderboard.")
-    return (scrub(status, secrets), _scrubbed(summary, secrets), chart,
-            _scrubbed(cases, secrets), m.run_id)
+    return status, summary, chart, cases, m.run_id
 
 
 def push_results(state: SpaceState, run_id: str | None,
                  oauth: gr.OAuthToken | None = None) -> str:
-    """Append a finished run to the store's results dataset (with the user's token if any)."""
+    """Append a finished run to the results dataset: on a Space as the signed-in visitor."""
     if not run_id:
         return "Run an evaluation first; then push its results."
     try:
-        runs_dir = state.settings.runs_dir
-        manifest = read_manifest(runs_dir, run_id)
-        rows = latest_rows(read_rows(runs_dir, run_id))
-        store = state.store if oauth is None else get_store(
-            state.settings.with_(hf_token=oauth.token))
-        where = store.append_results(manifest, rows)
+        store = state.store_for_writes(oauth.token if oauth else None)
+        pushed = push_saved_run(store, state.settings.runs_dir, run_id)
     except Exception as err:  # noqa: BLE001 - shown as a readable message
         warn(err)
         return error_markdown(err)
     state.invalidate()
-    return ok_markdown(f"Pushed {len(rows)} rows of run `{run_id}` to `{where}`.")
+    return ok_markdown(f"Pushed {pushed.rows} rows of run `{run_id}` to `{pushed.path}`.")
 
 
 def _form(state: SpaceState) -> list[gr.components.Component]:
@@ -144,7 +132,7 @@ def _form(state: SpaceState) -> list[gr.components.Component]:
             max_cost, *keys.boxes]
 
 
-def build(state: SpaceState, *, lend_server_keys: bool) -> EvaluateTab:
+def build(state: SpaceState) -> EvaluateTab:
     """Render the tab's components and wire its events."""
     gr.Markdown("Evaluate a skill: every test case is answered with and without it, on each "
                 "model, and graded by its checks. The free embedded model (SmolLM2-135M) runs "
@@ -169,13 +157,15 @@ def build(state: SpaceState, *, lend_server_keys: bool) -> EvaluateTab:
                              elem_classes="hs-table")
     run_id = gr.State(None)
     with gr.Row():
+        if state.on_space and oauth_available():
+            gr.LoginButton()
         push = gr.Button("Push results to the leaderboard", elem_id="eval-push")
         pushed = gr.Markdown(elem_id="eval-pushed")
 
     def on_run(repo, upload, models, base_url, runs, mode, placement, max_cases, max_tokens,
                max_cost, anthropic_key, openai_key, hf_token,
                progress=gr.Progress()):  # noqa: B008 - how Gradio injects a progress bar
-        return run_evaluation_ui(state, lend_server_keys, repo, upload, models, base_url, runs,
+        return run_evaluation_ui(state, repo, upload, models, base_url, runs,
                                  mode, placement, max_cases, max_tokens, max_cost,
                                  anthropic_key, openai_key, hf_token, progress=progress)
 

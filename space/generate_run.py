@@ -7,6 +7,7 @@ under `HUBSKILLS_HOME/space/generated/<id>/` and previewed from there.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import queue
 import secrets
@@ -67,7 +68,10 @@ def stream(job: GenerateJob) -> Iterator[list[str]]:
         except Exception as err:  # noqa: BLE001 - reported by the tab as a readable message
             job.error = err
 
-    thread = threading.Thread(target=work, name="space-generate", daemon=True)
+    # The worker runs in this request's context, so its writes know the request's keys.
+    context = contextvars.copy_context()
+    thread = threading.Thread(target=context.run, args=(work,), name="space-generate",
+                              daemon=True)
     thread.start()
     while thread.is_alive() or not lines.empty():
         try:

@@ -2,82 +2,62 @@
 
 Progress streams line by line while the teacher drafts, writes cases, evaluates and refines.
 Publishing goes to the configured store; on a Hugging Face Space the visitor signs in and the
-skill is published with their own token.
+skill is published with their own token (`SpaceState.store_for_writes`). The Space scrubs
+everything streamed back (`keys.scrub_responses`).
 """
 
 from __future__ import annotations
 
-import importlib.util
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import gradio as gr
 
-from registry.stores import get_store
 from registry.stores.publish import publish_skill
 
 from .generate_run import GenerateJob, output_dir, preview, report_markdown, stream
-from .keys import key_inputs, request_settings, scrub, typed_secrets
+from .keys import key_inputs, request_settings
 from .messages import error_markdown, ok_markdown, warn
-from .state import SpaceState
+from .state import SpaceState, oauth_available
 
 AUTO = "auto"
 TRACE_TYPES = [".jsonl", ".json", ".md", ".txt"]
 
 
-def generate_ui(state: SpaceState, lend_server_keys: bool, task: str, traces: list[str] | None,
-                teacher: str, students: list[str] | None, n_tests: float, rounds: float,
-                no_eval: bool, base_url: str, *keys: str) -> Iterator[tuple]:
+def generate_ui(state: SpaceState, task: str, traces: list[str] | None, teacher: str,
+                students: list[str] | None, n_tests: float, rounds: float, no_eval: bool,
+                base_url: str, *keys: str) -> Iterator[tuple]:
     """Stream (log, summary, skill preview, suite, skill folder) while generating."""
-    secrets = typed_secrets(*keys)
-    base = state.settings if lend_server_keys else state.settings.with_(
-        anthropic_api_key=None, openai_api_key=None, hf_token=None)
+    settings = request_settings(state.settings, state.lends_keys, *keys)
     options = {"sources": [Path(p) for p in traces or []], "n_tests": int(n_tests),
                "rounds": int(rounds), "no_eval": bool(no_eval),
                "teacher": None if not teacher or teacher == AUTO else teacher.strip(),
                "students": [s.strip() for s in students or [] if s and s.strip()],
                "out_dir": output_dir(state.settings.home)}
-    job = GenerateJob(task or "", options, request_settings(base, *keys),
-                      (base_url or "").strip() or None)
+    job = GenerateJob(task or "", options, settings, (base_url or "").strip() or None)
     for lines in stream(job):
-        yield scrub("\n".join(lines), secrets), "", "", "", None
-    log = scrub("\n".join(job.lines), secrets)
+        yield "\n".join(lines), "", "", "", None
+    log = "\n".join(job.lines)
     if job.error is not None:
-        warn(job.error, secrets)
-        yield log, error_markdown(job.error, secrets), "", "", None
+        warn(job.error)
+        yield log, error_markdown(job.error), "", "", None
         return
     report = job.report
     try:
         body, suite = preview(report.path)
     except Exception as err:  # noqa: BLE001 - shown as a readable message
-        warn(err, secrets)
-        yield log, error_markdown(err, secrets), "", "", None
+        warn(err)
+        yield log, error_markdown(err), "", "", None
         return
-    yield (log, scrub(report_markdown(report), secrets), body, suite, str(report.path))
+    yield log, report_markdown(report), body, suite, str(report.path)
 
 
-def oauth_available() -> bool:
-    """Whether Gradio's Hugging Face sign-in can work here: on a real Space (`SPACE_ID`, which
-    Gradio's OAuth needs; elsewhere it mocks sign-in with the machine's own HF login) with the
-    `gradio[oauth]` extra installed."""
-    installed = all(importlib.util.find_spec(name) for name in ("authlib", "itsdangerous"))
-    return installed and bool(os.environ.get("SPACE_ID"))
-
-
-def publish_ui(state: SpaceState, on_space: bool, folder: str | None,
-               oauth: gr.OAuthToken | None = None) -> str:
-    """Publish the generated skill: the configured store, or the Hub as the signed-in user."""
+def publish_ui(state: SpaceState, folder: str | None, oauth: gr.OAuthToken | None = None) -> str:
+    """Publish the generated skill: the configured store, on a Space as the signed-in visitor."""
     if not folder:
         return "Generate a skill first."
     try:
-        if on_space and oauth is None:
-            if not oauth_available():
-                return ("Publishing from here needs Hugging Face sign-in, which only works on a "
-                        "Space with `hf_oauth: true` and `gradio[oauth]` installed.")
-            return "**Sign in with Hugging Face** (button above) to publish under your name."
-        store = state.store if oauth is None else get_store(
-            state.settings.with_(hf_token=oauth.token))
+        store = state.store_for_writes(oauth.token if oauth else None)
         result = publish_skill(store, Path(folder), runs_dir=state.settings.runs_dir)
     except Exception as err:  # noqa: BLE001 - shown as a readable message
         warn(err)
@@ -112,8 +92,7 @@ def _form(model_choices: list[str]) -> list[gr.components.Component]:
     return [task, traces, teacher, students, n_tests, rounds, no_eval, base_url, *keys.boxes]
 
 
-def build(state: SpaceState, model_choices: list[str], *, lend_server_keys: bool,
-          on_space: bool) -> gr.events.Dependency:
+def build(state: SpaceState, model_choices: list[str]) -> gr.events.Dependency:
     """Render the tab's components and wire its events; returns the publish event."""
     gr.Markdown("A strong *teacher* model drafts a skill and a test suite that discriminates, "
                 "then the skill is evaluated on *student* models and refined against its "
@@ -131,19 +110,18 @@ def build(state: SpaceState, model_choices: list[str], *, lend_server_keys: bool
                         max_lines=30)
     folder = gr.State(None)
     with gr.Row():
-        if on_space and oauth_available():
+        if state.on_space and oauth_available():
             gr.LoginButton()
         publish = gr.Button("Publish", elem_id="gen-publish")
     published = gr.Markdown()
 
     def on_generate(task, traces, teacher, students, n_tests, rounds, no_eval, base_url,
                     anthropic_key, openai_key, hf_token):
-        yield from generate_ui(state, lend_server_keys, task, traces, teacher, students,
-                               n_tests, rounds, no_eval, base_url, anthropic_key, openai_key,
-                               hf_token)
+        yield from generate_ui(state, task, traces, teacher, students, n_tests, rounds, no_eval,
+                               base_url, anthropic_key, openai_key, hf_token)
 
     def on_publish(path: str | None, oauth: gr.OAuthToken | None = None) -> str:
-        return publish_ui(state, on_space, path, oauth)
+        return publish_ui(state, path, oauth)
 
     go.click(on_generate, inputs, [log, summary, body, suite, folder], api_name="generate",
              concurrency_limit=2, concurrency_id="model-work", show_progress="minimal",

@@ -16,13 +16,14 @@ from typing import Any, TypeVar
 import gradio as gr
 
 from registry.errors import HubskillsError, MissingCredentials
+from registry.secrets import scrub
 
 log = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def describe(err: BaseException, secrets: Iterable[str] = ()) -> tuple[str, str | None]:
-    """(message, hint) for any exception; secret values are masked in both."""
+    """(message, hint) for any exception; every known secret (and `secrets`) masked in both."""
     if isinstance(err, MissingCredentials):
         message = err.message
         hint = f"type a key under 'API keys' (used for this request only), or set {err.variable}"
@@ -31,11 +32,8 @@ def describe(err: BaseException, secrets: Iterable[str] = ()) -> tuple[str, str 
     else:
         message, hint = (f"Something went wrong ({type(err).__name__}).",
                          "Try again; if it keeps failing, check the Space's logs.")
-    for secret in secrets:
-        if secret:
-            message = message.replace(secret, "***")
-            hint = hint.replace(secret, "***") if hint else hint
-    return message, hint
+    secrets = list(secrets)
+    return scrub(message, secrets), scrub(hint, secrets) if hint else hint
 
 
 def error_markdown(err: BaseException, secrets: Iterable[str] = ()) -> str:

@@ -1,12 +1,21 @@
-"""The Space's view of the configured store: cached reads, fetched skill folders, counts.
+"""The Space's view of the configured store: cached reads, fetched skill folders, counts,
+and who may write.
 
 Reading the results frame or listing skills can be slow on the Hub, and every visitor's page
 load asks for them, so both are cached for `ttl` seconds (a push clears the cache at once).
 Skill files are fetched once per revision into `HUBSKILLS_HOME/space/` and reused.
+
+Off a Space (`make run`) the local user is the owner: writes go to the configured store with
+the owner's credentials, and the owner's API keys are used. On a Space, a write (push results,
+publish) needs the visitor's Hugging Face sign-in and is made with their own token, never the
+server's; the server's API keys are lent to visitors only if the owner sets
+`HUBSKILLS_SPACE_LEND_KEYS=1`.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import shutil
 import tempfile
 import threading
@@ -16,20 +25,35 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from registry.config import Settings
+from registry.errors import HubskillsError
 from registry.stores import SkillInfo, SkillStore, get_store
 
 if TYPE_CHECKING:
     import pandas as pd
 
 SKILL_LIMIT = 5000
+LOCAL_WRITE = "hubskills eval SKILL --push  (or hubskills publish SKILL) on your own machine"
+
+
+class SignInRequired(HubskillsError):
+    """An anonymous visitor asked a Space to write."""
+
+
+def oauth_available() -> bool:
+    """Whether Gradio's Hugging Face sign-in can work here: on a real Space (`SPACE_ID`, which
+    Gradio's OAuth needs; elsewhere it mocks sign-in with the machine's own HF login) with the
+    `gradio[oauth]` extra installed."""
+    installed = all(importlib.util.find_spec(name) for name in ("authlib", "itsdangerous"))
+    return installed and bool(os.environ.get("SPACE_ID"))
 
 
 class SpaceState:
     """One store and its cached frame and skill list, shared by every request (thread-safe)."""
 
     def __init__(self, settings: Settings | None = None, store: SkillStore | None = None, *,
-                 ttl: float = 30.0) -> None:
+                 ttl: float = 30.0, on_space: bool | None = None) -> None:
         self.settings = settings or Settings.from_env()
+        self.on_space = self.settings.on_space if on_space is None else on_space
         self._store = store
         self.ttl = ttl
         self._lock = threading.RLock()
@@ -42,6 +66,29 @@ class SpaceState:
             if self._store is None:
                 self._store = get_store(self.settings)
             return self._store
+
+    @property
+    def lends_keys(self) -> bool:
+        """Whether a visitor's request may use the server's own API keys (module docstring)."""
+        return not self.on_space or self.settings.space_lend_keys
+
+    def store_for_writes(self, visitor_token: str | None) -> SkillStore:
+        """The store a push or a publish writes to, as whom (see the module docstring).
+
+        Raises:
+            SignInRequired: on a Space, a visitor who has not signed in.
+        """
+        if not self.on_space:
+            return self.store
+        if not visitor_token:
+            if not oauth_available():
+                raise SignInRequired(
+                    "writing from this Space needs Hugging Face sign-in, which it does not "
+                    "offer (it needs `hf_oauth: true` and `gradio[oauth]`)", hint=LOCAL_WRITE)
+            raise SignInRequired("writing from this Space needs Hugging Face sign-in (the "
+                                 "button above): results and skills are written with your "
+                                 "own account, never the Space's", hint=LOCAL_WRITE)
+        return get_store(self.settings.with_(hf_token=visitor_token))
 
     def _cached(self, key: str, load: Callable[[], Any]) -> Any:
         with self._lock:

@@ -8,9 +8,11 @@ from typing import Any
 import gradio as gr
 
 from registry.config import Settings
+from registry.secrets import scrub_logs
 from registry.stores import SkillStore
 
 from . import evaluate_tab, generate_tab, leaderboard_tab, skill_page
+from .keys import scrub_responses
 from .leaderboard_view import skill_from_link
 from .messages import friendly
 from .state import SpaceState
@@ -23,21 +25,17 @@ FOOTER = ("Install skills from your terminal: `pip install hubskills` then "
           "`hubskills eval SKILL --push`, `hubskills publish SKILL`.")
 
 
-def is_space() -> bool:
-    """Whether this process runs on a Hugging Face Space (which sets `SYSTEM=spaces`)."""
-    return os.environ.get("SYSTEM") == "spaces"
-
-
 def build_demo(settings: Settings | None = None, *, store: SkillStore | None = None,
                on_space: bool | None = None) -> gr.Blocks:
     """Build the Space's Blocks on the configured store (local by default).
 
-    On a Space (`on_space`, detected by default) the server's own model keys are not lent to
-    visitors (they type theirs) and publishing asks the visitor to sign in with Hugging Face.
+    On a Space (`on_space`; by default, whether Spaces set `SPACE_ID`) the server's own model
+    keys are not lent to visitors unless `HUBSKILLS_SPACE_LEND_KEYS=1`, and writing (push,
+    publish) needs the visitor's Hugging Face sign-in (see `state`). Every handler's response
+    and every log record is scrubbed of secrets.
     """
-    state = SpaceState(settings, store)
-    on_space = is_space() if on_space is None else on_space
-    lend = not on_space
+    scrub_logs()
+    state = SpaceState(settings, store, on_space=on_space)
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
         header = gr.HTML(header_html(), elem_id="hs-header")
         with gr.Tabs(selected="leaderboard", elem_id="hs-tabs") as tabs:
@@ -46,12 +44,12 @@ def build_demo(settings: Settings | None = None, *, store: SkillStore | None = N
             with gr.Tab("📄 Skill", id="skill", elem_id="tab-skill"):
                 page = skill_page.build(state)
             with gr.Tab("🧪 Evaluate", id="evaluate", elem_id="tab-evaluate"):
-                ev = evaluate_tab.build(state, lend_server_keys=lend)
+                ev = evaluate_tab.build(state)
             with gr.Tab("✨ Generate", id="generate", elem_id="tab-generate"):
-                published = generate_tab.build(state, evaluate_tab.model_refs(state),
-                                               lend_server_keys=lend, on_space=on_space)
+                published = generate_tab.build(state, evaluate_tab.model_refs(state))
         gr.Markdown(FOOTER, elem_classes="hs-note")
         _wire(demo, state, header, tabs, board, page, ev.skill, [ev.push_event, published])
+    scrub_responses(demo)
     demo.hubskills_state = state  # type: ignore[attr-defined]  # for tests and benchmarks
     return demo
 

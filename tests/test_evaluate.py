@@ -17,6 +17,7 @@ from registry.evaluation.report import summarize
 from registry.evaluation.results import list_runs, read_rows
 from registry.evaluation.stats import mcnemar_exact
 from registry.providers import RetryPolicy
+from registry.secrets import MASK
 
 FAST = RetryPolicy(attempts=8, base_delay=0.001, max_delay=0.005, max_retry_after=0.01)
 FACT = "The secret port of the zorblax daemon is 4417."
@@ -283,6 +284,6 @@ def test_keys_never_reach_saved_results(tmp_path):
                                       "OPENAI_API_KEY": key, "OPENAI_BASE_URL": srv.url})
         run = run_evaluation(make_skill(tmp_path, 1), config(models=["openai/gpt-4o-mini"],
                                                              runs=1), settings)
-    assert all("<redacted>" in row.output for row in run.rows)
+    assert all(MASK in row.output for row in run.rows)
     saved = "".join(p.read_text() for p in settings.runs_dir.rglob("*") if p.is_file())
     assert key not in saved and "port 4417" in saved

@@ -11,22 +11,27 @@ import io
 import json
 import random
 import socket
+import threading
 import zipfile
 from pathlib import Path
 from types import SimpleNamespace
 
 import gradio as gr
+import huggingface_hub.constants
+import pandas as pd
 import pytest
+from fakes.hub_server import FakeHub
 from fakes.openai_server import FakeOpenAIServer
 from gradio_client import Client, handle_file
 
 from registry.config import Settings
 from registry.errors import InvalidSkill, UnsafeSkill
-from registry.evaluation.results import ResultRow, RunManifest, new_run_id
+from registry.evaluation.results import ResultRow, RunManifest, RunWriter, new_run_id
 from registry.providers.embedded import availability
+from registry.secrets import MASK, hold, scrub
 from space import build_demo, launch
 from space.evaluate_run import unpack_upload
-from space.evaluate_tab import run_evaluation_ui
+from space.keys import scrub_responses
 from space.leaderboard_view import skill_from_link
 
 SEEDED = ("hubskills/agent-skill-md", "hubskills/hf-hub-python-2x",
@@ -93,10 +98,11 @@ def evaluate(client: Client, *, repo=None, upload=None, models=("embedded/smollm
                           max_cases, max_tokens, 0, "", openai_key, "", api_name="/evaluate")
 
 
-def zipped_skill(folder: Path) -> Path:
-    """A zip of a one-fact skill whose suite needs the fact."""
+def zipped_skill(folder: Path, checks: list[dict] | None = None) -> Path:
+    """A zip of a one-fact skill whose suite needs the fact (or has these `checks`)."""
+    checks = checks or [{"type": "contains", "value": ["4417"]}]
     cases = [{"id": f"q{i}", "prompt": f"Question {i}: which port does zorblax use?",
-              "checks": [{"type": "contains", "value": ["4417"]}]} for i in range(3)]
+              "checks": checks} for i in range(3)]
     files = {"zorblax-ports/SKILL.md": "---\nname: zorblax-ports\ndescription: \"Ports of the "
              "zorblax daemon. Use when configuring zorblax.\"\nmetadata:\n  version: \"1.0.0\""
              f"\n---\n\n{FACT}\n",
@@ -273,12 +279,139 @@ def test_uploads_are_unpacked_safely(tmp_path):
     assert (folder / "SKILL.md").is_file() and (folder / "evals" / "evals.json").is_file()
 
 
-def test_on_a_space_the_server_keys_are_not_lent_to_visitors(tmp_path):
-    settings = Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home"),
-                                  "ANTHROPIC_API_KEY": "sk-ant-the-space-owners-key"})
-    demo = build_demo(settings, on_space=True)
-    with pytest.warns(UserWarning, match="ANTHROPIC_API_KEY"):  # the toast, outside a request
-        status, *_ = run_evaluation_ui(demo.hubskills_state, False, "hubskills/agent-skill-md",
-                                       None, ["anthropic/claude-sonnet-5-5"], "", 1, "inline",
-                                       "user", 1, 16, 0, "", "", "")
-    assert "ANTHROPIC_API_KEY is not set" in status and "type a key" in status
+def handler(demo: gr.Blocks, api_name: str):
+    """An event's handler as the Space runs it (in its own secret scope, output scrubbed)."""
+    return next(f.fn for f in demo.fns.values() if f.api_name == api_name)
+
+
+def run_as_visitor(demo: gr.Blocks, models: list[str]) -> str:
+    """Evaluate one case of a seeded skill with no typed key; returns the status."""
+    evaluate_fn = handler(demo, "evaluate")
+    status, *_ = evaluate_fn("hubskills/agent-skill-md", None, models, "", 1, "inline", "user",
+                             1, 16, 0, "", "", "", progress=None)
+    return status
+
+
+def test_on_a_space_the_server_keys_are_lent_only_with_the_owners_flag(tmp_path, keyed_server):
+    env = {"HUBSKILLS_HOME": str(tmp_path / "home"), "SPACE_ID": "owner/hubskills",
+           "OPENAI_API_KEY": SECRET, "OPENAI_BASE_URL": keyed_server.url}
+    refused = build_demo(Settings.from_env(env))  # a Space: detected from SPACE_ID
+    with pytest.warns(UserWarning, match="OPENAI_API_KEY"):  # the toast, outside a request
+        status = run_as_visitor(refused, ["openai/fake-student"])
+    assert "OPENAI_API_KEY is not set" in status and "type a key" in status
+    lent = build_demo(Settings.from_env({**env, "HUBSKILLS_SPACE_LEND_KEYS": "1"}))
+    status = run_as_visitor(lent, ["openai/fake-student"])
+    assert status.startswith("✅"), status
+    local = build_demo(Settings.from_env({**env, "SPACE_ID": ""}))  # `make run`: the owner
+    assert run_as_visitor(local, ["openai/fake-student"]).startswith("✅")
+
+
+def saved_run(settings: Settings) -> str:
+    """A finished two-row run saved in the Space's runs folder; returns its id."""
+    manifest = RunManifest(run_id=new_run_id(), skill_name="s", content_hash="sha256:0",
+                           suite_hash="sha256:0", models=["local/x"], case_ids=["c"])
+    writer = RunWriter(settings.runs_dir, manifest)
+    for arm in ("baseline", "skill"):
+        writer.add(ResultRow(run_id=manifest.run_id, skill_name="s", model="local/x", arm=arm,
+                             case_id="c", passed=arm == "skill", score=1.0))
+    writer.close("complete")
+    return manifest.run_id
+
+
+def test_on_a_space_a_push_needs_sign_in_and_uses_the_visitors_token(tmp_path):
+    if huggingface_hub.constants.HF_HUB_OFFLINE:
+        pytest.skip("huggingface_hub was imported with HF_HUB_OFFLINE=1 (read once, at import)")
+    with FakeHub() as hub:
+        settings = Settings.from_env({
+            "HUBSKILLS_HOME": str(tmp_path / "home"), "SPACE_ID": "owner/hubskills",
+            "HUBSKILLS_REGISTRY": "hub", "HF_ENDPOINT": hub.url,
+            "HF_TOKEN": "hf_the_space_owners_token", "HUBSKILLS_RESULTS_REPO": "owner/evals"})
+        demo = build_demo(settings)
+        push, publish = handler(demo, "push_results"), handler(demo, "publish")
+        run_id = saved_run(settings)
+        with pytest.warns(UserWarning, match="needs Hugging Face sign-in"):
+            refused = push(run_id, None)
+        assert "**Error:** writing from this Space needs Hugging Face sign-in" in refused
+        assert "hubskills eval SKILL --push" in refused
+        with pytest.warns(UserWarning, match="needs Hugging Face sign-in"):
+            assert "needs Hugging Face sign-in" in publish(str(tmp_path), None)
+        assert hub.commit_tokens == [] and hub.count("POST") == 0  # nothing was written
+        visitor = gr.OAuthToken(token="hf_a_visitors_own_token", scope="write", expires_at=0)
+        pushed = push(run_id, visitor)
+        assert pushed.startswith("✅ Pushed 2 rows"), pushed
+        assert hub.commit_tokens and {t for _, t in hub.commit_tokens} == {visitor.token}
+        assert {repo for repo, _ in hub.commit_tokens} == {"owner/evals"}
+
+
+def test_a_space_response_never_shows_a_key(client, space, monkeypatch, tmp_path):
+    env_key, file_key = "sk-server-env-key-0123456789", "hf_server_token_file_0123456"
+    monkeypatch.setenv("ACME_API_KEY", env_key)  # the server's own, in its environment
+    (tmp_path / "hf-home").mkdir()
+    (tmp_path / "hf-home" / "token").write_text(file_key)  # and in its HF token file
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    leaked = [SECRET, env_key, file_key]
+    echo = " ".join(leaked)
+    with FakeOpenAIServer(responder=lambda body: echo) as server:
+        quoting = zipped_skill(tmp_path, [{"type": "equals", "value": "4417"}])  # quotes output
+        out = evaluate(client, upload=[handle_file(str(quoting))], models=["local/x"],
+                       base_url=server.url, openai_key=SECRET)
+    why = [row[-1] for row in out[3]["data"]]
+    assert out[0].startswith("✅") and all(MASK in w for w in why), why  # the echo got through
+    status, *_ = evaluate(client, models=[f"nosuch/{key}" for key in leaked],
+                          repo="hubskills/agent-skill-md", openai_key=SECRET)
+    assert "unknown model reference" in status and MASK in status, status
+    shown = json.dumps([out, status])
+    assert not any(key in shown for key in leaked)
+    assert [p for p in space.home.rglob("*") if p.is_file()
+            and any(key.encode() in p.read_bytes() for key in leaked)] == []
+
+
+def test_every_handler_runs_in_its_own_scope_and_is_scrubbed(space, monkeypatch):
+    assert all(getattr(f.fn, "hubskills_scrubbed", False) for f in space.demo.fns.values()
+               if f.fn is not None)
+    monkeypatch.setenv("ACME_TOKEN", "server-token-0123456789")
+
+    def plain(key: str):
+        hold(key)
+        return f"typed {key}, server-token-0123456789", pd.DataFrame({"cell": [key]})
+
+    def streamed(key: str):
+        hold(key)
+        yield f"first {key}"
+        yield f"then {key}"
+
+    def failing(key: str):
+        hold(key)
+        raise gr.Error(f"bad {key}")
+
+    with gr.Blocks() as mini:
+        box, text, table = gr.Textbox(), gr.Textbox(), gr.Dataframe()
+        for fn in (plain, streamed, failing):
+            box.submit(fn, box, [text, table] if fn is plain else text, api_name=fn.__name__)
+    scrub_responses(mini)
+    said, frame = handler(mini, "plain")(SECRET)
+    assert said == f"typed {MASK}, {MASK}" and frame["cell"].tolist() == [MASK]
+    steps = handler(mini, "streamed")(SECRET)
+    first = next(steps)
+    other_thread = []  # Gradio may run each step of a stream in another worker thread
+    worker = threading.Thread(target=lambda: other_thread.extend(steps))
+    worker.start()
+    worker.join()
+    assert [first, *other_thread] == [f"first {MASK}", f"then {MASK}"]
+    with pytest.raises(gr.Error) as raised:
+        handler(mini, "failing")(SECRET)
+    assert raised.value.message == f"bad {MASK}"
+    assert scrub(SECRET) == SECRET  # every request is over: its key is no longer held
+
+
+def test_a_generated_skill_never_keeps_a_typed_key(client, space):
+    def leaky_teacher(body: dict) -> str:
+        return teacher_and_student(body).replace(FACT, f"{FACT} Use the key {SECRET}.")
+
+    with FakeOpenAIServer(responder=leaky_teacher) as server:
+        log, summary, body, *_ = client.predict(
+            "Answer questions about the zorblax daemon", [], "local/teacher", ["local/student"],
+            2, 0, True, server.url, "", SECRET, "", api_name="/generate")
+    assert f"Use the key {MASK}." in body, (body, summary)  # the key reached the writer
+    assert [p for p in space.home.rglob("*") if p.is_file()
+            and SECRET.encode() in p.read_bytes()] == []

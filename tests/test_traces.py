@@ -23,6 +23,7 @@ from registry.generate.traces import (
     redact,
 )
 from registry.generate.traces.edits import Files
+from registry.secrets import MASK
 
 TRACES = Path(__file__).parent / "data" / "traces"
 RECORDED = TRACES / "recorded"
@@ -326,7 +327,7 @@ def test_read_trace_redacts_secrets_and_reports_progress(tmp_path):
     text = read_trace(trace, secrets=["mysecretvalue"], progress=lines.append)
     for secret in ("hf_abcdefghij", "sk-proj-ABC", "hunter2hunter2", "mysecretvalue"):
         assert secret not in text
-    assert "HF_TOKEN=[redacted]" in text and "password: [redacted]" in text
+    assert f"HF_TOKEN={MASK}" in text and f"password: {MASK}" in text
     assert redact("no secrets here") == "no secrets here"
     assert lines[0] == "trace s.jsonl: events: 2 read, 2 used, 0 not used (metadata, " \
         "rewritten copies); no damaged line"

@@ -58,6 +58,9 @@ for command in (
 
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; a `HubskillsError` becomes `Error:`/`Hint:` on stderr and exit code 1."""
+    from registry.secrets import scrub_logs
+
+    scrub_logs()
     try:
         cli.main(args=argv, prog_name="hubskills", standalone_mode=False,
                  auto_envvar_prefix="HUBSKILLS")

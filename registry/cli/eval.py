@@ -94,11 +94,11 @@ def _case_table(rows, model: str) -> None:
 
 def _push(settings, registry_kind, manifest, rows, *, quiet: bool) -> None:
     from registry.stores import get_store
+    from registry.stores.push import push_run
 
-    store = get_store(settings, registry_kind)
-    where = store.append_results(manifest, rows)
+    pushed = push_run(get_store(settings, registry_kind), manifest, rows)
     if not quiet:
-        out.result(f"Pushed {len(rows)} rows to {where}")
+        out.result(f"Pushed {pushed.rows} rows to {pushed.path}")
 
 
 @click.group("runs", invoke_without_command=True)

@@ -1,8 +1,10 @@
 """A content-addressed response cache in sqlite, so reruns and resumed runs cost nothing.
 
-The key is a hash of everything that determines a completion: the model reference, the full
-request (messages, tools, sampling parameters, seed) and the repeat index, so independent
-repeats never share an answer.
+The key is a hash of everything that determines a completion: the model reference, the
+endpoint that serves it (two servers behind one `local/` name are two models), the full request
+(messages, tools, sampling parameters, seed) and the repeat index, so independent repeats never
+share an answer. Values are scrubbed of secrets before they are stored, like everything else
+written to disk.
 """
 
 from __future__ import annotations
@@ -14,9 +16,16 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from registry.secrets import scrub
 
-def cache_key(**parts: Any) -> str:
-    """sha256 over the canonical JSON of the request's parts."""
+
+def completion_key(*, model: str, endpoint: str | None, **request: Any) -> str:
+    """sha256 over the canonical JSON of the model, its endpoint and the request's parts.
+
+    `endpoint` is the provider's base URL (None for the embedded model); it is required so no
+    caller can forget it.
+    """
+    parts = {"model": model, "endpoint": (endpoint or "").rstrip("/"), **request}
     canonical = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -45,12 +54,11 @@ class ResponseCache:
         return json.loads(row[0]) if row else None
 
     def put(self, key: str, value: dict[str, Any]) -> None:
-        """Store a value (first writer wins; values for one key are interchangeable)."""
+        """Store a value, scrubbed (first writer wins; values for one key are interchangeable)."""
+        text = scrub(json.dumps(value))
         with self._lock:
             self._db.execute(
-                "INSERT OR IGNORE INTO responses (key, value) VALUES (?, ?)",
-                (key, json.dumps(value)),
-            )
+                "INSERT OR IGNORE INTO responses (key, value) VALUES (?, ?)", (key, text))
             self._db.commit()
 
     def __len__(self) -> int:

@@ -21,7 +21,7 @@ from registry import __version__
 from registry.config import Settings
 from registry.errors import HubskillsError, ProviderError
 from registry.evaluation.arms import MAX_TOOL_TURNS, Mode, Placement, build_arm, run_tool
-from registry.evaluation.cache import ResponseCache, cache_key
+from registry.evaluation.cache import ResponseCache, completion_key
 from registry.evaluation.checks import case_score, run_checks
 from registry.evaluation.judge import make_judge
 from registry.evaluation.results import (
@@ -29,6 +29,7 @@ from registry.evaluation.results import (
     ResultRow,
     RunManifest,
     RunWriter,
+    latest_rows,
     new_run_id,
     read_manifest,
     read_rows,
@@ -45,6 +46,7 @@ from registry.providers import (
     aclose_all,
     resolve,
 )
+from registry.secrets import holding
 
 log = logging.getLogger(__name__)
 ARMS = ("baseline", "skill")
@@ -116,7 +118,6 @@ class Evaluator:
     def __init__(self, skill: Skill, suite: Suite, config: EvalConfig, settings: Settings,
                  done: set[tuple[str, str, str, int]]) -> None:
         self.skill, self.suite, self.config = skill, suite, config
-        self.secrets = settings.secrets()
         if config.base_url:  # only local/ references read it: API models keep their endpoints
             settings = settings.with_(base_url=config.base_url)
         self.models = [resolve(ref, settings, retry=config.retry) for ref in config.models]
@@ -144,9 +145,11 @@ class Evaluator:
                         max_tokens: int | None = None) -> tuple[Completion, bool]:
         temperature = self.config.temperature if temperature is None else temperature
         max_tokens = max_tokens or self.config.max_tokens
-        key = cache_key(model=model.ref, messages=[_message_dict(m) for m in messages],
-                        tools=[asdict(t) for t in tools or []], temperature=temperature,
-                        max_tokens=max_tokens, seed=seed, repeat=repeat)
+        # Two servers behind one `local/` name are two models: the endpoint is part of the key.
+        key = completion_key(model=model.ref, endpoint=model.provider.endpoint,
+                             messages=[_message_dict(m) for m in messages],
+                             tools=[asdict(t) for t in tools or []], temperature=temperature,
+                             max_tokens=max_tokens, seed=seed, repeat=repeat)
         if self.config.use_cache and (hit := self.cache.get(key)) is not None:
             return _completion_from_dict(hit), True
         async with self._limit(model):
@@ -183,9 +186,9 @@ class Evaluator:
                     loaded = loaded or was_loaded
                     messages.append(Message("tool", result, tool_call_id=call.id))
         except ProviderError as exc:
-            row.error = scrub(str(exc), self.secrets)
+            row.error = str(exc)  # scrubbed with everything else when the row is written
             return row
-        row.output, row.skill_loaded = scrub(completion.text, self.secrets), loaded
+        row.output, row.skill_loaded = completion.text, loaded
         verdicts = await run_checks(case, completion.text, judge=self.judge)
         row.passed, row.score = case_score(verdicts)
         row.checks = [CheckVerdict(**asdict(v)) for v in verdicts]
@@ -247,34 +250,28 @@ class Evaluator:
         await aclose_all([*self.models, *self._judge_models])
 
 
-def scrub(text: str, secrets: list[str]) -> str:
-    """Replace every secret value in `text`, so keys never reach saved results."""
-    for secret in secrets:
-        if len(secret) >= 8:
-            text = text.replace(secret, "<redacted>")
-    return text
-
-
-def latest_rows(rows: list[ResultRow]) -> list[ResultRow]:
-    """One row per (model, arm, case, repeat): a resumed run's retry replaces its error row."""
-    keyed: dict[tuple[str, str, str, int], ResultRow] = {}
-    for row in rows:
-        key = (row.model, row.arm, row.case_id, row.repeat)
-        if key not in keyed or keyed[key].is_error or not row.is_error:
-            keyed[key] = row
-    return list(keyed.values())
-
-
 def run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Settings, *,
                    tests: str | Path | None = None, progress: Progress | None = None,
                    resume: str | None = None, skill_repo: str | None = None,
                    skill_revision: str | None = None) -> EvalRun:
     """Evaluate a skill folder: baseline vs skill on each model; results saved as a run.
 
+    The keys `settings` carries (typed into the Space, say) are held for the run, so they are
+    scrubbed from what it writes even when the environment does not hold them.
+
     Raises:
         HubskillsError: a bad skill or suite, an unknown model or a missing key, before any
             model is called.
     """
+    with holding(*settings.secrets()):
+        return _run_evaluation(skill_dir, config, settings, tests=tests, progress=progress,
+                               resume=resume, skill_repo=skill_repo,
+                               skill_revision=skill_revision)
+
+
+def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Settings, *,
+                    tests: str | Path | None, progress: Progress | None, resume: str | None,
+                    skill_repo: str | None, skill_revision: str | None) -> EvalRun:
     skill = load_skill(skill_dir)
     suite = load_suite(tests or suite_path(skill.path), skill_dir=skill.path)
     manifest = read_manifest(settings.runs_dir, resume) if resume else None
@@ -307,8 +304,9 @@ def run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Settings
     finally:
         writer.close(status, note)
         evaluator.cache.close()
+    # What was written, read back: the caller sees the scrubbed run, as a later reader would.
     rows = latest_rows(read_rows(settings.runs_dir, manifest.run_id))
-    return EvalRun(writer.manifest, rows)
+    return EvalRun(read_manifest(settings.runs_dir, manifest.run_id), rows)
 
 
 def _new_manifest(skill: Skill, suite: Suite, config: EvalConfig, repo: str | None,

@@ -3,6 +3,10 @@
 A run folder `HUBSKILLS_HOME/runs/<run_id>/` holds `manifest.json` and `rows.jsonl` (one row
 per case x arm x repeat x model). The same rows, with the manifest's identifying fields copied
 onto each, are the `evals` split of the results dataset, so any row stands on its own.
+
+Every manifest and row leaves this module through `to_json`, which scrubs the process's secrets
+(`registry.secrets`): a model that echoes a key, an error quoting one, a check's reason showing
+the output, none of them reaches disk or a pushed file.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from registry._io import atomic_write_text
 from registry.errors import HubskillsError, RunNotFound
+from registry.secrets import scrub
 
 Arm = Literal["baseline", "skill"]
 RunStatus = Literal["running", "complete", "stopped", "interrupted"]
@@ -108,6 +113,21 @@ class ResultRow(BaseModel):
         return self.error is not None or self.passed is None
 
 
+def to_json(record: BaseModel, *, indent: int | None = None) -> str:
+    """A manifest or row as JSON, scrubbed: the one way either is serialized for writing."""
+    return scrub(record.model_dump_json(indent=indent))
+
+
+def latest_rows(rows: list[ResultRow]) -> list[ResultRow]:
+    """One row per (model, arm, case, repeat): a resumed run's retry replaces its error row."""
+    keyed: dict[tuple[str, str, str, int], ResultRow] = {}
+    for row in rows:
+        key = (row.model, row.arm, row.case_id, row.repeat)
+        if key not in keyed or keyed[key].is_error or not row.is_error:
+            keyed[key] = row
+    return list(keyed.values())
+
+
 def run_dir(runs_root: Path, run_id: str) -> Path:
     """The folder of one run, with the id checked so it cannot name another path."""
     if not run_id or "/" in run_id or "\\" in run_id or run_id.startswith("."):
@@ -134,12 +154,12 @@ class RunWriter:
 
     def add(self, row: ResultRow) -> None:
         """Append one row and flush, so an interrupted run keeps everything finished."""
-        self._rows.write(row.model_dump_json() + "\n")
+        self._rows.write(to_json(row) + "\n")
         self._rows.flush()
 
     def save_manifest(self) -> None:
         """Write manifest.json atomically."""
-        atomic_write_text(self.folder / "manifest.json", self.manifest.model_dump_json(indent=2))
+        atomic_write_text(self.folder / "manifest.json", to_json(self.manifest, indent=2))
 
     def close(self, status: RunStatus, note: str | None = None) -> None:
         """Finish the run with its final status."""
@@ -204,8 +224,8 @@ def list_runs(runs_root: Path) -> list[RunManifest]:
 
 
 def rows_to_jsonl(rows: Iterable[ResultRow]) -> str:
-    """Serialize rows as JSONL text (the Hub dataset's file format)."""
-    return "".join(row.model_dump_json() + "\n" for row in rows)
+    """Serialize rows as JSONL text (the Hub dataset's file format), scrubbed."""
+    return "".join(to_json(row) + "\n" for row in rows)
 
 
 def rows_from_jsonl(text: str) -> list[ResultRow]:

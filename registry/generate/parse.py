@@ -27,6 +27,7 @@ from registry.format.skill import (
 )
 from registry.format.validate import has_errors, validate_skill
 from registry.generate.teacher import TeacherFormatError
+from registry.secrets import scrub
 
 RESOURCE_DIRS = ("references", "scripts", "assets")
 MAX_DESCRIPTION = 1024
@@ -223,7 +224,7 @@ def _clip_sentence(text: str, limit: int) -> str:
 
 def write_skill(draft: SkillDraft, folder: Path, *, base_dir: Path | None = None) -> Path:
     """Write a draft into `folder` (replaced): the base folder's files first, then the
-    draft's, then SKILL.md. Returns the folder."""
+    draft's, then SKILL.md. The teacher's text is scrubbed of secrets. Returns the folder."""
     if folder.exists():
         shutil.rmtree(folder)
     if base_dir is not None:
@@ -231,10 +232,10 @@ def write_skill(draft: SkillDraft, folder: Path, *, base_dir: Path | None = None
                         ignore=shutil.ignore_patterns(".git", ".hubskills.json"))
     folder.mkdir(parents=True, exist_ok=True)
     for rel, content in draft.files.items():
-        atomic_write_text(folder / rel, content)
+        atomic_write_text(folder / rel, scrub(content))
     body = draft.body.lstrip("\n")
     atomic_write_text(folder / SKILL_FILE,
-                      f"---\n{dump_frontmatter(draft.frontmatter)}---\n\n{body}")
+                      scrub(f"---\n{dump_frontmatter(draft.frontmatter)}---\n\n{body}"))
     return folder
 
 

@@ -32,6 +32,7 @@ from registry.providers import (
     normalize_ref,
     resolve,
 )
+from registry.secrets import scrub
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -140,9 +141,9 @@ class Teacher:
         return completion.text
 
     def save_raw(self, step: str, text: str) -> Path:
-        """Keep a raw reply for inspection; returns its path."""
+        """Keep a raw reply for inspection (scrubbed of secrets); returns its path."""
         path = self.workdir / f"raw-{len(self.raw_files) + 1:02d}-{step}.md"
-        atomic_write_text(path, text)
+        atomic_write_text(path, scrub(text))
         self.raw_files.append(path)
         return path
 

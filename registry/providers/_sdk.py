@@ -75,6 +75,11 @@ class SDKProvider(Provider):
         if client is not None:
             await client.close()
 
+    @property
+    def endpoint(self) -> str | None:
+        """The base URL calls go to."""
+        return self.base_url
+
     def connection_key(self) -> tuple[str, ...]:
         """Provider, endpoint and a digest of the key (the key itself is not kept here)."""
         digest = hashlib.sha256(self.api_key.encode()).hexdigest()[:16]

@@ -156,6 +156,12 @@ class Provider(ABC):
             return ProviderError(f"the server sent a malformed response: {exc}")
         return None
 
+    @property
+    def endpoint(self) -> str | None:
+        """The server this instance talks to (None for an in-process model); part of the
+        response cache key, so two servers behind one `local/` name never share answers."""
+        return None
+
     def connection_key(self) -> tuple[str, ...]:
         """Equal for instances that would open the same connections (no secret in clear)."""
         return (self.name,)

@@ -9,8 +9,9 @@ through the legacy batch + PUT protocol served here.
         api = HfApi(endpoint=hub.url, token=hub.token)
         api.create_repo("tester/demo")
 
-Every request is recorded in `hub.requests` as `(method, path)`; `hub.fail_next(...)` injects
-failures; requests that match no route are answered 404 and listed in `hub.unhandled`.
+Every request is recorded in `hub.requests` as `(method, path)`, and every commit's bearer
+token in `hub.commit_tokens` as `(repo_id, token)`; `hub.fail_next(...)` injects failures;
+requests that match no route are answered 404 and listed in `hub.unhandled`.
 """
 
 from __future__ import annotations
@@ -203,6 +204,7 @@ class FakeHub:
         self.repos: dict[tuple[str, str], Repo] = {}
         self.lfs_objects: dict[str, bytes] = {}
         self.requests: list[tuple[str, str]] = []
+        self.commit_tokens: list[tuple[str, str]] = []
         self.unhandled: list[tuple[str, str]] = []
         self._failures: list[list] = []  # [remaining, status, path_contains, message]
         self._lock = threading.RLock()
@@ -619,6 +621,8 @@ class _Handler(BaseHTTPRequestHandler):
         return 200, body, {"Content-Type": "application/vnd.git-lfs+json"}
 
     def _commit(self, repo: Repo, branch: str) -> dict:
+        bearer = self.headers.get("Authorization", "").removeprefix("Bearer ")
+        self.hub.commit_tokens.append((repo.id, bearer))
         lines = [json.loads(line) for line in self.body.splitlines() if line.strip()]
         header = next((line["value"] for line in lines if line["key"] == "header"), {})
         with repo.lock:

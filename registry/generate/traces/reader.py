@@ -22,6 +22,7 @@ from registry.generate.traces.account import TraceAccount, build_account
 from registry.generate.traces.budget import DEFAULT_BUDGET, fit
 from registry.generate.traces.events import Damage, Parsed, TraceFormat, load_json
 from registry.generate.traces.transcript import is_markdown, parse_markdown, parse_text
+from registry.secrets import MASK, scrub
 
 MAX_TRACE_BYTES = 64 * 2**20
 FORMAT_NAMES = {"claude-code": "Claude Code session", "codex": "Codex rollout",
@@ -147,12 +148,10 @@ def parse_trace(text: str, fmt: TraceFormat | None = None) -> TraceAccount:
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    """Replace known secret values and common key shapes with `[redacted]`."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "[redacted]")
-    text = _SECRETS[0].sub("[redacted]", text)
-    return _SECRETS[1].sub(lambda m: f"{m.group(1)}{m.group(2)}[redacted]", text)
+    """Mask every secret the process knows (`registry.secrets.scrub`, plus `secrets`) and,
+    since a trace may quote someone else's keys, common key shapes too."""
+    text = _SECRETS[0].sub(MASK, scrub(text, secrets))
+    return _SECRETS[1].sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", text)
 
 
 def load_trace(path: str | Path, *, secrets: Iterable[str] = ()) -> Trace:

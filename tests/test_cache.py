@@ -1,0 +1,62 @@
+"""The response cache: keyed by the endpoint too, and never stores a secret."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from fakes.openai_server import FakeOpenAIServer
+
+from registry.config import Settings
+from registry.evaluation.cache import ResponseCache, completion_key
+from registry.evaluation.engine import EvalConfig, run_evaluation
+from registry.secrets import MASK, holding
+
+
+def one_case_skill(root: Path) -> Path:
+    folder = root / "one-case"
+    (folder / "evals").mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: one-case\ndescription: \"One case. Use when "
+                                     "testing.\"\n---\n\nSay which server you are.\n")
+    cases = [{"id": "c1", "prompt": "Which server?", "checks": [
+        {"type": "contains", "value": ["server A"]}]}]
+    (folder / "evals" / "evals.json").write_text(json.dumps({"cases": cases}))
+    return folder
+
+
+def test_two_servers_behind_one_local_name_never_share_answers(tmp_path: Path):
+    skill = one_case_skill(tmp_path)
+    settings = Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home")})
+    config = EvalConfig(models=["local/x"], runs=2)
+    with FakeOpenAIServer(responder=lambda body: "I am server A") as a, \
+            FakeOpenAIServer(responder=lambda body: "I am server B") as b:
+        first = run_evaluation(skill, EvalConfig(**{**vars(config), "base_url": a.url}),
+                               settings)
+        second = run_evaluation(skill, EvalConfig(**{**vars(config), "base_url": b.url}),
+                                settings)
+        again = run_evaluation(skill, EvalConfig(**{**vars(config), "base_url": a.url}),
+                               settings)
+        b_calls = len([r for r in b.requests if r["path"].endswith("/chat/completions")])
+    assert {r.output for r in first.rows} == {"I am server A"}
+    assert {r.output for r in second.rows} == {"I am server B"} and b_calls == 4
+    assert {r.output for r in again.rows} == {"I am server A"}
+    assert all(r.cached for r in again.rows)  # the same server again: answered from the cache
+
+
+def test_the_key_changes_with_every_part_and_only_then():
+    base = {"model": "local/x", "endpoint": "http://127.0.0.1:1/v1", "messages": [],
+            "seed": 0, "repeat": 0}
+    assert completion_key(**base) == completion_key(**{**base, "endpoint": base["endpoint"] + "/"})
+    for change in ({"endpoint": "http://127.0.0.1:2/v1"}, {"model": "local/y"}, {"seed": 1},
+                   {"repeat": 1}, {"endpoint": None}):
+        assert completion_key(**{**base, **change}) != completion_key(**base), change
+
+
+def test_a_cached_answer_is_stored_scrubbed(tmp_path: Path):
+    key = "sk-cached-0123456789abcdef"
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    with holding(key):
+        cache.put("k", {"text": f"the key is {key}"})
+    assert cache.get("k") == {"text": f"the key is {MASK}"}
+    cache.close()
+    assert not any(key.encode() in p.read_bytes() for p in tmp_path.iterdir())
