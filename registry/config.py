@@ -31,6 +31,7 @@ class Settings:
     anthropic_base_url: str | None = None
     openai_base_url: str | None = None
     offline: bool = False
+    bwrap_path: str | None = None
     hf_token: str | None = field(default=None, repr=False)
     anthropic_api_key: str | None = field(default=None, repr=False)
     openai_api_key: str | None = field(default=None, repr=False)
@@ -51,6 +52,7 @@ class Settings:
             anthropic_base_url=_env("ANTHROPIC_BASE_URL", env),
             openai_base_url=_env("OPENAI_BASE_URL", env),
             offline=(_env("HF_HUB_OFFLINE", env) or "0").lower() in {"1", "true", "yes"},
+            bwrap_path=_env("HUBSKILLS_BWRAP", env),
             hf_token=_env("HF_TOKEN", env) or _env("HUGGING_FACE_HUB_TOKEN", env),
             anthropic_api_key=_env("ANTHROPIC_API_KEY", env),
             openai_api_key=_env("OPENAI_API_KEY", env),

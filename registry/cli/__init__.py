@@ -9,6 +9,7 @@ import click
 
 from registry import __version__
 from registry.cli import _output as out
+from registry.cli.doctor import doctor_command
 from registry.cli.eval import eval_command, runs_group
 from registry.cli.generate import generate_command, tests_group
 from registry.cli.leaderboard import leaderboard_command
@@ -50,7 +51,7 @@ for command in (
     validate_command, new_command, suite_group, eval_command, runs_group, models_command,
     ask_command, scan_command, publish_command, search_command, info_command, versions_command,
     registry_group, generate_command, tests_group, pull_command, install_command,
-    update_command, remove_command, list_command, leaderboard_command,
+    update_command, remove_command, list_command, leaderboard_command, doctor_command,
 ):
     cli.add_command(command)
 
