@@ -37,6 +37,7 @@ class Settings:
     offline: bool = False
     space_id: str | None = None
     space_lend_keys: bool = False
+    bwrap_path: str | None = None
     hf_token: str | None = field(default=None, repr=False)
     anthropic_api_key: str | None = field(default=None, repr=False)
     openai_api_key: str | None = field(default=None, repr=False)
@@ -59,6 +60,7 @@ class Settings:
             offline=_flag("HF_HUB_OFFLINE", env),
             space_id=_env("SPACE_ID", env),
             space_lend_keys=_flag("HUBSKILLS_SPACE_LEND_KEYS", env),
+            bwrap_path=_env("HUBSKILLS_BWRAP", env),
             hf_token=_env("HF_TOKEN", env) or _env("HUGGING_FACE_HUB_TOKEN", env),
             anthropic_api_key=_env("ANTHROPIC_API_KEY", env),
             openai_api_key=_env("OPENAI_API_KEY", env),

@@ -3,6 +3,8 @@
 The skill comes from the store (fetched at its latest revision, so the run links to that repo
 and revision) or from an upload (a zip of the skill folder, or its files). Uploads are unpacked
 with the same path rules as a pull: nothing outside the staging folder, no links, bounded size.
+A visitor's code checks (python, exec) run only in the bwrap sandbox; where it does not work
+here, such a suite is refused with the command that runs it locally.
 """
 
 from __future__ import annotations
@@ -18,10 +20,13 @@ import pandas as pd
 
 from registry.config import Settings
 from registry.errors import HubskillsError, InvalidSkill
+from registry.evaluation.checks import has_code_checks
 from registry.evaluation.engine import EvalConfig, EvalRun, run_evaluation
 from registry.evaluation.report import ModelSummary, per_case_table, summarize
 from registry.evaluation.results import ResultRow
+from registry.format.skill import load_skill
 from registry.format.suite import load_suite, suite_path
+from registry.sandbox import SandboxUnavailable, get_sandbox
 from registry.stores.base import SizeBudget, check_relpath, write_file
 
 from .state import SpaceState
@@ -125,10 +130,40 @@ def evaluate(state: SpaceState, request: EvalRequest, settings: Settings,
         config = request.config
         if request.max_cases > 0 and not config.case_ids:
             config = replace(config, case_ids=_first_cases(folder, request.max_cases))
+        config = _sandboxed(folder, repo, config, settings)
         return run_evaluation(folder, config, settings, progress=progress, skill_repo=repo,
                               skill_revision=sha)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _sandboxed(folder: Path, repo: str | None, config: EvalConfig,
+               settings: Settings) -> EvalConfig:
+    """The config with code checks bound to bwrap; refused when they would run unsandboxed.
+
+    Raises:
+        HubskillsError: the suite runs code and bwrap does not work here (hint: run it locally).
+    """
+    suite = load_suite(suite_path(folder), skill_dir=folder)
+    cases = suite.select(config.case_ids).cases if config.case_ids else suite.cases
+    if has_code_checks(cases):
+        try:
+            get_sandbox("bwrap", settings)
+        except SandboxUnavailable as err:
+            raise HubskillsError(
+                "this suite has code-running checks (python, exec), and this Space runs a "
+                f"visitor's code only in a sandbox, which does not work here ({err.reason})",
+                hint="run it on your machine: " + local_command(folder, repo, config)) from err
+    return replace(config, sandbox="bwrap", code_checks="require")
+
+
+def local_command(folder: Path, repo: str | None, config: EvalConfig) -> str:
+    """The `hubskills` command line that runs the same evaluation locally."""
+    name = load_skill(folder).name
+    models = " ".join(f"-m {m}" for m in config.models)
+    pull = f"hubskills pull {repo} && " if repo else ""
+    target = f".agents/skills/{name}" if repo else f"./{name}"
+    return f"{pull}hubskills eval {target} {models} --runs {config.runs}"
 
 
 def _uploads_dir(state: SpaceState) -> Path:

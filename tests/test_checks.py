@@ -1,4 +1,8 @@
-"""Tests for registry.evaluation.checks: every check type, files, sandboxing, scoring."""
+"""Tests for registry.evaluation.checks: every check type, files, sandboxing, scoring.
+
+Code checks (`python`, `exec`) run in the bwrap sandbox (`sandbox` fixture: skipped without
+bubblewrap, failed under HUBSKILLS_REQUIRE_SANDBOX=1); the escapes are in test_sandbox_escapes.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +13,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sandbox_required import bwrap_sandbox
 
 from registry.errors import ProviderError
-from registry.evaluation.checks import CheckResult, case_score, extract_files, run_checks
+from registry.evaluation.checks import NO_SANDBOX, case_score, extract_files, run_checks
+from registry.evaluation.results import CheckVerdict
 from registry.format.suite import Case
+from registry.sandbox import BwrapSandbox
 
 
-def grade(checks: list[dict[str, Any]], output: str, **kwargs: Any) -> list[CheckResult]:
+def grade(checks: list[dict[str, Any]], output: str, **kwargs: Any) -> list[CheckVerdict]:
     """Run `checks` (and any `assertions=` given) over `output` in a fresh event loop."""
     assertions = kwargs.pop("assertions", [])
     case = Case.model_validate(
@@ -24,9 +31,14 @@ def grade(checks: list[dict[str, Any]], output: str, **kwargs: Any) -> list[Chec
     return asyncio.run(run_checks(case, output, **kwargs))
 
 
-def one(check: dict[str, Any], output: str, **kwargs: Any) -> CheckResult:
+def one(check: dict[str, Any], output: str, **kwargs: Any) -> CheckVerdict:
     [result] = grade([check], output, **kwargs)
     return result
+
+
+@pytest.fixture
+def sandbox() -> BwrapSandbox:
+    return bwrap_sandbox()
 
 
 def python_check(body: str, timeout: float = 10) -> dict[str, Any]:
@@ -149,8 +161,8 @@ def test_json_schema_error_is_reported() -> None:
 # --- scoring --------------------------------------------------------------------------------
 
 
-def result(passed: bool | None, weight: float = 1.0, skipped: bool = False) -> CheckResult:
-    return CheckResult("contains", "x", passed, "", weight, skipped)
+def result(passed: bool | None, weight: float = 1.0, skipped: bool = False) -> CheckVerdict:
+    return CheckVerdict(type="contains", label="x", passed=passed, weight=weight, skipped=skipped)
 
 
 def test_case_score_is_the_weighted_share() -> None:
@@ -271,66 +283,68 @@ def test_extract_files_unclosed_fence_runs_to_the_end() -> None:
 MODEL_OUTPUT = f"Kernel:\n```cuda kernel.cu\n{KERNEL}\n```\n"
 
 
-def test_python_check_passes_and_fails() -> None:
-    assert one(python_check("return 'kernel' in output.lower()"), MODEL_OUTPUT).passed is True
-    failed = one(python_check("return False"), MODEL_OUTPUT)
+def test_python_check_passes_and_fails(sandbox) -> None:
+    passed = one(python_check("return 'kernel' in output.lower()"), MODEL_OUTPUT, sandbox=sandbox)
+    assert passed.passed is True
+    failed = one(python_check("return False"), MODEL_OUTPUT, sandbox=sandbox)
     assert failed.passed is False and failed.reason
 
 
-def test_python_check_reason_tuple() -> None:
-    result = one(python_check("return False, f'{len(files)} file(s), no launch'"), MODEL_OUTPUT)
+def test_python_check_reason_tuple(sandbox) -> None:
+    result = one(python_check("return False, f'{len(files)} file(s), no launch'"), MODEL_OUTPUT,
+                 sandbox=sandbox)
     assert (result.passed, result.reason) == (False, "1 file(s), no launch")
-    assert one(python_check("return (True, 'ok')"), "x").reason == "ok"
+    assert one(python_check("return (True, 'ok')"), "x", sandbox=sandbox).reason == "ok"
 
 
-def test_python_check_exception_fails_with_its_text() -> None:
-    result = one(python_check("raise ValueError('bad launch config')"), "x")
+def test_python_check_exception_fails_with_its_text(sandbox) -> None:
+    result = one(python_check("raise ValueError('bad launch config')"), "x", sandbox=sandbox)
     assert result.passed is False
     assert result.reason == "ValueError: bad launch config"
 
 
-def test_python_check_wrong_return_type_fails() -> None:
-    result = one(python_check("return 'yes'"), "x")
+def test_python_check_wrong_return_type_fails(sandbox) -> None:
+    result = one(python_check("return 'yes'"), "x", sandbox=sandbox)
     assert result.passed is False and "expected a bool" in result.reason
 
 
-def test_python_check_prints_do_not_break_the_verdict() -> None:
-    assert one(python_check("print('debug', output)\nreturn True"), "x").passed is True
+def test_python_check_prints_do_not_break_the_verdict(sandbox) -> None:
+    result = one(python_check("print('debug', output)\nreturn True"), "x", sandbox=sandbox)
+    assert result.passed is True
 
 
-def test_python_check_infinite_loop_times_out() -> None:
-    result = one(python_check("while True:\n    pass", timeout=1), "x")
+def test_python_check_infinite_loop_times_out(sandbox) -> None:
+    result = one(python_check("while True:\n    pass", timeout=1), "x", sandbox=sandbox)
     assert (result.passed, result.reason) == (False, "timed out after 1s")
 
 
-def test_python_check_has_no_network() -> None:
+def test_python_check_has_no_network(sandbox) -> None:
     body = """
     import socket
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.connect(("127.0.0.1", 9))
-    return True
+    return [socket.if_nameindex(), socket.getaddrinfo("huggingface.co", 443)]
     """
-    result = one(python_check(body), "x")
-    assert result.passed is False and "network access is disabled" in result.reason
-    lookup = one(python_check("import urllib.request\nurllib.request.urlopen('http://x.org')"), "")
-    assert lookup.passed is False and "network access is disabled" in lookup.reason
+    result = one(python_check(body), "x", sandbox=sandbox)
+    assert result.passed is False and result.reason.startswith("gaierror"), result.reason
 
 
-def test_python_check_memory_is_capped() -> None:
-    result = one(python_check("data = bytearray(4 * 1024 ** 3)\nreturn True"), "x")
+def test_python_check_memory_is_capped(sandbox) -> None:
+    result = one(python_check("data = bytearray(4 * 1024 ** 3)\nreturn True"), "x",
+                 sandbox=sandbox)
     assert result.passed is False and "MemoryError" in result.reason
 
 
-def test_python_check_sees_the_models_files_only() -> None:
+def test_python_check_sees_the_models_files_only(sandbox) -> None:
     body = """
     import os
     on_disk = open("kernel.cu").read()
     return files == {"kernel.cu": on_disk} and sorted(os.listdir(".")) == ["kernel.cu"]
     """
-    assert one(python_check(body), MODEL_OUTPUT).passed is True
+    assert one(python_check(body), MODEL_OUTPUT, sandbox=sandbox).passed is True
 
 
-def test_python_check_environment_has_no_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_python_check_environment_has_no_secrets(
+    sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HF_TOKEN", "hf_secret")
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy:3128")
     body = """
@@ -338,16 +352,16 @@ def test_python_check_environment_has_no_secrets(monkeypatch: pytest.MonkeyPatch
     leaked = {"HF_TOKEN", "HTTPS_PROXY"} & set(os.environ)
     return not leaked and os.environ["HOME"] == os.getcwd(), str(sorted(os.environ))
     """
-    result = one(python_check(body), "x")
+    result = one(python_check(body), "x", sandbox=sandbox)
     assert result.passed is True, result.reason
 
 
-def test_sandbox_folders_are_removed(tmp_path: Path) -> None:
+def test_sandbox_folders_are_removed(sandbox, tmp_path: Path) -> None:
     root = tmp_path / "sandboxes"
     root.mkdir()
     results = grade(
         [python_check("return True"), {"type": "exec", "command": "python3 -c pass"}],
-        MODEL_OUTPUT, sandbox_root=root,
+        MODEL_OUTPUT, sandbox_root=root, sandbox=sandbox,
     )
     assert [r.passed for r in results] == [True, True]
     assert list(root.iterdir()) == []
@@ -359,41 +373,43 @@ CONFIG_OUTPUT = "Config:\n```toml build.toml\n[general]\nname = 'relu'\n```\n"
 READ_CONFIG = "python3 -c \"import sys; sys.exit(0 if 'relu' in open('build.toml').read() else 3)\""
 
 
-def test_exec_passes_on_the_expected_exit_code() -> None:
-    result = one({"type": "exec", "command": READ_CONFIG}, CONFIG_OUTPUT)
+def test_exec_passes_on_the_expected_exit_code(sandbox) -> None:
+    result = one({"type": "exec", "command": READ_CONFIG}, CONFIG_OUTPUT, sandbox=sandbox)
     assert result.passed is True and result.reason.startswith("exit 0")
 
 
-def test_exec_fails_on_another_exit_code_with_output_tail() -> None:
+def test_exec_fails_on_another_exit_code_with_output_tail(sandbox) -> None:
     command = ["python3", "-c", "import sys; print('compiling'); sys.exit('error: no relu')"]
-    result = one({"type": "exec", "command": command}, CONFIG_OUTPUT)
+    result = one({"type": "exec", "command": command}, CONFIG_OUTPUT, sandbox=sandbox)
     assert result.passed is False
     assert "exit 1 (expected 0)" in result.reason
     assert "stdout: compiling" in result.reason and "stderr: error: no relu" in result.reason
 
 
-def test_exec_expect_exit() -> None:
+def test_exec_expect_exit(sandbox) -> None:
     check = {"type": "exec", "command": READ_CONFIG, "expect_exit": 3}
-    assert one(check, "```toml build.toml\nname = 'gelu'\n```").passed is True
-    assert one(check, CONFIG_OUTPUT).passed is False
+    assert one(check, "```toml build.toml\nname = 'gelu'\n```", sandbox=sandbox).passed is True
+    assert one(check, CONFIG_OUTPUT, sandbox=sandbox).passed is False
 
 
-def test_exec_missing_executable_is_skipped() -> None:
-    result = one({"type": "exec", "command": "hubskills-no-such-tool --check"}, "x")
+def test_exec_missing_executable_is_skipped(sandbox) -> None:
+    result = one({"type": "exec", "command": "hubskills-no-such-tool --check"}, "x",
+                 sandbox=sandbox)
     assert (result.passed, result.skipped) == (None, True)
     assert result.reason == "hubskills-no-such-tool not found on PATH; check skipped"
     assert case_score([result]) == (None, 0.0)
 
 
-def test_exec_requires_are_checked_on_path() -> None:
+def test_exec_requires_are_checked_on_path(sandbox) -> None:
     check = {"type": "exec", "command": "python3 -c pass", "requires": ["hubskills-no-cc"]}
-    assert one(check, "x").reason == "hubskills-no-cc not found on PATH; check skipped"
+    reason = one(check, "x", sandbox=sandbox).reason
+    assert reason == "hubskills-no-cc not found on PATH; check skipped"
 
 
-def test_exec_nvcc_runs_or_is_skipped() -> None:
+def test_exec_nvcc_runs_or_is_skipped(sandbox) -> None:
     check = {"type": "exec", "command": "nvcc -c kernel.cu -o kernel.o", "requires": ["nvcc"],
              "timeout": 120}
-    result = one(check, MODEL_OUTPUT)
+    result = one(check, MODEL_OUTPUT, sandbox=sandbox)
     if shutil.which("nvcc") is None:
         assert (result.passed, result.skipped) == (None, True)
         assert result.reason == "nvcc not found on PATH; check skipped"
@@ -402,30 +418,67 @@ def test_exec_nvcc_runs_or_is_skipped() -> None:
 
 
 def test_exec_nvcc_is_skipped_without_nvcc(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # an empty PATH: no compiler on this "machine"
-    result = one({"type": "exec", "command": "nvcc -c kernel.cu"}, MODEL_OUTPUT)
+    result = one({"type": "exec", "command": "nvcc -c kernel.cu"}, MODEL_OUTPUT,
+                 sandbox=sandbox)
     assert (result.passed, result.skipped, result.reason) == (
         None, True, "nvcc not found on PATH; check skipped",
     )
 
 
-def test_exec_times_out() -> None:
+def test_exec_times_out(sandbox) -> None:
     check = {"type": "exec", "command": "python3 -c 'import time; time.sleep(60)'", "timeout": 1}
-    result = one(check, "x")
+    result = one(check, "x", sandbox=sandbox)
     assert (result.passed, result.reason) == (False, "timed out after 1s")
 
 
-def test_exec_environment_is_stripped(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_exec_environment_is_stripped(sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
     command = ["python3", "-c", "import os, sys; sys.exit('OPENAI_API_KEY' in os.environ)"]
-    assert one({"type": "exec", "command": command}, "x").passed is True
+    assert one({"type": "exec", "command": command}, "x", sandbox=sandbox).passed is True
 
 
-def test_exec_bad_command_fails() -> None:
-    result = one({"type": "exec", "command": "python3 -c 'unbalanced"}, "x")
+def test_exec_bad_command_fails(sandbox) -> None:
+    result = one({"type": "exec", "command": "python3 -c 'unbalanced"}, "x", sandbox=sandbox)
     assert result.passed is False and "invalid command" in result.reason
+
+
+def test_exec_absolute_path_goes_through_the_requires_test(sandbox, tmp_path: Path) -> None:
+    tool = tmp_path / "tool.sh"  # on the host, outside anything the sandbox can see
+    tool.write_text(f"#!/bin/sh\ntouch {tmp_path}/ran\n")
+    tool.chmod(0o755)
+    result = one({"type": "exec", "command": [str(tool)]}, "x", sandbox=sandbox)
+    assert (result.passed, result.skipped) == (None, True)
+    assert result.reason == f"{tool} not found in the sandbox; check skipped"
+    required = {"type": "exec", "command": ["/bin/sh", "-c", "true"], "requires": ["no-cc-x"]}
+    assert one(required, "x", sandbox=sandbox).skipped is True
+    assert not (tmp_path / "ran").exists()
+
+
+def test_exec_absolute_path_runs_inside_the_sandbox(sandbox, tmp_path: Path) -> None:
+    target = tmp_path / "written-by-exec"
+    command = ["/bin/sh", "-c", f"echo x > {target}"]
+    result = one({"type": "exec", "command": command}, "x", sandbox=sandbox)
+    assert result.passed is False and "exit 2" in result.reason  # no such folder inside
+    assert not target.exists()
+
+
+# --- without a sandbox, code never runs -----------------------------------------------------
+
+
+def test_code_checks_without_a_sandbox_are_skipped_and_never_run(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    results = grade(
+        [python_check(f"open({str(marker)!r}, 'w').write('x')\nreturn True"),
+         {"type": "exec", "command": ["/bin/sh", "-c", f"touch {marker}"]},
+         {"type": "contains", "value": "x"}], "x")
+    assert [(r.passed, r.skipped, r.reason) for r in results[:2]] == [(None, True, NO_SANDBOX)] * 2
+    assert case_score(results) == (True, 1.0)
+    custom = grade([python_check("return True")], "x", skip_reason="left out: --skip-code-checks")
+    assert custom[0].reason == "left out: --skip-code-checks"
+    assert not marker.exists()
 
 
 # --- judge checks and assertions ------------------------------------------------------------

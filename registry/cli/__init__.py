@@ -9,6 +9,7 @@ import click
 
 from registry import __version__
 from registry.cli import _output as out
+from registry.cli.doctor import doctor_command
 from registry.cli.eval import eval_command, runs_group
 from registry.cli.generate import generate_command, tests_group
 from registry.cli.leaderboard import leaderboard_command
@@ -52,6 +53,7 @@ for command in (
     ask_command, scan_command, publish_command, search_command, info_command, versions_command,
     registry_group, generate_command, tests_group, pull_command, install_command,
     update_command, remove_command, list_command, leaderboard_command, trace_group,
+    doctor_command,
 ):
     cli.add_command(command)
 

@@ -15,6 +15,7 @@ from registry.evaluation.compare import compare_runs
 from registry.evaluation.engine import EvalConfig, latest_rows, run_evaluation
 from registry.evaluation.report import per_case_table, summarize
 from registry.evaluation.results import list_runs, read_manifest, read_rows
+from registry.sandbox import BACKENDS
 
 
 @click.command("eval")
@@ -39,19 +40,27 @@ from registry.evaluation.results import list_runs, read_manifest, read_rows
 @click.option("--no-cache", is_flag=True, help="Call the models even for cached requests.")
 @click.option("--push", is_flag=True, help="Append the run to the registry's results dataset.")
 @click.option("--registry", "registry_kind", default=None, help="local or hub (with --push).")
+@click.option("--sandbox", type=click.Choice(["auto", *BACKENDS]), default="auto",
+              show_default=True, envvar="HUBSKILLS_SANDBOX",
+              help="Where python/exec checks run: auto (bwrap where it works), bwrap, or none "
+                   "(no isolation; only for a folder of your own that was not pulled).")
+@click.option("--skip-code-checks", is_flag=True,
+              help="Leave python and exec checks out (the report and the run say so).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable summary on stdout.")
 @click.option("-v", "--verbose", is_flag=True, help="Also print the per-case table.")
 def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, placement: str,
                  judge: str | None, concurrency: int | None, max_cost: float | None,
                  cases: str | None, tests: Path | None, temperature: float, max_tokens: int,
                  base_url: str | None, resume: str | None, no_cache: bool, push: bool,
-                 registry_kind: str | None, as_json: bool, verbose: bool) -> None:
+                 registry_kind: str | None, sandbox: str, skip_code_checks: bool,
+                 as_json: bool, verbose: bool) -> None:
     """Evaluate a skill: each case with and without the skill, on each model.
 
     \b
     Example:
       hubskills eval skills/kernel-builder-cuda-kernels --runs 3
       hubskills eval ./my-skill -m sonnet -m openai/gpt-5-mini --judge opus --max-cost 2
+      hubskills eval ./pulled-skill --skip-code-checks   # no bubblewrap here
     """
     from registry.providers import default_model_ref
 
@@ -61,10 +70,11 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
         placement=placement, judge=judge, concurrency=concurrency, max_cost=max_cost,
         case_ids=[c.strip() for c in cases.split(",") if c.strip()] if cases else [],
         temperature=temperature, max_tokens=max_tokens, use_cache=not no_cache,
-        base_url=base_url)
+        base_url=base_url, sandbox=sandbox,
+        code_checks="skip" if skip_code_checks else "require")
     with run_progress(enabled=not as_json and sys.stderr.isatty()) as progress:
         result = run_evaluation(skill, config, settings, tests=tests, progress=progress,
-                                resume=resume)
+                                resume=resume, warn=out.warn)
     _report(result.manifest, result.rows, as_json=as_json, verbose=verbose)
     if push:
         _push(settings, registry_kind, result.manifest, result.rows, quiet=as_json)
@@ -77,6 +87,9 @@ def _report(manifest, rows, *, as_json: bool, verbose: bool) -> None:
                      "summaries": [s.to_dict() for s in summaries]})
         return
     render_summaries(manifest, summaries)
+    if (manifest.code_checks or "").startswith("skipped"):
+        out.warn(f"code checks (python, exec) {manifest.code_checks}: they were left out "
+                 "of every score above")
     if verbose:
         for summary in summaries:
             _case_table(rows, summary.model)

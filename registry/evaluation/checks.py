@@ -1,59 +1,46 @@
 """The check engine: grade one model output against a case's checks and assertions.
 
-Deterministic checks run in-process; `python` and `exec` checks run in a fresh subprocess in a
-throw-away folder holding only the files the model wrote (memory and file-size caps, a timeout
-that kills the whole process group, an environment without secrets or proxies); `judge` checks
-and the case's plain-language assertions go through the eval engine's `judge` function.
+Deterministic checks run in-process. `python` and `exec` checks (code a suite supplies) run
+only through the `Sandbox` the caller passes, in a fresh workspace holding only the files the
+model wrote; with no sandbox they are skipped with the caller's reason, never run on the host.
+`judge` checks and the case's plain-language assertions go through the eval engine's `judge`
+function.
 
 Verdicts: `passed` is True/False; None with `skipped=True` means the check could not run here
-(a missing tool, no judge model) and is left out of the score; None with `skipped=False` means
-the judge errored, which makes the whole case an error (`case_score` returns passed=None).
+(a missing tool, no judge model, no sandbox) and is left out of the score; None with
+`skipped=False` means the judge errored, which makes the whole case an error (`case_score`
+returns passed=None).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import shlex
 import shutil
-import signal
 import sys
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from registry.errors import HubskillsError
+from registry.evaluation.results import CheckVerdict
 from registry.format import checks_schema as cs
 from registry.format.suite import Case
-
-if sys.platform != "win32":
-    import resource
+from registry.sandbox import Limits, Sandbox, SandboxResult
 
 JudgeFn = Callable[[str, str, str], Awaitable[tuple[bool, str]]]
 """(rubric, prompt, output) -> (passed, reason); supplied by the eval engine."""
 
-MEMORY_LIMIT = 1 << 30  # bytes of address space per sandboxed process
-FILE_SIZE_LIMIT = 256 << 20  # largest file (stdout included) a sandboxed process may write
+CODE_CHECKS = frozenset({"python", "exec"})  # check types that run code the suite supplies
+NO_SANDBOX = "code check left out: no sandbox was given"
 _TAIL = 1500  # characters of stdout/stderr kept in a reason
 _MAX_NAME = 200
 _MAX_LINE = 300  # longest info string or label line searched for a file name
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    """One graded check: `passed` None means skipped (if `skipped`) or an error."""
-
-    type: str
-    label: str
-    passed: bool | None
-    reason: str
-    weight: float
-    skipped: bool = False
 
 
 class _Skipped(Exception):
@@ -65,8 +52,15 @@ class _Context:
     case: Case
     output: str
     judge: JudgeFn | None
+    sandbox: Sandbox | None
+    skip_reason: str
     sandbox_root: Path | None
     files: dict[str, str]
+
+
+def has_code_checks(cases: Iterable[Case]) -> bool:
+    """Whether any case runs code (a `python` or `exec` check): those need a sandbox."""
+    return any(check.type in CODE_CHECKS for case in cases for check in case.checks)
 
 
 # --- files the model produced ---------------------------------------------------------------
@@ -229,15 +223,10 @@ def _json(check: cs.JsonCheck, ctx: _Context) -> tuple[bool, str]:
     return False, f"schema error at {error.json_path}: {error.message}"
 
 
-# --- sandboxed subprocesses -----------------------------------------------------------------
+# --- code checks: only ever in the sandbox ---------------------------------------------------
 
 _BOOTSTRAP = r"""
-import json, socket, sys
-def _no_network(*args, **kwargs):
-    raise OSError("network access is disabled in checks")
-for _name in ("connect", "connect_ex", "sendto", "sendmsg"):
-    setattr(socket.socket, _name, _no_network)
-socket.create_connection = socket.getaddrinfo = _no_network
+import json, sys
 real_stdout, sys.stdout = sys.stdout, sys.stderr
 try:
     data = json.loads(sys.stdin.buffer.read())
@@ -258,11 +247,6 @@ real_stdout.flush()
 """
 
 
-def _limit_resources() -> None:  # runs in the child between fork and exec
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
-
-
 def _write_files(work: Path, files: dict[str, str]) -> None:
     root = work.resolve()
     for name, text in files.items():
@@ -274,84 +258,75 @@ def _write_files(work: Path, files: dict[str, str]) -> None:
             target.write_text(text, encoding="utf-8")
 
 
-def _tail(path: Path) -> str:
-    text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+def _tail(text: str) -> str:
     return text if len(text) <= _TAIL else "…" + text[-_TAIL:]
 
 
-@dataclass
-class _Run:
-    code: int | None  # None: timed out
-    stdout: str
-    stderr: str
-
-
-async def _sandboxed(
-    argv: list[str], ctx: _Context, timeout: float, stdin: bytes = b""
-) -> _Run:
-    """Run argv in a fresh temp folder holding the model's files; the folder is then removed."""
+async def _sandboxed(argv: list[str], ctx: _Context, timeout: float,
+                     stdin: bytes = b"") -> SandboxResult:
+    """Run argv in the sandbox, in a fresh folder holding the model's files (removed after)."""
+    assert ctx.sandbox is not None  # the runners skip first when there is none
     tmp = Path(tempfile.mkdtemp(prefix="hubskills-check-", dir=ctx.sandbox_root))
     try:
         work = tmp / "work"
         work.mkdir()
         _write_files(work, ctx.files)
-        (tmp / "stdin").write_bytes(stdin)
-        env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(work),
-               "LANG": "C.UTF-8", "TMPDIR": str(tmp), "no_proxy": "*", "NO_PROXY": "*"}
-        with (open(tmp / "stdin", "rb") as i, open(tmp / "stdout", "wb") as o,
-              open(tmp / "stderr", "wb") as e):
-            proc = await asyncio.create_subprocess_exec(
-                *argv, stdin=i, stdout=o, stderr=e, cwd=work, env=env,
-                start_new_session=True, preexec_fn=_limit_resources,
-            )
-        try:
-            code: int | None = await asyncio.wait_for(proc.wait(), timeout)
-        except TimeoutError:
-            code = None
-        finally:  # also reaps anything the command left running in the background
-            with suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            await proc.wait()
-        return _Run(code, _tail(tmp / "stdout"), _tail(tmp / "stderr"))
+        return await ctx.sandbox.run(argv, work, timeout=timeout, limits=Limits(wall_s=timeout),
+                                     stdin=stdin)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _require_sandbox(ctx: _Context) -> Sandbox:
+    if ctx.sandbox is None:
+        raise _Skipped(ctx.skip_reason)
+    return ctx.sandbox
+
+
 async def _python(check: cs.PythonCheck, ctx: _Context) -> tuple[bool, str]:
+    _require_sandbox(ctx)
     payload = json.dumps({"code": check.code, "output": ctx.output, "files": ctx.files})
     run = await _sandboxed(
         [sys.executable, "-I", "-c", _BOOTSTRAP], ctx, check.timeout, payload.encode()
     )
-    if run.code is None:
+    if run.timed_out:
         return False, f"timed out after {check.timeout:g}s"
     with suppress(ValueError, IndexError, TypeError, KeyError):
         result = json.loads(run.stdout.strip().splitlines()[-1])
         return bool(result["passed"]), str(result["reason"]) or "check() returned its verdict"
-    return False, f"check process exited with code {run.code}: {run.stderr.strip()}"
+    return False, f"check process exited with code {run.exit_code}: {_tail(run.stderr.strip())}"
+
+
+def _missing_tools(argv: list[str], requires: list[str], sandbox: Sandbox) -> list[str]:
+    """Tools the command needs that the sandbox cannot see: the command itself (by name or by
+    absolute path, never exempt) and every `requires` entry. A relative path such as
+    `./build.sh` names a file in the workspace and is not looked up."""
+    first = [] if "/" in argv[0] and not argv[0].startswith("/") else [argv[0]]
+    return [tool for tool in dict.fromkeys([*first, *requires]) if sandbox.which(tool) is None]
 
 
 async def _exec(check: cs.ExecCheck, ctx: _Context) -> tuple[bool, str]:
+    sandbox = _require_sandbox(ctx)
     try:
         argv = shlex.split(check.command) if isinstance(check.command, str) else check.command
     except ValueError as exc:
         return False, f"invalid command: {exc}"
     if not argv:
         return False, "empty command"
-    needed = check.requires or ([] if "/" in argv[0] else [argv[0]])
-    missing = [tool for tool in needed if shutil.which(tool) is None]
+    missing = _missing_tools(argv, check.requires, sandbox)
     if missing:
-        raise _Skipped(f"{', '.join(missing)} not found on PATH; check skipped")
-    try:
-        run = await _sandboxed(argv, ctx, check.timeout)
-    except OSError as exc:
-        return False, f"could not start {argv[0]}: {exc}"
-    if run.code is None:
+        where = "in the sandbox" if any("/" in m for m in missing) else "on PATH"
+        raise _Skipped(f"{', '.join(missing)} not found {where}; check skipped")
+    run = await _sandboxed(argv, ctx, check.timeout)
+    if run.timed_out:
         return False, f"timed out after {check.timeout:g}s"
     streams = "".join(
-        f"; {name}: {text.strip()}" for name, text in (("stdout", run.stdout),
-                                                        ("stderr", run.stderr)) if text.strip()
+        f"; {name}: {_tail(text.strip())}" for name, text in (("stdout", run.stdout),
+                                                               ("stderr", run.stderr))
+        if text.strip()
     )
-    return run.code == check.expect_exit, f"exit {run.code} (expected {check.expect_exit}){streams}"
+    expected = check.expect_exit
+    return run.exit_code == expected, f"exit {run.exit_code} (expected {expected}){streams}"
 
 
 # --- judged checks and the driver -----------------------------------------------------------
@@ -378,31 +353,34 @@ _RUNNERS: dict[type, Callable[[Any, _Context], Any]] = {
 async def _grade(
     kind: str, label: str, weight: float, runner: Callable[[Any, _Context], Any], subject: Any,
     ctx: _Context,
-) -> CheckResult:
+) -> CheckVerdict:
     try:
         outcome = runner(subject, ctx)
         passed, reason = await outcome if asyncio.iscoroutine(outcome) else outcome
     except _Skipped as skip:
-        return CheckResult(kind, label, None, str(skip), weight, skipped=True)
-    return CheckResult(kind, label, passed, reason, weight)
+        return CheckVerdict(type=kind, label=label, passed=None, reason=str(skip),
+                            weight=weight, skipped=True)
+    return CheckVerdict(type=kind, label=label, passed=passed, reason=reason, weight=weight)
 
 
 async def run_checks(
-    case: Case, output: str, *, judge: JudgeFn | None = None, sandbox_root: Path | None = None
-) -> list[CheckResult]:
+    case: Case, output: str, *, judge: JudgeFn | None = None, sandbox: Sandbox | None = None,
+    skip_reason: str = NO_SANDBOX, sandbox_root: Path | None = None,
+) -> list[CheckVerdict]:
     """Grade `output` against every check of `case`, then each of its assertions, concurrently.
 
     Assertions are graded like judge checks with the assertion as the rubric (weight 1, type
-    "assertion"). Sandboxed checks use temp folders under `sandbox_root` (the system default
-    when None), removed when the check ends. Results come back in check order.
+    "assertion"). Code checks run in `sandbox`, each in a temp folder under `sandbox_root` (the
+    system default when None) removed when the check ends; with no sandbox they are skipped
+    with `skip_reason`. Results come back in check order.
     """
-    ctx = _Context(case, output, judge, sandbox_root, extract_files(output))
+    ctx = _Context(case, output, judge, sandbox, skip_reason, sandbox_root, extract_files(output))
     jobs = [_grade(c.type, c.label(), c.weight, _RUNNERS[type(c)], c, ctx) for c in case.checks]
     jobs += [_grade("assertion", _clip(a, 80), 1.0, _judged, a, ctx) for a in case.assertions]
     return list(await asyncio.gather(*jobs))
 
 
-def case_score(results: list[CheckResult]) -> tuple[bool | None, float]:
+def case_score(results: list[CheckVerdict]) -> tuple[bool | None, float]:
     """(passed, score) for one case; skipped checks count for neither.
 
     `passed` is True when every non-skipped check passed, False when one failed, and None when

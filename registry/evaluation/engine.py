@@ -22,10 +22,9 @@ from registry.config import Settings
 from registry.errors import HubskillsError, ProviderError
 from registry.evaluation.arms import MAX_TOOL_TURNS, Mode, Placement, build_arm, run_tool
 from registry.evaluation.cache import ResponseCache, completion_key
-from registry.evaluation.checks import case_score, run_checks
+from registry.evaluation.checks import case_score, has_code_checks, run_checks
 from registry.evaluation.judge import make_judge
 from registry.evaluation.results import (
-    CheckVerdict,
     ResultRow,
     RunManifest,
     RunWriter,
@@ -46,6 +45,7 @@ from registry.providers import (
     aclose_all,
     resolve,
 )
+from registry.sandbox import SKIPPED_BY_USER, Choice, CodeChecks, choose
 from registry.secrets import holding
 
 log = logging.getLogger(__name__)
@@ -70,6 +70,8 @@ class EvalConfig:
     use_cache: bool = True
     base_url: str | None = None
     retry: RetryPolicy | None = None
+    sandbox: str = "auto"  # which backend runs code checks: auto, bwrap, none
+    code_checks: CodeChecks = "require"  # refuse without a sandbox; "skip" leaves them out
 
 
 @dataclass
@@ -116,8 +118,9 @@ class Evaluator:
     writer: RunWriter
 
     def __init__(self, skill: Skill, suite: Suite, config: EvalConfig, settings: Settings,
-                 done: set[tuple[str, str, str, int]]) -> None:
+                 done: set[tuple[str, str, str, int]], code: Choice) -> None:
         self.skill, self.suite, self.config = skill, suite, config
+        self.sandbox, self.skip_reason = code.sandbox, f"code check {code.status}"
         if config.base_url:  # only local/ references read it: API models keep their endpoints
             settings = settings.with_(base_url=config.base_url)
         self.models = [resolve(ref, settings, retry=config.retry) for ref in config.models]
@@ -189,9 +192,9 @@ class Evaluator:
             row.error = str(exc)  # scrubbed with everything else when the row is written
             return row
         row.output, row.skill_loaded = completion.text, loaded
-        verdicts = await run_checks(case, completion.text, judge=self.judge)
-        row.passed, row.score = case_score(verdicts)
-        row.checks = [CheckVerdict(**asdict(v)) for v in verdicts]
+        row.checks = await run_checks(case, completion.text, judge=self.judge,
+                                      sandbox=self.sandbox, skip_reason=self.skip_reason)
+        row.passed, row.score = case_score(row.checks)
         return row
 
     def _row(self, model: Model, arm: str, case_id: str, repeat: int) -> ResultRow:
@@ -253,25 +256,29 @@ class Evaluator:
 def run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Settings, *,
                    tests: str | Path | None = None, progress: Progress | None = None,
                    resume: str | None = None, skill_repo: str | None = None,
-                   skill_revision: str | None = None) -> EvalRun:
+                   skill_revision: str | None = None,
+                   warn: Callable[[str], None] | None = None) -> EvalRun:
     """Evaluate a skill folder: baseline vs skill on each model; results saved as a run.
 
     The keys `settings` carries (typed into the Space, say) are held for the run, so they are
     scrubbed from what it writes even when the environment does not hold them.
+    Code checks run in the sandbox `config.sandbox` names (`none` only for a folder of the
+    user's own: not pulled, no `skill_repo`); `warn` receives a warning to show first.
 
     Raises:
-        HubskillsError: a bad skill or suite, an unknown model or a missing key, before any
-            model is called.
+        HubskillsError: a bad skill or suite, code checks and no sandbox, an unknown model or
+            a missing key, before any model is called.
     """
     with holding(*settings.secrets()):
         return _run_evaluation(skill_dir, config, settings, tests=tests, progress=progress,
                                resume=resume, skill_repo=skill_repo,
-                               skill_revision=skill_revision)
+                               skill_revision=skill_revision, warn=warn)
 
 
 def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Settings, *,
                     tests: str | Path | None, progress: Progress | None, resume: str | None,
-                    skill_repo: str | None, skill_revision: str | None) -> EvalRun:
+                    skill_repo: str | None, skill_revision: str | None,
+                    warn: Callable[[str], None] | None) -> EvalRun:
     skill = load_skill(skill_dir)
     suite = load_suite(tests or suite_path(skill.path), skill_dir=skill.path)
     manifest = read_manifest(settings.runs_dir, resume) if resume else None
@@ -280,11 +287,15 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
         config = replace(config, models=manifest.models, runs=manifest.runs, mode=manifest.mode,
                          placement=manifest.placement, judge=manifest.judge,
                          temperature=manifest.temperature, max_tokens=manifest.max_tokens,
-                         case_ids=manifest.case_ids)
+                         case_ids=manifest.case_ids,
+                         code_checks="skip" if manifest.code_checks == SKIPPED_BY_USER else
+                         config.code_checks)
     if config.case_ids:
         suite = suite.select(config.case_ids)
     if config.runs < 1:
         raise HubskillsError("--runs must be at least 1", hint="hubskills eval SKILL --runs 3")
+    code = choose(config.sandbox, settings, has_code=has_code_checks(suite.cases),
+                  code_checks=config.code_checks, folder=None if skill_repo else skill.path)
     if manifest is not None:
         done = {(r.model, r.arm, r.case_id, r.repeat) for r in
                 latest_rows(read_rows(settings.runs_dir, resume)) if not r.is_error}
@@ -292,7 +303,10 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
     else:
         manifest = _new_manifest(skill, suite, config, skill_repo, skill_revision)
         done = set()
-    evaluator = Evaluator(skill, suite, config, settings, done)  # resolves models: may raise
+    manifest.sandbox, manifest.code_checks = code.sandbox and code.sandbox.name, code.status
+    evaluator = Evaluator(skill, suite, config, settings, done, code)  # resolves models
+    if code.warning and warn:
+        warn(code.warning)
     writer = evaluator.writer = RunWriter(settings.runs_dir, manifest, resume=bool(resume))
     status, note = "interrupted", None
     try:

@@ -40,7 +40,7 @@ def new_run_id() -> str:
 
 
 class CheckVerdict(BaseModel):
-    """One check's outcome inside a row."""
+    """One graded check: `passed` None means skipped (if `skipped`) or an error."""
 
     type: str
     label: str
@@ -76,6 +76,8 @@ class RunManifest(BaseModel):
     finished_at: str | None = None
     status: RunStatus = "running"
     note: str | None = None
+    sandbox: str | None = None  # the backend that ran code checks (None: none ran)
+    code_checks: str | None = None  # "bwrap", "none", "skipped: <why>", "none in the suite"
 
 
 class ResultRow(BaseModel):

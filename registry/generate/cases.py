@@ -68,7 +68,7 @@ def add_tests(skill_dir: str | Path, n: int = 5, teacher: str | None = None,
     path = suite_path(skill.path)
     suite = load_suite(path, skill_dir=skill.path) if path.is_file() \
         else Suite(skill_name=skill.name, cases=[])
-    verifier = Verifier(coach.model, learner, runs=runs)
+    verifier = Verifier(coach.model, learner, runs=runs, settings=settings)
     outcome = write_suite(SuiteRequest(skill.path, n, existing=suite.cases), coach, verifier,
                           progress=progress)
     if outcome.cases:

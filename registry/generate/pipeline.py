@@ -186,7 +186,8 @@ class _Session:
         verifier = None
         if not self.opts.no_eval:
             student = resolve(self.students[0], self.settings, retry=self.opts.retry)
-            verifier = Verifier(self.teacher.model, student, runs=self.opts.runs)
+            verifier = Verifier(self.teacher.model, student, runs=self.opts.runs,
+                                settings=self.settings)
         self.verifier = verifier
         if self.teacher.is_weak:  # a 135M model cannot write a JSON suite: don't pretend
             if existing:

@@ -45,7 +45,7 @@ def evaluate_round(session: _Session, folder: Path, round_no: int) -> tuple[Roun
     opts = session.opts
     config = EvalConfig(models=session.students, runs=opts.runs, mode=opts.mode,
                         judge=session.teacher.ref if needs_judge(suite) else None,
-                        retry=opts.retry)
+                        retry=opts.retry, code_checks="if_sandboxed")
     session.say(f"round {round_no}: evaluating on {', '.join(session.students)} "
                 f"({len(suite.cases)} cases × {opts.runs} runs × 2 arms)")
     run = run_evaluation(folder, config, session.settings)

@@ -211,6 +211,7 @@ def write_suite(request: SuiteRequest, teacher: Teacher, verifier: Verifier | No
             break
         avoid = "\n- Cases like these were rejected; write different ones:\n" + "\n".join(
             f"  - {case_id}: {reason}" for case_id, reason in dropped[:12])
+    outcome.warnings += verifier.notes if verifier is not None else []  # e.g. no sandbox
     return outcome
 
 

@@ -1,0 +1,85 @@
+"""`hubskills doctor`: what works on this machine, and what to install or set when it does not."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from registry.cli import _output as out
+from registry.config import Settings
+from registry.errors import HubskillsError
+from registry.sandbox import BACKENDS, sandbox_report
+
+_KEYS = (("ANTHROPIC_API_KEY", "anthropic_api_key"), ("OPENAI_API_KEY", "openai_api_key"),
+         ("HF_TOKEN", "hf_token"))
+
+
+def _sandbox(settings: Settings) -> dict[str, Any]:
+    backends = [{"name": n, "works": ok, "why": why} for n, ok, why in sandbox_report(settings)]
+    isolating = [b for b in backends if BACKENDS[b["name"]](settings).isolating]
+    chosen = next((b["name"] for b in isolating if b["works"]), None)
+    return {"selected": chosen, "backends": backends}
+
+
+def _embedded() -> dict[str, Any]:
+    from registry.providers.embedded import availability
+
+    works, why = availability()
+    return {"available": works, "why": why}
+
+
+def _registry(settings: Settings) -> dict[str, Any]:
+    from registry.stores import get_store
+
+    kind = settings.registry
+    try:
+        found = get_store(settings).search("", limit=1)
+    except HubskillsError as err:
+        return {"kind": kind, "reachable": False, "why": err.message}
+    except Exception as err:  # noqa: BLE001 - any failure means "not reachable", said plainly
+        return {"kind": kind, "reachable": False, "why": f"{type(err).__name__}: {err}"[:200]}
+    where = settings.store_dir if kind == "local" else settings.hf_endpoint
+    return {"kind": kind, "reachable": True, "why": f"{where} answers ({len(found)} listed)"}
+
+
+def diagnose(settings: Settings) -> dict[str, Any]:
+    """Sandbox backends, the embedded model, which keys are set (names only), the registry."""
+    return {"sandbox": _sandbox(settings), "embedded_model": _embedded(),
+            "keys": {name: bool(getattr(settings, field)) for name, field in _KEYS},
+            "registry": _registry(settings)}
+
+
+def _rows(report: dict[str, Any]) -> list[tuple[str, str, str]]:
+    box = report["sandbox"]
+    rows = [("sandbox", box["selected"] or "none works",
+             "code checks run there" if box["selected"] else
+             "code checks are refused: apt-get install bubblewrap, or --skip-code-checks")]
+    rows += [(f"  {b['name']}", "ok" if b["works"] else "no", b["why"]) for b in box["backends"]]
+    model = report["embedded_model"]
+    rows.append(("embedded model", "ok" if model["available"] else "no", model["why"]))
+    keys = report["keys"]
+    rows.append(("API keys", ", ".join(k for k, v in keys.items() if v) or "none set",
+                 "not set: " + ", ".join(k for k, v in keys.items() if not v)
+                 if not all(keys.values()) else ""))
+    reg = report["registry"]
+    rows.append((f"registry ({reg['kind']})", "ok" if reg["reachable"] else "unreachable",
+                 reg["why"]))
+    return rows
+
+
+@click.command("doctor")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable report on stdout.")
+def doctor_command(as_json: bool) -> None:
+    """Say what works here: sandbox, embedded model, API keys (names only), registry.
+
+    \b
+    Example:
+      hubskills doctor
+      hubskills doctor --json
+    """
+    report = diagnose(Settings.from_env())
+    if as_json:
+        out.as_json(report)
+        return
+    out.table(["check", "status", "detail"], _rows(report), title="hubskills doctor")

@@ -1,0 +1,32 @@
+"""Everything that runs code a skill or a model supplied goes through a `Sandbox`.
+
+    sandbox = get_sandbox("auto", settings)      # bwrap where it works, else SandboxUnavailable
+    result = await sandbox.run(["python3", "-c", "print(1)"], workspace, timeout=10,
+                               limits=Limits(memory_bytes=1 << 30))
+
+Backends (registered by name in `BACKENDS`; a container or a remote one is one more factory):
+`bwrap` (bubblewrap, Linux: no network, no host files but the workspace, no secrets, every
+process gone at the end) and `none` (no isolation; only by explicit choice for a folder the
+user owns). `choose` is the one policy that decides which runs a suite's code checks.
+"""
+
+from registry.sandbox.base import Limits, Sandbox, SandboxResult, SandboxUnavailable
+from registry.sandbox.bwrap import BwrapSandbox
+from registry.sandbox.direct import DirectSandbox
+from registry.sandbox.policy import (
+    BACKENDS,
+    SKIPPED_BY_USER,
+    Choice,
+    CodeChecks,
+    backend,
+    choose,
+    get_sandbox,
+    is_pulled,
+    sandbox_report,
+)
+
+__all__ = [
+    "BACKENDS", "SKIPPED_BY_USER", "BwrapSandbox", "Choice", "CodeChecks", "DirectSandbox",
+    "Limits", "Sandbox", "SandboxResult", "SandboxUnavailable", "backend", "choose",
+    "get_sandbox", "is_pulled", "sandbox_report",
+]

@@ -1,0 +1,128 @@
+"""The sandbox interface: `Limits`, `SandboxResult`, the `Sandbox` protocol, and running a
+process under a wall clock with its output captured to files.
+
+Output goes to files outside the workspace (never into memory through a pipe), so a command
+that prints gigabytes is stopped by the file-size limit instead of filling the parent's memory;
+only the last `OUTPUT_TAIL` characters come back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import shutil
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+from registry.errors import HubskillsError
+
+OUTPUT_TAIL = 64 * 1024  # characters of stdout/stderr kept in a result
+
+
+class SandboxUnavailable(HubskillsError):
+    """No sandbox can run code here; `reason` says why (a missing tool, no user namespaces)."""
+
+    def __init__(self, message: str, *, reason: str, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one command may use. CPU time defaults to the wall time plus a second."""
+
+    wall_s: float = 60.0
+    cpu_s: int | None = None
+    memory_bytes: int = 1 << 30  # address space per process
+    file_bytes: int = 256 << 20  # largest file a process may write (stdout included)
+    processes: int = 128  # processes of the sandbox at once (bwrap only)
+
+    def cpu_seconds(self, wall_s: float) -> int:
+        """The CPU-time limit for a run bounded by `wall_s` seconds."""
+        return self.cpu_s if self.cpu_s is not None else math.ceil(wall_s) + 1
+
+
+DEFAULT_LIMITS = Limits()
+
+
+@dataclass(frozen=True)
+class SandboxResult:
+    """How a command ended: `exit_code` None when it was killed at the time limit."""
+
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool
+    duration_s: float
+    backend: str
+    notes: list[str] = field(default_factory=list)
+
+
+class Sandbox(Protocol):
+    """Runs a command with only `workspace` writable; see `registry.sandbox` for backends."""
+
+    name: ClassVar[str]
+    isolating: ClassVar[bool]  # False only for `none`: auto-selection never picks it
+
+    def probe(self) -> tuple[bool, str]:
+        """(works here, why or why not); cheap to call again (cached per process)."""
+        ...
+
+    def which(self, tool: str) -> str | None:
+        """Where the command would find `tool` inside the sandbox, or None."""
+        ...
+
+    async def run(self, argv: Sequence[str], workspace: Path, *, timeout: float | None = None,
+                  limits: Limits = DEFAULT_LIMITS, stdin: bytes = b"",
+                  env: Mapping[str, str] | None = None) -> SandboxResult:
+        """Run `argv` with `workspace` as its working folder (writable, and HOME).
+
+        `env` adds variables; it is visible inside, so never pass a secret in it.
+        """
+        ...
+
+
+def _tail(path: Path) -> str:
+    if not path.exists():
+        return ""
+    with open(path, "rb") as handle:
+        handle.seek(0, 2)
+        size = handle.tell()
+        handle.seek(max(0, size - OUTPUT_TAIL * 4))
+        text = handle.read().decode("utf-8", errors="replace")
+    return text if len(text) <= OUTPUT_TAIL else text[-OUTPUT_TAIL:]
+
+
+async def run_process(argv: Sequence[str], *, backend: str, wall_s: float, stdin: bytes,
+                      kill: Any, **popen: Any) -> SandboxResult:
+    """Start `argv`, wait at most `wall_s`, then `kill(proc)`; stdout/stderr via temp files.
+
+    `kill` is called in every case (a command that exited may have left children); `popen`
+    goes to `asyncio.create_subprocess_exec` (env, cwd, pass_fds, preexec_fn...).
+    """
+    scratch = Path(tempfile.mkdtemp(prefix="hubskills-io-"))
+    started = time.monotonic()
+    try:
+        (scratch / "stdin").write_bytes(stdin)
+        with (open(scratch / "stdin", "rb") as i, open(scratch / "stdout", "wb") as o,
+              open(scratch / "stderr", "wb") as e):
+            proc = await asyncio.create_subprocess_exec(*argv, stdin=i, stdout=o, stderr=e,
+                                                        **popen)
+        timed_out = False
+        try:
+            code: int | None = await asyncio.wait_for(proc.wait(), wall_s)
+        except TimeoutError:
+            timed_out, code = True, None
+        finally:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                kill(proc)
+            await proc.wait()
+        return SandboxResult(code, _tail(scratch / "stdout"), _tail(scratch / "stderr"),
+                             timed_out, time.monotonic() - started, backend)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

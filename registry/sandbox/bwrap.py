@@ -1,0 +1,255 @@
+"""The `bwrap` backend: Debian's bubblewrap, the default on Linux (facts/sandbox.md).
+
+Each run gets fresh pid, network, ipc, uts and mount namespaces: the system's runtime folders
+and the project's Python prefixes bound read-only, the workspace the only writable folder
+(mounted at `/workspace`, which is also HOME), a private size-capped `/tmp`, no network at all
+(its own empty loopback). bwrap starts with an empty environment and gets only `--setenv`
+values, so the sandbox's pid 1 holds no secret in `/proc/1/environ`. When pid 1 ends (the
+command exited, or the parent killed bwrap at the time limit) the kernel kills every process
+left in the namespace.
+
+Memory, CPU time and file size are rlimits set on bwrap as it starts (its children inherit
+them). The process limit needs care: the kernel exempts host root from it, and counts a user
+namespace's processes against its creator's limit at creation. So, as a normal user, bwrap
+makes a user namespace and util-linux `prlimit` sets the process limit inside it (counting only
+the sandbox's processes); as root, bwrap runs without a user namespace (one would map to host
+root), with the process limit set up front, and the command drops to uid 65534 with no
+capabilities through util-linux `setpriv`. Either way one small program runs before the command.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import ClassVar
+
+from registry.sandbox.base import DEFAULT_LIMITS, Limits, SandboxResult, run_process
+
+if sys.platform != "win32":
+    import resource
+
+WORKDIR = "/workspace"
+SANDBOX_UID = 65534  # "nobody": the uid a command runs as when hubskills runs as root
+log = logging.getLogger(__name__)
+_SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_ETC = ("alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group",
+        "nsswitch.conf", "localtime")
+
+
+def _as_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+@functools.cache
+def _layout() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(bwrap arguments that build the read-only root, the real paths they make visible)."""
+    args: list[str] = []
+    roots: list[str] = []
+    for top in _SYSTEM:
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+            roots.append(os.path.realpath(top))
+    args += ["--dir", "/etc"]
+    for name in _ETC:
+        path = f"/etc/{name}"
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.exists(path):
+            args += ["--ro-bind", path, path]
+            roots.append(path)
+    made: set[str] = set()
+    for prefix in dict.fromkeys((sys.base_prefix, sys.prefix)):
+        real = os.path.realpath(prefix)
+        if _under(real, roots):
+            continue
+        for parent in reversed(Path(prefix).parents[:-1]):  # else bwrap makes them mode 0700
+            if str(parent) not in made:
+                args += ["--perms", "0755", "--dir", str(parent)]
+                made.add(str(parent))
+        args += ["--ro-bind", real, prefix]
+        roots.append(real)
+    return tuple(args), tuple(roots)
+
+
+def _under(path: str, roots: Sequence[str]) -> bool:
+    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
+
+
+def visible(path: str) -> bool:
+    """Whether `path` (after links) lies inside what the sandbox can see read-only."""
+    return _under(os.path.realpath(path), _layout()[1])
+
+
+def _inside_path() -> str:
+    """The host's PATH minus every folder the sandbox cannot see."""
+    entries = os.environ.get("PATH", os.defpath).split(os.pathsep)
+    return os.pathsep.join(e for e in dict.fromkeys(entries) if e and visible(e))
+
+
+class BwrapSandbox:
+    """Runs commands under bubblewrap; `binary` is bwrap's path (HUBSKILLS_BWRAP)."""
+
+    name: ClassVar[str] = "bwrap"
+    isolating: ClassVar[bool] = True
+
+    def __init__(self, binary: str | None = None) -> None:
+        self.binary = binary or "bwrap"
+
+    def __repr__(self) -> str:
+        return f"BwrapSandbox({self.binary!r})"
+
+    def probe(self) -> tuple[bool, str]:
+        """Run `true` in a sandbox built exactly as for a check (once per process)."""
+        return _probe(self.binary, _as_root())
+
+    def which(self, tool: str) -> str | None:
+        """The path `tool` resolves to inside the sandbox, or None."""
+        if "/" in tool:
+            found = tool if os.path.isabs(tool) and os.access(tool, os.X_OK) else None
+        else:
+            found = shutil.which(tool, path=_inside_path() or os.devnull)
+        return found if found and os.path.isfile(found) and visible(found) else None
+
+    def command(self, argv: Sequence[str], limits: Limits, wall_s: float,
+                env: Mapping[str, str] | None, workspace: Path) -> list[str]:
+        """The full bwrap command line (holds no secret: it is readable inside)."""
+        binary = shutil.which(self.binary) or self.binary
+        layout, _ = _layout()
+        variables = {"PATH": _inside_path(), "HOME": WORKDIR, "TMPDIR": "/tmp",
+                     "LANG": "C.UTF-8", **(env or {})}
+        cmd = [binary, "--die-with-parent", "--new-session", *_namespaces(), *layout,
+               "--proc", "/proc", "--dev", "/dev",
+               "--size", str(limits.file_bytes), "--perms", "1777", "--tmpfs", "/tmp",
+               "--bind", str(workspace), WORKDIR, "--chdir", WORKDIR]
+        for key, value in variables.items():
+            cmd += ["--setenv", key, value]
+        if _as_root():
+            return cmd + [_tool("setpriv"), f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}",
+                          "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
+                          "--no-new-privs", "--", *argv]
+        return cmd + [_tool("prlimit"), f"--nproc={limits.processes}", "--", *argv]
+
+    async def run(self, argv: Sequence[str], workspace: Path, *, timeout: float | None = None,
+                  limits: Limits = DEFAULT_LIMITS, stdin: bytes = b"",
+                  env: Mapping[str, str] | None = None) -> SandboxResult:
+        """Run `argv` in `/workspace` (bound to `workspace`); see the module docstring."""
+        wall_s = limits.wall_s if timeout is None else timeout
+        workspace = workspace.resolve()
+        if _as_root():
+            _give_to_sandbox_user(workspace)
+        cmd = self.command(argv, limits, wall_s, env, workspace)
+        info_read, info_write = os.pipe()  # bwrap reports the sandbox's pid 1 on it
+        cmd[1:1] = ["--info-fd", str(info_write)]
+        try:
+            # env={} : bwrap's own environment is what /proc/1/environ shows inside
+            result = await run_process(cmd, backend=self.name, wall_s=wall_s, stdin=stdin,
+                                       kill=lambda proc: proc.kill(), env={}, cwd="/",
+                                       pass_fds=(info_write,),
+                                       preexec_fn=rlimits(limits, wall_s))
+            os.close(info_write)
+            info_write = -1
+            await _namespace_gone(info_read)
+        finally:
+            for fd in (info_read, info_write):
+                if fd >= 0:
+                    os.close(fd)
+        return result
+
+
+async def _namespace_gone(info: int, limit_s: float = 10.0) -> None:
+    """Wait until the sandbox's pid 1 has exited, which the kernel allows only once every
+    process of its namespace is gone (bwrap itself may exit a moment before: it returns as
+    soon as the command's exit status is known)."""
+    os.set_blocking(info, False)
+    try:
+        text = os.read(info, 65536).decode("utf-8", "replace")
+        pid = int(json.loads(text)["child-pid"])
+        pidfd = os.pidfd_open(pid)
+    except (OSError, ValueError, KeyError, TypeError):
+        return  # never started, or already gone
+    loop = asyncio.get_running_loop()
+    gone = loop.create_future()
+    loop.add_reader(pidfd, lambda: gone.done() or gone.set_result(None))
+    try:
+        await asyncio.wait_for(gone, limit_s)
+    except TimeoutError:
+        log.warning("the sandbox's pid %d was still running %ss after its command", pid,
+                    limit_s)
+    finally:
+        loop.remove_reader(pidfd)
+        os.close(pidfd)
+
+
+def rlimits(limits: Limits, wall_s: float) -> Callable[[], None]:
+    """What the child runs between fork and exec: memory, CPU time, file size (and, as root,
+    the process count; see the module docstring)."""
+    values = [(resource.RLIMIT_AS, limits.memory_bytes),
+              (resource.RLIMIT_CPU, limits.cpu_seconds(wall_s)),
+              (resource.RLIMIT_FSIZE, limits.file_bytes)]
+    if _as_root():
+        values.append((resource.RLIMIT_NPROC, limits.processes))
+
+    def apply() -> None:
+        for kind, value in values:
+            resource.setrlimit(kind, (value, value))
+    return apply
+
+
+def _namespaces() -> list[str]:
+    if _as_root():  # see the module docstring: the command drops to uid 65534 instead
+        return ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+                "--unshare-cgroup-try", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    return ["--unshare-all", "--unshare-user"]
+
+
+def _tool(name: str) -> str:
+    """util-linux's `name` as the sandbox sees it (probe reports when it is missing)."""
+    found = shutil.which(name, path="/usr/bin:/bin:/usr/sbin:/sbin")
+    return found or f"/usr/bin/{name}"
+
+
+def _give_to_sandbox_user(workspace: Path) -> None:
+    """Make the workspace writable by uid 65534 (links are changed, never followed)."""
+    os.chown(workspace, SANDBOX_UID, SANDBOX_UID, follow_symlinks=False)
+    for folder, dirs, files in os.walk(workspace):
+        for name in dirs + files:
+            os.chown(os.path.join(folder, name), SANDBOX_UID, SANDBOX_UID,
+                     follow_symlinks=False)
+
+
+@functools.cache
+def _probe(binary: str, as_root: bool) -> tuple[bool, str]:
+    if not sys.platform.startswith("linux"):
+        return False, f"bubblewrap runs on Linux only (this is {sys.platform})"
+    path = shutil.which(binary)
+    if path is None:
+        return False, f"bubblewrap is not installed ({binary} not found)"
+    tool = "setpriv" if as_root else "prlimit"
+    if not shutil.which(tool, path="/usr/bin:/bin:/usr/sbin:/sbin"):
+        return False, f"{tool} (util-linux) not found"
+    sandbox = BwrapSandbox(path)
+    true = sandbox.which("true") or "/usr/bin/true"
+    with tempfile.TemporaryDirectory(prefix="hubskills-probe-") as folder:
+        if as_root:
+            _give_to_sandbox_user(Path(folder))
+        cmd = sandbox.command([true], Limits(), 10.0, None, Path(folder))
+        try:
+            done = subprocess.run(cmd, env={}, capture_output=True, timeout=10, cwd="/",
+                                  check=False, preexec_fn=rlimits(Limits(), 10.0))
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return False, f"bubblewrap could not start: {exc}"
+    if done.returncode != 0:
+        why = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+        return False, f"bubblewrap fails here ({why[0]}): user namespaces are probably disabled"
+    return True, f"bubblewrap {path} works"
