@@ -1,9 +1,10 @@
 """The check engine: grade one model output against a case's checks and assertions.
 
 Deterministic checks run in-process; `python` and `exec` checks run in a fresh subprocess in a
-throw-away folder holding only the files the model wrote (memory and file-size caps, a timeout
-that kills the whole process group, an environment without secrets or proxies); `judge` checks
-and the case's plain-language assertions go through the eval engine's `judge` function.
+throw-away folder holding the case's input files (as bytes) and the files the model wrote
+(memory and file-size caps, a timeout that kills the whole process group, an environment without
+secrets or proxies); `judge` checks and the case's plain-language assertions go through the eval
+engine's `judge` function.
 
 Verdicts: `passed` is True/False; None with `skipped=True` means the check could not run here
 (a missing tool, no judge model) and is left out of the score; None with `skipped=False` means
@@ -263,15 +264,15 @@ def _limit_resources() -> None:  # runs in the child between fork and exec
     resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
 
 
-def _write_files(work: Path, files: dict[str, str]) -> None:
+def _write_files(work: Path, files: dict[str, str] | dict[str, bytes]) -> None:
     root = work.resolve()
-    for name, text in files.items():
+    for name, content in files.items():
         target = (root / name).resolve()
         if not target.is_relative_to(root) or target == root:
             continue  # extract_files already refuses such names; never trust it alone
         with suppress(OSError):
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
+            target.write_bytes(content if isinstance(content, bytes) else content.encode())
 
 
 def _tail(path: Path) -> str:
@@ -294,6 +295,7 @@ async def _sandboxed(
     try:
         work = tmp / "work"
         work.mkdir()
+        _write_files(work, ctx.case.input_bytes())  # the case's inputs, then the model's files
         _write_files(work, ctx.files)
         (tmp / "stdin").write_bytes(stdin)
         env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(work),

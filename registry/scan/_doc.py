@@ -3,9 +3,9 @@
 Severities say what a finding proves (the README's "Scan findings" paragraph):
 
 - high: a demonstrated harm: secret or user data sent out, code downloaded and run, files
-  destroyed, instructions hidden from people, a live credential, a link out of the folder.
-- medium: something a reviewer must read before trusting it (a key file read, a binary, an
-  unrestricted tool grant).
+  destroyed, instructions hidden from people, a live credential, a symlink out of the folder.
+- medium: something a reviewer must read before trusting it (a key file read, a binary, a link
+  out of the folder, an unrestricted tool grant).
 - low: suspicious only in context (a dangerous command quoted in a warning, hidden text).
 - info: worth knowing, proves nothing (the environment handed to a subprocess, a placeholder
   credential, a comment in a template).
