@@ -15,7 +15,14 @@ from registry.cli import cli
 from registry.errors import InvalidSuite
 from registry.evaluation.arms import user_content
 from registry.evaluation.checks import run_checks
-from registry.format.suite import InputFile, load_suite, parse_suite, save_suite, suite_path
+from registry.format.suite import (
+    InputFile,
+    Suite,
+    load_suite,
+    parse_suite,
+    save_suite,
+    suite_path,
+)
 from registry.format.suite_writer import import_suite
 
 DATA = Path(__file__).parent / "data"
@@ -147,6 +154,17 @@ def test_upskill_shaped_target_is_never_rewritten(tmp_path: Path) -> None:
     assert target.read_bytes() == before
 
 
+def test_listed_files_are_never_written_through_a_linked_folder(report: Path,
+                                                              tmp_path: Path) -> None:
+    other, outside = write_skill(tmp_path / "other"), tmp_path / "outside"
+    outside.mkdir()
+    (other / "evals").mkdir()
+    (other / "evals" / "files").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(InvalidSuite, match="a linked folder"):
+        import_suite(suite_path(report), other)
+    assert list(outside.iterdir()) == [] and not suite_path(other).exists()
+
+
 # --- listed files: relative paths and bytes ------------------------------------------------------
 
 
@@ -198,6 +216,27 @@ def test_native_file_references_round_trip(report: Path) -> None:
                           "files": {"x.bin": {"path": "evals/files/nope.bin"}}}]}
     with pytest.raises(InvalidSuite, match=r"case 1 \('a'\): field files: 'evals/files/nope.bin'"):
         parse_suite(missing, roots=(report,))
+
+
+@pytest.mark.parametrize("files", [
+    {"x": {"path": "/etc/passwd"}}, {"x": {"path": "../../secret"}}, {"x": {"path": "a\\b"}}])
+def test_file_references_stay_inside_the_skill_folder(report: Path, files: dict) -> None:
+    data = {"cases": [{"id": "a", "prompt": "p", "assertions": ["x"], "files": files}]}
+    with pytest.raises(InvalidSuite, match="must stay inside the skill folder"):
+        parse_suite(data, roots=(report,))
+
+
+def test_a_file_reference_is_read_only_by_the_loaders() -> None:
+    data = {"cases": [{"id": "a", "prompt": "p", "assertions": ["x"],
+                       "files": {"x": {"path": "evals/files/logo.png"}}}]}
+    with pytest.raises(InvalidSuite, match="cannot read 'evals/files/logo.png' without a skill"):
+        parse_suite(data)
+    with pytest.raises(ValueError, match="read only when the suite is loaded"):
+        Suite.model_validate(data)  # built directly, nothing was read: refused, never empty
+    upskill = [{"input": "q", "expected": {"contains": "a"},
+                "context": {"files": {"a": {"path": "/etc/passwd"}}}}]
+    with pytest.raises(InvalidSuite, match="field context.files: expected name -> text"):
+        parse_suite(upskill)
 
 
 # --- upskill validators -------------------------------------------------------------------------

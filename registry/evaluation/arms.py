@@ -57,12 +57,11 @@ def user_content(case: Case) -> str:
 
 
 def _file_block(name: str, file: str | InputFile) -> str:
-    text = file.text() if isinstance(file, InputFile) else file
-    if text is not None:
-        return f"{name}\n```\n{text}\n```"
-    assert isinstance(file, InputFile)
-    return (f"{name} (attached binary file: {len(file.data):,} bytes, {file.media_type()}; "
-            "its content is not shown)")
+    if isinstance(file, InputFile) and file.text() is None:
+        return (f"{name} (attached binary file: {len(file.data):,} bytes, {file.media_type()}; "
+                "its content is not shown)")
+    text = file if isinstance(file, str) else file.text()
+    return f"{name}\n```\n{text}\n```"
 
 
 def skill_block(skill: Skill) -> str:

@@ -37,6 +37,11 @@ _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 Format = Literal["hubskills", "upskill", "upskill-meta", "skill-creator"]
 
 
+def _is_relative(name: str) -> bool:
+    path = PurePosixPath(name)
+    return bool(name) and "\\" not in name and not path.is_absolute() and ".." not in path.parts
+
+
 class InputFile(BaseModel):
     """An input file kept in the skill folder, listed by its `path` there and held as bytes."""
 
@@ -44,13 +49,21 @@ class InputFile(BaseModel):
 
     path: str
     _data: bytes = PrivateAttr(default=b"")
+    _loaded: bool = PrivateAttr(default=False)
 
     @classmethod
     def of(cls, path: str, data: bytes) -> InputFile:
         """The file at `path` (relative to the skill folder) with its bytes."""
         file = cls(path=path)
-        file._data = data
+        file._data, file._loaded = data, True
         return file
+
+    @field_validator("path")
+    @classmethod
+    def _relative(cls, path: str) -> str:
+        if not _is_relative(path):
+            raise ValueError(f"{path!r} must be a relative path inside the skill folder")
+        return path
 
     @property
     def data(self) -> bytes:
@@ -95,10 +108,12 @@ class Case(BaseModel):
     @field_validator("files")
     @classmethod
     def _safe_file_names(cls, files: dict[str, str | InputFile]) -> dict[str, str | InputFile]:
-        for name in files:
-            path = PurePosixPath(name)
-            if not name or "\\" in name or path.is_absolute() or ".." in path.parts:
+        for name, file in files.items():
+            if not _is_relative(name):
                 raise ValueError(f"file name {name!r} must be a relative path inside the case")
+            if isinstance(file, InputFile) and not file._loaded:  # only the loaders read files
+                raise ValueError(f"{name!r} lists {file.path!r}, which is read only when the "
+                                 "suite is loaded from its skill folder")
         return files
 
     def graded_items(self) -> int:
@@ -178,7 +193,7 @@ class Suite(BaseModel):
         """sha256 of the canonical JSON (defaults dropped), stable across key order."""
         data = self.model_dump(mode="json", exclude_defaults=True, by_alias=True)
         for case, dumped in zip(self.cases, data["cases"], strict=True):
-            for name, file in case.files.items():  # a listed file's content counts, not its path
+            for name, file in case.files.items():  # a listed file's content counts too
                 if isinstance(file, InputFile):
                     dumped["files"][name]["sha256"] = hashlib.sha256(file.data).hexdigest()
         canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -85,8 +85,8 @@ def _upskill_case(index: int, case: Any, warnings: list[str]) -> dict[str, Any]:
     context = case.get("context") or {}
     files = context.get("files") if isinstance(context, dict) else None
     if files:
-        if not isinstance(files, dict):
-            raise InvalidSuite(f"{where}: field context.files: expected name -> content")
+        if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+            raise InvalidSuite(f"{where}: field context.files: expected name -> text content")
         native["files"] = files
     _upskill_validator(case, native, where, warnings)
     if unknown := sorted(set(case) - _UPSKILL_KEYS):

@@ -117,6 +117,9 @@ def _missing_files(files: dict[str, bytes], roots: tuple[Path, Path]) -> list[st
         if present and present[0].read_bytes() != data:
             raise InvalidSuite(f"{present[0]} differs from the file the suite lists as {rel!r}; "
                                "not overwritten", hint=f"move {present[0]} aside, or rename it")
+        if not present and not (roots[1] / rel).resolve().is_relative_to(roots[1].resolve()):
+            raise InvalidSuite(f"{roots[1] / rel} is outside {roots[1]} (a linked folder); "
+                               "not written", hint=f"remove the link in {roots[1]}")
         if not present:
             missing.append(rel)
     return missing
