@@ -8,6 +8,7 @@ user, or sending secrets or user data somewhere. Template notes (`<!-- TODO: fil
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -46,6 +47,7 @@ _INSTRUCTION = re.compile(
 _MD_COMMENT = re.compile(
     r"^ {0,3}\[[^\]\n]*\]:[ \t]*(?:#|<>)[ \t]*(?:\(([^\n]*)\)|\"([^\n]*)\"|'([^\n]*)')[ \t]*$",
     re.M)
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.M)
 _MAX_COMMENT = 20_000  # instruction search reads at most this much of one comment
 
 
@@ -65,24 +67,44 @@ def hidden_unicode(doc: Doc) -> Iterator[Finding]:
         yield doc.find("hidden-unicode", "high", "; ".join(parts), m.start())
 
 
-def _comment(doc: Doc, kind: str, body: str, offset: int) -> Finding:
+def _comment(doc: Doc, kind: str, body: str, offset: int, in_code: bool = False) -> Finding:
     what = kind.replace("-", " ")
     if m := _INSTRUCTION.search(body[:_MAX_COMMENT]):
         return doc.find(f"{kind}-instructions", "high", f"hidden {what} contains instructions "
                         f"({' '.join(m.group().lower().split())[:80]!r}); agents read it, "
                         "people do not", offset)
+    if in_code:
+        return doc.find(kind, "info", f"{what} in a code block (shown when rendered)", offset)
     if doc.path == "SKILL.md":
         return doc.find(kind, "low", f"hidden {what} (invisible when rendered)", offset)
     return doc.find(kind, "info", f"{what} (a note or template placeholder)", offset)
 
 
+def _code_blocks(doc: Doc) -> list[int]:
+    """Start and end offsets of fenced code blocks in prose, flattened: [s0, e0, s1, e1, ...]."""
+    bounds: list[int] = []
+    opened = ""
+    for m in _FENCE.finditer(doc.text) if doc.is_prose else ():
+        if not opened:
+            opened = m.group(1)
+            bounds.append(m.start())
+        elif m.group(1)[0] == opened[0] and len(m.group(1)) >= len(opened):
+            opened = ""
+            bounds.append(m.end())
+    return bounds + [len(doc.text)] if opened else bounds
+
+
 def comments(doc: Doc) -> Iterator[Finding]:
-    """HTML comments anywhere and markdown link-comments in prose."""
-    pos = 0
+    """HTML comments anywhere and markdown link-comments in prose (in a fenced code block a
+    comment is shown when rendered, so it is not hidden text)."""
+    code, pos = _code_blocks(doc), 0
     while (start := doc.text.find("<!--", pos)) >= 0:
         end = doc.text.find("-->", start + 4)
         end = len(doc.text) if end < 0 else end  # unterminated: hides the rest of the file
-        yield _comment(doc, "html-comment", doc.text[start + 4:end], start)
+        in_code = bisect.bisect_right(code, start) % 2 == 1
+        yield _comment(doc, "html-comment", doc.text[start + 4:end], start, in_code)
         pos = end + 3
     for m in _MD_COMMENT.finditer(doc.text) if doc.is_prose else ():
-        yield _comment(doc, "markdown-comment", next(g for g in m.groups() if g), m.start())
+        in_code = bisect.bisect_right(code, m.start()) % 2 == 1
+        yield _comment(doc, "markdown-comment", next(g for g in m.groups() if g), m.start(),
+                       in_code)
