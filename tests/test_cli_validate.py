@@ -243,9 +243,12 @@ def test_suite_import_each_format(
 
 def test_suite_import_keeps_listed_files(tmp_path: Path) -> None:
     skill = write_skill(tmp_path, "csv-report")
-    run("suite", "import", DATA / "skill_creator" / "evals" / "evals.json", "--into", skill)
-    saved = json.loads((skill / "evals" / "evals.json").read_text())
-    assert saved["cases"][0]["files"]["sales.csv"].startswith("month,region,amount\n")
+    source = DATA / "skill_creator" / "evals"
+    result = run("suite", "import", source / "evals.json", "--into", skill)
+    assert "in skill-creator's shape, copied 1 listed file(s)" in result.output
+    assert (skill / "evals" / "evals.json").read_bytes() == (source / "evals.json").read_bytes()
+    copied = skill / "evals" / "files" / "sales.csv"
+    assert copied.read_bytes() == (source / "files" / "sales.csv").read_bytes()
 
 
 def test_suite_import_refuses_to_overwrite_without_force(

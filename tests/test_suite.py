@@ -17,6 +17,7 @@ from registry.format import suite as suite_module
 from registry.format.checks_schema import CHECK_TYPES, Regex
 from registry.format.suite import (
     SUITE_PATH,
+    InputFile,
     Suite,
     detect_format,
     load_suite,
@@ -334,8 +335,11 @@ def test_import_skill_creator_reads_listed_files_from_the_skill_folder() -> None
     assert first.assertions == ["The output is a markdown table", "January's total is 1250"]
     assert first.expected_output.startswith("A markdown table")
     assert first.checks == []
-    sales = (DATA / "skill_creator" / "evals" / "files" / "sales.csv").read_text()
-    assert first.files == {"sales.csv": sales}
+    sales = (DATA / "skill_creator" / "evals" / "files" / "sales.csv").read_bytes()
+    assert list(first.files) == ["evals/files/sales.csv"]  # the listed path, not the base name
+    listed = first.files["evals/files/sales.csv"]
+    assert isinstance(listed, InputFile) and listed.data == sales
+    assert listed.text() == sales.decode() and listed.media_type() == "text/csv"
 
 
 def test_import_skill_creator_expectations() -> None:
@@ -350,13 +354,12 @@ def test_skill_creator_files_need_a_folder_and_must_exist(tmp_path: Path) -> Non
     assert "cannot read 'data.csv' without a skill folder" in suite_error(data)
     assert "'data.csv' not found" in suite_error(data, base_dir=tmp_path)
     (tmp_path / "data.csv").write_text("a,b\n")
-    assert parse_suite(data, base_dir=tmp_path).cases[0].files == {"data.csv": "a,b\n"}
+    [file] = parse_suite(data, base_dir=tmp_path).cases[0].files.values()
+    assert (file.path, file.data) == ("data.csv", b"a,b\n")
     data["evals"][0]["files"] = "data.csv"
     assert "field files: expected a list" in suite_error(data, base_dir=tmp_path)
-    data["evals"][0]["files"] = ["data.csv", "sub/data.csv"]
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / "data.csv").write_text("c\n")
-    assert "two files named 'data.csv'" in suite_error(data, base_dir=tmp_path)
+    data["evals"][0]["files"] = ["data.csv", "./data.csv"]
+    assert "'./data.csv' is listed twice" in suite_error(data, base_dir=tmp_path)
 
 
 def test_skill_creator_paths_outside_the_folder_are_refused(tmp_path: Path) -> None:
@@ -457,5 +460,5 @@ def test_a_copied_skill_folder_loads_its_own_suite(tmp_path: Path) -> None:
     skill = tmp_path / "csv-report"
     shutil.copytree(DATA / "skill_creator", skill)
     suite = load_suite(suite_path(skill), skill_dir=skill)
-    assert suite.cases[0].files["sales.csv"].startswith("month,region,amount")
+    assert suite.cases[0].files["evals/files/sales.csv"].text().startswith("month,region,amount")
     assert isinstance(suite, Suite)

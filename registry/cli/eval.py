@@ -101,8 +101,20 @@ def _case_table(rows, model: str) -> None:
 
     out.table(["case", "baseline", "with skill", "status (skill)", "why it failed"],
               [(escape(e["case"]), marks(e["baseline"]), marks(e["skill"]), e["skill_status"],
-                escape(e["why"][:80])) for e in per_case_table(rows, model)],
+                escape((e["why"] or _error_text(rows, model, e["case"]))[:80]))
+               for e in per_case_table(rows, model)],
               title=escape(model))
+
+
+def _error_text(rows, model: str, case_id: str) -> str:
+    """Why a case's row is an error (an `E` cell), when no failing check says why."""
+    errors = sorted((r for r in rows if r.model == model and r.case_id == case_id and r.is_error),
+                    key=lambda r: (r.arm != "skill", r.repeat))
+    for row in errors:
+        reason = row.error or next((c.reason for c in row.checks if c.passed is None), "")
+        if reason:
+            return reason if row.arm == "skill" else f"{row.arm}: {reason}"
+    return ""
 
 
 def _push(settings, registry_kind, manifest, rows, *, quiet: bool) -> None:

@@ -222,7 +222,7 @@ def _print_result(r: PullResult, project: Path) -> None:
         out.result(f"    {escape(line)}")
     if r.status == "up-to-date":
         return
-    _findings_table([f for f in r.findings if f.severity != "low"])
+    _findings_table([f for f in r.findings if f.severity in ("high", "medium")])
     counts = r.scan_summary
     out.result(f"  scan: {counts['high']} high, {counts['medium']} medium, {counts['low']} low "
                "(findings are reported; a scan never proves a skill safe)")

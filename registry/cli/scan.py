@@ -14,7 +14,15 @@ from rich.markup import escape
 
 from registry.cli import _output as out
 from registry.errors import InvalidSkill
-from registry.scan.scanner import Finding, Severity, check_findings, scan_folder, summarize, worst
+from registry.scan.scanner import (
+    SEVERITIES,
+    Finding,
+    Severity,
+    check_findings,
+    scan_folder,
+    summarize,
+    worst,
+)
 
 #: Hook for the REPO form: maps "ns/name[@version]" to a context manager yielding a local folder
 #: (fetched to a temporary directory and removed on exit). Wired by the lead through
@@ -45,7 +53,7 @@ def make_scan_command(resolver: Resolver | None = None) -> click.Command:
     @click.command("scan")
     @click.argument("target", metavar="PATH")
     @click.option("--json", "as_json", is_flag=True, help="Print findings as JSON.")
-    @click.option("--fail-on", type=click.Choice(["high", "medium", "low"]), default="high",
+    @click.option("--fail-on", type=click.Choice(SEVERITIES), default="high",
                   show_default=True, help="Exit 1 when a finding is at or above this severity.")
     def scan_command(target: str, as_json: bool, fail_on: Severity) -> None:
         """Scan a skill folder for hidden instructions, download-and-run, secrets and more.
@@ -75,8 +83,8 @@ def _render(target: str, findings: list[Finding], fail_on: Severity, as_json: bo
                   [(f.severity, escape(f"{f.path}:{f.line}" if f.line else f.path),
                     escape(f"{f.code}: {f.message}")) for f in findings])
         noun = "finding" if len(findings) == 1 else "findings"
-        out.result(f"{len(findings)} {noun} ({counts['high']} high, {counts['medium']} medium, "
-                   f"{counts['low']} low)")
+        out.result(f"{len(findings)} {noun} ("
+                   + ", ".join(f"{counts[s]} {s}" for s in SEVERITIES) + ")")
     else:
         out.result("No findings.")
     out.result(NOTE)

@@ -8,10 +8,10 @@ import click
 from rich.markup import escape
 
 from registry.cli import _output as out
-from registry.errors import InvalidSkill, InvalidSuite
 from registry.format.scaffold import scaffold_skill
 from registry.format.skill import SKILL_FILE
-from registry.format.suite import load_suite, save_suite, suite_path
+from registry.format.suite import load_suite, suite_path
+from registry.format.suite_writer import import_suite
 from registry.format.validate import has_errors, validate_skill
 
 
@@ -73,26 +73,32 @@ def suite_group() -> None:
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--into", "skill", required=True, type=click.Path(path_type=Path),
               help="Skill folder whose evals/evals.json receives the cases.")
-@click.option("--force", is_flag=True, help="Replace an existing suite.")
+@click.option("--force", is_flag=True, help="Replace an existing suite (it keeps its shape).")
 def suite_import_command(file: Path, skill: Path, force: bool) -> None:
-    """Convert an upskill or skill-creator suite into the skill's evals/evals.json.
+    """Import an upskill or skill-creator suite into the skill's evals/evals.json.
+
+    skill-creator's evals.json is kept in its own shape (both tools read it); upskill cases
+    are converted, with a warning for each case whose grading does not map.
 
     \b
     Example:
       hubskills suite import upskill_tests.json --into skills/my-skill
     """
-    if not (skill / SKILL_FILE).is_file():
-        raise InvalidSkill(f"{skill} is not a skill folder (no {SKILL_FILE})",
-                           hint=f"hubskills new {skill.name or 'my-skill'} --dir {skill.parent}")
-    suite = load_suite(file)
-    target = suite_path(skill)
-    if target.exists() and not force:
-        raise InvalidSuite(f"{target} already exists",
-                           hint=f"hubskills suite import {file} --into {skill} --force")
-    if suite.skill_name is None:
-        suite = suite.model_copy(update={"skill_name": skill.resolve().name})
-    save_suite(suite, target)
-    out.result(f"Imported {len(suite.cases)} cases into {target} ({suite.suite_hash()[:19]})")
+    done = import_suite(file, skill, force=force)
+    for warning in done.suite.warnings:
+        out.warn(escape(warning))
+    count, digest = len(done.suite.cases), done.suite.suite_hash()[:19]
+    if not done.written:
+        out.result(f"{done.target} is already in {_SHAPES[done.shape]}; hubskills reads it as "
+                   f"it is ({count} cases, {digest}): left unchanged")
+        return
+    copied = f", copied {len(done.files)} listed file(s)" if done.files else ""
+    out.result(f"Imported {count} cases into {done.target} ({digest}) in "
+               f"{_SHAPES[done.shape]}{copied}")
+
+
+_SHAPES = {"hubskills": "hubskills' shape", "skill-creator": "skill-creator's shape",
+           "upskill": "upskill's shape", "upskill-meta": "upskill's skill_meta.json shape"}
 
 
 @suite_group.command("show")
@@ -109,4 +115,5 @@ def suite_show_command(skill: Path, as_json: bool) -> None:
              escape(", ".join(ch.label() for ch in c.checks)) or "-", len(c.assertions))
             for c in suite.cases]
     out.table(["id", "prompt", "checks", "assertions"], rows,
-              title=f"{escape(str(file))} — {len(suite.cases)} cases, {suite.suite_hash()[:19]}")
+              title=f"{escape(str(file))} — {len(suite.cases)} cases, {suite.suite_hash()[:19]}"
+                    + ("" if suite.shape == "hubskills" else f", {_SHAPES[suite.shape]}"))

@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from registry.format.skill import Skill
-from registry.format.suite import Case
+from registry.format.suite import Case, InputFile
 from registry.providers.base import Message, ToolCall, ToolSpec
 
 Mode = Literal["inline", "tool"]
@@ -48,11 +48,20 @@ READ_SKILL_FILE = ToolSpec(
 
 
 def user_content(case: Case) -> str:
-    """The case's prompt with its input files, identical in both arms."""
+    """The case's prompt with its input files, identical in both arms; a binary file is
+    described (name, size, type), never pasted as text."""
     if not case.files:
         return case.prompt
-    blocks = [f"{name}\n```\n{content}\n```" for name, content in sorted(case.files.items())]
+    blocks = [_file_block(name, file) for name, file in sorted(case.files.items())]
     return "Files:\n\n" + "\n\n".join(blocks) + "\n\n" + case.prompt
+
+
+def _file_block(name: str, file: str | InputFile) -> str:
+    if isinstance(file, InputFile) and file.text() is None:
+        return (f"{name} (attached binary file: {len(file.data):,} bytes, {file.media_type()}; "
+                "its content is not shown)")
+    text = file if isinstance(file, str) else file.text()
+    return f"{name}\n```\n{text}\n```"
 
 
 def skill_block(skill: Skill) -> str:

@@ -1,10 +1,10 @@
 """The check engine: grade one model output against a case's checks and assertions.
 
 Deterministic checks run in-process. `python` and `exec` checks (code a suite supplies) run
-only through the `Sandbox` the caller passes, in a fresh workspace holding only the files the
-model wrote; with no sandbox they are skipped with the caller's reason, never run on the host.
-`judge` checks and the case's plain-language assertions go through the eval engine's `judge`
-function.
+only through the `Sandbox` the caller passes, in a fresh workspace holding the case's input
+files (as bytes) and the files the model wrote; with no sandbox they are skipped with the
+caller's reason, never run on the host. `judge` checks and the case's plain-language
+assertions go through the eval engine's `judge` function.
 
 Verdicts: `passed` is True/False; None with `skipped=True` means the check could not run here
 (a missing tool, no judge model, no sandbox) and is left out of the score; None with
@@ -247,15 +247,15 @@ real_stdout.flush()
 """
 
 
-def _write_files(work: Path, files: dict[str, str]) -> None:
+def _write_files(work: Path, files: dict[str, str] | dict[str, bytes]) -> None:
     root = work.resolve()
-    for name, text in files.items():
+    for name, content in files.items():
         target = (root / name).resolve()
         if not target.is_relative_to(root) or target == root:
             continue  # extract_files already refuses such names; never trust it alone
         with suppress(OSError):
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
+            target.write_bytes(content if isinstance(content, bytes) else content.encode())
 
 
 def _tail(text: str) -> str:
@@ -270,6 +270,7 @@ async def _sandboxed(argv: list[str], ctx: _Context, timeout: float,
     try:
         work = tmp / "work"
         work.mkdir()
+        _write_files(work, ctx.case.input_bytes())  # the case's inputs, then the model's files
         _write_files(work, ctx.files)
         return await ctx.sandbox.run(argv, work, timeout=timeout, limits=Limits(wall_s=timeout),
                                      stdin=stdin)

@@ -292,6 +292,11 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
                          config.code_checks)
     if config.case_ids:
         suite = suite.select(config.case_ids)
+    if not config.judge and (judged := suite.judge_only_cases()):
+        shown = ", ".join(judged[:5]) + (f" and {len(judged) - 5} more" if len(judged) > 5 else "")
+        raise HubskillsError(f"{len(judged)} of {len(suite.cases)} cases can only be graded by a "
+                             f"judge model ({shown}), and no --judge model was given",
+                             hint=f"hubskills eval {skill_dir} --judge MODEL")
     if config.runs < 1:
         raise HubskillsError("--runs must be at least 1", hint="hubskills eval SKILL --runs 3")
     code = choose(config.sandbox, settings, has_code=has_code_checks(suite.cases),

@@ -1,29 +1,33 @@
-"""Test suites: the native `evals/evals.json`, its hash, and importers of foreign formats.
+"""Test suites: the native `evals/evals.json`, its hash, and foreign shapes read natively.
 
 Native format::
 
     {"skill_name": "my-skill",
-     "cases": [{"id": "h100", "prompt": "...", "files": {"a.py": "..."},
+     "cases": [{"id": "h100", "prompt": "...",
+                "files": {"a.py": "...", "logo.png": {"path": "evals/files/logo.png"}},
                 "checks": [{"type": "contains", "value": ["9.0"]}],
                 "assertions": ["plain-language expectation graded by --judge"]}]}
 
-Imported: upskill test files (`{"cases": [{"input", "expected": {"contains"}}]}` or a bare
-list) and `skill_meta.json`, and skill-creator's `evals/evals.json` (`evals` with
-`assertions` or `expectations`).
+A file's value is its text, or `{"path": ...}`: a file kept in the skill folder (binary files
+must be). Also read: upskill test files (`{"cases": [{"input", "expected": {"contains"}}]}` or a
+bare list) and `skill_meta.json`, and skill-creator's `evals/evals.json` (`evals` with
+`assertions` or `expectations`, `files` as paths). A suite remembers the shape and text it was
+read from, so `save_suite` writes skill-creator's file back in its own shape
+(`registry.format.suite_writer`) instead of converting it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import mimetypes
 import os
 import re
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from registry._io import atomic_write_text
 from registry.errors import InvalidSuite
 from registry.format.checks_schema import Check
 
@@ -33,6 +37,54 @@ _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 Format = Literal["hubskills", "upskill", "upskill-meta", "skill-creator"]
 
 
+def _is_relative(name: str) -> bool:
+    path = PurePosixPath(name)
+    return bool(name) and "\\" not in name and not path.is_absolute() and ".." not in path.parts
+
+
+class InputFile(BaseModel):
+    """An input file kept in the skill folder, listed by its `path` there and held as bytes."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str
+    _data: bytes = PrivateAttr(default=b"")
+    _loaded: bool = PrivateAttr(default=False)
+
+    @classmethod
+    def of(cls, path: str, data: bytes) -> InputFile:
+        """The file at `path` (relative to the skill folder) with its bytes."""
+        file = cls(path=path)
+        file._data, file._loaded = data, True
+        return file
+
+    @field_validator("path")
+    @classmethod
+    def _relative(cls, path: str) -> str:
+        if not _is_relative(path):
+            raise ValueError(f"{path!r} must be a relative path inside the skill folder")
+        return path
+
+    @property
+    def data(self) -> bytes:
+        """The file's bytes."""
+        return self._data
+
+    def text(self) -> str | None:
+        """The file as UTF-8 text, or None for a binary file (NUL bytes or not UTF-8)."""
+        if b"\0" in self._data:
+            return None
+        try:
+            return self._data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+    def media_type(self) -> str:
+        """The MIME type guessed from the name; a generic one when unknown."""
+        guessed = mimetypes.guess_type(self.path)[0]
+        return guessed or ("text/plain" if self.text() is not None else "application/octet-stream")
+
+
 class Case(BaseModel):
     """One test case: a prompt, optional input files, checks and judged assertions."""
 
@@ -40,7 +92,7 @@ class Case(BaseModel):
 
     id: str
     prompt: str = Field(min_length=1)
-    files: dict[str, str] = Field(default_factory=dict)
+    files: dict[str, str | InputFile] = Field(default_factory=dict)
     checks: list[Check] = Field(default_factory=list)
     assertions: list[str] = Field(default_factory=list)
     expected_output: str | None = None
@@ -55,25 +107,72 @@ class Case(BaseModel):
 
     @field_validator("files")
     @classmethod
-    def _safe_file_names(cls, files: dict[str, str]) -> dict[str, str]:
-        for name in files:
-            path = PurePosixPath(name)
-            if not name or "\\" in name or path.is_absolute() or ".." in path.parts:
+    def _safe_file_names(cls, files: dict[str, str | InputFile]) -> dict[str, str | InputFile]:
+        for name, file in files.items():
+            if not _is_relative(name):
                 raise ValueError(f"file name {name!r} must be a relative path inside the case")
+            if isinstance(file, InputFile) and not file._loaded:  # only the loaders read files
+                raise ValueError(f"{name!r} lists {file.path!r}, which is read only when the "
+                                 "suite is loaded from its skill folder")
         return files
 
     def graded_items(self) -> int:
         """How many checks and assertions grade this case."""
         return len(self.checks) + len(self.assertions)
 
+    def needs_judge(self) -> bool:
+        """Whether only a judge model can grade this case (assertions and judge checks only)."""
+        return all(check.type == "judge" for check in self.checks)
+
+    def input_bytes(self) -> dict[str, bytes]:
+        """Every input file as bytes, by the name the model sees (for checks' workspace)."""
+        return {name: f.data if isinstance(f, InputFile) else f.encode("utf-8")
+                for name, f in self.files.items()}
+
 
 class Suite(BaseModel):
-    """A skill's test suite; unknown top-level keys are kept on save."""
+    """A skill's test suite; unknown top-level keys are kept on save.
+
+    It also remembers where it came from (private, left out of equality and the hash): the
+    shape it was read in, the parsed document and its text, and the warnings of the import.
+    """
 
     model_config = ConfigDict(extra="allow")
 
     skill_name: str | None = None
     cases: list[Case]
+    _shape: Format = PrivateAttr(default="hubskills")
+    _original: Any = PrivateAttr(default=None)
+    _text: str | None = PrivateAttr(default=None)
+    _warnings: list[str] = PrivateAttr(default_factory=list)
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Suite) and self.__dict__ == other.__dict__
+                and self.__pydantic_extra__ == other.__pydantic_extra__)
+
+    @property
+    def shape(self) -> Format:
+        """The format of the file this suite was read from ("hubskills" when built in code)."""
+        return self._shape
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the import could not map, one line per case (empty for native files)."""
+        return list(self._warnings)
+
+    def origin(self) -> tuple[Any, str | None]:
+        """The parsed document and the text this suite was read from (None when built)."""
+        return self._original, self._text
+
+    def reshaped(self, shape: Format, original: Any = None, text: str | None = None) -> Suite:
+        """The same cases, to be written in `shape` over the document `original` (its text)."""
+        copy = self.model_copy()
+        copy._shape, copy._original, copy._text = shape, original, text
+        return copy
+
+    def judge_only_cases(self) -> list[str]:
+        """Ids of the cases that only a judge model can grade."""
+        return [case.id for case in self.cases if case.needs_judge()]
 
     @field_validator("cases")
     @classmethod
@@ -92,10 +191,12 @@ class Suite(BaseModel):
 
     def suite_hash(self) -> str:
         """sha256 of the canonical JSON (defaults dropped), stable across key order."""
-        canonical = json.dumps(
-            self.model_dump(mode="json", exclude_defaults=True, by_alias=True),
-            sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-        )
+        data = self.model_dump(mode="json", exclude_defaults=True, by_alias=True)
+        for case, dumped in zip(self.cases, data["cases"], strict=True):
+            for name, file in case.files.items():  # a listed file's content counts too
+                if isinstance(file, InputFile):
+                    dumped["files"][name]["sha256"] = hashlib.sha256(file.data).hexdigest()
+        canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
 
     def to_json(self) -> str:
@@ -151,6 +252,9 @@ def detect_format(data: Any) -> Format:
 def load_suite(path: str | os.PathLike[str], *, skill_dir: Path | None = None) -> Suite:
     """Load a suite file in any supported format, converted to the native schema.
 
+    Files listed by path are read from `skill_dir` when given, else from the suite's folder or
+    its parent (the skill folder for `evals/evals.json`).
+
     Raises:
         InvalidSuite: unreadable, too large, not JSON, or a case or field is malformed; the
             message names the file, the case and the field.
@@ -162,7 +266,8 @@ def load_suite(path: str | os.PathLike[str], *, skill_dir: Path | None = None) -
     if file.stat().st_size > MAX_SUITE_BYTES:
         raise InvalidSuite(f"{file}: larger than {MAX_SUITE_BYTES // 2**20} MiB")
     try:
-        data = json.loads(file.read_bytes().decode("utf-8-sig"))
+        text = file.read_bytes().decode("utf-8-sig")
+        data = json.loads(text)
     except OSError as exc:
         raise InvalidSuite(f"{file}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
@@ -171,11 +276,17 @@ def load_suite(path: str | os.PathLike[str], *, skill_dir: Path | None = None) -
         raise InvalidSuite(f"{file}:{exc.lineno}: invalid JSON: {exc.msg}") from None
     except RecursionError:
         raise InvalidSuite(f"{file}: invalid JSON: nested too deeply") from None
-    return parse_suite(data, source=str(file), base_dir=skill_dir or file.parent)
+    roots = (skill_dir,) if skill_dir is not None else (file.parent, file.parent.parent)
+    suite = parse_suite(data, source=str(file), roots=roots)
+    suite._text = text
+    return suite
 
 
-def parse_suite(data: Any, *, source: str = "<suite>", base_dir: Path | None = None) -> Suite:
+def parse_suite(data: Any, *, source: str = "<suite>", base_dir: Path | None = None,
+                roots: tuple[Path, ...] | None = None) -> Suite:
     """Convert parsed JSON in any supported format to a validated native `Suite`.
+
+    Files listed by path are looked up under `roots` (default: `base_dir`, then its parent).
 
     Raises:
         InvalidSuite: an unknown format, or a malformed case or field; the message starts
@@ -183,29 +294,40 @@ def parse_suite(data: Any, *, source: str = "<suite>", base_dir: Path | None = N
     """
     from registry.format import suite_import
 
+    if roots is None:
+        roots = (base_dir, base_dir.parent) if base_dir is not None else ()
+    warnings: list[str] = []
     try:
         fmt = detect_format(data)
         native = {
-            "hubskills": lambda d: d,
-            "upskill": suite_import.from_upskill,
-            "upskill-meta": suite_import.from_upskill_meta,
-            "skill-creator": lambda d: suite_import.from_skill_creator(d, base_dir),
+            "hubskills": lambda d: suite_import.from_native(d, roots),
+            "upskill": lambda d: suite_import.from_upskill(d, warnings),
+            "upskill-meta": lambda d: suite_import.from_upskill_meta(d, warnings),
+            "skill-creator": lambda d: suite_import.from_skill_creator(d, roots),
         }[fmt](data)
     except InvalidSuite as exc:
         raise InvalidSuite(f"{source}: {exc.message}", hint=exc.hint or _hint("upskill")) from None
     try:
-        return Suite.model_validate(native)
+        suite = Suite.model_validate(native)
     except ValidationError as exc:
         raise InvalidSuite(_describe(exc, native, source), hint=_hint(fmt)) from None
     except RecursionError:
         raise InvalidSuite(f"{source}: nested too deeply", hint=_hint(fmt)) from None
+    suite._shape, suite._original, suite._warnings = fmt, data, warnings
+    return suite
 
 
 def save_suite(suite: Suite, path: str | os.PathLike[str]) -> Path:
-    """Write a suite atomically (a crash never leaves half a file)."""
-    file = Path(path)
-    atomic_write_text(file, suite.to_json())
-    return file
+    """Write a suite atomically, in the shape it was read in (native or skill-creator's).
+
+    Raises:
+        InvalidSuite: the suite is in a shape hubskills does not write (upskill's), or a file it
+            lists would overwrite a different file in the skill folder; nothing is written.
+    """
+    from registry.format.suite_writer import write_suite
+
+    write_suite(suite, Path(path))
+    return Path(path)
 
 
 def suite_path(skill_dir: str | os.PathLike[str]) -> Path:

@@ -1,11 +1,22 @@
-"""Converters from foreign suite formats (upskill, skill-creator) to the native dict shape."""
+"""Readers of foreign suite formats (upskill, skill-creator) into the native dict shape.
+
+Files listed by path keep that path as their name (two `data.csv` in different folders stay two
+files) and are read as bytes (`InputFile`), so binary files survive. What does not map is said
+per case in `warnings`, e.g. an upskill case graded by a named `validator`.
+"""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from registry.errors import InvalidSuite
+from registry.format.suite import InputFile
+
+MAX_INPUT_FILE_BYTES = 20 * 1024 * 1024
+_UPSKILL_KEYS = {"id", "input", "expected", "context", "output_file", "validator",
+                 "validator_config"}
 
 
 def _case_list(data: Any, key: str) -> list[Any]:
@@ -15,7 +26,38 @@ def _case_list(data: Any, key: str) -> list[Any]:
     return cases
 
 
-def _upskill_case(index: int, case: Any) -> dict[str, Any]:
+def _output_file_check(name: str) -> dict[str, Any]:
+    """A python check: the answer writes `name` (a fenced block under that file name)."""
+    code = ("def check(output, files):\n"
+            f"    name = {json.dumps(name)}\n"
+            "    written = [f for f in files if f == name or f.endswith('/' + name)]\n"
+            "    return bool(written), ', '.join(written) or f'no {name} in the answer'\n")
+    return {"type": "python", "code": code, "name": f"writes {name}"}
+
+
+def _upskill_validator(case: dict[str, Any], native: dict[str, Any], where: str,
+                       warnings: list[str]) -> None:
+    """Map what an upskill validator case can keep (its `output_file`) and warn about the rest.
+
+    upskill grades such a case with the named validator over `output_file` in its workspace,
+    falling back to `contains` when the validator is missing: hubskills has no such validators.
+    """
+    output_file, validator = case.get("output_file"), case.get("validator")
+    if validator is None:
+        return
+    native["metadata"] = {"upskill": {k: case[k] for k in ("validator", "validator_config",
+                                                          "output_file") if k in case}}
+    wrote = ""
+    if isinstance(output_file, str) and output_file:
+        native["checks"].append(_output_file_check(output_file))
+        wrote = f" and a check that the answer writes {output_file!r}"
+    target = f"{output_file!r}" if wrote else "the answer"
+    warnings.append(f"{where}: upskill validator {validator!r} has no hubskills equivalent: "
+                    f"imported its `contains` fallback{wrote}; add a python or exec check "
+                    f"that validates {target}")
+
+
+def _upskill_case(index: int, case: Any, warnings: list[str]) -> dict[str, Any]:
     where = f"case {index + 1}"
     if not isinstance(case, dict):
         raise InvalidSuite(f"{where}: expected an object with 'input' and 'expected'")
@@ -43,65 +85,93 @@ def _upskill_case(index: int, case: Any) -> dict[str, Any]:
     context = case.get("context") or {}
     files = context.get("files") if isinstance(context, dict) else None
     if files:
-        if not isinstance(files, dict):
-            raise InvalidSuite(f"{where}: field context.files: expected name -> content")
+        if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+            raise InvalidSuite(f"{where}: field context.files: expected name -> text content")
         native["files"] = files
+    _upskill_validator(case, native, where, warnings)
+    if unknown := sorted(set(case) - _UPSKILL_KEYS):
+        warnings.append(f"{where}: ignored unknown field(s) {', '.join(unknown)}")
     return native
 
 
-def from_upskill(data: Any) -> dict[str, Any]:
+def from_upskill(data: Any, warnings: list[str]) -> dict[str, Any]:
     """upskill's test file: `{"cases": [...]}` or a bare list of `{input, expected}` cases."""
     cases = _case_list(data, "cases")
-    native: dict[str, Any] = {"cases": [_upskill_case(i, c) for i, c in enumerate(cases)]}
+    native: dict[str, Any] = {"cases": [_upskill_case(i, c, warnings)
+                                        for i, c in enumerate(cases)]}
     if isinstance(data, dict) and isinstance(data.get("skill_name"), str):
         native["skill_name"] = data["skill_name"]
     return native
 
 
-def from_upskill_meta(data: dict[str, Any]) -> dict[str, Any]:
+def from_upskill_meta(data: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
     """upskill's `skill_meta.json`: metadata plus its `tests` (upskill cases)."""
-    native = from_upskill({"cases": data["tests"]})
+    native = from_upskill({"cases": data["tests"]}, warnings)
     metadata = data.get("metadata")
     if isinstance(metadata, dict):
         native["imported_metadata"] = metadata
     return native
 
 
-def _read_listed_files(names: Any, base_dir: Path | None, where: str) -> dict[str, str]:
-    if names is None:
-        return {}
-    if not isinstance(names, list):
-        raise InvalidSuite(f"{where}: field files: expected a list of relative file paths")
-    files: dict[str, str] = {}
-    for name in names:
-        key, text = _read_listed_file(name, base_dir, where)
-        if key in files:
-            raise InvalidSuite(f"{where}: field files: two files named {key!r}")
-        files[key] = text
-    return files
+def read_listed_file(name: Any, roots: tuple[Path, ...], where: str) -> InputFile:
+    """The file listed as `name`, read as bytes from the first of `roots` that holds it; it
+    must resolve inside that root.
 
-
-def _read_listed_file(name: Any, base_dir: Path | None, where: str) -> tuple[str, str]:
-    """(base name, text) of a file listed by path, looked up in the suite's folder, then
-    its parent (the skill folder for `evals/evals.json`); it must resolve inside that root."""
+    Raises:
+        InvalidSuite: not a relative path, outside the root, missing, too large or unreadable.
+    """
     if not isinstance(name, str) or not name:
         raise InvalidSuite(f"{where}: field files: entries must be relative file paths")
     rel = PurePosixPath(name)
     if rel.is_absolute() or ".." in rel.parts or "\\" in name:
         raise InvalidSuite(f"{where}: field files: {name!r} must stay inside the skill folder")
-    if base_dir is None:
+    if not roots:
         raise InvalidSuite(f"{where}: field files: cannot read {name!r} without a skill folder")
-    for root in (base_dir.resolve(), base_dir.resolve().parent):
+    for root in (r.resolve() for r in roots):
         candidate = (root / rel).resolve()
-        if candidate.is_file():
-            if not candidate.is_relative_to(root):  # a symlink out of the folder
-                raise InvalidSuite(f"{where}: field files: {name!r} links outside the folder")
-            return rel.name, candidate.read_text(encoding="utf-8", errors="replace")
+        if not candidate.is_file():
+            continue
+        if not candidate.is_relative_to(root):  # a symlink out of the folder
+            raise InvalidSuite(f"{where}: field files: {name!r} links outside the folder")
+        if candidate.stat().st_size > MAX_INPUT_FILE_BYTES:
+            raise InvalidSuite(f"{where}: field files: {name!r} is larger than "
+                               f"{MAX_INPUT_FILE_BYTES // 2**20} MiB")
+        try:
+            return InputFile.of(rel.as_posix(), candidate.read_bytes())
+        except OSError as exc:
+            raise InvalidSuite(f"{where}: field files: cannot read {name!r}: "
+                               f"{exc.strerror or exc}") from None
     raise InvalidSuite(f"{where}: field files: {name!r} not found next to the suite",
                        hint="put the file in the skill folder, or remove it from 'files'")
 
 
-def _skill_creator_case(index: int, item: Any, base_dir: Path | None) -> dict[str, Any]:
+def _where(index: int, item: Any) -> str:
+    case_id = item.get("id") if isinstance(item, dict) else None
+    return f"case {index + 1}" + (f" ('{case_id}')" if case_id is not None else "")
+
+
+def from_native(data: dict[str, Any], roots: tuple[Path, ...]) -> dict[str, Any]:
+    """The native shape, with each `{"path": ...}` file read from the skill folder."""
+    cases = data.get("cases")
+    if not any(isinstance(c, dict) and isinstance(c.get("files"), dict)
+               and any(_is_ref(v) for v in c["files"].values()) for c in cases or []):
+        return data
+    resolved = []
+    for index, case in enumerate(cases):
+        if isinstance(case, dict) and isinstance(case.get("files"), dict):
+            where = _where(index, case)
+            files = {name: read_listed_file(v["path"], roots, where) if _is_ref(v) else v
+                     for name, v in case["files"].items()}
+            case = {**case, "files": files}
+        resolved.append(case)
+    return {**data, "cases": resolved}
+
+
+def _is_ref(value: Any) -> bool:
+    return isinstance(value, dict) and set(value) == {"path"}
+
+
+def _skill_creator_case(index: int, item: Any, roots: tuple[Path, ...]) -> dict[str, Any]:
     where = f"case {index + 1}"
     if not isinstance(item, dict):
         raise InvalidSuite(f"{where}: expected an object with 'prompt'")
@@ -117,15 +187,26 @@ def _skill_creator_case(index: int, item: Any, base_dir: Path | None) -> dict[st
     native: dict[str, Any] = {"id": case_id, "prompt": prompt, "assertions": assertions}
     if isinstance(item.get("expected_output"), str):
         native["expected_output"] = item["expected_output"]
-    files = _read_listed_files(item.get("files"), base_dir, where)
+    for extension in ("checks", "metadata"):  # hubskills' own keys; skill-creator ignores them
+        if extension in item:
+            native[extension] = item[extension]
+    names = item.get("files")
+    if names is not None and not isinstance(names, list):
+        raise InvalidSuite(f"{where}: field files: expected a list of relative file paths")
+    files: dict[str, InputFile] = {}
+    for name in names or []:
+        file = read_listed_file(name, roots, where)
+        if file.path in files:
+            raise InvalidSuite(f"{where}: field files: {name!r} is listed twice")
+        files[file.path] = file
     if files:
         native["files"] = files
     return native
 
 
-def from_skill_creator(data: dict[str, Any], base_dir: Path | None) -> dict[str, Any]:
+def from_skill_creator(data: dict[str, Any], roots: tuple[Path, ...]) -> dict[str, Any]:
     """skill-creator's `evals/evals.json`: plain-language assertions, graded by a judge."""
-    cases = [_skill_creator_case(i, item, base_dir) for i, item in enumerate(
+    cases = [_skill_creator_case(i, item, roots) for i, item in enumerate(
         _case_list(data, "evals"))]
     native_suite: dict[str, Any] = {"cases": cases}
     if isinstance(data.get("skill_name"), str):
