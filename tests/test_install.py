@@ -13,10 +13,10 @@ import pytest
 from registry.cli import main
 from registry.errors import HubskillsError, UnsafeSkill
 from registry.format.skill import content_hash
+from registry.install import install, pull, update
 from registry.install.installed import latest_checker, list_installed, remove
 from registry.install.lockfile import HF_MARKER, MARKER_FILE, Lockfile, read_marker
-from registry.install.pull import install, pull, update
-from registry.stores import LocalStore
+from registry.stores import Fetched, LocalStore
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -27,9 +27,9 @@ class CountingStore(LocalStore):
 
     fetches = 0
 
-    def fetch(self, repo: str, sha: str, dest: Path) -> Path:
+    def fetch(self, repo: str, sha: str, dest: Path, **kw) -> Fetched:
         self.fetches += 1
-        return super().fetch(repo, sha, dest)
+        return super().fetch(repo, sha, dest, **kw)
 
 
 def make_skill(root: Path, name: str, *, version: str = "1.0.0", body: str = "Do it.",
@@ -339,7 +339,7 @@ def test_cli_update_shows_old_new_and_changed_files(capsys: pytest.CaptureFixtur
 
 def test_fetched_gives_a_temp_copy_for_scanning(store: CountingStore, project: Path):
     from registry.cli.scan import make_scan_command
-    from registry.install.pull import fetched
+    from registry.install import fetched
 
     with fetched("acme/csv-clean@1.0.0", store) as folder:
         assert (folder / "SKILL.md").is_file() and folder.name == "csv-clean"

@@ -144,6 +144,40 @@ def all_folders(root: Path, *, global_: bool) -> list[Path]:
     return seen
 
 
+def check_inside(folder: Path, root: Path) -> None:
+    """Refuse `folder` when a link on the way to it from `root` leads outside `root`.
+
+    A link that stays inside (`.claude/skills -> ../.agents/skills`) is fine: writing through
+    it writes inside the project (or HOME) all the same.
+
+    Raises:
+        HubskillsError: a link leads outside `root`; nothing may be written through it.
+    """
+    base = root.resolve()
+    current = root
+    for part in folder.relative_to(root).parts:
+        current = current / part
+        if current.is_symlink() and not current.resolve().is_relative_to(base):
+            where = "your home folder" if base == Path.home().resolve() else "the project"
+            raise HubskillsError(
+                f"{current} is a link to {os.readlink(current)}, outside {where} ({root}); "
+                "hubskills never writes through it",
+                hint="replace the link with a real folder (or remove it), then pull again")
+        if not current.is_symlink() and not current.exists():
+            return  # nothing further down exists yet: it will be created inside
+
+
+def check_folders(scope_root: Path, agents: Iterable[Agent], *, global_: bool) -> None:
+    """Refuse when `.agents/skills` or a selected agent's folder leads outside `scope_root`.
+
+    Raises:
+        HubskillsError: see `check_inside`.
+    """
+    check_inside(scope_root / SKILLS_DIR, scope_root)
+    for folder in link_folders(agents, scope_root, global_=global_):
+        check_inside(folder, scope_root)
+
+
 # --- placing a skill folder where agents read it ----------------------------------------------
 
 STAGING_PREFIX = ".hubskills-staging-"
