@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 import textwrap
@@ -17,7 +18,7 @@ from registry.format.skill import NAME_RE, content_hash, load_skill
 from registry.scan import SizeLimits
 from registry.stores import LocalStore, get_store, local_store
 from registry.stores.frame import load_frame
-from registry.stores.seed import seed_from, seed_store
+from registry.stores.seed import default_seed_dir, seed_from, seed_store
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ("agent-skill-md", "hf-hub-python-2x", "kernel-builder-cuda-kernels")
@@ -99,6 +100,14 @@ def test_seed_is_idempotent(tmp_path: Path):
     again = seed_store(store, skills, force=True)
     assert again.published == [] and again.skipped == ["hubskills/alpha@1.0.0: already published"]
     assert len(store.read_results()) == 6 and len(store.versions("hubskills/alpha")) == 1
+
+
+def test_the_examples_are_found_and_seeding_without_them_says_so(tmp_path: Path):
+    assert default_seed_dir() == REPO_ROOT / "skills"  # a source checkout
+    store = LocalStore(tmp_path / "store")
+    report = seed_store(store, None)  # an installed wheel: no examples shipped
+    assert report.published == [] and "no example skills found" in report.skipped[0]
+    assert "registry seed --from" in report.skipped[0] and store.seed_marker.is_file()
 
 
 def test_auto_seed_happens_once_and_missing_skills_folder_is_fine(tmp_path: Path):
@@ -271,3 +280,24 @@ def test_get_store_defaults_to_the_seeded_local_store(tmp_path: Path):
     with pytest.raises(HubskillsError) as err:
         get_store(settings, "ftp")
     assert "--registry local" in (err.value.hint or "")
+
+
+def test_rows_that_do_not_validate_are_counted_and_named(tmp_path: Path,
+                                                        caplog: pytest.LogCaptureFixture):
+    store = LocalStore(tmp_path / "store")
+    manifest = RunManifest(run_id="r1", skill_name="s", content_hash="sha256:x", suite_hash="s",
+                           models=["m"])
+    rows = [ResultRow(run_id="r1", skill_name="s", model="m", arm="skill", case_id=f"c{i}",
+                      passed=True) for i in range(3)]
+    file = store.dataset_dir / store.append_results(manifest, rows)
+    lines = file.read_text().splitlines()
+    lines[1:1] = ['{"run_id": "r1", "passed": "not a row"}', '["not", "an", "object"]']
+    file.write_text("\n".join(lines) + '\n{"run_id": "r1", "torn')
+    with caplog.at_level(logging.INFO, logger="registry.evaluation.results"):
+        assert [r.case_id for r in store.read_results()] == ["c0", "c1", "c2"]
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1
+    assert warnings[0].startswith(f"{file}:2: skipped 2 result row(s)")
+    assert "(lines 2, 3)" in warnings[0]
+    infos = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
+    assert any(f"{file}:6: skipped a torn last row" in m for m in infos)

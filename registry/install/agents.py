@@ -126,22 +126,30 @@ def select_agents(root: Path, names: str | Sequence[str] | None = None, *,
 
 
 def link_folders(agents: Iterable[Agent], root: Path, *, global_: bool) -> dict[Path, list[str]]:
-    """Folders (other than `.agents/skills`) that need a link, each with the agents it serves."""
+    """Folders that need a link, each with the agents it serves.
+
+    `.agents/skills` itself needs none, nor does a folder that is a link to it (a project may
+    link `.claude/skills` to `.agents/skills`).
+    """
+    skills_dir = (root / SKILLS_DIR).resolve()
     folders: dict[Path, list[str]] = {}
     for agent in agents:
-        if not agent.is_native(global_=global_):
-            folders.setdefault(agent.folder(root, global_=global_), []).append(agent.name)
+        folder = agent.folder(root, global_=global_)
+        if not agent.is_native(global_=global_) and folder.resolve() != skills_dir:
+            folders.setdefault(folder, []).append(agent.name)
     return folders
 
 
 def all_folders(root: Path, *, global_: bool) -> list[Path]:
-    """Every folder any known agent reads under `root`, `.agents/skills` first, no repeats."""
-    seen: list[Path] = []
+    """Every folder any known agent reads under `root`, `.agents/skills` first, no repeats.
+
+    Folders that are links to one already listed are left out: it is the same folder.
+    """
+    seen: dict[Path, Path] = {}
     for agent in AGENTS.values():
         folder = agent.folder(root, global_=global_)
-        if folder not in seen:
-            seen.append(folder)
-    return seen
+        seen.setdefault(folder.resolve(), folder)
+    return list(seen.values())
 
 
 def check_inside(folder: Path, root: Path) -> None:
