@@ -153,9 +153,9 @@ class HubClient:
 
         return self._call(None, listing)
 
-    def tree(self, repo: str, path: str, revision: str, *,
+    def tree(self, repo: str, path: str | None, revision: str, *,
              repo_type: str = "model") -> list[RemoteFile]:
-        """Files under `path` at `revision` (recursive); [] when the folder does not exist."""
+        """Files under `path` (None: the whole repo) at `revision`, recursively."""
         from huggingface_hub.hf_api import RepoFile
 
         entries = self._call(repo, lambda: list(self.api.list_repo_tree(

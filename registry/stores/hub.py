@@ -16,17 +16,16 @@ one dataset repo as one immutable file per run (see `stores/dataset.py`).
 from __future__ import annotations
 
 import logging
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from registry.config import Settings
 from registry.errors import MissingCredentials, RegistryUnavailable, VersionExists
 from registry.evaluation.results import ResultRow, RunManifest, iter_rows, rows_to_jsonl
-from registry.format.skill import content_hash, load_skill
+from registry.format.skill import load_skill
 from registry.hub import (
     Conflict,
     EntryNotFound,
@@ -112,6 +111,13 @@ class HubStore:
         self._dataset_ready = False
         self._unreachable = False
         self._listings: dict[tuple[str, str], Listing] = {}
+        self._pool: ThreadPoolExecutor | None = None
+
+    def _threads(self) -> ThreadPoolExecutor:
+        """Threads for requests that do not depend on each other (made once, then reused)."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(4, thread_name_prefix="hubskills-hub")
+        return self._pool
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -158,11 +164,11 @@ class HubStore:
         skill = load_skill(skill_dir)
         files = {rel: full.read_bytes() for rel, full in skill_files(skill)}
         version, tag = normalize_version(version), tag_for(version)
-        with user_errors(), ThreadPoolExecutor(3) as pool:
-            summary = pool.submit(lambda: latest_summary(self.results_frame(), repo))
-            head = self._head(repo, tag, skill_dir, pool)
+        with user_errors():
+            summary = self._threads().submit(self._latest_summary, repo)
+            head = self._head(repo, tag, skill_dir)
             card = render_card(skill, repo=repo, version=version,
-                               content_hash=_content_hash(files), summary=summary.result())
+                               content_hash=skill.content_hash(), summary=summary.result())
             files[CARD_FILE] = card.encode("utf-8")
             sha = self._commit(repo, files, head, message or f"Publish {tag}", tag, skill_dir,
                                private)
@@ -174,19 +180,18 @@ class HubStore:
                                     "--bump patch") from err
         return Published(repo, version, tag, sha, f"{self.endpoint}/{repo}")
 
-    def _head(self, repo: str, tag: str, skill_dir: Path,
-              pool: ThreadPoolExecutor) -> RepoInfo | None:
-        """`main` with its files (None for a new repo), read beside the tags; refuses `tag`."""
-        refs = pool.submit(self.client.refs, repo)
-        main = pool.submit(self.client.repo_info, repo)
+    def _head(self, repo: str, tag: str, skill_dir: Path) -> RepoInfo | None:
+        """`main` and its files (None for a new repo); refuses `tag` if it exists."""
         try:
-            tags, head = refs.result().tags, main.result()
+            refs = self.client.refs(repo)
         except RepoNotFound:
             return None
-        if tag in tags:
+        if tag in refs.tags:
             raise VersionExists(f"{repo} {tag} already exists; versions are immutable",
                                 hint=f"hubskills publish {skill_dir} --bump patch")
-        return head
+        if refs.main is None:
+            return None
+        return RepoInfo(repo, refs.main, self.client.tree(repo, None, refs.main))
 
     def _commit(self, repo: str, files: dict[str, bytes], head: RepoInfo | None, message: str,
                 tag: str, skill_dir: Path, private: bool) -> str:
@@ -204,8 +209,7 @@ class HubStore:
                     raise
                 log.info("commit to %s answered %s; retrying", repo, err.status)
             backoff(attempt)
-            with ThreadPoolExecutor(2) as pool:  # someone may have published meanwhile
-                head = self._head(repo, tag, skill_dir, pool)
+            head = self._head(repo, tag, skill_dir)  # someone may have published meanwhile
         raise AssertionError("unreachable")
 
     # -- resolve and fetch ------------------------------------------------------------------
@@ -341,7 +345,7 @@ class HubStore:
         self._write_token()
         with user_errors():
             card = self._read_card(repo)
-            updated = with_evals(card, latest_summary(self.results_frame(), repo))
+            updated = with_evals(card, self._latest_summary(repo))
             if updated != card:
                 with_retry(lambda: self.client.commit(
                     repo, {CARD_FILE: updated.encode("utf-8")},
@@ -412,23 +416,26 @@ class HubStore:
 
     def results_frame(self) -> pd.DataFrame:
         """Every row as a DataFrame; only files not seen before are downloaded and parsed."""
-        from registry.stores.frame import load_frame  # pyarrow loads only when results are read
-
         self._online()
+        return self._frame(*self._listed_results())
+
+    def _listed_results(self) -> tuple[str, list[RemoteFile], str | None]:
         repo = self.results_repo()
         with user_errors():
-            files, head = self._result_files(repo)
-            sources = {f"{e.path}:{e.blob_id}": partial(self._download, repo, e.path, head)
-                       for e in files}
+            return repo, *self._result_files(repo)
+
+    def _frame(self, repo: str, files: list[RemoteFile], head: str | None) -> pd.DataFrame:
+        from registry.stores.frame import load_frame  # pyarrow loads only when results are read
+
+        sources = {f"{e.path}:{e.blob_id}": partial(self._download, repo, e.path, head)
+                   for e in files}
+        with user_errors():
             return load_frame(sources, self.cache_dir / "frame" / repo.replace("/", "--"))
 
-
-def _content_hash(files: dict[str, bytes]) -> str:
-    """The content hash of exactly these files, as a pull will compute it."""
-    with tempfile.TemporaryDirectory(prefix="hubskills-") as tmp:
-        for rel, data in files.items():
-            write_file(Path(tmp), rel, data)
-        return content_hash(tmp)
+    def _latest_summary(self, repo: str) -> list[dict[str, Any]]:
+        """The card's evaluation summary of `repo` (no frame is built when there are no runs)."""
+        results, files, head = self._listed_results()
+        return latest_summary(self._frame(results, files, head), repo) if files else []
 
 
 def _skill_info(model: RepoInfo, card: str = "") -> SkillInfo:
