@@ -235,7 +235,7 @@ class HubClient:
                 folder = Path(snapshot_download(
                     repo, revision=sha, cache_dir=self.cache_dir, endpoint=self.endpoint,
                     token=self._token, local_files_only=offline, tqdm_class=_quiet_tqdm(),
-                    ignore_patterns=ignore, max_workers=DOWNLOAD_WORKERS))
+                    ignore_patterns=ignore, max_workers=max(1, min(DOWNLOAD_WORKERS, len(paths)))))
             except ValueError as err:  # huggingface_hub refuses a path that leaves its cache
                 if isinstance(err, HfHubHTTPError | OSError):
                     raise
