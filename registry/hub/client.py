@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from registry.hub.errors import HubError, RefusedPath, Unreachable, translate
+from registry.hub.errors import EntryNotFound, HubError, RefusedPath, Unreachable, translate
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
@@ -206,6 +206,13 @@ class HubClient:
         return Path(self._call(repo, lambda: self.api.hf_hub_download(
             repo, path, revision=revision, repo_type=repo_type, cache_dir=self.cache_dir),
             repo_type=repo_type, revision=revision))
+
+    def read_text(self, repo: str, path: str, *, repo_type: str = "model") -> str | None:
+        """A text file at `main` through the HF cache; None when the repo has no such file."""
+        try:
+            return self.download(repo, path, repo_type=repo_type).read_text("utf-8")
+        except EntryNotFound:
+            return None
 
     def cached_files(self, repo: str, sha: str) -> list[RemoteFile] | None:
         """The file listing of `sha` in the HF cache (no request); None when not cached."""

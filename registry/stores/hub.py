@@ -10,7 +10,7 @@ checks the listing against the size limits before anything is downloaded, then d
 `snapshot_download` into the HF cache at `HUBSKILLS_HOME/hub-cache`. Offline (`HF_HUB_OFFLINE=1`)
 or once the endpoint proved unreachable, pulls are answered by that cache alone; what it lacks
 raises `RegistryUnavailable` (a `FallbackStore` may then ask the local registry). Results go to
-one dataset repo as one immutable file per run (see `stores/dataset.py`).
+one dataset repo as one immutable file per run (see `hub_results.py`).
 """
 
 from __future__ import annotations
@@ -18,17 +18,15 @@ from __future__ import annotations
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from registry.config import Settings
 from registry.errors import MissingCredentials, RegistryUnavailable, VersionExists
-from registry.evaluation.results import ResultRow, RunManifest, iter_rows, rows_to_jsonl
+from registry.evaluation.results import ResultRow, RunManifest
 from registry.format.skill import load_skill
 from registry.hub import (
     Conflict,
-    EntryNotFound,
     HubClient,
     RemoteFile,
     RepoInfo,
@@ -61,15 +59,6 @@ from registry.stores.card import (
     reported_hash,
     with_evals,
 )
-from registry.stores.dataset import (
-    DEFAULT_RESULTS_NAME,
-    RESULTS_DIR,
-    card_is_current,
-    dataset_card,
-    matches_skill,
-    results_path,
-    stamp_rows,
-)
 from registry.stores.files import (
     CARD_FILE,
     HOSTILE_HINT,
@@ -78,6 +67,7 @@ from registry.stores.files import (
     require_empty,
     skill_files,
 )
+from registry.stores.hub_results import HubResults
 from registry.stores.refs import (
     check_repo_id,
     is_full_sha,
@@ -87,7 +77,7 @@ from registry.stores.refs import (
     tag_for,
     version_tags,
 )
-from registry.stores.summary import latest_summary, mean_lift
+from registry.stores.summary import mean_lift
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -107,8 +97,9 @@ class HubStore:
         self.endpoint = settings.hf_endpoint
         self.cache_dir = settings.home / "hub-cache"
         self.client = client or HubClient(self.endpoint, settings.hf_token, self.cache_dir)
-        self._results_repo = settings.results_repo
-        self._dataset_ready = False
+        self.results = HubResults(self.client, configured=settings.results_repo,
+                                  namespace=self._results_namespace,
+                                  cache_dir=self.cache_dir / "frame")
         self._unreachable = False
         self._listings: dict[tuple[str, str], Listing] = {}
         self._pool: ThreadPoolExecutor | None = None
@@ -330,114 +321,56 @@ class HubStore:
         check_repo_id(repo)
         with user_errors():
             model = self.client.repo_info(repo)
-            card = self._read_card(repo)
+            card = self.client.read_text(repo, CARD_FILE) or ""
         versions = self.versions(repo)
         info = _skill_info(model, card)
         latest = versions[0].version if versions else info.version
         return replace(info, version=latest, versions=versions)
 
-    def _read_card(self, repo: str, repo_type: str = "model") -> str:
-        try:
-            return self.client.download(repo, CARD_FILE, repo_type=repo_type).read_text("utf-8")
-        except EntryNotFound:
-            return ""
-
     def refresh_card(self, repo: str) -> None:
         """Rewrite the card's evaluation section from the results dataset (one commit)."""
         self._write_token()
         with user_errors():
-            card = self._read_card(repo)
+            card = self.client.read_text(repo, CARD_FILE) or ""
             updated = with_evals(card, self._latest_summary(repo))
             if updated != card:
                 with_retry(lambda: self.client.commit(
                     repo, {CARD_FILE: updated.encode("utf-8")},
                     message="Update the evaluation summary"))
 
-    # -- results ----------------------------------------------------------------------------
+    # -- results (see `hub_results.py`) ----------------------------------------------------
 
     def results_repo(self) -> str:
-        """The results dataset id: configured, else `<namespace or user>/hubskills-evals`.
-
-        Without a namespace or a token, the public `hubskills/hubskills-evals`.
-        """
-        if not self._results_repo:
-            namespace = self.settings.namespace
-            if not namespace:
-                namespace = self.default_namespace() if self.client.has_token() else "hubskills"
-            self._results_repo = f"{namespace}/{DEFAULT_RESULTS_NAME}"
-        return self._results_repo
+        """The results dataset id (see `HubResults.repo`)."""
+        return self.results.repo()
 
     def append_results(self, manifest: RunManifest, rows: list[ResultRow]) -> str:
         """Add `data/evals/YYYY-MM/<run_id>.jsonl` in one commit; an existing run is a no-op."""
         self._write_token()
-        path = results_path(manifest)
-        data = rows_to_jsonl(stamp_rows(manifest, rows)).encode("utf-8")
-        repo = self.results_repo()
         with user_errors():
-            self._ensure_dataset(repo)
-            if self.client.file_exists(repo, path, repo_type="dataset"):
-                log.info("run %s is already in %s", manifest.run_id, repo)
-                return path
-            with_retry(lambda: self.client.commit(
-                repo, {path: data}, repo_type="dataset",
-                message=f"Add eval run {manifest.run_id}"))
-        return path
-
-    def _ensure_dataset(self, repo: str) -> None:
-        if self._dataset_ready:
-            return
-        self.client.create_repo(repo, repo_type="dataset")
-        if not card_is_current(self._read_card(repo, "dataset")):  # missing, or other features
-            with_retry(lambda: self.client.commit(
-                repo, {CARD_FILE: dataset_card(repo).encode("utf-8")}, repo_type="dataset",
-                message="Create the hubskills results dataset"))
-        self._dataset_ready = True
-
-    def _result_files(self, repo: str) -> tuple[list[RemoteFile], str | None]:
-        """The dataset's result files and the head they were listed at ([] if none)."""
-        try:
-            head = self.client.repo_info(repo, repo_type="dataset").sha
-            entries = self.client.tree(repo, RESULTS_DIR, head, repo_type="dataset")
-        except (RepoNotFound, EntryNotFound):
-            return [], None
-        return sorted((e for e in entries if e.path.endswith(".jsonl")),
-                      key=lambda e: e.path), head
-
-    def _download(self, repo: str, path: str, revision: str | None) -> Path:
-        return self.client.download(repo, check_relpath(path), revision=revision,
-                                    repo_type="dataset")
+            return self.results.append(manifest, rows)
 
     def read_results(self, *, skill: str | None = None) -> list[ResultRow]:
         """Every row of the results dataset (files downloaded once into the cache)."""
         self._online()
-        repo = self.results_repo()
         with user_errors():
-            files, head = self._result_files(repo)
-            return [row for e in files for row in iter_rows(self._download(repo, e.path, head))
-                    if matches_skill(row, skill)]
+            return self.results.read(skill)
 
     def results_frame(self) -> pd.DataFrame:
         """Every row as a DataFrame; only files not seen before are downloaded and parsed."""
         self._online()
-        return self._frame(*self._listed_results())
-
-    def _listed_results(self) -> tuple[str, list[RemoteFile], str | None]:
-        repo = self.results_repo()
         with user_errors():
-            return repo, *self._result_files(repo)
-
-    def _frame(self, repo: str, files: list[RemoteFile], head: str | None) -> pd.DataFrame:
-        from registry.stores.frame import load_frame  # pyarrow loads only when results are read
-
-        sources = {f"{e.path}:{e.blob_id}": partial(self._download, repo, e.path, head)
-                   for e in files}
-        with user_errors():
-            return load_frame(sources, self.cache_dir / "frame" / repo.replace("/", "--"))
+            return self.results.frame()
 
     def _latest_summary(self, repo: str) -> list[dict[str, Any]]:
-        """The card's evaluation summary of `repo` (no frame is built when there are no runs)."""
-        results, files, head = self._listed_results()
-        return latest_summary(self._frame(results, files, head), repo) if files else []
+        with user_errors():
+            return self.results.latest_summary(repo)
+
+    def _results_namespace(self) -> str:
+        """Where the results dataset goes by default: the namespace, else the token's user."""
+        if self.settings.namespace:
+            return self.settings.namespace
+        return self.default_namespace() if self.client.has_token() else "hubskills"
 
 
 def _skill_info(model: RepoInfo, card: str = "") -> SkillInfo:
