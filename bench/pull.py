@@ -7,6 +7,9 @@
 3. `install` of a 50-skill skills.lock into a fresh project with a cold cache vs 50 sequential
    pulls of the same skills (cold cache too): median of per-pair ratios; goal <= 0.4.
 
+`--latency-ms N` delays every answer of the fake Hub, as a network would (the default, 0, is a
+server in this process, where everything is CPU under one GIL).
+
 Pairs alternate which side goes first, so load from other processes hits both alike.
 """
 
@@ -161,16 +164,36 @@ def _warm_install(tmp: Path, lock: Path, store: HubStore) -> float:
     return time.perf_counter() - started
 
 
+class DistantHub(FakeHub):
+    """The fake Hub answering every request `latency_s` late, like a Hub across a network.
+
+    The server runs in this process, so with no latency every request costs CPU under the same
+    GIL as the client and parallel downloads can only overlap the little waiting there is.
+    """
+
+    def __init__(self, latency_s: float, **kwargs: str) -> None:
+        super().__init__(**kwargs)
+        self.latency_s = latency_s
+
+    def _take_failure(self, path: str) -> tuple[int, str] | None:  # called once per request
+        time.sleep(self.latency_s)
+        return super()._take_failure(path)
+
+
 def main() -> None:
     """Run the three benchmarks and print their ratios."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--skills", type=int, default=50)
     parser.add_argument("--pairs", type=int, default=3, help="install/sequential pairs")
+    parser.add_argument("--latency-ms", type=float, default=0.0,
+                        help="delay every fake Hub answer, like a network round trip")
     args = parser.parse_args()
     disable_progress_bars()  # the baseline prints none either
-    with FakeHub(user="bench") as hub, tempfile.TemporaryDirectory(prefix="hubskills-bench-") \
-            as tmp:
+    if args.latency_ms:
+        print(f"(every Hub answer delayed by {args.latency_ms:g} ms)")
+    hub_server = DistantHub(args.latency_ms / 1000, user="bench")
+    with hub_server as hub, tempfile.TemporaryDirectory(prefix="hubskills-bench-") as tmp:
         home = Path(tmp) / "home"
         home.mkdir()
         os.environ["HOME"] = str(home)  # --global is not used, but never touch the real HOME
