@@ -144,3 +144,19 @@ def test_only_registry_hub_imports_huggingface_hub():
                        if importing.search(p.read_text(encoding="utf-8"))
                        and "hub" not in p.relative_to(ROOT / "registry").parts[:1])
     assert offenders == []
+
+
+def test_publish_retries_a_busy_hub_and_refuses_a_taken_tag(fake: FakeHub, tmp_path: Path):
+    from tests.test_store_contract import make_skill
+
+    store = HubStore(Settings(home=tmp_path, hf_endpoint=fake.url, hf_token=fake.token,
+                              namespace="tester", results_repo="tester/busy-evals"))
+    fake.fail_next(1, 503, path_contains="/api/models/tester/busy/commit/")
+    published = store.publish(make_skill(tmp_path / "a", "busy"), repo="tester/busy",
+                              version="1.0.0")
+    assert fake.count("POST", "/api/models/tester/busy/commit/") == 2
+    assert store.resolve("tester/busy", "1.0.0").sha == published.sha
+    fake.fail_next(1, 500, path_contains="/api/models/tester/busy/refs")
+    with pytest.raises(RegistryError, match="answered 500") as err:
+        store.versions("tester/busy")
+    assert isinstance(err.value.__cause__, hub.HubError) and err.value.hint

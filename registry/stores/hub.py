@@ -28,6 +28,7 @@ from registry.format.skill import load_skill
 from registry.hub import (
     Conflict,
     HubClient,
+    HubError,
     RemoteFile,
     RepoInfo,
     RepoNotFound,
@@ -38,7 +39,7 @@ from registry.hub import (
     user_errors,
     with_retry,
 )
-from registry.hub.client import ATTEMPTS, backoff
+from registry.hub.client import ATTEMPTS, RETRY_STATUSES, backoff
 from registry.hub.errors import LOGIN_HINT
 from registry.scan import STORE_LIMITS, SizeLimits, check_relpath, write_file
 from registry.stores.base import (
@@ -195,8 +196,9 @@ class HubStore:
             try:
                 return self.client.commit(repo, files, deletes=gone, message=message,
                                           parent=head.sha if head else None)
-            except (StaleParent, Conflict) as err:
-                if attempt == ATTEMPTS - 1:
+            except HubError as err:  # main moved (412), or busy (409, 429, 5xx): try again
+                retryable = isinstance(err, StaleParent) or err.status in RETRY_STATUSES
+                if not retryable or attempt == ATTEMPTS - 1:
                     raise
                 log.info("commit to %s answered %s; retrying", repo, err.status)
             backoff(attempt)
