@@ -90,7 +90,7 @@ def prepare(store: SkillStore, repo: str, resolved: Resolved, scope: Scope, *,
         fetched = store.fetch(repo, resolved.sha, folder, limits=limits,
                               pinned_hash=expected_hash)
         staged = _verify(folder, repo, resolved, fetched.reported_hash, expected_hash, limits)
-        staged.notes[:0] = [*resolved.notes, *fetched.notes]
+        staged.notes[:0] = list(dict.fromkeys([*resolved.notes, *fetched.notes]))
         staged.findings = _scan(folder, repo, resolved.sha, allow_risky)
         staged.created = created
         return staged

@@ -121,6 +121,9 @@ class HubStore:
     def _why_offline(self) -> str:
         return "unreachable" if self._unreachable else "offline (HF_HUB_OFFLINE=1)"
 
+    def _cache_note(self) -> str:
+        return f"the Hub ({self.endpoint}) is {self._why_offline()}; using the HF cache"
+
     def _online(self) -> None:
         if self.settings.offline or offline_mode():
             raise RegistryUnavailable("the Hub registry is not available offline "
@@ -247,8 +250,7 @@ class HubStore:
     def _resolve_cached(self, repo: str, ref: str | None) -> Resolved:
         wanted = (ref or "latest").lower()
         if is_full_sha(wanted) and self.client.cached_files(repo, wanted) is not None:
-            note = f"the Hub ({self.endpoint}) is {self._why_offline()}; using the HF cache"
-            return Resolved(repo, wanted, None, ref or wanted, notes=(note,))
+            return Resolved(repo, wanted, None, ref or wanted, notes=(self._cache_note(),))
         raise RegistryUnavailable(f"the Hub ({self.endpoint}) is {self._why_offline()}, and "
                                   f"{repo}@{ref or 'latest'} is not in the HF cache",
                                   hint="retry online, or pin a full sha pulled before")
@@ -274,8 +276,7 @@ class HubStore:
                     repo, sha, [f.path for f in wanted], offline=self.offline,
                     max_file_bytes=limits.max_file_bytes, ignore=sorted(RESERVED_ROOT_FILES)):
                 write_file(dest, rel, data)
-        notes = (f"the Hub ({self.endpoint}) is {self._why_offline()}; installed from the HF "
-                 "cache",) if self.offline else ()
+        notes = (self._cache_note(),) if self.offline else ()
         return Fetched(dest, [f.path for f in wanted], reported, notes)
 
     def _listing(self, repo: str, sha: str, *, pinned: bool) -> Listing:
