@@ -62,6 +62,10 @@ class RegistryError(HubskillsError):
     """The registry (Hub or local store) failed or is unreachable."""
 
 
+class RegistryUnavailable(RegistryError):
+    """The registry cannot answer now (offline, unreachable, not cached); a fallback may."""
+
+
 class UnsafeSkill(HubskillsError):
     """A skill with high-severity security findings or an unsafe file layout."""
 

@@ -27,12 +27,13 @@ from registry.evaluation.results import ResultRow
 from registry.format.skill import load_skill
 from registry.format.suite import load_suite, suite_path
 from registry.sandbox import SandboxUnavailable, get_sandbox
-from registry.stores.base import SizeBudget, check_relpath, write_file
+from registry.scan import SizeLimits, check_relpath, write_file
 
 from .state import SpaceState
 
 MAX_UPLOAD_FILES = 200
 MAX_UPLOAD_BYTES = 10 * 1024 * 1024
+UPLOAD_LIMITS = SizeLimits(max_file_bytes=MAX_UPLOAD_BYTES, max_total_bytes=MAX_UPLOAD_BYTES)
 SUMMARY_COLUMNS = ("model", "baseline", "with skill", "lift [95% CI]", "verdict",
                    "p (McNemar)", "+tokens", "cost (skill arm)", "cases×runs", "errors")
 SUMMARY_WIDTHS = ["18%", "8%", "8%", "12%", "13%", "9%", "8%", "10%", "8%", "6%"]
@@ -51,7 +52,7 @@ class EvalRequest:
 
 
 def _unzip(archive: Path, dest: Path) -> None:
-    budget = SizeBudget(max_file=MAX_UPLOAD_BYTES, max_total=MAX_UPLOAD_BYTES)
+    budget = UPLOAD_LIMITS.budget()
     if not zipfile.is_zipfile(archive):
         raise InvalidSkill(f"{archive.name} is not a zip file",
                            hint="zip the skill folder (SKILL.md, evals/evals.json) and upload it")
@@ -95,7 +96,7 @@ def unpack_upload(paths: list[str], dest: Path) -> Path:
             raise InvalidSkill("upload one zip, or the skill's files without a zip")
         _unzip(zips[0], dest)
         return _skill_root(dest)
-    budget = SizeBudget(max_file=MAX_UPLOAD_BYTES, max_total=MAX_UPLOAD_BYTES)
+    budget = UPLOAD_LIMITS.budget()
     for path in map(Path, paths):
         rel = f"evals/{path.name}" if path.name == "evals.json" else path.name
         budget.take(rel, path.stat().st_size)

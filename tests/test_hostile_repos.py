@@ -30,7 +30,7 @@ import pytest  # noqa: E402
 from registry.cli import main  # noqa: E402
 from registry.errors import UnsafeSkill  # noqa: E402
 from registry.format.skill import content_hash  # noqa: E402
-from registry.install.pull import pull  # noqa: E402
+from registry.install import pull  # noqa: E402
 from registry.stores import LocalStore  # noqa: E402
 from tests.fakes.hub_server import Commit, FakeHub, now_iso  # noqa: E402
 

@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -13,10 +14,10 @@ import pytest
 from registry.cli import main
 from registry.errors import HubskillsError, UnsafeSkill
 from registry.format.skill import content_hash
+from registry.install import install, pull, update
 from registry.install.installed import latest_checker, list_installed, remove
 from registry.install.lockfile import HF_MARKER, MARKER_FILE, Lockfile, read_marker
-from registry.install.pull import install, pull, update
-from registry.stores import LocalStore
+from registry.stores import Fetched, LocalStore
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -27,9 +28,9 @@ class CountingStore(LocalStore):
 
     fetches = 0
 
-    def fetch(self, repo: str, sha: str, dest: Path) -> Path:
+    def fetch(self, repo: str, sha: str, dest: Path, **kw) -> Fetched:
         self.fetches += 1
-        return super().fetch(repo, sha, dest)
+        return super().fetch(repo, sha, dest, **kw)
 
 
 def make_skill(root: Path, name: str, *, version: str = "1.0.0", body: str = "Do it.",
@@ -339,7 +340,7 @@ def test_cli_update_shows_old_new_and_changed_files(capsys: pytest.CaptureFixtur
 
 def test_fetched_gives_a_temp_copy_for_scanning(store: CountingStore, project: Path):
     from registry.cli.scan import make_scan_command
-    from registry.install.pull import fetched
+    from registry.install import fetched
 
     with fetched("acme/csv-clean@1.0.0", store) as folder:
         assert (folder / "SKILL.md").is_file() and folder.name == "csv-clean"
@@ -350,3 +351,90 @@ def test_fetched_gives_a_temp_copy_for_scanning(store: CountingStore, project: P
 
     result = CliRunner().invoke(command, ["acme/csv-clean"])
     assert result.exit_code == 0 and "No findings." in result.output
+
+
+# --- parallel install -------------------------------------------------------------------------
+
+
+class BarrierStore(LocalStore):
+    """Every fetch waits until `parties` fetches are in flight at once (a deadlock guard, not a
+    clock: sequential fetches can never reach the barrier, and it breaks after its timeout)."""
+
+    def __init__(self, root: Path, parties: int) -> None:
+        super().__init__(root)
+        self.barrier = threading.Barrier(parties, timeout=60)
+
+    def fetch(self, repo: str, sha: str, dest: Path, **kw) -> Fetched:
+        self.barrier.wait()
+        return super().fetch(repo, sha, dest, **kw)
+
+
+def test_install_from_the_lock_fetches_in_parallel(store: CountingStore, project: Path,
+                                                   tmp_path: Path):
+    names = [f"skill-{i}" for i in range(6)]
+    for name in names:
+        store.publish(make_skill(tmp_path / "src", name), repo=f"acme/{name}", version="1.0.0")
+        pull(f"acme/{name}", project=project, store=store)
+    fresh = tmp_path / "fresh"
+    (fresh / ".claude").mkdir(parents=True)
+    shutil.copy(project / "skills.lock", fresh / "skills.lock")
+    parallel = BarrierStore(store.root, parties=len(names))
+    results = install(fresh, stores=lambda _: parallel, frozen=True, workers=len(names))
+    assert sorted(r.name for r in results) == names and parallel.barrier.n_waiting == 0
+    assert all((fresh / ".claude/skills" / n / "SKILL.md").is_file() for n in names)
+    assert not parallel.barrier.broken
+    one_at_a_time = BarrierStore(store.root, parties=2)
+    again = tmp_path / "again"
+    (again / ".claude").mkdir(parents=True)
+    shutil.copy(project / "skills.lock", again / "skills.lock")
+    with pytest.raises(threading.BrokenBarrierError):  # the guard bites when nothing overlaps
+        one_at_a_time.barrier = threading.Barrier(2, timeout=0.5)
+        install(again, stores=lambda _: one_at_a_time, frozen=True, workers=1)
+    assert not (again / ".agents/skills/skill-0").exists()
+
+
+# --- agent folders that are links ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("link", [".agents", ".claude", ".claude/skills"])
+def test_an_agent_folder_linking_outside_the_project_is_refused(
+        store: CountingStore, project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        link: str):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    if link == ".claude":
+        shutil.rmtree(project / ".claude")
+    (project / link).parent.mkdir(parents=True, exist_ok=True)
+    (project / link).symlink_to(outside, target_is_directory=True)
+    before = tree(project)
+    with pytest.raises(HubskillsError, match="outside the project") as err:
+        pull("acme/csv-clean", project=project, store=store, agents="claude")
+    assert "never writes through it" in err.value.message and err.value.hint
+    assert list(outside.iterdir()) == [] and tree(project) == before
+    code, _, stderr = run_main(capsys, "pull", "acme/csv-clean", "--project", project,
+                               "--agent", "claude")
+    assert code == 1 and "outside the project" in stderr and "Traceback" not in stderr
+    assert list(outside.iterdir()) == []
+
+
+def test_a_link_inside_the_project_is_fine(store: CountingStore, project: Path):
+    (project / ".agents/skills").mkdir(parents=True)
+    (project / ".claude/skills").symlink_to("../.agents/skills", target_is_directory=True)
+    result = pull("acme/csv-clean", project=project, store=store, agents="claude")
+    assert result.status == "installed" and [p.mode for p in result.placements] == ["files"]
+    assert (project / ".claude/skills/csv-clean/SKILL.md").is_file()
+    assert [i.name for i in list_installed(project)] == ["csv-clean"]
+    assert remove(project, "csv-clean").paths == [project / ".agents/skills/csv-clean"]
+    assert not (project / ".agents/skills/csv-clean").exists()
+
+
+def test_global_refuses_a_link_outside_home(store: CountingStore, project: Path, home: Path,
+                                            tmp_path: Path):
+    outside = tmp_path / "not-home"
+    outside.mkdir()
+    (home / ".agents").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(HubskillsError, match="outside your home folder"):
+        pull("acme/csv-clean", project=project, store=store, global_=True)
+    with pytest.raises(HubskillsError, match="outside your home folder"):
+        remove(project, "csv-clean", global_=True)
+    assert list(outside.iterdir()) == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 import textwrap
@@ -14,8 +15,10 @@ from registry.config import Settings
 from registry.errors import HubskillsError, SkillNotFound, UnsafeSkill, VersionExists
 from registry.evaluation.results import ResultRow, RunManifest, RunWriter, read_manifest
 from registry.format.skill import NAME_RE, content_hash, load_skill
-from registry.stores import LocalStore, get_store
+from registry.scan import SizeLimits
+from registry.stores import LocalStore, get_store, local_store
 from registry.stores.frame import load_frame
+from registry.stores.seed import default_seed_dir, seed_from, seed_store
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ("agent-skill-md", "hf-hub-python-2x", "kernel-builder-cuda-kernels")
@@ -50,7 +53,7 @@ def record_run(runs_root: Path, run_id: str, skill: Path, *, skill_pass: bool = 
 
 
 def test_seeds_the_shipped_skills_on_first_use(tmp_path: Path):
-    store = LocalStore(tmp_path / "store", auto_seed=True)
+    store = local_store(Settings(home=tmp_path))
     expected = {f"hubskills/{p.name}" for p in (REPO_ROOT / "skills").iterdir()
                 if p.is_dir() and NAME_RE.match(p.name) and (p / "SKILL.md").is_file()}
     assert {f"hubskills/{name}" for name in SHIPPED} <= expected
@@ -60,9 +63,9 @@ def test_seeds_the_shipped_skills_on_first_use(tmp_path: Path):
         source = REPO_ROOT / "skills" / repo.split("/")[1]
         assert infos[repo].version == load_skill(source).version
         resolved = store.resolve(repo)
-        dest = store.fetch(repo, resolved.sha, tmp_path / "out" / repo)
+        dest = store.fetch(repo, resolved.sha, tmp_path / "out" / repo).folder
         assert content_hash(dest) == content_hash(source)
-    assert (tmp_path / "store" / ".seeded").is_file()
+    assert store.seed_marker.is_file()
 
 
 def test_seed_from_a_repo_root_with_runs(tmp_path: Path):
@@ -74,8 +77,8 @@ def test_seed_from_a_repo_root_with_runs(tmp_path: Path):
     (skills / "broken").mkdir()
     (skills / "broken" / "SKILL.md").write_text("no frontmatter\n")
     record_run(skills / ".runs", "run-1", good)
-    store = LocalStore(tmp_path / "store", seed_dir=skills)
-    report = store.seed()
+    store = LocalStore(tmp_path / "store")
+    report = seed_store(store, skills)
     assert sorted(report.published) == ["hubskills/alpha@2.1.0", "hubskills/beta@1.0.0"]
     assert report.runs == ["run-1"] and any("broken" in s for s in report.skipped)
     sha = store.resolve("hubskills/alpha").sha
@@ -91,16 +94,24 @@ def test_seed_is_idempotent(tmp_path: Path):
     skills = tmp_path / "skills"
     make_skill(skills, "alpha")
     record_run(skills / ".runs", "run-1", skills / "alpha")
-    store = LocalStore(tmp_path / "store", seed_dir=skills)
-    assert store.seed().published == ["hubskills/alpha@1.0.0"]
-    assert store.seed().already_seeded
-    again = store.seed(force=True)
+    store = LocalStore(tmp_path / "store")
+    assert seed_store(store, skills).published == ["hubskills/alpha@1.0.0"]
+    assert seed_store(store, skills).already_seeded
+    again = seed_store(store, skills, force=True)
     assert again.published == [] and again.skipped == ["hubskills/alpha@1.0.0: already published"]
     assert len(store.read_results()) == 6 and len(store.versions("hubskills/alpha")) == 1
 
 
+def test_the_examples_are_found_and_seeding_without_them_says_so(tmp_path: Path):
+    assert default_seed_dir() == REPO_ROOT / "skills"  # a source checkout
+    store = LocalStore(tmp_path / "store")
+    report = seed_store(store, None)  # an installed wheel: no examples shipped
+    assert report.published == [] and "no example skills found" in report.skipped[0]
+    assert "registry seed --from" in report.skipped[0] and store.seed_marker.is_file()
+
+
 def test_auto_seed_happens_once_and_missing_skills_folder_is_fine(tmp_path: Path):
-    store = LocalStore(tmp_path / "store", seed_dir=tmp_path / "nothing", auto_seed=True)
+    store = LocalStore(tmp_path / "store", seed=seed_from(tmp_path / "nothing"))
     assert store.search() == []
     assert json.loads((tmp_path / "store" / ".seeded").read_text())["published"] == []
 
@@ -152,7 +163,7 @@ def test_two_processes_publishing_the_same_version_one_wins(tmp_path: Path):
 
 
 def test_a_failed_publish_leaves_no_partial_revision(tmp_path: Path):
-    store = LocalStore(tmp_path / "store", max_total_bytes=2000)
+    store = LocalStore(tmp_path / "store", limits=SizeLimits(max_total_bytes=2000))
     store.publish(make_skill(tmp_path / "ok", "atom"), repo="me/atom", version="1.0.0")
     before = sorted(p.relative_to(tmp_path) for p in (tmp_path / "store").rglob("*"))
     big = make_skill(tmp_path / "big", "atom", files={"references/huge.md": "x" * 5000})
@@ -269,3 +280,24 @@ def test_get_store_defaults_to_the_seeded_local_store(tmp_path: Path):
     with pytest.raises(HubskillsError) as err:
         get_store(settings, "ftp")
     assert "--registry local" in (err.value.hint or "")
+
+
+def test_rows_that_do_not_validate_are_counted_and_named(tmp_path: Path,
+                                                        caplog: pytest.LogCaptureFixture):
+    store = LocalStore(tmp_path / "store")
+    manifest = RunManifest(run_id="r1", skill_name="s", content_hash="sha256:x", suite_hash="s",
+                           models=["m"])
+    rows = [ResultRow(run_id="r1", skill_name="s", model="m", arm="skill", case_id=f"c{i}",
+                      passed=True) for i in range(3)]
+    file = store.dataset_dir / store.append_results(manifest, rows)
+    lines = file.read_text().splitlines()
+    lines[1:1] = ['{"run_id": "r1", "passed": "not a row"}', '["not", "an", "object"]']
+    file.write_text("\n".join(lines) + '\n{"run_id": "r1", "torn')
+    with caplog.at_level(logging.INFO, logger="registry.evaluation.results"):
+        assert [r.case_id for r in store.read_results()] == ["c0", "c1", "c2"]
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1
+    assert warnings[0].startswith(f"{file}:2: skipped 2 result row(s)")
+    assert "(lines 2, 3)" in warnings[0]
+    infos = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
+    assert any(f"{file}:6: skipped a torn last row" in m for m in infos)

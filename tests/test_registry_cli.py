@@ -172,6 +172,9 @@ def test_registry_path_and_seed(tmp_path: Path):
     assert "published  hubskills/agent-skill-md@" in seeded.output
     assert "Already seeded" in run(registry_group, "seed").output
     assert "0 skills" in run(registry_group, "seed", "--force").output
+    mine = make_skill(tmp_path / "mine", "my-own-example", version="0.3.0").parent
+    added = run(registry_group, "seed", "--from", mine, "--force")
+    assert "published  hubskills/my-own-example@0.3.0" in added.output, added.output
 
 
 @pytest.fixture(scope="module")

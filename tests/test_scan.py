@@ -1,4 +1,4 @@
-"""Tests for registry.scan.scanner and `hubskills scan`: each rule, positive and negative."""
+"""Tests for registry.scan and `hubskills scan`: each rule, positive and negative."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from click.testing import CliRunner
 
 from registry.cli.scan import make_scan_command, scan_command
 from registry.errors import HubskillsError, InvalidSkill, UnsafeSkill
-from registry.scan.scanner import (
+from registry.scan import (
     Finding,
     ScanFailed,
-    ScanLimits,
+    SizeLimits,
     check_findings,
     has_secrets,
     scan_folder,
@@ -449,20 +449,20 @@ def test_too_many_files_stops_early(tmp_path):
     for i in range(150):  # every file holds a finding, so the findings count what was read
         (many / f"f{i:03}.md").write_text("<!-- note -->\n")
     start = time.perf_counter()
-    findings = scan_folder(tmp_path, ScanLimits(max_files=20))
+    findings = scan_folder(tmp_path, SizeLimits(max_files=20))
     assert time.perf_counter() - start < 1.0
     assert ("too-many-files", "high", ".") in {(f.code, f.severity, f.path) for f in findings}
     assert len(findings) <= 20  # stopped at the limit instead of reading all 150
-    assert not any(f.code == "too-many-files" for f in scan_folder(many, ScanLimits(max_files=150)))
-    assert any(f.code == "too-many-files" for f in scan_folder(many, ScanLimits(max_files=149)))
+    assert not any(f.code == "too-many-files" for f in scan_folder(many, SizeLimits(max_files=150)))
+    assert any(f.code == "too-many-files" for f in scan_folder(many, SizeLimits(max_files=149)))
 
 
 def test_size_limits(tmp_path):
     make_skill(tmp_path, {"references/big.md": "x" * 5_000, "references/a.md": "y" * 900})
-    limits = ScanLimits(max_file_bytes=1_000, max_total_bytes=100_000)
+    limits = SizeLimits(max_file_bytes=1_000, max_total_bytes=100_000)
     assert [(f.code, f.path) for f in scan_folder(tmp_path, limits)] == [
         ("oversized-file", "references/big.md")]
-    limits = ScanLimits(max_file_bytes=10_000, max_total_bytes=2_000)
+    limits = SizeLimits(max_file_bytes=10_000, max_total_bytes=2_000)
     assert "folder-too-large" in {f.code for f in scan_folder(tmp_path, limits)}
 
 

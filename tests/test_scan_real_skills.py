@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from registry.scan.scanner import check_findings, has_secrets, scan_folder, worst
+from registry.scan import check_findings, has_secrets, scan_folder, worst
 
 ROOT = Path(__file__).parent / "data" / "real_skills"
 EXPECTED = json.loads((ROOT / "expected.json").read_text())

@@ -168,7 +168,10 @@ def test_publish_resolve_and_fetch_round_trip(backend: Backend, tmp_path: Path):
     for ref in (None, "latest", "v1.2.0", "1.2.0", "main", published.sha, published.sha[:7]):
         resolved = backend.store.resolve(repo, ref)
         assert (resolved.sha, resolved.version) == (published.sha, "1.2.0"), ref
-    dest = backend.store.fetch(repo, published.sha, tmp_path / "fetched")
+    fetched = backend.store.fetch(repo, published.sha, tmp_path / "fetched")
+    dest = fetched.folder
+    assert sorted(fetched.files) == sorted(_tree(folder))
+    assert fetched.reported_hash == content_hash(folder)
     assert _tree(dest) == _tree(folder)
     assert content_hash(dest) == content_hash(folder)
     assert not (dest / "README.md").exists() and not (dest / ".gitattributes").exists()
@@ -184,8 +187,8 @@ def test_new_version_replaces_files_and_old_version_stays(backend: Backend, tmp_
     assert [v.version for v in backend.store.versions(repo)] == ["1.10.0", "1.2.0"]
     assert backend.store.resolve(repo).sha == second.sha
     assert backend.store.resolve(repo, "v1.2.0").sha == first.sha
-    new = backend.store.fetch(repo, second.sha, tmp_path / "new")
-    old = backend.store.fetch(repo, first.sha, tmp_path / "old")
+    new = backend.store.fetch(repo, second.sha, tmp_path / "new").folder
+    old = backend.store.fetch(repo, first.sha, tmp_path / "old").folder
     assert _tree(new) == _tree(folder2) and _tree(old) == _tree(folder)
 
 
@@ -234,7 +237,7 @@ def test_top_level_readme_is_refused_nested_is_kept(backend: Backend, tmp_path: 
     folder = make_skill(tmp_path / "b", "readme", files={"references/README.md": "mine\n"})
     repo = backend.repo("readme2")
     published = _publish(backend, folder, repo, "1.0.0")
-    dest = backend.store.fetch(repo, published.sha, tmp_path / "out")
+    dest = backend.store.fetch(repo, published.sha, tmp_path / "out").folder
     assert (dest / "references/README.md").read_text() == "mine\n"
 
 

@@ -13,10 +13,19 @@ from rich.markup import escape
 
 from registry.cli import _output as out
 from registry.config import Settings
+from registry.install import (
+    Installed,
+    PullResult,
+    Removed,
+    install,
+    latest_checker,
+    list_installed,
+    pull,
+    remove,
+    update,
+)
 from registry.install.agents import agent_names
-from registry.install.installed import Installed, Removed, latest_checker, list_installed, remove
-from registry.install.pull import PullResult, install, pull, update
-from registry.scan.scanner import Finding, ScanFailed
+from registry.scan import Finding, ScanFailed
 from registry.stores import SkillStore, get_store
 
 project_option = click.option(
@@ -30,14 +39,18 @@ registry_option = click.option(
     help="The embedded local registry (default) or the Hub [env: HUBSKILLS_REGISTRY].")
 
 
-def _stores(registry: str | None = None) -> Callable[[str], SkillStore]:
-    """One store per registry name, built on first use (`registry` overrides every name)."""
+def _stores(registry: str | None = None, *,
+            offline_fallback: bool = True) -> Callable[[str], SkillStore]:
+    """One store per registry name, built on first use (`registry` overrides every name).
+
+    With `offline_fallback` (pulls), the Hub falls back to the local registry when offline.
+    """
     settings, cache = Settings.from_env(), {}  # type: ignore[var-annotated]
 
     def store_for(name: str) -> SkillStore:
         key = registry or name
         if key not in cache:
-            cache[key] = get_store(settings, key)
+            cache[key] = get_store(settings, key, offline_fallback=offline_fallback)
         return cache[key]
 
     return store_for
@@ -71,7 +84,8 @@ def pull_command(spec: str, agent: str | None, all_agents: bool, global_: bool, 
       hubskills pull acme/csv-cleaning --global --copy --registry hub
     """
     with _show_findings():
-        result = pull(spec, project=project, store=get_store(Settings.from_env(), registry),
+        store = get_store(Settings.from_env(), registry, offline_fallback=True)
+        result = pull(spec, project=project, store=store,
                       agents=agent, all_agents=all_agents, global_=global_, copy=copy,
                       force=force, dry_run=dry_run, allow_risky=allow_risky)
     _print_results([result], project, as_json=as_json)
@@ -152,7 +166,7 @@ def list_command(offline: bool, registry: str | None, project: Path, as_json: bo
       hubskills list
       hubskills list --json
     """
-    latest = None if offline else latest_checker(_stores(registry))
+    latest = None if offline else latest_checker(_stores(registry, offline_fallback=False))
     _print_installed(list_installed(project, latest=latest), project, as_json=as_json)
 
 

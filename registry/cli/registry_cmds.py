@@ -11,9 +11,10 @@ from rich.markup import escape
 
 from registry.cli import _output as out
 from registry.config import Settings
-from registry.scan.scanner import Finding
+from registry.scan import Finding, ScanFailed
 from registry.stores import SkillInfo, SkillStore, get_store, local_store
-from registry.stores.publish import PublishResult, RiskyFindings, ValidationFailed, publish_skill
+from registry.stores.publish import PublishResult, ValidationFailed, publish_skill
+from registry.stores.seed import default_seed_dir, seed_store
 from registry.stores.summary import latest_summary
 
 registry_option = click.option(
@@ -61,7 +62,7 @@ def publish_command(skill: Path, repo: str | None, version: str | None, bump: st
         out.table(["severity", "where", "code", "message"],
                   [(p.severity, p.location(), p.code, escape(p.message)) for p in err.problems])
         raise
-    except RiskyFindings as err:
+    except ScanFailed as err:
         _print_findings(err.findings)
         raise
     _print_publish(result)
@@ -191,9 +192,18 @@ def registry_group() -> None:
 
 @registry_group.command("seed")
 @click.option("--force", is_flag=True, help="Seed again, adding what is missing.")
-def registry_seed_command(force: bool) -> None:
-    """Publish the project's example skills (and their recorded runs) into the local registry."""
-    report = local_store(Settings.from_env()).seed(force=force)
+@click.option("--from", "source", type=click.Path(path_type=Path, exists=True, file_okay=False),
+              help="A folder of skills (default: the project's example skills).")
+def registry_seed_command(force: bool, source: Path | None) -> None:
+    """Publish example skills (and their recorded runs) into the local registry.
+
+    \b
+    Examples:
+      hubskills registry seed
+      hubskills registry seed --from ./my-skills --force
+    """
+    report = seed_store(local_store(Settings.from_env()), source or default_seed_dir(),
+                        force=force)
     if report.already_seeded:
         out.result("Already seeded (use --force to add what is missing).")
         return

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import re
-import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from rich.markup import escape
 
 from registry.cli import _output as out
 from registry.errors import InvalidSkill
-from registry.scan.scanner import (
+from registry.scan import (
     SEVERITIES,
     Finding,
     Severity,
@@ -66,7 +65,8 @@ def make_scan_command(resolver: Resolver | None = None) -> click.Command:
         with resolve_target(target, resolver) as folder:
             findings = scan_folder(folder)
         _render(target, findings, fail_on, as_json)
-        check_findings(findings, fail_on)
+        check_findings(findings, fail_on, subject=target, action="accepted",
+                       risky_hint="fix or remove the files listed above; --fail-on sets the bar")
 
     return scan_command
 
@@ -90,17 +90,13 @@ def _render(target: str, findings: list[Finding], fail_on: Severity, as_json: bo
     out.result(NOTE)
 
 
-@contextmanager
-def fetch_from_registry(spec: str) -> Iterator[Path]:
-    """Fetch `ns/name[@ref]` from the configured registry into a temp folder, for scanning."""
+def fetch_from_registry(spec: str) -> AbstractContextManager[Path]:
+    """`ns/name[@ref]` from the configured registry in a temp folder, fetched as a pull does."""
     from registry.config import Settings
+    from registry.install import fetched
     from registry.stores import get_store
 
-    repo, _, ref = spec.partition("@")
-    store = get_store(Settings.from_env())
-    resolved = store.resolve(repo, ref or None)
-    with tempfile.TemporaryDirectory(prefix="hubskills-scan-") as tmp:
-        yield store.fetch(resolved.repo, resolved.sha, Path(tmp) / "skill")
+    return fetched(spec, get_store(Settings.from_env(), offline_fallback=True))
 
 
 scan_command = make_scan_command(resolver=fetch_from_registry)

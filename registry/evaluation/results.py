@@ -12,6 +12,7 @@ the output, none of them reaches disk or a pushed file.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import secrets
 from collections.abc import Iterable, Iterator
@@ -24,6 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from registry._io import atomic_write_text
 from registry.errors import HubskillsError, RunNotFound
 from registry.secrets import scrub
+
+log = logging.getLogger(__name__)
 
 Arm = Literal["baseline", "skill"]
 RunStatus = Literal["running", "complete", "stopped", "interrupted"]
@@ -196,17 +199,29 @@ def read_manifest(runs_root: Path, run_id: str) -> RunManifest:
 
 
 def iter_rows(path: Path) -> Iterator[ResultRow]:
-    """Rows of a JSONL file; a torn last line (from a killed run) is skipped."""
+    """Rows of a JSONL file. Rows that do not validate are skipped and never silently.
+
+    A torn last line (no newline: a run killed mid-write) is expected and logged at info level;
+    any other bad row is counted and logged as a warning naming `file:line`.
+    """
     if not path.is_file():
         return
+    bad: list[tuple[int, str]] = []
     with open(path, encoding="utf-8") as handle:
-        for line in handle:
+        for number, line in enumerate(handle, 1):
             if not line.strip():
                 continue
             try:
                 yield ResultRow.model_validate_json(line)
-            except ValueError:
-                continue
+            except ValueError as err:
+                if line.endswith("\n"):
+                    bad.append((number, str(err).splitlines()[0]))
+                else:
+                    log.info("%s:%d: skipped a torn last row (a killed run)", path, number)
+    if bad:
+        lines = ", ".join(str(n) for n, _ in bad[:5]) + (", ..." if len(bad) > 5 else "")
+        log.warning("%s:%d: skipped %d result row(s) that do not validate (lines %s): %s",
+                    path, bad[0][0], len(bad), lines, bad[0][1])
 
 
 def read_rows(runs_root: Path, run_id: str) -> list[ResultRow]:

@@ -126,22 +126,64 @@ def select_agents(root: Path, names: str | Sequence[str] | None = None, *,
 
 
 def link_folders(agents: Iterable[Agent], root: Path, *, global_: bool) -> dict[Path, list[str]]:
-    """Folders (other than `.agents/skills`) that need a link, each with the agents it serves."""
+    """Folders that need a link, each with the agents it serves.
+
+    `.agents/skills` itself needs none, nor does a folder that is a link to it (a project may
+    link `.claude/skills` to `.agents/skills`).
+    """
+    skills_dir = (root / SKILLS_DIR).resolve()
     folders: dict[Path, list[str]] = {}
     for agent in agents:
-        if not agent.is_native(global_=global_):
-            folders.setdefault(agent.folder(root, global_=global_), []).append(agent.name)
+        folder = agent.folder(root, global_=global_)
+        if not agent.is_native(global_=global_) and folder.resolve() != skills_dir:
+            folders.setdefault(folder, []).append(agent.name)
     return folders
 
 
 def all_folders(root: Path, *, global_: bool) -> list[Path]:
-    """Every folder any known agent reads under `root`, `.agents/skills` first, no repeats."""
-    seen: list[Path] = []
+    """Every folder any known agent reads under `root`, `.agents/skills` first, no repeats.
+
+    Folders that are links to one already listed are left out: it is the same folder.
+    """
+    seen: dict[Path, Path] = {}
     for agent in AGENTS.values():
         folder = agent.folder(root, global_=global_)
-        if folder not in seen:
-            seen.append(folder)
-    return seen
+        seen.setdefault(folder.resolve(), folder)
+    return list(seen.values())
+
+
+def check_inside(folder: Path, root: Path) -> None:
+    """Refuse `folder` when a link on the way to it from `root` leads outside `root`.
+
+    A link that stays inside (`.claude/skills -> ../.agents/skills`) is fine: writing through
+    it writes inside the project (or HOME) all the same.
+
+    Raises:
+        HubskillsError: a link leads outside `root`; nothing may be written through it.
+    """
+    base = root.resolve()
+    current = root
+    for part in folder.relative_to(root).parts:
+        current = current / part
+        if current.is_symlink() and not current.resolve().is_relative_to(base):
+            where = "your home folder" if base == Path.home().resolve() else "the project"
+            raise HubskillsError(
+                f"{current} is a link to {os.readlink(current)}, outside {where} ({root}); "
+                "hubskills never writes through it",
+                hint="replace the link with a real folder (or remove it), then pull again")
+        if not current.is_symlink() and not current.exists():
+            return  # nothing further down exists yet: it will be created inside
+
+
+def check_folders(scope_root: Path, agents: Iterable[Agent], *, global_: bool) -> None:
+    """Refuse when `.agents/skills` or a selected agent's folder leads outside `scope_root`.
+
+    Raises:
+        HubskillsError: see `check_inside`.
+    """
+    check_inside(scope_root / SKILLS_DIR, scope_root)
+    for folder in link_folders(agents, scope_root, global_=global_):
+        check_inside(folder, scope_root)
 
 
 # --- placing a skill folder where agents read it ----------------------------------------------

@@ -15,11 +15,9 @@ from typing import Any
 
 from registry.errors import HubskillsError
 from registry.format.skill import NAME_RE, content_hash
-from registry.install.agents import Transaction, all_folders, points_to
-from registry.install.download import Source, default_source
+from registry.install.agents import Transaction, all_folders, check_inside, points_to
 from registry.install.lockfile import LockEntry, Lockfile, Scope, is_hf_managed, read_marker
-from registry.stores import SkillStore
-from registry.stores.base import Resolved
+from registry.stores import Resolved, SkillStore
 
 StoreFor = Callable[[str], SkillStore]
 
@@ -177,6 +175,7 @@ def remove(project: Path, name: str, *, global_: bool = False) -> Removed:
     dest, lock = scope.skills_dir / name, Lockfile.read(scope.lock_path)
     if not NAME_RE.match(name) or len(name) > 64:
         raise HubskillsError(f"'{name}' is not a skill name", hint="hubskills list")
+    check_inside(scope.skills_dir, scope.root)
     present = dest.exists() or dest.is_symlink()
     if present and not dest.is_symlink() and is_hf_managed(dest):
         raise HubskillsError(f"{dest} is managed by `hf skills`; hubskills never touches it",
@@ -213,8 +212,9 @@ def _placed(scope: Scope, dest: Path, repo: str | None) -> list[Path]:
     found = []
     for folder in all_folders(scope.root, global_=scope.global_):
         path = folder / dest.name
-        if path == dest:
+        if path == dest or not (path.exists() or path.is_symlink()):
             continue
+        check_inside(folder, scope.root)
         if path.is_symlink():
             if points_to(path, dest):
                 found.append(path)
@@ -227,12 +227,9 @@ def _placed(scope: Scope, dest: Path, repo: str | None) -> list[Path]:
 
 def latest_checker(stores: StoreFor) -> Callable[[str, str], Resolved | None]:
     """A `latest(repo, registry)` for `list_installed`: None when offline or unknown."""
-    sources: dict[str, Source] = {}
-
     def latest(repo: str, registry: str) -> Resolved | None:
         try:
-            source = sources.setdefault(registry, default_source(stores(registry)))
-            return None if source.offline else source.resolve(repo, None)
+            return stores(registry).resolve(repo, None)
         except HubskillsError:
             return None
 

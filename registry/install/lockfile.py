@@ -25,7 +25,7 @@ from registry._io import atomic_write_text
 from registry.errors import HubskillsError
 from registry.format.skill import NAME_RE
 from registry.install.agents import SKILLS_DIR
-from registry.stores.base import check_repo_id
+from registry.stores.refs import check_repo_id
 
 MARKER_FILE = ".hubskills.json"
 HF_MARKER = ".hf-skill-manifest.json"

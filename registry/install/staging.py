@@ -16,51 +16,19 @@ import shutil
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from registry._io import make_temp_dir
 from registry.errors import InvalidSkill, UnsafeSkill
 from registry.format.skill import NAME_RE, SkillFormatError, content_hash, load_skill
 from registry.install.agents import STAGING_PREFIX, make_dirs, remove_empty
 from registry.install.lockfile import HF_MARKER, MARKER_FILE, Scope
-from registry.scan.scanner import Finding, ScanFailed, has_secrets, scan_folder
-from registry.stores.base import MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES, Resolved, check_relpath
-
-if TYPE_CHECKING:
-    from registry.install.download import Source
+from registry.scan import Finding, SizeLimits, check_findings, check_relpath, scan_folder
+from registry.stores import Resolved, SkillStore
 
 HOSTILE_HINT = "the repository is malformed or hostile; nothing was installed"
 
 
-@dataclass(frozen=True)
-class Limits:
-    """Hard caps on what a pull accepts, checked before download and again on disk."""
-
-    max_file_bytes: int = MAX_FILE_BYTES
-    max_total_bytes: int = MAX_TOTAL_BYTES
-    max_files: int = MAX_FILES
-
-    def check(self, sizes: list[tuple[str, int]]) -> None:
-        """Refuse a file list over the caps.
-
-        Raises:
-            UnsafeSkill: too many files, a file too large, or too many bytes in total.
-        """
-        if len(sizes) > self.max_files:
-            raise UnsafeSkill(f"the skill has {len(sizes)} files (max {self.max_files})",
-                              hint=HOSTILE_HINT)
-        total = 0
-        for rel, size in sizes:
-            total += size
-            if size > self.max_file_bytes:
-                raise UnsafeSkill(f"{rel} is {size} bytes (max {self.max_file_bytes} per file)",
-                                  hint=HOSTILE_HINT)
-        if total > self.max_total_bytes:
-            raise UnsafeSkill(f"the skill is {total} bytes (max {self.max_total_bytes})",
-                              hint=HOSTILE_HINT)
-
-
-def check_staged(root: Path, limits: Limits) -> int:
+def check_staged(root: Path, limits: SizeLimits) -> int:
     """Re-check a staged folder without following links; returns its number of files.
 
     Raises:
@@ -82,7 +50,7 @@ def check_staged(root: Path, limits: Limits) -> int:
                 raise UnsafeSkill(f"{rel} is not a regular file", hint=HOSTILE_HINT)
         if len(sizes) > limits.max_files:
             break
-    limits.check(sizes)
+    limits.check(sizes, hint=HOSTILE_HINT)
     return len(sizes)
 
 
@@ -100,13 +68,14 @@ class Staged:
     created: list[Path] = field(default_factory=list)
 
 
-def prepare(source: Source, repo: str, resolved: Resolved, scope: Scope, *, limits: Limits,
-            allow_risky: bool = False, dry_run: bool = False,
+def prepare(store: SkillStore, repo: str, resolved: Resolved, scope: Scope, *,
+            limits: SizeLimits, allow_risky: bool = False, dry_run: bool = False,
             expected_hash: str | None = None) -> Staged:
     """Fetch `resolved` into a fresh staging folder, then verify and scan it.
 
     The staging folder sits in `.agents/skills` (a system temp folder with `dry_run`) and is
-    removed again when anything is refused.
+    removed again when anything is refused. With `expected_hash` (a pin from skills.lock) the
+    store need not report a hash: the pin is the check.
 
     Raises:
         UnsafeSkill, InvalidSkill, ScanFailed: the revision is refused.
@@ -118,9 +87,10 @@ def prepare(source: Source, repo: str, resolved: Resolved, scope: Scope, *, limi
         make_dirs(scope.skills_dir, created)
         folder = make_temp_dir(STAGING_PREFIX, scope.skills_dir)
     try:
-        reported = source.fetch(repo, resolved.sha, folder, limits, expected_hash)
-        staged = _verify(folder, repo, resolved, reported, expected_hash, limits)
-        staged.notes[:0] = source.notes
+        fetched = store.fetch(repo, resolved.sha, folder, limits=limits,
+                              pinned_hash=expected_hash)
+        staged = _verify(folder, repo, resolved, fetched.reported_hash, expected_hash, limits)
+        staged.notes[:0] = list(dict.fromkeys([*resolved.notes, *fetched.notes]))
         staged.findings = _scan(folder, repo, resolved.sha, allow_risky)
         staged.created = created
         return staged
@@ -131,7 +101,7 @@ def prepare(source: Source, repo: str, resolved: Resolved, scope: Scope, *, limi
 
 
 def _verify(folder: Path, repo: str, resolved: Resolved, reported: str | None,
-            expected: str | None, limits: Limits) -> Staged:
+            expected: str | None, limits: SizeLimits) -> Staged:
     where = f"{repo}@{resolved.sha[:12]}"
     check_staged(folder, limits)
     for forged in (MARKER_FILE, HF_MARKER):
@@ -170,25 +140,12 @@ def _verify(folder: Path, repo: str, resolved: Resolved, reported: str | None,
 
 def _scan(folder: Path, repo: str, sha: str, allow_risky: bool) -> list[Finding]:
     findings = scan_folder(folder)
-    where = f"{repo}@{sha[:12]}"
-    if has_secrets(findings):
-        secrets = [f for f in findings if f.code.startswith("secret-")]
-        raise ScanFailed(f"{where} contains secrets ({_describe(secrets)}); secrets are never "
-                         "installed", findings=secrets, threshold="high",
-                         hint="tell the publisher to revoke the token and republish")
-    high = [f for f in findings if f.severity == "high"]
-    if high and not allow_risky:
-        raise ScanFailed(f"{where} has {len(high)} high-severity finding(s): {_describe(high)}",
-                         findings=high, threshold="high",
-                         hint=f"review them (hubskills pull {repo}@{sha[:12]} --dry-run), then "
+    check_findings(findings, subject=f"{repo}@{sha[:12]}", action="installed",
+                   allow_risky=allow_risky,
+                   secret_hint="tell the publisher to revoke the token and republish",
+                   risky_hint=f"review them (hubskills pull {repo}@{sha[:12]} --dry-run), then "
                               "add --allow-risky to install anyway")
     return findings
-
-
-def _describe(findings: list[Finding], limit: int = 3) -> str:
-    shown = [f"{f.path}{':' + str(f.line) if f.line else ''} {f.code}" for f in findings[:limit]]
-    more = f" and {len(findings) - limit} more" if len(findings) > limit else ""
-    return "; ".join(shown) + more
 
 
 def _cleanup_staging(folder: Path) -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from registry.scan._doc import Doc, Finding, clip
+from registry.scan._doc import Doc, clip
+from registry.scan.findings import Finding
 
 _FETCH = r"(?:curl|wget)\b"
 # `| sh`, `| sudo -E bash`, `| python3 -`; not `|| sh x`, `| python -m json.tool`, `| shasum`.

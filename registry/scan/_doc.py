@@ -17,28 +17,13 @@ import bisect
 import posixpath
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Literal
 
-Severity = Literal["high", "medium", "low", "info"]
-SEVERITIES: tuple[Severity, ...] = ("high", "medium", "low", "info")
-RANK = {"high": 3, "medium": 2, "low": 1, "info": 0}
+from registry.scan.findings import Finding, Severity
 
 PROSE_EXT = {".md", ".markdown", ".mdx", ".txt", ".rst"}
 SCRIPT_EXT = {".sh", ".bash", ".zsh", ".fish", ".py", ".js", ".mjs", ".cjs", ".ts", ".ps1",
               ".psm1", ".rb", ".pl", ".php", ".bat", ".cmd", ".lua"}
 _WARNING_WORDS = re.compile(r"\b(?:never|don't|do not|avoid|instead of|dangerous|unsafe)\b", re.I)
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One finding: a stable rule `code`, its severity, and where (posix path inside the skill)."""
-
-    code: str
-    severity: Severity
-    message: str
-    path: str
-    line: int | None = None
 
 
 class Doc:

@@ -13,7 +13,8 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
-from registry.scan._doc import Doc, Finding
+from registry.scan._doc import Doc
+from registry.scan.findings import Finding
 
 # Zero-width, bidi and tag characters. ZWJ/ZWNJ pass only between two visible non-ASCII
 # characters (emoji sequences, Persian, Indic scripts); next to ASCII or each other they hide text.

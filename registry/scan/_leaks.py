@@ -14,7 +14,8 @@ import bisect
 import re
 from collections.abc import Iterable, Iterator
 
-from registry.scan._doc import Doc, Finding
+from registry.scan._doc import Doc
+from registry.scan.findings import Finding
 
 _KEY_FILES = (r"~/\.ssh\b(?![\w/.-]*\.pub\b)|\$HOME/\.ssh\b(?![\w/.-]*\.pub\b)"
               r"|\.ssh/(?![\w/.-]*\.pub\b)|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub)"

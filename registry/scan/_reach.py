@@ -6,7 +6,8 @@ import posixpath
 import re
 from collections.abc import Iterator
 
-from registry.scan._doc import Doc, Finding, clip
+from registry.scan._doc import Doc, clip
+from registry.scan.findings import Finding
 
 _LINK = re.compile(r"\]\([ \t]*<?([^()\[\]\s>]+)|\b(?:src|href)=[\"']([^\"']+)"
                    r"|^ {0,3}\[[^\]\n]+\]:[ \t]*<?([^\s>]+)", re.M)

@@ -1,9 +1,8 @@
-"""Security scanner for skill folders: hidden text, download-and-run, exfiltration, secrets, layout.
+"""Scan a skill folder: layout rules for every entry, content rules for every text file.
 
 A scan reports findings; it never proves a skill safe. Symlinks are reported, never followed; the
-walk stops at the first exceeded limit; regexes are compiled once and stay linear on hostile input.
-The content rules live in private modules by concern (`_hidden`, `_commands`, `_leaks`, `_reach`);
-what each severity means is in `_doc`.
+walk stops at the first exceeded limit (`SCAN_LIMITS`). The content rules live in `rules.py`, the
+policy that turns findings into a refusal in `policy.py`.
 """
 
 from __future__ import annotations
@@ -11,107 +10,28 @@ from __future__ import annotations
 import os
 import posixpath
 import stat
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
 
-from registry.errors import InvalidSkill, UnsafeSkill
-from registry.scan import _commands, _hidden, _leaks, _reach
-from registry.scan._doc import RANK, SEVERITIES, Doc, Finding, Severity
+from registry.errors import InvalidSkill
+from registry.scan.findings import Finding, Severity, has_secrets, sort_key, summarize, worst
+from registry.scan.limits import SCAN_LIMITS, SizeLimits
+from registry.scan.policy import ScanFailed, check_findings
+from registry.scan.rules import scan_text
 
-_MAX_PER_CODE = 20  # per file; the rest collapse into one "N more" finding
-_MAX_PER_RULE = 1000  # bounds the work a hostile file can cause; counts past it are "N+ more"
-__all__ = ["SEVERITIES", "Finding", "ScanFailed", "ScanLimits", "Severity", "check_findings",
-           "has_secrets", "scan_folder", "scan_text", "summarize", "worst"]
+__all__ = ["Finding", "ScanFailed", "Severity", "check_findings", "has_secrets", "scan_folder",
+           "scan_text", "summarize", "worst"]
 
-
-@dataclass(frozen=True)
-class ScanLimits:
-    """Bounds on what a scan reads; exceeding one is itself a high finding."""
-
-    max_file_bytes: int = 1_000_000
-    max_total_bytes: int = 20_000_000
-    max_files: int = 500
-
-
-class ScanFailed(UnsafeSkill):
-    """A scan found something at or above the severity the caller refuses."""
-
-    def __init__(self, message: str, *, findings: list[Finding], threshold: Severity,
-                 hint: str | None = None) -> None:
-        super().__init__(message, hint=hint)
-        self.findings = findings
-        self.threshold = threshold
-
-
-def summarize(findings: Iterable[Finding]) -> dict[str, int]:
-    """Count findings per severity; every severity is present, zero or not."""
-    counts = dict.fromkeys(SEVERITIES, 0)
-    for finding in findings:
-        counts[finding.severity] += 1
-    return counts
-
-
-def worst(findings: Iterable[Finding]) -> Severity | None:
-    """Return the highest severity among the findings, or None when there are none."""
-    return max((f.severity for f in findings), key=RANK.__getitem__, default=None)
-
-
-def has_secrets(findings: Iterable[Finding]) -> bool:
-    """Tell whether any finding is a committed credential (publish refuses these outright)."""
-    return any(f.code.startswith("secret-") for f in findings)
-
-
-def check_findings(findings: list[Finding], fail_on: Severity = "high") -> None:
-    """Raise `ScanFailed` when a finding is at or above `fail_on`; return quietly otherwise."""
-    blocking = [f for f in findings if RANK[f.severity] >= RANK[fail_on]]
-    if blocking:
-        raise ScanFailed(f"{len(blocking)} finding(s) at or above {fail_on} severity.",
-                         findings=blocking, threshold=fail_on,
-                         hint="Fix or remove the files listed above; --fail-on sets the bar.")
-
-
-# --- content rules (one private module per concern) -------------------------------------------
-
-_RULES: tuple[Callable[[Doc], Iterator[Finding]], ...] = (
-    _hidden.hidden_unicode, _hidden.comments, _commands.exec_patterns, _commands.destructive,
-    _commands.base64_blobs, _leaks.exfiltration, _leaks.secrets, _reach.allowed_tools,
-    _reach.links_outside)
-
-
-def scan_text(path: str, text: str) -> list[Finding]:
-    """Run the content rules on one file's text; `path` is the posix path inside the skill."""
-    doc = Doc(path, text)
-    findings: list[Finding] = []
-    per_code: dict[str, list[Finding]] = {}
-    for rule in _RULES:
-        for finding in islice(rule(doc), _MAX_PER_RULE):
-            per_code.setdefault(finding.code, []).append(finding)
-    for code, found in per_code.items():
-        findings += found[:_MAX_PER_CODE]
-        if len(found) > _MAX_PER_CODE:
-            more = f"{len(found) - _MAX_PER_CODE}{'+' if len(found) >= _MAX_PER_RULE else ''}"
-            findings.append(Finding(code, found[0].severity, f"{more} more '{code}' findings "
-                                    "not listed", path))
-    return sorted(findings, key=_sort_key)
-
-
-def _sort_key(f: Finding) -> tuple[str, int, int, str]:
-    return (f.path, f.line or 0, -RANK[f.severity], f.code)
-
-
-# --- folder walk -----------------------------------------------------------------------------
 
 _IMAGE_MAGIC = {".png": b"\x89PNG", ".jpg": b"\xff\xd8\xff", ".jpeg": b"\xff\xd8\xff",
                 ".gif": b"GIF8", ".webp": b"RIFF", ".ico": b"\x00\x00\x01\x00"}
 _BINARY_EXT = set(".exe .dll .so .dylib .bin .o .a .pyc .pyo .class .jar .war .wasm .zip .tar .gz"
                   " .tgz .bz2 .xz .7z .rar .whl .egg .deb .rpm .msi .dmg .iso .apk .pkl .pickle"
                   " .pt .pth .ckpt .npy .npz .elf .com .scr".split())
-_DEFAULT_LIMITS = ScanLimits()
 
 
-def scan_folder(root: Path, limits: ScanLimits = _DEFAULT_LIMITS) -> list[Finding]:
+def scan_folder(root: Path, limits: SizeLimits = SCAN_LIMITS) -> list[Finding]:
     """Scan a skill folder: layout rules for every entry, content rules for every text file.
 
     Symlinks inside the folder are reported, never followed. `root` itself may be a link (agents
@@ -144,7 +64,7 @@ def scan_folder(root: Path, limits: ScanLimits = _DEFAULT_LIMITS) -> list[Findin
             findings.append(Finding("unsafe-filename", "medium",
                                     "file name holds control or invisible characters", shown))
         findings += _entry_findings(shown, full, st, limits)
-    return sorted(findings, key=_sort_key)
+    return sorted(findings, key=sort_key)
 
 
 def _walk(root: str, max_entries: int) -> Iterator[tuple[str, str, os.stat_result | None]]:
@@ -171,7 +91,7 @@ def _walk(root: str, max_entries: int) -> Iterator[tuple[str, str, os.stat_resul
         stack.extend(reversed(dirs))
 
 
-def _entry_findings(rel: str, full: str, st: os.stat_result, limits: ScanLimits) -> list[Finding]:
+def _entry_findings(rel: str, full: str, st: os.stat_result, limits: SizeLimits) -> list[Finding]:
     if stat.S_ISLNK(st.st_mode):
         target = os.readlink(full)  # reads the link itself, never what it points to
         inside = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target))

@@ -1,38 +1,33 @@
-"""A cross-process lock (`fcntl.flock` on a lock file) that one process may re-enter."""
+"""A cross-process lock on a lock file that one thread may re-enter (portable: `filelock`)."""
 
 from __future__ import annotations
 
-import fcntl
-import os
 import threading
 from pathlib import Path
+
+from filelock import FileLock
 
 
 class StoreLock:
     """Exclusive lock over a store folder: threads of one process and other processes wait.
 
     Re-entrant within a thread, so a locked operation may call another (seeding publishes).
-    flock is released by the kernel if the process dies, so a crash never leaves it held.
+    Threads of this process wait on an `RLock` (handed over at once); other processes wait on
+    the file lock, which the OS releases if the holder dies, so a crash never leaves it held.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._thread_lock = threading.RLock()
         self._depth = 0
-        self._fd: int | None = None
+        self._file_lock = FileLock(path, thread_local=False, preserve_lock_file=True)
 
     def __enter__(self) -> StoreLock:
         self._thread_lock.acquire()
         try:
             if self._depth == 0:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX)
-                except BaseException:
-                    os.close(fd)
-                    raise
-                self._fd = fd
+                self._file_lock.acquire()
             self._depth += 1
         except BaseException:
             self._thread_lock.release()
@@ -41,8 +36,8 @@ class StoreLock:
 
     def __exit__(self, *exc: object) -> None:
         self._depth -= 1
-        if self._depth == 0 and self._fd is not None:
-            fd, self._fd = self._fd, None
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
-        self._thread_lock.release()
+        try:
+            if self._depth == 0:
+                self._file_lock.release()
+        finally:
+            self._thread_lock.release()

@@ -89,3 +89,10 @@ def card_fields(meta: dict[str, Any], repo: str) -> dict[str, Any]:
         "license": None if license_value is None else str(license_value),
         "tags": [str(t) for t in tags],
     }
+
+
+def reported_hash(meta: dict[str, Any]) -> str | None:
+    """The content hash a card's metadata reports for its revision (None when absent)."""
+    block = meta.get("hubskills")
+    value = block.get("content_hash") if isinstance(block, dict) else None
+    return str(value) if value else None

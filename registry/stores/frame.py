@@ -11,14 +11,11 @@ matches the files is rebuilt.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import io
 import json
 import logging
-import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -27,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 import pyarrow.parquet as pq
+from filelock import FileLock
 
 from registry._io import atomic_write_bytes
 from registry.errors import RegistryError
@@ -221,12 +219,6 @@ def _clear(cache_dir: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def _locked(path: Path) -> FileLock:
     """An exclusive cross-process lock held while the cache is read and updated."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
+    return FileLock(path, preserve_lock_file=True)

@@ -1,116 +1,91 @@
 """`HubStore`: skills as Hugging Face model repos, eval results as a dataset repo.
 
-The only library module that imports `huggingface_hub`; every Hub error is translated into
-ours here (`_errors`). A skill is the model repo `ns/name`: publish is one `upload_folder`
-commit guarded by `parent_commit` (retried on a stale parent) of the skill's files plus the
-generated card, then a `v<version>` tag on that commit. Results go to one dataset repo
-(`settings.results_repo`, else `<namespace or your user>/hubskills-evals`) as one immutable
-file per run, added by `create_commit` without a parent (appends never conflict), with bounded
-retries on 409/429/5xx and transport errors. `HfApi` gets the endpoint and token explicitly.
+Every Hub call goes through `registry.hub.HubClient`; its typed errors are caught here when one
+means something (a missing repo on first publish, a stale parent, an existing tag) and turned
+into user errors at this edge (`user_errors`). A skill is the model repo `ns/name`. Publish
+reads the tags, the files at `main` and the results summary at once, then makes one commit
+guarded by `parent_commit` (retried when `main` moved) of the skill's files plus the generated
+card, and tags it `v<version>`. A version ref is resolved and listed in one request. Fetch
+checks the listing against the size limits before anything is downloaded, then downloads with
+`snapshot_download` into the HF cache at `HUBSKILLS_HOME/hub-cache`. Offline (`HF_HUB_OFFLINE=1`)
+or once the endpoint proved unreachable, pulls are answered by that cache alone; what it lacks
+raises `RegistryUnavailable` (a `FallbackStore` may then ask the local registry). Results go to
+one dataset repo as one immutable file per run (see `hub_results.py`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import itertools
 import logging
-import tempfile
-import time
-from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
-
-from huggingface_hub import CommitOperationAdd, HfApi, get_token
-from huggingface_hub.errors import (
-    HfHubHTTPError,
-    LocalEntryNotFoundError,
-    OfflineModeIsEnabled,
-    RemoteEntryNotFoundError,
-    RepositoryNotFoundError,
-    RevisionNotFoundError,
-)
-from huggingface_hub.hf_api import ModelInfo, RepoFile
-from huggingface_hub.utils import httpx
+from typing import TYPE_CHECKING, Any
 
 from registry.config import Settings
-from registry.errors import (
-    MissingCredentials,
-    RegistryError,
-    SkillNotFound,
-    VersionExists,
-    VersionNotFound,
+from registry.errors import MissingCredentials, RegistryUnavailable, VersionExists
+from registry.evaluation.results import ResultRow, RunManifest
+from registry.format.skill import load_skill
+from registry.hub import (
+    Conflict,
+    HubClient,
+    HubError,
+    RemoteFile,
+    RepoInfo,
+    RepoNotFound,
+    StaleParent,
+    Unreachable,
+    offline_mode,
+    reachable,
+    user_errors,
+    with_retry,
 )
-from registry.evaluation.results import ResultRow, RunManifest, iter_rows, rows_to_jsonl
-from registry.format.skill import content_hash, load_skill
+from registry.hub.client import ATTEMPTS, RETRY_STATUSES, backoff
+from registry.hub.errors import LOGIN_HINT
+from registry.scan import STORE_LIMITS, SizeLimits, check_relpath, write_file
 from registry.stores.base import (
-    CARD_FILE,
-    SORTS,
+    Fetched,
     LiftKey,
     Published,
     Resolved,
-    SizeBudget,
     SkillInfo,
     VersionInfo,
-    check_relpath,
-    check_repo_id,
+    check_sort,
+    sort_infos,
+)
+from registry.stores.card import (
+    SKILL_TAG,
+    card_fields,
+    parse_card,
+    render_card,
+    reported_hash,
+    with_evals,
+)
+from registry.stores.files import (
+    CARD_FILE,
+    HOSTILE_HINT,
+    RESERVED_ROOT_FILES,
     is_card_path,
+    require_empty,
+    skill_files,
+)
+from registry.stores.hub_results import HubResults
+from registry.stores.refs import (
+    check_repo_id,
+    is_full_sha,
+    is_version,
     normalize_version,
     resolve_ref,
-    skill_files,
-    sort_infos,
     tag_for,
     version_tags,
-    write_file,
 )
-from registry.stores.card import SKILL_TAG, card_fields, parse_card, render_card, with_evals
-from registry.stores.dataset import (
-    DEFAULT_RESULTS_NAME,
-    RESULTS_DIR,
-    card_is_current,
-    dataset_card,
-    matches_skill,
-    results_path,
-    stamp_rows,
-)
-from registry.stores.summary import latest_summary, mean_lift
+from registry.stores.summary import mean_lift
 
 if TYPE_CHECKING:
     import pandas as pd
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
-RETRY_STATUSES = frozenset({409, 429, 500, 502, 503, 504})
-ATTEMPTS = 5
 MAX_LISTED = 1000
-LOGIN_HINT = "hf auth login  or  export HF_TOKEN=..."
-
-
-def _status(err: HfHubHTTPError) -> int | None:
-    response = getattr(err, "response", None)
-    return getattr(response, "status_code", None)
-
-
-def _backoff(attempt: int) -> None:
-    time.sleep(min(0.25 * 2**attempt, 4.0))
-
-
-def with_retry(call: Callable[[], T], *, statuses: frozenset[int] = RETRY_STATUSES,
-               attempts: int = ATTEMPTS) -> T:
-    """Call `call`, retrying with backoff on the given HTTP statuses and transport errors."""
-    for attempt in range(attempts):
-        try:
-            return call()
-        except HfHubHTTPError as err:
-            if _status(err) not in statuses or attempt == attempts - 1:
-                raise
-            log.info("Hub answered %s; retrying (%d/%d)", _status(err), attempt + 1, attempts)
-        except httpx.TransportError:
-            if attempt == attempts - 1:
-                raise
-        _backoff(attempt)
-    raise AssertionError("unreachable")
+Listing = tuple[list[RemoteFile], str | None]
 
 
 class HubStore:
@@ -118,71 +93,58 @@ class HubStore:
 
     kind = "hub"
 
-    def __init__(self, settings: Settings, api: HfApi | None = None) -> None:
+    def __init__(self, settings: Settings, client: HubClient | None = None) -> None:
         self.settings = settings
-        self.api = api or HfApi(endpoint=settings.hf_endpoint, token=settings.hf_token)
+        self.endpoint = settings.hf_endpoint
         self.cache_dir = settings.home / "hub-cache"
-        self._results_repo = settings.results_repo
-        self._dataset_ready = False
+        self.client = client or HubClient(self.endpoint, settings.hf_token, self.cache_dir)
+        self.results = HubResults(self.client, configured=settings.results_repo,
+                                  namespace=self._results_namespace,
+                                  cache_dir=self.cache_dir / "frame")
+        self._unreachable = False
+        self._listings: dict[tuple[str, str], Listing] = {}
+        self._pool: ThreadPoolExecutor | None = None
+
+    def _threads(self) -> ThreadPoolExecutor:
+        """Threads for requests that do not depend on each other (made once, then reused)."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(4, thread_name_prefix="hubskills-hub")
+        return self._pool
 
     # -- plumbing ---------------------------------------------------------------------------
 
+    @property
+    def offline(self) -> bool:
+        """HF_HUB_OFFLINE is set, or a request found the endpoint unreachable."""
+        return self.settings.offline or offline_mode() or self._unreachable
+
+    def _why_offline(self) -> str:
+        return "unreachable" if self._unreachable else "offline (HF_HUB_OFFLINE=1)"
+
+    def _cache_note(self) -> str:
+        return f"the Hub ({self.endpoint}) is {self._why_offline()}; using the HF cache"
+
     def _online(self) -> None:
-        if self.settings.offline:
-            raise RegistryError("the Hub registry is not available offline (HF_HUB_OFFLINE=1)",
-                                hint="add --registry local, or unset HF_HUB_OFFLINE")
+        if self.settings.offline or offline_mode():
+            raise RegistryUnavailable("the Hub registry is not available offline "
+                                      "(HF_HUB_OFFLINE=1)",
+                                      hint="add --registry local, or unset HF_HUB_OFFLINE")
 
     def _write_token(self) -> None:
         self._online()
-        if not (self.settings.hf_token or self.api.token or get_token()):
+        if not self.client.has_token():
             raise MissingCredentials("writing to the Hub needs a Hugging Face token",
                                      variable="HF_TOKEN", hint=LOGIN_HINT)
-
-    @contextlib.contextmanager
-    def _errors(self, repo: str | None, what: str = "skill") -> Iterator[None]:
-        """Translate Hub and transport errors into hubskills errors with hints."""
-        endpoint = self.settings.hf_endpoint
-        try:
-            yield
-        except RepositoryNotFoundError as err:
-            if what == "dataset":
-                raise RegistryError(f"no results dataset '{repo}' on {endpoint}",
-                                    hint="set HUBSKILLS_RESULTS_REPO=ns/name") from err
-            name = (repo or "NAME").split("/")[-1]
-            raise SkillNotFound(f"no skill '{repo}' on {endpoint}",
-                                hint=f"hubskills search {name}") from err
-        except RevisionNotFoundError as err:
-            raise VersionNotFound(f"{repo} has no such revision on {endpoint}",
-                                  hint=f"hubskills versions {repo}") from err
-        except RemoteEntryNotFoundError as err:
-            raise RegistryError(f"a file is missing from {repo} on {endpoint}",
-                                hint=f"hubskills versions {repo}") from err
-        except (OfflineModeIsEnabled, LocalEntryNotFoundError) as err:
-            raise RegistryError(f"cannot reach {endpoint}: offline mode, or not cached",
-                                hint="retry online, or add --registry local") from err
-        except HfHubHTTPError as err:
-            status = _status(err)
-            if status in (401, 403):
-                raise MissingCredentials(
-                    f"{endpoint} answered {status}: the token is missing, invalid, or cannot "
-                    f"write to {repo or 'the repository'}", variable="HF_TOKEN",
-                    hint=LOGIN_HINT) from err
-            first = str(err).splitlines()[0] if str(err) else type(err).__name__
-            raise RegistryError(f"{endpoint} answered {status}: {first}",
-                                hint="retry later (HUBSKILLS_DEBUG=1 shows details)") from err
-        except httpx.TransportError as err:
-            raise RegistryError(f"cannot reach {endpoint} ({type(err).__name__})",
-                                hint="check the network, or add --registry local") from err
 
     def default_namespace(self) -> str:
         """`settings.namespace`, else the token's user name."""
         if self.settings.namespace:
             return self.settings.namespace
         self._write_token()
-        with self._errors(None):
-            return str(self.api.whoami()["name"])
+        with user_errors():
+            return self.client.whoami()
 
-    # -- skills -----------------------------------------------------------------------------
+    # -- publish ----------------------------------------------------------------------------
 
     def publish(self, skill_dir: Path, *, repo: str, version: str, private: bool = False,
                 message: str | None = None) -> Published:
@@ -195,251 +157,228 @@ class HubStore:
         self._write_token()
         check_repo_id(repo)
         skill = load_skill(skill_dir)
-        files = skill_files(skill)
-        budget = SizeBudget()
-        for rel, full in files:
-            budget.take(rel, full.stat().st_size)
+        files = {rel: full.read_bytes() for rel, full in skill_files(skill)}
         version, tag = normalize_version(version), tag_for(version)
-        with self._errors(repo), tempfile.TemporaryDirectory(prefix="hubskills-") as tmp:
-            self._refuse_tag(repo, tag, skill_dir)
-            self.api.create_repo(repo, private=private, exist_ok=True)
-            staging = Path(tmp)
-            for rel, full in files:
-                write_file(staging, rel, full.read_bytes())
+        with user_errors():
+            summary = self._threads().submit(self._latest_summary, repo)
+            head = self._head(repo, tag, skill_dir)
             card = render_card(skill, repo=repo, version=version,
-                               content_hash=content_hash(staging),
-                               summary=latest_summary(self.results_frame(), repo))
-            (staging / CARD_FILE).write_text(card, encoding="utf-8")
-            sha = self._commit_folder(repo, staging, message or f"Publish {tag}", tag, skill_dir)
-            self._create_tag(repo, tag, sha, skill_dir)
-        return Published(repo, version, tag, sha, f"{self.settings.hf_endpoint}/{repo}")
-
-    def _refuse_tag(self, repo: str, tag: str, skill_dir: Path) -> None:
-        try:
-            tags = {t.name for t in self.api.list_repo_refs(repo).tags}
-        except RepositoryNotFoundError:
-            return
-        if tag in tags:
-            raise VersionExists(f"{repo} {tag} already exists; versions are immutable",
-                                hint=f"hubskills publish {skill_dir} --bump patch")
-
-    def _commit_folder(self, repo: str, staging: Path, message: str, tag: str,
-                       skill_dir: Path) -> str:
-        """One commit replacing the repo's files with `staging`; a stale parent is retried."""
-        for attempt in range(ATTEMPTS):
-            head = self.api.model_info(repo).sha
+                               content_hash=skill.content_hash(), summary=summary.result())
+            files[CARD_FILE] = card.encode("utf-8")
+            sha = self._commit(repo, files, head, message or f"Publish {tag}", tag, skill_dir,
+                               private)
             try:
-                info = self.api.upload_folder(
-                    repo_id=repo, folder_path=staging, commit_message=message,
-                    parent_commit=head, delete_patterns="*")
-                return info.oid
-            except HfHubHTTPError as err:
-                if _status(err) not in RETRY_STATUSES | {412} or attempt == ATTEMPTS - 1:
-                    raise
-                log.info("commit to %s answered %s; retrying", repo, _status(err))
-            _backoff(attempt)
-            self._refuse_tag(repo, tag, skill_dir)  # someone may have published meanwhile
-        raise AssertionError("unreachable")
-
-    def _create_tag(self, repo: str, tag: str, sha: str, skill_dir: Path) -> None:
-        try:
-            self.api.create_tag(repo, tag=tag, revision=sha)
-        except HfHubHTTPError as err:
-            if _status(err) == 409:
+                self.client.create_tag(repo, tag, sha)
+            except Conflict as err:
                 raise VersionExists(f"{repo} {tag} was created concurrently; versions are "
                                     "immutable", hint=f"hubskills publish {skill_dir} "
                                     "--bump patch") from err
-            raise
+        return Published(repo, version, tag, sha, f"{self.endpoint}/{repo}")
 
-    def _refs(self, repo: str) -> tuple[dict[str, str], str | None]:
-        refs = self.api.list_repo_refs(repo)
-        main = next((b.target_commit for b in refs.branches if b.name == "main"), None)
-        return {t.name: t.target_commit for t in refs.tags}, main
+    def _head(self, repo: str, tag: str, skill_dir: Path) -> RepoInfo | None:
+        """`main` and its files (None for a new repo); refuses `tag` if it exists."""
+        try:
+            refs = self.client.refs(repo)
+        except RepoNotFound:
+            return None
+        if tag in refs.tags:
+            raise VersionExists(f"{repo} {tag} already exists; versions are immutable",
+                                hint=f"hubskills publish {skill_dir} --bump patch")
+        if refs.main is None:
+            return None
+        return RepoInfo(repo, refs.main, self.client.tree(repo, None, refs.main))
+
+    def _commit(self, repo: str, files: dict[str, bytes], head: RepoInfo | None, message: str,
+                tag: str, skill_dir: Path, private: bool) -> str:
+        """One commit replacing the repo's files with `files`; a moved `main` is retried."""
+        for attempt in range(ATTEMPTS):
+            if head is None:
+                self.client.create_repo(repo, private=private)
+            gone = [f.path for f in head.files if f.path not in files
+                    and f.path not in RESERVED_ROOT_FILES] if head else []
+            try:
+                return self.client.commit(repo, files, deletes=gone, message=message,
+                                          parent=head.sha if head else None)
+            except HubError as err:  # main moved (412), or busy (409, 429, 5xx): try again
+                retryable = isinstance(err, StaleParent) or err.status in RETRY_STATUSES
+                if not retryable or attempt == ATTEMPTS - 1:
+                    raise
+                log.info("commit to %s answered %s; retrying", repo, err.status)
+            backoff(attempt)
+            head = self._head(repo, tag, skill_dir)  # someone may have published meanwhile
+        raise AssertionError("unreachable")
+
+    # -- resolve and fetch ------------------------------------------------------------------
 
     def versions(self, repo: str) -> list[VersionInfo]:
         """Published versions, newest first, dated by their commits."""
         self._online()
-        with self._errors(repo):
-            tags, _ = self._refs(repo)
-            tagged = version_tags(tags)
-            dates = {c.commit_id: c.created_at.isoformat()
-                     for c in self.api.list_repo_commits(repo)} if tagged else {}
+        check_repo_id(repo)
+        with user_errors():
+            tagged = version_tags(self.client.refs(repo).tags)
+            dates = self.client.commit_dates(repo) if tagged else {}
         return [VersionInfo(v, tag, sha, dates.get(sha)) for v, tag, sha in tagged]
 
     def resolve(self, repo: str, ref: str | None = None) -> Resolved:
-        """Resolve latest / version / `main` / sha / sha prefix (see `base.resolve_ref`)."""
-        self._online()
-        check_repo_id(repo)
-        with self._errors(repo):
-            tags, main = self._refs(repo)
-            return resolve_ref(repo, ref, tags=tags, main=main, commits=lambda: [
-                c.commit_id for c in self.api.list_repo_commits(repo)])
+        """Resolve latest / version / `main` / sha / sha prefix (see `refs.resolve_ref`).
 
-    def fetch(self, repo: str, sha: str, dest: Path) -> Path:
+        A version is resolved and its files listed in one request. Offline, only a full sha
+        whose listing is in the HF cache resolves.
+
+        Raises:
+            SkillNotFound, VersionNotFound: no such skill or ref.
+            RegistryUnavailable: offline or unreachable, and the cache cannot answer.
+        """
+        check_repo_id(repo)
+        with user_errors():
+            if not self.offline:
+                try:
+                    return self._resolve_online(repo, ref)
+                except Unreachable:
+                    self._unreachable = True
+            return self._resolve_cached(repo, ref)
+
+    def _resolve_online(self, repo: str, ref: str | None) -> Resolved:
+        if ref and is_version(ref):
+            info = self.client.repo_info(repo, tag_for(ref), files=True)
+            self._listings[(repo, info.sha)] = (info.files, reported_hash(info.card_data))
+            return Resolved(repo, info.sha, normalize_version(ref), ref)
+        refs = self.client.refs(repo)
+        return resolve_ref(repo, ref, tags=refs.tags, main=refs.main,
+                           commits=lambda: list(self.client.commit_dates(repo)))
+
+    def _resolve_cached(self, repo: str, ref: str | None) -> Resolved:
+        wanted = (ref or "latest").lower()
+        if is_full_sha(wanted) and self.client.cached_files(repo, wanted) is not None:
+            return Resolved(repo, wanted, None, ref or wanted, notes=(self._cache_note(),))
+        raise RegistryUnavailable(f"the Hub ({self.endpoint}) is {self._why_offline()}, and "
+                                  f"{repo}@{ref or 'latest'} is not in the HF cache",
+                                  hint="retry online, or pin a full sha pulled before")
+
+    def fetch(self, repo: str, sha: str, dest: Path, *, limits: SizeLimits = STORE_LIMITS,
+              pinned_hash: str | None = None) -> Fetched:
         """Download the skill's files at `sha` into the empty folder `dest`, each path checked.
+
+        The listing (from `resolve`, one request, or the HF cache) is checked against `limits`
+        before anything is downloaded. With `pinned_hash` and the listing cached, the Hub is
+        not asked for the card's hash: the caller's pin is the check.
 
         Raises:
             UnsafeSkill: an unsafe path, or files over the size limits (before any download).
+            RegistryUnavailable: offline or unreachable, and the revision is not cached.
         """
-        self._online()
-        with self._errors(repo):
-            tree = [e for e in self.api.list_repo_tree(repo, revision=sha, recursive=True)
-                    if isinstance(e, RepoFile)]
-            wanted = [e for e in tree if not is_card_path(check_relpath(e.path))]
-            budget = SizeBudget()
-            for entry in wanted:
-                budget.take(entry.path, entry.size)
-            dest.mkdir(parents=True, exist_ok=True)
-            if any(dest.iterdir()):
-                raise RegistryError(f"{dest} is not empty; fetch needs an empty staging folder")
-            for entry in wanted:
-                local = self.api.hf_hub_download(repo, entry.path, revision=sha,
-                                                 cache_dir=self.cache_dir)
-                write_file(dest, entry.path, Path(local).read_bytes())
-        return dest
+        with user_errors():
+            files, reported = self._listing(repo, sha, pinned=pinned_hash is not None)
+            wanted = [f for f in files if not is_card_path(check_relpath(f.path))]
+            limits.check([(f.path, f.size) for f in wanted], hint=HOSTILE_HINT)
+            require_empty(dest)
+            for rel, data in self.client.read_snapshot(
+                    repo, sha, [f.path for f in wanted], offline=self.offline,
+                    max_file_bytes=limits.max_file_bytes, ignore=sorted(RESERVED_ROOT_FILES)):
+                write_file(dest, rel, data)
+        notes = (self._cache_note(),) if self.offline else ()
+        return Fetched(dest, [f.path for f in wanted], reported, notes)
+
+    def _listing(self, repo: str, sha: str, *, pinned: bool) -> Listing:
+        """The files at `sha` and the content hash the card reports (None from the cache)."""
+        if (repo, sha) in self._listings:
+            return self._listings[(repo, sha)]
+        if self.offline or pinned:
+            cached = self.client.cached_files(repo, sha)
+            if cached is not None:
+                return cached, None
+        if not self.offline:
+            try:
+                if pinned:  # the caller's pin is the check: the file tree alone will do
+                    return self.client.tree(repo, None, sha), None
+                info = self.client.repo_info(repo, sha, files=True)
+                self._listings[(repo, sha)] = (info.files, reported_hash(info.card_data))
+                return self._listings[(repo, sha)]
+            except Unreachable:
+                self._unreachable = True
+        raise RegistryUnavailable(f"the Hub ({self.endpoint}) is {self._why_offline()}, and "
+                                  f"{repo}@{sha[:12]} is not in the HF cache",
+                                  hint="retry online, or pull from --registry local")
+
+    # -- browse -----------------------------------------------------------------------------
 
     def search(self, query: str = "", *, sort: str = "downloads", limit: int = 50,
                lift_key: LiftKey | None = None) -> list[SkillInfo]:
-        """`list_models(filter="agent-skill")`, after a cheap reachability probe."""
+        """Models tagged `agent-skill`, after the reachability probe (listing retries long)."""
         self._online()
-        if sort not in SORTS:
-            raise RegistryError(f"unknown sort '{sort}'", hint="--sort downloads|likes|lift")
-        with self._errors(None):
-            self._probe()
-            models = self.api.list_models(
-                filter=SKILL_TAG, search=query or None,
+        check_sort(sort)
+        if not reachable(self.endpoint):
+            raise RegistryUnavailable(f"cannot reach {self.endpoint}: the Hub is unreachable",
+                                      hint="check the network, or add --registry local")
+        with user_errors():
+            models = self.client.list_models(
+                tag=SKILL_TAG, search=query or None,
                 sort="likes" if sort == "likes" else "downloads",
-                limit=None if sort == "lift" else limit, cardData=True)
-            infos = [_model_info(m) for m in itertools.islice(models, MAX_LISTED)]
-        return sort_infos(infos, sort, limit,
+                limit=None if sort == "lift" else limit, cap=MAX_LISTED)
+        return sort_infos([_skill_info(m) for m in models], sort, limit,
                           lambda: (lift_key or mean_lift)(self.results_frame()))
-
-    def _probe(self) -> None:
-        """Fail fast when the endpoint is unreachable (`list_models` retries for ~23 s)."""
-        with contextlib.suppress(RepositoryNotFoundError):
-            self.api.model_info("hubskills/reachability-probe")
 
     def info(self, repo: str) -> SkillInfo:
         """The skill's card, metadata, counters and versions."""
         self._online()
         check_repo_id(repo)
-        with self._errors(repo):
-            model = self.api.model_info(repo)
-            card = self._read_card(repo)
+        with user_errors():
+            model = self.client.repo_info(repo)
+            card = self.client.read_text(repo, CARD_FILE) or ""
         versions = self.versions(repo)
-        info = _model_info(model, card)
+        info = _skill_info(model, card)
         latest = versions[0].version if versions else info.version
         return replace(info, version=latest, versions=versions)
-
-    def _read_card(self, repo: str) -> str:
-        try:
-            path = self.api.hf_hub_download(repo, CARD_FILE, cache_dir=self.cache_dir)
-        except RemoteEntryNotFoundError:
-            return ""
-        return Path(path).read_text(encoding="utf-8")
 
     def refresh_card(self, repo: str) -> None:
         """Rewrite the card's evaluation section from the results dataset (one commit)."""
         self._write_token()
-        with self._errors(repo):
-            card = self._read_card(repo)
-            updated = with_evals(card, latest_summary(self.results_frame(), repo))
+        with user_errors():
+            card = self.client.read_text(repo, CARD_FILE) or ""
+            updated = with_evals(card, self._latest_summary(repo))
             if updated != card:
-                with_retry(lambda: self.api.create_commit(
-                    repo, [CommitOperationAdd(CARD_FILE, updated.encode("utf-8"))],
-                    commit_message="Update the evaluation summary"))
+                with_retry(lambda: self.client.commit(
+                    repo, {CARD_FILE: updated.encode("utf-8")},
+                    message="Update the evaluation summary"))
 
-    # -- results ----------------------------------------------------------------------------
+    # -- results (see `hub_results.py`) ----------------------------------------------------
 
     def results_repo(self) -> str:
-        """The results dataset id: configured, else `<namespace or user>/hubskills-evals`.
-
-        Without a namespace or a token, the public `hubskills/hubskills-evals`.
-        """
-        if not self._results_repo:
-            namespace = self.settings.namespace
-            if not namespace:
-                has_token = self.settings.hf_token or self.api.token or get_token()
-                namespace = self.default_namespace() if has_token else "hubskills"
-            self._results_repo = f"{namespace}/{DEFAULT_RESULTS_NAME}"
-        return self._results_repo
+        """The results dataset id (see `HubResults.repo`)."""
+        return self.results.repo()
 
     def append_results(self, manifest: RunManifest, rows: list[ResultRow]) -> str:
         """Add `data/evals/YYYY-MM/<run_id>.jsonl` in one commit; an existing run is a no-op."""
         self._write_token()
-        path = results_path(manifest)
-        data = rows_to_jsonl(stamp_rows(manifest, rows)).encode("utf-8")
-        repo = self.results_repo()
-        with self._errors(repo, "dataset"):
-            self._ensure_dataset(repo)
-            if self.api.file_exists(repo, path, repo_type="dataset"):
-                log.info("run %s is already in %s", manifest.run_id, repo)
-                return path
-            with_retry(lambda: self.api.create_commit(
-                repo, [CommitOperationAdd(path, data)], repo_type="dataset",
-                commit_message=f"Add eval run {manifest.run_id}"))
-        return path
-
-    def _ensure_dataset(self, repo: str) -> None:
-        if self._dataset_ready:
-            return
-        self.api.create_repo(repo, repo_type="dataset", exist_ok=True)
-        try:
-            current = Path(self.api.hf_hub_download(repo, CARD_FILE, repo_type="dataset",
-                                                    cache_dir=self.cache_dir)).read_text("utf-8")
-        except RemoteEntryNotFoundError:
-            current = ""
-        if not card_is_current(current):  # missing, or declares other row features
-            with_retry(lambda: self.api.create_commit(
-                repo, [CommitOperationAdd(CARD_FILE, dataset_card(repo).encode("utf-8"))],
-                repo_type="dataset", commit_message="Create the hubskills results dataset"))
-        self._dataset_ready = True
-
-    def _result_files(self, repo: str) -> tuple[list[RepoFile], str | None]:
-        """The dataset's result files and the head they were listed at ([] if none)."""
-        try:
-            head = self.api.dataset_info(repo).sha
-            entries = list(self.api.list_repo_tree(repo, path_in_repo=RESULTS_DIR,
-                                                   recursive=True, repo_type="dataset",
-                                                   revision=head))
-        except (RepositoryNotFoundError, RemoteEntryNotFoundError):
-            return [], None
-        files = [e for e in entries if isinstance(e, RepoFile) and e.path.endswith(".jsonl")]
-        return sorted(files, key=lambda e: e.path), head
-
-    def _download(self, repo: str, path: str, revision: str | None) -> Path:
-        check_relpath(path)
-        return Path(self.api.hf_hub_download(repo, path, repo_type="dataset",
-                                             revision=revision, cache_dir=self.cache_dir))
+        with user_errors():
+            return self.results.append(manifest, rows)
 
     def read_results(self, *, skill: str | None = None) -> list[ResultRow]:
         """Every row of the results dataset (files downloaded once into the cache)."""
         self._online()
-        repo = self.results_repo()
-        with self._errors(repo, "dataset"):
-            files, head = self._result_files(repo)
-            return [row for e in files for row in iter_rows(self._download(repo, e.path, head))
-                    if matches_skill(row, skill)]
+        with user_errors():
+            return self.results.read(skill)
 
     def results_frame(self) -> pd.DataFrame:
         """Every row as a DataFrame; only files not seen before are downloaded and parsed."""
-        from registry.stores.frame import load_frame  # pyarrow is loaded only when results are read
-
         self._online()
-        repo = self.results_repo()
-        with self._errors(repo, "dataset"):
-            files, head = self._result_files(repo)
-            sources = {f"{e.path}:{e.blob_id}": partial(self._download, repo, e.path, head)
-                       for e in files}
-            return load_frame(sources, self.cache_dir / "frame" / repo.replace("/", "--"))
+        with user_errors():
+            return self.results.frame()
+
+    def _latest_summary(self, repo: str) -> list[dict[str, Any]]:
+        with user_errors():
+            return self.results.latest_summary(repo)
+
+    def _results_namespace(self) -> str:
+        """Where the results dataset goes by default: the namespace, else the token's user."""
+        if self.settings.namespace:
+            return self.settings.namespace
+        return self.default_namespace() if self.client.has_token() else "hubskills"
 
 
-def _model_info(model: ModelInfo, card: str = "") -> SkillInfo:
-    data: dict[str, Any] = model.card_data.to_dict() if model.card_data else {}
-    if not data and card:
-        data = parse_card(card)
+def _skill_info(model: RepoInfo, card: str = "") -> SkillInfo:
+    data = model.card_data or (parse_card(card) if card else {})
     fields = card_fields(data, model.id)
-    fields["tags"] = fields["tags"] or list(model.tags or [])
-    updated = model.last_modified.isoformat() if model.last_modified else None
-    return SkillInfo(repo=model.id, downloads=model.downloads or 0, likes=model.likes or 0,
-                     updated=updated, card=card, **fields)
+    fields["tags"] = fields["tags"] or list(model.tags)
+    return SkillInfo(repo=model.id, downloads=model.downloads, likes=model.likes,
+                     updated=model.last_modified, card=card, **fields)

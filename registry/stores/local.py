@@ -2,8 +2,8 @@
 
 Layout under `root` (normally `settings.store_dir`)::
 
-    .lock                                   flock'd around every write (cross-process)
-    .seeded                                 marker: seeding from the repo's skills/ happened
+    .lock                                   locked around every write (cross-process)
+    .seeded                                 marker: seeding (see `seed.py`) happened
     skills/<ns>/<name>/refs.json            main, tags and the publish history (dates, messages)
     skills/<ns>/<name>/meta.json            downloads (fetch counts them), likes, private
     skills/<ns>/<name>/README.md            the card, as on the Hub (not part of a revision)
@@ -20,11 +20,13 @@ renamed into place, metadata files are replaced atomically, so a failed publish 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
 import shutil
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,27 +41,17 @@ from registry.errors import (
 )
 from registry.evaluation.results import ResultRow, RunManifest, iter_rows, rows_to_jsonl, utc_now
 from registry.format.skill import content_hash, load_skill
+from registry.scan import STORE_LIMITS, SizeLimits, check_relpath, write_file
 from registry.stores._lock import StoreLock
 from registry.stores.base import (
-    MAX_FILE_BYTES,
-    MAX_TOTAL_BYTES,
-    SORTS,
+    Fetched,
     LiftKey,
     Published,
     Resolved,
-    SizeBudget,
     SkillInfo,
     VersionInfo,
-    check_relpath,
-    check_repo_id,
-    is_card_path,
-    normalize_version,
-    resolve_ref,
-    skill_files,
+    check_sort,
     sort_infos,
-    tag_for,
-    version_tags,
-    write_file,
 )
 from registry.stores.card import card_fields, parse_card, render_card, with_evals
 from registry.stores.dataset import (
@@ -70,7 +62,14 @@ from registry.stores.dataset import (
     results_path,
     stamp_rows,
 )
-from registry.stores.seed import SeedReport, default_seed_dir, seed_store
+from registry.stores.files import HOSTILE_HINT, is_card_path, require_empty, skill_files
+from registry.stores.refs import (
+    check_repo_id,
+    normalize_version,
+    resolve_ref,
+    tag_for,
+    version_tags,
+)
 from registry.stores.summary import latest_summary, mean_lift
 
 if TYPE_CHECKING:
@@ -86,15 +85,14 @@ class LocalStore:
     kind = "local"
 
     def __init__(self, root: Path, *, namespace: str = "local",
-                 results_repo: str = DEFAULT_RESULTS_NAME, seed_dir: Path | None = None,
-                 auto_seed: bool = False, max_file_bytes: int = MAX_FILE_BYTES,
-                 max_total_bytes: int = MAX_TOTAL_BYTES) -> None:
+                 results_repo: str = DEFAULT_RESULTS_NAME, limits: SizeLimits = STORE_LIMITS,
+                 seed: Callable[[LocalStore], object] | None = None) -> None:
+        """A store in `root`; `seed`, if given, fills it on first use (see `seed.py`)."""
         self.root = Path(root)
         self.namespace = namespace
         self.results_repo = results_repo
-        self.seed_dir = seed_dir or default_seed_dir()
-        self.auto_seed = auto_seed
-        self.limits = (max_file_bytes, max_total_bytes)
+        self.limits = limits
+        self._seed = seed
         self._lock = StoreLock(self.root / ".lock")
         self._seeding = False
 
@@ -123,18 +121,26 @@ class LocalStore:
 
     # -- seeding ----------------------------------------------------------------------------
 
-    def seed(self, force: bool = False) -> SeedReport:
-        """Publish the repo's example skills as `hubskills/<name>` and append their runs."""
+    @property
+    def seed_marker(self) -> Path:
+        """The file whose presence says the store was seeded."""
+        return self.root / ".seeded"
+
+    @contextlib.contextmanager
+    def seeding(self) -> Iterator[None]:
+        """Hold the lock while seeding; publishes made meanwhile do not seed again."""
         with self._lock:
             self._seeding = True
             try:
-                return seed_store(self, self.seed_dir, self.root / ".seeded", force=force)
+                yield
             finally:
                 self._seeding = False
 
     def _ensure_seeded(self) -> None:
-        if self.auto_seed and not self._seeding and not (self.root / ".seeded").exists():
-            self.seed()
+        if self._seed is not None and not self._seeding and not self.seed_marker.exists():
+            with self.seeding():
+                if not self.seed_marker.exists():  # another process may have seeded meanwhile
+                    self._seed(self)
 
     # -- skills -----------------------------------------------------------------------------
 
@@ -182,7 +188,7 @@ class LocalStore:
         revisions.mkdir(parents=True, exist_ok=True)
         tmp = make_temp_dir(".tmp-", revisions)
         try:
-            budget, listing = SizeBudget(*self.limits), []
+            budget, listing = self.limits.budget(), []
             for rel, full in files:
                 data = full.read_bytes()
                 budget.take(rel, len(data))
@@ -224,21 +230,24 @@ class LocalStore:
         return resolve_ref(repo, ref, tags=refs.get("tags", {}), main=refs.get("main"),
                            commits=commits)
 
-    def fetch(self, repo: str, sha: str, dest: Path) -> Path:
+    def fetch(self, repo: str, sha: str, dest: Path, *, limits: SizeLimits = STORE_LIMITS,
+              pinned_hash: str | None = None) -> Fetched:
         """Write the skill's files at `sha` into the empty folder `dest`, checking each one.
 
         Raises:
             VersionNotFound: no such revision.
-            UnsafeSkill: an unsafe path, a link, or a file whose digest does not match.
+            UnsafeSkill: an unsafe path, a link, files over `limits`, or a file whose digest
+                does not match.
         """
         self._ensure_seeded()
         rev = self._existing(repo) / "revisions" / sha
         if len(sha) != 40 or not set(sha) <= _SHA or not (rev / "tree.json").is_file():
             raise VersionNotFound(f"{repo} has no revision '{sha}'",
                                   hint=f"hubskills versions {repo}")
-        entries = [e for e in _read_json(rev / "tree.json", {})["files"]
-                   if not is_card_path(check_relpath(e["path"]))]
-        _require_empty(dest)
+        tree = _read_json(rev / "tree.json", {})
+        entries = [e for e in tree["files"] if not is_card_path(check_relpath(e["path"]))]
+        limits.check([(e["path"], int(e.get("size", 0))) for e in entries], hint=HOSTILE_HINT)
+        require_empty(dest)
         for entry in entries:
             src = rev / "files" / entry["path"]
             if src.is_symlink() or not src.is_file():
@@ -253,14 +262,13 @@ class LocalStore:
             meta_path = self._skill_dir(repo) / "meta.json"
             meta = _read_json(meta_path, {})
             _write_json(meta_path, {**meta, "downloads": int(meta.get("downloads", 0)) + 1})
-        return dest
+        return Fetched(dest, [e["path"] for e in entries], tree.get("content_hash"))
 
     def search(self, query: str = "", *, sort: str = "downloads", limit: int = 50,
                lift_key: LiftKey | None = None) -> list[SkillInfo]:
         """Skills whose id, name or description contain every word of `query`."""
         self._ensure_seeded()
-        if sort not in SORTS:
-            raise RegistryError(f"unknown sort '{sort}'", hint="--sort downloads|likes|lift")
+        check_sort(sort)
         words = query.lower().split()
         found = []
         for refs_file in sorted(self.root.glob("skills/*/*/refs.json")):
@@ -352,12 +360,6 @@ def _restore(previous: dict[Path, bytes | None]) -> None:
             path.unlink(missing_ok=True)
         else:
             atomic_write_bytes(path, data)
-
-
-def _require_empty(dest: Path) -> None:
-    dest.mkdir(parents=True, exist_ok=True)
-    if any(dest.iterdir()):
-        raise RegistryError(f"{dest} is not empty; fetch writes into an empty staging folder")
 
 
 def _read_json(path: Path, default: Any) -> Any:

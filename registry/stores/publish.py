@@ -13,20 +13,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from registry.errors import HubskillsError, InvalidSkill, SkillNotFound, UnsafeSkill, VersionExists
+from registry.errors import HubskillsError, InvalidSkill, SkillNotFound, VersionExists
 from registry.evaluation.results import ResultRow, RunManifest, read_manifest, read_rows
 from registry.format.skill import Problem, Skill, content_hash, load_skill
 from registry.format.validate import has_errors, validate_skill
-from registry.scan.scanner import Finding, has_secrets, scan_folder
-from registry.stores.base import (
-    Published,
-    SkillStore,
-    bump_version,
-    check_repo_id,
-    normalize_version,
-    skill_files,
-    tag_for,
-)
+from registry.scan import Finding, check_findings, scan_folder
+from registry.stores.base import Published, SkillStore
+from registry.stores.files import skill_files
+from registry.stores.refs import bump_version, check_repo_id, normalize_version, tag_for
 
 
 class ValidationFailed(InvalidSkill):
@@ -35,14 +29,6 @@ class ValidationFailed(InvalidSkill):
     def __init__(self, message: str, *, problems: list[Problem], hint: str | None = None):
         super().__init__(message, hint=hint)
         self.problems = problems
-
-
-class RiskyFindings(UnsafeSkill):
-    """The scan blocks publishing; `findings` holds the blocking ones."""
-
-    def __init__(self, message: str, *, findings: list[Finding], hint: str | None = None):
-        super().__init__(message, hint=hint)
-        self.findings = findings
 
 
 @dataclass(frozen=True)
@@ -86,7 +72,7 @@ def check_skill(skill_dir: Path, *, allow_risky: bool = False) -> tuple[list[Pro
 
     Raises:
         ValidationFailed: a validation error.
-        RiskyFindings: a committed secret (always), or a high finding without `allow_risky`.
+        ScanFailed: a committed secret (always), or a high finding without `allow_risky`.
     """
     problems = validate_skill(skill_dir)
     if has_errors(problems):
@@ -94,16 +80,10 @@ def check_skill(skill_dir: Path, *, allow_risky: bool = False) -> tuple[list[Pro
         raise ValidationFailed(f"{skill_dir} has {errors} validation error(s)",
                                problems=problems, hint=f"hubskills validate {skill_dir}")
     findings = scan_folder(skill_dir)
-    if has_secrets(findings):
-        secrets = [f for f in findings if f.code.startswith("secret-")]
-        raise RiskyFindings(f"{skill_dir} appears to contain a secret; refused, even with "
-                            "--allow-risky", findings=secrets,
-                            hint="remove the secret (and rotate it), then publish again")
-    high = [f for f in findings if f.severity == "high"]
-    if high and not allow_risky:
-        raise RiskyFindings(f"{len(high)} high-severity finding(s) in {skill_dir}",
-                            findings=high, hint=f"review them; to publish anyway: "
-                                                f"hubskills publish {skill_dir} --allow-risky")
+    check_findings(findings, subject=str(skill_dir), action="published", allow_risky=allow_risky,
+                   secret_hint="remove the secret (and rotate it), then publish again",
+                   risky_hint=f"review them; to publish anyway: hubskills publish {skill_dir} "
+                              "--allow-risky")
     return problems, findings
 
 

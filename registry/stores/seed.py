@@ -1,19 +1,25 @@
-"""Seed a local registry from the project's `skills/` folder and its recorded eval runs.
+"""Seed a local registry from a folder of skills (the project's `skills/`) and its recorded runs.
 
 Every skill folder whose name follows the skill-name rule (dot-folders skipped) and that
 validates is published as `hubskills/<name>` at its `metadata.version`; every recorded run in
-`skills/.runs/<run_id>/{manifest.json,rows.jsonl}` is appended to the results dataset, linked to
-the seeded revision when its content hash matches. Idempotent: existing versions and runs are
+`<folder>/.runs/<run_id>/{manifest.json,rows.jsonl}` is appended to the results dataset, linked
+to the seeded revision when its content hash matches. Idempotent: existing versions and runs are
 skipped; a marker file records that seeding happened.
+
+Where the example skills come from (`default_seed_dir`): the source checkout's `skills/` (a
+clone, an editable install, a Space), else `registry/examples/` when a build placed a copy in the
+package. An installed wheel ships neither: its registry starts empty (seeding says so) and
+`hubskills registry seed --from FOLDER` seeds it from any folder of skills.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import registry
 from registry._io import atomic_write_text
@@ -21,10 +27,8 @@ from registry.errors import HubskillsError
 from registry.evaluation.results import read_manifest, read_rows, utc_now
 from registry.format.skill import NAME_RE, load_skill
 from registry.format.validate import has_errors, validate_skill
-from registry.stores.base import is_version, normalize_version, tag_for
-
-if TYPE_CHECKING:
-    from registry.stores.local import LocalStore
+from registry.stores.local import LocalStore
+from registry.stores.refs import is_version, normalize_version, tag_for
 
 log = logging.getLogger(__name__)
 SEED_NAMESPACE = "hubskills"
@@ -40,18 +44,38 @@ class SeedReport:
     already_seeded: bool = False
 
 
-def default_seed_dir() -> Path:
-    """The project's `skills/` folder, found relative to the installed package."""
-    return Path(registry.__file__).resolve().parent.parent / "skills"
+def default_seed_dir() -> Path | None:
+    """The example skills: the checkout's `skills/`, else `registry/examples/`, else None."""
+    package = Path(registry.__file__).resolve().parent
+    for candidate in (package.parent / "skills", package / "examples"):
+        if candidate.is_dir() and any((p / "SKILL.md").is_file() for p in candidate.iterdir()):
+            return candidate
+    return None
 
 
-def seed_store(store: LocalStore, seed_dir: Path, marker: Path, *,
-               force: bool = False) -> SeedReport:
-    """Seed `store` from `seed_dir` unless `marker` exists (or `force`). Call under the lock."""
-    if marker.exists() and not force:
-        return SeedReport(already_seeded=True)
+def seed_from(seed_dir: Path | None) -> Callable[[LocalStore], SeedReport]:
+    """A first-use hook for `LocalStore(seed=...)` that seeds from `seed_dir`."""
+    return partial(seed_store, seed_dir=seed_dir)
+
+
+def seed_store(store: LocalStore, seed_dir: Path | None, *, force: bool = False) -> SeedReport:
+    """Seed `store` from `seed_dir` unless it was seeded already (or with `force`)."""
+    with store.seeding():
+        marker = store.seed_marker
+        if marker.exists() and not force:
+            return SeedReport(already_seeded=True)
+        report = _seed(store, seed_dir)
+        atomic_write_text(marker, json.dumps({"date": utc_now(), **asdict(report)}, indent=2))
+        return report
+
+
+def _seed(store: LocalStore, seed_dir: Path | None) -> SeedReport:
     report = SeedReport()
-    for folder in sorted(seed_dir.iterdir()) if seed_dir.is_dir() else []:
+    if seed_dir is None or not seed_dir.is_dir():
+        report.skipped.append(f"no example skills found ({seed_dir or 'none shipped'}); "
+                              "hubskills registry seed --from FOLDER")
+        return report
+    for folder in sorted(seed_dir.iterdir()):
         if folder.is_dir() and not folder.name.startswith(".") and NAME_RE.match(folder.name):
             _seed_skill(store, folder, report)
     runs_root = seed_dir / ".runs"
@@ -66,7 +90,6 @@ def seed_store(store: LocalStore, seed_dir: Path, marker: Path, *,
             store.refresh_card(repo)
         except HubskillsError as err:  # a run of a skill that is not in the store
             log.info("no card to refresh for %s: %s", repo, err.message)
-    atomic_write_text(marker, json.dumps({"date": utc_now(), **asdict(report)}, indent=2))
     return report
 
 

@@ -34,6 +34,8 @@ def mean_lift(frame: pd.DataFrame) -> dict[str, float]:
 
 def latest_summary(frame: pd.DataFrame, repo: str) -> list[dict[str, Any]]:
     """Per model, the most recent run of `repo`: baseline and skill pass rates and the lift."""
+    if frame.empty:  # no results yet: skip the grouping work entirely
+        return []
     rows = _graded(frame)
     rows = rows[rows["repo"] == repo]
     if rows.empty:

@@ -1,0 +1,277 @@
+"""`HubClient`: every call hubskills makes to a Hub endpoint, with errors translated.
+
+One instance per endpoint and token; `HfApi` gets both explicitly (never `HF_ENDPOINT`, which
+huggingface_hub reads once, at import). Answers are small dataclasses of ours (`RepoInfo`,
+`RemoteFile`, `Refs`), so no caller handles a `huggingface_hub` type. Downloads go through the
+HF cache at `cache_dir`: `read_snapshot` fills it with `snapshot_download` (parallel workers)
+and reads files back, following links only into that snapshot or the cache's own blob store.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import logging
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from registry.hub.errors import EntryNotFound, HubError, RefusedPath, Unreachable, translate
+
+if TYPE_CHECKING:
+    from huggingface_hub import HfApi
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+RETRY_STATUSES = frozenset({409, 429, 500, 502, 503, 504})
+ATTEMPTS = 5
+DOWNLOAD_WORKERS = 8
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """One file of a revision: its path, size and git blob id (None when not reported)."""
+
+    path: str
+    size: int
+    blob_id: str | None = None
+
+
+@dataclass(frozen=True)
+class RepoInfo:
+    """A repo at one revision: its commit, files (when asked for) and card metadata."""
+
+    id: str
+    sha: str
+    files: list[RemoteFile] = field(default_factory=list)
+    card_data: dict[str, Any] = field(default_factory=dict)
+    tags: list[str] = field(default_factory=list)
+    downloads: int = 0
+    likes: int = 0
+    last_modified: str | None = None
+
+
+@dataclass(frozen=True)
+class Refs:
+    """A repo's tags (name -> commit) and the commit `main` points at."""
+
+    tags: dict[str, str]
+    main: str | None
+
+
+def with_retry(call: Callable[[], T], *, statuses: frozenset[int] = RETRY_STATUSES,
+               attempts: int = ATTEMPTS) -> T:
+    """Call `call`, retrying with backoff on the given HTTP statuses and on `Unreachable`."""
+    for attempt in range(attempts):
+        try:
+            return call()
+        except HubError as err:
+            retryable = isinstance(err, Unreachable) or err.status in statuses
+            if not retryable or attempt == attempts - 1:
+                raise
+            log.info("Hub answered %s; retrying (%d/%d)", err.status, attempt + 1, attempts)
+        backoff(attempt)
+    raise AssertionError("unreachable")
+
+
+def backoff(attempt: int) -> None:
+    """Sleep before retry number `attempt` (0.25 s, doubling, at most 4 s)."""
+    time.sleep(min(0.25 * 2**attempt, 4.0))
+
+
+@functools.cache
+def _quiet_tqdm() -> type:
+    """huggingface_hub's tqdm with the bars off: the library never prints."""
+    from huggingface_hub.utils import tqdm as hf_tqdm
+
+    class Quiet(hf_tqdm):  # type: ignore[misc]
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            kwargs["disable"] = True
+            super().__init__(*args, **kwargs)
+
+    return Quiet
+
+
+class HubClient:
+    """The Hub at `endpoint`, as hubskills uses it (see the module docstring)."""
+
+    def __init__(self, endpoint: str, token: str | None, cache_dir: Path) -> None:
+        from huggingface_hub import HfApi
+
+        self.endpoint, self.cache_dir = endpoint, cache_dir
+        self.api: HfApi = HfApi(endpoint=endpoint, token=token, library_name="hubskills")
+        self._token = token
+
+    def _call(self, repo: str | None, call: Callable[[], T], *, repo_type: str = "model",
+              revision: str | None = None) -> T:
+        with translate(self.endpoint, repo, repo_type=repo_type, revision=revision):
+            return call()
+
+    # -- identity ---------------------------------------------------------------------------
+
+    def has_token(self) -> bool:
+        """Whether a token is set here, in the environment or in the HF token file."""
+        from huggingface_hub import get_token
+
+        return bool(self._token or get_token())
+
+    def whoami(self) -> str:
+        """The token's user name."""
+        return str(self._call(None, self.api.whoami)["name"])
+
+    # -- metadata ---------------------------------------------------------------------------
+
+    def refs(self, repo: str, *, repo_type: str = "model") -> Refs:
+        """Tags and `main` in one request."""
+        refs = self._call(repo, lambda: self.api.list_repo_refs(repo, repo_type=repo_type),
+                          repo_type=repo_type)
+        main = next((b.target_commit for b in refs.branches if b.name == "main"), None)
+        return Refs({t.name: t.target_commit for t in refs.tags}, main)
+
+    def commit_dates(self, repo: str) -> dict[str, str]:
+        """Every commit of `main` with its ISO date."""
+        commits = self._call(repo, lambda: self.api.list_repo_commits(repo))
+        return {c.commit_id: c.created_at.isoformat() for c in commits}
+
+    def repo_info(self, repo: str, revision: str | None = None, *, repo_type: str = "model",
+                  files: bool = False) -> RepoInfo:
+        """The repo at `revision` (default `main`); with `files`, every file and its size."""
+        info = self._call(repo, lambda: self.api.repo_info(
+            repo, revision=revision, repo_type=repo_type, files_metadata=files),
+            repo_type=repo_type, revision=revision)
+        return _repo_info(info)
+
+    def list_models(self, *, tag: str, search: str | None, sort: str, limit: int | None,
+                    cap: int) -> list[RepoInfo]:
+        """Models tagged `tag` (with card data), at most `cap` of them."""
+        def listing() -> list[RepoInfo]:
+            models = self.api.list_models(filter=tag, search=search, sort=sort, limit=limit,
+                                          cardData=True)
+            return [_repo_info(m) for m in itertools.islice(models, cap)]
+
+        return self._call(None, listing)
+
+    def tree(self, repo: str, path: str | None, revision: str, *,
+             repo_type: str = "model") -> list[RemoteFile]:
+        """Files under `path` (None: the whole repo) at `revision`, recursively."""
+        from huggingface_hub.hf_api import RepoFile
+
+        entries = self._call(repo, lambda: list(self.api.list_repo_tree(
+            repo, path_in_repo=path, recursive=True, repo_type=repo_type, revision=revision)),
+            repo_type=repo_type, revision=revision)
+        return [RemoteFile(e.path, int(e.size or 0), e.blob_id) for e in entries
+                if isinstance(e, RepoFile)]
+
+    def file_exists(self, repo: str, path: str, *, repo_type: str = "model") -> bool:
+        """Whether `path` exists at `main`."""
+        return self._call(repo, lambda: self.api.file_exists(repo, path, repo_type=repo_type),
+                          repo_type=repo_type)
+
+    # -- writes -----------------------------------------------------------------------------
+
+    def create_repo(self, repo: str, *, repo_type: str = "model", private: bool = False) -> None:
+        """Create the repo (an existing one is fine)."""
+        self._call(repo, lambda: self.api.create_repo(repo, repo_type=repo_type,
+                                                      private=private, exist_ok=True),
+                   repo_type=repo_type)
+
+    def commit(self, repo: str, files: Mapping[str, bytes], *, message: str,
+               deletes: Iterable[str] = (), parent: str | None = None,
+               repo_type: str = "model") -> str:
+        """One commit adding `files` and deleting `deletes`; returns the new commit's sha.
+
+        With `parent`, the Hub refuses the commit (`StaleParent`) if `main` moved meanwhile.
+        """
+        from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+
+        operations: list[Any] = [CommitOperationAdd(p, data) for p, data in files.items()]
+        operations += [CommitOperationDelete(p) for p in deletes]
+        info = self._call(repo, lambda: self.api.create_commit(
+            repo, operations, commit_message=message, parent_commit=parent,
+            repo_type=repo_type), repo_type=repo_type)
+        return str(info.oid)
+
+    def create_tag(self, repo: str, tag: str, revision: str) -> None:
+        """Tag `revision`; `Conflict` when the tag exists."""
+        self._call(repo, lambda: self.api.create_tag(repo, tag=tag, revision=revision),
+                   revision=revision)
+
+    # -- downloads --------------------------------------------------------------------------
+
+    def download(self, repo: str, path: str, *, revision: str | None = None,
+                 repo_type: str = "model") -> Path:
+        """One file through the HF cache; returns its local path."""
+        return Path(self._call(repo, lambda: self.api.hf_hub_download(
+            repo, path, revision=revision, repo_type=repo_type, cache_dir=self.cache_dir),
+            repo_type=repo_type, revision=revision))
+
+    def read_text(self, repo: str, path: str, *, repo_type: str = "model") -> str | None:
+        """A text file at `main` through the HF cache; None when the repo has no such file."""
+        try:
+            return self.download(repo, path, repo_type=repo_type).read_text("utf-8")
+        except EntryNotFound:
+            return None
+
+    def cached_files(self, repo: str, sha: str) -> list[RemoteFile] | None:
+        """The file listing of `sha` in the HF cache (no request); None when not cached."""
+        from huggingface_hub import get_cached_repo_tree
+        from huggingface_hub.errors import CachedRepoTreeNotFoundError
+
+        try:
+            files = get_cached_repo_tree(repo, revision=sha, cache_dir=self.cache_dir)
+        except CachedRepoTreeNotFoundError:
+            return None
+        return [RemoteFile(f.path, int(f.size or 0), f.blob_id) for f in files]
+
+    def read_snapshot(self, repo: str, sha: str, paths: list[str], *, offline: bool,
+                      max_file_bytes: int, ignore: list[str] | None = None) -> Iterator[
+                          tuple[str, bytes]]:
+        """Download revision `sha` with `snapshot_download`, then yield (path, bytes) of `paths`.
+
+        Raises:
+            RefusedPath: a file is missing or leads outside the cache, or is over the size cap.
+            NotCached: `offline` and the revision is not (fully) cached.
+        """
+        from huggingface_hub import snapshot_download
+        from huggingface_hub.errors import HfHubHTTPError
+
+        with translate(self.endpoint, repo, revision=sha):
+            try:
+                folder = Path(snapshot_download(
+                    repo, revision=sha, cache_dir=self.cache_dir, endpoint=self.endpoint,
+                    token=self._token, local_files_only=offline, tqdm_class=_quiet_tqdm(),
+                    ignore_patterns=ignore, max_workers=max(1, min(DOWNLOAD_WORKERS, len(paths)))))
+            except ValueError as err:  # huggingface_hub refuses a path that leaves its cache
+                if isinstance(err, HfHubHTTPError | OSError):
+                    raise
+                raise RefusedPath(f"{repo}: the download was refused ({err})",
+                                  endpoint=self.endpoint, repo_id=repo) from err
+        for rel in paths:
+            yield rel, self._cached_bytes(repo, folder, rel, max_file_bytes)
+
+    def _cached_bytes(self, repo: str, folder: Path, rel: str, max_bytes: int) -> bytes:
+        """A snapshot file's bytes, following its link only into this snapshot or the blobs."""
+        real = (folder / rel).resolve()
+        allowed = (folder.resolve(), folder.resolve().parent.parent / "blobs")
+        if not any(real.is_relative_to(base) for base in allowed) or not real.is_file():
+            raise RefusedPath(f"{rel} is missing from the download or leads outside the HF "
+                              "cache", endpoint=self.endpoint, repo_id=repo)
+        if real.stat().st_size > max_bytes:
+            raise RefusedPath(f"{rel} is over {max_bytes} bytes", endpoint=self.endpoint,
+                              repo_id=repo)
+        return real.read_bytes()
+
+
+def _repo_info(info: Any) -> RepoInfo:
+    """Our `RepoInfo` from a `ModelInfo`/`DatasetInfo`."""
+    card = info.card_data.to_dict() if getattr(info, "card_data", None) else {}
+    files = [RemoteFile(s.rfilename, int(s.size or 0), s.blob_id)
+             for s in getattr(info, "siblings", None) or []]
+    modified = getattr(info, "last_modified", None)
+    return RepoInfo(id=info.id, sha=str(info.sha or ""), files=files, card_data=card,
+                    tags=list(getattr(info, "tags", None) or []),
+                    downloads=int(getattr(info, "downloads", 0) or 0),
+                    likes=int(getattr(info, "likes", 0) or 0),
+                    last_modified=modified.isoformat() if modified else None)

@@ -1,0 +1,189 @@
+"""Placing a staged revision: swap it into `.agents/skills/<name>`, link it for each agent,
+record it in `skills.lock` and the install marker. Every conflict is found before anything is
+written; any failure rolls back every step, so the previous install stays exactly as it was.
+Folders we did not install are never replaced without `force`; folders `hf skills` manages are
+never touched at all.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from registry.errors import HubskillsError
+from registry.format.skill import content_hash
+from registry.install.agents import (
+    Agent,
+    LinkPlan,
+    Placement,
+    Transaction,
+    link_folders,
+    points_to,
+)
+from registry.install.lockfile import (
+    MARKER_FILE,
+    LockEntry,
+    Lockfile,
+    Marker,
+    Scope,
+    is_hf_managed,
+    now_iso,
+    read_marker,
+)
+from registry.install.staging import Staged, changes
+from registry.scan import Finding, summarize
+
+
+@dataclass
+class PullResult:
+    """What a pull did (or, with `dry_run`, would do)."""
+
+    repo: str
+    name: str
+    sha: str
+    version: str | None
+    ref: str
+    content_hash: str
+    path: Path
+    status: str  # installed | updated | up-to-date | dry-run
+    registry: str
+    placements: list[Placement] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    previous: Marker | None = None
+    changed: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    lock_path: Path | None = None
+
+    @property
+    def scan_summary(self) -> dict[str, int]:
+        """Findings per severity."""
+        return summarize(self.findings)
+
+
+def place(staged: Staged, scope: Scope, agents: list[Agent], lock: Lockfile, *, registry: str,
+          copy: bool = False, force: bool = False, dry_run: bool = False,
+          write_lock: bool = True) -> PullResult:
+    """Swap the staged folder into place, link it for each agent, record it in the lock.
+
+    Every conflict is found before anything is written; on any failure every step is undone.
+
+    Raises:
+        HubskillsError: a conflicting folder (not ours, `hf skills`', locally modified).
+    """
+    dest = scope.skills_dir / staged.name
+    previous = check_dest(dest, staged.repo, force)
+    links = _plan_links(dest, scope, agents, staged.repo, copy=copy, force=force)
+    resolved = staged.resolved
+    result = PullResult(
+        repo=staged.repo, name=staged.name, sha=resolved.sha,
+        version=resolved.version or (previous.version if previous and
+                                     previous.sha == resolved.sha else None),
+        ref=resolved.ref, content_hash=staged.content_hash, path=dest,
+        status="dry-run" if dry_run else ("updated" if previous else "installed"),
+        registry=registry, findings=staged.findings, previous=previous,
+        changed=changes(dest, staged.folder) if previous else [], notes=staged.notes,
+        lock_path=scope.lock_path)
+    result.placements = [Placement(dest, "files", ("agents",))] + [
+        Placement(link.path, "copy" if copy else "symlink", link.agents) for link in links]
+    if dry_run:
+        return result
+    marker = Marker(staged.repo, resolved.sha, staged.content_hash, result.version,
+                    resolved.ref, registry, now_iso())
+    (staged.folder / MARKER_FILE).write_text(marker.to_text(), encoding="utf-8")
+    txn = Transaction()
+    try:
+        txn.swap(dest, staged.folder)
+        result.placements[1:] = [txn.link(dest, link, copy) for link in links]
+        if write_lock:
+            record(lock, result, agents, copy)
+    except BaseException:
+        txn.rollback()
+        raise
+    txn.finish()
+    return result
+
+
+def record(lock: Lockfile, result: PullResult, agents: list[Agent], copy: bool) -> None:
+    """Pin `result` in the lock (keeping the agents an earlier pull of the same repo served)."""
+    old = lock.entries.get(result.name)
+    names = {a.name for a in agents} | (set(old.agents) if old and old.repo == result.repo
+                                        else set())
+    lock.entries[result.name] = LockEntry(result.name, result.repo, result.sha,
+                                          result.content_hash, result.version, result.registry,
+                                          tuple(sorted(names)), copy)
+    lock.write()
+
+
+def refresh(scope: Scope, name: str, marker: Marker, agents: list[Agent], copy: bool,
+             lock: Lockfile, notes: list[str], *, dry_run: bool,
+             write_lock: bool = True) -> PullResult:
+    """The revision is installed and intact: only add missing links and the lock entry."""
+    dest = scope.skills_dir / name
+    links = _plan_links(dest, scope, agents, marker.repo, copy=copy, force=False)
+    result = PullResult(marker.repo, name, marker.sha, marker.version, marker.ref,
+                        marker.content_hash, dest, "up-to-date", marker.registry,
+                        previous=marker, notes=notes, lock_path=scope.lock_path)
+    result.placements = [Placement(dest, "files", ("agents",))]
+    if dry_run:
+        result.placements += [Placement(x.path, "copy" if copy else "symlink", x.agents)
+                              for x in links]
+        return result
+    txn = Transaction()
+    try:
+        result.placements += [txn.link(dest, link, copy) for link in links]
+        entry = lock.entries.get(name)
+        if write_lock and (entry is None or entry.sha != marker.sha or entry.copy != copy
+                           or not {a.name for a in agents} <= set(entry.agents)):
+            record(lock, result, agents, copy)
+    except BaseException:
+        txn.rollback()
+        raise
+    txn.finish()
+    return result
+
+
+def check_dest(dest: Path, repo: str, force: bool) -> Marker | None:
+    """The marker of our install at `dest` (None when free); refuse what we must not replace."""
+    if not (dest.exists() or dest.is_symlink()):
+        return None
+    if not dest.is_symlink() and is_hf_managed(dest):
+        raise HubskillsError(f"{dest} is managed by `hf skills`; hubskills never touches it",
+                             hint="remove it with hf skills first, or keep that version")
+    marker = None if dest.is_symlink() or not dest.is_dir() else read_marker(dest)
+    if marker is None:
+        if force:
+            return None
+        raise HubskillsError(f"{dest} exists and was not installed by hubskills",
+                             hint="move it away, or pull again with --force to replace it")
+    if marker.repo != repo and not force:
+        raise HubskillsError(f"{dest} holds {marker.repo}; {repo} has the same skill name",
+                             hint=f"hubskills remove {dest.name} first, or pull with --force")
+    if content_hash(dest) != marker.content_hash and not force:
+        raise HubskillsError(f"{dest} has local changes that this pull would discard",
+                             hint="copy your changes elsewhere, or pull with --force")
+    return marker
+
+
+def _plan_links(dest: Path, scope: Scope, agents: list[Agent], repo: str, *, copy: bool,
+                force: bool) -> list[LinkPlan]:
+    plans = []
+    for folder, names in link_folders(agents, scope.root, global_=scope.global_).items():
+        path = folder / dest.name
+        action = "create"
+        if path.is_symlink():
+            action = "keep" if points_to(path, dest) and not copy else "replace"
+            if not points_to(path, dest) and not force:
+                raise HubskillsError(f"{path} links to {os.readlink(path)}, not to {dest}",
+                                     hint="move it away, or pull again with --force")
+        elif path.exists():
+            marker = read_marker(path) if path.is_dir() else None
+            if path.is_dir() and is_hf_managed(path):
+                raise HubskillsError(f"{path} is managed by `hf skills`; hubskills never "
+                                     "touches it", hint="pick other agents with --agent")
+            if (marker is None or marker.repo != repo) and not force:
+                raise HubskillsError(f"{path} exists and was not placed there by hubskills for "
+                                     f"{repo}", hint="move it away, or pull with --force")
+            action = "replace"
+        plans.append(LinkPlan(path, tuple(names), action))
+    return plans

@@ -1,0 +1,123 @@
+"""The lockfile commands: `install` restores exactly what `skills.lock` pins, fetching every
+missing skill in parallel; `update` moves installed skills to their newest version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from registry.errors import HubskillsError, UnsafeSkill
+from registry.format.skill import content_hash
+from registry.install.agents import Agent, check_folders, make_dirs, remove_empty, select_agents
+from registry.install.installed import check_unpinned, managed
+from registry.install.lockfile import LockEntry, Lockfile, Scope, read_marker
+from registry.install.place import PullResult, check_dest, place, refresh
+from registry.install.pull import pull
+from registry.install.staging import Staged, discard, prepare
+from registry.scan import STORE_LIMITS, SizeLimits
+from registry.stores import Resolved, SkillStore
+
+StoreFor = Callable[[str], SkillStore]
+WORKERS = 16  # skills fetched at once by `install` (each downloads its files in parallel too)
+
+
+def install(project: Path, *, stores: StoreFor, frozen: bool = False, global_: bool = False,
+            force: bool = False, allow_risky: bool = False, limits: SizeLimits = STORE_LIMITS,
+            workers: int = WORKERS) -> list[PullResult]:
+    """Restore exactly what `skills.lock` pins (by sha), fetching in parallel.
+
+    Installs already at their pinned sha and unmodified are left alone (links are checked).
+    With `frozen` the lock is never written and any mismatch fails: no lock, a locally
+    modified install, a skill installed but not pinned, files that do not hash as pinned.
+
+    Raises:
+        HubskillsError: no lock, a mismatch, or a refused skill (nothing of that skill placed).
+    """
+    scope = Scope.of(project, global_)
+    lock = Lockfile.read(scope.lock_path)
+    if not lock.exists:
+        raise HubskillsError(f"no {scope.lock_path.name} at {scope.lock_path.parent}",
+                             hint="hubskills pull NS/NAME  # pins it in skills.lock")
+    check_unpinned(scope, lock, frozen)
+    entries = sorted(lock.entries.values(), key=lambda e: e.name)
+    chosen = {e.name: select_agents(scope.root, list(e.agents) or None) for e in entries}
+    check_folders(scope.root, [a for agents in chosen.values() for a in agents],
+                  global_=scope.global_)
+    results, todo = [], []
+    for entry in entries:
+        store, agents = stores(entry.registry), chosen[entry.name]
+        folder = scope.skills_dir / entry.name
+        marker = None if folder.is_symlink() else read_marker(folder)
+        if marker and marker.repo == entry.repo and marker.sha == entry.sha:
+            intact = content_hash(folder) == entry.content_hash
+            if intact:
+                results.append(refresh(scope, entry.name, marker, agents, entry.copy, lock,
+                                        [], dry_run=False, write_lock=False))
+                continue
+            if frozen or not force:
+                raise HubskillsError(f"{folder} has local changes: it no longer hashes as "
+                                     "skills.lock pins", hint="copy your changes elsewhere, "
+                                     "then hubskills install --force (discards them)")
+        check_dest(folder, entry.repo, force and not frozen)
+        todo.append((entry, store, agents))
+    return results + _install_many(todo, scope, lock, frozen=frozen, force=force,
+                                   allow_risky=allow_risky, limits=limits, workers=workers)
+
+
+def _install_many(todo: list[tuple[LockEntry, SkillStore, list[Agent]]], scope: Scope,
+                  lock: Lockfile, *, frozen: bool, force: bool, allow_risky: bool,
+                  limits: SizeLimits, workers: int) -> list[PullResult]:
+    """Fetch and verify every entry in parallel, then place them one by one."""
+    def fetch(item: tuple[LockEntry, SkillStore, list[Agent]]) -> Staged:
+        entry, store, _ = item
+        resolved = Resolved(entry.repo, entry.sha, entry.version, entry.sha)
+        staged = prepare(store, entry.repo, resolved, scope, limits=limits,
+                         allow_risky=allow_risky, expected_hash=entry.content_hash)
+        if staged.name != entry.name:
+            discard(staged)
+            raise UnsafeSkill(f"skills.lock pins {entry.repo} as '{entry.name}', but the skill "
+                              f"is named '{staged.name}'", hint="check skills.lock")
+        return staged
+
+    if not todo:
+        return []
+    created: list[Path] = []
+    make_dirs(scope.skills_dir, created)  # once, before the threads stage inside it
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(todo)))) as pool:
+        futures = [pool.submit(fetch, item) for item in todo]
+    staged = [f.result() for f in futures if f.exception() is None]
+    failed = next((f.exception() for f in futures if f.exception() is not None), None)
+    results = []
+    try:
+        if failed is not None:
+            raise failed
+        for (entry, _store, agents), item in zip(todo, staged, strict=True):
+            results.append(place(item, scope, agents, lock, registry=entry.registry,
+                                 copy=entry.copy, force=force and not frozen, write_lock=False))
+    finally:
+        for item in staged:
+            discard(item)
+        remove_empty(created)
+    return results
+
+
+def update(project: Path, name: str | None = None, *, stores: StoreFor, global_: bool = False,
+           force: bool = False, allow_risky: bool = False,
+           limits: SizeLimits = STORE_LIMITS) -> list[PullResult]:
+    """Move one installed skill (or all) to the newest version; each result lists changes.
+
+    Raises:
+        HubskillsError: `name` is not ours, or a pull is refused.
+    """
+    scope = Scope.of(project, global_)
+    entries = managed(scope, Lockfile.read(scope.lock_path))
+    if name is not None:
+        entries = [e for e in entries if e.name == name]
+        if not entries:
+            raise HubskillsError(f"'{name}' is not installed by hubskills in "
+                                 f"{scope.skills_dir}", hint="hubskills list")
+    return [pull(entry.repo, project=project, store=stores(entry.registry),
+                 agents=list(entry.agents) or None, global_=global_, copy=entry.copy,
+                 force=force, allow_risky=allow_risky, limits=limits) for entry in entries]

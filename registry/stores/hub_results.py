@@ -1,0 +1,111 @@
+"""`HubResults`: the eval results dataset of a `HubStore`, on the Hub.
+
+One dataset repo (`HUBSKILLS_RESULTS_REPO`, else `<namespace or your user>/hubskills-evals`)
+holds one immutable JSONL file per run under `data/evals/YYYY-MM/`, added by a commit without a
+parent (appends never conflict) with bounded retries; its card declares the `evals` split, so
+`datasets.load_dataset(repo, split="evals")` returns every row. Reads download each file once
+into the HF cache; the frame parses only files it has not seen (see `frame.py`). Errors are the
+client's typed ones: `HubStore` turns them into user errors at its edge.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from registry.evaluation.results import ResultRow, RunManifest, iter_rows, rows_to_jsonl
+from registry.hub import EntryNotFound, HubClient, RemoteFile, RepoNotFound, with_retry
+from registry.scan import check_relpath
+from registry.stores.dataset import (
+    DEFAULT_RESULTS_NAME,
+    RESULTS_DIR,
+    card_is_current,
+    dataset_card,
+    matches_skill,
+    results_path,
+    stamp_rows,
+)
+from registry.stores.files import CARD_FILE
+from registry.stores.summary import latest_summary
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+log = logging.getLogger(__name__)
+
+
+class HubResults:
+    """The results dataset (see the module docstring); `namespace` names its default owner."""
+
+    def __init__(self, client: HubClient, *, configured: str | None,
+                 namespace: Callable[[], str], cache_dir: Path) -> None:
+        self.client, self.cache_dir = client, cache_dir
+        self._repo, self._namespace = configured, namespace
+        self._ready = False
+
+    def repo(self) -> str:
+        """The dataset id: configured, else `<namespace>/hubskills-evals` (asked once)."""
+        if not self._repo:
+            self._repo = f"{self._namespace()}/{DEFAULT_RESULTS_NAME}"
+        return self._repo
+
+    def append(self, manifest: RunManifest, rows: list[ResultRow]) -> str:
+        """Add the run's file in one commit; returns its path (an existing run is a no-op)."""
+        path = results_path(manifest)
+        data = rows_to_jsonl(stamp_rows(manifest, rows)).encode("utf-8")
+        repo = self.repo()
+        self._ensure_dataset(repo)
+        if self.client.file_exists(repo, path, repo_type="dataset"):
+            log.info("run %s is already in %s", manifest.run_id, repo)
+            return path
+        with_retry(lambda: self.client.commit(repo, {path: data}, repo_type="dataset",
+                                              message=f"Add eval run {manifest.run_id}"))
+        return path
+
+    def _ensure_dataset(self, repo: str) -> None:
+        if self._ready:
+            return
+        self.client.create_repo(repo, repo_type="dataset")
+        card = self.client.read_text(repo, CARD_FILE, repo_type="dataset") or ""
+        if not card_is_current(card):  # missing, or declares other row features
+            with_retry(lambda: self.client.commit(
+                repo, {CARD_FILE: dataset_card(repo).encode("utf-8")}, repo_type="dataset",
+                message="Create the hubskills results dataset"))
+        self._ready = True
+
+    def files(self) -> tuple[list[RemoteFile], str | None]:
+        """The dataset's result files and the head they were listed at ([] when none)."""
+        repo = self.repo()
+        try:
+            head = self.client.repo_info(repo, repo_type="dataset").sha
+            entries = self.client.tree(repo, RESULTS_DIR, head, repo_type="dataset")
+        except (RepoNotFound, EntryNotFound):
+            return [], None
+        return sorted((e for e in entries if e.path.endswith(".jsonl")),
+                      key=lambda e: e.path), head
+
+    def _download(self, path: str, revision: str | None) -> Path:
+        return self.client.download(self.repo(), check_relpath(path), revision=revision,
+                                    repo_type="dataset")
+
+    def read(self, skill: str | None = None) -> list[ResultRow]:
+        """Every row (of one skill, by repo id or name, when `skill` is given)."""
+        files, head = self.files()
+        return [row for e in files for row in iter_rows(self._download(e.path, head))
+                if matches_skill(row, skill)]
+
+    def frame(self, listed: tuple[list[RemoteFile], str | None] | None = None) -> pd.DataFrame:
+        """Every row as a DataFrame (from `listed`, when the files were listed already)."""
+        from registry.stores.frame import load_frame  # pyarrow loads only when results are read
+
+        files, head = listed or self.files()
+        sources = {f"{e.path}:{e.blob_id}": partial(self._download, e.path, head) for e in files}
+        return load_frame(sources, self.cache_dir / self.repo().replace("/", "--"))
+
+    def latest_summary(self, repo: str) -> list[dict[str, Any]]:
+        """The card's evaluation summary of skill `repo` (no frame when there are no runs)."""
+        listed = self.files()
+        return latest_summary(self.frame(listed), repo) if listed[0] else []
