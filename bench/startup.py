@@ -1,0 +1,98 @@
+"""Start-up: `hubskills --help`, and a small eval beside an all-at-once reference client.
+
+Two walls, each the median of a few runs of a fresh process, so interpreter start-up and
+imports count:
+
+1. `hubskills --help`, beside a bare `python -c pass`.
+2. `hubskills eval` of a 25-case skill with `--runs 1` (N = 50 requests: 25 cases x 2 arms)
+   against a fake OpenAI-compatible server with a fixed 100 ms latency, at `--concurrency 100`,
+   beside `bench/peers/all_at_once_eval.py`: the same 50 requests sent with the raw `openai`
+   SDK in one `asyncio.gather` (no limits, retries, cache or saved run). The ideal for both is
+   one round trip (0.1 s) plus start-up. Goal: hubskills within 3x of the reference.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "tests")]
+
+LATENCY, CASES, CONCURRENCY, REPEATS = 0.1, 25, 100, 5
+GOAL = 3.0
+REFERENCE = ROOT / "bench" / "peers" / "all_at_once_eval.py"
+
+
+def _serve(queue: multiprocessing.Queue) -> None:
+    from fakes.openai_server import FakeOpenAIServer
+
+    server = FakeOpenAIServer(responder=lambda body: "The answer is 42.", latency=LATENCY)
+    server.start()
+    queue.put(server.url)
+    time.sleep(3600)
+
+
+def _skill(root: Path) -> Path:
+    folder = root / "startup-skill"
+    (folder / "evals").mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        '---\nname: startup-skill\ndescription: "A benchmark skill. Use when benchmarking."\n'
+        "---\n\nThe answer is always 42.\n")
+    cases = [{"id": f"c{i}", "prompt": f"Question {i}?",
+              "checks": [{"type": "contains", "value": ["42"]}]} for i in range(CASES)]
+    (folder / "evals" / "evals.json").write_text(json.dumps({"cases": cases}))
+    return folder
+
+
+def _wall(argv: list[str], env: dict[str, str]) -> float:
+    """Median wall of `REPEATS` fresh runs (after one untimed run that warms the OS caches)."""
+    walls = []
+    for i in range(REPEATS + 1):
+        t0 = time.perf_counter()
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+        wall = time.perf_counter() - t0
+        if done.returncode != 0:
+            raise SystemExit(f"{' '.join(argv)} failed:\n{done.stdout}\n{done.stderr}")
+        if i:
+            walls.append(wall)
+    return statistics.median(walls)
+
+
+def main() -> None:
+    """Run both measurements and print them with their ratios."""
+    queue: multiprocessing.Queue = multiprocessing.Queue()
+    server = multiprocessing.Process(target=_serve, args=(queue,), daemon=True)
+    server.start()
+    url = queue.get(timeout=30)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            env = {**os.environ, "PYTHONPATH": str(ROOT), "HUBSKILLS_HOME": str(Path(tmp, "home")),
+                   "NO_COLOR": "1"}
+            skill = _skill(Path(tmp))
+            hubskills = [sys.executable, "-m", "registry.cli"]
+            bare = _wall([sys.executable, "-c", "pass"], env)
+            helped = _wall([*hubskills, "--help"], env)
+            ours = _wall([*hubskills, "eval", str(skill), "-m", "local/bench", "--runs", "1",
+                          "--concurrency", str(CONCURRENCY), "--base-url", url, "--no-cache"],
+                         env)
+            peer = _wall([sys.executable, str(REFERENCE), str(skill), url, "bench"], env)
+    finally:
+        server.terminate()
+    requests = CASES * 2
+    print(f"start-up: median of {REPEATS} fresh processes each")
+    print(f"  hubskills --help: {helped:.2f} s (bare python: {bare:.2f} s)")
+    print(f"  eval N = {requests}, {LATENCY * 1000:.0f} ms latency, concurrency {CONCURRENCY}: "
+          f"hubskills {ours:.2f} s, reference client {peer:.2f} s, "
+          f"ratio {ours / peer:.2f} (goal <= {GOAL:.0f})")
+
+
+if __name__ == "__main__":
+    main()
