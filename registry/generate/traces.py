@@ -1,9 +1,7 @@
 """Agent traces (`generate --from`) turned into a compact account of the work for the teacher.
 
-Formats: Claude Code session JSONL (`type` user/assistant events whose `message.content`
-holds text, tool_use and tool_result blocks), Codex rollout JSONL (`session_meta`,
-`response_item` messages, function calls and their outputs, `event_msg`), and markdown or
-plain-text transcripts. The account keeps what teaches, in this order: the goal (the first
+The formats (Claude Code and Codex JSONL, markdown or plain-text transcripts) are read into
+steps by `trace_formats`. The account keeps what teaches, in this order: the goal (the first
 user message), errors and how they were fixed (a failing tool result and what followed until
 something succeeded), decisions and the user's corrections, the final files (last write or
 edit per path) and the commands run; it is trimmed to a character budget in that order.
@@ -17,45 +15,30 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from registry.errors import GenerationError
 from registry.evaluation.checks import extract_files
+from registry.format.markdown import fenced_blocks
+from registry.generate.trace_formats import PARSERS, Step, TraceFormat, detect_format
 
-TraceFormat = Literal["claude-code", "codex", "markdown", "text"]
+__all__ = ["DEFAULT_BUDGET", "TraceAccount", "build_account", "detect_format", "parse_trace",
+           "read_trace", "redact"]
+
 DEFAULT_BUDGET = 24_000
 MAX_TRACE_BYTES = 64 * 2**20
 _SHARES = (("goal", 0.1), ("fixes", 0.4), ("decisions", 0.2), ("files", 0.25),
            ("commands", 0.05))
-_CODEX_TYPES = {"session_meta", "response_item", "event_msg", "turn_context"}
-_ERROR_TEXT = re.compile(r"Traceback \(most recent|\b\w*Error\b:|\berror:|\b(?-i:FAILED)\b|"
-                         r"\bexit (?:code|status) [1-9]|command not found|No such file", re.I)
 _DECISION_WORDS = re.compile(r"\b(because|instead|rather than|prefer|decid|chose|should|must|"
                              r"the (?:issue|problem|fix|cause)|root cause|turns out|note|avoid|"
                              r"don't|never|always)", re.I)
-_ROLE = (r"(user|human|you|me|assistant|ai|claude|codex|agent|model|chatgpt|tool(?: output)?|"
-         r"tool result|output|system)")
-_ROLE_LINE = re.compile(rf"^(?:#{{1,6}}\s+{_ROLE}\b.*|\*\*{_ROLE}\s*:?\*\*\s*:?\s*(.*)|"
-                        r"(user|human|assistant|ai|claude|codex|agent|tool)\s*:\s*(.*))$", re.I)
 _HEREDOC = re.compile(r"cat\s+>\s*([\w./-]+)\s*<<-?\s*['\"]?(\w+)['\"]?\n(.*?)\n\2\b", re.S)
-_BARE_NAMES = re.compile(r"^[*`]*(Dockerfile|Containerfile|Makefile|Justfile|Procfile|Gemfile|"
-                         r"Rakefile|Vagrantfile)[*`]*:?[ \t]*\n(`{3,}|~{3,})[^\n]*\n(.*?)\n\2",
-                         re.M | re.S)
+_BARE_NAME = re.compile(r"^[*`]*(Dockerfile|Containerfile|Makefile|Justfile|Procfile|Gemfile|"
+                        r"Rakefile|Vagrantfile)[*`]*:?$")
 _SECRETS = (re.compile(r"\b(sk-ant-[\w-]{10,}|sk-[\w-]{20,}|hf_[A-Za-z0-9]{20,}|"
                        r"gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16})"),
             re.compile(r"(?i)\b([\w-]*(?:api[_-]?key|token|secret|password))(\s*[=:]\s*)"
                        r"[\"']?[^\s\"']{8,}"))
-
-
-@dataclass
-class Step:
-    """One normalized event: a user or assistant message, a tool call, or a tool result."""
-
-    kind: Literal["user", "assistant", "call", "result"]
-    text: str = ""
-    tool: str = ""
-    args: dict[str, Any] = field(default_factory=dict)
-    is_error: bool = False
 
 
 @dataclass
@@ -105,164 +88,6 @@ def _take(items: list[str], allowance: int) -> tuple[str, int]:
         chosen.append(item)
         used += len(item) + 2
     return "\n\n".join(chosen), used
-
-
-def detect_format(text: str) -> TraceFormat:
-    """Which format a trace is in, from its first JSON lines or its markers."""
-    for line in text.lstrip("\ufeff").splitlines()[:50]:
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict) and event.get("type") in _CODEX_TYPES and "payload" in event:
-            return "codex"
-        if isinstance(event, dict) and ("message" in event or "sessionId" in event):
-            return "claude-code"
-    if any(_ROLE_LINE.match(line.strip()) for line in text.splitlines()):
-        return "markdown"
-    return "text"
-
-
-def _blocks_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(_blocks_text(b.get("text", b.get("content", "")))
-                         for b in content if isinstance(b, dict))
-    return ""
-
-
-def _jsonl(text: str) -> Iterable[dict[str, Any]]:
-    for line in text.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict):
-            yield event
-
-
-def _claude_steps(text: str) -> list[Step]:
-    steps = []
-    for event in _jsonl(text):
-        root = str(event.get("cwd") or "\0").rstrip("/") + "/"
-        role = event.get("type")
-        content = (event.get("message") or {}).get("content")
-        if role not in ("user", "assistant") or event.get("isMeta"):
-            continue
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        for block in blocks or []:
-            kind = block.get("type") if isinstance(block, dict) else None
-            if kind == "text" and not block.get("text", "").lstrip().startswith(
-                    ("<command-", "<local-command", "Caveat:")):
-                steps.append(Step(role, block["text"]))
-            elif kind == "tool_use":
-                args = dict(block.get("input") or {})
-                if str(args.get("file_path", "")).startswith(root):
-                    args["file_path"] = args["file_path"][len(root):]
-                steps.append(Step("call", tool=block.get("name", ""), args=args))
-            elif kind == "tool_result":
-                steps.append(Step("result", _blocks_text(block.get("content")),
-                                  is_error=bool(block.get("is_error"))))
-    return steps
-
-
-def _codex_call(payload: dict[str, Any]) -> Step:
-    name = payload.get("name", "")
-    if "input" in payload:  # custom_tool_call (apply_patch)
-        return Step("call", tool=name, args={"patch": str(payload["input"])})
-    try:
-        args = json.loads(payload.get("arguments") or "{}")
-    except ValueError:
-        args = {"raw": payload.get("arguments")}
-    command = args.get("command") if isinstance(args, dict) else None
-    if isinstance(command, list):
-        if command and command[0] == "apply_patch":
-            return Step("call", tool="apply_patch", args={"patch": command[-1]})
-        command = command[-1] if command[:2] in (["bash", "-lc"], ["bash", "-c"]) \
-            else " ".join(map(str, command))
-        args = {**args, "command": command}
-    return Step("call", tool=name, args=args if isinstance(args, dict) else {})
-
-
-def _codex_result(payload: dict[str, Any]) -> Step:
-    output, code = payload.get("output", ""), None
-    if isinstance(output, str) and output.lstrip().startswith("{"):
-        try:
-            data = json.loads(output)
-            output, code = data.get("output", output), (data.get("metadata") or {}).get(
-                "exit_code")
-        except (ValueError, AttributeError):
-            pass
-    text = _blocks_text(output)
-    match = re.match(r"Exit code:\s*(\d+)", text)
-    code = int(match.group(1)) if code is None and match else code
-    return Step("result", text, is_error=bool(code) or (code is None and "error" in text[:80]))
-
-
-def _codex_steps(text: str) -> list[Step]:
-    steps, prompts = [], []
-    for event in _jsonl(text):
-        payload = event.get("payload") or {}
-        kind = payload.get("type")
-        if event.get("type") == "event_msg" and kind == "user_message":
-            prompts.append(Step("user", str(payload.get("message", ""))))
-        if event.get("type") != "response_item":
-            continue
-        if kind == "message" and payload.get("role") in ("user", "assistant"):
-            body = _blocks_text(payload.get("content"))
-            if not body.lstrip().startswith("<"):  # environment context, AGENTS.md
-                steps.append(Step(payload["role"], body))
-        elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
-            steps.append(_codex_call(payload))
-        elif kind in ("function_call_output", "custom_tool_call_output"):
-            steps.append(_codex_result(payload))
-    if not any(s.kind == "user" for s in steps):
-        steps = prompts[:1] + steps
-    return steps
-
-
-def _markdown_steps(text: str) -> list[Step]:
-    steps: list[Step] = []
-    role, lines = "system", []  # a title before the first role marker is not the goal
-    roles = {"tool": "result", "tool output": "result", "tool result": "result",
-             "output": "result", "system": "system"}
-
-    def flush() -> None:
-        body = "\n".join(lines).strip()
-        if body and role != "system":
-            kind = "user" if role in ("user", "human", "you", "me") else roles.get(role,
-                                                                                "assistant")
-            steps.append(Step(kind, body, is_error=kind != "assistant"
-                              and bool(_ERROR_TEXT.search(body))))
-
-    for line in text.splitlines():
-        match = _ROLE_LINE.match(line.strip())
-        if match:
-            flush()
-            role = next(g for g in (match.group(1), match.group(2), match.group(4)) if g).lower()
-            lines = [match.group(3) or match.group(5) or ""]
-        else:
-            lines.append(line)
-    flush()
-    return steps
-
-
-def _text_steps(text: str) -> list[Step]:
-    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
-    steps = [Step("user", paragraphs[0])] if paragraphs else []
-    for paragraph in paragraphs[1:]:
-        if _ERROR_TEXT.search(paragraph):
-            steps.append(Step("result", paragraph, is_error=True))
-        else:
-            steps.append(Step("assistant", paragraph))
-            if steps[-2].is_error:  # in notes, the paragraph after an error is its fix
-                steps.append(Step("result"))
-    return steps
-
-
-_PARSERS = {"claude-code": _claude_steps, "codex": _codex_steps, "markdown": _markdown_steps,
-            "text": _text_steps}
 
 
 def _summary(step: Step) -> str:
@@ -315,7 +140,10 @@ def _apply_file_ops(step: Step, files: dict[str, str]) -> None:
 
 def _prose(text: str) -> str:
     """Assistant text without its code blocks (files are listed apart)."""
-    return re.sub(r"^([`~]{3,}).*?^\1[ \t]*$", "[code]", text.strip(), flags=re.M | re.S)
+    lines = re.sub(r"\r\n?", "\n", text.strip()).split("\n")
+    for block in reversed(fenced_blocks("\n".join(lines))):
+        lines[block.start:block.end] = ["[code]"]
+    return "\n".join(lines)
 
 
 class _Builder:
@@ -344,8 +172,10 @@ class _Builder:
 
     def assistant(self, step: Step) -> None:
         self.account.files.update(extract_files(step.text))
-        for match in _BARE_NAMES.finditer(step.text):  # names without a dot: Dockerfile, ...
-            self.account.files[match.group(1)] = match.group(3) + "\n"
+        for block in fenced_blocks(step.text):  # names without a dot: Dockerfile, ...
+            bare = _BARE_NAME.match(block.before)
+            if bare:
+                self.account.files[bare.group(1)] = block.body
         prose = _prose(step.text)
         if self.fix is not None:
             self.fix.append(f"Reasoning: {_clip(prose, 500)}")
@@ -409,7 +239,7 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
 def parse_trace(text: str, fmt: TraceFormat | None = None) -> TraceAccount:
     """The account of a trace's text (its format detected when not given)."""
     fmt = fmt or detect_format(text)
-    return build_account(_PARSERS[fmt](text), fmt)
+    return build_account(PARSERS[fmt](text), fmt)
 
 
 def read_trace(path: str | Path, *, budget: int = DEFAULT_BUDGET,
