@@ -16,13 +16,23 @@ from pathlib import Path
 
 import pandas as pd
 
-from registry.config import Settings
-from registry.errors import HubskillsError, InvalidSkill
-from registry.evaluation.engine import EvalConfig, EvalRun, run_evaluation
-from registry.evaluation.report import ModelSummary, per_case_table, summarize
-from registry.evaluation.results import ResultRow
-from registry.format.suite import load_suite, suite_path
-from registry.stores.base import SizeBudget, check_relpath, write_file
+from registry import (
+    EvalConfig,
+    EvalRun,
+    HubskillsError,
+    InvalidSkill,
+    ModelSummary,
+    ResultRow,
+    Settings,
+    SizeBudget,
+    check_relpath,
+    load_suite,
+    per_case_table,
+    run_evaluation,
+    suite_path,
+    summarize,
+    write_file,
+)
 
 from .state import SpaceState
 

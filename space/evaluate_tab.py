@@ -7,10 +7,15 @@ from dataclasses import dataclass
 import gradio as gr
 import pandas as pd
 
-from registry.evaluation.engine import EvalConfig, latest_rows
-from registry.evaluation.results import read_manifest, read_rows
-from registry.providers import EMBEDDED_REF, known_models
-from registry.stores import get_store
+from registry import (
+    EMBEDDED_REF,
+    EvalConfig,
+    get_store,
+    known_models,
+    latest_rows,
+    read_manifest,
+    read_rows,
+)
 
 from .evaluate_run import (
     CASE_COLUMNS,

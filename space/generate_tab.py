@@ -14,8 +14,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from registry.stores import get_store
-from registry.stores.publish import publish_skill
+from registry import get_store, publish_skill
 
 from .generate_run import GenerateJob, output_dir, preview, report_markdown, stream
 from .keys import key_inputs, request_settings, scrub, typed_secrets

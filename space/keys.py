@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from registry.config import Settings
+from registry import Settings
 
 _NO_AUTOFILL = gr.InputHTMLAttributes(autocomplete="off", spellcheck=False)
 KEY_FIELDS = (

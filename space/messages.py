@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import gradio as gr
 
-from registry.errors import HubskillsError, MissingCredentials
+from registry import HubskillsError, MissingCredentials
 
 log = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])

@@ -7,8 +7,7 @@ from typing import Any
 
 import gradio as gr
 
-from registry.config import Settings
-from registry.stores import SkillStore
+from registry import Settings, SkillStore
 
 from . import evaluate_tab, generate_tab, leaderboard_tab, skill_page
 from .leaderboard_view import skill_from_link

@@ -29,8 +29,7 @@ from registry.generate.rounds import improve
 from registry.generate.session import TARGET_PASS_RATE, GenerateOptions, Progress, Session
 from registry.generate.suite import SuiteOutcome, SuiteRequest, placeholder_suite, write_suite
 from registry.generate.verify import Verifier
-from registry.providers import resolve
-from registry.providers._retry import RetryPolicy
+from registry.providers import RetryPolicy, resolve
 
 __all__ = ["GenerateOptions", "GenerateReport", "bump_patch", "generate_skill"]
 log = logging.getLogger(__name__)

@@ -20,8 +20,7 @@ from registry.generate.report import GenerateReport
 from registry.generate.teacher import Teacher, default_students, default_teacher, new_workdir
 from registry.generate.traces import DEFAULT_BUDGET, read_trace
 from registry.generate.verify import Verifier
-from registry.providers import normalize_ref
-from registry.providers._retry import RetryPolicy
+from registry.providers import RetryPolicy, normalize_ref
 
 Progress = Callable[[str], None]
 TARGET_PASS_RATE = 0.8
