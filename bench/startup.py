@@ -1,7 +1,7 @@
 """Start-up: `hubskills --help`, and a small eval beside an all-at-once reference client.
 
-Two walls, each the median of a few runs of a fresh process, so interpreter start-up and
-imports count:
+Two walls, each the median of a few runs of a fresh process (so interpreter start-up and
+imports count), the two sides of each comparison run in turn:
 
 1. `hubskills --help`, beside a bare `python -c pass`.
 2. `hubskills eval` of a 25-case skill with `--runs 1` (N = 50 requests: 25 cases x 2 arms)
@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests")]
 
-LATENCY, CASES, CONCURRENCY, REPEATS = 0.1, 25, 100, 5
+LATENCY, CASES, CONCURRENCY, REPEATS = 0.1, 25, 100, 7
 GOAL = 3.0
 REFERENCE = ROOT / "bench" / "peers" / "all_at_once_eval.py"
 
@@ -52,18 +52,20 @@ def _skill(root: Path) -> Path:
     return folder
 
 
-def _wall(argv: list[str], env: dict[str, str]) -> float:
-    """Median wall of `REPEATS` fresh runs (after one untimed run that warms the OS caches)."""
-    walls = []
+def _walls(commands: list[list[str]], env: dict[str, str]) -> list[float]:
+    """Median wall of each command over `REPEATS` fresh runs, the commands taken in turn so a
+    loaded machine weighs on all of them alike (one untimed round first warms the OS caches)."""
+    walls: list[list[float]] = [[] for _ in commands]
     for i in range(REPEATS + 1):
-        t0 = time.perf_counter()
-        done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
-        wall = time.perf_counter() - t0
-        if done.returncode != 0:
-            raise SystemExit(f"{' '.join(argv)} failed:\n{done.stdout}\n{done.stderr}")
-        if i:
-            walls.append(wall)
-    return statistics.median(walls)
+        for argv, times in zip(commands, walls, strict=True):
+            t0 = time.perf_counter()
+            done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+            wall = time.perf_counter() - t0
+            if done.returncode != 0:
+                raise SystemExit(f"{' '.join(argv)} failed:\n{done.stdout}\n{done.stderr}")
+            if i:
+                times.append(wall)
+    return [statistics.median(times) for times in walls]
 
 
 def main() -> None:
@@ -78,12 +80,12 @@ def main() -> None:
                    "NO_COLOR": "1"}
             skill = _skill(Path(tmp))
             hubskills = [sys.executable, "-m", "registry.cli"]
-            bare = _wall([sys.executable, "-c", "pass"], env)
-            helped = _wall([*hubskills, "--help"], env)
-            ours = _wall([*hubskills, "eval", str(skill), "-m", "local/bench", "--runs", "1",
-                          "--concurrency", str(CONCURRENCY), "--base-url", url, "--no-cache"],
-                         env)
-            peer = _wall([sys.executable, str(REFERENCE), str(skill), url, "bench"], env)
+            bare, helped = _walls([[sys.executable, "-c", "pass"], [*hubskills, "--help"]], env)
+            ours, peer = _walls([
+                [*hubskills, "eval", str(skill), "-m", "local/bench", "--runs", "1",
+                 "--concurrency", str(CONCURRENCY), "--base-url", url, "--no-cache"],
+                [sys.executable, str(REFERENCE), str(skill), url, "bench"],
+            ], env)
     finally:
         server.terminate()
     requests = CASES * 2
