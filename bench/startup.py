@@ -13,7 +13,6 @@ imports count), the two sides of each comparison run in turn:
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import os
 import statistics
@@ -23,33 +22,11 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "tests")]
+from eval_throughput import LATENCY, ROOT, bench_skill, serve_fake
 
-LATENCY, CASES, CONCURRENCY, REPEATS = 0.1, 25, 100, 7
+CASES, CONCURRENCY, REPEATS = 25, 100, 7
 GOAL = 3.0
 REFERENCE = ROOT / "bench" / "peers" / "all_at_once_eval.py"
-
-
-def _serve(queue: multiprocessing.Queue) -> None:
-    from fakes.openai_server import FakeOpenAIServer
-
-    server = FakeOpenAIServer(responder=lambda body: "The answer is 42.", latency=LATENCY)
-    server.start()
-    queue.put(server.url)
-    time.sleep(3600)
-
-
-def _skill(root: Path) -> Path:
-    folder = root / "startup-skill"
-    (folder / "evals").mkdir(parents=True)
-    (folder / "SKILL.md").write_text(
-        '---\nname: startup-skill\ndescription: "A benchmark skill. Use when benchmarking."\n'
-        "---\n\nThe answer is always 42.\n")
-    cases = [{"id": f"c{i}", "prompt": f"Question {i}?",
-              "checks": [{"type": "contains", "value": ["42"]}]} for i in range(CASES)]
-    (folder / "evals" / "evals.json").write_text(json.dumps({"cases": cases}))
-    return folder
 
 
 def _walls(commands: list[list[str]], env: dict[str, str]) -> list[float]:
@@ -71,14 +48,14 @@ def _walls(commands: list[list[str]], env: dict[str, str]) -> list[float]:
 def main() -> None:
     """Run both measurements and print them with their ratios."""
     queue: multiprocessing.Queue = multiprocessing.Queue()
-    server = multiprocessing.Process(target=_serve, args=(queue,), daemon=True)
+    server = multiprocessing.Process(target=serve_fake, args=(queue,), daemon=True)
     server.start()
     url = queue.get(timeout=30)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             env = {**os.environ, "PYTHONPATH": str(ROOT), "HUBSKILLS_HOME": str(Path(tmp, "home")),
                    "NO_COLOR": "1"}
-            skill = _skill(Path(tmp))
+            skill = bench_skill(Path(tmp), CASES)
             hubskills = [sys.executable, "-m", "registry.cli"]
             bare, helped = _walls([[sys.executable, "-c", "pass"], [*hubskills, "--help"]], env)
             ours, peer = _walls([
