@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
 export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 
-.PHONY: run test lint bench install install-dev record-seed-runs clean
+.PHONY: run test test-py313 lint bench install install-dev record-seed-runs clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -31,6 +31,22 @@ test: install-dev
 	$(BIN)/ruff check registry space tests bench app.py
 	$(BIN)/python -m pytest -q
 
+# The suite again on Python 3.13, in a second venv (llama-cpp-python compiles once more, about
+# 5 minutes on 2 cores). PY313: pyenv's 3.13 build where there is one, else python3.13.
+PY313 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13) \
+                     $(shell command -v python3.13 2>/dev/null))
+VENV313 := .venv313
+
+$(VENV313)/.installed-dev: pyproject.toml
+	@test -n "$(PY313)" || { echo "no python3.13 found: set PY313=/path/to/python3.13"; exit 1; }
+	$(PY313) -m venv $(VENV313)
+	$(VENV313)/bin/pip install --quiet --upgrade pip
+	$(VENV313)/bin/pip install --quiet -e '.[local,dev]'
+	touch $@
+
+test-py313: $(VENV313)/.installed-dev
+	$(VENV313)/bin/python -m pytest -q
+
 lint: install-dev
 	$(BIN)/ruff check registry space tests bench app.py
 
@@ -44,4 +60,4 @@ record-seed-runs: install
 	mkdir -p skills/.runs && cp -r .seed-home/runs/* skills/.runs/ && rm -rf .seed-home
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(VENV313) build *.egg-info

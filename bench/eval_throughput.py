@@ -26,7 +26,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 LATENCY, CASES, RUNS, CONCURRENCY = 0.1, 50, 3, 16
 
 
-def _serve(queue: multiprocessing.Queue) -> None:
+def serve_fake(queue: multiprocessing.Queue) -> None:
+    """A fake OpenAI server answering "The answer is 42." after `LATENCY`; puts its URL."""
     from fakes.openai_server import FakeOpenAIServer
 
     server = FakeOpenAIServer(responder=lambda body: "The answer is 42.", latency=LATENCY)
@@ -35,15 +36,16 @@ def _serve(queue: multiprocessing.Queue) -> None:
     time.sleep(3600)
 
 
-def _skill(root: Path) -> Path:
+def bench_skill(root: Path, cases: int = CASES) -> Path:
+    """`root/bench-skill` with `cases` cases that pass when the answer holds "42"."""
     folder = root / "bench-skill"
     (folder / "evals").mkdir(parents=True)
     (folder / "SKILL.md").write_text(
         '---\nname: bench-skill\ndescription: "A benchmark skill. Use when benchmarking."\n'
         "---\n\nThe answer is always 42.\n")
-    cases = [{"id": f"c{i}", "prompt": f"Question {i}?",
-              "checks": [{"type": "contains", "value": ["42"]}]} for i in range(CASES)]
-    (folder / "evals" / "evals.json").write_text(json.dumps({"cases": cases}))
+    suite = [{"id": f"c{i}", "prompt": f"Question {i}?",
+              "checks": [{"type": "contains", "value": ["42"]}]} for i in range(cases)]
+    (folder / "evals" / "evals.json").write_text(json.dumps({"cases": suite}))
     return folder
 
 
@@ -71,7 +73,7 @@ def _cpu() -> float:
 def main() -> None:
     """Run the benchmark and print its ratios."""
     queue: multiprocessing.Queue = multiprocessing.Queue()
-    server = multiprocessing.Process(target=_serve, args=(queue,), daemon=True)
+    server = multiprocessing.Process(target=serve_fake, args=(queue,), daemon=True)
     server.start()
     url = queue.get(timeout=30)
     from registry.config import Settings
@@ -80,7 +82,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings.from_env({"HUBSKILLS_HOME": os.path.join(tmp, "home"),
                                       "HUBSKILLS_BASE_URL": url})
-        skill = _skill(Path(tmp))
+        skill = bench_skill(Path(tmp))
         config = EvalConfig(models=["local/bench"], runs=RUNS, concurrency=CONCURRENCY)
         requests = CASES * 2 * RUNS
         run_evaluation(skill, EvalConfig(models=["local/bench"], runs=1, case_ids=["c0"],

@@ -1,1 +1,181 @@
-__version__ = "0.1.0"
+"""hubskills as a library: the public API that the CLI and the Space use.
+
+    import registry
+
+    skill = registry.load_skill("skills/agent-skill-md")
+    problems = registry.validate_skill(skill.path)
+    run = registry.run_evaluation(skill.path, registry.EvalConfig(models=["local/m"], runs=1),
+                                  registry.Settings.from_env())
+
+Every name is imported from its module on first use (PEP 562 `__getattr__`), so `import
+registry` loads nothing heavy and `hubskills --help` stays fast; the `TYPE_CHECKING` block
+gives type checkers and editors the same names. Names not listed here are internal and may
+change. No logic lives here: `tests/test_public_api.py` checks that the table, `__all__` and
+the `TYPE_CHECKING` imports agree and that every name resolves.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from registry._version import __version__
+
+#: public name -> "module:attribute", or "module" for a module exported as a namespace
+_EXPORTS: dict[str, str] = {
+    # errors and settings
+    "HubskillsError": "registry.errors:HubskillsError",
+    "InvalidSkill": "registry.errors:InvalidSkill",
+    "InvalidSuite": "registry.errors:InvalidSuite",
+    "MissingCredentials": "registry.errors:MissingCredentials",
+    "ProviderError": "registry.errors:ProviderError",
+    "SkillNotFound": "registry.errors:SkillNotFound",
+    "UnsafeSkill": "registry.errors:UnsafeSkill",
+    "Settings": "registry.config:Settings",
+    # format: load and validate a skill and its suite
+    "Skill": "registry.format.skill:Skill",
+    "Problem": "registry.format.skill:Problem",
+    "load_skill": "registry.format.skill:load_skill",
+    "validate_skill": "registry.format.validate:validate_skill",
+    "has_errors": "registry.format.validate:has_errors",
+    "Case": "registry.format.suite:Case",
+    "Suite": "registry.format.suite:Suite",
+    "load_suite": "registry.format.suite:load_suite",
+    "suite_path": "registry.format.suite:suite_path",
+    # scan
+    "Finding": "registry.scan:Finding",
+    "scan_folder": "registry.scan:scan_folder",
+    # models
+    "EMBEDDED_REF": "registry.providers:EMBEDDED_REF",
+    "ask": "registry.providers:ask",
+    "default_model_ref": "registry.providers:default_model_ref",
+    "known_models": "registry.providers:known_models",
+    # evaluate
+    "EvalConfig": "registry.evaluation.engine:EvalConfig",
+    "EvalRun": "registry.evaluation.engine:EvalRun",
+    "run_evaluation": "registry.evaluation.engine:run_evaluation",
+    "latest_rows": "registry.evaluation.results:latest_rows",
+    "ResultRow": "registry.evaluation.results:ResultRow",
+    "RunManifest": "registry.evaluation.results:RunManifest",
+    "list_runs": "registry.evaluation.results:list_runs",
+    "read_manifest": "registry.evaluation.results:read_manifest",
+    "read_rows": "registry.evaluation.results:read_rows",
+    "ModelSummary": "registry.evaluation.report:ModelSummary",
+    "summarize": "registry.evaluation.report:summarize",
+    "per_case_table": "registry.evaluation.report:per_case_table",
+    "compare_runs": "registry.evaluation.compare:compare_runs",
+    # leaderboard: `leaderboard.entries(store.results_frame())`, `table_rows`, `skill_history`
+    "leaderboard": "registry.evaluation.leaderboard",
+    "LeaderboardEntry": "registry.evaluation.leaderboard:Entry",
+    # stores: open one, publish to it, and the path and size rules of anything written
+    "SkillStore": "registry.stores:SkillStore",
+    "SkillInfo": "registry.stores:SkillInfo",
+    "get_store": "registry.stores:get_store",
+    "publish_skill": "registry.stores.publish:publish_skill",
+    "PublishResult": "registry.stores.publish:PublishResult",
+    "check_relpath": "registry.scan:check_relpath",
+    "check_repo_id": "registry.stores.refs:check_repo_id",
+    "tag_for": "registry.stores.refs:tag_for",
+    "write_file": "registry.scan:write_file",
+    # generate
+    "generate_skill": "registry.generate.pipeline:generate_skill",
+    "GenerateReport": "registry.generate.report:GenerateReport",
+    "add_tests": "registry.generate.cases:add_tests",
+    # pull
+    "pull": "registry.install.pull:pull",
+    "PullResult": "registry.install:PullResult",
+    # sandbox and secrets: what runs supplied code, and the one scrubber
+    "SandboxUnavailable": "registry.sandbox:SandboxUnavailable",
+    "SecretScope": "registry.secrets:SecretScope",
+    "SizeLimits": "registry.scan:SizeLimits",
+    "current_scope": "registry.secrets:current_scope",
+    "get_sandbox": "registry.sandbox:get_sandbox",
+    "has_code_checks": "registry.evaluation.checks:has_code_checks",
+    "hold": "registry.secrets:hold",
+    "push_saved_run": "registry.stores.push:push_saved_run",
+    "scrub": "registry.secrets:scrub",
+    "scrub_data": "registry.secrets:scrub_data",
+    "scrub_logs": "registry.secrets:scrub_logs",
+    "scrubber": "registry.secrets:scrubber",
+}
+
+__all__ = [
+    "__version__", "HubskillsError", "InvalidSkill", "InvalidSuite", "MissingCredentials",
+    "ProviderError", "SkillNotFound", "UnsafeSkill", "Settings", "Skill", "Problem", "load_skill",
+    "validate_skill", "has_errors", "Case", "Suite", "load_suite", "suite_path", "Finding",
+    "scan_folder", "EMBEDDED_REF", "ask", "default_model_ref", "known_models", "EvalConfig",
+    "EvalRun", "run_evaluation", "latest_rows", "ResultRow", "RunManifest", "list_runs",
+    "read_manifest", "read_rows", "ModelSummary", "summarize", "per_case_table", "compare_runs",
+    "leaderboard", "LeaderboardEntry", "SkillStore", "SkillInfo", "get_store", "publish_skill",
+    "PublishResult", "check_relpath", "check_repo_id", "tag_for", "write_file", "generate_skill",
+    "GenerateReport", "add_tests", "pull", "PullResult", "SandboxUnavailable", "SecretScope",
+    "SizeLimits", "current_scope", "get_sandbox", "has_code_checks", "hold", "push_saved_run",
+    "scrub", "scrub_data", "scrub_logs", "scrubber",
+]
+
+if TYPE_CHECKING:
+    from registry.config import Settings
+    from registry.errors import (
+        HubskillsError,
+        InvalidSkill,
+        InvalidSuite,
+        MissingCredentials,
+        ProviderError,
+        SkillNotFound,
+        UnsafeSkill,
+    )
+    from registry.evaluation import leaderboard
+    from registry.evaluation.checks import has_code_checks
+    from registry.evaluation.compare import compare_runs
+    from registry.evaluation.engine import EvalConfig, EvalRun, run_evaluation
+    from registry.evaluation.leaderboard import Entry as LeaderboardEntry
+    from registry.evaluation.report import ModelSummary, per_case_table, summarize
+    from registry.evaluation.results import (
+        ResultRow,
+        RunManifest,
+        latest_rows,
+        list_runs,
+        read_manifest,
+        read_rows,
+    )
+    from registry.format.skill import Problem, Skill, load_skill
+    from registry.format.suite import Case, Suite, load_suite, suite_path
+    from registry.format.validate import has_errors, validate_skill
+    from registry.generate.cases import add_tests
+    from registry.generate.pipeline import generate_skill
+    from registry.generate.report import GenerateReport
+    from registry.install import PullResult
+    from registry.install.pull import pull
+    from registry.providers import EMBEDDED_REF, ask, default_model_ref, known_models
+    from registry.sandbox import SandboxUnavailable, get_sandbox
+    from registry.scan import Finding, SizeLimits, check_relpath, scan_folder, write_file
+    from registry.secrets import (
+        SecretScope,
+        current_scope,
+        hold,
+        scrub,
+        scrub_data,
+        scrub_logs,
+        scrubber,
+    )
+    from registry.stores import SkillInfo, SkillStore, get_store
+    from registry.stores.publish import PublishResult, publish_skill
+    from registry.stores.push import push_saved_run
+    from registry.stores.refs import check_repo_id, tag_for
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name from its module on first use, then keep it."""
+    target = _EXPORTS.get(name)
+    if target is None:
+        raise AttributeError(f"module 'registry' has no attribute {name!r}")
+    module, _, attribute = target.partition(":")
+    value = importlib.import_module(module)
+    if attribute:
+        value = getattr(value, attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

@@ -18,16 +18,27 @@ from pathlib import Path
 
 import pandas as pd
 
-from registry.config import Settings
-from registry.errors import HubskillsError, InvalidSkill
-from registry.evaluation.checks import has_code_checks
-from registry.evaluation.engine import EvalConfig, EvalRun, run_evaluation
-from registry.evaluation.report import ModelSummary, per_case_table, summarize
-from registry.evaluation.results import ResultRow
-from registry.format.skill import load_skill
-from registry.format.suite import load_suite, suite_path
-from registry.sandbox import SandboxUnavailable, get_sandbox
-from registry.scan import SizeLimits, check_relpath, write_file
+from registry import (
+    EvalConfig,
+    EvalRun,
+    HubskillsError,
+    InvalidSkill,
+    ModelSummary,
+    ResultRow,
+    SandboxUnavailable,
+    Settings,
+    SizeLimits,
+    check_relpath,
+    get_sandbox,
+    has_code_checks,
+    load_skill,
+    load_suite,
+    per_case_table,
+    run_evaluation,
+    suite_path,
+    summarize,
+    write_file,
+)
 
 from .state import SpaceState
 

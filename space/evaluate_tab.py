@@ -7,9 +7,12 @@ from dataclasses import dataclass
 import gradio as gr
 import pandas as pd
 
-from registry.evaluation.engine import EvalConfig
-from registry.providers import EMBEDDED_REF, known_models
-from registry.stores.push import push_saved_run
+from registry import (
+    EMBEDDED_REF,
+    EvalConfig,
+    known_models,
+    push_saved_run,
+)
 
 from .evaluate_run import (
     CASE_COLUMNS,

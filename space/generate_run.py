@@ -17,10 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from registry.config import Settings
-from registry.errors import HubskillsError
-from registry.format.skill import load_skill
-from registry.format.suite import suite_path
+from registry import (
+    HubskillsError,
+    Settings,
+    load_skill,
+    suite_path,
+)
 
 POLL_S = 0.25
 
@@ -55,7 +57,7 @@ def stream(job: GenerateJob) -> Iterator[list[str]]:
 
     def work() -> None:
         try:
-            from registry.generate.pipeline import generate_skill
+            from registry import generate_skill
         except ImportError as err:
             job.error = HubskillsError("skill generation is not available in this build",
                                        hint="update hubskills, or use the CLI: hubskills "

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import gradio as gr
 
-from registry.stores.publish import publish_skill
+from registry import (
+    publish_skill,
+)
 
 from .generate_run import GenerateJob, output_dir, preview, report_markdown, stream
 from .keys import key_inputs, request_settings

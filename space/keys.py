@@ -19,8 +19,15 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from registry.config import Settings
-from registry.secrets import SecretScope, current_scope, hold, scrub, scrub_data, scrubber
+from registry import (
+    SecretScope,
+    Settings,
+    current_scope,
+    hold,
+    scrub,
+    scrub_data,
+    scrubber,
+)
 
 _NO_AUTOFILL = gr.InputHTMLAttributes(autocomplete="off", spellcheck=False)
 KEY_FIELDS = (

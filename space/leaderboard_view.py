@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from registry.evaluation import leaderboard
-from registry.evaluation.leaderboard import Entry
+from registry import LeaderboardEntry as Entry
+from registry import leaderboard
 
 ALL = "All"
 VERDICTS = ("helps", "no detectable effect", "hurts")

@@ -15,8 +15,11 @@ from typing import Any, TypeVar
 
 import gradio as gr
 
-from registry.errors import HubskillsError, MissingCredentials
-from registry.secrets import scrub
+from registry import (
+    HubskillsError,
+    MissingCredentials,
+    scrub,
+)
 
 log = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])

@@ -10,10 +10,14 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from registry.evaluation import leaderboard
-from registry.format.skill import load_skill
-from registry.scan.scanner import Finding, scan_folder
-from registry.stores.refs import check_repo_id, tag_for
+from registry import (
+    Finding,
+    check_repo_id,
+    leaderboard,
+    load_skill,
+    scan_folder,
+    tag_for,
+)
 
 from .leaderboard_view import display_table
 from .state import SpaceState

@@ -10,7 +10,9 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from registry.errors import HubskillsError
+from registry import (
+    HubskillsError,
+)
 
 from .leaderboard_tab import DATATYPES, WIDTHS
 from .messages import error_markdown, warn

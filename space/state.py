@@ -24,9 +24,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from registry.config import Settings
-from registry.errors import HubskillsError
-from registry.stores import SkillInfo, SkillStore, get_store
+from registry import (
+    HubskillsError,
+    Settings,
+    SkillInfo,
+    SkillStore,
+    get_store,
+)
 
 if TYPE_CHECKING:
     import pandas as pd

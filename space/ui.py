@@ -7,9 +7,11 @@ from typing import Any
 
 import gradio as gr
 
-from registry.config import Settings
-from registry.secrets import scrub_logs
-from registry.stores import SkillStore
+from registry import (
+    Settings,
+    SkillStore,
+    scrub_logs,
+)
 
 from . import evaluate_tab, generate_tab, leaderboard_tab, skill_page
 from .keys import scrub_responses

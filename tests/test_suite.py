@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -22,9 +23,9 @@ from registry.format.suite import (
     detect_format,
     load_suite,
     parse_suite,
-    save_suite,
     suite_path,
 )
+from registry.format.suite_writer import save_suite
 
 DATA = Path(__file__).parent / "data"
 NATIVE = DATA / "native" / "evals.json"
@@ -248,9 +249,9 @@ def test_many_errors_are_summarised() -> None:
 def test_load_suite_file_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     missing = pytest.raises(InvalidSuite, load_suite, tmp_path / "nope.json")
     assert "no such suite file" in missing.value.message and missing.value.hint
-    bad = DATA / "malformed" / "not_json.json"
-    assert pytest.raises(InvalidSuite, load_suite, bad).value.message.startswith(
-        f"{bad}:3: invalid JSON")
+    bad = DATA / "malformed" / "not_json.json"  # a trailing comma on line 2, closed on line 3
+    message = pytest.raises(InvalidSuite, load_suite, bad).value.message
+    assert re.match(rf"{re.escape(str(bad))}:[23]: invalid JSON: \w", message), message
     latin = tmp_path / "latin.json"
     latin.write_bytes(b'{"cases": [{"id": "caf\xe9"}]}')
     assert "not UTF-8" in pytest.raises(InvalidSuite, load_suite, latin).value.message
@@ -259,6 +260,20 @@ def test_load_suite_file_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert "nested too deeply" in pytest.raises(InvalidSuite, load_suite, deep).value.message
     monkeypatch.setattr(suite_module, "MAX_SUITE_BYTES", 10)
     assert "larger than" in pytest.raises(InvalidSuite, load_suite, NATIVE).value.message
+
+
+@pytest.mark.parametrize(("text", "line"), [
+    ('{"cases": [\n  {"id": "a", "prompt": "p"},\n  @\n]}', 3),  # a stray character
+    ('{"cases": [\n  {"id": "a"\n  "prompt": "p"}]}', 3),  # a missing comma
+    ('\n\n\n\n{"cases": [}', 5),
+])
+def test_invalid_json_names_the_file_its_line_and_what_is_wrong(tmp_path: Path, text: str,
+                                                                 line: int) -> None:
+    bad = tmp_path / "evals.json"
+    bad.write_text(text)
+    message = pytest.raises(InvalidSuite, load_suite, bad).value.message
+    prefix = f"{bad}:{line}: invalid JSON: "
+    assert message.startswith(prefix) and message[len(prefix):].strip(), message
 
 
 def test_load_suite_accepts_a_utf8_bom(tmp_path: Path) -> None:

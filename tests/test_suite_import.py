@@ -21,10 +21,9 @@ from registry.format.suite import (
     Suite,
     load_suite,
     parse_suite,
-    save_suite,
     suite_path,
 )
-from registry.format.suite_writer import import_suite
+from registry.format.suite_writer import import_suite, save_suite
 
 DATA = Path(__file__).parent / "data"
 REPORT = DATA / "skill_creator_report"

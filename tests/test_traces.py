@@ -17,6 +17,7 @@ from registry.generate.traces import (
     Step,
     build_account,
     detect_format,
+    fit,
     load_trace,
     parse_trace,
     read_trace,
@@ -24,6 +25,11 @@ from registry.generate.traces import (
 )
 from registry.generate.traces.edits import Files
 from registry.secrets import MASK
+
+
+def render(account, budget: int = DEFAULT_BUDGET) -> str:
+    """The account as the teacher gets it, within `budget` characters."""
+    return fit(account, budget).text
 
 TRACES = Path(__file__).parent / "data" / "traces"
 RECORDED = TRACES / "recorded"
@@ -282,23 +288,23 @@ def test_repeated_passages_are_collapsed_and_counted():
     a = parse_trace("".join(events))
     assert a.decisions == [sentence] and a.collapsed == 55
     assert [c.render() for c in a.commands] == ["`make ci` → exit 0 ×56"]
-    assert "_55 repeated passage(s) collapsed._" in a.render()
+    assert "_55 repeated passage(s) collapsed._" in render(a)
 
 
 def test_the_budget_cuts_the_least_valuable_parts_first_and_says_so():
     a = account("recorded/codex.jsonl")
-    full = a.render(100_000)
+    full = render(a, 100_000)
     assert "Cut to fit" not in full
     for budget in (1600, 1200, 700, 400):
-        text = a.render(budget)
+        text = render(a, budget)
         assert len(text) <= budget and a.goal in text
-    assert "## Final answer" not in a.render(1600)  # the least valuable goes first
-    assert a.render(1600).endswith("_Cut to fit 1600 characters: the final answer._\n")
-    assert "## Failures" in a.render(1200) and "## Failures" not in a.render(700)
-    assert "Cut to fit 1200 characters: failures trimmed; the final answer." in a.render(1200)
-    assert "failures; the final answer" in a.render(700) and FIXED_TOML in a.render(700)
-    assert "2 of 2 commands; failures" in a.render(400) and FIXED_TOML in a.render(400)
-    text = a.render(1200)
+    assert "## Final answer" not in render(a, 1600)  # the least valuable goes first
+    assert render(a, 1600).endswith("_Cut to fit 1600 characters: the final answer._\n")
+    assert "## Failures" in render(a, 1200) and "## Failures" not in render(a, 700)
+    assert "Cut to fit 1200 characters: failures trimmed; the final answer." in render(a, 1200)
+    assert "failures; the final answer" in render(a, 700) and FIXED_TOML in render(a, 700)
+    assert "2 of 2 commands; failures" in render(a, 400) and FIXED_TOML in render(a, 400)
+    text = render(a, 1200)
     assert text.index("## Goal") < text.index("## Final files") < text.index("## Commands") \
         < text.index("## Failures")
 
@@ -311,7 +317,7 @@ def test_a_huge_file_cannot_starve_the_rest():
                        Step("call", tool="Bash", args={"command": "pytest -q"}),
                        Step("result", "1 passed"),
                        Step("assistant", "Vendored.")], "claude-code")
-    text = a.render(4000)
+    text = render(a, 4000)
     assert len(text) <= 4000 and "`pytest -q` → exit 0" in text and "Vendored." in text
     assert "characters cut]\n```" in text  # trimmed inside its fence
     assert "data.csv trimmed" in text
@@ -365,7 +371,7 @@ def test_a_command_that_changes_a_known_file_leaves_a_note():
     assert a.files["app.cfg"] == "port = 80\n"
     assert a.file_notes["app.cfg"] == [
         "changed afterwards by `sed -i 's/80/8080/' app.cfg` (not replayed here)"]
-    assert "note: changed afterwards by `sed -i" in a.render()
+    assert "note: changed afterwards by `sed -i" in render(a)
 
 
 # --- hubskills trace show -----------------------------------------------------------------

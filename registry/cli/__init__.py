@@ -1,40 +1,114 @@
-"""The `hubskills` command: assembles the commands and maps errors at the edge."""
+"""The `hubskills` command: assembles the commands and maps errors at the edge.
+
+Commands are loaded lazily: `COMMANDS` maps each name to the module attribute that defines it
+and to its one-line help, so `hubskills --help` imports no command module and `hubskills eval`
+imports only `registry.cli.eval` (and what it needs). `tests/test_public_api.py` checks that
+every entry resolves and that its stored help matches the command's own.
+"""
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
+from typing import Any, NoReturn
 
 import click
 
 from registry import __version__
-from registry.cli import _output as out
-from registry.cli.doctor import doctor_command
-from registry.cli.eval import eval_command, runs_group
-from registry.cli.generate import generate_command, tests_group
-from registry.cli.leaderboard import leaderboard_command
-from registry.cli.models import ask_command, models_command
-from registry.cli.pull import (
-    install_command,
-    list_command,
-    pull_command,
-    remove_command,
-    update_command,
-)
-from registry.cli.registry_cmds import (
-    info_command,
-    publish_command,
-    registry_group,
-    search_command,
-    versions_command,
-)
-from registry.cli.scan import scan_command
-from registry.cli.trace import trace_group
-from registry.cli.validate import new_command, suite_group, validate_command
 from registry.errors import HubskillsError
 
+#: name -> ("module:attribute", the command's short help as `hubskills --help` lists it)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "ask": ("registry.cli.models:ask_command",
+            "Ask one model one question: the answer, then tokens, cost and latency."),
+    "eval": ("registry.cli.eval:eval_command",
+             "Evaluate a skill: each case with and without the skill, on each model."),
+    "generate": ("registry.cli.generate:generate_command",
+                 "Generate a skill and a test suite with a teacher model, measure it on "
+                 "students, refine."),
+    "info": ("registry.cli.registry_cmds:info_command",
+             "Show a skill: description, versions, latest eval results, the pull command."),
+    "install": ("registry.cli.pull:install_command",
+                "Install exactly what skills.lock pins (by sha)."),
+    "leaderboard": ("registry.cli.leaderboard:leaderboard_command",
+                    "Rank skills by measured lift on each model (latest run of each skill "
+                    "version x model)."),
+    "list": ("registry.cli.pull:list_command",
+             "List skills in every agent folder (project and user): ours, hf skills', and "
+             "others."),
+    "models": ("registry.cli.models:models_command",
+               "List model references, whether each is usable here, why, and its price."),
+    "new": ("registry.cli.validate:new_command",
+            "Scaffold a valid skill with an example test case in evals/evals.json."),
+    "publish": ("registry.cli.registry_cmds:publish_command",
+                "Validate, scan and publish a skill folder as a new immutable version."),
+    "pull": ("registry.cli.pull:pull_command",
+             "Install a skill into .agents/skills and your agents' folders, pinned in "
+             "skills.lock."),
+    "registry": ("registry.cli.registry_cmds:registry_group",
+                 "Manage the embedded local registry."),
+    "remove": ("registry.cli.pull:remove_command",
+               "Remove a skill hubskills installed: its folder, links, copies and lock entry."),
+    "runs": ("registry.cli.eval:runs_group",
+             "List saved evaluation runs; `runs show ID`, `runs compare A B`."),
+    "scan": ("registry.cli.scan:scan_command",
+             "Scan a skill folder for hidden instructions, download-and-run, secrets and more."),
+    "search": ("registry.cli.registry_cmds:search_command",
+               "Find skills by name or description."),
+    "suite": ("registry.cli.validate:suite_group",
+              "Work with a skill's test suite (evals/evals.json)."),
+    "tests": ("registry.cli.generate:tests_group",
+              "Grow a skill's test suite with verified, discriminating cases."),
+    "update": ("registry.cli.pull:update_command",
+               "Move installed skills (or NAME) to their newest version and show what changed."),
+    "validate": ("registry.cli.validate:validate_command",
+                 "Check skill folders against the Agent Skills format; exit 1 on any error."),
+    "versions": ("registry.cli.registry_cmds:versions_command",
+                 "List a skill's published versions, newest first."),
+    "doctor": ("registry.cli.doctor:doctor_command",
+               "Say what works here: sandbox, embedded model, API keys (names only), registry."),
+    "trace": ("registry.cli.trace:trace_group",
+              "Inspect agent traces (Claude Code, Codex, OpenCode, Gemini CLI, markdown, "
+              "notes)."),
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    """A group whose commands are imported when they run, listed in help from `lazy`."""
+
+    def __init__(self, *args: Any, lazy: dict[str, tuple[str, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command name, loaded or not, sorted."""
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command, importing its module on first use."""
+        if cmd_name not in self.commands and cmd_name in self.lazy:
+            module, _, attr = self.lazy[cmd_name][0].partition(":")
+            self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list from the stored short help, so `--help` imports no command."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = [(name, self._short_help(ctx, name, limit)) for name in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def _short_help(self, ctx: click.Context, name: str, limit: int) -> str:
+        if name in self.commands or name not in self.lazy:
+            command = self.get_command(ctx, name)
+            return command.get_short_help_str(limit) if command else ""
+        return click.Command(name, help=self.lazy[name][1]).get_short_help_str(limit)
+
+
+@click.group(cls=LazyGroup, lazy=COMMANDS,
+             context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", "-V", prog_name="hubskills")
 def cli() -> None:
     """hubskills: generate, evaluate, publish and pull Agent Skills, with honest lift numbers.
@@ -48,16 +122,6 @@ def cli() -> None:
     """
 
 
-for command in (
-    validate_command, new_command, suite_group, eval_command, runs_group, models_command,
-    ask_command, scan_command, publish_command, search_command, info_command, versions_command,
-    registry_group, generate_command, tests_group, pull_command, install_command,
-    update_command, remove_command, list_command, leaderboard_command, trace_group,
-    doctor_command,
-):
-    cli.add_command(command)
-
-
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; a `HubskillsError` becomes `Error:`/`Hint:` on stderr and exit code 1."""
     from registry.secrets import scrub_logs
@@ -69,18 +133,22 @@ def main(argv: list[str] | None = None) -> None:
     except HubskillsError as exc:
         if os.environ.get("HUBSKILLS_DEBUG"):
             raise
-        out.error(exc.message)
-        if exc.hint:
-            out.hint(exc.hint)
-        sys.exit(1)
+        _fail(1, exc.message, exc.hint)
     except click.exceptions.Abort:
-        out.error("Aborted.")
-        sys.exit(130)
+        _fail(130, "Aborted.")
     except KeyboardInterrupt:
-        out.error("Interrupted.")
-        sys.exit(130)
+        _fail(130, "Interrupted.")
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+
+
+def _fail(code: int, message: str, hint: str | None = None) -> NoReturn:
+    from registry.cli import _output as out  # rich loads only when there is an error to print
+
+    out.error(message)
+    if hint:
+        out.hint(hint)
+    sys.exit(code)

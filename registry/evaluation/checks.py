@@ -30,6 +30,7 @@ from typing import Any
 from registry.errors import HubskillsError
 from registry.evaluation.results import CheckVerdict
 from registry.format import checks_schema as cs
+from registry.format.markdown import fenced_blocks
 from registry.format.suite import Case
 from registry.sandbox import Limits, Sandbox, SandboxResult
 
@@ -65,7 +66,6 @@ def has_code_checks(cases: Iterable[Case]) -> bool:
 
 # --- files the model produced ---------------------------------------------------------------
 
-_FENCE = re.compile(r"^( *)(`{3,}|~{3,})([^`]*)$")
 _NAME = r"[\w.+@~/\\-]*[./\\][\w.+@~/\\-]*"  # a path-like token: has a dot or a slash
 _INFO_ATTR = re.compile(r"\b(?:title|file(?:name)?|name|path)\s*=\s*[\"']?([^\"'\s}]+)")
 _INFO_NAME = re.compile(rf"^(?:[\w+#-]+[\s:]+)?({_NAME})(?:\s|$)")
@@ -76,35 +76,6 @@ _COMMENT = re.compile(
     rf"^\s*(?://|#|--|/\*|<!--|;)\s*(?:(?:file(?:name)?|path)\s*:\s*)?({_NAME})\s*(?:\*/|-->)?\s*$",
     re.I,
 )
-
-
-def _fenced_blocks(text: str) -> list[tuple[str, str, str]]:
-    """(info string, body, the last non-blank line before the fence) for each fenced block."""
-    blocks: list[tuple[str, str, str]] = []
-    lines, i, before = text.splitlines(), 0, ""
-    while i < len(lines):
-        opening = _FENCE.match(lines[i])
-        if not opening:
-            before = lines[i].strip() or before
-            i += 1
-            continue
-        indent, fence, info = len(opening.group(1)), opening.group(2), opening.group(3).strip()
-        body: list[str] = []
-        i += 1
-        while i < len(lines) and not _closes(lines[i], fence):
-            body.append(re.sub(rf"^ {{0,{indent}}}", "", lines[i]))
-            i += 1
-        blocks.append((info, "\n".join(body) + ("\n" if body else ""), before))
-        before, i = "", i + 1  # an unclosed fence runs to the end, as in CommonMark
-    return blocks
-
-
-def _closes(line: str, fence: str) -> bool:
-    closing = _FENCE.match(line)
-    return bool(
-        closing and not closing.group(3).strip() and closing.group(2)[0] == fence[0]
-        and len(closing.group(2)) >= len(fence)
-    )
 
 
 def _block_name(info: str, body: str, before: str) -> str | None:
@@ -140,11 +111,11 @@ def extract_files(output: str) -> dict[str, str]:
     are ignored.
     """
     files: dict[str, str] = {}
-    for info, body, before in _fenced_blocks(output):
-        name = _block_name(info, body, before)
+    for block in fenced_blocks(output):
+        name = _block_name(block.info, block.body, block.before)
         safe = _safe_name(name) if name else None
         if safe:
-            files[safe] = body
+            files[safe] = block.body
     return files
 
 
@@ -203,9 +174,9 @@ def _equals(check: cs.Equals, ctx: _Context) -> tuple[bool, str]:
 
 
 def _json(check: cs.JsonCheck, ctx: _Context) -> tuple[bool, str]:
-    blocks = _fenced_blocks(ctx.output)
-    json_blocks = [body for info, body, _ in blocks if info.split()[:1] == ["json"]]
-    candidates = [ctx.output, *json_blocks[:1], *[body for _, body, _ in blocks[:1]]]
+    blocks = fenced_blocks(ctx.output)
+    json_blocks = [b.body for b in blocks if b.info.split()[:1] == ["json"]]
+    candidates = [ctx.output, *json_blocks[:1], *[b.body for b in blocks[:1]]]
     for text in candidates:
         with suppress(ValueError):
             data = json.loads(text)

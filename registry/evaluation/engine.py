@@ -17,7 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from registry import __version__
+from registry._version import __version__
 from registry.config import Settings
 from registry.errors import HubskillsError, ProviderError
 from registry.evaluation.arms import MAX_TOOL_TURNS, Mode, Placement, build_arm, run_tool

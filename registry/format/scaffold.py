@@ -7,7 +7,8 @@ from pathlib import Path
 from registry._io import atomic_write_text
 from registry.errors import InvalidSkill
 from registry.format.skill import NAME_RE, dump_frontmatter
-from registry.format.suite import Suite, save_suite, suite_path
+from registry.format.suite import Suite, suite_path
+from registry.format.suite_writer import save_suite
 
 _BODY = """
 # {title}

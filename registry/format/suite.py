@@ -12,7 +12,7 @@ A file's value is its text, or `{"path": ...}`: a file kept in the skill folder 
 must be). Also read: upskill test files (`{"cases": [{"input", "expected": {"contains"}}]}` or a
 bare list) and `skill_meta.json`, and skill-creator's `evals/evals.json` (`evals` with
 `assertions` or `expectations`, `files` as paths). A suite remembers the shape and text it was
-read from, so `save_suite` writes skill-creator's file back in its own shape
+read from, so `suite_writer.save_suite` writes skill-creator's file back in its own shape
 (`registry.format.suite_writer`) instead of converting it.
 """
 
@@ -20,69 +20,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-import mimetypes
 import os
 import re
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from registry.errors import InvalidSuite
+from registry.format import suite_import
 from registry.format.checks_schema import Check
+from registry.format.inputs import InputFile, is_relative
 
 SUITE_PATH = "evals/evals.json"
 MAX_SUITE_BYTES = 20 * 1024 * 1024
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 Format = Literal["hubskills", "upskill", "upskill-meta", "skill-creator"]
-
-
-def _is_relative(name: str) -> bool:
-    path = PurePosixPath(name)
-    return bool(name) and "\\" not in name and not path.is_absolute() and ".." not in path.parts
-
-
-class InputFile(BaseModel):
-    """An input file kept in the skill folder, listed by its `path` there and held as bytes."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    path: str
-    _data: bytes = PrivateAttr(default=b"")
-    _loaded: bool = PrivateAttr(default=False)
-
-    @classmethod
-    def of(cls, path: str, data: bytes) -> InputFile:
-        """The file at `path` (relative to the skill folder) with its bytes."""
-        file = cls(path=path)
-        file._data, file._loaded = data, True
-        return file
-
-    @field_validator("path")
-    @classmethod
-    def _relative(cls, path: str) -> str:
-        if not _is_relative(path):
-            raise ValueError(f"{path!r} must be a relative path inside the skill folder")
-        return path
-
-    @property
-    def data(self) -> bytes:
-        """The file's bytes."""
-        return self._data
-
-    def text(self) -> str | None:
-        """The file as UTF-8 text, or None for a binary file (NUL bytes or not UTF-8)."""
-        if b"\0" in self._data:
-            return None
-        try:
-            return self._data.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-
-    def media_type(self) -> str:
-        """The MIME type guessed from the name; a generic one when unknown."""
-        guessed = mimetypes.guess_type(self.path)[0]
-        return guessed or ("text/plain" if self.text() is not None else "application/octet-stream")
 
 
 class Case(BaseModel):
@@ -109,7 +62,7 @@ class Case(BaseModel):
     @classmethod
     def _safe_file_names(cls, files: dict[str, str | InputFile]) -> dict[str, str | InputFile]:
         for name, file in files.items():
-            if not _is_relative(name):
+            if not is_relative(name):
                 raise ValueError(f"file name {name!r} must be a relative path inside the case")
             if isinstance(file, InputFile) and not file._loaded:  # only the loaders read files
                 raise ValueError(f"{name!r} lists {file.path!r}, which is read only when the "
@@ -292,8 +245,6 @@ def parse_suite(data: Any, *, source: str = "<suite>", base_dir: Path | None = N
         InvalidSuite: an unknown format, or a malformed case or field; the message starts
             with `source` and names the case and the field.
     """
-    from registry.format import suite_import
-
     if roots is None:
         roots = (base_dir, base_dir.parent) if base_dir is not None else ()
     warnings: list[str] = []
@@ -315,19 +266,6 @@ def parse_suite(data: Any, *, source: str = "<suite>", base_dir: Path | None = N
         raise InvalidSuite(f"{source}: nested too deeply", hint=_hint(fmt)) from None
     suite._shape, suite._original, suite._warnings = fmt, data, warnings
     return suite
-
-
-def save_suite(suite: Suite, path: str | os.PathLike[str]) -> Path:
-    """Write a suite atomically, in the shape it was read in (native or skill-creator's).
-
-    Raises:
-        InvalidSuite: the suite is in a shape hubskills does not write (upskill's), or a file it
-            lists would overwrite a different file in the skill folder; nothing is written.
-    """
-    from registry.format.suite_writer import write_suite
-
-    write_suite(suite, Path(path))
-    return Path(path)
 
 
 def suite_path(skill_dir: str | os.PathLike[str]) -> Path:

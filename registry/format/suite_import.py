@@ -12,7 +12,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from registry.errors import InvalidSuite
-from registry.format.suite import InputFile
+from registry.format.inputs import InputFile
 
 MAX_INPUT_FILE_BYTES = 20 * 1024 * 1024
 _UPSKILL_KEYS = {"id", "input", "expected", "context", "output_file", "validator",

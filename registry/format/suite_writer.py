@@ -12,6 +12,7 @@ its own shape.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -263,3 +264,14 @@ def _splice(text: str, doc: dict[str, Any], original: dict[str, Any]) -> str | N
     for key in sorted(replaced, key=lambda k: members[k][0], reverse=True):
         out = out[:members[key][0]] + replaced[key] + out[members[key][1]:]
     return out if json.loads(out) == doc else None
+
+
+def save_suite(suite: Suite, path: str | os.PathLike[str]) -> Path:
+    """Write a suite atomically, in the shape it was read in (native or skill-creator's).
+
+    Raises:
+        InvalidSuite: the suite is in a shape hubskills does not write (upskill's), or a file it
+            lists would overwrite a different file in the skill folder; nothing is written.
+    """
+    write_suite(suite, Path(path))
+    return Path(path)

@@ -10,7 +10,8 @@ from typing import Any
 from registry.config import Settings
 from registry.errors import HubskillsError, InvalidSkill
 from registry.format.skill import load_skill
-from registry.format.suite import Suite, load_suite, save_suite, suite_path
+from registry.format.suite import Suite, load_suite, suite_path
+from registry.format.suite_writer import save_suite
 from registry.format.validate import has_errors, validate_skill
 from registry.generate.suite import SuiteRequest, write_suite
 from registry.generate.teacher import Teacher, default_teacher, new_workdir

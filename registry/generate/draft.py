@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from registry.errors import ProviderError
 from registry.format.skill import Skill
@@ -23,16 +22,14 @@ from registry.generate.parse import (
     validated,
     write_skill,
 )
+from registry.generate.session import Session
 from registry.generate.suite import skill_text
 from registry.generate.teacher import TeacherFormatError, render
-
-if TYPE_CHECKING:
-    from registry.generate.pipeline import _Session
 
 WEAK_SOURCE_CHARS = 4000
 
 
-def finish_draft(session: _Session, draft: SkillDraft, parent: Path, *, base: Skill | None,
+def finish_draft(session: Session, draft: SkillDraft, parent: Path, *, base: Skill | None,
                  version: str | None) -> Path:
     """Normalize the frontmatter over `base`'s, write `parent/<name>` and validate it.
 
@@ -48,7 +45,7 @@ def finish_draft(session: _Session, draft: SkillDraft, parent: Path, *, base: Sk
                                  base_dir=base.path if base else None))
 
 
-def _sources(session: _Session, limit: int | None = None) -> str:
+def _sources(session: Session, limit: int | None = None) -> str:
     text = "".join(f"\n<trace>\n{t}\n</trace>\n" for t in session.traces)
     if session.base is not None:
         text += ("\nImprove this existing skill: keep its name, what is right in it and its "
@@ -57,7 +54,7 @@ def _sources(session: _Session, limit: int | None = None) -> str:
     return text[:limit] if limit else text
 
 
-def draft_skill(session: _Session) -> Path:
+def draft_skill(session: Session) -> Path:
     """The first version of the skill, validated, in `work/round-0/<name>`.
 
     Raises:
@@ -72,13 +69,13 @@ def draft_skill(session: _Session) -> Path:
     return session.teacher.ask_parsed(prompt, "draft", lambda text: _parse(session, text), fmt)
 
 
-def _parse(session: _Session, text: str) -> Path:
+def _parse(session: Session, text: str) -> Path:
     base = session.base
     return finish_draft(session, parse_skill_reply(text), session.work / "round-0", base=base,
                         version=bump_patch(base.version) if base else None)
 
 
-def _weak_draft(session: _Session, examples: str) -> Path:
+def _weak_draft(session: Session, examples: str) -> Path:
     prompt = render("draft_weak", task=session.task, examples=examples,
                     sources=_sources(session, WEAK_SOURCE_CHARS))
     try:
@@ -92,7 +89,7 @@ def _weak_draft(session: _Session, examples: str) -> Path:
         return _fallback(session, text)
 
 
-def _fallback(session: _Session, text: str) -> Path:
+def _fallback(session: Session, text: str) -> Path:
     session.report.fallback = True
     ref, base = session.teacher.ref, session.base
     if base is not None:

@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from registry._io import atomic_write_text
+from registry.format.markdown import fenced_blocks
 from registry.format.skill import (
     AGENT_KEYS,
     SKILL_FILE,
@@ -31,7 +32,6 @@ from registry.secrets import scrub
 
 RESOURCE_DIRS = ("references", "scripts", "assets")
 MAX_DESCRIPTION = 1024
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*(.*)$")
 _PATH_LABEL = re.compile(
     r"^[#>*_`\s-]*(?:path|file(?:name)?)\s*[:=]\s*[*_`\"']*([\w./-]+?)[*_`\"']*\s*$", re.I)
 _INFO_PATH = re.compile(r"(?:path|file|title)\s*[:=]\s*[\"']?([\w./-]+)", re.I)
@@ -48,36 +48,15 @@ class Block:
     path: str | None = None
 
 
-def fenced_blocks(text: str) -> list[Block]:
-    """Fenced blocks of a reply. Inside a block, a fence with a language opens a nested block
-    and a bare fence closes the innermost one, so three-backtick code inside a three-backtick
-    markdown block survives."""
-    blocks: list[Block] = []
-    lines, i, before = text.splitlines(), 0, ""
-    while i < len(lines):
-        opening = _FENCE.match(lines[i])
-        if not opening:
-            before = lines[i].strip() or before
-            i += 1
-            continue
-        fence, info = opening.group(1), opening.group(2).strip()
-        body, depth, i = [], 0, i + 1
-        while i < len(lines):
-            inner = _FENCE.match(lines[i])
-            if inner and inner.group(1)[0] == fence[0] and len(inner.group(1)) >= len(fence):
-                if not inner.group(2).strip():
-                    if depth == 0:
-                        break
-                    depth -= 1
-                else:
-                    depth += 1
-            body.append(lines[i])
-            i += 1
-        label = _PATH_LABEL.match(before)
-        info_path = _INFO_PATH.search(info)
+def labelled_blocks(text: str) -> list[Block]:
+    """Fenced blocks of a reply, read leniently (three-backtick code inside a three-backtick
+    markdown block survives), each with the path its label line or info string names."""
+    blocks = []
+    for fence in fenced_blocks(text, lenient=True):
+        label = _PATH_LABEL.match(fence.before)
+        info_path = _INFO_PATH.search(fence.info)
         path = label.group(1) if label else (info_path.group(1) if info_path else None)
-        blocks.append(Block(info, "\n".join(body) + "\n", path))
-        before, i = "", i + 1
+        blocks.append(Block(fence.info, fence.body, path))
     return blocks
 
 
@@ -96,7 +75,7 @@ def parse_skill_reply(text: str) -> SkillDraft:
     Raises:
         TeacherFormatError: no SKILL.md with YAML frontmatter in the reply.
     """
-    blocks = fenced_blocks(text)
+    blocks = labelled_blocks(text)
     skill_md = next((b.body for b in blocks if (b.path or "").endswith(SKILL_FILE)), None)
     if skill_md is None:
         led = [b for b in blocks if b.body.lstrip().startswith("---")]

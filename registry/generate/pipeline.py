@@ -6,57 +6,34 @@ student with the evaluation engine, lets the teacher revise against the failures
 `rounds` rounds (keeping the round with the best lower bound of the lift), and saves the best
 version atomically. Work in progress and every raw teacher reply live under
 `HUBSKILLS_HOME/generate/<timestamp>/`. `add_tests` grows an existing suite the same way.
+The run's state is a `session.Session`; the steps live in `draft` and `rounds`.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
 from registry._io import atomic_write_text
 from registry.config import Settings
-from registry.errors import GenerationError, HubskillsError
-from registry.format.skill import Skill, load_skill
-from registry.format.suite import Suite, load_suite, save_suite, suite_path
-from registry.generate.draft import draft_skill, finish_draft
-from registry.generate.files import bump_patch, check_target, install_folder, split_sources
-from registry.generate.parse import SkillDraft
+from registry.errors import GenerationError
+from registry.format.skill import load_skill
+from registry.format.suite import Suite, load_suite, suite_path
+from registry.format.suite_writer import save_suite
+from registry.generate.draft import draft_skill
+from registry.generate.files import bump_patch, check_target, install_folder
 from registry.generate.report import GenerateReport, skill_diff
 from registry.generate.rounds import improve
+from registry.generate.session import TARGET_PASS_RATE, GenerateOptions, Progress, Session
 from registry.generate.suite import SuiteOutcome, SuiteRequest, placeholder_suite, write_suite
-from registry.generate.teacher import Teacher, default_students, default_teacher, new_workdir
-from registry.generate.traces import DEFAULT_BUDGET, read_trace
 from registry.generate.verify import Verifier
-from registry.providers import RetryPolicy, normalize_ref, resolve
+from registry.providers import RetryPolicy, resolve
 
 __all__ = ["GenerateOptions", "GenerateReport", "bump_patch", "generate_skill"]
 log = logging.getLogger(__name__)
-Progress = Callable[[str], None]
-TARGET_PASS_RATE = 0.8
-
-
-@dataclass
-class GenerateOptions:
-    """Everything `generate_skill` takes besides the task (see its docstring)."""
-
-    sources: list[Path] = field(default_factory=list)
-    examples: list[str] = field(default_factory=list)
-    teacher: str | None = None
-    students: list[str] = field(default_factory=list)
-    n_tests: int = 12
-    rounds: int = 3
-    runs: int = 2
-    mode: Literal["inline", "tool"] = "inline"
-    out_dir: Path = Path(".")
-    force: bool = False
-    no_eval: bool = False
-    target: float = TARGET_PASS_RATE
-    max_tokens: int | None = None
-    retry: RetryPolicy | None = None
 
 
 def generate_skill(
@@ -91,135 +68,101 @@ def generate_skill(
         students=list(students), n_tests=n_tests, rounds=rounds, runs=runs, mode=mode,
         out_dir=Path(out_dir), force=force, no_eval=no_eval, target=target,
         max_tokens=max_tokens, retry=retry)
-    return _Session(task, opts, settings, progress).run()
+    return _run(Session(task, opts, settings, progress))
 
 
-class _Session:
-    """One generate run: its teacher, work folder, report and progress."""
+def _run(session: Session) -> GenerateReport:
+    """Draft, suite, evaluate and refine, save; returns the report."""
+    if session.base is not None:
+        check_target(session.opts.out_dir / session.base.name, session.opts.force)
+    session.say(f"draft: asking {session.teacher.ref} to write the skill")
+    folder = draft_skill(session)
+    session.report.name = folder.name
+    check_target(session.opts.out_dir / folder.name, session.opts.force, draft=folder)
+    placeholder = _suite(session, folder)
+    best = folder
+    if session.opts.no_eval:
+        session.warn("--no-eval: the skill was not evaluated and its suite not verified")
+    elif placeholder:
+        session.warn("not evaluated: a placeholder suite cannot measure anything")
+    else:
+        best = improve(session, folder)
+    if session.base is not None:
+        session.report.diff = skill_diff(session.base.path, best)
+    session.report.path = _save(session, best)
+    _account(session)
+    session.say(f"saved {session.report.path}")
+    return session.report
 
-    def __init__(self, task: str, opts: GenerateOptions, settings: Settings,
-                 progress: Progress | None) -> None:
-        if not task.strip():
-            raise HubskillsError("the task is empty", hint='hubskills generate "what to teach"')
-        if opts.n_tests < 1 or opts.runs < 1 or opts.rounds < 0:
-            raise HubskillsError("--tests and --runs must be at least 1, --rounds at least 0",
-                                 hint='hubskills generate "TASK" --tests 12 --runs 2 --rounds 3')
-        self.task, self.opts, self.settings = task.strip(), opts, settings
-        self.say: Progress = progress or (lambda _line: None)
-        ref, warning = (opts.teacher, None) if opts.teacher else default_teacher(settings)
-        self.work = new_workdir(settings)
-        self.teacher = Teacher.create(ref, settings, self.work, max_tokens=opts.max_tokens,
-                                      retry=opts.retry)
-        self.students = [normalize_ref(s) for s in opts.students] or default_students(ref)
-        self.base, traces = split_sources(opts.sources)
-        budget = 4000 if self.teacher.is_weak else DEFAULT_BUDGET
-        self.traces = [read_trace(p, budget=budget // max(1, len(traces)),
-                                  secrets=settings.secrets(), progress=self.say) for p in traces]
-        self.report = GenerateReport(name="", path=None, teacher=self.teacher.ref,
-                                     students=self.students, workdir=self.work)
-        self.verifier: Verifier | None = None
-        if warning or self.teacher.is_weak:
-            self.warn(warning or f"{self.teacher.ref} is a 135M model: it writes weak skills "
-                      "(use --teacher opus or a strong hf/ model for real work)")
 
-    def warn(self, message: str) -> None:
-        """Record a warning in the report and stream it."""
-        self.report.warnings.append(message)
-        self.say(f"warning: {message}")
+def _suite(session: Session, folder: Path) -> bool:
+    """Write `evals/evals.json`: the existing cases plus verified new ones. Returns True
+    when it is only a placeholder."""
+    path = suite_path(folder)
+    suite = load_suite(path, skill_dir=folder) if path.is_file() \
+        else Suite(skill_name=folder.name, cases=[])
+    existing = suite.cases
+    if existing:
+        session.say(f"suite: keeping the {len(existing)} existing case(s)")
+    wanted = max(0, session.opts.n_tests - len(existing))
+    outcome = SuiteOutcome([], verified=False)
+    if wanted:
+        outcome = _write_cases(session, folder, wanted, existing)
+    cases = existing + outcome.cases
+    if not cases:
+        raise GenerationError(
+            "no test case survived verification: "
+            + "; ".join(f"{i}: {r}" for i, r in outcome.dropped[:4]),
+            hint=f"the teacher's replies are in {session.work}; try a more specific task")
+    if outcome.cases or not path.is_file():
+        save_suite(suite.model_copy(update={"cases": cases}), path)
+    session.report.cases, session.report.dropped = len(cases), outcome.dropped
+    session.report.suite_verified = outcome.verified and not outcome.placeholder
+    for warning in outcome.warnings:
+        session.warn(warning)
+    return outcome.placeholder
 
-    def run(self) -> GenerateReport:
-        """Draft, suite, evaluate and refine, save; returns the report."""
-        if self.base is not None:
-            check_target(self.opts.out_dir / self.base.name, self.opts.force)
-        self.say(f"draft: asking {self.teacher.ref} to write the skill")
-        folder = draft_skill(self)
-        self.report.name = folder.name
-        check_target(self.opts.out_dir / folder.name, self.opts.force, draft=folder)
-        placeholder = self.suite(folder)
-        best = folder
-        if self.opts.no_eval:
-            self.warn("--no-eval: the skill was not evaluated and its suite not verified")
-        elif placeholder:
-            self.warn("not evaluated: a placeholder suite cannot measure anything")
-        else:
-            best = improve(self, folder)
-        if self.base is not None:
-            self.report.diff = skill_diff(self.base.path, best)
-        self.report.path = self.save(best)
-        self._account()
-        self.say(f"saved {self.report.path}")
-        return self.report
 
-    def finish_draft(self, draft: SkillDraft, parent: Path, *, base: Skill | None,
-                     version: str | None) -> Path:
-        """See `generate_draft.finish_draft`."""
-        return finish_draft(self, draft, parent, base=base, version=version)
-
-    def suite(self, folder: Path) -> bool:
-        """Write `evals/evals.json`: the existing cases plus verified new ones. Returns True
-        when it is only a placeholder."""
-        path = suite_path(folder)
-        suite = load_suite(path, skill_dir=folder) if path.is_file() \
-            else Suite(skill_name=folder.name, cases=[])
-        existing = suite.cases
+def _write_cases(session: Session, folder: Path, wanted: int, existing: list) -> SuiteOutcome:
+    verifier = None
+    if not session.opts.no_eval:
+        student = resolve(session.students[0], session.settings, retry=session.opts.retry)
+        verifier = Verifier(session.teacher.model, student, runs=session.opts.runs,
+                            settings=session.settings)
+    session.verifier = verifier
+    if session.teacher.is_weak:  # a 135M model cannot write a JSON suite: don't pretend
         if existing:
-            self.say(f"suite: keeping the {len(existing)} existing case(s)")
-        wanted = max(0, self.opts.n_tests - len(existing))
-        outcome = SuiteOutcome([], verified=False)
-        if wanted:
-            outcome = self._write_cases(folder, wanted, existing)
-        cases = existing + outcome.cases
-        if not cases:
-            raise GenerationError(
-                "no test case survived verification: "
-                + "; ".join(f"{i}: {r}" for i, r in outcome.dropped[:4]),
-                hint=f"the teacher's replies are in {self.work}; try a more specific task")
-        if outcome.cases or not path.is_file():
-            save_suite(suite.model_copy(update={"cases": cases}), path)
-        self.report.cases, self.report.dropped = len(cases), outcome.dropped
-        self.report.suite_verified = outcome.verified and not outcome.placeholder
-        for warning in outcome.warnings:
-            self.warn(warning)
-        return outcome.placeholder
+            return SuiteOutcome([], verified=False, warnings=[
+                f"{session.teacher.ref} cannot write test cases: no case was added"])
+        return placeholder_suite(load_skill(folder), session.task)
+    request = SuiteRequest(folder, wanted, session.opts.examples, existing, session.task)
+    session.say(f"suite: asking for {wanted} cases")
+    outcome = write_suite(request, session.teacher, verifier, progress=session.say)
+    if not outcome.cases and outcome.easy:
+        outcome.cases = outcome.easy
+        outcome.warnings.append(f"no case discriminates on {session.students[0]} (it passes "
+                                "them all without the skill): this suite cannot show lift")
+    return outcome
 
-    def _write_cases(self, folder: Path, wanted: int, existing: list) -> SuiteOutcome:
-        verifier = None
-        if not self.opts.no_eval:
-            student = resolve(self.students[0], self.settings, retry=self.opts.retry)
-            verifier = Verifier(self.teacher.model, student, runs=self.opts.runs,
-                                settings=self.settings)
-        self.verifier = verifier
-        if self.teacher.is_weak:  # a 135M model cannot write a JSON suite: don't pretend
-            if existing:
-                return SuiteOutcome([], verified=False, warnings=[
-                    f"{self.teacher.ref} cannot write test cases: no case was added"])
-            return placeholder_suite(load_skill(folder), self.task)
-        request = SuiteRequest(folder, wanted, self.opts.examples, existing, self.task)
-        self.say(f"suite: asking for {wanted} cases")
-        outcome = write_suite(request, self.teacher, verifier, progress=self.say)
-        if not outcome.cases and outcome.easy:
-            outcome.cases = outcome.easy
-            outcome.warnings.append(f"no case discriminates on {self.students[0]} (it passes "
-                                    "them all without the skill): this suite cannot show lift")
-        return outcome
 
-    def save(self, folder: Path) -> Path:
-        """Record the run ids in `evals/runs.json` and move the folder into place."""
-        runs = {"generated_by": "hubskills generate", "task": self.task,
-                "teacher": self.teacher.ref, "students": self.students,
-                "best_round": self.report.best_round,
-                "runs": [{"round": r.round, "run_id": r.run_id,
-                          "models": [s.model for s in r.students]}
-                         for r in self.report.rounds]}
-        atomic_write_text(folder / "evals" / "runs.json", json.dumps(runs, indent=2) + "\n")
-        return install_folder(folder, self.opts.out_dir, force=self.opts.force)
+def _save(session: Session, folder: Path) -> Path:
+    """Record the run ids in `evals/runs.json` and move the folder into place."""
+    runs = {"generated_by": "hubskills generate", "task": session.task,
+            "teacher": session.teacher.ref, "students": session.students,
+            "best_round": session.report.best_round,
+            "runs": [{"round": r.round, "run_id": r.run_id,
+                      "models": [s.model for s in r.students]}
+                     for r in session.report.rounds]}
+    atomic_write_text(folder / "evals" / "runs.json", json.dumps(runs, indent=2) + "\n")
+    return install_folder(folder, session.opts.out_dir, force=session.opts.force)
 
-    def _account(self) -> None:
-        r, t = self.report, self.teacher
-        r.teacher_input_tokens, r.teacher_output_tokens = t.usage.input_tokens, \
-            t.usage.output_tokens
-        r.teacher_cost_usd = t.cost_usd
-        verifier = self.verifier
-        if verifier is not None and r.teacher_cost_usd is not None:
-            r.teacher_cost_usd = None if verifier.cost_usd is None \
-                else r.teacher_cost_usd + verifier.cost_usd
+
+def _account(session: Session) -> None:
+    r, t = session.report, session.teacher
+    r.teacher_input_tokens, r.teacher_output_tokens = t.usage.input_tokens, \
+        t.usage.output_tokens
+    r.teacher_cost_usd = t.cost_usd
+    verifier = session.verifier
+    if verifier is not None and r.teacher_cost_usd is not None:
+        r.teacher_cost_usd = None if verifier.cost_usd is None \
+            else r.teacher_cost_usd + verifier.cost_usd

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from registry.errors import GenerationError
 from registry.evaluation.engine import EvalConfig, EvalRun, run_evaluation
 from registry.format.skill import load_skill
 from registry.format.suite import Suite, load_suite, suite_path
+from registry.generate.draft import finish_draft
 from registry.generate.parse import parse_skill_reply
 from registry.generate.report import (
     RoundResult,
@@ -25,11 +25,9 @@ from registry.generate.report import (
     round_cost,
     summarize_round,
 )
+from registry.generate.session import Session
 from registry.generate.suite import skill_text
 from registry.generate.teacher import render
-
-if TYPE_CHECKING:
-    from registry.generate.pipeline import _Session
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +37,7 @@ def needs_judge(suite: Suite) -> bool:
     return any(c.assertions or any(ch.type == "judge" for ch in c.checks) for c in suite.cases)
 
 
-def evaluate_round(session: _Session, folder: Path, round_no: int) -> tuple[RoundResult, EvalRun]:
+def evaluate_round(session: Session, folder: Path, round_no: int) -> tuple[RoundResult, EvalRun]:
     """Baseline vs skill on every student; the round's results are added to the report."""
     suite = load_suite(suite_path(folder), skill_dir=folder)
     opts = session.opts
@@ -59,7 +57,7 @@ def evaluate_round(session: _Session, folder: Path, round_no: int) -> tuple[Roun
     return result, run
 
 
-def refine(session: _Session, folder: Path, result: RoundResult, run: EvalRun,
+def refine(session: Session, folder: Path, result: RoundResult, run: EvalRun,
            round_no: int) -> Path | None:
     """The teacher's revision of `folder` against its failures, validated; None when there is
     nothing to refine or the revision stayed unusable (a warning says which)."""
@@ -75,8 +73,8 @@ def refine(session: _Session, folder: Path, result: RoundResult, run: EvalRun,
     session.say(f"round {round_no}: asking {session.teacher.ref} to revise the skill")
 
     def parse(text: str) -> Path:
-        return session.finish_draft(parse_skill_reply(text), session.work / f"round-{round_no}",
-                                    base=current, version=current.version)
+        return finish_draft(session, parse_skill_reply(text), session.work / f"round-{round_no}",
+                            base=current, version=current.version)
 
     try:
         return session.teacher.ask_parsed(prompt, f"refine-{round_no}", parse, fmt)
@@ -86,7 +84,7 @@ def refine(session: _Session, folder: Path, result: RoundResult, run: EvalRun,
         return None
 
 
-def improve(session: _Session, folder: Path) -> Path:
+def improve(session: Session, folder: Path) -> Path:
     """Evaluate the draft and refine it up to `rounds` times; returns the best version."""
     best, run = evaluate_round(session, folder, 0)
     best_folder, best_run = folder, run

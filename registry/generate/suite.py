@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from registry.errors import InvalidSuite
+from registry.format.markdown import fenced_blocks
 from registry.format.skill import SKILL_FILE, Skill, load_skill
 from registry.format.suite import Case, detect_format, parse_suite
 from registry.generate.teacher import Teacher, TeacherFormatError, render
@@ -47,9 +48,7 @@ def json_from_reply(text: str) -> Any:
     Raises:
         TeacherFormatError: nothing parses; the message carries the JSON error.
     """
-    from registry.generate.parse import fenced_blocks
-
-    blocks = fenced_blocks(text)
+    blocks = fenced_blocks(text, lenient=True)
     candidates = [b.body for b in blocks if b.info.lower().startswith("json")]
     candidates += [b.body for b in blocks if b.body.lstrip()[:1] in "{["]
     start, end = text.find("{"), text.rfind("}")

@@ -13,16 +13,23 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from registry.providers.refs import split_ref
-
-if TYPE_CHECKING:
-    from registry.providers.base import Usage
 
 DATA_FILE = "data/models.json"
 FREE_PROVIDERS = frozenset({"local", "embedded"})
 _SNAPSHOT = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2}|latest)$")
+
+
+class TokenCounts(Protocol):
+    """What a price is applied to (`providers.Usage` has these; kept structural so this module
+    stays below `base`, which imports it)."""
+
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
 
 
 @dataclass(frozen=True)
@@ -117,7 +124,7 @@ def context_window(ref: str) -> int | None:
     return info.context_window if info else None
 
 
-def cost(ref: str, usage: Usage) -> float | None:
+def cost(ref: str, usage: TokenCounts) -> float | None:
     """Dollars spent on one call with this usage; None when the price is unknown."""
     price = price_for(ref)
     if price is None:

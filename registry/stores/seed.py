@@ -21,7 +21,6 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
 
-import registry
 from registry._io import atomic_write_text
 from registry.errors import HubskillsError
 from registry.evaluation.results import read_manifest, read_rows, utc_now
@@ -46,7 +45,7 @@ class SeedReport:
 
 def default_seed_dir() -> Path | None:
     """The example skills: the checkout's `skills/`, else `registry/examples/`, else None."""
-    package = Path(registry.__file__).resolve().parent
+    package = Path(__file__).resolve().parent.parent  # the `registry` package folder
     for candidate in (package.parent / "skills", package / "examples"):
         if candidate.is_dir() and any((p / "SKILL.md").is_file() for p in candidate.iterdir()):
             return candidate

@@ -16,16 +16,15 @@ from dataclasses import dataclass, field
 from itertools import groupby
 
 from registry.evaluation.checks import extract_files
-from registry.generate.traces.budget import DEFAULT_BUDGET, fit
+from registry.format.markdown import fenced_blocks
 from registry.generate.traces.edits import Files
 from registry.generate.traces.events import Step, TraceFormat
 
 _DECISION_WORDS = re.compile(r"\b(because|instead|rather than|prefer|decid|chose|should|must|"
                              r"the (?:issue|problem|fix|cause)|root cause|turns out|note|avoid|"
                              r"don't|never|always)", re.I)
-_BARE_NAMES = re.compile(r"^[*`]*(Dockerfile|Containerfile|Makefile|Justfile|Procfile|Gemfile|"
-                         r"Rakefile|Vagrantfile)[*`]*:?[ \t]*\n(`{3,}|~{3,})[^\n]*\n(.*?)\n\2",
-                         re.M | re.S)
+_BARE_NAME = re.compile(r"^[*`]*(Dockerfile|Containerfile|Makefile|Justfile|Procfile|Gemfile|"
+                        r"Rakefile|Vagrantfile)[*`]*:?$")
 
 _ERROR_LINE = re.compile(r"\w*(?:Error|Exception)\b|\berror\b|FAILED|fatal|denied", re.I)
 _LEADING = re.compile(r"^(?:cd\s+\S+\s*&&\s*|\w+=\S*\s+)+")  # `cd x && `, `FOO=1 `
@@ -89,10 +88,6 @@ class TraceAccount:
              else []),
         ]
 
-    def render(self, budget: int = DEFAULT_BUDGET) -> str:
-        """Markdown within `budget` characters, least valuable parts cut first."""
-        return fit(self, budget).text
-
 
 def clip(text: object, limit: int) -> str:
     """`text` cut to `limit` characters, with an ellipsis when cut."""
@@ -122,7 +117,10 @@ def _tail(text: str, limit: int) -> str:
 
 def _prose(text: str) -> str:
     """Assistant text without its code blocks (files are listed apart)."""
-    return re.sub(r"^([`~]{3,}).*?^\1[ \t]*$", "[code]", text.strip(), flags=re.M | re.S)
+    lines = re.sub(r"\r\n?", "\n", text.strip()).split("\n")
+    for block in reversed(fenced_blocks("\n".join(lines))):
+        lines[block.start:block.end] = ["[code]"]
+    return "\n".join(lines)
 
 
 def _key(call: Step | None) -> str:
@@ -191,8 +189,10 @@ class _Builder:
     def assistant(self, step: Step) -> None:
         self.flush()
         self.edits.content.update(extract_files(step.text))
-        for match in _BARE_NAMES.finditer(step.text):  # names without a dot: Dockerfile, ...
-            self.edits.content[match.group(1)] = match.group(3) + "\n"
+        for block in fenced_blocks(step.text):  # names without a dot: Dockerfile, ...
+            bare = _BARE_NAME.match(block.before)
+            if bare:
+                self.edits.content[bare.group(1)] = block.body
         if self.fix is not None:
             reasoning = f"Reasoning: {clip(_prose(step.text), 500)}"
             self.account.collapsed += reasoning in self.fix

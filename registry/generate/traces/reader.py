@@ -48,7 +48,7 @@ class Trace:
 
     def render(self, budget: int = DEFAULT_BUDGET) -> str:
         """Exactly what the teacher sees of this trace."""
-        return self.account.render(budget)
+        return fit(self.account, budget).text
 
     def counts(self, budget: int = DEFAULT_BUDGET) -> dict[str, Any]:
         """Events read, used and skipped; damaged lines; files, commands, failures, cuts."""

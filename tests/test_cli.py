@@ -1,0 +1,94 @@
+"""The `hubskills` group: commands load lazily, help stays complete, exit codes stay."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+from fakes.openai_server import FakeOpenAIServer
+
+from registry.cli import COMMANDS, cli, main
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMAND_MODULES = {target.partition(":")[0] for target, _ in COMMANDS.values()}
+HEAVY = ("gradio", "datasets", "pandas", "huggingface_hub", "anthropic", "pyarrow")
+
+
+def _loaded_after(code: str, tmp_path: Path) -> dict:
+    """Run `code` in a fresh interpreter; returns what it printed as JSON on its last line."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HUBSKILLS_HOME": str(tmp_path / "home")}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _modules_after(argv: list[str]) -> str:
+    return (
+        "import contextlib, io, json, sys\n"
+        "from registry.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    main({argv!r})\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_lazy_command_resolves_and_its_stored_help_is_its_own(name):
+    command = cli.get_command(click.Context(cli), name)
+    assert isinstance(command, click.Command) and command.name == name
+    stored = COMMANDS[name][1]
+    for limit in (45, 1000):
+        assert click.Command(name, help=stored).get_short_help_str(limit) == \
+            command.get_short_help_str(limit)
+
+
+def test_help_lists_every_command_without_importing_one(tmp_path):
+    modules = _loaded_after(_modules_after(["--help"]), tmp_path)
+    assert sorted(COMMAND_MODULES & set(modules)) == []
+    assert not any(m.split(".")[0] in HEAVY for m in modules)
+    listed = CliRunner().invoke(cli, ["--help"], env={"COLUMNS": "200"}).output
+    rows = [line.split(None, 1) for line in listed.split("Commands:")[1].splitlines() if line]
+    assert [name for name, _ in rows] == sorted(COMMANDS)
+    assert all(len(short) > 20 for _, short in rows)  # each with its short help
+
+
+def test_eval_imports_only_its_own_command_and_no_heavy_library(tmp_path):
+    skill = tmp_path / "tiny"
+    (skill / "evals").mkdir(parents=True)
+    (skill / "SKILL.md").write_text('---\nname: tiny\ndescription: "A tiny skill. Use when '
+                                    'testing."\n---\n\nSay 42.\n')
+    (skill / "evals" / "evals.json").write_text(json.dumps({"cases": [
+        {"id": "a", "prompt": "Say it.", "checks": [{"type": "contains", "value": ["42"]}]}]}))
+    with FakeOpenAIServer(responder=lambda body: "42") as server:
+        argv = ["eval", str(skill), "-m", "local/fake", "--base-url", server.url, "--runs", "1"]
+        modules = _loaded_after(_modules_after(argv), tmp_path)
+        assert len(server.bodies) == 2  # the eval really ran: one case, two arms
+    assert COMMAND_MODULES & set(modules) == {"registry.cli.eval"}
+    assert sorted({m.split(".")[0] for m in modules} & set(HEAVY)) == []
+
+
+def test_exit_codes_unknown_command_usage_error_and_hubskills_error(tmp_path, capsys):
+    with pytest.raises(SystemExit) as unknown:
+        main(["no-such-command"])
+    assert unknown.value.code == 2 and "No such command" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as usage:
+        main(["eval"])
+    assert usage.value.code == 2 and "Missing argument" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as failed:
+        main(["eval", str(tmp_path / "missing")])
+    err = capsys.readouterr().err
+    assert failed.value.code == 1 and "Error:" in err and "Traceback" not in err
+
+
+def test_python_dash_m_runs_the_same_command(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HUBSKILLS_HOME": str(tmp_path / "home")}
+    done = subprocess.run([sys.executable, "-m", "registry.cli", "--version"], env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0 and done.stdout.startswith("hubskills, version ")

@@ -1,0 +1,53 @@
+"""The README's "Use from Python" example runs as written, against the fake OpenAI server."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from fakes.openai_server import FakeOpenAIServer
+
+from registry.format.markdown import fenced_blocks
+
+ROOT = Path(__file__).resolve().parent.parent
+VERDICT = r"(helps|hurts|no detectable effect)"
+
+
+def _example() -> str:
+    """The first python block of the README's `## Use from Python` section."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Use from Python\n", 1)[1].split("\n## ", 1)[0]
+    return next(b.body for b in fenced_blocks(section) if b.info == "python")
+
+
+def _answer(body: dict) -> str:
+    """One answer with the skill in the prompt, another without."""
+    prompt = json.dumps(body["messages"])
+    return "The name must match the folder." if "<skill" in prompt else "I am not sure."
+
+
+def test_the_use_from_python_example_runs_against_a_local_server(
+        tmp_path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    code = _example()
+    assert "import registry" in code and "registry.run_evaluation" in code
+    suite = json.loads((ROOT / "skills/agent-skill-md/evals/evals.json").read_text())
+    with FakeOpenAIServer(responder=_answer) as server:
+        monkeypatch.setenv("HUBSKILLS_BASE_URL", server.url)
+        monkeypatch.chdir(ROOT)
+        exec(compile(code, "README.md", "exec"), {"__name__": "__readme__"})
+        assert len(server.bodies) == 2 * len(suite["cases"])  # every case, both arms, once
+        assert {body["model"] for body in server.bodies} == {"my-model"}
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "agent-skill-md valid"
+    assert re.fullmatch(rf"local/my-model: lift [+-]\d+% \[[+-]\d+%, [+-]\d+%\], {VERDICT}",
+                        lines[1])
+    board = lines[2:]
+    assert 1 <= len(board) <= 3
+    assert all(re.fullmatch(rf"\S+ on \S+: lift at least [+-]\d+%, {VERDICT}", line)
+               for line in board)
+    assert any("kernel-builder-cuda-kernels" in line or "hf-hub-python-2x" in line
+               or "agent-skill-md" in line for line in board)  # the seeded registry's skills
+    runs = list((tmp_path / "hubskills-home" / "runs").iterdir())
+    assert len(runs) == 1 and (runs[0] / "rows.jsonl").is_file()  # the run was saved
