@@ -174,6 +174,10 @@ class HubStore:
             raise RegistryError(f"cannot reach {endpoint} ({type(err).__name__})",
                                 hint="check the network, or add --registry local") from err
 
+    def check_writable(self) -> None:
+        """Raise `MissingCredentials` without a token, `RegistryError` offline (no call)."""
+        self._write_token()
+
     def default_namespace(self) -> str:
         """`settings.namespace`, else the token's user name."""
         if self.settings.namespace:
