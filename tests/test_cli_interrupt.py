@@ -24,6 +24,8 @@ from cli_process import REPO_ROOT, cli_env, hubskills, row_count, runs, start
 from fakes.openai_server import FakeOpenAIServer
 from test_evaluate import knows_fact_if_told, make_skill
 
+from registry.providers import EMBEDDED_REF, embedded_availability
+
 CASES, RUNS = 6, 5
 ANSWERS = CASES * 2 * RUNS
 STOP_WITHIN_S = 5.0  # loose: a behaviour (seconds, not minutes), not a benchmark
@@ -154,3 +156,21 @@ def test_the_second_signal_does_not_wait_for_a_hanging_stop():
     assert done.returncode == 130
     assert done.stdout == "first: SIGINT 130\n"
     assert "SIGINT: stopping…" in done.stderr and "SIGINT again: quitting now" in done.stderr
+
+
+@pytest.mark.skipif(not embedded_availability()[0], reason="the embedded model is not installed")
+def test_an_answer_the_embedded_model_is_writing_is_abandoned_not_awaited(tmp_path, home):
+    skill = make_skill(tmp_path, 1)
+    suite = skill / "evals" / "evals.json"
+    data = json.loads(suite.read_text())
+    data["cases"][0]["prompt"] = "Write a long essay, at least 2000 words, on network ports."
+    suite.write_text(json.dumps(data))
+    process = start("eval", skill, "-m", EMBEDDED_REF, "--runs", "1", "--max-tokens", "2000",
+                    "--no-cache")
+    assert "answers to get" in process.stderr.readline()  # the run exists; the model is called
+    time.sleep(1.0)  # 2000 tokens take the 135M model far longer than this
+    took, _, err = interrupt(process, signal.SIGINT)
+    assert process.returncode == 130 and took < STOP_WITHIN_S, err
+    [manifest] = runs(home)
+    assert manifest["status"] == "interrupted"
+    assert row_count(home, manifest["run_id"]) == 0  # it was still writing: nothing to keep
