@@ -17,6 +17,7 @@ import pytest
 from cli_process import hubskills, runs
 from fakes.openai_server import FakeOpenAIServer
 from test_evaluate import knows_fact_if_told, make_skill
+from test_generate import Scripted
 
 from registry.providers import embedded_availability
 
@@ -255,3 +256,14 @@ def test_generate_refuses_tool_mode_when_no_student_can_call_tools(server, tmp_p
     assert "--mode tool needs a model that can call tools" in err
     assert 'Hint: hubskills generate "TASK" --mode inline' in err
     assert server.requests == []
+
+
+def test_generate_name_fixes_the_skill_name_the_teacher_would_pick(tmp_path):
+    with FakeOpenAIServer(responder=Scripted()) as teacher:
+        done = hubskills("generate", "Operate the zorblax daemon", "--teacher", "local/teacher",
+                         "--base-url", teacher.url, "--no-eval", "--name", "zx-ops",
+                         "--out", tmp_path / "out")
+        asked = len(teacher.requests)
+    assert done.returncode == 0, done.stderr
+    assert asked >= 1 and [p.name for p in (tmp_path / "out").iterdir()] == ["zx-ops"]
+    assert "name: zx-ops" in (tmp_path / "out" / "zx-ops" / "SKILL.md").read_text()
