@@ -37,3 +37,26 @@ def make_temp_dir(prefix: str, parent: Path | None = None) -> Path:
     os.umask(umask)
     folder.chmod(0o777 & ~umask)
     return folder
+
+
+def why_unwritable(folder: Path, *, create: bool = True) -> str | None:
+    """Why files cannot be written in `folder`, or None when they can.
+
+    With `create` the folder is made (as writing would make it); without, the nearest existing
+    ancestor must be a folder that can be written, so nothing is created. Checked before work
+    that costs money, so that a bad destination fails first rather than last.
+    """
+    target = Path(folder)
+    try:
+        if create:
+            target.mkdir(parents=True, exist_ok=True)
+        else:
+            while not target.exists() and target != target.parent:
+                target = target.parent
+        if not target.is_dir():
+            return f"{target} is not a folder"
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if not os.access(target, os.W_OK | os.X_OK):
+        return f"{target} is not writable"
+    return None

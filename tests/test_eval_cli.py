@@ -40,7 +40,7 @@ def test_eval_json_and_runs_commands(server, tmp_path):
     skill = make_skill(tmp_path, 3)
     first = invoke("eval", str(skill), "-m", "local/fake", "--base-url", server.url,
                    "--runs", "1", "--json")
-    data = json.loads(first.output)
+    data = json.loads(first.stdout)
     run_id = data["manifest"]["run_id"]
     [summary] = data["summaries"]
     assert summary["stats"]["lift"] == 1.0 and summary["stats"]["verdict"] == "helps"
@@ -53,7 +53,7 @@ def test_eval_json_and_runs_commands(server, tmp_path):
 
     (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text().replace("4417", "4418"))
     second = json.loads(invoke("eval", str(skill), "-m", "local/fake", "--base-url", server.url,
-                               "--runs", "1", "--json").output)
+                               "--runs", "1", "--json").stdout)
     compared = json.loads(invoke("runs", "compare", run_id, second["manifest"]["run_id"],
                                  "--json").output)
     assert compared["counts"] == {"improved": 0, "regressed": 3, "same": 0}
@@ -83,7 +83,7 @@ def test_end_to_end_on_the_embedded_model(tmp_path):
     skill = make_skill(tmp_path, 2)
     result = invoke("eval", str(skill), "--runs", "1", "--max-tokens", "24", "--json")
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     assert data["manifest"]["models"] == ["embedded/smollm2-135m"]
     [summary] = data["summaries"]
     assert summary["baseline"]["samples"] + summary["baseline"]["errors"] == 2

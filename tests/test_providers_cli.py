@@ -7,13 +7,14 @@ import socket
 import time
 
 import pytest
+from cli_process import hubskills
 from click.testing import CliRunner
 from fakes.anthropic_server import FakeAnthropicServer
 from fakes.openai_server import FakeOpenAIServer
 
 from registry.cli.models import ask_command, models_command
 from registry.errors import MissingCredentials, UnknownModel
-from registry.providers import ALIASES, EMBEDDED_REF
+from registry.providers import ALIASES, EMBEDDED_REF, embedded_availability
 
 
 @pytest.fixture
@@ -106,3 +107,29 @@ def test_models_table_without_a_local_server(runner, tmp_path):
 def test_models_says_how_to_enable_local(runner, tmp_path):
     result = invoke(runner, models_command, [], tmp_path)
     assert "HUBSKILLS_BASE_URL" in result.stdout
+
+
+# --- ask as users run it: its own process, output piped ------------------------------------
+
+
+def test_ask_keeps_answers_short_by_default_and_says_when_it_cut_one():
+    rambling = " ".join(["word"] * 1000)
+    with FakeOpenAIServer(responder=lambda _body: rambling) as server:
+        done = hubskills("ask", "local/tiny", "Tell me everything.", "--base-url", server.url)
+        asked = server.last["max_tokens"]
+    assert done.returncode == 0, done.stderr
+    assert asked == 256  # the default: not 512 tokens of drift from a small model
+    assert done.stdout.split() == ["word"] * 256
+    assert "(cut at --max-tokens 256: raise it for a longer answer)" in done.stderr
+
+
+@pytest.mark.skipif(not embedded_availability()[0], reason="the embedded model is not installed")
+@pytest.mark.parametrize(("question", "expected"), [
+    ("What is 2 + 2?", "4"),
+    ("Name three primary colors.", "Yellow"),
+])
+def test_the_readme_questions_get_sensible_answers_from_the_embedded_model(question, expected):
+    done = hubskills("ask", EMBEDDED_REF, question)
+    assert done.returncode == 0, done.stderr
+    assert expected in done.stdout
+    assert "cut at --max-tokens" not in done.stderr  # it finished its answer

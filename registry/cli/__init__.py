@@ -63,7 +63,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "update": ("registry.cli.pull:update_command",
                "Move installed skills (or NAME) to their newest version and show what changed."),
     "validate": ("registry.cli.validate:validate_command",
-                 "Check skill folders against the Agent Skills format; exit 1 on any error."),
+                 "Check skill folders and their test suites; exit 1 on any error."),
     "versions": ("registry.cli.registry_cmds:versions_command",
                  "List a skill's published versions, newest first."),
     "doctor": ("registry.cli.doctor:doctor_command",

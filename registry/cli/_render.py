@@ -1,16 +1,12 @@
-"""Rendering of evaluation summaries and the progress bar (stderr) for the CLI."""
+"""Rendering of evaluation summaries for the CLI (progress is in `_output`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from registry.cli import _output as out
 from registry.evaluation.report import ModelSummary
-from registry.evaluation.results import ResultRow, RunManifest
+from registry.evaluation.results import RunManifest
 
 
 def bar(rate: float, width: int = 10) -> str:
@@ -86,21 +82,3 @@ def _notes(s: ModelSummary) -> None:
         more = f" (+{len(s.non_discriminating) - 5} more)" if len(s.non_discriminating) > 5 else ""
         out.result(f"  non-discriminating checks (pass in both arms every time): {shown}{more}")
 
-
-@contextmanager
-def run_progress(*, enabled: bool) -> Iterator:
-    """A rich progress bar on stderr; yields the engine's progress callback (or None)."""
-    if not enabled:
-        yield None
-        return
-    columns = (TextColumn("[bold]evaluating"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("{task.fields[last]}"), TimeElapsedColumn())
-    with Progress(*columns, console=out.err, transient=True) as progress:
-        task = progress.add_task("eval", total=None, last="")
-
-        def update(done: int, total: int, row: ResultRow) -> None:
-            mark = "error" if row.is_error else ("pass" if row.passed else "fail")
-            progress.update(task, completed=done, total=total,
-                            last=f"{row.case_id} [{row.arm}] {mark}")
-
-        yield update

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import sys
+import shlex
 from pathlib import Path
 
 import click
 from rich.markup import escape
 
 from registry.cli import _output as out
-from registry.cli._render import render_summaries, run_progress
+from registry.cli._render import render_summaries
+from registry.cli._signals import exit_now, interrupts
 from registry.config import Settings
 from registry.evaluation.compare import compare_runs
 from registry.evaluation.engine import EvalConfig, latest_rows, run_evaluation
@@ -22,19 +23,22 @@ from registry.sandbox import BACKENDS
 @click.argument("skill", type=click.Path(path_type=Path))
 @click.option("--model", "-m", "models", multiple=True,
               help="Student model reference (repeatable). Default: embedded/smollm2-135m.")
-@click.option("--runs", default=3, show_default=True, help="Independent repeats per case.")
+@click.option("--runs", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Independent repeats per case.")
 @click.option("--mode", type=click.Choice(["inline", "tool"]), default="inline",
               show_default=True, help="inline: SKILL.md in context; tool: load_skill tool.")
 @click.option("--placement", type=click.Choice(["user", "system"]), default="user",
               show_default=True, help="Where inline mode puts the skill.")
 @click.option("--judge", default=None, help="Model that grades judge checks and assertions.")
-@click.option("--concurrency", type=int, default=None, help="Parallel calls per provider.")
-@click.option("--max-cost", type=float, default=None, help="Stop cleanly past this many USD.")
+@click.option("--concurrency", type=click.IntRange(min=1), default=None,
+              help="Parallel calls per provider.")
+@click.option("--max-cost", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Stop cleanly past this many USD.")
 @click.option("--cases", default=None, help="Comma-separated case ids to run.")
 @click.option("--tests", type=click.Path(path_type=Path), default=None,
               help="Suite file in any supported format (default: SKILL/evals/evals.json).")
-@click.option("--temperature", type=float, default=0.7, show_default=True)
-@click.option("--max-tokens", type=int, default=512, show_default=True)
+@click.option("--temperature", type=click.FloatRange(0, 2), default=0.7, show_default=True)
+@click.option("--max-tokens", type=click.IntRange(min=1), default=512, show_default=True)
 @click.option("--base-url", default=None, help="Server for local/<model> references.")
 @click.option("--resume", default=None, metavar="RUN_ID", help="Finish an interrupted run.")
 @click.option("--no-cache", is_flag=True, help="Call the models even for cached requests.")
@@ -56,6 +60,10 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
                  as_json: bool, verbose: bool) -> None:
     """Evaluate a skill: each case with and without the skill, on each model.
 
+    Options, keys and the --push destination are checked before the first model call. Ctrl-C
+    (or SIGTERM) stops cleanly: finished answers are kept, the run is marked interrupted and
+    the command to resume it is printed (exit 130; 143 for SIGTERM).
+
     \b
     Example:
       hubskills eval skills/kernel-builder-cuda-kernels --runs 3
@@ -72,12 +80,62 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
         temperature=temperature, max_tokens=max_tokens, use_cache=not no_cache,
         base_url=base_url, sandbox=sandbox,
         code_checks="skip" if skip_code_checks else "require")
-    with run_progress(enabled=not as_json and sys.stderr.isatty()) as progress:
-        result = run_evaluation(skill, config, settings, tests=tests, progress=progress,
-                                resume=resume, warn=out.warn)
+    store = _push_store(settings, registry_kind, push=push)  # before any model call
+    with out.eval_progress() as progress, interrupts() as caught:
+        result = run_evaluation(skill, config, settings, tests=tests, progress=progress.update,
+                                started=progress.start, resume=resume, warn=out.warn,
+                                stop=caught.stop)
+    if result.manifest.status == "interrupted":
+        _interrupted(result, as_json=as_json, push=push)
+        exit_now(caught.exit_code or 130)
     _report(result.manifest, result.rows, as_json=as_json, verbose=verbose)
-    if push:
-        _push(settings, registry_kind, result.manifest, result.rows, quiet=as_json)
+    if store is not None:
+        _push(store, result.manifest, result.rows, quiet=as_json)
+
+
+# Options a resumed run does not take from its manifest: the resume hint repeats them.
+_KEPT_ON_RESUME = ("tests", "base_url", "concurrency", "max_cost", "no_cache", "push",
+                   "registry_kind", "sandbox", "skip_code_checks", "as_json", "verbose")
+
+
+def _interrupted(result, *, as_json: bool, push: bool) -> None:
+    manifest = result.manifest
+    if as_json:
+        out.as_json({"manifest": manifest.model_dump(),
+                     "summaries": [s.to_dict() for s in summarize(result.rows)]})
+    expected = len(manifest.case_ids) * 2 * len(manifest.models) * manifest.runs
+    out.info(f"stopped: run {manifest.run_id} is marked interrupted; {len(result.rows)} of "
+             f"{expected} answers are kept" + ("; nothing was pushed" if push else ""))
+    out.hint(_resume_command(manifest.run_id) + "  # finish it; no answer is asked twice")
+
+
+def _resume_command(run_id: str) -> str:
+    """This command line with `--resume RUN_ID`, minus what the run's manifest restores."""
+    ctx = click.get_current_context()
+    words = ["hubskills", "eval", str(ctx.params["skill"])]
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name or "")
+        if (param.name not in _KEPT_ON_RESUME or value in (None, False)
+                or value == param.default or not isinstance(param, click.Option)):
+            continue
+        flag = max(param.opts, key=len)
+        words += [flag] if value is True else [flag, str(value)]
+    return shlex.join([*words, "--resume", run_id])
+
+
+def _push_store(settings, registry_kind: str | None, *, push: bool):
+    """The store `--push` will write to, checked now: an unknown registry, a missing token or
+    an unwritable folder fails before any model is called, not after the run."""
+    from registry.stores import get_store
+
+    if registry_kind is None and not push:
+        return None
+    store = get_store(settings, registry_kind)
+    if not push:
+        out.warn(f"--registry {registry_kind} is used only with --push: nothing will be pushed")
+        return None
+    store.check_writable()
+    return store
 
 
 def _report(manifest, rows, *, as_json: bool, verbose: bool) -> None:
@@ -117,11 +175,10 @@ def _error_text(rows, model: str, case_id: str) -> str:
     return ""
 
 
-def _push(settings, registry_kind, manifest, rows, *, quiet: bool) -> None:
-    from registry.stores import get_store
+def _push(store, manifest, rows, *, quiet: bool) -> None:
     from registry.stores.push import push_run
 
-    pushed = push_run(get_store(settings, registry_kind), manifest, rows)
+    pushed = push_run(store, manifest, rows)
     if not quiet:
         out.result(f"Pushed {pushed.rows} rows to {pushed.path}")
 

@@ -31,6 +31,9 @@ from registry.generate.report import GenerateReport
               show_default=True, help="How students get the skill in the eval.")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("."),
               show_default=True, help="Folder to save <name>/ in.")
+@click.option("--name", default=None,
+              help="The skill's name (default: the teacher picks one). Given, <out>/<name> is "
+              "checked before the teacher is called.")
 @click.option("--force", is_flag=True, help="Replace an existing <out>/<name> folder.")
 @click.option("--no-eval", is_flag=True, help="Draft and suite only: no verification, no eval.")
 @click.option("--base-url", default=None, help="Server for local/<model> references.")
@@ -38,24 +41,30 @@ from registry.generate.report import GenerateReport
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable report on stdout.")
 def generate_command(task: str, sources: tuple[Path, ...], examples: tuple[str, ...],
                      teacher: str | None, students: tuple[str, ...], n_tests: int, rounds: int,
-                     runs: int, mode: str, out_dir: Path, force: bool, no_eval: bool,
-                     base_url: str | None, max_tokens: int | None, as_json: bool) -> None:
+                     runs: int, mode: str, out_dir: Path, name: str | None, force: bool,
+                     no_eval: bool, base_url: str | None, max_tokens: int | None,
+                     as_json: bool) -> None:
     """Generate a skill and a test suite with a teacher model, measure it on students, refine.
+
+    The output folder, the students' keys and what --mode needs are checked before the
+    teacher is called (and <out>/<name> too, with --name). Progress goes to stderr: a line
+    per step, and a line every ten seconds while a step runs long.
 
     \b
     Example:
-      hubskills generate "Clean messy CSV files with pandas" --student haiku
+      hubskills generate "Clean messy CSV files with pandas" --student haiku --name csv-clean
       hubskills generate "Fix flaky pytest fixtures" --from ~/.claude/projects/x/session.jsonl
       hubskills generate "Improve this skill" --from ./skills/my-skill --out ./skills --force
       hubskills generate "Parse CSV" --teacher embedded/smollm2-135m --no-eval   # offline
     """
     from registry.generate.pipeline import generate_skill
 
-    report = generate_skill(
-        task, settings=Settings.from_env(), progress=None if as_json else _progress,
-        base_url=base_url, sources=list(sources), examples=list(examples), teacher=teacher,
-        students=list(students), n_tests=n_tests, rounds=rounds, runs=runs, mode=mode,
-        out_dir=out_dir, force=force, no_eval=no_eval, max_tokens=max_tokens)
+    with out.StepProgress() as steps:
+        report = generate_skill(
+            task, settings=Settings.from_env(), progress=steps.say, base_url=base_url,
+            sources=list(sources), examples=list(examples), teacher=teacher,
+            students=list(students), n_tests=n_tests, rounds=rounds, runs=runs, mode=mode,
+            out_dir=out_dir, force=force, no_eval=no_eval, max_tokens=max_tokens, name=name)
     if as_json:
         out.as_json(report.to_dict())
     else:
@@ -121,8 +130,9 @@ def tests_generate_command(skill: Path, n: int, teacher: str | None, student: st
     """
     from registry.generate.cases import add_tests
 
-    report = add_tests(skill, n, teacher, student, Settings.from_env(), base_url=base_url,
-                       progress=None if as_json else _progress)
+    with out.StepProgress() as steps:
+        report = add_tests(skill, n, teacher, student, Settings.from_env(), base_url=base_url,
+                           progress=steps.say)
     if as_json:
         out.as_json(report.to_dict())
         return
@@ -132,7 +142,3 @@ def tests_generate_command(skill: Path, n: int, teacher: str | None, student: st
         out.result(f"  dropped {escape(case_id)}: {escape(reason)}")
     for warning in report.warnings:
         out.warn(escape(warning))
-
-
-def _progress(line: str) -> None:
-    out.info(escape(line))

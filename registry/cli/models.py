@@ -9,6 +9,10 @@ from registry.cli import _output as out
 from registry.config import Settings
 from registry.providers import Completion, ask, format_cost, known_models, prices_as_of
 
+# Room for a full short answer from an API model; a small local model that rambles is cut in
+# seconds instead of writing 512 tokens of drift.
+ASK_MAX_TOKENS = 256
+
 
 @click.command("models")
 @click.option("--base-url", default=None, help="OpenAI-compatible server to probe for local/.")
@@ -35,17 +39,22 @@ def models_command(base_url: str | None, as_json: bool) -> None:
 @click.argument("prompt")
 @click.option("--base-url", default=None, help="Server for local/<model> (or another endpoint).")
 @click.option("--system", default=None, help="System prompt.")
-@click.option("--max-tokens", type=int, default=512, show_default=True)
-@click.option("--temperature", type=float, default=0.0, show_default=True)
+@click.option("--max-tokens", type=click.IntRange(min=1), default=ASK_MAX_TOKENS,
+              show_default=True, help="Longest answer; a cut answer says so.")
+@click.option("--temperature", type=click.FloatRange(0, 2), default=0.0, show_default=True)
 @click.option("--seed", type=int, default=None, help="Sampling seed (where the API has one).")
 @click.option("--json", "as_json", is_flag=True, help="Answer, usage and cost as JSON.")
 def ask_command(model: str, prompt: str, base_url: str | None, system: str | None,
                 max_tokens: int, temperature: float, seed: int | None, as_json: bool) -> None:
     """Ask one model one question: the answer, then tokens, cost and latency.
 
+    The embedded model (135M parameters) answers short, common questions; it gets facts
+    wrong and rambles on long answers: use it to try hubskills offline, not as an oracle.
+
     \b
     Examples:
       hubskills ask embedded/smollm2-135m "What is 2 + 2?"
+      hubskills ask embedded/smollm2-135m "Name three primary colors."
       hubskills ask sonnet "Name a CUDA memory space." --system "Be brief."
       hubskills ask local/qwen3 "Hi" --base-url http://127.0.0.1:8080/v1
     """
@@ -56,6 +65,8 @@ def ask_command(model: str, prompt: str, base_url: str | None, system: str | Non
         return
     out.result(escape(completion.text))
     out.info(f"[dim]{escape(summary_line(completion))}[/dim]")
+    if completion.finish_reason == "length":
+        out.info(f"[dim](cut at --max-tokens {max_tokens}: raise it for a longer answer)[/dim]")
 
 
 def completion_dict(completion: Completion) -> dict[str, object]:

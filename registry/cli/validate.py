@@ -11,6 +11,7 @@ from registry.cli import _output as out
 from registry.format.scaffold import scaffold_skill
 from registry.format.skill import SKILL_FILE
 from registry.format.suite import load_suite, suite_path
+from registry.format.suite_check import check_suite
 from registry.format.suite_writer import import_suite
 from registry.format.validate import has_errors, validate_skill
 
@@ -19,13 +20,16 @@ from registry.format.validate import has_errors, validate_skill
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable findings.")
 def validate_command(paths: tuple[Path, ...], as_json: bool) -> None:
-    """Check skill folders against the Agent Skills format; exit 1 on any error.
+    """Check skill folders and their test suites; exit 1 on any error.
+
+    The suite (evals/evals.json) is read as `hubskills eval` reads it, so every error eval
+    would stop with is found here first; the scaffold's placeholders are warned about.
 
     \b
     Example:
       hubskills validate skills/*
     """
-    report = {str(path): validate_skill(path) for path in paths}
+    report = {str(path): validate_skill(path) + check_suite(path) for path in paths}
     if as_json:
         out.as_json({p: [vars(f) for f in found] for p, found in report.items()})
     else:

@@ -24,6 +24,7 @@ from registry.evaluation.arms import MAX_TOOL_TURNS, Mode, Placement, build_arm,
 from registry.evaluation.cache import ResponseCache, completion_key
 from registry.evaluation.checks import case_score, has_code_checks, run_checks
 from registry.evaluation.judge import make_judge
+from registry.evaluation.preflight import check_mode, check_writable
 from registry.evaluation.results import (
     ResultRow,
     RunManifest,
@@ -33,6 +34,7 @@ from registry.evaluation.results import (
     read_manifest,
     read_rows,
 )
+from registry.evaluation.stopping import StopSignal, run_until_stopped
 from registry.format.skill import Skill, load_skill
 from registry.format.suite import Suite, load_suite, suite_path
 from registry.providers import (
@@ -51,6 +53,7 @@ from registry.secrets import holding
 log = logging.getLogger(__name__)
 ARMS = ("baseline", "skill")
 Progress = Callable[[int, int, ResultRow], None]
+Started = Callable[[RunManifest, int], None]
 
 
 @dataclass
@@ -225,11 +228,14 @@ class Evaluator:
                             items.append((model, arm, index, repeat))
         return items
 
-    async def run(self, progress: Progress | None) -> str:
-        """Run all pending samples; returns the final status."""
+    async def run(self, progress: Progress | None, stop: StopSignal | None = None,
+                  started: Started | None = None) -> str:
+        """Run all pending samples; returns the final status ("interrupted" after `stop`)."""
         items = self.work()
         total, finished = len(items), 0
         stopped = False
+        if started:
+            started(self.writer.manifest, total)
 
         async def one(item: tuple[Model, str, int, int]) -> None:
             nonlocal finished, stopped
@@ -243,11 +249,30 @@ class Evaluator:
             if progress:
                 progress(finished, total, row)
 
+        gathered = asyncio.gather(*(one(item) for item in items))
+        loop = asyncio.get_running_loop()
+        unsubscribe = stop.subscribe(
+            lambda: loop.call_soon_threadsafe(self._interrupt, gathered)) if stop else None
         try:
-            await asyncio.gather(*(one(item) for item in items))
+            await gathered
+        except asyncio.CancelledError:
+            if stop is None or not stop.is_set():
+                raise
+            return "interrupted"
         finally:
+            if unsubscribe:
+                unsubscribe()
             await self._close_clients()
         return "stopped" if stopped else "complete"
+
+    def _interrupt(self, gathered: asyncio.Future) -> None:
+        """On a stop: say so on disk first (a second Ctrl-C may end the process at any
+        moment), then cancel every call in flight; finished rows are already written."""
+        if gathered.done():
+            return
+        self.writer.manifest.status = "interrupted"
+        self.writer.save_manifest()
+        gathered.cancel()
 
     async def _close_clients(self) -> None:
         await aclose_all([*self.models, *self._judge_models])
@@ -257,13 +282,17 @@ def run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Settings
                    tests: str | Path | None = None, progress: Progress | None = None,
                    resume: str | None = None, skill_repo: str | None = None,
                    skill_revision: str | None = None,
-                   warn: Callable[[str], None] | None = None) -> EvalRun:
+                   warn: Callable[[str], None] | None = None, stop: StopSignal | None = None,
+                   started: Started | None = None) -> EvalRun:
     """Evaluate a skill folder: baseline vs skill on each model; results saved as a run.
 
     The keys `settings` carries (typed into the Space, say) are held for the run, so they are
     scrubbed from what it writes even when the environment does not hold them.
     Code checks run in the sandbox `config.sandbox` names (`none` only for a folder of the
     user's own: not pulled, no `skill_repo`); `warn` receives a warning to show first.
+    `started` gets the manifest (its run id) and the number of answers to get before the first
+    call. After `stop` is requested the run ends within moments as `interrupted`, keeping every
+    finished row (`resume` finishes it).
 
     Raises:
         HubskillsError: a bad skill or suite, code checks and no sandbox, an unknown model or
@@ -272,13 +301,15 @@ def run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Settings
     with holding(*settings.secrets()):
         return _run_evaluation(skill_dir, config, settings, tests=tests, progress=progress,
                                resume=resume, skill_repo=skill_repo,
-                               skill_revision=skill_revision, warn=warn)
+                               skill_revision=skill_revision, warn=warn, stop=stop,
+                               started=started)
 
 
 def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Settings, *,
                     tests: str | Path | None, progress: Progress | None, resume: str | None,
                     skill_repo: str | None, skill_revision: str | None,
-                    warn: Callable[[str], None] | None) -> EvalRun:
+                    warn: Callable[[str], None] | None, stop: StopSignal | None,
+                    started: Started | None) -> EvalRun:
     skill = load_skill(skill_dir)
     suite = load_suite(tests or suite_path(skill.path), skill_dir=skill.path)
     manifest = read_manifest(settings.runs_dir, resume) if resume else None
@@ -299,6 +330,7 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
                              hint=f"hubskills eval {skill_dir} --judge MODEL")
     if config.runs < 1:
         raise HubskillsError("--runs must be at least 1", hint="hubskills eval SKILL --runs 3")
+    check_writable(settings)
     code = choose(config.sandbox, settings, has_code=has_code_checks(suite.cases),
                   code_checks=config.code_checks, folder=None if skill_repo else skill.path)
     if manifest is not None:
@@ -310,22 +342,33 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
         done = set()
     manifest.sandbox, manifest.code_checks = code.sandbox and code.sandbox.name, code.status
     evaluator = Evaluator(skill, suite, config, settings, done, code)  # resolves models
-    if code.warning and warn:
-        warn(code.warning)
+    mode_warning = check_mode(evaluator.models, config.mode, f"hubskills eval {skill_dir}")
+    for warning in (code.warning, mode_warning):
+        if warning and warn:
+            warn(warning)
     writer = evaluator.writer = RunWriter(settings.runs_dir, manifest, resume=bool(resume))
     status, note = "interrupted", None
     try:
-        status = asyncio.run(evaluator.run(progress))
-        if status == "stopped":
-            note = f"--max-cost ${config.max_cost} reached after ${evaluator.spent:.4f}"
-        elif evaluator.unknown_cost and config.max_cost is not None:
-            note = "some prices are unknown: --max-cost counted only known costs"
+        status = run_until_stopped(evaluator.run(progress, stop, started), stop)
+        note = _note(status, evaluator, stop)
     finally:
         writer.close(status, note)
         evaluator.cache.close()
     # What was written, read back: the caller sees the scrubbed run, as a later reader would.
     rows = latest_rows(read_rows(settings.runs_dir, manifest.run_id))
     return EvalRun(read_manifest(settings.runs_dir, manifest.run_id), rows)
+
+
+def _note(status: str, evaluator: Evaluator, stop: StopSignal | None) -> str | None:
+    """What the manifest should say about how the run ended, if anything."""
+    max_cost = evaluator.config.max_cost
+    if status == "interrupted":
+        return f"interrupted ({stop.reason if stop else 'stopped'}): finish it with --resume"
+    if status == "stopped":
+        return f"--max-cost ${max_cost} reached after ${evaluator.spent:.4f}"
+    if evaluator.unknown_cost and max_cost is not None:
+        return "some prices are unknown: --max-cost counted only known costs"
+    return None
 
 
 def _new_manifest(skill: Skill, suite: Suite, config: EvalConfig, repo: str | None,

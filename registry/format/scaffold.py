@@ -10,12 +10,22 @@ from registry.format.skill import NAME_RE, dump_frontmatter
 from registry.format.suite import Suite, suite_path
 from registry.format.suite_writer import save_suite
 
+# The scaffold's placeholders: `hubskills validate` warns while any of them is left in place.
+PLACEHOLDER_VALUE = "replace me"
+PLACEHOLDER_STEP = "State the one fact or convention the agent usually gets wrong."
+
+
+def placeholder_description(name: str) -> str:
+    """The description `hubskills new` writes when none is given."""
+    return f"Describe what {name} does. Use when the user asks about {name.replace('-', ' ')}."
+
+
 _BODY = """
 # {title}
 
 Follow these steps when the task matches the description above.
 
-1. State the one fact or convention the agent usually gets wrong.
+1. {step}
 2. Show a minimal, correct example.
 3. List the pitfalls to avoid.
 
@@ -46,20 +56,19 @@ def scaffold_skill(parent: Path, name: str, description: str | None = None) -> P
         ) from None
     frontmatter = {
         "name": name,
-        "description": description
-        or f"Describe what {name} does. Use when the user asks about {name.replace('-', ' ')}.",
+        "description": description or placeholder_description(name),
         "license": "Apache-2.0",
         "metadata": {"version": "0.1.0"},
     }
     title = name.replace("-", " ").capitalize()
-    atomic_write_text(folder / "SKILL.md",
-                      f"---\n{dump_frontmatter(frontmatter)}---\n{_BODY.format(title=title)}")
+    body = _BODY.format(title=title, step=PLACEHOLDER_STEP)
+    atomic_write_text(folder / "SKILL.md", f"---\n{dump_frontmatter(frontmatter)}---\n{body}")
     example = Suite.model_validate({
         "skill_name": name,
         "cases": [{
             "id": "example",
             "prompt": f"Explain how to use {name.replace('-', ' ')}. Answer briefly.",
-            "checks": [{"type": "contains", "value": ["replace me"]}],
+            "checks": [{"type": "contains", "value": [PLACEHOLDER_VALUE]}],
         }],
     })
     save_suite(example, suite_path(folder))

@@ -37,7 +37,7 @@ def finish_draft(session: Session, draft: SkillDraft, parent: Path, *, base: Ski
         TeacherFormatError: the folder does not validate (the errors are listed).
     """
     fm = normalize_frontmatter(draft.frontmatter, task=session.task,
-                               name=base.name if base else None,
+                               name=base.name if base else session.opts.name,
                                base=dict(base.frontmatter) if base else None)
     fm["metadata"]["version"] = version or fm["metadata"].get("version") or "0.1.0"
     draft.frontmatter = fm
@@ -101,4 +101,6 @@ def _fallback(session: Session, text: str) -> Path:
     session.warn(f"{ref} did not write a skill in the required format: the skill was "
                  "assembled from its notes and must be reviewed before use")
     draft = fallback_draft(text, session.task, ref)
+    if session.opts.name:
+        draft.frontmatter["name"] = session.opts.name
     return validated(write_skill(draft, session.work / "round-0" / draft.frontmatter["name"]))

@@ -17,10 +17,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from registry._io import atomic_write_text
+from registry._io import atomic_write_text, why_unwritable
 from registry.config import Settings
-from registry.errors import GenerationError
-from registry.format.skill import load_skill
+from registry.errors import GenerationError, HubskillsError
+from registry.evaluation.preflight import check_mode
+from registry.format.skill import NAME_RE, load_skill
 from registry.format.suite import Suite, load_suite, suite_path
 from registry.format.suite_writer import save_suite
 from registry.generate.draft import draft_skill
@@ -44,6 +45,7 @@ def generate_skill(
     settings: Settings | None = None, progress: Progress | None = None,
     base_url: str | None = None, max_tokens: int | None = None,
     target: float = TARGET_PASS_RATE, retry: RetryPolicy | None = None,
+    name: str | None = None,
 ) -> GenerateReport:
     """Generate (or improve) a skill with its suite, evaluate and refine it, and save it.
 
@@ -51,14 +53,18 @@ def generate_skill(
     `default_teacher`, `students` to the teacher plus the embedded model when installed (the
     first student is the one new cases must defeat); `runs` is the eval's repeats; the loop
     stops early once every student shows a significant lift and `target` with the skill;
-    `max_tokens` bounds each teacher reply; `base_url` serves `local/` references. Progress
-    lines go to `progress`. Call it outside an event loop (it runs its own).
+    `max_tokens` bounds each teacher reply; `base_url` serves `local/` references; `name`
+    fixes the skill's name (else the teacher picks it). Everything that can be checked for free
+    (the output folder, `out_dir/name` when the name is known, the students' keys and
+    capabilities) is checked before the teacher is called. Progress lines go to `progress`.
+    Call it outside an event loop (it runs its own).
 
     Raises:
         GenerationError: the teacher's output stayed unusable (its raw reply is saved and
             named in the hint), or no test case survived verification.
-        HubskillsError: the output folder exists without `force`, a bad source, an unknown
-            model or a missing key.
+        HubskillsError: the output folder exists without `force` or cannot be written, a bad
+            `name` or source, an unknown model, a missing key, or `--mode tool` with no
+            student that can call tools.
     """
     settings = settings or Settings.from_env()
     if base_url:
@@ -67,14 +73,13 @@ def generate_skill(
         sources=[Path(p) for p in sources], examples=list(examples), teacher=teacher,
         students=list(students), n_tests=n_tests, rounds=rounds, runs=runs, mode=mode,
         out_dir=Path(out_dir), force=force, no_eval=no_eval, target=target,
-        max_tokens=max_tokens, retry=retry)
+        max_tokens=max_tokens, retry=retry, name=name)
     return _run(Session(task, opts, settings, progress))
 
 
 def _run(session: Session) -> GenerateReport:
     """Draft, suite, evaluate and refine, save; returns the report."""
-    if session.base is not None:
-        check_target(session.opts.out_dir / session.base.name, session.opts.force)
+    _check_before_cost(session)
     session.say(f"draft: asking {session.teacher.ref} to write the skill")
     folder = draft_skill(session)
     session.report.name = folder.name
@@ -93,6 +98,26 @@ def _run(session: Session) -> GenerateReport:
     _account(session)
     session.say(f"saved {session.report.path}")
     return session.report
+
+
+def _check_before_cost(session: Session) -> None:
+    """What can fail for free fails before the teacher is paid: the output folder, the target
+    folder when the name is known, the students' keys and capabilities."""
+    opts = session.opts
+    if why := why_unwritable(opts.out_dir, create=False):
+        raise HubskillsError(f"cannot save the skill in {opts.out_dir}: {why}",
+                             hint="choose --out DIR, a folder you can write to")
+    if opts.name is not None and (not NAME_RE.match(opts.name) or len(opts.name) > 64):
+        raise HubskillsError(f"--name '{opts.name}' is not a valid skill name (lowercase "
+                             "letters, digits, single hyphens)",
+                             hint='hubskills generate "TASK" --name my-skill')
+    name = session.base.name if session.base is not None else opts.name
+    if name is not None:
+        check_target(opts.out_dir / name, opts.force)
+    if not opts.no_eval:
+        models = [resolve(s, session.settings, retry=opts.retry) for s in session.students]
+        if warning := check_mode(models, opts.mode, 'hubskills generate "TASK"'):
+            session.warn(warning)
 
 
 def _suite(session: Session, folder: Path) -> bool:

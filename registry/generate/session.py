@@ -42,6 +42,7 @@ class GenerateOptions:
     out_dir: Path = Path(".")
     force: bool = False
     no_eval: bool = False
+    name: str | None = None
     target: float = TARGET_PASS_RATE
     max_tokens: int | None = None
     retry: RetryPolicy | None = None

@@ -123,6 +123,8 @@ class Provider(ABC):
     """The reference prefix this class serves (`anthropic`, `openai`, `hf`, `local`, ...)."""
     default_concurrency: ClassVar[int] = 4
     """How many calls to run at once against one connection unless told otherwise."""
+    supports_tools: ClassVar[bool] = True
+    """Whether the backend can return tool calls (`--mode tool` needs it)."""
 
     @abstractmethod
     async def complete(

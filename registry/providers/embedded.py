@@ -127,6 +127,7 @@ class EmbeddedProvider(Provider):
 
     name: ClassVar[str] = "embedded"
     default_concurrency: ClassVar[int] = 1
+    supports_tools: ClassVar[bool] = False
 
     def __repr__(self) -> str:
         return "EmbeddedProvider()"

@@ -143,6 +143,11 @@ class SkillStore(Protocol):
         """Add one immutable results file for the run; returns its path in the dataset."""
         ...
 
+    def check_writable(self) -> None:
+        """Raise now, without a network call, what a write would fail on for want of a
+        credential or a writable place (`eval --push` asks before any model is called)."""
+        ...
+
     def read_results(self, *, skill: str | None = None) -> list[ResultRow]:
         """Every result row (optionally of one skill, by repo or name), as validated models."""
         ...

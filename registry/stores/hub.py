@@ -136,6 +136,10 @@ class HubStore:
             raise MissingCredentials("writing to the Hub needs a Hugging Face token",
                                      variable="HF_TOKEN", hint=LOGIN_HINT)
 
+    def check_writable(self) -> None:
+        """Raise `MissingCredentials` without a token, `RegistryUnavailable` offline (no call)."""
+        self._write_token()
+
     def default_namespace(self) -> str:
         """`settings.namespace`, else the token's user name."""
         if self.settings.namespace:

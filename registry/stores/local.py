@@ -31,7 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from registry._io import atomic_write_bytes, atomic_write_text, make_temp_dir
+from registry._io import atomic_write_bytes, atomic_write_text, make_temp_dir, why_unwritable
 from registry.errors import (
     RegistryError,
     SkillNotFound,
@@ -95,6 +95,12 @@ class LocalStore:
         self._seed = seed
         self._lock = StoreLock(self.root / ".lock")
         self._seeding = False
+
+    def check_writable(self) -> None:
+        """Raise `RegistryError` when the registry folder cannot be created or written."""
+        if why := why_unwritable(self.root, create=False):
+            raise RegistryError(f"cannot write to the local registry {self.root}: {why}",
+                                hint="set HUBSKILLS_HOME to a folder you can write to")
 
     # -- paths ----------------------------------------------------------------------------
 

@@ -1,0 +1,45 @@
+"""Checks an evaluation makes before its first model call: what costs nothing fails first.
+
+`check_mode` asks whether the models can do what the mode needs (tool calling for `tool`);
+`check_writable` whether the run and the response cache can be saved. `generate` asks the same
+of its students before its teacher is paid.
+"""
+
+from __future__ import annotations
+
+from registry._io import why_unwritable
+from registry.config import Settings
+from registry.errors import HubskillsError
+from registry.evaluation.arms import Mode
+from registry.providers import Model
+
+
+def check_mode(models: list[Model], mode: Mode, command: str) -> str | None:
+    """A warning when some `models` lack what `mode` needs (None when all have it); `command`
+    is the command line to hint at, ending where `--mode` would go.
+
+    `tool` mode needs tool calling: a model without it never loads the skill, so its "lift"
+    measures only the skill's name and description in the prompt.
+
+    Raises:
+        HubskillsError: no model has it, so nothing about the skill could be measured.
+    """
+    lacking = [m.ref for m in models if mode == "tool" and not m.provider.supports_tools]
+    if not lacking:
+        return None
+    names = ", ".join(lacking)
+    if len(lacking) == len(models):
+        raise HubskillsError(
+            f"--mode tool needs a model that can call tools, and {names} cannot: it would "
+            "never load the skill, so the run would measure nothing about it",
+            hint=f"{command} --mode inline   (or add a model that calls tools)")
+    return (f"{names} cannot call tools: in --mode tool it never loads the skill, so its lift "
+            "measures only the skill's name and description")
+
+
+def check_writable(settings: Settings) -> None:
+    """The run folder and the response cache must be writable: found out before any call."""
+    for folder in (settings.runs_dir, settings.cache_path.parent):
+        if why := why_unwritable(folder, create=False):
+            raise HubskillsError(f"cannot save the run in {folder}: {why}",
+                                 hint="set HUBSKILLS_HOME to a folder you can write to")
