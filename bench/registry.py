@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))  # ahead of bench/, whose registry.py would shadow
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from registry import leaderboard  # noqa: E402
+from registry.evaluation import leaderboard  # noqa: E402
 
 LEADERBOARD_GOAL_S = 2.0
 ROUND_TRIP_GOAL = 1.2

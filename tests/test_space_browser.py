@@ -15,7 +15,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_space import MODELS, SEEDED, append_run, free_port
+from test_space import ENTRIES, MODELS, SEEDED, append_run, free_port
 
 from registry.config import Settings
 from registry.providers.embedded import availability
@@ -116,14 +116,14 @@ def test_browse_filter_open_a_skill_and_evaluate(space_url, page, tmp_path):
     shots = Shots(tmp_path / "shots")
     page.goto(space_url)
     wait_for_rows(page, "leaderboard-table", "text.includes('hubskills/')")
-    assert len(table_rows(page, "leaderboard-table")) == len(SEEDED) * len(MODELS)
+    assert len(table_rows(page, "leaderboard-table")) == ENTRIES
     page.locator("#lift-scatter canvas, #lift-scatter svg").first.wait_for()
     shots.take(page, "leaderboard")
 
     page.locator("#filter-query input, #filter-query textarea").first.fill("kernel")
     page.keyboard.press("Enter")
     wait_for_rows(page, "leaderboard-table", "text.includes('kernel-builder-cuda-kernels')")
-    assert len(table_rows(page, "leaderboard-table")) == len(MODELS)
+    assert len(table_rows(page, "leaderboard-table")) == len(MODELS) + 1
     shots.take(page, "leaderboard-filtered")
 
     page.locator("#leaderboard-table [data-testid=cell-0-3]").click()  # select, not the link

@@ -19,7 +19,7 @@ from typing import Any
 
 from registry import __version__
 from registry.config import Settings
-from registry.errors import HubskillsError, ProviderError
+from registry.errors import ContextOverflow, HubskillsError, ProviderError
 from registry.evaluation.arms import MAX_TOOL_TURNS, Mode, Placement, build_arm, run_tool
 from registry.evaluation.cache import ResponseCache, cache_key
 from registry.evaluation.checks import case_score, run_checks
@@ -61,6 +61,7 @@ class EvalConfig:
     use_cache: bool = True
     base_url: str | None = None
     retry: RetryPolicy | None = None
+    via: str = "cli"
 
 
 @dataclass
@@ -173,10 +174,17 @@ class Evaluator:
                     result, was_loaded = run_tool(call, self.skill)
                     loaded = loaded or was_loaded
                     messages.append(Message("tool", result, tool_call_id=call.id))
+        except ContextOverflow as exc:
+            return _arm_failure(row, scrub(str(exc), self.secrets))
         except ProviderError as exc:
-            row.error = scrub(str(exc), self.secrets)
+            row.error, row.error_kind = scrub(str(exc), self.secrets), "transport"
             return row
         row.output, row.skill_loaded = scrub(completion.text, self.secrets), loaded
+        if plan.tools and completion.tool_calls:
+            return _arm_failure(row, f"tool loop still calling tools after {MAX_TOOL_TURNS} "
+                                     "turns")
+        if completion.finish_reason == "content_filter":
+            return _arm_failure(row, "the model refused (content filter)")
         verdicts = await run_checks(case, completion.text, judge=self.judge)
         row.passed, row.score = case_score(verdicts)
         row.checks = [CheckVerdict(**asdict(v)) for v in verdicts]
@@ -187,7 +195,8 @@ class Evaluator:
         return ResultRow(run_id=m.run_id, skill_name=m.skill_name, skill_version=m.skill_version,
                          skill_repo=m.skill_repo, skill_revision=m.skill_revision,
                          content_hash=m.content_hash, model=model.ref, mode=m.mode, arm=arm,
-                         case_id=case_id, repeat=repeat, cost_usd=0.0, cached=True)
+                         case_id=case_id, repeat=repeat, cost_usd=0.0, cached=True,
+                         **m.row_fields())
 
     @staticmethod
     def _account(row: ResultRow, completion: Completion, cached: bool) -> None:
@@ -241,6 +250,12 @@ class Evaluator:
                 await provider.aclose()
 
 
+def _arm_failure(row: ResultRow, reason: str) -> ResultRow:
+    """An error caused by the arm itself: a graded failure of that arm, not a lost sample."""
+    row.error, row.error_kind, row.passed, row.score = reason, "arm", False, 0.0
+    return row
+
+
 def scrub(text: str, secrets: list[str]) -> str:
     """Replace every secret value in `text`, so keys never reach saved results."""
     for secret in secrets:
@@ -262,7 +277,7 @@ def latest_rows(rows: list[ResultRow]) -> list[ResultRow]:
 def run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Settings, *,
                    tests: str | Path | None = None, progress: Progress | None = None,
                    resume: str | None = None, skill_repo: str | None = None,
-                   skill_revision: str | None = None) -> EvalRun:
+                   skill_revision: str | None = None, skill_version: str | None = None) -> EvalRun:
     """Evaluate a skill folder: baseline vs skill on each model; results saved as a run.
 
     Raises:
@@ -270,24 +285,27 @@ def run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Settings
             model is called.
     """
     skill = load_skill(skill_dir)
-    suite = load_suite(tests or suite_path(skill.path), skill_dir=skill.path)
+    full = load_suite(tests or suite_path(skill.path), skill_dir=skill.path)
     manifest = read_manifest(settings.runs_dir, resume) if resume else None
     if manifest is not None:
-        _check_resumable(manifest, skill, suite)
+        _check_resumable(manifest, skill, full)
         config = replace(config, models=manifest.models, runs=manifest.runs, mode=manifest.mode,
                          placement=manifest.placement, judge=manifest.judge,
                          temperature=manifest.temperature, max_tokens=manifest.max_tokens,
                          case_ids=manifest.case_ids)
-    if config.case_ids:
-        suite = suite.select(config.case_ids)
+    suite = full.select(config.case_ids) if config.case_ids else full
     if config.runs < 1:
         raise HubskillsError("--runs must be at least 1", hint="hubskills eval SKILL --runs 3")
     if manifest is not None:
         done = {(r.model, r.arm, r.case_id, r.repeat) for r in
                 latest_rows(read_rows(settings.runs_dir, resume)) if not r.is_error}
         manifest.status = "running"
+        if skill_repo and not manifest.skill_repo:  # placed now: the resumed rows join it
+            manifest.skill_repo, manifest.skill_revision = skill_repo, skill_revision
+            manifest.skill_version = skill_version or manifest.skill_version
     else:
-        manifest = _new_manifest(skill, suite, config, skill_repo, skill_revision)
+        manifest = _new_manifest(skill, full, suite, config, skill_repo, skill_revision)
+        manifest.skill_version = skill_version or manifest.skill_version
         done = set()
     evaluator = Evaluator(skill, suite, config, settings, done)  # resolves models: may raise
     writer = evaluator.writer = RunWriter(settings.runs_dir, manifest, resume=bool(resume))
@@ -299,22 +317,32 @@ def run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Settings
         elif evaluator.unknown_cost and config.max_cost is not None:
             note = "some prices are unknown: --max-cost counted only known costs"
     finally:
+        rows = latest_rows(read_rows(settings.runs_dir, manifest.run_id))
+        _count_samples(writer.manifest, rows, status)
         writer.close(status, note)
         evaluator.cache.close()
-    rows = latest_rows(read_rows(settings.runs_dir, manifest.run_id))
     return EvalRun(writer.manifest, rows)
 
 
-def _new_manifest(skill: Skill, suite: Suite, config: EvalConfig, repo: str | None,
-                  revision: str | None) -> RunManifest:
+def _count_samples(manifest: RunManifest, rows: list[ResultRow], status: str) -> None:
+    """Record how many planned samples have a row: fewer, or a stop, make the run partial."""
+    manifest.samples_planned = len(manifest.models) * len(manifest.case_ids) * manifest.runs * 2
+    manifest.samples_done = len(rows)
+    manifest.partial = status != "complete" or manifest.samples_done < manifest.samples_planned
+
+
+def _new_manifest(skill: Skill, full: Suite, suite: Suite, config: EvalConfig,
+                  repo: str | None, revision: str | None) -> RunManifest:
+    """A new run of ``suite`` (``full`` or some of its cases: a subset run)."""
     return RunManifest(
         run_id=new_run_id(), skill_name=skill.name, skill_version=skill.version,
         skill_repo=repo, skill_revision=revision, content_hash=skill.content_hash(),
-        suite_hash=suite.suite_hash(), models=list(config.models), mode=config.mode,
-        placement=config.placement, runs=config.runs, temperature=config.temperature,
-        max_tokens=config.max_tokens, judge=config.judge,
+        suite_hash=full.suite_hash(), suite_cases=len(full.cases), models=list(config.models),
+        mode=config.mode, placement=config.placement, runs=config.runs,
+        temperature=config.temperature, max_tokens=config.max_tokens, judge=config.judge,
         case_ids=[c.id for c in suite.cases], skill_tokens=skill.token_estimate()["body"],
-        versions=tool_versions(),
+        versions=tool_versions(), partial=True, produced_via=config.via,
+        samples_planned=len(config.models) * len(suite.cases) * config.runs * 2,
     )
 
 

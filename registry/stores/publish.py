@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from registry.errors import HubskillsError, InvalidSkill, SkillNotFound, UnsafeSkill, VersionExists
+from registry.evaluation.engine import latest_rows
 from registry.evaluation.results import ResultRow, RunManifest, read_manifest, read_rows
 from registry.format.skill import Problem, Skill, content_hash, load_skill
 from registry.format.validate import has_errors, validate_skill
@@ -144,11 +145,11 @@ def choose_version(store: SkillStore, repo: str, skill: Skill, *, version: str |
 
 def load_runs(runs_dir: Path, run_ids: Sequence[str], skill: Skill,
               digest: str) -> list[tuple[RunManifest, list[ResultRow]]]:
-    """Read local runs and check each evaluated exactly this skill folder.
+    """Read local runs and check each evaluated exactly this skill folder, to the end.
 
     Raises:
         RunNotFound: no such run.
-        HubskillsError: the run evaluated another skill or other content.
+        HubskillsError: the run evaluated another skill or other content, or is partial.
     """
     runs = []
     for run_id in run_ids:
@@ -158,8 +159,50 @@ def load_runs(runs_dir: Path, run_ids: Sequence[str], skill: Skill,
                 f"run {run_id} evaluated {manifest.skill_name} ({manifest.content_hash[:19]}), "
                 f"not this folder ({skill.name}, {digest[:19]})",
                 hint=f"hubskills eval {skill.path}, then publish --with-run NEW_RUN_ID")
-        runs.append((manifest, read_rows(runs_dir, run_id)))
+        check_finished(manifest, skill.path)
+        runs.append((manifest, latest_rows(read_rows(runs_dir, run_id))))
     return runs
+
+
+def check_finished(manifest: RunManifest, skill_dir: Path | str) -> None:
+    """Refuse a run that did not answer every planned sample: its numbers are not the suite's.
+
+    Raises:
+        HubskillsError: the run is partial (hint: resume it).
+    """
+    if manifest.is_partial:
+        raise HubskillsError(
+            f"run {manifest.run_id} is partial ({manifest.label}); only finished runs are "
+            "pushed", hint=f"hubskills eval {skill_dir} --resume {manifest.run_id}")
+
+
+def run_producer(store: SkillStore) -> str:
+    """Who produces results pushed to ``store``: "local", or the Hub user (namespace)."""
+    return "local" if store.kind == "local" else store.default_namespace()
+
+
+def push_run(store: SkillStore, manifest: RunManifest, rows: list[ResultRow], *,
+             skill_dir: Path | str, via: str | None = None) -> tuple[str, str | None]:
+    """Append a finished run of a placed skill to the store's results and refresh its card.
+
+    The one way a run is pushed (CLI and Space). Returns the results path and, when the card
+    could not be refreshed (someone else's skill on the Hub), why.
+
+    Raises:
+        HubskillsError: the run is partial, or belongs to no registry repo.
+    """
+    check_finished(manifest, skill_dir)
+    if not manifest.skill_repo:
+        raise HubskillsError(f"run {manifest.run_id} of {manifest.skill_name} belongs to no "
+                             "registry repo, so its results would be orphans",
+                             hint=f"hubskills publish {skill_dir} --with-run {manifest.run_id}")
+    update = {"produced_by": run_producer(store)} | ({"produced_via": via} if via else {})
+    path = store.append_results(manifest.model_copy(update=update), rows)
+    try:
+        store.refresh_card(manifest.skill_repo)
+    except HubskillsError as err:
+        return path, err.message
+    return path, None
 
 
 def publish_skill(store: SkillStore, skill_dir: Path, *, runs_dir: Path,
