@@ -26,7 +26,8 @@ def render_summaries(manifest: RunManifest, summaries: list[ModelSummary]) -> No
     subset = f" of {manifest.suite_cases}" if manifest.subset else ""
     out.result(
         f"[bold]{escape(manifest.skill_name)}[/] · {n_cases}{subset} cases × {manifest.runs} "
-        f"runs · {display.mode(manifest.mode, manifest.placement)} · run {manifest.run_id} "
+        f"run{'s' if manifest.runs != 1 else ''} · "
+        f"{display.mode(manifest.mode, manifest.placement)} · run {manifest.run_id} "
         f"({escape(manifest.label)})")
     rows = []
     for s in summaries:
