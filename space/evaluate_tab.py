@@ -11,6 +11,7 @@ from registry.evaluation.engine import EvalConfig, latest_rows
 from registry.evaluation.results import read_manifest, read_rows
 from registry.providers import EMBEDDED_REF, known_models
 from registry.stores import get_store
+from registry.stores.publish import push_run
 
 from .evaluate_run import (
     CASE_COLUMNS,
@@ -103,12 +104,13 @@ def push_results(state: SpaceState, run_id: str | None,
         rows = latest_rows(read_rows(runs_dir, run_id))
         store = state.store if oauth is None else get_store(
             state.settings.with_(hf_token=oauth.token))
-        where = store.append_results(manifest, rows)
+        where, card_note = push_run(store, manifest, rows, skill_dir="SKILL", via="space")
     except Exception as err:  # noqa: BLE001 - shown as a readable message
         warn(err)
         return error_markdown(err)
     state.invalidate()
-    return ok_markdown(f"Pushed {len(rows)} rows of run `{run_id}` to `{where}`.")
+    note = f" The card was not updated: {card_note}" if card_note else ""
+    return ok_markdown(f"Pushed {len(rows)} rows of run `{run_id}` to `{where}`.{note}")
 
 
 def _form(state: SpaceState) -> list[gr.components.Component]:

@@ -18,6 +18,7 @@ from typing import Any
 
 from registry.config import Settings
 from registry.errors import HubskillsError
+from registry.evaluation import display
 from registry.format.skill import load_skill
 from registry.format.suite import suite_path
 
@@ -97,8 +98,8 @@ def report_markdown(report: Any) -> str:
              + (" (verified)" if report.suite_verified else "")]
     best = report.best() if hasattr(report, "best") else None
     for s in best.students if best else []:
-        lines.append(f"- `{s.model}`: {s.baseline:.0%} → {s.skill:.0%} with the skill, lift "
-                     f"{s.lift * 100:+.0f} [{s.lo * 100:+.0f}, {s.hi * 100:+.0f}] "
+        lines.append(f"- `{s.model}`: {display.pct(s.baseline)} → {display.pct(s.skill)} with "
+                     f"the skill, lift {display.lift_interval(s.lift, s.lo, s.hi)} "
                      f"(**{s.verdict}**)")
     lines += [f"- ⚠️ {w}" for w in report.warnings]
     return "\n".join(lines)

@@ -146,3 +146,32 @@ def test_a_pulled_folder_pushes_to_its_repo(server, pushed, tmp_path):
     manifest = json.loads(result.output)["manifest"]
     assert (manifest["skill_repo"], manifest["skill_version"]) == (REPO, "1.0.0")
     assert manifest["skill_revision"] == pushed.json["manifest"]["skill_revision"]
+
+
+def test_publish_with_run_attaches_a_pushed_run_to_the_new_version(pushed):
+    result = invoke("publish", str(pushed.skill), "--bump", "patch", "--with-run", pushed.run_id)
+    assert result.exit_code == 0, result.output
+    records = json.loads(invoke("leaderboard", "--skill", REPO, "--json").output)
+    assert sorted((r["version"], r["run_id"]) for r in records) == [
+        ("1.0.0", pushed.run_id), ("1.0.1", f"{pushed.run_id}.v1.0.1")]
+    assert [from_record(r) for r in records] == [pushed.figures] * 2
+
+
+def test_publish_refuses_a_partial_run_before_publishing(tmp_path):
+    from registry.evaluation.results import ResultRow, RunManifest, RunWriter
+    from registry.format.skill import content_hash
+
+    skill = make_skill(tmp_path, N)
+    manifest = RunManifest(run_id="cut-short", skill_name=skill.name, suite_hash="s",
+                           content_hash=content_hash(skill), models=["local/m"], runs=1,
+                           case_ids=[f"q{i}" for i in range(N)], partial=True,
+                           samples_planned=2 * N, samples_done=2)
+    writer = RunWriter(Settings.from_env().runs_dir, manifest)
+    for arm in ("baseline", "skill"):
+        writer.add(ResultRow(run_id="cut-short", skill_name=skill.name, model="local/m",
+                             arm=arm, case_id="q0", passed=arm == "skill"))
+    writer.close("interrupted")
+    result = CliRunner().invoke(cli, ["publish", str(skill), "--with-run", "cut-short"])
+    assert result.exit_code == 1 and "partial: 2 of 28 samples" in str(result.exception)
+    assert result.exception.hint == f"hubskills eval {skill} --resume cut-short"
+    assert "local/zorblax-ports" not in invoke("search", "zorblax").output  # nothing published

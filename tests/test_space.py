@@ -22,6 +22,7 @@ from gradio_client import Client, handle_file
 
 from registry.config import Settings
 from registry.errors import InvalidSkill, UnsafeSkill
+from registry.evaluation.leaderboard import entries
 from registry.evaluation.results import ResultRow, RunManifest, new_run_id
 from registry.providers.embedded import availability
 from space import build_demo, launch
@@ -182,10 +183,19 @@ def test_evaluation_of_an_upload_through_a_fake_server_then_push(client, space, 
     assert row[0] == "local/x" and row[1:5] == ["0%", "100%", "+100 [+100, +100]",
                                               "too few cases (3)"]
     assert len(cases["data"]) == 3 and len(chart["data"]) == 2
-    pushed = client.predict(api_name="/push_results")
-    assert pushed.startswith("✅") and "Pushed 6 rows" in pushed
+    refused = client.predict(api_name="/push_results")  # an upload is no registry version
+    assert "belongs to no registry repo" in refused and "Pushed" not in refused
     table, _, _ = client.predict("zorblax", "All", "All", "All", api_name="/leaderboard")
-    assert [r[2] for r in table["data"]] == ["local/x"]
+    assert table["data"] in ([], [[""] * 13])
+    with FakeOpenAIServer(responder=knows_fact_if_told) as server:
+        status, summary, _, _ = evaluate(client, repo="hubskills/hf-hub-python-2x",
+                                         models=["local/x"], base_url=server.url, runs=1)
+    assert status.startswith("✅"), status
+    pushed = client.predict(api_name="/push_results")
+    assert pushed.startswith("✅") and "Pushed" in pushed
+    records = [e for e in entries(space.state.frame(), model="local/x")]
+    assert [(e.repo, e.produced_by, e.produced_via) for e in records] == [
+        ("hubskills/hf-hub-python-2x", "local", "space")]
 
 
 def test_a_typed_key_is_used_but_never_shown_or_saved(client, space, keyed_server):

@@ -3,8 +3,9 @@
 The order is the contract: validation errors block; a committed secret blocks even with
 `allow_risky`; other high-severity findings block unless `allow_risky`; an existing version is
 never re-tagged; `with_runs` must have evaluated exactly this folder (same content hash), and
-they are appended only after the publish succeeded, linked to the new repo, version and sha.
-A dry run does every check and writes nothing.
+they are appended only after the publish succeeded, linked to the new repo, version and sha
+(a run already in the dataset is attached again under `<run_id>.v<version>`). A dry run does
+every check and writes nothing. `push_run` is the one way an evaluated run is pushed.
 """
 
 from __future__ import annotations
@@ -164,6 +165,23 @@ def load_runs(runs_dir: Path, run_ids: Sequence[str], skill: Skill,
     return runs
 
 
+def _pushed_run_ids(store: SkillStore) -> set[str]:
+    frame = store.results_frame()
+    return set(frame["run_id"].dropna().astype(str)) if "run_id" in frame else set()
+
+
+def _attached(manifest: RunManifest, rows: list[ResultRow], link: dict[str, str],
+              pushed: set[str]) -> tuple[RunManifest, list[ResultRow]]:
+    """The run linked to the new version; a run already in the dataset (pushed before, or
+    attached to an earlier version) is attached again as `<run_id>.v<version>`."""
+    linked = manifest.model_copy(update=link)
+    if manifest.run_id not in pushed:
+        return linked, rows
+    run_id = f"{manifest.run_id}.v{link['skill_version']}"
+    return (linked.model_copy(update={"run_id": run_id}),
+            [row.model_copy(update={"run_id": run_id}) for row in rows])
+
+
 def check_finished(manifest: RunManifest, skill_dir: Path | str) -> None:
     """Refuse a run that did not answer every planned sample: its numbers are not the suite's.
 
@@ -224,8 +242,10 @@ def publish_skill(store: SkillStore, skill_dir: Path, *, runs_dir: Path,
         return PublishResult(plan)
     published = store.publish(skill_dir, repo=repo, version=chosen, private=private,
                               message=message)
-    link = {"skill_repo": repo, "skill_revision": published.sha, "skill_version": chosen}
-    paths = [store.append_results(manifest.model_copy(update=link), rows)
+    link = {"skill_repo": repo, "skill_revision": published.sha, "skill_version": chosen,
+            "produced_by": run_producer(store)}
+    pushed = _pushed_run_ids(store) if runs else set()
+    paths = [store.append_results(*_attached(manifest, rows, link, pushed))
              for manifest, rows in runs]
     if paths:
         store.refresh_card(repo)
