@@ -7,9 +7,10 @@ from rich.markup import escape
 
 from registry.cli import _output as out
 from registry.config import Settings
+from registry.evaluation.display import usd
 from registry.providers import ask, known_models
 from registry.providers.base import Completion
-from registry.providers.pricing import PRICES_AS_OF, format_cost
+from registry.providers.pricing import PRICES_AS_OF
 
 
 @click.command("models")
@@ -57,7 +58,7 @@ def ask_command(model: str, prompt: str, base_url: str | None, system: str | Non
         out.as_json({"model": ref, **completion_dict(completion)})
         return
     out.result(escape(completion.text))
-    out.info(f"[dim]{escape(summary_line(completion))}[/dim]")
+    out.info(f"[dim]{escape(summary_line(completion, ref))}[/dim]")
 
 
 def completion_dict(completion: Completion) -> dict[str, object]:
@@ -69,8 +70,8 @@ def completion_dict(completion: Completion) -> dict[str, object]:
             "tool_calls": [call.__dict__ for call in completion.tool_calls]}
 
 
-def summary_line(completion: Completion) -> str:
+def summary_line(completion: Completion, ref: str) -> str:
     """`24 in / 16 out tokens · $0 (local) · 0.41 s`."""
     usage = completion.usage
     return (f"{usage.input_tokens} in / {usage.output_tokens} out tokens · "
-            f"{format_cost(completion.cost_usd)} · {completion.latency_s:.2f} s")
+            f"{usd(completion.cost_usd, ref)} · {completion.latency_s:.2f} s")
