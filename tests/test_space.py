@@ -157,11 +157,11 @@ def test_model_view_and_page_load(client):
 def test_skill_page_shows_the_pull_command_files_and_history(client):
     out = client.predict("hubskills/agent-skill-md", api_name="/skill_page")
     version, header, body, raw, files, versions, results, history, findings, pull = out
-    assert pull == "hubskills pull hubskills/agent-skill-md@v1.0.0"
-    assert version["value"] == "1.0.0" and "## hubskills/agent-skill-md" in header
+    assert pull == "hubskills pull hubskills/agent-skill-md@v1.1.0"
+    assert version["value"] == "1.1.0" and "## hubskills/agent-skill-md" in header
     assert "SKILL.md" in raw or raw.startswith("---")
     assert ["SKILL.md", "evals/evals.json"] <= [row[0] for row in files["data"]]
-    assert versions["data"][0][:2] == ["1.0.0", "v1.0.0"]
+    assert versions["data"][0][:2] == ["1.1.0", "v1.1.0"]
     assert len(results["data"]) == len(MODELS) + 1 and len(history["data"]) == len(MODELS)
     assert "finding" in findings.lower()
     assert body.strip()

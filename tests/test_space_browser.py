@@ -127,12 +127,12 @@ def test_browse_filter_open_a_skill_and_evaluate(space_url, page, tmp_path):
     shots.take(page, "leaderboard-filtered")
 
     page.locator("#leaderboard-table [data-testid=cell-0-3]").click()  # select, not the link
-    assert pull_command(page) == "hubskills pull hubskills/kernel-builder-cuda-kernels@v1.0.0"
+    assert pull_command(page) == "hubskills pull hubskills/kernel-builder-cuda-kernels@v1.1.0"
     page.locator("#skill-body").get_by_text("kernel-builder", exact=False).first.wait_for()
     shots.take(page, "skill-page")
 
     page.goto(f"{space_url}?skill=hubskills/agent-skill-md")
-    assert pull_command(page) == "hubskills pull hubskills/agent-skill-md@v1.0.0"
+    assert pull_command(page) == "hubskills pull hubskills/agent-skill-md@v1.1.0"
     shots.take(page, "skill-page-by-url")
 
     if not availability()[0]:

@@ -1,0 +1,43 @@
+"""The example skills' suites: big enough to show a lift, and each case fair and discriminating.
+
+Each case must pass on an answer that repeats the skill (the skill teaches what the checks
+want, so the facts in SKILL.md and in the suite agree) and must fail on an answer that only
+repeats the question (a model cannot pass by parroting the prompt).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from registry.evaluation.checks import case_score, run_checks
+from registry.format.skill import load_skill
+from registry.format.suite import load_suite, suite_path
+
+SKILLS = sorted(p for p in (Path(__file__).resolve().parents[1] / "skills").iterdir()
+                if (p / "SKILL.md").is_file())
+
+
+def cases(folder: Path):
+    return load_suite(suite_path(folder), skill_dir=folder).cases
+
+
+def passes(case, answer: str) -> bool | None:
+    return case_score(asyncio.run(run_checks(case, answer)))[0]
+
+
+@pytest.mark.parametrize("folder", SKILLS, ids=lambda p: p.name)
+def test_each_suite_has_at_least_40_cases_with_unique_ids(folder: Path):
+    ids = [case.id for case in cases(folder)]
+    assert len(ids) >= 40 and len(set(ids)) == len(ids)
+
+
+@pytest.mark.parametrize("folder", SKILLS, ids=lambda p: p.name)
+def test_the_skill_answers_every_case_and_the_question_answers_none(folder: Path):
+    skill = load_skill(folder)
+    text = (folder / "SKILL.md").read_text(encoding="utf-8")
+    untaught = [c.id for c in cases(folder) if not passes(c, text)]
+    parroted = [c.id for c in cases(folder) if passes(c, c.prompt)]
+    assert (untaught, parroted) == ([], []), skill.name
