@@ -24,8 +24,12 @@ def cases(folder: Path):
     return load_suite(suite_path(folder), skill_dir=folder).cases
 
 
-def passes(case, answer: str) -> bool | None:
-    return case_score(asyncio.run(run_checks(case, answer)))[0]
+def passing(pairs: list) -> list[bool | None]:
+    """Whether each (case, answer) passes, graded in one event loop."""
+    async def grade():
+        return await asyncio.gather(*(run_checks(case, answer) for case, answer in pairs))
+
+    return [case_score(results)[0] for results in asyncio.run(grade())]
 
 
 @pytest.mark.parametrize("folder", SKILLS, ids=lambda p: p.name)
@@ -38,6 +42,9 @@ def test_each_suite_has_at_least_40_cases_with_unique_ids(folder: Path):
 def test_the_skill_answers_every_case_and_the_question_answers_none(folder: Path):
     skill = load_skill(folder)
     text = (folder / "SKILL.md").read_text(encoding="utf-8")
-    untaught = [c.id for c in cases(folder) if not passes(c, text)]
-    parroted = [c.id for c in cases(folder) if passes(c, c.prompt)]
+    suite = cases(folder)
+    taught = passing([(c, text) for c in suite])
+    parrot = passing([(c, c.prompt) for c in suite])
+    untaught = [c.id for c, ok in zip(suite, taught, strict=True) if not ok]
+    parroted = [c.id for c, ok in zip(suite, parrot, strict=True) if ok]
     assert (untaught, parroted) == ([], []), skill.name
