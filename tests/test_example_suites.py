@@ -48,3 +48,23 @@ def test_the_skill_answers_every_case_and_the_question_answers_none(folder: Path
     untaught = [c.id for c, ok in zip(suite, taught, strict=True) if not ok]
     parroted = [c.id for c, ok in zip(suite, parrot, strict=True) if ok]
     assert (untaught, parroted) == ([], []), skill.name
+
+
+def test_the_readme_table_shows_the_recorded_runs_as_the_engine_computes_them():
+    from registry.evaluation import display
+    from registry.evaluation.engine import latest_rows
+    from registry.evaluation.report import summarize
+    from registry.evaluation.results import list_runs, read_rows
+
+    root = SKILLS[0].parent / ".runs"
+    readme = (root.parent.parent / "README.md").read_text(encoding="utf-8")
+    manifests = list_runs(root)
+    assert sorted(m.skill_name for m in manifests) == sorted(p.name for p in SKILLS)
+    for m in manifests:
+        [s] = summarize(latest_rows(read_rows(root, m.run_id)))
+        st = s.stats
+        row = (f"| `{m.skill_name}` | {len(m.case_ids)} × {m.runs} | "
+               f"{display.pct(st.baseline.pass_rate)} | {display.pct(st.skill.pass_rate)} | "
+               f"{display.lift_interval(st.lift, st.lo, st.hi)} | "
+               f"{display.p_value(st.p_value)} ({st.b}, {st.c}) | {st.verdict} |")
+        assert row in readme
