@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from registry import leaderboard  # noqa: E402
+from registry.evaluation import leaderboard, leaderboard_table  # noqa: E402
 
 SPACE_GOAL_S = 1.5
 SHAPE = {"skills": 10_000, "models": 10, "runs": 1, "cases": 10, "repeats": 1}
@@ -38,7 +38,7 @@ def bench_view(repeat: int = 5) -> float:
     frame = helpers.synthesize(**SHAPE)
 
     def view() -> tuple[list[str], list[list[str]]]:
-        return leaderboard.table_rows(leaderboard.entries(frame))
+        return leaderboard_table.table_rows(leaderboard.entries(frame))
 
     seconds, cpu, (_, rows) = helpers.timed(view, repeat=repeat)
     ratio = seconds / SPACE_GOAL_S

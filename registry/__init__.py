@@ -67,6 +67,9 @@ _EXPORTS: dict[str, str] = {
     # leaderboard: `leaderboard.entries(store.results_frame())`, `table_rows`, `skill_history`
     "leaderboard": "registry.evaluation.leaderboard",
     "LeaderboardEntry": "registry.evaluation.leaderboard:Entry",
+    "leaderboard_label": "registry.evaluation.leaderboard_table:label",
+    "leaderboard_table_rows": "registry.evaluation.leaderboard_table:table_rows",
+    "display": "registry.evaluation.display",
     # stores: open one, publish to it, and the path and size rules of anything written
     "SkillStore": "registry.stores:SkillStore",
     "SkillInfo": "registry.stores:SkillInfo",
@@ -106,11 +109,12 @@ __all__ = [
     "scan_folder", "EMBEDDED_REF", "ask", "default_model_ref", "known_models", "EvalConfig",
     "EvalRun", "run_evaluation", "latest_rows", "ResultRow", "RunManifest", "list_runs",
     "read_manifest", "read_rows", "ModelSummary", "summarize", "per_case_table", "compare_runs",
-    "leaderboard", "LeaderboardEntry", "SkillStore", "SkillInfo", "get_store", "publish_skill",
-    "PublishResult", "check_relpath", "check_repo_id", "tag_for", "write_file", "generate_skill",
-    "GenerateReport", "add_tests", "pull", "PullResult", "SandboxUnavailable", "SecretScope",
-    "SizeLimits", "current_scope", "get_sandbox", "has_code_checks", "hold", "push_saved_run",
-    "scrub", "scrub_data", "scrub_logs", "scrubber",
+    "leaderboard", "LeaderboardEntry", "leaderboard_label", "leaderboard_table_rows", "display",
+    "SkillStore", "SkillInfo", "get_store", "publish_skill", "PublishResult", "check_relpath",
+    "check_repo_id", "tag_for", "write_file", "generate_skill", "GenerateReport", "add_tests",
+    "pull", "PullResult", "SandboxUnavailable", "SecretScope", "SizeLimits", "current_scope",
+    "get_sandbox", "has_code_checks", "hold", "push_saved_run", "scrub", "scrub_data",
+    "scrub_logs", "scrubber",
 ]
 
 if TYPE_CHECKING:
@@ -124,11 +128,13 @@ if TYPE_CHECKING:
         SkillNotFound,
         UnsafeSkill,
     )
-    from registry.evaluation import leaderboard
+    from registry.evaluation import display, leaderboard
     from registry.evaluation.checks import has_code_checks
     from registry.evaluation.compare import compare_runs
     from registry.evaluation.engine import EvalConfig, EvalRun, run_evaluation
     from registry.evaluation.leaderboard import Entry as LeaderboardEntry
+    from registry.evaluation.leaderboard_table import label as leaderboard_label
+    from registry.evaluation.leaderboard_table import table_rows as leaderboard_table_rows
     from registry.evaluation.report import ModelSummary, per_case_table, summarize
     from registry.evaluation.results import (
         ResultRow,

@@ -29,6 +29,7 @@ from registry import (
     Settings,
     SizeLimits,
     check_relpath,
+    display,
     get_sandbox,
     has_code_checks,
     load_skill,
@@ -46,7 +47,7 @@ MAX_UPLOAD_FILES = 200
 MAX_UPLOAD_BYTES = 10 * 1024 * 1024
 UPLOAD_LIMITS = SizeLimits(max_file_bytes=MAX_UPLOAD_BYTES, max_total_bytes=MAX_UPLOAD_BYTES)
 SUMMARY_COLUMNS = ("model", "baseline", "with skill", "lift [95% CI]", "verdict",
-                   "p (McNemar)", "+tokens", "cost (skill arm)", "cases×runs", "errors")
+                   "p (exact)", "+tokens", "cost (skill arm)", "cases×runs", "errors")
 SUMMARY_WIDTHS = ["18%", "8%", "8%", "12%", "13%", "9%", "8%", "10%", "8%", "6%"]
 CASE_WIDTHS = ["20%", "18%", "11%", "10%", "13%", "28%"]
 CASE_COLUMNS = ("model", "case", "baseline", "with skill", "status (skill)", "why it failed")
@@ -139,7 +140,7 @@ def evaluate(state: SpaceState, request: EvalRequest, settings: Settings,
         else:
             raise HubskillsError("choose a skill to evaluate, or upload one",
                                  hint="pick a skill in the list above")
-        config = request.config
+        config = replace(request.config, via="space")
         if request.max_cases > 0 and not config.case_ids:
             config = replace(config, case_ids=_first_cases(folder, request.max_cases))
         config = _sandboxed(folder, repo, config, settings)
@@ -184,28 +185,16 @@ def _uploads_dir(state: SpaceState) -> Path:
     return folder
 
 
-def _pct(x: float) -> str:
-    return f"{x * 100:.0f}%"
-
-
-def _usd(value: float | None, model: str) -> str:
-    if value is None:
-        return "unknown"
-    if value == 0 and model.startswith(("embedded/", "local/")):
-        return "$0 (local)"
-    return f"${value:.4f}" if value < 1 else f"${value:.2f}"
-
-
 def summary_table(summaries: list[ModelSummary], runs: int) -> pd.DataFrame:
     """One row per model: rates, lift with its interval and verdict, tokens, cost."""
     rows = []
     for s in summaries:
         st = s.stats
         rows.append((
-            s.model, f"{_pct(st.baseline.pass_rate)}", f"{_pct(st.skill.pass_rate)}",
-            f"{st.lift * 100:+.0f} [{st.lo * 100:+.0f}, {st.hi * 100:+.0f}]", st.verdict,
-            f"{st.p_value:.3g}", f"{s.skill_overhead_tokens:+.0f}",
-            _usd(s.skill.cost_usd, s.model), f"{st.n_cases}×{runs}",
+            s.model, display.pct(st.baseline.pass_rate), display.pct(st.skill.pass_rate),
+            display.lift_interval(st.lift, st.lo, st.hi), st.verdict,
+            display.p_value(st.p_value), f"{s.skill_overhead_tokens:+.0f}",
+            display.usd(s.skill.cost_usd, s.model), f"{st.n_cases}×{runs}",
             str(s.baseline.errors + s.skill.errors)))
     return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
 

@@ -94,12 +94,13 @@ def push_results(state: SpaceState, run_id: str | None,
         return "Run an evaluation first; then push its results."
     try:
         store = state.store_for_writes(oauth.token if oauth else None)
-        pushed = push_saved_run(store, state.settings.runs_dir, run_id)
+        pushed = push_saved_run(store, state.settings.runs_dir, run_id, via="space")
     except Exception as err:  # noqa: BLE001 - shown as a readable message
         warn(err)
         return error_markdown(err)
     state.invalidate()
-    return ok_markdown(f"Pushed {pushed.rows} rows of run `{run_id}` to `{pushed.path}`.")
+    note = f" The card was not updated: {pushed.card_note}" if pushed.card_note else ""
+    return ok_markdown(f"Pushed {pushed.rows} rows of run `{run_id}` to `{pushed.path}`.{note}")
 
 
 def _form(state: SpaceState) -> list[gr.components.Component]:

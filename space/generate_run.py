@@ -20,6 +20,7 @@ from typing import Any
 from registry import (
     HubskillsError,
     Settings,
+    display,
     load_skill,
     suite_path,
 )
@@ -103,8 +104,8 @@ def report_markdown(report: Any) -> str:
              + (" (verified)" if report.suite_verified else "")]
     best = report.best() if hasattr(report, "best") else None
     for s in best.students if best else []:
-        lines.append(f"- `{s.model}`: {s.baseline:.0%} → {s.skill:.0%} with the skill, lift "
-                     f"{s.lift * 100:+.0f} [{s.lo * 100:+.0f}, {s.hi * 100:+.0f}] "
+        lines.append(f"- `{s.model}`: {display.pct(s.baseline)} → {display.pct(s.skill)} with "
+                     f"the skill, lift {display.lift_interval(s.lift, s.lo, s.hi)} "
                      f"(**{s.verdict}**)")
     lines += [f"- ⚠️ {w}" for w in report.warnings]
     return "\n".join(lines)

@@ -20,8 +20,10 @@ from .messages import friendly
 from .state import SpaceState
 from .theme import EXPLAINER
 
-DATATYPES = ["number", "markdown", "str", "str", "str", "str", "str", "str", "str", "str", "str"]
-WIDTHS = ["4.5%", "18.5%", "13%", "7%", "6%", "12%", "12%", "7%", "7.5%", "5.5%", "7%"]
+DATATYPES = ["str", "markdown", "str", "str", "str", "str", "str", "str", "str", "str", "str",
+             "str", "str"]
+WIDTHS = ["4%", "16%", "11%", "6.5%", "5.5%", "5.5%", "10%", "5%", "13%", "6%", "6.5%", "5%",
+          "6%"]
 MODEL_VIEW_WIDTHS = ["10%", "36%", "12%", "18%", "24%"]
 
 
@@ -92,7 +94,7 @@ def build(state: SpaceState) -> LeaderboardTab:
             view_model = gr.Dropdown([], label="Model", allow_custom_value=True,
                                      elem_id="model-view-picker")
             per_model = gr.Dataframe(interactive=False, max_height=300, wrap=True,
-                                     datatype=["number", "markdown", "str", "str", "str"],
+                                     datatype=["str", "markdown", "str", "str", "str"],
                                      column_widths=MODEL_VIEW_WIDTHS,
                                      elem_id="model-view-table", elem_classes="hs-table")
     tab = LeaderboardTab(table, query, model, tag, verdict, scatter, summary, view_model,

@@ -15,13 +15,16 @@ from dataclasses import dataclass
 import pandas as pd
 
 from registry import LeaderboardEntry as Entry
-from registry import leaderboard
+from registry import display, leaderboard
+from registry import leaderboard_label as label
+from registry import leaderboard_table_rows as table_rows
 
 ALL = "All"
-VERDICTS = ("helps", "no detectable effect", "hurts")
-VERDICT_MARK = {"helps": "🟢 helps", "hurts": "🔴 hurts",
-                "no detectable effect": "⚪ no detectable effect"}
-VERDICT_COLORS = {"helps": "#16a34a", "no detectable effect": "#94a3b8", "hurts": "#dc2626"}
+VERDICTS = ("helps", "no detectable effect", "hurts", "too few cases", "inconclusive")
+VERDICT_MARK = {"helps": "🟢", "hurts": "🔴", "no detectable effect": "⚪",
+                "too few cases": "◌", "inconclusive": "◌"}
+VERDICT_COLORS = {"helps": "#16a34a", "no detectable effect": "#94a3b8", "hurts": "#dc2626",
+                  "too few cases": "#cbd5e1", "inconclusive": "#cbd5e1"}
 MAX_TABLE_ROWS = 500
 MAX_POINTS = 2000
 SCATTER_COLUMNS = ("skill", "model", "token_overhead", "lift_points", "lift_ci", "verdict")
@@ -41,15 +44,20 @@ class LeaderboardView:
     x_lim: list[float]
 
 
-def skill_label(entry: Entry) -> str:
-    """`ns/name@version` (or the bare name when the rows carry no repo)."""
-    return f"{entry.skill}@{entry.version}" if entry.version else entry.skill
+def verdict_kind(verdict: str) -> str:
+    """The verdict without its count: "too few cases (4)" -> "too few cases"."""
+    return next((v for v in VERDICTS if verdict.startswith(v)), verdict)
+
+
+def mark(verdict: str) -> str:
+    """The verdict with its coloured mark, as the table shows it."""
+    return f"{VERDICT_MARK.get(verdict_kind(verdict), '')} {verdict}".strip()
 
 
 def skill_link(entry: Entry) -> str:
     """A markdown link to the skill's page (`?skill=ns/name`); plain text without a repo."""
-    label = skill_label(entry).translate(_MD_SPECIAL)
-    return f"[{label}](?skill={entry.repo})" if entry.repo else label
+    text = label(entry).translate(_MD_SPECIAL)
+    return f"[{text}](?skill={entry.repo})" if entry.repo else text
 
 
 def skill_from_link(text: str) -> str | None:
@@ -63,12 +71,11 @@ def _option(value: str | None) -> str | None:
 
 
 def display_table(ranked: Sequence[Entry]) -> pd.DataFrame:
-    """`registry.evaluation.leaderboard.table_rows` with skill links and marked verdicts."""
-    columns, rows = leaderboard.table_rows(ranked)
+    """`leaderboard_table.table_rows` with skill links and marked verdicts."""
+    columns, rows = table_rows(ranked)
     frame = pd.DataFrame(rows, columns=columns)
-    frame["rank"] = frame["rank"].astype(int)
     frame["skill@version"] = [skill_link(e) for e in ranked]
-    frame["verdict"] = frame["verdict"].map(lambda v: VERDICT_MARK.get(v, v))
+    frame["verdict"] = frame["verdict"].map(mark)
     return frame
 
 
@@ -78,12 +85,12 @@ MODEL_VIEW_COLUMNS = ("rank", "skill@version", "with skill", "lift [95% CI]", "v
 def scatter_points(ranked: Sequence[Entry]) -> pd.DataFrame:
     """One point per entry: token overhead (x), lift in points (y), coloured by verdict."""
     return pd.DataFrame({
-        "skill": [skill_label(e) for e in ranked],
+        "skill": [label(e) for e in ranked],
         "model": [e.model for e in ranked],
         "token_overhead": [round(e.token_overhead, 1) for e in ranked],
         "lift_points": [round(e.lift * 100, 1) for e in ranked],
-        "lift_ci": [f"[{e.lift_lo * 100:+.0f}, {e.lift_hi * 100:+.0f}]" for e in ranked],
-        "verdict": [e.verdict for e in ranked],
+        "lift_ci": [display.lift_interval(e.lift, e.lift_lo, e.lift_hi) for e in ranked],
+        "verdict": [verdict_kind(e.verdict) for e in ranked],
     }, columns=list(SCATTER_COLUMNS))
 
 
@@ -94,10 +101,12 @@ def leaderboard_view(frame: pd.DataFrame, tags: dict[str, list[str]] | None = No
     ranked = leaderboard.entries(frame, skill=query.strip() or None, model=_option(model),
                                  tags=tags or {}, tag=_option(tag), verdict=_option(verdict))
     shown = ranked[:limit]
-    helps = sum(e.verdict == "helps" for e in ranked)
+    helps = sum(e.verdict == "helps" and e.rank is not None for e in ranked)
+    unranked = sum(e.rank is None for e in ranked)
     if ranked:
-        summary = (f"**{len(ranked)}** skill × model results, **{helps}** with a lift "
-                   "surely above zero.")
+        summary = (f"**{len(ranked)}** skill × model results, **{helps}** ranked with a lift "
+                   "surely above zero" + (f", **{unranked}** unranked (too few cases, errors, "
+                                         "a subset or partial run)" if unranked else "") + ".")
         if len(ranked) > len(shown):
             summary += f" Showing the top {len(shown)}; narrow the filters to see others."
     elif frame.empty:
@@ -135,5 +144,7 @@ def model_table(frame: pd.DataFrame, model: str | None) -> pd.DataFrame:
     ranked = [] if not _option(model) or frame.empty else leaderboard.model_view(
         leaderboard.entries(frame, model=model), model or "")
     table = display_table(ranked[:MAX_TABLE_ROWS])
-    table["rank"] = range(1, len(table) + 1)
+    ranks = iter(range(1, len(table) + 1))
+    table["rank"] = [str(next(ranks)) if e.rank is not None else "-"
+                     for e in ranked[:MAX_TABLE_ROWS]]
     return table[list(MODEL_VIEW_COLUMNS)]

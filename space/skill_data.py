@@ -13,6 +13,7 @@ import pandas as pd
 from registry import (
     Finding,
     check_repo_id,
+    display,
     leaderboard,
     load_skill,
     scan_folder,
@@ -78,21 +79,21 @@ def findings_markdown(findings: list[Finding]) -> str:
 
 
 def history_frame(frame: pd.DataFrame, repo: str) -> pd.DataFrame:
-    """One bar per version × model (its latest run): the lift in points, with its interval."""
+    """One bar per version × model × mode (its latest run): the lift in points, its interval."""
     points = leaderboard.skill_history(frame, repo) if not frame.empty else []
-    latest: dict[tuple[str, str], dict] = {}
+    latest: dict[tuple[str, str, str], dict] = {}
     for point in points:  # oldest first: later runs replace earlier ones
-        latest[(point["version"] or "-", point["model"])] = point
-    rows = [(f"v{version} · {model}", version, model, (p["date"] or "")[:10],
-             round(p["lift"] * 100, 1),
-             f"[{p['lift_lo'] * 100:+.0f}, {p['lift_hi'] * 100:+.0f}]",
-             round(p["baseline"] * 100, 1), round(p["with_skill"] * 100, 1), p["verdict"])
-            for (version, model), p in latest.items()]
+        latest[(point["version"] or "-", point["model"], point["mode"])] = point
+    rows = [(f"v{version} · {model}" + (f" · {mode}" if mode != "inline" else ""), version,
+             model, (p["date"] or "")[:10], round(p["lift"] * 100, 1),
+             display.lift_interval(p["lift"], p["lift_lo"], p["lift_hi"]),
+             display.pct(p["baseline"]), display.pct(p["with_skill"]), p["verdict"])
+            for (version, model, mode), p in latest.items()]
     return pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
 
 
 def results_table(frame: pd.DataFrame, repo: str) -> pd.DataFrame:
-    """This skill's latest result per version × model, ranked as on the leaderboard."""
+    """This skill's leaderboard entries (version × model × mode × suite), in leaderboard order."""
     ranked = [e for e in leaderboard.entries(frame, skill=repo) if e.repo == repo] \
         if not frame.empty else []
     return display_table(ranked)

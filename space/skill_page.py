@@ -68,9 +68,10 @@ def build(state: SpaceState) -> SkillTab:
                                     elem_classes="hs-table")
             gr.Markdown("#### Security scan")
             findings = gr.Markdown(elem_id="skill-findings")
-    gr.Markdown("### Evaluations\nLatest result per version and model. The lift is in "
-                "percentage points with its 95% interval; *helps* means the whole interval "
-                "is above zero.", elem_classes="hs-note")
+    gr.Markdown("### Evaluations\nThis skill's leaderboard entries: one per version, model, "
+                "mode and suite. The lift is in percentage points with its paired 95% interval; "
+                "*helps* means the whole interval is above zero and the exact test agrees.",
+                elem_classes="hs-note")
     results = gr.Dataframe(interactive=False, max_height=260, elem_id="skill-results",
                            datatype=DATATYPES, column_widths=WIDTHS, wrap=True,
                            elem_classes="hs-table")

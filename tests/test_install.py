@@ -327,15 +327,15 @@ def test_cli_update_shows_old_new_and_changed_files(capsys: pytest.CaptureFixtur
     shutil.copytree(REPO_ROOT / "skills/agent-skill-md", changed)
     (changed / "references/extra.md").write_text("# Extra\n")
     local_store(Settings.from_env()).publish(changed, repo="hubskills/agent-skill-md",
-                                             version="1.0.1")
+                                             version="1.1.1")
     code, out, _ = run_main(capsys, "list", "--project", project)
     assert code == 0 and "outdated" in out
     code, out, err = run_main(capsys, "update", "--project", project)
     assert code == 0, err
-    assert "Updated hubskills/agent-skill-md 1.0.1 (was 1.0.0)" in out
+    assert "Updated hubskills/agent-skill-md 1.1.1 (was 1.1.0)" in out
     assert "+ references/extra.md" in out
     code, out, _ = run_main(capsys, "update", "--project", project)
-    assert "Up to date: hubskills/agent-skill-md 1.0.1" in out
+    assert "Up to date: hubskills/agent-skill-md 1.1.1" in out
 
 
 def test_fetched_gives_a_temp_copy_for_scanning(store: CountingStore, project: Path):

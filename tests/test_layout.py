@@ -46,9 +46,7 @@ KNOWN_CYCLES: list[frozenset[str]] = []
 KNOWN_UPWARD: set[tuple[str, str]] = set()
 
 #: Modules over 400 lines being split on other branches (empty this list at merge).
-KNOWN_LARGE: set[str] = {
-    "registry/evaluation/leaderboard.py",  # stats branch splits it (issue 14)
-}
+KNOWN_LARGE: set[str] = set()
 
 
 def _module_name(path: Path) -> str:

@@ -174,7 +174,8 @@ def test_skip_code_checks_is_recorded_in_the_manifest_and_the_report(server, tmp
     data = json.loads(invoke(*args, "--json", **NO_BWRAP).stdout)
     assert data["manifest"]["code_checks"] == "skipped: --skip-code-checks"
     assert data["manifest"]["sandbox"] is None
-    assert data["summaries"][0]["stats"]["verdict"] == "helps"  # the other checks still grade
+    summary = data["summaries"][0]  # the other checks still grade
+    assert summary["skill"]["passes"] > summary["baseline"]["passes"]
     shown = invoke("runs", "show", data["manifest"]["run_id"])
     assert "code checks (python, exec) skipped: --skip-code-checks" in shown.output
     assert not marker.exists()

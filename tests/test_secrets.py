@@ -178,7 +178,8 @@ def test_no_write_path_lets_a_key_reach_disk_or_the_hub(planted: Path, tmp_path:
             "HF_ENDPOINT": hub.url, "HF_TOKEN": "hf_pusher_token_0001"})
         config = EvalConfig(models=["local/student", "local/broken"], runs=1,
                             judge="local/judge", retry=FAST)
-        run = run_evaluation(leaky_skill(tmp_path), config, settings)
+        run = run_evaluation(leaky_skill(tmp_path), config, settings,
+                             skill_repo="tester/leaky")  # placed: pushes need a repo
         local = push_run(local_store(settings), run.manifest, run.rows)
         from registry.stores.hub import HubStore
 

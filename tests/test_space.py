@@ -26,6 +26,7 @@ from gradio_client import Client, handle_file
 
 from registry.config import Settings
 from registry.errors import InvalidSkill, UnsafeSkill
+from registry.evaluation.leaderboard import entries
 from registry.evaluation.results import ResultRow, RunManifest, RunWriter, new_run_id
 from registry.providers.embedded import availability
 from registry.secrets import MASK, hold, scrub
@@ -37,6 +38,9 @@ from space.leaderboard_view import skill_from_link
 SEEDED = ("hubskills/agent-skill-md", "hubskills/hf-hub-python-2x",
           "hubskills/kernel-builder-cuda-kernels")
 MODELS = ("embedded/smollm2-135m", "anthropic/claude-sonnet-5-5")
+# one entry per seeded skill x model from the synthetic runs, plus the recorded seed runs
+# (another suite, so their own entries)
+ENTRIES = len(SEEDED) * (len(MODELS) + 1)
 SECRET = "sk-test-TYPED-IN-THE-UI-0123456789"
 FACT = "The zorblax daemon listens on port 4417."
 
@@ -48,17 +52,17 @@ def free_port() -> int:
 
 
 def append_run(store, repo: str, model: str, p_base: float, p_skill: float, seed: int) -> None:
-    """A synthetic two-repeat run of eight cases, appended to the store's results."""
+    """A synthetic two-repeat run of twelve cases, appended to the store's results."""
     rnd, name = random.Random(seed), repo.split("/")[1]
     manifest = RunManifest(run_id=f"{new_run_id()}-{seed}", skill_name=name, skill_repo=repo,
                            skill_version="1.0.0", content_hash="sha256:0", suite_hash="sha256:0",
-                           models=[model], runs=2, case_ids=[f"c{i}" for i in range(8)],
-                           status="complete")
+                           models=[model], runs=2, case_ids=[f"c{i}" for i in range(12)],
+                           status="complete", partial=False)
     rows = [ResultRow(run_id=manifest.run_id, skill_name=name, skill_version="1.0.0",
                       skill_repo=repo, model=model, arm=arm, case_id=f"c{i}", repeat=r,
                       passed=rnd.random() < p, score=1.0, cost_usd=0.0, output_tokens=20,
                       input_tokens=100 + (300 + 50 * seed if arm == "skill" else 0))
-            for i in range(8) for r in range(2)
+            for i in range(12) for r in range(2)
             for arm, p in (("baseline", p_base), ("skill", p_skill))]
     store.append_results(manifest, rows)
 
@@ -131,20 +135,21 @@ def test_the_blocks_build_with_every_endpoint(space):
 def test_leaderboard_ranks_by_the_lower_bound_and_filters(client):
     table, scatter, summary = client.predict("", "All", "All", "All", api_name="/leaderboard")
     rows = table["data"]
-    assert len(rows) == len(SEEDED) * len(MODELS) and "6** skill × model" in summary
-    lower = [int(r[5].split("[")[1].split(",")[0]) for r in rows]
+    assert len(rows) == ENTRIES and f"{ENTRIES}** skill × model" in summary
+    assert [r[0] for r in rows] == [str(i) for i in range(1, len(rows) + 1)]  # all ranked
+    lower = [int(r[6].split("[")[1].split(",")[0]) for r in rows]
     assert lower == sorted(lower, reverse=True)
     assert {skill_from_link(r[1]) for r in rows} == set(SEEDED)
     points = scatter.get("value", scatter)  # an update: the points and the x range
     assert len(points["data"]) == len(rows) and scatter["x_lim"][1] > 400
     only, _, _ = client.predict("kernel", "embedded/smollm2-135m", "agent-skill", "All",
                                 api_name="/leaderboard")
-    assert [(skill_from_link(r[1]), r[2]) for r in only["data"]] == [
-        ("hubskills/kernel-builder-cuda-kernels", "embedded/smollm2-135m")]
+    assert {(skill_from_link(r[1]), r[2]) for r in only["data"]} == {
+        ("hubskills/kernel-builder-cuda-kernels", "embedded/smollm2-135m")}
     helps, _, _ = client.predict("", "All", "All", "helps", api_name="/leaderboard")
-    assert all("helps" in r[6] for r in helps["data"])
+    assert helps["data"] and all("helps" in r[8] for r in helps["data"])
     none, _, note = client.predict("no-such-skill", "All", "All", "All", api_name="/leaderboard")
-    assert none["data"] in ([], [["", "", "", "", "", "", "", "", "", "", ""]])
+    assert none["data"] in ([], [[""] * 13])
     assert "No results match" in note
 
 
@@ -158,12 +163,12 @@ def test_model_view_and_page_load(client):
 def test_skill_page_shows_the_pull_command_files_and_history(client):
     out = client.predict("hubskills/agent-skill-md", api_name="/skill_page")
     version, header, body, raw, files, versions, results, history, findings, pull = out
-    assert pull == "hubskills pull hubskills/agent-skill-md@v1.0.0"
-    assert version["value"] == "1.0.0" and "## hubskills/agent-skill-md" in header
+    assert pull == "hubskills pull hubskills/agent-skill-md@v1.1.0"
+    assert version["value"] == "1.1.0" and "## hubskills/agent-skill-md" in header
     assert "SKILL.md" in raw or raw.startswith("---")
     assert ["SKILL.md", "evals/evals.json"] <= [row[0] for row in files["data"]]
-    assert versions["data"][0][:2] == ["1.0.0", "v1.0.0"]
-    assert len(results["data"]) == len(MODELS) and len(history["data"]) == len(MODELS)
+    assert versions["data"][0][:2] == ["1.1.0", "v1.1.0"]
+    assert len(results["data"]) == len(MODELS) + 1 and len(history["data"]) == len(MODELS)
     assert "finding" in findings.lower()
     assert body.strip()
 
@@ -181,12 +186,22 @@ def test_evaluation_of_an_upload_through_a_fake_server_then_push(client, space, 
             base_url=server.url, runs=1)
     assert status.startswith("✅") and "zorblax-ports" in status, status
     [row] = summary["data"]
-    assert row[0] == "local/x" and row[1:5] == ["0%", "100%", "+100 [+100, +100]", "helps"]
+    assert row[0] == "local/x" and row[1:5] == ["0%", "100%", "+100 [+100, +100]",
+                                              "too few cases (3)"]
     assert len(cases["data"]) == 3 and len(chart["data"]) == 2
-    pushed = client.predict(api_name="/push_results")
-    assert pushed.startswith("✅") and "Pushed 6 rows" in pushed
+    refused = client.predict(api_name="/push_results")  # an upload is no registry version
+    assert "belongs to no registry repo" in refused and "Pushed" not in refused
     table, _, _ = client.predict("zorblax", "All", "All", "All", api_name="/leaderboard")
-    assert [r[2] for r in table["data"]] == ["local/x"]
+    assert table["data"] in ([], [[""] * 13])
+    with FakeOpenAIServer(responder=knows_fact_if_told) as server:
+        status, summary, _, _ = evaluate(client, repo="hubskills/hf-hub-python-2x",
+                                         models=["local/x"], base_url=server.url, runs=1)
+    assert status.startswith("✅"), status
+    pushed = client.predict(api_name="/push_results")
+    assert pushed.startswith("✅") and "Pushed" in pushed
+    records = [e for e in entries(space.state.frame(), model="local/x")]
+    assert [(e.repo, e.produced_by, e.produced_via) for e in records] == [
+        ("hubskills/hf-hub-python-2x", "local", "space")]
 
 
 def test_a_typed_key_is_used_but_never_shown_or_saved(client, space, keyed_server):
@@ -308,7 +323,8 @@ def test_on_a_space_the_server_keys_are_lent_only_with_the_owners_flag(tmp_path,
 
 def saved_run(settings: Settings) -> str:
     """A finished two-row run saved in the Space's runs folder; returns its id."""
-    manifest = RunManifest(run_id=new_run_id(), skill_name="s", content_hash="sha256:0",
+    manifest = RunManifest(run_id=new_run_id(), skill_name="s", skill_repo="owner/s",
+                           content_hash="sha256:0",
                            suite_hash="sha256:0", models=["local/x"], case_ids=["c"])
     writer = RunWriter(settings.runs_dir, manifest)
     for arm in ("baseline", "skill"):

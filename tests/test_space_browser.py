@@ -15,7 +15,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_space import MODELS, SEEDED, append_run, free_port
+from test_space import ENTRIES, MODELS, SEEDED, append_run, free_port
 
 from registry.config import Settings
 from registry.providers.embedded import availability
@@ -116,23 +116,23 @@ def test_browse_filter_open_a_skill_and_evaluate(space_url, page, tmp_path):
     shots = Shots(tmp_path / "shots")
     page.goto(space_url)
     wait_for_rows(page, "leaderboard-table", "text.includes('hubskills/')")
-    assert len(table_rows(page, "leaderboard-table")) == len(SEEDED) * len(MODELS)
+    assert len(table_rows(page, "leaderboard-table")) == ENTRIES
     page.locator("#lift-scatter canvas, #lift-scatter svg").first.wait_for()
     shots.take(page, "leaderboard")
 
     page.locator("#filter-query input, #filter-query textarea").first.fill("kernel")
     page.keyboard.press("Enter")
     wait_for_rows(page, "leaderboard-table", "text.includes('kernel-builder-cuda-kernels')")
-    assert len(table_rows(page, "leaderboard-table")) == len(MODELS)
+    assert len(table_rows(page, "leaderboard-table")) == len(MODELS) + 1
     shots.take(page, "leaderboard-filtered")
 
     page.locator("#leaderboard-table [data-testid=cell-0-3]").click()  # select, not the link
-    assert pull_command(page) == "hubskills pull hubskills/kernel-builder-cuda-kernels@v1.0.0"
+    assert pull_command(page) == "hubskills pull hubskills/kernel-builder-cuda-kernels@v1.1.0"
     page.locator("#skill-body").get_by_text("kernel-builder", exact=False).first.wait_for()
     shots.take(page, "skill-page")
 
     page.goto(f"{space_url}?skill=hubskills/agent-skill-md")
-    assert pull_command(page) == "hubskills pull hubskills/agent-skill-md@v1.0.0"
+    assert pull_command(page) == "hubskills pull hubskills/agent-skill-md@v1.1.0"
     shots.take(page, "skill-page-by-url")
 
     if not availability()[0]:

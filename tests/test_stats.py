@@ -1,29 +1,36 @@
-"""Tests for registry.evaluation.stats against the hand-checked values in facts/statistics.md."""
+"""The statistics engine against the hand-checked values in facts/statistics.md (scipy 1.17).
+
+Formulas (`registry.evaluation.formulas`) first, then the engine (`registry.evaluation.stats`):
+the paired t interval, the exact test, the verdict rule, errors, and bit-identical tables.
+"""
 
 import math
 import random
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from registry.evaluation.formulas import (
+    Z95,
+    cases_needed,
+    detectable_lift,
+    mcnemar_exact,
+    normalized_gain,
+    t_critical,
+    wilson_arrays,
+    wilson_interval,
+)
 from registry.evaluation.stats import (
     INTERVAL_METHOD,
-    Z95,
-    ArmStats,
-    arm_stats,
+    MIN_CASES,
     case_status,
-    cases_needed,
     compare_arms,
-    detectable_lift,
-    discordant_share,
-    majority,
-    mcnemar_exact,
-    non_discriminating,
-    normalized_gain,
-    paired_bootstrap_lift,
+    disagreement,
+    outcomes,
+    table,
     verdict,
-    wilson_interval,
 )
 
 # --- Wilson -------------------------------------------------------------------------------
@@ -31,18 +38,12 @@ from registry.evaluation.stats import (
 
 @pytest.mark.parametrize(
     ("k", "n", "lo", "hi"),
-    [
-        (7, 10, 0.3968, 0.8922),
-        (0, 10, 0.0000, 0.2775),
-        (10, 10, 0.7225, 1.0000),
-        (19, 20, 0.7639, 0.9911),
-        (45, 50, 0.7864, 0.9565),
-    ],
+    [(7, 10, 0.3968, 0.8922), (0, 10, 0.0000, 0.2775), (10, 10, 0.7225, 1.0000),
+     (19, 20, 0.7639, 0.9911), (45, 50, 0.7864, 0.9565)],
 )
 def test_wilson_reference_values(k, n, lo, hi):
     got = wilson_interval(k, n)
-    assert round(got[0], 4) == lo
-    assert round(got[1], 4) == hi
+    assert (round(got[0], 4), round(got[1], 4)) == (lo, hi)
 
 
 def test_wilson_edges_are_exact_and_empty_is_uninformative():
@@ -58,32 +59,39 @@ def test_wilson_rejects_impossible_counts(k, n):
         wilson_interval(k, n)
 
 
-@given(
-    st.integers(min_value=1, max_value=10_000).flatmap(
-        lambda n: st.tuples(st.integers(min_value=0, max_value=n), st.just(n))
-    )
-)
-def test_wilson_inside_unit_interval_and_contains_rate(kn):
-    k, n = kn
-    lo, hi = wilson_interval(k, n)
-    assert 0.0 <= lo <= k / n <= hi <= 1.0
+@given(st.floats(0, 1), st.integers(1, 10_000))
+def test_wilson_at_any_rate_contains_it(p, n):
+    """The arm interval is evaluated at a mean of fractions: it must always hold the rate."""
+    lo, hi = wilson_arrays(np.array([p]), np.array([n]))
+    assert 0.0 <= lo[0] <= p <= hi[0] <= 1.0
 
 
-# --- McNemar, normalized gain, verdict ------------------------------------------------------
+# --- exact test, t, gain, power -------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("b", "c", "p"), [(5, 0, 0.0625), (2, 0, 0.5000), (8, 2, 0.1094), (10, 3, 0.0923)]
-)
-def test_mcnemar_reference_values(b, c, p):
+@pytest.mark.parametrize(("b", "c", "p"), [(5, 0, 0.0625), (2, 0, 0.5000), (8, 2, 0.1094),
+                                           (10, 3, 0.0923), (6, 3, 0.5078), (4, 0, 0.125)])
+def test_exact_test_reference_values(b, c, p):
     assert round(mcnemar_exact(b, c), 4) == p
     assert mcnemar_exact(c, b) == mcnemar_exact(b, c)
 
 
-def test_mcnemar_no_discordance_and_cap():
-    assert mcnemar_exact(0, 0) == 1.0
-    assert mcnemar_exact(3, 3) == 1.0
-    assert 0.0 < mcnemar_exact(1500, 1000) < 1e-20  # big n: exact integers, no overflow
+def test_exact_test_no_discordance_and_big_counts():
+    assert mcnemar_exact(0, 0) == 1.0 and mcnemar_exact(3, 3) == 1.0
+    assert 0.0 < mcnemar_exact(1500, 1000) < 1e-20  # exact integers, no overflow
+
+
+@pytest.mark.parametrize(("df", "t"), [(1, 12.7062047), (2, 4.3026527), (3, 3.1824463),
+                                       (11, 2.2009852), (17, 2.1098156), (30, 2.0422725),
+                                       (100, 1.9839715), (1000, 1.9623391)])
+def test_t_critical_reference_values(df, t):
+    assert t_critical(df) == pytest.approx(t, abs=1e-6)
+
+
+def test_t_critical_is_continuous_past_the_series_and_infinite_without_df():
+    assert t_critical(2000) == pytest.approx(t_critical(2001), abs=1e-6)
+    assert t_critical(2001) > t_critical(100_000) > Z95
+    assert t_critical(0) == math.inf
 
 
 def test_normalized_gain():
@@ -92,36 +100,10 @@ def test_normalized_gain():
     assert normalized_gain(0.5, 0.25) == pytest.approx(-0.5)
 
 
-@pytest.mark.parametrize(
-    ("lo", "hi", "expected"),
-    [
-        (0.01, 0.3, "helps"),
-        (0.0, 0.3, "no detectable effect"),  # lo == 0 is never "helps"
-        (-0.1, 0.3, "no detectable effect"),
-        (0.0, 0.0, "no detectable effect"),
-        (-0.3, -0.01, "hurts"),
-        (-0.3, 0.0, "no detectable effect"),
-    ],
-)
-def test_verdict_rule(lo, hi, expected):
-    assert verdict(lo, hi) == expected
-
-
-@given(st.floats(-1, 1), st.floats(-1, 1))
-def test_verdict_never_helps_without_positive_lower_bound(a, b):
-    lo, hi = min(a, b), max(a, b)
-    assert (verdict(lo, hi) == "helps") == (lo > 0)
-
-
-# --- power ---------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("d", "pd", "n"), [(0.10, 0.20, 155), (0.10, 0.30, 234), (0.25, 0.30, 36), (0.25, 0.40, 48)]
-)
+@pytest.mark.parametrize(("d", "pd", "n"), [(0.10, 0.20, 155), (0.10, 0.30, 234),
+                                            (0.25, 0.30, 36), (0.25, 0.40, 48)])
 def test_cases_needed_reference_values(d, pd, n):
-    assert cases_needed(d, pd) == n
-    assert cases_needed(-d, pd) == n
+    assert cases_needed(d, pd) == n and cases_needed(-d, pd) == n
 
 
 @pytest.mark.parametrize(("d", "pd"), [(0.0, 0.3), (0.1, 0.0), (0.1, -0.2), (0.4, 0.3)])
@@ -133,9 +115,7 @@ def test_cases_needed_impossible(d, pd):
 def test_detectable_lift_inverts_cases_needed(d, pd):
     n = cases_needed(d, pd)
     got = detectable_lift(n, pd)
-    assert got <= d
-    assert cases_needed(got, pd) <= n
-    assert cases_needed(got * 0.99, pd) > n
+    assert got <= d and cases_needed(got, pd) <= n < cases_needed(got * 0.99, pd)
     assert got == pytest.approx(d, abs=0.005)
 
 
@@ -149,208 +129,165 @@ def test_detectable_lift_default_holds_whatever_the_discordance(n):
 
 
 def test_detectable_lift_shrinks_with_suite_size():
-    small, large = detectable_lift(12), detectable_lift(200)
-    assert 0.6 < small < 0.8  # a 12-case suite only sees large effects
-    assert detectable_lift(12, 0.5) == math.inf  # a lift <= 0.5 needs 13+ cases here
-    assert large < small
-    assert detectable_lift(0) == math.inf
-    assert detectable_lift(3) == math.inf  # even d = 1 needs ceil(z^2) = 4 cases
+    assert 0.6 < detectable_lift(12) < 0.8 and detectable_lift(200) < detectable_lift(12)
+    assert detectable_lift(0) == math.inf and detectable_lift(3) == math.inf
 
 
-def test_discordant_share():
-    assert discordant_share(3, 2, 10) == 0.5
-    assert discordant_share(0, 0, 0) == 0.0
+# --- the paired interval and the verdict rule -------------------------------------------------
 
 
-# --- per-case status ------------------------------------------------------------------------
+def arms(diffs: list[float], runs: int = 1) -> tuple[dict, dict]:
+    """Cases whose skill score minus baseline score is each of ``diffs`` (in steps of 1/runs)."""
+    base, skill = {}, {}
+    for i, d in enumerate(diffs):
+        up = round(abs(d) * runs)
+        low, high = [False] * runs, [j < up for j in range(runs)]
+        base[f"c{i:03d}"], skill[f"c{i:03d}"] = (low, high) if d >= 0 else (high, low)
+    return base, skill
 
 
-@pytest.mark.parametrize(
-    ("passes", "status"),
-    [
-        ([True, True, True], "stable pass"),
-        ([False, False], "stable fail"),
-        ([True, False, True], "flaky"),
-        ([None, None], "error"),
-        ([], "error"),
-        ([True, None, True], "stable pass"),
-        ([False, None], "stable fail"),
-        ([True, None, False], "flaky"),
-    ],
-)
+def test_paired_t_interval_reference_values():
+    # six cases +1, three -1, three 0: mean 0.25, 95% CI [-0.3002, 0.8002] (scipy)
+    s = compare_arms(*arms([1] * 6 + [-1] * 3 + [0] * 3))
+    assert s.lift == 0.25 and (round(s.lo, 4), round(s.hi, 4)) == (-0.3002, 0.8002)
+    assert (s.b, s.c, round(s.p_value, 4)) == (6, 3, 0.5078)
+    assert s.verdict == "no detectable effect" and s.note is None
+    # 18 cases x 3 runs, four go 0 -> 1/3: the interval alone would say "helps"
+    s = compare_arms(*arms([1 / 3] * 4 + [0] * 14, runs=3))
+    assert (round(s.lo, 4), round(s.hi, 4)) == (0.0032, 0.1450)
+    assert (s.b, s.c, s.p_value) == (4, 0, 0.125)
+    assert s.verdict == "no detectable effect"
+    assert s.note.startswith("The interval excludes 0 but the exact test does not (p = 0.125")
+
+
+@pytest.mark.parametrize(("lo", "hi", "p", "b", "c", "n", "uneven", "expected"), [
+    (0.1, 0.5, 0.01, 8, 0, 12, 0, "helps"),
+    (0.1, 0.5, 0.2, 4, 0, 12, 0, "no detectable effect"),  # the test disagrees
+    (-0.1, 0.5, 0.01, 8, 0, 12, 0, "no detectable effect"),  # the interval disagrees
+    (0.1, 0.5, 0.01, 0, 8, 12, 0, "no detectable effect"),  # opposite directions
+    (-0.5, -0.1, 0.01, 0, 8, 12, 0, "hurts"),
+    (0.0, 0.3, 0.01, 8, 0, 12, 0, "no detectable effect"),  # lo == 0 is never "helps"
+    (0.5, 1.0, 0.0001, 9, 0, 9, 0, "too few cases (9)"),
+    (0.5, 1.0, 0.0001, 20, 0, 20, 2, "inconclusive: errors in 2 cases"),
+])
+def test_verdict_rule(lo, hi, p, b, c, n, uneven, expected):
+    assert verdict(lo, hi, p, b, c, cases=n, uneven=uneven) == expected
+
+
+@given(st.floats(-1, 1), st.floats(-1, 1), st.floats(0, 1), st.integers(0, 50),
+       st.integers(0, 50), st.integers(0, 80))
+def test_verdict_never_helps_without_bound_test_and_cases(a, z, p, b, c, n):
+    lo, hi = min(a, z), max(a, z)
+    helps = verdict(lo, hi, p, b, c, cases=n) == "helps"
+    assert helps == (lo > 0 and p < 0.05 and b > c and n >= MIN_CASES)
+
+
+def test_disagreement_sentences():
+    assert disagreement(0.1, 0.4, 0.01, 9, 0) is None and disagreement(-0.1, 0.4, 0.5, 2, 1) is None
+    assert "exact test finds more cases" in disagreement(-0.02, 0.3, 0.02, 9, 1)
+    assert "opposite directions" in disagreement(0.01, 0.3, 0.02, 1, 9)
+
+
+def test_two_cases_are_too_few_whatever_their_lift():
+    s = compare_arms(*arms([1, 1]))
+    assert (s.lift, s.verdict, s.detectable) == (1.0, "too few cases (2)", math.inf)
+    assert s.lo <= s.lift <= s.hi
+
+
+def test_clear_help_and_hurt_and_no_usable_case():
+    helps = compare_arms(*arms([1] * 40))
+    assert helps.verdict == "helps" and (helps.lift, helps.lo, helps.hi) == (1.0, 1.0, 1.0)
+    assert compare_arms(*reversed(arms([1] * 40))).verdict == "hurts"
+    empty = compare_arms({"a": [None]}, {"a": [True]})
+    assert (empty.n_cases, empty.lo, empty.hi) == (0, -1.0, 1.0)
+    assert empty.normalized_gain is None and empty.verdict == "inconclusive: errors in 1 case"
+    nothing = compare_arms({}, {})
+    assert (nothing.n_cases, nothing.verdict) == (0, "too few cases (0)")
+
+
+def test_arm_rates_are_case_means_inside_their_interval():
+    # every case passes 1 of 3: the rate is 1/3 and its interval holds it (not [0, 17.6%])
+    s = compare_arms({f"c{i}": [True, False, False] for i in range(12)},
+                     {f"c{i}": [True, True, False] for i in range(12)})
+    assert s.baseline.pass_rate == pytest.approx(1 / 3)
+    assert s.baseline.lo < 1 / 3 < s.baseline.hi and s.skill.lo < 2 / 3 < s.skill.hi
+    assert (s.baseline.lo, s.baseline.hi) == pytest.approx(wilson_interval(4, 12))
+    assert INTERVAL_METHOD.startswith("Wilson")
+
+
+# --- errors ---------------------------------------------------------------------------------
+
+
+def test_transport_errors_stay_out_of_denominators_and_uneven_ones_are_inconclusive():
+    base = {f"c{i}": [False, None, False] for i in range(12)}
+    skill = {f"c{i}": [True, True, None] for i in range(12)}
+    s = compare_arms(base, skill)
+    assert (s.baseline.n_samples, s.baseline.n_errors, s.skill.n_errors) == (24, 12, 12)
+    assert s.lift == 1.0 and s.verdict == "helps" and s.uneven == 0
+    skill["c0"] = [None, None, None]  # usable in the baseline only
+    skill["c1"] = [None]
+    uneven = compare_arms(base, skill)
+    assert uneven.uneven == 2 and uneven.verdict == "inconclusive: errors in 2 cases"
+    assert uneven.n_cases == 10
+
+
+def test_a_case_answered_in_one_arm_only_without_errors_is_not_uneven():
+    base, skill = arms([1] * 12)
+    base["extra"] = [True]  # a partial run: the skill arm never got to it
+    s = compare_arms(base, skill)
+    assert (s.uneven, s.n_cases, s.baseline.n_cases) == (0, 12, 13)
+
+
+@pytest.mark.parametrize(("passes", "status"), [
+    ([True, True, True], "stable pass"), ([False, False], "stable fail"),
+    ([True, False, True], "flaky"), ([None, None], "error"), ([], "error"),
+    ([True, None, True], "stable pass"), ([True, None, False], "flaky")])
 def test_case_status(passes, status):
     assert case_status(passes) == status
 
 
-@pytest.mark.parametrize(
-    ("passes", "expected"),
-    [
-        ([True, True, False], True),
-        ([True, False], False),  # tie
-        ([True, None, None], True),  # errors ignored
-        ([True, False, None], False),
-        ([], False),
-        ([None], False),
-    ],
-)
-def test_majority(passes, expected):
-    assert majority(passes) is expected
+# --- the table: vectorized, bit-identical whatever the row order ------------------------------
 
 
-def test_non_discriminating():
-    base = {"a": [True, True], "b": [True, False], "c": [True]}
-    skill = {"a": [True, True], "b": [True, True], "c": [True, None]}
-    assert non_discriminating(base, skill) == ["a", "c"]
+def _random_groups(seed: int, n_groups: int = 6) -> list[dict]:
+    rng = random.Random(seed)
+    groups = []
+    for _ in range(n_groups):
+        cases = {}
+        for i in range(rng.randint(1, 40)):
+            p_b, p_s = rng.random(), rng.random()
+            cases[f"case-{rng.randint(0, 999):03d}-{i}"] = tuple(
+                [None if rng.random() < 0.05 else rng.random() < p for _ in range(3)]
+                for p in (p_b, p_s))
+        groups.append(cases)
+    return groups
 
 
-# --- bootstrap ------------------------------------------------------------------------------
+def test_table_is_identical_whatever_the_row_order():
+    o = outcomes(_random_groups(3))
+    first = table(o, 6)
+    order = np.random.default_rng(11).permutation(len(o.group))
+    shuffled = table(type(o)(*(column[order] for column in o)), 6)
+    for name, values in first._asdict().items():
+        assert np.array_equal(values, getattr(shuffled, name)), name
 
 
-def _arms(n=30):
-    rng = random.Random(n)
-    base = {f"c{i}": [rng.random(), rng.random()] for i in range(n)}
-    skill = {f"c{i}": [rng.random(), 1.0] for i in range(n)}
-    return base, skill
-
-
-def test_bootstrap_point_is_mean_of_per_case_differences():
-    base = {"a": [0.0, 1.0], "b": [1.0], "only_base": [1.0]}
-    skill = {"a": [1.0, 1.0, 1.0], "b": [1.0], "only_skill": [0.0]}
-    point, lo, hi = paired_bootstrap_lift(base, skill)
-    assert point == pytest.approx(((1.0 - 0.5) + 0.0) / 2)
-    assert lo <= point <= hi
-
-
-def test_bootstrap_is_deterministic_and_seed_sensitive():
-    base, skill = _arms()
-    first = paired_bootstrap_lift(base, skill, seed=7)
-    assert paired_bootstrap_lift(base, skill, seed=7) == first
-    # insertion order of the dicts does not matter, only the data and the seed
-    reordered = dict(reversed(list(base.items()))), dict(reversed(list(skill.items())))
-    assert paired_bootstrap_lift(*reordered, seed=7) == first
-    assert paired_bootstrap_lift(base, skill, seed=8)[1:] != first[1:]
-
-
-def test_identical_arms_give_zero_lift_with_zero_width_interval():
-    base, _ = _arms()
-    assert paired_bootstrap_lift(base, base) == (0.0, 0.0, 0.0)
-
-
-def test_constant_differences_give_zero_width_interval_at_that_value():
-    base = {f"c{i}": [0.0, 0.5] for i in range(20)}
-    skill = {f"c{i}": [0.5, 1.0] for i in range(20)}
-    assert paired_bootstrap_lift(base, skill) == (0.5, 0.5, 0.5)
-
-
-def test_pairing_makes_the_interval_narrower_than_unpaired():
-    # The skill adds a constant 0.1 on top of widely varying case difficulty: paired, the
-    # interval is [0.1, 0.1]; an unpaired normal interval would be far wider.
-    base = {f"c{i}": [i / 50] for i in range(40)}
-    skill = {f"c{i}": [i / 50 + 0.1] for i in range(40)}
-    point, lo, hi = paired_bootstrap_lift(base, skill)
-    assert (point, lo, hi) == pytest.approx((0.1, 0.1, 0.1))
-
-
-def test_bootstrap_wider_level_gives_wider_interval():
-    base, skill = _arms()
-    _, lo95, hi95 = paired_bootstrap_lift(base, skill)
-    _, lo50, hi50 = paired_bootstrap_lift(base, skill, level=0.5)
-    assert lo95 <= lo50 <= hi50 <= hi95
-    assert hi95 - lo95 > hi50 - lo50
-
-
-def test_bootstrap_rejects_empty_and_bad_arguments():
-    with pytest.raises(ValueError):
-        paired_bootstrap_lift({"a": [1.0]}, {"b": [1.0]})
-    with pytest.raises(ValueError):
-        paired_bootstrap_lift({"a": [1.0]}, {"a": [1.0]}, n_boot=0)
-    with pytest.raises(ValueError):
-        paired_bootstrap_lift({"a": [1.0]}, {"a": [1.0]}, level=1.0)
-
-
-score_lists = st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=1, max_size=3)
+def test_one_group_equals_the_same_group_among_many():
+    groups = _random_groups(5)
+    together = table(outcomes(groups), len(groups))
+    for i, cases in enumerate(groups):
+        alone = table(outcomes([cases]), 1)
+        for name, values in alone._asdict().items():
+            assert np.array_equal(values[0], getattr(together, name)[i]), name
 
 
 @settings(max_examples=60, deadline=None)
-@given(
-    st.lists(st.tuples(score_lists, score_lists), min_size=1, max_size=25),
-    st.integers(min_value=0, max_value=2**32),
-)
-def test_bootstrap_interval_contains_point(pairs, seed):
-    base = {f"c{i}": b for i, (b, _) in enumerate(pairs)}
-    skill = {f"c{i}": s for i, (_, s) in enumerate(pairs)}
-    point, lo, hi = paired_bootstrap_lift(base, skill, seed=seed, n_boot=500)
-    assert -1.0 <= lo <= point <= hi <= 1.0
-
-
-# --- arms and comparison ------------------------------------------------------------------
-
-
-def test_arm_stats_excludes_errors_from_denominators():
-    stats = arm_stats({"a": [True, None, True], "b": [False, True, None], "c": [None, None]})
-    assert isinstance(stats, ArmStats)
-    assert (stats.n_cases, stats.n_samples, stats.n_errors) == (2, 4, 4)
-    assert stats.pass_rate == pytest.approx((1.0 + 0.5) / 2)
-    assert stats.majority_rate == 0.5  # "b" is a 1-1 tie, so not a majority pass
-    assert (stats.lo, stats.hi) == wilson_interval(1, 2)
-    assert INTERVAL_METHOD == "Wilson 95% over case majority verdicts"
-
-
-def test_arm_stats_empty():
-    stats = arm_stats({})
-    assert (stats.n_cases, stats.pass_rate, stats.lo, stats.hi) == (0, 0.0, 0.0, 1.0)
-
-
-def test_compare_arms_counts_discordant_cases_and_reports():
-    # 10 cases pass only with the skill, 3 only without, 7 pass in both: McNemar 10/3.
-    base = {f"b{i}": [False, False, True] for i in range(10)}
-    base |= {f"c{i}": [True, True, None] for i in range(3)}
-    base |= {f"s{i}": [True] for i in range(7)}
-    skill = {f"b{i}": [True, True, None] for i in range(10)}
-    skill |= {f"c{i}": [False, False] for i in range(3)}
-    skill |= {f"s{i}": [True] for i in range(7)}
-    result = compare_arms(base, skill, seed=1)
-    assert (result.b, result.c, result.n_cases) == (10, 3, 20)
-    assert round(result.p_value, 4) == 0.0923
-    expected_lift = (10 * (1 - 1 / 3) + 3 * (0 - 1)) / 20
-    assert result.lift == pytest.approx(expected_lift)
-    assert result.lo <= result.lift <= result.hi
-    assert result.verdict == verdict(result.lo, result.hi)
-    base_rate = (10 / 3 + 3 + 7) / 20
-    assert result.normalized_gain == pytest.approx(expected_lift / (1 - base_rate))
-    assert result.detectable == detectable_lift(20)
-    assert result.baseline.n_errors == 3 and result.skill.n_errors == 10
-    assert compare_arms(base, skill, seed=1) == result
-
-
-def test_compare_arms_excludes_cases_with_only_errors_in_either_arm():
-    base = {"a": [True], "b": [None, None], "c": [False], "d": [False]}
-    skill = {"a": [True], "b": [True], "c": [None], "e": [True]}
-    result = compare_arms(base, skill)
-    assert result.n_cases == 1  # only "a" is usable in both arms
-    assert (result.lift, result.lo, result.hi) == (0.0, 0.0, 0.0)
-    assert result.baseline.n_cases == 3 and result.skill.n_cases == 3
-
-
-def test_compare_arms_aa_run_is_no_effect():
-    base = {f"c{i}": [i % 2 == 0, i % 3 == 0, True] for i in range(12)}
-    result = compare_arms(base, base)
-    assert (result.lift, result.lo, result.hi, result.b, result.c) == (0.0, 0.0, 0.0, 0, 0)
-    assert result.p_value == 1.0
-    assert result.verdict == "no detectable effect"
-
-
-def test_compare_arms_clear_help_and_no_usable_cases():
-    base = {f"c{i}": [False, False] for i in range(40)}
-    skill = {f"c{i}": [True, True] for i in range(40)}
-    helps = compare_arms(base, skill)
-    assert helps.verdict == "helps" and helps.lift == 1.0
-    assert compare_arms(skill, base).verdict == "hurts"
-    empty = compare_arms({"a": [None]}, {"a": [True]})
-    assert (empty.n_cases, empty.lo, empty.hi, empty.verdict) == (
-        0,
-        -1.0,
-        1.0,
-        "no detectable effect",
-    )
-    assert empty.normalized_gain is None and empty.detectable == math.inf
+@given(st.lists(st.tuples(st.lists(st.sampled_from([True, False, None]), max_size=3),
+                          st.lists(st.sampled_from([True, False, None]), max_size=3)),
+                min_size=1, max_size=30))
+def test_every_point_lies_inside_its_interval(pairs):
+    s = compare_arms({f"c{i}": b for i, (b, _) in enumerate(pairs)},
+                     {f"c{i}": k for i, (_, k) in enumerate(pairs)})
+    assert -1.0 <= s.lo <= s.lift <= s.hi <= 1.0
+    for arm in (s.baseline, s.skill):
+        assert 0.0 <= arm.lo <= arm.pass_rate <= arm.hi <= 1.0

@@ -32,8 +32,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "install": ("registry.cli.pull:install_command",
                 "Install exactly what skills.lock pins (by sha)."),
     "leaderboard": ("registry.cli.leaderboard:leaderboard_command",
-                    "Rank skills by measured lift on each model (latest run of each skill "
-                    "version x model)."),
+                    "Rank skills by measured lift (one row per skill version x model x mode x "
+                    "suite)."),
     "list": ("registry.cli.pull:list_command",
              "List skills in every agent folder (project and user): ours, hf skills', and "
              "others."),

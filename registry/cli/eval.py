@@ -12,10 +12,12 @@ from registry.cli import _output as out
 from registry.cli._render import render_summaries
 from registry.cli._signals import exit_now, interrupts
 from registry.config import Settings
+from registry.errors import HubskillsError
+from registry.evaluation import display
 from registry.evaluation.compare import compare_runs
-from registry.evaluation.engine import EvalConfig, latest_rows, run_evaluation
+from registry.evaluation.engine import EvalConfig, run_evaluation
 from registry.evaluation.report import per_case_table, summarize
-from registry.evaluation.results import list_runs, read_manifest, read_rows
+from registry.evaluation.results import latest_rows, list_runs, read_manifest, read_rows
 from registry.sandbox import BACKENDS
 
 
@@ -43,6 +45,9 @@ from registry.sandbox import BACKENDS
 @click.option("--resume", default=None, metavar="RUN_ID", help="Finish an interrupted run.")
 @click.option("--no-cache", is_flag=True, help="Call the models even for cached requests.")
 @click.option("--push", is_flag=True, help="Append the run to the registry's results dataset.")
+@click.option("--repo", metavar="NS/NAME", default=None,
+              help="The published skill this folder is (default: found from a pulled folder's "
+                   "marker or a published revision with the same content).")
 @click.option("--registry", "registry_kind", default=None, help="local or hub (with --push).")
 @click.option("--sandbox", type=click.Choice(["auto", *BACKENDS]), default="auto",
               show_default=True, envvar="HUBSKILLS_SANDBOX",
@@ -56,8 +61,8 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
                  judge: str | None, concurrency: int | None, max_cost: float | None,
                  cases: str | None, tests: Path | None, temperature: float, max_tokens: int,
                  base_url: str | None, resume: str | None, no_cache: bool, push: bool,
-                 registry_kind: str | None, sandbox: str, skip_code_checks: bool,
-                 as_json: bool, verbose: bool) -> None:
+                 repo: str | None, registry_kind: str | None, sandbox: str,
+                 skip_code_checks: bool, as_json: bool, verbose: bool) -> None:
     """Evaluate a skill: each case with and without the skill, on each model.
 
     Options, keys and the --push destination are checked before the first model call. Ctrl-C
@@ -69,10 +74,12 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
       hubskills eval skills/kernel-builder-cuda-kernels --runs 3
       hubskills eval ./my-skill -m sonnet -m openai/gpt-5-mini --judge opus --max-cost 2
       hubskills eval ./pulled-skill --skip-code-checks   # no bubblewrap here
+      hubskills eval .agents/skills/csv-cleaning --push   # a pulled skill: results join it
     """
     from registry.providers import default_model_ref
 
     settings = Settings.from_env()
+    store, placed = _placement(settings, skill, repo, registry_kind, push=push)
     config = EvalConfig(
         models=list(models) or [default_model_ref(settings)], runs=runs, mode=mode,
         placement=placement, judge=judge, concurrency=concurrency, max_cost=max_cost,
@@ -80,22 +87,23 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
         temperature=temperature, max_tokens=max_tokens, use_cache=not no_cache,
         base_url=base_url, sandbox=sandbox,
         code_checks="skip" if skip_code_checks else "require")
-    store = _push_store(settings, registry_kind, push=push)  # before any model call
     with out.eval_progress() as progress, interrupts() as caught:
         result = run_evaluation(skill, config, settings, tests=tests, progress=progress.update,
                                 started=progress.start, resume=resume, warn=out.warn,
-                                stop=caught.stop)
+                                stop=caught.stop, skill_repo=placed and placed.repo,
+                                skill_revision=placed and placed.revision,
+                                skill_version=placed and placed.version)
     if result.manifest.status == "interrupted":
         _interrupted(result, as_json=as_json, push=push)
         exit_now(caught.exit_code or 130)
     _report(result.manifest, result.rows, as_json=as_json, verbose=verbose)
     if store is not None:
-        _push(store, result.manifest, result.rows, quiet=as_json)
+        _push(store, skill, result.manifest, result.rows, quiet=as_json)
 
 
 # Options a resumed run does not take from its manifest: the resume hint repeats them.
 _KEPT_ON_RESUME = ("tests", "base_url", "concurrency", "max_cost", "no_cache", "push",
-                   "registry_kind", "sandbox", "skip_code_checks", "as_json", "verbose")
+                   "repo", "registry_kind", "sandbox", "skip_code_checks", "as_json", "verbose")
 
 
 def _interrupted(result, *, as_json: bool, push: bool) -> None:
@@ -123,25 +131,36 @@ def _resume_command(run_id: str) -> str:
     return shlex.join([*words, "--resume", run_id])
 
 
-def _push_store(settings, registry_kind: str | None, *, push: bool):
-    """The store `--push` will write to, checked now: an unknown registry, a missing token or
-    an unwritable folder fails before any model is called, not after the run."""
+def _placement(settings, skill: Path, repo, registry_kind, *, push: bool):
+    """The store to push to (None without --push) and the published version this folder is.
+
+    Everything is checked now, before any model is called: an unknown registry, a missing
+    token or an unwritable folder, and (with --push) a folder that cannot be placed.
+    """
+    from registry.install.placement import place, unplaced_hint
     from registry.stores import get_store
 
-    if registry_kind is None and not push:
-        return None
-    store = get_store(settings, registry_kind)
     if not push:
-        out.warn(f"--registry {registry_kind} is used only with --push: nothing will be pushed")
-        return None
+        if registry_kind is not None:
+            out.warn(f"--registry {registry_kind} is used only with --push: nothing will be "
+                     "pushed")
+        store = None if repo is None and registry_kind is None else get_store(settings,
+                                                                              registry_kind)
+        return None, None if store is None else place(skill, store, repo=repo)
+    store = get_store(settings, registry_kind)
     store.check_writable()
-    return store
+    placed = place(skill, store, repo=repo)
+    if placed is None:
+        raise HubskillsError(f"{skill} is no published version of a skill in the {store.kind} "
+                             "registry, so pushed results would belong to none",
+                             hint=unplaced_hint(skill))
+    return store, placed
 
 
 def _report(manifest, rows, *, as_json: bool, verbose: bool) -> None:
     summaries = summarize(rows)
     if as_json:
-        out.as_json({"manifest": manifest.model_dump(),
+        out.as_json({"manifest": manifest_json(manifest),
                      "summaries": [s.to_dict() for s in summaries]})
         return
     render_summaries(manifest, summaries)
@@ -151,6 +170,12 @@ def _report(manifest, rows, *, as_json: bool, verbose: bool) -> None:
     if verbose:
         for summary in summaries:
             _case_table(rows, summary.model)
+
+
+def manifest_json(manifest) -> dict:
+    """A manifest as JSON, with whether it is partial or a subset and its label."""
+    return {**manifest.model_dump(), "partial": manifest.is_partial, "subset": manifest.subset,
+            "label": manifest.label}
 
 
 def _case_table(rows, model: str) -> None:
@@ -175,12 +200,16 @@ def _error_text(rows, model: str, case_id: str) -> str:
     return ""
 
 
-def _push(store, manifest, rows, *, quiet: bool) -> None:
+def _push(store, skill: Path, manifest, rows, *, quiet: bool) -> None:
     from registry.stores.push import push_run
 
-    pushed = push_run(store, manifest, rows)
+    pushed = push_run(store, manifest, rows, skill_dir=skill, via="cli")
+    where, card_note = pushed.path, pushed.card_note
     if not quiet:
-        out.result(f"Pushed {pushed.rows} rows to {pushed.path}")
+        out.result(f"Pushed {len(rows)} rows of {manifest.skill_repo} v{manifest.skill_version} "
+                   f"to {where}")
+    if card_note:
+        out.warn(f"the card of {manifest.skill_repo} was not updated: {escape(card_note)}")
 
 
 @click.group("runs", invoke_without_command=True)
@@ -192,11 +221,13 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
         return
     manifests = list_runs(Settings.from_env().runs_dir)
     if as_json:
-        out.as_json([m.model_dump() for m in manifests])
+        out.as_json([manifest_json(m) for m in manifests])
         return
-    out.table(["run", "skill", "version", "models", "runs", "status", "started"],
-              [(m.run_id, m.skill_name, m.skill_version or "", ", ".join(m.models), m.runs,
-                m.status, m.started_at) for m in manifests], title="Evaluation runs")
+    out.table(["run", "skill", "version", "models", "cases × runs", "status", "started"],
+              [(m.run_id, m.skill_repo or m.skill_name, m.skill_version or "",
+                ", ".join(m.models), f"{len(m.case_ids)}"
+                + (f" of {m.suite_cases}" if m.subset else "") + f" × {m.runs}",
+                escape(m.label), m.started_at) for m in manifests], title="Evaluation runs")
 
 
 @runs_group.command("show")
@@ -221,7 +252,15 @@ def runs_compare_command(run_a: str, run_b: str, as_json: bool) -> None:
     if as_json:
         out.as_json(comparison)
         return
+    out.table(["run", "model", "baseline", "with skill", "lift pts [95% CI]", "p (exact)",
+               "verdict"],
+              [(run_id, escape(s["model"]), display.pct(st["baseline"]["pass_rate"]),
+                display.pct(st["skill"]["pass_rate"]),
+                display.lift_interval(st["lift"], st["lo"], st["hi"]),
+                display.p_value(st["p_value"]), escape(st["verdict"]))
+               for run_id, run in comparison["runs"].items() for s in run["summaries"]
+               for st in [s["stats"]]])
     out.result(f"{run_a} → {run_b}: {comparison['summary']}")
     out.table(["model", "case", "A (skill)", "B (skill)", "change"],
-              [(c["model"], c["case"], f"{c['a']:.0%}", f"{c['b']:.0%}", c["change"])
+              [(c["model"], c["case"], display.pct(c["a"]), display.pct(c["b"]), c["change"])
                for c in comparison["cases"] if c["change"] != "same"])

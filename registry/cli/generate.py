@@ -8,9 +8,10 @@ import click
 from rich.markup import escape
 
 from registry.cli import _output as out
-from registry.cli._render import pct, signed_points, usd
 from registry.config import Settings
+from registry.evaluation.display import lift_interval, pct, usd
 from registry.generate.report import GenerateReport
+from registry.providers.pricing import is_free
 
 
 @click.command("generate")
@@ -86,11 +87,11 @@ def render_generate_report(report: GenerateReport) -> None:
         out.table(["student", "baseline [95% CI]", "with skill [95% CI]", "lift pts [95% CI]",
                    "verdict", "tokens in/out", "cost"], [_student_row(s) for s in best.students],
                   title=f"round {best.round} (run {best.run_id})")
-    local = ("embedded/", "local/")
-    evals = usd(report.eval_cost_usd, free=all(s.startswith(local) for s in report.students)) \
-        if report.rounds else "none"
+    free = next((s for s in report.students if is_free(s)), None) \
+        if all(is_free(s) for s in report.students) else None
+    evals = usd(report.eval_cost_usd, free) if report.rounds else "none"
     out.result(f"teacher: {report.teacher_input_tokens} in / {report.teacher_output_tokens} "
-               f"out tokens, {usd(report.teacher_cost_usd, free=report.teacher.startswith(local))}"
+               f"out tokens, {usd(report.teacher_cost_usd, report.teacher)}"
                + (" with suite verification" if report.suite_verified else "")
                + f"; evaluations: {evals}; runs: {', '.join(report.run_ids) or 'none'}")
     for warning in report.warnings:
@@ -103,9 +104,8 @@ def render_generate_report(report: GenerateReport) -> None:
 def _student_row(s) -> tuple[str, ...]:
     ci = lambda lo, hi: f"[{pct(lo)}, {pct(hi)}]"  # noqa: E731
     return (s.model, f"{pct(s.baseline)} {ci(*s.baseline_ci)}", f"{pct(s.skill)} "
-            f"{ci(*s.skill_ci)}", f"{signed_points(s.lift)} [{signed_points(s.lo)}, "
-            f"{signed_points(s.hi)}]", s.verdict, f"{s.input_tokens}/{s.output_tokens}",
-            usd(s.cost_usd, free=s.model.startswith(("embedded/", "local/"))))
+            f"{ci(*s.skill_ci)}", lift_interval(s.lift, s.lo, s.hi), s.verdict,
+            f"{s.input_tokens}/{s.output_tokens}", usd(s.cost_usd, s.model))
 
 
 @click.group("tests")

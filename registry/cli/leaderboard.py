@@ -13,12 +13,14 @@ from registry.cli import _output as out
 if TYPE_CHECKING:
     from registry.evaluation.leaderboard import Entry
 
-VERDICTS = ("helps", "hurts", "no detectable effect")
+VERDICTS = ("helps", "hurts", "no detectable effect", "too few cases", "inconclusive")
 DEFAULT_LIMIT = 50
 _ALL_SKILLS = 100_000  # tag lookups list every skill once
-_LEGEND = ("lift: skill minus baseline pass rate, in points, with a paired 95% bootstrap interval "
-           "over cases; ranked by the interval's lower bound. +tokens: the skill's input-token "
-           "overhead per call; cost: the skill arm's total.")
+_LEGEND = ("lift: skill minus baseline pass rate, in points, with a paired t 95% interval over "
+           "cases; p: exact sign test on the cases that changed. Ranked by the interval's lower "
+           "bound; unranked (-): fewer than 10 cases, uneven errors, a subset or partial run, "
+           "or no registry repo. +tokens: the skill's input-token overhead per call; cost: the "
+           "skill arm's total.")
 
 
 @click.command("leaderboard")
@@ -37,7 +39,7 @@ _LEGEND = ("lift: skill minus baseline pass rate, in points, with a paired 95% b
 def leaderboard_command(skill: str | None, model: str | None, tag: str | None,
                         verdict: str | None, registry: str | None, limit: int,
                         as_json: bool) -> None:
-    """Rank skills by measured lift on each model (latest run of each skill version x model).
+    """Rank skills by measured lift (one row per skill version x model x mode x suite).
 
     \b
     Examples:
@@ -63,7 +65,7 @@ def render_leaderboard(ranked: Sequence[Entry], *, limit: int = DEFAULT_LIMIT,
 
     With no entries it says why: nothing matched the filters, or nothing was evaluated yet.
     """
-    from registry.evaluation.leaderboard import table_rows, to_records
+    from registry.evaluation.leaderboard_table import table_rows, to_records
 
     shown = ranked[:limit] if limit else ranked
     if as_json:

@@ -7,7 +7,8 @@ from rich.markup import escape
 
 from registry.cli import _output as out
 from registry.config import Settings
-from registry.providers import Completion, ask, format_cost, known_models, prices_as_of
+from registry.evaluation.display import usd
+from registry.providers import Completion, ask, known_models, prices_as_of
 
 # Room for a full short answer from an API model; a small local model that rambles is cut in
 # seconds instead of writing 512 tokens of drift.
@@ -64,7 +65,7 @@ def ask_command(model: str, prompt: str, base_url: str | None, system: str | Non
         out.as_json({"model": ref, **completion_dict(completion)})
         return
     out.result(escape(completion.text))
-    out.info(f"[dim]{escape(summary_line(completion))}[/dim]")
+    out.info(f"[dim]{escape(summary_line(completion, ref))}[/dim]")
     if completion.finish_reason == "length":
         out.info(f"[dim](cut at --max-tokens {max_tokens}: raise it for a longer answer)[/dim]")
 
@@ -78,8 +79,8 @@ def completion_dict(completion: Completion) -> dict[str, object]:
             "tool_calls": [call.__dict__ for call in completion.tool_calls]}
 
 
-def summary_line(completion: Completion) -> str:
+def summary_line(completion: Completion, ref: str) -> str:
     """`24 in / 16 out tokens · $0 (local) · 0.41 s`."""
     usage = completion.usage
     return (f"{usage.input_tokens} in / {usage.output_tokens} out tokens · "
-            f"{format_cost(completion.cost_usd)} · {completion.latency_s:.2f} s")
+            f"{usd(completion.cost_usd, ref)} · {completion.latency_s:.2f} s")

@@ -15,7 +15,7 @@ from registry.scan import Finding, ScanFailed
 from registry.stores import SkillInfo, SkillStore, get_store, local_store
 from registry.stores.publish import PublishResult, ValidationFailed, publish_skill
 from registry.stores.seed import default_seed_dir, seed_store
-from registry.stores.summary import latest_summary
+from registry.stores.summary import SUMMARY_COLUMNS, latest_summary, summary_rows
 
 registry_option = click.option(
     "--registry", type=click.Choice(["local", "hub"]), default=None,
@@ -154,10 +154,11 @@ def _print_info(info: SkillInfo, summary: list[dict[str, Any]]) -> None:
         out.table(["version", "sha", "date"],
                   [(v.version, v.sha[:12], v.date or "-") for v in info.versions[:10]])
     if summary:
-        out.table(["model", "version", "cases", "baseline", "with skill", "lift"],
-                  [(s["model"], s["version"] or "-", s["cases"], _pct(s["baseline"]),
-                    _pct(s["skill"]), _pct(s["lift"], sign=True)) for s in summary],
-                  title="Latest evaluation")
+        rows, notes = summary_rows(summary)
+        out.table(list(SUMMARY_COLUMNS), [[escape(c) for c in row] for row in rows],
+                  title="Evaluation (leaderboard entries)")
+        for note in notes:
+            out.result(escape(note))
     else:
         out.result("No evaluation results yet.")
     out.result(f"Pull it:  hubskills pull {info.repo}")
@@ -231,8 +232,3 @@ def _info_json(info: SkillInfo, *, card: bool) -> dict[str, Any]:
 def _clip(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
-
-def _pct(value: float | None, *, sign: bool = False) -> str:
-    if value is None:
-        return "-"
-    return f"{value * 100:+.0f} pp" if sign else f"{value:.0%}"

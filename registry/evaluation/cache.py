@@ -13,9 +13,11 @@ import hashlib
 import json
 import sqlite3
 import threading
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from registry.providers import Completion, Message, ToolCall, Usage
 from registry.secrets import scrub
 
 
@@ -69,3 +71,21 @@ class ResponseCache:
         """Close the database."""
         with self._lock:
             self._db.close()
+
+
+def completion_to_dict(completion: Completion) -> dict[str, Any]:
+    """A completion as the cache stores it."""
+    return asdict(completion)
+
+
+def completion_from_dict(data: dict[str, Any]) -> Completion:
+    """A cached completion back as a `Completion`."""
+    data = dict(data)
+    data["usage"] = Usage(**data.get("usage") or {})
+    data["tool_calls"] = [ToolCall(**call) for call in data.get("tool_calls") or []]
+    return Completion(**data)
+
+
+def message_dict(message: Message) -> dict[str, Any]:
+    """A message as it enters the cache key."""
+    return asdict(message)

@@ -1,4 +1,5 @@
-"""Compare two runs case by case: which cases the skill arm improved or regressed on."""
+"""Compare two runs: each run's summary per model (the one engine's), and which cases the
+skill arm improved or regressed on from A to B."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from registry.evaluation.engine import latest_rows
-from registry.evaluation.results import ResultRow, read_manifest, read_rows
+from registry.evaluation.report import summarize
+from registry.evaluation.results import ResultRow, latest_rows, read_manifest, read_rows
 
 
 def _skill_rates(rows: list[ResultRow]) -> dict[tuple[str, str], float]:
@@ -19,10 +20,12 @@ def _skill_rates(rows: list[ResultRow]) -> dict[tuple[str, str], float]:
 
 
 def compare_runs(runs_root: Path, run_a: str, run_b: str) -> dict[str, Any]:
-    """Per (model, case) with-skill pass rates in A and B, labelled improved/regressed/same."""
-    read_manifest(runs_root, run_a), read_manifest(runs_root, run_b)
-    a = _skill_rates(latest_rows(read_rows(runs_root, run_a)))
-    b = _skill_rates(latest_rows(read_rows(runs_root, run_b)))
+    """Both runs' summaries, and per (model, case) the with-skill pass rates in A and B,
+    labelled improved/regressed/same."""
+    manifests = read_manifest(runs_root, run_a), read_manifest(runs_root, run_b)
+    rows_a = latest_rows(read_rows(runs_root, run_a))
+    rows_b = latest_rows(read_rows(runs_root, run_b))
+    a, b = _skill_rates(rows_a), _skill_rates(rows_b)
     cases = []
     for key in sorted(set(a) & set(b)):
         delta = b[key] - a[key]
@@ -33,5 +36,7 @@ def compare_runs(runs_root: Path, run_a: str, run_b: str) -> dict[str, Any]:
     only = len(set(a) ^ set(b))
     summary = (f"{counts['improved']} improved, {counts['regressed']} regressed, "
                f"{counts['same']} unchanged" + (f", {only} in one run only" if only else ""))
+    runs = {m.run_id: {"label": m.label, "summaries": [s.to_dict() for s in summarize(rows)]}
+            for m, rows in zip(manifests, (rows_a, rows_b), strict=True)}
     return {"run_a": run_a, "run_b": run_b, "summary": summary, "counts": counts,
-            "cases": cases}
+            "runs": runs, "cases": cases}

@@ -10,18 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import platform
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
-from importlib import metadata
 from pathlib import Path
-from typing import Any
 
-from registry._version import __version__
 from registry.config import Settings
-from registry.errors import HubskillsError, ProviderError
+from registry.errors import ContextOverflow, HubskillsError, ProviderError
 from registry.evaluation.arms import MAX_TOOL_TURNS, Mode, Placement, build_arm, run_tool
-from registry.evaluation.cache import ResponseCache, completion_key
+from registry.evaluation.cache import (
+    ResponseCache,
+    completion_from_dict,
+    completion_key,
+    completion_to_dict,
+    message_dict,
+)
 from registry.evaluation.checks import case_score, has_code_checks, run_checks
 from registry.evaluation.judge import make_judge
 from registry.evaluation.preflight import check_mode, check_writable
@@ -29,10 +31,12 @@ from registry.evaluation.results import (
     ResultRow,
     RunManifest,
     RunWriter,
+    count_samples,
     latest_rows,
     new_run_id,
     read_manifest,
     read_rows,
+    tool_versions,
 )
 from registry.evaluation.stopping import StopSignal, run_until_stopped
 from registry.format.skill import Skill, load_skill
@@ -42,8 +46,6 @@ from registry.providers import (
     Message,
     Model,
     RetryPolicy,
-    ToolCall,
-    Usage,
     aclose_all,
     resolve,
 )
@@ -75,6 +77,7 @@ class EvalConfig:
     retry: RetryPolicy | None = None
     sandbox: str = "auto"  # which backend runs code checks: auto, bwrap, none
     code_checks: CodeChecks = "require"  # refuse without a sandbox; "skip" leaves them out
+    via: str = "cli"
 
 
 @dataclass
@@ -87,32 +90,6 @@ class EvalRun:
 
 class _BudgetExceeded(Exception):
     pass
-
-
-def _completion_to_dict(completion: Completion) -> dict[str, Any]:
-    return asdict(completion)
-
-
-def _completion_from_dict(data: dict[str, Any]) -> Completion:
-    data = dict(data)
-    data["usage"] = Usage(**data.get("usage") or {})
-    data["tool_calls"] = [ToolCall(**call) for call in data.get("tool_calls") or []]
-    return Completion(**data)
-
-
-def _message_dict(message: Message) -> dict[str, Any]:
-    return asdict(message)
-
-
-def tool_versions() -> dict[str, str]:
-    """Versions that can change results: ours, Python's, and the model SDKs'."""
-    versions = {"hubskills": __version__, "python": platform.python_version()}
-    for package in ("openai", "anthropic", "llama_cpp_python", "huggingface_hub"):
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            continue
-    return versions
 
 
 class Evaluator:
@@ -153,11 +130,11 @@ class Evaluator:
         max_tokens = max_tokens or self.config.max_tokens
         # Two servers behind one `local/` name are two models: the endpoint is part of the key.
         key = completion_key(model=model.ref, endpoint=model.provider.endpoint,
-                             messages=[_message_dict(m) for m in messages],
+                             messages=[message_dict(m) for m in messages],
                              tools=[asdict(t) for t in tools or []], temperature=temperature,
                              max_tokens=max_tokens, seed=seed, repeat=repeat)
         if self.config.use_cache and (hit := self.cache.get(key)) is not None:
-            return _completion_from_dict(hit), True
+            return completion_from_dict(hit), True
         async with self._limit(model):
             if self.config.max_cost is not None and self.spent >= self.config.max_cost:
                 raise _BudgetExceeded
@@ -167,7 +144,7 @@ class Evaluator:
             self.unknown_cost = True
         else:
             self.spent += completion.cost_usd
-        self.cache.put(key, _completion_to_dict(completion))
+        self.cache.put(key, completion_to_dict(completion))
         return completion, False
 
     async def sample(self, model: Model, arm: str, case_index: int, repeat: int) -> ResultRow:
@@ -191,10 +168,17 @@ class Evaluator:
                     result, was_loaded = run_tool(call, self.skill)
                     loaded = loaded or was_loaded
                     messages.append(Message("tool", result, tool_call_id=call.id))
+        except ContextOverflow as exc:
+            return _arm_failure(row, str(exc))
         except ProviderError as exc:
-            row.error = str(exc)  # scrubbed with everything else when the row is written
+            row.error, row.error_kind = str(exc), "transport"  # scrubbed when written
             return row
         row.output, row.skill_loaded = completion.text, loaded
+        if plan.tools and completion.tool_calls:
+            return _arm_failure(row, f"tool loop still calling tools after {MAX_TOOL_TURNS} "
+                                     "turns")
+        if completion.finish_reason == "content_filter":
+            return _arm_failure(row, "the model refused (content filter)")
         row.checks = await run_checks(case, completion.text, judge=self.judge,
                                       sandbox=self.sandbox, skip_reason=self.skip_reason)
         row.passed, row.score = case_score(row.checks)
@@ -205,7 +189,8 @@ class Evaluator:
         return ResultRow(run_id=m.run_id, skill_name=m.skill_name, skill_version=m.skill_version,
                          skill_repo=m.skill_repo, skill_revision=m.skill_revision,
                          content_hash=m.content_hash, model=model.ref, mode=m.mode, arm=arm,
-                         case_id=case_id, repeat=repeat, cost_usd=0.0, cached=True)
+                         case_id=case_id, repeat=repeat, cost_usd=0.0, cached=True,
+                         **m.row_fields())
 
     @staticmethod
     def _account(row: ResultRow, completion: Completion, cached: bool) -> None:
@@ -278,12 +263,19 @@ class Evaluator:
         await aclose_all([*self.models, *self._judge_models])
 
 
+def _arm_failure(row: ResultRow, reason: str) -> ResultRow:
+    """An error caused by the arm itself: a graded failure of that arm, not a lost sample."""
+    row.error, row.error_kind, row.passed, row.score = reason, "arm", False, 0.0
+    return row
+
+
 def run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Settings, *,
                    tests: str | Path | None = None, progress: Progress | None = None,
                    resume: str | None = None, skill_repo: str | None = None,
                    skill_revision: str | None = None,
                    warn: Callable[[str], None] | None = None, stop: StopSignal | None = None,
-                   started: Started | None = None) -> EvalRun:
+                   started: Started | None = None,
+                   skill_version: str | None = None) -> EvalRun:
     """Evaluate a skill folder: baseline vs skill on each model; results saved as a run.
 
     The keys `settings` carries (typed into the Space, say) are held for the run, so they are
@@ -302,27 +294,26 @@ def run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Settings
         return _run_evaluation(skill_dir, config, settings, tests=tests, progress=progress,
                                resume=resume, skill_repo=skill_repo,
                                skill_revision=skill_revision, warn=warn, stop=stop,
-                               started=started)
+                               started=started, skill_version=skill_version)
 
 
 def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Settings, *,
                     tests: str | Path | None, progress: Progress | None, resume: str | None,
                     skill_repo: str | None, skill_revision: str | None,
                     warn: Callable[[str], None] | None, stop: StopSignal | None,
-                    started: Started | None) -> EvalRun:
+                    started: Started | None, skill_version: str | None) -> EvalRun:
     skill = load_skill(skill_dir)
-    suite = load_suite(tests or suite_path(skill.path), skill_dir=skill.path)
+    full = load_suite(tests or suite_path(skill.path), skill_dir=skill.path)
     manifest = read_manifest(settings.runs_dir, resume) if resume else None
     if manifest is not None:
-        _check_resumable(manifest, skill, suite)
+        _check_resumable(manifest, skill, full)
         config = replace(config, models=manifest.models, runs=manifest.runs, mode=manifest.mode,
                          placement=manifest.placement, judge=manifest.judge,
                          temperature=manifest.temperature, max_tokens=manifest.max_tokens,
                          case_ids=manifest.case_ids,
                          code_checks="skip" if manifest.code_checks == SKIPPED_BY_USER else
                          config.code_checks)
-    if config.case_ids:
-        suite = suite.select(config.case_ids)
+    suite = full.select(config.case_ids) if config.case_ids else full
     if not config.judge and (judged := suite.judge_only_cases()):
         shown = ", ".join(judged[:5]) + (f" and {len(judged) - 5} more" if len(judged) > 5 else "")
         raise HubskillsError(f"{len(judged)} of {len(suite.cases)} cases can only be graded by a "
@@ -337,8 +328,12 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
         done = {(r.model, r.arm, r.case_id, r.repeat) for r in
                 latest_rows(read_rows(settings.runs_dir, resume)) if not r.is_error}
         manifest.status = "running"
+        if skill_repo and not manifest.skill_repo:  # placed now: the resumed rows join it
+            manifest.skill_repo, manifest.skill_revision = skill_repo, skill_revision
+            manifest.skill_version = skill_version or manifest.skill_version
     else:
-        manifest = _new_manifest(skill, suite, config, skill_repo, skill_revision)
+        manifest = _new_manifest(skill, full, suite, config, skill_repo, skill_revision)
+        manifest.skill_version = skill_version or manifest.skill_version
         done = set()
     manifest.sandbox, manifest.code_checks = code.sandbox and code.sandbox.name, code.status
     evaluator = Evaluator(skill, suite, config, settings, done, code)  # resolves models
@@ -352,6 +347,8 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
         status = run_until_stopped(evaluator.run(progress, stop, started), stop)
         note = _note(status, evaluator, stop)
     finally:
+        rows = latest_rows(read_rows(settings.runs_dir, manifest.run_id))
+        count_samples(writer.manifest, rows, status)
         writer.close(status, note)
         evaluator.cache.close()
     # What was written, read back: the caller sees the scrubbed run, as a later reader would.
@@ -371,16 +368,18 @@ def _note(status: str, evaluator: Evaluator, stop: StopSignal | None) -> str | N
     return None
 
 
-def _new_manifest(skill: Skill, suite: Suite, config: EvalConfig, repo: str | None,
-                  revision: str | None) -> RunManifest:
+def _new_manifest(skill: Skill, full: Suite, suite: Suite, config: EvalConfig,
+                  repo: str | None, revision: str | None) -> RunManifest:
+    """A new run of ``suite`` (``full`` or some of its cases: a subset run)."""
     return RunManifest(
         run_id=new_run_id(), skill_name=skill.name, skill_version=skill.version,
         skill_repo=repo, skill_revision=revision, content_hash=skill.content_hash(),
-        suite_hash=suite.suite_hash(), models=list(config.models), mode=config.mode,
-        placement=config.placement, runs=config.runs, temperature=config.temperature,
-        max_tokens=config.max_tokens, judge=config.judge,
+        suite_hash=full.suite_hash(), suite_cases=len(full.cases), models=list(config.models),
+        mode=config.mode, placement=config.placement, runs=config.runs,
+        temperature=config.temperature, max_tokens=config.max_tokens, judge=config.judge,
         case_ids=[c.id for c in suite.cases], skill_tokens=skill.token_estimate()["body"],
-        versions=tool_versions(),
+        versions=tool_versions(), partial=True, produced_via=config.via,
+        samples_planned=len(config.models) * len(suite.cases) * config.runs * 2,
     )
 
 

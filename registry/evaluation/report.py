@@ -1,24 +1,34 @@
-"""Summaries of a run per model: pass rates, lift and its verdict, tokens, dollars, cases."""
+"""Summaries of a run per model: pass rates, lift and its verdict, tokens, dollars, cases.
+
+Every figure comes from `stats.table` over the run's rows, grouped by model: the leaderboard,
+`info`, the cards and the Space show the same numbers for the same rows.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from registry.evaluation import stats
 from registry.evaluation.results import ResultRow
+
+if TYPE_CHECKING:
+    import pandas as pd
 from registry.evaluation.stats import (
+    EXACT_TEST,
     INTERVAL_METHOD,
     LIFT_INTERVAL_METHOD,
     LiftStats,
     case_status,
-    compare_arms,
 )
 
 
 @dataclass
 class ArmTotals:
-    """Token and dollar totals of one arm (errors excluded from the means)."""
+    """Token and dollar totals of one arm over its graded samples (transport errors apart)."""
 
     samples: int = 0
     errors: int = 0
@@ -28,25 +38,12 @@ class ArmTotals:
     cost_usd: float | None = 0.0
     cached: int = 0
 
-    def add(self, row: ResultRow) -> None:
-        """Count one row."""
-        if row.is_error:
-            self.errors += 1
-            return
-        self.samples += 1
-        self.passes += bool(row.passed)
-        self.input_tokens += row.input_tokens
-        self.output_tokens += row.output_tokens
-        self.cached += row.cached
-        if self.cost_usd is not None:
-            self.cost_usd = None if row.cost_usd is None else self.cost_usd + row.cost_usd
-
     def mean_input(self) -> float:
-        """Mean input tokens per answered sample."""
+        """Mean input tokens per graded sample."""
         return self.input_tokens / self.samples if self.samples else 0.0
 
     def mean_output(self) -> float:
-        """Mean output tokens per answered sample."""
+        """Mean output tokens per graded sample."""
         return self.output_tokens / self.samples if self.samples else 0.0
 
 
@@ -64,40 +61,68 @@ class ModelSummary:
     non_discriminating: list[str]
     invocation_rate: float | None
     methods: dict[str, str] = field(default_factory=lambda: {
-        "arm_interval": INTERVAL_METHOD, "lift_interval": LIFT_INTERVAL_METHOD})
+        "arm_interval": INTERVAL_METHOD, "lift_interval": LIFT_INTERVAL_METHOD,
+        "exact_test": EXACT_TEST})
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form for `--json` and the Space."""
-        return asdict(self)
+        """JSON-ready form for `--json` and the Space (an infinite detectable lift is null)."""
+        data = asdict(self)
+        if data["stats"]["detectable"] == float("inf"):
+            data["stats"]["detectable"] = None
+        return data
+
+
+def rows_frame(rows: list[ResultRow]) -> pd.DataFrame:
+    """Rows as a results frame (no ``output``/``checks``), as the stores return them."""
+    import pandas as pd  # on first use: `hubskills eval` starts without it
+
+    return pd.DataFrame([r.model_dump(exclude={"output", "checks"}) for r in rows])
 
 
 def summarize(rows: list[ResultRow]) -> list[ModelSummary]:
     """One summary per model, in the order models first appear in the rows."""
+    if not rows:
+        return []
+    from registry.evaluation.grouping import Rows  # pandas, loaded once a run is summarized
+
+    coded = Rows.from_frame(rows_frame(rows))
+    coded = coded.take((coded.cols["arm"] >= 0) & (coded.cols["case_id"] >= 0))
+    models = coded.labels["model"]
+    table = stats.table(coded.outcomes(coded.cols["model"]), len(models))
     by_model: dict[str, list[ResultRow]] = defaultdict(list)
     for row in rows:
         by_model[row.model].append(row)
-    return [_summarize_model(model, model_rows) for model, model_rows in by_model.items()]
+    return [_summarize_model(str(model), by_model[str(model)], table, i)
+            for i, model in enumerate(models)]
 
 
-def _summarize_model(model: str, rows: list[ResultRow]) -> ModelSummary:
+def _totals(table: stats.Table, i: int, k: int, rows: list[ResultRow]) -> ArmTotals:
+    cost = float(table.cost[i, k])
+    return ArmTotals(samples=int(table.samples[i, k]), errors=int(table.errors[i, k]),
+                     passes=int(table.passes[i, k]), input_tokens=int(table.input_tokens[i, k]),
+                     output_tokens=int(table.output_tokens[i, k]),
+                     cost_usd=None if np.isnan(cost) else cost,
+                     cached=sum(r.cached for r in rows if not r.is_error))
+
+
+def _summarize_model(model: str, rows: list[ResultRow], table: stats.Table,
+                     i: int) -> ModelSummary:
     verdicts: dict[str, dict[str, list[bool | None]]] = {"baseline": {}, "skill": {}}
-    totals = {"baseline": ArmTotals(), "skill": ArmTotals()}
     loaded: list[bool] = []
     for row in sorted(rows, key=lambda r: (r.case_id, r.repeat)):
         verdicts[row.arm].setdefault(row.case_id, []).append(
             None if row.is_error else bool(row.passed))
-        totals[row.arm].add(row)
         if row.arm == "skill" and row.skill_loaded is not None and not row.is_error:
             loaded.append(row.skill_loaded)
-    stats = compare_arms(verdicts["baseline"], verdicts["skill"])
-    skill_totals = totals["skill"]
+    base, skill = (_totals(table, i, k, [r for r in rows if r.arm == arm])
+                   for k, arm in enumerate(("baseline", "skill")))
     cost_per_pass = None
-    if skill_totals.cost_usd is not None and skill_totals.passes:
-        cost_per_pass = skill_totals.cost_usd / skill_totals.passes
+    if skill.cost_usd is not None and skill.passes:
+        cost_per_pass = skill.cost_usd / skill.passes
     cases = sorted(set(verdicts["baseline"]) | set(verdicts["skill"]))
     return ModelSummary(
-        model=model, stats=stats, baseline=totals["baseline"], skill=skill_totals,
-        skill_overhead_tokens=skill_totals.mean_input() - totals["baseline"].mean_input(),
+        model=model, stats=stats.lift_stats(table, i), baseline=base, skill=skill,
+        skill_overhead_tokens=skill.mean_input() - base.mean_input(),
         cost_per_pass=cost_per_pass,
         case_status={c: {arm: case_status(verdicts[arm].get(c, [])) for arm in verdicts}
                      for c in cases},

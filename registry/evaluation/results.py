@@ -14,15 +14,18 @@ from __future__ import annotations
 import json
 import logging
 import os
+import platform
 import secrets
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
+from importlib import metadata
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from registry._io import atomic_write_text
+from registry._version import __version__
 from registry.errors import HubskillsError, RunNotFound
 from registry.secrets import scrub
 
@@ -30,6 +33,8 @@ log = logging.getLogger(__name__)
 
 Arm = Literal["baseline", "skill"]
 RunStatus = Literal["running", "complete", "stopped", "interrupted"]
+ErrorKind = Literal["arm", "transport"]
+Via = Literal["cli", "space", "job"]
 
 
 def utc_now() -> str:
@@ -81,6 +86,42 @@ class RunManifest(BaseModel):
     note: str | None = None
     sandbox: str | None = None  # the backend that ran code checks (None: none ran)
     code_checks: str | None = None  # "bwrap", "none", "skipped: <why>", "none in the suite"
+    suite_cases: int | None = None
+    """Cases in the whole suite; fewer `case_ids` make this a subset run (never ranked)."""
+    samples_planned: int = 0
+    samples_done: int = 0
+    partial: bool | None = None
+    """True until the run has answered every planned sample (set when it closes); None in
+    manifests older than the field, where it follows `status`."""
+    produced_by: str = "local"
+    produced_via: Via = "cli"
+
+    @property
+    def is_partial(self) -> bool:
+        """The run did not answer every planned sample (stopped, interrupted or killed)."""
+        return self.status != "complete" if self.partial is None else self.partial
+
+    @property
+    def subset(self) -> bool:
+        """A run of some of the suite's cases (`--cases`)."""
+        return self.suite_cases is not None and len(self.case_ids) < self.suite_cases
+
+    @property
+    def label(self) -> str:
+        """`complete`, or what keeps the run off the ranked leaderboard (partial, subset)."""
+        done = f"{self.samples_done} of {self.samples_planned} samples" \
+            if self.samples_planned else self.status
+        marks = [f"partial: {done}" if self.is_partial else "", f"subset: {len(self.case_ids)} of "
+                 f"{self.suite_cases} cases" if self.subset else ""]
+        return "; ".join(m for m in marks if m) or self.status
+
+    def row_fields(self) -> dict[str, Any]:
+        """The run-level fields every row of this run carries (see `ResultRow`)."""
+        return {"suite_hash": self.suite_hash,
+                "suite_cases": self.suite_cases or len(self.case_ids) or None,
+                "run_cases": len(self.case_ids) or None, "planned_runs": self.runs,
+                "placement": self.placement, "produced_by": self.produced_by,
+                "produced_via": self.produced_via}
 
 
 class ResultRow(BaseModel):
@@ -108,13 +149,28 @@ class ResultRow(BaseModel):
     cost_usd: float | None = None
     latency_s: float = 0.0
     error: str | None = None
+    error_kind: ErrorKind | None = None
+    """`arm`: caused by the arm itself (context overflow, refusal, tool loop over budget), a
+    graded failure; `transport` (or unset, for older rows): the call failed after retries."""
     skill_loaded: bool | None = None
     cached: bool = False
     created_at: str = Field(default_factory=utc_now)
+    suite_hash: str | None = None
+    suite_cases: int | None = None
+    run_cases: int | None = None
+    planned_runs: int | None = None
+    placement: str | None = None
+    produced_by: str | None = None
+    produced_via: str | None = None
 
     @property
     def is_error(self) -> bool:
-        """An error row: kept out of pass-rate denominators, counted apart."""
+        """A transport error row: kept out of pass-rate denominators, counted apart.
+
+        An error caused by the arm (`error_kind == "arm"`) is a graded failure, not this.
+        """
+        if self.error_kind == "arm":
+            return False
         return self.error is not None or self.passed is None
 
 
@@ -248,3 +304,21 @@ def rows_to_jsonl(rows: Iterable[ResultRow]) -> str:
 def rows_from_jsonl(text: str) -> list[ResultRow]:
     """Parse JSONL text into rows."""
     return [ResultRow.model_validate(json.loads(line)) for line in text.splitlines() if line]
+
+
+def tool_versions() -> dict[str, str]:
+    """Versions that can change results: ours, Python's, and the model SDKs'."""
+    versions = {"hubskills": __version__, "python": platform.python_version()}
+    for package in ("openai", "anthropic", "llama_cpp_python", "huggingface_hub"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def count_samples(manifest: RunManifest, rows: list[ResultRow], status: str) -> None:
+    """Record how many planned samples have a row: fewer, or a stop, make the run partial."""
+    manifest.samples_planned = len(manifest.models) * len(manifest.case_ids) * manifest.runs * 2
+    manifest.samples_done = len(rows)
+    manifest.partial = status != "complete" or manifest.samples_done < manifest.samples_planned

@@ -1,216 +1,258 @@
-"""Statistics of skill lift: per-arm intervals, paired lift, exact McNemar and suite power.
+"""The one statistics engine: every figure a run summary, the leaderboard, a card or the Space
+shows.
 
-The unit of independence is the *case*, not the sample: repeats of one case are correlated, so
-every interval here resamples or counts cases. Formulas and reference values are in
-``shared/facts/statistics.md``. Pure Python (``math``, ``random``, ``statistics``), no scipy.
+`table` takes result rows as integer arrays (a group code per row: a model of one run, or a
+leaderboard entry; a case rank; the arm; the outcome) and returns every figure per group, with
+numpy and no Python loop over rows. Every screen calls it, so one set of rows gives bit-identical
+numbers everywhere: cases are summed in case-label order whatever the order of the rows, and
+dollars are summed as integer nanodollars.
+
+Methods (README "Evaluate: is the lift real?"; reference values in facts/statistics.md):
+
+- The unit of independence is the case. A case's score in an arm is its pass fraction over the
+  graded repeats. An error caused by the arm (context overflow, refusal, tool loop over budget)
+  is a graded failure; a transport error (after retries) is left out of denominators.
+- Arm rate: the mean case score, with a Wilson 95% score interval over cases evaluated at that
+  rate. Case scores lie in [0, 1], so their variance is at most p(1 - p): with repeats the
+  interval is conservative, with one run it is the textbook Wilson interval. It always contains
+  the rate.
+- Lift: the mean over paired cases (graded in both arms) of skill score minus baseline score,
+  with a paired t 95% interval (df = cases - 1). Deterministic: no resampling.
+- Exact test: the two-sided sign test on the cases whose score changed (b up, c down), which is
+  McNemar's exact test when each case runs once.
+- Verdict: "inconclusive: errors in N cases" when transport errors leave N cases usable in one
+  arm only; "too few cases (N)" under `MIN_CASES` paired cases; "helps"/"hurts" when the interval
+  excludes 0 *and* the exact test agrees (p < 0.05, same direction); else "no detectable
+  effect". Simulated under no effect, "helps" comes up at most 2.5% of the time
+  (tests/test_stats_verdict.py).
 """
 
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
+from typing import Any, NamedTuple
 
-Z95 = 1.959963984540054
-INTERVAL_METHOD = "Wilson 95% over case majority verdicts"
-LIFT_INTERVAL_METHOD = "paired percentile bootstrap over cases (B=2000, fixed seed)"
-WORST_CASE_PD = 1.0
+import numpy as np
 
-_BOOT_BATCH = 1 << 16  # draws per ``choices`` call: bounds memory, keeps the random stream
+from registry.evaluation.formulas import (
+    ALPHA,
+    detectable_lift,
+    mcnemar_exact,
+    t_critical,
+    wilson_arrays,
+)
 
-
-def wilson_interval(k: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """Return the Wilson score interval for ``k`` passes in ``n`` trials.
-
-    Stays inside [0, 1] and is exact at the edges (lower bound 0 when k == 0, upper bound 1
-    when k == n). With no trials it returns the uninformative interval (0.0, 1.0).
-    """
-    if not 0 <= k <= n:
-        raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
-    if n == 0:
-        return 0.0, 1.0
-    p, z2 = k / n, z * z
-    denom = 1 + z2 / n
-    center = (p + z2 / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
-    lo = 0.0 if k == 0 else max(0.0, center - half)
-    hi = 1.0 if k == n else min(1.0, center + half)
-    return lo, hi
+MIN_CASES = 10
+INTERVAL_METHOD = "Wilson 95% score interval over cases, at the mean case pass fraction"
+LIFT_INTERVAL_METHOD = "paired t 95% interval over per-case differences (df = cases - 1)"
+EXACT_TEST = "exact two-sided sign test on cases whose pass fraction changed (McNemar)"
+VERDICTS = ("helps", "hurts", "no detectable effect", "too few cases", "inconclusive")
+NANO = 1_000_000_000  # dollars are summed as integer nanodollars: exact in any order
 
 
-def mcnemar_exact(b: int, c: int) -> float:
-    """Return the two-sided exact McNemar p-value for ``b`` and ``c`` discordant cases.
-
-    ``p = min(1, 2 * BinomCDF(min(b, c); b + c, 0.5))`` with exact integers (1.0 when b = c = 0).
-    """
-    if b < 0 or c < 0:
-        raise ValueError(f"discordant counts must be >= 0, got b={b}, c={c}")
-    n = b + c
-    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1))
-    return min(1.0, 2 * tail / 2**n)  # int / int is correctly rounded, even for huge n
-
-
-def normalized_gain(baseline: float, skill: float) -> float | None:
-    """Return ``(skill - baseline) / (1 - baseline)``, or None when the baseline is already 1."""
-    return None if baseline >= 1 else (skill - baseline) / (1 - baseline)
-
-
-def _quantile(sorted_xs: Sequence[float], q: float) -> float:
-    """Linear-interpolated quantile of sorted data (numpy's default method)."""
-    pos = q * (len(sorted_xs) - 1)
-    i = math.floor(pos)
-    if i + 1 >= len(sorted_xs):
-        return sorted_xs[-1]
-    return sorted_xs[i] + (sorted_xs[i + 1] - sorted_xs[i]) * (pos - i)
-
-
-def paired_bootstrap_lift(
-    baseline: dict[str, list[float]],
-    skill: dict[str, list[float]],
-    *,
-    n_boot: int = 2000,
-    seed: int = 0,
-    level: float = 0.95,
-) -> tuple[float, float, float]:
-    """Return ``(point, lo, hi)`` for the paired lift of ``skill`` over ``baseline``.
-
-    A case's score is the mean over its repeats; the point estimate is the mean over the cases
-    present (with scores) in both arms of ``skill - baseline``. The interval is a percentile
-    bootstrap that resamples case ids with replacement, so repeats stay inside their case.
-    Cases are sorted by id first, so the result depends only on the data and ``seed``.
-
-    Raises:
-        ValueError: If no case has scores in both arms, or ``n_boot``/``level`` are invalid.
-    """
-    if n_boot < 1 or not 0 < level < 1:
-        raise ValueError(f"need n_boot >= 1 and 0 < level < 1, got {n_boot}, {level}")
-    diffs = [
-        math.fsum(skill[cid]) / len(skill[cid]) - math.fsum(scores) / len(scores)
-        for cid, scores in sorted(baseline.items())
-        if scores and skill.get(cid)
-    ]
-    if not diffs:
-        raise ValueError("no case has scores in both arms")
-    n = len(diffs)
-    point = math.fsum(diffs) / n  # fsum is order-free, so a resample equal as a multiset ties
-    rng = random.Random(seed)
-    per_call = max(1, _BOOT_BATCH // n)
-    means: list[float] = []
-    for start in range(0, n_boot, per_call):
-        reps = min(per_call, n_boot - start)
-        draws = rng.choices(diffs, k=n * reps)
-        means.extend(math.fsum(draws[i : i + n]) / n for i in range(0, n * reps, n))
-    means.sort()
-    return point, _quantile(means, (1 - level) / 2), _quantile(means, (1 + level) / 2)
-
-
-def _z(alpha: float, power: float) -> tuple[float, float]:
-    return NormalDist().inv_cdf(1 - alpha / 2), NormalDist().inv_cdf(power)
-
-
-def _connor_n(d: float, pd: float, z_a: float, z_b: float) -> float:
-    return (z_a * math.sqrt(pd) + z_b * math.sqrt(max(pd - d * d, 0.0))) ** 2 / (d * d)
-
-
-def cases_needed(d: float, pd: float, alpha: float = 0.05, power: float = 0.8) -> int | None:
-    """Return the cases a paired suite needs to detect lift ``d`` (Connor 1987), rounded up.
-
-    ``pd`` is the expected share of discordant cases. Returns None when no suite can detect
-    the lift: ``d == 0``, ``pd <= 0`` or ``pd < |d|`` (a lift forces that much discordance).
-
-    Raises:
-        ValueError: If ``pd > 1``.
-    """
-    if pd > 1:
-        raise ValueError(f"discordant share must be <= 1, got {pd}")
-    if d == 0 or pd <= 0 or pd < abs(d):
-        return None
-    return math.ceil(_connor_n(d, pd, *_z(alpha, power)) - 1e-9)
-
-
-def detectable_lift(
-    n_cases: int, pd: float | None = None, alpha: float = 0.05, power: float = 0.8
-) -> float:
-    """Return the smallest lift ``|d|`` a suite of ``n_cases`` cases detects at ``power``.
-
-    Inverts Connor's formula by bisection over ``0 < d <= pd``. When ``pd`` is None it uses
-    ``WORST_CASE_PD = 1.0`` (every case discordant): the cases needed for a given ``d`` grow
-    with ``pd``, so any true lift at least this large is detected whatever the real discordance
-    (which a lift ``d`` forces to be >= ``|d|``), and the answer does not depend on the observed
-    outcome. Returns ``math.inf`` when no lift up to ``pd`` is detectable (e.g. fewer than 4
-    cases at the worst case).
-    """
-    share = WORST_CASE_PD if pd is None else pd
-    if share > 1:
-        raise ValueError(f"discordant share must be <= 1, got {share}")
-    if n_cases <= 0 or share <= 0:
-        return math.inf
-    z_a, z_b = _z(alpha, power)
-    if _connor_n(share, share, z_a, z_b) > n_cases:
-        return math.inf
-    lo, hi = 0.0, share  # invariant: needed(hi) <= n_cases < needed(lo)
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if _connor_n(mid, share, z_a, z_b) <= n_cases else (mid, hi)
-    return hi
-
-
-def verdict(lo: float, hi: float) -> str:
-    """Return "helps" if the interval is above 0, "hurts" if below, else "no detectable effect"."""
-    if lo > 0:
+def verdict(lo: float, hi: float, p_value: float, b: int, c: int, *, cases: int,
+            uneven: int = 0) -> str:
+    """The verdict rule (module docstring): errors first, then size, then interval AND test."""
+    if uneven:
+        return f"inconclusive: errors in {uneven} case{'s' if uneven > 1 else ''}"
+    if cases < MIN_CASES:
+        return f"too few cases ({cases})"
+    significant = p_value < ALPHA
+    if lo > 0 and significant and b > c:
         return "helps"
-    if hi < 0:
+    if hi < 0 and significant and c > b:
         return "hurts"
     return "no detectable effect"
 
 
-def _tally(passes: Sequence[bool | None]) -> tuple[int, int]:
-    """Return ``(passes, non-error samples)``; ``list.count`` keeps this fast on big inputs."""
-    return passes.count(True), len(passes) - passes.count(None)
+def is_conclusive(verdict_text: str) -> bool:
+    """Whether a verdict is a measurement that can be ranked (not too few cases or errors)."""
+    return not verdict_text.startswith(("too few cases", "inconclusive"))
 
 
-def case_status(passes: list[bool | None]) -> str:
-    """Classify one case's repeats: "stable pass", "flaky", "stable fail" or "error".
+def disagreement(lo: float, hi: float, p_value: float, b: int, c: int) -> str | None:
+    """One sentence when the interval and the exact test disagree (None when they agree)."""
+    excludes = lo > 0 or hi < 0
+    significant = p_value < ALPHA and b != c
+    if excludes and not significant:
+        return (f"The interval excludes 0 but the exact test does not (p = {p_value:.3g}; "
+                f"{b} cases up, {c} down): too few cases changed to rule out chance, and the "
+                "verdict needs both.")
+    if significant and not excludes:
+        return (f"The exact test finds more cases going one way (p = {p_value:.3g}; {b} up, "
+                f"{c} down) but the interval includes 0: the changes are too small or too "
+                "mixed to bound the lift away from 0, and the verdict needs both.")
+    if excludes and significant and (lo > 0) != (b > c):
+        return (f"The interval and the exact test point in opposite directions ({b} cases up, "
+                f"{c} down): no verdict.")
+    return None
 
-    Errors (None) are ignored unless every repeat errored; an empty list is an "error".
+
+# -- the table: every figure per group, from rows as arrays ---------------------------------
+
+
+class Table(NamedTuple):
+    """Every figure per group; two-column arrays hold (baseline, skill).
+
+    ``cases``: cases graded at least once in the arm; ``rate``/``rate_lo``/``rate_hi``: the arm
+    rate and its interval; ``samples``/``passes``: graded samples and passes; ``errors``:
+    transport errors; ``repeats``: the most rows of one case in one arm; ``paired``: cases
+    graded in both arms; ``lift``/``lift_lo``/``lift_hi``, ``b``/``c``/``p_value``: the paired
+    lift and the exact test; ``gain``: normalized gain (NaN when the baseline is 1);
+    ``uneven``: cases usable in one arm only because of transport errors; ``detectable``: the
+    smallest lift the suite detects at 80% power (inf under `MIN_CASES`); token and dollar
+    sums over graded samples (``cost`` NaN when a price is unknown).
     """
-    n_pass, n_valid = _tally(passes)
-    if n_valid == 0:
-        return "error"
-    if n_pass == n_valid:
-        return "stable pass"
-    return "stable fail" if n_pass == 0 else "flaky"
+
+    cases: np.ndarray
+    samples: np.ndarray
+    passes: np.ndarray
+    errors: np.ndarray
+    rate: np.ndarray
+    rate_lo: np.ndarray
+    rate_hi: np.ndarray
+    repeats: np.ndarray
+    paired: np.ndarray
+    lift: np.ndarray
+    lift_lo: np.ndarray
+    lift_hi: np.ndarray
+    b: np.ndarray
+    c: np.ndarray
+    p_value: np.ndarray
+    gain: np.ndarray
+    uneven: np.ndarray
+    detectable: np.ndarray
+    verdict: np.ndarray
+    input_tokens: np.ndarray
+    output_tokens: np.ndarray
+    cost: np.ndarray
 
 
-def majority(passes: list[bool | None]) -> bool:
-    """Return True when a strict majority of the non-error repeats pass (ties are False)."""
-    n_pass, n_valid = _tally(passes)
-    return 2 * n_pass > n_valid
+class Outcomes(NamedTuple):
+    """Rows as arrays: ``group`` (0..n_groups-1), ``case`` (a rank in case-label order),
+    ``arm`` (0 baseline, 1 skill), ``graded``/``passed`` (bool) and ``transport`` (bool: a
+    transport error), with token counts and dollars (NaN: unknown price) per row."""
+
+    group: np.ndarray
+    case: np.ndarray
+    arm: np.ndarray
+    graded: np.ndarray
+    passed: np.ndarray
+    transport: np.ndarray
+    input_tokens: np.ndarray
+    output_tokens: np.ndarray
+    cost: np.ndarray
 
 
-def discordant_share(b: int, c: int, n_cases: int) -> float:
-    """Return ``(b + c) / n_cases``, the observed discordant share (0.0 for an empty suite)."""
-    return (b + c) / n_cases if n_cases else 0.0
+def _cells(o: Outcomes, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's (group, case) cell, numbered in (group, case) order, and each cell's group."""
+    width = int(o.case.max(initial=-1)) + 1
+    key = o.group.astype(np.int64) * width + o.case
+    size = n_groups * width
+    if size <= max(2 * len(key), 1 << 16):  # a bincount keeps keys sorted, faster than a sort
+        present = np.bincount(key, minlength=size) > 0
+        return (np.cumsum(present) - 1)[key], np.flatnonzero(present) // width
+    keys, cell = np.unique(key, return_inverse=True)
+    return cell.reshape(-1), keys // width
 
 
-def non_discriminating(
-    baseline: Mapping[str, list[bool | None]], skill: Mapping[str, list[bool | None]]
-) -> list[str]:
-    """Return ids of cases that pass on every repeat in both arms; they cannot show lift."""
-    stable = [cid for cid, passes in skill.items() if case_status(passes) == "stable pass"]
-    return sorted(c for c in stable if c in baseline and case_status(baseline[c]) == "stable pass")
+def table(o: Outcomes, n_groups: int) -> Table:
+    """Every figure for each of ``n_groups`` groups of rows (see `Table` and the module doc)."""
+    cell, cell_group = _cells(o, n_groups)
+    idx, n_cells = 2 * cell + o.arm, 2 * len(cell_group)
+
+    def per_cell(weights: np.ndarray | None = None) -> np.ndarray:
+        return np.bincount(idx, weights, minlength=n_cells).reshape(-1, 2).astype(float)
+
+    def per_group(values: np.ndarray) -> np.ndarray:
+        return np.stack([np.bincount(cell_group, values[:, k], minlength=n_groups)
+                         for k in (0, 1)], 1)
+
+    graded, passes = per_cell(o.graded), per_cell(o.graded & o.passed)
+    transport, rows = per_cell(o.transport), per_cell()
+    has = graded > 0
+    score = np.divide(passes, graded, out=np.zeros_like(passes), where=has)
+    cases = per_group(has).astype(np.int64)
+    rate = np.divide(per_group(score * has), cases, out=np.zeros(cases.shape), where=cases > 0)
+    rate_lo, rate_hi = wilson_arrays(rate, cases)
+    repeats = np.zeros(n_groups, dtype=np.int64)
+    np.maximum.at(repeats, cell_group, np.maximum(rows[:, 0], rows[:, 1]).astype(np.int64))
+    uneven_cell = (has[:, 0] & ~has[:, 1] & (transport[:, 1] > 0)) | (
+        has[:, 1] & ~has[:, 0] & (transport[:, 0] > 0))
+    sums = {name: np.bincount(2 * o.group + o.arm, np.where(o.graded, v, 0),
+                              minlength=2 * n_groups).reshape(-1, 2)
+            for name, v in (("input", o.input_tokens), ("output", o.output_tokens),
+                            ("cost", np.round(o.cost * NANO)))}
+    paired = _paired(cell_group[has[:, 0] & has[:, 1]], score[has[:, 0] & has[:, 1]], n_groups)
+    uneven = np.bincount(cell_group, uneven_cell, minlength=n_groups).astype(np.int64)
+    verdicts = _verdicts(paired, uneven)
+    return Table(cases=cases, samples=per_group(graded).astype(np.int64),
+                 passes=per_group(passes).astype(np.int64),
+                 errors=per_group(transport).astype(np.int64), rate=rate, rate_lo=rate_lo,
+                 rate_hi=rate_hi, repeats=repeats, uneven=uneven, verdict=verdicts,
+                 input_tokens=sums["input"], output_tokens=sums["output"],
+                 cost=sums["cost"] / NANO, **paired)
+
+
+def _verdicts(paired: dict[str, np.ndarray], uneven: np.ndarray) -> np.ndarray:
+    """`verdict` per group, called once per distinct combination of what it depends on."""
+    lo, hi, n = paired["lift_lo"], paired["lift_hi"], paired["paired"]
+    flags = ((lo > 0) * 1 + (hi < 0) * 2 + (paired["p_value"] < ALPHA) * 4
+             + (paired["b"] > paired["c"]) * 8 + (paired["c"] > paired["b"]) * 16)
+    key = (uneven * (MIN_CASES + 1) + np.minimum(n, MIN_CASES)) * 32 + flags
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    texts = [verdict(*(float(paired[k][i]) for k in ("lift_lo", "lift_hi", "p_value")),
+                     int(paired["b"][i]), int(paired["c"][i]), cases=int(n[i]),
+                     uneven=int(uneven[i])) for i in first.tolist()]
+    return np.array(texts, dtype=object)[inverse.reshape(-1)]
+
+
+def _paired(group: np.ndarray, score: np.ndarray, n_groups: int) -> dict[str, np.ndarray]:
+    """Lift, t interval, sign test and normalized gain over the paired cells of each group."""
+    diff = score[:, 1] - score[:, 0]
+    n = np.bincount(group, minlength=n_groups)
+    lift = np.divide(np.bincount(group, diff, minlength=n_groups), n, out=np.zeros(n_groups),
+                     where=n > 0)
+    squares = np.bincount(group, (diff - lift[group]) ** 2, minlength=n_groups)
+    se = np.sqrt(np.divide(squares, n * (n - 1.0), out=np.zeros(n_groups), where=n > 1))
+    half = np.where(n > 1, _per_value(t_critical, np.maximum(n - 1, 1)) * se, np.inf)
+    b = np.bincount(group, diff > 0, minlength=n_groups).astype(np.int64)
+    c = np.bincount(group, diff < 0, minlength=n_groups).astype(np.int64)
+    base, skill = (np.divide(np.bincount(group, score[:, k], minlength=n_groups), n,
+                             out=np.zeros(n_groups), where=n > 0) for k in (0, 1))
+    return {"paired": n.astype(np.int64), "lift": lift,
+            "lift_lo": np.clip(lift - half, -1.0, 1.0), "lift_hi": np.clip(lift + half, -1.0, 1.0),
+            "b": b, "c": c, "p_value": _per_pair(mcnemar_exact, b, c),
+            "gain": np.divide(skill - base, 1 - base, out=np.full(n_groups, np.nan),
+                              where=(base < 1) & (n > 0)),
+            "detectable": np.where(n >= MIN_CASES, _per_value(detectable_lift, n), math.inf)}
+
+
+def _per_value(fn: Any, values: np.ndarray) -> np.ndarray:
+    """``fn(value)`` over integers, evaluated once per distinct value."""
+    keys, inverse = np.unique(values, return_inverse=True)
+    return np.array([fn(int(k)) for k in keys.tolist()], dtype=float)[inverse.reshape(-1)]
+
+
+def _per_pair(fn: Any, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``fn(a, b)`` over pairs of counts, evaluated once per distinct pair."""
+    width = int(b.max(initial=0)) + 1
+    keys, inverse = np.unique(a * width + b, return_inverse=True)
+    return np.array([fn(*divmod(int(k), width)) for k in keys.tolist()],
+                    dtype=float)[inverse.reshape(-1)]
+
+
+# -- one group as values ---------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class ArmStats:
-    """One arm's results. ``lo``/``hi`` follow ``INTERVAL_METHOD``.
+    """One arm: ``pass_rate`` (mean case pass fraction) inside ``lo``/``hi`` (`INTERVAL_METHOD`).
 
-    ``pass_rate`` is the mean over cases of each case's pass fraction (errors excluded from
-    denominators). The Wilson interval over case majority verdicts bounds ``majority_rate``
-    (share of cases whose majority passes); with one repeat per case the two rates coincide.
-    Cases with only errors count in ``n_errors`` but not in ``n_cases``.
+    ``n_cases`` counts cases graded at least once; ``n_samples`` graded samples (an arm-caused
+    error is a graded failure); ``n_errors`` transport errors, out of every denominator.
     """
 
     n_cases: int
@@ -219,16 +261,16 @@ class ArmStats:
     pass_rate: float
     lo: float
     hi: float
-    majority_rate: float
 
 
 @dataclass(frozen=True)
 class LiftStats:
-    """Paired comparison of two arms over the cases usable in both.
+    """Paired comparison of two arms over the ``n_cases`` cases graded in both.
 
-    ``lift``/``lo``/``hi`` follow ``LIFT_INTERVAL_METHOD``; ``p_value`` is exact McNemar on
-    case majority verdicts (``b``: pass only with the skill, ``c``: pass only without);
-    ``detectable``: smallest lift this suite detects at 80% power (see ``detectable_lift``).
+    ``lift``/``lo``/``hi`` follow `LIFT_INTERVAL_METHOD`; ``p_value`` is `EXACT_TEST` (``b``
+    cases score higher with the skill, ``c`` lower); ``detectable``: smallest lift this suite
+    detects at 80% power; ``uneven``: cases usable in one arm only (transport errors);
+    ``note``: the sentence shown when the interval and the exact test disagree.
     """
 
     baseline: ArmStats
@@ -243,57 +285,61 @@ class LiftStats:
     verdict: str
     detectable: float
     n_cases: int
+    uneven: int = 0
+    note: str | None = None
 
 
-def arm_stats(cases: Mapping[str, list[bool | None]]) -> ArmStats:
-    """Summarize one arm given ``case_id -> per-repeat verdicts`` (None marks an error)."""
-    n_samples = n_errors = n_majority = 0
-    fractions: list[float] = []
-    for passes in cases.values():
-        n_pass, n_valid = _tally(passes)
-        n_errors += len(passes) - n_valid
-        if n_valid == 0:
-            continue
-        n_samples += n_valid
-        fractions.append(n_pass / n_valid)
-        n_majority += 2 * n_pass > n_valid
-    n = len(fractions)
-    rate, majority_rate = (math.fsum(fractions) / n, n_majority / n) if n else (0.0, 0.0)
-    return ArmStats(n, n_samples, n_errors, rate, *wilson_interval(n_majority, n), majority_rate)
+def lift_stats(t: Table, i: int) -> LiftStats:
+    """Group ``i`` of a `table` as values."""
+    arms = [ArmStats(int(t.cases[i, k]), int(t.samples[i, k]), int(t.errors[i, k]),
+                     float(t.rate[i, k]), float(t.rate_lo[i, k]), float(t.rate_hi[i, k]))
+            for k in (0, 1)]
+    lo, hi, p, b, c = (float(t.lift_lo[i]), float(t.lift_hi[i]), float(t.p_value[i]),
+                       int(t.b[i]), int(t.c[i]))
+    gain = float(t.gain[i])
+    return LiftStats(*arms, lift=float(t.lift[i]), lo=lo, hi=hi, p_value=p, b=b, c=c,
+                     normalized_gain=None if math.isnan(gain) else gain,
+                     verdict=str(t.verdict[i]), detectable=float(t.detectable[i]),
+                     n_cases=int(t.paired[i]), uneven=int(t.uneven[i]),
+                     note=disagreement(lo, hi, p, b, c))
 
 
-def compare_arms(
-    baseline: dict[str, list[bool | None]],
-    skill: dict[str, list[bool | None]],
-    *,
-    seed: int = 0,
-    n_boot: int = 2000,
-) -> LiftStats:
-    """Compare a skill arm with its baseline on the same cases.
+def outcomes(groups: Sequence[Mapping[str, Sequence[Sequence[bool | None]]]]) -> Outcomes:
+    """Outcomes from ``[{case_id: (baseline repeats, skill repeats)}]``, one mapping per group;
+    a repeat is True (pass), False (fail, an arm-caused error included) or None (transport
+    error). Tokens and dollars are zero."""
+    labels = sorted({cid for g in groups for cid in g})
+    rank = {cid: i for i, cid in enumerate(labels)}
+    cols: list[list[Any]] = [[], [], [], []]
+    for gi, cases in enumerate(groups):
+        for cid, arms in cases.items():
+            for arm, repeats in enumerate(arms):
+                for value in repeats:
+                    for col, v in zip(cols, (gi, rank[cid], arm, value), strict=True):
+                        col.append(v)
+    group, case, arm = (np.asarray(c, dtype=np.int64) for c in cols[:3])
+    passed = np.array([v is True for v in cols[3]], dtype=bool)
+    transport = np.array([v is None for v in cols[3]], dtype=bool)
+    zeros = np.zeros(len(group))
+    return Outcomes(group, case, arm, ~transport, passed, transport, zeros, zeros, zeros)
 
-    Inputs map ``case_id -> per-repeat verdicts`` (None = error). Errors are excluded from
-    denominators, and a case with only errors in either arm is left out of the paired
-    comparison. With no usable paired case the lift is 0.0 with the full interval [-1, 1].
+
+def compare_arms(baseline: Mapping[str, Sequence[bool | None]],
+                 skill: Mapping[str, Sequence[bool | None]]) -> LiftStats:
+    """Compare a skill arm with its baseline: ``case_id -> per-repeat verdicts`` in each
+    (None marks a transport error). The same `table` every screen uses, for one group."""
+    cases = {cid: (baseline.get(cid, ()), skill.get(cid, ())) for cid in {*baseline, *skill}}
+    return lift_stats(table(outcomes([cases]), 1), 0)
+
+
+def case_status(passes: Sequence[bool | None]) -> str:
+    """Classify one case's repeats: "stable pass", "flaky", "stable fail" or "error".
+
+    Transport errors (None) are ignored unless every repeat errored; no repeat is an "error".
     """
-    scores: tuple[dict[str, list[float]], dict[str, list[float]]] = ({}, {})
-    b = c = 0
-    for cid, base_passes in baseline.items():
-        base_pass, base_valid = _tally(base_passes)
-        skill_pass, skill_valid = _tally(skill.get(cid, []))
-        if base_valid == 0 or skill_valid == 0:
-            continue
-        scores[0][cid] = [base_pass / base_valid]
-        scores[1][cid] = [skill_pass / skill_valid]
-        base_major, skill_major = 2 * base_pass > base_valid, 2 * skill_pass > skill_valid
-        b += skill_major and not base_major
-        c += base_major and not skill_major
-    n = len(scores[0])
-    if n:
-        lift, lo, hi = paired_bootstrap_lift(*scores, n_boot=n_boot, seed=seed)
-        base_rate, skill_rate = (math.fsum(v[0] for v in arm.values()) / n for arm in scores)
-        gain = normalized_gain(base_rate, skill_rate)
-    else:
-        lift, lo, hi, gain = 0.0, -1.0, 1.0, None
-    p_value, n_detectable = mcnemar_exact(b, c), detectable_lift(n)
-    arms = arm_stats(baseline), arm_stats(skill)
-    return LiftStats(*arms, lift, lo, hi, p_value, b, c, gain, verdict(lo, hi), n_detectable, n)
+    graded = [p for p in passes if p is not None]
+    if not graded:
+        return "error"
+    if all(graded):
+        return "stable pass"
+    return "flaky" if any(graded) else "stable fail"

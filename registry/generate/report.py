@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from registry.evaluation.display import lift_interval, pct
 from registry.evaluation.engine import EvalRun
 from registry.evaluation.report import summarize
 from registry.evaluation.results import ResultRow
@@ -125,8 +126,8 @@ def round_cost(result: RoundResult) -> float | None:
 
 def describe_round(result: RoundResult) -> str:
     """One progress line: each student's baseline → with skill and lift interval."""
-    parts = [f"{s.model} {s.baseline:.0%} → {s.skill:.0%} (lift {s.lift * 100:+.0f} "
-             f"[{s.lo * 100:+.0f}, {s.hi * 100:+.0f}], {s.verdict})" for s in result.students]
+    parts = [f"{s.model} {pct(s.baseline)} → {pct(s.skill)} (lift "
+             f"{lift_interval(s.lift, s.lo, s.hi)}, {s.verdict})" for s in result.students]
     return "; ".join(parts) or "no results"
 
 

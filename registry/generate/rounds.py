@@ -13,6 +13,7 @@ import logging
 from pathlib import Path
 
 from registry.errors import GenerationError
+from registry.evaluation.display import pct
 from registry.evaluation.engine import EvalConfig, EvalRun, run_evaluation
 from registry.format.skill import load_skill
 from registry.format.suite import Suite, load_suite, suite_path
@@ -90,7 +91,7 @@ def improve(session: Session, folder: Path) -> Path:
     best_folder, best_run = folder, run
     for round_no in range(1, session.opts.rounds + 1):
         if best.reached(session.opts.target):
-            session.say(f"target reached: significant lift and ≥ {session.opts.target:.0%} "
+            session.say(f"target reached: significant lift and ≥ {pct(session.opts.target)} "
                         "with the skill on every student")
             break
         if session.teacher.is_weak:

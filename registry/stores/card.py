@@ -14,7 +14,6 @@ from typing import Any
 
 from registry.errors import InvalidSkill
 from registry.format.skill import Skill, dump_frontmatter, parse_frontmatter, split_frontmatter
-from registry.stores.summary import summary_markdown
 
 SKILL_TAG = "agent-skill"
 EVALS_START = "<!-- hubskills:evals:start -->"
@@ -53,6 +52,8 @@ def render_card(skill: Skill, *, repo: str, version: str, content_hash: str,
 
 def evals_section(summary: list[dict[str, Any]]) -> str:
     """The marked evaluation section: the summary table, or how to produce one."""
+    from registry.stores.summary import summary_markdown  # loads pandas: only when writing
+
     table = summary_markdown(summary) or (
         "No evaluation results yet: `hubskills eval SKILL --push` adds them.")
     return f"{EVALS_START}\n{table}\n{EVALS_END}"

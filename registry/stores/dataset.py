@@ -105,6 +105,7 @@ def stamp_rows(manifest: RunManifest, rows: Iterable[ResultRow]) -> list[ResultR
         HubskillsError: a row belongs to another run.
     """
     identity = {name: getattr(manifest, name) for name in IDENTITY_FIELDS}
+    identity |= manifest.row_fields()  # suite, planned counts, who and how: for the leaderboard
     stamped = []
     for row in rows:
         if row.run_id != manifest.run_id:

@@ -32,14 +32,16 @@ from registry.errors import RegistryError
 log = logging.getLogger(__name__)
 
 _STRING = ("run_id", "skill_name", "skill_version", "skill_repo", "skill_revision",
-           "content_hash", "model", "mode", "arm", "case_id", "error")
+           "content_hash", "model", "mode", "arm", "case_id", "error", "error_kind",
+           "suite_hash", "placement", "produced_by", "produced_via")
 _TIME = pa.timestamp("us", tz="UTC")
 _FIELDS: list[tuple[str, pa.DataType]] = [
     *((name, pa.string()) for name in _STRING[:10]),
     ("repeat", pa.int64()), ("passed", pa.bool_()), ("score", pa.float64()),
     ("input_tokens", pa.int64()), ("output_tokens", pa.int64()), ("cost_usd", pa.float64()),
-    ("latency_s", pa.float64()), ("error", pa.string()), ("skill_loaded", pa.bool_()),
-    ("cached", pa.bool_()), ("created_at", pa.string()),
+    ("latency_s", pa.float64()), *((name, pa.string()) for name in _STRING[10:]),
+    ("suite_cases", pa.int64()), ("run_cases", pa.int64()), ("planned_runs", pa.int64()),
+    ("skill_loaded", pa.bool_()), ("cached", pa.bool_()), ("created_at", pa.string()),
 ]
 _PARSE_SCHEMA = pa.schema(_FIELDS)
 SCHEMA = pa.schema([*_FIELDS[:-1], ("created_at", _TIME)])
@@ -172,7 +174,10 @@ def _index(cache_dir: Path) -> dict[Path, list[str]]:
     index = {}
     for path in sorted(cache_dir.glob("*.parquet")):
         try:
-            index[path] = json.loads((pq.read_schema(path).metadata or {})[_SOURCES_KEY])
+            schema = pq.read_schema(path)
+            if not schema.remove_metadata().equals(SCHEMA):  # written before a new column
+                raise ValueError("outdated shard")
+            index[path] = json.loads((schema.metadata or {})[_SOURCES_KEY])
         except (OSError, KeyError, ValueError, pa.ArrowException):
             path.unlink(missing_ok=True)
     return index

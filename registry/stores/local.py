@@ -70,7 +70,6 @@ from registry.stores.refs import (
     tag_for,
     version_tags,
 )
-from registry.stores.summary import latest_summary, mean_lift
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -173,7 +172,7 @@ class LocalStore:
                 tree = _read_json(folder / "revisions" / sha / "tree.json", {})
                 atomic_write_text(folder / "README.md", render_card(
                     skill, repo=repo, version=version, content_hash=tree["content_hash"],
-                    summary=latest_summary(self.results_frame(), repo)))
+                    summary=_summary().latest_summary(self.results_frame(), repo)))
                 meta = _read_json(folder / "meta.json", {"downloads": 0, "likes": 0,
                                                          "created": utc_now()})
                 _write_json(folder / "meta.json", {**meta, "private": private})
@@ -283,7 +282,7 @@ class LocalStore:
             text = f"{info.repo} {info.name} {info.description}".lower()
             if all(w in text for w in words):
                 found.append(info)
-        return sort_infos(found, sort, limit, lambda: (lift_key or mean_lift)(
+        return sort_infos(found, sort, limit, lambda: (lift_key or _summary().mean_lift)(
             self.results_frame()))
 
     def _basic_info(self, folder: Path, repo: str) -> SkillInfo:
@@ -309,7 +308,7 @@ class LocalStore:
         folder = self._existing(repo)
         with self._lock:
             card = (folder / "README.md").read_text(encoding="utf-8")
-            summary = latest_summary(self.results_frame(), repo)
+            summary = _summary().latest_summary(self.results_frame(), repo)
             atomic_write_text(folder / "README.md", with_evals(card, summary))
 
     # -- results ----------------------------------------------------------------------------
@@ -380,3 +379,10 @@ def _read_json(path: Path, default: Any) -> Any:
 
 def _write_json(path: Path, data: Any) -> None:
     atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def _summary() -> Any:
+    """`stores.summary`, imported on first use: it loads pandas, which `eval` never needs."""
+    from registry.stores import summary
+
+    return summary

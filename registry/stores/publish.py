@@ -3,8 +3,9 @@
 The order is the contract: validation errors block; a committed secret blocks even with
 `allow_risky`; other high-severity findings block unless `allow_risky`; an existing version is
 never re-tagged; `with_runs` must have evaluated exactly this folder (same content hash), and
-they are appended only after the publish succeeded, linked to the new repo, version and sha.
-A dry run does every check and writes nothing.
+they are appended only after the publish succeeded, linked to the new repo, version and sha
+(a run already in the dataset is attached again under `<run_id>.v<version>`). A dry run does
+every check and writes nothing. `stores.push.push_run` is the one way a run is pushed.
 """
 
 from __future__ import annotations
@@ -14,12 +15,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from registry.errors import HubskillsError, InvalidSkill, SkillNotFound, VersionExists
-from registry.evaluation.results import ResultRow, RunManifest, read_manifest, read_rows
+from registry.evaluation.results import (
+    ResultRow,
+    RunManifest,
+    latest_rows,
+    read_manifest,
+    read_rows,
+)
 from registry.format.skill import Problem, Skill, content_hash, load_skill
 from registry.format.validate import has_errors, validate_skill
 from registry.scan import Finding, check_findings, scan_folder
 from registry.stores.base import Published, SkillStore
 from registry.stores.files import skill_files
+from registry.stores.push import check_finished, run_producer
 from registry.stores.refs import bump_version, check_repo_id, normalize_version, tag_for
 
 
@@ -124,11 +132,11 @@ def choose_version(store: SkillStore, repo: str, skill: Skill, *, version: str |
 
 def load_runs(runs_dir: Path, run_ids: Sequence[str], skill: Skill,
               digest: str) -> list[tuple[RunManifest, list[ResultRow]]]:
-    """Read local runs and check each evaluated exactly this skill folder.
+    """Read local runs and check each evaluated exactly this skill folder, to the end.
 
     Raises:
         RunNotFound: no such run.
-        HubskillsError: the run evaluated another skill or other content.
+        HubskillsError: the run evaluated another skill or other content, or is partial.
     """
     runs = []
     for run_id in run_ids:
@@ -138,8 +146,26 @@ def load_runs(runs_dir: Path, run_ids: Sequence[str], skill: Skill,
                 f"run {run_id} evaluated {manifest.skill_name} ({manifest.content_hash[:19]}), "
                 f"not this folder ({skill.name}, {digest[:19]})",
                 hint=f"hubskills eval {skill.path}, then publish --with-run NEW_RUN_ID")
-        runs.append((manifest, read_rows(runs_dir, run_id)))
+        check_finished(manifest, skill.path)
+        runs.append((manifest, latest_rows(read_rows(runs_dir, run_id))))
     return runs
+
+
+def _pushed_run_ids(store: SkillStore) -> set[str]:
+    frame = store.results_frame()
+    return set(frame["run_id"].dropna().astype(str)) if "run_id" in frame else set()
+
+
+def _attached(manifest: RunManifest, rows: list[ResultRow], link: dict[str, str],
+              pushed: set[str]) -> tuple[RunManifest, list[ResultRow]]:
+    """The run linked to the new version; a run already in the dataset (pushed before, or
+    attached to an earlier version) is attached again as `<run_id>.v<version>`."""
+    linked = manifest.model_copy(update=link)
+    if manifest.run_id not in pushed:
+        return linked, rows
+    run_id = f"{manifest.run_id}.v{link['skill_version']}"
+    return (linked.model_copy(update={"run_id": run_id}),
+            [row.model_copy(update={"run_id": run_id}) for row in rows])
 
 
 def publish_skill(store: SkillStore, skill_dir: Path, *, runs_dir: Path,
@@ -161,8 +187,10 @@ def publish_skill(store: SkillStore, skill_dir: Path, *, runs_dir: Path,
         return PublishResult(plan)
     published = store.publish(skill_dir, repo=repo, version=chosen, private=private,
                               message=message)
-    link = {"skill_repo": repo, "skill_revision": published.sha, "skill_version": chosen}
-    paths = [store.append_results(manifest.model_copy(update=link), rows)
+    link = {"skill_repo": repo, "skill_revision": published.sha, "skill_version": chosen,
+            "produced_by": run_producer(store)}
+    pushed = _pushed_run_ids(store) if runs else set()
+    paths = [store.append_results(*_attached(manifest, rows, link, pushed))
              for manifest, rows in runs]
     if paths:
         store.refresh_card(repo)

@@ -1,83 +1,64 @@
-"""Small aggregations over the results frame: the default lift sort key and a card summary.
+"""A skill's results as the stores show them: the `info` table, the card section, the lift key.
 
-These are deliberately simple (means of pass verdicts, error rows excluded); the statistics
-with intervals live in `registry.evaluation.stats` and the leaderboard.
-`search(sort="lift")` accepts any `lift_key` with the signature of `mean_lift`.
+Every figure is a leaderboard entry's (`registry.evaluation.leaderboard`), so `info`, the card,
+`search --sort lift`, the leaderboard and a run's own summary agree to the last digit.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from registry.evaluation import display
+from registry.evaluation.leaderboard import Entry, entries
+from registry.evaluation.leaderboard_table import cases_runs, to_records, verdict_text
+
 if TYPE_CHECKING:
     import pandas as pd
 
 
-def _graded(frame: pd.DataFrame) -> pd.DataFrame:
-    """Rows with a verdict and no error; a repo column falls back to the skill name."""
-    rows = frame[frame["passed"].notna() & frame["error"].isna()]
-    repo = rows["skill_repo"].astype("string").fillna(rows["skill_name"].astype("string"))
-    return rows.assign(repo=repo, passed=rows["passed"].astype("float64"))
+def lift_key(frame: pd.DataFrame) -> dict[str, float]:
+    """Per skill repo: the best lower bound of the lift among its ranked entries (unranked
+    results give no key, so those skills sort after the ranked ones)."""
+    best: dict[str, float] = {}
+    for entry in entries(frame):
+        if entry.rank is not None and entry.repo and entry.repo not in best:
+            best[entry.repo] = entry.lift_lo  # entries come best first
+    return best
 
 
-def mean_lift(frame: pd.DataFrame) -> dict[str, float]:
-    """Per skill repo: mean pass rate with the skill minus mean pass rate without it."""
-    rows = _graded(frame)
-    if rows.empty:
-        return {}
-    rates = rows.groupby(["repo", "arm"], observed=True)["passed"].mean().unstack("arm")
-    if "skill" not in rates or "baseline" not in rates:
-        return {}
-    lift = (rates["skill"] - rates["baseline"]).dropna()
-    return {str(repo): float(value) for repo, value in lift.items()}
+mean_lift = lift_key  # the name the stores' `search(sort="lift")` imports
 
 
 def latest_summary(frame: pd.DataFrame, repo: str) -> list[dict[str, Any]]:
-    """Per model, the most recent run of `repo`: baseline and skill pass rates and the lift."""
-    if frame.empty:  # no results yet: skip the grouping work entirely
-        return []
-    rows = _graded(frame)
-    rows = rows[rows["repo"] == repo]
-    if rows.empty:
-        return []
-    summary = []
-    for model, by_model in rows.groupby("model", observed=True):
-        run_order = by_model.groupby("run_id", observed=True)["created_at"].max()
-        run_id = str(run_order.sort_values(na_position="first").index[-1])
-        run = by_model[by_model["run_id"] == run_id]
-        rates = run.groupby("arm", observed=True)["passed"].mean()
-        baseline, skill = rates.get("baseline"), rates.get("skill")
-        summary.append({
-            "model": str(model), "run_id": run_id,
-            "version": _first(run["skill_version"]), "cases": int(run["case_id"].nunique()),
-            "baseline": None if baseline is None else float(baseline),
-            "skill": None if skill is None else float(skill),
-            "lift": None if baseline is None or skill is None else float(skill - baseline),
-        })
-    return sorted(summary, key=lambda s: s["model"])
+    """The leaderboard records of ``repo`` (one per version x model x mode x suite), in
+    leaderboard order: ranked first."""
+    return to_records([e for e in entries(frame, skill=repo) if e.repo == repo])
 
 
-def _first(column: pd.Series) -> str | None:
-    values = column.dropna()
-    return None if values.empty else str(values.iloc[0])
+SUMMARY_COLUMNS = ("version", "model", "mode", "cases×runs", "baseline", "with skill",
+                   "lift [95% CI]", "p (exact)", "verdict", "run")
+
+
+def summary_rows(summary: list[dict[str, Any]]) -> tuple[list[list[str]], list[str]]:
+    """`SUMMARY_COLUMNS` cells per `latest_summary` record, and the notes on disagreements."""
+    rows, notes = [], []
+    for s in summary:
+        entry = Entry(**{k: s.get(k) for k in Entry._fields})
+        rows.append([s["version"] or "-", s["model"], display.mode(s["mode"], s["placement"]),
+                     cases_runs(entry), display.pct(s["baseline"]),
+                     display.pct(s["with_skill"]),
+                     display.lift_interval(s["lift"], s["lift_lo"], s["lift_hi"]),
+                     display.p_value(s["p_value"]), verdict_text(entry), s["run_id"]])
+        if s["note"]:
+            notes.append(f"{s['model']} ({s['version'] or '-'}): {s['note']}")
+    return rows, notes
 
 
 def summary_markdown(summary: list[dict[str, Any]]) -> str:
-    """A markdown table of `latest_summary` output (empty string when there is nothing)."""
+    """A markdown table of `latest_summary` records, with the notes on disagreements."""
     if not summary:
         return ""
-    lines = ["| model | version | cases | baseline | with skill | lift | run |",
-             "|---|---|---|---|---|---|---|"]
-    for s in summary:
-        lines.append(f"| {s['model']} | {s['version'] or '-'} | {s['cases']} | "
-                     f"{_pct(s['baseline'])} | {_pct(s['skill'])} | {_pp(s['lift'])} | "
-                     f"{s['run_id']} |")
-    return "\n".join(lines)
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value:.0%}"
-
-
-def _pp(value: float | None) -> str:
-    return "-" if value is None else f"{value * 100:+.0f} pp"
+    rows, notes = summary_rows(summary)
+    lines = ["| " + " | ".join(SUMMARY_COLUMNS) + " |", "|---" * len(SUMMARY_COLUMNS) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines + ([""] + [f"- {n}" for n in notes] if notes else []))

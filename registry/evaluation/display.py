@@ -1,0 +1,62 @@
+"""How figures are written, the same on every screen: shares, lift points, p-values, dollars.
+
+The one formatter of percentages and the one of money for the CLI, the Space, the leaderboard
+and the cards. A cost is "unknown" when a price is unknown (never a fake $0), and "$0 (local)"
+only for a model that runs on your machine (`pricing.is_free`).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+from registry.providers.pricing import is_free
+
+
+@functools.lru_cache(maxsize=1 << 16)  # a leaderboard repeats few values
+def pct(share: float | None) -> str:
+    """A share as a whole percentage ("33%"), "-" when there is none."""
+    return "-" if share is None else f"{share * 100:.0f}%"
+
+
+@functools.lru_cache(maxsize=1 << 16)  # a leaderboard repeats few values
+def points(share: float) -> str:
+    """A lift in whole percentage points with its sign ("+26", "-4", "+0")."""
+    text = f"{share * 100:+.0f}"
+    return "+0" if text == "-0" else text
+
+
+@functools.lru_cache(maxsize=1 << 16)  # a leaderboard repeats few values
+def lift_interval(lift: float, lo: float, hi: float) -> str:
+    """A lift and its interval in points: "+26 [+11, +41]"."""
+    return f"{points(lift)} [{points(lo)}, {points(hi)}]"
+
+
+@functools.lru_cache(maxsize=1 << 16)  # a leaderboard repeats few values
+def p_value(p: float) -> str:
+    """An exact-test p-value with three significant digits."""
+    return f"{p:.3g}"
+
+
+def detectable(lift: float) -> str:
+    """The smallest lift a suite detects, as a sentence fragment."""
+    if math.isinf(lift):
+        return "this suite is too small to detect any lift"
+    return f"this suite can detect lifts of about {lift * 100:.0f} points or more"
+
+
+def usd(value: float | None, model: str | None = None) -> str:
+    """Dollars: "unknown" for an unknown price, "$0 (local)" for a free local model, else
+    up to six decimals below a cent, four below a dollar and two above."""
+    if value is None or value != value:
+        return "unknown"
+    if value == 0:
+        return "$0 (local)" if model and is_free(model) else "$0"
+    if value < 0.01:
+        return "$" + f"{value:.6f}".rstrip("0").rstrip(".")
+    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def mode(mode_name: str, placement: str | None) -> str:
+    """The arm's mode with the skill's placement: "inline (user)", "tool"."""
+    return f"{mode_name} ({placement})" if mode_name == "inline" and placement else mode_name

@@ -1,0 +1,165 @@
+"""Result rows as integer codes and numbers, grouped without Python loops.
+
+A results frame (one row per `ResultRow`; strings may be pandas categoricals) becomes `Rows`:
+every string column as integer codes into its labels (-1 for missing), the outcome of each row
+as booleans the statistics engine reads (`stats.Outcomes`), tokens, dollars and times. `combine`
+numbers the pairs of two codes present, which is how every grouping (runs, leaderboard keys,
+cells) is built. Used by the run report and the leaderboard alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from registry.evaluation.stats import Outcomes
+
+NAT = np.iinfo(np.int64).min
+CODED = ("skill_version", "model", "run_id", "mode", "placement", "suite_hash", "case_id",
+         "produced_by", "produced_via")
+COUNTS = ("suite_cases", "run_cases", "planned_runs")
+
+
+class Rows(NamedTuple):
+    """The frame as integer codes and numbers; ``labels`` holds the strings behind the codes."""
+
+    cols: dict[str, np.ndarray]
+    labels: dict[str, np.ndarray]
+
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame) -> Rows:
+        """Codes, outcomes, tokens, dollars and times of every row of ``frame``."""
+        skill, labels = _skill_codes(frame)
+        cols = {"skill": skill}
+        for name in CODED:
+            cols[name], labels[name] = codes(frame, name)
+        arm, arms = codes(frame, "arm")
+        cols["arm"] = np.append([0 if a == "baseline" else 1 if a == "skill" else -1
+                                 for a in arms], -1).astype(np.int64)[arm]
+        cols.update(_outcome(frame))
+        cols["time"] = _times(frame)
+        for name in ("input_tokens", "output_tokens", "cost_usd", *COUNTS):
+            missing = pd.Series(np.nan if name == "cost_usd" or name in COUNTS else 0.0,
+                                frame.index)
+            values = pd.to_numeric(frame.get(name, missing), errors="coerce")
+            cols[name] = values.to_numpy(dtype=float, na_value=np.nan)
+            if name in ("input_tokens", "output_tokens"):
+                cols[name] = np.nan_to_num(cols[name])
+        return cls(cols, labels)
+
+    def take(self, mask: np.ndarray) -> Rows:
+        """The rows where ``mask`` is True (self when it keeps them all)."""
+        return self if mask.all() else Rows({k: v[mask] for k, v in self.cols.items()},
+                                            self.labels)
+
+    def outcomes(self, group: np.ndarray) -> Outcomes:
+        """The engine's input for these rows grouped by ``group`` (cases in label order)."""
+        c = self.cols
+        return Outcomes(group, rank(self.labels["case_id"])[c["case_id"]], c["arm"],
+                        c["graded"], c["passed"], c["transport"], c["input_tokens"],
+                        c["output_tokens"], c["cost_usd"])
+
+
+def _outcome(frame: pd.DataFrame) -> dict[str, np.ndarray]:
+    """``graded``/``passed``/``transport`` per row: an arm-caused error is a graded failure;
+    any other error, or no verdict, is a transport error (out of denominators)."""
+    n = len(frame)
+    passed = frame["passed"].astype("boolean") if "passed" in frame else pd.Series(
+        pd.NA, index=frame.index, dtype="boolean")
+    error = frame["error"].notna().to_numpy() if "error" in frame else np.zeros(n, bool)
+    kind = frame["error_kind"].astype(object).to_numpy() if "error_kind" in frame else \
+        np.full(n, None, dtype=object)
+    by_arm = kind == "arm"
+    graded = (passed.notna().to_numpy() & ~error) | by_arm
+    ok = passed.to_numpy(dtype=bool, na_value=False) & graded & ~by_arm
+    return {"graded": graded, "passed": ok, "transport": ~graded}
+
+
+def codes(frame: pd.DataFrame, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes (-1 for missing) and the labels they index, categoricals for free."""
+    if name not in frame:
+        return np.full(len(frame), -1, dtype=np.int64), np.array([], dtype=object)
+    column = frame[name]
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return (column.cat.codes.to_numpy().astype(np.int64),
+                np.asarray(column.cat.categories, dtype=object))
+    found, uniques = pd.factorize(column)
+    return found.astype(np.int64), np.asarray(uniques, dtype=object)
+
+
+def _skill_codes(frame: pd.DataFrame) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Codes of the skill label (repo when set, else name), with each label's repo and name."""
+    repo, repos = codes(frame, "skill_repo")
+    name, names = codes(frame, "skill_name")
+    pair, pairs = combine(repo, len(repos), name, len(names))
+    width = len(names) + 1
+    repo_of = [str(repos[r]) if r >= 0 and repos[r] else None for r in pairs // width - 1]
+    name_of = [str(names[n]) if n >= 0 else "" for n in pairs % width - 1]
+    label, uniques = pd.factorize(np.asarray(
+        [r or n for r, n in zip(repo_of, name_of, strict=True)], dtype=object))
+    first = np.unique(label, return_index=True)[1]  # each label's first (repo, name) pair
+    return label[pair], {"skill": np.asarray(uniques, dtype=object),
+                         "repo": np.asarray(repo_of, dtype=object)[first],
+                         "name": np.asarray(name_of, dtype=object)[first]}
+
+
+def combine(a: np.ndarray, n_a: int, b: np.ndarray, n_b: int) -> tuple[np.ndarray, np.ndarray]:
+    """Codes of the (a, b) pairs present (-1 allowed) and their keys ``(a+1)*(n_b+1) + b+1``;
+    small key spaces are compacted with a bincount, several times faster than hashing."""
+    keys = (a + 1) * (n_b + 1) + b + 1
+    size = (n_a + 1) * (n_b + 1)
+    if size <= max(2 * len(keys), 1 << 16):
+        present = np.bincount(keys, minlength=size) > 0
+        return (np.cumsum(present) - 1)[keys], np.flatnonzero(present)
+    found, uniques = pd.factorize(keys)
+    return found.astype(np.int64), np.asarray(uniques, dtype=np.int64)
+
+
+def combine_all(rows: Rows, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Group codes of the tuples of ``names`` present, and per group the code of each name."""
+    group = rows.cols[names[0]]
+    n_group = len(rows.labels[names[0]])
+    keys = np.arange(n_group, dtype=np.int64)[:, None]
+    for name in names[1:]:
+        n_b = len(rows.labels[name])
+        group, pair_keys = combine(group, n_group, rows.cols[name], n_b)
+        parent, child = pair_keys // (n_b + 1) - 1, pair_keys % (n_b + 1) - 1
+        keys = np.column_stack([keys[parent] if len(keys) else keys[:0], child])
+        n_group = len(pair_keys)
+    return group, keys
+
+
+def _times(frame: pd.DataFrame) -> np.ndarray:
+    """``created_at`` as int64 nanoseconds since the epoch (unknown times sort first)."""
+    column = frame.get("created_at", pd.Series(pd.NaT, index=frame.index))
+    if not isinstance(column.dtype, pd.DatetimeTZDtype):
+        column = pd.to_datetime(column, utc=True, errors="coerce", format="ISO8601")
+    return column.dt.tz_localize(None).to_numpy("datetime64[ns]").view(np.int64)
+
+
+def allowed(labels: np.ndarray, keep: Callable[[int], bool]) -> np.ndarray:
+    """A lookup from codes to keep/drop; code -1 (missing) indexes the trailing False."""
+    return np.append(np.fromiter((keep(i) for i in range(len(labels))), bool, len(labels)),
+                     False)
+
+
+def group_max(g: np.ndarray, values: np.ndarray, n_g: int, empty: int = NAT) -> np.ndarray:
+    """The int64 maximum of ``values`` per group code (``empty`` for an empty group)."""
+    out = np.full(n_g, empty, dtype=np.int64)
+    np.maximum.at(out, g, values.astype(np.int64, copy=False))
+    return out
+
+
+def lookup(labels: np.ndarray, found: np.ndarray, missing: Any = None) -> list[Any]:
+    """Labels of codes ``found`` as a list, ``missing`` where the code is -1."""
+    return np.append(labels, np.array([missing], dtype=object))[found].tolist()
+
+
+def rank(labels: np.ndarray) -> np.ndarray:
+    """Code-point rank of each label, -1 for a missing one (code -1): Python's string order."""
+    ranks = np.full(len(labels) + 1, -1, dtype=np.int64)
+    ranks[np.argsort(labels.astype(str), kind="stable")] = np.arange(len(labels))
+    return ranks

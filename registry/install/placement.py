@@ -1,0 +1,75 @@
+"""Which published skill version a folder is, so its results belong to that version.
+
+A folder is placed by, in order: the marker of a pulled folder (when its content is unchanged),
+or a content hash equal to the latest published revision of a candidate repo (`--repo`, else
+`<namespace>/<name>` and the example skills' `hubskills/<name>`), read from that repo's card.
+A folder that matches nothing cannot be placed: its results would be orphans.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from registry.errors import SkillNotFound
+from registry.format.skill import content_hash, load_skill
+from registry.install.lockfile import read_marker
+from registry.stores.base import SkillStore
+from registry.stores.card import parse_card
+from registry.stores.refs import check_repo_id
+from registry.stores.seed import SEED_NAMESPACE
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A folder's registry repo, version and revision, and how that was found."""
+
+    repo: str
+    version: str | None
+    revision: str | None
+    source: str
+
+
+def from_marker(folder: Path, repo: str | None = None) -> Placement | None:
+    """The placement a pulled folder's marker records, if its content is unchanged."""
+    marker = read_marker(folder)
+    if marker is None or marker.content_hash != content_hash(folder):
+        return None
+    if repo is not None and repo != marker.repo:
+        return None
+    return Placement(marker.repo, marker.version, marker.sha, "the pulled folder's marker")
+
+
+def place(folder: Path, store: SkillStore | None, *, repo: str | None = None) -> Placement | None:
+    """Place ``folder`` (see the module docstring); None when nothing matches.
+
+    Without a ``store`` only the marker is read (no registry call).
+
+    Raises:
+        HubskillsError: ``repo`` is not a valid repo id, or the registry failed.
+    """
+    if repo is not None:
+        check_repo_id(repo)
+    found = from_marker(folder, repo)
+    if found is not None or store is None:
+        return found
+    digest, name = content_hash(folder), load_skill(folder).name
+    candidates = [repo] if repo else list(dict.fromkeys(
+        [f"{store.default_namespace()}/{name}", f"{SEED_NAMESPACE}/{name}"]))
+    for candidate in candidates:
+        try:
+            info = store.info(candidate)
+        except SkillNotFound:
+            continue
+        block = parse_card(info.card).get("hubskills")
+        if isinstance(block, dict) and block.get("content_hash") == digest:
+            version = str(block["version"]) if block.get("version") else None
+            sha = store.resolve(candidate, version).sha
+            return Placement(candidate, version, sha, f"the content of {candidate} v{version}")
+    return None
+
+
+def unplaced_hint(folder: Path) -> str:
+    """The next command for a folder that cannot be placed."""
+    return (f"hubskills publish {folder}  # then eval the published version, or: "
+            f"hubskills eval {folder} --push --repo NS/NAME")
