@@ -20,6 +20,8 @@ renamed into place, metadata files are replaced atomically, so a failed publish 
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import hashlib
 import json
 import logging
@@ -338,6 +340,24 @@ class LocalStore:
         sources = {f"{p.relative_to(base).as_posix()}:{p.stat().st_size}": (lambda p=p: p)
                    for p in self._result_files()}
         return load_frame(sources, self.root / "cache" / "frame")
+
+    def change_token(self) -> tuple[str, str]:
+        """(results, skills): digests of file listings, no file read, that change when a run
+        is appended / when a skill is published or its card rewritten (downloads do not
+        count). For readers that keep what they built from `results_frame` and `search`."""
+        self._ensure_seeded()
+
+        def digest(paths: list[str]) -> str:
+            lines = []
+            for path in paths:
+                with contextlib.suppress(FileNotFoundError):  # a skill without a card
+                    stat = os.stat(path)
+                    lines.append(f"{path}:{stat.st_size}:{stat.st_mtime_ns}")
+            return hashlib.sha1("\n".join(lines).encode()).hexdigest()
+
+        folders = sorted(glob.glob(os.path.join(glob.escape(str(self.root)), "skills", "*", "*")))
+        skills = [os.path.join(f, name) for f in folders for name in ("refs.json", "README.md")]
+        return digest([str(p) for p in self._result_files()]), digest(skills)
 
     def revision_content_hash(self, repo: str, sha: str) -> str | None:
         """The content hash of a stored revision (None when there is no such revision)."""
