@@ -13,7 +13,9 @@ from pathlib import Path
 import huggingface_hub.constants
 import pytest
 from fakes.hub_server import FakeHub
+from fakes.openai_server import FakeOpenAIServer
 from gradio_client import Client
+from gradio_client.utils import Status
 from test_space import SEEDED, append_run, free_port, handler
 
 from registry.config import Settings
@@ -25,6 +27,7 @@ from space.leaderboard_view import ALL, skill_from_link
 from space.state import MAX_KEY_CHARS, SpaceState
 
 MODEL = "org/new-model"
+RUNNING = (Status.PROCESSING, Status.PROGRESS)
 
 
 @pytest.fixture
@@ -234,5 +237,46 @@ def test_a_burst_of_100_reads_waits_rather_than_fails(state):
         assert {skill_from_link(r[1]) for r in tables[0]["data"]} == set(SEEDED)
         assert memo.misses == misses  # built before the burst, served from memory
     finally:
+        demo.close()
+        demo.hubskills_state.data.stop()
+
+
+def test_evaluations_wait_in_their_own_line_told_their_place_while_reads_pass(state):
+    gate = threading.Event()
+
+    def held(body: dict) -> str:  # every answer waits until the test lets it through
+        gate.wait(60)
+        return "Port 4417."
+
+    demo = build_demo(state.settings, on_space=False)
+    _, url, _ = launch(demo, server_name="127.0.0.1", server_port=free_port(),
+                       prevent_thread_lock=True, quiet=True)
+    try:
+        with FakeOpenAIServer(responder=held) as server:
+            client = Client(url, verbose=False, ssl_verify=False)
+            deadline, runs = time.monotonic() + 60, []
+
+            def evaluate(running: int):  # submit one, then wait until `running` hold a slot
+                runs.append(client.submit(SEEDED[0], [], ["local/x"], server.url, 1, "inline",
+                                          "user", 1, 16, 0, "", "", "", api_name="/evaluate"))
+                while time.monotonic() < deadline and sum(
+                        r.status().code in RUNNING for r in runs) < running:
+                    time.sleep(0.05)
+
+            evaluate(1)  # the first creates the response cache; two at once race on it (sqlite)
+            evaluate(2)
+            evaluate(2)
+            waiting = [r for r in runs if r.status().code not in RUNNING]
+            assert len(waiting) == 1  # two slots for model work, both held
+            while time.monotonic() < deadline and waiting[0].status().rank != 0:
+                time.sleep(0.05)  # positions are sent every STATUS_UPDATE_S
+            assert waiting[0].status().code == Status.IN_QUEUE and waiting[0].status().rank == 0
+            table, _, _ = client.predict("", ALL, ALL, ALL, api_name="/leaderboard")
+            assert {skill_from_link(r[1]) for r in table["data"]} == set(SEEDED)  # not held
+            gate.set()
+            statuses = [r.result(timeout=120)[0] for r in runs]
+        assert all(s.startswith("✅") for s in statuses), statuses
+    finally:
+        gate.set()
         demo.close()
         demo.hubskills_state.data.stop()
