@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import gc
 import sys
 import threading
 from collections import OrderedDict
@@ -117,6 +118,16 @@ class Memo:
         """Forget every kept value (computations under way finish and are kept)."""
         with self._lock:
             self._done.clear()
+
+
+def settle_heap() -> None:
+    """After new data are in: collect what the old data left, then keep the objects that
+    remain (the data, the views just built, Gradio's own) out of later collections. A full
+    collection walks every tracked object: with 10,000 skills that is a pause of ~0.3 s in the
+    middle of a burst of requests; frozen, they are not walked again until the next change."""
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
 
 
 def wire_table(frame: pd.DataFrame | None) -> dict[str, list] | None:

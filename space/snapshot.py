@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from registry.stores import SkillInfo, SkillStore
 
-from .cache import release_memory
+from .cache import release_memory, settle_heap
 from .messages import describe
 
 if TYPE_CHECKING:
@@ -164,6 +164,7 @@ class Snapshots:
                 listener(fresh)
             except Exception as err:  # noqa: BLE001 - a warm-up failing must not stop refreshes
                 log.warning("building views after a refresh failed: %s", describe(err)[0])
+        settle_heap()
         release_memory()  # and what building them freed
         return True
 
