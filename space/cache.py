@@ -1,13 +1,16 @@
-"""Views computed once and served from memory: a bounded, single-flight memo.
+"""Views computed once and served from memory, and what keeps serving them cheap.
 
 A public leaderboard is read by many visitors at once, mostly with the same filters, while the
-results change rarely. Each view (a filter combination, a skill page, a model view) is keyed
-by the results' version, so it is computed once per change of the data: 100 visitors asking
-for the same view at the same moment wait on one computation instead of running 100. The
-memo keeps the most recently used entries up to a count, so free-text filters cannot grow it
-without bound. Misses of CPU-heavy views take one of a few shared slots, so a flood of new
-filter combinations never holds every core while cached reads wait behind it, and after each
-the memory it freed is given back to the system (`release_memory`).
+results change rarely. `Memo` keeps each view (a filter combination, a skill page, a model
+view) keyed by the data's version, so it is computed once per change of the data: 100
+visitors asking for the same view at the same moment wait on one computation instead of
+running 100. It keeps the most recently used entries up to a count, so free-text filters
+cannot grow it without bound, and misses of CPU-heavy views take one of a few shared slots,
+so a flood of new filter combinations never holds every core while cached reads wait.
+
+Around it: `wire_table`/`wire_plot` keep views in the form Gradio sends (no pandas work per
+response), `release_memory` gives back what a load or a miss freed, and `settle_heap` keeps
+the long-lived data out of the garbage collector's full passes.
 """
 
 from __future__ import annotations
