@@ -108,7 +108,7 @@ def _form(state: SpaceState) -> list[gr.components.Component]:
     with gr.Row():
         skill = gr.Dropdown(skills, value=skills[0] if skills else None, label="Skill",
                             info="From the registry, at its latest version", scale=2,
-                            elem_id="eval-skill")
+                            allow_custom_value=True, elem_id="eval-skill")
         upload = gr.File(label="…or upload a skill (a zip, or SKILL.md + evals.json)",
                          file_count="multiple", file_types=UPLOAD_TYPES, scale=2, height=120)
     with gr.Row():

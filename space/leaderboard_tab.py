@@ -1,12 +1,16 @@
-"""The Leaderboard tab: skills × models ranked by lift, filters, a scatter plot, a model view."""
+"""The Leaderboard tab: skills × models ranked by lift, filters, a scatter plot, a model view.
+
+Each view is built once per filter combination and version of the data, then served from
+memory (`SpaceState.view`); the summary line ends with how fresh the data are.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import gradio as gr
-import pandas as pd
 
+from .cache import wire_plot, wire_table
 from .leaderboard_view import (
     ALL,
     VERDICT_COLORS,
@@ -17,9 +21,17 @@ from .leaderboard_view import (
     tag_choices,
 )
 from .messages import friendly
+from .snapshot import Snapshot
 from .state import SpaceState
 from .theme import EXPLAINER
 
+READ_LIMIT = 16  # reads at once per read event: cheap when cached, and a miss never blocks all
+POINTS = gr.ScatterPlot(render=False)  # turns scatter points into what the browser is sent
+# What one response carries: Gradio walks every cell of a response several times, so its
+# size is what a burst of visitors pays per visitor (bench/space_load.py: 500 rows and 2,000
+# points cost 41 ms of server CPU per call at 10k x 10; 100 rows and 500 points, 15 ms).
+TABLE_ROWS = 100
+SCATTER_POINTS = 500
 DATATYPES = ["str", "markdown", "str", "str", "str", "str", "str", "str", "str", "str", "str",
              "str", "str"]
 WIDTHS = ["4%", "16%", "11%", "6.5%", "5.5%", "5.5%", "10%", "5%", "13%", "6%", "6.5%", "5%",
@@ -43,19 +55,49 @@ class LeaderboardTab:
 
 
 def leaderboard(state: SpaceState, query: str, model: str, tag: str,
-                verdict: str) -> tuple[pd.DataFrame, gr.ScatterPlot, str]:
-    """The ranked table, the scatter points and a summary line for these filters."""
-    view = leaderboard_view(state.frame(), state.tags(), query=query or "", model=model,
-                            tag=tag, verdict=verdict)
-    return view.table, gr.ScatterPlot(view.scatter, x_lim=view.x_lim), view.summary
+                verdict: str) -> tuple[dict, gr.ScatterPlot, str]:
+    """The ranked table, the scatter points and a summary line for these filters (built once
+    per filters and version of the data), then the data's freshness."""
+    filters = ((query or "").strip(), model or ALL, tag or ALL, verdict or ALL)
+    table, scatter, summary = state.view("leaderboard", filters,
+                                         lambda: _leaderboard(state, *filters))
+    return table, scatter, f"{summary}\n\n{state.data.note()}"
+
+
+def _leaderboard(state: SpaceState, query: str, model: str, tag: str,
+                 verdict: str) -> tuple[dict, gr.ScatterPlot, str]:
+    view = leaderboard_view(state.frame(), state.tags(), query=query, model=model,
+                            tag=tag, verdict=verdict, limit=TABLE_ROWS)
+    points = wire_plot(POINTS, view.scatter.head(SCATTER_POINTS))  # ranked: the top ones
+    scatter = gr.ScatterPlot(points, x_lim=view.x_lim, render=False)
+    return wire_table(view.table), scatter, view.summary
+
+
+def per_model(state: SpaceState, model: str | None) -> dict:
+    """Which skills help `model` most (built once per model and version of the data)."""
+    return state.view("model", model or "",
+                      lambda: wire_table(model_table(state.frame(), model).head(TABLE_ROWS)))
+
+
+def _choices(state: SpaceState) -> tuple[list[str], list[str], str | None]:
+    """The model and tag filters' choices, and the model the model view opens on."""
+    models, tags = state.view("choices", "filters", lambda: (
+        model_choices(state.frame()), tag_choices(state.tags())))
+    return models, tags, models[1] if len(models) > 1 else None
 
 
 def filter_choices(state: SpaceState) -> tuple[gr.Dropdown, gr.Dropdown, gr.Dropdown]:
     """Fresh choices for the model and tag filters and the model view's picker."""
-    models, tags = model_choices(state.frame()), tag_choices(state.tags())
-    first = models[1] if len(models) > 1 else None
+    models, tags, first = _choices(state)
     return (gr.Dropdown(choices=models), gr.Dropdown(choices=tags),
             gr.Dropdown(choices=models[1:], value=first))
+
+
+def warm(state: SpaceState, _: Snapshot | None = None) -> None:
+    """Build what every page load shows (the default view, the first model's view and the
+    filter choices), so that no visitor waits for them after a change of the data."""
+    leaderboard(state, "", ALL, ALL, ALL)
+    per_model(state, _choices(state)[2])
 
 
 def _filters() -> tuple[gr.Textbox, gr.Dropdown, gr.Dropdown, gr.Dropdown]:
@@ -93,12 +135,12 @@ def build(state: SpaceState) -> LeaderboardTab:
             gr.Markdown("### Model view\nPick a model to see which skills help it most.")
             view_model = gr.Dropdown([], label="Model", allow_custom_value=True,
                                      elem_id="model-view-picker")
-            per_model = gr.Dataframe(interactive=False, max_height=300, wrap=True,
+            model_rows = gr.Dataframe(interactive=False, max_height=300, wrap=True,
                                      datatype=["str", "markdown", "str", "str", "str"],
                                      column_widths=MODEL_VIEW_WIDTHS,
                                      elem_id="model-view-table", elem_classes="hs-table")
     tab = LeaderboardTab(table, query, model, tag, verdict, scatter, summary, view_model,
-                         per_model)
+                         model_rows)
     _wire(state, tab)
     return tab
 
@@ -112,11 +154,13 @@ def _wire(state: SpaceState, tab: LeaderboardTab) -> None:
         return leaderboard(state, query, model, tag, verdict)
 
     @friendly
-    def per_model(model: str) -> pd.DataFrame:
-        return model_table(state.frame(), model)
+    def model_view(model: str) -> dict:
+        return per_model(state, model)
 
     gr.on([tab.query.submit, tab.model.change, tab.tag.change, tab.verdict.change],
-          refresh, inputs, outputs, api_name="leaderboard", concurrency_limit=8,
-          show_progress="minimal")
-    tab.view_model.change(per_model, tab.view_model, tab.model_table, api_name="model_view",
-                          concurrency_limit=8, show_progress="minimal")
+          refresh, inputs, outputs, api_name="leaderboard", concurrency_limit=READ_LIMIT,
+          concurrency_id="leaderboard", show_progress="minimal")
+    tab.view_model.change(model_view, tab.view_model, tab.model_table, api_name="model_view",
+                          concurrency_limit=READ_LIMIT, concurrency_id="model_view",
+                          show_progress="minimal")
+    state.data.on_change(lambda snapshot: warm(state, snapshot))

@@ -1,7 +1,8 @@
 """The Skill tab: one skill's SKILL.md, files, versions, results, history, scan and pull command.
 
 Opened by picking a skill, by clicking a skill on the leaderboard, or by URL (`?skill=ns/name`,
-handled in `space.ui`).
+handled in `space.ui`). A page is built once per skill, version and version of the data, then
+served from memory (`SpaceState.view`).
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ from registry import (
     HubskillsError,
 )
 
-from .leaderboard_tab import DATATYPES, WIDTHS
+from .cache import wire_plot, wire_table
+from .leaderboard_tab import DATATYPES, READ_LIMIT, WIDTHS
 from .messages import error_markdown, warn
 from .skill_data import skill_page
 from .state import SpaceState
 
 EMPTY_NOTE = "Pick a skill above, or click one on the leaderboard."
+BARS = gr.BarPlot(render=False)  # turns the history into what the browser is sent
 
 
 @dataclass
@@ -32,7 +35,13 @@ class SkillTab:
 
 
 def render(state: SpaceState, repo: str | None, version: str | None = None) -> tuple:
-    """Every output of the page for `repo` at `version`; errors become a readable header."""
+    """Every output of the page for `repo` at `version` (built once per version of the data);
+    errors become a readable header."""
+    repo, version = (repo or "").strip(), version or None
+    return state.view("skill", (repo, version), lambda: _render(state, repo, version))
+
+
+def _render(state: SpaceState, repo: str, version: str | None) -> tuple:
     if not repo:
         return (gr.Dropdown(choices=[], value=None), EMPTY_NOTE, "", "", None, None, None,
                 None, "", "")
@@ -43,8 +52,9 @@ def render(state: SpaceState, repo: str | None, version: str | None = None) -> t
         return (gr.Dropdown(choices=[], value=None), error_markdown(err), "", "", None, None,
                 None, None, "", "")
     return (gr.Dropdown(choices=page.versions, value=page.version), page.header, page.body,
-            page.raw, page.files, page.version_table, page.results, page.history,
-            page.findings, page.pull_command)
+            page.raw, wire_table(page.files), wire_table(page.version_table),
+            wire_table(page.results), wire_plot(BARS, page.history), page.findings,
+            page.pull_command)
 
 
 def build(state: SpaceState) -> SkillTab:
@@ -95,6 +105,7 @@ def _wire(state: SpaceState, tab: SkillTab) -> None:
         return render(state, repo, version)
 
     tab.picker.change(open_skill, tab.picker, tab.outputs, api_name="skill_page",
-                      concurrency_limit=8)
+                      concurrency_limit=READ_LIMIT, concurrency_id="skill_page")
     tab.version.input(open_version, [tab.picker, tab.version], tab.outputs,
-                      api_name="skill_version", concurrency_limit=8)
+                      api_name="skill_version", concurrency_limit=READ_LIMIT,
+                      concurrency_id="skill_page")

@@ -1,9 +1,10 @@
-"""The Space's view of the configured store: cached reads, fetched skill folders, counts,
-and who may write.
+"""The Space's view of the configured store: reads served from memory, fetched skill folders,
+counts, and who may write.
 
-Reading the results frame or listing skills can be slow on the Hub, and every visitor's page
-load asks for them, so both are cached for `ttl` seconds (a push clears the cache at once).
-Skill files are fetched once per revision into `HUBSKILLS_HOME/space/` and reused.
+Reads come from a `snapshot.Snapshots` (the results frame and the skill list, refreshed in
+the background and at once after the Space writes), and each view built on them is kept in a
+`cache.Memo` keyed by the data's version, so visitors share one computation per change of the
+data. Skill files are fetched once per revision into `HUBSKILLS_HOME/space/` and reused.
 
 Off a Space (`make run`) the local user is the owner: writes go to the configured store with
 the owner's credentials, and the owner's API keys are used. On a Space, a write (push results,
@@ -19,8 +20,7 @@ import os
 import shutil
 import tempfile
 import threading
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,10 +32,18 @@ from registry import (
     get_store,
 )
 
+from .cache import Memo
+from .snapshot import Snapshot, Snapshots
+
 if TYPE_CHECKING:
     import pandas as pd
 
-SKILL_LIMIT = 5000
+REFRESH_S = 60.0  # a store with change tokens: a check costs a file listing
+REFRESH_REREAD_S = 300.0  # other stores (the Hub): a check re-reads the results and the list
+VIEW_SLOTS = 1  # view computations at once: one leaves the other core to cached reads, and
+#                each may briefly take 400 MB over 2,000,000 result rows
+MEMO_SIZES = {"leaderboard": 48, "model": 16, "skill": 256, "choices": 4}
+MAX_KEY_CHARS = 300  # longer visitor input is answered but not kept (it could fill memory)
 LOCAL_WRITE = "hubskills eval SKILL --push  (or hubskills publish SKILL) on your own machine"
 
 
@@ -52,16 +60,26 @@ def oauth_available() -> bool:
 
 
 class SpaceState:
-    """One store and its cached frame and skill list, shared by every request (thread-safe)."""
+    """One store, its data in memory and the views built on them, shared by every request
+    (thread-safe).
+
+    Args:
+        refresh_every: seconds between background refreshes (see `start_refresh`); by
+            default `REFRESH_S` for a store with change tokens, else `REFRESH_REREAD_S`.
+    """
 
     def __init__(self, settings: Settings | None = None, store: SkillStore | None = None, *,
-                 ttl: float = 30.0, on_space: bool | None = None) -> None:
+                 refresh_every: float | None = None, on_space: bool | None = None) -> None:
         self.settings = settings or Settings.from_env()
         self.on_space = self.settings.on_space if on_space is None else on_space
         self._store = store
-        self.ttl = ttl
         self._lock = threading.RLock()
-        self._cache: dict[str, tuple[float, Any]] = {}
+        self.data = Snapshots(lambda: self.store, refresh_every or REFRESH_S)
+        self._interval_set = refresh_every is not None
+        slots = threading.Semaphore(VIEW_SLOTS)
+        self.views = {kind: Memo(size, None if kind == "skill" else slots)
+                      for kind, size in MEMO_SIZES.items()}
+        self.data.on_change(lambda _: self._forget_views())
 
     @property
     def store(self) -> SkillStore:
@@ -94,48 +112,51 @@ class SpaceState:
                                  "own account, never the Space's", hint=LOCAL_WRITE)
         return get_store(self.settings.with_(hf_token=visitor_token))
 
-    def _cached(self, key: str, load: Callable[[], Any]) -> Any:
-        with self._lock:
-            hit = self._cache.get(key)
-            if hit is not None and time.monotonic() - hit[0] < self.ttl:
-                return hit[1]
-        value = load()
-        with self._lock:
-            self._cache[key] = (time.monotonic(), value)
-        return value
+    def snapshot(self) -> Snapshot:
+        """The data to read now (loaded on first use)."""
+        return self.data.current()
+
+    def view(self, kind: str, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """`compute()` once per `key` and version of the data (see `cache.Memo`)."""
+        memo = self.views[kind]
+        if len(repr(key)) > MAX_KEY_CHARS:
+            return memo.run(compute)
+        return memo.get((self.snapshot().key, key), compute)
+
+    def _forget_views(self) -> None:
+        for memo in self.views.values():
+            memo.clear()
 
     def invalidate(self) -> None:
-        """Forget cached reads (after a push or a publish)."""
-        with self._lock:
-            self._cache.clear()
+        """Reload what changed now (after a push or a publish): this caller waits, readers
+        keep the previous data until the new are swapped in."""
+        self.data.refresh()
+
+    def start_refresh(self) -> None:
+        """Refresh in the background from now on (see `snapshot.Snapshots.start`)."""
+        if not self._interval_set and not hasattr(self.store, "change_token"):
+            self.data.interval = REFRESH_REREAD_S
+        self.data.start()
 
     def frame(self) -> pd.DataFrame:
-        """Every result row (cached)."""
-        return self._cached("frame", self.store.results_frame)
+        """Every result row."""
+        return self.snapshot().frame
 
     def skills(self) -> list[SkillInfo]:
-        """Every listed skill, by repo id (cached)."""
-        return self._cached("skills", lambda: sorted(
-            self.store.search("", limit=SKILL_LIMIT), key=lambda info: info.repo))
+        """Every listed skill, by repo id."""
+        return list(self.snapshot().skills)
 
     def skill_ids(self) -> list[str]:
-        """Repo ids of the listed skills."""
-        return [info.repo for info in self.skills()]
+        """Repo ids the skill pickers offer (see `Snapshot.skill_ids`)."""
+        return self.snapshot().skill_ids
 
     def tags(self) -> dict[str, list[str]]:
         """repo and name -> tags, for the leaderboard's tag filter."""
-        mapping: dict[str, list[str]] = {}
-        for info in self.skills():
-            mapping[info.repo] = list(info.tags)
-            mapping.setdefault(info.name, list(info.tags))
-        return mapping
+        return self.snapshot().tags
 
     def counts(self) -> dict[str, int]:
         """Skills listed, evaluation runs and models in the results (for the header)."""
-        frame = self.frame()
-        runs = int(frame["run_id"].nunique()) if "run_id" in frame else 0
-        models = int(frame["model"].nunique()) if "model" in frame else 0
-        return {"skills": len(self.skills()), "runs": runs, "models": models}
+        return self.snapshot().counts
 
     def skill_folder(self, repo: str, sha: str) -> Path:
         """The skill's files at `sha`, fetched once into a cache folder named like the skill."""

@@ -1,4 +1,11 @@
-"""The Space: header, four tabs, page-load wiring (`?skill=ns/name`), queue and launch."""
+"""The Space: header, four tabs, page-load wiring (`?skill=ns/name`), queue and launch.
+
+Capacity: reads (leaderboard, model view, skill pages, page load) are served from memory and
+run up to `leaderboard_tab.READ_LIMIT` at once per event; evaluations and generations share
+two slots (`model-work`) and writes have their own small limits (set where they are wired).
+Past those, requests wait in Gradio's queue (up to `QUEUE_SIZE`, far above any burst of
+readers) and are told their place in line every `STATUS_UPDATE_S` seconds.
+"""
 
 from __future__ import annotations
 
@@ -20,16 +27,23 @@ from .messages import friendly
 from .state import SpaceState
 from .theme import CSS, TITLE, header_html, theme
 
-DEFAULT_CONCURRENCY = 4
-MAX_QUEUE = 64
+DEFAULT_CONCURRENCY = 4  # events that set no limit (the refresh after a write)
+QUEUE_SIZE = 5000  # waiting events of every kind: a burst waits rather than being turned away
+STATUS_UPDATE_S = 1.0  # queue positions are sent on this clock, not after every event
+MAX_THREADS = 96  # worker threads: at least the sum of the per-event limits
+ANALYTICS_EVERY = 1000  # events between two rebuilds of Gradio's timing summary
+SESSIONS = 1000  # visitors' sessions kept (least recently active dropped), ~0.1 MB each
 FOOTER = ("Install skills from your terminal: `pip install hubskills` then "
           "`hubskills pull ns/name@vX.Y.Z` · Evaluate and publish your own: "
           "`hubskills eval SKILL --push`, `hubskills publish SKILL`.")
 
 
 def build_demo(settings: Settings | None = None, *, store: SkillStore | None = None,
-               on_space: bool | None = None) -> gr.Blocks:
+               on_space: bool | None = None, refresh_every: float | None = None) -> gr.Blocks:
     """Build the Space's Blocks on the configured store (local by default).
+
+    The data are loaded once here and refreshed in the background every `refresh_every`
+    seconds (see `state.SpaceState`).
 
     On a Space (`on_space`; by default, whether Spaces set `SPACE_ID`) the server's own model
     keys are not lent to visitors unless `HUBSKILLS_SPACE_LEND_KEYS=1`, and writing (push,
@@ -37,7 +51,7 @@ def build_demo(settings: Settings | None = None, *, store: SkillStore | None = N
     and every log record is scrubbed of secrets.
     """
     scrub_logs()
-    state = SpaceState(settings, store, on_space=on_space)
+    state = SpaceState(settings, store, on_space=on_space, refresh_every=refresh_every)
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
         header = gr.HTML(header_html(), elem_id="hs-header")
         with gr.Tabs(selected="leaderboard", elem_id="hs-tabs") as tabs:
@@ -52,6 +66,7 @@ def build_demo(settings: Settings | None = None, *, store: SkillStore | None = N
         gr.Markdown(FOOTER, elem_classes="hs-note")
         _wire(demo, state, header, tabs, board, page, ev.skill, [ev.push_event, published])
     scrub_responses(demo)
+    state.start_refresh()
     demo.hubskills_state = state  # type: ignore[attr-defined]  # for tests and benchmarks
     return demo
 
@@ -64,21 +79,29 @@ def _wire(demo: gr.Blocks, state: SpaceState, header: gr.HTML, tabs: gr.Tabs,
     refreshed = [header, board.table, board.scatter, board.summary, board.model, board.tag,
                  board.view_model, page.picker, eval_skill]
 
+    built_with = state.snapshot().skills_token  # the skill lists in the page's config
+
+    def skill_picker(**value: str) -> gr.Dropdown:
+        """A skill picker's update: new choices only when the list changed since the build
+        (10,000 skills are a megabyte per visitor)."""
+        snapshot = state.snapshot()
+        if snapshot.skills_token == built_with:
+            return gr.Dropdown(**value)
+        return gr.Dropdown(choices=snapshot.skill_ids, **value)
+
     @friendly
     def refresh(query: str, model: str, tag: str, verdict: str) -> tuple:
         table, scatter, summary = leaderboard_tab.leaderboard(state, query, model, tag, verdict)
         models, tags, view_model = leaderboard_tab.filter_choices(state)
-        skills = state.skill_ids()
         return (header_html(state.counts()), table, scatter, summary, models, tags, view_model,
-                gr.Dropdown(choices=skills), gr.Dropdown(choices=skills))
+                skill_picker(), skill_picker())
 
     @friendly
     def on_load(query: str, model: str, tag: str, verdict: str, request: gr.Request) -> tuple:
         wanted = (request.query_params.get("skill") or "").strip() if request else ""
         opened = gr.Tabs(selected="skill") if wanted else gr.Tabs()
         values = refresh(query, model, tag, verdict)
-        skills = state.skill_ids()
-        picker = gr.Dropdown(choices=skills, value=wanted) if wanted else values[7]
+        picker = skill_picker(value=wanted) if wanted else values[7]
         return (*values[:7], picker, values[8], opened)
 
     def open_from_table(evt: gr.SelectData) -> tuple[Any, Any]:
@@ -88,7 +111,8 @@ def _wire(demo: gr.Blocks, state: SpaceState, header: gr.HTML, tabs: gr.Tabs,
             return gr.Dropdown(), gr.Tabs()
         return gr.Dropdown(value=repo), gr.Tabs(selected="skill")
 
-    demo.load(on_load, filters, [*refreshed, tabs], api_name="page_load")
+    demo.load(on_load, filters, [*refreshed, tabs], api_name="page_load",
+              concurrency_limit=leaderboard_tab.READ_LIMIT, concurrency_id="page_load")
     for table in (board.table, board.model_table):
         table.select(open_from_table, None, [page.picker, tabs], api_visibility="private")
     for write in writes:
@@ -97,14 +121,20 @@ def _wire(demo: gr.Blocks, state: SpaceState, header: gr.HTML, tabs: gr.Tabs,
 
 def launch(demo: gr.Blocks | None = None, *, server_name: str | None = None,
            server_port: int | None = None, **kwargs: Any) -> Any:
-    """Queue the Space's events (bounded concurrency) and serve it.
+    """Queue the Space's events (bounded concurrency, see the module docstring) and serve it.
 
     `server_name` defaults to `GRADIO_SERVER_NAME` or 127.0.0.1; `server_port` to Gradio's
     (`GRADIO_SERVER_PORT`, else 7860). The run history is off: it would keep typed inputs,
     API keys included, in the browser.
     """
     demo = demo or build_demo()
-    demo.queue(default_concurrency_limit=DEFAULT_CONCURRENCY, max_size=MAX_QUEUE)
+    # Gradio rebuilds its per-function timing summary (a DataFrame over up to 10,000 past
+    # events) after every event unless told otherwise: ~10 ms per read on a busy Space.
+    os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", str(ANALYTICS_EVERY))
+    demo.queue(default_concurrency_limit=DEFAULT_CONCURRENCY, max_size=QUEUE_SIZE,
+               status_update_rate=STATUS_UPDATE_S)
+    kwargs.setdefault("max_threads", MAX_THREADS)
+    kwargs.setdefault("state_session_capacity", SESSIONS)
     return demo.launch(
         server_name=server_name or os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1",
         server_port=server_port, theme=theme(), css=CSS, footer_links=["api"],

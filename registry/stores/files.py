@@ -8,8 +8,12 @@ ordinary skill file.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import os
 from pathlib import Path
 
+from registry._io import atomic_write_bytes
 from registry.errors import InvalidSkill, RegistryError, UnsafeSkill
 from registry.format.skill import Skill
 from registry.scan import STORE_LIMITS, check_relpath
@@ -53,3 +57,23 @@ def require_empty(dest: Path) -> None:
     dest.mkdir(parents=True, exist_ok=True)
     if any(dest.iterdir()):
         raise RegistryError(f"{dest} is not empty; fetch writes into an empty staging folder")
+
+
+def listing_digest(paths: list[str]) -> str:
+    """A digest of the paths' sizes and modification times (no file is read): it changes when
+    one of them is written. A missing path (a skill without a card) is left out."""
+    lines = []
+    for path in paths:
+        with contextlib.suppress(FileNotFoundError):
+            stat = os.stat(path)
+            lines.append(f"{path}:{stat.st_size}:{stat.st_mtime_ns}")
+    return hashlib.sha1("\n".join(lines).encode()).hexdigest()
+
+
+def restore_files(previous: dict[Path, bytes | None]) -> None:
+    """Put back files as they were before a failed publish."""
+    for path, data in previous.items():
+        if data is None:
+            path.unlink(missing_ok=True)
+        else:
+            atomic_write_bytes(path, data)

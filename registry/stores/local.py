@@ -21,6 +21,7 @@ renamed into place, metadata files are replaced atomically, so a failed publish 
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import json
 import logging
@@ -62,7 +63,14 @@ from registry.stores.dataset import (
     results_path,
     stamp_rows,
 )
-from registry.stores.files import HOSTILE_HINT, is_card_path, require_empty, skill_files
+from registry.stores.files import (
+    HOSTILE_HINT,
+    is_card_path,
+    listing_digest,
+    require_empty,
+    restore_files,
+    skill_files,
+)
 from registry.stores.refs import (
     check_repo_id,
     normalize_version,
@@ -181,7 +189,7 @@ class LocalStore:
                                         "message": message or f"Publish {tag}"})
                 _write_json(folder / "refs.json", refs)  # the commit point
             except BaseException:
-                _restore(previous)
+                restore_files(previous)
                 if created:
                     shutil.rmtree(folder / "revisions" / sha, ignore_errors=True)
                 raise
@@ -352,19 +360,19 @@ class LocalStore:
                    for p in self._result_files()}
         return load_frame(sources, self.root / "cache" / "frame")
 
+    def change_token(self) -> tuple[str, str]:
+        """(results, skills): digests of file listings, no file read, that change when a run
+        is appended / when a skill is published or its card rewritten (downloads do not
+        count). For readers that keep what they built from `results_frame` and `search`."""
+        self._ensure_seeded()
+        folders = sorted(glob.glob(os.path.join(glob.escape(str(self.root)), "skills", "*", "*")))
+        skills = [os.path.join(f, name) for f in folders for name in ("refs.json", "README.md")]
+        return listing_digest([str(p) for p in self._result_files()]), listing_digest(skills)
+
     def revision_content_hash(self, repo: str, sha: str) -> str | None:
         """The content hash of a stored revision (None when there is no such revision)."""
         tree = _read_json(self._skill_dir(repo) / "revisions" / sha / "tree.json", {})
         return tree.get("content_hash")
-
-
-def _restore(previous: dict[Path, bytes | None]) -> None:
-    """Put back files as they were before a failed publish."""
-    for path, data in previous.items():
-        if data is None:
-            path.unlink(missing_ok=True)
-        else:
-            atomic_write_bytes(path, data)
 
 
 def _read_json(path: Path, default: Any) -> Any:
