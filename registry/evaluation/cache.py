@@ -13,6 +13,7 @@ import hashlib
 import json
 import sqlite3
 import threading
+import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,22 @@ def completion_key(*, model: str, endpoint: str | None, **request: Any) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def _enable_wal(db: sqlite3.Connection, attempts: int = 50) -> None:
+    """Switch a new database to WAL. The switch takes an exclusive lock without waiting on the
+    busy timeout, so two runs opening the same new cache at once can see "database is locked":
+    wait a moment and try again (once it is WAL, the pragma is a no-op)."""
+    for attempt in range(attempts):
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as err:
+            busy = getattr(err, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY,
+                                                               sqlite3.SQLITE_LOCKED)
+            if not busy or attempt == attempts - 1:
+                raise
+            time.sleep(0.01 * (attempt + 1))
+
+
 class ResponseCache:
     """sqlite key → JSON value store, safe across threads and processes (WAL mode)."""
 
@@ -40,7 +57,7 @@ class ResponseCache:
         self.path = path
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, check_same_thread=False, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        _enable_wal(self._db)
         # WAL + NORMAL survives a killed process (what resume needs) without an fsync per put,
         # which would otherwise stall the event loop for every completion.
         self._db.execute("PRAGMA synchronous=NORMAL")
