@@ -52,13 +52,14 @@ def free_port() -> int:
 
 
 def append_run(store, repo: str, model: str, p_base: float, p_skill: float, seed: int) -> None:
-    """A synthetic two-repeat run of twelve cases, appended to the store's results."""
+    """A synthetic two-repeat run of twelve cases of the seeded version, appended to the
+    store's results (another suite than the recorded seed runs)."""
     rnd, name = random.Random(seed), repo.split("/")[1]
     manifest = RunManifest(run_id=f"{new_run_id()}-{seed}", skill_name=name, skill_repo=repo,
-                           skill_version="1.0.0", content_hash="sha256:0", suite_hash="sha256:0",
+                           skill_version="1.1.0", content_hash="sha256:0", suite_hash="sha256:0",
                            models=[model], runs=2, case_ids=[f"c{i}" for i in range(12)],
                            status="complete", partial=False)
-    rows = [ResultRow(run_id=manifest.run_id, skill_name=name, skill_version="1.0.0",
+    rows = [ResultRow(run_id=manifest.run_id, skill_name=name, skill_version="1.1.0",
                       skill_repo=repo, model=model, arm=arm, case_id=f"c{i}", repeat=r,
                       passed=rnd.random() < p, score=1.0, cost_usd=0.0, output_tokens=20,
                       input_tokens=100 + (300 + 50 * seed if arm == "skill" else 0))
