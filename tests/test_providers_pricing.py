@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from registry.evaluation.display import usd
 from registry.providers import (
     ALIASES,
     EMBEDDED_REF,
     Usage,
     context_window,
     cost,
-    format_cost,
     format_price,
     is_free,
     price_for,
@@ -118,21 +118,21 @@ def test_long_prompts_use_the_long_prompt_rate():
 def test_unknown_prices_are_none_never_zero(ref):
     assert price_for(ref) is None
     assert cost(ref, Usage(input_tokens=10, output_tokens=10)) is None
-    assert format_cost(cost(ref, Usage(input_tokens=10))) == "unknown"
+    assert usd(cost(ref, Usage(input_tokens=10)), ref) == "unknown"
 
 
 @pytest.mark.parametrize("ref", ["local/qwen3", "embedded/smollm2-135m"])
 def test_local_models_are_free(ref):
     assert is_free(ref)
     assert cost(ref, Usage(input_tokens=10_000, output_tokens=10_000)) == 0.0
-    assert format_cost(0.0) == "$0 (local)"
+    assert usd(0.0, ref) == "$0 (local)"
     assert format_price(price_for(ref)) == "free (runs locally)"
 
 
-def test_format_cost():
-    assert format_cost(None) == "unknown"
-    assert format_cost(0.0123) == "$0.0123"
-    assert format_cost(1.5) == "$1.5"
-    assert format_cost(0.000034) == "$0.000034"
-    assert format_cost(1e-9) == "<$0.000001"
+def test_one_money_formatter_for_costs():
+    assert usd(None) == "unknown"
+    assert usd(0.0123) == "$0.0123"
+    assert usd(1.5) == "$1.50"
+    assert usd(0.000034) == "$0.000034"
+    assert usd(1e-9) == "<$0.000001"
     assert format_price(price_for("openai/gpt-4.1")) == "$2 in / $8 out per Mtok"

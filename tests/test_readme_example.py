@@ -44,10 +44,15 @@ def test_the_use_from_python_example_runs_against_a_local_server(
     assert re.fullmatch(rf"local/my-model: lift [+-]\d+% \[[+-]\d+%, [+-]\d+%\], {VERDICT}",
                         lines[1])
     board = lines[2:]
-    assert 1 <= len(board) <= 3
-    assert all(re.fullmatch(rf"\S+ on \S+: lift at least [+-]\d+%, {VERDICT}", line)
-               for line in board)
-    assert any("kernel-builder-cuda-kernels" in line or "hf-hub-python-2x" in line
-               or "agent-skill-md" in line for line in board)  # the seeded registry's skills
+    # The seeded registry holds the three example skills, each with one recorded run on the
+    # embedded model: one line each, ranked by the lift's lower bound, highest first.
+    examples = sorted(p.name for p in (ROOT / "skills").iterdir() if (p / "SKILL.md").is_file())
+    assert len(board) == len(examples) == 3
+    parsed = [re.fullmatch(rf"(\S+) on (\S+): lift at least ([+-]\d+)%, ({VERDICT})", line)
+              for line in board]
+    assert all(parsed), board
+    assert sorted(next(e for e in examples if e in m[1]) for m in parsed) == examples
+    bounds = [int(m[3]) for m in parsed]
+    assert bounds == sorted(bounds, reverse=True)
     runs = list((tmp_path / "hubskills-home" / "runs").iterdir())
     assert len(runs) == 1 and (runs[0] / "rows.jsonl").is_file()  # the run was saved

@@ -52,6 +52,8 @@ def usd(value: float | None, model: str | None = None) -> str:
         return "unknown"
     if value == 0:
         return "$0 (local)" if model and is_free(model) else "$0"
+    if value < 0.000001:  # a real cost, however small, never reads as "$0"
+        return "<$0.000001"
     if value < 0.01:
         return "$" + f"{value:.6f}".rstrip("0").rstrip(".")
     return f"${value:.4f}" if value < 1 else f"${value:,.2f}"

@@ -35,7 +35,6 @@ from registry.providers.pricing import (
     Price,
     context_window,
     cost,
-    format_cost,
     format_price,
     is_free,
     price_for,
@@ -52,6 +51,6 @@ __all__ = [
     "ALIASES", "BadResponse", "Completion", "DEFAULT_OPENAI_REF", "EMBEDDED_REF", "Message",
     "Model", "ModelStatus", "Price", "Provider", "RetryPolicy", "ToolCall", "ToolSpec", "Usage",
     "aclose_all", "ask", "context_window", "cost", "default_model_ref", "embedded_availability",
-    "format_cost", "format_price", "is_free", "known_models", "normalize_ref", "price_for",
+    "format_price", "is_free", "known_models", "normalize_ref", "price_for",
     "prices_as_of", "provider", "resolve",
 ]

@@ -136,19 +136,6 @@ def cost(ref: str, usage: TokenCounts) -> float | None:
     return total / 1_000_000
 
 
-def format_cost(value: float | None) -> str:
-    """Human form of a cost: "unknown" for None, "$0 (local)" for 0 (only models that run on
-    your machine cost exactly 0), else dollars with sensible precision."""
-    if value is None:
-        return "unknown"
-    if value == 0:
-        return "$0 (local)"
-    if value < 0.000001:
-        return "<$0.000001"
-    digits = 6 if value < 0.01 else 4
-    return "$" + f"{value:.{digits}f}".rstrip("0").rstrip(".")
-
-
 def format_price(price: Price | None) -> str:
     """Human form of a price per million tokens, e.g. "$3 / $15 per Mtok"."""
     if price is None:
