@@ -32,6 +32,7 @@ LAYERS: list[set[str]] = [
     {"errors", "config", "_io", "_version", "secrets"},  # base modules
     {"format"},
     {"scan", "providers", "sandbox", "hub"},
+    {"agent"},  # agent mode: runners and workspaces, used by the evaluation engine
     {"evaluation"},
     {"stores"},
     {"generate", "install"},
