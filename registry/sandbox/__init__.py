@@ -10,7 +10,7 @@ process gone at the end) and `none` (no isolation; only by explicit choice for a
 user owns). `choose` is the one policy that decides which runs a suite's code checks.
 """
 
-from registry.sandbox.base import Limits, Sandbox, SandboxResult, SandboxUnavailable
+from registry.sandbox.base import Limits, Mounts, Sandbox, SandboxResult, SandboxUnavailable
 from registry.sandbox.bwrap import BwrapSandbox
 from registry.sandbox.direct import DirectSandbox
 from registry.sandbox.policy import (
@@ -27,6 +27,6 @@ from registry.sandbox.policy import (
 
 __all__ = [
     "BACKENDS", "SKIPPED_BY_USER", "BwrapSandbox", "Choice", "CodeChecks", "DirectSandbox",
-    "Limits", "Sandbox", "SandboxResult", "SandboxUnavailable", "backend", "choose",
+    "Limits", "Mounts", "Sandbox", "SandboxResult", "SandboxUnavailable", "backend", "choose",
     "get_sandbox", "is_pulled", "sandbox_report",
 ]

@@ -51,6 +51,16 @@ DEFAULT_LIMITS = Limits()
 
 
 @dataclass(frozen=True)
+class Mounts:
+    """Extra folders a command sees besides the workspace (bwrap only): `read_only` host paths
+    at the same path, `writable` (host path, path inside) pairs, such as an agent CLI's install
+    and its fresh HOME. A folder bound here is visible to untrusted code: never a secret's."""
+
+    read_only: tuple[str, ...] = ()
+    writable: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
 class SandboxResult:
     """How a command ended: `exit_code` None when it was killed at the time limit."""
 

@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import ClassVar
 
-from registry.sandbox.base import DEFAULT_LIMITS, Limits, SandboxResult, run_process
+from registry.sandbox.base import DEFAULT_LIMITS, Limits, Mounts, SandboxResult, run_process
 
 if sys.platform != "win32":
     import resource
@@ -122,7 +122,8 @@ class BwrapSandbox:
         return found if found and os.path.isfile(found) and visible(found) else None
 
     def command(self, argv: Sequence[str], limits: Limits, wall_s: float,
-                env: Mapping[str, str] | None, workspace: Path) -> list[str]:
+                env: Mapping[str, str] | None, workspace: Path,
+                mounts: Mounts | None = None) -> list[str]:
         """The full bwrap command line (holds no secret: it is readable inside)."""
         binary = shutil.which(self.binary) or self.binary
         layout, _ = _layout()
@@ -131,7 +132,7 @@ class BwrapSandbox:
         cmd = [binary, "--die-with-parent", "--new-session", *_namespaces(), *layout,
                "--proc", "/proc", "--dev", "/dev",
                "--size", str(limits.file_bytes), "--perms", "1777", "--tmpfs", "/tmp",
-               "--bind", str(workspace), WORKDIR, "--chdir", WORKDIR]
+               "--bind", str(workspace), WORKDIR, "--chdir", WORKDIR, *_extra(mounts)]
         for key, value in variables.items():
             cmd += ["--setenv", key, value]
         if _as_root():
@@ -142,13 +143,18 @@ class BwrapSandbox:
 
     async def run(self, argv: Sequence[str], workspace: Path, *, timeout: float | None = None,
                   limits: Limits = DEFAULT_LIMITS, stdin: bytes = b"",
-                  env: Mapping[str, str] | None = None) -> SandboxResult:
-        """Run `argv` in `/workspace` (bound to `workspace`); see the module docstring."""
+                  env: Mapping[str, str] | None = None,
+                  mounts: Mounts | None = None) -> SandboxResult:
+        """Run `argv` in `/workspace` (bound to `workspace`); see the module docstring.
+
+        `mounts` adds folders (an agent CLI's install, its HOME); writable ones are handed to
+        the sandbox user like the workspace."""
         wall_s = limits.wall_s if timeout is None else timeout
         workspace = workspace.resolve()
         if _as_root():
-            _give_to_sandbox_user(workspace)
-        cmd = self.command(argv, limits, wall_s, env, workspace)
+            for folder in [workspace, *(Path(h) for h, _ in (mounts.writable if mounts else ()))]:
+                _give_to_sandbox_user(folder)
+        cmd = self.command(argv, limits, wall_s, env, workspace, mounts)
         info_read, info_write = os.pipe()  # bwrap reports the sandbox's pid 1 on it
         cmd[1:1] = ["--info-fd", str(info_write)]
         try:
@@ -204,6 +210,24 @@ def rlimits(limits: Limits, wall_s: float) -> Callable[[], None]:
         for kind, value in values:
             resource.setrlimit(kind, (value, value))
     return apply
+
+
+def _extra(mounts: Mounts | None) -> list[str]:
+    """bwrap arguments for `mounts`, after `/tmp` so a folder under `/tmp` shows through."""
+    if mounts is None:
+        return []
+    args: list[str] = []
+    made: set[str] = set()
+    pairs = [(os.path.realpath(p), os.path.realpath(p), "--ro-bind") for p in mounts.read_only]
+    pairs += [(os.path.realpath(host), inside, "--bind") for host, inside in mounts.writable]
+    for source, target, how in pairs:
+        for parent in reversed(Path(target).parents[:-1]):  # else bwrap makes them mode 0700
+            if str(parent) not in made and str(parent) != "/tmp" \
+                    and not _under(str(parent), ("/etc", *_SYSTEM)):
+                args += ["--perms", "0755", "--dir", str(parent)]
+                made.add(str(parent))
+        args += [how, source, target]
+    return args
 
 
 def _namespaces() -> list[str]:

@@ -1,0 +1,230 @@
+"""`Harness`: one `AgentRunner` that runs a real agent CLI headless in the sandbox; an `Adapter`
+says how one CLI is configured, started and read back.
+
+Per sample: a fresh HOME (outside the workspace, so the workspace diff holds only the agent's
+work) and a socket folder in a scratch folder; the CLI's install bound read-only; the model
+reached only through `ModelProxy` (see `proxy.py`). The skill arm has the skill where that CLI
+reads skills: `.agents/skills/<name>` is seeded already, and Claude Code gets a relative link
+`.claude/skills/<name>` to it for the run. The CLI's event stream (its stdout) is written to a
+file in HOME and parsed into an `AgentOutcome` with protocol `harness:<name>`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from registry.agent.harness.proxy import FORWARDER, ModelProxy, Wire
+from registry.agent.outcome import AgentOutcome, AgentTask, Budget, TranscriptEntry
+from registry.providers.base import Usage
+from registry.providers.model import Model
+from registry.sandbox.base import Limits, Mounts
+from registry.sandbox.bwrap import BwrapSandbox
+
+HOME_INSIDE = "/home/agent"
+PORT = 8787  # inside the sandbox's own network namespace: every sample can use the same one
+EVENTS = ".hubskills-events.jsonl"
+MAX_EVENTS_BYTES = 64 << 20
+# Node and Bun reserve far more address space than they use: RLIMIT_AS must not bite them.
+CLI_LIMITS = dict(memory_bytes=64 << 30, file_bytes=1 << 30, processes=512)
+_SKILL_TOOLS = {"Skill": "skill", "skill": "name", "activate_skill": "name"}
+
+
+@dataclass
+class Parsed:
+    """What an adapter read from its CLI's events."""
+
+    entries: list[TranscriptEntry] = field(default_factory=list)
+    final_text: str = ""
+    usage: Usage = field(default_factory=Usage)
+    turns: int | None = None  # None: counted from the entries
+    stopped_at_turns: bool = False
+    error: str | None = None
+
+
+class Adapter:
+    """How one agent CLI is installed, configured, started and read back."""
+
+    name: ClassVar[str]
+    package: ClassVar[str]  # npm package and pinned version (see `make agent-clis`)
+    version: ClassVar[str]
+    binary: ClassVar[str]
+    wire: ClassVar[Wire]
+    providers: ClassVar[frozenset[str]]  # model provider families whose API the CLI speaks
+    skills_folder: ClassVar[str] = ".agents/skills"
+
+    def prepare(self, home: Path, base_url: str, model_id: str) -> dict[str, str]:
+        """Write the CLI's config under `home` (seen as HOME_INSIDE); its environment."""
+        raise NotImplementedError
+
+    def argv(self, prompt: str, model_id: str, budget: Budget) -> list[str]:
+        """The CLI's arguments after its binary."""
+        raise NotImplementedError
+
+    def parse(self, events: list[dict[str, Any]]) -> Parsed:
+        """Read the CLI's JSON events (its stdout, one object a line)."""
+        raise NotImplementedError
+
+
+class Harness:
+    """Runs `adapter`'s CLI (at `cli`, installed under `install`) for each task."""
+
+    def __init__(self, adapter: Adapter, *, model: Model, sandbox: BwrapSandbox, cli: Path,
+                 install: Path, base_url: str, key: str | None, node: Path) -> None:
+        self.adapter, self.model, self.sandbox = adapter, model, sandbox
+        self.cli, self.install, self.node = cli, install, node
+        self.base_url, self._key = base_url, key
+        self.name = f"harness:{adapter.name}"
+        self.last_proxy: ModelProxy | None = None  # the tests read what it refused
+
+    def __repr__(self) -> str:
+        return f"Harness({self.adapter.name!r}, model={self.model.ref!r})"
+
+    async def run(self, task: AgentTask) -> AgentOutcome:
+        """Run the CLI once in `task.workspace`; see the module docstring."""
+        started = time.monotonic()
+        scratch = Path(tempfile.mkdtemp(prefix="hubskills-harness-"))
+        link = _link_skill(task, self.adapter.skills_folder)
+        try:
+            home, sockets = scratch / "home", scratch / "socket"
+            home.mkdir()
+            sockets.mkdir(mode=0o755)
+            scratch.chmod(0o755)
+            async with ModelProxy(upstream=self.base_url, key=self._key,
+                                  wire=self.adapter.wire, folder=sockets) as proxy:
+                self.last_proxy = proxy
+                result = await self._sandboxed(task, home, proxy)
+            events = _read_events(home / EVENTS)
+        finally:
+            _unlink_skill(link)
+            shutil.rmtree(scratch, ignore_errors=True)
+        parsed = self.adapter.parse(events)
+        outcome = self._outcome(task, parsed)
+        outcome.wall_s = time.monotonic() - started
+        if result.timed_out:
+            outcome.stop_reason = "wall_time"
+        elif result.exit_code != 0 or parsed.error:
+            outcome.stop_reason = "error"
+            outcome.error = parsed.error or (f"{self.adapter.binary} exited with "
+                                             f"{result.exit_code}: {result.stderr[-500:]}")
+        return outcome
+
+    async def _sandboxed(self, task: AgentTask, home: Path, proxy: ModelProxy) -> Any:
+        inside_url = f"http://127.0.0.1:{PORT}{proxy.prefix}"
+        env = {"HOME": HOME_INSIDE, "PATH": _path(self.node), "TERM": "dumb", "CI": "1",
+               "NO_COLOR": "1",
+               **self.adapter.prepare(home, inside_url, self.model.model_id)}
+        python = self.sandbox.which("python3") or "/usr/bin/python3"
+        argv = [python, "-c", FORWARDER, str(proxy.socket_path), str(PORT),
+                f"{HOME_INSIDE}/{EVENTS}", "--", str(self.cli),
+                *self.adapter.argv(task.prompt, self.model.model_id, task.budget)]
+        mounts = Mounts(read_only=(str(self.install), str(proxy.socket_path.parent),
+                                   str(self.node.parent)),
+                        writable=((str(home), HOME_INSIDE),))
+        limits = Limits(wall_s=task.budget.wall_s, **CLI_LIMITS)
+        return await self.sandbox.run(argv, task.workspace, limits=limits, env=env,
+                                      mounts=mounts)
+
+    def _outcome(self, task: AgentTask, parsed: Parsed) -> AgentOutcome:
+        outcome = AgentOutcome(final_text=parsed.final_text, protocol=self.name,
+                               input_tokens=parsed.usage.input_tokens,
+                               output_tokens=parsed.usage.output_tokens,
+                               cost_usd=self.model.provider.cost(self.model.model_id,
+                                                                 parsed.usage))
+        outcome.transcript = [TranscriptEntry("user", task.prompt), *parsed.entries]
+        outcome.turns = parsed.turns if parsed.turns is not None else count_turns(parsed.entries)
+        for entry in parsed.entries:
+            if entry.kind == "tool_call" and entry.tool:
+                outcome.count_tool(entry.tool)
+        if task.skill_name:
+            for rel in skill_files(parsed.entries, task.skill_name):
+                outcome.saw_skill_file(rel)
+        if parsed.stopped_at_turns:
+            outcome.stop_reason = "turns"
+        return outcome
+
+    async def aclose(self) -> None:
+        """Nothing stays open between samples."""
+
+
+def count_turns(entries: list[TranscriptEntry]) -> int:
+    """Model replies: each run of assistant text and tool calls after a prompt or results."""
+    turns, in_reply = 0, False
+    for entry in entries:
+        replying = entry.kind in ("assistant", "tool_call")
+        if replying and not in_reply:
+            turns += 1
+        in_reply = replying
+    return turns
+
+
+def skill_files(entries: list[TranscriptEntry], skill: str) -> list[str]:
+    """Files under the skill folder that tool calls opened or ran (SKILL.md when the CLI's own
+    skill tool loaded it), relative to the skill, in order."""
+    pattern = re.compile(r"(?:\.agents|\.claude)/skills/" + re.escape(skill)
+                         + r"/([A-Za-z0-9_.\-/]*[A-Za-z0-9_\-])")
+    found: list[str] = []
+    for entry in entries:
+        if entry.kind != "tool_call" or entry.arguments is None:
+            continue
+        key = _SKILL_TOOLS.get(entry.tool or "")
+        hits = ["SKILL.md"] if key and entry.arguments.get(key) == skill else []
+        hits += pattern.findall(json.dumps(entry.arguments))
+        found += [hit for hit in hits if hit not in found and ".." not in hit.split("/")]
+    return found
+
+
+def _link_skill(task: AgentTask, folder: str) -> Path | None:
+    """The relative link `folder/<name>` -> the seeded skill, when the CLI reads another
+    folder than the seeded one; None when nothing was made."""
+    if not task.skill_name or not task.skill_path or folder == str(Path(task.skill_path).parent):
+        return None
+    link = task.workspace / folder / task.skill_name
+    if link.exists() or link.is_symlink():
+        return None
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(os.path.relpath(task.workspace / task.skill_path, link.parent))
+    return link
+
+
+def _unlink_skill(link: Path | None) -> None:
+    """Remove the link and the folders made for it, if the agent left them empty."""
+    if link is None or not link.is_symlink():
+        return
+    link.unlink()
+    for folder in (link.parent, link.parent.parent):
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+
+
+def _read_events(path: Path) -> list[dict[str, Any]]:
+    """The CLI's JSON lines (written by untrusted code: never followed through a link)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return []
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(MAX_EVENTS_BYTES)
+    events = []
+    for line in data.decode("utf-8", "replace").splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            events.append(event)
+    return events
+
+
+def _path(node: Path) -> str:
+    return os.pathsep.join(dict.fromkeys([str(node.parent), "/usr/local/bin", "/usr/bin",
+                                          "/bin"]))

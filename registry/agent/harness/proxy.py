@@ -1,0 +1,203 @@
+"""The only way out of an agent CLI's sandbox: a forwarding proxy to its model endpoint.
+
+    async with ModelProxy(upstream="https://api.anthropic.com", key=..., wire="anthropic",
+                          folder=socket_folder) as proxy:     # listens on folder/model.sock
+        ... run [python3 -c FORWARDER, proxy.inside_socket, PORT, EVENTS, --, cli ...] ...
+
+Outside the sandbox the proxy listens on a Unix socket in a folder that is bound into it;
+inside, in the sandbox's own network namespace (no other route out), `FORWARDER` listens on
+127.0.0.1:PORT and relays every connection to that socket, and the CLI's documented base-URL
+setting points at it. The proxy accepts only origin-form requests under the endpoint's path
+(no CONNECT, no absolute URL, so no other host), drops whatever credentials the CLI sent (it
+holds a placeholder) and adds the real key itself: the key never enters the sandbox. This is
+the shape of Anthropic's sandbox runtime for Claude Code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from pathlib import Path
+from typing import Literal
+from urllib.parse import urlsplit
+
+import httpx
+
+Wire = Literal["anthropic", "openai", "gemini"]
+PLACEHOLDER_KEY = "hubskills-placeholder-key"  # what the CLI inside holds instead of a key
+SOCKET_NAME = "model.sock"
+MAX_HEAD = 64 * 1024
+MAX_BODY = 64 << 20
+_DROP = {"host", "connection", "keep-alive", "proxy-connection", "proxy-authorization", "te",
+         "trailer", "transfer-encoding", "upgrade", "content-length", "x-api-key",
+         "authorization", "x-goog-api-key", "accept-encoding"}
+_DROP_BACK = {"connection", "keep-alive", "transfer-encoding", "content-length",
+              "content-encoding"}
+
+# Runs inside the sandbox (no secret in it: the command line is readable there). argv: socket,
+# port, events file, "--", the CLI. The CLI's stdout goes to the events file (whole, not a tail).
+FORWARDER = r"""
+import socket, subprocess, sys, threading
+path, port, events, cmd = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[5:]
+server = socket.socket()
+server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+server.bind(("127.0.0.1", port))
+server.listen(64)
+def relay(a, b):
+    try:
+        while True:
+            data = a.recv(65536)
+            if not data:
+                b.shutdown(socket.SHUT_WR)
+                return
+            b.sendall(data)
+    except OSError:
+        a.close(); b.close()
+def serve():
+    while True:
+        client, _ = server.accept()
+        upstream = socket.socket(socket.AF_UNIX)
+        try:
+            upstream.connect(path)
+        except OSError:
+            client.close(); continue
+        threading.Thread(target=relay, args=(client, upstream), daemon=True).start()
+        threading.Thread(target=relay, args=(upstream, client), daemon=True).start()
+threading.Thread(target=serve, daemon=True).start()
+with open(events, "wb") as out:
+    sys.exit(subprocess.call(cmd, stdout=out, stdin=subprocess.DEVNULL))
+"""
+
+
+class ModelProxy:
+    """Forwards HTTP requests from a Unix socket to one model endpoint, with the real key."""
+
+    def __init__(self, *, upstream: str, key: str | None, wire: Wire, folder: Path) -> None:
+        parts = urlsplit(upstream.rstrip("/"))
+        self.origin = f"{parts.scheme}://{parts.netloc}"
+        self.prefix = parts.path.rstrip("/")  # requests must stay under it
+        self.key, self.wire = key, wire
+        self.socket_path = folder / SOCKET_NAME
+        self.refused: list[str] = []  # request targets refused, for the report and the tests
+        self.forwarded = 0
+        self._server: asyncio.AbstractServer | None = None
+        self._client: httpx.AsyncClient | None = None
+
+    async def __aenter__(self) -> ModelProxy:
+        self._client = httpx.AsyncClient(timeout=httpx.Timeout(600.0, connect=30.0))
+        self._server = await asyncio.start_unix_server(self._serve, path=str(self.socket_path))
+        os.chmod(self.socket_path, 0o777)  # the sandbox's user (uid 65534 under root) connects
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._server is not None:
+            self._server.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._server.wait_closed(), 2.0)
+        if self._client is not None:
+            await self._client.aclose()
+
+    def allowed(self, method: str, target: str) -> bool:
+        """Whether a request line may pass: origin-form, under the endpoint's path."""
+        if method.upper() == "CONNECT" or not target.startswith("/") or target.startswith("//"):
+            return False
+        path = target.split("?", 1)[0]
+        return not self.prefix or path == self.prefix or path.startswith(self.prefix + "/")
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            if len(head) > MAX_HEAD:
+                raise ValueError("request head too large")
+            method, target, headers = _parse_head(head)
+            if not self.allowed(method, target):
+                self.refused.append(f"{method} {target}")
+                await _reply(writer, 403, b"hubskills proxy: only the model endpoint is reachable")
+                return
+            body = await _read_body(reader, headers)
+            await self._forward(writer, method, target, headers, body)
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
+            with contextlib.suppress(ConnectionError):
+                await _reply(writer, 400, b"hubskills proxy: bad request")
+        except httpx.HTTPError as exc:
+            with contextlib.suppress(ConnectionError):
+                await _reply(writer, 502, f"hubskills proxy: {type(exc).__name__}".encode())
+        except ConnectionError:
+            pass
+        finally:
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    async def _forward(self, writer: asyncio.StreamWriter, method: str, target: str,
+                       headers: list[tuple[str, str]], body: bytes) -> None:
+        assert self._client is not None
+        sent = [(k, v) for k, v in headers if k.lower() not in _DROP] + self._credentials()
+        request = self._client.build_request(method, self.origin + _without_key(target),
+                                             headers=sent, content=body)
+        response = await self._client.send(request, stream=True)
+        self.forwarded += 1
+        try:
+            lines = [f"HTTP/1.1 {response.status_code} {response.reason_phrase}"]
+            lines += [f"{k}: {v}" for k, v in response.headers.multi_items()
+                      if k.lower() not in _DROP_BACK]
+            writer.write(("\r\n".join(lines + ["connection: close", "", ""])).encode("latin-1"))
+            async for chunk in response.aiter_bytes():
+                writer.write(chunk)
+                await writer.drain()
+        finally:
+            await response.aclose()
+
+    def _credentials(self) -> list[tuple[str, str]]:
+        if not self.key:
+            return []
+        if self.wire == "anthropic":
+            return [("x-api-key", self.key)]
+        if self.wire == "gemini":
+            return [("x-goog-api-key", self.key)]
+        return [("authorization", f"Bearer {self.key}")]
+
+
+def _parse_head(head: bytes) -> tuple[str, str, list[tuple[str, str]]]:
+    lines = head.decode("latin-1").split("\r\n")
+    method, target, _version = lines[0].split(" ", 2)
+    headers = []
+    for line in lines[1:]:
+        if line:
+            name, _, value = line.partition(":")
+            headers.append((name.strip(), value.strip()))
+    return method, target, headers
+
+
+async def _read_body(reader: asyncio.StreamReader, headers: list[tuple[str, str]]) -> bytes:
+    values = {k.lower(): v for k, v in headers}
+    if "chunked" in values.get("transfer-encoding", "").lower():
+        body = b""
+        while True:
+            size = int((await reader.readuntil(b"\r\n")).split(b";")[0].strip(), 16)
+            if size == 0:
+                await reader.readuntil(b"\r\n")
+                return body
+            body += await reader.readexactly(size)
+            await reader.readexactly(2)
+            if len(body) > MAX_BODY:
+                raise ValueError("request body too large")
+    length = int(values.get("content-length") or 0)
+    if length > MAX_BODY:
+        raise ValueError("request body too large")
+    return await reader.readexactly(length) if length else b""
+
+
+def _without_key(target: str) -> str:
+    """The target without a `key=` query parameter (Gemini's other way to send a key)."""
+    path, _, query = target.partition("?")
+    kept = [p for p in query.split("&") if p and not p.startswith("key=")]
+    return path + ("?" + "&".join(kept) if kept else "")
+
+
+async def _reply(writer: asyncio.StreamWriter, status: int, text: bytes) -> None:
+    reason = {400: "Bad Request", 403: "Forbidden", 502: "Bad Gateway"}[status]
+    writer.write(f"HTTP/1.1 {status} {reason}\r\ncontent-type: text/plain\r\n"
+                 f"content-length: {len(text)}\r\nconnection: close\r\n\r\n".encode() + text)
+    await writer.drain()
