@@ -1,0 +1,227 @@
+"""External agent harnesses: the real CLIs (from `make agent-clis`) run in real bubblewrap
+against the scripted fake model on 127.0.0.1, reaching it only through the key-holding proxy."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from registry.agent import AgentTask, TranscriptEntry, seed_workspace
+from registry.agent.harness import (
+    HARNESSES,
+    PLACEHOLDER_KEY,
+    ModelProxy,
+    count_turns,
+    make_harness,
+    skill_files,
+)
+from registry.config import Settings
+from registry.errors import HubskillsError
+from registry.format.skill import load_skill
+from registry.providers.anthropic import AnthropicProvider
+from registry.providers.model import Model
+from registry.providers.openai_compat import LocalProvider, OpenAIProvider
+from registry.sandbox import DirectSandbox
+from tests.agent_clis_required import agent_cli
+from tests.fakes.agent_server import GOOD_LINE
+from tests.fakes.harness_server import HarnessServer
+from tests.sandbox_required import bwrap_sandbox
+
+REAL_KEY = "sk-hubskills-real-key-7f3a9c"
+SKILL = ("toml-facts", "Facts about kernel-builder build.toml files. Use when writing one.")
+SKILL_BODY = "Declare capabilities = [\"9.0\"] for H100 kernels."
+PROMPT = "Write build.toml for the relu kernel and check that it parses."
+
+
+def _model(name: str, url: str) -> Model:
+    if name in ("claude-code", "opencode"):
+        return Model("anthropic:fake", AnthropicProvider(base_url=url, api_key=REAL_KEY), "fake")
+    if name == "codex":
+        return Model("openai:fake", OpenAIProvider(base_url=f"{url}/v1", api_key=REAL_KEY),
+                     "fake")
+    return Model("local:fake", LocalProvider(base_url=url, api_key=REAL_KEY), "fake")
+
+
+@pytest.fixture
+def skill(tmp_path: Path):
+    folder = tmp_path / "src" / SKILL[0]
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(f"---\nname: {SKILL[0]}\ndescription: {SKILL[1]}\n---\n"
+                                     f"{SKILL_BODY}\n")
+    return load_skill(folder)
+
+
+def _run(name: str, tmp_path: Path, *, skill=None, script=None):
+    """Run harness `name` once; (outcome, workspace, server, harness)."""
+    agent_cli(name)
+    sandbox = bwrap_sandbox()
+    skill_dir = ".claude/skills" if name == "claude-code" else ".agents/skills"
+    with HarnessServer(root="/workspace", script=script, skill=SKILL,
+                       skill_dir=skill_dir) as server:
+        harness = make_harness(name, model=_model(name, server.url), sandbox=sandbox,
+                               settings=Settings.from_env({}))
+        workspace = seed_workspace(tmp_path / "ws", {"README.md": "relu kernel\n"}, skill=skill)
+        task = AgentTask(PROMPT, workspace.path, skill_name=skill and skill.name,
+                         skill_description=skill and skill.description,
+                         skill_path=workspace.skill_path)
+        outcome = asyncio.run(harness.run(task))
+    return outcome, workspace, server, harness
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", HARNESSES)
+def test_skill_arm_reads_the_skill_and_builds_the_file(name, tmp_path, skill):
+    outcome, workspace, server, _ = _run(name, tmp_path, skill=skill)
+    assert (outcome.protocol, outcome.stop_reason, outcome.error) == \
+        (f"harness:{name}", "answered", None)
+    assert [change.path for change in workspace.diff()] == ["build.toml"]  # no link left over
+    built = (workspace.path / "build.toml").read_text()
+    assert GOOD_LINE in built
+    assert tomllib.loads(built)["general"]["name"] == "relu"
+    assert outcome.final_text.startswith("Done: build.toml declares the relu kernel")
+    assert outcome.turns == 6  # the skill read, then the script's five replies
+    assert sum(outcome.tool_calls.values()) == 5
+    assert (outcome.input_tokens, outcome.output_tokens) == (100 * 6, 20 * 6)  # the fake's usage
+    assert outcome.skill_files == ["SKILL.md"] and outcome.activated
+    results = [e.text for e in outcome.transcript if e.kind == "tool_result"]
+    assert any(SKILL_BODY in text for text in results)  # the file was really read
+    # the model's own pricing: a local model is free; a fake Anthropic/OpenAI id has no price
+    assert outcome.cost_usd == (0.0 if name == "gemini" else None)
+    assert all(h.get("x-api-key", h.get("authorization", h.get("x-goog-api-key", "")))
+               .endswith(REAL_KEY) for h in server.headers)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", HARNESSES)
+def test_baseline_runs_the_same_cli_without_the_skill(name, tmp_path):
+    outcome, workspace, server, _ = _run(name, tmp_path)
+    assert outcome.stop_reason == "answered" and outcome.error is None
+    assert [change.path for change in workspace.diff()] == ["build.toml"]
+    assert SKILL[1] not in server.all_bodies()  # nothing listed
+    assert outcome.turns == 5 and sum(outcome.tool_calls.values()) == 4
+    assert outcome.skill_files == [] and not outcome.activated
+    kinds = [e.kind for e in outcome.transcript]
+    assert kinds[0] == "user" and kinds.count("tool_result") == 4
+
+
+SNOOP = ("env; cat /proc/1/environ /proc/self/environ | tr '\\0' '\\n'; "
+         "python3 -c \"import socket; s = socket.create_connection(('127.0.0.1', 8787)); "
+         "s.sendall(b'GET http://example.com/ HTTP/1.1\\r\\nhost: example.com\\r\\n\\r\\n'); "
+         "print(s.recv(200))\"")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", HARNESSES)
+def test_the_key_never_enters_the_sandbox_and_the_proxy_refuses_other_hosts(name, tmp_path):
+    script = [{"say": "Looking around.", "run": SNOOP}, {"say": "Done looking."}]
+    outcome, _, server, harness = _run(name, tmp_path, script=script)
+    seen = "\n".join(e.text for e in outcome.transcript if e.kind == "tool_result")
+    assert "HOME=/home/agent" in seen and PLACEHOLDER_KEY in seen  # env really ran
+    assert "403 Forbidden" in seen
+    assert harness.last_proxy is not None
+    assert harness.last_proxy.refused == ["GET http://example.com/"]
+    assert REAL_KEY not in seen and REAL_KEY not in server.all_bodies()
+    assert outcome.final_text == "Done looking."
+
+
+# A child process is the client: pytest-socket forbids Unix sockets in the test process.
+CLIENT = ("import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); "
+          "s.sendall(sys.stdin.buffer.read()); s.shutdown(socket.SHUT_WR); "
+          "sys.stdout.buffer.write(b''.join(iter(lambda: s.recv(65536), b'')))")
+
+
+async def _ask(socket_path: Path, head: str) -> bytes:
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", CLIENT, str(socket_path), stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE)
+    data, _ = await child.communicate(head.encode())
+    return data
+
+
+@pytest.mark.parametrize("wire,upstream_path,header,expected", [
+    ("openai", "/v1", "authorization", f"Bearer {REAL_KEY}"),
+    ("anthropic", "", "x-api-key", REAL_KEY),
+    ("gemini", "", "x-goog-api-key", REAL_KEY),
+])
+def test_proxy_swaps_the_placeholder_for_the_real_key(tmp_path, wire, upstream_path, header,
+                                                      expected):
+    body = '{"input": "hi"}'
+    target = f"{upstream_path}/responses?key={PLACEHOLDER_KEY}"
+
+    async def go(url: str) -> bytes:
+        async with ModelProxy(upstream=url + upstream_path, key=REAL_KEY, wire=wire,
+                              folder=tmp_path) as proxy:
+            return await _ask(proxy.socket_path, (
+                f"POST {target} HTTP/1.1\r\nhost: 127.0.0.1\r\nx-api-key: {PLACEHOLDER_KEY}\r\n"
+                f"authorization: Bearer {PLACEHOLDER_KEY}\r\ncontent-type: application/json\r\n"
+                f"content-length: {len(body)}\r\n\r\n{body}"))
+
+    with HarnessServer(root="/w") as server:
+        reply = asyncio.run(go(server.url))
+    assert reply.startswith(b"HTTP/1.1 200")
+    assert server.headers[0][header] == expected
+    assert PLACEHOLDER_KEY not in str(server.headers) and server.requests[0][1] == {"input": "hi"}
+
+
+@pytest.mark.parametrize("head", [
+    "CONNECT example.com:443 HTTP/1.1\r\nhost: example.com:443\r\n\r\n",
+    "GET http://example.com/v1/models HTTP/1.1\r\nhost: example.com\r\n\r\n",
+    "GET //example.com/v1/models HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n",
+    "GET /v2/models HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n",
+    "GET /v1x/models HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n",
+])
+def test_proxy_refuses_everything_but_the_model_endpoint(tmp_path, head):
+    async def go(url: str) -> tuple[bytes, list[str]]:
+        async with ModelProxy(upstream=f"{url}/v1", key=REAL_KEY, wire="openai",
+                              folder=tmp_path) as proxy:
+            return await _ask(proxy.socket_path, head), proxy.refused
+
+    with HarnessServer(root="/w") as server:
+        reply, refused = asyncio.run(go(server.url))
+    assert reply.startswith(b"HTTP/1.1 403") and len(refused) == 1
+    assert server.requests == []
+
+
+def test_a_missing_cli_names_its_npm_package_and_the_make_target(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    model = _model("codex", "http://127.0.0.1:9")
+    from registry.sandbox import BwrapSandbox
+    with pytest.raises(HubskillsError) as caught:
+        make_harness("codex", model=model, sandbox=BwrapSandbox(), settings=Settings.from_env({}),
+                     tools=tmp_path)
+    assert "@openai/codex@0.169.0" in str(caught.value)
+    assert "make agent-clis" in (caught.value.hint or "")
+
+
+def test_harness_refuses_a_model_it_cannot_speak_to_and_a_non_isolating_sandbox(tmp_path):
+    settings = Settings.from_env({})
+    from registry.sandbox import BwrapSandbox
+    with pytest.raises(HubskillsError, match="speaks the anthropic API"):
+        make_harness("claude-code", model=_model("codex", "http://127.0.0.1:9"),
+                     sandbox=BwrapSandbox(), settings=settings)
+    with pytest.raises(HubskillsError, match="only inside the bwrap sandbox"):
+        make_harness("claude-code", model=_model("claude-code", "http://127.0.0.1:9"),
+                     sandbox=DirectSandbox(), settings=settings)
+    with pytest.raises(HubskillsError, match="unknown harness"):
+        make_harness("copilot", model=_model("codex", "http://x"), sandbox=BwrapSandbox(),
+                     settings=settings)
+
+
+def test_turns_count_replies_and_skill_files_come_from_tool_arguments():
+    entries = [TranscriptEntry("assistant", "reading"),
+               TranscriptEntry("tool_call", tool="Bash", arguments={
+                   "command": "cat .claude/skills/toml-facts/references/a.md"}),
+               TranscriptEntry("tool_result", "..."),
+               TranscriptEntry("tool_call", tool="activate_skill",
+                               arguments={"name": "toml-facts"}),
+               TranscriptEntry("tool_call", tool="read", arguments={
+                   "filePath": "/workspace/.agents/skills/toml-facts/../other/SKILL.md"}),
+               TranscriptEntry("tool_result", "..."),
+               TranscriptEntry("assistant", "done")]
+    assert count_turns(entries) == 3
+    assert skill_files(entries, "toml-facts") == ["references/a.md", "SKILL.md"]
+    assert skill_files(entries, "other") == []
