@@ -4,6 +4,7 @@ against the scripted fake model on 127.0.0.1, reaching it only through the key-h
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import tomllib
 from pathlib import Path
@@ -225,3 +226,19 @@ def test_turns_count_replies_and_skill_files_come_from_tool_arguments():
     assert count_turns(entries) == 3
     assert skill_files(entries, "toml-facts") == ["references/a.md", "SKILL.md"]
     assert skill_files(entries, "other") == []
+
+
+def test_doctor_lists_which_harness_clis_are_found(tmp_path):
+    from click.testing import CliRunner
+
+    from registry.agent.harness import find_cli
+    from registry.cli import cli
+
+    env = {"HUBSKILLS_HOME": str(tmp_path / "home"), "HUBSKILLS_REGISTRY": "local"}
+    data = json.loads(CliRunner().invoke(cli, ["doctor", "--json"], env=env).stdout)
+    expected = {name: str(found.binary) if (found := find_cli(name)) else None
+                for name in HARNESSES}
+    assert {name: row["found"] for name, row in data["harnesses"].items()} == expected
+    assert data["harnesses"]["codex"]["package"] == "@openai/codex@0.169.0"
+    human = CliRunner().invoke(cli, ["doctor"], env=env).output
+    assert "agent CLIs (--harness)" in human and "opencode" in human

@@ -43,11 +43,20 @@ def _registry(settings: Settings) -> dict[str, Any]:
     return {"kind": kind, "reachable": True, "why": f"{where} answers ({len(found)} listed)"}
 
 
+def _harnesses() -> dict[str, Any]:
+    from registry.agent.harness import ADAPTERS, installed_clis
+
+    return {name: {"found": str(found.binary) if found else None,
+                   "package": f"{ADAPTERS[name].package}@{ADAPTERS[name].version}"}
+            for name, found in installed_clis().items()}
+
+
 def diagnose(settings: Settings) -> dict[str, Any]:
-    """Sandbox backends, the embedded model, which keys are set (names only), the registry."""
+    """Sandbox backends, the embedded model, which keys are set (names only), the registry,
+    which agent CLIs `--harness` can run."""
     return {"sandbox": _sandbox(settings), "embedded_model": _embedded(),
             "keys": {name: bool(getattr(settings, field)) for name, field in _KEYS},
-            "registry": _registry(settings)}
+            "registry": _registry(settings), "harnesses": _harnesses()}
 
 
 def _rows(report: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -65,6 +74,12 @@ def _rows(report: dict[str, Any]) -> list[tuple[str, str, str]]:
     reg = report["registry"]
     rows.append((f"registry ({reg['kind']})", "ok" if reg["reachable"] else "unreachable",
                  reg["why"]))
+    clis = report["harnesses"]
+    found = sum(1 for c in clis.values() if c["found"])
+    rows.append(("agent CLIs (--harness)", f"{found} of {len(clis)}",
+                 "" if found == len(clis) else "make agent-clis installs them (needs Node.js)"))
+    rows += [(f"  {name}", "ok" if c["found"] else "no", c["found"] or f"{c['package']} missing")
+             for name, c in clis.items()]
     return rows
 
 
