@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
 export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 
-.PHONY: run test test-py313 lint bench install install-dev record-seed-runs clean
+.PHONY: run test test-py313 lint bench install install-dev agent-clis record-seed-runs clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -27,7 +27,23 @@ run: install
 	$(BIN)/hubskills registry seed
 	$(BIN)/python app.py
 
-test: install-dev
+# The real agent CLIs that `--harness` runs and tests/test_harness.py drives (about 1.1 GB,
+# Node.js 20+). Pinned; reinstalled only when this list changes. `make run` never needs them.
+AGENT_CLIS := @anthropic-ai/claude-code@2.1.197 @openai/codex@0.169.0 opencode-ai@1.18.33 \
+              @google/gemini-cli@0.61.0
+AGENT_TOOLS := .tools/agents
+
+agent-clis:
+	@if [ "$$(cat $(AGENT_TOOLS)/.installed 2>/dev/null)" != "$(AGENT_CLIS)" ]; then \
+	  command -v npm >/dev/null || { echo "agent-clis: npm not found (install Node.js 20+)"; exit 1; }; \
+	  node -e 'process.exit(process.versions.node.split(".")[0] >= 20 ? 0 : 1)' || \
+	    { echo "agent-clis: Node.js 20+ needed (node $$(node --version))"; exit 1; }; \
+	  mkdir -p $(AGENT_TOOLS) && \
+	  npm install --prefix $(AGENT_TOOLS) --no-audit --no-fund --save-exact $(AGENT_CLIS) && \
+	  echo "$(AGENT_CLIS)" > $(AGENT_TOOLS)/.installed; \
+	fi
+
+test: install-dev agent-clis
 	$(BIN)/ruff check registry space tests bench app.py
 	$(BIN)/python -m pytest -q
 
