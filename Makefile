@@ -35,9 +35,11 @@ AGENT_TOOLS := .tools/agents
 
 agent-clis:
 	@if [ "$$(cat $(AGENT_TOOLS)/.installed 2>/dev/null)" != "$(AGENT_CLIS)" ]; then \
-	  command -v npm >/dev/null || { echo "agent-clis: npm not found (install Node.js 20+)"; exit 1; }; \
-	  node -e 'process.exit(process.versions.node.split(".")[0] >= 20 ? 0 : 1)' || \
-	    { echo "agent-clis: Node.js 20+ needed (node $$(node --version))"; exit 1; }; \
+	  if ! command -v npm >/dev/null || \
+	     ! node -e 'process.exit(process.versions.node.split(".")[0] >= 20 ? 0 : 1)'; then \
+	    echo "agent-clis: Node.js 20+ with npm not found; the harness tests will skip"; \
+	    [ -z "$$HUBSKILLS_REQUIRE_AGENT_CLIS" ] || exit 1; exit 0; \
+	  fi; \
 	  mkdir -p $(AGENT_TOOLS) && \
 	  npm install --prefix $(AGENT_TOOLS) --no-audit --no-fund --save-exact $(AGENT_CLIS) && \
 	  echo "$(AGENT_CLIS)" > $(AGENT_TOOLS)/.installed; \
