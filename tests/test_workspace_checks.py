@@ -326,3 +326,82 @@ def test_chat_workspace_is_removed_after_grading(tmp_path: Path) -> None:
     answer = ANSWER.format(toml=TOML, kernel=KERNEL)
     one({"type": "file_exists", "path": "build.toml"}, answer, sandbox_root=scratch)
     assert list(scratch.iterdir()) == []
+
+
+# --- validate, and upskill's verifiers ---------------------------------------------------------
+
+
+def test_validate_reports_a_bad_agent_suite_at_its_case(tmp_path: Path) -> None:
+    from registry.format.suite_check import check_suite
+
+    folder = tmp_path / "k-facts"
+    (folder / "evals").mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: k-facts\ndescription: Facts. Use when building "
+                                     "kernels.\n---\nUse sm_90.\n")
+    (folder / "evals" / "agent.json").write_text(
+        '{"cases": [\n  {"id": "ok", "prompt": "p", "checks": [{"type": "command", '
+        '"command": "true"}]},\n  {"id": "out", "prompt": "p", "checks": [{"type": '
+        '"file_exists", "path": "../../etc/passwd"}]}\n]}\n')
+    [problem] = check_suite(folder)
+    assert (problem.code, problem.file, problem.line) == ("invalid-suite", "evals/agent.json", 3)
+    assert problem.message.startswith("case 2 ('out'): field checks[0].path: path ")
+
+
+UPSKILL = {"cases": [
+    {"id": "project", "input": "Create the kernel-builder project.",
+     "verifiers": [
+         {"type": "file_exists", "path": "build.toml"},
+         {"type": "file_contains", "path": "build.toml", "contains": ["9.0", "cuda"]},
+         {"type": "file_contains", "path": "k.cu", "pattern": r"__CUDA_ARCH__\s*>=\s*900"},
+         {"type": "command", "command": "python3 -m pytest -q", "timeout": 120},
+         {"type": "command", "run": "grep -q cudaMalloc k.cu", "expect_exit": 1,
+          "output_contains": "x"},
+         {"type": "screenshot_matches", "path": "ui.png"},
+         {"type": "file_contains", "path": "build.toml"}]},
+    {"id": "both", "input": "Say 9.0 and write it.", "expected": {"contains": "9.0"},
+     "verifiers": [{"type": "file_exists", "path": ["a.txt", "b/*.txt"]}]},
+]}
+
+
+def test_upskill_verifiers_import_as_workspace_checks_and_the_rest_is_warned() -> None:
+    suite = parse_suite(UPSKILL)
+    assert suite.shape == "upskill"
+    dumped = [c.model_dump(mode="json", exclude_unset=True) for c in suite.cases[0].checks]
+    assert dumped == [
+        {"type": "file_exists", "path": "build.toml"},
+        {"type": "file_contains", "path": "build.toml", "value": ["9.0", "cuda"],
+         "case_sensitive": True},
+        {"type": "file_regex", "path": "k.cu", "pattern": r"__CUDA_ARCH__\s*>=\s*900"},
+        {"type": "command", "command": "python3 -m pytest -q", "timeout_s": 120},
+        {"type": "command", "command": "( grep -q cudaMalloc k.cu ); test $? -eq 1",
+         "output_contains": "x"}]
+    assert [c.type for c in suite.cases[1].checks] == ["contains", "file_exists"]
+    assert suite.warnings == [
+        "case 1 ('project'): verifier 6 ('screenshot_matches') has no hubskills equivalent: "
+        "left out; add a workspace check by hand",
+        "case 1 ('project'): verifier 7 ('file_contains') has no hubskills equivalent: "
+        "left out; add a workspace check by hand"]
+
+
+def test_imported_verifiers_grade_a_workspace(sandbox: BwrapSandbox, ws: Path) -> None:
+    case = parse_suite({"cases": [{"input": "Build it.", "verifiers": [
+        {"type": "file_exists", "path": "build.toml"},
+        {"type": "file_contains", "path": "build.toml", "contains": "capabilities"},
+        {"type": "command", "run": "grep -q cudaMalloc fused_gelu_cuda/fused_gelu.cu",
+         "expect_exit": 1}]}]}).cases[0]
+    results = asyncio.run(run_checks(case, "", sandbox=sandbox, workspace=ws))
+    assert [r.passed for r in results] == [True, True, True]
+    (ws / "fused_gelu_cuda" / "fused_gelu.cu").write_text("cudaMalloc(&p, n);\n")
+    results = asyncio.run(run_checks(case, "", sandbox=sandbox, workspace=ws))
+    assert [r.passed for r in results] == [True, True, False]
+
+
+@pytest.mark.parametrize(("verifiers", "message"), [
+    ([{"type": "file_exists", "path": "/etc/passwd"}], "field checks[0].path"),
+    ({"type": "file_exists"}, "field verifiers: expected a list"),
+    ([], "field expected.contains: one or more strings required"),
+])
+def test_bad_upskill_verifiers_are_refused(verifiers: Any, message: str) -> None:
+    with pytest.raises(InvalidSuite) as err:
+        parse_suite({"cases": [{"id": "v", "input": "Do it.", "verifiers": verifiers}]})
+    assert "case 1 ('v'): " + message in err.value.message
