@@ -300,9 +300,10 @@ async def _exec(check: cs.ExecCheck, ctx: _Context) -> tuple[bool, str]:
 # --- workspace checks: files read safely on the host, commands in the sandbox ----------------
 
 
-def _file_check(check: Any, ctx: _Context) -> tuple[bool, str]:
+async def _file_check(check: Any, ctx: _Context) -> tuple[bool, str]:
     assert ctx.workspace is not None  # run_checks makes one when the case has such checks
-    return ws.FILE_RUNNERS[type(check)](check, ctx.workspace)
+    # In a thread: a glob may walk thousands of entries, and other samples' calls are waiting.
+    return await asyncio.to_thread(ws.FILE_RUNNERS[type(check)], check, ctx.workspace)
 
 
 async def _command(check: cs.CommandCheck, ctx: _Context) -> tuple[bool, str]:
