@@ -128,6 +128,12 @@ VALID_CHECKS = [
     {"type": "python", "code": "import re\n\ndef check(output, files):\n    return True, 'ok'\n"},
     {"type": "judge", "rubric": "Polite and correct."},
     {"type": "exec", "command": "nvcc -c kernel.cu", "requires": ["nvcc"], "expect_exit": 0},
+    {"type": "file_exists", "path": ["build.toml", "**/*.cu"]},
+    {"type": "file_contains", "path": "a.cu", "value": ["__global__"], "case_sensitive": True},
+    {"type": "file_not_contains", "path": "a.cu", "value": "cudaMalloc"},
+    {"type": "file_regex", "path": "a.cu", "pattern": r"sm_?90", "flags": "i"},
+    {"type": "file_parses", "path": "b.toml", "format": "toml", "key": "a.b", "contains": "9.0"},
+    {"type": "command", "command": "python3 -m pytest -q", "requires": ["python3"]},
 ]
 
 

@@ -6,6 +6,10 @@ files (as bytes) and the files the model wrote; with no sandbox they are skipped
 caller's reason, never run on the host. `judge` checks and the case's plain-language
 assertions go through the eval engine's `judge` function.
 
+Workspace checks (`file_*`, `command`; `workspace_checks.py`) grade the final workspace: the
+folder the agent worked in, or in chat mode a temp folder holding the case's input files and the
+answer's named fenced blocks, so one suite grades both. `command` follows the code-check policy.
+
 Verdicts: `passed` is True/False; None with `skipped=True` means the check could not run here
 (a missing tool, no judge model, no sandbox) and is left out of the score; None with
 `skipped=False` means the judge errored, which makes the whole case an error (`case_score`
@@ -28,6 +32,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from registry.errors import HubskillsError
+from registry.evaluation import workspace_checks as ws
 from registry.evaluation.results import CheckVerdict
 from registry.format import checks_schema as cs
 from registry.format.markdown import fenced_blocks
@@ -37,7 +42,7 @@ from registry.sandbox import Limits, Sandbox, SandboxResult
 JudgeFn = Callable[[str, str, str], Awaitable[tuple[bool, str]]]
 """(rubric, prompt, output) -> (passed, reason); supplied by the eval engine."""
 
-CODE_CHECKS = frozenset({"python", "exec"})  # check types that run code the suite supplies
+CODE_CHECKS = frozenset({"python", "exec", "command"})  # checks running code a suite supplies
 NO_SANDBOX = "code check left out: no sandbox was given"
 _TAIL = 1500  # characters of stdout/stderr kept in a reason
 _MAX_NAME = 200
@@ -57,10 +62,12 @@ class _Context:
     skip_reason: str
     sandbox_root: Path | None
     files: dict[str, str]
+    workspace: Path | None = None  # where workspace checks look (set by run_checks)
 
 
 def has_code_checks(cases: Iterable[Case]) -> bool:
-    """Whether any case runs code (a `python` or `exec` check): those need a sandbox."""
+    """Whether any case runs code (a `python`, `exec` or `command` check): those need a
+    sandbox."""
     return any(check.type in CODE_CHECKS for case in cases for check in case.checks)
 
 
@@ -218,17 +225,6 @@ real_stdout.flush()
 """
 
 
-def _write_files(work: Path, files: dict[str, str] | dict[str, bytes]) -> None:
-    root = work.resolve()
-    for name, content in files.items():
-        target = (root / name).resolve()
-        if not target.is_relative_to(root) or target == root:
-            continue  # extract_files already refuses such names; never trust it alone
-        with suppress(OSError):
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(content if isinstance(content, bytes) else content.encode())
-
-
 def _tail(text: str) -> str:
     return text if len(text) <= _TAIL else "…" + text[-_TAIL:]
 
@@ -241,8 +237,8 @@ async def _sandboxed(argv: list[str], ctx: _Context, timeout: float,
     try:
         work = tmp / "work"
         work.mkdir()
-        _write_files(work, ctx.case.input_bytes())  # the case's inputs, then the model's files
-        _write_files(work, ctx.files)
+        ws.write_files(work, ctx.case.input_bytes())  # the case's inputs, then the model's
+        ws.write_files(work, ctx.files)
         return await ctx.sandbox.run(argv, work, timeout=timeout, limits=Limits(wall_s=timeout),
                                      stdin=stdin)
     finally:
@@ -301,6 +297,24 @@ async def _exec(check: cs.ExecCheck, ctx: _Context) -> tuple[bool, str]:
     return run.exit_code == expected, f"exit {run.exit_code} (expected {expected}){streams}"
 
 
+# --- workspace checks: files read safely on the host, commands in the sandbox ----------------
+
+
+async def _file_check(check: Any, ctx: _Context) -> tuple[bool, str]:
+    assert ctx.workspace is not None  # run_checks makes one when the case has such checks
+    # In a thread: a glob may walk thousands of entries, and other samples' calls are waiting.
+    return await asyncio.to_thread(ws.FILE_RUNNERS[type(check)], check, ctx.workspace)
+
+
+async def _command(check: cs.CommandCheck, ctx: _Context) -> tuple[bool, str]:
+    sandbox = _require_sandbox(ctx)
+    missing = _missing_tools(["sh"], check.requires, sandbox)
+    if missing:
+        raise _Skipped(f"{', '.join(missing)} not found in the sandbox; check skipped")
+    assert ctx.workspace is not None
+    return await ws.run_command(check, ctx.workspace, sandbox, ctx.sandbox_root)
+
+
 # --- judged checks and the driver -----------------------------------------------------------
 
 
@@ -318,7 +332,8 @@ _RUNNERS: dict[type, Callable[[Any, _Context], Any]] = {
     cs.Contains: _contains, cs.ContainsAny: _contains_any, cs.NotContains: _not_contains,
     cs.Regex: _regex, cs.NotRegex: _regex, cs.Equals: _equals, cs.JsonCheck: _json,
     cs.PythonCheck: _python, cs.ExecCheck: _exec,
-    cs.JudgeCheck: lambda check, ctx: _judged(check.rubric, ctx),
+    cs.JudgeCheck: lambda check, ctx: _judged(check.rubric, ctx), cs.CommandCheck: _command,
+    **dict.fromkeys(ws.FILE_RUNNERS, _file_check),
 }
 
 
@@ -338,18 +353,26 @@ async def _grade(
 async def run_checks(
     case: Case, output: str, *, judge: JudgeFn | None = None, sandbox: Sandbox | None = None,
     skip_reason: str = NO_SANDBOX, sandbox_root: Path | None = None,
+    workspace: Path | None = None,
 ) -> list[CheckVerdict]:
     """Grade `output` against every check of `case`, then each of its assertions, concurrently.
 
     Assertions are graded like judge checks with the assertion as the rubric (weight 1, type
     "assertion"). Code checks run in `sandbox`, each in a temp folder under `sandbox_root` (the
     system default when None) removed when the check ends; with no sandbox they are skipped
-    with `skip_reason`. Results come back in check order.
+    with `skip_reason`. Workspace checks grade `workspace` (agent mode: the folder the agent
+    left) or, when None, a temp folder holding the case's inputs and the answer's fenced files.
+    Results come back in check order.
     """
-    ctx = _Context(case, output, judge, sandbox, skip_reason, sandbox_root, extract_files(output))
-    jobs = [_grade(c.type, c.label(), c.weight, _RUNNERS[type(c)], c, ctx) for c in case.checks]
-    jobs += [_grade("assertion", _clip(a, 80), 1.0, _judged, a, ctx) for a in case.assertions]
-    return list(await asyncio.gather(*jobs))
+    ctx = _Context(case, output, judge, sandbox, skip_reason, sandbox_root, extract_files(output),
+                   workspace)
+    chat = workspace is None and any(c.type in cs.WORKSPACE_CHECK_TYPES for c in case.checks)
+    with ws.answer_workspace(case.input_bytes(), ctx.files, sandbox_root, make=chat) as folder:
+        ctx.workspace = workspace or folder
+        jobs = [_grade(c.type, c.label(), c.weight, _RUNNERS[type(c)], c, ctx)
+                for c in case.checks]
+        jobs += [_grade("assertion", _clip(a, 80), 1.0, _judged, a, ctx) for a in case.assertions]
+        return list(await asyncio.gather(*jobs))
 
 
 def case_score(results: list[CheckVerdict]) -> tuple[bool | None, float]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import PurePosixPath
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -187,12 +188,152 @@ class ExecCheck(_Check):
     expect_exit: int = 0
 
 
+# --- workspace checks: graded on the files in the final workspace ----------------------------
+# In agent mode that is the folder the agent worked in; in chat mode, a temp folder holding the
+# case's files and the answer's named fenced blocks. Paths are checked here, at suite load.
+
+_GLOB = re.compile(r"[*?\[]")
+
+
+def is_glob(path: str) -> bool:
+    """Whether a `file_exists` path is a pattern (`*`, `?`, `[...]`) rather than a name."""
+    return bool(_GLOB.search(path))
+
+
+_MAX_PATH = 300
+
+
+def _workspace_path(path: str, *, glob: bool = False) -> str:
+    """`path` if it names something inside the workspace, else a ValueError saying why."""
+    if not isinstance(path, str) or not path.strip():
+        raise ValueError("paths are non-empty strings")
+    parts = PurePosixPath(path).parts
+    if path.startswith(("/", "~")) or "\\" in path or ".." in parts or ":" in path:
+        raise ValueError(f"path {path!r} must be relative and stay inside the workspace "
+                         "(no leading / or ~, no .., no backslash or drive)")
+    if len(path) > _MAX_PATH or any(ord(c) < 32 for c in path) or parts in ((), (".",)):
+        raise ValueError(f"path {path!r} is not a usable file name")
+    if not glob and _GLOB.search(path):
+        raise ValueError(f"path {path!r}: wildcards are allowed only in file_exists")
+    return path
+
+
+class FileExists(_Check):
+    """Every path (a glob with `*`, `?`, `[...]`, `**/`) names a file or folder in the workspace."""
+
+    type: Literal["file_exists"]
+    path: str | list[str]
+
+    @field_validator("path")
+    @classmethod
+    def _inside(cls, path: str | list[str]) -> str | list[str]:
+        items = _as_list(path)
+        if not items:
+            raise ValueError("needs one or more paths")
+        for item in items:
+            _workspace_path(item, glob=True)
+        return path
+
+    def paths(self) -> list[str]:
+        """The paths, always as a list."""
+        return _as_list(self.path)
+
+
+class _FileCheck(_Check):
+    path: str
+
+    @field_validator("path")
+    @classmethod
+    def _inside(cls, path: str) -> str:
+        return _workspace_path(path)
+
+
+class FileContains(_FileCheck, _Substrings):
+    """The file holds every value (case-insensitive unless `case_sensitive`)."""
+
+    type: Literal["file_contains"]
+
+
+class FileNotContains(_FileCheck, _Substrings):
+    """The file exists and holds none of the values."""
+
+    type: Literal["file_not_contains"]
+
+
+class FileRegex(_FileCheck, _Pattern):
+    """The pattern (with `flags`, like `regex`) matches somewhere in the file."""
+
+    type: Literal["file_regex"]
+
+
+class FileParses(_FileCheck):
+    """The file parses as `format`; `key` (a dotted path such as `general.cuda.capabilities`,
+    list items by index) must then exist and, if given, `equals` or `contains` a value (a list
+    holds the item, or every item of a list given; a string holds the substring; a table holds
+    the key)."""
+
+    type: Literal["file_parses"]
+    format: Literal["json", "toml", "yaml"]
+    key: str | None = None
+    equals: Any = None
+    contains: Any = None
+
+    @field_validator("key")
+    @classmethod
+    def _dotted(cls, key: str | None) -> str | None:
+        if key is not None and (not key or any(not part for part in key.split("."))):
+            raise ValueError("key is a dotted path like general.cuda.capabilities")
+        return key
+
+    @model_validator(mode="after")
+    def _one_expectation(self) -> FileParses:
+        if {"equals", "contains"} <= self.model_fields_set:
+            raise ValueError("give equals or contains, not both")
+        if "contains" in self.model_fields_set and self.contains is None:
+            raise ValueError("contains needs a value")
+        return self
+
+    def expectation(self) -> tuple[str, Any] | None:
+        """("equals" | "contains", value) when the check expects a value at `key`."""
+        for name in ("equals", "contains"):
+            if name in self.model_fields_set:
+                return name, getattr(self, name)
+        return None
+
+
+class CommandCheck(_Check):
+    """A shell command run in the sandbox in a copy of the workspace; passes on exit code 0
+    (and when its output holds every `output_contains` value). A tool in `requires` that the
+    sandbox cannot find skips the check with a reason."""
+
+    type: Literal["command"]
+    command: str = Field(min_length=1)
+    output_contains: str | list[str] | None = None
+    requires: list[str] = Field(default_factory=list, description="executables needed")
+    timeout_s: float = Field(60.0, gt=0, le=600)
+
+    @field_validator("output_contains")
+    @classmethod
+    def _non_empty(cls, value: str | list[str] | None) -> str | list[str] | None:
+        if value is not None and (not _as_list(value) or "" in _as_list(value)):
+            raise ValueError("needs one or more non-empty strings")
+        return value
+
+    def expected_output(self) -> list[str]:
+        """The `output_contains` values, always as a list."""
+        return [] if self.output_contains is None else _as_list(self.output_contains)
+
+
 Check = Annotated[
     Contains | ContainsAny | NotContains | Regex | NotRegex | Equals | JsonCheck | PythonCheck
-    | JudgeCheck | ExecCheck,
+    | JudgeCheck | ExecCheck | FileExists | FileContains | FileNotContains | FileRegex
+    | FileParses | CommandCheck,
     Field(discriminator="type"),
 ]
+WORKSPACE_CHECK_TYPES = (
+    "file_exists", "file_contains", "file_not_contains", "file_regex", "file_parses", "command",
+)
 CHECK_TYPES = (
     "contains", "icontains", "contains_any", "not_contains", "regex", "not_regex", "equals",
-    "json", "python", "judge", "exec",
+    "json", "python", "judge", "exec", *WORKSPACE_CHECK_TYPES,
 )

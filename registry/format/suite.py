@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from registry.errors import InvalidSuite
 from registry.format import suite_import
-from registry.format.checks_schema import Check
+from registry.format.checks_schema import CHECK_TYPES, Check
 from registry.format.inputs import InputFile, is_relative
 
 SUITE_PATH = "evals/evals.json"
@@ -50,6 +50,7 @@ class Case(BaseModel):
     assertions: list[str] = Field(default_factory=list)
     expected_output: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    expect_skill: bool = True  # agent mode: False for a task the skill should not be used for
 
     @field_validator("id")
     @classmethod
@@ -304,10 +305,7 @@ def _describe_one(error: Any, data: Any) -> str:
     return f"{where}field {field or '(case)'}: {message}"
 
 
-_UNION_TAGS = {
-    "contains", "icontains", "contains_any", "not_contains", "regex", "not_regex", "equals",
-    "json", "python", "judge", "exec",
-}
+_UNION_TAGS = set(CHECK_TYPES)
 
 
 def _hint(fmt: Format) -> str:

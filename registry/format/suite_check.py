@@ -3,8 +3,9 @@
 `check_suite` loads a skill's `evals/evals.json` exactly as the evaluation does
 (`load_suite`), so a trailing comma, an unknown check type or a missing field is reported by
 `validate` with the same message `eval` would stop with, located at the line of the case (or of
-the JSON error). It also warns while the scaffold's placeholders (`hubskills new`) are left in
-the suite or in SKILL.md: such a skill validates, but measures nothing.
+the JSON error). Agent mode's suite, `evals/agent.json`, is checked the same way when present.
+It also warns while the scaffold's placeholders (`hubskills new`) are left in the suite or in
+SKILL.md: such a skill validates, but measures nothing.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from registry.format.suite import SUITE_PATH, Suite, load_suite, suite_path
 _CASE_NUMBER = re.compile(r"^case (\d+)\b")
 _JSON_LINE = re.compile(r"^:(\d+): ")
 _CASES_ARRAY = re.compile(r'"(?:cases|evals|tests)"\s*:\s*\[')
+AGENT_SUITE_PATH = "evals/agent.json"  # agent mode's cases (workspace checks), next to evals.json
 
 
 def check_suite(path: str | os.PathLike[str]) -> list[Problem]:
@@ -30,17 +32,20 @@ def check_suite(path: str | os.PathLike[str]) -> list[Problem]:
     if folder.name == "SKILL.md":
         folder = folder.parent
     problems = _placeholder_skill(folder)
-    file = suite_path(folder)
-    if not file.is_file():
-        return problems
-    try:
-        suite = load_suite(file, skill_dir=folder)
-    except InvalidSuite as exc:
-        return [*problems, _suite_error(exc, file)]
-    return problems + _placeholder_checks(suite, file)
+    for file, shown in ((suite_path(folder), SUITE_PATH),
+                        (folder / AGENT_SUITE_PATH, AGENT_SUITE_PATH)):
+        if not file.is_file():
+            continue
+        try:
+            suite = load_suite(file, skill_dir=folder)
+        except InvalidSuite as exc:
+            problems.append(_suite_error(exc, file, shown))
+            continue
+        problems += _placeholder_checks(suite, file, shown)
+    return problems
 
 
-def _suite_error(exc: InvalidSuite, file: Path) -> Problem:
+def _suite_error(exc: InvalidSuite, file: Path, shown: str = SUITE_PATH) -> Problem:
     """`eval`'s own message, without the file name it starts with (the location says it)."""
     message = exc.message.removeprefix(str(file))
     line = None
@@ -51,7 +56,7 @@ def _suite_error(exc: InvalidSuite, file: Path) -> Problem:
         message = message.removeprefix(": ")
         if found := _CASE_NUMBER.match(message):
             line = _case_line(file, int(found.group(1)))
-    return Problem("invalid-suite", "error", message, SUITE_PATH, line)
+    return Problem("invalid-suite", "error", message, shown, line)
 
 
 def _case_line(file: Path, number: int) -> int | None:
@@ -80,7 +85,7 @@ def _skip(text: str, position: int) -> int:
     return position
 
 
-def _placeholder_checks(suite: Suite, file: Path) -> list[Problem]:
+def _placeholder_checks(suite: Suite, file: Path, shown: str = SUITE_PATH) -> list[Problem]:
     problems = []
     for number, case in enumerate(suite.cases, start=1):
         for index, check in enumerate(case.checks):
@@ -89,7 +94,7 @@ def _placeholder_checks(suite: Suite, file: Path) -> list[Problem]:
                     "placeholder-check", "warning",
                     f"case {number} ('{case.id}'): field checks[{index}]: still the scaffold's "
                     f"placeholder ('{PLACEHOLDER_VALUE}'): write a check that only a right "
-                    "answer passes", SUITE_PATH, _case_line(file, number)))
+                    "answer passes", shown, _case_line(file, number)))
     return problems
 
 

@@ -3,6 +3,12 @@
 Files listed by path keep that path as their name (two `data.csv` in different folders stay two
 files) and are read as bytes (`InputFile`), so binary files survive. What does not map is said
 per case in `warnings`, e.g. an upskill case graded by a named `validator`.
+
+upskill's workspace verifiers (a case's `verifiers`: `file_exists`, `file_contains`, `command`)
+become workspace checks. upskill's published code holds no verifier schema yet, so the reader
+takes the plain shape `{"type": "file_exists", "path": ...}`, `{"type": "file_contains", "path":
+..., "contains": ...}` (also `value`, `text`; `pattern` for a regex) and `{"type": "command",
+"command": ...}` (also `run`; `expect_exit`, `output_contains`, `timeout`) and warns about the rest.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from registry.format.inputs import InputFile
 
 MAX_INPUT_FILE_BYTES = 20 * 1024 * 1024
 _UPSKILL_KEYS = {"id", "input", "expected", "context", "output_file", "validator",
-                 "validator_config"}
+                 "validator_config", "verifiers"}
 
 
 def _case_list(data: Any, key: str) -> list[Any]:
@@ -57,6 +63,54 @@ def _upskill_validator(case: dict[str, Any], native: dict[str, Any], where: str,
                     f"that validates {target}")
 
 
+def _first(verifier: dict[str, Any], *keys: str) -> Any:
+    return next((verifier[k] for k in keys if verifier.get(k) not in (None, "", [])), None)
+
+
+def _verifier_check(verifier: dict[str, Any]) -> dict[str, Any] | None:
+    """The workspace check for one upskill verifier, or None when it has no equivalent."""
+    kind, path = verifier.get("type"), _first(verifier, "path", "paths", "file")
+    if kind == "file_exists" and path is not None:
+        return {"type": "file_exists", "path": path}
+    if kind == "file_contains" and path is not None:
+        if (text := _first(verifier, "contains", "value", "text", "substring")) is not None:
+            return {"type": "file_contains", "path": path, "value": text, "case_sensitive": True}
+        if (pattern := _first(verifier, "pattern", "regex")) is not None:
+            return {"type": "file_regex", "path": path, "pattern": pattern}
+        return None
+    command = _first(verifier, "command", "run", "cmd")
+    if kind != "command" or not isinstance(command, str):
+        return None
+    exit_code = _first(verifier, "expect_exit", "exit_code", "expected_exit_code") or 0
+    if not isinstance(exit_code, int) or isinstance(exit_code, bool):
+        return None
+    if exit_code != 0:  # the check passes on exit 0: test the expected code in the shell
+        command = f"( {command} ); test $? -eq {exit_code}"
+    check: dict[str, Any] = {"type": "command", "command": command}
+    if (output := _first(verifier, "output_contains", "expected_output", "stdout_contains")):
+        check["output_contains"] = output
+    if (timeout := _first(verifier, "timeout_s", "timeout", "timeout_seconds")) is not None:
+        check["timeout_s"] = timeout
+    return check
+
+
+def _upskill_verifiers(case: dict[str, Any], where: str, warnings: list[str]) -> list[Any]:
+    """Workspace checks for the case's `verifiers`; each one that does not map is warned about."""
+    verifiers = case.get("verifiers") or []
+    if not isinstance(verifiers, list):
+        raise InvalidSuite(f"{where}: field verifiers: expected a list of verifiers")
+    checks = []
+    for number, verifier in enumerate(verifiers, start=1):
+        check = _verifier_check(verifier) if isinstance(verifier, dict) else None
+        if check is None:
+            kind = verifier.get("type") if isinstance(verifier, dict) else verifier
+            warnings.append(f"{where}: verifier {number} ({kind!r}) has no hubskills "
+                            "equivalent: left out; add a workspace check by hand")
+        else:
+            checks.append(check)
+    return checks
+
+
 def _upskill_case(index: int, case: Any, warnings: list[str]) -> dict[str, Any]:
     where = f"case {index + 1}"
     if not isinstance(case, dict):
@@ -73,14 +127,16 @@ def _upskill_case(index: int, case: Any, warnings: list[str]) -> dict[str, Any]:
     contains = expected.get("contains")
     if isinstance(contains, str):
         contains = [contains]
-    if not isinstance(contains, list) or not contains \
-            or not all(isinstance(v, str) and v for v in contains):
+    verified = _upskill_verifiers(case, where, warnings)
+    if (contains is not None or not verified) and (
+            not isinstance(contains, list) or not contains
+            or not all(isinstance(v, str) and v for v in contains)):
         raise InvalidSuite(f"{where}: field expected.contains: one or more strings required "
-                           "(upskill cases are graded by substring)")
+                           "(upskill cases are graded by substring or by verifiers)")
     native: dict[str, Any] = {
         "id": str(case.get("id") or f"case-{index + 1}"),
         "prompt": prompt,
-        "checks": [{"type": "contains", "value": list(contains)}],
+        "checks": ([{"type": "contains", "value": list(contains)}] if contains else []) + verified,
     }
     context = case.get("context") or {}
     files = context.get("files") if isinstance(context, dict) else None
