@@ -18,8 +18,8 @@ request = urllib.request.Request(f"{endpoint}/datasets/{repo}/resolve/main/{whee
 with urllib.request.urlopen(request) as answer, open(target, "wb") as out:
     out.write(answer.read())
 site = os.path.join(folder, "site")
-subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                "--target", site, target], check=True)
+subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-compile",
+                "--disable-pip-version-check", "--target", site, target], check=True)
 print("installed", wheel.rsplit("/", 1)[-1], flush=True)
 env = dict(os.environ, PYTHONPATH=site)
 os.execve(sys.executable, [sys.executable, "-m", "registry.jobs.shard", repo, *sys.argv[4:]], env)

@@ -33,9 +33,8 @@ from registry.format.skill import load_skill
 from registry.format.suite import load_suite, suite_path
 from registry.hub import JobState
 from registry.jobs.package import build_wheel
-from registry.jobs.plan import JobPlan, Unit, split_units
+from registry.jobs.plan import PROGRESS, JobPlan, Unit, split_units
 from registry.jobs.remote import RECORD, Remote, launch, record, remote, shard_jobs
-from registry.jobs.shard import PROGRESS
 
 DEFAULT_IMAGE = "python:3.12"
 DEFAULT_FLAVOR = "cpu-basic"
@@ -133,7 +132,7 @@ def resume_on_jobs(settings: Settings, run_id: str, *, progress: Progress | None
     plan = there.files.plan()
     _ensure_local(settings, plan, there)
     saved = record(settings, run_id)
-    jobs = shard_jobs(settings, run_id)
+    jobs = shard_jobs(settings, run_id, there)
     for shard in _unfinished(plan, there):
         if not any(not job.is_done for job in jobs.get(shard, [])):
             launch(there, plan, shard, settings, flavor=saved.get("flavor", DEFAULT_FLAVOR),
@@ -177,7 +176,7 @@ def collect(settings: Settings, run_id: str, *, progress: Progress | None = None
     tries = {shard: 0 for shard in range(len(plan.shards))}
     total = plan.manifest.samples_planned
     while True:
-        jobs = shard_jobs(settings, run_id)
+        jobs = shard_jobs(settings, run_id, there)
         latest = {shard: jobs[shard][-1] for shard in jobs}
         for shard, job in latest.items():
             if job.stage == "ERROR" and tries[shard] < retries and shard in _unfinished(

@@ -28,6 +28,7 @@ from registry.evaluation.results import ResultRow, RunManifest, iter_rows
 from registry.hub import HubClient, RemoteFile, with_retry
 
 JOBS_DIR = "jobs"
+PROGRESS = "hubskills-progress"  # a shard's log line: `hubskills-progress SHARD DONE TOTAL`
 Unit = tuple[str, str]  # (model ref, case id)
 _SHARD_FILE = re.compile(r"^s(\d+)-")
 _CONFIG_FIELDS = ("models", "runs", "mode", "placement", "judge", "concurrency", "max_cost",

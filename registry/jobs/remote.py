@@ -15,8 +15,7 @@ from registry.errors import MissingCredentials
 from registry.evaluation.results import run_dir
 from registry.hub import JobsClient, JobState
 from registry.jobs.bootstrap import command_for
-from registry.jobs.plan import JobPlan, RunFiles
-from registry.jobs.shard import PROGRESS
+from registry.jobs.plan import PROGRESS, JobPlan, RunFiles
 
 JOB_TIMEOUT = "6h"
 LABEL = "hubskills-run"
@@ -89,9 +88,10 @@ def launch(there: Remote, plan: JobPlan, shard: int, settings: Settings, *, flav
     return job
 
 
-def shard_jobs(settings: Settings, run_id: str) -> dict[int, list[JobState]]:
+def shard_jobs(settings: Settings, run_id: str, there: Remote | None = None
+               ) -> dict[int, list[JobState]]:
     """Every Job of the run, by shard, oldest first."""
-    there = remote(settings, run_id)
+    there = there or remote(settings, run_id)
     by_shard: dict[int, list[JobState]] = {}
     for job in sorted(there.jobs.list({LABEL: run_id}), key=lambda j: j.created_at or ""):
         by_shard.setdefault(int(job.labels.get(SHARD_LABEL, 0)), []).append(job)
@@ -101,7 +101,7 @@ def shard_jobs(settings: Settings, run_id: str) -> dict[int, list[JobState]]:
 def cancel_run(settings: Settings, run_id: str) -> list[str]:
     """Cancel the run's Jobs still going; their ids."""
     there = remote(settings, run_id)
-    going = [job for jobs in shard_jobs(settings, run_id).values() for job in jobs
+    going = [job for jobs in shard_jobs(settings, run_id, there).values() for job in jobs
              if not job.is_done]
     for job in going:
         there.jobs.cancel(job.id)
@@ -113,4 +113,4 @@ def run_logs(settings: Settings, run_id: str) -> dict[int, list[str]]:
     there = remote(settings, run_id)
     return {shard: [line for line in there.jobs.logs(jobs[-1].id)
                     if not line.startswith(PROGRESS)]
-            for shard, jobs in sorted(shard_jobs(settings, run_id).items())}
+            for shard, jobs in sorted(shard_jobs(settings, run_id, there).items())}

@@ -28,11 +28,11 @@ from registry.evaluation.results import (
     rows_to_jsonl,
 )
 from registry.evaluation.stopping import StopSignal
-from registry.jobs.plan import JobPlan, RunFiles, Unit
+from registry.hub import HubClient
+from registry.jobs.plan import PROGRESS, JobPlan, RunFiles, Unit
 from registry.secrets import scrub
 
 FLUSH_SECONDS = 30.0
-PROGRESS = "hubskills-progress"
 
 
 def say(line: str) -> None:
@@ -69,10 +69,9 @@ class _Uploader:
 
 def run_shard(settings: Settings, repo: str, run_id: str, shard: int) -> int:
     """Run shard `shard` of `run_id`; the process's exit code (0: every sample has a row)."""
-    from registry.stores.hub import HubStore
-
     say(f"hubskills {__version__} from {Path(__file__).resolve().parent.parent}")
-    files = RunFiles(HubStore(settings).client, repo, run_id)
+    client = HubClient(settings.hf_endpoint, settings.hf_token, settings.home / "hub-cache")
+    files = RunFiles(client, repo, run_id)
     plan = files.plan()
     existing = files.rows()
     done = latest_rows([row for rows in existing.values() for row in rows])
