@@ -207,6 +207,8 @@ def test_detach_then_runs_show_prints_the_summary(hub, tmp_path):
         run_id = next(word for word in started.output.split() if word.count("-") == 2)
         listed = runner.invoke(cli, ["jobs", "list", run_id, "--json"], env=env)
         assert {j["shard"] for j in json.loads(listed.stdout)} == {0, 1}
+        every = runner.invoke(cli, ["jobs", "list", "--json"], env=env)
+        assert {j["run"] for j in json.loads(every.stdout)} == {run_id}
         shown = runner.invoke(cli, ["runs", "show", run_id, "--poll", "0.2"], env=env)
         logs = runner.invoke(cli, ["jobs", "logs", run_id, "--shard", "1"], env=env)
     assert shown.exit_code == 0, shown.output

@@ -13,41 +13,35 @@ from registry.config import Settings
 from registry.evaluation.engine import EvalConfig, EvalRun
 
 
-class _JobsProgress:
-    """One line per change: answers over all shards, and the shards' stages."""
-
-    def __init__(self) -> None:
-        self.run_id, self.last = "", ""
-
-    def start(self, manifest, total: int) -> None:
-        self.run_id = manifest.run_id
-        out.info(f"run {manifest.run_id} ({escape(manifest.skill_name)}): {total} answers to "
-                 "get on Hugging Face Jobs")
-
-    def update(self, done: int, total: int, stages: str) -> None:
-        line = f"run {self.run_id}: {done}/{total} answers · shards: {stages}"
-        if line != self.last:
-            self.last = line
-            out.info(line)
-
-
 def eval_on_jobs(skill: Path, config: EvalConfig, settings: Settings, *, tests: Path | None,
                  shards: int, flavor: str, detach: bool, resume: str | None, poll: float,
                  placed) -> EvalRun | None:
-    """Start (or resume) the run on Jobs; its `EvalRun`, or None when detached."""
+    """Start (or resume) the run on Jobs; its `EvalRun`, or None when detached.
+
+    Ctrl-C stops only the waiting: the Jobs go on, and the lines printed say how to collect or
+    cancel them.
+    """
     from registry.jobs import resume_on_jobs, run_on_jobs
 
-    progress = _JobsProgress()
-    if resume:
-        progress.run_id = resume
-        run = resume_on_jobs(settings, resume, progress=progress.update, detach=detach,
-                             poll_s=poll)
-    else:
-        run = run_on_jobs(skill, config, settings, shards=shards, flavor=flavor, detach=detach,
-                          progress=progress.update, tests=tests, poll_s=poll,
-                          started=progress.start, skill_repo=placed and placed.repo,
-                          skill_revision=placed and placed.revision,
-                          skill_version=placed and placed.version)
+    with out.ShardsProgress() as progress:
+        progress.run_id = resume or ""
+        try:
+            if resume:
+                run = resume_on_jobs(settings, resume, progress=progress.update, detach=detach,
+                                     poll_s=poll)
+            else:
+                run = run_on_jobs(skill, config, settings, shards=shards, flavor=flavor,
+                                  detach=detach, progress=progress.update, tests=tests,
+                                  poll_s=poll, started=progress.start,
+                                  skill_repo=placed and placed.repo,
+                                  skill_revision=placed and placed.revision,
+                                  skill_version=placed and placed.version)
+        except KeyboardInterrupt:
+            if progress.run_id:
+                out.info(f"stopped waiting; the Jobs of run {progress.run_id} go on")
+                out.hint(f"hubskills runs show {progress.run_id}  # collect; or: hubskills "
+                         f"jobs cancel {progress.run_id}")
+            raise
     if not detach:
         return run
     out.result(f"run {run.manifest.run_id}: shards started on Hugging Face Jobs")
@@ -63,9 +57,9 @@ def collect_if_remote(settings: Settings, run_id: str, poll: float) -> None:
 
     if is_remote_run(settings, run_id) and read_manifest(settings.runs_dir,
                                                          run_id).status == "running":
-        progress = _JobsProgress()
-        progress.run_id = run_id
-        collect(settings, run_id, progress=progress.update, poll_s=poll)
+        with out.ShardsProgress() as progress:
+            progress.run_id = run_id
+            collect(settings, run_id, progress=progress.update, poll_s=poll)
 
 
 @click.group("jobs")
@@ -82,22 +76,27 @@ def jobs_group() -> None:
 
 
 @jobs_group.command("list")
-@click.argument("run_id")
+@click.argument("run_id", required=False)
 @click.option("--json", "as_json", is_flag=True)
-def jobs_list_command(run_id: str, as_json: bool) -> None:
-    """The Jobs of run RUN_ID, by shard (retries included)."""
-    from registry.jobs import shard_jobs
+def jobs_list_command(run_id: str | None, as_json: bool) -> None:
+    """The Jobs of run RUN_ID by shard (retries included); without RUN_ID, every run's."""
+    from registry.jobs import runs_on_jobs, shard_jobs
 
-    jobs = shard_jobs(Settings.from_env(), run_id)
-    rows = [(shard, job.id, job.stage.lower(), job.message or "", job.flavor or "",
-             job.created_at or "") for shard, shard_list in sorted(jobs.items())
-            for job in shard_list]
+    settings = Settings.from_env()
+    if run_id:
+        listed = {run_id: [job for jobs in shard_jobs(settings, run_id).values()
+                           for job in jobs]}
+    else:
+        listed = runs_on_jobs(settings)
+    rows = [(run, int(job.labels.get("hubskills-shard", 0)), job.id, job.stage.lower(),
+             job.message or "", job.flavor or "", job.created_at or "")
+            for run, jobs in listed.items() for job in jobs]
+    names = ("run", "shard", "job", "stage", "message", "flavor", "created")
     if as_json:
-        out.as_json([dict(zip(("shard", "job", "stage", "message", "flavor", "created"), row,
-                              strict=True)) for row in rows])
+        out.as_json([dict(zip(names, row, strict=True)) for row in rows])
         return
-    out.table(["shard", "job", "stage", "message", "flavor", "created"],
-              [(str(r[0]), *map(escape, r[1:])) for r in rows], title=f"Jobs of run {run_id}")
+    out.table(list(names), [(escape(r[0]), str(r[1]), *map(escape, r[2:])) for r in rows],
+              title="hubskills runs on Hugging Face Jobs")
 
 
 @jobs_group.command("logs")

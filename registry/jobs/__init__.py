@@ -3,7 +3,7 @@
 - `run_on_jobs` (in `executor.py`): plan, upload the client's own wheel and the skill, start one
   Job per shard, follow them, and return the same `EvalRun` a local run returns; `collect`
   finishes a detached run, `resume_on_jobs` re-runs only the samples still missing.
-- `cancel_run`, `run_logs`, `shard_jobs` (in `remote.py`): the run's Jobs.
+- `cancel_run`, `run_logs`, `shard_jobs`, `runs_on_jobs` (in `remote.py`): the Jobs.
 - `shard.py`: what runs inside each Job; `plan.py`: the plan and the run's files in the repo.
 """
 
@@ -16,7 +16,13 @@ from registry.jobs.executor import (
     resume_on_jobs,
     run_on_jobs,
 )
-from registry.jobs.remote import cancel_run, is_remote_run, run_logs, shard_jobs
+from registry.jobs.remote import (
+    cancel_run,
+    is_remote_run,
+    run_logs,
+    runs_on_jobs,
+    shard_jobs,
+)
 
 __all__ = ["DEFAULT_FLAVOR", "DEFAULT_IMAGE", "cancel_run", "collect", "is_remote_run",
-           "resume_on_jobs", "run_logs", "run_on_jobs", "shard_jobs"]
+           "resume_on_jobs", "run_logs", "run_on_jobs", "runs_on_jobs", "shard_jobs"]

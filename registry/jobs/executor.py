@@ -34,7 +34,15 @@ from registry.format.suite import load_suite, suite_path
 from registry.hub import JobState
 from registry.jobs.package import build_wheel
 from registry.jobs.plan import PROGRESS, JobPlan, Unit, split_units
-from registry.jobs.remote import RECORD, Remote, launch, record, remote, shard_jobs
+from registry.jobs.remote import (
+    RECORD,
+    Remote,
+    launch,
+    record,
+    remote,
+    shard_jobs,
+    with_token,
+)
 
 DEFAULT_IMAGE = "python:3.12"
 DEFAULT_FLAVOR = "cpu-basic"
@@ -94,6 +102,7 @@ def run_on_jobs(skill_dir: str | Path, config: EvalConfig, settings: Settings, *
     """
     skill_dir, tests = Path(skill_dir), Path(tests) if tests else None
     manifest, units = _plan_run(skill_dir, config, tests, settings)
+    settings = with_token(settings)
     manifest.skill_repo, manifest.skill_revision = skill_repo, skill_revision
     manifest.skill_version = skill_version or manifest.skill_version
     there = remote(settings, manifest.run_id)
@@ -133,6 +142,7 @@ def resume_on_jobs(settings: Settings, run_id: str, *, progress: Progress | None
     _ensure_local(settings, plan, there)
     saved = record(settings, run_id)
     jobs = shard_jobs(settings, run_id, there)
+    settings = with_token(settings)
     for shard in _unfinished(plan, there):
         if not any(not job.is_done for job in jobs.get(shard, [])):
             launch(there, plan, shard, settings, flavor=saved.get("flavor", DEFAULT_FLAVOR),
@@ -169,6 +179,7 @@ def collect(settings: Settings, run_id: str, *, progress: Progress | None = None
             poll_s: float = 5.0, retries: int = RETRIES) -> EvalRun:
     """Follow the run's Jobs to their end (a failed shard is retried `retries` times), then
     save every shard's rows as the local run and return it."""
+    settings = with_token(settings)
     there = remote(settings, run_id)
     plan = there.files.plan()
     _ensure_local(settings, plan, there)

@@ -31,6 +31,23 @@ class Remote:
     jobs: JobsClient
 
 
+def with_token(settings: Settings) -> Settings:
+    """`settings` with the Hugging Face token the Jobs will run under: `HF_TOKEN`, else the
+    token file of `hf auth login`.
+
+    Raises:
+        MissingCredentials: no Hugging Face token.
+    """
+    from registry.hub import stored_token
+
+    token = settings.hf_token or stored_token()
+    if not token:
+        raise MissingCredentials("running on Hugging Face Jobs needs your Hugging Face token "
+                                 "(the Jobs run, and are billed, on your account)",
+                                 variable="HF_TOKEN", hint="hf auth login  or  export HF_TOKEN=...")
+    return settings if token == settings.hf_token else settings.with_(hf_token=token)
+
+
 def remote(settings: Settings, run_id: str) -> Remote:
     """The run's repo and Jobs client (the token's own account).
 
@@ -39,10 +56,7 @@ def remote(settings: Settings, run_id: str) -> Remote:
     """
     from registry.stores.hub import HubStore
 
-    if not settings.hf_token:
-        raise MissingCredentials("running on Hugging Face Jobs needs your Hugging Face token "
-                                 "(the Jobs run, and are billed, on your account)",
-                                 variable="HF_TOKEN", hint="hf auth login  or  export HF_TOKEN=...")
+    settings = with_token(settings)
     store = HubStore(settings)
     saved = record(settings, run_id)
     repo = saved.get("repo") or store.results_repo()
@@ -96,6 +110,17 @@ def shard_jobs(settings: Settings, run_id: str, there: Remote | None = None
     for job in sorted(there.jobs.list({LABEL: run_id}), key=lambda j: j.created_at or ""):
         by_shard.setdefault(int(job.labels.get(SHARD_LABEL, 0)), []).append(job)
     return by_shard
+
+
+def runs_on_jobs(settings: Settings) -> dict[str, list[JobState]]:
+    """Every hubskills Job of the token's namespace, by run id, oldest first."""
+    settings = with_token(settings)
+    client = JobsClient(settings.hf_endpoint, settings.hf_token, settings.namespace)
+    by_run: dict[str, list[JobState]] = {}
+    for job in sorted(client.list(), key=lambda j: j.created_at or ""):
+        if LABEL in job.labels:
+            by_run.setdefault(job.labels[LABEL], []).append(job)
+    return by_run
 
 
 def cancel_run(settings: Settings, run_id: str) -> list[str]:
