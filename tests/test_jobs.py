@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from registry.cli import cli
 from registry.config import Settings
+from registry.errors import HubskillsError
 from registry.evaluation.engine import EvalConfig, run_evaluation
 from registry.evaluation.report import summarize
 from registry.evaluation.results import rows_from_jsonl
@@ -124,6 +125,18 @@ def test_secrets_reach_the_jobs_only_as_secrets(hub, tmp_path):
     assert "port 4417" in everything and not any(s in everything for s in secrets)
     local = (settings.runs_dir / run.manifest.run_id / "rows.jsonl").read_text()
     assert "(redacted)" in local and KEY not in local
+
+
+def test_a_skill_file_holding_a_key_is_refused_before_anything_is_sent(hub, tmp_path):
+    skill = make_skill(tmp_path, 2)
+    (skill / "notes.md").write_text(f"my key: {KEY}\n")
+    with FakeOpenAIServer(responder=answer, api_key=KEY) as model_server:
+        settings = settings_for(hub, model_server, tmp_path / "home")
+        with pytest.raises(HubskillsError, match="notes.md") as caught:
+            run_on_jobs(skill, EvalConfig(models=[MODEL], runs=1), settings, shards=2)
+    assert KEY not in str(caught.value)
+    assert hub.jobs.jobs == {} and ("dataset", "tester/hubskills-evals") not in hub.repos
+    assert model_server.requests == []
 
 
 def _blocking_server(block_after: int):

@@ -43,6 +43,11 @@ def eval_on_jobs(skill: Path, config: EvalConfig, settings: Settings, *, tests: 
                          f"jobs cancel {progress.run_id}")
             raise
     if not detach:
+        if run.manifest.is_partial:
+            why = run.manifest.note or "a shard did not finish"
+            out.warn(f"run {run.manifest.run_id} is partial: {why}")
+            out.hint(f"hubskills eval {skill} --on jobs --resume {run.manifest.run_id}  # only "
+                     "the missing samples")
         return run
     out.result(f"run {run.manifest.run_id}: shards started on Hugging Face Jobs")
     out.hint(f"hubskills runs show {run.manifest.run_id}  # waits for the shards, then the "

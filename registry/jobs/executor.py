@@ -43,6 +43,7 @@ from registry.jobs.remote import (
     shard_jobs,
     with_token,
 )
+from registry.secrets import holding, scrub
 
 DEFAULT_IMAGE = "python:3.12"
 DEFAULT_FLAVOR = "cpu-basic"
@@ -77,10 +78,23 @@ def _plan_run(skill_dir: Path, config: EvalConfig, tests: Path | None,
     return manifest, [(m, c.id) for c in suite.cases for m in config.models]
 
 
-def _skill_files(skill_dir: Path) -> dict[str, bytes]:
+def _skill_files(skill_dir: Path, settings: Settings) -> dict[str, bytes]:
+    """The skill folder's files, refused when one holds a key or token of this process.
+
+    Raises:
+        HubskillsError: a file would carry a secret into the results repo.
+    """
     root = load_skill(skill_dir).path
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and ".git" not in p.relative_to(root).parts}
+    files = {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+             if p.is_file() and ".git" not in p.relative_to(root).parts}
+    with holding(*settings.secrets()):
+        for rel, data in files.items():
+            text = data.decode("utf-8", errors="ignore")
+            if scrub(text) != text:
+                raise HubskillsError(f"{rel} in {skill_dir} holds one of your keys or tokens; "
+                                     "it would be uploaded to your results repo for the Jobs",
+                                     hint=f"remove it from {rel}, then run this again")
+    return files
 
 
 def run_on_jobs(skill_dir: str | Path, config: EvalConfig, settings: Settings, *,
@@ -103,6 +117,7 @@ def run_on_jobs(skill_dir: str | Path, config: EvalConfig, settings: Settings, *
     skill_dir, tests = Path(skill_dir), Path(tests) if tests else None
     manifest, units = _plan_run(skill_dir, config, tests, settings)
     settings = with_token(settings)
+    skill_files = _skill_files(skill_dir, settings)  # checked before anything is uploaded
     manifest.skill_repo, manifest.skill_revision = skill_repo, skill_revision
     manifest.skill_version = skill_version or manifest.skill_version
     there = remote(settings, manifest.run_id)
@@ -112,7 +127,7 @@ def run_on_jobs(skill_dir: str | Path, config: EvalConfig, settings: Settings, *
     plan = JobPlan(manifest=manifest, config=JobPlan.config_of(config),
                    shards=split_units(units, shards), wheel=wheel_path,
                    tests=tests.name if tests else None, flush_every=flush_every)
-    there.files.upload_inputs(plan, _skill_files(skill_dir),
+    there.files.upload_inputs(plan, skill_files,
                               (tests.name, tests.read_bytes()) if tests else None)
     writer = RunWriter(settings.runs_dir, manifest)
     writer.close("running")

@@ -7,7 +7,7 @@ the `data/evals/` split, so a run's partial rows never reach the leaderboard:
     jobs/<run_id>/plan.json        manifest, options, and each shard's (model, case) units
     jobs/<run_id>/skill/...        the skill folder evaluated (the revision, as files)
     jobs/<run_id>/suite/<name>     the --tests file, when one was given
-    jobs/<run_id>/rows/s<k>-<n>.jsonl   rows written by shard k (append-only, one file a flush)
+    jobs/<run_id>/rows/s<k>-<n>-<rand>.jsonl   rows of shard k (append-only, one file a flush)
 
 Rows use the schema of `--push` (`ResultRow`), carry the run id, and name their shard in the
 file. A shard holds whole (model, case) units, every repeat and both arms of each, so a unit's
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -153,7 +154,8 @@ class RunFiles:
 
     def add_rows(self, shard: int, seq: int, rows: list[ResultRow], text: str) -> None:
         """One immutable file of shard `shard`'s rows (`text`: their scrubbed JSONL)."""
-        self._commit({f"{self.root}/rows/s{shard}-{seq:05d}.jsonl": text.encode()},
+        name = f"s{shard}-{seq:05d}-{secrets.token_hex(4)}.jsonl"  # attempts never collide
+        self._commit({f"{self.root}/rows/{name}": text.encode()},
                      f"{len(rows)} rows of eval run {self.run_id}, shard {shard}")
 
     def rows(self) -> dict[int, list[ResultRow]]:

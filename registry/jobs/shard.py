@@ -76,8 +76,7 @@ def run_shard(settings: Settings, repo: str, run_id: str, shard: int) -> int:
     existing = files.rows()
     done = latest_rows([row for rows in existing.values() for row in rows])
     units = plan.shards[shard]
-    seq = max((len(rows) for rows in existing.values()), default=0) + int(time.time())
-    uploader = _Uploader(files, plan, shard, seq)
+    uploader = _Uploader(files, plan, shard, 0)
     keys = {(m, c) for m, c in units}
     prior = sum(1 for r in done if (r.model, r.case_id) in keys and not r.is_error)
     total = len(units) * plan.manifest.runs * 2

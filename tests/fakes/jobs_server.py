@@ -146,7 +146,8 @@ class FakeJobs:
             self.jobs[job.id] = job
         job.workdir = tempfile.mkdtemp(prefix=f"fake-{job.id}-")
         env = {"PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
-               "HOME": job.workdir, "LANG": "C.UTF-8", "PYTHONUNBUFFERED": "1",
+               "HOME": job.workdir, "TMPDIR": job.workdir, "LANG": "C.UTF-8",
+               "PYTHONUNBUFFERED": "1",
                **self.image_env, **spec.get("environment", {}), **(spec.get("secrets") or {})}
         job.process = subprocess.Popen(
             [*spec["command"], *spec.get("arguments", [])], cwd=job.workdir, env=env,
