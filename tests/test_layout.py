@@ -35,7 +35,7 @@ LAYERS: list[set[str]] = [
     {"agent"},  # agent mode: runners and workspaces, used by the evaluation engine
     {"evaluation"},
     {"stores"},
-    {"generate", "install"},
+    {"generate", "install", "jobs"},  # jobs: sharded evaluations on HF Jobs (engine + stores)
     {"__init__"},  # the public API
     {"cli"},
 ]

@@ -31,6 +31,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
              "Show a skill: description, versions, latest eval results, the pull command."),
     "install": ("registry.cli.pull:install_command",
                 "Install exactly what skills.lock pins (by sha)."),
+    "jobs": ("registry.cli.jobs:jobs_group",
+             "Sharded runs on Hugging Face Jobs: `jobs list`, `jobs logs RUN_ID`, `jobs cancel "
+             "RUN_ID`."),
     "leaderboard": ("registry.cli.leaderboard:leaderboard_command",
                     "Rank skills by measured lift (one row per skill version x model x mode x "
                     "suite)."),

@@ -55,6 +55,15 @@ from registry.sandbox import BACKENDS
                    "(no isolation; only for a folder of your own that was not pulled).")
 @click.option("--skip-code-checks", is_flag=True,
               help="Leave python and exec checks out (the report and the run say so).")
+@click.option("--on", "on", type=click.Choice(["local", "jobs"]), default="local",
+              show_default=True, help="Where the models are called: here, or as Hugging Face "
+                                      "Jobs on your account (see `hubskills jobs`).")
+@click.option("--flavor", default="cpu-basic", show_default=True, help="Jobs hardware (--on jobs).")
+@click.option("--shards", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Jobs to split the run into (--on jobs).")
+@click.option("--detach", is_flag=True, help="Start the Jobs and return (--on jobs); "
+                                             "`hubskills runs show RUN_ID` collects.")
+@click.option("--poll", type=click.FloatRange(min=0.05), default=5.0, hidden=True)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable summary on stdout.")
 @click.option("-v", "--verbose", is_flag=True, help="Also print the per-case table.")
 def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, placement: str,
@@ -62,7 +71,8 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
                  cases: str | None, tests: Path | None, temperature: float, max_tokens: int,
                  base_url: str | None, resume: str | None, no_cache: bool, push: bool,
                  repo: str | None, registry_kind: str | None, sandbox: str,
-                 skip_code_checks: bool, as_json: bool, verbose: bool) -> None:
+                 skip_code_checks: bool, on: str, flavor: str, shards: int, detach: bool,
+                 poll: float, as_json: bool, verbose: bool) -> None:
     """Evaluate a skill: each case with and without the skill, on each model.
 
     Options, keys and the --push destination are checked before the first model call. Ctrl-C
@@ -87,6 +97,16 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
         temperature=temperature, max_tokens=max_tokens, use_cache=not no_cache,
         base_url=base_url, sandbox=sandbox,
         code_checks="skip" if skip_code_checks else "require")
+    if on == "jobs":
+        from registry.cli.jobs import eval_on_jobs
+
+        run = eval_on_jobs(skill, config, settings, tests=tests, shards=shards, flavor=flavor,
+                           detach=detach, resume=resume, poll=poll, placed=placed)
+        if run is not None:
+            _report(run.manifest, run.rows, as_json=as_json, verbose=verbose)
+            if store is not None and not run.manifest.is_partial:
+                _push(store, skill, run.manifest, run.rows, quiet=as_json)
+        return
     with out.eval_progress() as progress, interrupts() as caught:
         result = run_evaluation(skill, config, settings, tests=tests, progress=progress.update,
                                 started=progress.start, resume=resume, warn=out.warn,
@@ -103,7 +123,8 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
 
 # Options a resumed run does not take from its manifest: the resume hint repeats them.
 _KEPT_ON_RESUME = ("tests", "base_url", "concurrency", "max_cost", "no_cache", "push",
-                   "repo", "registry_kind", "sandbox", "skip_code_checks", "as_json", "verbose")
+                   "repo", "registry_kind", "sandbox", "skip_code_checks", "as_json", "verbose",
+                   "on", "flavor")
 
 
 def _interrupted(result, *, as_json: bool, push: bool) -> None:
@@ -234,9 +255,13 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
 @click.argument("run_id")
 @click.option("--json", "as_json", is_flag=True)
 @click.option("-v", "--verbose", is_flag=True, help="Also print the per-case table.")
-def runs_show_command(run_id: str, as_json: bool, verbose: bool) -> None:
-    """Show a saved run's summary."""
+@click.option("--poll", type=click.FloatRange(min=0.05), default=5.0, hidden=True)
+def runs_show_command(run_id: str, as_json: bool, verbose: bool, poll: float) -> None:
+    """Show a saved run's summary (a run on Hugging Face Jobs: once its shards end)."""
+    from registry.cli.jobs import collect_if_remote
+
     settings = Settings.from_env()
+    collect_if_remote(settings, run_id, poll)
     manifest = read_manifest(settings.runs_dir, run_id)
     rows = latest_rows(read_rows(settings.runs_dir, run_id))
     _report(manifest, rows, as_json=as_json, verbose=verbose)

@@ -5,6 +5,7 @@
   nothing until a client is made.
 - `translate` / `user_errors` (in `errors.py`): the one error translator, typed `HubError`s
   carrying the repo id, and the mapping to `HubskillsError` + hint at the edge.
+- `JobsClient` (in `jobs.py`): Hugging Face Jobs (run, inspect, logs, cancel, list, hardware).
 - `reachable`: the one reachability probe. `offline_mode`, `stored_token`: what
   huggingface_hub itself reads from the environment and the token file.
 """
@@ -31,15 +32,18 @@ from registry.hub.errors import (
 
 if TYPE_CHECKING:
     from registry.hub.client import HubClient, Refs, RemoteFile, RepoInfo, with_retry
+    from registry.hub.jobs import JobsClient, JobState
 
 __all__ = [
-    "AuthFailed", "Conflict", "EntryNotFound", "HubClient", "HubError", "NotCached",
+    "AuthFailed", "Conflict", "EntryNotFound", "HubClient", "HubError", "JobState",
+    "JobsClient", "NotCached",
     "RefusedPath", "Refs", "RemoteFile", "RepoInfo", "RepoNotFound", "RevisionNotFound",
     "StaleParent", "Unreachable", "offline_mode", "reachable", "stored_token", "translate",
     "user_error", "user_errors", "with_retry",
 ]
 PROBE_TIMEOUT_S = 2.0
 _LAZY = {"HubClient", "RemoteFile", "RepoInfo", "Refs", "with_retry"}
+_LAZY_JOBS = {"JobsClient", "JobState"}
 
 
 def __getattr__(name: str) -> Any:
@@ -48,6 +52,10 @@ def __getattr__(name: str) -> Any:
         from registry.hub import client
 
         return getattr(client, name)
+    if name in _LAZY_JOBS:
+        from registry.hub import jobs
+
+        return getattr(jobs, name)
     raise AttributeError(f"module 'registry.hub' has no attribute {name!r}")
 
 

@@ -11,7 +11,8 @@ through the legacy batch + PUT protocol served here.
 
 Every request is recorded in `hub.requests` as `(method, path)`, and every commit's bearer
 token in `hub.commit_tokens` as `(repo_id, token)`; `hub.fail_next(...)` injects failures;
-requests that match no route are answered 404 and listed in `hub.unhandled`.
+requests that match no route are answered 404 and listed in `hub.unhandled`. `hub.jobs` serves
+Hugging Face Jobs and runs each job locally (`jobs_server.py`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
 import yaml
+
+from .jobs_server import FakeJobs
 
 TYPES_BY_PLURAL = {"models": "model", "datasets": "dataset", "spaces": "space"}
 URL_PREFIXES = {"model": "", "dataset": "datasets/", "space": "spaces/"}
@@ -211,6 +214,7 @@ class FakeHub:
         self._oids = itertools.count()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self.jobs = FakeJobs(user)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -227,6 +231,7 @@ class FakeHub:
 
     def stop(self) -> None:
         """Stop the server (idempotent)."""
+        self.jobs.stop_all()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -399,6 +404,10 @@ class _Handler(BaseHTTPRequestHandler):
                                  "accessToken": {"displayName": "fake", "role": "write"}}}
             if rest == ["agent-harnesses"] and method == "GET":  # hub 2.4 progress-bar probe
                 return {"standardEnvVars": [], "harnesses": {}}
+            if rest[:1] == ["jobs"]:
+                self._require_auth()
+                return hub.jobs.route(method, rest[1:], self._json() if method == "POST" else {},
+                                      self.query)
             if rest == ["repos", "create"] and method == "POST":
                 return self._create_repo()
             if rest == ["repos", "delete"] and method == "DELETE":

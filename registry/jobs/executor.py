@@ -1,0 +1,257 @@
+"""`run_on_jobs`: an evaluation split into shards that run as Hugging Face Jobs.
+
+The client checks everything that costs nothing first (skill, suite, models and keys, token),
+then uploads its own wheel, the skill and the plan to the results dataset repo (`plan.py`),
+starts one Job per shard under the user's token, follows them (stage and progress lines in the
+logs), retries a shard that failed, reads every shard's rows back and saves them as a local
+run, so the summary comes from the one statistics engine like any local run's. Keys go to the
+Jobs as secrets only; the command and the environment hold none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from registry.config import Settings
+from registry.errors import HubskillsError
+from registry.evaluation.engine import EvalConfig, EvalRun
+from registry.evaluation.results import (
+    RunManifest,
+    RunWriter,
+    count_samples,
+    latest_rows,
+    new_run_id,
+    read_manifest,
+    run_dir,
+    tool_versions,
+)
+from registry.format.skill import load_skill
+from registry.format.suite import load_suite, suite_path
+from registry.hub import JobState
+from registry.jobs.package import build_wheel
+from registry.jobs.plan import PROGRESS, JobPlan, Unit, split_units
+from registry.jobs.remote import (
+    RECORD,
+    Remote,
+    launch,
+    record,
+    remote,
+    shard_jobs,
+    with_token,
+)
+from registry.secrets import holding, scrub
+
+DEFAULT_IMAGE = "python:3.12"
+DEFAULT_FLAVOR = "cpu-basic"
+RETRIES = 1  # a shard that fails is started once more (it asks only for what is missing)
+Progress = Callable[[int, int, str], None]  # answers so far, answers planned, shard stages
+Started = Callable[[RunManifest, int], None]
+
+
+def _plan_run(skill_dir: Path, config: EvalConfig, tests: Path | None,
+              settings: Settings) -> tuple[RunManifest, list[Unit]]:
+    """The manifest and the (model, case) units, checked as a local run checks them."""
+    from registry.providers import resolve
+
+    skill = load_skill(skill_dir)
+    full = load_suite(tests or suite_path(skill.path), skill_dir=skill.path)
+    suite = full.select(config.case_ids) if config.case_ids else full
+    if not config.judge and (judged := suite.judge_only_cases()):
+        raise HubskillsError(f"{len(judged)} cases can only be graded by a judge model, and no "
+                             "--judge model was given", hint=f"hubskills eval {skill_dir} --judge "
+                             "MODEL --on jobs")
+    for ref in [*config.models, *([config.judge] if config.judge else [])]:
+        resolve(ref, settings)  # an unknown model or a missing key fails here, for free
+    manifest = RunManifest(
+        run_id=new_run_id(), skill_name=skill.name, skill_version=skill.version,
+        content_hash=skill.content_hash(), suite_hash=full.suite_hash(),
+        suite_cases=len(full.cases), models=list(config.models), mode=config.mode,
+        placement=config.placement, runs=config.runs, temperature=config.temperature,
+        max_tokens=config.max_tokens, judge=config.judge, case_ids=[c.id for c in suite.cases],
+        skill_tokens=skill.token_estimate()["body"], versions=tool_versions(), partial=True,
+        produced_via="job",
+        samples_planned=len(config.models) * len(suite.cases) * config.runs * 2)
+    return manifest, [(m, c.id) for c in suite.cases for m in config.models]
+
+
+def _skill_files(skill_dir: Path, settings: Settings) -> dict[str, bytes]:
+    """The skill folder's files, refused when one holds a key or token of this process.
+
+    Raises:
+        HubskillsError: a file would carry a secret into the results repo.
+    """
+    root = load_skill(skill_dir).path
+    files = {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+             if p.is_file() and ".git" not in p.relative_to(root).parts}
+    with holding(*settings.secrets()):
+        for rel, data in files.items():
+            text = data.decode("utf-8", errors="ignore")
+            if scrub(text) != text:
+                raise HubskillsError(f"{rel} in {skill_dir} holds one of your keys or tokens; "
+                                     "it would be uploaded to your results repo for the Jobs",
+                                     hint=f"remove it from {rel}, then run this again")
+    return files
+
+
+def run_on_jobs(skill_dir: str | Path, config: EvalConfig, settings: Settings, *,
+                shards: int = 3, flavor: str = DEFAULT_FLAVOR, detach: bool = False,
+                progress: Progress | None = None, tests: str | Path | None = None,
+                image: str = DEFAULT_IMAGE, flush_every: int = 20, poll_s: float = 5.0,
+                started: Started | None = None, skill_repo: str | None = None,
+                skill_revision: str | None = None, skill_version: str | None = None) -> EvalRun:
+    """Evaluate `skill_dir` as `shards` Jobs; the same `EvalRun` a local run returns.
+
+    With `detach` it returns once the Jobs are started (the manifest says `running`, no rows):
+    `collect` (or `hubskills runs show RUN_ID`) finishes it later. `started` gets the manifest
+    and the number of answers once the Jobs are started; `skill_repo`/`skill_revision`/
+    `skill_version` place the run (as for a local run), so it can be pushed.
+
+    Raises:
+        HubskillsError: a bad skill or suite, an unknown model, a missing key or token,
+            before anything is uploaded or started.
+    """
+    skill_dir, tests = Path(skill_dir), Path(tests) if tests else None
+    manifest, units = _plan_run(skill_dir, config, tests, settings)
+    settings = with_token(settings)
+    skill_files = _skill_files(skill_dir, settings)  # checked before anything is uploaded
+    manifest.skill_repo, manifest.skill_revision = skill_repo, skill_revision
+    manifest.skill_version = skill_version or manifest.skill_version
+    there = remote(settings, manifest.run_id)
+    there.files.client.create_repo(there.files.repo, repo_type="dataset")
+    name, wheel = build_wheel()
+    wheel_path = there.files.upload_wheel(name, wheel, hashlib.sha256(wheel).hexdigest())
+    plan = JobPlan(manifest=manifest, config=JobPlan.config_of(config),
+                   shards=split_units(units, shards), wheel=wheel_path,
+                   tests=tests.name if tests else None, flush_every=flush_every)
+    there.files.upload_inputs(plan, skill_files,
+                              (tests.name, tests.read_bytes()) if tests else None)
+    writer = RunWriter(settings.runs_dir, manifest)
+    writer.close("running")
+    (writer.folder / RECORD).write_text(json.dumps({"repo": there.files.repo, "flavor": flavor,
+                                                    "image": image}))
+    for shard in range(len(plan.shards)):
+        launch(there, plan, shard, settings, flavor=flavor, image=image)
+    there.files.save_plan(plan)
+    if started:
+        started(manifest, manifest.samples_planned)
+    if detach:
+        return EvalRun(read_manifest(settings.runs_dir, manifest.run_id), [])
+    return collect(settings, manifest.run_id, progress=progress, poll_s=poll_s)
+
+
+
+
+def resume_on_jobs(settings: Settings, run_id: str, *, progress: Progress | None = None,
+                   detach: bool = False, poll_s: float = 5.0) -> EvalRun:
+    """Start again every shard of `run_id` that has samples without a row, then collect.
+
+    A resumed shard asks only for the samples missing from the repo, whichever shard or Job
+    wrote the others.
+    """
+    there = remote(settings, run_id)
+    plan = there.files.plan()
+    _ensure_local(settings, plan, there)
+    saved = record(settings, run_id)
+    jobs = shard_jobs(settings, run_id, there)
+    settings = with_token(settings)
+    for shard in _unfinished(plan, there):
+        if not any(not job.is_done for job in jobs.get(shard, [])):
+            launch(there, plan, shard, settings, flavor=saved.get("flavor", DEFAULT_FLAVOR),
+                   image=saved.get("image", DEFAULT_IMAGE))
+    there.files.save_plan(plan)
+    if detach:
+        return EvalRun(read_manifest(settings.runs_dir, run_id), [])
+    return collect(settings, run_id, progress=progress, poll_s=poll_s)
+
+
+def _ensure_local(settings: Settings, plan: JobPlan, there: Remote) -> None:
+    """The run's local folder and record (a run started on another machine gets them now)."""
+    folder = run_dir(settings.runs_dir, plan.run_id)
+    if not (folder / "manifest.json").is_file():
+        RunWriter(settings.runs_dir, plan.manifest.model_copy()).close("running")
+    if not (folder / RECORD).is_file():
+        (folder / RECORD).write_text(json.dumps({"repo": there.files.repo}))
+
+
+def _unfinished(plan: JobPlan, there: Remote) -> list[int]:
+    """Shards with a planned sample that has no answered row in the repo."""
+    rows = latest_rows([row for rows in there.files.rows().values() for row in rows])
+    answered = {(r.model, r.case_id) for r in rows if not r.is_error}
+    counts: dict[tuple[str, str], int] = {}
+    for row in rows:
+        if not row.is_error:
+            counts[(row.model, row.case_id)] = counts.get((row.model, row.case_id), 0) + 1
+    full = plan.manifest.runs * 2
+    return [shard for shard, units in enumerate(plan.shards)
+            if any(unit not in answered or counts[unit] < full for unit in units)]
+
+
+def collect(settings: Settings, run_id: str, *, progress: Progress | None = None,
+            poll_s: float = 5.0, retries: int = RETRIES) -> EvalRun:
+    """Follow the run's Jobs to their end (a failed shard is retried `retries` times), then
+    save every shard's rows as the local run and return it."""
+    settings = with_token(settings)
+    there = remote(settings, run_id)
+    plan = there.files.plan()
+    _ensure_local(settings, plan, there)
+    saved = record(settings, run_id)
+    tries = {shard: 0 for shard in range(len(plan.shards))}
+    total = plan.manifest.samples_planned
+    while True:
+        jobs = shard_jobs(settings, run_id, there)
+        latest = {shard: jobs[shard][-1] for shard in jobs}
+        for shard, job in latest.items():
+            if job.stage == "ERROR" and tries[shard] < retries and shard in _unfinished(
+                    plan, there):
+                tries[shard] += 1
+                latest[shard] = launch(there, plan, shard, settings,
+                                       flavor=saved.get("flavor", DEFAULT_FLAVOR),
+                                       image=saved.get("image", DEFAULT_IMAGE))
+                there.files.save_plan(plan)
+        if progress:
+            progress(_answered(there, latest), total, _stages(latest))
+        if latest and all(job.is_done for job in latest.values()):
+            break
+        time.sleep(poll_s)
+    return _save(settings, plan, there, latest)
+
+
+def _answered(there: Remote, latest: dict[int, JobState]) -> int:
+    """Answers so far, from each running shard's last progress line."""
+    done = 0
+    for job in latest.values():
+        lines = [line for line in there.jobs.logs(job.id) if line.startswith(PROGRESS)]
+        done += int(lines[-1].split()[2]) if lines else 0
+    return done
+
+
+def _stages(latest: dict[int, JobState]) -> str:
+    counts: dict[str, int] = {}
+    for job in latest.values():
+        counts[job.stage.lower()] = counts.get(job.stage.lower(), 0) + 1
+    return ", ".join(f"{n} {stage}" for stage, n in sorted(counts.items()))
+
+
+def _save(settings: Settings, plan: JobPlan, there: Remote,
+          latest: dict[int, JobState]) -> EvalRun:
+    """Every shard's rows written into the local run; complete only if all are answered."""
+    units = {unit for shard in plan.shards for unit in shard}
+    rows = latest_rows([row for rows in there.files.rows().values() for row in rows
+                        if (row.model, row.case_id) in units])
+    folder = run_dir(settings.runs_dir, plan.run_id)
+    (folder / "rows.jsonl").unlink(missing_ok=True)  # rewritten whole from the repo's rows
+    manifest = plan.manifest.model_copy()
+    writer = RunWriter(settings.runs_dir, manifest, resume=True)
+    for row in rows:
+        writer.add(row)
+    failed = [f"shard {s}: {job.stage.lower()}" + (f" ({job.message})" if job.message else "")
+              for s, job in sorted(latest.items()) if job.stage != "COMPLETED"]
+    status = "complete" if not failed else "interrupted"
+    count_samples(writer.manifest, rows, status)
+    writer.close(status, "; ".join(failed) + f": finish it with --resume {plan.run_id} --on jobs"
+                 if failed else None)
+    return EvalRun(read_manifest(settings.runs_dir, plan.run_id), rows)

@@ -1,0 +1,140 @@
+"""One shard, inside its Job: run the shard's missing samples and append their rows.
+
+The Job received the token and model keys as secrets (its environment), the endpoint in its
+plain environment, and `repo RUN_ID SHARD` as arguments. It reads the plan and the skill from
+the results dataset repo, then for each model of the shard runs the one engine
+(`run_evaluation`) as a resume of a local run seeded with the rows already in the repo, so a
+retried or resumed shard asks only for samples that have no row yet. Rows go up every
+`flush_every` answers (and at the end, and on SIGTERM), each batch one immutable file.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from registry._version import __version__
+from registry.config import Settings
+from registry.evaluation.engine import run_evaluation
+from registry.evaluation.results import (
+    ResultRow,
+    RunManifest,
+    RunWriter,
+    latest_rows,
+    rows_to_jsonl,
+)
+from registry.evaluation.stopping import StopSignal
+from registry.hub import HubClient
+from registry.jobs.plan import PROGRESS, JobPlan, RunFiles, Unit
+from registry.secrets import scrub
+
+FLUSH_SECONDS = 30.0
+
+
+def say(line: str) -> None:
+    """A log line (scrubbed, flushed: the client follows the log)."""
+    print(scrub(line), flush=True)
+
+
+class _Uploader:
+    """Rows of this shard, sent to the repo in batches."""
+
+    def __init__(self, files: RunFiles, plan: JobPlan, shard: int, seq: int) -> None:
+        self.files, self.plan, self.shard, self.seq = files, plan, shard, seq
+        self.pending: list[ResultRow] = []
+        self.count = 0
+        self.last = time.monotonic()
+
+    def add(self, row: ResultRow) -> None:
+        self.pending.append(row)
+        self.count += 1
+        if (len(self.pending) >= self.plan.flush_every
+                or time.monotonic() - self.last > FLUSH_SECONDS):
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        parent = self.plan.manifest
+        identity = {"run_id": parent.run_id, **parent.row_fields(), "produced_via": "job"}
+        rows = [row.model_copy(update=identity) for row in self.pending]
+        self.files.add_rows(self.shard, self.seq, rows, rows_to_jsonl(rows))
+        say(f"shard {self.shard}: saved {len(rows)} rows")
+        self.seq, self.pending, self.last = self.seq + 1, [], time.monotonic()
+
+
+def run_shard(settings: Settings, repo: str, run_id: str, shard: int) -> int:
+    """Run shard `shard` of `run_id`; the process's exit code (0: every sample has a row)."""
+    say(f"hubskills {__version__} from {Path(__file__).resolve().parent.parent}")
+    client = HubClient(settings.hf_endpoint, settings.hf_token, settings.home / "hub-cache")
+    files = RunFiles(client, repo, run_id)
+    plan = files.plan()
+    existing = files.rows()
+    done = latest_rows([row for rows in existing.values() for row in rows])
+    units = plan.shards[shard]
+    uploader = _Uploader(files, plan, shard, 0)
+    keys = {(m, c) for m, c in units}
+    prior = sum(1 for r in done if (r.model, r.case_id) in keys and not r.is_error)
+    total = len(units) * plan.manifest.runs * 2
+
+    def add(row: ResultRow) -> None:
+        uploader.add(row)
+        say(f"{PROGRESS} {shard} {prior + uploader.count} {total}")
+
+    say(f"{PROGRESS} {shard} {prior} {total}")
+    stop = StopSignal()
+    signal.signal(signal.SIGTERM, lambda *_: stop.request("SIGTERM"))
+    with tempfile.TemporaryDirectory() as tmp:
+        skill_dir, suite = files.download_inputs(Path(tmp))
+        status = "complete"
+        try:
+            for model in dict.fromkeys(m for m, _ in units):
+                cases = [c for m, c in units if m == model]
+                status = _run_model(settings, plan, shard, model, cases, done, skill_dir, suite,
+                                    add, stop)
+                if status != "complete":
+                    break
+        finally:
+            uploader.flush()
+    say(f"shard {shard}: {status}")
+    return 0 if status == "complete" else 1
+
+
+def _run_model(settings: Settings, plan: JobPlan, shard: int, model: str, cases: list[str],
+               done: list[ResultRow], skill_dir: Path, suite: Path | None,
+               add: Callable[[ResultRow], None], stop: StopSignal) -> str:
+    """The shard's cases on one model, as a resume of a local run seeded with `done`."""
+    keep: set[Unit] = {(model, case) for case in cases}
+    local_id = f"{plan.run_id}-s{shard}-m{plan.manifest.models.index(model)}"
+    seeded = plan.manifest.model_copy(update={
+        "run_id": local_id, "models": [model], "case_ids": cases, "status": "interrupted"})
+    writer = RunWriter(settings.runs_dir, RunManifest.model_validate(seeded.model_dump()))
+    prior = [r for r in done if (r.model, r.case_id) in keep and not r.is_error]
+    for row in prior:
+        writer.add(row.model_copy(update={"run_id": local_id}))
+    writer.close("interrupted")
+    result = run_evaluation(skill_dir, plan.eval_config(), settings, tests=suite,
+                            progress=lambda _done, _total, row: add(row), resume=local_id,
+                            stop=stop,
+                            skill_repo=plan.manifest.skill_repo,
+                            skill_revision=plan.manifest.skill_revision,
+                            skill_version=plan.manifest.skill_version,
+                            warn=lambda text: say(f"warning: {text}"))
+    missing = result.manifest.samples_planned - result.manifest.samples_done
+    if result.manifest.status != "complete" or missing:
+        return result.manifest.status if result.manifest.status != "complete" else "partial"
+    return "complete"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`python -m registry.jobs.shard REPO RUN_ID SHARD` (what a Job's command runs)."""
+    repo, run_id, shard = (argv or sys.argv[1:])[:3]
+    sys.exit(run_shard(Settings.from_env(), repo, run_id, int(shard)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,230 @@
+"""Evaluations on Hugging Face Jobs, against the fake Hub's Jobs routes and its local runner.
+
+Every Job really runs: the runner starts the Job's command in a subprocess with the Job's
+environment and secrets, the command downloads the wheel the client built from this checkout,
+installs it with pip into a folder of its own and runs the shard from there. The "image" has
+hubskills' dependencies already (`PIP_NO_DEPS`) and no package index (`PIP_NO_INDEX`).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from registry.cli import cli
+from registry.config import Settings
+from registry.errors import HubskillsError
+from registry.evaluation.engine import EvalConfig, run_evaluation
+from registry.evaluation.report import summarize
+from registry.evaluation.results import rows_from_jsonl
+from registry.jobs import cancel_run, collect, resume_on_jobs, run_on_jobs, shard_jobs
+from registry.jobs.plan import split_units
+from tests.fakes.hub_server import FakeHub
+from tests.fakes.openai_server import FakeOpenAIServer
+
+KEY = "sk-test-jobs-0123456789abcdef"
+MODEL = "openai/gpt-4o-mini"
+FACT = "Zorblax listens on port 4417."
+
+
+def make_skill(root: Path, n_cases: int = 6) -> Path:
+    """A skill teaching one fact, and cases whose checks need it."""
+    folder = root / "zorblax-ports"
+    (folder / "evals").mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        "---\nname: zorblax-ports\ndescription: \"Ports of the zorblax daemon. Use when "
+        "configuring zorblax.\"\nmetadata:\n  version: \"1.0.0\"\n---\n\n" + FACT + "\n")
+    cases = [{"id": f"q{i}", "prompt": f"Question {i}: which port does zorblax use?",
+              "checks": [{"type": "contains", "value": ["4417"]}]} for i in range(n_cases)]
+    (folder / "evals" / "evals.json").write_text(json.dumps({"skill_name": "zorblax-ports",
+                                                             "cases": cases}))
+    return folder
+
+
+def answer(body: dict) -> str:
+    """Right when told the fact, except on some (case, seed) pairs; it also leaks the key."""
+    told = any("4417" in json.dumps(m.get("content")) for m in body["messages"])
+    question = json.dumps(body["messages"][-1].get("content"))
+    flaky = (sum(map(ord, question)) + int(body.get("seed") or 0)) % 3 == 0
+    return (f"port 4417 (key {KEY})" if told and not flaky else "Probably port 8080.")
+
+
+@pytest.fixture
+def hub():
+    with FakeHub() as server:
+        server.jobs.image_env = {"PIP_NO_INDEX": "1", "PIP_NO_DEPS": "1"}
+        yield server
+
+
+def settings_for(hub: FakeHub, model_server: FakeOpenAIServer, home: Path) -> Settings:
+    return Settings.from_env({"HUBSKILLS_HOME": str(home), "HF_ENDPOINT": hub.url,
+                              "HF_TOKEN": hub.token, "OPENAI_API_KEY": KEY,
+                              "OPENAI_BASE_URL": model_server.url})
+
+
+def repo_files(hub: FakeHub, prefix: str) -> dict[str, bytes]:
+    """The results repo's files at `main` under `prefix`, as stored."""
+    files = hub.repo("tester/hubskills-evals", "dataset").head.files
+    return {path: data for path, data in files.items() if path.startswith(prefix)}
+
+
+def shard_rows(hub: FakeHub, run_id: str) -> list:
+    return [row for data in repo_files(hub, f"jobs/{run_id}/rows/").values()
+            for row in rows_from_jsonl(data.decode())]
+
+
+def test_split_units_deals_every_unit_once_in_near_equal_shards():
+    units = [("m", f"c{i}") for i in range(7)]
+    shards = split_units(units, 3)
+    assert [len(s) for s in shards] == [3, 2, 2]
+    assert [u for s in shards for u in s] == units
+    assert split_units(units[:2], 5) == [[units[0]], [units[1]]]  # never an empty shard
+
+
+def test_three_shards_merge_into_the_summary_of_the_same_local_run(hub, tmp_path):
+    with FakeOpenAIServer(responder=answer, api_key=KEY) as model_server:
+        skill = make_skill(tmp_path)
+        config = EvalConfig(models=[MODEL], runs=2, temperature=0.0)
+        local = run_evaluation(skill, config, settings_for(hub, model_server, tmp_path / "a"))
+        progress: list[tuple[int, int, str]] = []
+        settings = settings_for(hub, model_server, tmp_path / "b")
+        run = run_on_jobs(skill, config, settings, shards=3, poll_s=0.2,
+                          progress=lambda *seen: progress.append(seen))
+    summaries = [s.to_dict() for s in summarize(run.rows)]
+    assert summaries == [s.to_dict() for s in summarize(local.rows)]
+    assert 0 < summaries[0]["stats"]["skill"]["pass_rate"] < 1  # not a trivial all-pass
+    assert run.manifest.status == "complete" and not run.manifest.is_partial
+    assert run.manifest.samples_done == 24 and progress[-1][:2] == (24, 24)
+    jobs = shard_jobs(settings, run.manifest.run_id)
+    assert sorted(jobs) == [0, 1, 2] and all(j[-1].stage == "COMPLETED" for j in jobs.values())
+    for job_id in hub.jobs.jobs:  # each shard ran the uploaded wheel, not this checkout
+        installed = [line for line in hub.jobs.logs(job_id) if line.startswith("hubskills 0")]
+        assert installed and installed[0].endswith("/site/registry")
+    rows = shard_rows(hub, run.manifest.run_id)
+    assert {r.run_id for r in rows} == {run.manifest.run_id} and len(rows) == 24
+
+
+def test_secrets_reach_the_jobs_only_as_secrets(hub, tmp_path):
+    with FakeOpenAIServer(responder=answer, api_key=KEY) as model_server:
+        settings = settings_for(hub, model_server, tmp_path / "home")
+        run = run_on_jobs(make_skill(tmp_path, 2), EvalConfig(models=[MODEL], runs=1),
+                          settings, shards=2, poll_s=0.2)
+    assert run.manifest.status == "complete"  # the key did reach the model server
+    secrets = (KEY, hub.token)
+    for job in hub.jobs.jobs.values():
+        shown = json.dumps({k: v for k, v in job.spec.items() if k != "secrets"})
+        assert not any(s in shown for s in secrets)
+        assert set(job.spec["secrets"]) == {"HF_TOKEN", "OPENAI_API_KEY"}
+        assert not any(s in line for line in hub.jobs.logs(job.id) for s in secrets)
+    everything = b"".join(repo_files(hub, "").values()).decode(errors="replace")
+    assert "port 4417" in everything and not any(s in everything for s in secrets)
+    local = (settings.runs_dir / run.manifest.run_id / "rows.jsonl").read_text()
+    assert "(redacted)" in local and KEY not in local
+
+
+def test_a_skill_file_holding_a_key_is_refused_before_anything_is_sent(hub, tmp_path):
+    skill = make_skill(tmp_path, 2)
+    (skill / "notes.md").write_text(f"my key: {KEY}\n")
+    with FakeOpenAIServer(responder=answer, api_key=KEY) as model_server:
+        settings = settings_for(hub, model_server, tmp_path / "home")
+        with pytest.raises(HubskillsError, match="notes.md") as caught:
+            run_on_jobs(skill, EvalConfig(models=[MODEL], runs=1), settings, shards=2)
+    assert KEY not in str(caught.value)
+    assert hub.jobs.jobs == {} and ("dataset", "tester/hubskills-evals") not in hub.repos
+    assert model_server.requests == []
+
+
+def _blocking_server(block_after: int):
+    """A model server that answers `block_after` requests, then holds the next ones."""
+    release, reached = threading.Event(), threading.Event()
+    count = [0]
+    lock = threading.Lock()
+
+    def responder(body: dict) -> str:
+        with lock:
+            count[0] += 1
+            number = count[0]
+        if number > block_after and not release.is_set():
+            reached.set()
+            release.wait(60)
+        return answer(body)
+
+    return FakeOpenAIServer(responder=responder, api_key=KEY), release, reached
+
+
+def _wait(condition, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_a_lost_shard_resumes_without_asking_for_any_answered_sample(hub, tmp_path):
+    server, release, reached = _blocking_server(block_after=5)
+    with server as model_server:
+        settings = settings_for(hub, model_server, tmp_path / "home")
+        config = EvalConfig(models=[MODEL], runs=2, concurrency=1)
+        run = run_on_jobs(make_skill(tmp_path, 4), config, settings, shards=1, detach=True,
+                          flush_every=1, poll_s=0.2)
+        run_id = run.manifest.run_id
+        assert run.manifest.status == "running" and run.rows == []
+        reached.wait(60)
+        _wait(lambda: len(shard_rows(hub, run_id)) == 5)
+        (job_id,) = hub.jobs.jobs
+        hub.jobs.kill(job_id)  # the machine is lost mid-run
+        assert hub.jobs.wait(job_id) == "ERROR"
+        release.set()
+        asked_before = len(model_server.requests)
+        resumed = resume_on_jobs(settings, run_id, poll_s=0.2)
+        asked_after = len(model_server.requests)
+    assert asked_after - asked_before == 16 - 5  # only the samples without a row
+    assert resumed.manifest.status == "complete" and len(resumed.rows) == 16
+    keys = [(r.model, r.arm, r.case_id, r.repeat) for r in shard_rows(hub, run_id)]
+    assert len(keys) == len(set(keys)) == 16  # no sample answered twice
+    assert len(hub.jobs.jobs) == 2
+
+
+def test_cancel_stops_every_shard_and_keeps_the_rows(hub, tmp_path):
+    server, release, reached = _blocking_server(block_after=0)
+    with server as model_server:
+        settings = settings_for(hub, model_server, tmp_path / "home")
+        run = run_on_jobs(make_skill(tmp_path, 4), EvalConfig(models=[MODEL], runs=1),
+                          settings, shards=2, detach=True, poll_s=0.2)
+        reached.wait(60)
+        cancelled = cancel_run(settings, run.manifest.run_id)
+        assert len(cancelled) == 2
+        stages = [hub.jobs.wait(job_id) for job_id in cancelled]
+        release.set()
+        collected = collect(settings, run.manifest.run_id, poll_s=0.2)
+    assert stages == ["CANCELED", "CANCELED"]
+    assert collected.manifest.status == "interrupted" and collected.manifest.is_partial
+    assert "--resume" in (collected.manifest.note or "")
+    assert cancel_run(settings, run.manifest.run_id) == []  # nothing left to cancel
+
+
+def test_detach_then_runs_show_prints_the_summary(hub, tmp_path):
+    with FakeOpenAIServer(responder=answer, api_key=KEY) as model_server:
+        skill = make_skill(tmp_path, 3)
+        env = {"HUBSKILLS_HOME": str(tmp_path / "home"), "HF_ENDPOINT": hub.url,
+               "HF_TOKEN": hub.token, "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": model_server.url,
+               "HF_HUB_OFFLINE": "", "NO_COLOR": "1", "COLUMNS": "200"}
+        runner = CliRunner()
+        started = runner.invoke(cli, ["eval", str(skill), "-m", MODEL, "--runs", "1", "--on",
+                                      "jobs", "--shards", "2", "--detach"], env=env)
+        assert started.exit_code == 0, started.output
+        run_id = next(word for word in started.output.split() if word.count("-") == 2)
+        listed = runner.invoke(cli, ["jobs", "list", run_id, "--json"], env=env)
+        assert {j["shard"] for j in json.loads(listed.stdout)} == {0, 1}
+        every = runner.invoke(cli, ["jobs", "list", "--json"], env=env)
+        assert {j["run"] for j in json.loads(every.stdout)} == {run_id}
+        shown = runner.invoke(cli, ["runs", "show", run_id, "--poll", "0.2"], env=env)
+        logs = runner.invoke(cli, ["jobs", "logs", run_id, "--shard", "1"], env=env)
+    assert shown.exit_code == 0, shown.output
+    assert MODEL in shown.output and "with skill" in shown.output.lower()
+    assert "shard 1" in logs.output and "shard 0" not in logs.output
+    assert KEY not in started.output + shown.output + logs.output
