@@ -23,6 +23,7 @@ import tempfile  # noqa: E402
 from collections.abc import Iterator  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 import huggingface_hub  # noqa: E402
 import pytest  # noqa: E402
@@ -46,6 +47,7 @@ class Case:
     message: str
     risky: bool = False
     flagged: bool = False  # installs, with a warning naming the problem
+    repo: str | None = None  # default: evil/<id>
 
 
 def skill_md(name: str, body: str = "Do the task.\n", extra: str = "") -> bytes:
@@ -54,7 +56,7 @@ def skill_md(name: str, body: str = "Do the task.\n", extra: str = "") -> bytes:
 
 
 def case(id: str, extra_files: dict[str, bytes | str], message: str, *,
-         skill: bytes | None = None, no_skill: bool = False, **kw: bool) -> Case:
+         skill: bytes | None = None, no_skill: bool = False, **kw: Any) -> Case:
     files = {} if no_skill else {"SKILL.md": skill if skill is not None else skill_md(id)}
     files.update({k: v.encode() if isinstance(v, str) else v for k, v in extra_files.items()})
     return Case(id, files, message, **kw)
@@ -69,12 +71,14 @@ CASES = [
     case("nested-git", {"scripts/.git/hooks/pre-commit": "x"}, r"unsafe path.*\.git"),
     case("bad-name", {}, r"naming rule", skill=skill_md("Bad_Name")),
     case("name-traversal", {}, r"naming rule", skill=skill_md("../../evil")),
-    case("name-collision", {}, r"holds tester/good-skill", skill=skill_md("good-skill")),
+    case("name-collision", {}, r"holds tester/good-skill", skill=skill_md("good-skill"),
+         repo="evil/good-skill"),
     case("name-collides-with-hand-made", {}, r"not placed there by hubskills",
-         skill=skill_md("by-hand")),
+         skill=skill_md("by-hand"), repo="evil/by-hand"),
     case("no-skill-md", {"docs.md": "just docs"}, r"not a valid skill.*SKILL\.md",
          no_skill=True),
-    case("name-differs", {}, r"named 'other-name'", skill=skill_md("other-name"), flagged=True),
+    case("name-differs", {}, r"validation error.*name 'other-name' does not match the folder "
+         r"name 'name-differs'", skill=skill_md("other-name")),
     case("huge-file", {"assets/blob.txt": b"a" * (21 * 1024 * 1024)}, r"bytes \(max"),
     case("thousands-of-files", {f"refs/f{i}.md": "x" for i in range(1100)}, r"1101 files"),
     case("oversized-for-scan", {"assets/data.txt": "a" * 1_100_000}, r"oversized-file",
@@ -220,7 +224,7 @@ def _flat(text: str) -> str:
 def test_hostile_repo_is_refused_and_nothing_escapes(hostile: Case, project: Path, home: Path,
                                                     online: FakeHub,
                                                     capsys: pytest.CaptureFixture[str]):
-    repo = craft(online, f"evil/{hostile.id}", hostile.files,
+    repo = craft(online, hostile.repo or f"evil/{hostile.id}", hostile.files,
                  card="README.md" not in hostile.files)
     before, before_home = tree(project), tree(home)
     online.reset_counts()
@@ -277,7 +281,7 @@ def test_link_entries_in_a_local_registry_are_refused(tmp_path: Path):
     project = tmp_path / "proj"
     (project / ".claude").mkdir(parents=True)
     before = tree(project)
-    with pytest.raises(UnsafeSkill, match="not a regular file"):
+    with pytest.raises(UnsafeSkill, match="notes.md is a symlink"):
         pull("evil/linky", project=project, store=store)
     assert tree(project) == before
 

@@ -23,18 +23,18 @@ from registry.install.place import PullResult, place, refresh
 from registry.install.staging import check_staged, discard, prepare
 from registry.scan import STORE_LIMITS, SizeLimits
 from registry.stores import Resolved, SkillStore
-from registry.stores.refs import check_repo_id, is_version, normalize_version
+from registry.stores.refs import check_ref, check_repo_id, is_version, normalize_version
 
 
 def parse_spec(spec: str) -> tuple[str, str | None]:
     """`ns/name[@ref]` -> (repo, ref or None).
 
     Raises:
-        HubskillsError: not a skill id.
+        HubskillsError: not a skill id, or a ref shaped like a path or an option.
     """
     repo, _, ref = spec.strip().partition("@")
     check_repo_id(repo)
-    return repo, ref.strip() or None
+    return repo, check_ref(ref.strip()) if ref.strip() else None
 
 
 def pull(spec: str, *, project: Path, store: SkillStore,

@@ -41,7 +41,7 @@ from registry.hub import (
 )
 from registry.hub.client import ATTEMPTS, RETRY_STATUSES, backoff
 from registry.hub.errors import LOGIN_HINT
-from registry.scan import STORE_LIMITS, SizeLimits, check_relpath, write_file
+from registry.scan import STORE_LIMITS, SizeLimits, write_file
 from registry.stores.base import (
     Fetched,
     LiftKey,
@@ -63,10 +63,13 @@ from registry.stores.card import (
 from registry.stores.files import (
     CARD_FILE,
     HOSTILE_HINT,
+    MANIFEST_FILE,
     RESERVED_ROOT_FILES,
-    is_card_path,
+    apply_layout,
+    read_layout,
+    repo_files,
     require_empty,
-    skill_files,
+    skill_path,
 )
 from registry.stores.hub_results import HubResults
 from registry.stores.refs import (
@@ -161,7 +164,7 @@ class HubStore:
         self._write_token()
         check_repo_id(repo)
         skill = load_skill(skill_dir)
-        files = {rel: full.read_bytes() for rel, full in skill_files(skill)}
+        files = repo_files(skill)
         version, tag = normalize_version(version), tag_for(version)
         with user_errors():
             summary = self._threads().submit(self._latest_summary, repo)
@@ -261,27 +264,34 @@ class HubStore:
 
     def fetch(self, repo: str, sha: str, dest: Path, *, limits: SizeLimits = STORE_LIMITS,
               pinned_hash: str | None = None) -> Fetched:
-        """Download the skill's files at `sha` into the empty folder `dest`, each path checked.
+        """Download the skill's files at `sha` into the empty folder `dest` (see `files.py`).
 
-        The listing (from `resolve`, one request, or the HF cache) is checked against `limits`
-        before anything is downloaded. With `pinned_hash` and the listing cached, the Hub is
-        not asked for the card's hash: the caller's pin is the check.
+        Every listed path (from `resolve`, one request, or the HF cache) is checked and the
+        sizes held to `limits` before anything is downloaded, and again as bytes arrive. With
+        `pinned_hash` and the listing cached, the Hub is not asked for the card's hash.
 
         Raises:
-            UnsafeSkill: an unsafe path, or files over the size limits (before any download).
+            UnsafeSkill: an unsafe path, or files over the limits or not the size declared.
             RegistryUnavailable: offline or unreachable, and the revision is not cached.
         """
         with user_errors():
             files, reported = self._listing(repo, sha, pinned=pinned_hash is not None)
-            wanted = [f for f in files if not is_card_path(check_relpath(f.path))]
-            limits.check([(f.path, f.size) for f in wanted], hint=HOSTILE_HINT)
+            wanted = {f.path: rel for f in files if (rel := skill_path(f.path)) is not None}
+            limits.check([(f.path, f.size) for f in files if f.path in wanted], hint=HOSTILE_HINT)
             require_empty(dest)
-            for rel, data in self.client.read_snapshot(
-                    repo, sha, [f.path for f in wanted], offline=self.offline,
-                    max_file_bytes=limits.max_file_bytes, ignore=sorted(RESERVED_ROOT_FILES)):
-                write_file(dest, rel, data)
+            layout = read_layout(None, [], limits)  # a repository without a manifest
+            manifest = [MANIFEST_FILE] if any(f.path == MANIFEST_FILE for f in files) else []
+            for path, data in self.client.read_snapshot(
+                    repo, sha, [*wanted, *manifest], offline=self.offline,
+                    max_file_bytes=limits.max_file_bytes, ignore=sorted(RESERVED_ROOT_FILES),
+                    declared={f.path: f.size for f in files}):
+                if path == MANIFEST_FILE:
+                    layout = read_layout(data, list(wanted.values()), limits)
+                else:
+                    write_file(dest, wanted[path], data)
+            apply_layout(dest, layout)
         notes = (self._cache_note(),) if self.offline else ()
-        return Fetched(dest, [f.path for f in wanted], reported, notes)
+        return Fetched(dest, list(wanted.values()), reported, notes)
 
     def _listing(self, repo: str, sha: str, *, pinned: bool) -> Listing:
         """The files at `sha` and the content hash the card reports (None from the cache)."""
