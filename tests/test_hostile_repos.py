@@ -32,6 +32,7 @@ from registry.cli import main  # noqa: E402
 from registry.errors import UnsafeSkill  # noqa: E402
 from registry.format.skill import content_hash  # noqa: E402
 from registry.install import pull  # noqa: E402
+from registry.scan.paths import path_problem  # noqa: E402
 from registry.stores import LocalStore  # noqa: E402
 from tests.fakes.hub_server import Commit, FakeHub, now_iso  # noqa: E402
 
@@ -48,6 +49,7 @@ class Case:
     risky: bool = False
     flagged: bool = False  # installs, with a warning naming the problem
     repo: str | None = None  # default: evil/<id>
+    uncached: bool = False  # refused from the listing: nothing downloaded, the cache untouched
 
 
 def skill_md(name: str, body: str = "Do the task.\n", extra: str = "") -> bytes:
@@ -111,6 +113,43 @@ CASES = [
     case("forged-our-marker", {".hubskills.json": '{"repo": "tester/good-skill"}'},
          r"forged install marker"),
     case("not-utf8", {}, r"not a valid skill.*UTF-8", skill=b"---\nname: x\n---\n\xff\xfe"),
+    *[case(id, {path: "x"}, message, uncached=True) for id, path, message in [
+        ("percent-dots", "%2e%2e/evil.md", r"%-escaped dot"),
+        ("percent-slash", "..%2fevil.md", r"%-escaped dot, separator"),
+        ("percent-upper", "refs/%2E%2E%2F%2E%2E%2Fevil.md", r"%-escaped"),
+        ("fullwidth-dots", "\uff0e\uff0e/evil.md", r"'\.\.' part after Unicode normalisation"),
+        ("fullwidth-slash", "a\uff0f..\uff0f..\uff0fevil.md", r"becomes a separator"),
+        ("newline-path", "notes\n.md", r"control or invisible character U\+000A"),
+        ("tab-path", "notes\t.md", r"U\+0009"),
+        ("escape-path", "\x1b[2Jnotes.md", r"U\+001B"),
+        ("zero-width-path", "scripts/ru\u200bn.sh", r"U\+200B"),
+        ("bidi-path", "scripts/\u202egnp.sh", r"U\+202E"),
+        ("windows-con", "CON", r"'CON' is a Windows device name"),
+        ("windows-aux", "refs/aux.txt", r"'aux.txt' is a Windows device name"),
+        ("windows-com1", "Com1.tar.gz", r"Windows device name"),
+        ("trailing-dot", "notes.", r"'notes.' ends with a dot or space"),
+        ("trailing-space", "refs/notes.md ", r"ends with a dot or space"),
+        ("long-name", "a" * 300 + ".md", r"longer than 255 bytes"),
+        ("long-path", "/".join(["d" * 200] * 6) + "/x.md", r"longer than 1024 bytes"),
+        ("unknown-meta", ".hubskills/hook.sh", r"unexpected file.*\.hubskills"),
+    ]],
+    case("device-name-skill", {}, r"'nul', a Windows device name", skill=skill_md("nul"),
+         repo="evil/nul"),
+    case("manifest-missing-exec", {".hubskills/manifest.json":
+                                   '{"executable": ["nope.sh"], "empty_dirs": []}'},
+         r"marks a file executable that the revision does not hold"),
+    case("manifest-escaping-dir", {".hubskills/manifest.json":
+                                   '{"executable": [], "empty_dirs": ["../../escape"]}'},
+         r"unsafe path.*\.\./\.\./escape"),
+    case("manifest-malformed", {".hubskills/manifest.json": "[1, 2"}, r"manifest.json is "
+         r"malformed"),
+    *[case(id, {"scripts/clean.sh": f"#!/bin/sh\n{line}\n"}, message, risky=True)
+      for id, line, message in [
+          ("rm-home", "rm -rf ~", r"destructive-command.*deletes the home folder.*rm -rf ~"),
+          ("rm-root", "sudo rm -rf /", r"destructive-command.*rm -rf /"),
+          ("mkfs", "mkfs.ext4 /dev/sda1", r"destructive-command.*formats a disk.*mkfs"),
+          ("dd-disk", "dd if=/dev/zero of=/dev/sda bs=1M", r"destructive-command.*dd if="),
+      ]],
     case("hash-mismatch", {"README.md": "---\nhubskills:\n  content_hash: sha256:00\n---\n"},
          r"registry reports"),
 ]
@@ -185,7 +224,7 @@ def _content_hash(files: dict[str, bytes]) -> str | None:
     with tempfile.TemporaryDirectory() as tmp:
         for rel, data in files.items():
             target = Path(tmp, rel)
-            if rel.startswith("/") or ".." in rel or "\\" in rel or ".git" in rel.split("/"):
+            if path_problem(rel):
                 return None
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
@@ -239,8 +278,11 @@ def test_hostile_repo_is_refused_and_nothing_escapes(hostile: Case, project: Pat
     assert "Error:" in err and "Hint:" in err and "Traceback" not in out + err
     assert re.search(hostile.message, _flat(err + out)), err + out
     assert tree(project) == before and tree(home) == before_home
-    if hostile.id == "huge-file":
+    if hostile.id == "huge-file" or hostile.uncached:
         assert online.count(path_contains="/resolve/") == 0  # refused before any download
+    if hostile.uncached:  # the HF cache holds nothing of it either
+        cache = Path(os.environ["HUBSKILLS_HOME"]) / "hub-cache"
+        assert not list(cache.glob(f"models--{repo.replace('/', '--')}/*/*"))
     if hostile.risky:
         code, out, err = run_main(capsys, "pull", repo, "--project", project, "--allow-risky")
         assert code == 0, err
@@ -356,3 +398,16 @@ def test_coexists_with_hf_skills(project: Path, online: FakeHub,
     code, _, _ = run_main(capsys, "update", "--project", project)
     assert code == 0
     assert tree(project) == before
+
+
+@pytest.mark.parametrize("ref", ["../..", "main/../../x", "-rf", "--help", "v1.0.0/../x", "..",
+                                 "a b", "x\ny", "refs/heads/main", ".hidden", "main.lock",
+                                 "v1.0.0@main"])
+def test_revision_strings_shaped_like_paths_or_options_are_refused(
+        ref: str, project: Path, online: FakeHub, capsys: pytest.CaptureFixture[str]):
+    before = tree(project)
+    online.reset_counts()
+    code, out, err = run_main(capsys, "pull", f"tester/good-skill@{ref}", "--project", project)
+    assert code == 1 and "Error:" in err and "Hint:" in err and "Traceback" not in out + err
+    assert "is not a version, sha or plain branch name" in _flat(err)
+    assert online.requests == [] and tree(project) == before

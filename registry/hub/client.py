@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import itertools
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from registry._io import atomic_write_text
 from registry.hub.errors import EntryNotFound, HubError, RefusedPath, Unreachable, translate
 
 if TYPE_CHECKING:
@@ -227,6 +229,21 @@ class HubClient:
             return None
         return [RemoteFile(f.path, int(f.size or 0), f.blob_id) for f in files]
 
+    def cached_ref(self, repo: str, name: str) -> str | None:
+        """The commit a branch or tag pointed at when it was last fetched (no request)."""
+        path = self._repo_cache(repo) / "refs" / name
+        sha = path.read_text().strip() if path.is_file() else ""
+        return sha if re.fullmatch(r"[0-9a-f]{40}", sha) else None
+
+    def remember_ref(self, repo: str, name: str, sha: str) -> None:
+        """Record in the HF cache's `refs/` (its own format) that `name` is commit `sha`, so an
+        offline `snapshot_download(revision=name)` and `cached_ref` find it."""
+        if re.fullmatch(r"v[0-9A-Za-z.-]+", name) and re.fullmatch(r"[0-9a-f]{40}", sha):
+            atomic_write_text(self._repo_cache(repo) / "refs" / name, sha)
+
+    def _repo_cache(self, repo: str) -> Path:
+        return self.cache_dir / f"models--{repo.replace('/', '--')}"
+
     def read_snapshot(self, repo: str, sha: str, paths: list[str], *, offline: bool,
                       max_file_bytes: int, declared: Mapping[str, int],
                       ignore: list[str] | None = None) -> Iterator[tuple[str, bytes]]:
@@ -275,7 +292,7 @@ class HubClient:
 
     def _drop_partial(self, repo: str) -> None:
         """Remove unfinished downloads of `repo` from the cache (never resumed, never read)."""
-        blobs = self.cache_dir / f"models--{repo.replace('/', '--')}" / "blobs"
+        blobs = self._repo_cache(repo) / "blobs"
         for partial in blobs.glob("*.incomplete") if blobs.is_dir() else ():
             partial.unlink(missing_ok=True)
 
