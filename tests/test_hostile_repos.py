@@ -141,6 +141,9 @@ CASES = [
     case("manifest-escaping-dir", {".hubskills/manifest.json":
                                    '{"executable": [], "empty_dirs": ["../../escape"]}'},
          r"unsafe path.*\.\./\.\./escape"),
+    case("manifest-meta-dir", {".hubskills/manifest.json":
+                               '{"executable": [], "empty_dirs": [".hubskills/x"]}'},
+         r"inside the reserved \.hubskills/ folder"),
     case("manifest-malformed", {".hubskills/manifest.json": "[1, 2"}, r"manifest.json is "
          r"malformed"),
     *[case(id, {"scripts/clean.sh": f"#!/bin/sh\n{line}\n"}, message, risky=True)
@@ -342,7 +345,8 @@ def test_up_to_date_repull_makes_at_most_one_request(project: Path, online: Fake
 def test_offline_uses_the_hf_cache_then_the_local_registry(
         project: Path, online: FakeHub, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]):
-    sha = json.loads((project / "skills.lock").read_text())["skills"]["good-skill"]["sha"]
+    pinned = json.loads((project / "skills.lock").read_text())["skills"]["good-skill"]
+    sha, version = pinned["sha"], pinned["version"]
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     online.reset_counts()
     code, out, err = run_main(capsys, "pull", "tester/good-skill", "--project", project)
@@ -353,6 +357,12 @@ def test_offline_uses_the_hf_cache_then_the_local_registry(
     code, out, err = run_main(capsys, "pull", f"tester/good-skill@{sha}", "--project", project)
     assert code == 0, err
     assert "offline" in _flat(err) and "HF cache" in _flat(err)
+    assert online.requests == []
+    code, _, _ = run_main(capsys, "remove", "good-skill", "--project", project)
+    code, out, err = run_main(capsys, "pull", f"tester/good-skill@v{version}", "--project",
+                              project, "--registry", "hub")  # the tag, recorded when pulled
+    assert code == 0, err
+    assert json.loads((project / "skills.lock").read_text())["skills"]["good-skill"]["sha"] == sha
     assert online.requests == []
     code, _, err = run_main(capsys, "pull", "tester/never-cached", "--project", project)
     assert code == 1 and "offline" in _flat(err) and "Traceback" not in err

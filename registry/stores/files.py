@@ -114,7 +114,7 @@ def skill_layout(skill: Skill, files: list[tuple[str, Path]]) -> Layout:
     executable = [rel for rel, full in files if full.stat().st_mode & 0o111]
     empty = []
     for dirpath, dirnames, filenames in os.walk(skill.path, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d != ".git" and not d.startswith(META_DIR))
+        dirnames[:] = sorted(d for d in dirnames if d != ".git")
         if not dirnames and not filenames and Path(dirpath) != skill.path:
             empty.append(check_relpath(Path(dirpath).relative_to(skill.path).as_posix()))
     return Layout(sorted(executable), sorted(empty))
@@ -141,7 +141,9 @@ def read_layout(data: bytes | None, files: list[str], limits: SizeLimits) -> Lay
         raise UnsafeSkill(f"{MANIFEST_FILE} lists too many or malformed folders",
                           hint=HOSTILE_HINT)
     for folder in empty:
-        check_relpath(folder)
+        if check_relpath(folder).split("/")[0] == META_DIR:
+            raise UnsafeSkill(f"{MANIFEST_FILE} lists {folder!r}, inside the reserved "
+                              f"{META_DIR}/ folder", hint=HOSTILE_HINT)
         if any(f == folder or f.startswith(folder + "/") for f in known):
             raise UnsafeSkill(f"{MANIFEST_FILE} lists {folder!r} as empty, but it holds files",
                               hint=HOSTILE_HINT)
