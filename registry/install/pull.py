@@ -2,10 +2,10 @@
 
 A pull resolves `ns/name[@ref]` to a sha (offline, our own install answers `latest`), fetches
 that revision into a sibling staging folder (`.agents/skills/.hubskills-staging-*`), re-checks
-the staged files (no links, safe paths, caps), loads SKILL.md (its `name` must follow the
-format's rule), verifies the content hash the registry reports, scans, and only then places it
-(`place.py`). Agent folders that are links leading out of the project (or HOME) are refused
-before anything is written.
+the staged files (no links, safe paths, caps), validates it as `publish` does (its `name` must
+be the repository's name), verifies the content hash the registry reports, scans, and only then
+places it (`place.py`). Agent folders that are links leading out of the project (or HOME) are
+refused before anything is written.
 """
 
 from __future__ import annotations

@@ -3,9 +3,10 @@
 `prepare` is the gate every pull goes through before anything is placed. The staging folder
 (`.agents/skills/.hubskills-staging-*`, or a system temp folder for a dry run) is checked again
 whatever store filled it: no links or special files, safe relative paths, size and count caps,
-no installer marker files. Then SKILL.md must load and its `name` follow the format's rule; the
-content hash must equal what the registry reports (and what skills.lock pins, if it does); and
-the scan must find no secrets and, unless the caller accepts risk, nothing of high severity.
+no installer marker files. Then the skill must pass the validator exactly as `publish` requires
+(its `name` equal to the repository's name, and never a Windows device name); the content hash
+must equal what the registry reports (and what skills.lock pins, if it does); and the scan must
+find no secrets and, unless the caller accepts risk, nothing of high severity.
 """
 
 from __future__ import annotations
