@@ -421,3 +421,22 @@ def test_revision_strings_shaped_like_paths_or_options_are_refused(
     assert code == 1 and "Error:" in err and "Hint:" in err and "Traceback" not in out + err
     assert "is not a version, sha or plain branch name" in _flat(err)
     assert online.requests == [] and tree(project) == before
+
+
+@pytest.mark.parametrize(("declared", "actual", "message"), [
+    (10, 3 * 1024 * 1024, r"other sizes than its listing declares.*transfer was stopped"),
+    (5000, 10, r"received 10 bytes, the listing declares 5000"),
+])
+def test_a_lying_listing_is_refused_with_a_clear_message(
+        declared: int, actual: int, message: str, project: Path, home: Path, online: FakeHub,
+        capsys: pytest.CaptureFixture[str]):
+    repo = craft(online, f"evil/size-lie-{declared}", {
+        "SKILL.md": skill_md(f"size-lie-{declared}"), "assets/blob.txt": b"a" * actual})
+    online.repo(repo).declared_sizes["assets/blob.txt"] = declared
+    before, before_home = tree(project), tree(home)
+    code, out, err = run_main(capsys, "pull", repo, "--project", project)
+    assert code == 1 and "Error:" in err and "Hint:" in err and "Traceback" not in out + err
+    assert re.search(message, _flat(err)), err
+    assert tree(project) == before and tree(home) == before_home
+    cache = Path(os.environ["HUBSKILLS_HOME"]) / "hub-cache"
+    assert not [p for p in cache.rglob("*.incomplete")]
