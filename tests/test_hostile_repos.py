@@ -23,6 +23,7 @@ import tempfile  # noqa: E402
 from collections.abc import Iterator  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 import huggingface_hub  # noqa: E402
 import pytest  # noqa: E402
@@ -31,6 +32,7 @@ from registry.cli import main  # noqa: E402
 from registry.errors import UnsafeSkill  # noqa: E402
 from registry.format.skill import content_hash  # noqa: E402
 from registry.install import pull  # noqa: E402
+from registry.scan.paths import path_problem  # noqa: E402
 from registry.stores import LocalStore  # noqa: E402
 from tests.fakes.hub_server import Commit, FakeHub, now_iso  # noqa: E402
 
@@ -46,6 +48,8 @@ class Case:
     message: str
     risky: bool = False
     flagged: bool = False  # installs, with a warning naming the problem
+    repo: str | None = None  # default: evil/<id>
+    uncached: bool = False  # refused from the listing: nothing downloaded, the cache untouched
 
 
 def skill_md(name: str, body: str = "Do the task.\n", extra: str = "") -> bytes:
@@ -54,7 +58,7 @@ def skill_md(name: str, body: str = "Do the task.\n", extra: str = "") -> bytes:
 
 
 def case(id: str, extra_files: dict[str, bytes | str], message: str, *,
-         skill: bytes | None = None, no_skill: bool = False, **kw: bool) -> Case:
+         skill: bytes | None = None, no_skill: bool = False, **kw: Any) -> Case:
     files = {} if no_skill else {"SKILL.md": skill if skill is not None else skill_md(id)}
     files.update({k: v.encode() if isinstance(v, str) else v for k, v in extra_files.items()})
     return Case(id, files, message, **kw)
@@ -69,12 +73,14 @@ CASES = [
     case("nested-git", {"scripts/.git/hooks/pre-commit": "x"}, r"unsafe path.*\.git"),
     case("bad-name", {}, r"naming rule", skill=skill_md("Bad_Name")),
     case("name-traversal", {}, r"naming rule", skill=skill_md("../../evil")),
-    case("name-collision", {}, r"holds tester/good-skill", skill=skill_md("good-skill")),
+    case("name-collision", {}, r"holds tester/good-skill", skill=skill_md("good-skill"),
+         repo="evil/good-skill"),
     case("name-collides-with-hand-made", {}, r"not placed there by hubskills",
-         skill=skill_md("by-hand")),
+         skill=skill_md("by-hand"), repo="evil/by-hand"),
     case("no-skill-md", {"docs.md": "just docs"}, r"not a valid skill.*SKILL\.md",
          no_skill=True),
-    case("name-differs", {}, r"named 'other-name'", skill=skill_md("other-name"), flagged=True),
+    case("name-differs", {}, r"validation error.*name 'other-name' does not match the folder "
+         r"name 'name-differs'", skill=skill_md("other-name")),
     case("huge-file", {"assets/blob.txt": b"a" * (21 * 1024 * 1024)}, r"bytes \(max"),
     case("thousands-of-files", {f"refs/f{i}.md": "x" for i in range(1100)}, r"1101 files"),
     case("oversized-for-scan", {"assets/data.txt": "a" * 1_100_000}, r"oversized-file",
@@ -107,6 +113,46 @@ CASES = [
     case("forged-our-marker", {".hubskills.json": '{"repo": "tester/good-skill"}'},
          r"forged install marker"),
     case("not-utf8", {}, r"not a valid skill.*UTF-8", skill=b"---\nname: x\n---\n\xff\xfe"),
+    *[case(id, {path: "x"}, message, uncached=True) for id, path, message in [
+        ("percent-dots", "%2e%2e/evil.md", r"%-escaped dot"),
+        ("percent-slash", "..%2fevil.md", r"%-escaped dot, separator"),
+        ("percent-upper", "refs/%2E%2E%2F%2E%2E%2Fevil.md", r"%-escaped"),
+        ("fullwidth-dots", "\uff0e\uff0e/evil.md", r"'\.\.' part after Unicode normalisation"),
+        ("fullwidth-slash", "a\uff0f..\uff0f..\uff0fevil.md", r"becomes a separator"),
+        ("newline-path", "notes\n.md", r"control or invisible character U\+000A"),
+        ("tab-path", "notes\t.md", r"U\+0009"),
+        ("escape-path", "\x1b[2Jnotes.md", r"U\+001B"),
+        ("zero-width-path", "scripts/ru\u200bn.sh", r"U\+200B"),
+        ("bidi-path", "scripts/\u202egnp.sh", r"U\+202E"),
+        ("windows-con", "CON", r"'CON' is a Windows device name"),
+        ("windows-aux", "refs/aux.txt", r"'aux.txt' is a Windows device name"),
+        ("windows-com1", "Com1.tar.gz", r"Windows device name"),
+        ("trailing-dot", "notes.", r"'notes.' ends with a dot or space"),
+        ("trailing-space", "refs/notes.md ", r"ends with a dot or space"),
+        ("long-name", "a" * 300 + ".md", r"longer than 255 bytes"),
+        ("long-path", "/".join(["d" * 200] * 6) + "/x.md", r"longer than 1024 bytes"),
+        ("unknown-meta", ".hubskills/hook.sh", r"unexpected file.*\.hubskills"),
+    ]],
+    case("device-name-skill", {}, r"'nul', a Windows device name", skill=skill_md("nul"),
+         repo="evil/nul"),
+    case("manifest-missing-exec", {".hubskills/manifest.json":
+                                   '{"executable": ["nope.sh"], "empty_dirs": []}'},
+         r"marks a file executable that the revision does not hold"),
+    case("manifest-escaping-dir", {".hubskills/manifest.json":
+                                   '{"executable": [], "empty_dirs": ["../../escape"]}'},
+         r"unsafe path.*\.\./\.\./escape"),
+    case("manifest-meta-dir", {".hubskills/manifest.json":
+                               '{"executable": [], "empty_dirs": [".hubskills/x"]}'},
+         r"inside the reserved \.hubskills/ folder"),
+    case("manifest-malformed", {".hubskills/manifest.json": "[1, 2"}, r"manifest.json is "
+         r"malformed"),
+    *[case(id, {"scripts/clean.sh": f"#!/bin/sh\n{line}\n"}, message, risky=True)
+      for id, line, message in [
+          ("rm-home", "rm -rf ~", r"destructive-command.*deletes the home folder.*rm -rf ~"),
+          ("rm-root", "sudo rm -rf /", r"destructive-command.*rm -rf /"),
+          ("mkfs", "mkfs.ext4 /dev/sda1", r"destructive-command.*formats a disk.*mkfs"),
+          ("dd-disk", "dd if=/dev/zero of=/dev/sda bs=1M", r"destructive-command.*dd if="),
+      ]],
     case("hash-mismatch", {"README.md": "---\nhubskills:\n  content_hash: sha256:00\n---\n"},
          r"registry reports"),
 ]
@@ -181,7 +227,7 @@ def _content_hash(files: dict[str, bytes]) -> str | None:
     with tempfile.TemporaryDirectory() as tmp:
         for rel, data in files.items():
             target = Path(tmp, rel)
-            if rel.startswith("/") or ".." in rel or "\\" in rel or ".git" in rel.split("/"):
+            if path_problem(rel):
                 return None
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
@@ -220,7 +266,7 @@ def _flat(text: str) -> str:
 def test_hostile_repo_is_refused_and_nothing_escapes(hostile: Case, project: Path, home: Path,
                                                     online: FakeHub,
                                                     capsys: pytest.CaptureFixture[str]):
-    repo = craft(online, f"evil/{hostile.id}", hostile.files,
+    repo = craft(online, hostile.repo or f"evil/{hostile.id}", hostile.files,
                  card="README.md" not in hostile.files)
     before, before_home = tree(project), tree(home)
     online.reset_counts()
@@ -235,8 +281,11 @@ def test_hostile_repo_is_refused_and_nothing_escapes(hostile: Case, project: Pat
     assert "Error:" in err and "Hint:" in err and "Traceback" not in out + err
     assert re.search(hostile.message, _flat(err + out)), err + out
     assert tree(project) == before and tree(home) == before_home
-    if hostile.id == "huge-file":
+    if hostile.id == "huge-file" or hostile.uncached:
         assert online.count(path_contains="/resolve/") == 0  # refused before any download
+    if hostile.uncached:  # the HF cache holds nothing of it either
+        cache = Path(os.environ["HUBSKILLS_HOME"]) / "hub-cache"
+        assert not list(cache.glob(f"models--{repo.replace('/', '--')}/*/*"))
     if hostile.risky:
         code, out, err = run_main(capsys, "pull", repo, "--project", project, "--allow-risky")
         assert code == 0, err
@@ -277,7 +326,7 @@ def test_link_entries_in_a_local_registry_are_refused(tmp_path: Path):
     project = tmp_path / "proj"
     (project / ".claude").mkdir(parents=True)
     before = tree(project)
-    with pytest.raises(UnsafeSkill, match="not a regular file"):
+    with pytest.raises(UnsafeSkill, match="notes.md is a symlink"):
         pull("evil/linky", project=project, store=store)
     assert tree(project) == before
 
@@ -296,7 +345,8 @@ def test_up_to_date_repull_makes_at_most_one_request(project: Path, online: Fake
 def test_offline_uses_the_hf_cache_then_the_local_registry(
         project: Path, online: FakeHub, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]):
-    sha = json.loads((project / "skills.lock").read_text())["skills"]["good-skill"]["sha"]
+    pinned = json.loads((project / "skills.lock").read_text())["skills"]["good-skill"]
+    sha, version = pinned["sha"], pinned["version"]
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     online.reset_counts()
     code, out, err = run_main(capsys, "pull", "tester/good-skill", "--project", project)
@@ -307,6 +357,12 @@ def test_offline_uses_the_hf_cache_then_the_local_registry(
     code, out, err = run_main(capsys, "pull", f"tester/good-skill@{sha}", "--project", project)
     assert code == 0, err
     assert "offline" in _flat(err) and "HF cache" in _flat(err)
+    assert online.requests == []
+    code, _, _ = run_main(capsys, "remove", "good-skill", "--project", project)
+    code, out, err = run_main(capsys, "pull", f"tester/good-skill@v{version}", "--project",
+                              project, "--registry", "hub")  # the tag, recorded when pulled
+    assert code == 0, err
+    assert json.loads((project / "skills.lock").read_text())["skills"]["good-skill"]["sha"] == sha
     assert online.requests == []
     code, _, err = run_main(capsys, "pull", "tester/never-cached", "--project", project)
     assert code == 1 and "offline" in _flat(err) and "Traceback" not in err
@@ -352,3 +408,35 @@ def test_coexists_with_hf_skills(project: Path, online: FakeHub,
     code, _, _ = run_main(capsys, "update", "--project", project)
     assert code == 0
     assert tree(project) == before
+
+
+@pytest.mark.parametrize("ref", ["../..", "main/../../x", "-rf", "--help", "v1.0.0/../x", "..",
+                                 "a b", "x\ny", "refs/heads/main", ".hidden", "main.lock",
+                                 "v1.0.0@main"])
+def test_revision_strings_shaped_like_paths_or_options_are_refused(
+        ref: str, project: Path, online: FakeHub, capsys: pytest.CaptureFixture[str]):
+    before = tree(project)
+    online.reset_counts()
+    code, out, err = run_main(capsys, "pull", f"tester/good-skill@{ref}", "--project", project)
+    assert code == 1 and "Error:" in err and "Hint:" in err and "Traceback" not in out + err
+    assert "is not a version, sha or plain branch name" in _flat(err)
+    assert online.requests == [] and tree(project) == before
+
+
+@pytest.mark.parametrize(("declared", "actual", "message"), [
+    (10, 3 * 1024 * 1024, r"other sizes than its listing declares.*transfer was stopped"),
+    (5000, 10, r"received 10 bytes, the listing declares 5000"),
+])
+def test_a_lying_listing_is_refused_with_a_clear_message(
+        declared: int, actual: int, message: str, project: Path, home: Path, online: FakeHub,
+        capsys: pytest.CaptureFixture[str]):
+    repo = craft(online, f"evil/size-lie-{declared}", {
+        "SKILL.md": skill_md(f"size-lie-{declared}"), "assets/blob.txt": b"a" * actual})
+    online.repo(repo).declared_sizes["assets/blob.txt"] = declared
+    before, before_home = tree(project), tree(home)
+    code, out, err = run_main(capsys, "pull", repo, "--project", project)
+    assert code == 1 and "Error:" in err and "Hint:" in err and "Traceback" not in out + err
+    assert re.search(message, _flat(err)), err
+    assert tree(project) == before and tree(home) == before_home
+    cache = Path(os.environ["HUBSKILLS_HOME"]) / "hub-cache"
+    assert not [p for p in cache.rglob("*.incomplete")]

@@ -28,7 +28,6 @@ import pytest  # noqa: E402
 
 from registry.config import Settings  # noqa: E402
 from registry.errors import (  # noqa: E402
-    InvalidSkill,
     MissingCredentials,
     SkillNotFound,
     VersionExists,
@@ -230,10 +229,11 @@ def test_unknown_skill_and_unknown_version_have_hints(backend: Backend, tmp_path
         assert err.value.hint == f"hubskills versions {repo}"
 
 
-def test_top_level_readme_is_refused_nested_is_kept(backend: Backend, tmp_path: Path):
+def test_top_level_readme_is_the_skills_own_nested_is_kept(backend: Backend, tmp_path: Path):
     folder = make_skill(tmp_path, "readme", files={"README.md": "mine\n"})
-    with pytest.raises(InvalidSkill, match="README.md"):
-        _publish(backend, folder, backend.repo("readme"), "1.0.0")
+    published = _publish(backend, folder, backend.repo("readme"), "1.0.0")
+    dest = backend.store.fetch(backend.repo("readme"), published.sha, tmp_path / "own").folder
+    assert (dest / "README.md").read_text() == "mine\n"  # not the card
     folder = make_skill(tmp_path / "b", "readme", files={"references/README.md": "mine\n"})
     repo = backend.repo("readme2")
     published = _publish(backend, folder, repo, "1.0.0")

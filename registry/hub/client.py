@@ -12,12 +12,15 @@ from __future__ import annotations
 import functools
 import itertools
 import logging
+import re
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from registry._io import atomic_write_text
 from registry.hub.errors import EntryNotFound, HubError, RefusedPath, Unreachable, translate
 
 if TYPE_CHECKING:
@@ -28,6 +31,7 @@ T = TypeVar("T")
 RETRY_STATUSES = frozenset({409, 429, 500, 502, 503, 504})
 ATTEMPTS = 5
 DOWNLOAD_WORKERS = 8
+_BYTES_BAR = "huggingface_hub.snapshot_download"  # snapshot_download's bar of bytes written
 
 
 @dataclass(frozen=True)
@@ -225,31 +229,72 @@ class HubClient:
             return None
         return [RemoteFile(f.path, int(f.size or 0), f.blob_id) for f in files]
 
+    def cached_ref(self, repo: str, name: str) -> str | None:
+        """The commit a branch or tag pointed at when it was last fetched (no request)."""
+        path = self._repo_cache(repo) / "refs" / name
+        sha = path.read_text().strip() if path.is_file() else ""
+        return sha if re.fullmatch(r"[0-9a-f]{40}", sha) else None
+
+    def remember_ref(self, repo: str, name: str, sha: str) -> None:
+        """Record in the HF cache's `refs/` (its own format) that `name` is commit `sha`, so an
+        offline `snapshot_download(revision=name)` and `cached_ref` find it."""
+        if re.fullmatch(r"v[0-9A-Za-z.-]+", name) and re.fullmatch(r"[0-9a-f]{40}", sha):
+            atomic_write_text(self._repo_cache(repo) / "refs" / name, sha)
+
+    def _repo_cache(self, repo: str) -> Path:
+        return self.cache_dir / f"models--{repo.replace('/', '--')}"
+
     def read_snapshot(self, repo: str, sha: str, paths: list[str], *, offline: bool,
-                      max_file_bytes: int, ignore: list[str] | None = None) -> Iterator[
-                          tuple[str, bytes]]:
+                      max_file_bytes: int, declared: Mapping[str, int],
+                      ignore: list[str] | None = None) -> Iterator[tuple[str, bytes]]:
         """Download revision `sha` with `snapshot_download`, then yield (path, bytes) of `paths`.
 
+        The server's listing (`declared`, already checked against `limits`) is held to on the
+        wire: the transfer stops once more bytes arrive than the listing declares in total, and
+        a file whose received size differs from its declared size is refused; what such a
+        refused download left in the cache is removed.
+
         Raises:
-            RefusedPath: a file is missing or leads outside the cache, or is over the size cap.
+            RefusedPath: a file is missing, leads outside the cache, or is not the size declared.
             NotCached: `offline` and the revision is not (fully) cached.
         """
         from huggingface_hub import snapshot_download
         from huggingface_hub.errors import HfHubHTTPError
 
+        cap = sum(declared.get(p, 0) for p in paths)
         with translate(self.endpoint, repo, revision=sha):
             try:
                 folder = Path(snapshot_download(
                     repo, revision=sha, cache_dir=self.cache_dir, endpoint=self.endpoint,
-                    token=self._token, local_files_only=offline, tqdm_class=_quiet_tqdm(),
+                    token=self._token, local_files_only=offline, tqdm_class=_capped_tqdm(cap),
                     ignore_patterns=ignore, max_workers=max(1, min(DOWNLOAD_WORKERS, len(paths)))))
+            except (_OverCap, OSError) as err:
+                if isinstance(err, HfHubHTTPError) or not (
+                        isinstance(err, _OverCap) or "Consistency check" in str(err)):
+                    raise
+                self._drop_partial(repo)
+                raise RefusedPath(f"{repo}@{sha[:12]}: the server sent other sizes than its "
+                                  f"listing declares ({_first_line(err)}); the transfer was "
+                                  "stopped and nothing was kept", endpoint=self.endpoint,
+                                  repo_id=repo) from err
             except ValueError as err:  # huggingface_hub refuses a path that leaves its cache
-                if isinstance(err, HfHubHTTPError | OSError):
+                if isinstance(err, HfHubHTTPError):
                     raise
                 raise RefusedPath(f"{repo}: the download was refused ({err})",
                                   endpoint=self.endpoint, repo_id=repo) from err
         for rel in paths:
-            yield rel, self._cached_bytes(repo, folder, rel, max_file_bytes)
+            data = self._cached_bytes(repo, folder, rel, max_file_bytes)
+            if rel in declared and len(data) != declared[rel]:
+                raise RefusedPath(f"{rel}: received {len(data)} bytes, the listing declares "
+                                  f"{declared[rel]}; refusing a damaged or lying download",
+                                  endpoint=self.endpoint, repo_id=repo)
+            yield rel, data
+
+    def _drop_partial(self, repo: str) -> None:
+        """Remove unfinished downloads of `repo` from the cache (never resumed, never read)."""
+        blobs = self._repo_cache(repo) / "blobs"
+        for partial in blobs.glob("*.incomplete") if blobs.is_dir() else ():
+            partial.unlink(missing_ok=True)
 
     def _cached_bytes(self, repo: str, folder: Path, rel: str, max_bytes: int) -> bytes:
         """A snapshot file's bytes, following its link only into this snapshot or the blobs."""
@@ -262,6 +307,39 @@ class HubClient:
             raise RefusedPath(f"{rel} is over {max_bytes} bytes", endpoint=self.endpoint,
                               repo_id=repo)
         return real.read_bytes()
+
+
+class _OverCap(Exception):
+    """More bytes arrived than the listing declared (raised from the progress callback)."""
+
+
+def _first_line(err: BaseException) -> str:
+    return (str(err) or type(err).__name__).splitlines()[0]
+
+
+def _capped_tqdm(cap: int) -> type:
+    """The quiet progress class, counting the bytes `snapshot_download` receives: past `cap`
+    it raises `_OverCap`, which stops the transfer (the progress class is the library's one
+    public per-chunk hook)."""
+    quiet = _quiet_tqdm()
+
+    class Capped(quiet):  # type: ignore[misc, valid-type]
+        received = 0
+        lock = threading.Lock()
+
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            self.counts = kwargs.get("name") == _BYTES_BAR  # the bar of bytes written
+            super().__init__(*args, **kwargs)
+
+        def update(self, n: float | None = 1) -> bool | None:
+            if getattr(self, "counts", False) and n:
+                with Capped.lock:
+                    Capped.received += int(n)
+                    if Capped.received > cap:
+                        raise _OverCap(f"{Capped.received} bytes received, {cap} declared")
+            return super().update(n)
+
+    return Capped
 
 
 def _repo_info(info: Any) -> RepoInfo:

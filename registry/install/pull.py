@@ -2,10 +2,10 @@
 
 A pull resolves `ns/name[@ref]` to a sha (offline, our own install answers `latest`), fetches
 that revision into a sibling staging folder (`.agents/skills/.hubskills-staging-*`), re-checks
-the staged files (no links, safe paths, caps), loads SKILL.md (its `name` must follow the
-format's rule), verifies the content hash the registry reports, scans, and only then places it
-(`place.py`). Agent folders that are links leading out of the project (or HOME) are refused
-before anything is written.
+the staged files (no links, safe paths, caps), validates it as `publish` does (its `name` must
+be the repository's name), verifies the content hash the registry reports, scans, and only then
+places it (`place.py`). Agent folders that are links leading out of the project (or HOME) are
+refused before anything is written.
 """
 
 from __future__ import annotations
@@ -23,18 +23,18 @@ from registry.install.place import PullResult, place, refresh
 from registry.install.staging import check_staged, discard, prepare
 from registry.scan import STORE_LIMITS, SizeLimits
 from registry.stores import Resolved, SkillStore
-from registry.stores.refs import check_repo_id, is_version, normalize_version
+from registry.stores.refs import check_ref, check_repo_id, is_version, normalize_version
 
 
 def parse_spec(spec: str) -> tuple[str, str | None]:
     """`ns/name[@ref]` -> (repo, ref or None).
 
     Raises:
-        HubskillsError: not a skill id.
+        HubskillsError: not a skill id, or a ref shaped like a path or an option.
     """
     repo, _, ref = spec.strip().partition("@")
     check_repo_id(repo)
-    return repo, ref.strip() or None
+    return repo, check_ref(ref.strip()) if ref.strip() else None
 
 
 def pull(spec: str, *, project: Path, store: SkillStore,

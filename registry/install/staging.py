@@ -3,9 +3,10 @@
 `prepare` is the gate every pull goes through before anything is placed. The staging folder
 (`.agents/skills/.hubskills-staging-*`, or a system temp folder for a dry run) is checked again
 whatever store filled it: no links or special files, safe relative paths, size and count caps,
-no installer marker files. Then SKILL.md must load and its `name` follow the format's rule; the
-content hash must equal what the registry reports (and what skills.lock pins, if it does); and
-the scan must find no secrets and, unless the caller accepts risk, nothing of high severity.
+no installer marker files. Then the skill must pass the validator exactly as `publish` requires
+(its `name` equal to the repository's name, and never a Windows device name); the content hash
+must equal what the registry reports (and what skills.lock pins, if it does); and the scan must
+find no secrets and, unless the caller accepts risk, nothing of high severity.
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from pathlib import Path
 
 from registry._io import make_temp_dir
 from registry.errors import InvalidSkill, UnsafeSkill
-from registry.format.skill import NAME_RE, SkillFormatError, content_hash, load_skill
+from registry.format.skill import NAME_RE, Problem, SkillFormatError, content_hash, load_skill
+from registry.format.validate import validate_skill
 from registry.install.agents import STAGING_PREFIX, make_dirs, remove_empty
 from registry.install.lockfile import HF_MARKER, MARKER_FILE, Scope
 from registry.scan import Finding, SizeLimits, check_findings, check_relpath, scan_folder
+from registry.scan.paths import WINDOWS_DEVICES
 from registry.stores import Resolved, SkillStore
 
 HOSTILE_HINT = "the repository is malformed or hostile; nothing was installed"
@@ -42,7 +45,7 @@ def check_staged(root: Path, limits: SizeLimits) -> int:
             check_relpath(rel)
             mode = full.lstat().st_mode
             if stat.S_ISLNK(mode):
-                raise UnsafeSkill(f"{rel} is a link; links in skills are never followed or "
+                raise UnsafeSkill(f"{rel} is a symlink; links in skills are never followed or "
                                   "installed", hint=HOSTILE_HINT)
             if stat.S_ISREG(mode):
                 sizes.append((rel, full.lstat().st_size))
@@ -122,9 +125,10 @@ def _verify(folder: Path, repo: str, resolved: Resolved, reported: str | None,
         raise UnsafeSkill(f"{where} declares the skill name {name!r}, which breaks the naming "
                           "rule (lowercase letters, digits, single hyphens, at most 64)",
                           hint=HOSTILE_HINT)
-    if name != repo.split("/")[1]:
-        notes.append(f"the skill is named '{name}', not '{repo.split('/')[1]}' like its "
-                     "repository: check it is the skill you meant")
+    if name in WINDOWS_DEVICES:
+        raise UnsafeSkill(f"{where} declares the skill name {name!r}, a Windows device name "
+                          "no folder can have there", hint=HOSTILE_HINT)
+    _validate(folder, repo, where)
     computed = content_hash(folder)
     if reported and reported != computed:
         raise UnsafeSkill(f"{where}: the files hash to {computed[:19]}, the registry reports "
@@ -136,6 +140,26 @@ def _verify(folder: Path, repo: str, resolved: Resolved, reported: str | None,
     if not reported:
         notes.append(f"{where}: the registry reports no content hash; computed {computed[:19]}")
     return Staged(repo, resolved, folder, name, computed, [], notes)
+
+
+def _validate(folder: Path, repo: str, where: str) -> None:
+    """Block on validation errors exactly as publish does, with the validator's messages.
+
+    The staging folder's own name means nothing, so the name is checked against the folder
+    the skill comes from: its repository's name.
+    """
+    repo_name = repo.split("/")[1]
+    errors = [p for p in validate_skill(folder) if p.severity == "error"
+              and p.code != "name-mismatch"]
+    name = load_skill(folder).name
+    if name != repo_name:
+        errors.insert(0, Problem("name-mismatch", "error", f"name '{name[:80]}' does not match "
+                                 f"the folder name '{repo_name}'"))
+    if errors:
+        found = "; ".join(f"{p.location()}: {p.message}" for p in errors[:3])
+        raise InvalidSkill(f"{where} has {len(errors)} validation error(s): {found}",
+                           hint=f"hubskills versions {repo}  # pick another version, or ask "
+                                "the publisher to run hubskills validate")
 
 
 def _scan(folder: Path, repo: str, sha: str, allow_risky: bool) -> list[Finding]:

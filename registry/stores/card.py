@@ -10,10 +10,14 @@ command and, between two markers, the latest evaluation summary (rewritten by
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from registry.errors import InvalidSkill
 from registry.format.skill import Skill, dump_frontmatter, parse_frontmatter, split_frontmatter
+from registry.stores.base import SkillInfo
+
+if TYPE_CHECKING:
+    from registry.hub import RepoInfo
 
 SKILL_TAG = "agent-skill"
 EVALS_START = "<!-- hubskills:evals:start -->"
@@ -97,3 +101,12 @@ def reported_hash(meta: dict[str, Any]) -> str | None:
     block = meta.get("hubskills")
     value = block.get("content_hash") if isinstance(block, dict) else None
     return str(value) if value else None
+
+
+def skill_info(model: RepoInfo, card: str = "") -> SkillInfo:
+    """A `SkillInfo` from a Hub listing entry (card data) or a card's text."""
+    data = model.card_data or (parse_card(card) if card else {})
+    fields = card_fields(data, model.id)
+    fields["tags"] = fields["tags"] or list(model.tags)
+    return SkillInfo(repo=model.id, downloads=model.downloads, likes=model.likes,
+                     updated=model.last_modified, card=card, **fields)

@@ -1,16 +1,15 @@
 """`HubStore`: skills as Hugging Face model repos, eval results as a dataset repo.
 
-Every Hub call goes through `registry.hub.HubClient`; its typed errors are caught here when one
-means something (a missing repo on first publish, a stale parent, an existing tag) and turned
-into user errors at this edge (`user_errors`). A skill is the model repo `ns/name`. Publish
-reads the tags, the files at `main` and the results summary at once, then makes one commit
-guarded by `parent_commit` (retried when `main` moved) of the skill's files plus the generated
-card, and tags it `v<version>`. A version ref is resolved and listed in one request. Fetch
-checks the listing against the size limits before anything is downloaded, then downloads with
-`snapshot_download` into the HF cache at `HUBSKILLS_HOME/hub-cache`. Offline (`HF_HUB_OFFLINE=1`)
-or once the endpoint proved unreachable, pulls are answered by that cache alone; what it lacks
-raises `RegistryUnavailable` (a `FallbackStore` may then ask the local registry). Results go to
-one dataset repo as one immutable file per run (see `hub_results.py`).
+Every Hub call goes through `registry.hub.HubClient`; its typed errors become user errors at
+this edge (`user_errors`) unless one means something here (a missing repo on first publish, a
+stale parent, an existing tag). A skill is the model repo `ns/name` (layout: `files.py`).
+Publish reads the tags, the files at `main` and the results summary at once, makes one commit
+guarded by `parent_commit` (retried when `main` moved) and tags it `v<version>`. A version is
+resolved and listed in one request. Fetch checks the listing before anything is downloaded,
+then downloads with `snapshot_download` into an HF-format cache at `HUBSKILLS_HOME/hub-cache`
+(see `__init__` for why not the shared HF cache), recording `refs/<tag>` there. Offline or
+unreachable, pulls are answered by that cache alone (a full sha, or a tag fetched before); what
+it lacks raises `RegistryUnavailable`. Results go to one dataset repo (`hub_results.py`).
 """
 
 from __future__ import annotations
@@ -41,7 +40,7 @@ from registry.hub import (
 )
 from registry.hub.client import ATTEMPTS, RETRY_STATUSES, backoff
 from registry.hub.errors import LOGIN_HINT
-from registry.scan import STORE_LIMITS, SizeLimits, check_relpath, write_file
+from registry.scan import STORE_LIMITS, SizeLimits, write_file
 from registry.stores.base import (
     Fetched,
     LiftKey,
@@ -54,19 +53,21 @@ from registry.stores.base import (
 )
 from registry.stores.card import (
     SKILL_TAG,
-    card_fields,
-    parse_card,
     render_card,
     reported_hash,
+    skill_info,
     with_evals,
 )
 from registry.stores.files import (
     CARD_FILE,
     HOSTILE_HINT,
+    MANIFEST_FILE,
     RESERVED_ROOT_FILES,
-    is_card_path,
+    apply_layout,
+    read_layout,
+    repo_files,
     require_empty,
-    skill_files,
+    skill_path,
 )
 from registry.stores.hub_results import HubResults
 from registry.stores.refs import (
@@ -96,6 +97,8 @@ class HubStore:
     def __init__(self, settings: Settings, client: HubClient | None = None) -> None:
         self.settings = settings
         self.endpoint = settings.hf_endpoint
+        # Not the shared HF cache: a skill repo is untrusted until a pull accepts it, so its
+        # bytes stay out of the cache other tools read (and `HUBSKILLS_HOME` holds all state).
         self.cache_dir = settings.home / "hub-cache"
         self.client = client or HubClient(self.endpoint, settings.hf_token, self.cache_dir)
         self.results = HubResults(self.client, configured=settings.results_repo,
@@ -103,6 +106,7 @@ class HubStore:
                                   cache_dir=self.cache_dir / "frame")
         self._unreachable = False
         self._listings: dict[tuple[str, str], Listing] = {}
+        self._tags: dict[tuple[str, str], str] = {}
         self._pool: ThreadPoolExecutor | None = None
 
     def _threads(self) -> ThreadPoolExecutor:
@@ -161,7 +165,7 @@ class HubStore:
         self._write_token()
         check_repo_id(repo)
         skill = load_skill(skill_dir)
-        files = {rel: full.read_bytes() for rel, full in skill_files(skill)}
+        files = repo_files(skill)
         version, tag = normalize_version(version), tag_for(version)
         with user_errors():
             summary = self._threads().submit(self._latest_summary, repo)
@@ -237,7 +241,10 @@ class HubStore:
         with user_errors():
             if not self.offline:
                 try:
-                    return self._resolve_online(repo, ref)
+                    resolved = self._resolve_online(repo, ref)
+                    if resolved.version:  # found offline later: the HF cache's refs/<tag>
+                        self._tags[(repo, resolved.sha)] = tag_for(resolved.version)
+                    return resolved
                 except Unreachable:
                     self._unreachable = True
             return self._resolve_cached(repo, ref)
@@ -253,35 +260,46 @@ class HubStore:
 
     def _resolve_cached(self, repo: str, ref: str | None) -> Resolved:
         wanted = (ref or "latest").lower()
-        if is_full_sha(wanted) and self.client.cached_files(repo, wanted) is not None:
-            return Resolved(repo, wanted, None, ref or wanted, notes=(self._cache_note(),))
+        version = normalize_version(wanted) if is_version(wanted) else None
+        sha = self.client.cached_ref(repo, tag_for(wanted)) if version else wanted
+        if sha and is_full_sha(sha) and self.client.cached_files(repo, sha) is not None:
+            return Resolved(repo, sha, version, ref or wanted, notes=(self._cache_note(),))
         raise RegistryUnavailable(f"the Hub ({self.endpoint}) is {self._why_offline()}, and "
                                   f"{repo}@{ref or 'latest'} is not in the HF cache",
                                   hint="retry online, or pin a full sha pulled before")
 
     def fetch(self, repo: str, sha: str, dest: Path, *, limits: SizeLimits = STORE_LIMITS,
               pinned_hash: str | None = None) -> Fetched:
-        """Download the skill's files at `sha` into the empty folder `dest`, each path checked.
+        """Download the skill's files at `sha` into the empty folder `dest` (see `files.py`).
 
-        The listing (from `resolve`, one request, or the HF cache) is checked against `limits`
-        before anything is downloaded. With `pinned_hash` and the listing cached, the Hub is
-        not asked for the card's hash: the caller's pin is the check.
+        Every listed path (from `resolve`, one request, or the HF cache) is checked and the
+        sizes held to `limits` before anything is downloaded, and again as bytes arrive. With
+        `pinned_hash` and the listing cached, the Hub is not asked for the card's hash.
 
         Raises:
-            UnsafeSkill: an unsafe path, or files over the size limits (before any download).
+            UnsafeSkill: an unsafe path, or files over the limits or not the size declared.
             RegistryUnavailable: offline or unreachable, and the revision is not cached.
         """
         with user_errors():
             files, reported = self._listing(repo, sha, pinned=pinned_hash is not None)
-            wanted = [f for f in files if not is_card_path(check_relpath(f.path))]
-            limits.check([(f.path, f.size) for f in wanted], hint=HOSTILE_HINT)
+            wanted = {f.path: rel for f in files if (rel := skill_path(f.path)) is not None}
+            limits.check([(f.path, f.size) for f in files if f.path in wanted], hint=HOSTILE_HINT)
             require_empty(dest)
-            for rel, data in self.client.read_snapshot(
-                    repo, sha, [f.path for f in wanted], offline=self.offline,
-                    max_file_bytes=limits.max_file_bytes, ignore=sorted(RESERVED_ROOT_FILES)):
-                write_file(dest, rel, data)
+            layout = read_layout(None, [], limits)  # a repository without a manifest
+            manifest = [MANIFEST_FILE] if any(f.path == MANIFEST_FILE for f in files) else []
+            for path, data in self.client.read_snapshot(
+                    repo, sha, [*wanted, *manifest], offline=self.offline,
+                    max_file_bytes=limits.max_file_bytes, ignore=sorted(RESERVED_ROOT_FILES),
+                    declared={f.path: f.size for f in files}):
+                if path == MANIFEST_FILE:
+                    layout = read_layout(data, list(wanted.values()), limits)
+                else:
+                    write_file(dest, wanted[path], data)
+            apply_layout(dest, layout)
+            if (repo, sha) in self._tags:
+                self.client.remember_ref(repo, self._tags[(repo, sha)], sha)
         notes = (self._cache_note(),) if self.offline else ()
-        return Fetched(dest, [f.path for f in wanted], reported, notes)
+        return Fetched(dest, list(wanted.values()), reported, notes)
 
     def _listing(self, repo: str, sha: str, *, pinned: bool) -> Listing:
         """The files at `sha` and the content hash the card reports (None from the cache)."""
@@ -319,7 +337,7 @@ class HubStore:
                 tag=SKILL_TAG, search=query or None,
                 sort="likes" if sort == "likes" else "downloads",
                 limit=None if sort == "lift" else limit, cap=MAX_LISTED)
-        return sort_infos([_skill_info(m) for m in models], sort, limit,
+        return sort_infos([skill_info(m) for m in models], sort, limit,
                           lambda: (lift_key or mean_lift)(self.results_frame()))
 
     def info(self, repo: str) -> SkillInfo:
@@ -330,7 +348,7 @@ class HubStore:
             model = self.client.repo_info(repo)
             card = self.client.read_text(repo, CARD_FILE) or ""
         versions = self.versions(repo)
-        info = _skill_info(model, card)
+        info = skill_info(model, card)
         latest = versions[0].version if versions else info.version
         return replace(info, version=latest, versions=versions)
 
@@ -379,10 +397,3 @@ class HubStore:
             return self.settings.namespace
         return self.default_namespace() if self.client.has_token() else "hubskills"
 
-
-def _skill_info(model: RepoInfo, card: str = "") -> SkillInfo:
-    data = model.card_data or (parse_card(card) if card else {})
-    fields = card_fields(data, model.id)
-    fields["tags"] = fields["tags"] or list(model.tags)
-    return SkillInfo(repo=model.id, downloads=model.downloads, likes=model.likes,
-                     updated=model.last_modified, card=card, **fields)

@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import glob
-import hashlib
-import json
 import logging
 import os
 import shutil
@@ -32,17 +30,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from registry._io import atomic_write_bytes, atomic_write_text, make_temp_dir, why_unwritable
+from registry._io import atomic_write_bytes, atomic_write_text, why_unwritable
 from registry.errors import (
     RegistryError,
     SkillNotFound,
-    UnsafeSkill,
     VersionExists,
     VersionNotFound,
 )
 from registry.evaluation.results import ResultRow, RunManifest, iter_rows, rows_to_jsonl, utc_now
-from registry.format.skill import content_hash, load_skill
-from registry.scan import STORE_LIMITS, SizeLimits, check_relpath, write_file
+from registry.format.skill import load_skill
+from registry.scan import STORE_LIMITS, SizeLimits, check_relpath
 from registry.stores._lock import StoreLock
 from registry.stores.base import (
     Fetched,
@@ -63,14 +60,7 @@ from registry.stores.dataset import (
     results_path,
     stamp_rows,
 )
-from registry.stores.files import (
-    HOSTILE_HINT,
-    is_card_path,
-    listing_digest,
-    require_empty,
-    restore_files,
-    skill_files,
-)
+from registry.stores.files import listing_digest, restore_files, skill_files, skill_layout
 from registry.stores.refs import (
     check_repo_id,
     normalize_version,
@@ -78,6 +68,7 @@ from registry.stores.refs import (
     tag_for,
     version_tags,
 )
+from registry.stores.revisions import read_json, read_revision, write_json, write_revision
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -169,25 +160,26 @@ class LocalStore:
         files = skill_files(skill)
         version, tag, folder = normalize_version(version), tag_for(version), self._skill_dir(repo)
         with self._lock:
-            refs = _read_json(folder / "refs.json", {"main": None, "tags": {}, "history": []})
+            refs = read_json(folder / "refs.json", {"main": None, "tags": {}, "history": []})
             if tag in refs["tags"]:
                 raise VersionExists(f"{repo} {tag} already exists; versions are immutable",
                                     hint=f"hubskills publish {skill_dir} --bump patch")
-            sha, created = self._write_revision(folder, files)
+            sha, created = write_revision(folder / "revisions", files,
+                                          skill_layout(skill, files), self.limits)
             derived = [folder / "README.md", folder / "meta.json"]
             previous = {path: path.read_bytes() if path.exists() else None for path in derived}
             try:
-                tree = _read_json(folder / "revisions" / sha / "tree.json", {})
+                tree = read_json(folder / "revisions" / sha / "tree.json", {})
                 atomic_write_text(folder / "README.md", render_card(
                     skill, repo=repo, version=version, content_hash=tree["content_hash"],
                     summary=_summary().latest_summary(self.results_frame(), repo)))
-                meta = _read_json(folder / "meta.json", {"downloads": 0, "likes": 0,
+                meta = read_json(folder / "meta.json", {"downloads": 0, "likes": 0,
                                                          "created": utc_now()})
-                _write_json(folder / "meta.json", {**meta, "private": private})
+                write_json(folder / "meta.json", {**meta, "private": private})
                 refs["main"], refs["tags"][tag] = sha, sha
                 refs["history"].append({"sha": sha, "tag": tag, "date": utc_now(),
                                         "message": message or f"Publish {tag}"})
-                _write_json(folder / "refs.json", refs)  # the commit point
+                write_json(folder / "refs.json", refs)  # the commit point
             except BaseException:
                 restore_files(previous)
                 if created:
@@ -195,38 +187,10 @@ class LocalStore:
                 raise
         return Published(repo, version, tag, sha, f"file://{folder}")
 
-    def _write_revision(self, folder: Path, files: list[tuple[str, Path]]) -> tuple[str, bool]:
-        """Copy files into a temp folder, name it by its content, rename it into place."""
-        revisions = folder / "revisions"
-        revisions.mkdir(parents=True, exist_ok=True)
-        tmp = make_temp_dir(".tmp-", revisions)
-        try:
-            budget, listing = self.limits.budget(), []
-            for rel, full in files:
-                data = full.read_bytes()
-                budget.take(rel, len(data))
-                write_file(tmp / "files", rel, data)
-                listing.append({"path": rel, "sha256": hashlib.sha256(data).hexdigest(),
-                                "size": len(data)})
-            (tmp / "files").mkdir(exist_ok=True)
-            text = "".join(f"{e['path']}\0{e['sha256']}\n" for e in listing)
-            sha = hashlib.sha1(b"hubskills-tree\n" + text.encode()).hexdigest()
-            tree = {"sha": sha, "content_hash": content_hash(tmp / "files"), "files": listing}
-            _write_json(tmp / "tree.json", tree)
-            final = revisions / sha
-            if final.exists():
-                shutil.rmtree(tmp)
-                return sha, False
-            os.rename(tmp, final)
-            return sha, True
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-
     def versions(self, repo: str) -> list[VersionInfo]:
         """Published versions, newest first."""
         self._ensure_seeded()
-        refs = _read_json(self._existing(repo) / "refs.json", {})
+        refs = read_json(self._existing(repo) / "refs.json", {})
         dates = {h["tag"]: h["date"] for h in refs.get("history", []) if h.get("tag")}
         return [VersionInfo(v, tag, sha, dates.get(tag))
                 for v, tag, sha in version_tags(refs.get("tags", {}))]
@@ -235,7 +199,7 @@ class LocalStore:
         """Resolve latest / version / `main` / sha / sha prefix (see `base.resolve_ref`)."""
         self._ensure_seeded()
         folder = self._existing(repo)
-        refs = _read_json(folder / "refs.json", {})
+        refs = read_json(folder / "refs.json", {})
 
         def commits() -> list[str]:
             return [p.name for p in (folder / "revisions").iterdir() if set(p.name) <= _SHA]
@@ -257,25 +221,12 @@ class LocalStore:
         if len(sha) != 40 or not set(sha) <= _SHA or not (rev / "tree.json").is_file():
             raise VersionNotFound(f"{repo} has no revision '{sha}'",
                                   hint=f"hubskills versions {repo}")
-        tree = _read_json(rev / "tree.json", {})
-        entries = [e for e in tree["files"] if not is_card_path(check_relpath(e["path"]))]
-        limits.check([(e["path"], int(e.get("size", 0))) for e in entries], hint=HOSTILE_HINT)
-        require_empty(dest)
-        for entry in entries:
-            src = rev / "files" / entry["path"]
-            if src.is_symlink() or not src.is_file():
-                raise UnsafeSkill(f"{repo}@{sha[:12]}: {entry['path']} is not a regular file")
-            data = src.read_bytes()
-            if hashlib.sha256(data).hexdigest() != entry["sha256"]:
-                raise UnsafeSkill(f"{repo}@{sha[:12]}: {entry['path']} does not match its "
-                                  "digest; the local registry is damaged",
-                                  hint="hubskills registry seed --force, or publish again")
-            write_file(dest, entry["path"], data)
+        paths, digest = read_revision(rev, f"{repo}@{sha[:12]}", dest, limits)
         with self._lock:
             meta_path = self._skill_dir(repo) / "meta.json"
-            meta = _read_json(meta_path, {})
-            _write_json(meta_path, {**meta, "downloads": int(meta.get("downloads", 0)) + 1})
-        return Fetched(dest, [e["path"] for e in entries], tree.get("content_hash"))
+            meta = read_json(meta_path, {})
+            write_json(meta_path, {**meta, "downloads": int(meta.get("downloads", 0)) + 1})
+        return Fetched(dest, paths, digest)
 
     def search(self, query: str = "", *, sort: str = "downloads", limit: int = 50,
                lift_key: LiftKey | None = None) -> list[SkillInfo]:
@@ -296,8 +247,8 @@ class LocalStore:
     def _basic_info(self, folder: Path, repo: str) -> SkillInfo:
         card_path = folder / "README.md"
         card = card_path.read_text(encoding="utf-8") if card_path.is_file() else ""
-        meta = _read_json(folder / "meta.json", {})
-        history = _read_json(folder / "refs.json", {}).get("history", [])
+        meta = read_json(folder / "meta.json", {})
+        history = read_json(folder / "refs.json", {}).get("history", [])
         fields = card_fields(parse_card(card), repo)
         return SkillInfo(repo=repo, downloads=int(meta.get("downloads", 0)),
                          likes=int(meta.get("likes", 0)),
@@ -371,22 +322,8 @@ class LocalStore:
 
     def revision_content_hash(self, repo: str, sha: str) -> str | None:
         """The content hash of a stored revision (None when there is no such revision)."""
-        tree = _read_json(self._skill_dir(repo) / "revisions" / sha / "tree.json", {})
+        tree = read_json(self._skill_dir(repo) / "revisions" / sha / "tree.json", {})
         return tree.get("content_hash")
-
-
-def _read_json(path: Path, default: Any) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return default
-    except ValueError as err:
-        raise RegistryError(f"{path} is damaged ({err})",
-                            hint="hubskills registry path  # inspect or remove it") from err
-
-
-def _write_json(path: Path, data: Any) -> None:
-    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
 def _summary() -> Any:

@@ -25,6 +25,7 @@ from registry.evaluation.results import (
 from registry.format.skill import Problem, Skill, content_hash, load_skill
 from registry.format.validate import has_errors, validate_skill
 from registry.scan import Finding, check_findings, scan_folder
+from registry.scan.paths import WINDOWS_DEVICES
 from registry.stores.base import Published, SkillStore
 from registry.stores.files import skill_files
 from registry.stores.push import check_finished, run_producer
@@ -175,6 +176,10 @@ def publish_skill(store: SkillStore, skill_dir: Path, *, runs_dir: Path,
     """Validate, scan, version, publish and attach runs (see the module docstring)."""
     problems, findings = check_skill(skill_dir, allow_risky=allow_risky)
     skill = load_skill(skill_dir)
+    if skill.name in WINDOWS_DEVICES:  # pull refuses it: no folder on Windows can be named so
+        raise InvalidSkill(f"{skill_dir}: the skill name '{skill.name}' is a Windows device "
+                           "name", hint=f"rename the skill and its folder, then hubskills "
+                           f"publish {skill_dir}")
     files = [rel for rel, _ in skill_files(skill)]
     repo = repo or f"{store.default_namespace()}/{skill.name}"
     check_repo_id(repo)

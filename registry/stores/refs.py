@@ -15,6 +15,7 @@ from registry.stores.base import Resolved
 _SEMVER = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?$")
 _HEX = re.compile(r"^[0-9a-f]{7,40}$")
 _REPO_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
+_BRANCH = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
 def parse_version(text: str) -> tuple[int, int, int, str | None]:
@@ -81,7 +82,7 @@ def resolve_ref(repo: str, ref: str | None, *, tags: Mapping[str, str], main: st
     Raises:
         VersionNotFound: the ref names nothing, or a sha prefix is ambiguous.
     """
-    wanted = (ref or "latest").strip()
+    wanted = check_ref((ref or "latest").strip())
     tagged = version_tags(tags)
 
     def version_of(sha: str) -> str | None:
@@ -120,6 +121,21 @@ def check_repo_id(repo: str) -> tuple[str, str]:
         raise HubskillsError(f"'{repo}' is not a skill id like namespace/name",
                              hint="hubskills search NAME  # to find the exact id")
     return parts[0], parts[1]
+
+
+def check_ref(ref: str) -> str:
+    """Accept only a ref that cannot be read as a path or an option: `latest`, a version
+    (`1.2.0`, `v1.2.0`), a sha or sha prefix, or a plain branch/tag name (letters, digits,
+    `.`, `_`, `-`; no `/`, no `..`, not starting with `-` or `.`).
+
+    Raises:
+        HubskillsError: any other ref (`../..`, `main/../x`, `--help`, `a b`).
+    """
+    if is_version(ref) or (_BRANCH.match(ref) and ".." not in ref
+                           and not ref.lower().endswith(".lock")):
+        return ref
+    raise HubskillsError(f"{ref!r} is not a version, sha or plain branch name",
+                         hint="pull NS/NAME@v1.2.0, @<sha> or @main; hubskills versions NS/NAME")
 
 
 def is_full_sha(text: str) -> bool:
