@@ -58,9 +58,6 @@ def ci_command(paths: tuple[Path, ...], base: str | None, min_lift: float | None
       hubskills ci --base origin/main -m openai/gpt-5-mini --junit ci.xml
       hubskills ci skills/ --min-lift 0 --summary ci.md
     """
-    from registry.evaluation.engine import EvalConfig
-    from registry.providers import default_model_ref
-    from registry.stores import get_store
     from registry.stores.gate import run_gate
     from registry.stores.gate_changes import find_changes
     from registry.stores.gate_report import headline
@@ -68,10 +65,9 @@ def ci_command(paths: tuple[Path, ...], base: str | None, min_lift: float | None
     settings = Settings.from_env()
     evaluate = _jobs_evaluate() if where == "jobs" else _local_evaluate
     changes = find_changes(list(paths), base, cwd=Path.cwd())
-    config = EvalConfig(models=list(models) or [default_model_ref(settings)], runs=runs,
-                        judge=judge, base_url=base_url, via="cli",
-                        code_checks="skip" if skip_code_checks else "require")
-    store = get_store(settings, registry_kind) if changes.changed else None
+    config = _config(settings, changes.changed, models=list(models), runs=runs, judge=judge,
+                     base_url=base_url, skip_code_checks=skip_code_checks)
+    store = _store(settings, registry_kind) if changes.changed else None
     result = run_gate(changes, config, settings, store,
                       min_lift=None if min_lift is None else min_lift / 100,
                       evaluate=evaluate, announce=lambda line: out.info(f"ci: {line}"))
@@ -80,6 +76,25 @@ def ci_command(paths: tuple[Path, ...], base: str | None, min_lift: float | None
     if not result.passed:
         out.error(headline(result))
         raise SystemExit(1)
+
+
+def _config(settings: Settings, changed: list[Path], *, models: list[str], runs: int,
+            judge: str | None, base_url: str | None, skip_code_checks: bool) -> Any:
+    """The evaluation settings (None when nothing changed: the engine is not even loaded)."""
+    if not changed:
+        return None
+    from registry.evaluation.engine import EvalConfig
+    from registry.providers import default_model_ref
+
+    return EvalConfig(models=models or [default_model_ref(settings)], runs=runs, judge=judge,
+                      base_url=base_url, via="cli",
+                      code_checks="skip" if skip_code_checks else "require")
+
+
+def _store(settings: Settings, registry_kind: str | None) -> Any:
+    from registry.stores import get_store
+
+    return get_store(settings, registry_kind)
 
 
 def _local_evaluate(skill_dir: Path, config: Any, settings: Settings, **kw: Any) -> Any:

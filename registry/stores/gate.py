@@ -19,23 +19,22 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from registry.config import Settings
 from registry.errors import SkillNotFound
 from registry.evaluation.display import lift_interval, p_value, points
-from registry.evaluation.engine import EvalConfig, EvalRun
-from registry.evaluation.report import summarize
-from registry.evaluation.results import ResultRow
-from registry.evaluation.stats import LiftStats, compare_arms
-from registry.format.skill import load_skill
-from registry.format.suite import load_suite, suite_path
 from registry.stores.base import SkillStore
 from registry.stores.gate_changes import Changes
 from registry.stores.seed import SEED_NAMESPACE
 
+if TYPE_CHECKING:  # the engine (numpy, the providers) loads only when a skill changed
+    from registry.evaluation.engine import EvalConfig, EvalRun
+    from registry.evaluation.results import ResultRow
+    from registry.evaluation.stats import LiftStats
+
 #: (skill folder, config, settings, **keywords of `run_evaluation`) -> the finished run
-Evaluate = Callable[..., EvalRun]
+Evaluate = Callable[..., "EvalRun"]
 
 
 @dataclass(frozen=True)
@@ -140,6 +139,8 @@ def skill_arms(rows: Sequence[ResultRow]) -> dict[str, dict[str, list[bool | Non
 def _published_run(store: SkillStore, published: PublishedVersion, folder: Path,
                    config: EvalConfig, settings: Settings, evaluate: Evaluate) -> EvalRun:
     """Evaluate the published version on the changed skill's suite (same models, settings)."""
+    from registry.format.suite import suite_path
+
     with tempfile.TemporaryDirectory(prefix="hubskills-ci-") as tmp:
         dest = Path(tmp) / folder.name
         store.fetch(published.repo, published.sha, dest)
@@ -152,6 +153,10 @@ def gate_skill(folder: Path, root: Path, config: EvalConfig, settings: Settings,
                store: SkillStore | None, *, min_lift: float | None,
                evaluate: Evaluate) -> list[GateCheck]:
     """Evaluate one changed skill (and its published version) and judge it on each model."""
+    from registry.evaluation.report import summarize
+    from registry.evaluation.stats import compare_arms
+    from registry.format.skill import load_skill
+
     name = load_skill(folder).name
     run = evaluate(folder, config, settings)
     published = find_published(store, folder, name) if store is not None else None
@@ -182,6 +187,9 @@ def run_gate(changes: Changes, config: EvalConfig, settings: Settings,
         HubskillsError: a changed skill or its suite is invalid, a model is unknown or a key
             is missing (before that skill's first call), or the registry failed.
     """
+    from registry.format.skill import load_skill
+    from registry.format.suite import load_suite, suite_path
+
     for folder in changes.changed:  # every skill and suite is read before the first call
         load_suite(suite_path(folder), skill_dir=load_skill(folder).path)
     root, checks = changes.root, list[GateCheck]()

@@ -9,9 +9,12 @@ testcase per unchanged skill, indented.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from typing import TYPE_CHECKING
 
 from registry.evaluation.display import lift_interval, pct, points
-from registry.stores.gate import GateCheck, GateResult
+
+if TYPE_CHECKING:
+    from registry.stores.gate import GateCheck, GateResult
 
 
 def headline(result: GateResult) -> str:
