@@ -30,16 +30,23 @@ from registry.hub.errors import (
 )
 
 if TYPE_CHECKING:
-    from registry.hub.client import HubClient, Refs, RemoteFile, RepoInfo, with_retry
+    from registry.hub.client import (
+        HubClient,
+        PullRequest,
+        Refs,
+        RemoteFile,
+        RepoInfo,
+        with_retry,
+    )
 
 __all__ = [
     "AuthFailed", "Conflict", "EntryNotFound", "HubClient", "HubError", "NotCached",
-    "RefusedPath", "Refs", "RemoteFile", "RepoInfo", "RepoNotFound", "RevisionNotFound",
-    "StaleParent", "Unreachable", "offline_mode", "reachable", "stored_token", "translate",
-    "user_error", "user_errors", "with_retry",
+    "PullRequest", "RefusedPath", "Refs", "RemoteFile", "RepoInfo", "RepoNotFound",
+    "RevisionNotFound", "StaleParent", "Unreachable", "offline_mode", "reachable",
+    "stored_token", "translate", "user_error", "user_errors", "with_retry",
 ]
 PROBE_TIMEOUT_S = 2.0
-_LAZY = {"HubClient", "RemoteFile", "RepoInfo", "Refs", "with_retry"}
+_LAZY = {"HubClient", "PullRequest", "RemoteFile", "RepoInfo", "Refs", "with_retry"}
 
 
 def __getattr__(name: str) -> Any:
