@@ -194,3 +194,23 @@ def test_generate_stops_only_on_a_helps_verdict_not_on_a_positive_lower_bound():
     assert not RoundResult(0, "r", [student(0.2, "no detectable effect")]).reached(0.5)
     assert RoundResult(0, "r", [student(0.2, "helps")]).reached(0.5)
     assert not RoundResult(0, "r", [student(0.2, "helps")]).reached(1.01)  # target unmet
+
+
+def test_the_space_shows_pending_submissions_apart_and_marked_unreviewed(
+        hub: FakeHub, tmp_path: Path):
+    from space.leaderboard_tab import pending
+    from space.state import SpaceState
+
+    owner = store_for(hub, tmp_path, hub.token)
+    push_run(owner, *run("r-merged", skill_pass=False))
+    state = SpaceState(owner.settings, owner, on_space=False)
+    table, note = pending(state)
+    assert table["data"] == [] and "No pending submissions" in note
+
+    push_run(store_for(hub, tmp_path, ALICE), *run("r-pending"))
+    table, note = pending(state)
+    assert note.startswith("**Unreviewed**")
+    [row] = table["data"]
+    assert "boss/answers" in " ".join(map(str, row)) and "+100 [+100, +100]" in row
+    ranked = {tuple(map(str, r)) for r in state.frame()[["run_id"]].drop_duplicates().values}
+    assert ranked == {("r-merged",)}  # the merged board never holds the pending run
