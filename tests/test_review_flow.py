@@ -214,3 +214,28 @@ def test_the_space_shows_pending_submissions_apart_and_marked_unreviewed(
     assert "boss/answers" in " ".join(map(str, row)) and "+100 [+100, +100]" in row
     ranked = {tuple(map(str, r)) for r in state.frame()[["run_id"]].drop_duplicates().values}
     assert ranked == {("r-merged",)}  # the merged board never holds the pending run
+
+
+def test_eval_push_by_a_contributor_prints_the_pull_request(hub: FakeHub, tmp_path: Path):
+    from fakes.openai_server import FakeOpenAIServer
+    from test_evaluate import knows_fact_if_told, make_skill
+
+    skill = make_skill(tmp_path, 10)
+    owner = store_for(hub, tmp_path, hub.token)
+    owner.publish(skill, repo="boss/zorblax-ports", version="1.0.0")
+    owner.results._ensure_dataset(DATASET)  # boss's leaderboard dataset exists
+    env = {"HF_HUB_OFFLINE": "0", "HF_ENDPOINT": hub.url, "HF_TOKEN": ALICE,
+           "HUBSKILLS_RESULTS_REPO": DATASET, "HUBSKILLS_HOME": str(tmp_path / "alice-home"),
+           "NO_COLOR": "1", "COLUMNS": "250"}
+    with FakeOpenAIServer(responder=knows_fact_if_told) as server:
+        result = CliRunner().invoke(cli, [
+            "eval", str(skill), "-m", "local/fake", "--base-url", server.url, "--runs", "1",
+            "--push", "--registry", "hub", "--repo", "boss/zorblax-ports"], env=env,
+            catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "you (alice) cannot write the results dataset" in text
+    assert f"{hub.url}/datasets/{DATASET}/discussions/1" in text
+    assert "Pushed" not in text
+    [pr] = hub.repo(DATASET, "dataset").pulls.values()
+    assert pr.author == "alice" and pr.status == "open"

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from registry.config import Settings
-from registry.errors import SkillNotFound
+from registry.errors import MissingCredentials, SkillNotFound
 from registry.evaluation.display import lift_interval, p_value, points
 from registry.stores.base import SkillStore
 from registry.stores.gate_changes import Changes
@@ -114,8 +114,11 @@ def find_published(store: SkillStore, folder: Path, name: str) -> PublishedVersi
 
     Looked up as `<namespace>/<name>`, then the example skills' `hubskills/<name>`.
     """
-    for repo in dict.fromkeys([f"{store.default_namespace()}/{name}",
-                               f"{SEED_NAMESPACE}/{name}"]):
+    try:
+        mine = [f"{store.default_namespace()}/{name}"]
+    except MissingCredentials:  # reading needs no token: only the examples' namespace is known
+        mine = []
+    for repo in dict.fromkeys([*mine, f"{SEED_NAMESPACE}/{name}"]):
         try:
             info = store.info(repo)
         except SkillNotFound:
