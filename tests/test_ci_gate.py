@@ -136,6 +136,7 @@ def test_a_skill_worse_than_its_published_version_fails_even_when_it_helps(
     assert "helps" in result.stdout
     assert ("FAIL skills/answers on local/fake: significantly worse than the published "
             "team/answers v1.0.0: -50 [") in result.stdout
+    assert "(0 improved, 6 regressed, 6 unchanged)" in (tmp_path / "s.md").read_text()
     # The published version's baseline answers came from the cache: only its skill arm asked.
     assert len(server.bodies) == N_CASES * 2 + N_CASES
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from registry.config import Settings
-from registry.errors import MissingCredentials, SkillNotFound
+from registry.errors import MissingCredentials, RunNotFound, SkillNotFound
 from registry.evaluation.display import lift_interval, p_value, points
 from registry.stores.base import SkillStore
 from registry.stores.gate_changes import Changes
@@ -64,6 +64,7 @@ class GateCheck:
     published: PublishedVersion | None = None
     published_run_id: str | None = None
     versus: LiftStats | None = None
+    case_changes: str | None = None
     failures: list[str] = field(default_factory=list)
 
     @property
@@ -156,6 +157,7 @@ def gate_skill(folder: Path, root: Path, config: EvalConfig, settings: Settings,
                store: SkillStore | None, *, min_lift: float | None,
                evaluate: Evaluate) -> list[GateCheck]:
     """Evaluate one changed skill (and its published version) and judge it on each model."""
+    from registry.evaluation.compare import compare_runs
     from registry.evaluation.report import summarize
     from registry.evaluation.stats import compare_arms
     from registry.format.skill import load_skill
@@ -164,10 +166,15 @@ def gate_skill(folder: Path, root: Path, config: EvalConfig, settings: Settings,
     run = evaluate(folder, config, settings)
     published = find_published(store, folder, name) if store is not None else None
     theirs: dict[str, dict[str, list[bool | None]]] = {}
-    published_run_id = None
+    published_run_id = changes = None
     if store is not None and published is not None:
         old = _published_run(store, published, folder, config, settings, evaluate)
         theirs, published_run_id = skill_arms(old.rows), old.manifest.run_id
+        try:  # per case, as `hubskills runs compare` says it (runs saved here only)
+            changes = compare_runs(settings.runs_dir, published_run_id,
+                                   run.manifest.run_id)["summary"]
+        except RunNotFound:
+            changes = None
     ours = skill_arms(run.rows)
     checks = []
     for summary in summarize(run.rows):
@@ -176,7 +183,7 @@ def gate_skill(folder: Path, root: Path, config: EvalConfig, settings: Settings,
         checks.append(GateCheck(
             skill=name, folder=_relative(folder, root), model=summary.model,
             run_id=run.manifest.run_id, lift=summary.stats, published=published,
-            published_run_id=published_run_id, versus=versus,
+            published_run_id=published_run_id, versus=versus, case_changes=changes,
             failures=failures(summary.stats, versus, published, min_lift)))
     return checks
 

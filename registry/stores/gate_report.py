@@ -38,7 +38,8 @@ def versus_text(check: GateCheck) -> str:
     if check.published is None or check.versus is None:
         return "-"
     v = check.versus
-    return f"{check.published.label}: {lift_interval(v.lift, v.lo, v.hi)} {v.verdict}"
+    text = f"{check.published.label}: {lift_interval(v.lift, v.lo, v.hi)} {v.verdict}"
+    return text + (f" ({check.case_changes})" if check.case_changes else "")
 
 
 def markdown(result: GateResult) -> str:
