@@ -163,8 +163,9 @@ def gate_skill(folder: Path, root: Path, config: EvalConfig, settings: Settings,
     from registry.format.skill import load_skill
 
     name = load_skill(folder).name
-    run = evaluate(folder, config, settings)
+    # The registry is asked before the first model call: its failure costs nothing.
     published = find_published(store, folder, name) if store is not None else None
+    run = evaluate(folder, config, settings)
     theirs: dict[str, dict[str, list[bool | None]]] = {}
     published_run_id = changes = None
     if store is not None and published is not None:
