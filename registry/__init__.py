@@ -100,6 +100,7 @@ _EXPORTS: dict[str, str] = {
     "scrub_data": "registry.secrets:scrub_data",
     "scrub_logs": "registry.secrets:scrub_logs",
     "scrubber": "registry.secrets:scrubber",
+    "pending_frame": "registry.stores.review:pending_frame",
 }
 
 __all__ = [
@@ -114,7 +115,7 @@ __all__ = [
     "check_repo_id", "tag_for", "write_file", "generate_skill", "GenerateReport", "add_tests",
     "pull", "PullResult", "SandboxUnavailable", "SecretScope", "SizeLimits", "current_scope",
     "get_sandbox", "has_code_checks", "hold", "push_saved_run", "scrub", "scrub_data",
-    "scrub_logs", "scrubber",
+    "scrub_logs", "scrubber", "pending_frame",
 ]
 
 if TYPE_CHECKING:
@@ -168,6 +169,7 @@ if TYPE_CHECKING:
     from registry.stores.publish import PublishResult, publish_skill
     from registry.stores.push import push_saved_run
     from registry.stores.refs import check_repo_id, tag_for
+    from registry.stores.review import pending_frame
 
 
 def __getattr__(name: str) -> Any:

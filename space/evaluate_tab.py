@@ -99,6 +99,10 @@ def push_results(state: SpaceState, run_id: str | None,
         warn(err)
         return error_markdown(err)
     state.invalidate()
+    if pushed.pr_url:  # the visitor may not write the dataset: it awaits its owner's review
+        return ok_markdown(f"Proposed {pushed.rows} rows of run `{run_id}` for review as a pull "
+                           f"request: {pushed.pr_url}. They show on the leaderboard as "
+                           "*unreviewed* until the dataset's owner merges them.")
     note = f" The card was not updated: {pushed.card_note}" if pushed.card_note else ""
     return ok_markdown(f"Pushed {pushed.rows} rows of run `{run_id}` to `{pushed.path}`.{note}")
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import gradio as gr
 
+from registry import pending_frame
+
 from .cache import wire_plot, wire_table
 from .leaderboard_view import (
     ALL,
@@ -79,6 +81,18 @@ def per_model(state: SpaceState, model: str | None) -> dict:
                       lambda: wire_table(model_table(state.frame(), model).head(TABLE_ROWS)))
 
 
+def pending(state: SpaceState) -> tuple[dict, str]:
+    """Submissions awaiting review (open pull requests on the results dataset), ranked among
+    themselves and marked unreviewed. Asked on request only, never memoised with the merged
+    data: a pull request opens or merges without changing that data's version."""
+    view = leaderboard_view(pending_frame(state.store), state.tags(), limit=TABLE_ROWS)
+    if view.table.empty:
+        return wire_table(view.table), "No pending submissions: nothing awaits review."
+    return wire_table(view.table), ("**Unreviewed**: proposed by their authors as pull requests "
+                                    "on the results dataset and not yet checked by its owner. "
+                                    + view.summary)
+
+
 def _choices(state: SpaceState) -> tuple[list[str], list[str], str | None]:
     """The model and tag filters' choices, and the model the model view opens on."""
     models, tags = state.view("choices", "filters", lambda: (
@@ -142,7 +156,25 @@ def build(state: SpaceState) -> LeaderboardTab:
     tab = LeaderboardTab(table, query, model, tag, verdict, scatter, summary, view_model,
                          model_rows)
     _wire(state, tab)
+    _pending_section(state)
     return tab
+
+
+def _pending_section(state: SpaceState) -> None:
+    """Unreviewed submissions, apart from the ranked board and only when asked for."""
+    with gr.Accordion("Pending submissions (unreviewed)", open=False, elem_id="pending"):
+        show = gr.Button("Show pending submissions", size="sm", elem_id="pending-show")
+        note = gr.Markdown()
+        rows = gr.Dataframe(datatype=DATATYPES, interactive=False, wrap=True,
+                            column_widths=WIDTHS, elem_id="pending-table",
+                            elem_classes="hs-table")
+
+    @friendly
+    def load() -> tuple[dict, str]:
+        return pending(state)
+
+    show.click(load, None, [rows, note], api_name="pending", concurrency_limit=1,
+               concurrency_id="pending", show_progress="minimal")
 
 
 def _wire(state: SpaceState, tab: LeaderboardTab) -> None:

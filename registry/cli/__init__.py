@@ -22,6 +22,8 @@ from registry.errors import HubskillsError
 COMMANDS: dict[str, tuple[str, str]] = {
     "ask": ("registry.cli.models:ask_command",
             "Ask one model one question: the answer, then tokens, cost and latency."),
+    "ci": ("registry.cli.ci:ci_command",
+           "Re-evaluate the skills changed since a git ref; exit 1 when one regressed."),
     "eval": ("registry.cli.eval:eval_command",
              "Evaluate a skill: each case with and without the skill, on each model."),
     "generate": ("registry.cli.generate:generate_command",

@@ -226,7 +226,12 @@ def _push(store, skill: Path, manifest, rows, *, quiet: bool) -> None:
 
     pushed = push_run(store, manifest, rows, skill_dir=skill, via="cli")
     where, card_note = pushed.path, pushed.card_note
-    if not quiet:
+    if pushed.pending:  # said even with --json: the rows are not in the dataset yet
+        out.warn(f"you ({pushed.produced_by}) cannot write the results dataset, so run "
+                 f"{manifest.run_id} was proposed for review as a pull request: "
+                 f"{pushed.pr_url} (unreviewed until its owner merges it; `hubskills "
+                 "leaderboard --pending` shows it)")
+    elif not quiet:
         out.result(f"Pushed {len(rows)} rows of {manifest.skill_repo} v{manifest.skill_version} "
                    f"to {where}")
     if card_note:

@@ -35,10 +35,13 @@ _LEGEND = ("lift: skill minus baseline pass rate, in points, with a paired t 95%
                    "[env: HUBSKILLS_REGISTRY].")
 @click.option("--limit", type=click.IntRange(min=0), default=DEFAULT_LIMIT, show_default=True,
               help="Show the top N entries (0: all).")
+@click.option("--pending", is_flag=True,
+              help="Also show submissions awaiting review (open pull requests on the results "
+                   "dataset), marked unreviewed.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def leaderboard_command(skill: str | None, model: str | None, tag: str | None,
                         verdict: str | None, registry: str | None, limit: int,
-                        as_json: bool) -> None:
+                        pending: bool, as_json: bool) -> None:
     """Rank skills by measured lift (one row per skill version x model x mode x suite).
 
     \b
@@ -46,6 +49,7 @@ def leaderboard_command(skill: str | None, model: str | None, tag: str | None,
       hubskills leaderboard
       hubskills leaderboard --model sonnet --verdict helps
       hubskills leaderboard --skill cuda --json
+      hubskills leaderboard --registry hub --pending   # and unreviewed submissions
     """
     from registry.config import Settings
     from registry.evaluation.leaderboard import entries
@@ -53,10 +57,35 @@ def leaderboard_command(skill: str | None, model: str | None, tag: str | None,
 
     store = get_store(Settings.from_env(), registry)
     tags = {info.repo: info.tags for info in store.search("", limit=_ALL_SKILLS)} if tag else None
-    ranked = entries(store.results_frame(), skill=skill, model=model, tags=tags, tag=tag,
-                     verdict=verdict)
+    filters = dict(skill=skill, model=model, tags=tags, tag=tag, verdict=verdict)
+    ranked = entries(store.results_frame(), **filters)
+    if pending:
+        _with_pending(ranked, store, filters, limit=limit, as_json=as_json)
+        return
     render_leaderboard(ranked, limit=limit, as_json=as_json,
                        filtered=any((skill, model, tag, verdict)))
+
+
+def _with_pending(ranked: Sequence[Entry], store: object, filters: dict, *, limit: int,
+                  as_json: bool) -> None:
+    """The reviewed board, then the unreviewed submissions apart (ranked among themselves)."""
+    from registry.evaluation.leaderboard import entries
+    from registry.evaluation.leaderboard_table import to_records
+    from registry.stores.review import UNREVIEWED, pending_frame
+
+    waiting = entries(pending_frame(store), **filters)  # type: ignore[arg-type]
+    if as_json:
+        out.as_json([{**r, "review": "merged"} for r in to_records(ranked[:limit or None])]
+                    + [{**r, "review": UNREVIEWED} for r in to_records(waiting)])
+        return
+    render_leaderboard(ranked, limit=limit, filtered=True)
+    out.result("")
+    if not waiting:
+        out.result("No pending submissions: nothing awaits review.")
+        return
+    out.result(f"Pending submissions ({UNREVIEWED}: open pull requests on the results dataset, "
+               "not checked by its owner; ranked among themselves only):")
+    render_leaderboard(waiting, limit=0, filtered=True)
 
 
 def render_leaderboard(ranked: Sequence[Entry], *, limit: int = DEFAULT_LIMIT,

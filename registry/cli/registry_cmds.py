@@ -93,7 +93,9 @@ def _print_publish(result: PublishResult) -> None:
     out.result(f"  revision  {result.published.sha}")
     out.result(f"  version   {plan.version} ({plan.version_source})")
     for path in result.results:
-        out.result(f"  results   {path}")
+        pr_url = getattr(path, "pr_url", None)  # someone else's dataset: awaiting review
+        out.result(f"  results   {path}" + (f" (unreviewed: proposed in {pr_url})"
+                                            if pr_url else ""))
     out.result(f"Pull it:  {result.pull_command}")
 
 

@@ -54,8 +54,9 @@ class RoundResult:
         return (sum(s.lo for s in self.students) / n, sum(s.skill for s in self.students) / n)
 
     def reached(self, target: float) -> bool:
-        """Significant lift (lower bound > 0) and the target pass rate on every student."""
-        return bool(self.students) and all(s.lo > 0 and s.skill >= target
+        """The one engine's verdict "helps" (interval above 0 AND the exact test, on enough
+        cases) and the target pass rate on every student."""
+        return bool(self.students) and all(s.verdict == "helps" and s.skill >= target
                                            for s in self.students)
 
 

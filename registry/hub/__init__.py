@@ -31,18 +31,24 @@ from registry.hub.errors import (
 )
 
 if TYPE_CHECKING:
-    from registry.hub.client import HubClient, Refs, RemoteFile, RepoInfo, with_retry
+    from registry.hub.client import (
+        HubClient,
+        PullRequest,
+        Refs,
+        RemoteFile,
+        RepoInfo,
+        with_retry,
+    )
     from registry.hub.jobs import JobsClient, JobState
 
 __all__ = [
     "AuthFailed", "Conflict", "EntryNotFound", "HubClient", "HubError", "JobState",
-    "JobsClient", "NotCached",
-    "RefusedPath", "Refs", "RemoteFile", "RepoInfo", "RepoNotFound", "RevisionNotFound",
-    "StaleParent", "Unreachable", "offline_mode", "reachable", "stored_token", "translate",
-    "user_error", "user_errors", "with_retry",
+    "JobsClient", "NotCached", "PullRequest", "RefusedPath", "Refs", "RemoteFile", "RepoInfo",
+    "RepoNotFound", "RevisionNotFound", "StaleParent", "Unreachable", "offline_mode",
+    "reachable", "stored_token", "translate", "user_error", "user_errors", "with_retry",
 ]
 PROBE_TIMEOUT_S = 2.0
-_LAZY = {"HubClient", "RemoteFile", "RepoInfo", "Refs", "with_retry"}
+_LAZY = {"HubClient", "PullRequest", "RemoteFile", "RepoInfo", "Refs", "with_retry"}
 _LAZY_JOBS = {"JobsClient", "JobState"}
 
 

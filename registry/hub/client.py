@@ -58,6 +58,16 @@ class RepoInfo:
 
 
 @dataclass(frozen=True)
+class PullRequest:
+    """An open pull request: its number, who opened it, the revision holding it, its page."""
+
+    num: int
+    author: str
+    revision: str
+    url: str
+
+
+@dataclass(frozen=True)
 class Refs:
     """A repo's tags (name -> commit) and the commit `main` points at."""
 
@@ -196,6 +206,26 @@ class HubClient:
             repo, operations, commit_message=message, parent_commit=parent,
             repo_type=repo_type), repo_type=repo_type)
         return str(info.oid)
+
+    def propose(self, repo: str, files: Mapping[str, bytes], *, message: str,
+                repo_type: str = "model") -> str:
+        """One commit adding `files`, opened as a pull request on `main` for the repo's owner
+        to review (anyone who can read a repo may propose); returns the PR's URL."""
+        from huggingface_hub import CommitOperationAdd
+
+        operations = [CommitOperationAdd(p, data) for p, data in files.items()]
+        info = self._call(repo, lambda: self.api.create_commit(
+            repo, operations, commit_message=message, repo_type=repo_type, create_pr=True),
+            repo_type=repo_type)
+        return str(info.pr_url)
+
+    def open_pull_requests(self, repo: str, *, repo_type: str = "model") -> list[PullRequest]:
+        """The repo's open pull requests, oldest first."""
+        listed = self._call(repo, lambda: list(self.api.get_repo_discussions(
+            repo, discussion_type="pull_request", discussion_status="open",
+            repo_type=repo_type)), repo_type=repo_type)
+        return sorted((PullRequest(d.num, d.author, f"refs/pr/{d.num}", d.url)
+                       for d in listed if d.is_pull_request), key=lambda p: p.num)
 
     def create_tag(self, repo: str, tag: str, revision: str) -> None:
         """Tag `revision`; `Conflict` when the tag exists."""

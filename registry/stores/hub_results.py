@@ -6,6 +6,11 @@ parent (appends never conflict) with bounded retries; its card declares the `eva
 `datasets.load_dataset(repo, split="evals")` returns every row. Reads download each file once
 into the HF cache; the frame parses only files it has not seen (see `frame.py`). Errors are the
 client's typed ones: `HubStore` turns them into user errors at its edge.
+
+Whose numbers: a token that may read the dataset but not write it (someone else's leaderboard)
+proposes its run as a pull request instead (`create_pr=True`, with that same token: never
+another); the dataset's owner merges it. Merged files are the dataset; files only in open pull
+requests are *pending* submissions (`pending_frame`), shown apart and marked unreviewed.
 """
 
 from __future__ import annotations
@@ -17,7 +22,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from registry.evaluation.results import ResultRow, RunManifest, iter_rows, rows_to_jsonl
-from registry.hub import EntryNotFound, HubClient, RemoteFile, RepoNotFound, with_retry
+from registry.hub import (
+    AuthFailed,
+    EntryNotFound,
+    HubClient,
+    PullRequest,
+    RemoteFile,
+    RepoNotFound,
+    with_retry,
+)
 from registry.scan import check_relpath
 from registry.stores.dataset import (
     DEFAULT_RESULTS_NAME,
@@ -37,6 +50,18 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+class Appended(str):
+    """The path a run's file got in the dataset (a `str`, as `append_results` returns), and the
+    pull request that proposes it when the token could not write the dataset directly."""
+
+    pr_url: str | None
+
+    def __new__(cls, path: str, pr_url: str | None = None) -> Appended:
+        made = super().__new__(cls, path)
+        made.pr_url = pr_url
+        return made
+
+
 class HubResults:
     """The results dataset (see the module docstring); `namespace` names its default owner."""
 
@@ -45,6 +70,7 @@ class HubResults:
         self.client, self.cache_dir = client, cache_dir
         self._repo, self._namespace = configured, namespace
         self._ready = False
+        self._card_proposal: dict[str, bytes] = {}  # a card we may not write goes in the PR
 
     def repo(self) -> str:
         """The dataset id: configured, else `<namespace>/hubskills-evals` (asked once)."""
@@ -52,18 +78,28 @@ class HubResults:
             self._repo = f"{self._namespace()}/{DEFAULT_RESULTS_NAME}"
         return self._repo
 
-    def append(self, manifest: RunManifest, rows: list[ResultRow]) -> str:
-        """Add the run's file in one commit; returns its path (an existing run is a no-op)."""
+    def append(self, manifest: RunManifest, rows: list[ResultRow]) -> Appended:
+        """Add the run's file in one commit, or propose it as a pull request when this token
+        may not write the dataset; returns its path (an existing run is a no-op)."""
         path = results_path(manifest)
         data = rows_to_jsonl(stamp_rows(manifest, rows)).encode("utf-8")
-        repo = self.repo()
+        repo, message = self.repo(), f"Add eval run {manifest.run_id}"
         self._ensure_dataset(repo)
         if self.client.file_exists(repo, path, repo_type="dataset"):
             log.info("run %s is already in %s", manifest.run_id, repo)
-            return path
-        with_retry(lambda: self.client.commit(repo, {path: data}, repo_type="dataset",
-                                              message=f"Add eval run {manifest.run_id}"))
-        return path
+            return Appended(path)
+        try:
+            with_retry(lambda: self.client.commit(repo, {path: data}, repo_type="dataset",
+                                                  message=message))
+        except AuthFailed as err:
+            if err.status != 403:  # 401: no valid token at all; nothing to propose with
+                raise
+            files = {**self._card_proposal, path: data}
+            url = with_retry(lambda: self.client.propose(
+                repo, files, repo_type="dataset",
+                message=f"{message} (by {manifest.produced_by}, for review)"))
+            return Appended(path, pr_url=url)
+        return Appended(path)
 
     def _ensure_dataset(self, repo: str) -> None:
         if self._ready:
@@ -71,9 +107,15 @@ class HubResults:
         self.client.create_repo(repo, repo_type="dataset")
         card = self.client.read_text(repo, CARD_FILE, repo_type="dataset") or ""
         if not card_is_current(card):  # missing, or declares other row features
-            with_retry(lambda: self.client.commit(
-                repo, {CARD_FILE: dataset_card(repo).encode("utf-8")}, repo_type="dataset",
-                message="Create the hubskills results dataset"))
+            fresh = {CARD_FILE: dataset_card(repo).encode("utf-8")}
+            try:
+                with_retry(lambda: self.client.commit(
+                    repo, fresh, repo_type="dataset",
+                    message="Create the hubskills results dataset"))
+            except AuthFailed as err:
+                if err.status != 403:
+                    raise
+                self._card_proposal = fresh  # someone else's dataset: proposed with the run
         self._ready = True
 
     def files(self) -> tuple[list[RemoteFile], str | None]:
@@ -104,6 +146,35 @@ class HubResults:
         files, head = listed or self.files()
         sources = {f"{e.path}:{e.blob_id}": partial(self._download, e.path, head) for e in files}
         return load_frame(sources, self.cache_dir / self.repo().replace("/", "--"))
+
+    def pending(self) -> list[tuple[PullRequest, list[RemoteFile]]]:
+        """Open pull requests and the result files each adds that `main` does not hold."""
+        repo = self.repo()
+        try:
+            merged = {e.path for e in self.files()[0]}
+            pulls = self.client.open_pull_requests(repo, repo_type="dataset")
+        except RepoNotFound:
+            return []
+        found = []
+        for pr in pulls:
+            try:
+                entries = self.client.tree(repo, RESULTS_DIR, pr.revision, repo_type="dataset")
+            except EntryNotFound:
+                continue
+            added = sorted((e for e in entries if e.path.endswith(".jsonl")
+                            and e.path not in merged), key=lambda e: e.path)
+            if added:
+                found.append((pr, added))
+        return found
+
+    def pending_frame(self) -> pd.DataFrame:
+        """The rows of open pull requests only (unreviewed submissions), as a frame."""
+        from registry.stores.frame import load_frame
+
+        sources = {f"{e.path}:{e.blob_id}": partial(self._download, e.path, pr.revision)
+                   for pr, added in self.pending() for e in added}
+        return load_frame(sources, self.cache_dir / (self.repo().replace("/", "--")
+                                                     + "--pending"))
 
     def latest_summary(self, repo: str) -> list[dict[str, Any]]:
         """The card's evaluation summary of skill `repo` (no frame when there are no runs)."""

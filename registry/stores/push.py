@@ -1,5 +1,11 @@
 """Push a run: the one function the CLI (`eval --push`), the Space's push button and
-`publish --with-run` use to put a finished, placed run into a registry's results dataset."""
+`publish --with-run` use to put a finished, placed run into a registry's results dataset.
+
+Every pushed row says whose numbers they are: `produced_by` is the Hub user the token belongs
+to (asked with `whoami`, never the configured namespace) or "local", and `produced_via` how
+the run was made (cli, space, job). A token that may not write the results dataset proposes
+the run as a pull request (`PushedRun.pr_url`) for the dataset's owner to review.
+"""
 
 from __future__ import annotations
 
@@ -19,12 +25,20 @@ from registry.stores.base import SkillStore
 
 @dataclass(frozen=True)
 class PushedRun:
-    """Where a run's rows went, how many, and why the card was not refreshed (if it was not)."""
+    """Where a run's rows went, how many, why the card was not refreshed (if it was not), and
+    the pull request that proposes them when they await the dataset owner's review."""
 
     run_id: str
     rows: int
     path: str
     card_note: str | None = None
+    pr_url: str | None = None
+    produced_by: str = "local"
+
+    @property
+    def pending(self) -> bool:
+        """Whether the rows wait in a pull request (unreviewed) rather than in the dataset."""
+        return self.pr_url is not None
 
 
 def check_finished(manifest: RunManifest, skill_dir: Path | str) -> None:
@@ -40,8 +54,22 @@ def check_finished(manifest: RunManifest, skill_dir: Path | str) -> None:
 
 
 def run_producer(store: SkillStore) -> str:
-    """Who produces results pushed to ``store``: "local", or the Hub user (namespace)."""
-    return "local" if store.kind == "local" else store.default_namespace()
+    """Who produces results pushed to ``store``: "local", or the Hub user its token belongs to
+    (`whoami`; a namespace setting names where things go, not who made them).
+
+    Raises:
+        MissingCredentials: no valid token.
+    """
+    if store.kind == "local":
+        return "local"
+    from registry.hub import user_errors
+    from registry.stores.hub_results import HubResults  # the Hub client loads only here
+
+    results = getattr(store, "results", None)
+    if isinstance(results, HubResults):
+        with user_errors():
+            return results.client.whoami()
+    return store.default_namespace()
 
 
 def push_run(store: SkillStore, manifest: RunManifest, rows: list[ResultRow], *,
@@ -66,13 +94,18 @@ def push_run(store: SkillStore, manifest: RunManifest, rows: list[ResultRow], *,
     if not kept:
         raise HubskillsError(f"run {manifest.run_id} has no rows to push",
                              hint="hubskills runs show " + manifest.run_id)
-    update = {"produced_by": run_producer(store)} | ({"produced_via": via} if via else {})
+    producer = run_producer(store)
+    update = {"produced_by": producer} | ({"produced_via": via} if via else {})
     path = store.append_results(manifest.model_copy(update=update), kept)
+    pr_url = getattr(path, "pr_url", None)  # `hub_results.Appended`: proposed for review
+    if pr_url is not None:  # the card shows merged results only: nothing to refresh yet
+        return PushedRun(manifest.run_id, len(kept), str(path), None, pr_url, producer)
     try:
         store.refresh_card(manifest.skill_repo)
     except HubskillsError as err:
-        return PushedRun(manifest.run_id, len(kept), path, err.message)
-    return PushedRun(manifest.run_id, len(kept), path)
+        return PushedRun(manifest.run_id, len(kept), str(path), err.message,
+                         produced_by=producer)
+    return PushedRun(manifest.run_id, len(kept), str(path), produced_by=producer)
 
 
 def push_saved_run(store: SkillStore, runs_dir: Path, run_id: str, *,

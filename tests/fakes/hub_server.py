@@ -12,7 +12,8 @@ through the legacy batch + PUT protocol served here.
 Every request is recorded in `hub.requests` as `(method, path)`, and every commit's bearer
 token in `hub.commit_tokens` as `(repo_id, token)`; `hub.fail_next(...)` injects failures;
 requests that match no route are answered 404 and listed in `hub.unhandled`. `hub.jobs` serves
-Hugging Face Jobs and runs each job locally (`jobs_server.py`).
+Hugging Face Jobs and runs each job locally (`jobs_server.py`). Write permissions and pull
+requests (`hub.add_user`, `hub.merge_pr`) are in `hub_review.py`.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
 import yaml
 
+from .hub_review import PullRequest, discussions_page, may_write, merged_files
 from .jobs_server import FakeJobs
 
 TYPES_BY_PLURAL = {"models": "model", "datasets": "dataset", "spaces": "space"}
@@ -115,6 +117,7 @@ class Repo:
     likes: int = 0
     trending_score: int = 0
     declared_sizes: dict[str, int] = field(default_factory=dict)  # a lying listing (tests)
+    pulls: dict[int, PullRequest] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -130,6 +133,8 @@ class Repo:
                 return self.commits[oid]
         if rev in self.commits:
             return self.commits[rev]
+        if rev.startswith("refs/pr/") and rev[8:].isdigit() and int(rev[8:]) in self.pulls:
+            return self.commits[self.pulls[int(rev[8:])].oid]
         raise HubError(404, f"Invalid rev id: {rev}", "RevisionNotFound")
 
     def card(self, commit: Commit) -> dict | None:
@@ -210,6 +215,7 @@ class FakeHub:
         self.lfs_objects: dict[str, bytes] = {}
         self.requests: list[tuple[str, str]] = []
         self.commit_tokens: list[tuple[str, str]] = []
+        self.users: dict[str, tuple[str, set[str]]] = {}  # token -> (user, repos granted)
         self.unhandled: list[tuple[str, str]] = []
         self._failures: list[list] = []  # [remaining, status, path_contains, message]
         self._lock = threading.RLock()
@@ -263,6 +269,32 @@ class FakeHub:
         """Answer the next `n` requests whose path contains `path_contains` with `status`."""
         with self._lock:
             self._failures.append([n, status, path_contains, message or f"Injected {status}"])
+
+    def add_user(self, name: str, token: str, writes: tuple[str, ...] = ()) -> None:
+        """Register `token` as user `name`, who may write only their namespace and `writes`
+        (other tokens stay the hub's own user, who may write everything)."""
+        self.users[token] = (name, set(writes))
+
+    def user_of(self, token: str) -> tuple[str, set[str] | None]:
+        """The user a bearer token is, and the repos they may write (None: every repo)."""
+        name, grants = self.users.get(token, (self.user, None))
+        return name, grants
+
+    def merge_pr(self, repo_id: str, num: int, repo_type: str = "model") -> None:
+        """Merge an open pull request into `main` (what the repo's owner does on the Hub)."""
+        repo = self.repo(repo_id, repo_type)
+        with repo.lock:
+            pr = repo.pulls[num]
+            head = repo.head
+            files = merged_files(head.files, repo.commits[pr.base].files,
+                                 repo.commits[pr.oid].files)
+            commit = self._new_commit(repo, head.oid, f"Merge pull request #{num}", files,
+                                      head.lfs_paths | repo.commits[pr.oid].lfs_paths)
+            repo.branches["main"], pr.status = commit.oid, "merged"
+
+    def close_pr(self, repo_id: str, num: int, repo_type: str = "model") -> None:
+        """Close a pull request without merging it."""
+        self.repo(repo_id, repo_type).pulls[num].status = "closed"
 
     def repo(self, repo_id: str, repo_type: str = "model") -> Repo:
         """The stored repo (KeyError if absent); set `downloads`/`likes` on it for sorting."""
@@ -381,6 +413,15 @@ class _Handler(BaseHTTPRequestHandler):
     def _json(self) -> Any:
         return json.loads(self.body or b"{}")
 
+    def _bearer(self) -> str:
+        return self.headers.get("Authorization", "").removeprefix("Bearer ")
+
+    def _require_write(self, repo_id: str) -> None:
+        user, grants = self.hub.user_of(self._bearer())
+        if grants is not None and not may_write(user, grants, repo_id):
+            raise HubError(403, f"You don't have the rights to write to {repo_id}: open a "
+                                "pull request instead")
+
     def _require_auth(self) -> None:
         if not self.authed:
             raise HubError(401, "Invalid username or password.")
@@ -400,8 +441,9 @@ class _Handler(BaseHTTPRequestHandler):
             rest = seg[1:]
             if rest == ["whoami-v2"] and method == "GET":
                 self._require_auth()
-                return {"type": "user", "id": "0" * 24, "name": hub.user, "fullname": hub.user,
-                        "email": f"{hub.user}@example.com", "orgs": [], "isPro": False,
+                user, _ = hub.user_of(self._bearer())
+                return {"type": "user", "id": "0" * 24, "name": user, "fullname": user,
+                        "email": f"{user}@example.com", "orgs": [], "isPro": False,
                         "auth": {"type": "access_token",
                                  "accessToken": {"displayName": "fake", "role": "write"}}}
             if rest == ["agent-harnesses"] and method == "GET":  # hub 2.4 progress-bar probe
@@ -458,7 +500,12 @@ class _Handler(BaseHTTPRequestHandler):
                            for n, oid in sorted(names.items())]
                     for kind, prefix, names in (("branches", "heads", repo.branches),
                                                 ("tags", "tags", repo.tags))}
-            return {**refs, "converts": [], "pullRequests": []}
+            pulls = [{"name": f"refs/pr/{n}", "ref": f"refs/pr/{n}", "targetCommit": p.oid}
+                     for n, p in sorted(repo.pulls.items())]
+            return {**refs, "converts": [], "pullRequests": pulls}
+        if method == "GET" and action == "discussions" and not args:
+            return discussions_page(list(repo.pulls.values()), repo.id, repo.repo_type,
+                                    self._q("status"))
         if method == "GET" and action == "commits" and len(args) == 1:
             history, commit = [], repo.resolve(args[0])
             while commit:
@@ -474,6 +521,7 @@ class _Handler(BaseHTTPRequestHandler):
         if method == "POST" and action == "commit" and len(args) == 1:
             return self._commit(repo, args[0])
         if action in ("tag", "branch") and len(args) == 1 and method in ("POST", "DELETE"):
+            self._require_write(repo.id)
             return self._ref(repo, method, action, args[0])
         if action == "like" and not args and method in ("POST", "DELETE"):
             repo.likes += 1 if method == "POST" else -1
@@ -490,6 +538,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _create_repo(self) -> dict:
         self._require_auth()
         repo_type, repo_id, body = self._repo_id_from_body()
+        if (repo_type, repo_id) not in self.hub.repos:  # an existing one answers 409 first
+            self._require_write(repo_id)
         private = body.get("visibility") == "private" or bool(body.get("private"))
         self.hub.create_repo(repo_id, repo_type, private)
         return {"url": self.hub.repo_url(repo_type, repo_id), "name": repo_id, "id": repo_id}
@@ -632,8 +682,11 @@ class _Handler(BaseHTTPRequestHandler):
         return 200, body, {"Content-Type": "application/vnd.git-lfs+json"}
 
     def _commit(self, repo: Repo, branch: str) -> dict:
-        bearer = self.headers.get("Authorization", "").removeprefix("Bearer ")
+        bearer = self._bearer()
         self.hub.commit_tokens.append((repo.id, bearer))
+        create_pr = self._flag("create_pr")
+        if not create_pr:
+            self._require_write(repo.id)
         lines = [json.loads(line) for line in self.body.splitlines() if line.strip()]
         header = next((line["value"] for line in lines if line["key"] == "header"), {})
         with repo.lock:
@@ -668,10 +721,18 @@ class _Handler(BaseHTTPRequestHandler):
                         lfs_paths.discard(p)
             commit = self.hub._new_commit(repo, head.oid, header.get("summary", ""), files,
                                           frozenset(lfs_paths), header.get("description", ""))
-            repo.branches[branch] = commit.oid
+            pr_url = None
+            if create_pr:  # main stays; the commit waits on refs/pr/N for review
+                num = len(repo.pulls) + 1
+                repo.pulls[num] = PullRequest(num, header.get("summary", ""),
+                                              self.hub.user_of(bearer)[0], commit.oid, head.oid,
+                                              now_iso())
+                pr_url = f"{self.hub.repo_url(repo.repo_type, repo.id)}/discussions/{num}"
+            else:
+                repo.branches[branch] = commit.oid
         url = f"{self.hub.repo_url(repo.repo_type, repo.id)}/commit/{commit.oid}"
         return {"success": True, "commitOid": commit.oid, "commitUrl": url,
-                "hookOutput": "", "pullRequestUrl": None}
+                "hookOutput": "", "pullRequestUrl": pr_url}
 
     def _ref(self, repo: Repo, method: str, kind: str, name: str) -> dict:
         refs = repo.tags if kind == "tag" else repo.branches

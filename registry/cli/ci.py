@@ -1,0 +1,148 @@
+"""`hubskills ci`: re-evaluate the skills a change touched; exit 1 when one regressed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.markup import escape
+
+from registry.cli import _output as out
+from registry.config import Settings
+from registry.errors import HubskillsError
+
+#: Where the Jobs executor (`hubskills eval --on jobs`) may live; the first that has it is used.
+
+
+@click.command("ci")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--base", default=None, metavar="REF",
+              help="Git ref to compare with (default: origin/main, else HEAD~1).")
+@click.option("--min-lift", type=click.FloatRange(-100, 100), default=None, metavar="POINTS",
+              help="Fail when a lift's lower bound is below this many points (e.g. 0).")
+@click.option("--model", "-m", "models", multiple=True,
+              help="Student model reference (repeatable). Default: embedded/smollm2-135m.")
+@click.option("--runs", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Independent repeats per case.")
+@click.option("--judge", default=None, help="Model that grades judge checks and assertions.")
+@click.option("--base-url", default=None, help="Server for local/<model> references.")
+@click.option("--registry", "registry_kind", default=None,
+              help="Where published versions are looked up: local or hub.")
+@click.option("--skip-code-checks", is_flag=True, help="Leave python and exec checks out.")
+@click.option("--on", "where", type=click.Choice(["local", "jobs"]), default="local",
+              show_default=True, help="Run the evaluations here or as Hugging Face Jobs.")
+@click.option("--summary", type=click.Path(path_type=Path), default=None,
+              help="Write the Markdown summary here.")
+@click.option("--step-summary", type=click.Path(path_type=Path), default=None, hidden=True,
+              envvar="GITHUB_STEP_SUMMARY", help="GitHub's step summary file (appended).")
+@click.option("--junit", type=click.Path(path_type=Path), default=None,
+              help="Write a JUnit XML report here (one testcase per skill x model).")
+def ci_command(paths: tuple[Path, ...], base: str | None, min_lift: float | None,
+               models: tuple[str, ...], runs: int, judge: str | None, base_url: str | None,
+               registry_kind: str | None, skip_code_checks: bool, where: str,
+               summary: Path | None, step_summary: Path | None, junit: Path | None) -> None:
+    """Re-evaluate the skills changed since a git ref; exit 1 when one regressed.
+
+    Each changed skill (a folder with SKILL.md under PATHS, default the whole checkout) is
+    evaluated against its baseline and against its newest published version, on the same
+    suite. It fails when its verdict is "hurts", its lift's lower bound is below --min-lift,
+    or it is significantly worse than the published version. Unchanged skills make no model
+    call. The Markdown summary goes to $GITHUB_STEP_SUMMARY when set (and --summary).
+
+    \b
+    Example:
+      hubskills ci --base origin/main -m openai/gpt-5-mini --junit ci.xml
+      hubskills ci skills/ --min-lift 0 --summary ci.md
+    """
+    from registry.stores.gate import run_gate
+    from registry.stores.gate_changes import find_changes
+    from registry.stores.gate_report import headline
+
+    settings = Settings.from_env()
+    evaluate = _jobs_evaluate() if where == "jobs" else _local_evaluate
+    changes = find_changes(list(paths), base, cwd=Path.cwd())
+    config = _config(settings, changes.changed, models=list(models), runs=runs, judge=judge,
+                     base_url=base_url, skip_code_checks=skip_code_checks)
+    store = _store(settings, registry_kind) if changes.changed else None
+    result = run_gate(changes, config, settings, store,
+                      min_lift=None if min_lift is None else min_lift / 100,
+                      evaluate=evaluate, announce=lambda line: out.info(f"ci: {line}"))
+    _write_reports(result, summary=summary, step_summary=step_summary, junit=junit)
+    _render(result)
+    if not result.passed:
+        out.error(headline(result))
+        raise SystemExit(1)
+
+
+def _config(settings: Settings, changed: list[Path], *, models: list[str], runs: int,
+            judge: str | None, base_url: str | None, skip_code_checks: bool) -> Any:
+    """The evaluation settings (None when nothing changed: the engine is not even loaded)."""
+    if not changed:
+        return None
+    from registry.evaluation.engine import EvalConfig
+    from registry.providers import default_model_ref
+
+    return EvalConfig(models=models or [default_model_ref(settings)], runs=runs, judge=judge,
+                      base_url=base_url, via="cli",
+                      code_checks="skip" if skip_code_checks else "require")
+
+
+def _store(settings: Settings, registry_kind: str | None) -> Any:
+    from registry.stores import get_store
+
+    return get_store(settings, registry_kind)
+
+
+def _local_evaluate(skill_dir: Path, config: Any, settings: Settings, **kw: Any) -> Any:
+    """`run_evaluation` with the CLI's progress display (one per evaluated skill version)."""
+    from registry.evaluation.engine import run_evaluation
+
+    with out.eval_progress() as progress:
+        return run_evaluation(skill_dir, config, settings, progress=progress.update,
+                              started=progress.start, warn=out.warn, **kw)
+
+
+def _jobs_evaluate() -> Any:
+    """Each evaluation as Hugging Face Jobs (`registry.jobs`), the same `EvalRun` back."""
+    from registry.jobs import run_on_jobs
+
+    def on_jobs(skill_dir: Path, config: Any, settings: Settings, **kw: Any) -> Any:
+        return run_on_jobs(skill_dir, config, settings, tests=kw.get("tests"))
+
+    return on_jobs
+
+
+def _write_reports(result: Any, *, summary: Path | None, step_summary: Path | None,
+                   junit: Path | None) -> None:
+    from registry._io import atomic_write_text
+    from registry.stores.gate_report import junit as junit_xml
+    from registry.stores.gate_report import markdown
+
+    text = markdown(result)
+    if step_summary is not None:
+        with step_summary.open("a", encoding="utf-8") as handle:
+            handle.write(text)
+    if summary is not None:
+        atomic_write_text(summary, text)
+    if junit is not None:
+        atomic_write_text(junit, junit_xml(result))
+
+
+def _render(result: Any) -> None:
+    from registry.evaluation.display import lift_interval, pct
+    from registry.stores.gate_report import headline, versus_text
+
+    if result.checks:
+        out.table(["skill", "model", "baseline", "with skill", "lift [95% CI]", "verdict",
+                   "vs published", "gate"],
+                  [(escape(c.folder), escape(c.model), pct(c.lift.baseline.pass_rate),
+                    pct(c.lift.skill.pass_rate), lift_interval(c.lift.lift, c.lift.lo,
+                                                               c.lift.hi),
+                    c.lift.verdict, escape(versus_text(c)), "pass" if c.passed else "FAIL")
+                   for c in result.checks])
+    for check in result.failed():
+        for why in check.failures:
+            out.result(f"FAIL {escape(check.folder)} on {escape(check.model)}: {escape(why)}")
+    if result.passed:
+        out.result(headline(result))

@@ -1,0 +1,220 @@
+"""The CI gate: evaluate the skills a change touched and decide whether the change may pass.
+
+Each changed skill is evaluated with the one engine (`run_evaluation`, or whatever runs it
+elsewhere, such as Jobs) against its baseline and, when the registry has a published version
+of it, that version is evaluated on the *same* suite, models and settings, and the two skill
+arms are compared case by case with the same statistics (`stats.compare_arms`: the paired
+interval and the exact test). The published version's baseline answers come from the response
+cache, so only its skill arm costs calls. Unchanged skills are never evaluated: zero calls.
+
+A skill fails the gate on a model when its verdict against the baseline is "hurts", when the
+lift's lower bound falls below `min_lift` (when given), or when it is significantly worse than
+the published version ("hurts" with the published version as the baseline).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from registry.config import Settings
+from registry.errors import MissingCredentials, RunNotFound, SkillNotFound
+from registry.evaluation.display import lift_interval, p_value, points
+from registry.stores.base import SkillStore
+from registry.stores.gate_changes import Changes
+from registry.stores.seed import SEED_NAMESPACE
+
+if TYPE_CHECKING:  # the engine (numpy, the providers) loads only when a skill changed
+    from registry.evaluation.engine import EvalConfig, EvalRun
+    from registry.evaluation.results import ResultRow
+    from registry.evaluation.stats import LiftStats
+
+#: (skill folder, config, settings, **keywords of `run_evaluation`) -> the finished run
+Evaluate = Callable[..., "EvalRun"]
+
+
+@dataclass(frozen=True)
+class PublishedVersion:
+    """The newest published version of a changed skill, the one it is compared with."""
+
+    repo: str
+    version: str
+    sha: str
+
+    @property
+    def label(self) -> str:
+        """`ns/name v1.2.0`."""
+        return f"{self.repo} v{self.version}"
+
+
+@dataclass
+class GateCheck:
+    """One changed skill on one model: its lift, its comparison with the published version,
+    and why it fails the gate (empty when it passes)."""
+
+    skill: str
+    folder: str
+    model: str
+    run_id: str
+    lift: LiftStats
+    published: PublishedVersion | None = None
+    published_run_id: str | None = None
+    versus: LiftStats | None = None
+    case_changes: str | None = None
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        """Whether this skill passes the gate on this model."""
+        return not self.failures
+
+
+@dataclass
+class GateResult:
+    """Every check of one gate, and the skills left alone because they did not change."""
+
+    base: str
+    min_lift: float | None
+    checks: list[GateCheck]
+    unchanged: list[str]
+
+    @property
+    def passed(self) -> bool:
+        """Whether every changed skill passed on every model."""
+        return all(c.passed for c in self.checks)
+
+    def failed(self) -> list[GateCheck]:
+        """The checks that failed."""
+        return [c for c in self.checks if not c.passed]
+
+
+def failures(lift: LiftStats, versus: LiftStats | None, published: PublishedVersion | None,
+             min_lift: float | None) -> list[str]:
+    """Why a skill fails the gate on one model (see the module docstring); [] when it passes."""
+    why = []
+    shown = lift_interval(lift.lift, lift.lo, lift.hi)
+    if lift.verdict == "hurts":
+        why.append(f"hurts: lift {shown} against the baseline (exact test p = "
+                   f"{p_value(lift.p_value)})")
+    if min_lift is not None and lift.lo < min_lift:
+        why.append(f"the lift's lower bound {points(lift.lo)} is below --min-lift "
+                   f"{points(min_lift)} (lift {shown})")
+    if versus is not None and published is not None and versus.verdict == "hurts":
+        why.append(f"significantly worse than the published {published.label}: "
+                   f"{lift_interval(versus.lift, versus.lo, versus.hi)} "
+                   f"(exact test p = {p_value(versus.p_value)})")
+    return why
+
+
+def find_published(store: SkillStore, folder: Path, name: str) -> PublishedVersion | None:
+    """The newest published version of the skill in ``folder`` (None: never published).
+
+    Looked up as `<namespace>/<name>`, then the example skills' `hubskills/<name>`.
+    """
+    try:
+        mine = [f"{store.default_namespace()}/{name}"]
+    except MissingCredentials:  # reading needs no token: only the examples' namespace is known
+        mine = []
+    for repo in dict.fromkeys([*mine, f"{SEED_NAMESPACE}/{name}"]):
+        try:
+            info = store.info(repo)
+        except SkillNotFound:
+            continue
+        if info.versions:
+            newest = info.versions[0]
+            return PublishedVersion(repo, newest.version, newest.sha)
+    return None
+
+
+def skill_arms(rows: Sequence[ResultRow]) -> dict[str, dict[str, list[bool | None]]]:
+    """``model -> case -> per-repeat verdicts`` of the skill arm (None: a transport error)."""
+    arms: dict[str, dict[str, list[bool | None]]] = defaultdict(dict)
+    for row in sorted(rows, key=lambda r: (r.case_id, r.repeat)):
+        if row.arm == "skill":
+            arms[row.model].setdefault(row.case_id, []).append(
+                None if row.is_error else bool(row.passed))
+    return arms
+
+
+def _published_run(store: SkillStore, published: PublishedVersion, folder: Path,
+                   config: EvalConfig, settings: Settings, evaluate: Evaluate) -> EvalRun:
+    """Evaluate the published version on the changed skill's suite (same models, settings)."""
+    from registry.format.suite import suite_path
+
+    with tempfile.TemporaryDirectory(prefix="hubskills-ci-") as tmp:
+        dest = Path(tmp) / folder.name
+        store.fetch(published.repo, published.sha, dest)
+        return evaluate(dest, config, settings, tests=suite_path(folder),
+                        skill_repo=published.repo, skill_revision=published.sha,
+                        skill_version=published.version)
+
+
+def gate_skill(folder: Path, root: Path, config: EvalConfig, settings: Settings,
+               store: SkillStore | None, *, min_lift: float | None,
+               evaluate: Evaluate) -> list[GateCheck]:
+    """Evaluate one changed skill (and its published version) and judge it on each model."""
+    from registry.evaluation.compare import compare_runs
+    from registry.evaluation.report import summarize
+    from registry.evaluation.stats import compare_arms
+    from registry.format.skill import load_skill
+
+    name = load_skill(folder).name
+    # The registry is asked before the first model call: its failure costs nothing.
+    published = find_published(store, folder, name) if store is not None else None
+    run = evaluate(folder, config, settings)
+    theirs: dict[str, dict[str, list[bool | None]]] = {}
+    published_run_id = changes = None
+    if store is not None and published is not None:
+        old = _published_run(store, published, folder, config, settings, evaluate)
+        theirs, published_run_id = skill_arms(old.rows), old.manifest.run_id
+        try:  # per case, as `hubskills runs compare` says it (runs saved here only)
+            changes = compare_runs(settings.runs_dir, published_run_id,
+                                   run.manifest.run_id)["summary"]
+        except RunNotFound:
+            changes = None
+    ours = skill_arms(run.rows)
+    checks = []
+    for summary in summarize(run.rows):
+        versus = (compare_arms(theirs[summary.model], ours[summary.model])
+                  if summary.model in theirs else None)
+        checks.append(GateCheck(
+            skill=name, folder=_relative(folder, root), model=summary.model,
+            run_id=run.manifest.run_id, lift=summary.stats, published=published,
+            published_run_id=published_run_id, versus=versus, case_changes=changes,
+            failures=failures(summary.stats, versus, published, min_lift)))
+    return checks
+
+
+def run_gate(changes: Changes, config: EvalConfig, settings: Settings,
+             store: SkillStore | None, *, min_lift: float | None = None,
+             evaluate: Evaluate, announce: Callable[[str], Any] | None = None) -> GateResult:
+    """Gate every changed skill (see the module docstring); unchanged ones make no call.
+
+    Raises:
+        HubskillsError: a changed skill or its suite is invalid, a model is unknown or a key
+            is missing (before that skill's first call), or the registry failed.
+    """
+    from registry.format.skill import load_skill
+    from registry.format.suite import load_suite, suite_path
+
+    for folder in changes.changed:  # every skill and suite is read before the first call
+        load_suite(suite_path(folder), skill_dir=load_skill(folder).path)
+    root, checks = changes.root, list[GateCheck]()
+    for index, folder in enumerate(changes.changed, 1):
+        if announce:
+            announce(f"[{index}/{len(changes.changed)}] {_relative(folder, root)}")
+        checks += gate_skill(folder, root, config, settings, store, min_lift=min_lift,
+                             evaluate=evaluate)
+    return GateResult(changes.base, min_lift, checks,
+                      [_relative(f, root) for f in changes.unchanged])
+
+
+def _relative(folder: Path, root: Path) -> str:
+    try:
+        return folder.relative_to(root).as_posix() or "."
+    except ValueError:
+        return str(folder)

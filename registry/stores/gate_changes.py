@@ -1,0 +1,113 @@
+"""Which skill folders changed since a git ref: what `hubskills ci` evaluates.
+
+A skill folder is a folder holding a `SKILL.md` that git tracks or would track (untracked but
+not ignored). A skill changed when any file under its folder differs between `base` and the
+working tree (committed, staged or not) or is new and untracked. Only git plumbing is asked, so
+nothing here reads a skill's content or calls a model.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from registry.errors import HubskillsError
+
+DEFAULT_BASES = ("origin/main", "HEAD~1")
+CHECKOUT_HINT = ("run it in a git checkout with history (GitHub Actions: actions/checkout with "
+                 "fetch-depth: 0)")
+
+
+@dataclass(frozen=True)
+class Changes:
+    """The skills under the searched paths, split by whether they changed since ``base``."""
+
+    root: Path
+    base: str
+    changed: list[Path]
+    unchanged: list[Path]
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                              check=False)
+    except FileNotFoundError as err:
+        raise HubskillsError("git is not installed, and `hubskills ci` compares git revisions",
+                             hint="install git, then: hubskills ci") from err
+
+
+def repo_root(where: Path) -> Path:
+    """The top folder of the git work tree holding ``where``.
+
+    Raises:
+        HubskillsError: ``where`` is in no git work tree.
+    """
+    found = _git(where, "rev-parse", "--show-toplevel")
+    if found.returncode != 0:
+        raise HubskillsError(f"{where} is not inside a git repository, so there is no change "
+                             "to evaluate", hint=CHECKOUT_HINT)
+    return Path(found.stdout.strip())
+
+
+def resolve_base(root: Path, base: str | None) -> str:
+    """The commit ``base`` names (default: origin/main, else HEAD~1), as given.
+
+    Raises:
+        HubskillsError: the ref is unknown (or, without one, neither default exists).
+    """
+    for ref in [base] if base else DEFAULT_BASES:
+        if _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").returncode == 0:
+            return ref
+    tried = f"'{base}'" if base else " or ".join(DEFAULT_BASES)
+    raise HubskillsError(f"git knows no commit {tried} in {root}",
+                         hint=f"git fetch origin, or name one: hubskills ci --base REF  "
+                              f"({CHECKOUT_HINT})")
+
+
+def _listed(root: Path, *args: str) -> list[str]:
+    listed = _git(root, args[0], "-z", *args[1:])
+    if listed.returncode != 0:
+        raise HubskillsError(f"git {args[0]} failed in {root}: {listed.stderr.strip()}",
+                             hint=CHECKOUT_HINT)
+    return [p for p in listed.stdout.split("\0") if p]
+
+
+def _within(path: str, scopes: list[PurePosixPath]) -> bool:
+    pure = PurePosixPath(path)
+    return not scopes or any(s == PurePosixPath(".") or pure == s or s in pure.parents
+                             for s in scopes)
+
+
+def find_changes(paths: list[Path], base: str | None, *, cwd: Path) -> Changes:
+    """The skills under ``paths`` (default: the whole work tree) changed since ``base``.
+
+    Raises:
+        HubskillsError: not in a git work tree, an unknown ref, or a path outside the tree.
+    """
+    root = repo_root(cwd)
+    ref = resolve_base(root, base)
+    scopes = []
+    for path in paths:
+        full = (cwd / path).resolve()
+        if not full.is_relative_to(root.resolve()):
+            raise HubskillsError(f"{path} is outside the git work tree {root}",
+                                 hint="hubskills ci PATH  # a folder inside the checkout")
+        scopes.append(PurePosixPath(full.relative_to(root.resolve()).as_posix() or "."))
+    present = _listed(root, "ls-files", "--cached", "--others", "--exclude-standard")
+    skills = sorted({str(PurePosixPath(p).parent) for p in present
+                     if PurePosixPath(p).name == "SKILL.md" and _within(p, scopes)
+                     and (root / p).is_file()}, key=lambda s: (-s.count("/"), s))
+    touched = [*_listed(root, "diff", "--name-only", ref, "--"),
+               *_listed(root, "ls-files", "--others", "--exclude-standard")]
+    changed: set[str] = set()
+    for path in touched:
+        # The deepest skill folder holding the file owns it (a skill inside a skill's folder).
+        owner = next((s for s in skills if s == "." or PurePosixPath(s) in
+                      PurePosixPath(path).parents), None)
+        if owner is not None:
+            changed.add(owner)
+    ordered = sorted(skills)
+    return Changes(root, ref, [root / s for s in ordered if s in changed],
+                   [root / s for s in ordered if s not in changed])

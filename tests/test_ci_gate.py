@@ -1,0 +1,200 @@
+"""`hubskills ci` as CI runs it: a process in a git checkout, against a scripted model server.
+
+The fake model answers from what its prompt holds (`scripted`): a skill body saying
+ALWAYS-PASS makes every answer pass, ALWAYS-FAIL makes every answer fail, PASS-ODD passes the
+odd-numbered cases; without a skill, a case passes only when its prompt says so. So the
+verdicts below follow from the skills' text, and an unchanged skill would show up as requests.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from cli_process import hubskills
+from fakes.openai_server import FakeOpenAIServer
+
+N_CASES = 12
+GIT = ["git", "-c", "user.name=ci", "-c", "user.email=ci@example.com", "-c",
+       "commit.gpgsign=false", "-c", "init.defaultBranch=main"]
+
+
+def scripted(body: dict) -> str:
+    """The answer the skills' text and the case prompt call for (module docstring)."""
+    text = json.dumps(body["messages"])
+    number = int(re.search(r"case (\d+) of", text).group(1))
+    if "ALWAYS-FAIL" in text:
+        return "FAIL"
+    if "ALWAYS-PASS" in text or ("PASS-ODD" in text and number % 2):
+        return "PASS"
+    return "PASS" if "baseline-pass" in text else "FAIL"
+
+
+def write_skill(root: Path, name: str, body: str, *, baseline_passes: bool = False) -> Path:
+    folder = root / "skills" / name
+    (folder / "evals").mkdir(parents=True, exist_ok=True)
+    (folder / "SKILL.md").write_text(
+        f"---\nname: {name}\ndescription: \"Answers the {name} questions. Use for {name}.\"\n"
+        f"metadata:\n  version: \"1.0.0\"\n---\n\n{body}\n")
+    tail = " (baseline-pass)" if baseline_passes else ""
+    cases = [{"id": f"c{i}", "prompt": f"This is case {i} of {name}{tail}: say the word.",
+              "checks": [{"type": "contains", "value": ["PASS"]}]} for i in range(N_CASES)]
+    (folder / "evals" / "evals.json").write_text(json.dumps({"skill_name": name,
+                                                             "cases": cases}))
+    return folder
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run([*GIT, *args], cwd=root, check=True, capture_output=True)
+
+
+def commit_all(root: Path, message: str) -> None:
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
+
+
+@pytest.fixture
+def server():
+    with FakeOpenAIServer(responder=scripted) as srv:
+        yield srv
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    """A git repo with three committed skills; the working tree improves one, degrades one."""
+    root = tmp_path / "checkout"
+    root.mkdir()
+    git(root, "init", "-q")
+    write_skill(root, "improved", "Nothing useful here.")
+    write_skill(root, "unchanged", "ALWAYS-PASS")
+    write_skill(root, "degraded", "Be brief.", baseline_passes=True)
+    commit_all(root, "three skills")
+    write_skill(root, "improved", "ALWAYS-PASS")
+    write_skill(root, "degraded", "ALWAYS-FAIL", baseline_passes=True)
+    return root
+
+
+def ci(root: Path, server: FakeOpenAIServer, *args: str, **env: str | None):
+    return hubskills("ci", "-m", "local/fake", "--base-url", server.url, "--runs", "1", *args,
+                     cwd=root, **{"GITHUB_STEP_SUMMARY": None, **env})
+
+
+def prompts(server: FakeOpenAIServer) -> str:
+    return json.dumps([body["messages"] for body in server.bodies])
+
+
+def test_ci_fails_on_the_degraded_skill_and_never_asks_about_the_unchanged_one(
+        checkout, server, tmp_path):
+    junit, summary = tmp_path / "ci.xml", tmp_path / "ci.md"
+    result = ci(checkout, server, "--base", "HEAD", "--junit", str(junit),
+                "--summary", str(summary))
+    assert result.returncode == 1, result.stderr
+    assert "FAIL skills/degraded on local/fake: hurts" in result.stdout
+    assert "FAIL skills/improved" not in result.stdout
+    assert "1 of 2 changed skills failed the gate" in result.stderr
+    # Two changed skills x 12 cases x 2 arms x 1 run, and not one about the unchanged skill.
+    assert len(server.bodies) == 2 * N_CASES * 2
+    assert "of unchanged" not in prompts(server) and "of improved" in prompts(server)
+
+    suite = ET.parse(junit).getroot().find("testsuite")
+    cases = {(c.get("classname"), c.get("name")): c for c in suite.iter("testcase")}
+    assert set(cases) == {("skills/degraded", "local/fake"), ("skills/improved", "local/fake"),
+                          ("skills/unchanged", "unchanged")}
+    assert suite.get("failures") == "1" and suite.get("skipped") == "1"
+    failure = cases[("skills/degraded", "local/fake")].find("failure")
+    assert failure is not None and failure.get("message").startswith("hurts: lift -100")
+    assert cases[("skills/improved", "local/fake")].find("failure") is None
+    assert cases[("skills/unchanged", "unchanged")].find("skipped") is not None
+
+    text = summary.read_text()
+    assert "## hubskills ci: 1 of 2 changed skills failed the gate" in text
+    assert "| skills/degraded | local/fake | 100% | 0% | -100 [-100, -100] | hurts | - | " \
+           "**FAIL** |" in text
+    assert "| skills/improved | local/fake | 0% | 100% | +100 [+100, +100] | helps | - | " \
+           "pass |" in text
+    assert "1 unchanged skill not evaluated" in text
+
+
+def test_a_skill_worse_than_its_published_version_fails_even_when_it_helps(
+        tmp_path, server):
+    root = tmp_path / "checkout"
+    root.mkdir()
+    git(root, "init", "-q")
+    folder = write_skill(root, "answers", "ALWAYS-PASS")
+    commit_all(root, "answers v1")
+    published = hubskills("publish", folder, "--repo", "team/answers", cwd=root)
+    assert published.returncode == 0, published.stderr
+    write_skill(root, "answers", "PASS-ODD")  # helps against the baseline, but less than v1
+
+    result = ci(root, server, "--base", "HEAD", "--min-lift", "0", "--summary",
+                str(tmp_path / "s.md"), HUBSKILLS_NAMESPACE="team")
+    assert result.returncode == 1, result.stderr
+    assert "helps" in result.stdout
+    assert ("FAIL skills/answers on local/fake: significantly worse than the published "
+            "team/answers v1.0.0: -50 [") in result.stdout
+    assert "(0 improved, 6 regressed, 6 unchanged)" in (tmp_path / "s.md").read_text()
+    # The published version's baseline answers came from the cache: only its skill arm asked.
+    assert len(server.bodies) == N_CASES * 2 + N_CASES
+
+
+def test_min_lift_fails_a_skill_whose_lower_bound_is_too_low(checkout, server):
+    result = ci(checkout, server, "skills/improved", "--base", "HEAD", "--min-lift", "100")
+    assert result.returncode == 0, result.stdout  # lower bound +100 is not below 100
+    strict = ci(checkout, server, "skills/degraded", "--base", "HEAD", "--min-lift", "-50")
+    assert strict.returncode == 1
+    assert "lower bound -100 is below --min-lift -50" in strict.stdout
+
+
+def test_the_step_summary_is_appended_to(checkout, server, tmp_path):
+    step = tmp_path / "step.md"
+    step.write_text("# earlier step\n")
+    result = ci(checkout, server, "skills/improved", "--base", "HEAD",
+                GITHUB_STEP_SUMMARY=str(step))
+    assert result.returncode == 0, result.stderr
+    text = step.read_text()
+    assert text.startswith("# earlier step\n")
+    assert "all 1 changed skills passed the gate" in text and "skills/improved" in text
+
+
+def test_nothing_changed_exits_0_without_a_call(checkout, server):
+    commit_all(checkout, "the changes")
+    write_skill(checkout, "improved", "ALWAYS-PASS")  # same text: no change
+    result = ci(checkout, server, "--base", "HEAD")
+    assert result.returncode == 0, result.stderr
+    assert "nothing to evaluate: no skill changed since HEAD" in result.stdout
+    assert server.bodies == []
+
+
+def test_default_base_falls_back_to_the_previous_commit(checkout, server):
+    commit_all(checkout, "the changes")  # HEAD~1 holds the old versions; no origin/main
+    result = ci(checkout, server, "skills/improved")
+    assert result.returncode == 0, result.stderr
+    assert "skills/improved" in result.stdout and "helps" in result.stdout
+
+
+def test_outside_a_git_repo_is_a_clear_error(tmp_path, server):
+    lonely = tmp_path / "lonely"
+    write_skill(lonely, "solo", "ALWAYS-PASS")
+    result = ci(lonely, server)
+    assert result.returncode == 1
+    assert "is not inside a git repository" in result.stderr
+    assert "fetch-depth: 0" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_an_unknown_ref_is_a_clear_error(checkout, server):
+    result = ci(checkout, server, "--base", "no-such-branch")
+    assert result.returncode == 1
+    assert "git knows no commit 'no-such-branch'" in result.stderr
+    assert "hubskills ci --base REF" in result.stderr
+    assert server.bodies == []
+
+
+def test_a_broken_changed_skill_stops_before_any_call(checkout, server):
+    (checkout / "skills" / "degraded" / "evals" / "evals.json").write_text("{not json")
+    result = ci(checkout, server, "--base", "HEAD")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert server.bodies == []  # the improved skill, first in order, was not evaluated either
