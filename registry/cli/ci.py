@@ -10,9 +10,6 @@ from rich.markup import escape
 
 from registry.cli import _output as out
 from registry.config import Settings
-from registry.errors import HubskillsError
-
-#: Where the Jobs executor (`hubskills eval --on jobs`) may live; the first that has it is used.
 
 
 @click.command("ci")
@@ -108,7 +105,7 @@ def _jobs_evaluate() -> Any:
     from registry.jobs import run_on_jobs
 
     def on_jobs(skill_dir: Path, config: Any, settings: Settings, **kw: Any) -> Any:
-        return run_on_jobs(skill_dir, config, settings, tests=kw.get("tests"))
+        return run_on_jobs(skill_dir, config, settings, **kw)  # tests, skill_repo, ...
 
     return on_jobs
 
