@@ -338,13 +338,15 @@ async def _grade(
 async def run_checks(
     case: Case, output: str, *, judge: JudgeFn | None = None, sandbox: Sandbox | None = None,
     skip_reason: str = NO_SANDBOX, sandbox_root: Path | None = None,
+    workspace: Path | None = None,
 ) -> list[CheckVerdict]:
     """Grade `output` against every check of `case`, then each of its assertions, concurrently.
 
     Assertions are graded like judge checks with the assertion as the rubric (weight 1, type
     "assertion"). Code checks run in `sandbox`, each in a temp folder under `sandbox_root` (the
     system default when None) removed when the check ends; with no sandbox they are skipped
-    with `skip_reason`. Results come back in check order.
+    with `skip_reason`. Results come back in check order. `workspace` is an agent-mode
+    sample's final workspace (accepted for the workspace checks; unused here).
     """
     ctx = _Context(case, output, judge, sandbox, skip_reason, sandbox_root, extract_files(output))
     jobs = [_grade(c.type, c.label(), c.weight, _RUNNERS[type(c)], c, ctx) for c in case.checks]
