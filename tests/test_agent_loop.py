@@ -47,7 +47,7 @@ def model_complete(url: str, tmp_path: Path):
     return complete
 
 
-def run_agent(script, tmp_path: Path, skill=None, budget: Budget = Budget(), *,
+def run_agent(script, tmp_path: Path, skill=None, budget: Budget | None = None, *,
               sandbox=None, clock=None, files=None) -> tuple[AgentOutcome, object, list]:
     with FakeOpenAIServer(responder=script) as server:
         ws = seed_workspace(tmp_path / f"ws-{len(list(tmp_path.iterdir()))}", files or {},
@@ -55,7 +55,7 @@ def run_agent(script, tmp_path: Path, skill=None, budget: Budget = Budget(), *,
         task = AgentTask("Configure zorblax in config.toml.", ws.path,
                          skill_name=skill and skill.name,
                          skill_description=skill and skill.description,
-                         skill_path=ws.skill_path, budget=budget)
+                         skill_path=ws.skill_path, budget=budget or Budget())
         extra = {"clock": clock} if clock else {}
         runner = ToolLoopRunner(model_complete(server.url, tmp_path), sandbox, **extra)
         outcome = asyncio.run(runner.run(task))
@@ -113,8 +113,7 @@ def test_each_budget_stops_the_loop(tmp_path, skill, budget, reason, turns):
     if reason == "tool_calls":
         assert sum(outcome.tool_calls.values()) == 5
     if reason == "tokens":
-        used = [b for b in bodies]
-        assert outcome.input_tokens + outcome.output_tokens >= 150 and len(used) > 1
+        assert outcome.input_tokens + outcome.output_tokens >= 150 and len(bodies) > 1
     assert outcome.transcript[-1].text == f"stopped: {reason} budget reached"
 
 
