@@ -32,6 +32,11 @@ def _system(body: dict[str, Any]) -> str:
                     if m.get("role") == "system")
 
 
+def _task(body: dict[str, Any]) -> str:
+    users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+    return json.dumps(users[0].get("content")) if users else ""
+
+
 def _call(name: str, **arguments: Any) -> dict[str, Any]:
     return {"name": name, "arguments": arguments}
 
@@ -39,12 +44,14 @@ def _call(name: str, **arguments: Any) -> dict[str, Any]:
 class AgentScript:
     """A responder: `AgentScript(skill=NAME)(body)` is the reply to one request.
 
-    `loop_forever` keeps calling `run` (for budget tests); `turns_seen` counts requests.
+    `loop_forever` keeps calling tools (for budget tests); with `trigger`, SKILL.md is read
+    only for a task that names it (for activation tests); `requests` counts requests.
     """
 
-    def __init__(self, *, skill: str, loop_forever: bool = False,
-                 command: str = CHECK) -> None:
+    def __init__(self, *, skill: str, loop_forever: bool = False, command: str = CHECK,
+                 trigger: str = "") -> None:
         self.skill, self.loop_forever, self.command = skill, loop_forever, command
+        self.trigger = trigger  # the skill is read only when the task names this word
         self.requests = 0
 
     def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -53,7 +60,8 @@ class AgentScript:
         if self.loop_forever:
             return {"text": f"turn {turn}", "tool_calls": [_call("run", command="echo again"),
                                                            _call("list_files")]}
-        listed = f".agents/skills/{self.skill}/SKILL.md" in _system(body)
+        listed = f".agents/skills/{self.skill}/SKILL.md" in _system(body) \
+            and self.trigger.lower() in _task(body).lower()
         port = SKILL_PORT if SKILL_PORT in json.dumps(body.get("messages", [])) \
             else GUESSED_PORT
         bad = f'name = "zorblax"\nport = {port}\nhosts = ["a", "b"\n'
