@@ -60,6 +60,8 @@ _EXPORTS: dict[str, str] = {
     "list_runs": "registry.evaluation.results:list_runs",
     "read_manifest": "registry.evaluation.results:read_manifest",
     "read_rows": "registry.evaluation.results:read_rows",
+    "read_transcripts": "registry.evaluation.results:read_transcripts",
+    "agent_suite_path": "registry.evaluation.agent_mode:agent_suite_path",
     "ModelSummary": "registry.evaluation.report:ModelSummary",
     "summarize": "registry.evaluation.report:summarize",
     "per_case_table": "registry.evaluation.report:per_case_table",
@@ -114,7 +116,7 @@ __all__ = [
     "check_repo_id", "tag_for", "write_file", "generate_skill", "GenerateReport", "add_tests",
     "pull", "PullResult", "SandboxUnavailable", "SecretScope", "SizeLimits", "current_scope",
     "get_sandbox", "has_code_checks", "hold", "push_saved_run", "scrub", "scrub_data",
-    "scrub_logs", "scrubber",
+    "scrub_logs", "scrubber", "read_transcripts", "agent_suite_path",
 ]
 
 if TYPE_CHECKING:
@@ -129,6 +131,7 @@ if TYPE_CHECKING:
         UnsafeSkill,
     )
     from registry.evaluation import display, leaderboard
+    from registry.evaluation.agent_mode import agent_suite_path
     from registry.evaluation.checks import has_code_checks
     from registry.evaluation.compare import compare_runs
     from registry.evaluation.engine import EvalConfig, EvalRun, run_evaluation
@@ -143,6 +146,7 @@ if TYPE_CHECKING:
         list_runs,
         read_manifest,
         read_rows,
+        read_transcripts,
     )
     from registry.format.skill import Problem, Skill, load_skill
     from registry.format.suite import Case, Suite, load_suite, suite_path

@@ -23,6 +23,7 @@ from registry.evaluation.results import ResultRow, read_transcripts
 from registry.format.suite import load_suite
 from registry.providers import EMBEDDED_REF, RetryPolicy, resolve
 from registry.providers import embedded_availability as availability
+from space.transcripts import NO_TRANSCRIPT, render, transcript_cases, transcript_pair
 
 FAST = RetryPolicy(attempts=3, base_delay=0.001, max_delay=0.005, max_retry_after=0.01)
 SECRET = "sk-zorblax-agent-secret-0123456789"
@@ -207,6 +208,14 @@ def test_cli_agent_mode_and_runs_show_case(server, tmp_path, capsys):
     baseline = invoke("runs", "show", run_id, "--case", "c1", "--arm", "baseline").output
     assert "read_file" not in baseline and "→ write_file(path='config.toml'" in baseline
 
+    runs_dir = Settings.from_env().runs_dir
+    assert transcript_cases(runs_dir, run_id) == list(CASES)
+    base_md, skill_md = transcript_pair(runs_dir, run_id, "c1")
+    assert "→ `read_file` path='.agents/skills/zorblax-ports/SKILL.md'" in skill_md
+    assert "read_file" not in base_md and "→ `write_file` path='config.toml'" in base_md
+    assert "**Workspace diff** (1 file(s))" in skill_md and "````diff" in skill_md
+    assert transcript_pair(runs_dir, run_id, "nope") == (NO_TRANSCRIPT, NO_TRANSCRIPT)
+
     with pytest.raises(SystemExit) as missing:
         main(["runs", "show", run_id, "--case", "nope"])
     err = capsys.readouterr().err
@@ -217,3 +226,13 @@ def test_harness_needs_agent_mode(tmp_path, capsys):
     with pytest.raises(SystemExit) as failed:
         main(["eval", str(make_skill(tmp_path)), "--harness", "codex"])
     assert failed.value.code == 1 and "--mode agent" in capsys.readouterr().err
+
+
+def test_space_transcripts_show_visitor_text_as_text():
+    record = {"model": "m", "arm": "skill", "protocol": "tools", "stop_reason": "answered",
+              "transcript": [{"kind": "assistant", "text": "<img src=x onerror=alert(1)> [a](b)"},
+                             {"kind": "tool_result", "text": "````\n<b>x</b>"}],
+              "diff": []}
+    md = render(record)
+    assert md.count("<img") == md.count("\\<img") == 1 and "\\[a\\](b)" in md
+    assert md.count("````") == 2  # the result's own fence cannot close the block early
