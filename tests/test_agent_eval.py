@@ -83,7 +83,7 @@ def test_agent_mode_end_to_end_and_a_rerun_makes_no_model_call(server, tmp_path)
     assert calls(server) == 24 * 5  # five turns per sample, one model call each
     row = next(r for r in run.rows if r.arm == "skill" and r.case_id == "c1")
     assert (row.protocol, row.turns, row.stop_reason) == ("tools", 5, "answered")
-    assert row.tool_calls == {"edit_file": 1, "read_file": 1, "run": 2, "write_file": 1}
+    assert row.tool_counts() == {"edit_file": 1, "read_file": 1, "run": 2, "write_file": 1}
     assert row.skill_files == ["SKILL.md"] and row.activated and row.passed
     assert all(r.activated is None and not r.passed for r in run.rows if r.arm == "baseline")
     assert all(GUESSED_PORT in r.output for r in run.rows if r.arm == "baseline")

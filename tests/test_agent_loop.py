@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from fakes.anthropic_server import FakeAnthropicServer
 from fakes.openai_server import FakeOpenAIServer
 from fakes.tool_script import CHECK, SKILL_PORT, AgentScript
 from sandbox_required import bwrap_sandbox
@@ -212,3 +213,28 @@ def test_results_are_deterministic_for_the_same_workspace(tmp_path, skill):
                              sandbox=bwrap_sandbox())
     assert [e.to_dict() for e in first.transcript] == [e.to_dict() for e in second.transcript]
     assert json.dumps(CHECK) in json.dumps([e.to_dict() for e in first.transcript])
+
+
+def test_the_trajectory_over_the_anthropic_messages_api(tmp_path, skill):
+    script = AgentScript(skill=skill.name)
+    with FakeAnthropicServer(responder=script, api_key="sk-ant-test") as server:
+        settings = Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home"),
+                                      "ANTHROPIC_API_KEY": "sk-ant-test",
+                                      "ANTHROPIC_BASE_URL": server.url})
+        model = resolve("anthropic/claude-sonnet-5-5", settings)
+
+        async def complete(messages, tools, seed):
+            return await model.complete(messages, tools=tools or None, seed=seed), False
+
+        ws = seed_workspace(tmp_path / "ws", {}, skill=skill)
+        task = AgentTask("Configure zorblax in config.toml.", ws.path, skill_name=skill.name,
+                         skill_description=skill.description, skill_path=ws.skill_path)
+        outcome = asyncio.run(ToolLoopRunner(complete, bwrap_sandbox()).run(task))
+        last = server.requests[-1]["body"]
+    assert outcome.stop_reason == "answered" and outcome.turns == 5 and outcome.activated
+    assert SKILL_PORT in outcome.final_text and outcome.cost_usd and outcome.cost_usd > 0
+    assert "zorblax-ports/SKILL.md" in json.dumps(last["system"])
+    results = [b for m in last["messages"] if m["role"] == "user" and isinstance(m["content"],
+                                                                                  list)
+               for b in m["content"] if b.get("type") == "tool_result"]
+    assert len(results) == 5 and "exit code 0" in json.dumps(results[-1])

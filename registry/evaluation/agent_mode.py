@@ -20,7 +20,7 @@ from registry.agent.loop import CompleteFn
 from registry.errors import ContextOverflow, ProviderError
 from registry.evaluation.arms import build_arm
 from registry.evaluation.checks import case_score, extract_files, run_checks
-from registry.evaluation.results import ResultRow
+from registry.evaluation.results import ResultRow, ToolCount
 from registry.format.inputs import is_relative
 from registry.format.skill import Skill
 from registry.format.suite import Case, suite_path
@@ -142,8 +142,8 @@ def _fill(row: ResultRow, outcome: AgentOutcome, case: Case, arm: str) -> None:
     row.latency_s, row.wall_s = outcome.wall_s, outcome.wall_s
     row.protocol, row.turns, row.stop_reason = outcome.protocol, outcome.turns, \
         outcome.stop_reason
-    row.tool_calls, row.skill_files = dict(sorted(outcome.tool_calls.items())), \
-        list(outcome.skill_files)
+    row.tool_calls = [ToolCount(tool=k, calls=v) for k, v in sorted(outcome.tool_calls.items())]
+    row.skill_files = list(outcome.skill_files)
     row.expect_skill = case.expect_skill
     measured = arm == "skill" and outcome.protocol != SINGLE_TURN
     row.activated = outcome.activated if measured else None

@@ -174,7 +174,7 @@ def agent_arms(rows: list[ResultRow]) -> dict[str, AgentArm]:
         calls: dict[str, int] = defaultdict(int)
         stops: dict[str, int] = defaultdict(int)
         for row in graded:
-            for tool, count in (row.tool_calls or {}).items():
+            for tool, count in row.tool_counts().items():
                 calls[tool] += count
             stops[row.stop_reason or "unknown"] += 1
         costs = [r.cost_usd for r in graded]

@@ -61,6 +61,14 @@ class CheckVerdict(BaseModel):
     skipped: bool = False
 
 
+class ToolCount(BaseModel):
+    """Agent mode: how many times one tool was called in a sample (a list of these, not a
+    dict, so the results dataset has one fixed schema)."""
+
+    tool: str
+    calls: int
+
+
 class RunManifest(BaseModel):
     """What was run, on what, with which parameters and versions."""
 
@@ -170,12 +178,16 @@ class ResultRow(BaseModel):
     # Agent mode (`mode == "agent"`); None in other modes and in older rows.
     protocol: str | None = None  # "tools", "single-turn" or "harness:<name>"
     turns: int | None = None
-    tool_calls: dict[str, int] | None = None  # calls per tool name
+    tool_calls: list[ToolCount] | None = None  # calls per tool, by tool name
     skill_files: list[str] | None = None  # skill files opened or run, relative to the skill
     stop_reason: str | None = None
     activated: bool | None = None  # the agent read SKILL.md (skill arm with tools only)
     expect_skill: bool | None = None  # the case says the skill applies to it
     wall_s: float | None = None  # the agent's wall time (model calls and tools)
+
+    def tool_counts(self) -> dict[str, int]:
+        """Agent mode: calls per tool name (empty in other modes)."""
+        return {t.tool: t.calls for t in self.tool_calls or []}
 
     @property
     def is_error(self) -> bool:
