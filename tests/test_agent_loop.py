@@ -88,6 +88,14 @@ def test_a_scripted_five_turn_trajectory_in_both_arms(tmp_path, skill):
     assert not (ws.path / ".agents").exists()
 
 
+def test_the_skill_arm_workspace_holds_the_skill_but_not_its_suite(tmp_path, skill):
+    (skill.path / "evals").mkdir()
+    (skill.path / "evals" / "agent.json").write_text('{"cases": []}')
+    ws = seed_workspace(tmp_path / "ws", {"a.txt": "a"}, skill=skill)
+    assert sorted(ws.files()) == [".agents/skills/zorblax-ports/SKILL.md",
+                                  ".agents/skills/zorblax-ports/scripts/port.py", "a.txt"]
+
+
 def test_the_two_arms_prompts_differ_only_by_the_listing(tmp_path, skill):
     _, _, with_skill = run_agent(AgentScript(skill=skill.name), tmp_path, skill)
     _, _, baseline = run_agent(AgentScript(skill=skill.name), tmp_path, None)
