@@ -113,6 +113,10 @@ class Evaluator:
         if config.base_url:  # only local/ references read it: API models keep their endpoints
             settings = settings.with_(base_url=config.base_url)
         self.models = [resolve(ref, settings, retry=config.retry) for ref in config.models]
+        # Agent samples in flight (each holds a workspace and may be running a command) are
+        # bounded too: twice the model calls at once, so tool time overlaps other calls.
+        self.agent_slots = asyncio.Semaphore(
+            2 * (config.concurrency or max(m.default_concurrency for m in self.models)))
         self.cache = ResponseCache(settings.cache_path)
         self.done = done
         self.spent = 0.0
@@ -177,8 +181,9 @@ class Evaluator:
         """One answer to one case in one arm, graded."""
         case = self.suite.cases[case_index]
         if self.config.mode == "agent":
-            return await agent_sample(self, model, arm, case, repeat,
-                                      self._row(model, arm, case.id, repeat))
+            async with self.agent_slots:
+                return await agent_sample(self, model, arm, case, repeat,
+                                          self._row(model, arm, case.id, repeat))
         plan = build_arm(arm, case, self.skill, mode=self.config.mode,
                          placement=self.config.placement)
         messages = list(plan.messages)
