@@ -165,6 +165,15 @@ def test_paths_outside_the_workspace_are_refused(tmp_path):
     assert failed
 
 
+def test_a_fifo_is_refused_not_waited_on(tmp_path):
+    tools, _ = tools_in(tmp_path)
+    os.mkfifo(tmp_path / "ws" / "pipe")
+    for name, extra in (("read_file", {}), ("write_file", {"content": "x"}),
+                        ("edit_file", {"old_string": "a", "new_string": "b"})):
+        text, failed = call(tools, name, path="pipe", **extra)
+        assert failed and "pipe is not a regular file" in text, name
+
+
 def test_file_tools_write_edit_and_list_in_order(tmp_path):
     tools, outcome = tools_in(tmp_path)
     assert call(tools, "write_file", path="src/b.py", content="x = 1\nx = 1\n")[1] is False

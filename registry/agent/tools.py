@@ -125,7 +125,8 @@ class WorkspaceTools:
     def _read(self, rel: str) -> bytes:
         parent, name = self._open_parent(rel, create=False)
         try:
-            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=parent)
+            # O_NONBLOCK: a FIFO the agent made must not hang the read (checked just below)
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=parent)
         except OSError as err:
             raise ToolFailed(_why(rel, err)) from err
         finally:
@@ -138,13 +139,17 @@ class WorkspaceTools:
     def _write(self, rel: str, data: bytes) -> None:
         parent, name = self._open_parent(rel, create=True)
         try:
-            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644,
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644,
                          dir_fd=parent)
         except OSError as err:
             raise ToolFailed(_why(rel, err)) from err
         finally:
             os.close(parent)
         with os.fdopen(fd, "wb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise ToolFailed(f"{rel} is not a regular file")
+            os.set_blocking(fd, True)
+            handle.truncate(0)
             handle.write(data)
 
     def _open_parent(self, rel: str, *, create: bool) -> tuple[int, str]:
@@ -242,6 +247,8 @@ def _why(rel: str, err: OSError) -> str:
         return f"{rel} does not exist"
     if err.errno == errno.EISDIR:
         return f"{rel} is a folder"
+    if err.errno == errno.ENXIO:  # a FIFO with no reader, opened without blocking
+        return f"{rel} is not a regular file"
     return f"{rel}: {os.strerror(err.errno or 0)}"
 
 
