@@ -16,6 +16,7 @@ from sandbox_required import bwrap_sandbox
 from registry.agent import AgentTask, seed_workspace
 from registry.cli import cli, main
 from registry.config import Settings
+from registry.errors import HubskillsError
 from registry.evaluation.agent_mode import SingleTurnRunner, agent_suite_path
 from registry.evaluation.engine import EvalConfig, run_evaluation
 from registry.evaluation.report import activation, summarize
@@ -236,3 +237,10 @@ def test_space_transcripts_show_visitor_text_as_text():
     md = render(record)
     assert md.count("<img") == md.count("\\<img") == 1 and "\\[a\\](b)" in md
     assert md.count("````") == 2  # the result's own fence cannot close the block early
+
+
+def test_agent_mode_refuses_an_unsandboxed_run_before_any_call(server, tmp_path):
+    skill, settings = make_skill(tmp_path), settings_for(server, tmp_path)
+    with pytest.raises(HubskillsError, match="--sandbox none is refused") as caught:
+        run_evaluation(skill, agent_config(sandbox="none"), settings)
+    assert "bubblewrap" in caught.value.hint and calls(server) == 0

@@ -17,7 +17,7 @@ from typing import Any
 
 from registry.agent import AgentOutcome, AgentRunner, AgentTask, TranscriptEntry, seed_workspace
 from registry.agent.loop import CompleteFn
-from registry.errors import ContextOverflow, ProviderError
+from registry.errors import ContextOverflow, HubskillsError, ProviderError
 from registry.evaluation.arms import build_arm
 from registry.evaluation.checks import case_score, extract_files, run_checks
 from registry.evaluation.results import ResultRow, ToolCount
@@ -34,6 +34,19 @@ def agent_suite_path(skill_dir: Path) -> Path:
     """The suite agent mode runs: `evals/agent.json` when the skill has one, else the usual."""
     agent = Path(skill_dir) / AGENT_SUITE
     return agent if agent.is_file() else suite_path(skill_dir)
+
+
+def check_agent_sandbox(requested: str, skill_dir: Path) -> None:
+    """Agent mode runs the model's commands: only in an isolating sandbox, never `none`.
+
+    Raises:
+        HubskillsError: `--sandbox none` was asked for.
+    """
+    if requested == "none":
+        raise HubskillsError(
+            "--mode agent runs the commands a model chooses, which run only in a sandbox: "
+            "--sandbox none is refused in this mode",
+            hint=f"apt-get install bubblewrap, then hubskills eval {skill_dir} --mode agent")
 
 
 def single_turn_note(models: list[Model]) -> str | None:

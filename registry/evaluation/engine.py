@@ -21,6 +21,7 @@ from registry.evaluation.agent_mode import (
     SingleTurnRunner,
     agent_sample,
     agent_suite_path,
+    check_agent_sandbox,
     single_turn_note,
 )
 from registry.evaluation.arms import MAX_TOOL_TURNS, Mode, Placement, build_arm, run_tool
@@ -360,6 +361,8 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
     if config.runs < 1:
         raise HubskillsError("--runs must be at least 1", hint="hubskills eval SKILL --runs 3")
     check_writable(settings)
+    if agent:
+        check_agent_sandbox(config.sandbox, skill.path)
     code = choose(config.sandbox, settings, has_code=agent or has_code_checks(suite.cases),
                   code_checks=config.code_checks, folder=None if skill_repo else skill.path)
     if manifest is not None:
