@@ -205,8 +205,9 @@ def build(state: SpaceState) -> EvaluateTab:
     run_button.click(on_run, inputs, [status, summary, chart, cases, run_id],
                      api_name="evaluate", concurrency_limit=2, concurrency_id="model-work",
                      show_progress_on=[status]).then(on_cases, run_id, case_pick,
-                                                     api_name=False)
-    case_pick.change(on_case, [run_id, case_pick], [baseline_md, skill_md], api_name=False)
+                                                     api_visibility="private")
+    case_pick.change(on_case, [run_id, case_pick], [baseline_md, skill_md],
+                     api_visibility="private")
     push_event = push.click(on_push, run_id, pushed, api_name="push_results",
                             concurrency_limit=4)
     return EvaluateTab(inputs[0], run_button, push_event)
