@@ -110,13 +110,14 @@ __all__ = [
     "validate_skill", "has_errors", "Case", "Suite", "load_suite", "suite_path", "Finding",
     "scan_folder", "EMBEDDED_REF", "ask", "default_model_ref", "known_models", "EvalConfig",
     "EvalRun", "run_evaluation", "latest_rows", "ResultRow", "RunManifest", "list_runs",
-    "read_manifest", "read_rows", "ModelSummary", "summarize", "per_case_table", "compare_runs",
+    "read_manifest", "read_rows", "read_transcripts", "agent_suite_path", "ModelSummary",
+    "summarize", "per_case_table", "compare_runs",
     "leaderboard", "LeaderboardEntry", "leaderboard_label", "leaderboard_table_rows", "display",
     "SkillStore", "SkillInfo", "get_store", "publish_skill", "PublishResult", "check_relpath",
     "check_repo_id", "tag_for", "write_file", "generate_skill", "GenerateReport", "add_tests",
     "pull", "PullResult", "SandboxUnavailable", "SecretScope", "SizeLimits", "current_scope",
     "get_sandbox", "has_code_checks", "hold", "push_saved_run", "scrub", "scrub_data",
-    "scrub_logs", "scrubber", "read_transcripts", "agent_suite_path",
+    "scrub_logs", "scrubber",
 ]
 
 if TYPE_CHECKING:
