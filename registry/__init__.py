@@ -60,6 +60,8 @@ _EXPORTS: dict[str, str] = {
     "list_runs": "registry.evaluation.results:list_runs",
     "read_manifest": "registry.evaluation.results:read_manifest",
     "read_rows": "registry.evaluation.results:read_rows",
+    "read_transcripts": "registry.evaluation.results:read_transcripts",
+    "agent_suite_path": "registry.evaluation.agent_mode:agent_suite_path",
     "ModelSummary": "registry.evaluation.report:ModelSummary",
     "summarize": "registry.evaluation.report:summarize",
     "per_case_table": "registry.evaluation.report:per_case_table",
@@ -109,7 +111,8 @@ __all__ = [
     "validate_skill", "has_errors", "Case", "Suite", "load_suite", "suite_path", "Finding",
     "scan_folder", "EMBEDDED_REF", "ask", "default_model_ref", "known_models", "EvalConfig",
     "EvalRun", "run_evaluation", "latest_rows", "ResultRow", "RunManifest", "list_runs",
-    "read_manifest", "read_rows", "ModelSummary", "summarize", "per_case_table", "compare_runs",
+    "read_manifest", "read_rows", "read_transcripts", "agent_suite_path", "ModelSummary",
+    "summarize", "per_case_table", "compare_runs",
     "leaderboard", "LeaderboardEntry", "leaderboard_label", "leaderboard_table_rows", "display",
     "SkillStore", "SkillInfo", "get_store", "publish_skill", "PublishResult", "check_relpath",
     "check_repo_id", "tag_for", "write_file", "generate_skill", "GenerateReport", "add_tests",
@@ -130,6 +133,7 @@ if TYPE_CHECKING:
         UnsafeSkill,
     )
     from registry.evaluation import display, leaderboard
+    from registry.evaluation.agent_mode import agent_suite_path
     from registry.evaluation.checks import has_code_checks
     from registry.evaluation.compare import compare_runs
     from registry.evaluation.engine import EvalConfig, EvalRun, run_evaluation
@@ -144,6 +148,7 @@ if TYPE_CHECKING:
         list_runs,
         read_manifest,
         read_rows,
+        read_transcripts,
     )
     from registry.format.skill import Problem, Skill, load_skill
     from registry.format.suite import Case, Suite, load_suite, suite_path

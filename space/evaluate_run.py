@@ -28,6 +28,7 @@ from registry import (
     SandboxUnavailable,
     Settings,
     SizeLimits,
+    agent_suite_path,
     check_relpath,
     display,
     get_sandbox,
@@ -116,8 +117,12 @@ def unpack_upload(paths: list[str], dest: Path) -> Path:
     return _skill_root(dest)
 
 
-def _first_cases(folder: Path, count: int) -> list[str]:
-    suite = load_suite(suite_path(folder), skill_dir=folder)
+def _suite_file(folder: Path, config: EvalConfig) -> Path:
+    return agent_suite_path(folder) if config.mode == "agent" else suite_path(folder)
+
+
+def _first_cases(folder: Path, count: int, config: EvalConfig) -> list[str]:
+    suite = load_suite(_suite_file(folder, config), skill_dir=folder)
     return [case.id for case in suite.cases[:count]]
 
 
@@ -142,7 +147,7 @@ def evaluate(state: SpaceState, request: EvalRequest, settings: Settings,
                                  hint="pick a skill in the list above")
         config = replace(request.config, via="space")
         if request.max_cases > 0 and not config.case_ids:
-            config = replace(config, case_ids=_first_cases(folder, request.max_cases))
+            config = replace(config, case_ids=_first_cases(folder, request.max_cases, config))
         config = _sandboxed(folder, repo, config, settings)
         return run_evaluation(folder, config, settings, progress=progress, skill_repo=repo,
                               skill_revision=sha)
@@ -157,15 +162,16 @@ def _sandboxed(folder: Path, repo: str | None, config: EvalConfig,
     Raises:
         HubskillsError: the suite runs code and bwrap does not work here (hint: run it locally).
     """
-    suite = load_suite(suite_path(folder), skill_dir=folder)
+    suite = load_suite(_suite_file(folder, config), skill_dir=folder)
     cases = suite.select(config.case_ids).cases if config.case_ids else suite.cases
-    if has_code_checks(cases):
+    if has_code_checks(cases) or config.mode == "agent":  # an agent runs commands
         try:
             get_sandbox("bwrap", settings)
         except SandboxUnavailable as err:
             raise HubskillsError(
-                "this suite has code-running checks (python, exec), and this Space runs a "
-                f"visitor's code only in a sandbox, which does not work here ({err.reason})",
+                "this suite has code-running checks (python, exec) or runs an agent, and this "
+                "Space runs a visitor's code only in a sandbox, which does not work here "
+                f"({err.reason})",
                 hint="run it on your machine: " + local_command(folder, repo, config)) from err
     return replace(config, sandbox="bwrap", code_checks="require")
 
@@ -176,7 +182,8 @@ def local_command(folder: Path, repo: str | None, config: EvalConfig) -> str:
     models = " ".join(f"-m {m}" for m in config.models)
     pull = f"hubskills pull {repo} && " if repo else ""
     target = f".agents/skills/{name}" if repo else f"./{name}"
-    return f"{pull}hubskills eval {target} {models} --runs {config.runs}"
+    mode = f" --mode {config.mode}" if config.mode != "inline" else ""
+    return f"{pull}hubskills eval {target} {models} --runs {config.runs}{mode}"
 
 
 def _uploads_dir(state: SpaceState) -> Path:

@@ -26,6 +26,7 @@ from .evaluate_run import (
 from .keys import key_inputs, request_settings
 from .messages import error_markdown, ok_markdown, warn
 from .state import SpaceState, oauth_available
+from .transcripts import NO_TRANSCRIPT, transcript_cases, transcript_pair
 
 UPLOAD_TYPES = [".zip", ".md", ".json", ".py", ".txt", ".yaml", ".toml"]
 
@@ -127,8 +128,9 @@ def _form(state: SpaceState) -> list[gr.components.Component]:
                          elem_id="eval-runs")
         max_cases = gr.Number(0, precision=0, minimum=0, label="Cases (0 = all)",
                               elem_id="eval-cases")
-        mode = gr.Radio(["inline", "tool"], value="inline", label="Mode",
-                        info="inline: SKILL.md in context · tool: the model must load it")
+        mode = gr.Radio(["inline", "tool", "agent"], value="inline", label="Mode",
+                        info="inline: SKILL.md in context · tool: the model must load it · "
+                             "agent: a coding agent with files and a sandboxed shell")
         placement = gr.Radio(["user", "system"], value="user", label="Inline placement")
     with gr.Accordion("Limits", open=False):
         with gr.Row():
@@ -138,6 +140,21 @@ def _form(state: SpaceState) -> list[gr.components.Component]:
     keys = key_inputs()
     return [skill, upload, models, base_url, runs, mode, placement, max_cases, max_tokens,
             max_cost, *keys.boxes]
+
+
+def _transcripts() -> tuple[gr.Dropdown, gr.Markdown, gr.Markdown]:
+    """Agent mode: a case's baseline and skill trajectories side by side."""
+    with gr.Accordion("Agent transcripts (agent mode): baseline and skill side by side",
+                      open=False):
+        case_pick = gr.Dropdown([], label="Case", elem_id="eval-transcript-case")
+        with gr.Row():
+            with gr.Column():
+                gr.Markdown("#### Baseline")
+                baseline = gr.Markdown(NO_TRANSCRIPT, elem_id="eval-transcript-baseline")
+            with gr.Column():
+                gr.Markdown("#### With the skill")
+                skill = gr.Markdown(NO_TRANSCRIPT, elem_id="eval-transcript-skill")
+    return case_pick, baseline, skill
 
 
 def build(state: SpaceState) -> EvaluateTab:
@@ -170,6 +187,8 @@ def build(state: SpaceState) -> EvaluateTab:
         push = gr.Button("Push results to the leaderboard", elem_id="eval-push")
         pushed = gr.Markdown(elem_id="eval-pushed")
 
+    case_pick, baseline_md, skill_md = _transcripts()
+
     def on_run(repo, upload, models, base_url, runs, mode, placement, max_cases, max_tokens,
                max_cost, anthropic_key, openai_key, hf_token,
                progress=gr.Progress()):  # noqa: B008 - how Gradio injects a progress bar
@@ -180,9 +199,19 @@ def build(state: SpaceState) -> EvaluateTab:
     def on_push(run: str | None, oauth: gr.OAuthToken | None = None) -> str:
         return push_results(state, run, oauth)
 
+    def on_cases(run: str | None):
+        choices = transcript_cases(state.settings.runs_dir, run)
+        return gr.Dropdown(choices=choices, value=choices[0] if choices else None)
+
+    def on_case(run: str | None, case: str | None) -> tuple[str, str]:
+        return transcript_pair(state.settings.runs_dir, run, case)
+
     run_button.click(on_run, inputs, [status, summary, chart, cases, run_id],
                      api_name="evaluate", concurrency_limit=2, concurrency_id="model-work",
-                     show_progress_on=[status])
+                     show_progress_on=[status]).then(on_cases, run_id, case_pick,
+                                                     api_visibility="private")
+    case_pick.change(on_case, [run_id, case_pick], [baseline_md, skill_md],
+                     api_visibility="private")
     push_event = push.click(on_push, run_id, pushed, api_name="push_results",
                             concurrency_limit=4)
     return EvaluateTab(inputs[0], run_button, push_event)

@@ -4,10 +4,14 @@
     outcome = await runner.run(AgentTask(prompt, workspace.path, skill=..., budget=Budget()))
     workspace.diff()                                             # what the agent changed
 
+`ToolLoopRunner` is hubskills' own loop (tools: list_files, read_file, write_file, edit_file,
+run); commands go through the sandbox.
+
 Every runner, hubskills' own loop and the external harnesses (Claude Code, Codex, OpenCode,
 Gemini CLI) alike, returns one `AgentOutcome`, so the evaluation engine grades them the same way.
 """
 
+from registry.agent.loop import AGENT_SYSTEM, CompleteFn, ToolLoopRunner, system_prompt
 from registry.agent.outcome import (
     AgentOutcome,
     AgentRunner,
@@ -16,9 +20,11 @@ from registry.agent.outcome import (
     StopReason,
     TranscriptEntry,
 )
+from registry.agent.tools import TOOLS, WorkspaceTools
 from registry.agent.workspace import SKILLS_FOLDER, FileChange, Workspace, seed_workspace
 
 __all__ = [
-    "SKILLS_FOLDER", "AgentOutcome", "AgentRunner", "AgentTask", "Budget", "FileChange",
-    "StopReason", "TranscriptEntry", "Workspace", "seed_workspace",
+    "AGENT_SYSTEM", "SKILLS_FOLDER", "TOOLS", "AgentOutcome", "AgentRunner", "AgentTask",
+    "Budget", "CompleteFn", "FileChange", "StopReason", "ToolLoopRunner", "TranscriptEntry",
+    "Workspace", "WorkspaceTools", "seed_workspace", "system_prompt",
 ]

@@ -21,6 +21,7 @@ from registry.format.inputs import InputFile, is_relative
 from registry.format.skill import Skill
 
 SKILLS_FOLDER = ".agents/skills"
+EVALS_FOLDER = "evals"  # a skill's test suite: left out of the workspace
 MAX_DIFF_BYTES = 64 * 1024  # a text file larger than this is listed in a diff, not shown
 
 
@@ -77,7 +78,8 @@ class Workspace:
 def seed_workspace(root: Path, files: dict[str, str | InputFile], *,
                    skill: Skill | None = None) -> Workspace:
     """Create `root` (which must not exist) with the case's `files`, bytes preserved, and the
-    skill folder's files under `.agents/skills/<name>/` when `skill` is given."""
+    skill folder's files under `.agents/skills/<name>/` when `skill` is given (all but its
+    `evals/`: the agent never sees the checks that grade it)."""
     root.mkdir(parents=True)
     for name, file in files.items():
         if not is_relative(name):
@@ -88,6 +90,8 @@ def seed_workspace(root: Path, files: dict[str, str | InputFile], *,
     if skill is not None:
         skill_path = f"{SKILLS_FOLDER}/{skill.name}"
         for rel in skill.files():
+            if PurePosixPath(rel).parts[0] == EVALS_FOLDER:
+                continue  # the suite and its checks are the grader's, never the agent's
             source = skill.path / rel
             target = root / skill_path / rel
             target.parent.mkdir(parents=True, exist_ok=True)

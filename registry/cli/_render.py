@@ -72,3 +72,64 @@ def _notes(s: ModelSummary) -> None:
         more = f" (+{len(s.non_discriminating) - 5} more)" if len(s.non_discriminating) > 5 else ""
         out.result(f"  non-discriminating checks (pass in both arms every time): {shown}{more}")
 
+
+
+def render_agent(summaries: list[ModelSummary]) -> None:
+    """Agent mode: how each arm worked on each model, and the skill's activation."""
+    rows = []
+    for s in summaries:
+        for arm, a in (s.agent or {}).items():
+            rate = getattr(s.stats, arm).pass_rate
+            calls = ", ".join(f"{tool} {n}" for tool, n in a.tool_calls.items()) or "none"
+            rows.append((escape(s.model), arm, ", ".join(a.protocols), display.pct(rate),
+                         f"{a.mean_turns:.1f}", escape(calls),
+                         f"{a.input_tokens:,} / {a.output_tokens:,}",
+                         display.usd(a.cost_usd, s.model), f"{a.wall_s:.1f} s",
+                         "—" if a.tokens_per_pass is None else f"{a.tokens_per_pass:,.0f}"))
+    out.table(["model", "arm", "protocol", "pass", "turns/sample", "tool calls", "tokens in/out",
+               "cost", "wall", "tokens/pass"], rows, title="Agent mode")
+    for s in summaries:
+        act = s.activation
+        if act is None:
+            continue
+        recall = "—" if act.recall is None else display.pct(act.recall)
+        false = "no expect_skill: false cases" if act.false_rate is None else (
+            f"false activations {act.false_activations} of {act.unexpected} "
+            f"({display.pct(act.false_rate)})")
+        out.result(f"  {escape(s.model)}: activation recall {recall} ({act.activated} of "
+                   f"{act.expected} samples read SKILL.md); {false}")
+
+
+def render_transcript(record: dict) -> None:
+    """One sample's trajectory: messages, tool calls and results, then the workspace diff."""
+    out.result(f"[bold]{escape(str(record.get('model')))}[/] · {record.get('arm')} · case "
+               f"{escape(str(record.get('case_id')))} · repeat {record.get('repeat')} · "
+               f"{record.get('protocol')} · stopped: {record.get('stop_reason')}")
+    for entry in record.get("transcript", []):
+        kind, text = entry.get("kind"), str(entry.get("text", ""))
+        if kind == "tool_call":
+            args = ", ".join(f"{k}={_short(v)}" for k, v in (entry.get("arguments") or {}).items())
+            out.result(f"→ {escape(str(entry.get('tool')))}({escape(args)})")
+        elif kind == "tool_result":
+            mark = "✗" if entry.get("is_error") else "←"
+            out.result(escape(f"{mark} {_indent(text)}"))
+        else:
+            out.result(escape(f"[{kind}] {_indent(text)}"))
+    changes = record.get("diff", [])
+    out.result(f"workspace diff: {len(changes)} file(s) changed")
+    for change in changes:
+        out.result(escape(f"  {change['status']} {change['path']} ({change['size']} bytes)"
+                          + (f": {change['note']}" if change.get("note") else "")))
+        if change.get("diff"):
+            out.result(escape(change["diff"].rstrip()))
+
+
+def _short(value: object, limit: int = 60) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    text = text.replace("\n", "\\n")
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def _indent(text: str, limit: int = 2000) -> str:
+    text = text if len(text) <= limit else text[:limit] + " …"
+    return text.replace("\n", "\n  ")

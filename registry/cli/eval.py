@@ -8,8 +8,9 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
+from registry.agent import Budget
 from registry.cli import _output as out
-from registry.cli._render import render_summaries
+from registry.cli._render import render_agent, render_summaries, render_transcript
 from registry.cli._signals import exit_now, interrupts
 from registry.config import Settings
 from registry.errors import HubskillsError
@@ -17,8 +18,16 @@ from registry.evaluation import display
 from registry.evaluation.compare import compare_runs
 from registry.evaluation.engine import EvalConfig, run_evaluation
 from registry.evaluation.report import per_case_table, summarize
-from registry.evaluation.results import latest_rows, list_runs, read_manifest, read_rows
+from registry.evaluation.results import (
+    latest_rows,
+    list_runs,
+    read_manifest,
+    read_rows,
+    read_transcripts,
+)
 from registry.sandbox import BACKENDS
+
+_BUDGET = Budget()  # agent mode's defaults, shown in --help and the README
 
 
 @click.command("eval")
@@ -27,8 +36,9 @@ from registry.sandbox import BACKENDS
               help="Student model reference (repeatable). Default: embedded/smollm2-135m.")
 @click.option("--runs", type=click.IntRange(min=1), default=3, show_default=True,
               help="Independent repeats per case.")
-@click.option("--mode", type=click.Choice(["inline", "tool"]), default="inline",
-              show_default=True, help="inline: SKILL.md in context; tool: load_skill tool.")
+@click.option("--mode", type=click.Choice(["inline", "tool", "agent"]), default="inline",
+              show_default=True, help="inline: SKILL.md in context; tool: load_skill tool; "
+              "agent: a coding agent with file and shell tools in a workspace.")
 @click.option("--placement", type=click.Choice(["user", "system"]), default="user",
               show_default=True, help="Where inline mode puts the skill.")
 @click.option("--judge", default=None, help="Model that grades judge checks and assertions.")
@@ -55,6 +65,19 @@ from registry.sandbox import BACKENDS
                    "(no isolation; only for a folder of your own that was not pulled).")
 @click.option("--skip-code-checks", is_flag=True,
               help="Leave python and exec checks out (the report and the run say so).")
+@click.option("--max-turns", type=click.IntRange(min=1), default=_BUDGET.max_turns,
+              show_default=True, help="Agent mode: model calls per sample.")
+@click.option("--max-tool-calls", type=click.IntRange(min=1), default=_BUDGET.max_tool_calls,
+              show_default=True, help="Agent mode: tool calls per sample.")
+@click.option("--max-agent-tokens", type=click.IntRange(min=1), default=_BUDGET.max_tokens,
+              show_default=True, help="Agent mode: input + output tokens per sample.")
+@click.option("--agent-wall-time", type=click.FloatRange(min=1), default=_BUDGET.wall_s,
+              show_default=True, help="Agent mode: seconds per sample.")
+@click.option("--command-timeout", type=click.FloatRange(min=1),
+              default=_BUDGET.command_timeout_s, show_default=True,
+              help="Agent mode: seconds per `run` tool call.")
+@click.option("--harness", type=click.Choice(["claude-code", "codex", "opencode", "gemini"]),
+              default=None, help="Agent mode: run this agent CLI instead of hubskills' loop.")
 @click.option("--on", "on", type=click.Choice(["local", "jobs"]), default="local",
               show_default=True, help="Where the models are called: here, or as Hugging Face "
                                       "Jobs on your account (see `hubskills jobs`).")
@@ -71,7 +94,9 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
                  cases: str | None, tests: Path | None, temperature: float, max_tokens: int,
                  base_url: str | None, resume: str | None, no_cache: bool, push: bool,
                  repo: str | None, registry_kind: str | None, sandbox: str,
-                 skip_code_checks: bool, on: str, flavor: str, shards: int, detach: bool,
+                 skip_code_checks: bool, max_turns: int, max_tool_calls: int,
+                 max_agent_tokens: int, agent_wall_time: float, command_timeout: float,
+                 harness: str | None, on: str, flavor: str, shards: int, detach: bool,
                  poll: float, as_json: bool, verbose: bool) -> None:
     """Evaluate a skill: each case with and without the skill, on each model.
 
@@ -84,10 +109,14 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
       hubskills eval skills/kernel-builder-cuda-kernels --runs 3
       hubskills eval ./my-skill -m sonnet -m openai/gpt-5-mini --judge opus --max-cost 2
       hubskills eval ./pulled-skill --skip-code-checks   # no bubblewrap here
+      hubskills eval skills/kernel-builder-cuda-kernels --mode agent -m sonnet --max-turns 30
       hubskills eval .agents/skills/csv-cleaning --push   # a pulled skill: results join it
     """
     from registry.providers import default_model_ref
 
+    if harness and mode != "agent":
+        raise HubskillsError("--harness runs an agent CLI, which only --mode agent does",
+                             hint=f"hubskills eval {skill} --mode agent --harness {harness}")
     settings = Settings.from_env()
     store, placed = _placement(settings, skill, repo, registry_kind, push=push)
     config = EvalConfig(
@@ -96,7 +125,10 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
         case_ids=[c.strip() for c in cases.split(",") if c.strip()] if cases else [],
         temperature=temperature, max_tokens=max_tokens, use_cache=not no_cache,
         base_url=base_url, sandbox=sandbox,
-        code_checks="skip" if skip_code_checks else "require")
+        code_checks="skip" if skip_code_checks else "require", harness=harness,
+        budget=Budget(max_turns=max_turns, max_tool_calls=max_tool_calls,
+                      max_tokens=max_agent_tokens, wall_s=agent_wall_time,
+                      command_timeout_s=command_timeout))
     if on == "jobs":
         from registry.cli.jobs import eval_on_jobs
 
@@ -125,6 +157,7 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
 _KEPT_ON_RESUME = ("tests", "base_url", "concurrency", "max_cost", "no_cache", "push",
                    "repo", "registry_kind", "sandbox", "skip_code_checks", "as_json", "verbose",
                    "on", "flavor")
+# (agent budgets and --harness are restored from the manifest, like --mode)
 
 
 def _interrupted(result, *, as_json: bool, push: bool) -> None:
@@ -185,6 +218,8 @@ def _report(manifest, rows, *, as_json: bool, verbose: bool) -> None:
                      "summaries": [s.to_dict() for s in summaries]})
         return
     render_summaries(manifest, summaries)
+    if manifest.mode == "agent":
+        render_agent(summaries)
     if (manifest.code_checks or "").startswith("skipped"):
         out.warn(f"code checks (python, exec) {manifest.code_checks}: they were left out "
                  "of every score above")
@@ -258,18 +293,52 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
 
 @runs_group.command("show")
 @click.argument("run_id")
+@click.option("--case", "case_id", default=None,
+              help="Agent mode: print this case's transcript (messages, tool calls, diff).")
+@click.option("--arm", type=click.Choice(["baseline", "skill"]), default="skill",
+              show_default=True, help="With --case: which arm's transcript.")
+@click.option("--repeat", type=click.IntRange(min=0), default=0, show_default=True,
+              help="With --case: which repeat.")
 @click.option("--json", "as_json", is_flag=True)
 @click.option("-v", "--verbose", is_flag=True, help="Also print the per-case table.")
 @click.option("--poll", type=click.FloatRange(min=0.05), default=5.0, hidden=True)
-def runs_show_command(run_id: str, as_json: bool, verbose: bool, poll: float) -> None:
-    """Show a saved run's summary (a run on Hugging Face Jobs: once its shards end)."""
+def runs_show_command(run_id: str, case_id: str | None, arm: str, repeat: int, as_json: bool,
+                      verbose: bool, poll: float) -> None:
+    """Show a saved run's summary (a run on Hugging Face Jobs: once its shards end), or with
+    --case one sample's agent transcript.
+
+    \b
+    Example:
+      hubskills runs show 20261122-103000-a1b2c3 --case gelu-h100 --arm baseline
+    """
     from registry.cli.jobs import collect_if_remote
 
     settings = Settings.from_env()
     collect_if_remote(settings, run_id, poll)
     manifest = read_manifest(settings.runs_dir, run_id)
+    if case_id is not None:
+        _show_transcripts(run_id, manifest, case_id, arm, repeat, as_json=as_json)
+        return
     rows = latest_rows(read_rows(settings.runs_dir, run_id))
     _report(manifest, rows, as_json=as_json, verbose=verbose)
+
+
+def _show_transcripts(run_id: str, manifest, case_id: str, arm: str, repeat: int, *,
+                      as_json: bool) -> None:
+    found = [t for t in read_transcripts(Settings.from_env().runs_dir, run_id)
+             if t.get("case_id") == case_id and t.get("arm") == arm
+             and t.get("repeat") == repeat]
+    if not found:
+        where = "this run has no transcripts (only --mode agent saves them)" \
+            if manifest.mode != "agent" else f"no {arm} transcript of case {case_id!r}, " \
+            f"repeat {repeat}"
+        raise HubskillsError(f"run {run_id}: {where}",
+                             hint=f"hubskills runs show {run_id} -v   # lists its cases")
+    if as_json:
+        out.as_json(found)
+        return
+    for record in sorted(found, key=lambda t: str(t.get("model"))):
+        render_transcript(record)
 
 
 @runs_group.command("compare")

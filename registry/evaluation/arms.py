@@ -20,7 +20,7 @@ from registry.format.skill import Skill
 from registry.format.suite import Case, InputFile
 from registry.providers.base import Message, ToolCall, ToolSpec
 
-Mode = Literal["inline", "tool"]
+Mode = Literal["inline", "tool", "agent"]
 Placement = Literal["user", "system"]
 
 NEUTRAL_SYSTEM = (

@@ -14,8 +14,16 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from registry.agent import AgentRunner, Budget, ToolLoopRunner
 from registry.config import Settings
 from registry.errors import ContextOverflow, HubskillsError, ProviderError
+from registry.evaluation.agent_mode import (
+    SingleTurnRunner,
+    agent_sample,
+    agent_suite_path,
+    check_agent_sandbox,
+    single_turn_note,
+)
 from registry.evaluation.arms import MAX_TOOL_TURNS, Mode, Placement, build_arm, run_tool
 from registry.evaluation.cache import (
     ResponseCache,
@@ -33,19 +41,19 @@ from registry.evaluation.results import (
     RunWriter,
     count_samples,
     latest_rows,
-    new_run_id,
     read_manifest,
     read_rows,
-    tool_versions,
 )
+from registry.evaluation.run_manifest import check_resumable, new_manifest, run_note
 from registry.evaluation.stopping import StopSignal, run_until_stopped
 from registry.format.skill import Skill, load_skill
-from registry.format.suite import Suite, load_suite, suite_path
+from registry.format.suite import Case, Suite, load_suite, suite_path
 from registry.providers import (
     Completion,
     Message,
     Model,
     RetryPolicy,
+    ToolSpec,
     aclose_all,
     resolve,
 )
@@ -78,6 +86,8 @@ class EvalConfig:
     sandbox: str = "auto"  # which backend runs code checks: auto, bwrap, none
     code_checks: CodeChecks = "require"  # refuse without a sandbox; "skip" leaves them out
     via: str = "cli"
+    budget: Budget = field(default_factory=Budget)  # agent mode: what one sample may spend
+    harness: str | None = None  # agent mode: an external agent CLI instead of hubskills' loop
 
 
 @dataclass
@@ -99,11 +109,15 @@ class Evaluator:
 
     def __init__(self, skill: Skill, suite: Suite, config: EvalConfig, settings: Settings,
                  done: set[tuple[str, str, str, int]], code: Choice) -> None:
-        self.skill, self.suite, self.config = skill, suite, config
+        self.skill, self.suite, self.config, self.settings = skill, suite, config, settings
         self.sandbox, self.skip_reason = code.sandbox, f"code check {code.status}"
         if config.base_url:  # only local/ references read it: API models keep their endpoints
             settings = settings.with_(base_url=config.base_url)
         self.models = [resolve(ref, settings, retry=config.retry) for ref in config.models]
+        # Agent samples in flight (each holds a workspace and may be running a command) are
+        # bounded too: twice the model calls at once, so tool time overlaps other calls.
+        self.agent_slots = asyncio.Semaphore(
+            2 * (config.concurrency or max(m.default_concurrency for m in self.models)))
         self.cache = ResponseCache(settings.cache_path)
         self.done = done
         self.spent = 0.0
@@ -147,9 +161,30 @@ class Evaluator:
         self.cache.put(key, completion_to_dict(completion))
         return completion, False
 
+    def agent_runner(self, model: Model, case: Case, arm: str) -> AgentRunner:
+        """The one place agent mode picks its runner: the external harness when one is named,
+        else hubskills' own tool loop, or one turn for a model that cannot call tools."""
+        if self.config.harness:
+            from registry.agent.harness import make_harness  # written beside this package
+
+            return make_harness(self.config.harness, model=model, sandbox=self.sandbox,
+                                settings=self.settings)
+
+        async def complete(messages: list[Message], tools: list[ToolSpec],
+                           seed: int) -> tuple[Completion, bool]:
+            return await self._complete(model, messages, tools=tools, seed=seed, repeat=seed)
+
+        if not model.provider.supports_tools:
+            return SingleTurnRunner(complete, case, self.skill if arm == "skill" else None)
+        return ToolLoopRunner(complete, self.sandbox)
+
     async def sample(self, model: Model, arm: str, case_index: int, repeat: int) -> ResultRow:
         """One answer to one case in one arm, graded."""
         case = self.suite.cases[case_index]
+        if self.config.mode == "agent":
+            async with self.agent_slots:
+                return await agent_sample(self, model, arm, case, repeat,
+                                          self._row(model, arm, case.id, repeat))
         plan = build_arm(arm, case, self.skill, mode=self.config.mode,
                          placement=self.config.placement)
         messages = list(plan.messages)
@@ -303,14 +338,18 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
                     warn: Callable[[str], None] | None, stop: StopSignal | None,
                     started: Started | None, skill_version: str | None) -> EvalRun:
     skill = load_skill(skill_dir)
-    full = load_suite(tests or suite_path(skill.path), skill_dir=skill.path)
     manifest = read_manifest(settings.runs_dir, resume) if resume else None
+    agent = (manifest.mode if manifest else config.mode) == "agent"
+    default_suite = agent_suite_path(skill.path) if agent else suite_path(skill.path)
+    full = load_suite(tests or default_suite, skill_dir=skill.path)
     if manifest is not None:
-        _check_resumable(manifest, skill, full)
+        check_resumable(manifest, skill, full)
         config = replace(config, models=manifest.models, runs=manifest.runs, mode=manifest.mode,
                          placement=manifest.placement, judge=manifest.judge,
                          temperature=manifest.temperature, max_tokens=manifest.max_tokens,
-                         case_ids=manifest.case_ids,
+                         case_ids=manifest.case_ids, harness=manifest.harness,
+                         budget=Budget(**manifest.agent_budget) if manifest.agent_budget
+                         else config.budget,
                          code_checks="skip" if manifest.code_checks == SKIPPED_BY_USER else
                          config.code_checks)
     suite = full.select(config.case_ids) if config.case_ids else full
@@ -322,7 +361,9 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
     if config.runs < 1:
         raise HubskillsError("--runs must be at least 1", hint="hubskills eval SKILL --runs 3")
     check_writable(settings)
-    code = choose(config.sandbox, settings, has_code=has_code_checks(suite.cases),
+    if agent:
+        check_agent_sandbox(config.sandbox, skill.path)
+    code = choose(config.sandbox, settings, has_code=agent or has_code_checks(suite.cases),
                   code_checks=config.code_checks, folder=None if skill_repo else skill.path)
     if manifest is not None:
         done = {(r.model, r.arm, r.case_id, r.repeat) for r in
@@ -332,12 +373,14 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
             manifest.skill_repo, manifest.skill_revision = skill_repo, skill_revision
             manifest.skill_version = skill_version or manifest.skill_version
     else:
-        manifest = _new_manifest(skill, full, suite, config, skill_repo, skill_revision)
+        manifest = new_manifest(skill, full, suite, config, skill_repo, skill_revision)
         manifest.skill_version = skill_version or manifest.skill_version
         done = set()
     manifest.sandbox, manifest.code_checks = code.sandbox and code.sandbox.name, code.status
     evaluator = Evaluator(skill, suite, config, settings, done, code)  # resolves models
     mode_warning = check_mode(evaluator.models, config.mode, f"hubskills eval {skill_dir}")
+    if agent and not config.harness:
+        mode_warning = single_turn_note(evaluator.models)
     for warning in (code.warning, mode_warning):
         if warning and warn:
             warn(warning)
@@ -345,7 +388,7 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
     status, note = "interrupted", None
     try:
         status = run_until_stopped(evaluator.run(progress, stop, started), stop)
-        note = _note(status, evaluator, stop)
+        note = run_note(status, evaluator, stop)
     finally:
         rows = latest_rows(read_rows(settings.runs_dir, manifest.run_id))
         count_samples(writer.manifest, rows, status)
@@ -354,38 +397,3 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
     # What was written, read back: the caller sees the scrubbed run, as a later reader would.
     rows = latest_rows(read_rows(settings.runs_dir, manifest.run_id))
     return EvalRun(read_manifest(settings.runs_dir, manifest.run_id), rows)
-
-
-def _note(status: str, evaluator: Evaluator, stop: StopSignal | None) -> str | None:
-    """What the manifest should say about how the run ended, if anything."""
-    max_cost = evaluator.config.max_cost
-    if status == "interrupted":
-        return f"interrupted ({stop.reason if stop else 'stopped'}): finish it with --resume"
-    if status == "stopped":
-        return f"--max-cost ${max_cost} reached after ${evaluator.spent:.4f}"
-    if evaluator.unknown_cost and max_cost is not None:
-        return "some prices are unknown: --max-cost counted only known costs"
-    return None
-
-
-def _new_manifest(skill: Skill, full: Suite, suite: Suite, config: EvalConfig,
-                  repo: str | None, revision: str | None) -> RunManifest:
-    """A new run of ``suite`` (``full`` or some of its cases: a subset run)."""
-    return RunManifest(
-        run_id=new_run_id(), skill_name=skill.name, skill_version=skill.version,
-        skill_repo=repo, skill_revision=revision, content_hash=skill.content_hash(),
-        suite_hash=full.suite_hash(), suite_cases=len(full.cases), models=list(config.models),
-        mode=config.mode, placement=config.placement, runs=config.runs,
-        temperature=config.temperature, max_tokens=config.max_tokens, judge=config.judge,
-        case_ids=[c.id for c in suite.cases], skill_tokens=skill.token_estimate()["body"],
-        versions=tool_versions(), partial=True, produced_via=config.via,
-        samples_planned=len(config.models) * len(suite.cases) * config.runs * 2,
-    )
-
-
-def _check_resumable(manifest: RunManifest, skill: Skill, suite: Suite) -> None:
-    if manifest.content_hash != skill.content_hash() or manifest.suite_hash != suite.suite_hash():
-        raise HubskillsError(
-            f"run {manifest.run_id} was made with a different version of the skill or suite",
-            hint=f"hubskills eval {skill.path}  # start a new run instead",
-        )

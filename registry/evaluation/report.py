@@ -48,6 +48,35 @@ class ArmTotals:
 
 
 @dataclass
+class AgentArm:
+    """Agent mode, one arm on one model: how the agent worked (graded samples only)."""
+
+    protocols: list[str]  # "tools", "single-turn", "harness:<name>"
+    samples: int
+    mean_turns: float
+    tool_calls: dict[str, int]  # total calls per tool
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    wall_s: float  # total agent wall time
+    tokens_per_pass: float | None  # input + output tokens per passing sample
+    stop_reasons: dict[str, int]
+
+
+@dataclass
+class Activation:
+    """Whether the skill arm's agent read SKILL.md: recall on cases the skill applies to
+    (`expect_skill`, the default) and false activations on those it does not."""
+
+    expected: int
+    activated: int
+    recall: float | None
+    unexpected: int
+    false_activations: int
+    false_rate: float | None
+
+
+@dataclass
 class ModelSummary:
     """Everything a reader needs to judge a skill on one model."""
 
@@ -60,6 +89,8 @@ class ModelSummary:
     case_status: dict[str, dict[str, str]]
     non_discriminating: list[str]
     invocation_rate: float | None
+    agent: dict[str, AgentArm] | None = None  # agent mode: per arm
+    activation: Activation | None = None  # agent mode, tool-calling protocols only
     methods: dict[str, str] = field(default_factory=lambda: {
         "arm_interval": INTERVAL_METHOD, "lift_interval": LIFT_INTERVAL_METHOD,
         "exact_test": EXACT_TEST})
@@ -76,7 +107,8 @@ def rows_frame(rows: list[ResultRow]) -> pd.DataFrame:
     """Rows as a results frame (no ``output``/``checks``), as the stores return them."""
     import pandas as pd  # on first use: `hubskills eval` starts without it
 
-    return pd.DataFrame([r.model_dump(exclude={"output", "checks"}) for r in rows])
+    return pd.DataFrame([r.model_dump(exclude={"output", "checks", "tool_calls", "skill_files"})
+                         for r in rows])
 
 
 def summarize(rows: list[ResultRow]) -> list[ModelSummary]:
@@ -128,7 +160,53 @@ def _summarize_model(model: str, rows: list[ResultRow], table: stats.Table,
                      for c in cases},
         non_discriminating=non_discriminating_checks(rows),
         invocation_rate=sum(loaded) / len(loaded) if loaded else None,
+        agent=agent_arms(rows) if any(r.mode == "agent" for r in rows) else None,
+        activation=activation(rows),
     )
+
+
+def agent_arms(rows: list[ResultRow]) -> dict[str, AgentArm]:
+    """Per arm: protocols, turns, tool calls by tool, tokens, dollars, wall time, tokens per
+    passing sample and stop reasons, over the graded samples (transport errors apart)."""
+    arms = {}
+    for arm in ("baseline", "skill"):
+        graded = [r for r in rows if r.arm == arm and not r.is_error]
+        calls: dict[str, int] = defaultdict(int)
+        stops: dict[str, int] = defaultdict(int)
+        for row in graded:
+            for tool, count in row.tool_counts().items():
+                calls[tool] += count
+            stops[row.stop_reason or "unknown"] += 1
+        costs = [r.cost_usd for r in graded]
+        passes = sum(bool(r.passed) for r in graded)
+        tokens = sum(r.input_tokens + r.output_tokens for r in graded)
+        arms[arm] = AgentArm(
+            protocols=sorted({r.protocol or "unknown" for r in graded}), samples=len(graded),
+            mean_turns=sum(r.turns or 0 for r in graded) / len(graded) if graded else 0.0,
+            tool_calls=dict(sorted(calls.items())),
+            input_tokens=sum(r.input_tokens for r in graded),
+            output_tokens=sum(r.output_tokens for r in graded),
+            cost_usd=None if any(c is None for c in costs) else float(sum(costs)),  # type: ignore[arg-type]
+            wall_s=sum(r.wall_s or 0.0 for r in graded),
+            tokens_per_pass=tokens / passes if passes else None,
+            stop_reasons=dict(sorted(stops.items())))
+    return arms
+
+
+def activation(rows: list[ResultRow]) -> Activation | None:
+    """Activation recall and false activations of the skill arm (None when not measured)."""
+    measured = [r for r in rows if r.arm == "skill" and r.activated is not None
+                and not r.is_error]
+    if not measured:
+        return None
+    expected = [r for r in measured if r.expect_skill is not False]
+    unexpected = [r for r in measured if r.expect_skill is False]
+    hits, false = sum(bool(r.activated) for r in expected), sum(bool(r.activated)
+                                                                 for r in unexpected)
+    return Activation(expected=len(expected), activated=hits,
+                      recall=hits / len(expected) if expected else None,
+                      unexpected=len(unexpected), false_activations=false,
+                      false_rate=false / len(unexpected) if unexpected else None)
 
 
 def non_discriminating_checks(rows: list[ResultRow]) -> list[str]:

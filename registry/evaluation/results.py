@@ -1,8 +1,10 @@
 """The result schema shared by local runs and the Hub dataset: a run manifest and its rows.
 
 A run folder `HUBSKILLS_HOME/runs/<run_id>/` holds `manifest.json` and `rows.jsonl` (one row
-per case x arm x repeat x model). The same rows, with the manifest's identifying fields copied
-onto each, are the `evals` split of the results dataset, so any row stands on its own.
+per case x arm x repeat x model), and in agent mode `transcripts.jsonl` (each sample's
+trajectory and workspace diff, scrubbed the same way). The same rows, with the manifest's
+identifying fields copied onto each, are the `evals` split of the results dataset, so any row
+stands on its own.
 
 Every manifest and row leaves this module through `to_json`, which scrubs the process's secrets
 (`registry.secrets`): a model that echoes a key, an error quoting one, a check's reason showing
@@ -20,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -35,6 +37,7 @@ Arm = Literal["baseline", "skill"]
 RunStatus = Literal["running", "complete", "stopped", "interrupted"]
 ErrorKind = Literal["arm", "transport"]
 Via = Literal["cli", "space", "job"]
+TRANSCRIPTS = "transcripts.jsonl"  # agent mode: one trajectory per sample, next to rows.jsonl
 
 
 def utc_now() -> str:
@@ -56,6 +59,14 @@ class CheckVerdict(BaseModel):
     reason: str = ""
     weight: float = 1.0
     skipped: bool = False
+
+
+class ToolCount(BaseModel):
+    """Agent mode: how many times one tool was called in a sample (a list of these, not a
+    dict, so the results dataset has one fixed schema)."""
+
+    tool: str
+    calls: int
 
 
 class RunManifest(BaseModel):
@@ -95,6 +106,8 @@ class RunManifest(BaseModel):
     manifests older than the field, where it follows `status`."""
     produced_by: str = "local"
     produced_via: Via = "cli"
+    agent_budget: dict[str, float] | None = None  # agent mode: the `Budget` each sample had
+    harness: str | None = None  # agent mode: the external agent CLI that ran, if any
 
     @property
     def is_partial(self) -> bool:
@@ -162,6 +175,19 @@ class ResultRow(BaseModel):
     placement: str | None = None
     produced_by: str | None = None
     produced_via: str | None = None
+    # Agent mode (`mode == "agent"`); None in other modes and in older rows.
+    protocol: str | None = None  # "tools", "single-turn" or "harness:<name>"
+    turns: int | None = None
+    tool_calls: list[ToolCount] | None = None  # calls per tool, by tool name
+    skill_files: list[str] | None = None  # skill files opened or run, relative to the skill
+    stop_reason: str | None = None
+    activated: bool | None = None  # the agent read SKILL.md (skill arm with tools only)
+    expect_skill: bool | None = None  # the case says the skill applies to it
+    wall_s: float | None = None  # the agent's wall time (model calls and tools)
+
+    def tool_counts(self) -> dict[str, int]:
+        """Agent mode: calls per tool name (empty in other modes)."""
+        return {t.tool: t.calls for t in self.tool_calls or []}
 
     @property
     def is_error(self) -> bool:
@@ -211,12 +237,22 @@ class RunWriter:
         self.manifest = manifest
         _drop_torn_line(self.folder / "rows.jsonl")
         self._rows = open(self.folder / "rows.jsonl", "a", encoding="utf-8")  # noqa: SIM115
+        _drop_torn_line(self.folder / TRANSCRIPTS)
+        self._transcripts: IO[str] | None = None
         self.save_manifest()
 
     def add(self, row: ResultRow) -> None:
         """Append one row and flush, so an interrupted run keeps everything finished."""
         self._rows.write(to_json(row) + "\n")
         self._rows.flush()
+
+    def add_transcript(self, record: dict[str, Any]) -> None:
+        """Append one agent-mode trajectory to `transcripts.jsonl` (scrubbed), flushed."""
+        if self._transcripts is None:
+            self._transcripts = open(self.folder / TRANSCRIPTS, "a",  # noqa: SIM115
+                                     encoding="utf-8")
+        self._transcripts.write(scrub(json.dumps(record, ensure_ascii=False)) + "\n")
+        self._transcripts.flush()
 
     def save_manifest(self) -> None:
         """Write manifest.json atomically."""
@@ -230,6 +266,8 @@ class RunWriter:
             self.manifest.note = note
         self.save_manifest()
         self._rows.close()
+        if self._transcripts is not None:
+            self._transcripts.close()
 
 
 def _drop_torn_line(path: Path) -> None:
@@ -278,6 +316,22 @@ def iter_rows(path: Path) -> Iterator[ResultRow]:
         lines = ", ".join(str(n) for n, _ in bad[:5]) + (", ..." if len(bad) > 5 else "")
         log.warning("%s:%d: skipped %d result row(s) that do not validate (lines %s): %s",
                     path, bad[0][0], len(bad), lines, bad[0][1])
+
+
+def read_transcripts(runs_root: Path, run_id: str) -> list[dict[str, Any]]:
+    """A run's agent-mode trajectories, the latest per (model, arm, case, repeat)."""
+    path = run_dir(runs_root, run_id) / TRANSCRIPTS
+    if not path.is_file():
+        return []
+    latest: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # a torn last line
+        key = tuple(record.get(k) for k in ("model", "arm", "case_id", "repeat"))
+        latest[key] = record
+    return list(latest.values())
 
 
 def read_rows(runs_root: Path, run_id: str) -> list[ResultRow]:

@@ -50,7 +50,9 @@ class Case(BaseModel):
     assertions: list[str] = Field(default_factory=list)
     expected_output: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
-    expect_skill: bool = True  # agent mode: False for a task the skill should not be used for
+    expect_skill: bool = True
+    """Agent mode: whether the skill applies to this task (False: reading it is a false
+    activation)."""
 
     @field_validator("id")
     @classmethod

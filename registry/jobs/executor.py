@@ -57,6 +57,10 @@ def _plan_run(skill_dir: Path, config: EvalConfig, tests: Path | None,
     """The manifest and the (model, case) units, checked as a local run checks them."""
     from registry.providers import resolve
 
+    if config.mode == "agent":  # its commands need bubblewrap, which the job image lacks
+        raise HubskillsError("agent mode does not run on Hugging Face Jobs yet: the agent's "
+                             "commands need a sandbox (bubblewrap) in the job",
+                             hint=f"hubskills eval {skill_dir} --mode agent (here)")
     skill = load_skill(skill_dir)
     full = load_suite(tests or suite_path(skill.path), skill_dir=skill.path)
     suite = full.select(config.case_ids) if config.case_ids else full

@@ -1,0 +1,170 @@
+"""Agent mode's own overhead: hubskills' tool loop against a fake model with 100 ms latency.
+
+40 cases x 2 arms, each a scripted 5-turn trajectory (write a file, run a check that fails in
+bubblewrap, edit the file, run the check again, answer; the skill arm also reads SKILL.md), at
+concurrency 16. Ideal wall time is model calls x latency / concurrency (the tools cost nothing
+in the ideal); we print our wall time over it (goal <= 1.2) and the sandbox's share: the time
+spent in `run` tool calls (bubblewrap start, the command, teardown), summed, over the samples'
+summed wall time. The same run with commands answered instantly (no sandbox) shows the loop's
+own cost apart, and a peer measured in the same run (the raw `openai` SDK holding the same
+conversations) shows what a loaded machine and the SDK cost alone. The fake server runs in
+another process. A warm-up loads everything first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import multiprocessing
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+LATENCY, CASES, CONCURRENCY, TURNS = 0.1, 40, 16, 5
+SANDBOX_SECONDS: list[float] = []
+
+
+def serve_fake(queue: multiprocessing.Queue) -> None:
+    """A fake OpenAI server playing the scripted agent after `LATENCY`; puts its URL."""
+    from fakes.openai_server import FakeOpenAIServer
+    from fakes.tool_script import AgentScript
+
+    script = AgentScript(skill="bench-skill", command="grep -c port config.toml")
+    server = FakeOpenAIServer(responder=script, latency=LATENCY)
+    server.start()
+    queue.put(server.url)
+    time.sleep(3600)
+
+
+def bench_skill(root: Path) -> Path:
+    """`root/bench-skill` with `CASES` agent cases that pass when the answer names the port."""
+    folder = root / "bench-skill"
+    (folder / "evals").mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        '---\nname: bench-skill\ndescription: "A benchmark skill. Use when benchmarking."\n'
+        "---\n\nZorblax listens on port 4417.\n")
+    suite = [{"id": f"c{i}", "prompt": f"Task {i}: write config.toml.",
+              "checks": [{"type": "contains", "value": ["4417"]}]} for i in range(CASES)]
+    (folder / "evals" / "agent.json").write_text(json.dumps({"cases": suite}))
+    return folder
+
+
+async def _raw_sdk(url: str, samples: int) -> None:
+    """The peer: the raw `openai` SDK holding the same 5-turn conversations (same prompts,
+    tools and growing history, tool results answered at once) at the same concurrency."""
+    import openai
+
+    from registry.agent import TOOLS, AgentTask, system_prompt
+
+    client = openai.AsyncOpenAI(base_url=url, api_key="sk-bench", max_retries=0)
+    limit = asyncio.Semaphore(CONCURRENCY)
+    tools = [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                               "parameters": t.parameters}} for t in TOOLS]
+
+    async def one(i: int) -> None:
+        skill = (".agents/skills/bench-skill", "bench-skill", "A benchmark skill.") \
+            if i % 2 else (None, None, None)
+        task = AgentTask("", Path("."), skill_path=skill[0], skill_name=skill[1],
+                         skill_description=skill[2])
+        messages: list = [{"role": "system", "content": system_prompt(task)},
+                          {"role": "user", "content": f"Task {i // 2}: write config.toml."}]
+        for _ in range(TURNS):
+            async with limit:
+                reply = await client.chat.completions.create(
+                    model="bench", messages=messages, tools=tools, max_tokens=512,
+                    temperature=0.7, seed=0)
+            message = reply.choices[0].message
+            if not message.tool_calls:
+                break
+            messages.append(message.model_dump(exclude_none=True))
+            messages += [{"role": "tool", "tool_call_id": c.id, "content": "exit code 0\n1"}
+                         for c in message.tool_calls]
+
+    await asyncio.gather(*(one(i) for i in range(samples)))
+    await client.close()
+
+
+def register_bench_sandboxes() -> None:
+    """`bench-bwrap`: bubblewrap, with the time of every command recorded; `bench-null`: a
+    command that does nothing and takes no time (the loop's own cost, without a sandbox)."""
+    from registry.sandbox import BwrapSandbox, SandboxResult, backend
+
+    class TimedBwrap(BwrapSandbox):
+        async def run(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            started = time.perf_counter()
+            try:
+                return await super().run(*args, **kwargs)
+            finally:
+                SANDBOX_SECONDS.append(time.perf_counter() - started)
+
+    class NullSandbox(BwrapSandbox):
+        name = "bench-null"
+
+        async def run(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            return SandboxResult(0, "1\n", "", False, 0.0, self.name)
+
+    backend("bench-bwrap")(lambda settings: TimedBwrap(settings.bwrap_path))
+    backend("bench-null")(lambda settings: NullSandbox(settings.bwrap_path))
+
+
+def main() -> None:
+    """Run the benchmark and print its ratios."""
+    queue: multiprocessing.Queue = multiprocessing.Queue()
+    server = multiprocessing.Process(target=serve_fake, args=(queue,), daemon=True)
+    server.start()
+    url = queue.get(timeout=30)
+    from registry.config import Settings
+    from registry.evaluation.engine import EvalConfig, run_evaluation
+    from registry.sandbox import BwrapSandbox
+
+    works, why = BwrapSandbox().probe()
+    if not works:
+        print(f"agent loop: skipped ({why})")
+        server.terminate()
+        return
+    register_bench_sandboxes()
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings.from_env({"HUBSKILLS_HOME": os.path.join(tmp, "home"),
+                                      "HUBSKILLS_BASE_URL": url})
+        skill = bench_skill(Path(tmp))
+        base = {"models": ["local/bench"], "runs": 1, "mode": "agent",
+                "concurrency": CONCURRENCY, "use_cache": False}
+        run_evaluation(skill, EvalConfig(**base, case_ids=["c0"], sandbox="bench-bwrap"),
+                       settings)  # warm-up
+        asyncio.run(_raw_sdk(url, 2))
+        t_peer = time.perf_counter()
+        asyncio.run(_raw_sdk(url, CASES * 2))
+        peer = time.perf_counter() - t_peer
+        SANDBOX_SECONDS.clear()
+        t0 = time.perf_counter()
+        run = run_evaluation(skill, EvalConfig(**base, sandbox="bench-bwrap"), settings)
+        wall = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        run_evaluation(skill, EvalConfig(**base, sandbox="bench-null"), settings)
+        loop_wall = time.perf_counter() - t1
+    server.terminate()
+    calls = sum(row.turns or 0 for row in run.rows)
+    assert calls == CASES * 2 * TURNS and not any(row.is_error for row in run.rows), calls
+    ideal = calls * LATENCY / CONCURRENCY
+    agent_wall = sum(row.wall_s or 0.0 for row in run.rows)
+    sandbox = sum(SANDBOX_SECONDS)
+    print(f"agent loop: {CASES} cases x 2 arms, {TURNS}-turn trajectories = {calls} model "
+          f"calls, {LATENCY * 1000:.0f} ms latency, concurrency {CONCURRENCY}")
+    print(f"  wall {wall:.2f} s / ideal {ideal:.2f} s = ratio {wall / ideal:.2f} (goal <= 1.2)")
+    print(f"  peer (raw openai SDK, same conversations, no tools run): {peer:.2f} s, ratio to "
+          f"ideal {peer / ideal:.2f}; hubskills / peer = {wall / peer:.2f}")
+    print(f"  the loop alone (commands answered instantly, no sandbox): {loop_wall:.2f} s, "
+          f"ratio {loop_wall / ideal:.2f}; loop / peer = {loop_wall / peer:.2f}")
+    mean_ms = sandbox / len(SANDBOX_SECONDS) * 1000
+    print(f"  sandbox: {len(SANDBOX_SECONDS)} commands, {mean_ms:.0f} ms each on average; "
+          f"{sandbox:.2f} s of {agent_wall:.2f} s summed sample wall time = share "
+          f"{sandbox / agent_wall:.2f}; wall with it / without = {wall / loop_wall:.2f}")
+
+
+if __name__ == "__main__":
+    main()

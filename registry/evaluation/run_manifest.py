@@ -1,0 +1,52 @@
+"""A run's manifest at its start (`new_manifest`), the check before resuming one, and the note
+its manifest keeps about how it ended. The engine's `EvalConfig` and `Evaluator` come in typed
+loosely: the engine imports this module."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from registry.errors import HubskillsError
+from registry.evaluation.results import RunManifest, new_run_id, tool_versions
+from registry.evaluation.stopping import StopSignal
+from registry.format.skill import Skill
+from registry.format.suite import Suite
+
+
+def run_note(status: str, evaluator: Any, stop: StopSignal | None) -> str | None:
+    """What the manifest should say about how the run ended, if anything."""
+    max_cost = evaluator.config.max_cost
+    if status == "interrupted":
+        return f"interrupted ({stop.reason if stop else 'stopped'}): finish it with --resume"
+    if status == "stopped":
+        return f"--max-cost ${max_cost} reached after ${evaluator.spent:.4f}"
+    if evaluator.unknown_cost and max_cost is not None:
+        return "some prices are unknown: --max-cost counted only known costs"
+    return None
+
+
+def new_manifest(skill: Skill, full: Suite, suite: Suite, config: Any,
+                 repo: str | None, revision: str | None) -> RunManifest:
+    """A new run of ``suite`` (``full`` or some of its cases: a subset run)."""
+    return RunManifest(
+        run_id=new_run_id(), skill_name=skill.name, skill_version=skill.version,
+        skill_repo=repo, skill_revision=revision, content_hash=skill.content_hash(),
+        suite_hash=full.suite_hash(), suite_cases=len(full.cases), models=list(config.models),
+        mode=config.mode, placement=config.placement, runs=config.runs,
+        temperature=config.temperature, max_tokens=config.max_tokens, judge=config.judge,
+        case_ids=[c.id for c in suite.cases], skill_tokens=skill.token_estimate()["body"],
+        versions=tool_versions(), partial=True, produced_via=config.via,
+        samples_planned=len(config.models) * len(suite.cases) * config.runs * 2,
+        agent_budget=asdict(config.budget) if config.mode == "agent" else None,
+        harness=config.harness if config.mode == "agent" else None,
+    )
+
+
+def check_resumable(manifest: RunManifest, skill: Skill, suite: Suite) -> None:
+    """Refuse to resume a run made with another version of the skill or suite."""
+    if manifest.content_hash != skill.content_hash() or manifest.suite_hash != suite.suite_hash():
+        raise HubskillsError(
+            f"run {manifest.run_id} was made with a different version of the skill or suite",
+            hint=f"hubskills eval {skill.path}  # start a new run instead",
+        )

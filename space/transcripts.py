@@ -1,0 +1,81 @@
+"""Agent-mode transcripts for the Evaluate tab: a case's baseline and skill trajectories side by
+side (no Gradio here). Records come from the run's saved, scrubbed `transcripts.jsonl`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from registry import read_transcripts
+
+MAX_TEXT = 3_000  # characters of one message or tool result shown
+NO_TRANSCRIPT = "_No transcript: only agent-mode runs save them._"
+
+
+def transcript_cases(runs_dir: Path, run_id: str | None) -> list[str]:
+    """The case ids with a saved transcript in `run_id`, sorted."""
+    if not run_id:
+        return []
+    return sorted({str(t.get("case_id")) for t in read_transcripts(runs_dir, run_id)})
+
+
+def transcript_pair(runs_dir: Path, run_id: str | None, case_id: str | None,
+                    repeat: int = 0) -> tuple[str, str]:
+    """Markdown for the baseline and the skill arm of `case_id` (every model, one repeat)."""
+    if not run_id or not case_id:
+        return NO_TRANSCRIPT, NO_TRANSCRIPT
+    records = [t for t in read_transcripts(runs_dir, run_id)
+               if t.get("case_id") == case_id and t.get("repeat") == repeat]
+    return tuple(  # type: ignore[return-value]
+        "\n\n---\n\n".join(render(t) for t in sorted(
+            (r for r in records if r.get("arm") == arm), key=lambda r: str(r.get("model"))))
+        or NO_TRANSCRIPT
+        for arm in ("baseline", "skill"))
+
+
+def render(record: dict[str, Any]) -> str:
+    """One trajectory as Markdown: header, steps, then the workspace diff."""
+    files = ", ".join(record.get("skill_files") or []) or "none"
+    lines = [f"**{_plain(record.get('model'))}** · {record.get('protocol')} · stopped: "
+             f"{record.get('stop_reason')} · skill files read: {_plain(files)}"]
+    for entry in record.get("transcript", []):
+        kind, text = entry.get("kind"), str(entry.get("text", ""))
+        if kind == "tool_call":
+            args = ", ".join(f"{k}={_short(v)}" for k, v in (entry.get("arguments") or {}).items())
+            lines.append(f"→ `{entry.get('tool')}` {_plain(args)}")
+        elif kind == "tool_result":
+            mark = "✗ error" if entry.get("is_error") else "←"
+            lines.append(f"{mark}\n{_block(text)}")
+        elif kind == "system":
+            lines.append(f"<details><summary>system prompt</summary>\n\n{_block(text)}\n"
+                         "</details>")
+        else:
+            lines.append(f"**{kind}**: {_plain(_clip(text))}")
+    changes = record.get("diff", [])
+    lines.append(f"**Workspace diff** ({len(changes)} file(s))")
+    lines += [f"{c['status']} `{c['path']}`" + (f"\n{_block(c['diff'], 'diff')}"
+                                                if c.get("diff") else f" {c.get('note', '')}")
+              for c in changes]
+    return "\n\n".join(lines)
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + " …"
+
+
+def _block(text: str, lang: str = "") -> str:
+    body = _clip(text).replace("````", "'''")
+    return f"````{lang}\n{body}\n````"
+
+
+def _plain(value: object) -> str:
+    """Visitor text shown as text: no HTML, no Markdown links or images."""
+    text = str(value)
+    for char in "\\`*_[]<>|#!":
+        text = text.replace(char, "\\" + char)
+    return text
+
+
+def _short(value: object, limit: int = 80) -> str:
+    text = (value if isinstance(value, str) else repr(value)).replace("\n", "⏎")
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
