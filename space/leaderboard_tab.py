@@ -66,7 +66,7 @@ def leaderboard(state: SpaceState, query: str, model: str, tag: str,
 
 def _leaderboard(state: SpaceState, query: str, model: str, tag: str,
                  verdict: str) -> tuple[dict, gr.ScatterPlot, str]:
-    view = leaderboard_view(state.frame(), state.tags(), query=query, model=model,
+    view = leaderboard_view(state.board(), state.tags(), query=query, model=model,
                             tag=tag, verdict=verdict, limit=TABLE_ROWS)
     points = wire_plot(POINTS, view.scatter.head(SCATTER_POINTS))  # ranked: the top ones
     scatter = gr.ScatterPlot(points, x_lim=view.x_lim, render=False)
@@ -76,13 +76,13 @@ def _leaderboard(state: SpaceState, query: str, model: str, tag: str,
 def per_model(state: SpaceState, model: str | None) -> dict:
     """Which skills help `model` most (built once per model and version of the data)."""
     return state.view("model", model or "",
-                      lambda: wire_table(model_table(state.frame(), model).head(TABLE_ROWS)))
+                      lambda: wire_table(model_table(state.board(), model).head(TABLE_ROWS)))
 
 
 def _choices(state: SpaceState) -> tuple[list[str], list[str], str | None]:
     """The model and tag filters' choices, and the model the model view opens on."""
     models, tags = state.view("choices", "filters", lambda: (
-        model_choices(state.frame()), tag_choices(state.tags())))
+        model_choices(state.board()), tag_choices(state.tags())))
     return models, tags, models[1] if len(models) > 1 else None
 
 
