@@ -37,7 +37,7 @@ from .cache import Memo
 from .snapshot import Snapshot, Snapshots
 
 REFRESH_S = 60.0  # a store with change tokens: a check costs a file listing
-REFRESH_REREAD_S = 300.0  # other stores (the Hub): a check re-reads the results and the list
+REFRESH_REREAD_S = 300.0  # stores without change tokens: a check re-reads everything
 VIEW_SLOTS = 1  # view computations at once: one leaves the other core to cached reads
 MEMO_SIZES = {"leaderboard": 48, "model": 16, "skill": 256, "choices": 4}
 MAX_KEY_CHARS = 300  # longer visitor input is answered but not kept (it could fill memory)

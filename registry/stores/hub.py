@@ -369,6 +369,16 @@ class HubStore:
         with user_errors():
             return self.results.frame()
 
+    def change_token(self) -> tuple[str, str]:
+        """(results, skills) as `LocalStore.change_token`, in two metadata calls: the results
+        dataset's head (each append commits) and the skill modified last, with its date."""
+        self._online()
+        with user_errors():
+            head = self.results.head() or ""
+            newest = self.client.list_models(tag=SKILL_TAG, search=None, sort="lastModified",
+                                             limit=1, cap=1)
+        return head, ";".join(f"{m.id}@{m.last_modified}" for m in newest)
+
     def _latest_summary(self, repo: str) -> list[dict[str, Any]]:
         with user_errors():
             return self.results.latest_summary(repo)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 log = logging.getLogger(__name__)
+DOWNLOADS = 8  # results files downloaded at once (huggingface_hub's default for snapshots)
 
 
 class HubResults:
@@ -76,6 +78,13 @@ class HubResults:
                 message="Create the hubskills results dataset"))
         self._ready = True
 
+    def head(self) -> str | None:
+        """The dataset's head commit (None while it does not exist): it moves with each run."""
+        try:
+            return self.client.repo_info(self.repo(), repo_type="dataset").sha
+        except RepoNotFound:
+            return None
+
     def files(self) -> tuple[list[RemoteFile], str | None]:
         """The dataset's result files and the head they were listed at ([] when none)."""
         repo = self.repo()
@@ -94,8 +103,9 @@ class HubResults:
     def read(self, skill: str | None = None) -> list[ResultRow]:
         """Every row (of one skill, by repo id or name, when `skill` is given)."""
         files, head = self.files()
-        return [row for e in files for row in iter_rows(self._download(e.path, head))
-                if matches_skill(row, skill)]
+        with ThreadPoolExecutor(DOWNLOADS) as pool:  # at once, not one round trip after another
+            paths = list(pool.map(lambda e: self._download(e.path, head), files))
+        return [row for path in paths for row in iter_rows(path) if matches_skill(row, skill)]
 
     def frame(self, listed: tuple[list[RemoteFile], str | None] | None = None) -> pd.DataFrame:
         """Every row as a DataFrame (from `listed`, when the files were listed already)."""
