@@ -157,10 +157,12 @@ def _wire(state: SpaceState, tab: LeaderboardTab) -> None:
     def model_view(model: str) -> dict:
         return per_model(state, model)
 
+    # Both return what the browser is sent (`wire_table`, `wire_plot`, a markdown line), so
+    # Gradio's postprocessing, a walk over every cell on each response, is skipped.
     gr.on([tab.query.submit, tab.model.change, tab.tag.change, tab.verdict.change],
           refresh, inputs, outputs, api_name="leaderboard", concurrency_limit=READ_LIMIT,
-          concurrency_id="leaderboard", show_progress="minimal")
+          concurrency_id="leaderboard", show_progress="minimal", postprocess=False)
     tab.view_model.change(model_view, tab.view_model, tab.model_table, api_name="model_view",
                           concurrency_limit=READ_LIMIT, concurrency_id="model_view",
-                          show_progress="minimal")
+                          show_progress="minimal", postprocess=False)
     state.data.on_change(lambda snapshot: warm(state, snapshot))
