@@ -27,11 +27,13 @@ from .theme import EXPLAINER
 
 READ_LIMIT = 16  # reads at once per read event: cheap when cached, and a miss never blocks all
 POINTS = gr.ScatterPlot(render=False)  # turns scatter points into what the browser is sent
-# What one response carries: Gradio walks every cell of a response several times, so its
-# size is what a burst of visitors pays per visitor (bench/space_load.py: 500 rows and 2,000
-# points cost 41 ms of server CPU per call at 10k x 10; 100 rows and 500 points, 15 ms).
+# What one response carries: Gradio walks every cell of a response twice (files, root URL)
+# and serializes it, so its size is what a burst of visitors pays per visitor
+# (bench/space_load.py at 10k x 10: 500 rows and 2,000 points cost 41 ms of server CPU per
+# call; 100 rows and 500 points, 12 ms, two thirds of it in those walks; the top 250 points
+# show the same picture for about a third less).
 TABLE_ROWS = 100
-SCATTER_POINTS = 500
+SCATTER_POINTS = 250
 DATATYPES = ["str", "markdown", "str", "str", "str", "str", "str", "str", "str", "str", "str",
              "str", "str"]
 WIDTHS = ["4%", "16%", "11%", "6.5%", "5.5%", "5.5%", "10%", "5%", "13%", "6%", "6.5%", "5%",
