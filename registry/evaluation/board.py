@@ -21,7 +21,7 @@ import pandas as pd
 from registry.evaluation.grouping import codes, combine
 from registry.evaluation.leaderboard import HISTORY, Entry, entries, history_order, run_entries
 
-CHUNK_ROWS = 200_000  # rows grouped at a time: about 60 MB of working arrays
+CHUNK_ROWS = 50_000  # rows grouped at a time: a slice's working arrays stay near 15 MB
 _OPTIONAL_INT = ("rank", "suite_cases")  # NaN in the board means None
 _OPTIONAL_FLOAT = ("normalized_gain", "baseline_cost", "skill_cost", "cost_per_pass")
 _TIES = ("skill", "version", "model", "mode", "placement", "suite_hash")  # leaderboard KEY
@@ -159,15 +159,15 @@ def _slices(frame: pd.DataFrame, chunk_rows: int) -> Iterator[pd.DataFrame]:
     repo, repos = codes(frame, "skill_repo")
     name, names = codes(frame, "skill_name")
     pair, pairs = combine(repo, len(repos), name, len(names))
+    del repo, name  # over millions of rows, each of these arrays is tens of MB
     width = len(names) + 1
     labels = [str(repos[r]) if r >= 0 and repos[r] else str(names[n]) if n >= 0 else ""
               for r, n in zip((pairs // width - 1).tolist(), (pairs % width - 1).tolist(),
                               strict=True)]
-    label = pd.factorize(np.asarray(labels, dtype=object))[0][pair]
-    sizes = np.bincount(label)
-    part_of = (np.cumsum(sizes) - sizes) // max(chunk_rows, 1)
-    row_part = part_of[label]
-    order = np.argsort(row_part, kind="stable")
-    bounds = np.flatnonzero(np.diff(row_part[order])) + 1
-    for rows in np.split(order, bounds):
-        yield frame.take(rows)
+    label_of_pair = pd.factorize(np.asarray(labels, dtype=object))[0]
+    sizes = np.bincount(label_of_pair, weights=np.bincount(pair, minlength=len(pairs)))
+    part_of = ((np.cumsum(sizes) - sizes) // max(chunk_rows, 1)).astype(np.int32)
+    row_part = part_of[label_of_pair][pair]
+    del pair
+    for part in np.unique(part_of).tolist():
+        yield frame.take(np.flatnonzero(row_part == part))
