@@ -111,6 +111,11 @@ class HubResults:
         """Every row as a DataFrame (from `listed`, when the files were listed already)."""
         from registry.stores.frame import load_frame  # pyarrow loads only when results are read
 
+        # Not `datasets.load_dataset(repo, split="evals")`, though the card declares that split
+        # for anyone else's use: measured on 1,000 runs (200,000 rows) of the Space bench,
+        # it took 24.4 s cold and 5.3 s cached (peak 330 MB) against the frame's 8.2 s and
+        # 2.5 s (peak 380 MB and 200 MB); its cache is keyed by the whole file list, so one
+        # more run re-parsed all 1,001 files (21.4 s) where the frame parsed the new one (2.1 s).
         files, head = listed or self.files()
         sources = {f"{e.path}:{e.blob_id}": partial(self._download, e.path, head) for e in files}
         return load_frame(sources, self.cache_dir / self.repo().replace("/", "--"))
