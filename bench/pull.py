@@ -6,9 +6,11 @@
 2. An up-to-date re-pull: HTTP requests made (goal <= 1) and wall time.
 3. `install` of a 50-skill skills.lock into a fresh project with a cold cache vs 50 sequential
    pulls of the same skills (cold cache too): median of per-pair ratios; goal <= 0.4. The fake
-   Hub serves this one from a process of its own, as the Hub is another machine: served from
-   this process, its request handling took the GIL from the install's download threads, and
-   the ratio measured GIL contention, which swung with the machine's load (0.31-0.57).
+   Hub serves it from a process of its own, as the Hub is another machine. With answers at
+   `--latency-ms` (0: no waiting) the pair measures CPU under one GIL, and the ratio follows
+   the machine's load (0.66-0.68 idle, 0.23-0.44 at load average 14-16), which is what made
+   it swing between runs; parallel downloads pay where there is waiting, so the pair runs again
+   with every answer `NETWORK_MS` late (a round trip to the Hub): the goal's line.
 
 `--latency-ms N` delays every answer of the fake Hub, as a network would (the default, 0, is a
 server in this process, where everything is CPU under one GIL).
@@ -45,6 +47,7 @@ from registry.install import install, pull  # noqa: E402
 from registry.stores.hub import HubStore  # noqa: E402
 
 SKILL = ROOT / "skills" / "kernel-builder-cuda-kernels"
+NETWORK_MS = 20.0  # a round trip to the Hub, for the lockfile pair's goal line
 
 
 def _store(hub: FakeHub, home: Path) -> HubStore:
@@ -221,12 +224,16 @@ def main() -> None:
         home.mkdir()
         os.environ["HOME"] = str(home)  # --global is not used, but never touch the real HOME
         bench_pull(hub, Path(tmp), args.rounds)
-        server, remote = hub_process(args.latency_ms)
-        try:
-            bench_lockfile(remote, Path(tmp), args.skills, args.pairs)
-        finally:
-            server.stdin.close()
-            server.wait(timeout=30)
+        for latency in dict.fromkeys((args.latency_ms, NETWORK_MS)):
+            print(f"(lockfile pair: the fake Hub in its own process, answers {latency:g} ms late)")
+            server, remote = hub_process(latency)
+            folder = Path(tmp) / f"lock-{latency:g}ms"
+            folder.mkdir()
+            try:
+                bench_lockfile(remote, folder, args.skills, args.pairs)
+            finally:
+                server.stdin.close()
+                server.wait(timeout=30)
 
 
 if __name__ == "__main__":
