@@ -5,7 +5,12 @@
    copy of the snapshot, each with a cold cache. Median of per-pair ratios; goal <= 1.3.
 2. An up-to-date re-pull: HTTP requests made (goal <= 1) and wall time.
 3. `install` of a 50-skill skills.lock into a fresh project with a cold cache vs 50 sequential
-   pulls of the same skills (cold cache too): median of per-pair ratios; goal <= 0.4.
+   pulls of the same skills (cold cache too): median of per-pair ratios; goal <= 0.4. The fake
+   Hub serves it from a process of its own, as the Hub is another machine. With answers at
+   `--latency-ms` (0: no waiting) the pair measures CPU under one GIL, and the ratio follows
+   the machine's load (0.66-0.68 idle, 0.23-0.44 at load average 14-16), which is what made
+   it swing between runs; parallel downloads pay where there is waiting, so the pair runs again
+   with every answer `NETWORK_MS` late (a round trip to the Hub): the goal's line.
 
 `--latency-ms N` delays every answer of the fake Hub, as a network would (the default, 0, is a
 server in this process, where everything is CPU under one GIL).
@@ -19,10 +24,12 @@ import argparse
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
 os.environ["HF_HUB_OFFLINE"] = "0"
@@ -40,6 +47,7 @@ from registry.install import install, pull  # noqa: E402
 from registry.stores.hub import HubStore  # noqa: E402
 
 SKILL = ROOT / "skills" / "kernel-builder-cuda-kernels"
+NETWORK_MS = 20.0  # a round trip to the Hub, for the lockfile pair's goal line
 
 
 def _store(hub: FakeHub, home: Path) -> HubStore:
@@ -114,7 +122,7 @@ def bench_repull(hub: FakeHub, tmp: Path, repo: str, rounds: int) -> None:
           f"{max(counts)} request(s)  (goal <= 1)")
 
 
-def bench_lockfile(hub: FakeHub, tmp: Path, skills: int, pairs: int) -> None:
+def bench_lockfile(hub: FakeHub | SimpleNamespace, tmp: Path, skills: int, pairs: int) -> None:
     """`install` of an N-skill lock (cold cache) vs N sequential pulls (cold cache), in pairs
     that alternate which side goes first; the median of the per-pair ratios is printed."""
     publisher = _store(hub, tmp / "publisher")
@@ -180,8 +188,26 @@ class DistantHub(FakeHub):
         return super()._take_failure(path)
 
 
+def serve(latency_ms: float) -> None:
+    """`--serve`: run a fake Hub, print its URL and token, and stop when stdin closes."""
+    with DistantHub(latency_ms / 1000, user="bench") as hub:
+        print(hub.url, hub.token, flush=True)
+        sys.stdin.read()
+
+
+def hub_process(latency_ms: float) -> tuple[subprocess.Popen, SimpleNamespace]:
+    """A fake Hub in a process of its own (`serve`), and its URL and token."""
+    proc = subprocess.Popen([sys.executable, __file__, "--serve", str(latency_ms)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    url, token = proc.stdout.readline().split()
+    return proc, SimpleNamespace(url=url, token=token)
+
+
 def main() -> None:
     """Run the three benchmarks and print their ratios."""
+    if sys.argv[1:2] == ["--serve"]:
+        serve(float(sys.argv[2]))
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--skills", type=int, default=50)
@@ -198,7 +224,16 @@ def main() -> None:
         home.mkdir()
         os.environ["HOME"] = str(home)  # --global is not used, but never touch the real HOME
         bench_pull(hub, Path(tmp), args.rounds)
-        bench_lockfile(hub, Path(tmp), args.skills, args.pairs)
+        for latency in dict.fromkeys((args.latency_ms, NETWORK_MS)):
+            print(f"(lockfile pair: the fake Hub in its own process, answers {latency:g} ms late)")
+            server, remote = hub_process(latency)
+            folder = Path(tmp) / f"lock-{latency:g}ms"
+            folder.mkdir()
+            try:
+                bench_lockfile(remote, folder, args.skills, args.pairs)
+            finally:
+                server.stdin.close()
+                server.wait(timeout=30)
 
 
 if __name__ == "__main__":

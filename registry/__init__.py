@@ -66,11 +66,14 @@ _EXPORTS: dict[str, str] = {
     "summarize": "registry.evaluation.report:summarize",
     "per_case_table": "registry.evaluation.report:per_case_table",
     "compare_runs": "registry.evaluation.compare:compare_runs",
-    # leaderboard: `leaderboard.entries(store.results_frame())`, `table_rows`, `skill_history`
+    # leaderboard: `leaderboard.entries(store.results_frame())`, `table_rows`, `skill_history`;
+    # `Board.build(frame)` for a reader answering many views of the same results
     "leaderboard": "registry.evaluation.leaderboard",
     "LeaderboardEntry": "registry.evaluation.leaderboard:Entry",
     "leaderboard_label": "registry.evaluation.leaderboard_table:label",
     "leaderboard_table_rows": "registry.evaluation.leaderboard_table:table_rows",
+    "Board": "registry.evaluation.board:Board",
+    "board_entries": "registry.evaluation.board:to_entries",
     "display": "registry.evaluation.display",
     # stores: open one, publish to it, and the path and size rules of anything written
     "SkillStore": "registry.stores:SkillStore",
@@ -113,7 +116,8 @@ __all__ = [
     "EvalRun", "run_evaluation", "latest_rows", "ResultRow", "RunManifest", "list_runs",
     "read_manifest", "read_rows", "read_transcripts", "agent_suite_path", "ModelSummary",
     "summarize", "per_case_table", "compare_runs",
-    "leaderboard", "LeaderboardEntry", "leaderboard_label", "leaderboard_table_rows", "display",
+    "leaderboard", "LeaderboardEntry", "leaderboard_label", "leaderboard_table_rows", "Board",
+    "board_entries", "display",
     "SkillStore", "SkillInfo", "get_store", "publish_skill", "PublishResult", "check_relpath",
     "check_repo_id", "tag_for", "write_file", "generate_skill", "GenerateReport", "add_tests",
     "pull", "PullResult", "SandboxUnavailable", "SecretScope", "SizeLimits", "current_scope",
@@ -134,6 +138,8 @@ if TYPE_CHECKING:
     )
     from registry.evaluation import display, leaderboard
     from registry.evaluation.agent_mode import agent_suite_path
+    from registry.evaluation.board import Board
+    from registry.evaluation.board import to_entries as board_entries
     from registry.evaluation.checks import has_code_checks
     from registry.evaluation.compare import compare_runs
     from registry.evaluation.engine import EvalConfig, EvalRun, run_evaluation

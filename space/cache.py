@@ -133,14 +133,16 @@ def settle_heap() -> None:
     gc.freeze()
 
 
-def wire_table(frame: pd.DataFrame | None) -> dict[str, list] | None:
-    """A table in the form `gr.Dataframe` sends (`headers`, `data`), for keeping in a view:
-    Gradio passes it on without pandas work, and scrubbing lists of strings costs a fraction
-    of scrubbing a DataFrame, on every response."""
+def wire_table(frame: pd.DataFrame | None) -> dict[str, Any] | None:
+    """A table in the form `gr.Dataframe` sends (its `postprocess` of this dict is the dict
+    itself), for keeping in a view: Gradio passes it on without pandas work, scrubbing lists
+    of strings costs a fraction of scrubbing a DataFrame, and a read event may skip
+    postprocessing altogether (`postprocess=False`)."""
     if frame is None:
         return None
     split = frame.to_dict(orient="split")
-    return {"headers": [str(c) for c in split["columns"]], "data": split["data"]}
+    return {"headers": [str(c) for c in split["columns"]], "data": split["data"],
+            "metadata": None}
 
 
 def wire_plot(plot: gr.components.NativePlot, frame: pd.DataFrame) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from registry import pending_frame
+from registry import Board, pending_frame
 
 from .cache import wire_plot, wire_table
 from .leaderboard_view import (
@@ -29,11 +29,13 @@ from .theme import EXPLAINER
 
 READ_LIMIT = 16  # reads at once per read event: cheap when cached, and a miss never blocks all
 POINTS = gr.ScatterPlot(render=False)  # turns scatter points into what the browser is sent
-# What one response carries: Gradio walks every cell of a response several times, so its
-# size is what a burst of visitors pays per visitor (bench/space_load.py: 500 rows and 2,000
-# points cost 41 ms of server CPU per call at 10k x 10; 100 rows and 500 points, 15 ms).
+# What one response carries: Gradio walks every cell of a response twice (files, root URL)
+# and serializes it, so its size is what a burst of visitors pays per visitor
+# (bench/space_load.py at 10k x 10: 500 rows and 2,000 points cost 41 ms of server CPU per
+# call; 100 rows and 500 points, 12 ms, two thirds of it in Gradio's walks; 100 rows and the
+# top 250 points, sent without postprocessing, 8 ms).
 TABLE_ROWS = 100
-SCATTER_POINTS = 500
+SCATTER_POINTS = 250
 DATATYPES = ["str", "markdown", "str", "str", "str", "str", "str", "str", "str", "str", "str",
              "str", "str"]
 WIDTHS = ["4%", "16%", "11%", "6.5%", "5.5%", "5.5%", "10%", "5%", "13%", "6%", "6.5%", "5%",
@@ -68,7 +70,7 @@ def leaderboard(state: SpaceState, query: str, model: str, tag: str,
 
 def _leaderboard(state: SpaceState, query: str, model: str, tag: str,
                  verdict: str) -> tuple[dict, gr.ScatterPlot, str]:
-    view = leaderboard_view(state.frame(), state.tags(), query=query, model=model,
+    view = leaderboard_view(state.board(), state.tags(), query=query, model=model,
                             tag=tag, verdict=verdict, limit=TABLE_ROWS)
     points = wire_plot(POINTS, view.scatter.head(SCATTER_POINTS))  # ranked: the top ones
     scatter = gr.ScatterPlot(points, x_lim=view.x_lim, render=False)
@@ -78,14 +80,15 @@ def _leaderboard(state: SpaceState, query: str, model: str, tag: str,
 def per_model(state: SpaceState, model: str | None) -> dict:
     """Which skills help `model` most (built once per model and version of the data)."""
     return state.view("model", model or "",
-                      lambda: wire_table(model_table(state.frame(), model).head(TABLE_ROWS)))
+                      lambda: wire_table(model_table(state.board(), model).head(TABLE_ROWS)))
 
 
 def pending(state: SpaceState) -> tuple[dict, str]:
     """Submissions awaiting review (open pull requests on the results dataset), ranked among
     themselves and marked unreviewed. Asked on request only, never memoised with the merged
     data: a pull request opens or merges without changing that data's version."""
-    view = leaderboard_view(pending_frame(state.store), state.tags(), limit=TABLE_ROWS)
+    view = leaderboard_view(Board.build(pending_frame(state.store)), state.tags(),
+                            limit=TABLE_ROWS)
     if view.table.empty:
         return wire_table(view.table), "No pending submissions: nothing awaits review."
     return wire_table(view.table), ("**Unreviewed**: proposed by their authors as pull requests "
@@ -96,7 +99,7 @@ def pending(state: SpaceState) -> tuple[dict, str]:
 def _choices(state: SpaceState) -> tuple[list[str], list[str], str | None]:
     """The model and tag filters' choices, and the model the model view opens on."""
     models, tags = state.view("choices", "filters", lambda: (
-        model_choices(state.frame()), tag_choices(state.tags())))
+        model_choices(state.board()), tag_choices(state.tags())))
     return models, tags, models[1] if len(models) > 1 else None
 
 
@@ -189,10 +192,12 @@ def _wire(state: SpaceState, tab: LeaderboardTab) -> None:
     def model_view(model: str) -> dict:
         return per_model(state, model)
 
+    # Both return what the browser is sent (`wire_table`, `wire_plot`, a markdown line), so
+    # Gradio's postprocessing, a walk over every cell on each response, is skipped.
     gr.on([tab.query.submit, tab.model.change, tab.tag.change, tab.verdict.change],
           refresh, inputs, outputs, api_name="leaderboard", concurrency_limit=READ_LIMIT,
-          concurrency_id="leaderboard", show_progress="minimal")
+          concurrency_id="leaderboard", show_progress="minimal", postprocess=False)
     tab.view_model.change(model_view, tab.view_model, tab.model_table, api_name="model_view",
                           concurrency_limit=READ_LIMIT, concurrency_id="model_view",
-                          show_progress="minimal")
+                          show_progress="minimal", postprocess=False)
     state.data.on_change(lambda snapshot: warm(state, snapshot))

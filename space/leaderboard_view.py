@@ -1,4 +1,4 @@
-"""The leaderboard's data, built on the server from the results frame (no Gradio here).
+"""The leaderboard's data, built on the server from the results' `Board` (no Gradio here).
 
 `leaderboard_view` is what the Leaderboard tab shows for one set of filters: the ranked table
 (display strings, each skill a link to its page), the lift-vs-token-overhead scatter, and a
@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from registry import Board, display, leaderboard
 from registry import LeaderboardEntry as Entry
-from registry import display, leaderboard
+from registry import board_entries as to_entries
 from registry import leaderboard_label as label
 from registry import leaderboard_table_rows as table_rows
 
@@ -94,28 +95,29 @@ def scatter_points(ranked: Sequence[Entry]) -> pd.DataFrame:
     }, columns=list(SCATTER_COLUMNS))
 
 
-def leaderboard_view(frame: pd.DataFrame, tags: dict[str, list[str]] | None = None, *,
+def leaderboard_view(board: Board, tags: dict[str, list[str]] | None = None, *,
                      query: str = "", model: str | None = None, tag: str | None = None,
                      verdict: str | None = None, limit: int = MAX_TABLE_ROWS) -> LeaderboardView:
     """Rank, filter and shape the leaderboard (`ALL` or empty means no filter)."""
-    ranked = leaderboard.entries(frame, skill=query.strip() or None, model=_option(model),
-                                 tags=tags or {}, tag=_option(tag), verdict=_option(verdict))
-    shown = ranked[:limit]
-    helps = sum(e.verdict == "helps" and e.rank is not None for e in ranked)
-    unranked = sum(e.rank is None for e in ranked)
-    if ranked:
-        summary = (f"**{len(ranked)}** skill × model results, **{helps}** ranked with a lift "
+    chosen = board.select(skill=query.strip() or None, model=_option(model), tags=tags or {},
+                          tag=_option(tag), verdict=_option(verdict))
+    shown = to_entries(chosen.head(limit))  # only what is shown becomes `Entry` values
+    ranked = chosen["rank"].notna().to_numpy()
+    total, unranked = len(chosen), int((~ranked).sum())
+    helps = int(((chosen["verdict"] == "helps").to_numpy() & ranked).sum())
+    if total:
+        summary = (f"**{total}** skill × model results, **{helps}** ranked with a lift "
                    "surely above zero" + (f", **{unranked}** unranked (too few cases, errors, "
                                          "a subset or partial run)" if unranked else "") + ".")
-        if len(ranked) > len(shown):
+        if total > len(shown):
             summary += f" Showing the top {len(shown)}; narrow the filters to see others."
-    elif frame.empty:
+    elif not board.runs:
         summary = ("No evaluation results yet. Run one in the **Evaluate** tab and press "
                    "*Push results*, or `hubskills eval SKILL --push` from the CLI.")
     else:
         summary = "No results match these filters."
-    points = scatter_points(ranked[:MAX_POINTS])
-    return LeaderboardView(display_table(shown), points, len(ranked), len(shown), summary,
+    points = scatter_points(to_entries(chosen.head(MAX_POINTS)))
+    return LeaderboardView(display_table(shown), points, total, len(shown), summary,
                            x_limits(points["token_overhead"].tolist()))
 
 
@@ -127,11 +129,9 @@ def x_limits(overheads: list[float]) -> list[float]:
     return [low * 1.1, high * 1.1]
 
 
-def model_choices(frame: pd.DataFrame) -> list[str]:
+def model_choices(board: Board) -> list[str]:
     """`ALL` then every model with results, sorted."""
-    if frame.empty or "model" not in frame:
-        return [ALL]
-    return [ALL, *sorted(str(m) for m in frame["model"].dropna().unique())]
+    return [ALL, *board.models]
 
 
 def tag_choices(tags: dict[str, list[str]]) -> list[str]:
@@ -139,10 +139,10 @@ def tag_choices(tags: dict[str, list[str]]) -> list[str]:
     return [ALL, *sorted({t for values in tags.values() for t in values})]
 
 
-def model_table(frame: pd.DataFrame, model: str | None) -> pd.DataFrame:
+def model_table(board: Board, model: str | None) -> pd.DataFrame:
     """Which skills help `model` most: its entries ranked by the lift's lower bound."""
-    ranked = [] if not _option(model) or frame.empty else leaderboard.model_view(
-        leaderboard.entries(frame, model=model), model or "")
+    ranked = [] if not _option(model) else leaderboard.model_view(
+        to_entries(board.select(model=model)), model or "")
     table = display_table(ranked[:MAX_TABLE_ROWS])
     ranks = iter(range(1, len(table) + 1))
     table["rank"] = [str(next(ranks)) if e.rank is not None else "-"

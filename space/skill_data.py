@@ -11,10 +11,11 @@ from dataclasses import dataclass
 import pandas as pd
 
 from registry import (
+    Board,
     Finding,
+    board_entries,
     check_repo_id,
     display,
-    leaderboard,
     load_skill,
     scan_folder,
     tag_for,
@@ -78,9 +79,9 @@ def findings_markdown(findings: list[Finding]) -> str:
     return "\n".join(lines)
 
 
-def history_frame(frame: pd.DataFrame, repo: str) -> pd.DataFrame:
+def history_frame(board: Board, repo: str) -> pd.DataFrame:
     """One bar per version × model × mode (its latest run): the lift in points, its interval."""
-    points = leaderboard.skill_history(frame, repo) if not frame.empty else []
+    points = board.skill_history(repo)
     latest: dict[tuple[str, str, str], dict] = {}
     for point in points:  # oldest first: later runs replace earlier ones
         latest[(point["version"] or "-", point["model"], point["mode"])] = point
@@ -92,11 +93,9 @@ def history_frame(frame: pd.DataFrame, repo: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
 
 
-def results_table(frame: pd.DataFrame, repo: str) -> pd.DataFrame:
+def results_table(board: Board, repo: str) -> pd.DataFrame:
     """This skill's leaderboard entries (version × model × mode × suite), in leaderboard order."""
-    ranked = [e for e in leaderboard.entries(frame, skill=repo) if e.repo == repo] \
-        if not frame.empty else []
-    return display_table(ranked)
+    return display_table([e for e in board_entries(board.select(skill=repo)) if e.repo == repo])
 
 
 def skill_page(state: SpaceState, repo: str, version: str | None = None) -> SkillPage:
@@ -115,13 +114,13 @@ def skill_page(state: SpaceState, repo: str, version: str | None = None) -> Skil
     versions = pd.DataFrame([(v.version, v.tag, v.sha[:12], (v.date or "")[:10])
                              for v in info.versions],
                             columns=["version", "tag", "revision", "date"])
-    frame = state.frame()
+    board = state.board()
     shown = resolved.version
     return SkillPage(
         repo=repo, version=shown, versions=[v.version for v in info.versions],
         header=_header(repo, shown, info.description, info.license, info.downloads, info.tags),
         body=skill.body, raw=(folder / "SKILL.md").read_text(encoding="utf-8"),
         files=_files_table(files), version_table=versions,
-        results=results_table(frame, repo), history=history_frame(frame, repo),
+        results=results_table(board, repo), history=history_frame(board, repo),
         findings=findings_markdown(scan_folder(folder)),
         pull_command=pull_command(repo, shown))

@@ -1,12 +1,16 @@
 """The Space's data in memory: one snapshot of the results and the skill list, kept fresh.
 
-Every read is served from the current `Snapshot`; no visitor waits on the store, except the
-very first read of a process. `Snapshots.refresh` (on a timer in a background thread, and at
-once after the Space itself writes) asks the store what changed, reloads only that, and swaps
-the snapshot in one assignment, so a reader sees the old data or the new, never a mix. A store
-with `change_token()` (the local registry) answers from file listings; any other store (the
-Hub) is re-read, and the result fingerprinted, so views are rebuilt only when the data differ.
-A refresh that fails keeps the last good snapshot and records the error for the page to say.
+The results are kept aggregated, not as rows: a load reads the results frame, builds its
+`Board` (every leaderboard entry and run point, grouped a slice of skills at a time) and drops
+the frame, so the process holds the board (tens of MB for 2,000,000 rows) and every view is a
+filter over it. Every read is served from the current `Snapshot`; no visitor waits on the
+store, except the very first read of a process. `Snapshots.refresh` (on a timer in a
+background thread, and at once after the Space itself writes) asks the store what changed,
+reloads only that, and swaps the snapshot in one assignment, so a reader sees the old data or
+the new, never a mix. A store with `change_token()` (the local registry: file listings; the
+Hub: the results dataset's head and the listing) answers cheaply; any other store is re-read,
+and the result fingerprinted, so views are rebuilt only when the data differ. A refresh that
+fails keeps the last good snapshot and records the error for the page to say.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from registry import SkillInfo, SkillStore
+from registry import Board, SkillInfo, SkillStore
 
 from .cache import release_memory, settle_heap
 from .messages import describe
@@ -37,11 +41,11 @@ PICKER_LIMIT = 1000  # offered by the skill pickers; every visitor's page and se
 
 @dataclass(frozen=True, eq=False)
 class Snapshot:
-    """The results frame and the listed skills as of one load; never changed once made."""
+    """The results (aggregated) and the listed skills as of one load; never changed once made."""
 
     results: str
     skills_token: str
-    frame: pd.DataFrame
+    board: Board
     skills: tuple[SkillInfo, ...]
 
     @property
@@ -68,10 +72,8 @@ class Snapshot:
     @functools.cached_property
     def counts(self) -> dict[str, int]:
         """Skills listed, evaluation runs and models in the results (for the header)."""
-        frame = self.frame
-        runs = int(frame["run_id"].nunique()) if "run_id" in frame else 0
-        models = int(frame["model"].nunique()) if "model" in frame else 0
-        return {"skills": len(self.skills), "runs": runs, "models": models}
+        return {"skills": len(self.skills), "runs": self.board.runs,
+                "models": len(self.board.models)}
 
 
 def _digest(text: str) -> str:
@@ -157,7 +159,7 @@ class Snapshots:
             if fresh is previous:
                 return False
             self._current = fresh
-        del previous  # the old frame goes once the views built on it are forgotten
+        del previous  # the old board goes once the views built on it are forgotten
         release_memory()  # what the load freed (pyarrow's tables), before views are built
         for listener in list(self._listeners):
             try:
@@ -176,16 +178,17 @@ class Snapshots:
             return previous
         same_results = previous is not None and tokens is not None and \
             tokens[0] == previous.results
-        frame = previous.frame if same_results else store.results_frame()
+        results, board = (previous.results, previous.board) if same_results else \
+            _aggregate(store, previous)
         same_skills = previous is not None and tokens is not None and \
             tokens[1] == previous.skills_token
         skills = previous.skills if same_skills else tuple(sorted(
             store.search("", limit=SKILL_LIMIT), key=lambda info: info.repo))
-        results, skills_token = tokens or (results_fingerprint(frame),
-                                           skills_fingerprint(skills))
+        results, skills_token = (tokens[0], tokens[1]) if tokens else (
+            results, skills_fingerprint(skills))
         if previous is not None and (results, skills_token) == previous.key:
             return previous
-        return Snapshot(results, skills_token, frame, skills)
+        return Snapshot(results, skills_token, board, skills)
 
     def note(self) -> str:
         """How fresh the data are, for the page (markdown, one line)."""
@@ -206,6 +209,19 @@ class Snapshots:
         """End the background thread."""
         self.interval = 0.0
         self._wake.set()
+
+
+def _aggregate(store: SkillStore, previous: Snapshot | None) -> tuple[str, Board]:
+    """The results' fingerprint and board (`previous`'s board when the rows are the same).
+
+    The frame lives only here: what its load freed is given back before the board is built,
+    so the process peaks at the frame plus one slice, not at the frame plus its copies."""
+    frame = store.results_frame()
+    results = results_fingerprint(frame)
+    if previous is not None and results == previous.results:
+        return results, previous.board
+    release_memory()
+    return results, Board.build(frame)
 
 
 def _refresh_loop(ref: weakref.ref[Snapshots], wake: threading.Event) -> None:

@@ -1,7 +1,7 @@
 """The Space's view of the configured store: reads served from memory, fetched skill folders,
 counts, and who may write.
 
-Reads come from a `snapshot.Snapshots` (the results frame and the skill list, refreshed in
+Reads come from a `snapshot.Snapshots` (the results' board and the skill list, refreshed in
 the background and at once after the Space writes), and each view built on them is kept in a
 `cache.Memo` keyed by the data's version, so visitors share one computation per change of the
 data. Skill files are fetched once per revision into `HUBSKILLS_HOME/space/` and reused.
@@ -22,9 +22,10 @@ import tempfile
 import threading
 from collections.abc import Callable, Hashable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from registry import (
+    Board,
     HubskillsError,
     Settings,
     SkillInfo,
@@ -35,13 +36,9 @@ from registry import (
 from .cache import Memo
 from .snapshot import Snapshot, Snapshots
 
-if TYPE_CHECKING:
-    import pandas as pd
-
 REFRESH_S = 60.0  # a store with change tokens: a check costs a file listing
-REFRESH_REREAD_S = 300.0  # other stores (the Hub): a check re-reads the results and the list
-VIEW_SLOTS = 1  # view computations at once: one leaves the other core to cached reads, and
-#                each may briefly take 400 MB over 2,000,000 result rows
+REFRESH_REREAD_S = 300.0  # stores without change tokens: a check re-reads everything
+VIEW_SLOTS = 1  # view computations at once: one leaves the other core to cached reads
 MEMO_SIZES = {"leaderboard": 48, "model": 16, "skill": 256, "choices": 4}
 MAX_KEY_CHARS = 300  # longer visitor input is answered but not kept (it could fill memory)
 LOCAL_WRITE = "hubskills eval SKILL --push  (or hubskills publish SKILL) on your own machine"
@@ -138,9 +135,9 @@ class SpaceState:
             self.data.interval = REFRESH_REREAD_S
         self.data.start()
 
-    def frame(self) -> pd.DataFrame:
-        """Every result row."""
-        return self.snapshot().frame
+    def board(self) -> Board:
+        """Every leaderboard entry and run point of the results (see `snapshot`)."""
+        return self.snapshot().board
 
     def skills(self) -> list[SkillInfo]:
         """Every listed skill, by repo id."""

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -112,6 +114,17 @@ def test_equals_the_run_summary_to_the_last_bit():
         assert e.errors == s.baseline.errors + s.skill.errors
         assert (e.skill_cost, e.cost_per_pass) == (s.skill.cost_usd, s.cost_per_pass)
         assert e.token_overhead == s.skill_overhead_tokens
+
+
+def test_a_run_is_summarized_without_loading_pandas():
+    script = ("import sys\nfrom registry.evaluation.report import summarize\n"
+              "from registry.evaluation.results import ResultRow\n"
+              "rows = [ResultRow(run_id='r', skill_name='s', model='m', arm=a, case_id=f'c{i}',"
+              " passed=a == 'skill' or i < 2) for i in range(12) for a in ('baseline', 'skill')]\n"
+              "print(round(summarize(rows)[0].stats.lift, 4), 'pandas' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, check=True)
+    assert done.stdout.split() == [str(round(10 / 12, 4)), "False"]
 
 
 def test_arm_caused_errors_are_failures_and_transport_errors_are_left_out():

@@ -22,6 +22,7 @@ from test_evaluate import knows_fact_if_told, make_skill
 from registry.cli import cli
 from registry.config import Settings
 from registry.evaluation import display
+from registry.evaluation.board import Board
 from registry.stores import get_store
 from registry.stores.summary import lift_key
 from space.leaderboard_view import leaderboard_view
@@ -127,8 +128,8 @@ def test_one_run_shows_identical_numbers_everywhere(pushed):
     card = info["card"]
     info_text = invoke("info", REPO).output
     board_text = invoke("leaderboard", "--skill", REPO).output
-    space_row = leaderboard_view(frame, query=REPO).table.iloc[0].tolist()
-    page_row = results_table(frame, REPO).iloc[0].tolist()
+    space_row = leaderboard_view(Board.build(frame), query=REPO).table.iloc[0].tolist()
+    page_row = results_table(Board.build(frame), REPO).iloc[0].tolist()
     for place in (pushed.text, card, info_text, board_text, " ".join(space_row),
                   " ".join(page_row)):
         for value in shown.values():

@@ -26,7 +26,7 @@ from gradio_client import Client, handle_file
 
 from registry.config import Settings
 from registry.errors import InvalidSkill, UnsafeSkill
-from registry.evaluation.leaderboard import entries
+from registry.evaluation.board import to_entries as board_entries
 from registry.evaluation.results import ResultRow, RunManifest, RunWriter, new_run_id
 from registry.providers.embedded import availability
 from registry.secrets import MASK, hold, scrub
@@ -200,7 +200,7 @@ def test_evaluation_of_an_upload_through_a_fake_server_then_push(client, space, 
     assert status.startswith("✅"), status
     pushed = client.predict(api_name="/push_results")
     assert pushed.startswith("✅") and "Pushed" in pushed
-    records = [e for e in entries(space.state.frame(), model="local/x")]
+    records = board_entries(space.state.board().select(model="local/x"))
     assert [(e.repo, e.produced_by, e.produced_via) for e in records] == [
         ("hubskills/hf-hub-python-2x", "local", "space")]
 

@@ -147,6 +147,18 @@ def test_a_failed_refresh_keeps_the_last_good_data_and_says_so(hub_state):
     assert "failed" not in leaderboard_tab.leaderboard(state, "", ALL, ALL, ALL)[2]
 
 
+def test_a_hub_refresh_reads_the_results_only_when_they_changed(hub_state):
+    state, hub, store = hub_state
+    assert models_shown(state) == {"org/model-a"}
+    hub.reset_counts()
+    assert state.data.refresh() is False  # the change token is the same: nothing re-read
+    assert hub.count(path_contains="/tree/") == 0 and hub.count(path_contains="/resolve/") == 0
+    assert hub.count() <= 2  # the dataset's head and the newest skill
+    append_run(store, "tester/agent-skill-md", MODEL, 0.2, 0.8, seed=3)
+    assert state.data.refresh() is True
+    assert models_shown(state) == {"org/model-a", MODEL}
+
+
 def test_the_memo_is_bounded_and_keeps_no_errors():
     memo = Memo(size=3)
     for key in range(5):

@@ -376,3 +376,21 @@ def test_search_by_lift_uses_the_results(backend: Backend, tmp_path: Path):
     reverse = backend.store.search(backend.uid, sort="lift",
                                    lift_key=lambda frame: {low: 1.0, high: 0.0})
     assert [i.repo for i in reverse][:2] == [low, high]
+
+
+def test_change_token_moves_with_a_push_and_a_publish_and_not_otherwise(backend: Backend,
+                                                                         tmp_path: Path):
+    store = backend.store
+    repo = backend.repo("token")
+    _publish(backend, make_skill(tmp_path / "token", "token"), repo, "1.0.0")
+    before = store.change_token()
+    assert store.change_token() == before  # nothing written: the same token
+    store.info(repo)  # reads and downloads do not count
+    store.results_frame()
+    assert store.change_token() == before
+    store.append_results(*_run(backend, f"tok-{backend.uid}", 2, repo=repo))
+    pushed = store.change_token()
+    assert pushed[0] != before[0] and pushed[1] == before[1]
+    _publish(backend, make_skill(tmp_path / "token2", "token", version="1.1.0"), repo, "1.1.0")
+    published = store.change_token()
+    assert published[0] == pushed[0] and published[1] != pushed[1]

@@ -285,21 +285,45 @@ def skill_history(frame: pd.DataFrame, skill: str) -> list[dict[str, Any]]:
 
     Each point has the `HISTORY` fields of an `Entry` over that run alone: the Space's chart.
     """
+    frame = _rows_of(frame, skill)
     if frame.empty:
         return []
     rows = Rows.from_frame(frame)
     lab = rows.labels
     ok = allowed(lab["skill"], lambda i: skill in (lab["skill"][i], lab["name"][i]))
-    rows = rows.take(ok[rows.cols["skill"]] & (rows.cols["arm"] >= 0)
-                     & (rows.cols["case_id"] >= 0))
+    points = [{name: getattr(e, name) for name in HISTORY}
+              for e in _run_entries(rows.take(ok[rows.cols["skill"]]))]
+    return sorted(points, key=history_order)
+
+
+def history_order(point: dict[str, Any]) -> tuple[str, str, str, str]:
+    """How `skill_history` sorts its points: oldest first, then run, version and model."""
+    return point["date"] or "", point["run_id"], point["version"] or "", point["model"]
+
+
+def _rows_of(frame: pd.DataFrame, skill: str) -> pd.DataFrame:
+    """The rows every skill label `skill` may match (repo, or a name of the label) can come
+    from, before any grouping: a page's history costs its rows, not the whole results set."""
+    if frame.empty or "skill_name" not in frame or "skill_repo" not in frame:
+        return frame
+    named = (frame["skill_name"] == skill).to_numpy(dtype=bool, na_value=False)
+    repos = {*frame["skill_repo"][named].dropna().astype(str), skill}
+    return frame[frame["skill_repo"].isin(repos).to_numpy(dtype=bool, na_value=False) | named]
+
+
+def run_entries(frame: pd.DataFrame) -> list[Entry]:
+    """One `Entry` per run of every entry key in ``frame`` (unordered, unranked by data)."""
+    return _run_entries(Rows.from_frame(frame)) if not frame.empty else []
+
+
+def _run_entries(rows: Rows) -> list[Entry]:
+    rows = rows.take((rows.cols["arm"] >= 0) & (rows.cols["case_id"] >= 0))
     if not len(rows.cols["arm"]):
         return []
     k, keys = combine_all(rows, KEY)
     runs = _runs(rows, k, len(keys))
-    status = np.array(_status(runs, lookup(lab["repo"], keys[runs["key"], 0])), dtype=object)
-    built = _build(rows, keys[runs["key"]], stats.table(rows.outcomes(runs["of"]),
-                                                        len(runs["key"])),
-                   {name: v for name, v in runs.items() if name != "of"}, status)
-    points = [{name: getattr(e, name) for name in HISTORY} for e in built]
-    return sorted(points, key=lambda p: (p["date"] or "", p["run_id"], p["version"] or "",
-                                         p["model"]))
+    status = np.array(_status(runs, lookup(rows.labels["repo"], keys[runs["key"], 0])),
+                      dtype=object)
+    return _build(rows, keys[runs["key"]], stats.table(rows.outcomes(runs["of"]),
+                                                       len(runs["key"])),
+                  {name: v for name, v in runs.items() if name != "of"}, status)

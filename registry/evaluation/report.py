@@ -115,17 +115,36 @@ def summarize(rows: list[ResultRow]) -> list[ModelSummary]:
     """One summary per model, in the order models first appear in the rows."""
     if not rows:
         return []
-    from registry.evaluation.grouping import Rows  # pandas, loaded once a run is summarized
-
-    coded = Rows.from_frame(rows_frame(rows))
-    coded = coded.take((coded.cols["arm"] >= 0) & (coded.cols["case_id"] >= 0))
-    models = coded.labels["model"]
-    table = stats.table(coded.outcomes(coded.cols["model"]), len(models))
+    models = list(dict.fromkeys(r.model for r in rows if r.model is not None))
+    table = stats.table(_outcomes(rows, models), len(models))
     by_model: dict[str, list[ResultRow]] = defaultdict(list)
     for row in rows:
         by_model[row.model].append(row)
     return [_summarize_model(str(model), by_model[str(model)], table, i)
             for i, model in enumerate(models)]
+
+
+def _outcomes(rows: list[ResultRow], models: list[str]) -> stats.Outcomes:
+    """The engine's input for ``rows`` grouped by model, as `grouping.Rows.outcomes` builds it
+    from a frame, but straight from the rows: summarizing a run needs no pandas (about a
+    second of `hubskills eval`'s import time). An arm-caused error is a graded failure; any
+    other error, or no verdict, a transport error."""
+    case_rank = {c: i for i, c in enumerate(sorted({r.case_id for r in rows
+                                                    if r.case_id is not None}))}
+    group = {m: i for i, m in enumerate(models)}
+    used = [r for r in rows if r.arm in ("baseline", "skill") and r.case_id is not None
+            and r.model is not None]
+    by_arm = np.array([r.error_kind == "arm" for r in used], dtype=bool)
+    graded = np.array([r.passed is not None and r.error is None for r in used],
+                      dtype=bool) | by_arm
+    passed = np.array([bool(r.passed) for r in used], dtype=bool) & graded & ~by_arm
+    return stats.Outcomes(
+        np.array([group[r.model] for r in used], dtype=np.int64),
+        np.array([case_rank[r.case_id] for r in used], dtype=np.int64),
+        np.array([r.arm == "skill" for r in used], dtype=np.int64), graded, passed, ~graded,
+        np.array([r.input_tokens or 0 for r in used], dtype=float),
+        np.array([r.output_tokens or 0 for r in used], dtype=float),
+        np.array([np.nan if r.cost_usd is None else r.cost_usd for r in used], dtype=float))
 
 
 def _totals(table: stats.Table, i: int, k: int, rows: list[ResultRow]) -> ArmTotals:

