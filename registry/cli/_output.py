@@ -14,9 +14,13 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from rich import box
+from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
+from rich.text import Text
 
 from registry.secrets import scrub
 
@@ -24,16 +28,75 @@ out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
+#: Columns that hold an identifier (a skill id, a model reference, a run id): a table never
+#: breaks one across lines, and never drops it to fit.
+ID_COLUMNS = frozenset({"skill", "skill@version", "model", "run", "id", "case", "name",
+                        "student", "version", "sha", "alias", "repo"})
+#: Columns that list identifiers: they wrap between ids, never inside one.
+ID_LIST_COLUMNS = frozenset({"models", "where"})
+#: Columns of free text: with the id lists, the only ones that wrap (at spaces) to fit.
+TEXT_COLUMNS = frozenset({"description", "why", "why it failed", "message", "finding",
+                          "detail", "prompt", "checks", "assertions", "price", *ID_LIST_COLUMNS})
+
+
 def table(
-    columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None
+    columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None,
+    drop: Sequence[str] = (),
 ) -> None:
-    """Print a table of rows under the given column headers."""
-    t = Table(title=title, show_lines=False, header_style="bold")
-    for column in columns:
-        t.add_column(column, overflow="fold")
-    for row in rows:
-        t.add_row(*("" if cell is None else scrub(str(cell)) for cell in row))
-    out.print(t)
+    """Print a table of rows under the given column headers, fitted to the terminal's width
+    (80 columns when piped).
+
+    No cell but free text (`TEXT_COLUMNS`) is broken across lines. While the table is wider
+    than the terminal, a column with one value in every row is said once above it
+    (`model: embedded/smollm2-135m`), then the `drop` columns, secondary figures, are left out
+    in that order; stderr names them (`--json` keeps every column).
+    """
+    cells = [["" if cell is None else scrub(str(cell)) for cell in row] for row in rows]
+    shown, hidden = list(columns), []
+    built = _built_table(columns, shown, cells, title)
+    if _min_width(built) > out.width and len(cells) > 1:
+        same = [name for i, name in enumerate(columns) if len({row[i] for row in cells}) == 1]
+        if same:
+            shown = [name for name in shown if name not in same]
+            out.print(" · ".join(f"{name}: {cells[0][columns.index(name)]}" for name in same))
+    for name in drop:
+        built = _built_table(columns, shown, cells, title)
+        if _min_width(built) <= out.width:
+            break
+        if name in shown:
+            shown.remove(name)
+            hidden.append(name)
+    out.print(_built_table(columns, shown, cells, title))
+    if hidden:
+        info(f"(left out at {out.width} columns: {', '.join(hidden)}; a wider terminal or "
+             "--json shows them)")
+
+
+def _min_width(built: Table) -> int:
+    """The narrowest the table can be drawn without breaking a cell that must stay whole
+    (measured as if the terminal were unbounded: rich clamps a measurement to its width)."""
+    return Measurement.get(out, out.options.update_width(1 << 16), built).minimum
+
+
+def _built_table(columns: Sequence[str], shown: list[str], cells: list[list[str]],
+                 title: str | None) -> Table:
+    t = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD, show_edge=False,
+              pad_edge=False, collapse_padding=True)
+    keep = [columns.index(name) for name in shown]
+    for name in shown:
+        text = name in TEXT_COLUMNS
+        column = [row[columns.index(name)] for row in cells]
+        # rich measures a no-wrap cell by its longest word: the minimum keeps it whole; free
+        # text keeps room for a short word, so rich never squeezes it to nothing
+        widest = max([cell_len(Text.from_markup(cell).plain) for cell in column] + [len(name)])
+        longest = max([len(word) for cell in column for word in cell.split()]
+                      + [len(word) for word in name.split()])
+        t.add_column(name, no_wrap=not text, overflow="fold" if text else "ellipsis",
+                     min_width=(longest if name in ID_LIST_COLUMNS else min(longest, 20)) if text
+                     else widest)
+    for row in cells:
+        t.add_row(*(row[i] for i in keep))
+    return t
 
 
 def result(message: str) -> None:

@@ -38,7 +38,8 @@ def render_summaries(manifest: RunManifest, summaries: list[ModelSummary]) -> No
             display.usd(s.skill.cost_usd, s.model),
         ))
     out.table(["model", "baseline", "with skill", "lift pts [95% CI]", "p (exact)", "verdict",
-               "input tok/call (skill +)", "cost (skill arm)"], rows)
+               "input tok/call (skill +)", "cost (skill arm)"], rows,
+              drop=("input tok/call (skill +)", "cost (skill arm)", "p (exact)", "verdict"))
     for s in summaries:
         _notes(s)
     if manifest.is_partial or manifest.subset:

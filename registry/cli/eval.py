@@ -11,6 +11,7 @@ from rich.markup import escape
 from registry.cli import _output as out
 from registry.cli._render import render_summaries
 from registry.cli._signals import exit_now, interrupts
+from registry.cli._skill_ref import skill_folder
 from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation import display
@@ -22,7 +23,7 @@ from registry.sandbox import BACKENDS
 
 
 @click.command("eval")
-@click.argument("skill", type=click.Path(path_type=Path))
+@click.argument("skill", type=click.Path(path_type=Path), metavar="PATH|NS/NAME[@VERSION]")
 @click.option("--model", "-m", "models", multiple=True,
               help="Student model reference (repeatable). Default: embedded/smollm2-135m.")
 @click.option("--runs", type=click.IntRange(min=1), default=3, show_default=True,
@@ -71,13 +72,14 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
 
     \b
     Example:
-      hubskills eval skills/kernel-builder-cuda-kernels --runs 3
+      hubskills eval hubskills/kernel-builder-cuda-kernels --runs 3
       hubskills eval ./my-skill -m sonnet -m openai/gpt-5-mini --judge opus --max-cost 2
       hubskills eval ./pulled-skill --skip-code-checks   # no bubblewrap here
       hubskills eval .agents/skills/csv-cleaning --push   # a pulled skill: results join it
     """
     from registry.providers import default_model_ref
 
+    skill = click.get_current_context().with_resource(skill_folder(skill, command="eval"))
     settings = Settings.from_env()
     store, placed = _placement(settings, skill, repo, registry_kind, push=push)
     config = EvalConfig(
@@ -227,7 +229,8 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
               [(m.run_id, m.skill_repo or m.skill_name, m.skill_version or "",
                 ", ".join(m.models), f"{len(m.case_ids)}"
                 + (f" of {m.suite_cases}" if m.subset else "") + f" × {m.runs}",
-                escape(m.label), m.started_at) for m in manifests], title="Evaluation runs")
+                escape(m.label), m.started_at) for m in manifests], title="Evaluation runs",
+              drop=("started", "version", "cases × runs"))
 
 
 @runs_group.command("show")
@@ -259,7 +262,7 @@ def runs_compare_command(run_a: str, run_b: str, as_json: bool) -> None:
                 display.lift_interval(st["lift"], st["lo"], st["hi"]),
                 display.p_value(st["p_value"]), escape(st["verdict"]))
                for run_id, run in comparison["runs"].items() for s in run["summaries"]
-               for st in [s["stats"]]])
+               for st in [s["stats"]]], drop=("p (exact)", "baseline"))
     out.result(f"{run_a} → {run_b}: {comparison['summary']}")
     out.table(["model", "case", "A (skill)", "B (skill)", "change"],
               [(c["model"], c["case"], display.pct(c["a"]), display.pct(c["b"]), c["change"])

@@ -115,19 +115,21 @@ def tests_group() -> None:
 
 @tests_group.command("generate")
 @click.argument("skill", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--n", "n", default=5, show_default=True, help="Cases to ask for.")
+@click.option("--count", "-n", "n", default=5, show_default=True, help="Cases to ask for.")
+@click.option("--n", "n_old", type=int, default=None, hidden=True)  # the old spelling
 @click.option("--teacher", default=None, help="Model that writes the cases.")
 @click.option("--student", default=None, help="Model a case must defeat (default: teacher).")
 @click.option("--base-url", default=None, help="Server for local/<model> references.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable report on stdout.")
-def tests_generate_command(skill: Path, n: int, teacher: str | None, student: str | None,
-                           base_url: str | None, as_json: bool) -> None:
+def tests_generate_command(skill: Path, n: int, n_old: int | None, teacher: str | None,
+                           student: str | None, base_url: str | None, as_json: bool) -> None:
     """Add N verified cases to SKILL/evals/evals.json (ids kept unique).
 
     \b
     Example:
-      hubskills tests generate ./skills/my-skill --n 5 --student haiku
+      hubskills suite generate ./skills/my-skill --count 5 --student haiku
     """
+    n = n if n_old is None else n_old
     from registry.generate.cases import add_tests
 
     with out.StepProgress() as steps:

@@ -24,7 +24,7 @@ from registry.install import (
     remove,
     update,
 )
-from registry.install.agents import agent_names
+from registry.install.agents import AGENTS, Agent, agent_names, readers
 from registry.scan import Finding, ScanFailed
 from registry.stores import SkillStore, get_store
 
@@ -201,7 +201,31 @@ def _rel(path: Path, project: Path) -> str:
 def _json(result: PullResult) -> dict[str, Any]:
     data = asdict(result)
     data["scan_summary"] = result.scan_summary
+    seen, unseen = _visibility(result)
+    data["seen_by"], data["not_seen_by"] = [a.name for a in seen], [a.name for a in unseen]
     return data
+
+
+def _visibility(result: PullResult) -> tuple[list[Agent], list[Agent]]:
+    """The agents that will see the pulled skill, and the others (by their folders)."""
+    root = result.path.parent.parent.parent  # <root>/.agents/skills/<name>
+    global_ = root.resolve() == Path.home().resolve()
+    served = {name for p in result.placements for name in p.agents}
+    seen = readers(root, served, global_=global_)
+    return seen, [a for a in AGENTS.values() if a not in seen]
+
+
+def _print_visibility(result: PullResult) -> None:
+    """Which agents will see the skill, and the command that adds the others."""
+    seen, unseen = _visibility(result)
+    verb = "would see" if result.status == "dry-run" else "will see"
+    out.result(f"  {verb} it: " + ", ".join(a.title for a in seen if a.name != "agents"))
+    if unseen:
+        names = ",".join(a.name for a in unseen)
+        out.result("  not seen by: " + ", ".join(a.title for a in unseen)
+                   + f"; add them with: hubskills pull {result.repo} --agent {names}"
+                   + (" --global" if result.path.parent.parent.parent.resolve()
+                      == Path.home().resolve() else ""))
 
 
 def _print_results(results: list[PullResult], project: Path, *, as_json: bool,
@@ -234,6 +258,7 @@ def _print_result(r: PullResult, project: Path) -> None:
         out.result(f"  {escape(_rel(p.path, project))}  ({p.mode}{serves})")
     for line in r.changed:
         out.result(f"    {escape(line)}")
+    _print_visibility(r)
     if r.status == "up-to-date":
         return
     _findings_table([f for f in r.findings if f.severity in ("high", "medium")])
@@ -265,4 +290,4 @@ def _print_installed(items: list[Installed], project: Path, *, as_json: bool) ->
                 escape(", ".join(_rel(Path(w.removesuffix(" (copy)")), project)
                                  + (" (copy)" if w.endswith(" (copy)") else "")
                                  for w in i.seen_in) or _rel(i.path, project)))
-               for i in items])
+               for i in items], drop=("latest", "scope", "version"))

@@ -8,6 +8,7 @@ import click
 from rich.markup import escape
 
 from registry.cli import _output as out
+from registry.cli._skill_ref import skill_folder
 from registry.format.scaffold import scaffold_skill
 from registry.format.skill import SKILL_FILE
 from registry.format.suite import load_suite, suite_path
@@ -70,7 +71,7 @@ def new_command(name: str, parent: Path, description: str | None) -> None:
 
 @click.group("suite")
 def suite_group() -> None:
-    """Work with a skill's test suite (evals/evals.json)."""
+    """A skill's test suite (evals/evals.json): show, import, generate."""
 
 
 @suite_group.command("import")
@@ -106,11 +107,19 @@ _SHAPES = {"hubskills": "hubskills' shape", "skill-creator": "skill-creator's sh
 
 
 @suite_group.command("show")
-@click.argument("skill", type=click.Path(path_type=Path))
+@click.argument("skill", type=click.Path(path_type=Path), metavar="PATH|NS/NAME[@VERSION]")
 @click.option("--json", "as_json", is_flag=True, help="Print the suite as JSON.")
 def suite_show_command(skill: Path, as_json: bool) -> None:
-    """List a skill's test cases and their checks."""
-    file = skill if skill.is_file() else suite_path(skill)
+    """List a skill's test cases and their checks.
+
+    \b
+    Examples:
+      hubskills suite show ./my-skill
+      hubskills suite show hubskills/agent-skill-md --json
+    """
+    folder = click.get_current_context().with_resource(skill_folder(skill, command="suite show"))
+    file = folder if folder.is_file() else suite_path(folder)
+    shown = file if folder == skill else f"{skill}: {file.relative_to(folder)}"
     suite = load_suite(file)
     if as_json:
         out.as_json(suite.model_dump(mode="json", exclude_unset=True, by_alias=True))
@@ -119,5 +128,15 @@ def suite_show_command(skill: Path, as_json: bool) -> None:
              escape(", ".join(ch.label() for ch in c.checks)) or "-", len(c.assertions))
             for c in suite.cases]
     out.table(["id", "prompt", "checks", "assertions"], rows,
-              title=f"{escape(str(file))} — {len(suite.cases)} cases, {suite.suite_hash()[:19]}"
+              title=f"{escape(str(shown))} — {len(suite.cases)} cases, {suite.suite_hash()[:19]}"
                     + ("" if suite.shape == "hubskills" else f", {_SHAPES[suite.shape]}"))
+
+
+def _suite_generate() -> click.Command:
+    """`suite generate` is `tests generate` (the old spelling still works, unlisted)."""
+    from registry.cli.generate import tests_generate_command
+
+    return tests_generate_command
+
+
+suite_group.add_command(_suite_generate(), "generate")

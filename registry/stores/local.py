@@ -244,7 +244,7 @@ class LocalStore:
                            commits=commits)
 
     def fetch(self, repo: str, sha: str, dest: Path, *, limits: SizeLimits = STORE_LIMITS,
-              pinned_hash: str | None = None) -> Fetched:
+              pinned_hash: str | None = None, count: bool = True) -> Fetched:
         """Write the skill's files at `sha` into the empty folder `dest`, checking each one.
 
         Raises:
@@ -272,6 +272,8 @@ class LocalStore:
                                   hint="hubskills registry seed --force, or publish again")
             write_file(dest, entry["path"], data)
         with self._lock:
+            if not count:  # a look (scan), not a download
+                return Fetched(dest, [e["path"] for e in entries], tree.get("content_hash"))
             meta_path = self._skill_dir(repo) / "meta.json"
             meta = _read_json(meta_path, {})
             _write_json(meta_path, {**meta, "downloads": int(meta.get("downloads", 0)) + 1})
