@@ -148,7 +148,7 @@ def _placement(settings, skill: Path, repo, registry_kind, *, push: bool):
                      "pushed")
         store = None if repo is None and registry_kind is None else get_store(settings,
                                                                               registry_kind)
-        return None, None if store is None else place(skill, store, repo=repo)
+        return None, place(skill, store, repo=repo)  # no store: a pulled folder's marker only
     store = get_store(settings, registry_kind)
     store.check_writable()
     placed = place(skill, store, repo=repo)

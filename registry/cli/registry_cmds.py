@@ -12,7 +12,7 @@ from rich.markup import escape
 from registry.cli import _output as out
 from registry.cli._skill_ref import looks_like_reference, no_such_folder
 from registry.config import Settings
-from registry.errors import HubskillsError
+from registry.errors import HubskillsError, SkillNotFound
 from registry.evaluation import display
 from registry.evaluation.leaderboard import Entry, entries
 from registry.scan import Finding, ScanFailed
@@ -181,8 +181,8 @@ def info_command(target: str, as_json: bool, registry: str | None) -> None:
       hubskills info .agents/skills/agent-skill-md
     """
     _, store = _open(registry)
-    repo = _info_repo(target, store)
-    info = store.info(repo)
+    info = _info_of(target, store)
+    repo = info.repo
     summary = latest_summary(store.results_frame(), repo)
     if as_json:
         out.as_json({**_info_json(info, card=True), "results": summary,
@@ -191,8 +191,8 @@ def info_command(target: str, as_json: bool, registry: str | None) -> None:
         _print_info(info, summary)
 
 
-def _info_repo(target: str, store: SkillStore) -> str:
-    """The registry repo `info` shows for a folder or an `ns/name[@version]` reference."""
+def _info_of(target: str, store: SkillStore) -> SkillInfo:
+    """The registry skill `info` shows for a folder or an `ns/name[@version]` reference."""
     from registry.install import parse_spec
     from registry.install.placement import place, unplaced_hint
 
@@ -202,13 +202,17 @@ def _info_repo(target: str, store: SkillStore) -> str:
         if placed is None:
             raise HubskillsError(f"{target} is no published version of a skill in the "
                                  f"{store.kind} registry", hint=unplaced_hint(folder))
-        return placed.repo
+        return store.info(placed.repo)
     if not looks_like_reference(target):
         raise no_such_folder(target, "info")
     repo, ref = parse_spec(target)
+    try:
+        info = store.info(repo)
+    except SkillNotFound as missing:
+        raise no_such_folder(target, "info", missing) from None
     if ref is not None:
         store.resolve(repo, ref)  # an unknown version is an error, not the latest's info
-    return repo
+    return info
 
 
 def _print_info(info: SkillInfo, summary: list[dict[str, Any]]) -> None:
