@@ -166,7 +166,9 @@ def main(argv: list[str] | None = None) -> None:
 
 def _fail(code: int, message: str, hint: str | None = None) -> NoReturn:
     from registry.cli import _output as out  # rich loads only when there is an error to print
+    from registry.cli._skill_ref import as_typed  # a fetched temp folder reads as its ns/name
 
+    message, hint = as_typed(message), hint and as_typed(hint)
     out.error(message)
     if hint:
         out.hint(hint)

@@ -290,6 +290,7 @@ class StepProgress:
     def __init__(self, *, seconds: float = HEARTBEAT_S,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.clock, self.begun, self.last = clock, clock(), "starting"
+        self.said: set[str] = set()  # every line said, so a report does not say it again
         self.heartbeat = _Heartbeat(self._still, seconds, clock)
         self.status = err.status("working…") if err.is_terminal else None
 
@@ -309,6 +310,7 @@ class StepProgress:
         """Print a step's line (user text is printed literally)."""
         self.heartbeat.said()
         self.last = line
+        self.said.add(line)
         info(escape(line))
         if self.status is not None:
             self.status.update(escape(line[:70]))

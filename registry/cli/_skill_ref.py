@@ -19,6 +19,15 @@ from registry.config import Settings
 from registry.errors import HubskillsError, InvalidSkill, SkillNotFound
 
 _REPO = re.compile(r"^[\w.-]+/[\w.-]+(?:@[\w.-]*)?$")
+#: temporary folder -> the reference it holds, so an error names what the user typed
+FETCHED: dict[str, str] = {}
+
+
+def as_typed(text: str) -> str:
+    """`text` with each fetched temporary folder replaced by the reference it holds."""
+    for folder, reference in FETCHED.items():
+        text = text.replace(folder, reference)
+    return text
 
 
 def looks_like_reference(target: str) -> bool:
@@ -52,6 +61,7 @@ def skill_folder(target: str | Path, *, command: str, scan: bool = True) -> Iter
     store = get_store(Settings.from_env(), offline_fallback=True)
     try:
         with fetched(text, store, mark=True) as folder:
+            FETCHED[str(folder)] = text
             if scan:
                 _check_scan(folder, text)
             yield folder

@@ -81,6 +81,7 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
 
     skill = click.get_current_context().with_resource(skill_folder(skill, command="eval"))
     settings = Settings.from_env()
+    _check_resume(settings, resume, runs)
     store, placed = _placement(settings, skill, repo, registry_kind, push=push)
     config = EvalConfig(
         models=list(models) or [default_model_ref(settings)], runs=runs, mode=mode,
@@ -133,6 +134,20 @@ def _resume_command(run_id: str) -> str:
     return shlex.join([*words, "--resume", run_id])
 
 
+def _check_resume(settings, resume: str | None, runs: int) -> None:
+    """Refuse `--resume ID --runs N` when N is not the run's own count: a resumed run finishes
+    the repeats it started with (silently ignoring `--runs` would misreport what ran)."""
+    given = click.get_current_context().get_parameter_source("runs")
+    if resume is None or given is click.core.ParameterSource.DEFAULT:
+        return
+    started = read_manifest(settings.runs_dir, resume).runs
+    if runs != started:
+        raise HubskillsError(f"--runs {runs} cannot change run {resume}: it was started with "
+                             f"--runs {started}, and a resumed run finishes those",
+                             hint=_resume_command(resume) + "  # or start a new run with "
+                                                            f"--runs {runs}")
+
+
 def _placement(settings, skill: Path, repo, registry_kind, *, push: bool):
     """The store to push to (None without --push) and the published version this folder is.
 
@@ -166,6 +181,11 @@ def _report(manifest, rows, *, as_json: bool, verbose: bool) -> None:
                      "summaries": [s.to_dict() for s in summaries]})
         return
     render_summaries(manifest, summaries)
+    cached = sum(r.cached for r in rows)
+    if cached:  # a rerun of the same requests costs nothing and says so
+        share = "all" if cached == len(rows) else f"{cached} of {len(rows)}"
+        out.result(f"  {share} answers came from the cache (same model, prompt and settings); "
+                   "--no-cache asks the models again")
     if (manifest.code_checks or "").startswith("skipped"):
         out.warn(f"code checks (python, exec) {manifest.code_checks}: they were left out "
                  "of every score above")
@@ -215,7 +235,7 @@ def _push(store, skill: Path, manifest, rows, *, quiet: bool) -> None:
 
 
 @click.group("runs", invoke_without_command=True)
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Every run's manifest as JSON.")
 @click.pass_context
 def runs_group(ctx: click.Context, as_json: bool) -> None:
     """List saved evaluation runs; `runs show ID`, `runs compare A B`."""
@@ -235,7 +255,7 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
 
 @runs_group.command("show")
 @click.argument("run_id")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="The manifest and summaries as JSON.")
 @click.option("-v", "--verbose", is_flag=True, help="Also print the per-case table.")
 def runs_show_command(run_id: str, as_json: bool, verbose: bool) -> None:
     """Show a saved run's summary."""
@@ -248,22 +268,29 @@ def runs_show_command(run_id: str, as_json: bool, verbose: bool) -> None:
 @runs_group.command("compare")
 @click.argument("run_a")
 @click.argument("run_b")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True,
+              help="Both runs' summaries, skill versions and per-case changes as JSON.")
 def runs_compare_command(run_a: str, run_b: str, as_json: bool) -> None:
-    """Per-case improvements and regressions from run A to run B (e.g. two skill versions)."""
+    """Per-case improvements and regressions from run A to run B (e.g. two skill versions).
+
+    A single case's change is noisy; the lift intervals say whether the runs differ.
+    """
     comparison = compare_runs(Settings.from_env().runs_dir, run_a, run_b)
     if as_json:
         out.as_json(comparison)
         return
-    out.table(["run", "model", "baseline", "with skill", "lift pts [95% CI]", "p (exact)",
-               "verdict"],
-              [(run_id, escape(s["model"]), display.pct(st["baseline"]["pass_rate"]),
+    out.table(["run", "skill", "model", "baseline", "with skill", "lift pts [95% CI]",
+               "p (exact)", "verdict"],
+              [(run_id, escape(f"{run['skill']}@{run['version']}" if run["version"]
+                               else run["skill"]), escape(s["model"]),
+                display.pct(st["baseline"]["pass_rate"]),
                 display.pct(st["skill"]["pass_rate"]),
                 display.lift_interval(st["lift"], st["lo"], st["hi"]),
                 display.p_value(st["p_value"]), escape(st["verdict"]))
                for run_id, run in comparison["runs"].items() for s in run["summaries"]
                for st in [s["stats"]]], drop=("p (exact)", "baseline"))
     out.result(f"{run_a} → {run_b}: {comparison['summary']}")
+    out.result(f"  note: {comparison['note']}")
     out.table(["model", "case", "A (skill)", "B (skill)", "change"],
               [(c["model"], c["case"], display.pct(c["a"]), display.pct(c["b"]), c["change"])
                for c in comparison["cases"] if c["change"] != "same"])

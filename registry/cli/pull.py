@@ -111,7 +111,7 @@ def install_command(frozen: bool, force: bool, allow_risky: bool, registry: str 
     """
     with _show_findings():
         results = install(project, stores=_stores(registry), frozen=frozen, global_=global_,
-                          force=force and not frozen, allow_risky=allow_risky)
+                          force=force, allow_risky=allow_risky)
     _print_results(results, project, as_json=as_json, empty="skills.lock pins no skills.")
 
 
@@ -142,15 +142,20 @@ def update_command(name: str | None, force: bool, allow_risky: bool, registry: s
 @click.argument("name")
 @global_option
 @project_option
-def remove_command(name: str, global_: bool, project: Path) -> None:
+@json_option
+def remove_command(name: str, global_: bool, project: Path, as_json: bool) -> None:
     """Remove a skill hubskills installed: its folder, links, copies and lock entry.
 
     \b
     Examples:
       hubskills remove csv-cleaning
+      hubskills remove csv-cleaning --json
     """
     removed = remove(project, name, global_=global_)
-    _print_removed(removed, project)
+    if as_json:
+        out.as_json(asdict(removed))
+    else:
+        _print_removed(removed, project)
 
 
 @click.command("list")

@@ -46,9 +46,11 @@ def _open(registry: str | None) -> tuple[Settings, SkillStore]:
 @click.option("--allow-risky", is_flag=True,
               help="Publish despite high-severity scan findings (never despite secrets).")
 @registry_option
+@click.option("--json", "as_json", is_flag=True,
+              help="The plan and what was published (revision, results) as JSON.")
 def publish_command(skill: Path, repo: str | None, version: str | None, bump: str | None,
                     private: bool, with_runs: tuple[str, ...], dry_run: bool,
-                    allow_risky: bool, registry: str | None) -> None:
+                    allow_risky: bool, registry: str | None, as_json: bool) -> None:
     """Validate, scan and publish a skill folder as a new immutable version.
 
     \b
@@ -69,7 +71,11 @@ def publish_command(skill: Path, repo: str | None, version: str | None, bump: st
     except ScanFailed as err:
         _print_findings(err.findings)
         raise
-    _print_publish(result)
+    if as_json:
+        out.as_json({**asdict(result), "published": result.published is not None,
+                     "pull": result.pull_command})
+    else:
+        _print_publish(result)
 
 
 def _print_findings(findings: list[Finding]) -> None:

@@ -57,7 +57,8 @@ def _print_findings(path: str, found: list) -> None:
 @click.option("--dir", "parent", type=click.Path(path_type=Path), default=Path("."),
               show_default=True, help="Folder to create the skill in.")
 @click.option("--description", default=None, help="What the skill does and when to use it.")
-def new_command(name: str, parent: Path, description: str | None) -> None:
+@click.option("--json", "as_json", is_flag=True, help="The files created, as JSON.")
+def new_command(name: str, parent: Path, description: str | None, as_json: bool) -> None:
     """Scaffold a valid skill with an example test case in evals/evals.json.
 
     \b
@@ -65,6 +66,11 @@ def new_command(name: str, parent: Path, description: str | None) -> None:
       hubskills new csv-cleaning --description "Clean CSV files with pandas. Use when ..."
     """
     folder = scaffold_skill(parent, name, description)
+    if as_json:
+        out.as_json({"name": name, "path": str(folder),
+                     "files": [str(folder / SKILL_FILE), str(suite_path(folder))],
+                     "next": f"hubskills validate {folder}"})
+        return
     out.result(f"Created {folder}/SKILL.md and {folder}/evals/evals.json")
     out.result(f"Next: edit them, then run  hubskills validate {folder}")
 

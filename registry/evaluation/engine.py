@@ -313,7 +313,7 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
                          case_ids=manifest.case_ids,
                          code_checks="skip" if manifest.code_checks == SKIPPED_BY_USER else
                          config.code_checks)
-    suite = full.select(config.case_ids) if config.case_ids else full
+    suite = full.select(config.case_ids, skill=skill_dir) if config.case_ids else full
     if not config.judge and (judged := suite.judge_only_cases()):
         shown = ", ".join(judged[:5]) + (f" and {len(judged) - 5} more" if len(judged) > 5 else "")
         raise HubskillsError(f"{len(judged)} of {len(suite.cases)} cases can only be graded by a "
