@@ -63,12 +63,12 @@ def install(project: Path, *, stores: StoreFor, frozen: bool = False, global_: b
                                      "--force (discards them)")
         check_dest(folder, entry.repo, force)
         todo.append((entry, store, agents))
-    return results + _install_many(todo, scope, lock, frozen=frozen, force=force,
+    return results + _install_many(todo, scope, lock, force=force,
                                    allow_risky=allow_risky, limits=limits, workers=workers)
 
 
 def _install_many(todo: list[tuple[LockEntry, SkillStore, list[Agent]]], scope: Scope,
-                  lock: Lockfile, *, frozen: bool, force: bool, allow_risky: bool,
+                  lock: Lockfile, *, force: bool, allow_risky: bool,
                   limits: SizeLimits, workers: int) -> list[PullResult]:
     """Fetch and verify every entry in parallel, then place them one by one."""
     def fetch(item: tuple[LockEntry, SkillStore, list[Agent]]) -> Staged:
