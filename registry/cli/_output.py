@@ -58,7 +58,7 @@ def table(
         same = [name for i, name in enumerate(columns) if len({row[i] for row in cells}) == 1]
         if same:
             shown = [name for name in shown if name not in same]
-            out.print(" · ".join(f"{name}: {cells[0][columns.index(name)]}" for name in same))
+            _print_joined([f"{name}: {cells[0][columns.index(name)]}" for name in same])
     for name in drop:
         built = _built_table(columns, shown, cells, title)
         if _min_width(built) <= out.width:
@@ -70,6 +70,18 @@ def table(
     if hidden:
         info(f"(left out at {out.width} columns: {', '.join(hidden)}; a wider terminal or "
              "--json shows them)")
+
+
+def _print_joined(parts: list[str], sep: str = " · ") -> None:
+    """`a · b · c` on as few lines as fit the width, each part whole on its line."""
+    line = ""
+    for part in parts:
+        if line and cell_len(Text.from_markup(line + sep + part).plain) > out.width:
+            out.print(line)
+            line = part
+        else:
+            line = f"{line}{sep}{part}" if line else part
+    out.print(line)
 
 
 def _min_width(built: Table) -> int:

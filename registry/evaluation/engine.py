@@ -320,7 +320,8 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
                              f"judge model ({shown}), and no --judge model was given",
                              hint=f"hubskills eval {skill_dir} --judge MODEL")
     if config.runs < 1:
-        raise HubskillsError("--runs must be at least 1", hint="hubskills eval SKILL --runs 3")
+        raise HubskillsError("--runs must be at least 1",
+                             hint=f"hubskills eval {skill_dir} --runs 3")
     check_writable(settings)
     code = choose(config.sandbox, settings, has_code=has_code_checks(suite.cases),
                   code_checks=config.code_checks, folder=None if skill_repo else skill.path)
