@@ -52,13 +52,20 @@ def table(
     in that order; stderr names them (`--json` keeps every column).
     """
     cells = [["" if cell is None else scrub(str(cell)) for cell in row] for row in rows]
-    shown, hidden = list(columns), []
-    built = _built_table(columns, shown, cells, title)
-    if _min_width(built) > out.width and len(cells) > 1:
-        same = [name for i, name in enumerate(columns) if len({row[i] for row in cells}) == 1]
-        if same:
-            shown = [name for name in shown if name not in same]
-            _print_joined([f"{name}: {cells[0][columns.index(name)]}" for name in same])
+    shown, hidden, said = list(columns), [], []
+    same = sorted((i for i in range(len(columns)) if len(cells) > 1
+                   and len({row[i] for row in cells}) == 1),
+                  key=lambda i: -cell_len(cells[0][i]))  # the widest is said first
+    for i in same:
+        if _min_width(_built_table(columns, shown, cells, None)) <= out.width:
+            break
+        shown.remove(columns[i])
+        said.append(f"{columns[i]}: {cells[0][i]}")
+    if said:  # under the title, above the table
+        if title:
+            out.print(title, style="italic")
+            title = None
+        _print_joined(said)
     for name in drop:
         built = _built_table(columns, shown, cells, title)
         if _min_width(built) <= out.width:
