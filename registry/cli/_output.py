@@ -73,7 +73,7 @@ def table(
         if name in shown:
             shown.remove(name)
             hidden.append(name)
-    out.print(_built_table(columns, shown, cells, title))
+    out.print(_built_table(columns, shown, cells, title, fit=True))
     if hidden:
         info(f"(left out at {out.width} columns: {', '.join(hidden)}; a wider terminal or "
              "--json shows them)")
@@ -98,24 +98,47 @@ def _min_width(built: Table) -> int:
 
 
 def _built_table(columns: Sequence[str], shown: list[str], cells: list[list[str]],
-                 title: str | None) -> Table:
+                 title: str | None, *, fit: bool = False) -> Table:
+    """The table of the `shown` columns; with `fit`, free text gets widths that fit the
+    terminal (rich's own shrinking can squeeze a column below its minimum, then overflow)."""
+    spans = {name: _span(name, [row[columns.index(name)] for row in cells]) for name in shown}
+    widths = _text_widths(spans) if fit else {}
     t = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD, show_edge=False,
               pad_edge=False, collapse_padding=True)
-    keep = [columns.index(name) for name in shown]
     for name in shown:
         text = name in TEXT_COLUMNS
-        column = [row[columns.index(name)] for row in cells]
-        # rich measures a no-wrap cell by its longest word: the minimum keeps it whole; free
-        # text keeps room for a short word, so rich never squeezes it to nothing
-        widest = max([cell_len(Text.from_markup(cell).plain) for cell in column] + [len(name)])
-        longest = max([len(word) for cell in column for word in cell.split()]
-                      + [len(word) for word in name.split()])
         t.add_column(name, no_wrap=not text, overflow="fold" if text else "ellipsis",
-                     min_width=(longest if name in ID_LIST_COLUMNS else min(longest, 20)) if text
-                     else widest)
+                     min_width=spans[name][0], width=widths.get(name))
+    keep = [columns.index(name) for name in shown]
     for row in cells:
         t.add_row(*(row[i] for i in keep))
     return t
+
+
+def _span(name: str, column: list[str]) -> tuple[int, int]:
+    """(narrowest, natural) width of a column: a whole column is as wide as its widest cell
+    (rich would measure it by its longest word); free text keeps room for a short word, so
+    it is never squeezed to nothing, and a list of ids for its longest id."""
+    widest = max([cell_len(Text.from_markup(cell).plain) for cell in column] + [len(name)])
+    if name not in TEXT_COLUMNS:
+        return widest, widest
+    longest = max([len(word) for cell in column for word in cell.split()]
+                  + [len(word) for word in name.split()])
+    return (longest if name in ID_LIST_COLUMNS else min(longest, 20)), widest
+
+
+def _text_widths(spans: dict[str, tuple[int, int]]) -> dict[str, int]:
+    """Widths for the free-text columns of a table wider than the terminal: each its minimum
+    plus a share of the room left, by how much more it would take."""
+    gaps = 2 * (len(spans) - 1)  # collapsed padding: two spaces between columns
+    if sum(high for _, high in spans.values()) + gaps <= out.width:
+        return {}
+    room = out.width - gaps - sum(low for low, _ in spans.values())
+    text = {name: span for name, span in spans.items() if name in TEXT_COLUMNS}
+    want = sum(high - low for low, high in text.values())
+    if room <= 0 or want <= 0:  # no room even at the minimum: rich does what it can
+        return {}
+    return {name: low + (high - low) * room // want for name, (low, high) in text.items()}
 
 
 def result(message: str) -> None:
