@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 from fakes.openai_server import FakeOpenAIServer
 
-from registry.cli import COMMANDS, cli, main
+from registry.cli import COMMANDS, HIDDEN, cli, main
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMAND_MODULES = {target.partition(":")[0] for target, _ in COMMANDS.values()}
@@ -54,8 +54,13 @@ def test_help_lists_every_command_without_importing_one(tmp_path):
     assert sorted(COMMAND_MODULES & set(modules)) == []
     assert not any(m.split(".")[0] in HEAVY for m in modules)
     listed = CliRunner().invoke(cli, ["--help"], env={"COLUMNS": "200"}).output
-    rows = [line.split(None, 1) for line in listed.split("Commands:")[1].splitlines() if line]
-    assert [name for name, _ in rows] == sorted(COMMANDS)
+    sections = listed.split(" commands:\n")[1:]  # "Author commands:", "Evaluate commands:"…
+    assert [line.split(" commands:")[0] for line in listed.splitlines()
+            if line.endswith(" commands:")] == ["Author", "Evaluate", "Share", "Install", "Other"]
+    rows = [line.split(None, 1) for section in sections for line in section.splitlines()
+            if line.startswith("  ")]
+    assert sorted(name for name, _ in rows) == sorted(set(COMMANDS) - HIDDEN)
+    assert "tests" in HIDDEN and "suite" in dict(rows)  # `tests` still works, unlisted
     assert all(len(short) > 20 for _, short in rows)  # each with its short help
 
 

@@ -99,7 +99,9 @@ def test_seed_is_idempotent(tmp_path: Path):
     assert seed_store(store, skills).published == ["hubskills/alpha@1.0.0"]
     assert seed_store(store, skills).already_seeded
     again = seed_store(store, skills, force=True)
-    assert again.published == [] and again.skipped == ["hubskills/alpha@1.0.0: already published"]
+    assert again.published == [] and again.runs == []  # nothing added, nothing counted
+    assert again.skipped == ["hubskills/alpha@1.0.0: already published",
+                             "run run-1: already seeded"]
     assert len(store.read_results()) == 6 and len(store.versions("hubskills/alpha")) == 1
 
 

@@ -1,12 +1,15 @@
-"""The README's "Use from Python" example runs as written, against the fake OpenAI server."""
+"""The README's examples run as written: "Use from Python" against the fake OpenAI server, and
+the command-line block from a folder outside the checkout."""
 
 from __future__ import annotations
 
 import json
 import re
+import shlex
 from pathlib import Path
 
 import pytest
+from cli_process import hubskills
 from fakes.openai_server import FakeOpenAIServer
 
 from registry.format.markdown import fenced_blocks
@@ -56,3 +59,30 @@ def test_the_use_from_python_example_runs_against_a_local_server(
     assert bounds == sorted(bounds, reverse=True)
     runs = list((tmp_path / "hubskills-home" / "runs").iterdir())
     assert len(runs) == 1 and (runs[0] / "rows.jsonl").is_file()  # the run was saved
+
+
+def _command_lines() -> list[list[str]]:
+    """The `## The command line, from any folder` block: each command as its words."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## The command line, from any folder\n", 1)[1].split("\n## ", 1)[0]
+    block = next(b.body for b in fenced_blocks(section) if b.info == "bash")
+    return [shlex.split(part) for line in block.splitlines()
+            for part in " ".join(shlex.split(line, comments=True)).split(" && ") if part]
+
+
+def test_the_readme_commands_run_from_a_folder_outside_the_checkout(tmp_path):
+    """Each command, in order, from a temporary folder, piped at 80 columns; `eval` against the
+    fake model server (the embedded model gives the same output, slower)."""
+    commands = _command_lines()
+    assert [c[:2] for c in commands if c[0] != "hubskills"] == []
+    assert {c[1] for c in commands} >= {"leaderboard", "info", "suite", "scan", "eval", "pull"}
+    project = tmp_path / "project"
+    project.mkdir()
+    with FakeOpenAIServer(responder=lambda body: "I am not sure.") as server:
+        for words in commands:
+            extra = ["-m", "local/fake", "--base-url", server.url] if words[1] == "eval" else []
+            done = hubskills(*words[1:], *extra, cwd=project, COLUMNS="80")
+            assert done.returncode == 0, (words, done.stdout, done.stderr)
+            assert "Traceback" not in done.stderr
+    assert (project / ".agents/skills/agent-skill-md/SKILL.md").is_file()
+    assert (project / "my-skill/evals/evals.json").is_file()

@@ -62,9 +62,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "search": ("registry.cli.registry_cmds:search_command",
                "Find skills by name or description."),
     "suite": ("registry.cli.validate:suite_group",
-              "Work with a skill's test suite (evals/evals.json)."),
+              "A skill's test suite (evals/evals.json): show, import, generate."),
     "tests": ("registry.cli.generate:tests_group",
               "Grow a skill's test suite with verified, discriminating cases."),
+    "agents": ("registry.cli.agents:agents_command",
+               "List the coding agents hubskills installs for, and which are detected here."),
     "update": ("registry.cli.pull:update_command",
                "Move installed skills (or NAME) to their newest version and show what changed."),
     "validate": ("registry.cli.validate:validate_command",
@@ -77,6 +79,17 @@ COMMANDS: dict[str, tuple[str, str]] = {
               "Inspect agent traces (Claude Code, Codex, OpenCode, Gemini CLI, markdown, "
               "notes)."),
 }
+
+
+#: `hubskills --help` lists the commands by task, in this order (the rest under "Other").
+TASKS: dict[str, tuple[str, ...]] = {
+    "Author": ("new", "validate", "suite", "generate", "scan"),
+    "Evaluate": ("eval", "runs", "leaderboard", "models", "ask", "trace"),
+    "Share": ("publish", "search", "info", "versions", "registry"),
+    "Install": ("pull", "install", "update", "list", "remove", "agents"),
+}
+#: Old spellings that still work but are not listed: `tests generate` is `suite generate`.
+HIDDEN = frozenset({"tests"})
 
 
 class LazyGroup(click.Group):
@@ -98,12 +111,16 @@ class LazyGroup(click.Group):
         return super().get_command(ctx, cmd_name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        """The command list from the stored short help, so `--help` imports no command."""
-        names = self.list_commands(ctx)
+        """The commands grouped by task (`TASKS`), from the stored short help, so `--help`
+        imports no command."""
+        names = [name for name in self.list_commands(ctx) if name not in HIDDEN]
         limit = formatter.width - 6 - max(len(name) for name in names)
-        rows = [(name, self._short_help(ctx, name, limit)) for name in names]
-        with formatter.section("Commands"):
-            formatter.write_dl(rows)
+        grouped = {task: [n for n in listed if n in names] for task, listed in TASKS.items()}
+        grouped["Other"] = [n for n in names if all(n not in g for g in TASKS.values())]
+        for task, listed in grouped.items():
+            if listed:
+                with formatter.section(f"{task} commands"):
+                    formatter.write_dl([(n, self._short_help(ctx, n, limit)) for n in listed])
 
     def _short_help(self, ctx: click.Context, name: str, limit: int) -> str:
         if name in self.commands or name not in self.lazy:
@@ -119,11 +136,13 @@ def cli() -> None:
     """hubskills: generate, evaluate, publish and pull Agent Skills, with honest lift numbers.
 
     \b
-    Start here:
-      hubskills validate skills/*
-      hubskills eval skills/kernel-builder-cuda-kernels --runs 3
+    Start here (the seeded registry works offline, from any folder):
       hubskills leaderboard
+      hubskills info hubskills/kernel-builder-cuda-kernels
+      hubskills suite show hubskills/kernel-builder-cuda-kernels
+      hubskills eval hubskills/agent-skill-md --runs 1 --cases allowed-keys
       hubskills pull hubskills/kernel-builder-cuda-kernels
+      hubskills new my-skill && hubskills validate my-skill
     """
 
 
@@ -152,7 +171,9 @@ def main(argv: list[str] | None = None) -> None:
 
 def _fail(code: int, message: str, hint: str | None = None) -> NoReturn:
     from registry.cli import _output as out  # rich loads only when there is an error to print
+    from registry.cli._skill_ref import as_typed  # a fetched temp folder reads as its ns/name
 
+    message, hint = as_typed(message), hint and as_typed(hint)
     out.error(message)
     if hint:
         out.hint(hint)

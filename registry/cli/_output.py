@@ -14,9 +14,13 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from rich import box
+from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
+from rich.text import Text
 
 from registry.secrets import scrub
 
@@ -24,16 +28,117 @@ out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
+#: Columns that hold an identifier (a skill id, a model reference, a run id): a table never
+#: breaks one across lines, and never drops it to fit.
+ID_COLUMNS = frozenset({"skill", "skill@version", "model", "run", "id", "case", "name",
+                        "student", "version", "sha", "alias", "repo"})
+#: Columns that list identifiers: they wrap between ids, never inside one.
+ID_LIST_COLUMNS = frozenset({"models", "where"})
+#: Columns of free text: with the id lists, the only ones that wrap (at spaces) to fit.
+TEXT_COLUMNS = frozenset({"description", "why", "why it failed", "message", "finding",
+                          "detail", "prompt", "checks", "assertions", "price", *ID_LIST_COLUMNS})
+
+
 def table(
-    columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None
+    columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None,
+    drop: Sequence[str] = (),
 ) -> None:
-    """Print a table of rows under the given column headers."""
-    t = Table(title=title, show_lines=False, header_style="bold")
-    for column in columns:
-        t.add_column(column, overflow="fold")
-    for row in rows:
-        t.add_row(*("" if cell is None else scrub(str(cell)) for cell in row))
-    out.print(t)
+    """Print a table of rows under the given column headers, fitted to the terminal's width
+    (80 columns when piped).
+
+    No cell but free text (`TEXT_COLUMNS`) is broken across lines. While the table is wider
+    than the terminal, a column with one value in every row is said once above it
+    (`model: embedded/smollm2-135m`), then the `drop` columns, secondary figures, are left out
+    in that order; stderr names them (`--json` keeps every column).
+    """
+    cells = [["" if cell is None else scrub(str(cell)) for cell in row] for row in rows]
+    shown, hidden, said = list(columns), [], []
+    same = sorted((i for i in range(len(columns)) if len(cells) > 1
+                   and len({row[i] for row in cells}) == 1),
+                  key=lambda i: -cell_len(cells[0][i]))  # the widest is said first
+    for i in same:
+        if _min_width(_built_table(columns, shown, cells, None)) <= out.width:
+            break
+        shown.remove(columns[i])
+        said.append(f"{columns[i]}: {cells[0][i]}")
+    if said:  # under the title, above the table
+        if title:
+            out.print(title, style="italic")
+            title = None
+        _print_joined(said)
+    for name in drop:
+        built = _built_table(columns, shown, cells, title)
+        if _min_width(built) <= out.width:
+            break
+        if name in shown:
+            shown.remove(name)
+            hidden.append(name)
+    out.print(_built_table(columns, shown, cells, title, fit=True))
+    if hidden:
+        info(f"(left out at {out.width} columns: {', '.join(hidden)}; a wider terminal or "
+             "--json shows them)")
+
+
+def _print_joined(parts: list[str], sep: str = " · ") -> None:
+    """`a · b · c` on as few lines as fit the width, each part whole on its line."""
+    line = ""
+    for part in parts:
+        if line and cell_len(Text.from_markup(line + sep + part).plain) > out.width:
+            out.print(line)
+            line = part
+        else:
+            line = f"{line}{sep}{part}" if line else part
+    out.print(line)
+
+
+def _min_width(built: Table) -> int:
+    """The narrowest the table can be drawn without breaking a cell that must stay whole
+    (measured as if the terminal were unbounded: rich clamps a measurement to its width)."""
+    return Measurement.get(out, out.options.update_width(1 << 16), built).minimum
+
+
+def _built_table(columns: Sequence[str], shown: list[str], cells: list[list[str]],
+                 title: str | None, *, fit: bool = False) -> Table:
+    """The table of the `shown` columns; with `fit`, free text gets widths that fit the
+    terminal (rich's own shrinking can squeeze a column below its minimum, then overflow)."""
+    spans = {name: _span(name, [row[columns.index(name)] for row in cells]) for name in shown}
+    widths = _text_widths(spans) if fit else {}
+    t = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD, show_edge=False,
+              pad_edge=False, collapse_padding=True)
+    for name in shown:
+        text = name in TEXT_COLUMNS
+        t.add_column(name, no_wrap=not text, overflow="fold" if text else "ellipsis",
+                     min_width=spans[name][0], width=widths.get(name))
+    keep = [columns.index(name) for name in shown]
+    for row in cells:
+        t.add_row(*(row[i] for i in keep))
+    return t
+
+
+def _span(name: str, column: list[str]) -> tuple[int, int]:
+    """(narrowest, natural) width of a column: a whole column is as wide as its widest cell
+    (rich would measure it by its longest word); free text keeps room for a short word, so
+    it is never squeezed to nothing, and a list of ids for its longest id."""
+    widest = max([cell_len(Text.from_markup(cell).plain) for cell in column] + [len(name)])
+    if name not in TEXT_COLUMNS:
+        return widest, widest
+    longest = max([len(word) for cell in column for word in cell.split()]
+                  + [len(word) for word in name.split()])
+    return (longest if name in ID_LIST_COLUMNS else min(longest, 20)), widest
+
+
+def _text_widths(spans: dict[str, tuple[int, int]]) -> dict[str, int]:
+    """Widths for the free-text columns of a table wider than the terminal: each its minimum
+    plus a share of the room left, by how much more it would take."""
+    gaps = 2 * (len(spans) - 1)  # collapsed padding: two spaces between columns
+    if sum(high for _, high in spans.values()) + gaps <= out.width:
+        return {}
+    room = out.width - gaps - sum(low for low, _ in spans.values())
+    text = {name: span for name, span in spans.items() if name in TEXT_COLUMNS}
+    want = sum(high - low for low, high in text.values())
+    if room <= 0 or want <= 0:  # no room even at the minimum: rich does what it can
+        return {}
+    return {name: low + (high - low) * room // want for name, (low, high) in text.items()}
 
 
 def result(message: str) -> None:
@@ -227,6 +332,7 @@ class StepProgress:
     def __init__(self, *, seconds: float = HEARTBEAT_S,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.clock, self.begun, self.last = clock, clock(), "starting"
+        self.said: set[str] = set()  # every line said, so a report does not say it again
         self.heartbeat = _Heartbeat(self._still, seconds, clock)
         self.status = err.status("working…") if err.is_terminal else None
 
@@ -246,6 +352,7 @@ class StepProgress:
         """Print a step's line (user text is printed literally)."""
         self.heartbeat.said()
         self.last = line
+        self.said.add(line)
         info(escape(line))
         if self.status is not None:
             self.status.update(escape(line[:70]))
@@ -253,43 +360,3 @@ class StepProgress:
     def _still(self) -> None:
         info(escape(f"… still working ({clock_text(self.clock() - self.begun)} elapsed): "
                     f"{self.last[:80]}"))
-
-
-class ShardsProgress:
-    """A run on Hugging Face Jobs: one bar over every shard's answers on a terminal (the shards'
-    stages beside it), else a plain line whenever the count or a stage changes."""
-
-    def __init__(self) -> None:
-        self.run_id, self.last, self.bar = "", "", None
-        if err.is_terminal:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-            self.bar = Progress(TextColumn("[bold]on Jobs"), BarColumn(), MofNCompleteColumn(),
-                                TextColumn("{task.fields[stages]}"), console=err,
-                                transient=True)
-            self.task = self.bar.add_task("jobs", total=None, stages="")
-
-    def __enter__(self) -> ShardsProgress:
-        if self.bar is not None:
-            self.bar.__enter__()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(*exc)
-
-    def start(self, manifest: Any, total: int) -> None:
-        """Say the run id first: `runs show`, `jobs logs` and `jobs cancel` take it."""
-        self.run_id = manifest.run_id
-        info(f"run {manifest.run_id} ({escape(manifest.skill_name)}): {total} answers to get "
-             "on Hugging Face Jobs")
-
-    def update(self, done: int, total: int, stages: str) -> None:
-        """The answers so far over all shards, and the shards' stages."""
-        if self.bar is not None:
-            self.bar.update(self.task, completed=done, total=total, stages=escape(stages))
-            return
-        line = f"run {self.run_id}: {done}/{total} answers · shards: {stages}"
-        if line != self.last:
-            self.last = line
-            info(line)

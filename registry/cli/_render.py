@@ -10,7 +10,7 @@ from registry.evaluation.report import ModelSummary
 from registry.evaluation.results import RunManifest
 
 
-def bar(rate: float, width: int = 10) -> str:
+def bar(rate: float, width: int = 5) -> str:
     """A text bar like upskill's: filled blocks for the share."""
     filled = round(max(0.0, min(1.0, rate)) * width)
     return "█" * filled + "░" * (width - filled)
@@ -38,7 +38,8 @@ def render_summaries(manifest: RunManifest, summaries: list[ModelSummary]) -> No
             display.usd(s.skill.cost_usd, s.model),
         ))
     out.table(["model", "baseline", "with skill", "lift pts [95% CI]", "p (exact)", "verdict",
-               "input tok/call (skill +)", "cost (skill arm)"], rows)
+               "input tok/call (skill +)", "cost (skill arm)"], rows,
+              drop=("input tok/call (skill +)", "cost (skill arm)", "p (exact)", "verdict"))
     for s in summaries:
         _notes(s)
     if manifest.is_partial or manifest.subset:
@@ -50,8 +51,8 @@ def render_summaries(manifest: RunManifest, summaries: list[ModelSummary]) -> No
 def _notes(s: ModelSummary) -> None:
     st = s.stats
     notes = [
-        f"exact test p = {display.p_value(st.p_value)} ({st.b} cases score higher with the "
-        f"skill, {st.c} lower)",
+        f"{escape(st.verdict)}; exact test p = {display.p_value(st.p_value)} ({st.b} cases "
+        f"score higher with the skill, {st.c} lower)",
         display.detectable(st.detectable),
     ]
     if st.normalized_gain is not None:

@@ -12,6 +12,7 @@ from registry.agent import Budget
 from registry.cli import _output as out
 from registry.cli._render import render_agent, render_summaries, render_transcript
 from registry.cli._signals import exit_now, interrupts
+from registry.cli._skill_ref import skill_folder
 from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation import display
@@ -31,7 +32,7 @@ _BUDGET = Budget()  # agent mode's defaults, shown in --help and the README
 
 
 @click.command("eval")
-@click.argument("skill", type=click.Path(path_type=Path))
+@click.argument("skill", type=click.Path(path_type=Path), metavar="PATH|NS/NAME[@VERSION]")
 @click.option("--model", "-m", "models", multiple=True,
               help="Student model reference (repeatable). Default: embedded/smollm2-135m.")
 @click.option("--runs", type=click.IntRange(min=1), default=3, show_default=True,
@@ -106,7 +107,7 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
 
     \b
     Example:
-      hubskills eval skills/kernel-builder-cuda-kernels --runs 3
+      hubskills eval hubskills/kernel-builder-cuda-kernels --runs 3
       hubskills eval ./my-skill -m sonnet -m openai/gpt-5-mini --judge opus --max-cost 2
       hubskills eval ./pulled-skill --skip-code-checks   # no bubblewrap here
       hubskills eval skills/kernel-builder-cuda-kernels --mode agent -m sonnet --max-turns 30
@@ -117,7 +118,9 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
     if harness and mode != "agent":
         raise HubskillsError("--harness runs an agent CLI, which only --mode agent does",
                              hint=f"hubskills eval {skill} --mode agent --harness {harness}")
+    skill = click.get_current_context().with_resource(skill_folder(skill, command="eval"))
     settings = Settings.from_env()
+    _check_resume(settings, resume, runs)
     store, placed = _placement(settings, skill, repo, registry_kind, push=push)
     config = EvalConfig(
         models=list(models) or [default_model_ref(settings)], runs=runs, mode=mode,
@@ -185,6 +188,20 @@ def _resume_command(run_id: str) -> str:
     return shlex.join([*words, "--resume", run_id])
 
 
+def _check_resume(settings, resume: str | None, runs: int) -> None:
+    """Refuse `--resume ID --runs N` when N is not the run's own count: a resumed run finishes
+    the repeats it started with (silently ignoring `--runs` would misreport what ran)."""
+    given = click.get_current_context().get_parameter_source("runs")
+    if resume is None or given is click.core.ParameterSource.DEFAULT:
+        return
+    started = read_manifest(settings.runs_dir, resume).runs
+    if runs != started:
+        raise HubskillsError(f"--runs {runs} cannot change run {resume}: it was started with "
+                             f"--runs {started}, and a resumed run finishes those",
+                             hint=_resume_command(resume) + "  # or start a new run with "
+                                                            f"--runs {runs}")
+
+
 def _placement(settings, skill: Path, repo, registry_kind, *, push: bool):
     """The store to push to (None without --push) and the published version this folder is.
 
@@ -200,7 +217,7 @@ def _placement(settings, skill: Path, repo, registry_kind, *, push: bool):
                      "pushed")
         store = None if repo is None and registry_kind is None else get_store(settings,
                                                                               registry_kind)
-        return None, None if store is None else place(skill, store, repo=repo)
+        return None, place(skill, store, repo=repo)  # no store: a pulled folder's marker only
     store = get_store(settings, registry_kind)
     store.check_writable()
     placed = place(skill, store, repo=repo)
@@ -220,6 +237,11 @@ def _report(manifest, rows, *, as_json: bool, verbose: bool) -> None:
     render_summaries(manifest, summaries)
     if manifest.mode == "agent":
         render_agent(summaries)
+    cached = sum(r.cached for r in rows)
+    if cached:  # a rerun of the same requests costs nothing and says so
+        share = "all" if cached == len(rows) else f"{cached} of {len(rows)}"
+        out.result(f"  {share} answers came from the cache (same model, prompt and settings); "
+                   "--no-cache asks the models again")
     if (manifest.code_checks or "").startswith("skipped"):
         out.warn(f"code checks (python, exec) {manifest.code_checks}: they were left out "
                  "of every score above")
@@ -274,7 +296,7 @@ def _push(store, skill: Path, manifest, rows, *, quiet: bool) -> None:
 
 
 @click.group("runs", invoke_without_command=True)
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Every run's manifest as JSON.")
 @click.pass_context
 def runs_group(ctx: click.Context, as_json: bool) -> None:
     """List saved evaluation runs; `runs show ID`, `runs compare A B`."""
@@ -288,7 +310,8 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
               [(m.run_id, m.skill_repo or m.skill_name, m.skill_version or "",
                 ", ".join(m.models), f"{len(m.case_ids)}"
                 + (f" of {m.suite_cases}" if m.subset else "") + f" × {m.runs}",
-                escape(m.label), m.started_at) for m in manifests], title="Evaluation runs")
+                escape(m.label), m.started_at) for m in manifests], title="Evaluation runs",
+              drop=("started", "version", "cases × runs"))
 
 
 @runs_group.command("show")
@@ -299,7 +322,7 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
               show_default=True, help="With --case: which arm's transcript.")
 @click.option("--repeat", type=click.IntRange(min=0), default=0, show_default=True,
               help="With --case: which repeat.")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="The manifest and summaries as JSON.")
 @click.option("-v", "--verbose", is_flag=True, help="Also print the per-case table.")
 @click.option("--poll", type=click.FloatRange(min=0.05), default=5.0, hidden=True)
 def runs_show_command(run_id: str, case_id: str | None, arm: str, repeat: int, as_json: bool,
@@ -344,22 +367,29 @@ def _show_transcripts(run_id: str, manifest, case_id: str, arm: str, repeat: int
 @runs_group.command("compare")
 @click.argument("run_a")
 @click.argument("run_b")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True,
+              help="Both runs' summaries, skill versions and per-case changes as JSON.")
 def runs_compare_command(run_a: str, run_b: str, as_json: bool) -> None:
-    """Per-case improvements and regressions from run A to run B (e.g. two skill versions)."""
+    """Per-case improvements and regressions from run A to run B (e.g. two skill versions).
+
+    A single case's change is noisy; the lift intervals say whether the runs differ.
+    """
     comparison = compare_runs(Settings.from_env().runs_dir, run_a, run_b)
     if as_json:
         out.as_json(comparison)
         return
-    out.table(["run", "model", "baseline", "with skill", "lift pts [95% CI]", "p (exact)",
-               "verdict"],
-              [(run_id, escape(s["model"]), display.pct(st["baseline"]["pass_rate"]),
+    out.table(["run", "skill", "model", "baseline", "with skill", "lift pts [95% CI]",
+               "p (exact)", "verdict"],
+              [(run_id, escape(f"{run['skill']}@{run['version']}" if run["version"]
+                               else run["skill"]), escape(s["model"]),
+                display.pct(st["baseline"]["pass_rate"]),
                 display.pct(st["skill"]["pass_rate"]),
                 display.lift_interval(st["lift"], st["lo"], st["hi"]),
                 display.p_value(st["p_value"]), escape(st["verdict"]))
                for run_id, run in comparison["runs"].items() for s in run["summaries"]
-               for st in [s["stats"]]])
+               for st in [s["stats"]]], drop=("p (exact)", "baseline"))
     out.result(f"{run_a} → {run_b}: {comparison['summary']}")
+    out.result(f"  note: {comparison['note']}")
     out.table(["model", "case", "A (skill)", "B (skill)", "change"],
               [(c["model"], c["case"], display.pct(c["a"]), display.pct(c["b"]), c["change"])
                for c in comparison["cases"] if c["change"] != "same"])

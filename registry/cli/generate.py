@@ -69,10 +69,10 @@ def generate_command(task: str, sources: tuple[Path, ...], examples: tuple[str, 
     if as_json:
         out.as_json(report.to_dict())
     else:
-        render_generate_report(report)
+        render_generate_report(report, said=steps.said)
 
 
-def render_generate_report(report: GenerateReport) -> None:
+def render_generate_report(report: GenerateReport, *, said: set[str] | None = None) -> None:
     """The final report: students' baseline → with skill, suite, costs, warnings, diff."""
     rounds = max(0, len(report.rounds) - 1)
     out.result(f"[bold]{escape(report.name)}[/] saved to {escape(str(report.path))} · teacher "
@@ -94,8 +94,9 @@ def render_generate_report(report: GenerateReport) -> None:
                f"out tokens, {usd(report.teacher_cost_usd, report.teacher)}"
                + (" with suite verification" if report.suite_verified else "")
                + f"; evaluations: {evals}; runs: {', '.join(report.run_ids) or 'none'}")
-    for warning in report.warnings:
-        out.warn(escape(warning))
+    for warning in report.warnings:  # each once: those said while it ran are not repeated
+        if f"warning: {warning}" not in (said or ()):
+            out.warn(escape(warning))
     if report.diff:
         out.result("[bold]changes[/]")
         out.out.print(report.diff, markup=False, highlight=False)
@@ -115,19 +116,21 @@ def tests_group() -> None:
 
 @tests_group.command("generate")
 @click.argument("skill", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--n", "n", default=5, show_default=True, help="Cases to ask for.")
+@click.option("--count", "-n", "n", default=5, show_default=True, help="Cases to ask for.")
+@click.option("--n", "n_old", type=int, default=None, hidden=True)  # the old spelling
 @click.option("--teacher", default=None, help="Model that writes the cases.")
 @click.option("--student", default=None, help="Model a case must defeat (default: teacher).")
 @click.option("--base-url", default=None, help="Server for local/<model> references.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable report on stdout.")
-def tests_generate_command(skill: Path, n: int, teacher: str | None, student: str | None,
-                           base_url: str | None, as_json: bool) -> None:
+def tests_generate_command(skill: Path, n: int, n_old: int | None, teacher: str | None,
+                           student: str | None, base_url: str | None, as_json: bool) -> None:
     """Add N verified cases to SKILL/evals/evals.json (ids kept unique).
 
     \b
     Example:
-      hubskills tests generate ./skills/my-skill --n 5 --student haiku
+      hubskills suite generate ./skills/my-skill --count 5 --student haiku
     """
+    n = n if n_old is None else n_old
     from registry.generate.cases import add_tests
 
     with out.StepProgress() as steps:
@@ -141,4 +144,5 @@ def tests_generate_command(skill: Path, n: int, teacher: str | None, student: st
     for case_id, reason in report.dropped:
         out.result(f"  dropped {escape(case_id)}: {escape(reason)}")
     for warning in report.warnings:
-        out.warn(escape(warning))
+        if f"warning: {warning}" not in steps.said:
+            out.warn(escape(warning))

@@ -9,6 +9,7 @@ import click
 from rich.markup import escape
 
 from registry.cli import _output as out
+from registry.cli._jobs_progress import ShardsProgress
 from registry.config import Settings
 from registry.evaluation.engine import EvalConfig, EvalRun
 
@@ -23,7 +24,7 @@ def eval_on_jobs(skill: Path, config: EvalConfig, settings: Settings, *, tests: 
     """
     from registry.jobs import resume_on_jobs, run_on_jobs
 
-    with out.ShardsProgress() as progress:
+    with ShardsProgress() as progress:
         progress.run_id = resume or ""
         try:
             if resume:
@@ -62,7 +63,7 @@ def collect_if_remote(settings: Settings, run_id: str, poll: float) -> None:
 
     if is_remote_run(settings, run_id) and read_manifest(settings.runs_dir,
                                                          run_id).status == "running":
-        with out.ShardsProgress() as progress:
+        with ShardsProgress() as progress:
             progress.run_id = run_id
             collect(settings, run_id, progress=progress.update, poll_s=poll)
 

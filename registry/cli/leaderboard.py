@@ -94,7 +94,7 @@ def render_leaderboard(ranked: Sequence[Entry], *, limit: int = DEFAULT_LIMIT,
 
     With no entries it says why: nothing matched the filters, or nothing was evaluated yet.
     """
-    from registry.evaluation.leaderboard_table import table_rows, to_records
+    from registry.evaluation.leaderboard_table import NARROW_DROP, table_rows, to_records
 
     shown = ranked[:limit] if limit else ranked
     if as_json:
@@ -107,7 +107,7 @@ def render_leaderboard(ranked: Sequence[Entry], *, limit: int = DEFAULT_LIMIT,
                    "hubskills eval SKILL --push")
         return
     columns, rows = table_rows(shown)
-    out.table(columns, ([escape(cell) for cell in row] for row in rows))
+    out.table(columns, ([escape(cell) for cell in row] for row in rows), drop=NARROW_DROP)
     more = f" Showing {len(shown)} of {len(ranked)} (--limit 0 for all)." \
         if len(shown) < len(ranked) else ""
     out.result(_LEGEND + more)

@@ -32,7 +32,7 @@ def models_command(base_url: str | None, as_json: bool) -> None:
         return
     out.table(["model", "alias", "usable", "why", "price"],
               [(r.ref, r.alias or "", "yes" if r.usable else "no", r.why, r.price) for r in rows],
-              title=f"Model references (prices as of {prices_as_of()})")
+              title=f"Model references (prices as of {prices_as_of()})", drop=("alias",))
 
 
 @click.command("ask")

@@ -24,7 +24,7 @@ from registry.install import (
     remove,
     update,
 )
-from registry.install.agents import agent_names
+from registry.install.agents import AGENTS, Agent, agent_names, readers
 from registry.scan import Finding, ScanFailed
 from registry.stores import SkillStore, get_store
 
@@ -111,7 +111,7 @@ def install_command(frozen: bool, force: bool, allow_risky: bool, registry: str 
     """
     with _show_findings():
         results = install(project, stores=_stores(registry), frozen=frozen, global_=global_,
-                          force=force and not frozen, allow_risky=allow_risky)
+                          force=force, allow_risky=allow_risky)
     _print_results(results, project, as_json=as_json, empty="skills.lock pins no skills.")
 
 
@@ -142,15 +142,20 @@ def update_command(name: str | None, force: bool, allow_risky: bool, registry: s
 @click.argument("name")
 @global_option
 @project_option
-def remove_command(name: str, global_: bool, project: Path) -> None:
+@json_option
+def remove_command(name: str, global_: bool, project: Path, as_json: bool) -> None:
     """Remove a skill hubskills installed: its folder, links, copies and lock entry.
 
     \b
     Examples:
       hubskills remove csv-cleaning
+      hubskills remove csv-cleaning --json
     """
     removed = remove(project, name, global_=global_)
-    _print_removed(removed, project)
+    if as_json:
+        out.as_json(asdict(removed))
+    else:
+        _print_removed(removed, project)
 
 
 @click.command("list")
@@ -201,7 +206,31 @@ def _rel(path: Path, project: Path) -> str:
 def _json(result: PullResult) -> dict[str, Any]:
     data = asdict(result)
     data["scan_summary"] = result.scan_summary
+    seen, unseen = _visibility(result)
+    data["seen_by"], data["not_seen_by"] = [a.name for a in seen], [a.name for a in unseen]
     return data
+
+
+def _visibility(result: PullResult) -> tuple[list[Agent], list[Agent]]:
+    """The agents that will see the pulled skill, and the others (by their folders)."""
+    root = result.path.parent.parent.parent  # <root>/.agents/skills/<name>
+    global_ = root.resolve() == Path.home().resolve()
+    served = {name for p in result.placements for name in p.agents}
+    seen = readers(root, served, global_=global_)
+    return seen, [a for a in AGENTS.values() if a not in seen]
+
+
+def _print_visibility(result: PullResult) -> None:
+    """Which agents will see the skill, and the command that adds the others."""
+    seen, unseen = _visibility(result)
+    verb = "would see" if result.status == "dry-run" else "will see"
+    out.result(f"  {verb} it: " + ", ".join(a.title for a in seen if a.name != "agents"))
+    if unseen:
+        names = ",".join(a.name for a in unseen)
+        out.result("  not seen by: " + ", ".join(a.title for a in unseen)
+                   + f"; add them with: hubskills pull {result.repo} --agent {names}"
+                   + (" --global" if result.path.parent.parent.parent.resolve()
+                      == Path.home().resolve() else ""))
 
 
 def _print_results(results: list[PullResult], project: Path, *, as_json: bool,
@@ -234,6 +263,7 @@ def _print_result(r: PullResult, project: Path) -> None:
         out.result(f"  {escape(_rel(p.path, project))}  ({p.mode}{serves})")
     for line in r.changed:
         out.result(f"    {escape(line)}")
+    _print_visibility(r)
     if r.status == "up-to-date":
         return
     _findings_table([f for f in r.findings if f.severity in ("high", "medium")])
@@ -265,4 +295,4 @@ def _print_installed(items: list[Installed], project: Path, *, as_json: bool) ->
                 escape(", ".join(_rel(Path(w.removesuffix(" (copy)")), project)
                                  + (" (copy)" if w.endswith(" (copy)") else "")
                                  for w in i.seen_in) or _rel(i.path, project)))
-               for i in items])
+               for i in items], drop=("latest", "scope", "version"))

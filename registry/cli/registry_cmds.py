@@ -10,7 +10,11 @@ import click
 from rich.markup import escape
 
 from registry.cli import _output as out
+from registry.cli._skill_ref import looks_like_reference, no_such_folder
 from registry.config import Settings
+from registry.errors import HubskillsError, SkillNotFound
+from registry.evaluation import display
+from registry.evaluation.leaderboard import Entry, entries
 from registry.scan import Finding, ScanFailed
 from registry.stores import SkillInfo, SkillStore, get_store, local_store
 from registry.stores.publish import PublishResult, ValidationFailed, publish_skill
@@ -42,9 +46,11 @@ def _open(registry: str | None) -> tuple[Settings, SkillStore]:
 @click.option("--allow-risky", is_flag=True,
               help="Publish despite high-severity scan findings (never despite secrets).")
 @registry_option
+@click.option("--json", "as_json", is_flag=True,
+              help="The plan and what was published (revision, results) as JSON.")
 def publish_command(skill: Path, repo: str | None, version: str | None, bump: str | None,
                     private: bool, with_runs: tuple[str, ...], dry_run: bool,
-                    allow_risky: bool, registry: str | None) -> None:
+                    allow_risky: bool, registry: str | None, as_json: bool) -> None:
     """Validate, scan and publish a skill folder as a new immutable version.
 
     \b
@@ -65,7 +71,11 @@ def publish_command(skill: Path, repo: str | None, version: str | None, bump: st
     except ScanFailed as err:
         _print_findings(err.findings)
         raise
-    _print_publish(result)
+    if as_json:
+        out.as_json({**asdict(result), "published": result.published is not None,
+                     "pull": result.pull_command})
+    else:
+        _print_publish(result)
 
 
 def _print_findings(findings: list[Finding]) -> None:
@@ -103,7 +113,8 @@ def _print_publish(result: PublishResult) -> None:
 @click.argument("query", required=False, default="")
 @click.option("--sort", type=click.Choice(["downloads", "likes", "lift"]), default="downloads",
               show_default=True, help="Order of the results.")
-@click.option("--limit", type=click.IntRange(1, 1000), default=50, show_default=True)
+@click.option("--limit", type=click.IntRange(min=0), default=50, show_default=True,
+              help="Skills to show at most (0: all).")
 @json_option
 @registry_option
 def search_command(query: str, sort: str, limit: int, as_json: bool,
@@ -116,36 +127,100 @@ def search_command(query: str, sort: str, limit: int, as_json: bool,
       hubskills search --sort lift --json
     """
     _, store = _open(registry)
-    infos = store.search(query, sort=sort, limit=limit)
+    best: dict[str, Entry] = {}
+    infos = store.search(query, sort=sort, limit=limit or _ALL,
+                         lift_key=(lambda frame: _best_entries(frame, best)) if sort == "lift"
+                         else None)
     if as_json:
-        out.as_json([_info_json(i, card=False) for i in infos])
+        out.as_json([{**_info_json(i, card=False), **_lift_json(best.get(i.repo))}
+                     for i in infos] if sort == "lift" else
+                    [_info_json(i, card=False) for i in infos])
     elif not infos:
         out.result(f"No skills match '{query}'." if query else "No skills yet.")
+    elif sort == "lift":
+        out.table(["skill", "version", "lift [95% CI]", "model", "downloads", "description"],
+                  [(i.repo, i.version or "-", _lift_text(best.get(i.repo)),
+                    best[i.repo].model if i.repo in best else "-", i.downloads,
+                    escape(_clip(i.description))) for i in infos],
+                  drop=["downloads", "model", "version"])
     else:
         out.table(["skill", "version", "downloads", "likes", "description"],
                   [(i.repo, i.version or "-", i.downloads, i.likes,
-                    escape(_clip(i.description))) for i in infos])
+                    escape(_clip(i.description))) for i in infos],
+                  drop=["likes", "downloads", "version"])
+
+
+_ALL = 100_000  # `--limit 0`: every skill, as `leaderboard --limit 0` shows every entry
+
+
+def _best_entries(frame: Any, best: dict[str, Entry]) -> dict[str, float]:
+    """The lift key `search --sort lift` orders by (`summary.lift_key`), keeping each skill's
+    best ranked entry in `best` so the table and the JSON show the lift it was sorted by."""
+    for entry in entries(frame):
+        if entry.rank is not None and entry.repo and entry.repo not in best:
+            best[entry.repo] = entry  # entries come best first
+    return {repo: entry.lift_lo for repo, entry in best.items()}
+
+
+def _lift_text(entry: Entry | None) -> str:
+    return display.lift_interval(entry.lift, entry.lift_lo, entry.lift_hi) if entry else "-"
+
+
+def _lift_json(entry: Entry | None) -> dict[str, Any]:
+    """The best ranked entry's lift (shares, as in the leaderboard's JSON), null when unranked."""
+    return {"lift": entry.lift if entry else None, "lift_lo": entry.lift_lo if entry else None,
+            "lift_hi": entry.lift_hi if entry else None,
+            "lift_model": entry.model if entry else None}
 
 
 @click.command("info")
-@click.argument("repo", metavar="NS/NAME")
+@click.argument("target", metavar="NS/NAME[@VERSION]|PATH")
 @json_option
 @registry_option
-def info_command(repo: str, as_json: bool, registry: str | None) -> None:
+def info_command(target: str, as_json: bool, registry: str | None) -> None:
     """Show a skill: description, versions, latest eval results, the pull command.
 
+    A folder shows the published skill it is (a pulled folder, or one whose content was
+    published).
+
     \b
-    Example:
+    Examples:
       hubskills info hubskills/kernel-builder-cuda-kernels
+      hubskills info .agents/skills/agent-skill-md
     """
     _, store = _open(registry)
-    info = store.info(repo)
+    info = _info_of(target, store)
+    repo = info.repo
     summary = latest_summary(store.results_frame(), repo)
     if as_json:
         out.as_json({**_info_json(info, card=True), "results": summary,
                      "pull": f"hubskills pull {repo}"})
     else:
         _print_info(info, summary)
+
+
+def _info_of(target: str, store: SkillStore) -> SkillInfo:
+    """The registry skill `info` shows for a folder or an `ns/name[@version]` reference."""
+    from registry.install import parse_spec
+    from registry.install.placement import place, unplaced_hint
+
+    folder = Path(target).expanduser()
+    if folder.is_dir():
+        placed = place(folder, store)
+        if placed is None:
+            raise HubskillsError(f"{target} is no published version of a skill in the "
+                                 f"{store.kind} registry", hint=unplaced_hint(folder))
+        return store.info(placed.repo)
+    if not looks_like_reference(target):
+        raise no_such_folder(target, "info")
+    repo, ref = parse_spec(target)
+    try:
+        info = store.info(repo)
+    except SkillNotFound as missing:
+        raise no_such_folder(target, "info", missing) from None
+    if ref is not None:
+        store.resolve(repo, ref)  # an unknown version is an error, not the latest's info
+    return info
 
 
 def _print_info(info: SkillInfo, summary: list[dict[str, Any]]) -> None:

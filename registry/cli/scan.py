@@ -12,6 +12,7 @@ import click
 from rich.markup import escape
 
 from registry.cli import _output as out
+from registry.cli._skill_ref import no_such_folder, skill_folder
 from registry.errors import InvalidSkill
 from registry.scan import (
     SEVERITIES,
@@ -28,7 +29,7 @@ from registry.scan import (
 #: `make_scan_command(resolver=...)`; until then a REPO argument is a clear error.
 Resolver = Callable[[str], AbstractContextManager[Path]]
 
-_REPO = re.compile(r"^[\w.-]+/[\w.-]+(?:@[\w.-]+)?$")
+_REPO = re.compile(r"^[\w.-]+/[\w.-]+(?:@[\w.-]*)?$")
 NOTE = "A scan reports findings; it does not prove a skill is safe."
 
 
@@ -43,14 +44,14 @@ def resolve_target(target: str, resolver: Resolver | None) -> AbstractContextMan
         raise InvalidSkill(f"{target}: no such folder, and scanning registry skills (ns/name) "
                            "is not available yet.",
                            hint=f"hubskills pull {target}, then hubskills scan the pulled folder")
-    raise InvalidSkill(f"{target}: no such folder", hint="hubskills scan ./skills/<name>")
+    raise no_such_folder(target, "scan")
 
 
 def make_scan_command(resolver: Resolver | None = None) -> click.Command:
     """Build the `scan` command; `resolver` enables the REPO (ns/name) form."""
 
     @click.command("scan")
-    @click.argument("target", metavar="PATH")
+    @click.argument("target", metavar="PATH|NS/NAME[@VERSION]")
     @click.option("--json", "as_json", is_flag=True, help="Print findings as JSON.")
     @click.option("--fail-on", type=click.Choice(SEVERITIES), default="high",
                   show_default=True, help="Exit 1 when a finding is at or above this severity.")
@@ -59,8 +60,8 @@ def make_scan_command(resolver: Resolver | None = None) -> click.Command:
 
         \b
         Examples:
-          hubskills scan skills/csv-cleaner
-          hubskills scan skills/csv-cleaner --fail-on medium --json
+          hubskills scan hubskills/agent-skill-md
+          hubskills scan ./my-skill --fail-on medium --json
         """
         with resolve_target(target, resolver) as folder:
             findings = scan_folder(folder)
@@ -91,12 +92,9 @@ def _render(target: str, findings: list[Finding], fail_on: Severity, as_json: bo
 
 
 def fetch_from_registry(spec: str) -> AbstractContextManager[Path]:
-    """`ns/name[@ref]` from the configured registry in a temp folder, fetched as a pull does."""
-    from registry.config import Settings
-    from registry.install import fetched
-    from registry.stores import get_store
-
-    return fetched(spec, get_store(Settings.from_env(), offline_fallback=True))
+    """`ns/name[@ref]` from the configured registry in a temp folder, fetched as a pull does
+    (not counted as a download; not refused for its findings: reporting them is the point)."""
+    return skill_folder(spec, command="scan", scan=False)
 
 
 scan_command = make_scan_command(resolver=fetch_from_registry)

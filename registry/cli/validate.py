@@ -8,6 +8,7 @@ import click
 from rich.markup import escape
 
 from registry.cli import _output as out
+from registry.cli._skill_ref import skill_folder
 from registry.format.scaffold import scaffold_skill
 from registry.format.skill import SKILL_FILE
 from registry.format.suite import load_suite, suite_path
@@ -56,7 +57,8 @@ def _print_findings(path: str, found: list) -> None:
 @click.option("--dir", "parent", type=click.Path(path_type=Path), default=Path("."),
               show_default=True, help="Folder to create the skill in.")
 @click.option("--description", default=None, help="What the skill does and when to use it.")
-def new_command(name: str, parent: Path, description: str | None) -> None:
+@click.option("--json", "as_json", is_flag=True, help="The files created, as JSON.")
+def new_command(name: str, parent: Path, description: str | None, as_json: bool) -> None:
     """Scaffold a valid skill with an example test case in evals/evals.json.
 
     \b
@@ -64,13 +66,18 @@ def new_command(name: str, parent: Path, description: str | None) -> None:
       hubskills new csv-cleaning --description "Clean CSV files with pandas. Use when ..."
     """
     folder = scaffold_skill(parent, name, description)
+    if as_json:
+        out.as_json({"name": name, "path": str(folder),
+                     "files": [str(folder / SKILL_FILE), str(suite_path(folder))],
+                     "next": f"hubskills validate {folder}"})
+        return
     out.result(f"Created {folder}/SKILL.md and {folder}/evals/evals.json")
     out.result(f"Next: edit them, then run  hubskills validate {folder}")
 
 
 @click.group("suite")
 def suite_group() -> None:
-    """Work with a skill's test suite (evals/evals.json)."""
+    """A skill's test suite (evals/evals.json): show, import, generate."""
 
 
 @suite_group.command("import")
@@ -106,11 +113,19 @@ _SHAPES = {"hubskills": "hubskills' shape", "skill-creator": "skill-creator's sh
 
 
 @suite_group.command("show")
-@click.argument("skill", type=click.Path(path_type=Path))
+@click.argument("skill", type=click.Path(path_type=Path), metavar="PATH|NS/NAME[@VERSION]")
 @click.option("--json", "as_json", is_flag=True, help="Print the suite as JSON.")
 def suite_show_command(skill: Path, as_json: bool) -> None:
-    """List a skill's test cases and their checks."""
-    file = skill if skill.is_file() else suite_path(skill)
+    """List a skill's test cases and their checks.
+
+    \b
+    Examples:
+      hubskills suite show ./my-skill
+      hubskills suite show hubskills/agent-skill-md --json
+    """
+    folder = click.get_current_context().with_resource(skill_folder(skill, command="suite show"))
+    file = folder if folder.is_file() else suite_path(folder)
+    shown = file if folder == skill else f"{skill}: {file.relative_to(folder)}"
     suite = load_suite(file)
     if as_json:
         out.as_json(suite.model_dump(mode="json", exclude_unset=True, by_alias=True))
@@ -119,5 +134,15 @@ def suite_show_command(skill: Path, as_json: bool) -> None:
              escape(", ".join(ch.label() for ch in c.checks)) or "-", len(c.assertions))
             for c in suite.cases]
     out.table(["id", "prompt", "checks", "assertions"], rows,
-              title=f"{escape(str(file))} — {len(suite.cases)} cases, {suite.suite_hash()[:19]}"
+              title=f"{escape(str(shown))} — {len(suite.cases)} cases, {suite.suite_hash()[:19]}"
                     + ("" if suite.shape == "hubskills" else f", {_SHAPES[suite.shape]}"))
+
+
+def _suite_generate() -> click.Command:
+    """`suite generate` is `tests generate` (the old spelling still works, unlisted)."""
+    from registry.cli.generate import tests_generate_command
+
+    return tests_generate_command
+
+
+suite_group.add_command(_suite_generate(), "generate")

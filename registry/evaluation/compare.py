@@ -36,7 +36,16 @@ def compare_runs(runs_root: Path, run_a: str, run_b: str) -> dict[str, Any]:
     only = len(set(a) ^ set(b))
     summary = (f"{counts['improved']} improved, {counts['regressed']} regressed, "
                f"{counts['same']} unchanged" + (f", {only} in one run only" if only else ""))
-    runs = {m.run_id: {"label": m.label, "summaries": [s.to_dict() for s in summarize(rows)]}
+    runs = {m.run_id: {"label": m.label, "skill": m.skill_repo or m.skill_name,
+                       "version": m.skill_version, "revision": m.skill_revision,
+                       "runs": m.runs, "summaries": [s.to_dict() for s in summarize(rows)]}
             for m, rows in zip(manifests, (rows_a, rows_b), strict=True)}
     return {"run_a": run_a, "run_b": run_b, "summary": summary, "counts": counts,
-            "runs": runs, "cases": cases}
+            "runs": runs, "cases": cases, "note": noise_note(min(m.runs for m in manifests))}
+
+
+def noise_note(repeats: int) -> str:
+    """Why one case's change is no evidence: its rate rests on `repeats` answers per run."""
+    return (f"each case's rate rests on {repeats} answer{'s' if repeats != 1 else ''} per run, "
+            "so single cases flip by chance: a change is evidence only when the lift "
+            "intervals above do not overlap")

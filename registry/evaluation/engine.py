@@ -352,14 +352,15 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
                          else config.budget,
                          code_checks="skip" if manifest.code_checks == SKIPPED_BY_USER else
                          config.code_checks)
-    suite = full.select(config.case_ids) if config.case_ids else full
+    suite = full.select(config.case_ids, skill=skill_dir) if config.case_ids else full
     if not config.judge and (judged := suite.judge_only_cases()):
         shown = ", ".join(judged[:5]) + (f" and {len(judged) - 5} more" if len(judged) > 5 else "")
         raise HubskillsError(f"{len(judged)} of {len(suite.cases)} cases can only be graded by a "
                              f"judge model ({shown}), and no --judge model was given",
                              hint=f"hubskills eval {skill_dir} --judge MODEL")
     if config.runs < 1:
-        raise HubskillsError("--runs must be at least 1", hint="hubskills eval SKILL --runs 3")
+        raise HubskillsError("--runs must be at least 1",
+                             hint=f"hubskills eval {skill_dir} --runs 3")
     check_writable(settings)
     if agent:
         check_agent_sandbox(config.sandbox, skill.path)

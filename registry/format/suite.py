@@ -163,7 +163,7 @@ class Suite(BaseModel):
                 case["checks"] = [{"type": c["type"], **c} for c in case["checks"]]
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
-    def select(self, ids: list[str]) -> Suite:
+    def select(self, ids: list[str], *, skill: str | Path | None = None) -> Suite:
         """A suite with only the given case ids, in suite order.
 
         Raises:
@@ -174,7 +174,7 @@ class Suite(BaseModel):
         if missing:
             raise InvalidSuite(
                 f"no case with id {', '.join(missing)} in the suite",
-                hint="hubskills suite show SKILL  # lists the case ids",
+                hint=f"hubskills suite show {skill or 'SKILL'}  # lists the case ids",
             )
         wanted = set(ids)
         return self.model_copy(update={"cases": [c for c in self.cases if c.id in wanted]})
@@ -260,13 +260,14 @@ def parse_suite(data: Any, *, source: str = "<suite>", base_dir: Path | None = N
             "skill-creator": lambda d: suite_import.from_skill_creator(d, roots),
         }[fmt](data)
     except InvalidSuite as exc:
-        raise InvalidSuite(f"{source}: {exc.message}", hint=exc.hint or _hint("upskill")) from None
+        raise InvalidSuite(f"{source}: {exc.message}",
+                           hint=exc.hint or _hint("upskill", source)) from None
     try:
         suite = Suite.model_validate(native)
     except ValidationError as exc:
-        raise InvalidSuite(_describe(exc, native, source), hint=_hint(fmt)) from None
+        raise InvalidSuite(_describe(exc, native, source), hint=_hint(fmt, source)) from None
     except RecursionError:
-        raise InvalidSuite(f"{source}: nested too deeply", hint=_hint(fmt)) from None
+        raise InvalidSuite(f"{source}: nested too deeply", hint=_hint(fmt, source)) from None
     suite._shape, suite._original, suite._warnings = fmt, data, warnings
     return suite
 
@@ -310,7 +311,11 @@ def _describe_one(error: Any, data: Any) -> str:
 _UNION_TAGS = set(CHECK_TYPES)
 
 
-def _hint(fmt: Format) -> str:
+def _hint(fmt: Format, source: str) -> str:
+    """The next command, with the real file (and skill folder, for evals/evals.json)."""
+    file = Path(source)
     if fmt == "hubskills":
-        return "fix the field, then run: hubskills suite show SKILL"
-    return "fix the source file, then run: hubskills suite import FILE --into SKILL"
+        skill = ("SKILL" if source.startswith("<")  # parsed from memory: no folder to name
+                 else file.parent.parent if file.parent.name == "evals" else file)
+        return f"fix the field, then run: hubskills suite show {skill}"
+    return f"fix the source file, then run: hubskills suite import {file} --into SKILL"

@@ -56,7 +56,8 @@ def add_tests(skill_dir: str | Path, n: int = 5, teacher: str | None = None,
     if base_url:
         settings = settings.with_(base_url=base_url)
     if n < 1:
-        raise HubskillsError("--n must be at least 1", hint="hubskills tests generate SKILL --n 5")
+        raise HubskillsError("--count must be at least 1",
+                             hint=f"hubskills suite generate {skill_dir} --count 5")
     skill = load_skill(skill_dir)
     problems = validate_skill(skill.path)
     if has_errors(problems):

@@ -153,9 +153,22 @@ def slugify(text: str, limit: int = 64) -> str:
     return slug.strip("-")
 
 
+#: Words that start a trailing phrase: a name ends before them ("write-commit-messages", not
+#: "write-commit-messages-in-the-conventional").
+_PHRASE_BREAKS = frozenset({"a", "an", "and", "as", "at", "by", "for", "from", "in", "into",
+                            "of", "on", "or", "the", "to", "using", "via", "when", "with"})
+
+
 def name_from_task(task: str) -> str:
-    """A name from the first words of the task."""
-    words = re.findall(r"[A-Za-z0-9]+", task)[:6]
+    """A name from the task's first words, ending at a word boundary before a trailing phrase
+    (and never on a connecting word)."""
+    words: list[str] = []
+    for word in re.findall(r"[A-Za-z0-9]+", task)[:6]:
+        if word.lower() in _PHRASE_BREAKS and len(words) >= 2:
+            break
+        words.append(word)
+    while words and words[-1].lower() in _PHRASE_BREAKS:
+        words.pop()
     return slugify("-".join(words), 48) or "generated-skill"
 
 

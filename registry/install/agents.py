@@ -35,6 +35,9 @@ class Agent:
         project: folder, relative to the project root, we place the skill in.
         user: folder, relative to HOME, we place the skill in with `--global`.
         markers: paths whose presence in the project (or HOME) means the agent is in use.
+        binaries: commands whose presence on PATH means the agent is installed (`--global`
+            serves it even before it has made its folder in HOME).
+        config_env: a variable that moves the agent's user folder (its value + `/skills`).
     """
 
     name: str
@@ -42,9 +45,14 @@ class Agent:
     project: str
     user: str
     markers: tuple[str, ...]
+    binaries: tuple[str, ...] = ()
+    config_env: str | None = None
 
     def folder(self, root: Path, *, global_: bool) -> Path:
         """The folder this agent reads under `root` (the project, or HOME with `--global`)."""
+        moved = os.environ.get(self.config_env, "") if global_ and self.config_env else ""
+        if moved:  # e.g. CLAUDE_CONFIG_DIR=~/.claude-work: skills live in ~/.claude-work/skills
+            return Path(moved).expanduser() / "skills"
         return root / (self.user if global_ else self.project)
 
     def is_native(self, *, global_: bool) -> bool:
@@ -52,25 +60,53 @@ class Agent:
         return (self.user if global_ else self.project) == SKILLS_DIR
 
 
+# The folders each agent documents (`shared/facts/skills.md`, from each agent's docs; the
+# agentskills.io client list). An agent that reads `.agents/skills` itself gets no link.
 AGENTS: dict[str, Agent] = {a.name: a for a in (
+    # agentskills.io specification: the shared folder every reader below may use
     Agent("agents", "Agent Skills folder", SKILLS_DIR, SKILLS_DIR, (".agents",)),
-    Agent("claude", "Claude Code", ".claude/skills", ".claude/skills", (".claude", "CLAUDE.md")),
-    Agent("codex", "Codex", SKILLS_DIR, SKILLS_DIR, (".codex", "AGENTS.md")),
-    Agent("cursor", "Cursor", SKILLS_DIR, SKILLS_DIR, (".cursor",)),
-    Agent("opencode", "OpenCode", SKILLS_DIR, SKILLS_DIR, (".opencode", "opencode.json")),
-    Agent("gemini", "Gemini CLI", SKILLS_DIR, SKILLS_DIR, (".gemini", "GEMINI.md")),
+    # code.claude.com/docs/en/skills: .claude/skills, ~/.claude/skills (CLAUDE_CONFIG_DIR)
+    Agent("claude", "Claude Code", ".claude/skills", ".claude/skills", (".claude", "CLAUDE.md"),
+          ("claude",), "CLAUDE_CONFIG_DIR"),
+    # developers.openai.com/codex/skills: .agents/skills up to the repo root, ~/.agents/skills
+    Agent("codex", "Codex", SKILLS_DIR, SKILLS_DIR, (".codex", "AGENTS.md"), ("codex",)),
+    # cursor.com/docs/context/skills: .agents/skills, .cursor/skills (and ~/ of each)
+    Agent("cursor", "Cursor", SKILLS_DIR, SKILLS_DIR, (".cursor",), ("cursor-agent",)),
+    # opencode.ai/docs/skills: .opencode/skills, .claude/skills, .agents/skills
+    Agent("opencode", "OpenCode", SKILLS_DIR, SKILLS_DIR, (".opencode", "opencode.json"),
+          ("opencode",)),
+    # geminicli.com/docs/cli/skills: .gemini/skills, .agents/skills (and ~/ of each)
+    Agent("gemini", "Gemini CLI", SKILLS_DIR, SKILLS_DIR, (".gemini", "GEMINI.md"),
+          ("gemini",)),
+    # code.visualstudio.com/docs/copilot/customization/agent-skills: .github/skills,
+    # .claude/skills, .agents/skills; ~/.copilot/skills, ~/.agents/skills
     Agent("copilot", "GitHub Copilot", SKILLS_DIR, SKILLS_DIR,
-          (".github/skills", ".github/copilot-instructions.md", ".copilot")),
-    Agent("goose", "Goose", SKILLS_DIR, ".config/goose/skills", (".goose", ".config/goose")),
-    Agent("amp", "Amp", SKILLS_DIR, ".config/agents/skills", (".amp", ".config/amp")),
+          (".github/skills", ".github/copilot-instructions.md", ".copilot"), ("copilot",)),
+    # block.github.io/goose/docs/guides/context-engineering/using-skills
+    Agent("goose", "Goose", SKILLS_DIR, ".config/goose/skills", (".goose", ".config/goose"),
+          ("goose",)),
+    # ampcode.com/manual#agent-skills: .agents/skills, ~/.config/agents/skills
+    Agent("amp", "Amp", SKILLS_DIR, ".config/agents/skills", (".amp", ".config/amp"),
+          ("amp",)),
+    # docs.windsurf.com/windsurf/cascade/skills: .windsurf/skills, ~/.codeium/windsurf/skills
     Agent("windsurf", "Windsurf", ".windsurf/skills", ".codeium/windsurf/skills",
           (".windsurf", ".codeium/windsurf")),
+    # docs.cline.bot/features/skills: .cline/skills, ~/.cline/skills
     Agent("cline", "Cline", ".cline/skills", ".cline/skills", (".cline", ".clinerules")),
+    # docs.roocode.com/features/skills: .roo/skills, ~/.roo/skills
     Agent("roo", "Roo Code", ".roo/skills", ".roo/skills", (".roo",)),
-    Agent("kiro", "Kiro", ".kiro/skills", ".kiro/skills", (".kiro",)),
+    # kiro.dev/docs/skills: .kiro/skills, ~/.kiro/skills
+    Agent("kiro", "Kiro", ".kiro/skills", ".kiro/skills", (".kiro",), ("kiro-cli",)),
+    # docs.factory.ai/cli/configuration/skills: .factory/skills, ~/.factory/skills
+    Agent("droid", "Factory Droid", ".factory/skills", ".factory/skills", (".factory",),
+          ("droid",)),
+    # pi's docs/skills.md (earendil-works/pi): .agents/skills and .pi/skills;
+    # ~/.agents/skills and ~/.pi/agent/skills
+    Agent("pi", "Pi", SKILLS_DIR, SKILLS_DIR, (".pi",), ("pi",)),
 )}
 ALIASES = {"claude-code": "claude", "github-copilot": "copilot", "vscode": "copilot",
-           "gemini-cli": "gemini", "roo-code": "roo", "agent-skills": "agents"}
+           "gemini-cli": "gemini", "roo-code": "roo", "agent-skills": "agents",
+           "factory": "droid", "factory-droid": "droid"}
 
 
 def agent_names() -> list[str]:
@@ -100,15 +136,28 @@ def parse_agents(names: str | Iterable[str]) -> list[Agent]:
     return chosen
 
 
-def detect_agents(root: Path) -> list[Agent]:
-    """Agents whose marker exists under `root` (a project, or HOME for global installs)."""
-    return [a for a in AGENTS.values()
-            if any((root / marker).exists() or (root / marker).is_symlink()
-                   for marker in a.markers)]
+def detect_agents(root: Path, *, global_: bool = False) -> list[Agent]:
+    """Agents whose marker exists under `root` (a project, or HOME for global installs); with
+    `global_` also those whose command is on PATH or whose moved config folder exists."""
+    return [a for a in AGENTS.values() if why_detected(a, root, global_=global_)]
+
+
+def why_detected(agent: Agent, root: Path, *, global_: bool = False) -> str | None:
+    """What shows `agent` is in use under `root` (`.claude`, `claude on PATH`), or None."""
+    for marker in agent.markers:
+        if (root / marker).exists() or (root / marker).is_symlink():
+            return marker
+    if global_ and agent.config_env and os.environ.get(agent.config_env):
+        folder = Path(os.environ[agent.config_env]).expanduser()
+        if folder.is_dir():
+            return f"${agent.config_env}"
+    if global_:
+        return next((f"{b} on PATH" for b in agent.binaries if shutil.which(b)), None)
+    return None
 
 
 def select_agents(root: Path, names: str | Sequence[str] | None = None, *,
-                  all_agents: bool = False) -> list[Agent]:
+                  all_agents: bool = False, global_: bool = False) -> list[Agent]:
     """The agents a pull serves: `--all`, the `--agent` list, or `.agents` + those detected.
 
     Raises:
@@ -119,10 +168,18 @@ def select_agents(root: Path, names: str | Sequence[str] | None = None, *,
     if names:
         chosen = parse_agents(names)
     else:
-        chosen = detect_agents(root)
+        chosen = detect_agents(root, global_=global_)
     if AGENTS["agents"] not in chosen:
         chosen.insert(0, AGENTS["agents"])
     return chosen
+
+
+def readers(root: Path, served: Iterable[str], *, global_: bool) -> list[Agent]:
+    """Agents that will see a skill in `.agents/skills` under `root` plus the folders of the
+    `served` agents: those reading one of those folders (or a link to one)."""
+    seen = {(root / SKILLS_DIR).resolve()}
+    seen |= {AGENTS[name].folder(root, global_=global_).resolve() for name in served}
+    return [a for a in AGENTS.values() if a.folder(root, global_=global_).resolve() in seen]
 
 
 def link_folders(agents: Iterable[Agent], root: Path, *, global_: bool) -> dict[Path, list[str]]:
@@ -161,6 +218,8 @@ def check_inside(folder: Path, root: Path) -> None:
     Raises:
         HubskillsError: a link leads outside `root`; nothing may be written through it.
     """
+    if not folder.is_relative_to(root):  # a folder the user moved by name (CLAUDE_CONFIG_DIR)
+        root = folder.parent
     base = root.resolve()
     current = root
     for part in folder.relative_to(root).parts:

@@ -15,10 +15,17 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from registry.errors import RegistryUnavailable
+from registry.errors import HubskillsError, RegistryUnavailable
 from registry.format.skill import content_hash
 from registry.install.agents import STAGING_PREFIX, check_folders, select_agents
-from registry.install.lockfile import Lockfile, Marker, Scope, read_marker
+from registry.install.lockfile import (
+    MARKER_FILE,
+    Lockfile,
+    Marker,
+    Scope,
+    now_iso,
+    read_marker,
+)
 from registry.install.place import PullResult, place, refresh
 from registry.install.staging import check_staged, discard, prepare
 from registry.scan import STORE_LIMITS, SizeLimits
@@ -30,10 +37,15 @@ def parse_spec(spec: str) -> tuple[str, str | None]:
     """`ns/name[@ref]` -> (repo, ref or None).
 
     Raises:
-        HubskillsError: not a skill id, or a ref shaped like a path or an option.
+        HubskillsError: not a skill id, an `@` with no version after it, or a ref shaped
+            like a path or an option.
     """
-    repo, _, ref = spec.strip().partition("@")
+    repo, at, ref = spec.strip().partition("@")
     check_repo_id(repo)
+    if at and not ref.strip():  # `ns/name@` is a slip, not a request for the latest
+        raise HubskillsError(f"'{spec}' names no version after '@'",
+                             hint=f"hubskills versions {repo}  # then pull {repo}@VERSION, or "
+                                  f"{repo} for the latest")
     return repo, check_ref(ref.strip()) if ref.strip() else None
 
 
@@ -61,7 +73,7 @@ def pull(spec: str, *, project: Path, store: SkillStore,
     """
     repo, ref = parse_spec(spec)
     scope = Scope.of(project, global_)
-    chosen = select_agents(scope.root, agents, all_agents=all_agents)
+    chosen = select_agents(scope.root, agents, all_agents=all_agents, global_=scope.global_)
     check_folders(scope.root, chosen, global_=scope.global_)
     lock = Lockfile.read(scope.lock_path)
     current = _find_installed(scope, repo, lock)
@@ -105,19 +117,25 @@ def resolve(store: SkillStore, repo: str, ref: str | None, *,
 
 
 @contextlib.contextmanager
-def fetched(spec: str, store: SkillStore, *,
-            limits: SizeLimits = STORE_LIMITS) -> Iterator[Path]:
-    """A temp folder holding the files of `ns/name[@ref]`, removed on exit (for `scan REPO`).
+def fetched(spec: str, store: SkillStore, *, limits: SizeLimits = STORE_LIMITS,
+            mark: bool = False) -> Iterator[Path]:
+    """A temp folder holding the files of `ns/name[@ref]`, removed on exit (for `scan REPO`,
+    `eval REPO`); a look, not counted as a download.
 
     Paths, links and caps are checked as for a pull; nothing is scanned or refused for its
-    content, and nothing is written outside the temp folder.
+    content, and nothing is written outside the temp folder. With `mark` the folder gets an
+    install marker, so it is placed as that version and treated as pulled (never run unsandboxed).
     """
     repo, ref = parse_spec(spec)
     resolved = store.resolve(repo, ref)
     with tempfile.TemporaryDirectory(prefix=STAGING_PREFIX) as tmp:
         folder = Path(tmp) / repo.split("/")[1]
-        store.fetch(repo, resolved.sha, folder, limits=limits)
+        store.fetch(repo, resolved.sha, folder, limits=limits, count=False)
         check_staged(folder, limits)
+        if mark:
+            marker = Marker(repo, resolved.sha, content_hash(folder), resolved.version,
+                            ref or "latest", resolved.registry or store.kind, now_iso())
+            (folder / MARKER_FILE).write_text(marker.to_text(), encoding="utf-8")
         yield folder
 
 

@@ -56,18 +56,19 @@ def install(project: Path, *, stores: StoreFor, frozen: bool = False, global_: b
                 results.append(refresh(scope, entry.name, marker, agents, entry.copy, lock,
                                         [], dry_run=False, write_lock=False))
                 continue
-            if frozen or not force:
+            if not force:  # --force restores what the lock pins, --frozen or not
                 raise HubskillsError(f"{folder} has local changes: it no longer hashes as "
                                      "skills.lock pins", hint="copy your changes elsewhere, "
-                                     "then hubskills install --force (discards them)")
-        check_dest(folder, entry.repo, force and not frozen)
+                                     f"then hubskills install{' --frozen' if frozen else ''} "
+                                     "--force (discards them)")
+        check_dest(folder, entry.repo, force)
         todo.append((entry, store, agents))
-    return results + _install_many(todo, scope, lock, frozen=frozen, force=force,
+    return results + _install_many(todo, scope, lock, force=force,
                                    allow_risky=allow_risky, limits=limits, workers=workers)
 
 
 def _install_many(todo: list[tuple[LockEntry, SkillStore, list[Agent]]], scope: Scope,
-                  lock: Lockfile, *, frozen: bool, force: bool, allow_risky: bool,
+                  lock: Lockfile, *, force: bool, allow_risky: bool,
                   limits: SizeLimits, workers: int) -> list[PullResult]:
     """Fetch and verify every entry in parallel, then place them one by one."""
     def fetch(item: tuple[LockEntry, SkillStore, list[Agent]]) -> Staged:
@@ -95,7 +96,7 @@ def _install_many(todo: list[tuple[LockEntry, SkillStore, list[Agent]]], scope: 
             raise failed
         for (entry, _store, agents), item in zip(todo, staged, strict=True):
             results.append(place(item, scope, agents, lock, registry=entry.registry,
-                                 copy=entry.copy, force=force and not frozen, write_lock=False))
+                                 copy=entry.copy, force=force, write_lock=False))
     finally:
         for item in staged:
             discard(item)

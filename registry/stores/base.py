@@ -118,11 +118,13 @@ class SkillStore(Protocol):
         ...
 
     def fetch(self, repo: str, sha: str, dest: Path, *, limits: SizeLimits = STORE_LIMITS,
-              pinned_hash: str | None = None) -> Fetched:
+              pinned_hash: str | None = None, count: bool = True) -> Fetched:
         """Write exactly the skill's files at `sha` into the empty folder `dest`.
 
         Files over `limits` are refused before anything is written. With `pinned_hash` (the
         caller checks the files against it) the store may skip asking for the reported hash.
+        `count=False` is a look, not a download (`scan ns/name`): a store that keeps the
+        count itself leaves it alone (the Hub counts by its own rules).
         """
         ...
 

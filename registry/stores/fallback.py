@@ -72,7 +72,7 @@ class FallbackStore:
         return resolved
 
     def fetch(self, repo: str, sha: str, dest: Path, *, limits: SizeLimits = STORE_LIMITS,
-              pinned_hash: str | None = None) -> Fetched:
+              pinned_hash: str | None = None, count: bool = True) -> Fetched:
         """Fetch from the store that resolved `sha` (the primary when none did).
 
         A pinned sha the primary cannot serve now (offline, not cached) is tried on the
@@ -80,13 +80,15 @@ class FallbackStore:
         """
         store = self._answered_by.get((repo, sha), self.primary)
         try:
-            return store.fetch(repo, sha, dest, limits=limits, pinned_hash=pinned_hash)
+            return store.fetch(repo, sha, dest, limits=limits, pinned_hash=pinned_hash,
+                               count=count)
         except RegistryUnavailable as unavailable:
             if store is not self.primary:
                 raise
             fallback = self._fallback_store()
             try:
-                fetched = fallback.fetch(repo, sha, dest, limits=limits, pinned_hash=pinned_hash)
+                fetched = fallback.fetch(repo, sha, dest, limits=limits,
+                                         pinned_hash=pinned_hash, count=count)
             except HubskillsError:
                 raise unavailable from None
             note = f"{unavailable.message}; fetched from the {fallback.kind} registry"

@@ -263,7 +263,7 @@ class HubStore:
                                   hint="retry online, or pin a full sha pulled before")
 
     def fetch(self, repo: str, sha: str, dest: Path, *, limits: SizeLimits = STORE_LIMITS,
-              pinned_hash: str | None = None) -> Fetched:
+              pinned_hash: str | None = None, count: bool = True) -> Fetched:
         """Download the skill's files at `sha` into the empty folder `dest` (see `files.py`).
 
         Every listed path (from `resolve`, one request, or the HF cache) is checked and the

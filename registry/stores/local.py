@@ -208,7 +208,7 @@ class LocalStore:
                            commits=commits)
 
     def fetch(self, repo: str, sha: str, dest: Path, *, limits: SizeLimits = STORE_LIMITS,
-              pinned_hash: str | None = None) -> Fetched:
+              pinned_hash: str | None = None, count: bool = True) -> Fetched:
         """Write the skill's files at `sha` into the empty folder `dest`, checking each one.
 
         Raises:
@@ -222,6 +222,8 @@ class LocalStore:
             raise VersionNotFound(f"{repo} has no revision '{sha}'",
                                   hint=f"hubskills versions {repo}")
         paths, digest = read_revision(rev, f"{repo}@{sha[:12]}", dest, limits)
+        if not count:  # a look (scan), not a download
+            return Fetched(dest, paths, digest)
         with self._lock:
             meta_path = self._skill_dir(repo) / "meta.json"
             meta = read_json(meta_path, {})

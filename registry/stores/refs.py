@@ -119,7 +119,8 @@ def check_repo_id(repo: str) -> tuple[str, str]:
     parts = repo.split("/")
     if len(parts) != 2 or not all(_REPO_PART.match(p) and ".." not in p for p in parts):
         raise HubskillsError(f"'{repo}' is not a skill id like namespace/name",
-                             hint="hubskills search NAME  # to find the exact id")
+                             hint=f"hubskills search {parts[-1] or 'NAME'}  # to find the "
+                                  "exact id")
     return parts[0], parts[1]
 
 

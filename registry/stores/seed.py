@@ -26,6 +26,7 @@ from registry.errors import HubskillsError
 from registry.evaluation.results import read_manifest, read_rows, utc_now
 from registry.format.skill import NAME_RE, load_skill
 from registry.format.validate import has_errors, validate_skill
+from registry.stores.dataset import results_path
 from registry.stores.local import LocalStore
 from registry.stores.refs import is_version, normalize_version, tag_for
 
@@ -125,7 +126,11 @@ def _seed_run(store: LocalStore, runs_root: Path, run_id: str,
     update: dict[str, str | None] = {"skill_repo": repo}
     if not manifest.skill_revision:
         update.update(_matching_revision(store, repo, manifest.content_hash))
-    store.append_results(manifest.model_copy(update=update), rows)
+    placed = manifest.model_copy(update=update)
+    if (store.dataset_dir / results_path(placed)).exists():  # `--force` counts only what it adds
+        report.skipped.append(f"run {run_id}: already seeded")
+        return repo
+    store.append_results(placed, rows)
     report.runs.append(run_id)
     return repo
 

@@ -1,0 +1,90 @@
+"""Tables as a newcomer sees them: 80 columns (also the width of a pipe), ids never broken.
+
+Each command runs as a process of its own with its output piped, from a folder outside the
+checkout, against the seeded registry (three example skills, one run each on the embedded
+model).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from cli_process import hubskills
+from fakes.openai_server import FakeOpenAIServer
+from test_evaluate import knows_fact_if_told, make_skill
+
+SEEDED = ("hubskills/kernel-builder-cuda-kernels", "hubskills/agent-skill-md",
+          "hubskills/hf-hub-python-2x")
+MODEL = "embedded/smollm2-135m"
+
+
+def narrow(*args, cwd, **env):
+    """`hubskills ARGS` piped at 80 columns; stdout and stderr."""
+    done = hubskills(*args, cwd=cwd, **{"COLUMNS": "80", **env})
+    assert done.returncode == 0, done.stderr
+    return done.stdout, done.stderr
+
+
+def assert_fits(text: str, width: int = 80) -> None:
+    """Every table line fits the width (a legend sentence may run on: it is prose)."""
+    for line in text.splitlines():
+        if "│" in line or "  " in line.strip():
+            assert len(line) <= width, line
+
+
+def test_leaderboard_at_80_columns_keeps_ids_whole_and_says_what_it_left_out(tmp_path):
+    out, err = narrow("leaderboard", cwd=tmp_path)
+    assert_fits(out.split("\nlift:")[0])
+    for skill in SEEDED:  # each id whole on one line, with its version
+        assert re.search(rf"^\S*\s*{re.escape(skill)}@\d+\.\d+\.\d+\s", out, re.M), out
+    assert f"model: {MODEL}" in out  # the one model of every row, said once above the table
+    assert re.search(r"\+\d+ \[[+-]\d+, [+-]\d+\]", out)  # the lift and its interval, whole
+    assert "left out at 80 columns:" in err and "--json" in err
+    wide, _ = narrow("leaderboard", cwd=tmp_path, COLUMNS="250")
+    assert "cases×runs" in wide and "date" in wide  # a wide terminal shows every column
+
+
+def test_leaderboard_json_keeps_every_field_whatever_the_width(tmp_path):
+    out, _ = narrow("leaderboard", "--json", cwd=tmp_path)
+    records = json.loads(out)
+    assert sorted(r["skill"] for r in records) == sorted(SEEDED)
+    for record in records:
+        assert {"rank", "model", "mode", "baseline", "with_skill", "lift", "lift_lo", "lift_hi",
+                "p_value", "verdict", "token_overhead", "cases", "date"} <= set(record)
+
+
+def test_search_sort_lift_shows_and_returns_the_lift_it_sorted_by(tmp_path):
+    out, _ = narrow("search", "--sort", "lift", cwd=tmp_path)
+    assert "lift [95% CI]" in out
+    listed = [skill for line in out.splitlines() for skill in SEEDED
+              if line.startswith(skill + " ")]
+    assert len(listed) == 3
+    records = json.loads(narrow("search", "--sort", "lift", "--json", cwd=tmp_path)[0])
+    assert [r["repo"] for r in records] == listed  # the table's order is the JSON's
+    bounds = [r["lift_lo"] for r in records]
+    assert bounds == sorted(bounds, reverse=True)  # sorted by the lift's lower bound
+    board = {r["skill"]: r for r in json.loads(narrow("leaderboard", "--json",
+                                                      cwd=tmp_path)[0])}
+    for record in records:  # the same figures as the leaderboard's best entry
+        assert record["lift"] == board[record["repo"]]["lift"]
+        assert record["lift_lo"] <= record["lift"] <= record["lift_hi"]
+        assert record["lift_model"] == MODEL
+    plain = json.loads(narrow("search", "--json", cwd=tmp_path)[0])
+    assert all("lift" not in r for r in plain)
+
+
+@pytest.mark.parametrize("width", ["80", "60"])
+def test_eval_summary_and_runs_keep_model_refs_and_run_ids_whole(tmp_path, width):
+    skill = make_skill(tmp_path, 4)
+    model = "local/a-model-reference-long-enough-to-wrap"
+    with FakeOpenAIServer(responder=knows_fact_if_told) as server:
+        done = hubskills("eval", skill, "-m", model, "--base-url", server.url, cwd=tmp_path,
+                         COLUMNS=width)
+    assert done.returncode == 0, done.stderr
+    assert re.search(rf"^{re.escape(model)}\s", done.stdout, re.M), done.stdout
+    run_id = re.search(r"run (\S+) \(", done.stdout)[1]
+    listed, _ = narrow("runs", cwd=tmp_path, COLUMNS=width)
+    assert re.search(rf"^{re.escape(run_id)}\s", listed, re.M), listed
+    assert re.search(rf"\s{re.escape(model)}", listed), listed
