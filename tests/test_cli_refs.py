@@ -100,7 +100,8 @@ def test_agents_lists_every_agent_and_detects_claude_by_its_command(tmp_path):
     bare = json.loads(run("agents", "--json", cwd=project, HOME=str(home),
                           PATH=os.defpath).stdout)
     by_name = {row["name"]: row for row in bare}
-    assert {"claude", "codex", "cursor", "opencode", "gemini", "droid", "pi"} <= set(by_name)
+    assert {"claude", "codex", "cursor", "opencode", "gemini", "droid", "pi",
+            "firebender"} <= set(by_name)
     assert by_name["claude"]["project"] == "CLAUDE.md" and by_name["claude"]["global"] is None
     assert by_name["claude"]["project_folder"] == ".claude/skills"
     path = f"{fake_binary(tmp_path / 'bin', 'claude')}{os.pathsep}{os.defpath}"

@@ -100,6 +100,9 @@ AGENTS: dict[str, Agent] = {a.name: a for a in (
     # docs.factory.ai/cli/configuration/skills: .factory/skills, ~/.factory/skills
     Agent("droid", "Factory Droid", ".factory/skills", ".factory/skills", (".factory",),
           ("droid",)),
+    # docs.firebender.com/api-reference/skills: .firebender/skills, ~/.firebender/skills
+    Agent("firebender", "Firebender", ".firebender/skills", ".firebender/skills",
+          (".firebender",)),
     # pi's docs/skills.md (earendil-works/pi): .agents/skills and .pi/skills;
     # ~/.agents/skills and ~/.pi/agent/skills
     Agent("pi", "Pi", SKILLS_DIR, SKILLS_DIR, (".pi",), ("pi",)),
