@@ -109,6 +109,7 @@ _EXPORTS: dict[str, str] = {
     "pending_frame": "registry.stores.review:pending_frame",
     # at scale: an evaluation split into shards that run as Hugging Face Jobs
     "run_on_jobs": "registry.jobs:run_on_jobs",
+    "run_logs": "registry.jobs:run_logs",
 }
 
 __all__ = [
@@ -125,7 +126,7 @@ __all__ = [
     "check_repo_id", "tag_for", "write_file", "generate_skill", "GenerateReport", "add_tests",
     "pull", "PullResult", "SandboxUnavailable", "SecretScope", "SizeLimits", "current_scope",
     "get_sandbox", "has_code_checks", "hold", "holding", "push_saved_run", "scrub", "scrub_data",
-    "scrub_logs", "scrubber", "pending_frame", "run_on_jobs",
+    "scrub_logs", "scrubber", "pending_frame", "run_on_jobs", "run_logs",
 ]
 
 if TYPE_CHECKING:
@@ -167,7 +168,7 @@ if TYPE_CHECKING:
     from registry.generate.report import GenerateReport
     from registry.install import PullResult
     from registry.install.pull import pull
-    from registry.jobs import run_on_jobs
+    from registry.jobs import run_logs, run_on_jobs
     from registry.providers import EMBEDDED_REF, ask, default_model_ref, known_models
     from registry.sandbox import SandboxUnavailable, get_sandbox
     from registry.scan import Finding, SizeLimits, check_relpath, scan_folder, write_file

@@ -30,6 +30,7 @@ from registry import (
     Settings,
     has_code_checks,
     holding,
+    run_logs,
     run_on_jobs,
 )
 
@@ -85,25 +86,43 @@ def jobs_settings(settings: Settings, server: Settings, token: str) -> Settings:
 
 
 def evaluate_on_jobs(folder: Path, config: EvalConfig, settings: Settings, server: Settings,
-                     token: str | None, *, why: str, hint: str, stages: Stages | None = None,
+                     token: str | None, *, why: str, command: str, stages: Stages | None = None,
                      skill_repo: str | None = None, skill_revision: str | None = None
                      ) -> EvalRun:
-    """Run the evaluation as Jobs on the signed-in visitor's account; the finished run.
+    """Run the evaluation as Jobs on the signed-in visitor's account; the finished run
+    (`command`: the `hubskills` command line that runs it locally, for the hints).
 
     Raises:
         SignInRequired: an anonymous visitor.
         HubskillsError: an embedded model (a Job has no local model), a bad suite, a model
-            without its key, before anything is uploaded or started.
+            without its key, before anything is uploaded or started; Jobs that ended without
+            a single answer (their stages and a log's last line say why).
     """
     token = require_sign_in(token, f"this evaluation runs as Hugging Face Jobs on your own "
-                            f"account because {why}", hint)
+                            f"account because {why}",
+                            f"sign in with Hugging Face, or run it on your machine: {command}")
     if embedded := [m for m in config.models if m.startswith(_EMBEDDED)]:
         raise HubskillsError(f"{', '.join(embedded)} runs only on this machine, and this "
                              f"evaluation runs as Jobs because {why}",
                              hint="pick an API model and type its key, or run it here: "
                                   f"at most {MAX_HERE_ANSWERS} answers, no code checks")
     config = replace(config, sandbox="bwrap", code_checks="require")
+    settings = jobs_settings(settings, server, token)
     with holding(token):  # whatever this writes or says is scrubbed of the visitor's token
-        return run_on_jobs(folder, config, jobs_settings(settings, server, token),
-                           shards=JOB_SHARDS, progress=stages, poll_s=POLL_S,
-                           skill_repo=skill_repo, skill_revision=skill_revision)
+        run = run_on_jobs(folder, config, settings, shards=JOB_SHARDS, progress=stages,
+                          poll_s=POLL_S, skill_repo=skill_repo, skill_revision=skill_revision)
+        if not run.rows:
+            raise HubskillsError(_no_answer(settings, run),
+                                 hint=f"run it on your machine: {command}")
+    return run
+
+
+def _no_answer(settings: Settings, run: EvalRun) -> str:
+    """Why the Jobs ended without a single answer: the shards' stages and a log's last line."""
+    run_id = run.manifest.run_id
+    logs = run_logs(settings, run_id)
+    last = next((said[-1] for lines in logs.values()
+                 if (said := [line for line in lines if line.strip()])), "")
+    note = (run.manifest.note or "").split(": finish it")[0]
+    return (f"the Jobs of run `{run_id}` ended without an answer ({note})"
+            + (f"; the log ends with: {last}" if last else ""))

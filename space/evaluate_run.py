@@ -158,13 +158,14 @@ def evaluate(state: SpaceState, request: EvalRequest, settings: Settings,
             config = replace(config, case_ids=_first_cases(folder, request.max_cases, config))
         suite = load_suite(_suite_file(folder, config), skill_dir=folder)
         cases = suite.select(config.case_ids).cases if config.case_ids else suite.cases
-        hint = f"sign in above, or run it on your machine: {local_command(folder, repo, config)}"
+        command = local_command(folder, repo, config)
         if state.on_space and (why := jobs_reason(cases, config)):
             return evaluate_on_jobs(folder, config, settings, state.settings, request.token,
-                                    why=why, hint=hint, stages=stages, skill_repo=repo,
+                                    why=why, command=command, stages=stages, skill_repo=repo,
                                     skill_revision=sha)
         if state.on_space and config.mode == "agent":  # an agent runs commands: code
-            require_sign_in(request.token, "agent mode runs commands on this Space", hint)
+            require_sign_in(request.token, "agent mode runs commands on this Space",
+                            f"sign in with Hugging Face, or run it on your machine: {command}")
         config = _sandboxed(cases, folder, repo, config, settings)
         return run_evaluation(folder, config, settings, progress=progress, skill_repo=repo,
                               skill_revision=sha)

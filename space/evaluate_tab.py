@@ -14,6 +14,7 @@ from registry import (
     push_saved_run,
 )
 
+from .evaluate_jobs import MAX_HERE_ANSWERS
 from .evaluate_run import (
     CASE_COLUMNS,
     CASE_WIDTHS,
@@ -171,7 +172,10 @@ def build(state: SpaceState) -> EvaluateTab:
     """Render the tab's components and wire its events."""
     gr.Markdown("Evaluate a skill: every test case is answered with and without it, on each "
                 "model, and graded by its checks. The free embedded model (SmolLM2-135M) runs "
-                "right here; other models need a key.", elem_classes="hs-note")
+                "right here; other models need a key." + (
+                    f" Evaluations with code checks or more than {MAX_HERE_ANSWERS} answers run "
+                    "as Hugging Face Jobs on your own account: sign in for them."
+                    if state.on_space else ""), elem_classes="hs-note")
     inputs = _form(state)
     run_button = gr.Button("Run evaluation", variant="primary", elem_id="eval-run")
     status = gr.Markdown(elem_id="eval-status", elem_classes="hs-status")

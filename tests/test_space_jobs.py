@@ -194,3 +194,23 @@ def test_the_jobs_get_the_visitors_token_and_typed_keys_never_the_servers(tmp_pa
     assert (lent.namespace, lent.results_repo) == (None, None)  # the visitor's own account
     typed = jobs_settings(server.with_(openai_api_key=TYPED_KEY), server, VISITOR_TOKEN)
     assert (typed.openai_api_key, typed.anthropic_api_key) == (TYPED_KEY, None)
+
+
+def test_a_job_without_a_working_sandbox_runs_no_code_and_says_why(hub, models, tmp_path,
+                                                                   monkeypatch):
+    monkeypatch.setattr(evaluate_jobs, "POLL_S", 0.2)
+    hub.jobs.image_env["HUBSKILLS_BWRAP"] = str(tmp_path / "no-bwrap-here")  # an image without
+    marker = tmp_path / "the-check-ran-unsandboxed"
+    upload = skill_files(tmp_path / "skill")
+    suite = json.loads(Path(upload[1]).read_text())
+    suite["cases"][0]["checks"][0]["code"] = (
+        f"def check(output, files):\n    open({str(marker)!r}, 'w').close()\n    return True\n")
+    Path(upload[1]).write_text(json.dumps(suite))
+    visitor = gr.OAuthToken(token=VISITOR_TOKEN, scope="write", expires_at=0)
+    demo = build_demo(space_settings(hub, models, tmp_path / "home"))
+    with pytest.warns(UserWarning, match="ended without an answer"):
+        status, *_, run_id = evaluate_as(demo, upload, visitor, [MODEL])
+    assert "ended without an answer" in status and "no sandbox works here" in status, status
+    assert run_id is None and not marker.exists() and models.requests == []
+    assert {job.stage for job in hub.jobs.jobs.values()} == {"ERROR"}
+    assert VISITOR_TOKEN not in status
