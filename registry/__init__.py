@@ -100,12 +100,16 @@ _EXPORTS: dict[str, str] = {
     "get_sandbox": "registry.sandbox:get_sandbox",
     "has_code_checks": "registry.evaluation.checks:has_code_checks",
     "hold": "registry.secrets:hold",
+    "holding": "registry.secrets:holding",
     "push_saved_run": "registry.stores.push:push_saved_run",
     "scrub": "registry.secrets:scrub",
     "scrub_data": "registry.secrets:scrub_data",
     "scrub_logs": "registry.secrets:scrub_logs",
     "scrubber": "registry.secrets:scrubber",
     "pending_frame": "registry.stores.review:pending_frame",
+    # at scale: an evaluation split into shards that run as Hugging Face Jobs
+    "run_on_jobs": "registry.jobs:run_on_jobs",
+    "run_logs": "registry.jobs:run_logs",
 }
 
 __all__ = [
@@ -121,8 +125,8 @@ __all__ = [
     "SkillStore", "SkillInfo", "get_store", "publish_skill", "PublishResult", "check_relpath",
     "check_repo_id", "tag_for", "write_file", "generate_skill", "GenerateReport", "add_tests",
     "pull", "PullResult", "SandboxUnavailable", "SecretScope", "SizeLimits", "current_scope",
-    "get_sandbox", "has_code_checks", "hold", "push_saved_run", "scrub", "scrub_data",
-    "scrub_logs", "scrubber", "pending_frame",
+    "get_sandbox", "has_code_checks", "hold", "holding", "push_saved_run", "scrub", "scrub_data",
+    "scrub_logs", "scrubber", "pending_frame", "run_on_jobs", "run_logs",
 ]
 
 if TYPE_CHECKING:
@@ -164,6 +168,7 @@ if TYPE_CHECKING:
     from registry.generate.report import GenerateReport
     from registry.install import PullResult
     from registry.install.pull import pull
+    from registry.jobs import run_logs, run_on_jobs
     from registry.providers import EMBEDDED_REF, ask, default_model_ref, known_models
     from registry.sandbox import SandboxUnavailable, get_sandbox
     from registry.scan import Finding, SizeLimits, check_relpath, scan_folder, write_file
@@ -171,6 +176,7 @@ if TYPE_CHECKING:
         SecretScope,
         current_scope,
         hold,
+        holding,
         scrub,
         scrub_data,
         scrub_logs,

@@ -4,7 +4,8 @@ The skill comes from the store (fetched at its latest revision, so the run links
 and revision) or from an upload (a zip of the skill folder, or its files). Uploads are unpacked
 with the same path rules as a pull: nothing outside the staging folder, no links, bounded size.
 A visitor's code checks (python, exec) run only in the bwrap sandbox; where it does not work
-here, such a suite is refused with the command that runs it locally.
+here, such a suite is refused with the command that runs it locally. On a Space, what runs here
+and what goes to the signed-in visitor's Hugging Face Jobs is decided in `evaluate_jobs`.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ import shutil
 import tempfile
 import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
 
 from registry import (
+    Case,
     EvalConfig,
     EvalRun,
     HubskillsError,
@@ -42,6 +44,7 @@ from registry import (
     write_file,
 )
 
+from .evaluate_jobs import Stages, evaluate_on_jobs, jobs_reason, require_sign_in
 from .state import SpaceState
 
 MAX_UPLOAD_FILES = 200
@@ -56,12 +59,14 @@ CASE_COLUMNS = ("model", "case", "baseline", "with skill", "status (skill)", "wh
 
 @dataclass(frozen=True)
 class EvalRequest:
-    """What the form asked for (`upload`: paths of uploaded files; it wins over `repo`)."""
+    """What the form asked for (`upload`: paths of uploaded files; it wins over `repo`), and
+    the visitor's Hugging Face sign-in token (None: anonymous)."""
 
     repo: str | None
     upload: list[str]
     config: EvalConfig
     max_cases: int = 0
+    token: str | None = field(default=None, repr=False)
 
 
 def _unzip(archive: Path, dest: Path) -> None:
@@ -127,11 +132,14 @@ def _first_cases(folder: Path, count: int, config: EvalConfig) -> list[str]:
 
 
 def evaluate(state: SpaceState, request: EvalRequest, settings: Settings,
-             progress: Callable[[int, int, ResultRow], None] | None = None) -> EvalRun:
-    """Run the requested evaluation with `settings` (which may carry per-request keys).
+             progress: Callable[[int, int, ResultRow], None] | None = None,
+             stages: Stages | None = None) -> EvalRun:
+    """Run the requested evaluation with `settings` (which may carry per-request keys): here,
+    or on a Space as the visitor's Jobs (`evaluate_jobs`; `stages` follows them).
 
     Raises:
-        HubskillsError: nothing to evaluate, a bad skill or suite, an unknown model, a key.
+        HubskillsError: nothing to evaluate, a bad skill or suite, an unknown model, a key, an
+            anonymous visitor asking for what needs sign-in.
     """
     staging = Path(tempfile.mkdtemp(prefix="eval-", dir=_uploads_dir(state)))
     try:
@@ -148,22 +156,30 @@ def evaluate(state: SpaceState, request: EvalRequest, settings: Settings,
         config = replace(request.config, via="space")
         if request.max_cases > 0 and not config.case_ids:
             config = replace(config, case_ids=_first_cases(folder, request.max_cases, config))
-        config = _sandboxed(folder, repo, config, settings)
+        suite = load_suite(_suite_file(folder, config), skill_dir=folder)
+        cases = suite.select(config.case_ids).cases if config.case_ids else suite.cases
+        command = local_command(folder, repo, config)
+        if state.on_space and (why := jobs_reason(cases, config)):
+            return evaluate_on_jobs(folder, config, settings, state.settings, request.token,
+                                    why=why, command=command, stages=stages, skill_repo=repo,
+                                    skill_revision=sha)
+        if state.on_space and config.mode == "agent":  # an agent runs commands: code
+            require_sign_in(request.token, "agent mode runs commands on this Space",
+                            f"sign in with Hugging Face, or run it on your machine: {command}")
+        config = _sandboxed(cases, folder, repo, config, settings)
         return run_evaluation(folder, config, settings, progress=progress, skill_repo=repo,
                               skill_revision=sha)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _sandboxed(folder: Path, repo: str | None, config: EvalConfig,
+def _sandboxed(cases: list[Case], folder: Path, repo: str | None, config: EvalConfig,
                settings: Settings) -> EvalConfig:
     """The config with code checks bound to bwrap; refused when they would run unsandboxed.
 
     Raises:
         HubskillsError: the suite runs code and bwrap does not work here (hint: run it locally).
     """
-    suite = load_suite(_suite_file(folder, config), skill_dir=folder)
-    cases = suite.select(config.case_ids).cases if config.case_ids else suite.cases
     if has_code_checks(cases) or config.mode == "agent":  # an agent runs commands
         try:
             get_sandbox("bwrap", settings)
@@ -171,7 +187,7 @@ def _sandboxed(folder: Path, repo: str | None, config: EvalConfig,
             raise HubskillsError(
                 "this suite has code-running checks (python, exec) or runs an agent, and this "
                 "Space runs a visitor's code only in a sandbox, which does not work here "
-                f"({err.reason})",
+                f"({err.reason}); agent mode does not run on Hugging Face Jobs yet",
                 hint="run it on your machine: " + local_command(folder, repo, config)) from err
     return replace(config, sandbox="bwrap", code_checks="require")
 

@@ -14,6 +14,7 @@ from registry import (
     push_saved_run,
 )
 
+from .evaluate_jobs import MAX_HERE_ANSWERS
 from .evaluate_run import (
     CASE_COLUMNS,
     CASE_WIDTHS,
@@ -58,10 +59,13 @@ def run_evaluation_ui(state: SpaceState, repo: str | None,
                       upload: list[str] | None, models: list[str] | None, base_url: str,
                       runs: float, mode: str, placement: str, max_cases: float,
                       max_tokens: float, max_cost: float | None, *keys: str,
-                      progress: gr.Progress | None = None) -> tuple:
+                      progress: gr.Progress | None = None,
+                      oauth: gr.OAuthToken | None = None) -> tuple:
     """Run one evaluation; returns status, summary, chart, cases and the run id (or None).
 
-    The Space scrubs what it returns (`keys.scrub_responses`), typed keys included.
+    On a Space, one that needs code or is large runs as the signed-in visitor's Hugging Face
+    Jobs (`evaluate_jobs`). The Space scrubs what it returns (`keys.scrub_responses`), typed
+    keys and the sign-in token included.
     """
     settings = request_settings(state.settings, state.lends_keys, *keys)
 
@@ -70,19 +74,26 @@ def run_evaluation_ui(state: SpaceState, repo: str | None,
         if progress is not None:
             progress((done, total), desc=f"{row.case_id} [{row.arm}] {mark}", unit="answers")
 
+    def follow(done: int, total: int, stages: str) -> None:
+        if progress is not None:
+            progress((done, total), desc=f"Hugging Face Jobs on your account: {stages}",
+                     unit="answers")
+
     if progress is not None:
         progress(0, desc="Preparing the skill and loading the models…")
     try:
         config = _config(models, base_url, runs, mode, placement, max_tokens, max_cost)
-        request = EvalRequest(repo or None, list(upload or []), config, int(max_cases or 0))
-        run = evaluate(state, request, settings, progress=advance)
+        request = EvalRequest(repo or None, list(upload or []), config, int(max_cases or 0),
+                              token=oauth.token if oauth else None)
+        run = evaluate(state, request, settings, progress=advance, stages=follow)
         summaries, summary, cases, chart = results(run)
     except Exception as err:  # noqa: BLE001 - shown as a readable message, never a traceback
         warn(err)
         return error_markdown(err), None, None, None, None
     m = run.manifest
     verdicts = ", ".join(f"{s.model}: **{s.stats.verdict}**" for s in summaries)
-    status = ok_markdown(f"Run `{m.run_id}` ({m.status}) · {m.skill_name} · "
+    where = " · ran as Hugging Face Jobs on your account" if m.produced_via == "job" else ""
+    status = ok_markdown(f"Run `{m.run_id}` ({m.status}){where} · {m.skill_name} · "
                          f"{len(m.case_ids)} cases × {m.runs} runs · {verdicts}. "
                          "Press *Push results* to add it to the leaderboard.")
     return status, summary, chart, cases, m.run_id
@@ -161,7 +172,10 @@ def build(state: SpaceState) -> EvaluateTab:
     """Render the tab's components and wire its events."""
     gr.Markdown("Evaluate a skill: every test case is answered with and without it, on each "
                 "model, and graded by its checks. The free embedded model (SmolLM2-135M) runs "
-                "right here; other models need a key.", elem_classes="hs-note")
+                "right here; other models need a key." + (
+                    f" Evaluations with code checks or more than {MAX_HERE_ANSWERS} answers run "
+                    "as Hugging Face Jobs on your own account: sign in for them."
+                    if state.on_space else ""), elem_classes="hs-note")
     inputs = _form(state)
     run_button = gr.Button("Run evaluation", variant="primary", elem_id="eval-run")
     status = gr.Markdown(elem_id="eval-status", elem_classes="hs-status")
@@ -190,11 +204,12 @@ def build(state: SpaceState) -> EvaluateTab:
     case_pick, baseline_md, skill_md = _transcripts()
 
     def on_run(repo, upload, models, base_url, runs, mode, placement, max_cases, max_tokens,
-               max_cost, anthropic_key, openai_key, hf_token,
+               max_cost, anthropic_key, openai_key, hf_token, oauth: gr.OAuthToken | None = None,
                progress=gr.Progress()):  # noqa: B008 - how Gradio injects a progress bar
         return run_evaluation_ui(state, repo, upload, models, base_url, runs,
                                  mode, placement, max_cases, max_tokens, max_cost,
-                                 anthropic_key, openai_key, hf_token, progress=progress)
+                                 anthropic_key, openai_key, hf_token, progress=progress,
+                                 oauth=oauth)
 
     def on_push(run: str | None, oauth: gr.OAuthToken | None = None) -> str:
         return push_results(state, run, oauth)

@@ -9,8 +9,9 @@ through the legacy batch + PUT protocol served here.
         api = HfApi(endpoint=hub.url, token=hub.token)
         api.create_repo("tester/demo")
 
-Every request is recorded in `hub.requests` as `(method, path)`, and every commit's bearer
-token in `hub.commit_tokens` as `(repo_id, token)`; `hub.fail_next(...)` injects failures;
+Every request is recorded in `hub.requests` as `(method, path)` and its bearer token (or "")
+in `hub.bearers` as `(method, path, token)`, and every commit's bearer token in
+`hub.commit_tokens` as `(repo_id, token)`; `hub.fail_next(...)` injects failures;
 requests that match no route are answered 404 and listed in `hub.unhandled`. `hub.jobs` serves
 Hugging Face Jobs and runs each job locally (`jobs_server.py`). Write permissions and pull
 requests (`hub.add_user`, `hub.merge_pr`) are in `hub_review.py`.
@@ -215,6 +216,7 @@ class FakeHub:
         self.lfs_objects: dict[str, bytes] = {}
         self.requests: list[tuple[str, str]] = []
         self.commit_tokens: list[tuple[str, str]] = []
+        self.bearers: list[tuple[str, str, str]] = []
         self.users: dict[str, tuple[str, set[str]]] = {}  # token -> (user, repos granted)
         self.unhandled: list[tuple[str, str]] = []
         self._failures: list[list] = []  # [remaining, status, path_contains, message]
@@ -378,6 +380,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.authed = self.headers.get("Authorization", "").startswith("Bearer ")
         method, hub = self.command, self.hub
         hub.requests.append((method, split.path))
+        hub.bearers.append((method, split.path, self._bearer()))
         try:
             failure = hub._take_failure(split.path)
             if failure:
