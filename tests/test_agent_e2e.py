@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from space.transcripts import transcript_cases, transcript_pair
 from tests.agent_clis_required import agent_cli
 from tests.cli_process import REPO_ROOT, hubskills, runs
 from tests.fakes.kernel_script import CASE_IDS, SKILL_NAME, KernelHarnessServer, KernelScript
@@ -145,3 +146,27 @@ def test_claude_code_harness_end_to_end():
     assert "→ Write(file_path='/workspace/torch-ext/torch_binding.cpp'" in text
     assert "+REGISTER_EXTENSION(TORCH_EXTENSION_NAME)" in text
     assert "sk-hubskills-e2e-key" not in text
+
+    runs_dir = Path(os.environ["HUBSKILLS_HOME"]) / "runs"  # the Space's side by side view
+    assert transcript_cases(runs_dir, manifest["run_id"]) == sorted(CASE_IDS)
+    base_md, skill_md = transcript_pair(runs_dir, manifest["run_id"], "torch-binding")
+    assert "harness:claude-code · stopped: answered · skill files read: SKILL.md" in skill_md
+    assert "skill files read: none" in base_md and ".claude/skills" not in base_md
+    assert r"→ `Write` file\_path='/workspace/torch-ext/torch\_binding.cpp'" in base_md
+    assert "+REGISTER_EXTENSION(TORCH_EXTENSION_NAME)" in skill_md
+    assert "+REGISTER_EXTENSION" not in base_md
+
+
+@pytest.mark.parametrize(("args", "env", "expected"), [
+    (("-m", "local/fake", "--base-url", "http://127.0.0.1:9"), {},
+     "the claude-code harness speaks the anthropic API; local/fake is served by local"),
+    (("-m", "anthropic/fake", "--skip-code-checks"), {"ANTHROPIC_API_KEY": "sk-e2e"},
+     "the claude-code harness runs only inside the bwrap sandbox (this run has none: "
+     "--skip-code-checks)"),
+])
+def test_a_harness_that_cannot_run_fails_before_the_run_starts(args, env, expected):
+    result = _eval("--harness", "claude-code", *args, **env)
+    assert result.returncode == 1, result.stderr
+    assert f"Error: {expected}" in result.stderr and "Traceback" not in result.stderr
+    assert "answers to get" not in result.stderr
+    assert runs(Path(os.environ["HUBSKILLS_HOME"])) == []  # nothing saved
