@@ -56,7 +56,8 @@ def _assert_rows(rows: list[dict[str, Any]], protocol: str) -> None:
 
 def _arm_line(output: str, model: str, arm: str, protocol: str) -> str:
     """The agent-mode table's line for `model` and `arm`."""
-    pattern = rf"{re.escape(model)}\s*│ {arm}\s*│ {re.escape(protocol)}\s*│ (\d+%)"
+    sep = r"[\s│]+"  # with or without column rules
+    pattern = rf"{re.escape(model)}{sep}{arm}{sep}{re.escape(protocol)}{sep}(\d+%)"
     found = re.search(pattern, output)
     assert found, output
     return found.group(1)
