@@ -60,6 +60,26 @@ def single_turn_note(models: list[Model]) -> str | None:
             "measured)")
 
 
+def agent_note(ev: Any) -> str | None:
+    """Check agent mode's runners before the run starts; the note to print before it, if any.
+
+    `ev` is the `engine.Evaluator` about to run (its models, config, sandbox and settings).
+    With `--harness`, each model's harness is made once now (`ev.agent_runner` makes them per
+    sample), so a model that CLI cannot speak to, a run without the bwrap sandbox or a CLI
+    that is not installed fails before any call and before the run is saved.
+
+    Raises:
+        HubskillsError: what `make_harness` refuses.
+    """
+    if not ev.config.harness:
+        return single_turn_note(ev.models)
+    from registry.agent.harness import make_harness  # Node CLIs: only for --harness runs
+
+    for model in ev.models:
+        make_harness(ev.config.harness, model=model, sandbox=ev.sandbox, settings=ev.settings)
+    return None
+
+
 class SingleTurnRunner:
     """The fallback for a model without tool calls: one answer, its files written out."""
 

@@ -19,10 +19,10 @@ from registry.config import Settings
 from registry.errors import ContextOverflow, HubskillsError, ProviderError
 from registry.evaluation.agent_mode import (
     SingleTurnRunner,
+    agent_note,
     agent_sample,
     agent_suite_path,
     check_agent_sandbox,
-    single_turn_note,
 )
 from registry.evaluation.arms import MAX_TOOL_TURNS, Mode, Placement, build_arm, run_tool
 from registry.evaluation.cache import (
@@ -380,8 +380,8 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
     manifest.sandbox, manifest.code_checks = code.sandbox and code.sandbox.name, code.status
     evaluator = Evaluator(skill, suite, config, settings, done, code)  # resolves models
     mode_warning = check_mode(evaluator.models, config.mode, f"hubskills eval {skill_dir}")
-    if agent and not config.harness:
-        mode_warning = single_turn_note(evaluator.models)
+    if agent:  # a harness that cannot run fails here, before the run is saved
+        mode_warning = agent_note(evaluator)
     for warning in (code.warning, mode_warning):
         if warning and warn:
             warn(warning)

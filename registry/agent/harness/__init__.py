@@ -60,13 +60,13 @@ def installed_clis(tools: Path = TOOLS_DIR) -> dict[str, Installed | None]:
     return {name: find_cli(name, tools) for name in HARNESSES}
 
 
-def make_harness(name: str, *, model: Model, sandbox: Sandbox, settings: Settings,
+def make_harness(name: str, *, model: Model, sandbox: Sandbox | None, settings: Settings,
                  tools: Path = TOOLS_DIR) -> AgentRunner:
     """The runner for `--harness NAME`; checks everything that costs nothing first.
 
     Raises:
         HubskillsError: an unknown harness, a model whose API that CLI does not speak, a
-            sandbox other than bwrap, or the CLI (or Node) not installed.
+            sandbox other than bwrap (or none), or the CLI (or Node) not installed.
     """
     adapter_type = ADAPTERS.get(name)
     if adapter_type is None:
@@ -81,9 +81,11 @@ def make_harness(name: str, *, model: Model, sandbox: Sandbox, settings: Setting
             hint=f"use --model with a {' or '.join(sorted(adapter.providers))} model for "
                  f"--harness {name}")
     if not isinstance(sandbox, BwrapSandbox):
+        has = sandbox.name if sandbox is not None else "none: --skip-code-checks"
         raise HubskillsError(f"the {name} harness runs only inside the bwrap sandbox "
-                             f"(this run has {sandbox.name})",
-                             hint="run on Linux with bubblewrap: hubskills doctor")
+                             f"(this run has {has})",
+                             hint="run on Linux with bubblewrap, without --skip-code-checks: "
+                                  "hubskills doctor")
     installed = find_cli(name, tools)
     if installed is None:
         raise HubskillsError(
