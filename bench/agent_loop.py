@@ -27,6 +27,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 LATENCY, CASES, CONCURRENCY, TURNS = 0.1, 40, 16, 5
 SANDBOX_SECONDS: list[float] = []
+DIRECT_SECONDS: list[float] = []
 
 
 def serve_fake(queue: multiprocessing.Queue) -> None:
@@ -90,9 +91,10 @@ async def _raw_sdk(url: str, samples: int) -> None:
 
 
 def register_bench_sandboxes() -> None:
-    """`bench-bwrap`: bubblewrap, with the time of every command recorded; `bench-null`: a
+    """`bench-bwrap`: bubblewrap, with the time of every command recorded; `bench-direct`: the
+    same commands with no isolation, timed (what the commands cost themselves); `bench-null`: a
     command that does nothing and takes no time (the loop's own cost, without a sandbox)."""
-    from registry.sandbox import BwrapSandbox, SandboxResult, backend
+    from registry.sandbox import BwrapSandbox, DirectSandbox, SandboxResult, backend
 
     class TimedBwrap(BwrapSandbox):
         async def run(self, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -102,6 +104,16 @@ def register_bench_sandboxes() -> None:
             finally:
                 SANDBOX_SECONDS.append(time.perf_counter() - started)
 
+    class TimedDirect(DirectSandbox):
+        name = "bench-direct"
+
+        async def run(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            started = time.perf_counter()
+            try:
+                return await super().run(*args, **kwargs)
+            finally:
+                DIRECT_SECONDS.append(time.perf_counter() - started)
+
     class NullSandbox(BwrapSandbox):
         name = "bench-null"
 
@@ -110,6 +122,7 @@ def register_bench_sandboxes() -> None:
 
     backend("bench-bwrap")(lambda settings: TimedBwrap(settings.bwrap_path))
     backend("bench-null")(lambda settings: NullSandbox(settings.bwrap_path))
+    backend("bench-direct")(lambda settings: TimedDirect())
 
 
 def main() -> None:
@@ -147,6 +160,9 @@ def main() -> None:
         t1 = time.perf_counter()
         run_evaluation(skill, EvalConfig(**base, sandbox="bench-null"), settings)
         loop_wall = time.perf_counter() - t1
+        t2 = time.perf_counter()
+        run_evaluation(skill, EvalConfig(**base, sandbox="bench-direct"), settings)
+        direct_wall = time.perf_counter() - t2
     server.terminate()
     calls = sum(row.turns or 0 for row in run.rows)
     assert calls == CASES * 2 * TURNS and not any(row.is_error for row in run.rows), calls
@@ -164,6 +180,10 @@ def main() -> None:
     print(f"  sandbox: {len(SANDBOX_SECONDS)} commands, {mean_ms:.0f} ms each on average; "
           f"{sandbox:.2f} s of {agent_wall:.2f} s summed sample wall time = share "
           f"{sandbox / agent_wall:.2f}; wall with it / without = {wall / loop_wall:.2f}")
+    direct_ms = sum(DIRECT_SECONDS) / max(1, len(DIRECT_SECONDS)) * 1000
+    print(f"  the same commands with no isolation: {direct_ms:.0f} ms each, wall "
+          f"{direct_wall:.2f} s; bubblewrap's own cost = {mean_ms - direct_ms:.0f} ms per "
+          f"command, wall with it / with plain commands = {wall / direct_wall:.2f}")
 
 
 if __name__ == "__main__":
