@@ -101,7 +101,7 @@ def test_agents_lists_every_agent_and_detects_claude_by_its_command(tmp_path):
                           PATH=os.defpath).stdout)
     by_name = {row["name"]: row for row in bare}
     assert {"claude", "codex", "cursor", "opencode", "gemini", "droid", "pi",
-            "firebender"} <= set(by_name)
+            "firebender", "letta"} <= set(by_name)
     assert by_name["claude"]["project"] == "CLAUDE.md" and by_name["claude"]["global"] is None
     assert by_name["claude"]["project_folder"] == ".claude/skills"
     path = f"{fake_binary(tmp_path / 'bin', 'claude')}{os.pathsep}{os.defpath}"

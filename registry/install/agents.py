@@ -103,6 +103,9 @@ AGENTS: dict[str, Agent] = {a.name: a for a in (
     # docs.firebender.com/api-reference/skills: .firebender/skills, ~/.firebender/skills
     Agent("firebender", "Firebender", ".firebender/skills", ".firebender/skills",
           (".firebender",)),
+    # docs.letta.com/configuration/skills: the project's .agents/skills; letta-code's
+    # src/agent/skills.ts: ~/.letta/skills for the user's own
+    Agent("letta", "Letta Code", SKILLS_DIR, ".letta/skills", (".letta",), ("letta",)),
     # pi's docs/skills.md (earendil-works/pi): .agents/skills and .pi/skills;
     # ~/.agents/skills and ~/.pi/agent/skills
     Agent("pi", "Pi", SKILLS_DIR, SKILLS_DIR, (".pi",), ("pi",)),
