@@ -107,6 +107,7 @@ def test_three_shards_merge_into_the_summary_of_the_same_local_run(hub, tmp_path
         assert installed and installed[0].endswith("/site/registry")
     rows = shard_rows(hub, run.manifest.run_id)
     assert {r.run_id for r in rows} == {run.manifest.run_id} and len(rows) == 24
+    assert {(r.produced_by, r.produced_via) for r in rows} == {(hub.user, "job")}
 
 
 def test_secrets_reach_the_jobs_only_as_secrets(hub, tmp_path):

@@ -125,6 +125,7 @@ def run_on_jobs(skill_dir: str | Path, config: EvalConfig, settings: Settings, *
     manifest.skill_repo, manifest.skill_revision = skill_repo, skill_revision
     manifest.skill_version = skill_version or manifest.skill_version
     there = remote(settings, manifest.run_id)
+    manifest.produced_by = there.files.client.whoami()  # whose numbers the shards' rows are
     there.files.client.create_repo(there.files.repo, repo_type="dataset")
     name, wheel = build_wheel()
     wheel_path = there.files.upload_wheel(name, wheel, hashlib.sha256(wheel).hexdigest())
