@@ -42,6 +42,31 @@ def skills_dir() -> Path:
     return REPO_ROOT / "skills"
 
 
+#: Each API family's fake server: (model reference, key variable, URL variable).
+PROVIDER_SERVERS = {
+    "openai": ("openai/gpt-4.1", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
+    "anthropic": ("anthropic/claude-sonnet-5-5", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+}
+
+
+@pytest.fixture(params=sorted(PROVIDER_SERVERS))
+def provider_api(request: pytest.FixtureRequest, tmp_path: Path):
+    """(model, server) for each API family, with fast retries."""
+    from fakes.anthropic_server import FakeAnthropicServer
+    from fakes.openai_server import FakeOpenAIServer
+
+    from registry.config import Settings
+    from registry.providers import RetryPolicy, resolve
+
+    ref, key_var, url_var = PROVIDER_SERVERS[request.param]
+    server_class = {"openai": FakeOpenAIServer, "anthropic": FakeAnthropicServer}[request.param]
+    with server_class(api_key="right-key") as server:
+        settings = Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home"),
+                                      key_var: "right-key", url_var: server.url})
+        fast = RetryPolicy(attempts=3, base_delay=0.001, max_delay=0.01)
+        yield resolve(ref, settings, retry=fast), server
+
+
 def pytest_report_header(config: pytest.Config) -> str:
     """Say which optional capabilities this run has."""
     required = os.environ.get("HUBSKILLS_REQUIRE_BROWSER", "")

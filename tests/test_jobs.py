@@ -26,24 +26,10 @@ from registry.jobs import cancel_run, collect, resume_on_jobs, run_on_jobs, shar
 from registry.jobs.plan import split_units
 from tests.fakes.hub_server import FakeHub
 from tests.fakes.openai_server import FakeOpenAIServer
+from tests.test_evaluate import make_skill
 
 KEY = "sk-test-jobs-0123456789abcdef"
 MODEL = "openai/gpt-4o-mini"
-FACT = "Zorblax listens on port 4417."
-
-
-def make_skill(root: Path, n_cases: int = 6) -> Path:
-    """A skill teaching one fact, and cases whose checks need it."""
-    folder = root / "zorblax-ports"
-    (folder / "evals").mkdir(parents=True)
-    (folder / "SKILL.md").write_text(
-        "---\nname: zorblax-ports\ndescription: \"Ports of the zorblax daemon. Use when "
-        "configuring zorblax.\"\nmetadata:\n  version: \"1.0.0\"\n---\n\n" + FACT + "\n")
-    cases = [{"id": f"q{i}", "prompt": f"Question {i}: which port does zorblax use?",
-              "checks": [{"type": "contains", "value": ["4417"]}]} for i in range(n_cases)]
-    (folder / "evals" / "evals.json").write_text(json.dumps({"skill_name": "zorblax-ports",
-                                                             "cases": cases}))
-    return folder
 
 
 def answer(body: dict) -> str:

@@ -298,30 +298,16 @@ def test_default_concurrency_per_provider(tmp_path, openai_server):
 
 # -- Failures: retries, backoff, translation ---------------------------------------------------
 
-SERVERS = {"openai": ("openai/gpt-4.1", FakeOpenAIServer, "OPENAI_API_KEY", "OPENAI_BASE_URL"),
-           "anthropic": ("anthropic/claude-sonnet-5-5", FakeAnthropicServer,
-                         "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")}
-
-
-@pytest.fixture(params=sorted(SERVERS))
-def api(request, tmp_path):
-    """(model, server) for each API family, with fast retries."""
-    ref, server_class, key_var, url_var = SERVERS[request.param]
-    with server_class(api_key="right-key") as server:
-        settings = make_settings(tmp_path, **{key_var: "right-key", url_var: server.url})
-        yield resolve(ref, settings, retry=FAST), server
-
-
-def test_5xx_then_success_is_retried(api):
-    model, server = api
+def test_5xx_then_success_is_retried(provider_api):
+    model, server = provider_api
     server.fail_next(2, status=503)
     completion = run(model.complete(chat(("user", "third time lucky"))))
     assert completion.text == "third time lucky"
     assert len(server.bodies) == 3
 
 
-def test_429_honours_retry_after(api):
-    model, server = api
+def test_429_honours_retry_after(provider_api):
+    model, server = provider_api
     server.fail_next(1, status=429, retry_after=0.3)
     run(model.complete(chat(("user", "later"))))
     first, second = (r["time"] for r in server.requests[-2:])
@@ -338,8 +324,8 @@ def test_retry_after_is_capped(tmp_path, openai_server):
     assert time.monotonic() - started < 2
 
 
-def test_persistent_500_gives_up_after_the_attempts(api):
-    model, server = api
+def test_persistent_500_gives_up_after_the_attempts(provider_api):
+    model, server = provider_api
     server.fail_next(10, status=500)
     with pytest.raises(ProviderError) as info:
         run(model.complete(chat(("user", "x"))))
@@ -348,8 +334,8 @@ def test_persistent_500_gives_up_after_the_attempts(api):
     assert len(server.bodies) == FAST.attempts
 
 
-def test_401_names_the_variable_and_is_not_retried(api):
-    model, server = api
+def test_401_names_the_variable_and_is_not_retried(provider_api):
+    model, server = provider_api
     server.api_key = "another-key"
     with pytest.raises(MissingCredentials) as info:
         run(model.complete(chat(("user", "x"))))
@@ -358,16 +344,16 @@ def test_401_names_the_variable_and_is_not_retried(api):
     assert len(server.bodies) == 1
 
 
-def test_404_model_is_unknown_model(api):
-    model, server = api
+def test_404_model_is_unknown_model(provider_api):
+    model, server = provider_api
     server.models = ["some-other-model"]
     with pytest.raises(UnknownModel):
         run(model.complete(chat(("user", "x"))))
     assert len(server.bodies) == 1
 
 
-def test_context_overflow(api):
-    model, server = api
+def test_context_overflow(provider_api):
+    model, server = provider_api
     server.context_window = 10
     with pytest.raises(ContextOverflow) as info:
         run(model.complete(chat(("user", "word " * 50))))
@@ -375,8 +361,8 @@ def test_context_overflow(api):
     assert len(server.bodies) == 1
 
 
-def test_other_400_is_a_provider_error_without_retry(api):
-    model, server = api
+def test_other_400_is_a_provider_error_without_retry(provider_api):
+    model, server = provider_api
     server.enqueue({"status": 400, "error": {"type": "invalid_request_error",
                                              "message": "tools[0].name is invalid"}})
     with pytest.raises(ProviderError) as info:
@@ -386,8 +372,8 @@ def test_other_400_is_a_provider_error_without_retry(api):
     assert len(server.bodies) == 1
 
 
-def test_malformed_body_is_retried_then_reported(api):
-    model, server = api
+def test_malformed_body_is_retried_then_reported(provider_api):
+    model, server = provider_api
     server.malformed_next(1)
     assert run(model.complete(chat(("user", "fine")))).text == "fine"
     server.malformed_next(5)

@@ -14,10 +14,9 @@ from typing import Any, ClassVar
 
 import httpx
 import pytest
-from fakes.anthropic_server import FakeAnthropicServer
 from fakes.openai_server import FakeOpenAIServer
+from test_providers import FAST, make_settings
 
-from registry.config import Settings
 from registry.errors import ProviderError, UnknownModel
 from registry.providers import (
     BadResponse,
@@ -33,48 +32,29 @@ from registry.providers import (
 )
 from registry.providers.openai_compat import LocalProvider
 
-FAST = RetryPolicy(attempts=3, base_delay=0.001, max_delay=0.01)
 ROOT = Path(__file__).resolve().parents[1]
 HELLO = [Message("user", "hello")]
 
 
-def make_settings(tmp_path: Path, **env: str) -> Settings:
-    return Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home"), **env})
-
-
-SERVERS = {"openai": ("openai/gpt-4.1", FakeOpenAIServer, "OPENAI_API_KEY", "OPENAI_BASE_URL"),
-           "anthropic": ("anthropic/claude-sonnet-5-5", FakeAnthropicServer,
-                         "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")}
-
-
-@pytest.fixture(params=sorted(SERVERS))
-def api(request, tmp_path):
-    """(model, server) for each API family, with fast retries."""
-    ref, server_class, key_var, url_var = SERVERS[request.param]
-    with server_class(api_key="right-key") as server:
-        settings = make_settings(tmp_path, **{key_var: "right-key", url_var: server.url})
-        yield resolve(ref, settings, retry=FAST), server
-
-
 # -- HTTP: what the server says decides ---------------------------------------------------------
 
-def test_retry_after_ms_is_honoured(api):
-    model, server = api
+def test_retry_after_ms_is_honoured(provider_api):
+    model, server = provider_api
     server.enqueue({"status": 429, "headers": {"retry-after-ms": "300"}}, "done")
     assert asyncio.run(model.complete(HELLO)).text == "done"
     first, second = (r["time"] for r in server.requests[-2:])
     assert second - first >= 0.28
 
 
-def test_x_should_retry_true_retries_a_4xx(api):
-    model, server = api
+def test_x_should_retry_true_retries_a_4xx(provider_api):
+    model, server = provider_api
     server.enqueue({"status": 400, "headers": {"x-should-retry": "true"}}, "second try")
     assert asyncio.run(model.complete(HELLO)).text == "second try"
     assert len(server.bodies) == 2
 
 
-def test_x_should_retry_false_stops_a_5xx(api):
-    model, server = api
+def test_x_should_retry_false_stops_a_5xx(provider_api):
+    model, server = provider_api
     server.enqueue({"status": 503, "headers": {"x-should-retry": "false"}})
     with pytest.raises(ProviderError) as info:
         asyncio.run(model.complete(HELLO))

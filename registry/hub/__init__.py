@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from registry.hub.errors import (
@@ -48,20 +49,16 @@ __all__ = [
     "reachable", "stored_token", "translate", "user_error", "user_errors", "with_retry",
 ]
 PROBE_TIMEOUT_S = 2.0
-_LAZY = {"HubClient", "PullRequest", "RemoteFile", "RepoInfo", "Refs", "with_retry"}
-_LAZY_JOBS = {"JobsClient", "JobState"}
+#: Names loaded on first use, with the module that has them (and huggingface_hub's HTTP stack).
+_LAZY = {**dict.fromkeys(("HubClient", "PullRequest", "RemoteFile", "RepoInfo", "Refs",
+                          "with_retry"), "client"),
+         **dict.fromkeys(("JobsClient", "JobState"), "jobs")}
 
 
 def __getattr__(name: str) -> Any:
-    """Load `client.py` (and huggingface_hub's HTTP stack) on first use only."""
+    """Load `client.py` or `jobs.py` on first use only."""
     if name in _LAZY:
-        from registry.hub import client
-
-        return getattr(client, name)
-    if name in _LAZY_JOBS:
-        from registry.hub import jobs
-
-        return getattr(jobs, name)
+        return getattr(importlib.import_module(f"registry.hub.{_LAZY[name]}"), name)
     raise AttributeError(f"module 'registry.hub' has no attribute {name!r}")
 
 

@@ -282,7 +282,8 @@ def points_to(link: Path, dest: Path) -> bool:
 
 
 class Transaction:
-    """Renames aside, creations and links, undone together by `rollback`.
+    """Renames aside, creations and links, undone together by `rollback` (`with Transaction()
+    as txn:` rolls back on any exception and finishes otherwise).
 
     Nothing is deleted before `finish`: what a step replaces is renamed into a sibling
     `.hubskills-old-*` folder, so `rollback` can put it back exactly as it was.
@@ -346,6 +347,16 @@ class Transaction:
         """Delete what was moved aside."""
         for _, aside in self.asides:
             shutil.rmtree(aside.parent, ignore_errors=True)
+
+    def __enter__(self) -> Transaction:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        """`rollback` on any exception (Ctrl-C included), `finish` otherwise."""
+        if kind is None:
+            self.finish()
+        else:
+            self.rollback()
 
 
 def delete_path(path: Path) -> None:

@@ -195,15 +195,10 @@ def remove(project: Path, name: str, *, global_: bool = False) -> Removed:
                              hint="hubskills list")
     repo = marker.repo if marker else entry.repo if entry else None
     paths = [p for p in _placed(scope, dest, repo)] + ([dest] if present else [])
-    txn = Transaction()
-    try:
+    with Transaction() as txn:
         for path in paths:
             txn.remove(path)
         lock_updated = lock.write() if lock.exists else False
-    except BaseException:
-        txn.rollback()
-        raise
-    txn.finish()
     return Removed(name, repo, paths, lock_updated)
 
 

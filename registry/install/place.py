@@ -91,16 +91,11 @@ def place(staged: Staged, scope: Scope, agents: list[Agent], lock: Lockfile, *, 
     marker = Marker(staged.repo, resolved.sha, staged.content_hash, result.version,
                     resolved.ref, registry, now_iso())
     (staged.folder / MARKER_FILE).write_text(marker.to_text(), encoding="utf-8")
-    txn = Transaction()
-    try:
+    with Transaction() as txn:
         txn.swap(dest, staged.folder)
         result.placements[1:] = [txn.link(dest, link, copy) for link in links]
         if write_lock:
             record(lock, result, agents, copy)
-    except BaseException:
-        txn.rollback()
-        raise
-    txn.finish()
     return result
 
 
@@ -129,17 +124,12 @@ def refresh(scope: Scope, name: str, marker: Marker, agents: list[Agent], copy: 
         result.placements += [Placement(x.path, "copy" if copy else "symlink", x.agents)
                               for x in links]
         return result
-    txn = Transaction()
-    try:
+    with Transaction() as txn:
         result.placements += [txn.link(dest, link, copy) for link in links]
         entry = lock.entries.get(name)
         if write_lock and (entry is None or entry.sha != marker.sha or entry.copy != copy
                            or not {a.name for a in agents} <= set(entry.agents)):
             record(lock, result, agents, copy)
-    except BaseException:
-        txn.rollback()
-        raise
-    txn.finish()
     return result
 
 
