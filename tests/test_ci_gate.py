@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
+import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from cli_process import hubskills
+from cli_process import cli_env, hubskills
 from fakes.openai_server import FakeOpenAIServer
 
 N_CASES = 12
@@ -198,3 +201,27 @@ def test_a_broken_changed_skill_stops_before_any_call(checkout, server):
     result = ci(checkout, server, "--base", "HEAD")
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert server.bodies == []  # the improved skill, first in order, was not evaluated either
+
+
+def test_sigterm_mid_gate_stops_with_no_verdict_and_keeps_the_run(checkout, tmp_path):
+    """A CI timeout sends SIGTERM: the gate stops at once, evaluates nothing more, writes no
+    report that could read as a verdict, names the interrupted run and exits 143."""
+    junit = tmp_path / "ci.xml"
+    with FakeOpenAIServer(responder=scripted, latency=0.3) as slow:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "registry.cli", "ci", "-m", "local/fake", "--base-url",
+             slow.url, "--runs", "1", "--base", "HEAD", "--junit", str(junit)],
+            cwd=checkout, env=cli_env(GITHUB_STEP_SUMMARY=None), stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while len(slow.bodies) < 2 and time.monotonic() < deadline:
+            assert process.poll() is None, process.communicate()
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=30)
+        asked = len(slow.bodies)
+    assert process.returncode == 143, err
+    assert "ci stopped by SIGTERM: no verdict" in err and "interrupted" in err
+    assert "hubskills runs show " in err
+    assert asked < N_CASES * 2  # the first skill's evaluation stopped; no second one began
+    assert not junit.exists()

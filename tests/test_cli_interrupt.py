@@ -131,6 +131,32 @@ def test_a_second_ctrl_c_quits_at_once(slow_server, tmp_path, home):
     assert runs(home)[0]["status"] == "interrupted"  # marked by the first
 
 
+# `eval ns/name` fetches the skill into a temporary folder; the second signal quits at once,
+# skipping every `finally`, so the folder must be removed by the handler itself.
+FETCH_THEN_QUIT = """
+import os, signal, time
+from registry.cli._signals import interrupts
+from registry.cli._skill_ref import skill_folder
+with skill_folder("hubskills/agent-skill-md", command="eval") as folder, interrupts() as caught:
+    print("fetched:", folder, flush=True)
+    os.kill(os.getpid(), signal.SIGINT)
+    while not caught.stop.is_set():
+        time.sleep(0.01)
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(60)
+"""
+
+
+def test_a_second_ctrl_c_leaves_no_fetched_skill_behind(tmp_path):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    child = subprocess.run([sys.executable, "-c", FETCH_THEN_QUIT], env=cli_env(TMPDIR=str(tmp)),
+                           capture_output=True, text=True, timeout=60, check=False)
+    assert child.returncode == 130, child.stderr
+    assert f"fetched: {tmp}" in child.stdout  # it was there, under TMPDIR
+    assert not any(tmp.iterdir())
+
+
 # The clean stop after the first signal can hang (a call that ignores cancellation): the second
 # must not wait for it. This child installs the CLI's handlers around a stop that never ends.
 HANGING_STOP = """

@@ -101,7 +101,7 @@ def test_agents_lists_every_agent_and_detects_claude_by_its_command(tmp_path):
                           PATH=os.defpath).stdout)
     by_name = {row["name"]: row for row in bare}
     assert {"claude", "codex", "cursor", "opencode", "gemini", "droid", "pi",
-            "firebender", "letta"} <= set(by_name)
+            "firebender", "letta", "mux", "autohand", "vibe", "openhands", "junie"} <= set(by_name)
     assert by_name["claude"]["project"] == "CLAUDE.md" and by_name["claude"]["global"] is None
     assert by_name["claude"]["project_folder"] == ".claude/skills"
     path = f"{fake_binary(tmp_path / 'bin', 'claude')}{os.pathsep}{os.defpath}"
@@ -122,6 +122,23 @@ def test_a_pull_says_which_agents_see_it_and_how_to_add_the_others(tmp_path):
     [result] = json.loads(added.stdout)
     assert "claude" in result["seen_by"] and "claude" not in result["not_seen_by"]
     assert (tmp_path / ".claude/skills/agent-skill-md/SKILL.md").is_file()
+
+
+def test_agents_with_their_own_folder_get_a_link_and_readers_of_agents_none(tmp_path):
+    (tmp_path / ".autohand").mkdir()  # Autohand reads .autohand/skills; Mux reads .agents/skills
+    (tmp_path / ".mux").mkdir()
+    [result] = json.loads(run("pull", SKILL, "--json", cwd=tmp_path,
+                              HOME=str(tmp_path / "home")).stdout)
+    assert {"autohand", "mux"} <= set(result["seen_by"])
+    link = tmp_path / ".autohand/skills/agent-skill-md"
+    assert link.is_symlink() and (link / "SKILL.md").is_file()
+    assert not (tmp_path / ".mux/skills").exists()
+    home, moved = tmp_path / "home3", tmp_path / "vibe-home"  # VIBE_HOME moves ~/.vibe
+    home.mkdir()
+    moved.mkdir()
+    run("pull", SKILL, "--global", "--agent", "vibe", cwd=tmp_path, HOME=str(home),
+        PATH=os.defpath, VIBE_HOME=str(moved))
+    assert (moved / "skills/agent-skill-md/SKILL.md").is_file()
 
 
 def test_a_global_pull_links_for_claude_when_its_command_is_installed(tmp_path):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 
@@ -20,6 +20,8 @@ from registry.cli import _output as out
 from registry.evaluation.stopping import StopSignal
 
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
+#: what must still happen when a second signal quits at once (e.g. removing a fetched skill)
+ON_QUIT: list[Callable[[], None]] = []
 
 
 class Interrupts:
@@ -36,6 +38,8 @@ class Interrupts:
         if self.stop.is_set():
             out.notice_now(f"{name} again: quitting now")
             out.flush()
+            for cleanup in list(ON_QUIT):  # `os._exit` runs no `finally`: temp folders first
+                cleanup()
             os._exit(code)
         self.exit_code = code
         out.notice_now(f"{name}: stopping… finished answers are kept "

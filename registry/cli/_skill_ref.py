@@ -11,7 +11,9 @@ name.
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -55,6 +57,7 @@ def skill_folder(target: str | Path, *, command: str, scan: bool = True) -> Iter
             raise no_such_folder(text, command)
         yield path
         return
+    from registry.cli._signals import ON_QUIT
     from registry.install import fetched
     from registry.stores import get_store
 
@@ -62,9 +65,14 @@ def skill_folder(target: str | Path, *, command: str, scan: bool = True) -> Iter
     try:
         with fetched(text, store, mark=True) as folder:
             FETCHED[str(folder)] = text
-            if scan:
-                _check_scan(folder, text)
-            yield folder
+            remove = functools.partial(shutil.rmtree, folder.parent, ignore_errors=True)
+            ON_QUIT.append(remove)
+            try:
+                if scan:
+                    _check_scan(folder, text)
+                yield folder
+            finally:
+                ON_QUIT.remove(remove)
     except SkillNotFound as missing:
         if text.partition("@")[0].count("/") == 1 and not text.startswith((".", "/")):
             raise no_such_folder(text, command, missing) from None

@@ -52,19 +52,28 @@ def ci_command(paths: tuple[Path, ...], base: str | None, min_lift: float | None
       hubskills ci --base origin/main -m openai/gpt-5-mini --junit ci.xml
       hubskills ci skills/ --min-lift 0 --summary ci.md
     """
+    from registry.cli._signals import exit_now, interrupts
     from registry.stores.gate import run_gate
     from registry.stores.gate_changes import find_changes
     from registry.stores.gate_report import headline
 
     settings = Settings.from_env()
-    evaluate = _jobs_evaluate() if where == "jobs" else _local_evaluate
     changes = find_changes(list(paths), base, cwd=Path.cwd())
     config = _config(settings, changes.changed, models=list(models), runs=runs, judge=judge,
                      base_url=base_url, skip_code_checks=skip_code_checks)
     store = _store(settings, registry_kind) if changes.changed else None
-    result = run_gate(changes, config, settings, store,
-                      min_lift=None if min_lift is None else min_lift / 100,
-                      evaluate=evaluate, announce=lambda line: out.info(f"ci: {line}"))
+    with interrupts() as caught:
+        evaluate = _jobs_evaluate() if where == "jobs" else _local_evaluate(caught.stop)
+        try:
+            result = run_gate(changes, config, settings, store,
+                              min_lift=None if min_lift is None else min_lift / 100,
+                              evaluate=evaluate, announce=lambda line: out.info(f"ci: {line}"))
+        except _Stopped as stopped:
+            out.error(f"ci stopped by {caught.stop.reason or 'a signal'}: no verdict; run "
+                      f"{stopped.run_id} is kept as interrupted")
+            out.hint(f"hubskills runs show {stopped.run_id}  # what it answered; run "
+                     "`hubskills ci` again for the verdict")
+            exit_now(caught.exit_code or 130)
     _write_reports(result, summary=summary, step_summary=step_summary, junit=junit)
     _render(result)
     if not result.passed:
@@ -91,13 +100,27 @@ def _store(settings: Settings, registry_kind: str | None) -> Any:
     return get_store(settings, registry_kind)
 
 
-def _local_evaluate(skill_dir: Path, config: Any, settings: Settings, **kw: Any) -> Any:
-    """`run_evaluation` with the CLI's progress display (one per evaluated skill version)."""
-    from registry.evaluation.engine import run_evaluation
+class _Stopped(Exception):  # noqa: N818 - control flow: a signal ended an evaluation
+    def __init__(self, run_id: str) -> None:
+        super().__init__(run_id)
+        self.run_id = run_id
 
-    with out.eval_progress() as progress:
-        return run_evaluation(skill_dir, config, settings, progress=progress.update,
-                              started=progress.start, warn=out.warn, **kw)
+
+def _local_evaluate(stop: Any) -> Any:
+    """`run_evaluation` with the CLI's progress display (one per evaluated skill version),
+    stopped by `stop` (Ctrl-C, SIGTERM): then no further skill is evaluated."""
+
+    def evaluate(skill_dir: Path, config: Any, settings: Settings, **kw: Any) -> Any:
+        from registry.evaluation.engine import run_evaluation
+
+        with out.eval_progress() as progress:
+            run = run_evaluation(skill_dir, config, settings, progress=progress.update,
+                                 started=progress.start, warn=out.warn, stop=stop, **kw)
+        if run.manifest.status == "interrupted":
+            raise _Stopped(run.manifest.run_id)
+        return run
+
+    return evaluate
 
 
 def _jobs_evaluate() -> Any:

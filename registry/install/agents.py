@@ -2,9 +2,9 @@
 
 Real files always go to `.agents/skills/<name>` (or `~/.agents/skills/<name>`). An agent that
 reads that folder itself needs nothing more; every other selected agent gets a relative symlink
-(or a copy) in its own folder. The table follows `shared/facts/skills.md`: `project` and `user`
-are the folders we link into (relative to the project root or to HOME), `markers` are what
-`detect_agents` looks for. `Transaction` places folders and links so that a failure at any
+(or a copy) in its own folder. The table is `agent_table.py` (`project` and `user` are the
+folders we link into, relative to the project root or to HOME; `markers` are what
+`detect_agents` looks for). `Transaction` places folders and links so that a failure at any
 step can be undone exactly.
 """
 
@@ -20,99 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from registry.errors import HubskillsError
+from registry.install.agent_table import AGENTS, ALIASES, SKILLS_DIR, Agent
 
 log = logging.getLogger(__name__)
-SKILLS_DIR = ".agents/skills"
-
-
-@dataclass(frozen=True)
-class Agent:
-    """One coding agent: the folders it reads skills from and how to detect it.
-
-    Attributes:
-        name: the `--agent` name.
-        title: the product name, for output.
-        project: folder, relative to the project root, we place the skill in.
-        user: folder, relative to HOME, we place the skill in with `--global`.
-        markers: paths whose presence in the project (or HOME) means the agent is in use.
-        binaries: commands whose presence on PATH means the agent is installed (`--global`
-            serves it even before it has made its folder in HOME).
-        config_env: a variable that moves the agent's user folder (its value + `/skills`).
-    """
-
-    name: str
-    title: str
-    project: str
-    user: str
-    markers: tuple[str, ...]
-    binaries: tuple[str, ...] = ()
-    config_env: str | None = None
-
-    def folder(self, root: Path, *, global_: bool) -> Path:
-        """The folder this agent reads under `root` (the project, or HOME with `--global`)."""
-        moved = os.environ.get(self.config_env, "") if global_ and self.config_env else ""
-        if moved:  # e.g. CLAUDE_CONFIG_DIR=~/.claude-work: skills live in ~/.claude-work/skills
-            return Path(moved).expanduser() / "skills"
-        return root / (self.user if global_ else self.project)
-
-    def is_native(self, *, global_: bool) -> bool:
-        """Whether the agent reads `.agents/skills` itself (then no link is needed)."""
-        return (self.user if global_ else self.project) == SKILLS_DIR
-
-
-# The folders each agent documents (`shared/facts/skills.md`, from each agent's docs; the
-# agentskills.io client list). An agent that reads `.agents/skills` itself gets no link.
-AGENTS: dict[str, Agent] = {a.name: a for a in (
-    # agentskills.io specification: the shared folder every reader below may use
-    Agent("agents", "Agent Skills folder", SKILLS_DIR, SKILLS_DIR, (".agents",)),
-    # code.claude.com/docs/en/skills: .claude/skills, ~/.claude/skills (CLAUDE_CONFIG_DIR)
-    Agent("claude", "Claude Code", ".claude/skills", ".claude/skills", (".claude", "CLAUDE.md"),
-          ("claude",), "CLAUDE_CONFIG_DIR"),
-    # developers.openai.com/codex/skills: .agents/skills up to the repo root, ~/.agents/skills
-    Agent("codex", "Codex", SKILLS_DIR, SKILLS_DIR, (".codex", "AGENTS.md"), ("codex",)),
-    # cursor.com/docs/context/skills: .agents/skills, .cursor/skills (and ~/ of each)
-    Agent("cursor", "Cursor", SKILLS_DIR, SKILLS_DIR, (".cursor",), ("cursor-agent",)),
-    # opencode.ai/docs/skills: .opencode/skills, .claude/skills, .agents/skills
-    Agent("opencode", "OpenCode", SKILLS_DIR, SKILLS_DIR, (".opencode", "opencode.json"),
-          ("opencode",)),
-    # geminicli.com/docs/cli/skills: .gemini/skills, .agents/skills (and ~/ of each)
-    Agent("gemini", "Gemini CLI", SKILLS_DIR, SKILLS_DIR, (".gemini", "GEMINI.md"),
-          ("gemini",)),
-    # code.visualstudio.com/docs/copilot/customization/agent-skills: .github/skills,
-    # .claude/skills, .agents/skills; ~/.copilot/skills, ~/.agents/skills
-    Agent("copilot", "GitHub Copilot", SKILLS_DIR, SKILLS_DIR,
-          (".github/skills", ".github/copilot-instructions.md", ".copilot"), ("copilot",)),
-    # block.github.io/goose/docs/guides/context-engineering/using-skills
-    Agent("goose", "Goose", SKILLS_DIR, ".config/goose/skills", (".goose", ".config/goose"),
-          ("goose",)),
-    # ampcode.com/manual#agent-skills: .agents/skills, ~/.config/agents/skills
-    Agent("amp", "Amp", SKILLS_DIR, ".config/agents/skills", (".amp", ".config/amp"),
-          ("amp",)),
-    # docs.windsurf.com/windsurf/cascade/skills: .windsurf/skills, ~/.codeium/windsurf/skills
-    Agent("windsurf", "Windsurf", ".windsurf/skills", ".codeium/windsurf/skills",
-          (".windsurf", ".codeium/windsurf")),
-    # docs.cline.bot/features/skills: .cline/skills, ~/.cline/skills
-    Agent("cline", "Cline", ".cline/skills", ".cline/skills", (".cline", ".clinerules")),
-    # docs.roocode.com/features/skills: .roo/skills, ~/.roo/skills
-    Agent("roo", "Roo Code", ".roo/skills", ".roo/skills", (".roo",)),
-    # kiro.dev/docs/skills: .kiro/skills, ~/.kiro/skills
-    Agent("kiro", "Kiro", ".kiro/skills", ".kiro/skills", (".kiro",), ("kiro-cli",)),
-    # docs.factory.ai/cli/configuration/skills: .factory/skills, ~/.factory/skills
-    Agent("droid", "Factory Droid", ".factory/skills", ".factory/skills", (".factory",),
-          ("droid",)),
-    # docs.firebender.com/api-reference/skills: .firebender/skills, ~/.firebender/skills
-    Agent("firebender", "Firebender", ".firebender/skills", ".firebender/skills",
-          (".firebender",)),
-    # docs.letta.com/configuration/skills: the project's .agents/skills; letta-code's
-    # src/agent/skills.ts: ~/.letta/skills for the user's own
-    Agent("letta", "Letta Code", SKILLS_DIR, ".letta/skills", (".letta",), ("letta",)),
-    # pi's docs/skills.md (earendil-works/pi): .agents/skills and .pi/skills;
-    # ~/.agents/skills and ~/.pi/agent/skills
-    Agent("pi", "Pi", SKILLS_DIR, SKILLS_DIR, (".pi",), ("pi",)),
-)}
-ALIASES = {"claude-code": "claude", "github-copilot": "copilot", "vscode": "copilot",
-           "gemini-cli": "gemini", "roo-code": "roo", "agent-skills": "agents",
-           "factory": "droid", "factory-droid": "droid"}
 
 
 def agent_names() -> list[str]:
