@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from registry.agent import AgentTask, TranscriptEntry, seed_workspace
+from registry.agent import AgentTask, Budget, TranscriptEntry, seed_workspace
 from registry.agent.harness import (
+    AUX_REQUESTS,
     HARNESSES,
     PLACEHOLDER_KEY,
     ModelProxy,
@@ -56,7 +57,7 @@ def skill(tmp_path: Path):
     return load_skill(folder)
 
 
-def _run(name: str, tmp_path: Path, *, skill=None, script=None):
+def _run(name: str, tmp_path: Path, *, skill=None, script=None, budget: Budget | None = None):
     """Run harness `name` once; (outcome, workspace, server, harness)."""
     agent_cli(name)
     sandbox = bwrap_sandbox()
@@ -68,7 +69,7 @@ def _run(name: str, tmp_path: Path, *, skill=None, script=None):
         workspace = seed_workspace(tmp_path / "ws", {"README.md": "relu kernel\n"}, skill=skill)
         task = AgentTask(PROMPT, workspace.path, skill_name=skill and skill.name,
                          skill_description=skill and skill.description,
-                         skill_path=workspace.skill_path)
+                         skill_path=workspace.skill_path, budget=budget or Budget())
         outcome = asyncio.run(harness.run(task))
     return outcome, workspace, server, harness
 
@@ -107,6 +108,18 @@ def test_baseline_runs_the_same_cli_without_the_skill(name, tmp_path):
     assert outcome.skill_files == [] and not outcome.activated
     kinds = [e.kind for e in outcome.transcript]
     assert kinds[0] == "user" and kinds.count("tool_result") == 4
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", HARNESSES)
+def test_the_turn_budget_stops_a_cli_that_keeps_going(name, tmp_path):
+    """The proxy holds the turn budget for every CLI (only Claude Code has a flag for it): past
+    `max_turns` + a few requests of the CLI's own, the model answers 400 and the CLI stops."""
+    script = [{"say": f"Step {i}.", "run": "true"} for i in range(30)]
+    outcome, _, server, harness = _run(name, tmp_path, script=script, budget=Budget(max_turns=3))
+    assert outcome.stop_reason == "turns" and outcome.error is None, outcome.error
+    assert 1 <= len(server.requests) <= 3 + AUX_REQUESTS
+    assert outcome.turns <= 3 + AUX_REQUESTS
 
 
 SNOOP = ("env; cat /proc/1/environ /proc/self/environ | tr '\\0' '\\n'; "

@@ -17,7 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from registry.agent.harness.adapters import ADAPTERS
-from registry.agent.harness.base import Adapter, Harness, count_turns, skill_files
+from registry.agent.harness.base import (
+    AUX_REQUESTS,
+    Adapter,
+    Harness,
+    count_turns,
+    skill_files,
+)
 from registry.agent.harness.proxy import PLACEHOLDER_KEY, ModelProxy
 from registry.agent.outcome import AgentRunner
 from registry.config import Settings
@@ -27,8 +33,9 @@ from registry.sandbox.base import Sandbox
 from registry.sandbox.bwrap import BwrapSandbox
 
 __all__ = [
-    "ADAPTERS", "HARNESSES", "PLACEHOLDER_KEY", "TOOLS_DIR", "Adapter", "Harness", "Installed",
-    "ModelProxy", "count_turns", "find_cli", "installed_clis", "make_harness", "skill_files",
+    "ADAPTERS", "AUX_REQUESTS", "HARNESSES", "PLACEHOLDER_KEY", "TOOLS_DIR", "Adapter", "Harness",
+    "Installed", "ModelProxy", "count_turns", "find_cli", "installed_clis", "make_harness",
+    "skill_files",
 ]
 
 HARNESSES = tuple(ADAPTERS)

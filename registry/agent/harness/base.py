@@ -31,6 +31,9 @@ from registry.sandbox.bwrap import BwrapSandbox
 HOME_INSIDE = "/home/agent"
 PORT = 8787  # inside the sandbox's own network namespace: every sample can use the same one
 EVENTS = ".hubskills-events.jsonl"
+# The turn budget, held by the proxy: a CLI may make a request or two of its own (a title, a
+# token count) beside its turns, so it gets `max_turns + AUX_REQUESTS` model requests.
+AUX_REQUESTS = 2
 MAX_EVENTS_BYTES = 64 << 20
 # Node and Bun reserve far more address space than they use: RLIMIT_AS must not bite them.
 CLI_LIMITS = dict(memory_bytes=64 << 30, file_bytes=1 << 30, processes=512)
@@ -98,7 +101,8 @@ class Harness:
             sockets.mkdir(mode=0o755)
             scratch.chmod(0o755)
             async with ModelProxy(upstream=self.base_url, key=self._key,
-                                  wire=self.adapter.wire, folder=sockets) as proxy:
+                                  wire=self.adapter.wire, folder=sockets,
+                                  max_posts=task.budget.max_turns + AUX_REQUESTS) as proxy:
                 self.last_proxy = proxy
                 result = await self._sandboxed(task, home, proxy)
             events = _read_events(home / EVENTS)
@@ -110,6 +114,8 @@ class Harness:
         outcome.wall_s = time.monotonic() - started
         if result.timed_out:
             outcome.stop_reason = "wall_time"
+        elif proxy.over_budget or parsed.stopped_at_turns:  # a budget stop, not a failure
+            outcome.stop_reason = "turns"  # (the proxy's refusal, or Claude Code's --max-turns)
         elif result.exit_code != 0 or parsed.error:
             outcome.stop_reason = "error"
             outcome.error = parsed.error or (f"{self.adapter.binary} exited with "

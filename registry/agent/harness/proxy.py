@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 from pathlib import Path
 from typing import Literal
@@ -73,7 +74,8 @@ with open(events, "wb") as out:
 class ModelProxy:
     """Forwards HTTP requests from a Unix socket to one model endpoint, with the real key."""
 
-    def __init__(self, *, upstream: str, key: str | None, wire: Wire, folder: Path) -> None:
+    def __init__(self, *, upstream: str, key: str | None, wire: Wire, folder: Path,
+                 max_posts: int | None = None) -> None:
         parts = urlsplit(upstream.rstrip("/"))
         self.origin = f"{parts.scheme}://{parts.netloc}"
         self.prefix = parts.path.rstrip("/")  # requests must stay under it
@@ -81,6 +83,9 @@ class ModelProxy:
         self.socket_path = folder / SOCKET_NAME
         self.refused: list[str] = []  # request targets refused, for the report and the tests
         self.forwarded = 0
+        self.posts = 0  # model requests (POSTs) forwarded: the CLI's turns, and a few of its own
+        self.max_posts = max_posts  # past it, every model request gets a 400: the turn budget
+        self.over_budget = False
         self._server: asyncio.AbstractServer | None = None
         self._client: httpx.AsyncClient | None = None
 
@@ -116,6 +121,13 @@ class ModelProxy:
                 await _reply(writer, 403, b"hubskills proxy: only the model endpoint is reachable")
                 return
             body = await _read_body(reader, headers)
+            if method.upper() == "POST":
+                if self.max_posts is not None and self.posts >= self.max_posts:
+                    self.over_budget = True
+                    await _reply(writer, 400, _budget_error(self.wire, self.max_posts),
+                                 "application/json")
+                    return
+                self.posts += 1
             await self._forward(writer, method, target, headers, body)
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
             with contextlib.suppress(ConnectionError):
@@ -196,8 +208,22 @@ def _without_key(target: str) -> str:
     return path + ("?" + "&".join(kept) if kept else "")
 
 
-async def _reply(writer: asyncio.StreamWriter, status: int, text: bytes) -> None:
+def _budget_error(wire: Wire, limit: int) -> bytes:
+    """A non-retryable error in the wire's own shape, so the CLI stops instead of retrying."""
+    message = f"hubskills: this sample's turn budget is spent ({limit} model requests)"
+    if wire == "anthropic":
+        error: dict = {"type": "error",
+                       "error": {"type": "invalid_request_error", "message": message}}
+    elif wire == "gemini":
+        error = {"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}}
+    else:
+        error = {"error": {"message": message, "type": "invalid_request_error", "code": None}}
+    return json.dumps(error).encode()
+
+
+async def _reply(writer: asyncio.StreamWriter, status: int, text: bytes,
+                 content_type: str = "text/plain") -> None:
     reason = {400: "Bad Request", 403: "Forbidden", 502: "Bad Gateway"}[status]
-    writer.write(f"HTTP/1.1 {status} {reason}\r\ncontent-type: text/plain\r\n"
+    writer.write(f"HTTP/1.1 {status} {reason}\r\ncontent-type: {content_type}\r\n"
                  f"content-length: {len(text)}\r\nconnection: close\r\n\r\n".encode() + text)
     await writer.drain()
