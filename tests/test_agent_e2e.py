@@ -121,15 +121,21 @@ def test_claude_code_harness_end_to_end():
         result = _eval("-m", "anthropic/fake", "--harness", "claude-code",
                        ANTHROPIC_API_KEY="sk-hubskills-e2e-key", ANTHROPIC_BASE_URL=server.url)
         assert result.returncode == 0, result.stderr
-        assert server.requests  # the CLI called the fake model
+        asked = len(server.requests)
+        assert asked  # the CLI called the fake model
+        again = _eval("-m", "anthropic/fake", "--harness", "claude-code",
+                      ANTHROPIC_API_KEY="sk-hubskills-e2e-key", ANTHROPIC_BASE_URL=server.url)
+        assert again.returncode == 0, again.stderr
+        assert len(server.requests) == asked  # the rerun's model answers came from the cache
 
     out = result.stdout
+    assert again.stdout.count("100%") == out.count("100%")  # and gave the same table
     assert _arm_line(out, "anthropic/fake", "baseline", "harness:claude-code") == "0%"
     assert _arm_line(out, "anthropic/fake", "skill", "harness:claude-code") == "100%"
     assert "activation recall 100% (2 of 2 samples read SKILL.md)" in out
 
-    [manifest] = runs(Path(os.environ["HUBSKILLS_HOME"]))
-    assert manifest["harness"] == "claude-code"
+    manifest, rerun = runs(Path(os.environ["HUBSKILLS_HOME"]))  # the same answers in both
+    assert manifest["harness"] == rerun["harness"] == "claude-code"
     rows = _rows(manifest["run_id"])
     _assert_rows(rows, "harness:claude-code")
     # the CLI's own tools wrote the files the workspace checks graded

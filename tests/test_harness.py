@@ -21,8 +21,10 @@ from registry.agent.harness import (
     make_harness,
     skill_files,
 )
+from registry.agent.harness.replay import Replay
 from registry.config import Settings
 from registry.errors import HubskillsError
+from registry.evaluation.cache import ResponseCache
 from registry.format.skill import load_skill
 from registry.providers.anthropic import AnthropicProvider
 from registry.providers.model import Model
@@ -120,6 +122,50 @@ def test_the_turn_budget_stops_a_cli_that_keeps_going(name, tmp_path):
     assert outcome.stop_reason == "turns" and outcome.error is None, outcome.error
     assert 1 <= len(server.requests) <= 3 + AUX_REQUESTS
     assert outcome.turns <= 3 + AUX_REQUESTS
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", HARNESSES)
+def test_a_rerun_is_answered_from_the_cache_and_another_repeat_is_not(name, tmp_path, skill):
+    agent_cli(name)
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    with HarnessServer(root="/workspace", skill=SKILL, skill_dir=".claude/skills"
+                       if name == "claude-code" else ".agents/skills") as server:
+        harness = make_harness(name, model=_model(name, server.url), sandbox=bwrap_sandbox(),
+                               settings=Settings.from_env({}), cache=cache)
+
+        def once(folder: str, seed: int):
+            workspace = seed_workspace(tmp_path / folder, {"README.md": "relu kernel\n"},
+                                       skill=skill)
+            task = AgentTask(PROMPT, workspace.path, skill_name=skill.name,
+                             skill_description=skill.description,
+                             skill_path=workspace.skill_path, seed=seed)
+            return asyncio.run(harness.run(task)), workspace
+
+        first, _ = once("ws1", 0)
+        asked = len(server.requests)
+        again, workspace = once("ws2", 0)
+        assert len(server.requests) == asked and again.cached and not first.cached
+        assert (again.final_text, again.turns, again.stop_reason) == \
+            (first.final_text, first.turns, "answered")
+        assert GOOD_LINE in (workspace.path / "build.toml").read_text()  # the CLI really ran
+        other, _ = once("ws3", 1)  # another repeat is asked anew
+        assert len(server.requests) == 2 * asked and not other.cached
+
+
+def test_replay_keys_ignore_ids_and_session_data_but_not_the_conversation():
+    replay = Replay({}, "s", (r"Chunk ID: \w+",))  # keys need no store
+    body = {"model": "m", "metadata": {"user_id": "u1"}, "prompt_cache_key": "k1",
+            "input": [{"id": "a1", "role": "user", "content": "hi"},
+                      {"call_id": "c1", "output": "Chunk ID: 3f2a\nok"}]}
+    same = {**body, "metadata": {"user_id": "u2"}, "prompt_cache_key": "k2",
+            "input": [{"id": "b7", "role": "user", "content": "hi"},
+                      {"call_id": "c9", "output": "Chunk ID: 77aa\nok"}]}
+    differs = {**body, "input": [{"id": "a1", "role": "user", "content": "hello"}]}
+    key = replay.key("/v1/responses", json.dumps(body).encode())
+    assert replay.key("/v1/responses", json.dumps(same).encode()) == key
+    assert replay.key("/v1/responses", json.dumps(differs).encode()) != key
+    assert Replay({}, "another repeat").key("/v1/responses", json.dumps(body).encode()) != key
 
 
 SNOOP = ("env; cat /proc/1/environ /proc/self/environ | tr '\\0' '\\n'; "

@@ -25,6 +25,7 @@ from registry.agent.harness.base import (
     skill_files,
 )
 from registry.agent.harness.proxy import PLACEHOLDER_KEY, ModelProxy
+from registry.agent.harness.replay import ResponseStore
 from registry.agent.outcome import AgentRunner
 from registry.config import Settings
 from registry.errors import HubskillsError
@@ -68,7 +69,7 @@ def installed_clis(tools: Path = TOOLS_DIR) -> dict[str, Installed | None]:
 
 
 def make_harness(name: str, *, model: Model, sandbox: Sandbox | None, settings: Settings,
-                 tools: Path = TOOLS_DIR) -> AgentRunner:
+                 tools: Path = TOOLS_DIR, cache: ResponseStore | None = None) -> AgentRunner:
     """The runner for `--harness NAME`; checks everything that costs nothing first.
 
     Raises:
@@ -108,4 +109,4 @@ def make_harness(name: str, *, model: Model, sandbox: Sandbox | None, settings: 
     return Harness(adapter, model=model, sandbox=sandbox, cli=installed.binary,
                    install=installed.install, base_url=str(base_url),
                    key=getattr(model.provider, "api_key", None),
-                   node=Path(os.path.realpath(node)))
+                   node=Path(os.path.realpath(node)), cache=cache)

@@ -112,6 +112,8 @@ class Codex(Adapter):
     binary: ClassVar[str] = "codex"
     wire: ClassVar[Wire] = "openai"
     providers: ClassVar[frozenset[str]] = OPENAI_FAMILY
+    # each exec_command result starts with a random chunk id and the command's wall time
+    volatile: ClassVar[tuple[str, ...]] = (r"Chunk ID: \w+", r"Wall time: [0-9.]+ seconds")
 
     def prepare(self, home: Path, base_url: str, model_id: str) -> dict[str, str]:
         (home / ".codex").mkdir()

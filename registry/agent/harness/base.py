@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from registry.agent.harness.proxy import FORWARDER, ModelProxy, Wire
+from registry.agent.harness.replay import Replay, ResponseStore
 from registry.agent.outcome import AgentOutcome, AgentTask, Budget, TranscriptEntry
 from registry.providers.base import Usage
 from registry.providers.model import Model
@@ -62,6 +63,7 @@ class Adapter:
     wire: ClassVar[Wire]
     providers: ClassVar[frozenset[str]]  # model provider families whose API the CLI speaks
     skills_folder: ClassVar[str] = ".agents/skills"
+    volatile: ClassVar[tuple[str, ...]] = ()  # patterns that differ between identical requests
 
     def prepare(self, home: Path, base_url: str, model_id: str) -> dict[str, str]:
         """Write the CLI's config under `home` (seen as HOME_INSIDE); its environment."""
@@ -80,9 +82,10 @@ class Harness:
     """Runs `adapter`'s CLI (at `cli`, installed under `install`) for each task."""
 
     def __init__(self, adapter: Adapter, *, model: Model, sandbox: BwrapSandbox, cli: Path,
-                 install: Path, base_url: str, key: str | None, node: Path) -> None:
+                 install: Path, base_url: str, key: str | None, node: Path,
+                 cache: ResponseStore | None = None) -> None:
         self.adapter, self.model, self.sandbox = adapter, model, sandbox
-        self.cli, self.install, self.node = cli, install, node
+        self.cli, self.install, self.node, self.cache = cli, install, node, cache
         self.base_url, self._key = base_url, key
         self.name = f"harness:{adapter.name}"
         self.last_proxy: ModelProxy | None = None  # the tests read what it refused
@@ -102,7 +105,8 @@ class Harness:
             scratch.chmod(0o755)
             async with ModelProxy(upstream=self.base_url, key=self._key,
                                   wire=self.adapter.wire, folder=sockets,
-                                  max_posts=task.budget.max_turns + AUX_REQUESTS) as proxy:
+                                  max_posts=task.budget.max_turns + AUX_REQUESTS,
+                                  replay=self._replay(task)) as proxy:
                 self.last_proxy = proxy
                 result = await self._sandboxed(task, home, proxy)
             events = _read_events(home / EVENTS)
@@ -112,6 +116,7 @@ class Harness:
         parsed = self.adapter.parse(events)
         outcome = self._outcome(task, parsed)
         outcome.wall_s = time.monotonic() - started
+        outcome.cached = proxy.replay is not None and proxy.replay.all_replayed
         if result.timed_out:
             outcome.stop_reason = "wall_time"
         elif proxy.over_budget or parsed.stopped_at_turns:  # a budget stop, not a failure
@@ -121,6 +126,15 @@ class Harness:
             outcome.error = parsed.error or (f"{self.adapter.binary} exited with "
                                              f"{result.exit_code}: {result.stderr[-500:]}")
         return outcome
+
+    def _replay(self, task: AgentTask) -> Replay | None:
+        """The response cache for this sample: its key names the CLI, the model, its endpoint
+        and the repeat, so repeats and models never share answers."""
+        if self.cache is None:
+            return None
+        sample = f"{self.adapter.package}@{self.adapter.version}|{self.model.ref}|" \
+                 f"{self.base_url}|{task.seed}"
+        return Replay(self.cache, sample, self.adapter.volatile)
 
     async def _sandboxed(self, task: AgentTask, home: Path, proxy: ModelProxy) -> Any:
         inside_url = f"http://127.0.0.1:{PORT}{proxy.prefix}"

@@ -19,11 +19,14 @@ import asyncio
 import contextlib
 import json
 import os
+from http import HTTPStatus
 from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
 import httpx
+
+from registry.agent.harness.replay import Recorded, Replay
 
 Wire = Literal["anthropic", "openai", "gemini"]
 PLACEHOLDER_KEY = "hubskills-placeholder-key"  # what the CLI inside holds instead of a key
@@ -75,7 +78,7 @@ class ModelProxy:
     """Forwards HTTP requests from a Unix socket to one model endpoint, with the real key."""
 
     def __init__(self, *, upstream: str, key: str | None, wire: Wire, folder: Path,
-                 max_posts: int | None = None) -> None:
+                 max_posts: int | None = None, replay: Replay | None = None) -> None:
         parts = urlsplit(upstream.rstrip("/"))
         self.origin = f"{parts.scheme}://{parts.netloc}"
         self.prefix = parts.path.rstrip("/")  # requests must stay under it
@@ -86,6 +89,7 @@ class ModelProxy:
         self.posts = 0  # model requests (POSTs) forwarded: the CLI's turns, and a few of its own
         self.max_posts = max_posts  # past it, every model request gets a 400: the turn budget
         self.over_budget = False
+        self.replay = replay  # answers from the response cache, when the run uses it
         self._server: asyncio.AbstractServer | None = None
         self._client: httpx.AsyncClient | None = None
 
@@ -128,6 +132,9 @@ class ModelProxy:
                                  "application/json")
                     return
                 self.posts += 1
+                if self.replay is not None:
+                    await self._replayed(writer, method, target, headers, body)
+                    return
             await self._forward(writer, method, target, headers, body)
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
             with contextlib.suppress(ConnectionError):
@@ -142,8 +149,25 @@ class ModelProxy:
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
 
+    async def _replayed(self, writer: asyncio.StreamWriter, method: str, target: str,
+                        headers: list[tuple[str, str]], body: bytes) -> None:
+        """The cached answer to this request, else the model's, kept for next time."""
+        assert self.replay is not None
+        key = self.replay.key(_without_key(target), body)
+        recorded = self.replay.get(key)
+        if recorded is not None:
+            _write_head(writer, recorded.status, recorded.headers)
+            writer.write(recorded.body)
+            await writer.drain()
+            return
+        kept: list[bytes] = []
+        status, sent_back = await self._forward(writer, method, target, headers, body, kept)
+        self.replay.put(key, Recorded(status, sent_back, b"".join(kept)))
+
     async def _forward(self, writer: asyncio.StreamWriter, method: str, target: str,
-                       headers: list[tuple[str, str]], body: bytes) -> None:
+                       headers: list[tuple[str, str]], body: bytes,
+                       kept: list[bytes] | None = None) -> tuple[int, list[tuple[str, str]]]:
+        """Send the request upstream and stream the answer back (into `kept` too)."""
         assert self._client is not None
         sent = [(k, v) for k, v in headers if k.lower() not in _DROP] + self._credentials()
         request = self._client.build_request(method, self.origin + _without_key(target),
@@ -151,15 +175,17 @@ class ModelProxy:
         response = await self._client.send(request, stream=True)
         self.forwarded += 1
         try:
-            lines = [f"HTTP/1.1 {response.status_code} {response.reason_phrase}"]
-            lines += [f"{k}: {v}" for k, v in response.headers.multi_items()
-                      if k.lower() not in _DROP_BACK]
-            writer.write(("\r\n".join(lines + ["connection: close", "", ""])).encode("latin-1"))
+            back = [(k, v) for k, v in response.headers.multi_items()
+                    if k.lower() not in _DROP_BACK]
+            _write_head(writer, response.status_code, back)
             async for chunk in response.aiter_bytes():
                 writer.write(chunk)
+                if kept is not None:
+                    kept.append(chunk)
                 await writer.drain()
         finally:
             await response.aclose()
+        return response.status_code, back
 
     def _credentials(self) -> list[tuple[str, str]]:
         if not self.key:
@@ -169,6 +195,16 @@ class ModelProxy:
         if self.wire == "gemini":
             return [("x-goog-api-key", self.key)]
         return [("authorization", f"Bearer {self.key}")]
+
+
+def _write_head(writer: asyncio.StreamWriter, status: int, headers: list[tuple[str, str]]) -> None:
+    """The status line and headers of an answer whose body ends when the connection closes."""
+    try:
+        reason = HTTPStatus(status).phrase
+    except ValueError:
+        reason = ""
+    lines = [f"HTTP/1.1 {status} {reason}", *(f"{k}: {v}" for k, v in headers)]
+    writer.write(("\r\n".join(lines + ["connection: close", "", ""])).encode("latin-1"))
 
 
 def _parse_head(head: bytes) -> tuple[str, str, list[tuple[str, str]]]:

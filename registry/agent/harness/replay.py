@@ -1,0 +1,108 @@
+"""Answers a harness's model requests from the response cache, so a rerun calls no model.
+
+A CLI's requests are not byte-identical from one run to the next even when the conversation is:
+they carry session and device ids, ids of tool calls the CLI made up, and (Codex) a random chunk
+id and the wall time in each tool result. Measured on the four pinned CLIs against the scripted
+fake model, everything else in a request is the same. So a request's key is its body with those
+parts taken out (`VOLATILE_KEYS` at any depth, the adapter's `volatile` patterns in any string),
+plus the sample's own key (CLI, model, endpoint, repeat): two repeats never share an answer, and
+a conversation that really differs (another tool output, another prompt) misses and is asked.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+VOLATILE_KEYS = frozenset({
+    "metadata", "client_metadata", "prompt_cache_key", "user", "session_id",  # session, device
+    "id", "call_id", "tool_call_id", "tool_use_id",  # ids the CLI makes up for calls and items
+})
+
+
+class ResponseStore(Protocol):
+    """Where answers are kept (the evaluation's `ResponseCache`)."""
+
+    def get(self, key: str) -> dict[str, Any] | None: ...
+
+    def put(self, key: str, value: dict[str, Any]) -> None: ...
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One model answer as the CLI received it."""
+
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready; a text body stays text, so the cache's scrubber sees what it says."""
+        data: dict[str, Any] = {"harness_status": self.status,
+                                "headers": [list(h) for h in self.headers]}
+        try:
+            data["text"] = self.body.decode("utf-8")
+        except UnicodeDecodeError:
+            data["base64"] = base64.b64encode(self.body).decode("ascii")
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Recorded | None:
+        if "harness_status" not in data:  # not a harness record: never replay it
+            return None
+        body = (data["text"].encode("utf-8") if "text" in data
+                else base64.b64decode(data["base64"]))
+        return cls(data["harness_status"], [(k, v) for k, v in data["headers"]], body)
+
+
+class Replay:
+    """The cache seen from one sample: keys its requests, counts hits and misses."""
+
+    def __init__(self, store: ResponseStore, sample: str, volatile: Sequence[str] = ()) -> None:
+        self.store, self.sample = store, sample
+        self.volatile = [re.compile(pattern) for pattern in volatile]
+        self.hits = self.misses = 0
+
+    def key(self, target: str, body: bytes) -> str:
+        """The cache key of a request to `target` (path and query) with `body`."""
+        try:
+            content: Any = _stable(json.loads(body), self.volatile)
+        except (ValueError, UnicodeDecodeError):
+            content = hashlib.sha256(body).hexdigest()
+        text = json.dumps([self.sample, target, content], sort_keys=True, ensure_ascii=False)
+        return "harness:" + hashlib.sha256(text.encode()).hexdigest()
+
+    def get(self, key: str) -> Recorded | None:
+        found = self.store.get(key)
+        recorded = Recorded.from_dict(found) if found is not None else None
+        if recorded is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return recorded
+
+    def put(self, key: str, recorded: Recorded) -> None:
+        if recorded.status == 200:  # errors are asked again next time
+            self.store.put(key, recorded.to_dict())
+
+    @property
+    def all_replayed(self) -> bool:
+        """Every model request of the sample was answered from the cache."""
+        return self.hits > 0 and self.misses == 0
+
+
+def _stable(value: Any, volatile: list[re.Pattern[str]]) -> Any:
+    """`value` without the volatile keys, its strings without the volatile patterns."""
+    if isinstance(value, dict):
+        return {k: _stable(v, volatile) for k, v in value.items() if k not in VOLATILE_KEYS}
+    if isinstance(value, list):
+        return [_stable(v, volatile) for v in value]
+    if isinstance(value, str):
+        for pattern in volatile:
+            value = pattern.sub("", value)
+    return value
