@@ -59,6 +59,7 @@ class JobPlan:
     wheel: str
     tests: str | None = None
     flush_every: int = 20
+    has_code: bool = False  # code checks or agent mode: code runs, only in a sandbox
     jobs: dict[str, list[str]] = field(default_factory=dict)  # shard index -> job ids, oldest 1st
 
     @property
@@ -84,6 +85,11 @@ class JobPlan:
         data["manifest"] = RunManifest.model_validate(data["manifest"])
         data["shards"] = [[tuple(unit) for unit in shard] for shard in data["shards"]]
         return cls(**data)
+
+    @property
+    def needs_sandbox(self) -> bool:
+        """Whether the Job must have bubblewrap (code runs, and was not left out)."""
+        return self.has_code and self.config.get("code_checks") != "skip"
 
     @staticmethod
     def config_of(config: EvalConfig) -> dict[str, Any]:

@@ -1,10 +1,11 @@
 """One shard, inside its Job: run the shard's missing samples and append their rows.
 
 The Job received the token and model keys as secrets (its environment), the endpoint in its
-plain environment, and `repo RUN_ID SHARD` as arguments. It reads the plan and the skill from
-the results dataset repo, then for each model of the shard runs the one engine
-(`run_evaluation`) as a resume of a local run seeded with the rows already in the repo, so a
-retried or resumed shard asks only for samples that have no row yet. Rows go up every
+plain environment, and `repo RUN_ID SHARD` as arguments. It reads the plan, probes the sandbox
+when the run executes code (`sandbox_check`: it stops before any model call when none works),
+reads the skill from the results dataset repo, then for each model of the shard runs the one
+engine (`run_evaluation`) as a resume of a local run seeded with the rows already in the repo,
+so a retried or resumed shard asks only for samples that have no row yet. Rows go up every
 `flush_every` answers (and at the end, and on SIGTERM), each batch one immutable file.
 """
 
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from registry._version import __version__
 from registry.config import Settings
+from registry.errors import HubskillsError
 from registry.evaluation.engine import run_evaluation
 from registry.evaluation.results import (
     ResultRow,
@@ -30,6 +32,13 @@ from registry.evaluation.results import (
 from registry.evaluation.stopping import StopSignal
 from registry.hub import HubClient
 from registry.jobs.plan import PROGRESS, JobPlan, RunFiles, Unit
+from registry.jobs.sandbox_check import (
+    EXIT_NO_SANDBOX,
+    NO_SANDBOX_LINE,
+    SANDBOX_LINE,
+    probe,
+    reason_of,
+)
 from registry.secrets import scrub
 
 FLUSH_SECONDS = 30.0
@@ -73,6 +82,8 @@ def run_shard(settings: Settings, repo: str, run_id: str, shard: int) -> int:
     client = HubClient(settings.hf_endpoint, settings.hf_token, settings.home / "hub-cache")
     files = RunFiles(client, repo, run_id)
     plan = files.plan()
+    if not _sandbox_ready(settings, plan, shard):
+        return EXIT_NO_SANDBOX
     existing = files.rows()
     done = latest_rows([row for rows in existing.values() for row in rows])
     units = plan.shards[shard]
@@ -102,6 +113,21 @@ def run_shard(settings: Settings, repo: str, run_id: str, shard: int) -> int:
             uploader.flush()
     say(f"shard {shard}: {status}")
     return 0 if status == "complete" else 1
+
+
+def _sandbox_ready(settings: Settings, plan: JobPlan, shard: int) -> bool:
+    """Probe the sandbox as a local run does, before any model call; say what was found."""
+    config = plan.eval_config()
+    try:
+        status = probe(settings, has_code=plan.has_code, sandbox=config.sandbox,
+                       code_checks=config.code_checks)
+    except HubskillsError as err:
+        say(f"{NO_SANDBOX_LINE} {shard} {reason_of(err)}")
+        say(f"shard {shard}: stopped before any model call: the run executes code, which "
+            "runs only in a sandbox")
+        return False
+    say(f"{SANDBOX_LINE} {shard} {status}")
+    return True
 
 
 def _run_model(settings: Settings, plan: JobPlan, shard: int, model: str, cases: list[str],
