@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +27,7 @@ from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.engine import EvalConfig, run_evaluation
 from registry.evaluation.report import summarize
+from registry.evaluation.results import read_manifest, read_transcripts
 from registry.jobs import run_on_jobs
 from registry.jobs.bootstrap import APT_INSTALL, BOOTSTRAP, bwrap_install
 from registry.jobs.sandbox_check import NO_SANDBOX_LINE, SANDBOX_LINE
@@ -127,8 +129,8 @@ def test_agent_mode_on_jobs_gives_the_summary_of_the_same_local_run(hub, tmp_pat
         local = run_evaluation(skill, config, Settings.from_env(env_for(hub, tmp_path / "a",
                                                                         **base)))
         asked = script.requests
-        run = run_on_jobs(skill, config, Settings.from_env(env_for(hub, tmp_path / "b", **base)),
-                          shards=2, poll_s=0.2)
+        settings = Settings.from_env(env_for(hub, tmp_path / "b", **base))
+        run = run_on_jobs(skill, config, settings, shards=2, poll_s=0.2)
     assert script.requests - asked == asked == 4 * 2 * 5  # five model turns a sample, both
     assert run.manifest.status == "complete" and run.manifest.mode == "agent"
     assert (run.manifest.sandbox, run.manifest.agent_budget) == ("bwrap",
@@ -137,6 +139,15 @@ def test_agent_mode_on_jobs_gives_the_summary_of_the_same_local_run(hub, tmp_pat
     assert {r.stop_reason for r in run.rows} == {"answered"}
     assert sum(r.tool_counts().get("run", 0) for r in run.rows) == 4 * 2 * 2  # commands ran
     assert untimed(summarize(run.rows)) == untimed(summarize(local.rows))
+    # the shards' transcripts came back with the rows: `runs show --case` works as locally
+    def sample(record: dict) -> tuple:
+        return (record["model"], record["arm"], record["case_id"], record["repeat"],
+                record["stop_reason"], [change["path"] for change in record["diff"]],
+                [step["kind"] for step in record["transcript"]])
+    there = read_transcripts(settings.runs_dir, run.manifest.run_id)
+    here = read_transcripts(Settings.from_env(env_for(hub, tmp_path / "a")).runs_dir,
+                            local.manifest.run_id)
+    assert len(there) == 4 * 2 and sorted(map(sample, there)) == sorted(map(sample, here))
 
 
 def test_a_job_without_a_sandbox_stops_before_any_model_call(hub, tmp_path, monkeypatch,
@@ -156,15 +167,27 @@ def test_a_job_without_a_sandbox_stops_before_any_model_call(hub, tmp_path, monk
         assert len(hub.jobs.jobs) == 2  # and none was retried: a retry would stop again
         main([*args, "--skip-code-checks"])
         skipped = capsys.readouterr()
+        assert len(models.requests) == 4 * 2 and len(hub.jobs.jobs) == 4
+        run_id = re.search(r"run (\d{8}-\d{6}-\w+) stopped", said.err).group(1)
+        del hub.jobs.image_env["HUBSKILLS_BWRAP"]  # an image whose bubblewrap works
+        main([*args, "--resume", run_id, "--image", "me/python-bwrap:3.12"])
+        resumed = capsys.readouterr()
     assert stopped.value.code == 1 and "Traceback" not in said.err
     assert "stopped before any model call" in said.err and "--image" in said.err
     assert "bubblewrap is not installed" in said.err
     reasons = [line for line in job_lines(hub) if line.startswith(NO_SANDBOX_LINE)]
     assert len(reasons) == 2 and all("no-bwrap-in-this-image" in line for line in reasons)
     # --skip-code-checks: the same image runs the rest, and the report says what was left out
-    assert "left out" in skipped.err and len(models.requests) == 4 * 2
-    assert len(hub.jobs.jobs) == 4 and "with skill" in skipped.out.lower()
-    assert KEY not in said.err + said.out + skipped.err + skipped.out
+    assert "left out" in skipped.err and "with skill" in skipped.out.lower()
+    # the stopped run, resumed in an image with a sandbox: every check runs there
+    images = [job.spec.get("dockerImage") for job in hub.jobs.jobs.values()]
+    assert images == ["python:3.12"] * 4 + ["me/python-bwrap:3.12"] * 2
+    assert len(models.requests) == 2 * 4 * 2 and "with skill" in resumed.out.lower()
+    assert "left out" not in resumed.err
+    finished = read_manifest(Settings.from_env().runs_dir, run_id)
+    assert (finished.status, finished.sandbox, finished.code_checks) == ("complete", "bwrap",
+                                                                         "bwrap")
+    assert KEY not in said.err + said.out + skipped.err + skipped.out + resumed.out
 
 
 def test_what_cannot_run_on_jobs_is_refused_before_anything_starts(hub, tmp_path):

@@ -100,8 +100,7 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
                  skip_code_checks: bool, max_turns: int, max_tool_calls: int,
                  max_agent_tokens: int, agent_wall_time: float, command_timeout: float,
                  harness: str | None, on: str, flavor: str, image: str | None, shards: int,
-                 detach: bool,
-                 poll: float, as_json: bool, verbose: bool) -> None:
+                 detach: bool, poll: float, as_json: bool, verbose: bool) -> None:
     """Evaluate a skill: each case with and without the skill, on each model.
 
     Options, keys and the --push destination are checked before the first model call. Ctrl-C

@@ -21,6 +21,7 @@ from registry.errors import HubskillsError
 from registry.evaluation.checks import has_code_checks
 from registry.evaluation.engine import EvalConfig, EvalRun
 from registry.evaluation.results import (
+    TRANSCRIPTS,
     RunManifest,
     RunWriter,
     count_samples,
@@ -264,6 +265,11 @@ def _save(settings: Settings, plan: JobPlan, there: Remote,
     writer = RunWriter(settings.runs_dir, manifest, resume=True)
     for row in rows:
         writer.add(row)
+    if manifest.mode == "agent":  # the shards' transcripts, for `runs show --case`
+        (folder / TRANSCRIPTS).unlink(missing_ok=True)
+        for record in there.files.transcripts():
+            if (record.get("model"), record.get("case_id")) in units:
+                writer.add_transcript(record)
     status, note = _outcome(writer.manifest, plan, there, latest)
     count_samples(writer.manifest, rows, status)
     writer.close(status, note)

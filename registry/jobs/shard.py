@@ -23,11 +23,13 @@ from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.engine import run_evaluation
 from registry.evaluation.results import (
+    TRANSCRIPTS,
     ResultRow,
     RunManifest,
     RunWriter,
     latest_rows,
     rows_to_jsonl,
+    run_dir,
 )
 from registry.evaluation.stopping import StopSignal
 from registry.hub import HubClient
@@ -105,8 +107,8 @@ def run_shard(settings: Settings, repo: str, run_id: str, shard: int) -> int:
         try:
             for model in dict.fromkeys(m for m, _ in units):
                 cases = [c for m, c in units if m == model]
-                status = _run_model(settings, plan, shard, model, cases, done, skill_dir, suite,
-                                    add, stop)
+                status = _run_model(settings, files, plan, shard, model, cases, done, skill_dir,
+                                    suite, add, stop)
                 if status != "complete":
                     break
         finally:
@@ -130,10 +132,11 @@ def _sandbox_ready(settings: Settings, plan: JobPlan, shard: int) -> bool:
     return True
 
 
-def _run_model(settings: Settings, plan: JobPlan, shard: int, model: str, cases: list[str],
-               done: list[ResultRow], skill_dir: Path, suite: Path | None,
+def _run_model(settings: Settings, files: RunFiles, plan: JobPlan, shard: int, model: str,
+               cases: list[str], done: list[ResultRow], skill_dir: Path, suite: Path | None,
                add: Callable[[ResultRow], None], stop: StopSignal) -> str:
-    """The shard's cases on one model, as a resume of a local run seeded with `done`."""
+    """The shard's cases on one model, as a resume of a local run seeded with `done`; its
+    agent transcripts (agent mode) go up beside the rows."""
     keep: set[Unit] = {(model, case) for case in cases}
     local_id = f"{plan.run_id}-s{shard}-m{plan.manifest.models.index(model)}"
     seeded = plan.manifest.model_copy(update={
@@ -150,6 +153,9 @@ def _run_model(settings: Settings, plan: JobPlan, shard: int, model: str, cases:
                             skill_revision=plan.manifest.skill_revision,
                             skill_version=plan.manifest.skill_version,
                             warn=lambda text: say(f"warning: {text}"))
+    saved = run_dir(settings.runs_dir, local_id) / TRANSCRIPTS
+    if saved.is_file() and (text := saved.read_text(encoding="utf-8")).strip():
+        files.add_transcripts(shard, plan.manifest.models.index(model), scrub(text))
     missing = result.manifest.samples_planned - result.manifest.samples_done
     if result.manifest.status != "complete" or missing:
         return result.manifest.status if result.manifest.status != "complete" else "partial"
