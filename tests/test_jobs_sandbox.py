@@ -118,8 +118,12 @@ def untimed(summaries: list) -> list[dict]:
     return [drop(summary.to_dict()) for summary in summaries]
 
 
-def test_agent_mode_on_jobs_gives_the_summary_of_the_same_local_run(hub, tmp_path):
+def test_agent_mode_on_jobs_gives_the_summary_of_the_same_local_run(hub, tmp_path, monkeypatch):
     bwrap_sandbox()
+    # The same tools as the fake Job's "image" (this interpreter's folder first on PATH): the
+    # agent's `python3` must be the same Python here and there, or its error texts differ.
+    monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep
+                       + os.environ.get("PATH", ""))
     skill = make_agent_skill(tmp_path)
     config = EvalConfig(models=["local/fake-agent"], runs=1, mode="agent",
                         case_ids=["c1", "c4", "c5", "c6"])
