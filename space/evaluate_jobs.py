@@ -4,15 +4,15 @@ On a Space (off a Space the owner runs everything on this machine, as the CLI do
 
 - a small evaluation without code (at most `MAX_HERE_ANSWERS` answers, no `python`/`exec`
   check) runs on this machine, for anyone;
-- one with code checks, or with more answers, runs as Hugging Face Jobs (`run_on_jobs`) under
-  the **signed-in visitor's own token**: their account, their quota, their results repo. An
+- one with code checks, in agent mode, or with more answers, runs as Hugging Face Jobs
+  (`run_on_jobs`) under the **signed-in visitor's own token**: their account, their quota,
+  their results repo. An
   anonymous visitor is told to sign in and nothing runs. The visitor's token reaches the Jobs
   only as the client's token and as a Job secret; model keys go only as secrets, and only the
   visitor's typed ones (the server's keys are never lent to a Job, whatever
-  `HUBSKILLS_SPACE_LEND_KEYS` says: the Job is the visitor's). In the Job, code checks run in
-  bubblewrap or the shard stops with the reason: never unsandboxed.
-- agent mode stays on this machine, in bwrap, for signed-in visitors (Jobs refuse it: the job
-  image has no bubblewrap); where bwrap does not work here it is refused with the reason.
+  `HUBSKILLS_SPACE_LEND_KEYS` says: the Job is the visitor's). In the Job, code checks and the
+  agent's commands run in bubblewrap (installed there when the image lacks it), or the shard
+  stops before any model call with the probe's reason: never unsandboxed.
 """
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ def planned_answers(cases: list[Case], config: EvalConfig) -> int:
 
 def jobs_reason(cases: list[Case], config: EvalConfig) -> str | None:
     """Why this evaluation runs as Jobs on a Space; None when it runs on this machine."""
-    if config.mode == "agent":  # Jobs refuse agent mode; it stays here (module docstring)
-        return None
+    if config.mode == "agent":
+        return "agent mode runs the commands a model chooses"
     if has_code_checks(cases):
         return "its suite has code-running checks (python, exec)"
     answers = planned_answers(cases, config)

@@ -44,7 +44,7 @@ from registry import (
     write_file,
 )
 
-from .evaluate_jobs import Stages, evaluate_on_jobs, jobs_reason, require_sign_in
+from .evaluate_jobs import Stages, evaluate_on_jobs, jobs_reason
 from .state import SpaceState
 
 MAX_UPLOAD_FILES = 200
@@ -163,9 +163,6 @@ def evaluate(state: SpaceState, request: EvalRequest, settings: Settings,
             return evaluate_on_jobs(folder, config, settings, state.settings, request.token,
                                     why=why, command=command, stages=stages, skill_repo=repo,
                                     skill_revision=sha)
-        if state.on_space and config.mode == "agent":  # an agent runs commands: code
-            require_sign_in(request.token, "agent mode runs commands on this Space",
-                            f"sign in with Hugging Face, or run it on your machine: {command}")
         config = _sandboxed(cases, folder, repo, config, settings)
         return run_evaluation(folder, config, settings, progress=progress, skill_repo=repo,
                               skill_revision=sha)
@@ -187,7 +184,7 @@ def _sandboxed(cases: list[Case], folder: Path, repo: str | None, config: EvalCo
             raise HubskillsError(
                 "this suite has code-running checks (python, exec) or runs an agent, and this "
                 "Space runs a visitor's code only in a sandbox, which does not work here "
-                f"({err.reason}); agent mode does not run on Hugging Face Jobs yet",
+                f"({err.reason})",
                 hint="run it on your machine: " + local_command(folder, repo, config)) from err
     return replace(config, sandbox="bwrap", code_checks="require")
 

@@ -173,7 +173,8 @@ def build(state: SpaceState) -> EvaluateTab:
     gr.Markdown("Evaluate a skill: every test case is answered with and without it, on each "
                 "model, and graded by its checks. The free embedded model (SmolLM2-135M) runs "
                 "right here; other models need a key." + (
-                    f" Evaluations with code checks or more than {MAX_HERE_ANSWERS} answers run "
+                    " Evaluations with code checks, in agent mode or with more than "
+                    f"{MAX_HERE_ANSWERS} answers run "
                     "as Hugging Face Jobs on your own account: sign in for them."
                     if state.on_space else ""), elem_classes="hs-note")
     inputs = _form(state)

@@ -9,6 +9,7 @@ the tests see whose token each call carried.
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 
 import gradio as gr
@@ -16,7 +17,10 @@ import huggingface_hub.constants
 import pytest
 from fakes.hub_server import FakeHub
 from fakes.openai_server import FakeOpenAIServer
+from fakes.tool_script import AgentScript
 from sandbox_required import bwrap_sandbox
+from test_agent_eval import CASES
+from test_agent_eval import make_skill as make_agent_skill
 
 from registry.config import Settings
 from registry.evaluation.engine import EvalConfig, run_evaluation
@@ -151,8 +155,34 @@ def test_anonymous_agent_mode_is_told_to_sign_in(hub, models, tmp_path):
     upload = skill_files(tmp_path / "skill")
     with pytest.warns(UserWarning, match="sign in"):
         status, *_ = evaluate_as(demo, upload, None, [MODEL], mode="agent")
-    assert "agent mode runs commands on this Space: sign in with Hugging Face" in status
+    assert ("runs as Hugging Face Jobs on your own account because agent mode runs the "
+            "commands a model chooses: sign in with Hugging Face") in status, status
     assert hub.requests == [] and models.requests == []
+
+
+def test_agent_mode_runs_as_the_visitors_jobs_with_its_commands_in_bubblewrap(hub, tmp_path,
+                                                                            monkeypatch):
+    bwrap_sandbox()
+    monkeypatch.setattr(evaluate_jobs, "POLL_S", 0.2)
+    skill = make_agent_skill(tmp_path / "src")
+    archive = tmp_path / "skill.zip"  # agent.json sits in evals/: uploaded as a zip
+    with zipfile.ZipFile(archive, "w") as zipped:
+        for path in sorted(p for p in skill.rglob("*") if p.is_file()):
+            zipped.write(path, path.relative_to(skill.parent).as_posix())
+    script = AgentScript(skill="zorblax-ports", trigger="zorblax")
+    visitor = gr.OAuthToken(token=VISITOR_TOKEN, scope="write", expires_at=0)
+    with FakeOpenAIServer(responder=script, api_key=TYPED_KEY) as agent_models:
+        demo = build_demo(space_settings(hub, agent_models, tmp_path / "home"))
+        status, summary, _, cases, run_id = evaluate_as(demo, [str(archive)], visitor, [MODEL],
+                                                        mode="agent")
+    assert status.startswith("✅") and "ran as Hugging Face Jobs on your account" in status
+    assert script.requests == len(CASES) * 2 * 5  # every sample's five turns, in the Jobs
+    assert set(cases["case"]) == set(CASES) and list(summary["model"]) == [MODEL]
+    assert {(job.owner, job.stage) for job in hub.jobs.jobs.values()} == {(VISITOR, "COMPLETED")}
+    lines = [line for job in hub.jobs.jobs for line in hub.jobs.logs(job)]
+    assert sum(line.startswith("hubskills-sandbox ") and line.endswith(" bwrap")
+               for line in lines) == len(hub.jobs.jobs)
+    assert not any(secret in status for secret in SECRETS)
 
 
 def test_the_embedded_model_is_refused_on_jobs_before_anything_starts(hub, models, tmp_path):
@@ -180,7 +210,7 @@ def test_small_code_free_evaluations_run_here_and_the_rest_on_jobs():
     assert jobs_reason(cases(limit_cases, words), two) is not None  # twice the answers
     assert "code-running" in (jobs_reason(cases(1, code), one) or "")
     agent = EvalConfig(models=[MODEL], runs=1, mode="agent")
-    assert jobs_reason(cases(1, code), agent) is None  # stays here: Jobs have no bwrap
+    assert "agent mode" in (jobs_reason(cases(1, words), agent) or "")  # its commands: Jobs
 
 
 def test_the_jobs_get_the_visitors_token_and_typed_keys_never_the_servers(tmp_path):
@@ -210,7 +240,9 @@ def test_a_job_without_a_working_sandbox_runs_no_code_and_says_why(hub, models, 
     demo = build_demo(space_settings(hub, models, tmp_path / "home"))
     with pytest.warns(UserWarning, match="ended without an answer"):
         status, *_, run_id = evaluate_as(demo, upload, visitor, [MODEL])
-    assert "ended without an answer" in status and "no sandbox works here" in status, status
+    assert "ended without an answer (no sandbox in the Job: bubblewrap is not installed" in \
+        status, status
     assert run_id is None and not marker.exists() and models.requests == []
     assert {job.stage for job in hub.jobs.jobs.values()} == {"ERROR"}
+    assert len(hub.jobs.jobs) == 3  # one a shard: a retry in the same image would stop again
     assert VISITOR_TOKEN not in status

@@ -83,6 +83,8 @@ _BUDGET = Budget()  # agent mode's defaults, shown in --help and the README
               show_default=True, help="Where the models are called: here, or as Hugging Face "
                                       "Jobs on your account (see `hubskills jobs`).")
 @click.option("--flavor", default="cpu-basic", show_default=True, help="Jobs hardware (--on jobs).")
+@click.option("--image", default=None, help="The Jobs' Docker image (--on jobs; default "
+                                            "python:3.12, bubblewrap installed when needed).")
 @click.option("--shards", type=click.IntRange(min=1), default=3, show_default=True,
               help="Jobs to split the run into (--on jobs).")
 @click.option("--detach", is_flag=True, help="Start the Jobs and return (--on jobs); "
@@ -97,8 +99,8 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
                  repo: str | None, registry_kind: str | None, sandbox: str,
                  skip_code_checks: bool, max_turns: int, max_tool_calls: int,
                  max_agent_tokens: int, agent_wall_time: float, command_timeout: float,
-                 harness: str | None, on: str, flavor: str, shards: int, detach: bool,
-                 poll: float, as_json: bool, verbose: bool) -> None:
+                 harness: str | None, on: str, flavor: str, image: str | None, shards: int,
+                 detach: bool, poll: float, as_json: bool, verbose: bool) -> None:
     """Evaluate a skill: each case with and without the skill, on each model.
 
     Options, keys and the --push destination are checked before the first model call. Ctrl-C
@@ -136,7 +138,7 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
         from registry.cli.jobs import eval_on_jobs
 
         run = eval_on_jobs(skill, config, settings, tests=tests, shards=shards, flavor=flavor,
-                           detach=detach, resume=resume, poll=poll, placed=placed)
+                           image=image, detach=detach, resume=resume, poll=poll, placed=placed)
         if run is not None:
             _report(run.manifest, run.rows, as_json=as_json, verbose=verbose)
             if store is not None and not run.manifest.is_partial:
@@ -159,7 +161,7 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
 # Options a resumed run does not take from its manifest: the resume hint repeats them.
 _KEPT_ON_RESUME = ("tests", "base_url", "concurrency", "max_cost", "no_cache", "push",
                    "repo", "registry_kind", "sandbox", "skip_code_checks", "as_json", "verbose",
-                   "on", "flavor")
+                   "on", "flavor", "image")
 # (agent budgets and --harness are restored from the manifest, like --mode)
 
 

@@ -11,28 +11,34 @@ from rich.markup import escape
 from registry.cli import _output as out
 from registry.cli._jobs_progress import ShardsProgress
 from registry.config import Settings
+from registry.errors import HubskillsError
 from registry.evaluation.engine import EvalConfig, EvalRun
 
 
 def eval_on_jobs(skill: Path, config: EvalConfig, settings: Settings, *, tests: Path | None,
-                 shards: int, flavor: str, detach: bool, resume: str | None, poll: float,
-                 placed) -> EvalRun | None:
+                 shards: int, flavor: str, image: str | None, detach: bool, resume: str | None,
+                 poll: float, placed) -> EvalRun | None:
     """Start (or resume) the run on Jobs; its `EvalRun`, or None when detached.
 
     Ctrl-C stops only the waiting: the Jobs go on, and the lines printed say how to collect or
     cancel them.
+
+    Raises:
+        HubskillsError: the run executes code and no sandbox worked in its Jobs (the probe's
+            reason; nothing was asked of a model).
     """
-    from registry.jobs import resume_on_jobs, run_on_jobs
+    from registry.jobs import DEFAULT_IMAGE, resume_on_jobs, run_on_jobs
 
     with ShardsProgress() as progress:
         progress.run_id = resume or ""
         try:
             if resume:
                 run = resume_on_jobs(settings, resume, progress=progress.update, detach=detach,
-                                     poll_s=poll)
+                                     poll_s=poll, image=image)
             else:
                 run = run_on_jobs(skill, config, settings, shards=shards, flavor=flavor,
-                                  detach=detach, progress=progress.update, tests=tests,
+                                  image=image or DEFAULT_IMAGE, detach=detach,
+                                  progress=progress.update, tests=tests,
                                   poll_s=poll, started=progress.start,
                                   skill_repo=placed and placed.repo,
                                   skill_revision=placed and placed.revision,
@@ -44,6 +50,7 @@ def eval_on_jobs(skill: Path, config: EvalConfig, settings: Settings, *, tests: 
                          f"jobs cancel {progress.run_id}")
             raise
     if not detach:
+        _stopped_without_sandbox(skill, run)
         if run.manifest.is_partial:
             why = run.manifest.note or "a shard did not finish"
             out.warn(f"run {run.manifest.run_id} is partial: {why}")
@@ -54,6 +61,20 @@ def eval_on_jobs(skill: Path, config: EvalConfig, settings: Settings, *, tests: 
     out.hint(f"hubskills runs show {run.manifest.run_id}  # waits for the shards, then the "
              "summary")
     return None
+
+
+def _stopped_without_sandbox(skill: Path, run: EvalRun) -> None:
+    """Refuse a run whose shards stopped because no sandbox worked in their Jobs."""
+    from registry.jobs import NO_SANDBOX
+
+    note = run.manifest.note or ""
+    if note.startswith(NO_SANDBOX):
+        raise HubskillsError(f"run {run.manifest.run_id} stopped before any model call, as "
+                             f"its code runs only in a sandbox: {note}",
+                             hint=f"hubskills eval {skill} --on jobs --resume "
+                                  f"{run.manifest.run_id} --image IMAGE  # an image with "
+                                  "bubblewrap where user namespaces work; or a new run with "
+                                  "--skip-code-checks")
 
 
 def collect_if_remote(settings: Settings, run_id: str, poll: float) -> None:

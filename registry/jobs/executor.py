@@ -18,16 +18,16 @@ from pathlib import Path
 
 from registry.config import Settings
 from registry.errors import HubskillsError
+from registry.evaluation.checks import has_code_checks
 from registry.evaluation.engine import EvalConfig, EvalRun
 from registry.evaluation.results import (
+    TRANSCRIPTS,
     RunManifest,
     RunWriter,
     count_samples,
     latest_rows,
-    new_run_id,
     read_manifest,
     run_dir,
-    tool_versions,
 )
 from registry.format.skill import load_skill
 from registry.format.suite import load_suite, suite_path
@@ -43,6 +43,7 @@ from registry.jobs.remote import (
     shard_jobs,
     with_token,
 )
+from registry.jobs.sandbox_check import NO_SANDBOX, code_status, reported
 from registry.secrets import holding, scrub
 
 DEFAULT_IMAGE = "python:3.12"
@@ -53,16 +54,30 @@ Started = Callable[[RunManifest, int], None]
 
 
 def _plan_run(skill_dir: Path, config: EvalConfig, tests: Path | None,
-              settings: Settings) -> tuple[RunManifest, list[Unit]]:
-    """The manifest and the (model, case) units, checked as a local run checks them."""
+              settings: Settings) -> tuple[RunManifest, list[Unit], bool]:
+    """The manifest, the (model, case) units and whether the run executes code (code checks
+    or an agent's commands), checked as a local run checks them.
+
+    Raises:
+        HubskillsError: what cannot run on a Job (`--harness`, `--sandbox none`), a bad skill
+            or suite, a judge missing, an unknown model or a missing key.
+    """
+    from registry.evaluation.agent_mode import agent_suite_path
+    from registry.evaluation.run_manifest import new_manifest
     from registry.providers import resolve
 
-    if config.mode == "agent":  # its commands need bubblewrap, which the job image lacks
-        raise HubskillsError("agent mode does not run on Hugging Face Jobs yet: the agent's "
-                             "commands need a sandbox (bubblewrap) in the job",
-                             hint=f"hubskills eval {skill_dir} --mode agent (here)")
+    if config.mode == "agent" and config.harness:  # the job image has no agent CLI
+        raise HubskillsError(f"--harness {config.harness} does not run on Hugging Face Jobs: "
+                             "the agent CLIs are not in the job image",
+                             hint=f"hubskills eval {skill_dir} --mode agent --on jobs (hubskills' "
+                                  f"own agent), or --harness {config.harness} here")
+    if config.sandbox == "none":  # a Job runs code only in bubblewrap
+        raise HubskillsError("--sandbox none is refused on Hugging Face Jobs: code runs there "
+                             "only in bubblewrap", hint=f"hubskills eval {skill_dir} --on jobs "
+                             "(or add --skip-code-checks)")
     skill = load_skill(skill_dir)
-    full = load_suite(tests or suite_path(skill.path), skill_dir=skill.path)
+    default = agent_suite_path(skill.path) if config.mode == "agent" else suite_path(skill.path)
+    full = load_suite(tests or default, skill_dir=skill.path)
     suite = full.select(config.case_ids) if config.case_ids else full
     if not config.judge and (judged := suite.judge_only_cases()):
         raise HubskillsError(f"{len(judged)} cases can only be graded by a judge model, and no "
@@ -70,16 +85,11 @@ def _plan_run(skill_dir: Path, config: EvalConfig, tests: Path | None,
                              "MODEL --on jobs")
     for ref in [*config.models, *([config.judge] if config.judge else [])]:
         resolve(ref, settings)  # an unknown model or a missing key fails here, for free
-    manifest = RunManifest(
-        run_id=new_run_id(), skill_name=skill.name, skill_version=skill.version,
-        content_hash=skill.content_hash(), suite_hash=full.suite_hash(),
-        suite_cases=len(full.cases), models=list(config.models), mode=config.mode,
-        placement=config.placement, runs=config.runs, temperature=config.temperature,
-        max_tokens=config.max_tokens, judge=config.judge, case_ids=[c.id for c in suite.cases],
-        skill_tokens=skill.token_estimate()["body"], versions=tool_versions(), partial=True,
-        produced_via="job",
-        samples_planned=len(config.models) * len(suite.cases) * config.runs * 2)
-    return manifest, [(m, c.id) for c in suite.cases for m in config.models]
+    manifest = new_manifest(skill, full, suite, config, None, None)
+    manifest.produced_via = "job"
+    has_code = config.mode == "agent" or has_code_checks(suite.cases)
+    manifest.code_checks = code_status(has_code, config.code_checks)
+    return manifest, [(m, c.id) for c in suite.cases for m in config.models], has_code
 
 
 def _skill_files(skill_dir: Path, settings: Settings) -> dict[str, bytes]:
@@ -119,7 +129,7 @@ def run_on_jobs(skill_dir: str | Path, config: EvalConfig, settings: Settings, *
             before anything is uploaded or started.
     """
     skill_dir, tests = Path(skill_dir), Path(tests) if tests else None
-    manifest, units = _plan_run(skill_dir, config, tests, settings)
+    manifest, units, has_code = _plan_run(skill_dir, config, tests, settings)
     settings = with_token(settings)
     skill_files = _skill_files(skill_dir, settings)  # checked before anything is uploaded
     manifest.skill_repo, manifest.skill_revision = skill_repo, skill_revision
@@ -131,7 +141,8 @@ def run_on_jobs(skill_dir: str | Path, config: EvalConfig, settings: Settings, *
     wheel_path = there.files.upload_wheel(name, wheel, hashlib.sha256(wheel).hexdigest())
     plan = JobPlan(manifest=manifest, config=JobPlan.config_of(config),
                    shards=split_units(units, shards), wheel=wheel_path,
-                   tests=tests.name if tests else None, flush_every=flush_every)
+                   tests=tests.name if tests else None, flush_every=flush_every,
+                   has_code=has_code)
     there.files.upload_inputs(plan, skill_files,
                               (tests.name, tests.read_bytes()) if tests else None)
     writer = RunWriter(settings.runs_dir, manifest)
@@ -148,19 +159,20 @@ def run_on_jobs(skill_dir: str | Path, config: EvalConfig, settings: Settings, *
     return collect(settings, manifest.run_id, progress=progress, poll_s=poll_s)
 
 
-
-
 def resume_on_jobs(settings: Settings, run_id: str, *, progress: Progress | None = None,
-                   detach: bool = False, poll_s: float = 5.0) -> EvalRun:
+                   detach: bool = False, poll_s: float = 5.0, image: str | None = None) -> EvalRun:
     """Start again every shard of `run_id` that has samples without a row, then collect.
 
     A resumed shard asks only for the samples missing from the repo, whichever shard or Job
-    wrote the others.
+    wrote the others; `image` replaces the run's image (say, one with bubblewrap).
     """
     there = remote(settings, run_id)
     plan = there.files.plan()
     _ensure_local(settings, plan, there)
     saved = record(settings, run_id)
+    if image:
+        saved["image"] = image
+        (run_dir(settings.runs_dir, run_id) / RECORD).write_text(json.dumps(saved))
     jobs = shard_jobs(settings, run_id, there)
     settings = with_token(settings)
     for shard in _unfinished(plan, there):
@@ -211,7 +223,7 @@ def collect(settings: Settings, run_id: str, *, progress: Progress | None = None
         latest = {shard: jobs[shard][-1] for shard in jobs}
         for shard, job in latest.items():
             if job.stage == "ERROR" and tries[shard] < retries and shard in _unfinished(
-                    plan, there):
+                    plan, there) and not reported(there.jobs.logs(job.id))[1]:
                 tries[shard] += 1
                 latest[shard] = launch(there, plan, shard, settings,
                                        flavor=saved.get("flavor", DEFAULT_FLAVOR),
@@ -253,10 +265,30 @@ def _save(settings: Settings, plan: JobPlan, there: Remote,
     writer = RunWriter(settings.runs_dir, manifest, resume=True)
     for row in rows:
         writer.add(row)
+    if manifest.mode == "agent":  # the shards' transcripts, for `runs show --case`
+        (folder / TRANSCRIPTS).unlink(missing_ok=True)
+        for record in there.files.transcripts():
+            if (record.get("model"), record.get("case_id")) in units:
+                writer.add_transcript(record)
+    status, note = _outcome(writer.manifest, plan, there, latest)
+    count_samples(writer.manifest, rows, status)
+    writer.close(status, note)
+    return EvalRun(read_manifest(settings.runs_dir, plan.run_id), rows)
+
+
+def _outcome(manifest: RunManifest, plan: JobPlan, there: Remote,
+             latest: dict[int, JobState]) -> tuple[str, str | None]:
+    """The run's status and note from its shards' Jobs; `manifest` gets the sandbox the
+    shards' probes found (as a local run records its own)."""
+    said = {shard: reported(there.jobs.logs(job.id)) for shard, job in latest.items()}
+    found = sorted({status for status, _ in said.values() if status})
+    if manifest.code_checks is None and found:
+        manifest.code_checks = manifest.sandbox = ", ".join(found)
+    reasons = sorted({why for _, why in said.values() if why})
+    if reasons:  # a resume in the same image would stop again: the fix is another image
+        return "interrupted", f"{NO_SANDBOX}: {'; '.join(reasons)}"
     failed = [f"shard {s}: {job.stage.lower()}" + (f" ({job.message})" if job.message else "")
               for s, job in sorted(latest.items()) if job.stage != "COMPLETED"]
-    status = "complete" if not failed else "interrupted"
-    count_samples(writer.manifest, rows, status)
-    writer.close(status, "; ".join(failed) + f": finish it with --resume {plan.run_id} --on jobs"
-                 if failed else None)
-    return EvalRun(read_manifest(settings.runs_dir, plan.run_id), rows)
+    if not failed:
+        return "complete", None
+    return "interrupted", "; ".join(failed) + f": finish it with --resume {plan.run_id} --on jobs"

@@ -8,6 +8,7 @@ the `data/evals/` split, so a run's partial rows never reach the leaderboard:
     jobs/<run_id>/skill/...        the skill folder evaluated (the revision, as files)
     jobs/<run_id>/suite/<name>     the --tests file, when one was given
     jobs/<run_id>/rows/s<k>-<n>-<rand>.jsonl   rows of shard k (append-only, one file a flush)
+    jobs/<run_id>/transcripts/s<k>-<m>-<rand>.jsonl   agent mode: shard k's transcripts of model m
 
 Rows use the schema of `--push` (`ResultRow`), carry the run id, and name their shard in the
 file. A shard holds whole (model, case) units, every repeat and both arms of each, so a unit's
@@ -59,6 +60,7 @@ class JobPlan:
     wheel: str
     tests: str | None = None
     flush_every: int = 20
+    has_code: bool = False  # code checks or agent mode: code runs, only in a sandbox
     jobs: dict[str, list[str]] = field(default_factory=dict)  # shard index -> job ids, oldest 1st
 
     @property
@@ -84,6 +86,11 @@ class JobPlan:
         data["manifest"] = RunManifest.model_validate(data["manifest"])
         data["shards"] = [[tuple(unit) for unit in shard] for shard in data["shards"]]
         return cls(**data)
+
+    @property
+    def needs_sandbox(self) -> bool:
+        """Whether the Job must have bubblewrap (code runs, and was not left out)."""
+        return self.has_code and self.config.get("code_checks") != "skip"
 
     @staticmethod
     def config_of(config: EvalConfig) -> dict[str, Any]:
@@ -157,6 +164,20 @@ class RunFiles:
         name = f"s{shard}-{seq:05d}-{secrets.token_hex(4)}.jsonl"  # attempts never collide
         self._commit({f"{self.root}/rows/{name}": text.encode()},
                      f"{len(rows)} rows of eval run {self.run_id}, shard {shard}")
+
+    def add_transcripts(self, shard: int, seq: int, text: str) -> None:
+        """One immutable file of shard `shard`'s agent transcripts (`text`: scrubbed JSONL)."""
+        name = f"s{shard}-{seq:05d}-{secrets.token_hex(4)}.jsonl"
+        self._commit({f"{self.root}/transcripts/{name}": text.encode()},
+                     f"Agent transcripts of eval run {self.run_id}, shard {shard}")
+
+    def transcripts(self) -> list[dict[str, Any]]:
+        """Every agent transcript the shards saved, file by file."""
+        records = []
+        for entry in self._listing(f"{self.root}/transcripts"):
+            text = self._read(entry.path).decode("utf-8", errors="replace")
+            records += [json.loads(line) for line in text.splitlines() if line.strip()]
+        return records
 
     def rows(self) -> dict[int, list[ResultRow]]:
         """Every row written so far, by shard."""

@@ -95,7 +95,7 @@ def launch(there: Remote, plan: JobPlan, shard: int, settings: Settings, *, flav
             image: str) -> JobState:
     job = there.jobs.run(
         image=image, command=command_for(settings.hf_endpoint, there.files.repo, plan.wheel,
-                                         plan.run_id, shard),
+                                         plan.run_id, shard, sandbox=plan.needs_sandbox),
         env=_plain_env(settings), secrets=_secrets(settings), flavor=flavor,
         labels={LABEL: plan.run_id, SHARD_LABEL: str(shard)}, timeout=JOB_TIMEOUT)
     plan.jobs.setdefault(str(shard), []).append(job.id)

@@ -1,10 +1,11 @@
 """One shard, inside its Job: run the shard's missing samples and append their rows.
 
 The Job received the token and model keys as secrets (its environment), the endpoint in its
-plain environment, and `repo RUN_ID SHARD` as arguments. It reads the plan and the skill from
-the results dataset repo, then for each model of the shard runs the one engine
-(`run_evaluation`) as a resume of a local run seeded with the rows already in the repo, so a
-retried or resumed shard asks only for samples that have no row yet. Rows go up every
+plain environment, and `repo RUN_ID SHARD` as arguments. It reads the plan, probes the sandbox
+when the run executes code (`sandbox_check`: it stops before any model call when none works),
+reads the skill from the results dataset repo, then for each model of the shard runs the one
+engine (`run_evaluation`) as a resume of a local run seeded with the rows already in the repo,
+so a retried or resumed shard asks only for samples that have no row yet. Rows go up every
 `flush_every` answers (and at the end, and on SIGTERM), each batch one immutable file.
 """
 
@@ -19,17 +20,27 @@ from pathlib import Path
 
 from registry._version import __version__
 from registry.config import Settings
+from registry.errors import HubskillsError
 from registry.evaluation.engine import run_evaluation
 from registry.evaluation.results import (
+    TRANSCRIPTS,
     ResultRow,
     RunManifest,
     RunWriter,
     latest_rows,
     rows_to_jsonl,
+    run_dir,
 )
 from registry.evaluation.stopping import StopSignal
 from registry.hub import HubClient
 from registry.jobs.plan import PROGRESS, JobPlan, RunFiles, Unit
+from registry.jobs.sandbox_check import (
+    EXIT_NO_SANDBOX,
+    NO_SANDBOX_LINE,
+    SANDBOX_LINE,
+    probe,
+    reason_of,
+)
 from registry.secrets import scrub
 
 FLUSH_SECONDS = 30.0
@@ -73,6 +84,8 @@ def run_shard(settings: Settings, repo: str, run_id: str, shard: int) -> int:
     client = HubClient(settings.hf_endpoint, settings.hf_token, settings.home / "hub-cache")
     files = RunFiles(client, repo, run_id)
     plan = files.plan()
+    if not _sandbox_ready(settings, plan, shard):
+        return EXIT_NO_SANDBOX
     existing = files.rows()
     done = latest_rows([row for rows in existing.values() for row in rows])
     units = plan.shards[shard]
@@ -94,8 +107,8 @@ def run_shard(settings: Settings, repo: str, run_id: str, shard: int) -> int:
         try:
             for model in dict.fromkeys(m for m, _ in units):
                 cases = [c for m, c in units if m == model]
-                status = _run_model(settings, plan, shard, model, cases, done, skill_dir, suite,
-                                    add, stop)
+                status = _run_model(settings, files, plan, shard, model, cases, done, skill_dir,
+                                    suite, add, stop)
                 if status != "complete":
                     break
         finally:
@@ -104,10 +117,26 @@ def run_shard(settings: Settings, repo: str, run_id: str, shard: int) -> int:
     return 0 if status == "complete" else 1
 
 
-def _run_model(settings: Settings, plan: JobPlan, shard: int, model: str, cases: list[str],
-               done: list[ResultRow], skill_dir: Path, suite: Path | None,
+def _sandbox_ready(settings: Settings, plan: JobPlan, shard: int) -> bool:
+    """Probe the sandbox as a local run does, before any model call; say what was found."""
+    config = plan.eval_config()
+    try:
+        status = probe(settings, has_code=plan.has_code, sandbox=config.sandbox,
+                       code_checks=config.code_checks)
+    except HubskillsError as err:
+        say(f"{NO_SANDBOX_LINE} {shard} {reason_of(err)}")
+        say(f"shard {shard}: stopped before any model call: the run executes code, which "
+            "runs only in a sandbox")
+        return False
+    say(f"{SANDBOX_LINE} {shard} {status}")
+    return True
+
+
+def _run_model(settings: Settings, files: RunFiles, plan: JobPlan, shard: int, model: str,
+               cases: list[str], done: list[ResultRow], skill_dir: Path, suite: Path | None,
                add: Callable[[ResultRow], None], stop: StopSignal) -> str:
-    """The shard's cases on one model, as a resume of a local run seeded with `done`."""
+    """The shard's cases on one model, as a resume of a local run seeded with `done`; its
+    agent transcripts (agent mode) go up beside the rows."""
     keep: set[Unit] = {(model, case) for case in cases}
     local_id = f"{plan.run_id}-s{shard}-m{plan.manifest.models.index(model)}"
     seeded = plan.manifest.model_copy(update={
@@ -124,6 +153,9 @@ def _run_model(settings: Settings, plan: JobPlan, shard: int, model: str, cases:
                             skill_revision=plan.manifest.skill_revision,
                             skill_version=plan.manifest.skill_version,
                             warn=lambda text: say(f"warning: {text}"))
+    saved = run_dir(settings.runs_dir, local_id) / TRANSCRIPTS
+    if saved.is_file() and (text := saved.read_text(encoding="utf-8")).strip():
+        files.add_transcripts(shard, plan.manifest.models.index(model), scrub(text))
     missing = result.manifest.samples_planned - result.manifest.samples_done
     if result.manifest.status != "complete" or missing:
         return result.manifest.status if result.manifest.status != "complete" else "partial"
