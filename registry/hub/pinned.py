@@ -43,8 +43,12 @@ def read_pinned(client: HubClient, repo: str, sha: str, paths: list[str],
             `max_file_bytes`, or does not match its blob id.
         HubError: (typed, via `translate`) the Hub refused a GET or could not be reached.
     """
+    from huggingface_hub.utils import build_hf_headers
+
     cache = _Cache(client.cache_dir / f"models--{repo.replace('/', '--')}", sha)
     entries = {f.path: f for f in listing}
+    headers = build_hf_headers(token=client.token, library_name="hubskills",
+                               headers={"Accept-Encoding": "identity"})
     fetched = False
     for rel in paths:
         entry = entries.get(rel)
@@ -53,26 +57,25 @@ def read_pinned(client: HubClient, repo: str, sha: str, paths: list[str],
                            f"over {max_file_bytes} bytes")
         data = cache.read(rel, entry)
         if data is None:
-            data, etag = _get(client, repo, sha, entry)
-            cache.keep(rel, etag, data)
+            data, blob = _get(client, repo, sha, entry, headers)
+            cache.keep(rel, blob, data)
             fetched = True
         yield rel, data
     if fetched:
         cache.keep_listing(listing)
 
 
-def _get(client: HubClient, repo: str, sha: str, entry: RemoteFile) -> tuple[bytes, str]:
+def _get(client: HubClient, repo: str, sha: str, entry: RemoteFile,
+         headers: dict[str, str]) -> tuple[bytes, str]:
     """One GET of `entry` at `sha`, held to its declared size and blob id; (bytes, blob name).
 
     The listing, not the response's ETag, is what the bytes are held to: a large file's answer
     is a redirect to a CDN whose headers say nothing about the git blob.
     """
     from huggingface_hub import hf_hub_url
-    from huggingface_hub.utils import build_hf_headers, hf_raise_for_status, http_stream_backoff
+    from huggingface_hub.utils import hf_raise_for_status, http_stream_backoff
 
     url = hf_hub_url(repo, entry.path, revision=sha, endpoint=client.endpoint)
-    headers = build_hf_headers(token=client.token, library_name="hubskills",
-                               headers={"Accept-Encoding": "identity"})
     where = f"{repo}@{sha[:12]}: {entry.path}"
     chunks, received = [], 0
     with translate(client.endpoint, repo, revision=sha), http_stream_backoff(
