@@ -25,10 +25,10 @@ from registry.config import Settings  # noqa: E402
 from registry.errors import HubskillsError, UnsafeSkill  # noqa: E402
 from registry.hub import HubClient, RefusedPath, RemoteFile  # noqa: E402
 from registry.install import install, pull  # noqa: E402
-from registry.install.lockfile import Lockfile  # noqa: E402
+from registry.install.lockfile import MARKER_FILE, Lockfile  # noqa: E402
 from registry.stores.hub import HubStore  # noqa: E402
 from tests.fakes.hub_server import FakeHub  # noqa: E402
-from tests.test_install import _without_markers, tree  # noqa: E402
+from tests.test_install import tree  # noqa: E402
 
 NAMES = ("alpha-skill", "beta-skill", "gamma-skill")
 
@@ -232,7 +232,7 @@ def test_a_hostile_path_in_a_pinned_listing_is_refused_before_any_download(
 
 def placed(folder: Path) -> dict[str, str]:
     """What an install placed, without the markers (they hold the install time)."""
-    return _without_markers(tree(folder / ".agents"))
+    return {k: v for k, v in tree(folder / ".agents").items() if not k.endswith(MARKER_FILE)}
 
 
 def _git_oid(data: bytes) -> str:
