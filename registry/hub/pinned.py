@@ -16,6 +16,7 @@ listing `trees/<sha>.json`, format 1, which `get_cached_repo_tree` and an offlin
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -131,6 +132,7 @@ class _Cache:
         self.repo_dir, self.sha = repo_dir, sha
         self.snapshot = repo_dir / "snapshots" / sha
         self.blobs = repo_dir / "blobs"
+        self._made: set[Path] = set()
 
     def read(self, rel: str, entry: RemoteFile) -> bytes | None:
         """The cached bytes of `rel` at this commit, if there and as declared; links are
@@ -148,20 +150,26 @@ class _Cache:
         return data if _blob_name(entry, data) else None
 
     def keep(self, rel: str, blob: str, data: bytes) -> None:
-        """Store `data` as `blobs/<blob>` and link `snapshots/<sha>/<rel>` to it."""
-        target = self.blobs / blob
-        if not target.is_file():
-            _write(target, data)
+        """Store `data` as `blobs/<blob>` and link `snapshots/<sha>/<rel>` to it (relative, as
+        HF does). Only called for a file that was fetched, so what was there is replaced."""
+        self._folder(self.blobs)
+        _write(self.blobs / blob, data)
         pointer = self.snapshot / rel
-        pointer.parent.mkdir(parents=True, exist_ok=True)
-        if pointer.is_symlink() or pointer.exists():
-            pointer.unlink()
+        self._folder(pointer.parent)
+        link = "../" * (2 + rel.count("/")) + f"blobs/{blob}"
         try:
-            pointer.symlink_to(os.path.relpath(target, pointer.parent))
-        except FileExistsError:  # another install linked it meanwhile, to the same blob
-            pass
+            os.symlink(link, pointer)
+        except FileExistsError:  # a stale link (or a racing install's, to the same blob)
+            pointer.unlink(missing_ok=True)
+            with contextlib.suppress(FileExistsError):
+                os.symlink(link, pointer)
         except OSError:  # no symlinks here (Windows without developer mode): a copy, as HF does
             _write(pointer, data)
+
+    def _folder(self, folder: Path) -> None:
+        if folder not in self._made:  # one mkdir per folder and skill, not per file
+            folder.mkdir(parents=True, exist_ok=True)
+            self._made.add(folder)
 
     def keep_listing(self, listing: list[RemoteFile]) -> None:
         """Write `trees/<sha>.json` (what `get_cached_repo_tree` answers offline) unless there."""
@@ -174,13 +182,13 @@ class _Cache:
             if f.lfs_sha256:
                 files[f.path].update(lfs_sha256=f.lfs_sha256, lfs_size=f.size)
         text = json.dumps({"format_version": TREE_FORMAT, "files": files}, indent=1)
+        self._folder(path.parent)
         _write(path, text.encode("utf-8"))
 
 
 def _write(path: Path, data: bytes) -> None:
     """Write via a sibling temp file and `os.replace` (no fsync: a cache entry that is lost is
     fetched again, and a damaged one fails its size and blob-id check)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
