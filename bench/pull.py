@@ -7,10 +7,12 @@
 3. `install` of a 50-skill skills.lock into a fresh project with a cold cache vs 50 sequential
    pulls of the same skills (cold cache too): median of per-pair ratios; goal <= 0.4. The fake
    Hub serves it from a process of its own, as the Hub is another machine. With answers at
-   `--latency-ms` (0: no waiting) the pair measures CPU under one GIL, and the ratio follows
-   the machine's load (0.66-0.68 idle, 0.23-0.44 at load average 14-16), which is what made
-   it swing between runs; parallel downloads pay where there is waiting, so the pair runs again
-   with every answer `NETWORK_MS` late (a round trip to the Hub): the goal's line.
+   `--latency-ms` (0: no waiting) the pair measures CPU, so the ratio follows the machine's
+   load; the Hub requests and the CPU time of this process per skill, printed for both sides,
+   do not. A pinned skill costs a listing and a GET per file (`registry/hub/pinned.py`), a pull
+   also resolves the ref and lets `snapshot_download` send a HEAD per file. The pair runs
+   again with every answer `NETWORK_MS` late (a round trip to the Hub), where parallel
+   downloads pay.
 
 `--latency-ms N` delays every answer of the fake Hub, as a network would (the default, 0, is a
 server in this process, where everything is CPU under one GIL).

@@ -385,7 +385,7 @@ def _capped_tqdm(cap: int) -> type:
 def _repo_info(info: Any) -> RepoInfo:
     """Our `RepoInfo` from a `ModelInfo`/`DatasetInfo`."""
     card = info.card_data.to_dict() if getattr(info, "card_data", None) else {}
-    files = [RemoteFile(s.rfilename, int(s.size or 0), s.blob_id)
+    files = [RemoteFile(s.rfilename, int(s.size or 0), s.blob_id, s.lfs.sha256 if s.lfs else None)
              for s in getattr(info, "siblings", None) or []]
     modified = getattr(info, "last_modified", None)
     return RepoInfo(id=info.id, sha=str(info.sha or ""), files=files, card_data=card,

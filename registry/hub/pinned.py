@@ -4,7 +4,8 @@ A pinned revision needs nothing `snapshot_download` asks the Hub first: the sha 
 `repo_info`), the caller has the listing already (no second tree request) and it holds every
 file's size and git blob id or LFS sha256 (no HEAD per file for the ETag). So each file is one
 GET of its `resolve/<sha>/<path>` URL (`hf_hub_url`, through huggingface_hub's own session and
-retry loop, `http_stream_backoff`), with no file locks, progress bars or per-skill threads.
+retry loop, `http_stream_backoff`), with no progress bars, per-skill threads or file locks
+(every cache write is a rename).
 
 Nothing weaker than the library's path: a transfer stops as soon as more bytes arrive than the
 listing declares, a short file is refused, and every file must match its blob id (sha1 of the git
@@ -23,12 +24,30 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from registry.hub.errors import RefusedPath, translate
 
-if TYPE_CHECKING:
-    from registry.hub.client import HubClient, RemoteFile
+
+class HubClient(Protocol):
+    """What is read of `client.HubClient` (a protocol, so this module never imports it)."""
+
+    endpoint: str
+    token: str | None
+    cache_dir: Path
+
+
+class RemoteFile(Protocol):
+    """What is read of a `client.RemoteFile`: one entry of the listing."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def blob_id(self) -> str | None: ...
+    @property
+    def lfs_sha256(self) -> str | None: ...
 
 CHUNK_BYTES = 64 * 1024
 LFS_POINTER = b"version https://git-lfs.github.com/spec/v1\noid sha256:%s\nsize %d\n"
