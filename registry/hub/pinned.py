@@ -28,6 +28,10 @@ from typing import Protocol
 
 from registry.hub.errors import RefusedPath, translate
 
+CHUNK_BYTES = 64 * 1024
+LFS_POINTER = b"version https://git-lfs.github.com/spec/v1\noid sha256:%s\nsize %d\n"
+TREE_FORMAT = 1  # the `format_version` of huggingface_hub's `trees/<sha>.json`
+
 
 class HubClient(Protocol):
     """What is read of `client.HubClient` (a protocol, so this module never imports it)."""
@@ -48,10 +52,6 @@ class RemoteFile(Protocol):
     def blob_id(self) -> str | None: ...
     @property
     def lfs_sha256(self) -> str | None: ...
-
-CHUNK_BYTES = 64 * 1024
-LFS_POINTER = b"version https://git-lfs.github.com/spec/v1\noid sha256:%s\nsize %d\n"
-TREE_FORMAT = 1  # the `format_version` of huggingface_hub's `trees/<sha>.json`
 
 
 def read_pinned(client: HubClient, repo: str, sha: str, paths: list[str],
