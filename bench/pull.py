@@ -7,10 +7,12 @@
 3. `install` of a 50-skill skills.lock into a fresh project with a cold cache vs 50 sequential
    pulls of the same skills (cold cache too): median of per-pair ratios; goal <= 0.4. The fake
    Hub serves it from a process of its own, as the Hub is another machine. With answers at
-   `--latency-ms` (0: no waiting) the pair measures CPU under one GIL, and the ratio follows
-   the machine's load (0.66-0.68 idle, 0.23-0.44 at load average 14-16), which is what made
-   it swing between runs; parallel downloads pay where there is waiting, so the pair runs again
-   with every answer `NETWORK_MS` late (a round trip to the Hub): the goal's line.
+   `--latency-ms` (0: no waiting) the pair measures CPU, so the ratio follows the machine's
+   load; the Hub requests and the CPU time of this process per skill, printed for both sides,
+   do not. A pinned skill costs a listing and a GET per file (`registry/hub/pinned.py`), a pull
+   also resolves the ref and lets `snapshot_download` send a HEAD per file. The pair runs
+   again with every answer `NETWORK_MS` late (a round trip to the Hub), where parallel
+   downloads pay.
 
 `--latency-ms N` delays every answer of the fake Hub, as a network would (the default, 0, is a
 server in this process, where everything is CPU under one GIL).
@@ -122,9 +124,10 @@ def bench_repull(hub: FakeHub, tmp: Path, repo: str, rounds: int) -> None:
           f"{max(counts)} request(s)  (goal <= 1)")
 
 
-def bench_lockfile(hub: FakeHub | SimpleNamespace, tmp: Path, skills: int, pairs: int) -> None:
+def bench_lockfile(hub: SimpleNamespace, tmp: Path, skills: int, pairs: int) -> None:
     """`install` of an N-skill lock (cold cache) vs N sequential pulls (cold cache), in pairs
-    that alternate which side goes first; the median of the per-pair ratios is printed."""
+    that alternate which side goes first; the median of the per-pair ratios is printed, and
+    the Hub requests each side makes per skill."""
     publisher = _store(hub, tmp / "publisher")
     repos = []
     for i in range(skills):
@@ -132,22 +135,28 @@ def bench_lockfile(hub: FakeHub | SimpleNamespace, tmp: Path, skills: int, pairs
         publisher.publish(_make_skill(tmp / "src", name), repo=f"bench/{name}", version="1.0.0")
         repos.append(f"bench/{name}")
     lock = tmp / "skills.lock"
-    sequential, locked = [], []
+    sequential, locked, asked, cpu = [], [], {}, {}
     for n in range(pairs):
         def pulls(n: int = n) -> None:
             project, store = _project(tmp, f"seq-{n}"), _store(hub, tmp / f"h-seq-{n}")
-            started = time.perf_counter()
+            hub.count()
+            started, cpu_started = time.perf_counter(), time.process_time()
             for repo in repos:
                 pull(repo, project=project, store=store)
             sequential.append(time.perf_counter() - started)
+            cpu["pull"] = (time.process_time() - cpu_started) / skills
+            asked["pull"] = hub.count() / skills
             shutil.copy(project / "skills.lock", lock)
 
         def from_lock(n: int = n) -> None:
             fresh, cold = _project(tmp, f"lock-{n}"), _store(hub, tmp / f"h-lock-{n}")
             shutil.copy(lock, fresh / "skills.lock")
-            started = time.perf_counter()
+            hub.count()
+            started, cpu_started = time.perf_counter(), time.process_time()
             results = install(fresh, stores=lambda _: cold, frozen=True)
             locked.append(time.perf_counter() - started)
+            cpu["install"] = (time.process_time() - cpu_started) / skills
+            asked["install"] = hub.count() / skills
             assert len(results) == skills and all(r.status == "installed" for r in results)
 
         if n == 0 or n % 2:
@@ -161,6 +170,8 @@ def bench_lockfile(hub: FakeHub | SimpleNamespace, tmp: Path, skills: int, pairs
           f"{skills} sequential pulls {statistics.median(sequential):.2f} s")
     print(f"  ratio install/sequential pulls = {statistics.median(ratios):.2f}  (goal <= 0.4; "
           f"warm: {warm / statistics.median(sequential):.2f})")
+    print(f"  per skill: install {asked['install']:g} Hub requests, {cpu['install'] * 1000:.1f} ms "
+          f"CPU here; pull {asked['pull']:g} requests, {cpu['pull'] * 1000:.1f} ms CPU")
 
 
 def _warm_install(tmp: Path, lock: Path, store: HubStore) -> float:
@@ -189,18 +200,27 @@ class DistantHub(FakeHub):
 
 
 def serve(latency_ms: float) -> None:
-    """`--serve`: run a fake Hub, print its URL and token, and stop when stdin closes."""
+    """`--serve`: run a fake Hub, print its URL and token, answer each line read with the
+    number of requests since the last one, and stop when stdin closes."""
     with DistantHub(latency_ms / 1000, user="bench") as hub:
         print(hub.url, hub.token, flush=True)
-        sys.stdin.read()
+        for _ in sys.stdin:
+            print(len(hub.requests), flush=True)
+            hub.reset_counts()
 
 
 def hub_process(latency_ms: float) -> tuple[subprocess.Popen, SimpleNamespace]:
-    """A fake Hub in a process of its own (`serve`), and its URL and token."""
+    """A fake Hub in a process of its own (`serve`): its URL, token and request counter."""
     proc = subprocess.Popen([sys.executable, __file__, "--serve", str(latency_ms)],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     url, token = proc.stdout.readline().split()
-    return proc, SimpleNamespace(url=url, token=token)
+
+    def count() -> int:  # requests served since the last call
+        proc.stdin.write("count\n")
+        proc.stdin.flush()
+        return int(proc.stdout.readline())
+
+    return proc, SimpleNamespace(url=url, token=token, count=count)
 
 
 def main() -> None:

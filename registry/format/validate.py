@@ -32,10 +32,11 @@ _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
 
 
-def validate_skill(path: str | os.PathLike[str]) -> list[Problem]:
-    """Every finding for a skill folder; an empty list means it follows the specification."""
+def validate_skill(path: str | os.PathLike[str] | Skill) -> list[Problem]:
+    """Every finding for a skill folder (or a skill loaded already); an empty list means it
+    follows the specification."""
     try:
-        skill = load_skill(path)
+        skill = path if isinstance(path, Skill) else load_skill(path)
     except InvalidSkill as exc:
         return [_problem_from_error(exc)]
     problems: list[Problem] = []

@@ -1,8 +1,8 @@
 """The Hugging Face Hub: the only package that imports `huggingface_hub`.
 
 - `HubClient` (in `client.py`): metadata, commits, tags, downloads through the HF cache
-  (`snapshot_download` with parallel workers). Loaded lazily: importing `registry.hub` costs
-  nothing until a client is made.
+  (`snapshot_download` with parallel workers; a pinned commit one GET per file, `pinned.py`).
+  Loaded lazily: importing `registry.hub` costs nothing until a client is made.
 - `translate` / `user_errors` (in `errors.py`): the one error translator, typed `HubError`s
   carrying the repo id, and the mapping to `HubskillsError` + hint at the edge.
 - `JobsClient` (in `jobs.py`): Hugging Face Jobs (run, inspect, logs, cancel, list, hardware).

@@ -4,7 +4,8 @@ One instance per endpoint and token; `HfApi` gets both explicitly (never `HF_END
 huggingface_hub reads once, at import). Answers are small dataclasses of ours (`RepoInfo`,
 `RemoteFile`, `Refs`), so no caller handles a `huggingface_hub` type. Downloads go through the
 HF cache at `cache_dir`: `read_snapshot` fills it with `snapshot_download` (parallel workers)
-and reads files back, following links only into that snapshot or the cache's own blob store.
+and reads files back, following links only into that snapshot or the cache's own blob store
+(a pinned commit: one GET per file instead, `pinned.py`).
 """
 
 from __future__ import annotations
@@ -36,11 +37,13 @@ _BYTES_BAR = "huggingface_hub.snapshot_download"  # snapshot_download's bar of b
 
 @dataclass(frozen=True)
 class RemoteFile:
-    """One file of a revision: its path, size and git blob id (None when not reported)."""
+    """One file of a revision: its path, size, git blob id and, for an LFS file, its sha256
+    (None when not reported)."""
 
     path: str
     size: int
     blob_id: str | None = None
+    lfs_sha256: str | None = None
 
 
 @dataclass(frozen=True)
@@ -116,7 +119,7 @@ class HubClient:
 
         self.endpoint, self.cache_dir = endpoint, cache_dir
         self.api: HfApi = HfApi(endpoint=endpoint, token=token, library_name="hubskills")
-        self._token = token
+        self.token = token
 
     def _call(self, repo: str | None, call: Callable[[], T], *, repo_type: str = "model",
               revision: str | None = None) -> T:
@@ -129,7 +132,7 @@ class HubClient:
         """Whether a token is set here, in the environment or in the HF token file."""
         from huggingface_hub import get_token
 
-        return bool(self._token or get_token())
+        return bool(self.token or get_token())
 
     def whoami(self) -> str:
         """The token's user name."""
@@ -175,8 +178,8 @@ class HubClient:
         entries = self._call(repo, lambda: list(self.api.list_repo_tree(
             repo, path_in_repo=path, recursive=True, repo_type=repo_type, revision=revision)),
             repo_type=repo_type, revision=revision)
-        return [RemoteFile(e.path, int(e.size or 0), e.blob_id) for e in entries
-                if isinstance(e, RepoFile)]
+        return [RemoteFile(e.path, int(e.size or 0), e.blob_id, e.lfs.sha256 if e.lfs else None)
+                for e in entries if isinstance(e, RepoFile)]
 
     def file_exists(self, repo: str, path: str, *, repo_type: str = "model") -> bool:
         """Whether `path` exists at `main`."""
@@ -275,14 +278,15 @@ class HubClient:
         return self.cache_dir / f"models--{repo.replace('/', '--')}"
 
     def read_snapshot(self, repo: str, sha: str, paths: list[str], *, offline: bool,
-                      max_file_bytes: int, declared: Mapping[str, int],
+                      max_file_bytes: int, listing: list[RemoteFile], pinned: bool = False,
                       ignore: list[str] | None = None) -> Iterator[tuple[str, bytes]]:
         """Download revision `sha` with `snapshot_download`, then yield (path, bytes) of `paths`.
 
-        The server's listing (`declared`, already checked against `limits`) is held to on the
-        wire: the transfer stops once more bytes arrive than the listing declares in total, and
-        a file whose received size differs from its declared size is refused; what such a
-        refused download left in the cache is removed.
+        The server's `listing` (already checked against `limits`) is held to on the wire: the
+        transfer stops once more bytes arrive than the listing declares in total, and a file
+        whose received size differs from its declared size is refused; what such a refused
+        download left in the cache is removed. Online with `pinned` (the caller checks the
+        content against its own pin), each file is one GET instead (`pinned.read_pinned`).
 
         Raises:
             RefusedPath: a file is missing, leads outside the cache, or is not the size declared.
@@ -291,12 +295,18 @@ class HubClient:
         from huggingface_hub import snapshot_download
         from huggingface_hub.errors import HfHubHTTPError
 
+        if pinned and not offline:
+            from registry.hub.pinned import read_pinned
+
+            yield from read_pinned(self, repo, sha, paths, listing, max_file_bytes=max_file_bytes)
+            return
+        declared = {f.path: f.size for f in listing}
         cap = sum(declared.get(p, 0) for p in paths)
         with translate(self.endpoint, repo, revision=sha):
             try:
                 folder = Path(snapshot_download(
                     repo, revision=sha, cache_dir=self.cache_dir, endpoint=self.endpoint,
-                    token=self._token, local_files_only=offline, tqdm_class=_capped_tqdm(cap),
+                    token=self.token, local_files_only=offline, tqdm_class=_capped_tqdm(cap),
                     ignore_patterns=ignore, max_workers=max(1, min(DOWNLOAD_WORKERS, len(paths)))))
             except (_OverCap, OSError) as err:
                 if isinstance(err, HfHubHTTPError) or not (
@@ -375,7 +385,7 @@ def _capped_tqdm(cap: int) -> type:
 def _repo_info(info: Any) -> RepoInfo:
     """Our `RepoInfo` from a `ModelInfo`/`DatasetInfo`."""
     card = info.card_data.to_dict() if getattr(info, "card_data", None) else {}
-    files = [RemoteFile(s.rfilename, int(s.size or 0), s.blob_id)
+    files = [RemoteFile(s.rfilename, int(s.size or 0), s.blob_id, s.lfs.sha256 if s.lfs else None)
              for s in getattr(info, "siblings", None) or []]
     modified = getattr(info, "last_modified", None)
     return RepoInfo(id=info.id, sha=str(info.sha or ""), files=files, card_data=card,

@@ -1,5 +1,9 @@
 """The lockfile commands: `install` restores exactly what `skills.lock` pins, fetching every
 missing skill in parallel; `update` moves installed skills to their newest version.
+
+An entry pins the commit and the content hash, so `install` resolves nothing: the store fetches
+that sha as pinned (on the Hub: one listing and one GET per file, no HEADs) and staging holds
+the files to the pinned hash before anything is placed.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ from registry.scan import STORE_LIMITS, SizeLimits
 from registry.stores import Resolved, SkillStore
 
 StoreFor = Callable[[str], SkillStore]
-WORKERS = 16  # skills fetched at once by `install` (each downloads its files in parallel too)
+WORKERS = 16  # skills fetched at once by `install`: the one pool (a pinned skill's files are
+# fetched one after another in its worker, so no pool is started per skill)
 
 
 def install(project: Path, *, stores: StoreFor, frozen: bool = False, global_: bool = False,

@@ -20,7 +20,14 @@ from pathlib import Path
 
 from registry._io import make_temp_dir
 from registry.errors import InvalidSkill, UnsafeSkill
-from registry.format.skill import NAME_RE, Problem, SkillFormatError, content_hash, load_skill
+from registry.format.skill import (
+    NAME_RE,
+    Problem,
+    Skill,
+    SkillFormatError,
+    content_hash,
+    load_skill,
+)
 from registry.format.validate import validate_skill
 from registry.install.agents import STAGING_PREFIX, make_dirs, remove_empty
 from registry.install.lockfile import HF_MARKER, MARKER_FILE, Scope
@@ -111,6 +118,17 @@ def _verify(folder: Path, repo: str, resolved: Resolved, reported: str | None,
         if (folder / forged).exists():
             raise UnsafeSkill(f"{where} ships {forged}, an installer's marker file; refusing "
                               "a forged install marker", hint=HOSTILE_HINT)
+    computed = content_hash(folder)  # first: a tampered download says so, whatever else fails
+    if reported and reported != computed:
+        raise UnsafeSkill(f"{where}: the files hash to {computed[:19]}, the registry reports "
+                          f"{reported[:19]}; refusing a tampered or damaged download",
+                          hint="retry; report the repository if it persists")
+    if expected and expected != computed:
+        pinned = repo.split("/")[1]  # the lock's name for it (the skill must be named so)
+        raise UnsafeSkill(f"{pinned} ({where}): the files hash to {computed[:19]}, skills.lock "
+                          f"pins {expected[:19]}; nothing of it was installed",
+                          hint=f"hubskills update {pinned}  # or hubskills pull {repo}@"
+                               f"{resolved.sha[:12]}: both re-pin what the registry reports")
     try:
         skill = load_skill(folder)
     except InvalidSkill as err:
@@ -128,30 +146,21 @@ def _verify(folder: Path, repo: str, resolved: Resolved, reported: str | None,
     if name in WINDOWS_DEVICES:
         raise UnsafeSkill(f"{where} declares the skill name {name!r}, a Windows device name "
                           "no folder can have there", hint=HOSTILE_HINT)
-    _validate(folder, repo, where)
-    computed = content_hash(folder)
-    if reported and reported != computed:
-        raise UnsafeSkill(f"{where}: the files hash to {computed[:19]}, the registry reports "
-                          f"{reported[:19]}; refusing a tampered or damaged download",
-                          hint="retry; report the repository if it persists")
-    if expected and expected != computed:
-        raise UnsafeSkill(f"{where}: the files hash to {computed[:19]}, skills.lock pins "
-                          f"{expected[:19]}", hint="check skills.lock; never edit it by hand")
+    _validate(skill, repo, where)
     if not reported:
         notes.append(f"{where}: the registry reports no content hash; computed {computed[:19]}")
     return Staged(repo, resolved, folder, name, computed, [], notes)
 
 
-def _validate(folder: Path, repo: str, where: str) -> None:
+def _validate(skill: Skill, repo: str, where: str) -> None:
     """Block on validation errors exactly as publish does, with the validator's messages.
 
     The staging folder's own name means nothing, so the name is checked against the folder
     the skill comes from: its repository's name.
     """
-    repo_name = repo.split("/")[1]
-    errors = [p for p in validate_skill(folder) if p.severity == "error"
+    repo_name, name = repo.split("/")[1], skill.name
+    errors = [p for p in validate_skill(skill) if p.severity == "error"
               and p.code != "name-mismatch"]
-    name = load_skill(folder).name
     if name != repo_name:
         errors.insert(0, Problem("name-mismatch", "error", f"name '{name[:80]}' does not match "
                                  f"the folder name '{repo_name}'"))

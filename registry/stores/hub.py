@@ -6,7 +6,7 @@ stale parent, an existing tag). A skill is the model repo `ns/name` (layout: `fi
 Publish reads the tags, the files at `main` and the results summary at once, makes one commit
 guarded by `parent_commit` (retried when `main` moved) and tags it `v<version>`. A version is
 resolved and listed in one request. Fetch checks the listing before anything is downloaded,
-then downloads with `snapshot_download` into an HF-format cache at `HUBSKILLS_HOME/hub-cache`
+then downloads (`snapshot_download`; pinned, a GET per file) into `HUBSKILLS_HOME/hub-cache`
 (see `__init__` for why not the shared HF cache), recording `refs/<tag>` there. Offline or
 unreachable, pulls are answered by that cache alone (a full sha, or a tag fetched before); what
 it lacks raises `RegistryUnavailable`. Results go to one dataset repo (`hub_results.py`).
@@ -268,7 +268,7 @@ class HubStore:
 
         Every listed path (from `resolve`, one request, or the HF cache) is checked and the
         sizes held to `limits` before anything is downloaded, and again as bytes arrive. With
-        `pinned_hash` and the listing cached, the Hub is not asked for the card's hash.
+        `pinned_hash` the Hub is not asked for the card's hash and each file is one GET.
 
         Raises:
             UnsafeSkill: an unsafe path, or files over the limits or not the size declared.
@@ -282,9 +282,9 @@ class HubStore:
             layout = read_layout(None, [], limits)  # a repository without a manifest
             manifest = [MANIFEST_FILE] if any(f.path == MANIFEST_FILE for f in files) else []
             for path, data in self.client.read_snapshot(
-                    repo, sha, [*wanted, *manifest], offline=self.offline,
+                    repo, sha, [*wanted, *manifest], offline=self.offline, listing=files,
                     max_file_bytes=limits.max_file_bytes, ignore=sorted(RESERVED_ROOT_FILES),
-                    declared={f.path: f.size for f in files}):
+                    pinned=pinned_hash is not None):
                 if path == MANIFEST_FILE:
                     layout = read_layout(data, list(wanted.values()), limits)
                 else:
