@@ -79,6 +79,7 @@ _EXPORTS: dict[str, str] = {
     "SkillStore": "registry.stores:SkillStore",
     "SkillInfo": "registry.stores:SkillInfo",
     "get_store": "registry.stores:get_store",
+    "results_dataset": "registry.stores:results_dataset",
     "publish_skill": "registry.stores.publish:publish_skill",
     "PublishResult": "registry.stores.publish:PublishResult",
     "check_relpath": "registry.scan:check_relpath",
@@ -122,7 +123,8 @@ __all__ = [
     "summarize", "per_case_table", "compare_runs",
     "leaderboard", "LeaderboardEntry", "leaderboard_label", "leaderboard_table_rows", "Board",
     "board_entries", "display",
-    "SkillStore", "SkillInfo", "get_store", "publish_skill", "PublishResult", "check_relpath",
+    "SkillStore", "SkillInfo", "get_store", "results_dataset", "publish_skill", "PublishResult",
+    "check_relpath",
     "check_repo_id", "tag_for", "write_file", "generate_skill", "GenerateReport", "add_tests",
     "pull", "PullResult", "SandboxUnavailable", "SecretScope", "SizeLimits", "current_scope",
     "get_sandbox", "has_code_checks", "hold", "holding", "push_saved_run", "scrub", "scrub_data",
@@ -182,7 +184,7 @@ if TYPE_CHECKING:
         scrub_logs,
         scrubber,
     )
-    from registry.stores import SkillInfo, SkillStore, get_store
+    from registry.stores import SkillInfo, SkillStore, get_store, results_dataset
     from registry.stores.publish import PublishResult, publish_skill
     from registry.stores.push import push_saved_run
     from registry.stores.refs import check_repo_id, tag_for

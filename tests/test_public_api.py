@@ -77,3 +77,14 @@ def test_import_registry_loads_nothing_until_a_name_is_used(tmp_path):
     assert "registry.format.skill" in after and "registry.evaluation.engine" not in after
     assert "openai" not in third and "pandas" not in third and "gradio" not in third
     assert version == registry.__version__ and version.count(".") == 2
+
+
+def test_results_dataset_is_the_registrys_results_as_a_datasets_split(tmp_path):
+    """`registry.results_dataset()` loads the same rows the stores read, with `datasets`."""
+    settings = registry.Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home")})
+    rows = registry.get_store(settings).read_results()  # the seeded examples' runs
+    dataset = registry.results_dataset(settings)
+    assert len(dataset) == len(rows) > 0
+    assert sorted(set(dataset["run_id"])) == sorted({row.run_id for row in rows})
+    assert sum(dataset["passed"]) == sum(bool(row.passed) for row in rows)
+    assert (tmp_path / "home" / "datasets-cache").is_dir()  # its cache stays in HUBSKILLS_HOME

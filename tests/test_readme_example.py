@@ -12,6 +12,7 @@ import pytest
 from cli_process import hubskills
 from fakes.openai_server import FakeOpenAIServer
 
+import registry
 from registry.format.markdown import fenced_blocks
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,7 +47,9 @@ def test_the_use_from_python_example_runs_against_a_local_server(
     assert lines[0] == "agent-skill-md valid"
     assert re.fullmatch(rf"local/my-model: lift [+-]\d+% \[[+-]\d+%, [+-]\d+%\], {VERDICT}",
                         lines[1])
-    board = lines[2:]
+    board, dataset = lines[2:-1], lines[-1]
+    seeded = registry.get_store(registry.Settings.from_env()).read_results()
+    assert dataset == f"{len(seeded)} results, {len({r.run_id for r in seeded})} runs"
     # The seeded registry holds the three example skills, each with one recorded run on the
     # embedded model: one line each, ranked by the lift's lower bound, highest first.
     examples = sorted(p.name for p in (ROOT / "skills").iterdir() if (p / "SKILL.md").is_file())

@@ -353,8 +353,9 @@ def test_results_from_two_processes_at_once_lose_nothing(backend: Backend):
     frame = backend.store.results_frame()
     assert len(frame) == 120 and frame["error"].notna().sum() == 10
     assert frame["cost_usd"].sum() == pytest.approx(2.5)
-    target = (str(backend.store.dataset_dir) if isinstance(backend.store, LocalStore)
-              else backend.spec["results_repo"])
+    target = backend.store.dataset_source()  # what `registry.results_dataset` loads
+    assert target == (str(backend.store.dataset_dir) if isinstance(backend.store, LocalStore)
+                      else backend.spec["results_repo"])
     kind = "local" if isinstance(backend.store, LocalStore) else "hub"
     done = subprocess.run([sys.executable, "-c", LOAD, kind, target,
                            str(backend.tmp / "ds-cache")], cwd=REPO_ROOT, env=backend.env,

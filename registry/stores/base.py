@@ -158,6 +158,11 @@ class SkillStore(Protocol):
         """Every result row as a DataFrame (no `output`/`checks` columns): the fast path."""
         ...
 
+    def dataset_source(self) -> str:
+        """What `datasets.load_dataset(source, split="evals")` reads: the results dataset's
+        Hub id, or the local dataset folder."""
+        ...
+
 
 def check_sort(sort: str) -> None:
     """Refuse a search order other than downloads, likes or lift.

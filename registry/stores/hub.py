@@ -360,8 +360,9 @@ class HubStore:
     # -- results (see `hub_results.py`) ----------------------------------------------------
 
     def results_repo(self) -> str:
-        """The results dataset id (see `HubResults.repo`)."""
+        """The results dataset id (see `HubResults.repo`); `datasets.load_dataset` reads it."""
         return self.results.repo()
+    dataset_source = results_repo
 
     def append_results(self, manifest: RunManifest, rows: list[ResultRow]) -> str:
         """Add `data/evals/YYYY-MM/<run_id>.jsonl` in one commit; an existing run is a no-op."""

@@ -119,6 +119,11 @@ class LocalStore:
         return self.root.joinpath("datasets", *[check_relpath(p)
                                                 for p in self.results_repo.split("/")])
 
+    def dataset_source(self) -> str:
+        """The results dataset folder, as `datasets.load_dataset` takes it."""
+        self._ensure_seeded()
+        return str(self.dataset_dir)
+
     def default_namespace(self) -> str:
         """The namespace `publish` uses when no repo is given."""
         return self.namespace
