@@ -142,11 +142,14 @@ class BwrapSandbox:
         """One bwrap for many commands in `workspace` (see `bwrap_session`); not started yet.
 
         `limits` hold as for one `run` (memory, file size, processes; CPU time per process),
-        and `limits.wall_s` is a command's default timeout."""
+        and `limits.wall_s` is a command's default timeout. util-linux `prlimit` sets the
+        rlimits on bwrap instead of a `preexec_fn`, which would fork the whole (large) host
+        process with the event loop blocked, where `prlimit` lets Python spawn with vfork."""
         workspace = workspace.resolve()
         supervisor = [sys.executable, "-I", "-S", "-c", SUPERVISOR]
-        return BwrapSession(self.command(supervisor, limits, limits.wall_s, env, workspace),
-                            workspace, limits=limits, preexec=rlimits(limits, limits.wall_s))
+        return BwrapSession(launcher(limits, limits.wall_s),
+                            self.command(supervisor, limits, limits.wall_s, env, workspace),
+                            workspace, limits=limits)
 
     async def run(self, argv: Sequence[str], workspace: Path, *, timeout: float | None = None,
                   limits: Limits = DEFAULT_LIMITS, stdin: bytes = b"",
@@ -178,6 +181,15 @@ class BwrapSandbox:
                 if fd >= 0:
                     os.close(fd)
         return result
+
+
+def launcher(limits: Limits, wall_s: float) -> list[str]:
+    """`prlimit` setting what `rlimits` sets, to start bwrap with (argv prefix)."""
+    values = [f"--as={limits.memory_bytes}", f"--cpu={limits.cpu_seconds(wall_s)}",
+              f"--fsize={limits.file_bytes}"]
+    if as_root():
+        values.append(f"--nproc={limits.processes}")
+    return [_tool("prlimit"), *values, "--"]
 
 
 def rlimits(limits: Limits, wall_s: float) -> Callable[[], None]:
@@ -233,9 +245,9 @@ def _probe(binary: str, as_root: bool) -> tuple[bool, str]:
     path = shutil.which(binary)
     if path is None:
         return False, f"bubblewrap is not installed ({binary} not found)"
-    tool = "setpriv" if as_root else "prlimit"
-    if not shutil.which(tool, path="/usr/bin:/bin:/usr/sbin:/sbin"):
-        return False, f"{tool} (util-linux) not found"
+    for tool in ("setpriv", "prlimit") if as_root else ("prlimit",):
+        if not shutil.which(tool, path="/usr/bin:/bin:/usr/sbin:/sbin"):
+            return False, f"{tool} (util-linux) not found"
     sandbox = BwrapSandbox(path)
     true = sandbox.which("true") or "/usr/bin/true"
     with tempfile.TemporaryDirectory(prefix="hubskills-probe-") as folder:

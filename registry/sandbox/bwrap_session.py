@@ -2,8 +2,9 @@
 
 bwrap starts once, built exactly as for a single command (`BwrapSandbox.command`: the same
 namespaces, binds, empty environment, rlimits, process limit and, as root, uid drop), with
-`supervisor.py` as its command. Each `run` is one JSON line to the supervisor's stdin and one
-answer line back, so a command costs a fork and an exec, not a new sandbox.
+`supervisor.py` as its command. Each `run` is one request to the supervisor's stdin and one
+answer back (their format is in `supervisor`), so a command costs a fork and an exec, not a new
+sandbox.
 
 The supervisor runs as the same user as the commands, so a command can kill, stop or confuse
 it. The host trusts none of its answers beyond their shape: an answer that is missing, late
@@ -17,14 +18,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import signal
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from registry.sandbox.base import OUTPUT_TAIL, Limits, SandboxResult
 from registry.sandbox.namespace import as_root, give_to_sandbox_user, namespace_gone
@@ -32,22 +32,22 @@ from registry.sandbox.session import SessionContext, SessionEnded
 
 SUPERVISOR = Path(__file__).with_name("supervisor.py").read_text(encoding="utf-8")
 GRACE_S = 5.0  # how long past a command's timeout the supervisor may take to answer
-ANSWER_BYTES = 4 << 20  # longest answer line: two clipped outputs, JSON-escaped
+CAP_BYTES = OUTPUT_TAIL * 4  # of each output: enough for `OUTPUT_TAIL` characters of UTF-8
 _ENDED_HINT = "the agent's later commands in this sample fail; rerun the sample to retry"
 
 
 class BwrapSession(SessionContext):
     """One bwrap running `supervisor.py` in `workspace`; see the module docstring.
 
-    `command` is bwrap's full command line (supervisor included), `preexec` what bwrap's
-    child runs before exec (the rlimits)."""
+    `bwrap` is bwrap's full command line (supervisor included), `launcher` what starts it
+    (`prlimit` and its rlimits)."""
 
     backend = "bwrap"
 
-    def __init__(self, command: Sequence[str], workspace: Path, *, limits: Limits,
-                 preexec: Callable[[], None]) -> None:
-        self.command, self.workspace, self.limits = list(command), workspace, limits
-        self.preexec = preexec
+    def __init__(self, launcher: Sequence[str], bwrap: Sequence[str], workspace: Path, *,
+                 limits: Limits) -> None:
+        self.launcher, self.bwrap = list(launcher), list(bwrap)
+        self.workspace, self.limits = workspace, limits
         self._proc: asyncio.subprocess.Process | None = None
         self._info = -1  # read end of bwrap's --info-fd: names the sandbox's pid 1
         self._pidfd = -1  # bwrap's: a signal through it never reaches a reused pid
@@ -62,14 +62,13 @@ class BwrapSession(SessionContext):
         if as_root():
             give_to_sandbox_user(self.workspace)
         info_read, info_write = os.pipe()
-        cmd = [self.command[0], "--info-fd", str(info_write), *self.command[1:]]
+        cmd = [*self.launcher, self.bwrap[0], "--info-fd", str(info_write), *self.bwrap[1:]]
         self._stderr = tempfile.TemporaryFile(prefix="hubskills-session-")
         try:
             # env={} : bwrap's own environment is what /proc/1/environ shows inside
             self._proc = await asyncio.create_subprocess_exec(
                 *cmd, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=self._stderr, env={}, cwd="/", pass_fds=(info_write,),
-                preexec_fn=self.preexec, limit=ANSWER_BYTES)
+                stderr=self._stderr, env={}, cwd="/", pass_fds=(info_write,))
         except OSError as exc:
             os.close(info_read)
             self._ended = f"the sandbox session could not start: {exc}"
@@ -86,27 +85,31 @@ class BwrapSession(SessionContext):
         Raises:
             SessionEnded: the session is over (or ends now: no valid answer came).
         """
-        await self.start()
+        if self._proc is None and self._ended is None:
+            await self.start()
         if self._ended is not None or self._proc is None:
             raise SessionEnded(f"sandbox session ended: {self._ended}", hint=_ENDED_HINT)
         wall_s = self.limits.wall_s if timeout is None else timeout
         if as_root():  # files the host's tools wrote since the last command are root's
             give_to_sandbox_user(self.workspace)
         self._sent += 1
-        request = {"id": self._sent, "argv": list(argv), "timeout": wall_s, "cap": OUTPUT_TAIL}
+        if any("\0" in arg for arg in argv):
+            raise ValueError("embedded null byte")  # as any exec would say
+        payload = b"\0".join(os.fsencode(arg) for arg in argv)
         started = time.monotonic()
         try:
             assert self._proc.stdin is not None and self._proc.stdout is not None
-            self._proc.stdin.write(json.dumps(request).encode("utf-8") + b"\n")
+            self._proc.stdin.write(b"%d %r %d %d\n" % (self._sent, wall_s, CAP_BYTES,
+                                                       len(payload)) + payload)
             await self._proc.stdin.drain()
-            line = await asyncio.wait_for(self._proc.stdout.readline(), wall_s + GRACE_S)
-            answer = _answer(line, self._sent)
-        except (OSError, ValueError, TimeoutError) as exc:
+            code, timed_out, out, err = await asyncio.wait_for(
+                _answer(self._proc.stdout, self._sent), wall_s + GRACE_S)
+        except (OSError, ValueError, TimeoutError, asyncio.IncompleteReadError) as exc:
             why = "no answer in time" if isinstance(exc, TimeoutError) else str(exc)
             await self._end(f"its supervisor failed ({why}); a command may have killed it")
             raise SessionEnded(f"sandbox session ended: {self._ended}",
                                hint=_ENDED_HINT) from exc
-        return SandboxResult(answer["exit"], answer["out"], answer["err"], answer["timed_out"],
+        return SandboxResult(code, _text(out), _text(err), timed_out,
                              time.monotonic() - started, self.backend)
 
     async def aclose(self) -> None:
@@ -138,18 +141,27 @@ class BwrapSession(SessionContext):
                 self._stderr = None
 
 
-def _answer(line: bytes, expected: int) -> dict[str, Any]:
+async def _answer(stream: asyncio.StreamReader,
+                  expected: int) -> tuple[int | None, bool, bytes, bytes]:
     """The supervisor's answer to request `expected`, checked for shape (ValueError if not)."""
-    if not line.endswith(b"\n"):
-        raise ValueError("the supervisor exited" if not line else "a cut-off answer")
-    answer = json.loads(line)
-    if not isinstance(answer, dict) or answer.get("id") != expected:
-        raise ValueError("an answer to another request")
-    code, out, err, timed_out = (answer.get(k) for k in ("exit", "out", "err", "timed_out"))
-    if not (code is None or type(code) is int) or not isinstance(out, str) \
-            or not isinstance(err, str) or type(timed_out) is not bool:
-        raise ValueError("a malformed answer")
-    return answer
+    header = await stream.readline()
+    if not header.endswith(b"\n"):
+        raise ValueError("the supervisor exited" if not header else "a cut-off answer")
+    fields = header.split()
+    if len(fields) != 5 or fields[0] != b"%d" % expected or fields[2] not in (b"0", b"1") \
+            or not (fields[1] == b"-" or fields[1].lstrip(b"-").isdigit()) \
+            or not all(f.isdigit() and int(f) <= CAP_BYTES for f in fields[3:]):
+        raise ValueError(f"a malformed answer {header[:80]!r}")
+    out = await stream.readexactly(int(fields[3]))
+    err = await stream.readexactly(int(fields[4]))
+    code = None if fields[1] == b"-" else int(fields[1])
+    return code, fields[2] == b"1", out, err
+
+
+def _text(data: bytes) -> str:
+    """Output bytes as text: at most `OUTPUT_TAIL` characters, the last ones."""
+    text = data.decode("utf-8", errors="replace")
+    return text[-OUTPUT_TAIL:] if len(text) > OUTPUT_TAIL else text
 
 
 def _last_line(handle: IO[bytes]) -> str:

@@ -2,41 +2,45 @@
 
 `BwrapSandbox.session` starts it once per session as `python -I -S -c <this file's source>`
 (the project's interpreter, already bound read-only), as the sandbox's only process besides
-bwrap's own pid 1. It reads one JSON request per line on stdin,
-`{"id": n, "argv": [...], "timeout": seconds, "cap": characters}`, runs `argv` in its own
-session and process group (stdin `/dev/null`, stdout and stderr into unlinked files in the
-private `/tmp`, which its size limit caps), kills the group at the timeout, and writes one JSON
-line back: `{"id": n, "exit": code or null, "out": tail, "err": tail, "timed_out": bool}`.
+bwrap's own pid 1. Per command it reads a request from stdin,
+
+    b"<id> <timeout seconds> <output cap bytes> <n>\\n" + n bytes: the argv, NUL-separated
+
+runs the argv in its own session and process group (stdin `/dev/null`, stdout and stderr into
+unlinked files in the private `/tmp`, which its size limit caps), kills the group at the
+timeout, and answers
+
+    b"<id> <exit code, or - when killed at the timeout> <timed out 0|1> <o> <e>\\n"
+    + the last o bytes of stdout + the last e bytes of stderr (each at most the cap).
+
 EOF on stdin ends it, and with it bwrap and every process of the namespace.
 
-Only the standard library, and nothing that imports slowly: the session pays its start once.
-Commands run as the same user as the supervisor, so one can kill or confuse it; the host treats
-any missing, late or malformed answer as the end of the session (`SessionEnded`).
+Only built-in modules (`json` alone would double the start: it compiles regular expressions),
+since the session pays this start once per sample. Commands run as the same user as the
+supervisor, so one can kill or confuse it; the host checks every answer's shape and treats a
+missing, late or malformed one as the end of the session.
 """
 
-from __future__ import annotations
-
-import json
 import os
 import select
 import signal
 import sys
 
-_NOT_FOUND, _CANNOT_RUN = 127, 126  # what a shell answers for a command it cannot start
+NOT_FOUND, CANNOT_RUN = 127, 126  # what a shell answers for a command it cannot start
+STDIN = (os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0)
 
 
-def _tail(fd: int, cap: int) -> str:
-    """The last `cap` characters written to the file `fd`."""
+def tail(fd: int, cap: int) -> bytes:
+    """The last `cap` bytes written to the file `fd`."""
     size = os.lseek(fd, 0, os.SEEK_END)
-    os.lseek(fd, max(0, size - cap * 4), os.SEEK_SET)
+    os.lseek(fd, max(0, size - cap), os.SEEK_SET)
     chunks = []
-    while chunk := os.read(fd, 1 << 20):
+    while len(chunk := os.read(fd, 1 << 20)) > 0:
         chunks.append(chunk)
-    text = b"".join(chunks).decode("utf-8", "replace")
-    return text[-cap:] if len(text) > cap else text
+    return b"".join(chunks)[-cap:]
 
 
-def _wait(pid: int, timeout: float) -> tuple[int | None, bool]:
+def wait(pid: int, timeout: float) -> tuple[int | None, bool]:
     """(exit code, timed out) of `pid`; at the timeout its whole process group is killed."""
     pidfd = os.pidfd_open(pid)
     try:
@@ -50,28 +54,23 @@ def _wait(pid: int, timeout: float) -> tuple[int | None, bool]:
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
-    _, status = os.waitpid(pid, 0)
+    status = os.waitpid(pid, 0)[1]
     return (None if timed_out else os.waitstatus_to_exitcode(status)), timed_out
 
 
-def run(request: dict[str, object]) -> dict[str, object]:
-    """Run one request's command; the answer to send back."""
-    argv = [str(a) for a in request["argv"]]  # type: ignore[attr-defined]
-    timeout = float(request["timeout"])  # type: ignore[arg-type]
-    cap = int(request["cap"])  # type: ignore[call-overload]
+def run(argv: list[bytes], timeout: float, cap: int) -> tuple[int | None, bool, bytes, bytes]:
+    """(exit code, timed out, stdout tail, stderr tail) of one command."""
     out = os.open("/tmp", os.O_TMPFILE | os.O_RDWR, 0o600)
     err = os.open("/tmp", os.O_TMPFILE | os.O_RDWR, 0o600)
     try:
         try:
             pid = os.posix_spawnp(argv[0], argv, os.environ, setsid=True, file_actions=[
-                (os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_DUP2, out, 1), (os.POSIX_SPAWN_DUP2, err, 2)])
+                STDIN, (os.POSIX_SPAWN_DUP2, out, 1), (os.POSIX_SPAWN_DUP2, err, 2)])
         except OSError as exc:
-            return {"exit": _NOT_FOUND if isinstance(exc, FileNotFoundError) else _CANNOT_RUN,
-                    "out": "", "err": f"{argv[0]}: {exc.strerror}", "timed_out": False}
-        code, timed_out = _wait(pid, timeout)
-        return {"exit": code, "out": _tail(out, cap), "err": _tail(err, cap),
-                "timed_out": timed_out}
+            code = NOT_FOUND if isinstance(exc, FileNotFoundError) else CANNOT_RUN
+            return code, False, b"", os.fsencode(f"{os.fsdecode(argv[0])}: {exc.strerror}")
+        code, timed_out = wait(pid, timeout)
+        return code, timed_out, tail(out, cap), tail(err, cap)
     finally:
         os.close(out)
         os.close(err)
@@ -79,17 +78,18 @@ def run(request: dict[str, object]) -> dict[str, object]:
 
 def main() -> None:
     """Answer requests until stdin ends."""
-    for line in sys.stdin.buffer:
-        request = json.loads(line)
+    requests, answers = sys.stdin.buffer, sys.stdout.buffer
+    while header := requests.readline():
+        ident, timeout, cap, size = header.split()
+        argv = requests.read(int(size)).split(b"\0")
         try:
-            answer = run(request)
+            code, timed_out, out, err = run(argv, float(timeout), int(cap))
         except Exception as exc:  # e.g. no file descriptor left: this command fails, not all
-            answer = {"exit": _CANNOT_RUN, "out": "", "err": f"sandbox supervisor: {exc}",
-                      "timed_out": False}
-        answer["id"] = request.get("id")
-        sys.stdout.buffer.write(json.dumps(answer, ensure_ascii=False).encode("utf-8", "replace")
-                                + b"\n")
-        sys.stdout.buffer.flush()
+            code, timed_out, out, err = CANNOT_RUN, False, b"", os.fsencode(f"supervisor: {exc}")
+        shown = b"-" if code is None else b"%d" % code
+        answers.write(b"%s %s %d %d %d\n" % (ident, shown, timed_out, len(out), len(err)))
+        answers.write(out + err)
+        answers.flush()
 
 
 if __name__ == "__main__":
