@@ -175,10 +175,12 @@ class WorkspaceTools:
         finally:
             os.close(parent)
         with os.fdopen(fd, "wb") as handle:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
                 raise ToolFailed(f"{rel} is not a regular file")
             os.set_blocking(fd, True)
-            handle.truncate(0)
+            if info.st_size:  # a journalled metadata write, in the event loop: only if needed
+                handle.truncate(0)
             handle.write(data)
 
     def _open_parent(self, rel: str, *, create: bool) -> tuple[int, str]:
