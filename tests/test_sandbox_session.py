@@ -39,9 +39,24 @@ from registry.sandbox.base import OUTPUT_TAIL
 from registry.sandbox.namespace import SANDBOX_UID, as_root, give_to_sandbox_user
 
 
-@pytest.fixture
-def sandbox() -> BwrapSandbox:
-    return bwrap_sandbox()
+class Supervised(BwrapSandbox):
+    """bwrap whose sessions use the `kind` supervisor (Perl's or Python's)."""
+
+    def __init__(self, binary: str, kind: str) -> None:
+        super().__init__(binary)
+        self.kind = kind
+
+    def session(self, workspace, *, limits=Limits(), env=None, supervisor=None):  # noqa: B008
+        return super().session(workspace, limits=limits, env=env, supervisor=self.kind)
+
+
+@pytest.fixture(params=["perl", "python"])
+def sandbox(request) -> BwrapSandbox:
+    """Each session test runs with both supervisors."""
+    found = bwrap_sandbox()
+    if request.param == "perl" and found.which("perl") is None:
+        pytest.skip("no perl in the sandbox: sessions use the Python supervisor")
+    return Supervised(found.binary, request.param)
 
 
 def seen_inside(marker: str) -> str:
@@ -358,3 +373,13 @@ def test_the_tools_outside_a_sample_run_each_command_in_a_fresh_sandbox(tmp_path
     tools = WorkspaceTools(tmp_path, sandbox, Budget(), AgentOutcome())
     text, failed = asyncio.run(tools.call(ToolCall("c1", "run", {"command": "echo $$"})))
     assert not failed and text.startswith("exit code 0") and sandbox.sessions == 0
+
+
+def test_sessions_take_perls_supervisor_where_the_sandbox_has_perl(tmp_path):
+    found = bwrap_sandbox()
+    argv = found.session(tmp_path).bwrap
+    if found.which("perl") is None:
+        assert "-S" in argv and "-e" not in argv
+    else:
+        assert argv[argv.index("-e") - 1] == found.which("perl")
+    assert "-S" in found.session(tmp_path, supervisor="python").bwrap

@@ -17,7 +17,8 @@ root), with the process limit set up front, and the command drops to uid 65534 w
 capabilities through util-linux `setpriv`. Either way one small program runs before the command.
 
 `session()` builds the same sandbox once for many commands (an agent sample's): its command is a
-small supervisor that runs each command it is sent (`bwrap_session`, `supervisor`).
+small supervisor that runs each command it is sent (`bwrap_session`; `supervisor_perl`, or
+`supervisor` where the sandbox has no Perl).
 """
 
 from __future__ import annotations
@@ -30,11 +31,20 @@ import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Literal
 
-from registry.sandbox.base import DEFAULT_LIMITS, Limits, Mounts, SandboxResult, run_process
-from registry.sandbox.bwrap_session import SUPERVISOR, BwrapSession
+from registry.sandbox.base import (
+    DEFAULT_LIMITS,
+    Limits,
+    Mounts,
+    SandboxResult,
+    SandboxUnavailable,
+    run_process,
+)
+from registry.sandbox.bwrap_session import SUPERVISOR as PYTHON_SUPERVISOR
+from registry.sandbox.bwrap_session import BwrapSession
 from registry.sandbox.namespace import SANDBOX_UID, as_root, give_to_sandbox_user, namespace_gone
+from registry.sandbox.supervisor_perl import SOURCE as PERL_SUPERVISOR
 
 if sys.platform != "win32":
     import resource
@@ -138,17 +148,25 @@ class BwrapSandbox:
         return cmd + [_tool("prlimit"), f"--nproc={limits.processes}", "--", *argv]
 
     def session(self, workspace: Path, *, limits: Limits = DEFAULT_LIMITS,
-                env: Mapping[str, str] | None = None) -> BwrapSession:
+                env: Mapping[str, str] | None = None,
+                supervisor: Literal["perl", "python"] | None = None) -> BwrapSession:
         """One bwrap for many commands in `workspace` (see `bwrap_session`); not started yet.
 
         `limits` hold as for one `run` (memory, file size, processes; CPU time per process),
         and `limits.wall_s` is a command's default timeout. util-linux `prlimit` sets the
         rlimits on bwrap instead of a `preexec_fn`, which would fork the whole (large) host
-        process with the event loop blocked, where `prlimit` lets Python spawn with vfork."""
+        process with the event loop blocked, where `prlimit` lets Python spawn with vfork.
+        `supervisor`: Perl's (`supervisor_perl`, the faster start) when the sandbox sees
+        `perl`, else Python's."""
         workspace = workspace.resolve()
-        supervisor = [sys.executable, "-I", "-S", "-c", SUPERVISOR]
+        perl = self.which("perl") if supervisor in (None, "perl") else None
+        if supervisor == "perl" and perl is None:
+            raise SandboxUnavailable("perl is not visible in the sandbox",
+                                     reason="no perl", hint="apt-get install perl-base")
+        argv = [perl, "-e", PERL_SUPERVISOR] if perl else \
+            [sys.executable, "-I", "-S", "-c", PYTHON_SUPERVISOR]
         return BwrapSession(launcher(limits, limits.wall_s),
-                            self.command(supervisor, limits, limits.wall_s, env, workspace),
+                            self.command(argv, limits, limits.wall_s, env, workspace),
                             workspace, limits=limits)
 
     async def run(self, argv: Sequence[str], workspace: Path, *, timeout: float | None = None,
