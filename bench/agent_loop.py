@@ -4,11 +4,11 @@
 bubblewrap, edit the file, run the check again, answer; the skill arm also reads SKILL.md), at
 concurrency 16. Ideal wall time is model calls x latency / concurrency (the tools cost nothing
 in the ideal); we print our wall time over it (goal <= 1.2) and the sandbox's share: the time
-spent in `run` tool calls (bubblewrap start, the command, teardown), summed, over the samples'
-summed wall time. The same run with commands answered instantly (no sandbox) shows the loop's
-own cost apart, and a peer measured in the same run (the raw `openai` SDK holding the same
-conversations) shows what a loaded machine and the SDK cost alone. The fake server runs in
-another process. A warm-up loads everything first.
+spent in `run` tool calls (a sample's commands share one bubblewrap session: its start, each
+command, its end), summed, over the samples' summed wall time. The same run with commands
+answered instantly (no sandbox) shows the loop's own cost apart, and a peer measured in the
+same run (the raw `openai` SDK holding the same conversations) shows what a loaded machine and
+the SDK cost alone. The fake server runs in another process. A warm-up loads everything first.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 LATENCY, CASES, CONCURRENCY, TURNS = 0.1, 40, 16, 5
-SANDBOX_SECONDS: list[float] = []
+SANDBOX_SECONDS: list[float] = []  # each session command, and each session's start and end
+SESSION_STARTS: list[float] = []
 DIRECT_SECONDS: list[float] = []
 
 
@@ -91,18 +92,47 @@ async def _raw_sdk(url: str, samples: int) -> None:
 
 
 def register_bench_sandboxes() -> None:
-    """`bench-bwrap`: bubblewrap, with the time of every command recorded; `bench-direct`: the
-    same commands with no isolation, timed (what the commands cost themselves); `bench-null`: a
-    command that does nothing and takes no time (the loop's own cost, without a sandbox)."""
-    from registry.sandbox import BwrapSandbox, DirectSandbox, SandboxResult, backend
+    """`bench-bwrap`: bubblewrap sessions, with the time of every command (and of each
+    session's start and end) recorded; `bench-direct`: the same commands with no isolation,
+    timed (what the commands cost themselves); `bench-null`: a command that does nothing and
+    takes no time (the loop's own cost, without a sandbox)."""
+    from registry.sandbox import (
+        BwrapSandbox,
+        CommandSession,
+        DirectSandbox,
+        SandboxResult,
+        backend,
+    )
+    from registry.sandbox.bwrap_session import BwrapSession
 
-    class TimedBwrap(BwrapSandbox):
+    class TimedSession(BwrapSession):
+        async def start(self) -> None:
+            started = time.perf_counter()
+            try:
+                await super().start()
+            finally:
+                SESSION_STARTS.append(time.perf_counter() - started)
+                SANDBOX_SECONDS.append(SESSION_STARTS[-1])
+
         async def run(self, *args, **kwargs):  # type: ignore[no-untyped-def]
             started = time.perf_counter()
             try:
                 return await super().run(*args, **kwargs)
             finally:
                 SANDBOX_SECONDS.append(time.perf_counter() - started)
+
+        async def aclose(self) -> None:
+            started = time.perf_counter()
+            try:
+                await super().aclose()
+            finally:
+                SANDBOX_SECONDS.append(time.perf_counter() - started)
+
+    class TimedBwrap(BwrapSandbox):
+        def session(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            plain = super().session(*args, **kwargs)
+            return TimedSession(plain.launcher, plain.bwrap, plain.workspace,
+                                limits=plain.limits)
 
     class TimedDirect(DirectSandbox):
         name = "bench-direct"
@@ -116,6 +146,9 @@ def register_bench_sandboxes() -> None:
 
     class NullSandbox(BwrapSandbox):
         name = "bench-null"
+
+        def session(self, workspace, *, limits, env=None):  # type: ignore[no-untyped-def]
+            return CommandSession(self, workspace, limits=limits, env=env)
 
         async def run(self, *args, **kwargs):  # type: ignore[no-untyped-def]
             return SandboxResult(0, "1\n", "", False, 0.0, self.name)
@@ -154,6 +187,7 @@ def main() -> None:
         asyncio.run(_raw_sdk(url, CASES * 2))
         peer = time.perf_counter() - t_peer
         SANDBOX_SECONDS.clear()
+        SESSION_STARTS.clear()
         t0 = time.perf_counter()
         run = run_evaluation(skill, EvalConfig(**base, sandbox="bench-bwrap"), settings)
         wall = time.perf_counter() - t0
@@ -176,10 +210,14 @@ def main() -> None:
           f"ideal {peer / ideal:.2f}; hubskills / peer = {wall / peer:.2f}")
     print(f"  the loop alone (commands answered instantly, no sandbox): {loop_wall:.2f} s, "
           f"ratio {loop_wall / ideal:.2f}; loop / peer = {loop_wall / peer:.2f}")
-    mean_ms = sandbox / len(SANDBOX_SECONDS) * 1000
-    print(f"  sandbox: {len(SANDBOX_SECONDS)} commands, {mean_ms:.0f} ms each on average; "
-          f"{sandbox:.2f} s of {agent_wall:.2f} s summed sample wall time = share "
-          f"{sandbox / agent_wall:.2f}; wall with it / without = {wall / loop_wall:.2f}")
+    commands = len(SANDBOX_SECONDS) - 2 * len(SESSION_STARTS)
+    mean_ms = sandbox / commands * 1000
+    print(f"  sandbox: {len(SESSION_STARTS)} sessions started "
+          f"({sum(SESSION_STARTS) / len(SESSION_STARTS) * 1000:.0f} ms each to start), "
+          f"{commands} commands, {mean_ms:.0f} ms each on average with the sessions' start and "
+          f"end spread over them; {sandbox:.2f} s of {agent_wall:.2f} s summed sample wall time "
+          f"= share {sandbox / agent_wall:.2f}; wall with it / without = "
+          f"{wall / loop_wall:.2f}")
     direct_ms = sum(DIRECT_SECONDS) / max(1, len(DIRECT_SECONDS)) * 1000
     print(f"  the same commands with no isolation: {direct_ms:.0f} ms each, wall "
           f"{direct_wall:.2f} s; bubblewrap's own cost = {mean_ms - direct_ms:.0f} ms per "

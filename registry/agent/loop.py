@@ -61,7 +61,8 @@ class ToolLoopRunner:
         outcome.transcript += [TranscriptEntry("system", messages[0].content),
                                TranscriptEntry("user", task.prompt)]
         started = self.clock()
-        stop = await self._loop(task, tools, messages, outcome, started)
+        async with tools:  # errors, budget stops and cancellation too end its sandbox session
+            stop = await self._loop(task, tools, messages, outcome, started)
         outcome.stop_reason = stop
         outcome.wall_s = self.clock() - started
         if stop != "answered":

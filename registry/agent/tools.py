@@ -5,6 +5,9 @@ descriptors opened with `O_NOFOLLOW` from the workspace root, one path component
 symlink the agent (or a command it ran) planted is refused, never followed out. Names must be
 relative, without `..` or backslashes. `run` executes a shell command through the `Sandbox`
 with the workspace as its only writable folder (no network), under the budget's time limit.
+A sample's commands share one sandbox session, opened at its first `run` and ended with the
+sample (processes a command leaves behind live until then, as in a shell): with bwrap, one
+sandbox per sample rather than one per command.
 
 Every result is deterministic for the same workspace (sorted listings, no timestamps or
 durations), so a rerun's conversation is byte-identical and its model calls come from the
@@ -25,7 +28,14 @@ from typing import Any
 from registry.agent.outcome import AgentOutcome, Budget
 from registry.format.inputs import is_relative
 from registry.providers.base import ToolCall, ToolSpec
-from registry.sandbox import Limits, Sandbox
+from registry.sandbox import (
+    CommandSession,
+    Limits,
+    Sandbox,
+    SandboxSession,
+    SessionEnded,
+    open_session,
+)
 
 _PATH = {"type": "string", "description": "Path relative to the project folder."}
 TOOLS = [
@@ -56,12 +66,31 @@ class ToolFailed(Exception):
 
 
 class WorkspaceTools:
-    """Executes tool calls in `root`; `outcome` receives tool counts and skill activation."""
+    """Executes tool calls in `root`; `outcome` receives tool counts and skill activation.
+
+    Inside `async with tools:` (one sample) its commands share one sandbox session, opened at
+    the first `run` and ended on leaving, whatever ended the sample; outside, each command
+    gets a sandbox of its own.
+    """
 
     def __init__(self, root: Path, sandbox: Sandbox | None, budget: Budget,
                  outcome: AgentOutcome, skill_path: str | None = None) -> None:
         self.root, self.sandbox, self.budget = root, sandbox, budget
         self.outcome, self.skill_path = outcome, skill_path
+        self._in_sample = False
+        self._session: SandboxSession | None = None
+
+    async def __aenter__(self) -> WorkspaceTools:
+        """Start the sample: its commands share a session from the first `run` on."""
+        self._in_sample = True
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        """End the sample's session: every process its commands left is gone after."""
+        self._in_sample = False
+        session, self._session = self._session, None
+        if session is not None:
+            await session.aclose()
 
     async def call(self, call: ToolCall, *, time_left: float | None = None) -> tuple[str, bool]:
         """(result text, is_error) for one call; the text is clipped to the budget."""
@@ -146,10 +175,12 @@ class WorkspaceTools:
         finally:
             os.close(parent)
         with os.fdopen(fd, "wb") as handle:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
                 raise ToolFailed(f"{rel} is not a regular file")
             os.set_blocking(fd, True)
-            handle.truncate(0)
+            if info.st_size:  # a journalled metadata write, in the event loop: only if needed
+                handle.truncate(0)
             handle.write(data)
 
     def _open_parent(self, rel: str, *, create: bool) -> tuple[int, str]:
@@ -189,8 +220,16 @@ class WorkspaceTools:
         timeout = self.budget.command_timeout_s
         if time_left is not None:
             timeout = max(1.0, min(timeout, time_left))
-        result = await self.sandbox.run(["/bin/sh", "-c", command], self.root, timeout=timeout,
-                                        limits=Limits(wall_s=timeout))
+        limits = Limits(wall_s=self.budget.command_timeout_s)
+        try:
+            if not self._in_sample:
+                session: SandboxSession = CommandSession(self.sandbox, self.root, limits=limits)
+            elif (session := self._session) is None:  # a sample that runs nothing starts none
+                session = self._session = open_session(self.sandbox, self.root, limits=limits)
+                await session.start()
+            result = await session.run(["/bin/sh", "-c", command], timeout=timeout)
+        except SessionEnded as exc:
+            raise ToolFailed(str(exc)) from exc
         output = (result.stdout + result.stderr).rstrip()
         status = (f"timed out after {timeout:g} s" if result.timed_out
                   else f"exit code {result.exit_code}")

@@ -74,7 +74,10 @@ class SandboxResult:
 
 
 class Sandbox(Protocol):
-    """Runs a command with only `workspace` writable; see `registry.sandbox` for backends."""
+    """Runs a command with only `workspace` writable; see `registry.sandbox` for backends.
+
+    A backend may also offer `session(workspace, *, limits, env)`: one environment for many
+    commands (`registry.sandbox.session.open_session` falls back to one `run` per command)."""
 
     name: ClassVar[str]
     isolating: ClassVar[bool]  # False only for `none`: auto-selection never picks it

@@ -15,14 +15,15 @@ makes a user namespace and util-linux `prlimit` sets the process limit inside it
 the sandbox's processes); as root, bwrap runs without a user namespace (one would map to host
 root), with the process limit set up front, and the command drops to uid 65534 with no
 capabilities through util-linux `setpriv`. Either way one small program runs before the command.
+
+`session()` builds the same sandbox once for many commands (an agent sample's): its command is a
+small supervisor that runs each command it is sent (`bwrap_session`; `supervisor_perl`, or
+`supervisor` where the sandbox has no Perl).
 """
 
 from __future__ import annotations
 
-import asyncio
 import functools
-import json
-import logging
 import os
 import shutil
 import subprocess
@@ -30,23 +31,28 @@ import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Literal
 
-from registry.sandbox.base import DEFAULT_LIMITS, Limits, Mounts, SandboxResult, run_process
+from registry.sandbox.base import (
+    DEFAULT_LIMITS,
+    Limits,
+    Mounts,
+    SandboxResult,
+    SandboxUnavailable,
+    run_process,
+)
+from registry.sandbox.bwrap_session import SUPERVISOR as PYTHON_SUPERVISOR
+from registry.sandbox.bwrap_session import BwrapSession
+from registry.sandbox.namespace import SANDBOX_UID, as_root, give_to_sandbox_user, namespace_gone
+from registry.sandbox.supervisor_perl import SOURCE as PERL_SUPERVISOR
 
 if sys.platform != "win32":
     import resource
 
 WORKDIR = "/workspace"
-SANDBOX_UID = 65534  # "nobody": the uid a command runs as when hubskills runs as root
-log = logging.getLogger(__name__)
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC = ("alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group",
         "nsswitch.conf", "localtime")
-
-
-def _as_root() -> bool:
-    return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
 @functools.cache
@@ -111,7 +117,7 @@ class BwrapSandbox:
 
     def probe(self) -> tuple[bool, str]:
         """Run `true` in a sandbox built exactly as for a check (once per process)."""
-        return _probe(self.binary, _as_root())
+        return _probe(self.binary, as_root())
 
     def which(self, tool: str) -> str | None:
         """The path `tool` resolves to inside the sandbox, or None."""
@@ -135,11 +141,33 @@ class BwrapSandbox:
                "--bind", str(workspace), WORKDIR, "--chdir", WORKDIR, *_extra(mounts)]
         for key, value in variables.items():
             cmd += ["--setenv", key, value]
-        if _as_root():
+        if as_root():
             return cmd + [_tool("setpriv"), f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}",
                           "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
                           "--no-new-privs", "--", *argv]
         return cmd + [_tool("prlimit"), f"--nproc={limits.processes}", "--", *argv]
+
+    def session(self, workspace: Path, *, limits: Limits = DEFAULT_LIMITS,
+                env: Mapping[str, str] | None = None,
+                supervisor: Literal["perl", "python"] | None = None) -> BwrapSession:
+        """One bwrap for many commands in `workspace` (see `bwrap_session`); not started yet.
+
+        `limits` hold as for one `run` (memory, file size, processes; CPU time per process),
+        and `limits.wall_s` is a command's default timeout. util-linux `prlimit` sets the
+        rlimits on bwrap instead of a `preexec_fn`, which would fork the whole (large) host
+        process with the event loop blocked, where `prlimit` lets Python spawn with vfork.
+        `supervisor`: Perl's (`supervisor_perl`, the faster start) when the sandbox sees
+        `perl`, else Python's."""
+        workspace = workspace.resolve()
+        perl = self.which("perl") if supervisor in (None, "perl") else None
+        if supervisor == "perl" and perl is None:
+            raise SandboxUnavailable("perl is not visible in the sandbox",
+                                     reason="no perl", hint="apt-get install perl-base")
+        argv = [perl, "-e", PERL_SUPERVISOR] if perl else \
+            [sys.executable, "-I", "-S", "-c", PYTHON_SUPERVISOR]
+        return BwrapSession(launcher(limits, limits.wall_s),
+                            self.command(argv, limits, limits.wall_s, env, workspace),
+                            workspace, limits=limits)
 
     async def run(self, argv: Sequence[str], workspace: Path, *, timeout: float | None = None,
                   limits: Limits = DEFAULT_LIMITS, stdin: bytes = b"",
@@ -151,9 +179,9 @@ class BwrapSandbox:
         the sandbox user like the workspace."""
         wall_s = limits.wall_s if timeout is None else timeout
         workspace = workspace.resolve()
-        if _as_root():
+        if as_root():
             for folder in [workspace, *(Path(h) for h, _ in (mounts.writable if mounts else ()))]:
-                _give_to_sandbox_user(folder)
+                give_to_sandbox_user(folder)
         cmd = self.command(argv, limits, wall_s, env, workspace, mounts)
         info_read, info_write = os.pipe()  # bwrap reports the sandbox's pid 1 on it
         cmd[1:1] = ["--info-fd", str(info_write)]
@@ -165,7 +193,7 @@ class BwrapSandbox:
                                        preexec_fn=rlimits(limits, wall_s))
             os.close(info_write)
             info_write = -1
-            await _namespace_gone(info_read)
+            await namespace_gone(info_read)
         finally:
             for fd in (info_read, info_write):
                 if fd >= 0:
@@ -173,28 +201,13 @@ class BwrapSandbox:
         return result
 
 
-async def _namespace_gone(info: int, limit_s: float = 10.0) -> None:
-    """Wait until the sandbox's pid 1 has exited, which the kernel allows only once every
-    process of its namespace is gone (bwrap itself may exit a moment before: it returns as
-    soon as the command's exit status is known)."""
-    os.set_blocking(info, False)
-    try:
-        text = os.read(info, 65536).decode("utf-8", "replace")
-        pid = int(json.loads(text)["child-pid"])
-        pidfd = os.pidfd_open(pid)
-    except (OSError, ValueError, KeyError, TypeError):
-        return  # never started, or already gone
-    loop = asyncio.get_running_loop()
-    gone = loop.create_future()
-    loop.add_reader(pidfd, lambda: gone.done() or gone.set_result(None))
-    try:
-        await asyncio.wait_for(gone, limit_s)
-    except TimeoutError:
-        log.warning("the sandbox's pid %d was still running %ss after its command", pid,
-                    limit_s)
-    finally:
-        loop.remove_reader(pidfd)
-        os.close(pidfd)
+def launcher(limits: Limits, wall_s: float) -> list[str]:
+    """`prlimit` setting what `rlimits` sets, to start bwrap with (argv prefix)."""
+    values = [f"--as={limits.memory_bytes}", f"--cpu={limits.cpu_seconds(wall_s)}",
+              f"--fsize={limits.file_bytes}"]
+    if as_root():
+        values.append(f"--nproc={limits.processes}")
+    return [_tool("prlimit"), *values, "--"]
 
 
 def rlimits(limits: Limits, wall_s: float) -> Callable[[], None]:
@@ -203,7 +216,7 @@ def rlimits(limits: Limits, wall_s: float) -> Callable[[], None]:
     values = [(resource.RLIMIT_AS, limits.memory_bytes),
               (resource.RLIMIT_CPU, limits.cpu_seconds(wall_s)),
               (resource.RLIMIT_FSIZE, limits.file_bytes)]
-    if _as_root():
+    if as_root():
         values.append((resource.RLIMIT_NPROC, limits.processes))
 
     def apply() -> None:
@@ -231,7 +244,7 @@ def _extra(mounts: Mounts | None) -> list[str]:
 
 
 def _namespaces() -> list[str]:
-    if _as_root():  # see the module docstring: the command drops to uid 65534 instead
+    if as_root():  # see the module docstring: the command drops to uid 65534 instead
         return ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
                 "--unshare-cgroup-try", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     return ["--unshare-all", "--unshare-user"]
@@ -243,15 +256,6 @@ def _tool(name: str) -> str:
     return found or f"/usr/bin/{name}"
 
 
-def _give_to_sandbox_user(workspace: Path) -> None:
-    """Make the workspace writable by uid 65534 (links are changed, never followed)."""
-    os.chown(workspace, SANDBOX_UID, SANDBOX_UID, follow_symlinks=False)
-    for folder, dirs, files in os.walk(workspace):
-        for name in dirs + files:
-            os.chown(os.path.join(folder, name), SANDBOX_UID, SANDBOX_UID,
-                     follow_symlinks=False)
-
-
 @functools.cache
 def _probe(binary: str, as_root: bool) -> tuple[bool, str]:
     if not sys.platform.startswith("linux"):
@@ -259,14 +263,14 @@ def _probe(binary: str, as_root: bool) -> tuple[bool, str]:
     path = shutil.which(binary)
     if path is None:
         return False, f"bubblewrap is not installed ({binary} not found)"
-    tool = "setpriv" if as_root else "prlimit"
-    if not shutil.which(tool, path="/usr/bin:/bin:/usr/sbin:/sbin"):
-        return False, f"{tool} (util-linux) not found"
+    for tool in ("setpriv", "prlimit") if as_root else ("prlimit",):
+        if not shutil.which(tool, path="/usr/bin:/bin:/usr/sbin:/sbin"):
+            return False, f"{tool} (util-linux) not found"
     sandbox = BwrapSandbox(path)
     true = sandbox.which("true") or "/usr/bin/true"
     with tempfile.TemporaryDirectory(prefix="hubskills-probe-") as folder:
         if as_root:
-            _give_to_sandbox_user(Path(folder))
+            give_to_sandbox_user(Path(folder))
         cmd = sandbox.command([true], Limits(), 10.0, None, Path(folder))
         try:
             done = subprocess.run(cmd, env={}, capture_output=True, timeout=10, cwd="/",
