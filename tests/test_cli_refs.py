@@ -116,7 +116,7 @@ def test_a_pull_says_which_agents_see_it_and_how_to_add_the_others(tmp_path):
     done = run("pull", SKILL, cwd=tmp_path, HOME=str(tmp_path / "home"))
     assert "will see it: Codex, Cursor" in done.stdout
     assert "not seen by: Claude Code" in done.stdout
-    assert f"hubskills pull {SKILL} --agent claude," in done.stdout
+    assert f"hubskills pull {SKILL} --agent claude (a comma list" in done.stdout
     added = run("pull", SKILL, "--agent", "claude", "--json", cwd=tmp_path,
                 HOME=str(tmp_path / "home"))
     [result] = json.loads(added.stdout)

@@ -225,12 +225,12 @@ def _print_visibility(result: PullResult) -> None:
     seen, unseen = _visibility(result)
     verb = "would see" if result.status == "dry-run" else "will see"
     out.result(f"  {verb} it: " + ", ".join(a.title for a in seen if a.name != "agents"))
-    if unseen:
-        names = ",".join(a.name for a in unseen)
+    if unseen:  # 30 agents: name them all, but hint at the first (Claude Code) and --all
+        scope = " --global" if result.path.parent.parent.parent.resolve() \
+            == Path.home().resolve() else ""
         out.result("  not seen by: " + ", ".join(a.title for a in unseen)
-                   + f"; add them with: hubskills pull {result.repo} --agent {names}"
-                   + (" --global" if result.path.parent.parent.parent.resolve()
-                      == Path.home().resolve() else ""))
+                   + f"; add one with: hubskills pull {result.repo} --agent "
+                   + f"{unseen[0].name}{scope} (a comma list adds several, --all every one)")
 
 
 def _print_results(results: list[PullResult], project: Path, *, as_json: bool,
