@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from registry.agent import AgentRunner, Budget, ToolLoopRunner
@@ -145,7 +145,7 @@ class Evaluator:
         # Two servers behind one `local/` name are two models: the endpoint is part of the key.
         key = completion_key(model=model.ref, endpoint=model.provider.endpoint,
                              messages=[message_dict(m) for m in messages],
-                             tools=[asdict(t) for t in tools or []], temperature=temperature,
+                             tools=tools or (), temperature=temperature,
                              max_tokens=max_tokens, seed=seed, repeat=repeat)
         if self.config.use_cache and (hit := self.cache.get(key)) is not None:
             return completion_from_dict(hit), True
