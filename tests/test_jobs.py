@@ -32,12 +32,14 @@ KEY = "sk-test-jobs-0123456789abcdef"
 MODEL = "openai/gpt-4o-mini"
 
 
-def answer(body: dict) -> str:
-    """Right when told the fact, except on some (case, seed) pairs; it also leaks the key."""
+def answer(body: dict, *, leak: str | None = KEY) -> str:
+    """Right when told the fact, except on some (case, seed) pairs; it also leaks `leak`."""
     told = any("4417" in json.dumps(m.get("content")) for m in body["messages"])
     question = json.dumps(body["messages"][-1].get("content"))
     flaky = (sum(map(ord, question)) + int(body.get("seed") or 0)) % 3 == 0
-    return (f"port 4417 (key {KEY})" if told and not flaky else "Probably port 8080.")
+    if told and not flaky:
+        return f"port 4417 (key {leak})" if leak else "port 4417"
+    return "Probably port 8080."
 
 
 @pytest.fixture

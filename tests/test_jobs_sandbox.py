@@ -21,6 +21,7 @@ from fakes.openai_server import FakeOpenAIServer
 from fakes.tool_script import AgentScript
 from sandbox_required import bwrap_sandbox
 from test_agent_eval import make_skill as make_agent_skill
+from test_jobs import answer as jobs_answer
 
 from registry.cli import main
 from registry.config import Settings
@@ -37,11 +38,8 @@ MODEL = "openai/gpt-4o-mini"
 
 
 def answer(body: dict) -> str:
-    """Right when told the fact, except on some (case, seed) pairs."""
-    told = any("4417" in json.dumps(m.get("content")) for m in body["messages"])
-    question = json.dumps(body["messages"][-1].get("content"))
-    flaky = (sum(map(ord, question)) + int(body.get("seed") or 0)) % 3 == 0
-    return "port 4417" if told and not flaky else "Probably port 8080."
+    """`test_jobs.answer`, without the leaked key."""
+    return jobs_answer(body, leak=None)
 
 
 def code_skill(root: Path) -> Path:

@@ -59,7 +59,8 @@ def _stores(registry: str | None = None, *,
 @click.command("pull")
 @click.argument("spec", metavar="NS/NAME[@VERSION|@SHA]")
 @click.option("--agent", "agent", metavar="NAME,...",
-              help="Agents to serve: " + ", ".join(agent_names()) + " (default: detected).")
+              help=f"Agents to serve, e.g. claude,cursor ({len(agent_names()) - 1} known: "
+                   "`hubskills agents` lists them; default: the detected ones).")
 @click.option("--all", "all_agents", is_flag=True, help="Serve every known agent.")
 @global_option
 @click.option("--copy", is_flag=True, help="Copy into agent folders instead of linking.")
