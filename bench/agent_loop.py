@@ -14,12 +14,14 @@ the SDK cost alone. The fake server runs in another process. A warm-up loads eve
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import multiprocessing
 import os
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -91,6 +93,17 @@ async def _raw_sdk(url: str, samples: int) -> None:
     await client.close()
 
 
+@contextlib.contextmanager
+def timed(*into: list[float]) -> Iterator[None]:
+    """Append the seconds the block took to each list in `into`."""
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        for seconds in into:
+            seconds.append(time.perf_counter() - started)
+
+
 def register_bench_sandboxes() -> None:
     """`bench-bwrap`: bubblewrap sessions, with the time of every command (and of each
     session's start and end) recorded; `bench-direct`: the same commands with no isolation,
@@ -107,26 +120,16 @@ def register_bench_sandboxes() -> None:
 
     class TimedSession(BwrapSession):
         async def start(self) -> None:
-            started = time.perf_counter()
-            try:
+            with timed(SESSION_STARTS, SANDBOX_SECONDS):
                 await super().start()
-            finally:
-                SESSION_STARTS.append(time.perf_counter() - started)
-                SANDBOX_SECONDS.append(SESSION_STARTS[-1])
 
         async def run(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-            started = time.perf_counter()
-            try:
+            with timed(SANDBOX_SECONDS):
                 return await super().run(*args, **kwargs)
-            finally:
-                SANDBOX_SECONDS.append(time.perf_counter() - started)
 
         async def aclose(self) -> None:
-            started = time.perf_counter()
-            try:
+            with timed(SANDBOX_SECONDS):
                 await super().aclose()
-            finally:
-                SANDBOX_SECONDS.append(time.perf_counter() - started)
 
     class TimedBwrap(BwrapSandbox):
         def session(self, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -138,11 +141,8 @@ def register_bench_sandboxes() -> None:
         name = "bench-direct"
 
         async def run(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-            started = time.perf_counter()
-            try:
+            with timed(DIRECT_SECONDS):
                 return await super().run(*args, **kwargs)
-            finally:
-                DIRECT_SECONDS.append(time.perf_counter() - started)
 
     class NullSandbox(BwrapSandbox):
         name = "bench-null"

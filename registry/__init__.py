@@ -61,6 +61,7 @@ _EXPORTS: dict[str, str] = {
     "read_manifest": "registry.evaluation.results:read_manifest",
     "read_rows": "registry.evaluation.results:read_rows",
     "read_transcripts": "registry.evaluation.results:read_transcripts",
+    "call_arguments": "registry.agent.outcome:call_arguments",
     "agent_suite_path": "registry.evaluation.agent_mode:agent_suite_path",
     "ModelSummary": "registry.evaluation.report:ModelSummary",
     "summarize": "registry.evaluation.report:summarize",
@@ -119,7 +120,8 @@ __all__ = [
     "validate_skill", "has_errors", "Case", "Suite", "load_suite", "suite_path", "Finding",
     "scan_folder", "EMBEDDED_REF", "ask", "default_model_ref", "known_models", "EvalConfig",
     "EvalRun", "run_evaluation", "latest_rows", "ResultRow", "RunManifest", "list_runs",
-    "read_manifest", "read_rows", "read_transcripts", "agent_suite_path", "ModelSummary",
+    "read_manifest", "read_rows", "read_transcripts", "call_arguments", "agent_suite_path",
+    "ModelSummary",
     "summarize", "per_case_table", "compare_runs",
     "leaderboard", "LeaderboardEntry", "leaderboard_label", "leaderboard_table_rows", "Board",
     "board_entries", "display",
@@ -132,6 +134,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from registry.agent.outcome import call_arguments
     from registry.config import Settings
     from registry.errors import (
         HubskillsError,

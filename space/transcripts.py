@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from registry import read_transcripts
+from registry import call_arguments, read_transcripts
 
 MAX_TEXT = 3_000  # characters of one message or tool result shown
 NO_TRANSCRIPT = "_No transcript: only agent-mode runs save them._"
@@ -41,7 +41,7 @@ def render(record: dict[str, Any]) -> str:
     for entry in record.get("transcript", []):
         kind, text = entry.get("kind"), str(entry.get("text", ""))
         if kind == "tool_call":
-            args = ", ".join(f"{k}={_short(v)}" for k, v in (entry.get("arguments") or {}).items())
+            args = call_arguments(entry.get("arguments"), limit=80)
             lines.append(f"→ `{entry.get('tool')}` {_plain(args)}")
         elif kind == "tool_result":
             mark = "✗ error" if entry.get("is_error") else "←"
@@ -74,8 +74,3 @@ def _plain(value: object) -> str:
     for char in "\\`*_[]<>|#!":
         text = text.replace(char, "\\" + char)
     return text
-
-
-def _short(value: object, limit: int = 80) -> str:
-    text = (value if isinstance(value, str) else repr(value)).replace("\n", "⏎")
-    return repr(text if len(text) <= limit else text[: limit - 1] + "…")

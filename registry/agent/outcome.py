@@ -62,6 +62,16 @@ class TranscriptEntry:
         return data
 
 
+def call_arguments(arguments: dict[str, Any] | None, limit: int = 60) -> str:
+    """A tool call's arguments on one line, for transcripts: `key='value', ...`, each value
+    cut to `limit` characters, newlines shown as ⏎ (the CLI and the Space both print this)."""
+    def short(value: object) -> str:
+        text = (value if isinstance(value, str) else repr(value)).replace("\n", "⏎")
+        return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+    return ", ".join(f"{key}={short(value)}" for key, value in (arguments or {}).items())
+
+
 @dataclass
 class AgentOutcome:
     """How one sample went. `cost_usd` None when a price is unknown (never counted as $0)."""

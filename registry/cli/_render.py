@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.markup import escape
 
+from registry.agent.outcome import call_arguments
 from registry.cli import _output as out
 from registry.evaluation import display
 from registry.evaluation.report import ModelSummary
@@ -109,7 +110,7 @@ def render_transcript(record: dict) -> None:
     for entry in record.get("transcript", []):
         kind, text = entry.get("kind"), str(entry.get("text", ""))
         if kind == "tool_call":
-            args = ", ".join(f"{k}={_short(v)}" for k, v in (entry.get("arguments") or {}).items())
+            args = call_arguments(entry.get("arguments"))
             out.result(f"→ {escape(str(entry.get('tool')))}({escape(args)})")
         elif kind == "tool_result":
             mark = "✗" if entry.get("is_error") else "←"
@@ -123,12 +124,6 @@ def render_transcript(record: dict) -> None:
                           + (f": {change['note']}" if change.get("note") else "")))
         if change.get("diff"):
             out.result(escape(change["diff"].rstrip()))
-
-
-def _short(value: object, limit: int = 60) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    text = text.replace("\n", "\\n")
-    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
 def _indent(text: str, limit: int = 2000) -> str:

@@ -19,36 +19,24 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from registry.providers import Completion, Message, ToolCall, Usage
+from registry.providers import Completion, Message, ToolCall, ToolSpec, Usage
 from registry.secrets import scrub
 
 
-def completion_key(*, model: str, endpoint: str | None, tools: Sequence[Any] = (),
+def completion_key(*, model: str, endpoint: str | None, tools: Sequence[ToolSpec] = (),
                    **request: Any) -> str:
     """sha256 over the canonical JSON of the model, its endpoint and the request's parts.
 
     `endpoint` is the provider's base URL (None for the embedded model); it is required so no
-    caller can forget it. `tools` are the request's tool specs (dataclasses).
+    caller can forget it. `tools` are the request's `ToolSpec`s, keyed as `asdict` gives them
+    (without its deep copy of each schema: an agent lists the same tools on every turn).
     """
-    parts = {"model": model, "endpoint": (endpoint or "").rstrip("/"),
-             "tools": [_tool_dict(tool) for tool in tools], **request}
+    tool_dicts = [{"name": t.name, "description": t.description, "parameters": t.parameters}
+                  for t in tools]
+    parts = {"model": model, "endpoint": (endpoint or "").rstrip("/"), "tools": tool_dicts,
+             **request}
     canonical = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-_TOOL_DICTS: dict[int, tuple[Any, dict[str, Any]]] = {}
-
-
-def _tool_dict(tool: Any) -> dict[str, Any]:
-    """`asdict(tool)`, made once per (frozen) tool spec: an agent's every turn lists the same
-    tools, and converting their JSON schemas again on each model call was a measurable share
-    of the agent loop's CPU (bench/agent_loop.py)."""
-    hit = _TOOL_DICTS.get(id(tool))
-    if hit is None or hit[0] is not tool:  # the spec is kept, so its id is never reused
-        if len(_TOOL_DICTS) >= 1024:
-            _TOOL_DICTS.clear()
-        hit = _TOOL_DICTS[id(tool)] = (tool, asdict(tool))
-    return hit[1]
 
 
 def _enable_wal(db: sqlite3.Connection, attempts: int = 50) -> None:
