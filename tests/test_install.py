@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from registry._turns import waiting
 from registry.cli import main
 from registry.errors import HubskillsError, UnsafeSkill
 from registry.format.skill import content_hash
@@ -357,20 +358,31 @@ def test_fetched_gives_a_temp_copy_for_scanning(store: CountingStore, project: P
 
 
 class BarrierStore(LocalStore):
-    """Every fetch waits until `parties` fetches are in flight at once (a deadlock guard, not a
-    clock: sequential fetches can never reach the barrier, and it breaks after its timeout)."""
+    """Every fetch waits, as for a server's answer, until `parties` fetches are in flight at
+    once (a deadlock guard, not a clock: sequential fetches can never reach the barrier, and it
+    breaks after its timeout); `most` is how many fetches ever did their own work at once."""
 
     def __init__(self, root: Path, parties: int) -> None:
         super().__init__(root)
         self.barrier = threading.Barrier(parties, timeout=60)
+        self.working = self.most = 0
+        self._count = threading.Lock()
 
     def fetch(self, repo: str, sha: str, dest: Path, **kw) -> Fetched:
-        self.barrier.wait()
-        return super().fetch(repo, sha, dest, **kw)
+        with waiting():  # how a store waits for its server: the other workers go on meanwhile
+            self.barrier.wait()
+        with self._count:
+            self.working += 1
+            self.most = max(self.most, self.working)
+        try:
+            return super().fetch(repo, sha, dest, **kw)
+        finally:
+            with self._count:
+                self.working -= 1
 
 
-def test_install_from_the_lock_fetches_in_parallel(store: CountingStore, project: Path,
-                                                   tmp_path: Path):
+def test_install_overlaps_the_waits_and_takes_turns_with_the_work(
+        store: CountingStore, project: Path, tmp_path: Path):
     names = [f"skill-{i}" for i in range(6)]
     for name in names:
         store.publish(make_skill(tmp_path / "src", name), repo=f"acme/{name}", version="1.0.0")
@@ -383,6 +395,7 @@ def test_install_from_the_lock_fetches_in_parallel(store: CountingStore, project
     assert sorted(r.name for r in results) == names and parallel.barrier.n_waiting == 0
     assert all((fresh / ".claude/skills" / n / "SKILL.md").is_file() for n in names)
     assert not parallel.barrier.broken
+    assert parallel.most == 1  # checks, hashing and writes never ran in two workers at once
     one_at_a_time = BarrierStore(store.root, parties=2)
     again = tmp_path / "again"
     (again / ".claude").mkdir(parents=True)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from registry._io import atomic_write_text
+from registry._turns import waiting
 from registry.hub.errors import EntryNotFound, HubError, RefusedPath, Unreachable, translate
 
 if TYPE_CHECKING:
@@ -123,7 +124,7 @@ class HubClient:
 
     def _call(self, repo: str | None, call: Callable[[], T], *, repo_type: str = "model",
               revision: str | None = None) -> T:
-        with translate(self.endpoint, repo, repo_type=repo_type, revision=revision):
+        with waiting(), translate(self.endpoint, repo, repo_type=repo_type, revision=revision):
             return call()
 
     # -- identity ---------------------------------------------------------------------------
@@ -302,7 +303,7 @@ class HubClient:
             return
         declared = {f.path: f.size for f in listing}
         cap = sum(declared.get(p, 0) for p in paths)
-        with translate(self.endpoint, repo, revision=sha):
+        with waiting(), translate(self.endpoint, repo, revision=sha):
             try:
                 folder = Path(snapshot_download(
                     repo, revision=sha, cache_dir=self.cache_dir, endpoint=self.endpoint,

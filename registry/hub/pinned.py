@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
+from registry._turns import waiting
 from registry.hub.errors import RefusedPath, translate
 
 CHUNK_BYTES = 64 * 1024
@@ -98,7 +99,7 @@ def _get(client: HubClient, repo: str, sha: str, entry: RemoteFile,
     url = hf_hub_url(repo, entry.path, revision=sha, endpoint=client.endpoint)
     where = f"{repo}@{sha[:12]}: {entry.path}"
     chunks, received = [], 0
-    with translate(client.endpoint, repo, revision=sha), http_stream_backoff(
+    with waiting(), translate(client.endpoint, repo, revision=sha), http_stream_backoff(
             "GET", url, headers=headers, follow_redirects=True) as response:
         hf_raise_for_status(response)
         for chunk in response.iter_bytes(CHUNK_BYTES):

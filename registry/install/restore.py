@@ -3,15 +3,18 @@ missing skill in parallel; `update` moves installed skills to their newest versi
 
 An entry pins the commit and the content hash, so `install` resolves nothing: the store fetches
 that sha as pinned (on the Hub: one listing and one GET per file, no HEADs) and staging holds
-the files to the pinned hash before anything is placed.
+the files to the pinned hash before anything is placed. Up to `WORKERS` skills are fetched at
+once; their waits for the Hub overlap while the rest of their work takes turns.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from registry._turns import taking_turns
 from registry.errors import HubskillsError, UnsafeSkill
 from registry.format.skill import content_hash
 from registry.install.agents import Agent, check_folders, make_dirs, remove_empty, select_agents
@@ -25,7 +28,8 @@ from registry.stores import Resolved, SkillStore
 
 StoreFor = Callable[[str], SkillStore]
 WORKERS = 16  # skills fetched at once by `install`: the one pool (a pinned skill's files are
-# fetched one after another in its worker, so no pool is started per skill)
+# fetched one after another in its worker, so no pool is started per skill); the workers'
+# waits for the Hub overlap, their CPU work takes turns (`registry/_turns.py`)
 
 
 def install(project: Path, *, stores: StoreFor, frozen: bool = False, global_: bool = False,
@@ -76,11 +80,14 @@ def _install_many(todo: list[tuple[LockEntry, SkillStore, list[Agent]]], scope: 
                   lock: Lockfile, *, force: bool, allow_risky: bool,
                   limits: SizeLimits, workers: int) -> list[PullResult]:
     """Fetch and verify every entry in parallel, then place them one by one."""
+    turns = threading.Lock()
+
     def fetch(item: tuple[LockEntry, SkillStore, list[Agent]]) -> Staged:
         entry, store, _ = item
         resolved = Resolved(entry.repo, entry.sha, entry.version, entry.sha)
-        staged = prepare(store, entry.repo, resolved, scope, limits=limits,
-                         allow_risky=allow_risky, expected_hash=entry.content_hash)
+        with taking_turns(turns):  # the waits for the Hub overlap, the rest takes turns
+            staged = prepare(store, entry.repo, resolved, scope, limits=limits,
+                             allow_risky=allow_risky, expected_hash=entry.content_hash)
         if staged.name != entry.name:
             discard(staged)
             raise UnsafeSkill(f"skills.lock pins {entry.repo} as '{entry.name}', but the skill "
