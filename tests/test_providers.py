@@ -147,6 +147,10 @@ def test_openai_tool_calls_both_ways(openai_server, openai_settings):
                                                     "arguments": '{"city": "Oslo"}'}
     assert sent[2] == {"role": "tool", "tool_call_id": "call_9", "content": "-3 C, snow"}
     assert second.tool_calls[0].arguments == {"_raw": "not json"}
+    # the body goes out as built (the SDK's `post`): nothing added, dropped or renamed
+    assert openai_server.last == model.provider.request_body(
+        history, model="gpt-4.1", tools=[WEATHER], temperature=0.0, max_tokens=512, seed=None,
+        stop=None)
 
 
 def test_hf_router_sends_org_model_and_provider(tmp_path, openai_server):

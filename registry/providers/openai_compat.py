@@ -58,10 +58,16 @@ class OpenAICompat(SDKProvider):
                        max_tokens: int = 512, seed: int | None = None,
                        stop: list[str] | None = None) -> Completion:
         """Send one chat completion request (one attempt)."""
+        from openai.types.chat import ChatCompletion
+
         body = self.request_body(messages, model=model, tools=tools, temperature=temperature,
                                  max_tokens=max_tokens, seed=seed, stop=stop)
         started = time.perf_counter()
-        response = await self.client().chat.completions.create(**body)
+        # The SDK's generic `post` (its documented way to send a body as is; auth, errors and
+        # the typed answer are the same): `create` would first walk the whole body against its
+        # TypedDicts, a no-op for these plain JSON values that took 40% of an agent run's CPU.
+        response = await self.client().post("/chat/completions", body=body,
+                                            cast_to=ChatCompletion)
         emulate_stop = stop if "stop" not in body else None
         return _completion(response, time.perf_counter() - started, emulate_stop)
 
