@@ -51,7 +51,7 @@ MAX_UPLOAD_FILES = 200
 MAX_UPLOAD_BYTES = 10 * 1024 * 1024
 UPLOAD_LIMITS = SizeLimits(max_file_bytes=MAX_UPLOAD_BYTES, max_total_bytes=MAX_UPLOAD_BYTES)
 SUMMARY_COLUMNS = ("model", "baseline", "with skill", "lift [95% CI]", "verdict",
-                   "p (exact)", "+tokens", "cost (skill arm)", "cases×runs", "errors")
+                   "p (exact)", "+tokens", "cost (skill arm)", "cases × runs", "errors")
 SUMMARY_WIDTHS = ["18%", "8%", "8%", "12%", "13%", "9%", "8%", "10%", "8%", "6%"]
 CASE_WIDTHS = ["20%", "18%", "11%", "10%", "13%", "28%"]
 CASE_COLUMNS = ("model", "case", "baseline", "with skill", "status (skill)", "why it failed")

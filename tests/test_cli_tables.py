@@ -43,7 +43,7 @@ def test_leaderboard_at_80_columns_keeps_ids_whole_and_says_what_it_left_out(tmp
     assert re.search(r"\+\d+ \[[+-]\d+, [+-]\d+\]", out)  # the lift and its interval, whole
     assert "left out at 80 columns:" in err and "--json" in err
     wide, _ = narrow("leaderboard", cwd=tmp_path, COLUMNS="250")
-    assert "cases×runs" in wide and "date" in wide  # a wide terminal shows every column
+    assert "cases × runs" in wide and "date" in wide  # a wide terminal shows every column
 
 
 def test_leaderboard_json_keeps_every_field_whatever_the_width(tmp_path):

@@ -22,7 +22,8 @@ def test_points_never_print_minus_zero(share, text):
 def test_lift_interval_and_p_value():
     assert lift_interval(0.26, 0.11, 0.41) == "+26 [+11, +41]"
     assert lift_interval(-0.5, -0.83, -0.17) == "-50 [-83, -17]"
-    assert (p_value(0.015625), p_value(1.0), p_value(0.0001234)) == ("0.0156", "1", "0.000123")
+    assert (p_value(0.015625), p_value(1.0), p_value(0.0001234)) == ("0.0156", "1", "<0.001")
+    assert (p_value(0.001), p_value(0.000999)) == ("0.001", "<0.001")
 
 
 @pytest.mark.parametrize(("value", "model", "text"), [

@@ -113,7 +113,7 @@ def test_a_code_check_eval_runs_as_jobs_under_the_visitors_own_token(hub, models
     local = run_evaluation(tmp_path / "skill", EvalConfig(models=[MODEL], runs=1, max_tokens=64,
                                                           sandbox="bwrap"), mine)
     assert summary.equals(summary_table(summarize(local.rows), 1))  # the same summary
-    assert list(summary["model"]) == [MODEL] and summary.iloc[0]["cases×runs"] == "3×1"
+    assert list(summary["model"]) == [MODEL] and summary.iloc[0]["cases × runs"] == "3×1"
     assert set(cases["case"]) == {"q0", "q1", "q2"}
     # every call that carries a token carries the visitor's (the others: an LFS upload to its
     # presigned address, the client's unauthenticated probe); the Jobs API never goes without

@@ -34,8 +34,9 @@ def lift_interval(lift: float, lo: float, hi: float) -> str:
 
 @functools.lru_cache(maxsize=1 << 16)  # a leaderboard repeats few values
 def p_value(p: float) -> str:
-    """An exact-test p-value with three significant digits."""
-    return f"{p:.3g}"
+    """An exact-test p-value with three significant digits, or "<0.001" below that (the exact
+    value stays in the run's results)."""
+    return "<0.001" if p < 0.001 else f"{p:.3g}"
 
 
 def detectable(lift: float) -> str:

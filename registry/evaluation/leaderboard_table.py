@@ -9,10 +9,10 @@ from registry.evaluation import display
 from registry.evaluation.leaderboard import Entry, gc_paused
 
 COLUMNS = ("rank", "skill@version", "model", "mode", "baseline", "with skill",
-           "lift [95% CI]", "p (exact)", "verdict", "+tokens", "cost", "cases×runs", "date")
+           "lift [95% CI]", "p (exact)", "verdict", "+tokens", "cost", "cases × runs", "date")
 #: The columns a narrow terminal leaves out, first to last: what remains at 80 columns is the
 #: skill, the model and the lift (`--json` keeps every field).
-NARROW_DROP = ("date", "cases×runs", "cost", "+tokens", "p (exact)", "mode", "baseline",
+NARROW_DROP = ("date", "cases × runs", "cost", "+tokens", "p (exact)", "mode", "baseline",
                "with skill", "verdict", "rank")
 
 

@@ -35,7 +35,7 @@ def latest_summary(frame: pd.DataFrame, repo: str) -> list[dict[str, Any]]:
     return to_records([e for e in entries(frame, skill=repo) if e.repo == repo])
 
 
-SUMMARY_COLUMNS = ("version", "model", "mode", "cases×runs", "baseline", "with skill",
+SUMMARY_COLUMNS = ("version", "model", "mode", "cases × runs", "baseline", "with skill",
                    "lift [95% CI]", "p (exact)", "verdict", "run")
 
 
