@@ -233,8 +233,9 @@ def _without_markers(found: dict[str, str]) -> dict[str, str]:
 
 
 def test_frozen_fails_without_a_lock_or_on_a_tampered_pin(store: CountingStore, project: Path):
-    with pytest.raises(HubskillsError, match="no skills.lock"):
+    with pytest.raises(HubskillsError, match="no skills.lock") as info:
         install(project, stores=lambda _: store, frozen=True)
+    assert str(project.resolve()) in str(info.value)  # where it looked, never a bare "."
     pull("acme/csv-clean", project=project, store=store)
     lock = project / "skills.lock"
     lock.write_text(lock.read_text().replace("sha256:", "sha256:0"))

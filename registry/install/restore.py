@@ -47,7 +47,7 @@ def install(project: Path, *, stores: StoreFor, frozen: bool = False, global_: b
     scope = Scope.of(project, global_)
     lock = Lockfile.read(scope.lock_path)
     if not lock.exists:
-        raise HubskillsError(f"no {scope.lock_path.name} at {scope.lock_path.parent}",
+        raise HubskillsError(f"no {scope.lock_path.name} in {scope.lock_path.parent.resolve()}",
                              hint="hubskills pull NS/NAME  # pins it in skills.lock")
     check_unpinned(scope, lock, frozen)
     entries = sorted(lock.entries.values(), key=lambda e: e.name)
