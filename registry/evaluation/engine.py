@@ -11,12 +11,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from registry.agent import AgentRunner, Budget, ToolLoopRunner
 from registry.config import Settings
-from registry.errors import ContextOverflow, HubskillsError, ProviderError
+from registry.errors import ContextOverflow, ProviderError
 from registry.evaluation.agent_mode import (
     SingleTurnRunner,
     agent_note,
@@ -34,7 +34,7 @@ from registry.evaluation.cache import (
 )
 from registry.evaluation.checks import case_score, has_code_checks, run_checks
 from registry.evaluation.judge import make_judge
-from registry.evaluation.preflight import check_mode, check_writable
+from registry.evaluation.preflight import check_mode, check_suite, check_writable
 from registry.evaluation.results import (
     ResultRow,
     RunManifest,
@@ -44,7 +44,12 @@ from registry.evaluation.results import (
     read_manifest,
     read_rows,
 )
-from registry.evaluation.run_manifest import check_resumable, new_manifest, run_note
+from registry.evaluation.run_manifest import (
+    check_resumable,
+    new_manifest,
+    resumed_config,
+    run_note,
+)
 from registry.evaluation.stopping import StopSignal, run_until_stopped
 from registry.format.skill import Skill, load_skill
 from registry.format.suite import Case, Suite, load_suite, suite_path
@@ -57,7 +62,7 @@ from registry.providers import (
     aclose_all,
     resolve,
 )
-from registry.sandbox import SKIPPED_BY_USER, Choice, CodeChecks, choose
+from registry.sandbox import Choice, CodeChecks, choose
 from registry.secrets import holding
 
 log = logging.getLogger(__name__)
@@ -344,23 +349,9 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
     full = load_suite(tests or default_suite, skill_dir=skill.path)
     if manifest is not None:
         check_resumable(manifest, skill, full)
-        config = replace(config, models=manifest.models, runs=manifest.runs, mode=manifest.mode,
-                         placement=manifest.placement, judge=manifest.judge,
-                         temperature=manifest.temperature, max_tokens=manifest.max_tokens,
-                         case_ids=manifest.case_ids, harness=manifest.harness,
-                         budget=Budget(**manifest.agent_budget) if manifest.agent_budget
-                         else config.budget,
-                         code_checks="skip" if manifest.code_checks == SKIPPED_BY_USER else
-                         config.code_checks)
+        config = resumed_config(manifest, config)
     suite = full.select(config.case_ids, skill=skill_dir) if config.case_ids else full
-    if not config.judge and (judged := suite.judge_only_cases()):
-        shown = ", ".join(judged[:5]) + (f" and {len(judged) - 5} more" if len(judged) > 5 else "")
-        raise HubskillsError(f"{len(judged)} of {len(suite.cases)} cases can only be graded by a "
-                             f"judge model ({shown}), and no --judge model was given",
-                             hint=f"hubskills eval {skill_dir} --judge MODEL")
-    if config.runs < 1:
-        raise HubskillsError("--runs must be at least 1",
-                             hint=f"hubskills eval {skill_dir} --runs 3")
+    check_suite(suite, judge=config.judge, runs=config.runs, command=f"hubskills eval {skill_dir}")
     check_writable(settings)
     if agent:
         check_agent_sandbox(config.sandbox, skill.path)

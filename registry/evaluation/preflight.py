@@ -1,7 +1,8 @@
 """Checks an evaluation makes before its first model call: what costs nothing fails first.
 
-`check_mode` asks whether the models can do what the mode needs (tool calling for `tool`);
-`check_writable` whether the run and the response cache can be saved. `generate` asks the same
+`check_suite` asks whether the cases can be graded and repeated as asked; `check_mode` whether
+the models can do what the mode needs (tool calling for `tool`); `check_writable` whether the
+run and the response cache can be saved. `generate` asks the same
 of its students before its teacher is paid.
 """
 
@@ -11,7 +12,24 @@ from registry._io import why_unwritable
 from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.arms import Mode
+from registry.format.suite import Suite
 from registry.providers import Model
+
+
+def check_suite(suite: Suite, *, judge: str | None, runs: int, command: str) -> None:
+    """Refuse cases only a judge can grade when no judge is named, and fewer than one run;
+    `command` is the command line to hint at.
+
+    Raises:
+        HubskillsError: either.
+    """
+    if not judge and (judged := suite.judge_only_cases()):
+        shown = ", ".join(judged[:5]) + (f" and {len(judged) - 5} more" if len(judged) > 5 else "")
+        raise HubskillsError(f"{len(judged)} of {len(suite.cases)} cases can only be graded by a "
+                             f"judge model ({shown}), and no --judge model was given",
+                             hint=f"{command} --judge MODEL")
+    if runs < 1:
+        raise HubskillsError("--runs must be at least 1", hint=f"{command} --runs 3")
 
 
 def check_mode(models: list[Model], mode: Mode, command: str) -> str | None:

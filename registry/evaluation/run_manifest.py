@@ -1,17 +1,20 @@
-"""A run's manifest at its start (`new_manifest`), the check before resuming one, and the note
-its manifest keeps about how it ended. The engine's `EvalConfig` and `Evaluator` come in typed
-loosely: the engine imports this module."""
+"""A run's manifest at its start (`new_manifest`), the check before resuming one and the
+settings a resumed run takes back from it (`resumed_config`), and the note its manifest keeps
+about how it ended. The engine's `EvalConfig` and `Evaluator` come in typed loosely: the engine
+imports this module."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
+from registry.agent import Budget
 from registry.errors import HubskillsError
 from registry.evaluation.results import RunManifest, new_run_id, tool_versions
 from registry.evaluation.stopping import StopSignal
 from registry.format.skill import Skill
 from registry.format.suite import Suite
+from registry.sandbox import SKIPPED_BY_USER
 
 
 def run_note(status: str, evaluator: Any, stop: StopSignal | None) -> str | None:
@@ -50,3 +53,16 @@ def check_resumable(manifest: RunManifest, skill: Skill, suite: Suite) -> None:
             f"run {manifest.run_id} was made with a different version of the skill or suite",
             hint=f"hubskills eval {skill.path}  # start a new run instead",
         )
+
+
+def resumed_config(manifest: RunManifest, config: Any) -> Any:
+    """`config` (an `EvalConfig`) with what the run being resumed was made with: its models,
+    repeats, mode, sampling, cases, harness, agent budget and skipped code checks."""
+    return replace(config, models=manifest.models, runs=manifest.runs, mode=manifest.mode,
+                   placement=manifest.placement, judge=manifest.judge,
+                   temperature=manifest.temperature, max_tokens=manifest.max_tokens,
+                   case_ids=manifest.case_ids, harness=manifest.harness,
+                   budget=Budget(**manifest.agent_budget) if manifest.agent_budget
+                   else config.budget,
+                   code_checks="skip" if manifest.code_checks == SKIPPED_BY_USER else
+                   config.code_checks)

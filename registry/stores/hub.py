@@ -4,12 +4,13 @@ Every Hub call goes through `registry.hub.HubClient`; its typed errors become us
 this edge (`user_errors`) unless one means something here (a missing repo on first publish, a
 stale parent, an existing tag). A skill is the model repo `ns/name` (layout: `files.py`).
 Publish reads the tags, the files at `main` and the results summary at once, makes one commit
-guarded by `parent_commit` (retried when `main` moved) and tags it `v<version>`. A version is
-resolved and listed in one request. Fetch checks the listing before anything is downloaded,
-then downloads (`snapshot_download`; pinned, a GET per file) into `HUBSKILLS_HOME/hub-cache`
-(see `__init__` for why not the shared HF cache), recording `refs/<tag>` there. Offline or
-unreachable, pulls are answered by that cache alone (a full sha, or a tag fetched before); what
-it lacks raises `RegistryUnavailable`. Results go to one dataset repo (`hub_results.py`).
+guarded by `parent_commit` (retried when `main` moved; `hub_publish.py`) and tags it
+`v<version>`. A version is resolved and listed in one request. Fetch checks the listing before
+anything is downloaded, then downloads (`snapshot_download`; pinned, a GET per file) into
+`HUBSKILLS_HOME/hub-cache` (see `__init__` for why not the shared HF cache), recording
+`refs/<tag>` there. Offline or unreachable, pulls are answered by that cache alone (a full sha,
+or a tag fetched before); what it lacks raises `RegistryUnavailable`. Results go to one dataset
+repo (`hub_results.py`).
 """
 
 from __future__ import annotations
@@ -27,18 +28,13 @@ from registry.format.skill import load_skill
 from registry.hub import (
     Conflict,
     HubClient,
-    HubError,
     RemoteFile,
-    RepoInfo,
-    RepoNotFound,
-    StaleParent,
     Unreachable,
     offline_mode,
     reachable,
     user_errors,
     with_retry,
 )
-from registry.hub.client import ATTEMPTS, RETRY_STATUSES, backoff
 from registry.hub.errors import LOGIN_HINT
 from registry.scan import STORE_LIMITS, SizeLimits, write_file
 from registry.stores.base import (
@@ -63,6 +59,7 @@ from registry.stores.files import (
     require_empty,
     skill_path,
 )
+from registry.stores.hub_publish import commit_files, main_head
 from registry.stores.hub_results import HubResults
 from registry.stores.refs import (
     check_repo_id,
@@ -163,12 +160,12 @@ class HubStore:
         version, tag = normalize_version(version), tag_for(version)
         with user_errors():
             summary = self._threads().submit(self.results.latest_summary, repo)
-            head = self._head(repo, tag, skill_dir)
+            head = main_head(self.client, repo, tag, skill_dir)
             card = render_card(skill, repo=repo, version=version,
                                content_hash=skill.content_hash(), summary=summary.result())
             files[CARD_FILE] = card.encode("utf-8")
-            sha = self._commit(repo, files, head, message or f"Publish {tag}", tag, skill_dir,
-                               private)
+            sha = commit_files(self.client, repo, files, head, message or f"Publish {tag}",
+                               tag=tag, skill_dir=skill_dir, private=private)
             try:
                 self.client.create_tag(repo, tag, sha)
             except Conflict as err:
@@ -176,39 +173,6 @@ class HubStore:
                                     "immutable", hint=f"hubskills publish {skill_dir} "
                                     "--bump patch") from err
         return Published(repo, version, tag, sha, f"{self.endpoint}/{repo}")
-
-    def _head(self, repo: str, tag: str, skill_dir: Path) -> RepoInfo | None:
-        """`main` and its files (None for a new repo); refuses `tag` if it exists."""
-        try:
-            refs = self.client.refs(repo)
-        except RepoNotFound:
-            return None
-        if tag in refs.tags:
-            raise VersionExists(f"{repo} {tag} already exists; versions are immutable",
-                                hint=f"hubskills publish {skill_dir} --bump patch")
-        if refs.main is None:
-            return None
-        return RepoInfo(repo, refs.main, self.client.tree(repo, None, refs.main))
-
-    def _commit(self, repo: str, files: dict[str, bytes], head: RepoInfo | None, message: str,
-                tag: str, skill_dir: Path, private: bool) -> str:
-        """One commit replacing the repo's files with `files`; a moved `main` is retried."""
-        for attempt in range(ATTEMPTS):
-            if head is None:
-                self.client.create_repo(repo, private=private)
-            gone = [f.path for f in head.files if f.path not in files
-                    and f.path not in RESERVED_ROOT_FILES] if head else []
-            try:
-                return self.client.commit(repo, files, deletes=gone, message=message,
-                                          parent=head.sha if head else None)
-            except HubError as err:  # main moved (412), or busy (409, 429, 5xx): try again
-                retryable = isinstance(err, StaleParent) or err.status in RETRY_STATUSES
-                if not retryable or attempt == ATTEMPTS - 1:
-                    raise
-                log.info("commit to %s answered %s; retrying", repo, err.status)
-            backoff(attempt)
-            head = self._head(repo, tag, skill_dir)  # someone may have published meanwhile
-        raise AssertionError("unreachable")
 
     # -- resolve and fetch ------------------------------------------------------------------
 
