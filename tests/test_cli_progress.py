@@ -80,6 +80,21 @@ def test_on_a_terminal_the_bar_is_drawn_instead(tmp_path):
     assert "zorblax-ports · 3 cases × 2 runs" in out
 
 
+def test_on_a_terminal_a_refused_run_shows_no_bar(tmp_path):
+    primary, secondary = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "registry.cli", "eval", str(make_skill(tmp_path, 3)), "-m",
+         "local/fake", "--base-url", "http://127.0.0.1:9/v1", "--cases", "no-such-case"],
+        cwd=REPO_ROOT, env=cli_env(COLUMNS="120"), stdout=subprocess.PIPE, stderr=secondary,
+        text=True)
+    os.close(secondary)
+    terminal = _read_all(primary)
+    process.communicate(timeout=120)
+    assert process.returncode == 1
+    assert "no case with id no-such-case" in terminal and "suite show" in terminal
+    assert "evaluating" not in terminal  # the bar starts with the run, not before its checks
+
+
 def _read_all(fd: int) -> str:
     chunks = []
     while True:

@@ -283,7 +283,8 @@ class PlainProgress:
 
 
 class BarProgress:
-    """An evaluation's progress as a rich bar on the terminal (the run id printed above it)."""
+    """An evaluation's progress as a rich bar on the terminal (the run id printed above it),
+    shown from `start` on: a run refused by its checks never flashes an empty bar."""
 
     def __init__(self) -> None:
         from rich.progress import (
@@ -298,19 +299,23 @@ class BarProgress:
                             TextColumn("{task.fields[last]}"), TimeElapsedColumn(),
                             console=err, transient=True)
         self.task = self.bar.add_task("eval", total=None, last="")
+        self.shown = False
 
     def __enter__(self) -> BarProgress:
-        self.bar.__enter__()
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.bar.__exit__(*exc)
+        if self.shown:
+            self.bar.__exit__(*exc)
 
     def start(self, manifest: Any, total: int) -> None:
-        """Say the run id above the bar, and how many answers it will count."""
+        """Say the run id, and show the bar under it counting `total` answers."""
         info(f"run {manifest.run_id} ({escape(manifest.skill_name)}): {total} answers to get; "
              "Ctrl-C stops and keeps the finished ones")
         self.bar.update(self.task, total=total)
+        if not self.shown:
+            self.bar.__enter__()
+            self.shown = True
 
     def update(self, done: int, total: int, row: Any) -> None:
         """One more answer."""

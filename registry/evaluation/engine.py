@@ -346,11 +346,12 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
     manifest = read_manifest(settings.runs_dir, resume) if resume else None
     agent = (manifest.mode if manifest else config.mode) == "agent"
     default_suite = agent_suite_path(skill.path) if agent else suite_path(skill.path)
-    full = load_suite(tests or default_suite, skill_dir=skill.path)
+    suite_file = tests or default_suite
+    full = load_suite(suite_file, skill_dir=skill.path)
     if manifest is not None:
         check_resumable(manifest, skill, full)
         config = resumed_config(manifest, config)
-    suite = full.select(config.case_ids, skill=skill_dir) if config.case_ids else full
+    suite = full.select(config.case_ids, source=suite_file) if config.case_ids else full
     check_suite(suite, judge=config.judge, runs=config.runs, command=f"hubskills eval {skill_dir}")
     check_writable(settings)
     if agent:

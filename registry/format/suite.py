@@ -163,8 +163,9 @@ class Suite(BaseModel):
                 case["checks"] = [{"type": c["type"], **c} for c in case["checks"]]
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
-    def select(self, ids: list[str], *, skill: str | Path | None = None) -> Suite:
-        """A suite with only the given case ids, in suite order.
+    def select(self, ids: list[str], *, source: str | Path | None = None) -> Suite:
+        """A suite with only the given case ids, in suite order; `source` (the suite's file or
+        skill folder) goes into the hint.
 
         Raises:
             InvalidSuite: an id is not in the suite.
@@ -174,7 +175,7 @@ class Suite(BaseModel):
         if missing:
             raise InvalidSuite(
                 f"no case with id {', '.join(missing)} in the suite",
-                hint=f"hubskills suite show {skill or 'SKILL'}  # lists the case ids",
+                hint=f"hubskills suite show {source or 'SKILL'}  # lists the case ids",
             )
         wanted = set(ids)
         return self.model_copy(update={"cases": [c for c in self.cases if c.id in wanted]})
