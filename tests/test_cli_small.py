@@ -67,10 +67,10 @@ def test_runs_compare_gives_skill_versions_and_a_noise_caveat(evals, tmp_path):
     assert "lift intervals" in table
 
 
-def test_an_unknown_case_hint_names_the_real_skill(evals):
+def test_an_unknown_case_hint_names_the_suite_the_run_uses(evals):
     evaluate, skill, _ = evals
     done = evaluate("--cases", "no-such-case", ok=False)
-    assert f"Hint: hubskills suite show {skill}" in done.stderr
+    assert f"Hint: hubskills suite show {skill}/evals/evals.json  #" in done.stderr
 
 
 def test_install_frozen_force_restores_what_the_lock_pins(tmp_path):
