@@ -8,7 +8,9 @@ on one (`bench/pull.py`, a Hub answering at once). So each worker holds one lock
 computes (`taking_turns`) and lets go of it only while it waits for the Hub (`waiting`, around
 every request in `registry/hub/`): the waits overlap, the work runs one worker at a time.
 
-Outside `taking_turns`, `waiting` does nothing.
+Outside `taking_turns`, `waiting` does nothing. Hold no other lock across `waiting()`: a worker
+that waits holding one while another takes its turn and blocks on it would never get its turn
+back (the HTTP client's own locks are taken and let go inside the wait).
 """
 
 from __future__ import annotations
