@@ -28,13 +28,13 @@ from typing import Any  # noqa: E402
 import huggingface_hub  # noqa: E402
 import pytest  # noqa: E402
 
-from registry.cli import main  # noqa: E402
 from registry.errors import UnsafeSkill  # noqa: E402
 from registry.format.skill import content_hash  # noqa: E402
 from registry.install import pull  # noqa: E402
 from registry.scan.paths import path_problem  # noqa: E402
 from registry.stores import LocalStore  # noqa: E402
 from tests.fakes.hub_server import Commit, FakeHub, now_iso  # noqa: E402
+from tests.test_install import run_main, tree  # noqa: E402
 
 FM = '---\nname: {name}\ndescription: "A {name} skill. Use when testing."\n---\n'
 
@@ -232,27 +232,6 @@ def _content_hash(files: dict[str, bytes]) -> str | None:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
         return content_hash(tmp)
-
-
-def tree(root: Path) -> dict[str, str]:
-    """Every path under root: file digest, link target or `dir`."""
-    found = {}
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        for name in dirnames + filenames:
-            full = Path(dirpath, name)
-            rel = full.relative_to(root).as_posix()
-            found[rel] = ("-> " + os.readlink(full) if full.is_symlink() else
-                          "dir" if full.is_dir() else
-                          hashlib.sha256(full.read_bytes()).hexdigest())
-    return found
-
-
-def run_main(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main([str(a) for a in args])
-        raise SystemExit(0)
-    captured = capsys.readouterr()
-    return int(info.value.code or 0), captured.out, captured.err
 
 
 def _flat(text: str) -> str:
