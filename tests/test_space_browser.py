@@ -112,6 +112,28 @@ def pull_command(page) -> str:
     return box.input_value()
 
 
+def test_the_pages_fit_the_window_beside_a_real_scrollbar(space_url):
+    """With classic scrollbars (not the overlay ones headless uses by default) the app was as
+    wide as the window itself, so every page scrolled sideways by the scrollbar's width."""
+    require_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS,
+                                             ignore_default_args=["--hide-scrollbars"])
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.set_default_timeout(TIMEOUT_MS)
+        for url in (space_url, f"{space_url}?skill=hubskills/agent-skill-md"):
+            page.goto(url)
+            wait_for_rows(page, "leaderboard-table", "text.includes('hubskills/')")
+            page.wait_for_timeout(500)
+            scroll, client = page.evaluate("() => [document.documentElement.scrollWidth, "
+                                           "document.documentElement.clientWidth]")
+            assert client < 1280  # a real scrollbar takes its room
+            assert scroll <= client, url
+        browser.close()
+
+
 def test_browse_filter_open_a_skill_and_evaluate(space_url, page, tmp_path):
     shots = Shots(tmp_path / "shots")
     page.goto(space_url)
