@@ -8,13 +8,14 @@ values, so the sandbox's pid 1 holds no secret in `/proc/1/environ`. When pid 1 
 command exited, or the parent killed bwrap at the time limit) the kernel kills every process
 left in the namespace.
 
-Memory, CPU time and file size are rlimits set on bwrap as it starts (its children inherit
-them). The process limit needs care: the kernel exempts host root from it, and counts a user
-namespace's processes against its creator's limit at creation. So, as a normal user, bwrap
-makes a user namespace and util-linux `prlimit` sets the process limit inside it (counting only
-the sandbox's processes); as root, bwrap runs without a user namespace (one would map to host
-root), with the process limit set up front, and the command drops to uid 65534 with no
-capabilities through util-linux `setpriv`. Either way one small program runs before the command.
+Memory, CPU time and file size are rlimits that `prlimit` sets on bwrap as it starts
+(`launcher`; its children inherit them). The process limit needs care: the kernel exempts host
+root from it, and counts a user namespace's processes against its creator's limit at creation.
+So, as a normal user, bwrap makes a user namespace and util-linux `prlimit` sets the process
+limit inside it (counting only the sandbox's processes); as root, bwrap runs without a user
+namespace (one would map to host root), with the process limit set up front, and the command
+drops to uid 65534 with no capabilities through util-linux `setpriv`. Either way one small
+program runs before the command.
 
 `session()` builds the same sandbox once for many commands (an agent sample's): its command is a
 small supervisor that runs each command it is sent (`bwrap_session`; `supervisor_perl`, or
@@ -29,7 +30,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import ClassVar, Literal
 
@@ -47,7 +48,7 @@ from registry.sandbox.namespace import SANDBOX_UID, as_root, give_to_sandbox_use
 from registry.sandbox.supervisor_perl import SOURCE as PERL_SUPERVISOR
 
 if sys.platform != "win32":
-    import resource
+    pass
 
 WORKDIR = "/workspace"
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -153,11 +154,8 @@ class BwrapSandbox:
         """One bwrap for many commands in `workspace` (see `bwrap_session`); not started yet.
 
         `limits` hold as for one `run` (memory, file size, processes; CPU time per process),
-        and `limits.wall_s` is a command's default timeout. util-linux `prlimit` sets the
-        rlimits on bwrap instead of a `preexec_fn`, which would fork the whole (large) host
-        process with the event loop blocked, where `prlimit` lets Python spawn with vfork.
-        `supervisor`: Perl's (`supervisor_perl`, the faster start) when the sandbox sees
-        `perl`, else Python's."""
+        and `limits.wall_s` is a command's default timeout. `supervisor`: Perl's
+        (`supervisor_perl`, the faster start) when the sandbox sees `perl`, else Python's."""
         workspace = workspace.resolve()
         perl = self.which("perl") if supervisor in (None, "perl") else None
         if supervisor == "perl" and perl is None:
@@ -182,15 +180,14 @@ class BwrapSandbox:
         if as_root():
             for folder in [workspace, *(Path(h) for h, _ in (mounts.writable if mounts else ()))]:
                 give_to_sandbox_user(folder)
-        cmd = self.command(argv, limits, wall_s, env, workspace, mounts)
+        bwrap, *rest = self.command(argv, limits, wall_s, env, workspace, mounts)
         info_read, info_write = os.pipe()  # bwrap reports the sandbox's pid 1 on it
-        cmd[1:1] = ["--info-fd", str(info_write)]
+        cmd = [*launcher(limits, wall_s), bwrap, "--info-fd", str(info_write), *rest]
         try:
             # env={} : bwrap's own environment is what /proc/1/environ shows inside
             result = await run_process(cmd, backend=self.name, wall_s=wall_s, stdin=stdin,
                                        kill=lambda proc: proc.kill(), env={}, cwd="/",
-                                       pass_fds=(info_write,),
-                                       preexec_fn=rlimits(limits, wall_s))
+                                       pass_fds=(info_write,))
             os.close(info_write)
             info_write = -1
             await namespace_gone(info_read)
@@ -202,27 +199,14 @@ class BwrapSandbox:
 
 
 def launcher(limits: Limits, wall_s: float) -> list[str]:
-    """`prlimit` setting what `rlimits` sets, to start bwrap with (argv prefix)."""
+    """The argv prefix that starts bwrap under util-linux `prlimit`: memory, CPU time, file
+    size (and, as root, the process count; see the module docstring). Not a `preexec_fn`, which
+    would make Python fork the whole (large) host process where `prlimit` lets it use vfork."""
     values = [f"--as={limits.memory_bytes}", f"--cpu={limits.cpu_seconds(wall_s)}",
               f"--fsize={limits.file_bytes}"]
     if as_root():
         values.append(f"--nproc={limits.processes}")
     return [_tool("prlimit"), *values, "--"]
-
-
-def rlimits(limits: Limits, wall_s: float) -> Callable[[], None]:
-    """What the child runs between fork and exec: memory, CPU time, file size (and, as root,
-    the process count; see the module docstring)."""
-    values = [(resource.RLIMIT_AS, limits.memory_bytes),
-              (resource.RLIMIT_CPU, limits.cpu_seconds(wall_s)),
-              (resource.RLIMIT_FSIZE, limits.file_bytes)]
-    if as_root():
-        values.append((resource.RLIMIT_NPROC, limits.processes))
-
-    def apply() -> None:
-        for kind, value in values:
-            resource.setrlimit(kind, (value, value))
-    return apply
 
 
 def _extra(mounts: Mounts | None) -> list[str]:
@@ -271,10 +255,11 @@ def _probe(binary: str, as_root: bool) -> tuple[bool, str]:
     with tempfile.TemporaryDirectory(prefix="hubskills-probe-") as folder:
         if as_root:
             give_to_sandbox_user(Path(folder))
-        cmd = sandbox.command([true], Limits(), 10.0, None, Path(folder))
+        cmd = [*launcher(Limits(), 10.0),
+               *sandbox.command([true], Limits(), 10.0, None, Path(folder))]
         try:
             done = subprocess.run(cmd, env={}, capture_output=True, timeout=10, cwd="/",
-                                  check=False, preexec_fn=rlimits(Limits(), 10.0))
+                                  check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:
             return False, f"bubblewrap could not start: {exc}"
     if done.returncode != 0:

@@ -198,7 +198,8 @@ class ModelProxy:
 
 
 def _write_head(writer: asyncio.StreamWriter, status: int, headers: list[tuple[str, str]]) -> None:
-    """The status line and headers of an answer whose body ends when the connection closes."""
+    """The status line and headers of an answer (its body ends at content-length, or when the
+    connection closes)."""
     try:
         reason = HTTPStatus(status).phrase
     except ValueError:
@@ -259,7 +260,7 @@ def _budget_error(wire: Wire, limit: int) -> bytes:
 
 async def _reply(writer: asyncio.StreamWriter, status: int, text: bytes,
                  content_type: str = "text/plain") -> None:
-    reason = {400: "Bad Request", 403: "Forbidden", 502: "Bad Gateway"}[status]
-    writer.write(f"HTTP/1.1 {status} {reason}\r\ncontent-type: {content_type}\r\n"
-                 f"content-length: {len(text)}\r\nconnection: close\r\n\r\n".encode() + text)
+    _write_head(writer, status, [("content-type", content_type),
+                                 ("content-length", str(len(text)))])
+    writer.write(text)
     await writer.drain()
