@@ -338,6 +338,29 @@ def test_a_cancelled_sample_leaves_no_process(tmp_path):
     assert survivors(marker) == [] and survivors(str(workspace)) == []
 
 
+def test_a_start_cancelled_while_bwrap_spawns_leaves_no_process(tmp_path):
+    """The spawn runs in a worker thread; a cancel that comes before it is done still kills
+    what it started (the workspace path names the session's bwrap)."""
+    workspace = tmp_path / f"ws-{uuid.uuid4().hex}"
+    workspace.mkdir()
+
+    async def main() -> bool:
+        session = bwrap_sandbox().session(workspace)
+        task = asyncio.create_task(session.start())
+        await asyncio.sleep(0)  # start() has handed the spawn to its thread
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        for _ in range(100):
+            if survivors(str(workspace)):
+                await asyncio.sleep(0.05)
+        await session.aclose()
+        return task.cancelled()
+
+    assert asyncio.run(main())
+    assert survivors(str(workspace)) == []
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
 def test_ctrl_c_or_a_killed_eval_leaves_no_sandbox_behind(tmp_path, sig):
     bwrap_sandbox()

@@ -10,6 +10,7 @@ into the workspace, so workspace checks still run.
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import tempfile
 from pathlib import Path
@@ -131,10 +132,12 @@ async def agent_sample(ev: Any, model: Model, arm: str, case: Case, repeat: int,
     `ev` is the running `engine.Evaluator` (typed loosely: the engine imports this module):
     its skill, config, judge, sandbox, writer and `agent_runner` are used.
     """
-    root = Path(tempfile.mkdtemp(prefix="hubskills-agent-"))
+    # The workspace is made and removed in a worker thread: file system work on the loop
+    # would hold up the other samples' model calls.
+    root = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="hubskills-agent-"))
     try:
-        ws = seed_workspace(root / "workspace", case.files,
-                            skill=ev.skill if arm == "skill" else None)
+        ws = await asyncio.to_thread(seed_workspace, root / "workspace", case.files,
+                                     skill=ev.skill if arm == "skill" else None)
         task = AgentTask(case.prompt, ws.path, skill_name=ws.skill_path and ev.skill.name,
                          skill_description=ws.skill_path and ev.skill.description,
                          skill_path=ws.skill_path, budget=ev.config.budget, seed=repeat)
@@ -149,7 +152,7 @@ async def agent_sample(ev: Any, model: Model, arm: str, case: Case, repeat: int,
             return row
         finally:
             await runner.aclose()
-        changes = ws.diff()
+        changes = await asyncio.to_thread(ws.diff)
         _fill(row, outcome, case, arm)
         if outcome.error:
             row.error, row.error_kind = outcome.error, "transport"
@@ -165,7 +168,7 @@ async def agent_sample(ev: Any, model: Model, arm: str, case: Case, repeat: int,
             "diff": [c.to_dict() for c in changes], "skill_files": outcome.skill_files})
         return row
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        await asyncio.to_thread(shutil.rmtree, root, ignore_errors=True)
 
 
 def _fill(row: ResultRow, outcome: AgentOutcome, case: Case, arm: str) -> None:

@@ -11,8 +11,10 @@ wins) and how long the server asked it to wait (`Retry-After`, `retry-after-ms`)
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
+import ssl
 import time
 import weakref
 from abc import abstractmethod
@@ -31,6 +33,16 @@ from registry.providers.base import Provider
 
 RETRY_STATUSES = frozenset({408, 409, 429})
 """Besides every 5xx: request timeout, conflict (lock contention) and rate limiting."""
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """httpx's default TLS context (certifi's roots, or `SSL_CERT_FILE` / `SSL_CERT_DIR`),
+    built once: reading the CA bundle takes ~20 ms, which every new SDK client (one per run and
+    event loop) paid on the loop before its first request."""
+    import httpx
+
+    return httpx.create_ssl_context()
 
 
 class SDKProvider(Provider):
@@ -60,6 +72,11 @@ class SDKProvider(Provider):
     @abstractmethod
     def new_client(self) -> Any:
         """A fresh SDK client for this endpoint and key, with the SDK's retries off."""
+
+    def http_client(self) -> Any:
+        """The httpx client a new SDK client uses: the one given, else the SDK's default one
+        with a TLS context built once per process (`tls_context`)."""
+        return self._http_client or self.sdk().DefaultAsyncHttpxClient(verify=tls_context())
 
     def client(self) -> Any:
         """The running event loop's SDK client, created on first use."""

@@ -54,7 +54,7 @@ class AnthropicProvider(SDKProvider):
         """An `anthropic.AsyncAnthropic` client with the SDK's retries off."""
         return self.sdk().AsyncAnthropic(base_url=self.base_url, api_key=self.api_key,
                                          max_retries=0, timeout=self.timeout,
-                                         http_client=self._http_client)
+                                         http_client=self.http_client())
 
     def is_overflow(self, exc: Any) -> bool:
         """Whether an invalid-request error says the prompt is too long."""

@@ -43,7 +43,7 @@ class OpenAICompat(SDKProvider):
         """An `openai.AsyncOpenAI` client with the SDK's retries off."""
         return self.sdk().AsyncOpenAI(base_url=self.base_url, api_key=self.api_key,
                                       max_retries=0, timeout=self.timeout,
-                                      http_client=self._http_client)
+                                      http_client=self.http_client())
 
     def is_overflow(self, exc: Any) -> bool:
         """OpenAI's error codes for a prompt over the context window."""

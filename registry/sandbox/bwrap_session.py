@@ -6,10 +6,10 @@ namespaces, binds, empty environment, rlimits, process limit and, as root, uid d
 answer back (their format is in `supervisor`), so a command costs a fork and an exec, not a new
 sandbox.
 
-bwrap is spawned directly (`subprocess.Popen`, which uses vfork here) and its pipes and exit
-are watched with the event loop's readers on non-blocking descriptors and a pidfd: asyncio's
-subprocess transport would take several loop round trips and a watcher thread per start,
-which a loop busy with 16 samples turns into ~100 ms before the first command.
+bwrap is spawned directly (`subprocess.Popen`, which uses vfork here, in a worker thread) and
+its pipes and exit are watched with the event loop's readers on non-blocking descriptors and a
+pidfd: asyncio's subprocess transport would take several loop round trips and a watcher thread
+per start, which a loop busy with 16 samples turns into ~100 ms before the first command.
 
 The supervisor runs as the same user as the commands, so a command can kill, stop or confuse
 it. The host trusts none of its answers beyond their shape: an answer that is missing, late
@@ -65,7 +65,10 @@ class BwrapSession(SessionContext):
         self._ended: str | None = None
 
     async def start(self) -> None:
-        """Start bwrap and its supervisor (a no-op once started or ended)."""
+        """Start bwrap and its supervisor (a no-op once started or ended).
+
+        The spawn runs in a worker thread: on a busy machine it waits until the child is
+        scheduled to exec (vfork), which in the loop's thread would hold up every sample."""
         if self._proc is not None or self._ended is not None:
             return
         if as_root():
@@ -73,17 +76,18 @@ class BwrapSession(SessionContext):
         info_read, info_write = os.pipe()
         cmd = [*self.launcher, self.bwrap[0], "--info-fd", str(info_write), *self.bwrap[1:]]
         self._stderr = tempfile.TemporaryFile(prefix="hubskills-session-")
+        spawn = asyncio.get_running_loop().run_in_executor(
+            None, _spawn, cmd, self._stderr, info_write)
         try:
-            # env={} : bwrap's own environment is what /proc/1/environ shows inside
-            self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          stderr=self._stderr, env={}, cwd="/",
-                                          pass_fds=(info_write,))
+            self._proc = await asyncio.shield(spawn)
+        except asyncio.CancelledError:
+            spawn.add_done_callback(_kill_spawned)  # whenever the spawn is done
+            os.close(info_read)
+            raise
         except OSError as exc:
             os.close(info_read)
             self._ended = f"the sandbox session could not start: {exc}"
             raise SessionEnded(self._ended, hint=_ENDED_HINT) from exc
-        finally:
-            os.close(info_write)
         self._info = info_read
         self._pidfd = os.pidfd_open(self._proc.pid)  # safe: only this object reaps it
         for pipe in (self._proc.stdin, self._proc.stdout):
@@ -179,6 +183,28 @@ class BwrapSession(SessionContext):
             if self._stderr is not None:
                 self._stderr.close()
                 self._stderr = None
+
+
+def _spawn(cmd: list[str], stderr: IO[bytes], info_write: int) -> subprocess.Popen[bytes]:
+    """Popen `cmd` with the pipes a session uses (in a worker thread); closes `info_write`."""
+    try:
+        # env={} : bwrap's own environment is what /proc/1/environ shows inside
+        return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=stderr, env={}, cwd="/", pass_fds=(info_write,))
+    finally:
+        os.close(info_write)
+
+
+def _kill_spawned(spawn: asyncio.Future[subprocess.Popen[bytes]]) -> None:
+    """Kill and reap a bwrap whose start was cancelled (pid 1 inside dies with it)."""
+    if spawn.cancelled() or spawn.exception() is not None:
+        return
+    proc = spawn.result()
+    proc.kill()
+    proc.wait()
+    for pipe in (proc.stdin, proc.stdout):
+        if pipe is not None:
+            pipe.close()
 
 
 async def _ready(fd: int, *, write: bool = False) -> None:
