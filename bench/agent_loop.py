@@ -4,8 +4,9 @@
 bubblewrap, edit the file, run the check again, answer; the skill arm also reads SKILL.md), at
 concurrency 16. Ideal wall time is model calls x latency / concurrency (the tools cost nothing
 in the ideal); we print our wall time over it (goal <= 1.2) and the sandbox's share: the time
-spent in `run` tool calls (a sample's commands share one bubblewrap session: its start, each
-command, its end), summed, over the samples' summed wall time. The same run with commands
+samples wait on it (a sample's commands share one bubblewrap session, started in the background
+at its first tool call: its `run` calls, which wait for that start, and the session's end),
+summed, over the samples' summed wall time. The same run with commands
 answered instantly (no sandbox) shows the loop's own cost apart, and a peer measured in the
 same run (the raw `openai` SDK holding the same conversations) shows what a loaded machine and
 the SDK cost alone. The fake server runs in another process. A warm-up loads everything first;
@@ -35,6 +36,7 @@ LATENCY, CASES, CONCURRENCY, TURNS = 0.1, 40, 16, 5
 ROUNDS = 3  # the run, the peer and the loop alone are each measured this often (medians)
 SANDBOX_SECONDS: list[float] = []  # each session command, and each session's start and end
 SESSION_STARTS: list[float] = []
+COMMANDS: list[float] = []  # each `run` call's wait in bwrap (for the start, then the command)
 DIRECT_SECONDS: list[float] = []
 
 
@@ -110,10 +112,11 @@ def timed(*into: list[float]) -> Iterator[None]:
 
 
 def register_bench_sandboxes() -> None:
-    """`bench-bwrap`: bubblewrap sessions, with the time of every command (and of each
-    session's start and end) recorded; `bench-direct`: the same commands with no isolation,
-    timed (what the commands cost themselves); `bench-null`: a command that does nothing and
-    takes no time (the loop's own cost, without a sandbox)."""
+    """`bench-bwrap`: bubblewrap sessions, with each session's start (in the background) and
+    the time samples wait in `run` calls and session ends recorded; `bench-direct`: the same
+    commands as plain subprocesses, one per command, no isolation; `bench-null`: a command that
+    does nothing and takes no time (the loop's own cost, without a sandbox)."""
+    from registry.agent.tools import WorkspaceTools
     from registry.sandbox import (
         BwrapSandbox,
         CommandSession,
@@ -125,12 +128,8 @@ def register_bench_sandboxes() -> None:
 
     class TimedSession(BwrapSession):
         async def start(self) -> None:
-            with timed(SESSION_STARTS, SANDBOX_SECONDS):
+            with timed(SESSION_STARTS):
                 await super().start()
-
-        async def run(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-            with timed(SANDBOX_SECONDS):
-                return await super().run(*args, **kwargs)
 
         async def aclose(self) -> None:
             with timed(SANDBOX_SECONDS):
@@ -158,6 +157,14 @@ def register_bench_sandboxes() -> None:
         async def run(self, *args, **kwargs):  # type: ignore[no-untyped-def]
             return SandboxResult(0, "1\n", "", False, 0.0, self.name)
 
+    async def timed_run(self, command: str, time_left: float | None) -> str:
+        if not isinstance(self.sandbox, TimedBwrap):
+            return await plain_run(self, command, time_left)
+        with timed(SANDBOX_SECONDS, COMMANDS):
+            return await plain_run(self, command, time_left)
+
+    plain_run = WorkspaceTools._run
+    WorkspaceTools._run = timed_run  # type: ignore[method-assign]
     backend("bench-bwrap")(lambda settings: TimedBwrap(settings.bwrap_path))
     backend("bench-null")(lambda settings: NullSandbox(settings.bwrap_path))
     backend("bench-direct")(lambda settings: TimedDirect())
@@ -194,8 +201,8 @@ def main() -> None:
         for _ in range(ROUNDS):  # the peer, the run and the loop alone, side by side each round
             with timed(peers):
                 asyncio.run(_raw_sdk(url, CASES * 2))
-            SANDBOX_SECONDS.clear()
-            SESSION_STARTS.clear()
+            for figures in (SANDBOX_SECONDS, SESSION_STARTS, COMMANDS):
+                figures.clear()
             with timed(walls):
                 run = run_evaluation(skill, EvalConfig(**base, sandbox="bench-bwrap"), settings)
             with timed(loops):
@@ -220,19 +227,17 @@ def main() -> None:
           f"ideal {peer / ideal:.2f}; hubskills / peer = {wall / peer:.2f}")
     print(f"  the loop alone (commands answered instantly, no sandbox): {loop_wall:.2f} s, "
           f"ratio {loop_wall / ideal:.2f}; loop / peer = {loop_wall / peer:.2f}")
-    commands = len(SANDBOX_SECONDS) - 2 * len(SESSION_STARTS)
-    mean_ms = sandbox / commands * 1000
-    print(f"  sandbox: {len(SESSION_STARTS)} sessions started "
-          f"({sum(SESSION_STARTS) / len(SESSION_STARTS) * 1000:.0f} ms each to start), "
-          f"{commands} commands, {mean_ms:.0f} ms each on average with the sessions' start and "
-          f"end spread over them; {sandbox:.2f} s of {agent_wall:.2f} s summed sample wall time "
-          f"= share {sandbox / agent_wall:.2f}; wall with it / without = "
-          f"{wall / loop_wall:.2f}")
-    direct_ms = sum(DIRECT_SECONDS) / max(1, len(DIRECT_SECONDS)) * 1000
-    print(f"  the same commands with no isolation: {direct_ms:.0f} ms each, wall "
-          f"{direct_wall:.2f} s; bubblewrap's own cost = {mean_ms - direct_ms:.0f} ms per "
-          f"command, wall with it / with plain commands = {wall / direct_wall:.2f}")
-
+    mean_ms = statistics.mean(COMMANDS) * 1000
+    print(f"  sandbox: {len(SESSION_STARTS)} sessions started in the background "
+          f"({statistics.median(SESSION_STARTS) * 1000:.0f} ms each, median), {len(COMMANDS)} "
+          f"commands waited on {mean_ms:.0f} ms each on average (the first of a sample also "
+          f"for its session's start); {sandbox:.2f} s of {agent_wall:.2f} s summed sample wall "
+          f"time in commands and session ends = share {sandbox / agent_wall:.2f}; wall with it "
+          f"/ without = {wall / loop_wall:.2f}")
+    direct_ms = statistics.mean(DIRECT_SECONDS) * 1000
+    print(f"  the same commands as plain subprocesses (no isolation, one each): {direct_ms:.0f} "
+          f"ms each, wall {direct_wall:.2f} s; the bwrap sessions' wall / theirs = "
+          f"{wall / direct_wall:.2f}")
 
 if __name__ == "__main__":
     main()

@@ -287,7 +287,7 @@ def agent(responder, tmp_path: Path, sandbox) -> AgentOutcome:
         return asyncio.run(runner.run(AgentTask("Do it.", workspace)))
 
 
-def test_a_sample_uses_one_session_and_only_when_it_runs_a_command(tmp_path):
+def test_a_sample_uses_one_session_and_only_when_it_calls_a_tool(tmp_path):
     sandbox = CountingBwrap(bwrap_sandbox().binary)
     marker = f"hubskills-session-{uuid.uuid4().hex}"
     outcome = agent(steps([run("echo 1 > n")], [run("echo $(($(cat n) + 1)) > n; cat n")],
@@ -298,9 +298,12 @@ def test_a_sample_uses_one_session_and_only_when_it_runs_a_command(tmp_path):
     assert sandbox.sessions == 1 and survivors(marker) == []
     time.sleep(2.5)  # a process the agent left behind can never touch what is graded next
     assert not list(tmp_path.glob("ws-*/late.txt"))
+    agent(steps(), tmp_path, sandbox)
+    assert sandbox.sessions == 1  # a sample that calls no tool starts no bwrap
     listing = {"name": "list_files", "arguments": {}}
     agent(steps([listing], [listing]), tmp_path, sandbox)
-    assert sandbox.sessions == 1  # a sample that runs nothing starts no bwrap
+    assert sandbox.sessions == 2  # the first tool call starts it, ready for a first command
+    assert survivors(str(tmp_path)) == []
 
 
 def test_after_the_supervisor_dies_the_samples_commands_fail_cleanly(tmp_path):

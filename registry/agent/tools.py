@@ -5,9 +5,11 @@ descriptors opened with `O_NOFOLLOW` from the workspace root, one path component
 symlink the agent (or a command it ran) planted is refused, never followed out. Names must be
 relative, without `..` or backslashes. `run` executes a shell command through the `Sandbox`
 with the workspace as its only writable folder (no network), under the budget's time limit.
-A sample's commands share one sandbox session, opened at its first `run` and ended with the
-sample (processes a command leaves behind live until then, as in a shell): with bwrap, one
-sandbox per sample rather than one per command.
+A sample's commands share one sandbox session, ended with the sample (processes a command
+leaves behind live until then, as in a shell): with bwrap, one sandbox per sample rather than
+one per command. It starts in the background at the sample's first tool call, so it is up by
+the first command (an agent looks at files before it runs anything); a sample that calls no
+tool starts none.
 
 Every result is deterministic for the same workspace (sorted listings, no timestamps or
 durations), so a rerun's conversation is byte-identical and its model calls come from the
@@ -16,6 +18,7 @@ response cache. Reads and commands under the skill's folder are recorded as acti
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import os
@@ -68,8 +71,8 @@ class ToolFailed(Exception):
 class WorkspaceTools:
     """Executes tool calls in `root`; `outcome` receives tool counts and skill activation.
 
-    Inside `async with tools:` (one sample) its commands share one sandbox session, opened at
-    the first `run` and ended on leaving, whatever ended the sample; outside, each command
+    Inside `async with tools:` (one sample) its commands share one sandbox session, started at
+    the first tool call and ended on leaving, whatever ended the sample; outside, each command
     gets a sandbox of its own.
     """
 
@@ -79,9 +82,10 @@ class WorkspaceTools:
         self.outcome, self.skill_path = outcome, skill_path
         self._in_sample = False
         self._session: SandboxSession | None = None
+        self._starting: asyncio.Task[None] | None = None  # the session's start
 
     async def __aenter__(self) -> WorkspaceTools:
-        """Start the sample: its commands share a session from the first `run` on."""
+        """Start the sample: its commands share a session from its first tool call on."""
         self._in_sample = True
         return self
 
@@ -89,12 +93,25 @@ class WorkspaceTools:
         """End the sample's session: every process its commands left is gone after."""
         self._in_sample = False
         session, self._session = self._session, None
-        if session is not None:
-            await session.aclose()
+        starting, self._starting = self._starting, None
+        try:
+            if starting is not None and not starting.done():
+                try:
+                    await asyncio.wait([starting])  # a start under way takes milliseconds
+                except asyncio.CancelledError:
+                    starting.cancel()  # its own cancel kills what it spawned
+                    raise
+        finally:
+            if starting is not None and starting.done() and not starting.cancelled():
+                starting.exception()  # seen: a failed start fails the commands that wait for it
+            if session is not None:
+                await session.aclose()
 
     async def call(self, call: ToolCall, *, time_left: float | None = None) -> tuple[str, bool]:
         """(result text, is_error) for one call; the text is clipped to the budget."""
         self.outcome.count_tool(call.name)
+        if self._in_sample and self._starting is None and self.sandbox is not None:
+            self._start_session()
         try:
             if call.name not in TOOL_NAMES:
                 raise ToolFailed(f"unknown tool {call.name!r}; the tools are "
@@ -224,9 +241,9 @@ class WorkspaceTools:
         try:
             if not self._in_sample:
                 session: SandboxSession = CommandSession(self.sandbox, self.root, limits=limits)
-            elif (session := self._session) is None:  # a sample that runs nothing starts none
-                session = self._session = open_session(self.sandbox, self.root, limits=limits)
-                await session.start()
+            else:
+                session, starting = self._start_session()
+                await asyncio.shield(starting)  # a cancel here ends the sample, which ends it
             result = await session.run(["/bin/sh", "-c", command], timeout=timeout)
         except SessionEnded as exc:
             raise ToolFailed(str(exc)) from exc
@@ -234,6 +251,15 @@ class WorkspaceTools:
         status = (f"timed out after {timeout:g} s" if result.timed_out
                   else f"exit code {result.exit_code}")
         return f"{status}\n{output}" if output else status
+
+    def _start_session(self) -> tuple[SandboxSession, asyncio.Task[None]]:
+        """The sample's session and its start, begun in the background on the first call."""
+        assert self.sandbox is not None
+        if self._session is None or self._starting is None:
+            limits = Limits(wall_s=self.budget.command_timeout_s)
+            self._session = open_session(self.sandbox, self.root, limits=limits)
+            self._starting = asyncio.ensure_future(self._session.start())
+        return self._session, self._starting
 
     # -- activation --------------------------------------------------------------------------
     def _saw(self, rel: str) -> None:
