@@ -130,14 +130,20 @@ def test_the_turn_budget_stops_a_cli_that_keeps_going(name, tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", HARNESSES)
 def test_a_rerun_is_answered_from_the_cache_and_another_repeat_is_not(name, tmp_path, skill):
+    """Also `--no-cache` (read_cache=False): the model is asked again, and its answers are
+    kept, so a later run (a resume) asks nothing."""
     agent_cli(name)
     cache = ResponseCache(tmp_path / "cache.sqlite")
     with HarnessServer(root="/workspace", skill=SKILL, skill_dir=".claude/skills"
                        if name == "claude-code" else ".agents/skills") as server:
-        harness = make_harness(name, model=_model(name, server.url), sandbox=bwrap_sandbox(),
-                               settings=Settings.from_env({}), cache=cache)
+        def make(read_cache: bool):
+            return make_harness(name, model=_model(name, server.url), sandbox=bwrap_sandbox(),
+                                settings=Settings.from_env({}), cache=cache,
+                                read_cache=read_cache)
 
-        def once(folder: str, seed: int):
+        reading = make(True)
+
+        def once(folder: str, seed: int, harness=reading):
             workspace = seed_workspace(tmp_path / folder, {"README.md": "relu kernel\n"},
                                        skill=skill)
             task = AgentTask(PROMPT, workspace.path, skill_name=skill.name,
@@ -145,15 +151,17 @@ def test_a_rerun_is_answered_from_the_cache_and_another_repeat_is_not(name, tmp_
                              skill_path=workspace.skill_path, seed=seed)
             return asyncio.run(harness.run(task)), workspace
 
-        first, _ = once("ws1", 0)
+        first, _ = once("ws1", 0, make(False))
         asked = len(server.requests)
-        again, workspace = once("ws2", 0)
-        assert len(server.requests) == asked and again.cached and not first.cached
+        fresh, _ = once("ws2", 0, make(False))  # --no-cache asks again
+        assert len(server.requests) == 2 * asked and not (first.cached or fresh.cached)
+        again, workspace = once("ws3", 0)
+        assert len(server.requests) == 2 * asked and again.cached
         assert (again.final_text, again.turns, again.stop_reason) == \
             (first.final_text, first.turns, "answered")
         assert GOOD_LINE in (workspace.path / "build.toml").read_text()  # the CLI really ran
-        other, _ = once("ws3", 1)  # another repeat is asked anew
-        assert len(server.requests) == 2 * asked and not other.cached
+        other, _ = once("ws4", 1)  # another repeat is asked anew
+        assert len(server.requests) == 3 * asked and not other.cached
 
 
 def test_replay_keys_ignore_ids_and_session_data_but_not_the_conversation():

@@ -171,9 +171,9 @@ class Evaluator:
         else hubskills' own tool loop, or one turn for a model that cannot call tools."""
         if self.config.harness:
             from registry.agent.harness import make_harness  # written beside this package
-            cache = self.cache if self.config.use_cache else None
             return make_harness(self.config.harness, model=model, sandbox=self.sandbox,
-                                settings=self.settings, cache=cache)
+                                settings=self.settings, cache=self.cache,
+                                read_cache=self.config.use_cache)
 
         async def complete(messages: list[Message], tools: list[ToolSpec],
                            seed: int) -> tuple[Completion, bool]:

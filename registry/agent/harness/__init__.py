@@ -69,8 +69,10 @@ def installed_clis(tools: Path = TOOLS_DIR) -> dict[str, Installed | None]:
 
 
 def make_harness(name: str, *, model: Model, sandbox: Sandbox | None, settings: Settings,
-                 tools: Path = TOOLS_DIR, cache: ResponseStore | None = None) -> AgentRunner:
-    """The runner for `--harness NAME`; checks everything that costs nothing first.
+                 tools: Path = TOOLS_DIR, cache: ResponseStore | None = None,
+                 read_cache: bool = True) -> AgentRunner:
+    """The runner for `--harness NAME`; checks everything that costs nothing first. Its model
+    answers go to `cache` and come from it unless `read_cache` is False (`--no-cache`).
 
     Raises:
         HubskillsError: an unknown harness, a model whose API that CLI does not speak, a
@@ -109,4 +111,5 @@ def make_harness(name: str, *, model: Model, sandbox: Sandbox | None, settings: 
     return Harness(adapter, model=model, sandbox=sandbox, cli=installed.binary,
                    install=installed.install, base_url=str(base_url),
                    key=getattr(model.provider, "api_key", None),
-                   node=Path(os.path.realpath(node)), cache=cache)
+                   node=Path(os.path.realpath(node)), cache=cache,
+                   read_cache=read_cache)

@@ -83,9 +83,10 @@ class Harness:
 
     def __init__(self, adapter: Adapter, *, model: Model, sandbox: BwrapSandbox, cli: Path,
                  install: Path, base_url: str, key: str | None, node: Path,
-                 cache: ResponseStore | None = None) -> None:
+                 cache: ResponseStore | None = None, read_cache: bool = True) -> None:
         self.adapter, self.model, self.sandbox = adapter, model, sandbox
         self.cli, self.install, self.node, self.cache = cli, install, node, cache
+        self.read_cache = read_cache
         self.base_url, self._key = base_url, key
         self.name = f"harness:{adapter.name}"
         self.last_proxy: ModelProxy | None = None  # the tests read what it refused
@@ -129,12 +130,13 @@ class Harness:
 
     def _replay(self, task: AgentTask) -> Replay | None:
         """The response cache for this sample: its key names the CLI, the model, its endpoint
-        and the repeat, so repeats and models never share answers."""
+        and the repeat, so repeats and models never share answers (read unless `--no-cache`,
+        written always)."""
         if self.cache is None:
             return None
         sample = f"{self.adapter.package}@{self.adapter.version}|{self.model.ref}|" \
                  f"{self.base_url}|{task.seed}"
-        return Replay(self.cache, sample, self.adapter.volatile)
+        return Replay(self.cache, sample, self.adapter.volatile, read=self.read_cache)
 
     async def _sandboxed(self, task: AgentTask, home: Path, proxy: ModelProxy) -> Any:
         inside_url = f"http://127.0.0.1:{PORT}{proxy.prefix}"

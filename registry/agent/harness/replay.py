@@ -61,10 +61,14 @@ class Recorded:
 
 
 class Replay:
-    """The cache seen from one sample: keys its requests, counts hits and misses."""
+    """The cache seen from one sample: keys its requests, counts hits and misses.
 
-    def __init__(self, store: ResponseStore, sample: str, volatile: Sequence[str] = ()) -> None:
-        self.store, self.sample = store, sample
+    With `read=False` (`--no-cache`) nothing is answered from it, but every answer is still
+    kept, as the tool loop does: a resumed or later run repeats none of those calls."""
+
+    def __init__(self, store: ResponseStore, sample: str, volatile: Sequence[str] = (), *,
+                 read: bool = True) -> None:
+        self.store, self.sample, self.read = store, sample, read
         self.volatile = [re.compile(pattern) for pattern in volatile]
         self.hits = self.misses = 0
 
@@ -78,7 +82,7 @@ class Replay:
         return "harness:" + hashlib.sha256(text.encode()).hexdigest()
 
     def get(self, key: str) -> Recorded | None:
-        found = self.store.get(key)
+        found = self.store.get(key) if self.read else None
         recorded = Recorded.from_dict(found) if found is not None else None
         if recorded is None:
             self.misses += 1
