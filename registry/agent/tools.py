@@ -111,7 +111,8 @@ class WorkspaceTools:
         """(result text, is_error) for one call; the text is clipped to the budget."""
         self.outcome.count_tool(call.name)
         if self._in_sample and self._starting is None and self.sandbox is not None:
-            self._start_session()
+            with contextlib.suppress(Exception):  # `run` meets the same failure and reports it
+                self._start_session()
         try:
             if call.name not in TOOL_NAMES:
                 raise ToolFailed(f"unknown tool {call.name!r}; the tools are "

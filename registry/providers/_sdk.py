@@ -76,7 +76,9 @@ class SDKProvider(Provider):
     def http_client(self) -> Any:
         """The httpx client a new SDK client uses: the one given, else the SDK's default one
         with a TLS context built once per process (`tls_context`)."""
-        return self._http_client or self.sdk().DefaultAsyncHttpxClient(verify=tls_context())
+        if self._http_client is not None:
+            return self._http_client
+        return self.sdk().DefaultAsyncHttpxClient(verify=tls_context())
 
     def client(self) -> Any:
         """The running event loop's SDK client, created on first use."""
