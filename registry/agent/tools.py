@@ -110,7 +110,7 @@ class WorkspaceTools:
     async def call(self, call: ToolCall, *, time_left: float | None = None) -> tuple[str, bool]:
         """(result text, is_error) for one call; the text is clipped to the budget."""
         self.outcome.count_tool(call.name)
-        if self._in_sample and self._starting is None and self.sandbox is not None:
+        if self._in_sample and self._session is None and self.sandbox is not None:
             with contextlib.suppress(Exception):  # `run` meets the same failure and reports it
                 self._start_session()
         try:
@@ -256,10 +256,11 @@ class WorkspaceTools:
     def _start_session(self) -> tuple[SandboxSession, asyncio.Task[None]]:
         """The sample's session and its start, begun in the background on the first call."""
         assert self.sandbox is not None
-        if self._session is None or self._starting is None:
+        if self._session is None:
             limits = Limits(wall_s=self.budget.command_timeout_s)
             self._session = open_session(self.sandbox, self.root, limits=limits)
             self._starting = asyncio.ensure_future(self._session.start())
+        assert self._starting is not None  # set with the session
         return self._session, self._starting
 
     # -- activation --------------------------------------------------------------------------

@@ -47,9 +47,6 @@ from registry.sandbox.bwrap_session import BwrapSession
 from registry.sandbox.namespace import SANDBOX_UID, as_root, give_to_sandbox_user, namespace_gone
 from registry.sandbox.supervisor_perl import SOURCE as PERL_SUPERVISOR
 
-if sys.platform != "win32":
-    pass
-
 WORKDIR = "/workspace"
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC = ("alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group",
