@@ -58,6 +58,10 @@ class Mounts:
 
     read_only: tuple[str, ...] = ()
     writable: tuple[tuple[str, str], ...] = ()
+    private: tuple[str, ...] = ()
+    """Host folders bound read-only at the same path and handed to this sandbox's own user
+    (as root, each sandbox runs as a uid of its own): a folder mode 0700 here is reachable by
+    the sandbox and by hubskills' user only (e.g. the model proxy's socket folder)."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,10 @@ class SandboxResult:
     duration_s: float
     backend: str
     notes: list[str] = field(default_factory=list)
+    launch_error: str | None = None
+    """Why the sandbox could not start the command (bwrap failed, its namespaces could not be
+    made, the launcher could not run): set only before anything the caller supplied ran, so no
+    command or model output can set it. None when the command started (whatever it did)."""
 
 
 class Sandbox(Protocol):
