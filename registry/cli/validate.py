@@ -14,6 +14,7 @@ from registry.format.skill import SKILL_FILE
 from registry.format.suite import load_suite, suite_path
 from registry.format.suite_check import check_suite
 from registry.format.suite_writer import import_suite
+from registry.format.triggers import load_triggers, triggers_path
 from registry.format.validate import has_errors, validate_skill
 
 
@@ -116,7 +117,7 @@ _SHAPES = {"hubskills": "hubskills' shape", "skill-creator": "skill-creator's sh
 @click.argument("skill", type=click.Path(path_type=Path), metavar="PATH|NS/NAME[@VERSION]")
 @click.option("--json", "as_json", is_flag=True, help="Print the suite as JSON.")
 def suite_show_command(skill: Path, as_json: bool) -> None:
-    """List a skill's test cases and their checks.
+    """List a skill's test cases and their checks, and its trigger queries if it has any.
 
     \b
     Examples:
@@ -127,8 +128,11 @@ def suite_show_command(skill: Path, as_json: bool) -> None:
     file = folder if folder.is_file() else suite_path(folder)
     shown = file if folder == skill else f"{skill}: {file.relative_to(folder)}"
     suite = load_suite(file)
+    triggers = load_triggers(triggers_path(folder)) \
+        if folder.is_dir() and triggers_path(folder).is_file() else None
     if as_json:
-        out.as_json(suite.model_dump(mode="json", exclude_unset=True, by_alias=True))
+        out.as_json(suite.model_dump(mode="json", exclude_unset=True, by_alias=True)
+                    | ({"triggers": triggers.to_data()} if triggers else {}))
         return
     rows = [(escape(c.id), escape(c.prompt[:60].replace("\n", " ")),
              escape(", ".join(ch.label() for ch in c.checks)) or "-", len(c.assertions))
@@ -136,6 +140,18 @@ def suite_show_command(skill: Path, as_json: bool) -> None:
     out.table(["id", "prompt", "checks", "assertions"], rows,
               title=f"{escape(str(shown))} — {len(suite.cases)} cases, {suite.suite_hash()[:19]}"
                     + ("" if suite.shape == "hubskills" else f", {_SHAPES[suite.shape]}"))
+    if triggers:
+        _show_triggers(triggers)
+
+
+def _show_triggers(triggers) -> None:
+    counts = triggers.counts()
+    out.table(["id", "split", "should trigger", "query"],
+              [(escape(q.id), q.split, "yes" if q.should_trigger else "no",
+                escape(q.query[:70].replace("\n", " "))) for q in triggers.queries],
+              title=f"evals/triggers.json — {len(triggers.queries)} queries (train "
+                    f"{sum(counts['train'].values())}, holdout "
+                    f"{sum(counts['holdout'].values())}), {triggers.suite_hash()[:19]}")
 
 
 def _suite_generate() -> click.Command:
