@@ -37,10 +37,17 @@ def system_prompt(task: AgentTask) -> str:
     """The system prompt of `task`'s arm: the skill listing only when it has a skill."""
     if task.skill_path is None:
         return AGENT_SYSTEM
+    return skills_prompt([(task.skill_name or "", task.skill_description or "",
+                           task.skill_path)])
+
+
+def skills_prompt(skills: list[tuple[str, str, str]]) -> str:
+    """The system prompt listing `skills` as (name, description, folder), in that order (trigger
+    evals list a skill among others this same way)."""
+    listed = "\n".join(f"- {name}: {description} (file: {folder}/SKILL.md)"
+                        for name, description, folder in skills)
     return (f"{AGENT_SYSTEM}\n\nSkills available in this project (read a skill's SKILL.md with "
-            "read_file when it applies to the task, before you start, and follow it):\n"
-            f"- {task.skill_name}: {task.skill_description} "
-            f"(file: {task.skill_path}/SKILL.md)")
+            f"read_file when it applies to the task, before you start, and follow it):\n{listed}")
 
 
 class ToolLoopRunner:

@@ -184,6 +184,7 @@ class ResultRow(BaseModel):
     activated: bool | None = None  # the agent read SKILL.md (skill arm with tools only)
     expect_skill: bool | None = None  # the case says the skill applies to it
     wall_s: float | None = None  # the agent's wall time (model calls and tools)
+    opened_skill: str | None = None  # trigger mode: the listed skill whose SKILL.md was read
 
     def tool_counts(self) -> dict[str, int]:
         """Agent mode: calls per tool name (empty in other modes)."""

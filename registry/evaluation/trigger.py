@@ -1,0 +1,292 @@
+"""Trigger evals: does the agent open this skill, listed among others, for a query?
+
+Per query, model and repeat, one fresh session: the system prompt lists the skill among the
+distractors exactly as the agent loop lists skills (`agent.loop.skills_prompt`, in an order
+shuffled per query and repeat, seeded), the agent loop's tools are offered, and the query is the
+first user message. The session ends at the first read of a listed skill's `SKILL.md` or at the
+first answer, so it costs one model call, two when the agent first looks around (the tools then
+run in a workspace of its own holding the listed skills). Triggered = this skill's `SKILL.md`
+was the one read. A session whose model call fails is an error row, counted apart, never "did
+not trigger".
+
+Rows are `ResultRow`s with `mode: "trigger"`, `arm: "skill"`: `activated` (triggered),
+`expect_skill` (should trigger), `passed` (the decision was right) and `opened_skill` (the
+listed skill that was read, this one or a distractor). Calls go through the response cache, so
+a rerun or a resumed run repeats none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import re
+import shutil
+import tempfile
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from registry.agent import SKILLS_FOLDER, TOOLS, AgentOutcome, Budget, WorkspaceTools
+from registry.agent.loop import skills_prompt
+from registry.config import Settings
+from registry.errors import HubskillsError, ProviderError
+from registry.evaluation.cache import (
+    ResponseCache,
+    completion_from_dict,
+    completion_key,
+    completion_to_dict,
+    message_dict,
+)
+from registry.evaluation.distractors import Listed
+from registry.evaluation.results import ResultRow, RunManifest
+from registry.evaluation.stopping import StopSignal
+from registry.format.triggers import TriggerQuery
+from registry.providers import Completion, Message, Model, RetryPolicy, ToolCall, resolve
+
+MODE = "trigger"
+MAX_CALLS = 2  # the session ends at the first read or answer: one call, two after a look around
+_READ = re.compile(re.escape(SKILLS_FOLDER) + r"/([^/\s'\";|&<>()]+)/SKILL\.md")
+Listing = list[tuple[str, str, str]]  # (name, description, folder) as the agent sees it
+OnRow = Callable[[ResultRow], None]
+
+
+@dataclass
+class TriggerConfig:
+    """What a trigger eval runs: models, repeats, sampling, limits, and which distractors."""
+
+    models: list[str]
+    runs: int = 3
+    temperature: float = 0.7
+    max_tokens: int = 512
+    concurrency: int | None = None
+    max_cost: float | None = None
+    use_cache: bool = True
+    base_url: str | None = None
+    retry: RetryPolicy | None = None
+    distractors: Path | None = None  # a folder of installed skills; None: the bundled set
+    query_ids: list[str] = field(default_factory=list)
+    via: str = "cli"
+
+
+@dataclass
+class Session:
+    """How one trigger session went; `opened` is the listed skill whose SKILL.md was read."""
+
+    opened: str | None = None
+    text: str = ""
+    turns: int = 0
+    stop_reason: str = "answered"  # "read", "answered" or "turns" (still looking around)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = 0.0
+    latency_s: float = 0.0
+    cached: bool = True
+
+
+class BudgetExceeded(Exception):
+    """`--max-cost` was reached: no further call is made."""
+
+
+def listing(name: str, description: str, distractors: list[Listed], key: str) -> Listing:
+    """The skill among `distractors`, shuffled with the seed `key` (a query and repeat), so
+    no position favours it on every query and a rerun lists the same order."""
+    entries = [(name, description), *((d.name, d.description) for d in distractors)]
+    random.Random(key).shuffle(entries)
+    return [(n, d, f"{SKILLS_FOLDER}/{n}") for n, d in entries]
+
+
+def opened_skill(calls: list[ToolCall], names: set[str]) -> str | None:
+    """The first listed skill whose SKILL.md one of `calls` reads (read_file, or a command
+    that names the file), else None."""
+    for call in calls:
+        paths: list[str] = []
+        if call.name == "read_file" and isinstance(call.arguments.get("path"), str):
+            clean = os.path.normpath(call.arguments["path"].strip())
+            paths = [PurePosixPath(clean.removeprefix("./")).as_posix()]
+        elif call.name == "run" and isinstance(call.arguments.get("command"), str):
+            paths = [m.group(0) for m in _READ.finditer(call.arguments["command"])]
+        for path in paths:
+            parts = PurePosixPath(path).parts
+            if len(parts) == 4 and path.startswith(SKILLS_FOLDER + "/") \
+                    and parts[3] == "SKILL.md" and parts[2] in names:
+                return parts[2]
+    return None
+
+
+CompleteFn = Callable[[list[Message], int], Awaitable[tuple[Completion, bool]]]
+
+
+async def run_session(complete: CompleteFn, listed: Listing, query: str, seed: int) -> Session:
+    """One trigger session (module docstring); raises what the model call raises."""
+    messages = [Message("system", skills_prompt(listed)), Message("user", query)]
+    names = {name for name, _, _ in listed}
+    session, root = Session(), None
+    try:
+        for turn in range(MAX_CALLS):
+            completion, cached = await complete(messages, seed)
+            _account(session, completion, cached)
+            if not completion.tool_calls:
+                return session
+            if (opened := opened_skill(completion.tool_calls, names)) is not None:
+                session.opened, session.stop_reason = opened, "read"
+                return session
+            if turn == MAX_CALLS - 1:
+                session.stop_reason = "turns"
+                return session
+            root = root or Path(await asyncio.to_thread(_seed_workspace, listed))
+            messages += await _tool_results(completion, root / "workspace")
+        return session
+    finally:
+        if root is not None:
+            await asyncio.to_thread(shutil.rmtree, root, ignore_errors=True)
+
+
+def _account(session: Session, completion: Completion, cached: bool) -> None:
+    session.turns += 1
+    session.text = completion.text
+    session.input_tokens += completion.usage.input_tokens
+    session.output_tokens += completion.usage.output_tokens
+    session.latency_s += completion.latency_s
+    session.cached = session.cached and cached
+    if session.cost_usd is not None:
+        session.cost_usd = None if completion.cost_usd is None \
+            else session.cost_usd + completion.cost_usd
+
+
+def _seed_workspace(listed: Listing) -> str:
+    """A fresh folder holding each listed skill's SKILL.md (name and description only)."""
+    root = tempfile.mkdtemp(prefix="hubskills-trigger-")
+    for name, description, folder in listed:
+        target = Path(root, "workspace", folder)
+        target.mkdir(parents=True)
+        text = f"---\nname: {name}\ndescription: {json.dumps(description)}\n---\n"
+        (target / "SKILL.md").write_text(text, encoding="utf-8")
+    return root
+
+
+async def _tool_results(completion: Completion, workspace: Path) -> list[Message]:
+    """The assistant's tool calls run in the session's workspace (no sandbox: a `run` is
+    answered with an error), as messages for the next call."""
+    tools = WorkspaceTools(workspace, None, Budget(), AgentOutcome())
+    messages = [Message("assistant", completion.text, tool_calls=completion.tool_calls)]
+    for call in completion.tool_calls:
+        result, _ = await tools.call(call)
+        messages.append(Message("tool", result, tool_call_id=call.id))
+    return messages
+
+
+class TriggerEvaluator:
+    """Runs trigger sessions for one skill: models resolved once, one cache, one budget."""
+
+    def __init__(self, name: str, config: TriggerConfig, settings: Settings,
+                 distractors: list[Listed], manifest: RunManifest) -> None:
+        self.name, self.config, self.distractors = name, config, distractors
+        self.manifest = manifest
+        if config.base_url:
+            settings = settings.with_(base_url=config.base_url)
+        self.settings = settings
+        self.models = [resolve(ref, settings, retry=config.retry) for ref in config.models]
+        lacking = [m.ref for m in self.models if not m.provider.supports_tools]
+        if lacking:
+            raise HubskillsError(f"{', '.join(lacking)} cannot call tools, so it cannot open a "
+                                 "skill: a trigger eval measures nothing on it",
+                                 hint="hubskills models   # lists models that call tools")
+        self.cache = ResponseCache(settings.cache_path)
+        self.spent, self.unknown_cost = 0.0, False
+        self._limits: dict[tuple[str, ...], asyncio.Semaphore] = {}
+
+    def _limit(self, model: Model) -> asyncio.Semaphore:
+        key = model.connection_key
+        if key not in self._limits:
+            size = self.config.concurrency or model.default_concurrency
+            self._limits[key] = asyncio.Semaphore(max(1, size))
+        return self._limits[key]
+
+    async def complete(self, model: Model, messages: list[Message], seed: int, *,
+                       tools: bool = True, max_tokens: int | None = None
+                       ) -> tuple[Completion, bool]:
+        """One cached model call under the model's concurrency limit and `max_cost`."""
+        offered = TOOLS if tools else []
+        max_tokens = max_tokens or self.config.max_tokens
+        key = completion_key(model=model.ref, endpoint=model.provider.endpoint,
+                             messages=[message_dict(m) for m in messages], tools=offered,
+                             temperature=self.config.temperature, max_tokens=max_tokens,
+                             seed=seed, repeat=seed)
+        if self.config.use_cache and (hit := self.cache.get(key)) is not None:
+            return completion_from_dict(hit), True
+        async with self._limit(model):
+            if self.config.max_cost is not None and self.spent >= self.config.max_cost:
+                raise BudgetExceeded
+            completion = await model.complete(messages, tools=offered or None, seed=seed,
+                                              temperature=self.config.temperature,
+                                              max_tokens=max_tokens)
+        if completion.cost_usd is None:
+            self.unknown_cost = True
+        else:
+            self.spent += completion.cost_usd
+        self.cache.put(key, completion_to_dict(completion))
+        return completion, False
+
+    async def sample(self, model: Model, description: str, query: TriggerQuery,
+                     repeat: int) -> ResultRow:
+        """One session of `query` with the skill listed under `description`, as a row."""
+        m = self.manifest
+        row = ResultRow(run_id=m.run_id, skill_name=m.skill_name, skill_version=m.skill_version,
+                        skill_repo=m.skill_repo, skill_revision=m.skill_revision,
+                        content_hash=m.content_hash, model=model.ref, mode=MODE, arm="skill",
+                        case_id=query.id, repeat=repeat, cost_usd=0.0, cached=True,
+                        protocol="tools", expect_skill=query.should_trigger, **m.row_fields())
+        listed = listing(self.name, description, self.distractors, f"{query.id}:{repeat}")
+
+        async def complete(messages: list[Message], seed: int) -> tuple[Completion, bool]:
+            return await self.complete(model, messages, seed)
+
+        try:
+            session = await run_session(complete, listed, query.query, repeat)
+        except ProviderError as exc:  # a context overflow too: the session did not happen
+            row.error, row.error_kind = str(exc), "transport"
+            return row
+        row.output, row.turns, row.stop_reason = session.text, session.turns, session.stop_reason
+        row.input_tokens, row.output_tokens = session.input_tokens, session.output_tokens
+        row.cost_usd, row.latency_s, row.cached = session.cost_usd, session.latency_s, \
+            session.cached
+        row.opened_skill, row.activated = session.opened, session.opened == self.name
+        row.skill_files = ["SKILL.md"] if row.activated else []
+        row.passed = row.activated == query.should_trigger
+        row.score = 1.0 if row.passed else 0.0
+        return row
+
+    async def run(self, description: str, queries: list[TriggerQuery], on_row: OnRow, *,
+                  done: frozenset[tuple[str, str, int]] = frozenset(),
+                  stop: StopSignal | None = None) -> str:
+        """Every (model, query, repeat) not in `done`, concurrently, repeat-major; each row
+        goes to `on_row` as it finishes. Returns "complete", "stopped" (`max_cost`) or
+        "interrupted" (`stop`)."""
+        items = [(model, query, repeat) for repeat in range(self.config.runs)
+                 for query in queries for model in self.models
+                 if (model.ref, query.id, repeat) not in done]
+        stopped = False
+
+        async def one(model: Model, query: TriggerQuery, repeat: int) -> None:
+            nonlocal stopped
+            try:
+                on_row(await self.sample(model, description, query, repeat))
+            except BudgetExceeded:
+                stopped = True
+
+        gathered = asyncio.gather(*(one(*item) for item in items))
+        loop = asyncio.get_running_loop()
+        unsubscribe = stop.subscribe(
+            lambda: loop.call_soon_threadsafe(gathered.cancel)) if stop else None
+        try:
+            await gathered
+        except asyncio.CancelledError:
+            if stop is None or not stop.is_set():
+                raise
+            return "interrupted"
+        finally:
+            if unsubscribe:
+                unsubscribe()
+        return "stopped" if stopped else "complete"
