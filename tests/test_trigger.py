@@ -8,9 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from fakes.openai_server import FakeOpenAIServer
 from fakes.trigger_model import TriggerModel
 
+from registry.cli import cli
 from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.distractors import bundled_distractors
@@ -158,3 +160,28 @@ def test_a_model_without_tools_and_a_skill_without_triggers_are_refused(tmp_path
         run_trigger_eval(skill, config(tmp_path), settings)
     assert "should_trigger" in caught.value.hint
     assert list_runs(settings.runs_dir) == []
+
+
+def test_the_cli_runs_reports_and_shows_a_trigger_run(server, tmp_path):
+    skill, installed = make_skill(tmp_path), make_distractors(tmp_path)
+    args = ["eval", str(skill), "--mode", "trigger", "-m", "local/fake-trigger", "--base-url",
+            server.url, "--distractors", str(installed), "--runs", "1"]
+    result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "60% [23–88%]" in result.output  # recall 3/5, Wilson over queries
+    assert "33% [6–79%]" in result.output and "baking-bread ×1" in result.output
+    shown = CliRunner().invoke(cli, [*args, "--json"])
+    data = json.loads(shown.stdout)
+    (summary,) = data["summaries"]
+    assert summary["recall"]["rate"] == 0.6 and summary["errors"] == 1
+    run_id = data["manifest"]["run_id"]
+    again = CliRunner().invoke(cli, ["runs", "show", run_id, "-v"])
+    assert again.exit_code == 0 and "60% [23–88%]" in again.output and "s4" in again.output
+
+
+def test_the_cli_refuses_what_trigger_mode_does_not_use(tmp_path):
+    skill = make_skill(tmp_path)
+    used = CliRunner().invoke(cli, ["eval", str(skill), "--mode", "trigger", "--judge", "x"])
+    assert "--judge cannot be used with --mode trigger" in str(used.exception)
+    alone = CliRunner().invoke(cli, ["eval", str(skill), "--distractors", str(tmp_path)])
+    assert "only with --mode trigger" in str(alone.exception)

@@ -13,6 +13,7 @@ from registry.cli import _output as out
 from registry.cli._render import render_agent, render_summaries, render_transcript
 from registry.cli._signals import exit_now, interrupts
 from registry.cli._skill_ref import skill_folder
+from registry.cli.trigger_eval import trigger_mode, trigger_report
 from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation import display
@@ -31,15 +32,16 @@ from registry.sandbox import BACKENDS
 _BUDGET = Budget()  # agent mode's defaults, shown in --help and the README
 
 
+@trigger_mode  # --mode trigger and --distractors: registry/cli/trigger_eval.py
 @click.command("eval")
 @click.argument("skill", type=click.Path(path_type=Path), metavar="PATH|NS/NAME[@VERSION]")
 @click.option("--model", "-m", "models", multiple=True,
               help="Student model reference (repeatable). Default: embedded/smollm2-135m.")
 @click.option("--runs", type=click.IntRange(min=1), default=3, show_default=True,
               help="Independent repeats per case.")
-@click.option("--mode", type=click.Choice(["inline", "tool", "agent"]), default="inline",
-              show_default=True, help="inline: SKILL.md in context; tool: load_skill tool; "
-              "agent: a coding agent with file and shell tools in a workspace.")
+@click.option("--mode", type=click.Choice(["inline", "tool", "agent", "trigger"]),
+              default="inline", show_default=True, help="inline: SKILL.md in context; tool: "
+              "load_skill tool; agent: a coding agent with file and shell tools in a workspace.")
 @click.option("--placement", type=click.Choice(["user", "system"]), default="user",
               show_default=True, help="Where inline mode puts the skill.")
 @click.option("--judge", default=None, help="Model that grades judge checks and assertions.")
@@ -316,6 +318,7 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
               drop=("started", "version", "cases × runs"))
 
 
+@trigger_report
 @runs_group.command("show")
 @click.argument("run_id")
 @click.option("--case", "case_id", default=None,
