@@ -36,6 +36,7 @@ from registry.sandbox import (
     open_session,
 )
 from registry.sandbox.base import OUTPUT_TAIL
+from registry.sandbox.bwrap_launch import Launch
 from registry.sandbox.namespace import SANDBOX_UID, as_root, give_to_sandbox_user
 
 
@@ -403,9 +404,13 @@ def test_the_tools_outside_a_sample_run_each_command_in_a_fresh_sandbox(tmp_path
 
 def test_sessions_take_perls_supervisor_where_the_sandbox_has_perl(tmp_path):
     found = bwrap_sandbox()
-    argv = found.session(tmp_path).bwrap
-    if found.which("perl") is None:
-        assert "-S" in argv and "-e" not in argv
-    else:
-        assert argv[argv.index("-e") - 1] == found.which("perl")
-    assert "-S" in found.session(tmp_path, supervisor="python").bwrap
+    launch = Launch(root=as_root())
+    try:
+        argv = found.session(tmp_path).build(launch)
+        if found.which("perl") is None:
+            assert "-S" in argv and "-e" not in argv
+        else:
+            assert argv[argv.index("-e") - 1] == found.which("perl")
+        assert "-S" in found.session(tmp_path, supervisor="python").build(launch)
+    finally:
+        launch.close()

@@ -33,12 +33,13 @@ from registry.sandbox.session import (
     CommandSession,
     SandboxSession,
     SessionEnded,
+    SessionNotStarted,
     open_session,
 )
 
 __all__ = [
     "BACKENDS", "SKIPPED_BY_USER", "BwrapSandbox", "Choice", "CodeChecks", "CommandSession",
     "DirectSandbox", "Limits", "Mounts", "Sandbox", "SandboxResult", "SandboxSession",
-    "SandboxUnavailable", "SessionEnded", "backend", "choose", "get_sandbox", "is_pulled",
-    "open_session", "sandbox_report",
+    "SandboxUnavailable", "SessionEnded", "SessionNotStarted", "backend", "choose",
+    "get_sandbox", "is_pulled", "open_session", "sandbox_report",
 ]

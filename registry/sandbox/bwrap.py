@@ -27,10 +27,9 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import ClassVar, Literal
 
@@ -42,6 +41,8 @@ from registry.sandbox.base import (
     SandboxUnavailable,
     run_process,
 )
+from registry.sandbox.bwrap_launch import Launch
+from registry.sandbox.bwrap_probe import probe
 from registry.sandbox.bwrap_session import SUPERVISOR as PYTHON_SUPERVISOR
 from registry.sandbox.bwrap_session import BwrapSession
 from registry.sandbox.namespace import SANDBOX_UID, as_root, give_to_sandbox_user, namespace_gone
@@ -54,8 +55,11 @@ _ETC = ("alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "
 
 
 @functools.cache
-def _layout() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(bwrap arguments that build the read-only root, the real paths they make visible)."""
+def _layout() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(bwrap arguments that build the read-only root, those that bind the Python prefixes,
+    the real paths they make visible). The prefixes are bound after the private `/tmp` is
+    mounted, so a venv or an interpreter under `/tmp` stays visible; each is bound at its real
+    path and, when it is reached through a link, at the path Python knows it by."""
     args: list[str] = []
     roots: list[str] = []
     for top in _SYSTEM:
@@ -72,18 +76,28 @@ def _layout() -> tuple[tuple[str, ...], tuple[str, ...]]:
         elif os.path.exists(path):
             args += ["--ro-bind", path, path]
             roots.append(path)
+    prefixes: list[str] = []
     made: set[str] = set()
     for prefix in dict.fromkeys((sys.base_prefix, sys.prefix)):
         real = os.path.realpath(prefix)
-        if _under(real, roots):
-            continue
-        for parent in reversed(Path(prefix).parents[:-1]):  # else bwrap makes them mode 0700
-            if str(parent) not in made:
-                args += ["--perms", "0755", "--dir", str(parent)]
-                made.add(str(parent))
-        args += ["--ro-bind", real, prefix]
-        roots.append(real)
-    return tuple(args), tuple(roots)
+        for target in dict.fromkeys((real, os.path.abspath(prefix))):
+            if _under(target, roots):
+                continue
+            prefixes += _parents(target, made) + ["--ro-bind", real, target]
+            roots.append(target)
+    return tuple(args), tuple(prefixes), tuple(roots)
+
+
+def _parents(target: str, made: set[str]) -> list[str]:
+    """`--dir` arguments for the folders above `target` not made yet (else bwrap makes them
+    mode 0700); never `/tmp` (the private tmpfs) nor a system folder (bound read-only)."""
+    args: list[str] = []
+    for parent in reversed(Path(target).parents[:-1]):
+        folder = str(parent)
+        if folder not in made and folder != "/tmp" and not _under(folder, ("/etc", *_SYSTEM)):
+            args += ["--perms", "0755", "--dir", folder]
+            made.add(folder)
+    return args
 
 
 def _under(path: str, roots: Sequence[str]) -> bool:
@@ -92,13 +106,16 @@ def _under(path: str, roots: Sequence[str]) -> bool:
 
 def visible(path: str) -> bool:
     """Whether `path` (after links) lies inside what the sandbox can see read-only."""
-    return _under(os.path.realpath(path), _layout()[1])
+    return _under(os.path.realpath(path), _layout()[2])
 
 
 def _inside_path() -> str:
-    """The host's PATH minus every folder the sandbox cannot see."""
+    """The host's PATH minus every folder the sandbox cannot see, and minus relative entries
+    (inside, they would name folders of the workspace: a command's own `python3` could stand in
+    for the system's)."""
     entries = os.environ.get("PATH", os.defpath).split(os.pathsep)
-    return os.pathsep.join(e for e in dict.fromkeys(entries) if e and visible(e))
+    return os.pathsep.join(e for e in dict.fromkeys(entries)
+                           if os.path.isabs(e) and visible(e))
 
 
 class BwrapSandbox:
@@ -114,8 +131,9 @@ class BwrapSandbox:
         return f"BwrapSandbox({self.binary!r})"
 
     def probe(self) -> tuple[bool, str]:
-        """Run `true` in a sandbox built exactly as for a check (once per process)."""
-        return _probe(self.binary, as_root())
+        """Run what checks and sessions run, once per process (`bwrap_probe`): a trivial
+        Python check, and one command through a session's supervisor."""
+        return probe(self.binary, as_root(), BwrapSandbox)
 
     def which(self, tool: str) -> str | None:
         """The path `tool` resolves to inside the sandbox, or None."""
@@ -127,20 +145,27 @@ class BwrapSandbox:
 
     def command(self, argv: Sequence[str], limits: Limits, wall_s: float,
                 env: Mapping[str, str] | None, workspace: Path,
-                mounts: Mounts | None = None) -> list[str]:
-        """The full bwrap command line (holds no secret: it is readable inside)."""
+                mounts: Mounts | None = None, launch: Launch | None = None) -> list[str]:
+        """The full bwrap command line (holds no secret: it is readable inside); `launch`
+        adds the start marker, the info pipe and, as root, the sandbox's own uid."""
         binary = shutil.which(self.binary) or self.binary
-        layout, _ = _layout()
+        system, prefixes, _ = _layout()
         variables = {"PATH": _inside_path(), "HOME": WORKDIR, "TMPDIR": "/tmp",
                      "LANG": "C.UTF-8", **(env or {})}
-        cmd = [binary, "--die-with-parent", "--new-session", *_namespaces(), *layout,
-               "--proc", "/proc", "--dev", "/dev",
+        home = variables["HOME"]
+        cmd = [binary, *(launch.bwrap_args() if launch else ()), "--die-with-parent",
+               "--new-session", *_namespaces(), *system, "--proc", "/proc", "--dev", "/dev",
                "--size", str(limits.file_bytes), "--perms", "1777", "--tmpfs", "/tmp",
-               "--bind", str(workspace), WORKDIR, "--chdir", WORKDIR, *_extra(mounts)]
+               *prefixes, "--bind", str(workspace), WORKDIR, "--chdir", WORKDIR,
+               *_extra(mounts), *(launch.mounts() if launch else ())]
+        if home != WORKDIR and home.startswith("/tmp/"):  # a HOME apart from the workspace
+            cmd += ["--perms", "1777", "--dir", home]
         for key, value in variables.items():
             cmd += ["--setenv", key, value]
+        cmd += launch.shim(_tool("sh")) if launch else []
         if as_root():
-            return cmd + [_tool("setpriv"), f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}",
+            uid = launch.uid if launch and launch.uid is not None else SANDBOX_UID
+            return cmd + [_tool("setpriv"), f"--reuid={uid}", f"--regid={uid}",
                           "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
                           "--no-new-privs", "--", *argv]
         return cmd + [_tool("prlimit"), f"--nproc={limits.processes}", "--", *argv]
@@ -160,9 +185,11 @@ class BwrapSandbox:
                                      reason="no perl", hint="apt-get install perl-base")
         argv = [perl, "-e", PERL_SUPERVISOR] if perl else \
             [sys.executable, "-I", "-S", "-c", PYTHON_SUPERVISOR]
-        return BwrapSession(launcher(limits, limits.wall_s),
-                            self.command(argv, limits, limits.wall_s, env, workspace),
-                            workspace, limits=limits)
+        return BwrapSession(
+            lambda launch: [*launcher(limits, limits.wall_s),
+                            *self.command(argv, limits, limits.wall_s, env, workspace,
+                                          launch=launch)],
+            workspace, limits=limits)
 
     async def run(self, argv: Sequence[str], workspace: Path, *, timeout: float | None = None,
                   limits: Limits = DEFAULT_LIMITS, stdin: bytes = b"",
@@ -170,29 +197,39 @@ class BwrapSandbox:
                   mounts: Mounts | None = None) -> SandboxResult:
         """Run `argv` in `/workspace` (bound to `workspace`); see the module docstring.
 
-        `mounts` adds folders (an agent CLI's install, its HOME); writable ones are handed to
-        the sandbox user like the workspace."""
+        `mounts` adds folders (an agent CLI's install, its HOME); writable and private ones
+        are handed to this sandbox's user like the workspace. A result whose command never
+        ran (the sandbox could not be built) says why in `launch_error`."""
         wall_s = limits.wall_s if timeout is None else timeout
         workspace = workspace.resolve()
-        if as_root():
-            for folder in [workspace, *(Path(h) for h, _ in (mounts.writable if mounts else ()))]:
-                give_to_sandbox_user(folder)
-        bwrap, *rest = self.command(argv, limits, wall_s, env, workspace, mounts)
-        info_read, info_write = os.pipe()  # bwrap reports the sandbox's pid 1 on it
-        cmd = [*launcher(limits, wall_s), bwrap, "--info-fd", str(info_write), *rest]
+        launch = Launch(root=as_root())
         try:
-            # env={} : bwrap's own environment is what /proc/1/environ shows inside
-            result = await run_process(cmd, backend=self.name, wall_s=wall_s, stdin=stdin,
-                                       kill=lambda proc: proc.kill(), env={}, cwd="/",
-                                       pass_fds=(info_write,))
-            os.close(info_write)
-            info_write = -1
-            await namespace_gone(info_read)
+            if launch.uid is not None:
+                for folder in _handed_over(workspace, mounts):
+                    give_to_sandbox_user(folder, launch.uid)
+            cmd = [*launcher(limits, wall_s),
+                   *self.command(argv, limits, wall_s, env, workspace, mounts, launch)]
+            try:
+                # env={} : bwrap's own environment is what /proc/1/environ shows inside
+                result = await run_process(cmd, backend=self.name, wall_s=wall_s, stdin=stdin,
+                                           kill=lambda proc: proc.kill(), env={}, cwd="/",
+                                           pass_fds=launch.pass_fds)
+            finally:
+                launch.spawned()
+            await namespace_gone(launch.info_read)
+            if not launch.started():  # nothing of the caller's ran: not its failure
+                why = result.stderr.strip().splitlines()[-1:] or [f"exit {result.exit_code}"]
+                result = replace(result, launch_error=f"the sandbox did not start: {why[0]}")
         finally:
-            for fd in (info_read, info_write):
-                if fd >= 0:
-                    os.close(fd)
+            launch.close()
         return result
+
+
+def _handed_over(workspace: Path, mounts: Mounts | None) -> list[Path]:
+    """The folders a sandbox's own user must own: the workspace, writable and private mounts."""
+    if mounts is None:
+        return [workspace]
+    return [workspace, *(Path(h) for h, _ in mounts.writable), *map(Path, mounts.private)]
 
 
 def launcher(limits: Limits, wall_s: float) -> list[str]:
@@ -212,15 +249,11 @@ def _extra(mounts: Mounts | None) -> list[str]:
         return []
     args: list[str] = []
     made: set[str] = set()
-    pairs = [(os.path.realpath(p), os.path.realpath(p), "--ro-bind") for p in mounts.read_only]
+    pairs = [(os.path.realpath(p), os.path.realpath(p), "--ro-bind")
+             for p in (*mounts.read_only, *mounts.private)]
     pairs += [(os.path.realpath(host), inside, "--bind") for host, inside in mounts.writable]
     for source, target, how in pairs:
-        for parent in reversed(Path(target).parents[:-1]):  # else bwrap makes them mode 0700
-            if str(parent) not in made and str(parent) != "/tmp" \
-                    and not _under(str(parent), ("/etc", *_SYSTEM)):
-                args += ["--perms", "0755", "--dir", str(parent)]
-                made.add(str(parent))
-        args += [how, source, target]
+        args += _parents(target, made) + [how, source, target]
     return args
 
 
@@ -235,31 +268,3 @@ def _tool(name: str) -> str:
     """util-linux's `name` as the sandbox sees it (probe reports when it is missing)."""
     found = shutil.which(name, path="/usr/bin:/bin:/usr/sbin:/sbin")
     return found or f"/usr/bin/{name}"
-
-
-@functools.cache
-def _probe(binary: str, as_root: bool) -> tuple[bool, str]:
-    if not sys.platform.startswith("linux"):
-        return False, f"bubblewrap runs on Linux only (this is {sys.platform})"
-    path = shutil.which(binary)
-    if path is None:
-        return False, f"bubblewrap is not installed ({binary} not found)"
-    for tool in ("setpriv", "prlimit") if as_root else ("prlimit",):
-        if not shutil.which(tool, path="/usr/bin:/bin:/usr/sbin:/sbin"):
-            return False, f"{tool} (util-linux) not found"
-    sandbox = BwrapSandbox(path)
-    true = sandbox.which("true") or "/usr/bin/true"
-    with tempfile.TemporaryDirectory(prefix="hubskills-probe-") as folder:
-        if as_root:
-            give_to_sandbox_user(Path(folder))
-        cmd = [*launcher(Limits(), 10.0),
-               *sandbox.command([true], Limits(), 10.0, None, Path(folder))]
-        try:
-            done = subprocess.run(cmd, env={}, capture_output=True, timeout=10, cwd="/",
-                                  check=False)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return False, f"bubblewrap could not start: {exc}"
-    if done.returncode != 0:
-        why = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
-        return False, f"bubblewrap fails here ({why[0]}): user namespaces are probably disabled"
-    return True, f"bubblewrap {path} works"

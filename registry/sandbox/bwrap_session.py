@@ -23,18 +23,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO
 
 from registry.sandbox.base import OUTPUT_TAIL, Limits, SandboxResult
+from registry.sandbox.bwrap_launch import Launch
 from registry.sandbox.namespace import as_root, give_to_sandbox_user, namespace_gone
-from registry.sandbox.session import SessionContext, SessionEnded
+from registry.sandbox.session import SessionContext, SessionEnded, SessionNotStarted
 
 SUPERVISOR = Path(__file__).with_name("supervisor.py").read_text(encoding="utf-8")
 GRACE_S = 5.0  # how long past a command's timeout the supervisor may take to answer
@@ -47,17 +49,17 @@ Answer = tuple[int | None, bool, bytes, bytes]  # exit code, timed out, stdout, 
 class BwrapSession(SessionContext):
     """One bwrap running `supervisor.py` in `workspace`; see the module docstring.
 
-    `bwrap` is bwrap's full command line (supervisor included), `launcher` what starts it
-    (`prlimit` and its rlimits)."""
+    `build(launch)` is the full command line that starts bwrap (`prlimit` and its rlimits,
+    bwrap, the supervisor) with `launch`'s descriptors and uid."""
 
     backend = "bwrap"
 
-    def __init__(self, launcher: Sequence[str], bwrap: Sequence[str], workspace: Path, *,
+    def __init__(self, build: Callable[[Launch], list[str]], workspace: Path, *,
                  limits: Limits) -> None:
-        self.launcher, self.bwrap = list(launcher), list(bwrap)
+        self.build = build
         self.workspace, self.limits = workspace, limits
         self._proc: subprocess.Popen[bytes] | None = None
-        self._info = -1  # read end of bwrap's --info-fd: names the sandbox's pid 1
+        self._launch: Launch | None = None  # its pipes and, as root, the session's own uid
         self._pidfd = -1  # bwrap's: readable once it exited; signals never reach a reused pid
         self._stderr: IO[bytes] | None = None
         self._pending = bytearray()  # what the supervisor sent beyond the last answer
@@ -71,24 +73,23 @@ class BwrapSession(SessionContext):
         scheduled to exec (vfork), which in the loop's thread would hold up every sample."""
         if self._proc is not None or self._ended is not None:
             return
-        if as_root():
-            give_to_sandbox_user(self.workspace)
-        info_read, info_write = os.pipe()
-        cmd = [*self.launcher, self.bwrap[0], "--info-fd", str(info_write), *self.bwrap[1:]]
+        self._launch = launch = Launch(root=as_root())
+        if launch.uid is not None:
+            give_to_sandbox_user(self.workspace, launch.uid)
         self._stderr = tempfile.TemporaryFile(prefix="hubskills-session-")
         spawn = asyncio.get_running_loop().run_in_executor(
-            None, _spawn, cmd, self._stderr, info_write)
+            None, _spawn, self.build(launch), self._stderr, launch)
         try:
             self._proc = await asyncio.shield(spawn)
         except asyncio.CancelledError:
-            spawn.add_done_callback(_kill_spawned)  # whenever the spawn is done
-            os.close(info_read)
+            self._launch = None
+            spawn.add_done_callback(functools.partial(_kill_spawned, launch=launch))
             raise
         except OSError as exc:
-            os.close(info_read)
+            self._launch = None
+            launch.close()
             self._ended = f"the sandbox session could not start: {exc}"
-            raise SessionEnded(self._ended, hint=_ENDED_HINT) from exc
-        self._info = info_read
+            raise SessionNotStarted(self._ended, hint=_ENDED_HINT) from exc
         self._pidfd = os.pidfd_open(self._proc.pid)  # safe: only this object reaps it
         for pipe in (self._proc.stdin, self._proc.stdout):
             assert pipe is not None
@@ -107,8 +108,8 @@ class BwrapSession(SessionContext):
         wall_s = self.limits.wall_s if timeout is None else timeout
         if any("\0" in arg for arg in argv):
             raise ValueError("embedded null byte")  # as any exec would say
-        if as_root():  # files the host's tools wrote since the last command are root's
-            give_to_sandbox_user(self.workspace)
+        if self._launch is not None and self._launch.uid is not None:
+            give_to_sandbox_user(self.workspace, self._launch.uid)  # files the host wrote since
         self._sent += 1
         payload = b"\0".join(os.fsencode(arg) for arg in argv)
         started = time.monotonic()
@@ -119,7 +120,11 @@ class BwrapSession(SessionContext):
                                                                wall_s + GRACE_S)
         except (OSError, ValueError, TimeoutError) as exc:
             why = "no answer in time" if isinstance(exc, TimeoutError) else str(exc)
+            launch = self._launch
             await self._end(f"its supervisor failed ({why}); a command may have killed it")
+            if launch is not None and not launch.started():
+                raise SessionNotStarted(f"the sandbox session did not start: {self._ended}",
+                                        hint=_ENDED_HINT) from exc
             raise SessionEnded(f"sandbox session ended: {self._ended}",
                                hint=_ENDED_HINT) from exc
         return SandboxResult(code, _text(out), _text(err), timed_out,
@@ -160,7 +165,7 @@ class BwrapSession(SessionContext):
             if self._stderr is not None and (said := _last_line(self._stderr)):
                 self._ended += f" [bwrap: {said}]"
         proc, self._proc = self._proc, None
-        info, self._info = self._info, -1
+        launch, self._launch = self._launch, None
         pidfd, self._pidfd = self._pidfd, -1
         try:
             if pidfd >= 0:  # first, and at once: the awaits below may be cut short by a cancel
@@ -169,11 +174,13 @@ class BwrapSession(SessionContext):
                 await asyncio.wait_for(_ready(pidfd), 10.0)  # exited (killed: at once)
                 if proc is not None:
                     proc.wait()  # it has exited: this only reaps it
-                    await namespace_gone(info)
+                    if launch is not None:
+                        await namespace_gone(launch.info_read)
         finally:
-            for fd in (info, pidfd):
-                if fd >= 0:
-                    os.close(fd)
+            if pidfd >= 0:
+                os.close(pidfd)
+            if launch is not None:
+                launch.close()
             if proc is not None:
                 proc.poll()  # reaped, unless a cancel came first (a later poll does it)
                 for pipe in (proc.stdin, proc.stdout):
@@ -185,26 +192,30 @@ class BwrapSession(SessionContext):
                 self._stderr = None
 
 
-def _spawn(cmd: list[str], stderr: IO[bytes], info_write: int) -> subprocess.Popen[bytes]:
-    """Popen `cmd` with the pipes a session uses (in a worker thread); closes `info_write`."""
+def _spawn(cmd: list[str], stderr: IO[bytes], launch: Launch) -> subprocess.Popen[bytes]:
+    """Popen `cmd` with the pipes a session uses (in a worker thread); then closes the ends of
+    `launch`'s pipes that only the child needs."""
     try:
         # env={} : bwrap's own environment is what /proc/1/environ shows inside
         return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=stderr, env={}, cwd="/", pass_fds=(info_write,))
+                                stderr=stderr, env={}, cwd="/", pass_fds=launch.pass_fds)
     finally:
-        os.close(info_write)
+        launch.spawned()
 
 
-def _kill_spawned(spawn: asyncio.Future[subprocess.Popen[bytes]]) -> None:
+def _kill_spawned(spawn: asyncio.Future[subprocess.Popen[bytes]], *, launch: Launch) -> None:
     """Kill and reap a bwrap whose start was cancelled (pid 1 inside dies with it)."""
-    if spawn.cancelled() or spawn.exception() is not None:
-        return
-    proc = spawn.result()
-    proc.kill()
-    proc.wait()
-    for pipe in (proc.stdin, proc.stdout):
-        if pipe is not None:
-            pipe.close()
+    try:
+        if spawn.cancelled() or spawn.exception() is not None:
+            return
+        proc = spawn.result()
+        proc.kill()
+        proc.wait()
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None:
+                pipe.close()
+    finally:
+        launch.close()
 
 
 async def _ready(fd: int, *, write: bool = False) -> None:

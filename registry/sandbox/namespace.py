@@ -1,10 +1,19 @@
-"""What the bwrap backend does around a sandbox's processes on the host: hand the workspace to
-the sandbox user (as root), and wait until a sandbox's pid namespace is gone.
+"""What the bwrap backend does around a sandbox's processes on the host: give each sandbox a
+user of its own (as root), hand the workspace to that user, and wait until a sandbox's pid
+namespace is gone.
+
+As root, every sandbox (a check's, a sample's session) runs as a uid of its own, taken from a
+range no account uses: the kernel's process limit counts processes per uid, so with one shared
+uid an agent that leaves processes behind would make another sample's commands fail to fork.
+A uid is in use from `lease_uid` to `release_uid`; only this process hands them out, and the
+range is large enough that two hubskills processes picking the same one is negligible (and
+harmless beyond sharing that limit).
 
 Handing over walks the workspace through directory descriptors opened with `O_NOFOLLOW`, one
 level at a time, and changes owners relative to them without following links: processes of a
 sandbox session may still be running while it walks (they can swap a folder for a symlink at
-any moment), and a path-based walk would then chown host files through their link.
+any moment), and a path-based walk would then chown host files through their link. The walk
+keeps its own stack: a workspace may nest folders deeper than Python's recursion limit.
 """
 
 from __future__ import annotations
@@ -13,45 +22,86 @@ import asyncio
 import json
 import logging
 import os
+import random
 import stat
+import threading
 
-SANDBOX_UID = 65534  # "nobody": the uid a command runs as when hubskills runs as root
+SANDBOX_UID = 65534  # "nobody": the uid commands ran as before each sandbox had its own
+UID_BASE, UID_SPAN = 2_000_000_000, 1 << 20  # unused by accounts and by /etc/subuid ranges
+HAND_OVER_DEPTH = 256
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_leased: set[int] = set()
+_lease_lock = threading.Lock()
 log = logging.getLogger(__name__)
 
 
 def as_root() -> bool:
-    """Whether hubskills runs as root (then commands drop to `SANDBOX_UID`)."""
+    """Whether hubskills runs as root (then each sandbox runs as a uid of its own)."""
     return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
-def give_to_sandbox_user(folder: os.PathLike[str] | str) -> None:
-    """Make `folder` and everything under it owned by `SANDBOX_UID` (links are changed, never
-    followed; entries already owned are left alone)."""
+def lease_uid() -> int:
+    """A uid no other sandbox of this process holds; give it back with `release_uid`."""
+    with _lease_lock:
+        while (uid := UID_BASE + random.randrange(UID_SPAN)) in _leased:
+            pass
+        _leased.add(uid)
+        return uid
+
+
+def release_uid(uid: int) -> None:
+    """Give back a uid from `lease_uid` (once its sandbox's processes are all gone)."""
+    with _lease_lock:
+        _leased.discard(uid)
+
+
+def passwd_entry(uid: int) -> bytes:
+    """The `/etc/passwd` a sandbox of `uid` sees: root, nobody and its own user (tools such as
+    git and whoami look the current user up)."""
+    return (b"root:x:0:0:root:/root:/bin/sh\n"
+            b"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+            b"sandbox:x:%d:%d:sandbox:/workspace:/bin/sh\n" % (uid, uid))
+
+
+def give_to_sandbox_user(folder: os.PathLike[str] | str, uid: int = SANDBOX_UID) -> None:
+    """Make `folder` and everything under it owned by `uid` (links are changed, never
+    followed; entries already owned are left alone), down to `HAND_OVER_DEPTH` levels: what
+    the host writes lies far above that, and what lies deeper the sandbox made itself."""
     fd = os.open(folder, _DIR_FLAGS)
+    stack: list[tuple[int, list[str]]] = [(fd, [])]  # open folders, sub-folders left in each
     try:
-        if os.fstat(fd).st_uid != SANDBOX_UID:
-            os.fchown(fd, SANDBOX_UID, SANDBOX_UID)
-        _hand_over(fd)
+        if os.fstat(fd).st_uid != uid:
+            os.fchown(fd, uid, uid)
+        stack[-1] = (fd, _hand_over(fd, uid))
+        while stack:
+            top, folders = stack[-1]
+            if not folders or len(stack) >= HAND_OVER_DEPTH:
+                os.close(stack.pop()[0])
+                continue
+            try:
+                child = os.open(folders.pop(), _DIR_FLAGS, dir_fd=top)
+            except OSError:  # gone, or swapped for a link, since it was listed
+                continue
+            stack.append((child, []))
+            stack[-1] = (child, _hand_over(child, uid))
     finally:
-        os.close(fd)
+        for left, _ in stack:
+            os.close(left)
 
 
-def _hand_over(fd: int) -> None:
+def _hand_over(fd: int, uid: int) -> list[str]:
+    """Hand the entries of folder `fd` to `uid`; the names of its sub-folders."""
+    folders: list[str] = []
     for entry in os.scandir(fd):
         try:
             info = entry.stat(follow_symlinks=False)
-            if info.st_uid != SANDBOX_UID:
-                os.chown(entry.name, SANDBOX_UID, SANDBOX_UID, dir_fd=fd, follow_symlinks=False)
-            if not stat.S_ISDIR(info.st_mode):
-                continue
-            child = os.open(entry.name, _DIR_FLAGS, dir_fd=fd)
-        except OSError:  # gone, or swapped for a link, since it was listed: nothing to do
+            if info.st_uid != uid:
+                os.chown(entry.name, uid, uid, dir_fd=fd, follow_symlinks=False)
+        except OSError:  # gone since it was listed: nothing to do
             continue
-        try:
-            _hand_over(child)
-        finally:
-            os.close(child)
+        if stat.S_ISDIR(info.st_mode):
+            folders.append(entry.name)
+    return folders
 
 
 async def namespace_gone(info: int, limit_s: float = 10.0) -> None:

@@ -28,6 +28,11 @@ class SessionEnded(HubskillsError):
     """The session's environment is gone; no command runs in it any more."""
 
 
+class SessionNotStarted(SessionEnded):
+    """The session's environment never came up: none of the commands sent to it ran (the
+    sandbox's failure, not the caller's: no command could have caused it)."""
+
+
 class SandboxSession(Protocol):
     """Runs commands in one workspace until `aclose`; `start` before the first (or use
     `async with`, which does both)."""

@@ -1,0 +1,89 @@
+"""`Launch`: what one start of bwrap needs besides its command line, and what it tells back.
+
+- `--info-fd`: bwrap names the sandbox's pid 1 there (`namespace.namespace_gone` waits on it).
+- A start marker. bwrap reports its pid 1 before it builds the sandbox's mounts, so a failed
+  bind (an interpreter it cannot find, a broken wrapper) looks from outside like a command that
+  exited 1. So the first thing run inside, once everything is built, is a trusted shim that
+  writes one byte on a pipe and then execs the rest (the uid drop, then the command). No byte:
+  the command never ran, and nothing the command or a model does can change that, which is why
+  callers may treat it as the sandbox's failure rather than the command's
+  (`SandboxResult.launch_error`).
+- As root, the sandbox's own uid (`namespace.lease_uid`) and the `/etc/passwd` it sees.
+"""
+
+from __future__ import annotations
+
+import os
+
+from registry.sandbox.namespace import lease_uid, passwd_entry, release_uid
+
+# Reopened through /proc: dash takes single-digit descriptors only in redirections.
+SHIM = 'printf . >/proc/self/fd/"$0" && exec "$@"'
+
+
+class Launch:
+    """The descriptors of one bwrap start (`uid` None when not root). Use as: `argv()` for the
+    command line, `pass_fds` to the spawn, `spawned()` once spawned, `close()` at the end."""
+
+    def __init__(self, *, root: bool) -> None:
+        self.info_read, self._info_write = os.pipe()
+        self._started_read, self._started_write = os.pipe()
+        os.set_blocking(self._started_read, False)
+        self.uid: int | None = None
+        self._passwd = -1
+        self._started = False
+        if root:
+            self.uid = lease_uid()
+            self._passwd, write = os.pipe()
+            try:
+                os.write(write, passwd_entry(self.uid))  # far below a pipe's buffer
+            finally:
+                os.close(write)
+
+    @property
+    def pass_fds(self) -> tuple[int, ...]:
+        """The descriptors bwrap inherits."""
+        fds = (self._info_write, self._started_write, self._passwd)
+        return tuple(fd for fd in fds if fd >= 0)
+
+    def bwrap_args(self) -> list[str]:
+        """Options for bwrap itself."""
+        return ["--info-fd", str(self._info_write)]
+
+    def mounts(self) -> list[str]:
+        """Mounts over the sandbox's others (after them): its own `/etc/passwd`."""
+        return ["--perms", "0644", "--ro-bind-data", str(self._passwd), "/etc/passwd"] \
+            if self._passwd >= 0 else []
+
+    def shim(self, sh: str) -> list[str]:
+        """The argv prefix that marks the start, then execs what follows it."""
+        return [sh, "-c", SHIM, str(self._started_write)]
+
+    def spawned(self) -> None:
+        """Close the ends only the child needs (after it was spawned, or failed to be)."""
+        for name in ("_info_write", "_started_write", "_passwd"):
+            fd = getattr(self, name)
+            if fd >= 0:
+                os.close(fd)
+                setattr(self, name, -1)
+
+    def started(self) -> bool:
+        """Whether the shim ran: the sandbox was built and its command about to be run."""
+        if not self._started and self._started_read >= 0:
+            try:
+                self._started = bool(os.read(self._started_read, 1))
+            except BlockingIOError:
+                pass
+        return self._started
+
+    def close(self) -> None:
+        """Close every descriptor left and give the uid back (the sandbox must be gone)."""
+        self.started()  # remember it before the pipe closes
+        self.spawned()
+        for name in ("info_read", "_started_read"):
+            fd = getattr(self, name)
+            if fd >= 0:
+                os.close(fd)
+                setattr(self, name, -1)
+        if self.uid is not None:
+            release_uid(self.uid)
