@@ -185,3 +185,21 @@ def test_the_cli_refuses_what_trigger_mode_does_not_use(tmp_path):
     assert "--judge cannot be used with --mode trigger" in str(used.exception)
     alone = CliRunner().invoke(cli, ["eval", str(skill), "--distractors", str(tmp_path)])
     assert "only with --mode trigger" in str(alone.exception)
+
+
+def test_a_pushed_trigger_run_joins_the_registry_as_its_own_mode(server, tmp_path):
+    skill = make_skill(tmp_path)
+    (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text().replace(
+        "\n---\n", "\nmetadata:\n  version: \"1.0.0\"\n---\n", 1))
+    runner = CliRunner()
+    assert runner.invoke(cli, ["publish", str(skill)], catch_exceptions=False).exit_code == 0
+    pushed = runner.invoke(cli, ["eval", str(skill), "--mode", "trigger", "-m",
+                                 "local/fake-trigger", "--base-url", server.url,
+                                 "--distractors", str(make_distractors(tmp_path)), "--runs",
+                                 "1", "--push"], catch_exceptions=False)
+    assert pushed.exit_code == 0 and "Pushed 9 trigger rows" in pushed.output
+    board = runner.invoke(cli, ["leaderboard", "--json"], catch_exceptions=False)
+    records = [r for r in json.loads(board.output) if r["mode"] == "trigger"]
+    assert len(records) == 1 and records[0]["model"] == "local/fake-trigger"
+    info = runner.invoke(cli, ["info", "local/zorblax-ports"], catch_exceptions=False)
+    assert info.exit_code == 0
