@@ -342,7 +342,7 @@ def test_python_check_sees_the_models_files_only(sandbox) -> None:
     assert one(python_check(body), MODEL_OUTPUT, sandbox=sandbox).passed is True
 
 
-def test_python_check_environment_has_no_secrets(
+def test_python_check_environment_has_no_secrets_and_a_home_of_its_own(
     sandbox, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("HF_TOKEN", "hf_secret")
@@ -350,7 +350,7 @@ def test_python_check_environment_has_no_secrets(
     body = """
     import os
     leaked = {"HF_TOKEN", "HTTPS_PROXY"} & set(os.environ)
-    return not leaked and os.environ["HOME"] == os.getcwd(), str(sorted(os.environ))
+    return not leaked and os.environ["HOME"] == "/tmp/home", str(sorted(os.environ))
     """
     result = one(python_check(body), "x", sandbox=sandbox)
     assert result.passed is True, result.reason

@@ -37,7 +37,7 @@ from registry.evaluation.results import CheckVerdict
 from registry.format import checks_schema as cs
 from registry.format.markdown import fenced_blocks
 from registry.format.suite import Case
-from registry.sandbox import Limits, Sandbox, SandboxResult
+from registry.sandbox import Sandbox, SandboxResult, run_check
 
 JudgeFn = Callable[[str, str, str], Awaitable[tuple[bool, str]]]
 """(rubric, prompt, output) -> (passed, reason); supplied by the eval engine."""
@@ -239,8 +239,7 @@ async def _sandboxed(argv: list[str], ctx: _Context, timeout: float,
         work.mkdir()
         ws.write_files(work, ctx.case.input_bytes())  # the case's inputs, then the model's
         ws.write_files(work, ctx.files)
-        return await ctx.sandbox.run(argv, work, timeout=timeout, limits=Limits(wall_s=timeout),
-                                     stdin=stdin)
+        return await run_check(ctx.sandbox, argv, work, timeout=timeout, stdin=stdin)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

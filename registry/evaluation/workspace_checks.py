@@ -33,7 +33,7 @@ import yaml
 
 from registry.agent import SKILLS_FOLDER
 from registry.format import checks_schema as cs
-from registry.sandbox import Limits, Sandbox
+from registry.sandbox import Sandbox, run_check
 
 MAX_FILE_BYTES = 4 * 1024 * 1024  # a file a check reads; larger fails with a reason
 MAX_WALK = 20_000  # entries a glob looks at before it gives up
@@ -357,8 +357,8 @@ async def run_command(check: cs.CommandCheck, root: Path, sandbox: Sandbox,
     try:
         work = tmp / "work"
         copy_workspace(root, work)
-        run = await sandbox.run(["sh", "-c", check.command], work, timeout=check.timeout_s,
-                                limits=Limits(wall_s=check.timeout_s))
+        run = await run_check(sandbox, ["sh", "-c", check.command], work,
+                              timeout=check.timeout_s)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if run.timed_out:

@@ -17,6 +17,7 @@ on its own (`CommandSession`).
 
 from registry.sandbox.base import Limits, Mounts, Sandbox, SandboxResult, SandboxUnavailable
 from registry.sandbox.bwrap import BwrapSandbox
+from registry.sandbox.check_env import run_check
 from registry.sandbox.direct import DirectSandbox
 from registry.sandbox.policy import (
     BACKENDS,
@@ -41,5 +42,5 @@ __all__ = [
     "BACKENDS", "SKIPPED_BY_USER", "BwrapSandbox", "Choice", "CodeChecks", "CommandSession",
     "DirectSandbox", "Limits", "Mounts", "Sandbox", "SandboxResult", "SandboxSession",
     "SandboxUnavailable", "SessionEnded", "SessionNotStarted", "backend", "choose",
-    "get_sandbox", "is_pulled", "open_session", "sandbox_report",
+    "get_sandbox", "is_pulled", "open_session", "run_check", "sandbox_report",
 ]
