@@ -75,6 +75,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                  "List a skill's published versions, newest first."),
     "doctor": ("registry.cli.doctor:doctor_command",
                "Say what works here: sandbox, embedded model, API keys (names only), registry."),
+    "tune": ("registry.cli.tune:tune_command",
+             "Rewrite a skill's description so agents open it when they should."),
     "trace": ("registry.cli.trace:trace_group",
               "Inspect agent traces (Claude Code, Codex, OpenCode, Gemini CLI, markdown, "
               "notes)."),
@@ -83,7 +85,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 #: `hubskills --help` lists the commands by task, in this order (the rest under "Other").
 TASKS: dict[str, tuple[str, ...]] = {
-    "Author": ("new", "validate", "suite", "generate", "scan"),
+    "Author": ("new", "validate", "suite", "generate", "tune", "scan"),
     "Evaluate": ("eval", "runs", "leaderboard", "models", "ask", "trace"),
     "Share": ("publish", "search", "info", "versions", "registry"),
     "Install": ("pull", "install", "update", "list", "remove", "agents"),

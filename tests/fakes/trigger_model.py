@@ -9,7 +9,8 @@ the score is the number of distinct query words in the description. Ties go to t
 first. Deterministic, so recall and false triggers are computable by hand. Scripted extras:
 
 - a query with `look around` first calls `list_files` (a second call then decides);
-- a query with `explode` gets an HTTP 400 (a session error, not retried);
+- a query with `explode`, or one where `fails(system prompt, query)` is true, gets an HTTP 400
+  (a session error, not retried);
 - `teacher` (a callable on the prompt text) answers requests that offer no tools (the tune
   teacher), default: an empty answer.
 """
@@ -50,9 +51,9 @@ def _text(content: Any) -> str:
 class TriggerModel:
     """A responder for `FakeOpenAIServer`; `requests` counts the tool-offering requests."""
 
-    def __init__(self, threshold: int = 2,
-                 teacher: Callable[[str], str] | None = None) -> None:
-        self.threshold, self.teacher = threshold, teacher
+    def __init__(self, threshold: int = 2, teacher: Callable[[str], str] | None = None,
+                 fails: Callable[[str, str], bool] | None = None) -> None:
+        self.threshold, self.teacher, self.fails = threshold, teacher, fails
         self.requests = 0
         self.teacher_prompts: list[str] = []
 
@@ -65,7 +66,7 @@ class TriggerModel:
         self.requests += 1
         system = " ".join(_text(m.get("content")) for m in messages if m["role"] == "system")
         query = next(_text(m.get("content")) for m in messages if m["role"] == "user")
-        if "explode" in query:
+        if "explode" in query or (self.fails and self.fails(system, query)):
             return {"status": 400, "error": {"message": "bad request: exploded",
                                              "type": "invalid_request_error"}}
         looked = any(m["role"] == "tool" for m in messages)

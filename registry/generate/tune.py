@@ -1,0 +1,256 @@
+"""`hubskills tune`: rewrite a skill's description so agents open it when they should, and
+keep a rewrite only on evidence from queries the teacher never saw.
+
+Round 0 scores the current description with trigger evals on both splits of the trigger suite.
+Each later round shows the teacher only the train split's misses of the previous candidate (the
+queries that should have opened the skill and did not, with what was opened instead, and those
+that opened it wrongly), never a holdout query; the teacher's rewrite is scored on train and
+holdout. The best candidate is the one whose holdout accuracy has the highest lower bound (the
+Wilson interval of the stats engine), not the highest point estimate, and it is compared with
+the original on the holdout queries, paired (`stats.compare_arms`): unless that verdict is
+"helps", the report says the best is not significantly better. A rewrite over 1,024 characters
+is refused. The cost is estimated before the first call and `max_cost` stops the rounds.
+Every call goes through the response cache, so running the same command again after a stop
+repeats no call. Writing SKILL.md is `write_description`'s job, and only on request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from registry.config import Settings
+from registry.errors import HubskillsError
+from registry.evaluation import stats
+from registry.evaluation.distractors import distractors_for
+from registry.evaluation.results import ResultRow, RunManifest
+from registry.evaluation.trigger import BudgetExceeded, TriggerConfig, TriggerEvaluator
+from registry.evaluation.trigger_report import Rate, rates
+from registry.evaluation.trigger_run import load_trigger_suite
+from registry.format.skill import SKILL_FILE, estimate_tokens, load_skill, split_frontmatter
+from registry.format.triggers import TriggerQuery
+from registry.format.validate import MAX_DESCRIPTION
+from registry.providers import Message, Usage, cost, resolve
+
+Say = Callable[[str], None]
+_ANSWER = re.compile(r"<description>(.*?)</description>", re.S)
+TEACHER_PROMPT = """You improve the description of an Agent Skill. An agent sees only the \
+skill's name and description, listed among other skills, and decides from them alone whether \
+to open the skill for a user's request.
+
+Skill: {name}
+Current description: {description}
+
+{misses}
+
+Write a better description: say what the skill does and when to use it, so that it is opened \
+for requests like the first list and not for requests like the second. Generalize: do not \
+quote the requests. At most {limit} characters, no angle brackets. Answer with the \
+description only, between <description> and </description>."""
+
+
+@dataclass
+class Scores:
+    """One candidate on one split: accuracy, recall and false-trigger rate with intervals."""
+
+    accuracy: Rate
+    recall: Rate
+    false_triggers: Rate
+
+
+@dataclass
+class Candidate:
+    """One round's description, its scores (None when refused or stopped) and its cost."""
+
+    round: int
+    description: str
+    train: Scores | None = None
+    holdout: Scores | None = None
+    refused: str | None = None
+    cost_usd: float = 0.0
+    rows: list[ResultRow] = field(default_factory=list, repr=False)
+
+
+@dataclass
+class TuneResult:
+    """Every round, the best candidate, whether it beats the original, and the money."""
+
+    candidates: list[Candidate]
+    best: Candidate
+    comparison: stats.LiftStats | None  # best vs original on the holdout, paired
+    status: str  # "complete" or "stopped" (max_cost)
+    estimate_usd: float | None
+    spent_usd: float
+
+    @property
+    def significant(self) -> bool:
+        """The best is better than the original on the holdout by the stats engine's verdict."""
+        return self.comparison is not None and self.comparison.verdict == "helps"
+
+
+def estimate_cost(model: str, teacher: str, description: str, queries: list[TriggerQuery],
+                  runs: int, rounds: int, listing_tokens: int) -> float | None:
+    """Dollars for every round at one model call per session (two when the agent looks around
+    first: the estimate doubles the sessions' input for that) plus the teacher's calls; None
+    when a price is unknown."""
+    session_in = 2 * (listing_tokens + estimate_tokens(description)) + 200
+    sessions = len(queries) * runs * (rounds + 1)
+    student = cost(model, Usage(input_tokens=session_in * sessions, output_tokens=60 * sessions))
+    teacher_in = estimate_tokens(TEACHER_PROMPT + " ".join(q.query for q in queries)) + 400
+    taught = cost(teacher, Usage(input_tokens=teacher_in * rounds, output_tokens=400 * rounds))
+    return None if student is None or taught is None else student + taught
+
+
+def tune_description(skill_dir: str | Path, config: TriggerConfig, settings: Settings, *,
+                     teacher: str, rounds: int = 5,
+                     say: Say | None = None) -> TuneResult:
+    """Run the rounds (module docstring) for `config.models[0]`; `say(line)` gets progress."""
+    skill = load_skill(skill_dir)
+    suite = load_trigger_suite(skill)
+    if not suite.split("holdout") or not suite.split("train"):
+        raise HubskillsError("tune needs train and holdout queries in evals/triggers.json",
+                             hint=f"hubskills suite show {skill_dir}  # shows the split")
+    distractors = distractors_for(skill.name, config.distractors)
+    manifest = RunManifest(run_id="tune", skill_name=skill.name, content_hash="",
+                           suite_hash=suite.suite_hash(), models=config.models[:1], mode="trigger")
+    ev = TriggerEvaluator(skill.name, config, settings, distractors, manifest)
+    listing_tokens = estimate_tokens(" ".join(f"{d.name} {d.description}" for d in distractors))
+    estimate = estimate_cost(ev.models[0].ref, teacher, skill.description, suite.queries,
+                             config.runs, rounds, listing_tokens)
+    if say:
+        say("estimated cost: " + ("unknown (a price is unknown)" if estimate is None
+                                  else f"${estimate:.4f}"))
+    teacher_model = resolve(teacher, ev.settings, retry=config.retry)
+    try:
+        return asyncio.run(_rounds(ev, teacher_model, skill.name, skill.description, suite.queries,
+                                   rounds, estimate, say))
+    finally:
+        ev.cache.close()
+
+
+async def _rounds(ev: TriggerEvaluator, teacher, name: str, original: str,
+                  queries: list[TriggerQuery], rounds: int, estimate: float | None,
+                  say: Say | None) -> TuneResult:
+    from registry.providers import aclose_all
+
+    candidates: list[Candidate] = []
+    status, description = "complete", original
+    try:
+        for number in range(rounds + 1):
+            if number:
+                scored = [c for c in candidates if c.train is not None]
+                description = await _propose(ev, teacher, name, scored[-1], queries, number)
+            candidate = Candidate(number, description)
+            candidates.append(candidate)
+            if len(description) > MAX_DESCRIPTION:
+                candidate.refused = f"{len(description)} characters (the limit is " \
+                                    f"{MAX_DESCRIPTION})"
+                continue
+            before = ev.spent
+            status = await ev.run(description, queries, candidate.rows.append)
+            candidate.cost_usd = ev.spent - before
+            if status != "complete":
+                candidate.refused = "stopped by --max-cost before it was scored"
+                break
+            candidate.train, candidate.holdout = (_scores(candidate.rows, queries, split)
+                                                  for split in ("train", "holdout"))
+            if say:
+                say(f"round {number}: holdout accuracy {candidate.holdout.accuracy.rate:.0%}")
+    except BudgetExceeded:
+        status = "stopped"
+    finally:
+        await aclose_all([*ev.models, teacher])
+    return _result(candidates, queries, status, estimate, ev.spent)
+
+
+def _scores(rows: list[ResultRow], queries: list[TriggerQuery], split: str) -> Scores:
+    ids = {q.id for q in queries if q.split == split}
+    mine = [r for r in rows if r.case_id in ids]
+    model = rows[0].model if rows else ""
+    return Scores(*rates(mine, [(model, k) for k in ("accuracy", "recall", "false_triggers")]))
+
+
+def _result(candidates: list[Candidate], queries: list[TriggerQuery], status: str,
+            estimate: float | None, spent: float) -> TuneResult:
+    scored = [c for c in candidates if c.holdout is not None]
+    if not scored:
+        raise HubskillsError("--max-cost was reached before the original description was "
+                             "scored", hint="hubskills tune SKILL --max-cost 1  # a larger cap")
+    best = max(scored, key=lambda c: (c.holdout.accuracy.lo or 0.0, -c.round))  # type: ignore
+    holdout = {q.id for q in queries if q.split == "holdout"}
+
+    def verdicts(candidate: Candidate) -> dict[str, list[bool | None]]:
+        found: dict[str, list[bool | None]] = {}
+        for row in candidate.rows:
+            if row.case_id in holdout:
+                found.setdefault(row.case_id, []).append(None if row.is_error else row.passed)
+        return found
+
+    comparison = None if best.round == 0 else stats.compare_arms(verdicts(scored[0]),
+                                                                 verdicts(best))
+    return TuneResult(candidates, best, comparison, status, estimate, spent)
+
+
+async def _propose(ev: TriggerEvaluator, teacher, name: str, last: Candidate,
+                   queries: list[TriggerQuery], number: int) -> str:
+    """The teacher's rewrite of `last.description` from its train misses only."""
+    train = {q.id: q for q in queries if q.split == "train"}
+    missed, wrong = [], []
+    for row in last.rows:
+        query = train.get(row.case_id)
+        if query is None or row.is_error or row.passed or row.repeat:
+            continue
+        if query.should_trigger:
+            instead = f" (opened {row.opened_skill} instead)" if row.opened_skill else ""
+            missed.append(f"- {query.query}{instead}")
+        else:
+            wrong.append(f"- {query.query}")
+    misses = ("Requests that should have opened the skill but did not:\n"
+              + ("\n".join(missed) or "(none)")
+              + "\n\nRequests that opened the skill but should not have:\n"
+              + ("\n".join(wrong) or "(none)"))
+    prompt = TEACHER_PROMPT.format(name=name, description=last.description, misses=misses,
+                                   limit=MAX_DESCRIPTION)
+    completion, _ = await ev.complete(teacher, [Message("user", prompt)], number, tools=False,
+                                      max_tokens=1024)
+    found = _ANSWER.search(completion.text)
+    return (found.group(1) if found else completion.text).strip().strip('"').strip()
+
+
+def write_description(skill_dir: str | Path, description: str) -> None:
+    """Rewrite only the `description` value in SKILL.md: every other byte stays as it was.
+
+    Raises:
+        HubskillsError: over the 1,024-character limit, or no description key to replace.
+    """
+    if len(description) > MAX_DESCRIPTION or not description.strip():
+        raise HubskillsError(f"the description is {len(description)} characters: the Agent "
+                             f"Skills limit is 1..{MAX_DESCRIPTION}", hint="hubskills tune "
+                             f"{skill_dir} --rounds 5  # propose another")
+    path = Path(skill_dir) / SKILL_FILE
+    raw = path.read_bytes()
+    text = raw.decode("utf-8")
+    bom = len(text) - len(text.lstrip("\ufeff"))
+    yaml_text, _, _ = split_frontmatter(text)
+    start = bom + len(text[bom:].splitlines(keepends=True)[0])
+    node = yaml.compose(yaml_text, Loader=yaml.SafeLoader)
+    spans = [(v.start_mark.index, v.end_mark.index) for k, v in node.value
+             if getattr(k, "value", None) == "description"]
+    if not spans:
+        raise HubskillsError(f"{path} has no description to rewrite",
+                             hint=f"hubskills validate {skill_dir}")
+    a, b = spans[0]
+    old = yaml_text[a:b]
+    new = json.dumps(description, ensure_ascii=False) + ("\n" if old.endswith("\n") else "")
+    written = text[:start + a] + new + text[start + b:]
+    path.write_bytes(written.encode("utf-8"))
+    if load_skill(skill_dir).description != description:  # never leave a wrong file behind
+        path.write_bytes(raw)
+        raise HubskillsError(f"could not rewrite the description in {path} safely",
+                             hint="edit the description by hand")
