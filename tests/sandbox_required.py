@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Callable
 
 import pytest
 
@@ -20,3 +22,14 @@ def bwrap_sandbox() -> BwrapSandbox:
         pytest.skip(why)
     return sandbox
 
+
+
+def eventually(condition: Callable[[], bool], limit_s: float = 120.0) -> bool:
+    """Whether `condition()` holds within `limit_s` (polled): a test waits for what it expects
+    instead of a duration, and the bound only stops a broken run from hanging."""
+    deadline = time.monotonic() + limit_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True

@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import os
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -35,7 +35,12 @@ from typing import IO
 
 from registry.sandbox.base import OUTPUT_TAIL, Limits, SandboxResult
 from registry.sandbox.bwrap_launch import Launch
-from registry.sandbox.namespace import as_root, give_to_sandbox_user, namespace_gone
+from registry.sandbox.namespace import (
+    as_root,
+    give_to_sandbox_user,
+    namespace_gone,
+    namespace_gone_now,
+)
 from registry.sandbox.session import SessionContext, SessionEnded, SessionNotStarted
 
 SUPERVISOR = Path(__file__).with_name("supervisor.py").read_text(encoding="utf-8")
@@ -60,6 +65,7 @@ class BwrapSession(SessionContext):
         self.workspace, self.limits = workspace, limits
         self._proc: subprocess.Popen[bytes] | None = None
         self._launch: Launch | None = None  # its pipes and, as root, the session's own uid
+        self._cancelled_spawn: asyncio.Future[subprocess.Popen[bytes] | None] | None = None
         self._pidfd = -1  # bwrap's: readable once it exited; signals never reach a reused pid
         self._stderr: IO[bytes] | None = None
         self._pending = bytearray()  # what the supervisor sent beyond the last answer
@@ -77,19 +83,21 @@ class BwrapSession(SessionContext):
         if launch.uid is not None:
             give_to_sandbox_user(self.workspace, launch.uid)
         self._stderr = tempfile.TemporaryFile(prefix="hubskills-session-")
-        spawn = asyncio.get_running_loop().run_in_executor(
-            None, _spawn, self.build(launch), self._stderr, launch)
+        spawning = _Spawning(self.build(launch), self._stderr, launch)
+        spawn = asyncio.get_running_loop().run_in_executor(None, spawning.run)
         try:
             self._proc = await asyncio.shield(spawn)
         except asyncio.CancelledError:
             self._launch = None
-            spawn.add_done_callback(functools.partial(_kill_spawned, launch=launch))
+            spawning.cancel()  # kills what was spawned, now or as soon as it is
+            self._cancelled_spawn = spawn  # `aclose` waits until that is done
             raise
         except OSError as exc:
             self._launch = None
             launch.close()
             self._ended = f"the sandbox session could not start: {exc}"
             raise SessionNotStarted(self._ended, hint=_ENDED_HINT) from exc
+        assert self._proc is not None  # None only for a cancelled start
         self._pidfd = os.pidfd_open(self._proc.pid)  # safe: only this object reaps it
         for pipe in (self._proc.stdin, self._proc.stdout):
             assert pipe is not None
@@ -164,6 +172,10 @@ class BwrapSession(SessionContext):
             self._ended = reason
             if self._stderr is not None and (said := _last_line(self._stderr)):
                 self._ended += f" [bwrap: {said}]"
+        if (spawn := self._cancelled_spawn) is not None:  # its thread kills what it spawned
+            self._cancelled_spawn = None
+            with contextlib.suppress(Exception):
+                await asyncio.shield(spawn)
         proc, self._proc = self._proc, None
         launch, self._launch = self._launch, None
         pidfd, self._pidfd = self._pidfd, -1
@@ -192,25 +204,55 @@ class BwrapSession(SessionContext):
                 self._stderr = None
 
 
-def _spawn(cmd: list[str], stderr: IO[bytes], launch: Launch) -> subprocess.Popen[bytes]:
-    """Popen `cmd` with the pipes a session uses (in a worker thread); then closes the ends of
-    `launch`'s pipes that only the child needs."""
-    try:
-        # env={} : bwrap's own environment is what /proc/1/environ shows inside
-        return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=stderr, env={}, cwd="/", pass_fds=launch.pass_fds)
-    finally:
-        launch.spawned()
+class _Spawning:
+    """One spawn of bwrap in a worker thread that a cancel can overtake: whichever of `run`
+    (in the thread) and `cancel` (in the loop) comes second kills and reaps what was spawned,
+    and closes `launch`. Neither waits for the event loop, which may be gone by then."""
+
+    def __init__(self, cmd: list[str], stderr: IO[bytes], launch: Launch) -> None:
+        self.cmd, self.stderr, self.launch = cmd, stderr, launch
+        self._lock = threading.Lock()
+        self._cancelled = False
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def run(self) -> subprocess.Popen[bytes] | None:
+        """Popen bwrap with a session's pipes; closes the pipe ends only the child needs."""
+        try:
+            # env={} : bwrap's own environment is what /proc/1/environ shows inside
+            proc = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=self.stderr, env={}, cwd="/",
+                                    pass_fds=self.launch.pass_fds)
+        except BaseException:
+            with self._lock:
+                if self._cancelled:
+                    self.launch.close()
+                else:
+                    self.launch.spawned()
+            raise
+        with self._lock:
+            self._proc = proc
+            if not self._cancelled:
+                self.launch.spawned()
+                return proc
+        _kill(proc, self.launch)
+        return None
+
+    def cancel(self) -> None:
+        """The start was cancelled: kill what was spawned (or have `run` do it)."""
+        with self._lock:
+            self._cancelled = True
+            proc, self._proc = self._proc, None
+        if proc is not None:
+            _kill(proc, self.launch)
 
 
-def _kill_spawned(spawn: asyncio.Future[subprocess.Popen[bytes]], *, launch: Launch) -> None:
-    """Kill and reap a bwrap whose start was cancelled (pid 1 inside dies with it)."""
+def _kill(proc: subprocess.Popen[bytes], launch: Launch) -> None:
+    """Kill and reap a bwrap whose start was cancelled, and wait until its pid 1 (which dies
+    with it) is gone too."""
     try:
-        if spawn.cancelled() or spawn.exception() is not None:
-            return
-        proc = spawn.result()
         proc.kill()
         proc.wait()
+        namespace_gone_now(launch.info_read)
         for pipe in (proc.stdin, proc.stdout):
             if pipe is not None:
                 pipe.close()

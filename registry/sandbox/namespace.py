@@ -23,6 +23,7 @@ import json
 import logging
 import os
 import random
+import select
 import stat
 import threading
 
@@ -104,17 +105,35 @@ def _hand_over(fd: int, uid: int) -> list[str]:
     return folders
 
 
+def _pid_one(info: int) -> int | None:
+    """A pidfd of the sandbox's pid 1 as bwrap named it on `info`, or None (never started, or
+    already gone)."""
+    os.set_blocking(info, False)
+    try:
+        text = os.read(info, 65536).decode("utf-8", "replace")
+        return os.pidfd_open(int(json.loads(text)["child-pid"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def namespace_gone_now(info: int, limit_s: float = 10.0) -> None:
+    """`namespace_gone` for a thread without an event loop (blocks)."""
+    pidfd = _pid_one(info)
+    if pidfd is not None:
+        try:
+            if not select.select([pidfd], [], [], limit_s)[0]:
+                log.warning("a sandbox's pid 1 was still running %ss after bwrap", limit_s)
+        finally:
+            os.close(pidfd)
+
+
 async def namespace_gone(info: int, limit_s: float = 10.0) -> None:
     """Wait until the sandbox's pid 1 (named on bwrap's `--info-fd`, read end `info`) has
     exited, which the kernel allows only once every process of its namespace is gone (bwrap
     itself may exit a moment before: it returns as soon as the command's exit status is known).
     """
-    os.set_blocking(info, False)
-    try:
-        text = os.read(info, 65536).decode("utf-8", "replace")
-        pid = int(json.loads(text)["child-pid"])
-        pidfd = os.pidfd_open(pid)
-    except (OSError, ValueError, KeyError, TypeError):
+    pidfd = _pid_one(info)
+    if pidfd is None:
         return  # never started, or already gone
     loop = asyncio.get_running_loop()
     gone = loop.create_future()
@@ -122,8 +141,7 @@ async def namespace_gone(info: int, limit_s: float = 10.0) -> None:
     try:
         await asyncio.wait_for(gone, limit_s)
     except TimeoutError:
-        log.warning("the sandbox's pid %d was still running %ss after its command", pid,
-                    limit_s)
+        log.warning("a sandbox's pid 1 was still running %ss after its command", limit_s)
     finally:
         loop.remove_reader(pidfd)
         os.close(pidfd)
