@@ -42,6 +42,10 @@ _EXPORTS: dict[str, str] = {
     "Suite": "registry.format.suite:Suite",
     "load_suite": "registry.format.suite:load_suite",
     "suite_path": "registry.format.suite:suite_path",
+    # untrusted text shown on a page: the one sanitiser
+    "safe_html": "registry.format.untrusted:safe_html",
+    "code_span": "registry.format.untrusted:code_span",
+    "code_block": "registry.format.untrusted:code_block",
     # scan
     "Finding": "registry.scan:Finding",
     "scan_folder": "registry.scan:scan_folder",
@@ -117,7 +121,8 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "__version__", "HubskillsError", "InvalidSkill", "InvalidSuite", "MissingCredentials",
     "ProviderError", "SkillNotFound", "UnsafeSkill", "Settings", "Skill", "Problem", "load_skill",
-    "validate_skill", "has_errors", "Case", "Suite", "load_suite", "suite_path", "Finding",
+    "validate_skill", "has_errors", "Case", "Suite", "load_suite", "suite_path", "safe_html",
+    "code_span", "code_block", "Finding",
     "scan_folder", "EMBEDDED_REF", "ask", "default_model_ref", "known_models", "EvalConfig",
     "EvalRun", "run_evaluation", "latest_rows", "ResultRow", "RunManifest", "list_runs",
     "read_manifest", "read_rows", "read_transcripts", "call_arguments", "agent_suite_path",
@@ -167,6 +172,7 @@ if TYPE_CHECKING:
     )
     from registry.format.skill import Problem, Skill, load_skill
     from registry.format.suite import Case, Suite, load_suite, suite_path
+    from registry.format.untrusted import code_block, code_span, safe_html
     from registry.format.validate import has_errors, validate_skill
     from registry.generate.cases import add_tests
     from registry.generate.pipeline import generate_skill

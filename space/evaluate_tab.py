@@ -27,7 +27,7 @@ from .evaluate_run import (
 from .keys import key_inputs, request_settings
 from .messages import error_markdown, ok_markdown, warn
 from .state import SpaceState, oauth_available
-from .transcripts import NO_TRANSCRIPT, transcript_cases, transcript_pair
+from .transcripts import NO_TRANSCRIPT, transcript_cases, transcript_views
 
 UPLOAD_TYPES = [".zip", ".md", ".json", ".py", ".txt", ".yaml", ".toml"]
 
@@ -220,7 +220,7 @@ def build(state: SpaceState) -> EvaluateTab:
         return gr.Dropdown(choices=choices, value=choices[0] if choices else None)
 
     def on_case(run: str | None, case: str | None) -> tuple[str, str]:
-        return transcript_pair(state.settings.runs_dir, run, case)
+        return transcript_views(state.settings.runs_dir, run, case)
 
     run_button.click(on_run, inputs, [status, summary, chart, cases, run_id],
                      api_name="evaluate", concurrency_limit=2, concurrency_id="model-work",

@@ -22,6 +22,7 @@ from registry import (
     Settings,
     display,
     load_skill,
+    safe_html,
     suite_path,
 )
 
@@ -89,13 +90,14 @@ def stream(job: GenerateJob) -> Iterator[list[str]]:
 
 
 def preview(folder: Path) -> tuple[str, str]:
-    """The generated SKILL.md (rendered) and its suite (pretty JSON)."""
+    """The generated SKILL.md (a model wrote it: through the one sanitiser) and its suite
+    (pretty JSON)."""
     skill = load_skill(folder)
     path = suite_path(folder)
     suite = json.dumps(json.loads(path.read_text(encoding="utf-8")), indent=2) \
         if path.is_file() else "{}"
     header = f"## {skill.name}\n*{skill.description}*\n\n`v{skill.version or '0.1.0'}`\n\n"
-    return header + skill.body, suite
+    return safe_html(header + skill.body), suite
 
 
 def report_markdown(report: Any) -> str:

@@ -30,7 +30,7 @@ MAX_TABLE_ROWS = 500
 MAX_POINTS = 2000
 SCATTER_COLUMNS = ("skill", "model", "token_overhead", "lift_points", "lift_ci", "verdict")
 _LINK = re.compile(r"\?skill=([^)\s]+)")
-_MD_SPECIAL = str.maketrans({c: f"\\{c}" for c in "[]()*_`"})
+_MD_SPECIAL = str.maketrans({c: f"\\{c}" for c in "[]()*_`<>!\\"})
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,10 @@ from registry import (
     Finding,
     board_entries,
     check_repo_id,
+    code_span,
     display,
     load_skill,
+    safe_html,
     scan_folder,
     tag_for,
 )
@@ -54,10 +56,11 @@ def pull_command(repo: str, version: str | None) -> str:
 
 def _header(repo: str, version: str | None, description: str, license_: str | None,
             downloads: int, tags: list[str]) -> str:
-    badges = [f"`{version and tag_for(version) or 'unversioned'}`",
-              f"license: {license_ or 'unspecified'}", f"{downloads} downloads"]
-    badges += [f"`#{t}`" for t in tags if t != "agent-skill"]
-    return f"## {repo}\n{description}\n\n" + " · ".join(badges)
+    """The page's title block, as safe HTML: the description and tags are the author's text."""
+    badges = [code_span(version and tag_for(version) or "unversioned"),
+              f"license: {code_span(license_ or 'unspecified')}", f"{downloads} downloads"]
+    badges += [code_span(f"#{t}") for t in tags if t != "agent-skill"]
+    return safe_html(f"## {repo}\n\n{description}\n\n" + " · ".join(badges))
 
 
 def _files_table(folder_files: list[tuple[str, int]]) -> pd.DataFrame:
@@ -66,14 +69,15 @@ def _files_table(folder_files: list[tuple[str, int]]) -> pd.DataFrame:
 
 
 def findings_markdown(findings: list[Finding]) -> str:
-    """The scan findings as a markdown list, or a clean bill of health."""
+    """The scan findings as a markdown list, or a clean bill of health (file names and messages
+    may quote the skill: they are code spans, and the page shows this through `safe_html`)."""
     if not findings:
         return "✅ **No findings**: no hidden text, risky commands, secrets or outside links."
     lines = [f"**{len(findings)} finding(s)** from `hubskills scan`:", ""]
     for f in findings[:50]:
         where = f"{f.path}:{f.line}" if f.line else f.path
-        lines.append(f"- {_SEVERITY_MARK.get(f.severity, f.severity)} `{f.code}` "
-                     f"({where}): {f.message}")
+        lines.append(f"- {_SEVERITY_MARK.get(f.severity, f.severity)} {code_span(f.code)} "
+                     f"({code_span(where)}): {f.message}")
     if len(findings) > 50:
         lines.append(f"- … and {len(findings) - 50} more")
     return "\n".join(lines)
@@ -119,8 +123,8 @@ def skill_page(state: SpaceState, repo: str, version: str | None = None) -> Skil
     return SkillPage(
         repo=repo, version=shown, versions=[v.version for v in info.versions],
         header=_header(repo, shown, info.description, info.license, info.downloads, info.tags),
-        body=skill.body, raw=(folder / "SKILL.md").read_text(encoding="utf-8"),
+        body=safe_html(skill.body), raw=(folder / "SKILL.md").read_text(encoding="utf-8"),
         files=_files_table(files), version_table=versions,
         results=results_table(board, repo), history=history_frame(board, repo),
-        findings=findings_markdown(scan_folder(folder)),
+        findings=safe_html(findings_markdown(scan_folder(folder))),
         pull_command=pull_command(repo, shown))

