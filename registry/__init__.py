@@ -113,6 +113,7 @@ _EXPORTS: dict[str, str] = {
     "scrub_logs": "registry.secrets:scrub_logs",
     "scrubber": "registry.secrets:scrubber",
     "pending_frame": "registry.stores.review:pending_frame",
+    "forged_claims": "registry.stores.review:forged_claims",
     # at scale: an evaluation split into shards that run as Hugging Face Jobs
     "run_on_jobs": "registry.jobs:run_on_jobs",
     "run_logs": "registry.jobs:run_logs",
@@ -135,7 +136,7 @@ __all__ = [
     "check_repo_id", "tag_for", "write_file", "generate_skill", "GenerateReport", "add_tests",
     "pull", "PullResult", "SandboxUnavailable", "SecretScope", "SizeLimits", "current_scope",
     "get_sandbox", "has_code_checks", "hold", "holding", "push_saved_run", "scrub", "scrub_data",
-    "scrub_logs", "scrubber", "pending_frame", "run_on_jobs", "run_logs",
+    "scrub_logs", "scrubber", "pending_frame", "forged_claims", "run_on_jobs", "run_logs",
 ]
 
 if TYPE_CHECKING:
@@ -197,7 +198,7 @@ if TYPE_CHECKING:
     from registry.stores.publish import PublishResult, publish_skill
     from registry.stores.push import push_saved_run
     from registry.stores.refs import check_repo_id, tag_for
-    from registry.stores.review import pending_frame
+    from registry.stores.review import forged_claims, pending_frame
 
 
 def __getattr__(name: str) -> Any:

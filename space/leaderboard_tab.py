@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from registry import Board, pending_frame
+from registry import Board, forged_claims, pending_frame
 
 from .cache import wire_plot, wire_table
 from .leaderboard_view import (
@@ -43,6 +43,7 @@ DATATYPES = ["str", "markdown", "str", "str", "str", "str", "str", "str", "str",
 WIDTHS = ["4.3%", "13%", "10.5%", "6.6%", "6.9%", "5.4%", "8.7%", "6.3%", "9.3%", "6.9%",
           "5.9%", "8.2%", "8%"]
 MODEL_VIEW_WIDTHS = ["10%", "36%", "12%", "18%", "24%"]
+SUBMITTED_BY = "submitted by"  # the pending view's last column: the Hub's author of the PR
 
 
 @dataclass
@@ -87,15 +88,29 @@ def per_model(state: SpaceState, model: str | None) -> dict:
 
 def pending(state: SpaceState) -> tuple[dict, str]:
     """Submissions awaiting review (open pull requests on the results dataset), ranked among
-    themselves and marked unreviewed. Asked on request only, never memoised with the merged
-    data: a pull request opens or merges without changing that data's version."""
-    view = leaderboard_view(Board.build(pending_frame(state.store)), state.tags(),
-                            limit=TABLE_ROWS)
+    themselves and marked unreviewed, each under its pull request's author as the Hub reports
+    it; rows that claim another producer are flagged. Asked on request only, never memoised
+    with the merged data: a pull request opens or merges without changing that data's
+    version."""
+    frame = pending_frame(state.store)
+    view = leaderboard_view(Board.build(frame), state.tags(), limit=TABLE_ROWS)
     if view.table.empty:
         return wire_table(view.table), "No pending submissions: nothing awaits review."
-    return wire_table(view.table), ("**Unreviewed**: proposed by their authors as pull requests "
-                                    "on the results dataset and not yet checked by its owner. "
-                                    + view.summary)
+    claims = forged_claims(frame)
+    table = view.table.assign(**{SUBMITTED_BY: [_submitter(e.produced_by, claims.get(e.run_id))
+                                                for e in view.entries]})
+    note = ("**Unreviewed**: proposed by their authors as pull requests on the results dataset "
+            "and not yet checked by its owner. " + view.summary)
+    if claims:
+        note += (f"\n\n⚠️ {len(claims)} run(s) whose rows name another producer than the pull "
+                 "request's author: shown under the author.")
+    return wire_table(table), note
+
+
+def _submitter(author: str | None, claimed: list[str] | None) -> str:
+    """The pull request's author, flagged when the rows claimed someone else."""
+    shown = author or "unknown"
+    return f"{shown} ⚠️ rows claim: {', '.join(claimed)}" if claimed else shown
 
 
 def _choices(state: SpaceState) -> tuple[list[str], list[str], str | None]:
@@ -170,8 +185,8 @@ def _pending_section(state: SpaceState) -> None:
     with gr.Accordion("Pending submissions (unreviewed)", open=False, elem_id="pending"):
         show = gr.Button("Show pending submissions", size="sm", elem_id="pending-show")
         note = gr.Markdown()
-        rows = gr.Dataframe(datatype=DATATYPES, interactive=False, wrap=True,
-                            column_widths=WIDTHS, elem_id="pending-table",
+        rows = gr.Dataframe(datatype=[*DATATYPES, "str"], interactive=False, wrap=True,
+                            column_widths=[*WIDTHS, "9%"], elem_id="pending-table",
                             elem_classes="hs-table")
 
     @friendly

@@ -35,7 +35,8 @@ _MD_SPECIAL = str.maketrans({c: f"\\{c}" for c in "[]()*_`<>!\\"})
 
 @dataclass(frozen=True)
 class LeaderboardView:
-    """What the tab shows: `table` (display strings), `scatter` points, counts and a summary."""
+    """What the tab shows: `table` (display strings), `scatter` points, counts, a summary, and
+    the entries behind the table's rows."""
 
     table: pd.DataFrame
     scatter: pd.DataFrame
@@ -43,6 +44,7 @@ class LeaderboardView:
     shown: int
     summary: str
     x_lim: list[float]
+    entries: Sequence[Entry] = ()
 
 
 def verdict_kind(verdict: str) -> str:
@@ -118,7 +120,7 @@ def leaderboard_view(board: Board, tags: dict[str, list[str]] | None = None, *,
         summary = "No results match these filters."
     points = scatter_points(to_entries(chosen.head(MAX_POINTS)))
     return LeaderboardView(display_table(shown), points, total, len(shown), summary,
-                           x_limits(points["token_overhead"].tolist()))
+                           x_limits(points["token_overhead"].tolist()), shown)
 
 
 def x_limits(overheads: list[float]) -> list[float]:

@@ -26,11 +26,11 @@ from huggingface_hub.errors import HfHubHTTPError  # noqa: E402
 
 from registry.cli import cli  # noqa: E402
 from registry.config import Settings  # noqa: E402
-from registry.evaluation.results import ResultRow, RunManifest  # noqa: E402
+from registry.evaluation.results import ResultRow, RunManifest, to_json  # noqa: E402
 from registry.generate.report import RoundResult, StudentResult  # noqa: E402
 from registry.stores.hub import HubStore  # noqa: E402
 from registry.stores.push import push_run  # noqa: E402
-from registry.stores.review import pending_frame  # noqa: E402
+from registry.stores.review import forged_claims, pending_frame  # noqa: E402
 from tests.fakes.hub_server import FakeHub  # noqa: E402
 
 DATASET = "boss/hubskills-evals"
@@ -213,6 +213,42 @@ def test_the_space_shows_pending_submissions_apart_and_marked_unreviewed(
     [row] = table["data"]
     assert "boss/answers" in " ".join(map(str, row)) and "+100 [+100, +100]" in row
     assert set(state.board().points["run_id"]) == {"r-merged"}  # never the pending run
+
+
+def test_a_pending_submission_is_shown_under_its_pull_requests_author_and_flagged(
+        hub: FakeHub, tmp_path: Path):
+    """Mallory opens a pull request whose rows say they were produced by someone else: the
+    pending view names mallory, as the Hub does, and flags the claim."""
+    from space.leaderboard_tab import SUBMITTED_BY, pending
+    from space.state import SpaceState
+
+    owner = store_for(hub, tmp_path, hub.token)
+    owner.results._ensure_dataset(DATASET)
+    push_run(store_for(hub, tmp_path, ALICE), *run("r-alice"))  # an honest one beside it
+    hub.add_user("mallory", "hf_mallory_token")
+    _, rows = run("r-forged")
+    forged = "".join(to_json(row.model_copy(update={"produced_by": "someone-else"})) + "\n"
+                     for row in rows)
+    HfApi(endpoint=hub.url, token="hf_mallory_token").create_commit(
+        DATASET, [CommitOperationAdd("data/evals/2026-01/r-forged.jsonl", forged.encode())],
+        commit_message="my run", repo_type="dataset", create_pr=True)
+
+    waiting = pending_frame(owner)
+    authors = waiting.groupby("run_id", observed=True)["produced_by"].agg(set).to_dict()
+    assert authors == {"r-alice": {"alice"}, "r-forged": {"mallory"}}
+    assert forged_claims(waiting) == {"r-forged": ["someone-else"]}
+
+    table, note = pending(SpaceState(owner.settings, owner, on_space=False))
+    assert table["headers"][-1] == SUBMITTED_BY
+    shown = sorted(row[-1] for row in table["data"])
+    assert shown == ["alice", "mallory ⚠️ rows claim: someone-else"]
+    assert "someone-else" not in " ".join(str(cell) for row in table["data"]
+                                          for cell in row[:-1])
+    assert "1 run(s) whose rows name another producer" in note
+
+    records = json.loads(leaderboard(hub, tmp_path, "--pending", "--json").output)
+    assert {r["produced_by"] for r in records if r["review"] == "unreviewed"} == {
+        "alice", "mallory"}
 
 
 def test_eval_push_by_a_contributor_prints_the_pull_request(hub: FakeHub, tmp_path: Path):

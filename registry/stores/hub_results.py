@@ -182,14 +182,14 @@ class HubResults:
                 found.append((pr, added))
         return found
 
-    def pending_frame(self) -> pd.DataFrame:
-        """The rows of open pull requests only (unreviewed submissions), as a frame."""
+    def pull_request_frame(self, pr: PullRequest, added: list[RemoteFile]) -> pd.DataFrame:
+        """The rows one open pull request adds (`added`, from `pending`), as a frame."""
         from registry.stores.frame import load_frame
 
         sources = {f"{e.path}:{e.blob_id}": partial(self._download, e.path, pr.revision)
-                   for pr, added in self.pending() for e in added}
+                   for e in added}
         return load_frame(sources, self.cache_dir / (self.repo().replace("/", "--")
-                                                     + "--pending"))
+                                                     + f"--pending-{pr.num}"))
 
     def latest_summary(self, repo: str) -> list[dict[str, Any]]:
         """The card's evaluation summary of skill `repo` (no frame when there are no runs)."""

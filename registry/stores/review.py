@@ -4,6 +4,10 @@ A push from a token that may not write the results dataset opens a pull request 
 `hub_results.py`). The leaderboard ranks merged rows only; `pending_frame` returns the rows
 that wait in open pull requests, for a separate view marked "unreviewed". A local registry
 has no reviews: its pending frame is empty.
+
+Who submitted a pending row is the pull request's author as the Hub reports it: anyone can
+write any name into a row's `produced_by`, so `pending_frame` replaces it with the author and
+keeps a differing claim in `claimed_by` (`forged_claims` lists them), for a view to flag.
 """
 
 from __future__ import annotations
@@ -16,20 +20,51 @@ if TYPE_CHECKING:
     import pandas as pd
 
 UNREVIEWED = "unreviewed"
+CLAIMED = "claimed_by"
 
 
 def pending_frame(store: SkillStore) -> pd.DataFrame:
-    """Rows of the open pull requests on ``store``'s results dataset (empty when none).
+    """Rows of the open pull requests on ``store``'s results dataset (empty when none), each
+    `produced_by` its pull request's author (see the module docstring).
 
     Raises:
         HubskillsError: the Hub could not be asked (offline, unreachable, no access).
     """
+    import pandas as pd
+
     from registry.hub import user_errors
     from registry.stores.frame import empty_frame
     from registry.stores.hub_results import HubResults
 
     results = getattr(store, "results", None)
     if store.kind == "local" or not isinstance(results, HubResults):
-        return empty_frame()
+        return attributed(empty_frame(), "")
     with user_errors():
-        return results.pending_frame()
+        frames = [attributed(results.pull_request_frame(pr, added), pr.author)
+                  for pr, added in results.pending()]
+    if not frames:
+        return attributed(empty_frame(), "")
+    joined = pd.concat(frames, ignore_index=True)
+    strings = [name for name, kind in frames[0].dtypes.items()
+               if isinstance(kind, pd.CategoricalDtype)]
+    return joined.astype(dict.fromkeys(strings, "category"))
+
+
+def attributed(frame: pd.DataFrame, author: str) -> pd.DataFrame:
+    """``frame`` with every row's `produced_by` set to ``author``; a row that named anyone
+    else keeps that name in `claimed_by` (None when it named the author, or nobody)."""
+    import pandas as pd
+
+    claimed = frame["produced_by"].astype(object)
+    differs = claimed.notna() & (claimed != author)
+    return frame.assign(produced_by=pd.Categorical([author] * len(frame)),
+                        **{CLAIMED: claimed.where(differs, None)})
+
+
+def forged_claims(frame: pd.DataFrame) -> dict[str, list[str]]:
+    """Per run id, the other producers its rows claimed (sorted); runs that claimed none are
+    left out."""
+    if CLAIMED not in frame or frame.empty:
+        return {}
+    claims = frame.loc[frame[CLAIMED].notna(), ["run_id", CLAIMED]].astype(str)
+    return {run: sorted(set(group[CLAIMED])) for run, group in claims.groupby("run_id")}
