@@ -166,8 +166,11 @@ def test_handing_a_deep_workspace_over_does_not_recurse(tmp_path):
         fd, parent = os.open("d", os.O_RDONLY, dir_fd=fd), fd
         os.close(parent)
     os.close(fd)
-    if as_root():
-        give_to_sandbox_user(deep, 4242)
-        assert (deep / "d" / "d").stat().st_uid == 4242
-    else:
-        pytest.skip("hand-over happens as root")
+    try:
+        if as_root():
+            give_to_sandbox_user(deep, 4242)
+            assert (deep / "d" / "d").stat().st_uid == 4242
+        else:
+            pytest.skip("hand-over happens as root")
+    finally:  # pytest's own clean-up (shutil.rmtree) recurses: rm walks without recursing
+        subprocess.run(["rm", "-rf", str(deep)], check=True)
