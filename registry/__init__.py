@@ -54,6 +54,7 @@ _EXPORTS: dict[str, str] = {
     "ask": "registry.providers:ask",
     "default_model_ref": "registry.providers:default_model_ref",
     "known_models": "registry.providers:known_models",
+    "check_public_url": "registry.providers.public_url:check_public_url",
     # evaluate
     "EvalConfig": "registry.evaluation.engine:EvalConfig",
     "EvalRun": "registry.evaluation.engine:EvalRun",
@@ -124,7 +125,8 @@ __all__ = [
     "ProviderError", "SkillNotFound", "UnsafeSkill", "Settings", "Skill", "Problem", "load_skill",
     "validate_skill", "has_errors", "Case", "Suite", "load_suite", "suite_path", "safe_html",
     "code_span", "code_block", "Finding",
-    "scan_folder", "EMBEDDED_REF", "ask", "default_model_ref", "known_models", "EvalConfig",
+    "scan_folder", "EMBEDDED_REF", "ask", "default_model_ref", "known_models",
+    "check_public_url", "EvalConfig",
     "EvalRun", "run_evaluation", "latest_rows", "ResultRow", "RunManifest", "list_runs",
     "read_manifest", "read_rows", "read_transcripts", "call_arguments", "agent_suite_path",
     "ModelSummary",
@@ -182,6 +184,7 @@ if TYPE_CHECKING:
     from registry.install.pull import pull
     from registry.jobs import run_logs, run_on_jobs
     from registry.providers import EMBEDDED_REF, ask, default_model_ref, known_models
+    from registry.providers.public_url import check_public_url
     from registry.sandbox import SandboxUnavailable, get_sandbox
     from registry.scan import Finding, SizeLimits, check_relpath, scan_folder, write_file
     from registry.secrets import (

@@ -45,6 +45,7 @@ from registry import (
 )
 
 from .evaluate_jobs import Stages, evaluate_on_jobs, jobs_reason
+from .outbound import check_endpoints, status_line
 from .state import SpaceState
 
 MAX_UPLOAD_FILES = 200
@@ -139,8 +140,12 @@ def evaluate(state: SpaceState, request: EvalRequest, settings: Settings,
 
     Raises:
         HubskillsError: nothing to evaluate, a bad skill or suite, an unknown model, a key, an
-            anonymous visitor asking for what needs sign-in.
+            anonymous visitor asking for what needs sign-in, a model server a visitor may not
+            make this Space call (`outbound.check_endpoints`).
     """
+    if state.on_space:
+        check_endpoints(request.config.models, request.config.base_url,
+                        signed_in=bool(request.token))
     staging = Path(tempfile.mkdtemp(prefix="eval-", dir=_uploads_dir(state)))
     try:
         repo = sha = None
@@ -223,10 +228,13 @@ def _marks(values: list[bool | None]) -> str:
     return "".join("✓" if v else ("E" if v is None else "✗") for v in values)
 
 
-def case_table(rows: list[ResultRow], models: list[str]) -> pd.DataFrame:
-    """Per model and case: each repeat's verdict per arm, the status, why it failed."""
+def case_table(rows: list[ResultRow], models: list[str], *,
+               brief_errors: bool = False) -> pd.DataFrame:
+    """Per model and case: each repeat's verdict per arm, the status, why it failed (with
+    `brief_errors`, an error only up to its HTTP status: `outbound.status_line`)."""
+    cut = status_line if brief_errors else str
     table = [(model, e["case"], _marks(e["baseline"]), _marks(e["skill"]), e["skill_status"],
-              e["why"][:160]) for model in models for e in per_case_table(rows, model)]
+              cut(e["why"])[:160]) for model in models for e in per_case_table(rows, model)]
     return pd.DataFrame(table, columns=list(CASE_COLUMNS))
 
 
@@ -242,10 +250,10 @@ def chart_frame(summaries: list[ModelSummary]) -> pd.DataFrame:
     return pd.DataFrame(points, columns=["bar", "model", "arm", "pass_rate"])
 
 
-def results(run: EvalRun) -> tuple[list[ModelSummary], pd.DataFrame, pd.DataFrame,
-                                   pd.DataFrame]:
-    """The summaries and the three frames the tab shows."""
+def results(run: EvalRun, *, brief_errors: bool = False) -> tuple[
+        list[ModelSummary], pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The summaries and the three frames the tab shows (`brief_errors`: see `case_table`)."""
     summaries = summarize(run.rows)
     models = [s.model for s in summaries]
     return (summaries, summary_table(summaries, run.manifest.runs),
-            case_table(run.rows, models), chart_frame(summaries))
+            case_table(run.rows, models, brief_errors=brief_errors), chart_frame(summaries))

@@ -26,6 +26,7 @@ from .evaluate_run import (
 )
 from .keys import key_inputs, request_settings
 from .messages import error_markdown, ok_markdown, warn
+from .outbound import brief
 from .state import SpaceState, oauth_available
 from .transcripts import NO_TRANSCRIPT, transcript_cases, transcript_views
 
@@ -86,8 +87,9 @@ def run_evaluation_ui(state: SpaceState, repo: str | None,
         request = EvalRequest(repo or None, list(upload or []), config, int(max_cases or 0),
                               token=oauth.token if oauth else None)
         run = evaluate(state, request, settings, progress=advance, stages=follow)
-        summaries, summary, cases, chart = results(run)
+        summaries, summary, cases, chart = results(run, brief_errors=state.on_space)
     except Exception as err:  # noqa: BLE001 - shown as a readable message, never a traceback
+        err = brief(err) if state.on_space else err  # a model server's body stays unseen
         warn(err)
         return error_markdown(err), None, None, None, None
     m = run.manifest

@@ -14,12 +14,14 @@ from pathlib import Path
 import gradio as gr
 
 from registry import (
+    HubskillsError,
     publish_skill,
 )
 
 from .generate_run import GenerateJob, output_dir, preview, report_markdown, stream
 from .keys import key_inputs, request_settings
 from .messages import error_markdown, ok_markdown, warn
+from .outbound import check_endpoints
 from .state import SpaceState, oauth_available
 
 AUTO = "auto"
@@ -28,8 +30,17 @@ TRACE_TYPES = [".jsonl", ".json", ".md", ".txt"]
 
 def generate_ui(state: SpaceState, task: str, traces: list[str] | None, teacher: str,
                 students: list[str] | None, n_tests: float, rounds: float, no_eval: bool,
-                base_url: str, *keys: str) -> Iterator[tuple]:
-    """Stream (log, summary, skill preview, suite, skill folder) while generating."""
+                base_url: str, *keys: str, signed_in: bool = False) -> Iterator[tuple]:
+    """Stream (log, summary, skill preview, suite, skill folder) while generating; on a Space,
+    only to model servers the visitor may make it call (`outbound.check_endpoints`)."""
+    if state.on_space:
+        try:
+            check_endpoints([teacher or "", *(students or [])], (base_url or "").strip() or None,
+                            signed_in=signed_in)
+        except HubskillsError as err:
+            warn(err)
+            yield "", error_markdown(err), "", "", None
+            return
     settings = request_settings(state.settings, state.lends_keys, *keys)
     options = {"sources": [Path(p) for p in traces or []], "n_tests": int(n_tests),
                "rounds": int(rounds), "no_eval": bool(no_eval),
@@ -118,9 +129,10 @@ def build(state: SpaceState, model_choices: list[str]) -> gr.events.Dependency:
     published = gr.Markdown()
 
     def on_generate(task, traces, teacher, students, n_tests, rounds, no_eval, base_url,
-                    anthropic_key, openai_key, hf_token):
+                    anthropic_key, openai_key, hf_token, oauth: gr.OAuthToken | None = None):
         yield from generate_ui(state, task, traces, teacher, students, n_tests, rounds, no_eval,
-                               base_url, anthropic_key, openai_key, hf_token)
+                               base_url, anthropic_key, openai_key, hf_token,
+                               signed_in=oauth is not None)
 
     def on_publish(path: str | None, oauth: gr.OAuthToken | None = None) -> str:
         return publish_ui(state, path, oauth)

@@ -75,10 +75,12 @@ class SDKProvider(Provider):
 
     def http_client(self) -> Any:
         """The httpx client a new SDK client uses: the one given, else the SDK's default one
-        with a TLS context built once per process (`tls_context`)."""
+        with a TLS context built once per process (`tls_context`), not following redirects (a
+        model API does not redirect, and a server someone else chose must not send the
+        request on to an address it could not name itself: `providers.public_url`)."""
         if self._http_client is not None:
             return self._http_client
-        return self.sdk().DefaultAsyncHttpxClient(verify=tls_context())
+        return self.sdk().DefaultAsyncHttpxClient(verify=tls_context(), follow_redirects=False)
 
     def client(self) -> Any:
         """The running event loop's SDK client, created on first use."""
