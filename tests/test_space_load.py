@@ -80,7 +80,7 @@ def test_twenty_identical_reads_build_the_view_once(state, monkeypatch):
     assert len(built) == 1 and all(v[0] is views[0][0] for v in views)
     assert {skill_from_link(row[1]) for row in views[0][0]["data"]} == set(SEEDED)
     rendered = at_once(20, lambda: skill_page.render(state, SEEDED[0]))
-    assert len(pages) == 1 and rendered[0][1].startswith(f"## {SEEDED[0]}")
+    assert len(pages) == 1 and rendered[0][1].startswith(f"<div><h2>{SEEDED[0]}</h2>")
     leaderboard_tab.leaderboard(state, "kernel", ALL, ALL, ALL)  # other filters: a new view
     assert len(built) == 2
 
