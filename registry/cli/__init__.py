@@ -71,6 +71,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                "Move installed skills (or NAME) to their newest version and show what changed."),
     "validate": ("registry.cli.validate:validate_command",
                  "Check skill folders and their test suites; exit 1 on any error."),
+    "verify": ("registry.cli.verify:verify_command",
+               "Replay a saved run without calling any model; exit 1 unless it is verified."),
     "versions": ("registry.cli.registry_cmds:versions_command",
                  "List a skill's published versions, newest first."),
     "doctor": ("registry.cli.doctor:doctor_command",
@@ -86,7 +88,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 #: `hubskills --help` lists the commands by task, in this order (the rest under "Other").
 TASKS: dict[str, tuple[str, ...]] = {
     "Author": ("new", "validate", "suite", "generate", "tune", "scan"),
-    "Evaluate": ("eval", "runs", "leaderboard", "models", "ask", "trace"),
+    "Evaluate": ("eval", "runs", "verify", "leaderboard", "models", "ask", "trace"),
     "Share": ("publish", "search", "info", "versions", "registry"),
     "Install": ("pull", "install", "update", "list", "remove", "agents"),
 }

@@ -49,6 +49,7 @@ from registry.evaluation.run_manifest import (
     new_manifest,
     resumed_config,
     run_note,
+    stored_summaries,
 )
 from registry.evaluation.stopping import StopSignal, run_until_stopped
 from registry.format.skill import Skill, load_skill
@@ -385,6 +386,7 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
     finally:
         rows = latest_rows(read_rows(settings.runs_dir, manifest.run_id))
         count_samples(writer.manifest, rows, status)
+        writer.manifest.summaries = stored_summaries(rows)
         writer.close(status, note)
         evaluator.cache.close()
     # What was written, read back: the caller sees the scrubbed run, as a later reader would.

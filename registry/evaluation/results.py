@@ -108,6 +108,8 @@ class RunManifest(BaseModel):
     produced_via: Via = "cli"
     agent_budget: dict[str, float] | None = None  # agent mode: the `Budget` each sample had
     harness: str | None = None  # agent mode: the external agent CLI that ran, if any
+    skill_path: str | None = None  # the folder evaluated (`hubskills verify` reads it back)
+    summaries: list[dict[str, Any]] | None = None  # per model, as the run closed (verify)
 
     @property
     def is_partial(self) -> bool:

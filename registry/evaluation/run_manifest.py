@@ -43,7 +43,15 @@ def new_manifest(skill: Skill, full: Suite, suite: Suite, config: Any,
         samples_planned=len(config.models) * len(suite.cases) * config.runs * 2,
         agent_budget=asdict(config.budget) if config.mode == "agent" else None,
         harness=config.harness if config.mode == "agent" else None,
+        skill_path=str(skill.path.resolve()),
     )
+
+
+def stored_summaries(rows: list[Any]) -> list[dict[str, Any]]:
+    """The per-model summaries a closing run stores, so `hubskills verify` can recompute them."""
+    from registry.evaluation.report import summarize
+
+    return [summary.to_dict() for summary in summarize(rows)]
 
 
 def check_resumable(manifest: RunManifest, skill: Skill, suite: Suite) -> None:

@@ -1,0 +1,70 @@
+"""`hubskills verify`: replay a saved run (integrity, regrade, recompute), no model called."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+from rich.markup import escape
+
+from registry.cli import _output as out
+
+if TYPE_CHECKING:
+    from registry.evaluation.verify import Verification
+
+_SHOWN = 10  # differences listed before "and N more"
+
+
+@click.command("verify")
+@click.argument("run_id")
+@click.option("--skill", "skill_dir", default=None, metavar="FOLDER",
+              type=click.Path(path_type=Path, file_okay=False, exists=True),
+              help="The skill folder to check the run against (for a run that does not "
+                   "record one, or whose folder moved).")
+@click.option("--registry", type=click.Choice(["local", "hub"]), default=None,
+              help="The registry holding the revision the run names [env: HUBSKILLS_REGISTRY].")
+@click.option("--json", "as_json", is_flag=True, help="The verification as JSON.")
+def verify_command(run_id: str, skill_dir: Path | None, registry: str | None,
+                   as_json: bool) -> None:
+    """Replay a saved run without calling any model; exit 1 unless it is verified.
+
+    Checks the skill and suite are the ones the run names and every sample is there once,
+    regrades every stored output, and recomputes the summary. It proves the grading and the
+    arithmetic, not that the outputs came from the model.
+
+    \b
+    Examples:
+      hubskills runs                       # run ids
+      hubskills verify 20261122-103000-a1b2c3
+      hubskills verify 20261122-103000-a1b2c3 --skill ./my-skill --json
+    """
+    from registry.config import Settings
+    from registry.evaluation.verify import verify_run
+    from registry.stores import get_store
+
+    settings = Settings.from_env()
+    report = verify_run(run_id, settings, skill_dir=skill_dir,
+                        open_store=lambda: get_store(settings, registry))
+    out.as_json(report.to_dict()) if as_json else _render(report)
+    if report.status != "verified":
+        raise click.exceptions.Exit(1)
+
+
+def _render(report: Verification) -> None:
+    source = f"; skill: {escape(report.skill_source)}" if report.skill_source else ""
+    out.result(f"{report.status}: run {escape(report.run_id)} ({report.samples} samples, "
+               f"{report.checks_regraded} checks regraded{source})")
+    for problem in report.problems:
+        out.result(f"  {escape(problem)}")
+    for difference in report.differences[:_SHOWN]:
+        out.result(f"  {escape(difference.sample)}: {escape(difference.field)}: stored "
+                   f"{escape(str(difference.stored))}, regraded {escape(str(difference.regraded))}")
+    if len(report.differences) > _SHOWN:
+        out.result(f"  ... and {len(report.differences) - _SHOWN} more (--json lists them all)")
+    for why, count in report.unreplayable.items():
+        times = f" ({count} verdicts)" if count > 1 else ""
+        out.result(f"  not replayable: {escape(why)}{times}")
+    if report.status == "verified":
+        out.result("  The grading and the arithmetic hold; a replay cannot say the outputs came "
+                   "from the model.")

@@ -1,0 +1,277 @@
+"""`hubskills verify`: replay a saved run without calling any model.
+
+A replay proves three things about a run, from its folder alone (plus the skill it names):
+
+1. *Integrity*: the skill's content hash is the one the run names (the published revision when
+   the run names one, else the folder the run recorded); the suite the rows name (hash, size)
+   is that skill's own suite; every planned sample (model x case x repeat x arm) is present
+   once; the run's settings are recorded.
+2. *Regrade*: every sample's checks run again on its stored output (`verify_regrade.py`), and
+   each sample's verdict equals the stored one.
+3. *Recompute*: the summary the one statistics engine computes from the regraded rows equals
+   the one the run stored when it closed.
+
+It proves the grading and the arithmetic, not the outputs: a fabricated output that passes its
+checks regrades cleanly (only re-asking the model speaks to that). Bad input (a truncated or
+hand-edited file, duplicate or missing samples, an unknown suite) is a `mismatch` or `not
+replayable` naming the problem, never an exception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from collections import Counter
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from registry.config import Settings
+from registry.errors import HubskillsError, RunNotFound
+from registry.evaluation.agent_mode import agent_suite_path
+from registry.evaluation.results import ResultRow, RunManifest, latest_rows, run_dir
+from registry.evaluation.verify_regrade import Difference, compare_summaries, regrade_rows
+from registry.format.skill import content_hash
+from registry.format.suite import Suite, load_suite, suite_path
+
+Status = Literal["verified", "mismatch", "not replayable"]
+ARMS = ("baseline", "skill")
+SETTINGS = ("models", "mode", "placement", "runs", "temperature", "max_tokens", "case_ids",
+            "versions")
+"""Manifest fields a replayable run must have recorded (agent mode: `agent_budget` too)."""
+Key = tuple[str, str, str, int]
+
+
+@dataclass
+class Verification:
+    """What replaying one run found: `status` says whether it holds."""
+
+    run_id: str
+    problems: list[str] = field(default_factory=list)  # integrity failures, in order found
+    differences: list[Difference] = field(default_factory=list)  # stored vs regraded
+    unreplayable: dict[str, int] = field(default_factory=dict)  # why, and how many times
+    skill_source: str = ""
+    samples: int = 0
+    checks_regraded: int = 0
+
+    @property
+    def status(self) -> Status:
+        """`mismatch` on any problem or difference, else `not replayable` when something could
+        not be replayed, else `verified`."""
+        if self.problems or self.differences:
+            return "mismatch"
+        return "not replayable" if self.unreplayable else "verified"
+
+    def cannot(self, why: str, times: int = 1) -> None:
+        """Record that part of the run could not be replayed, and why."""
+        self.unreplayable[why] = self.unreplayable.get(why, 0) + times
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form for `--json`."""
+        return {"run_id": self.run_id, "status": self.status, "problems": self.problems,
+                "differences": [d.to_dict() for d in self.differences],
+                "not_replayable": [{"why": why, "count": n}
+                                   for why, n in self.unreplayable.items()],
+                "skill_source": self.skill_source, "samples": self.samples,
+                "checks_regraded": self.checks_regraded}
+
+
+def verify_run(run_id: str, settings: Settings, *, skill_dir: Path | None = None,
+               open_store: Callable[[], Any] | None = None) -> Verification:
+    """Replay the local run `run_id` (module docstring); no model is called.
+
+    `skill_dir` names the skill folder to check the run against (for runs that do not record
+    it); `open_store` returns the registry holding the revision a run names.
+
+    Raises:
+        RunNotFound: no such run.
+    """
+    folder = run_dir(settings.runs_dir, run_id)
+    if not (folder / "manifest.json").is_file():
+        raise RunNotFound(f"no run '{run_id}' in {settings.runs_dir}", hint="hubskills runs")
+    report = Verification(run_id)
+    manifest = _read_manifest(folder / "manifest.json", report)
+    if manifest is None:
+        return report
+    rows = read_rows_strictly(folder / "rows.jsonl", report)
+    if manifest.mode == "trigger":
+        report.cannot("trigger runs are not replayed yet (their verdict is which SKILL.md the "
+                      "model opened, not checks)")
+        return report
+    with ExitStack() as stack:
+        skill = _skill_folder(stack, manifest, report, skill_dir, open_store)
+        suite = _skill_suite(skill, manifest, report) if skill is not None else None
+        _check_plan(manifest, rows, report)
+        if suite is not None:
+            _replay(manifest, rows, suite, settings, report)
+    return report
+
+
+def _read_manifest(path: Path, report: Verification) -> RunManifest | None:
+    """The manifest, with a problem for one that does not parse or lacks a recorded setting."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        manifest = RunManifest.model_validate(raw)
+    except (ValueError, TypeError) as err:
+        report.problems.append(f"manifest.json is not a valid run manifest: "
+                               f"{str(err).splitlines()[0]}")
+        return None
+    if manifest.run_id != report.run_id:
+        report.problems.append(f"manifest.json names run {manifest.run_id}, not "
+                               f"{report.run_id}")
+    wanted = [*SETTINGS, *(("agent_budget",) if manifest.mode == "agent" else ())]
+    missing = [name for name in wanted if raw.get(name) in (None, [], {})]
+    if "hubskills" not in (raw.get("versions") or {}):
+        missing.append("versions.hubskills")
+    if missing:
+        report.cannot(f"the manifest does not record the run's {', '.join(missing)}")
+    return manifest
+
+
+def read_rows_strictly(path: Path, report: Verification) -> list[ResultRow]:
+    """Every row of `rows.jsonl`; a line that is not a valid row is a problem (not skipped)."""
+    if not path.is_file():
+        report.problems.append("rows.jsonl is missing")
+        return []
+    rows = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(ResultRow.model_validate_json(line))
+            except ValueError as err:
+                torn = "" if line.endswith("\n") else " (cut short: a truncated file)"
+                report.problems.append(f"rows.jsonl line {number} is not a valid row{torn}: "
+                                       f"{str(err).splitlines()[0]}")
+    return rows
+
+
+def _skill_folder(stack: ExitStack, manifest: RunManifest, report: Verification,
+                  skill_dir: Path | None, open_store: Callable[[], Any] | None) -> Path | None:
+    """The skill the run must match: `skill_dir`, the published revision the run names (read
+    into a temp folder), or the folder it recorded; its content hash is checked."""
+    folder: Path | None = None
+    if skill_dir is not None:
+        folder, report.skill_source = Path(skill_dir), str(skill_dir)
+    elif manifest.skill_repo and manifest.skill_revision and open_store is not None:
+        folder = _fetch_revision(stack, manifest, report, open_store)
+    elif manifest.skill_path and Path(manifest.skill_path).is_dir():
+        folder, report.skill_source = Path(manifest.skill_path), manifest.skill_path
+    else:
+        where = f"its skill folder {manifest.skill_path} is gone" if manifest.skill_path \
+            else "it does not record its skill folder (a run made before verify)"
+        report.cannot(f"{where}: name it with --skill FOLDER")
+    if folder is None:
+        return None
+    if not (folder / "SKILL.md").is_file():
+        report.cannot(f"{report.skill_source} holds no SKILL.md")
+        return None
+    found = content_hash(folder)
+    if found != manifest.content_hash:
+        report.problems.append(
+            f"the skill's content hash is {found} at {report.skill_source}, but the run names "
+            f"{manifest.content_hash}: it was made with another version of the skill")
+    return folder
+
+
+def _fetch_revision(stack: ExitStack, manifest: RunManifest, report: Verification,
+                    open_store: Callable[[], Any]) -> Path | None:
+    repo, sha = str(manifest.skill_repo), str(manifest.skill_revision)
+    dest = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="hubskills-verify-")))
+    try:
+        store = open_store()
+        store.fetch(repo, sha, dest / "skill", count=False)
+    except HubskillsError as err:
+        report.cannot(f"revision {sha[:12]} of {repo} cannot be read from the registry: "
+                      f"{err.message}")
+        return None
+    report.skill_source = f"{repo}@{sha[:12]} ({store.kind} registry)"
+    return dest / "skill"
+
+
+def _skill_suite(folder: Path, manifest: RunManifest, report: Verification) -> Suite | None:
+    """The skill's own suite, which must be the one the run graded (hash and size)."""
+    path = agent_suite_path(folder) if manifest.mode == "agent" else suite_path(folder)
+    if not path.is_file():
+        report.cannot(f"the skill at {report.skill_source} has no suite "
+                      f"({path.relative_to(folder)})")
+        return None
+    try:
+        suite = load_suite(path, skill_dir=folder)
+    except HubskillsError as err:
+        report.cannot(f"the skill's suite does not load: {err.message}")
+        return None
+    found, size = suite.suite_hash(), len(suite.cases)
+    if found != manifest.suite_hash or manifest.suite_cases not in (None, size):
+        report.problems.append(
+            f"the run names suite {manifest.suite_hash} ({manifest.suite_cases} cases), but "
+            f"the suite of the skill at {report.skill_source} is {found} ({size} cases)")
+    unknown = sorted(set(manifest.case_ids) - {case.id for case in suite.cases})
+    if unknown:
+        report.problems.append(f"the run names cases the skill's suite lacks: "
+                               f"{', '.join(unknown[:5])}")
+    return suite
+
+
+def sample_label(key: Key) -> str:
+    """`case #repeat arm (model)`: how a sample is named in messages."""
+    model, arm, case_id, repeat = key
+    return f"{case_id} #{repeat} {arm} ({model})"
+
+
+def _key(row: ResultRow) -> Key:
+    return (row.model, row.arm, row.case_id, row.repeat)
+
+
+def _check_plan(manifest: RunManifest, rows: list[ResultRow], report: Verification) -> None:
+    """Every row belongs to the run and its plan, every planned sample is there once."""
+    planned = {(m, arm, c, r) for m in manifest.models for c in manifest.case_ids
+               for r in range(manifest.runs) for arm in ARMS}
+    if manifest.samples_planned not in (0, len(planned)):
+        report.problems.append(f"the manifest plans {manifest.samples_planned} samples, but "
+                               f"its models x cases x repeats x arms make {len(planned)}")
+    same = {"run_id": manifest.run_id, "content_hash": manifest.content_hash,
+            "mode": manifest.mode, "skill_name": manifest.skill_name}
+    for number, row in enumerate(rows, 1):
+        wrong = [name for name, value in same.items() if getattr(row, name) != value]
+        if row.suite_hash not in (None, manifest.suite_hash):
+            wrong.append("suite_hash")
+        if wrong or _key(row) not in planned:
+            what = f"its {', '.join(wrong)} differ from the manifest's" if wrong \
+                else "it is not in the run's plan (models x cases x repeats x arms)"
+            report.problems.append(f"row {number} ({sample_label(_key(row))}): {what}")
+            return
+    graded = Counter(_key(row) for row in rows if not row.is_error)
+    for key, count in graded.items():
+        if count > 1:
+            report.problems.append(f"sample {sample_label(key)} appears {count} times")
+            return
+    latest = latest_rows(rows)
+    missing = sorted(planned - {_key(row) for row in latest})
+    if missing and not manifest.is_partial:
+        report.problems.append(f"{len(missing)} planned sample(s) missing, first "
+                               f"{sample_label(missing[0])}; the manifest says the run is "
+                               "complete")
+    elif len(latest) != manifest.samples_done:
+        report.problems.append(f"the manifest counts {manifest.samples_done} samples done, "
+                               f"the rows hold {len(latest)}")
+
+
+def _replay(manifest: RunManifest, rows: list[ResultRow], suite: Suite, settings: Settings,
+            report: Verification) -> None:
+    """Regrade the latest row of every sample, then recompute the summary from them."""
+    latest = latest_rows(rows)
+    report.samples = len(latest)
+    replay = asyncio.run(regrade_rows(latest, suite, manifest, settings))
+    report.differences.extend(replay.differences)
+    report.checks_regraded = replay.checks
+    for why, times in replay.unreplayable.items():
+        report.cannot(why, times)
+    if manifest.summaries is None:
+        report.cannot("the run stores no summary to recompute (a run made before verify)")
+        return
+    report.differences.extend(compare_summaries(manifest.summaries, replay.rows))

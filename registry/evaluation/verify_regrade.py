@@ -1,0 +1,222 @@
+"""Regrading a run's stored outputs and recomputing its summary, for `verify.py`.
+
+Checks run through the check engine (`checks.run_checks`) exactly as the run graded them: text
+checks in-process, code checks in an isolating sandbox (never on the host, whatever the run
+used), with no judge. What cannot be replayed is said, and its stored verdict is kept for the
+sample's score: judge checks and assertions (the judge's answers are not stored), workspace
+checks of agent samples (the final workspace is not stored), and code checks when no sandbox
+works here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from registry.config import Settings
+from registry.errors import HubskillsError
+from registry.evaluation.checks import case_score, has_code_checks, run_checks
+from registry.evaluation.results import CheckVerdict, ResultRow, RunManifest
+from registry.evaluation.run_manifest import stored_summaries
+from registry.format.checks_schema import WORKSPACE_CHECK_TYPES
+from registry.format.suite import Case, Suite
+from registry.sandbox import Sandbox, choose
+
+NO_JUDGE = "judge checks and assertions: the judge's answers are not stored"
+NO_WORKSPACE = "workspace checks of agent samples: the final workspace is not stored"
+_TOLERANCE = 1e-9  # relative: the engine is exact, JSON keeps every float; this is slack only
+
+
+@dataclass
+class Difference:
+    """One way the stored run differs from its replay."""
+
+    sample: str  # `case #repeat arm (model)`, or `summary (model)`
+    field: str  # `passed`, `score`, `check 2 (contains 4417)`, `stats.lift`, ...
+    stored: Any
+    regraded: Any
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {"sample": self.sample, "field": self.field, "stored": self.stored,
+                "regraded": self.regraded}
+
+
+@dataclass
+class Replay:
+    """The regraded rows, how they differ from the stored ones, and what was not replayed."""
+
+    rows: list[ResultRow] = field(default_factory=list)
+    differences: list[Difference] = field(default_factory=list)
+    unreplayable: Counter[str] = field(default_factory=Counter)
+    checks: int = 0
+
+
+@dataclass
+class _Plan:
+    """How one case is replayed: the case run again (agent mode: without workspace checks)
+    and, per stored verdict position, the index of its fresh verdict (None: not replayed)."""
+
+    case: Case
+    positions: list[int | None]
+
+
+async def regrade_rows(rows: list[ResultRow], suite: Suite, manifest: RunManifest,
+                       settings: Settings) -> Replay:
+    """Regrade every row (the latest of each sample) against `suite`; see the docstring."""
+    sandbox, skip_reason = _sandbox(suite, manifest, settings)
+    plans = {case.id: _plan(case, agent=manifest.mode == "agent") for case in suite.cases}
+    slots = asyncio.Semaphore(max(2, os.cpu_count() or 2))
+    replay = Replay()
+
+    async def one(row: ResultRow) -> ResultRow:
+        plan = plans.get(row.case_id)
+        if row.error is not None or plan is None:  # not graded; an unknown case is a problem
+            _check_ungraded(row, replay)
+            return row
+        if has_code_checks([plan.case]):
+            async with slots:
+                fresh = await run_checks(plan.case, row.output, sandbox=sandbox,
+                                         skip_reason=skip_reason)
+        else:
+            fresh = await run_checks(plan.case, row.output, skip_reason=skip_reason)
+        return _compare_row(row, plan, fresh, replay)
+
+    replay.rows = list(await asyncio.gather(*(one(row) for row in rows)))
+    replay.differences.sort(key=lambda d: (d.sample, d.field))
+    return replay
+
+
+def _sandbox(suite: Suite, manifest: RunManifest,
+             settings: Settings) -> tuple[Sandbox | None, str]:
+    """The sandbox code checks run in now, and the reason they are skipped without one. A run
+    that left them out by choice is regraded the same way."""
+    if (manifest.code_checks or "").startswith("skipped"):
+        return None, f"code check {manifest.code_checks}"
+    try:
+        choice = choose("auto", settings, has_code=has_code_checks(suite.cases),
+                        code_checks="if_sandboxed", folder=None)
+    except HubskillsError as err:
+        return None, f"code checks: no sandbox here to rerun them ({err.message})"
+    return choice.sandbox, f"code checks: no sandbox here to rerun them ({choice.status})"
+
+
+def _plan(case: Case, *, agent: bool) -> _Plan:
+    kept = [i for i, check in enumerate(case.checks)
+            if not (agent and check.type in WORKSPACE_CHECK_TYPES)]
+    positions: list[int | None] = [kept.index(i) if i in kept else None
+                                   for i in range(len(case.checks))]
+    positions += [len(kept) + i for i in range(len(case.assertions))]
+    rerun = case.model_copy(update={"checks": [case.checks[i] for i in kept]})
+    return _Plan(rerun, positions)
+
+
+def _check_ungraded(row: ResultRow, replay: Replay) -> None:
+    """A row the run did not grade (an error) carries no verdicts; an arm's error fails."""
+    label = _label(row)
+    if row.checks:
+        replay.differences.append(Difference(label, "checks", f"{len(row.checks)} verdicts "
+                                             f"on an error row ({row.error})", "none"))
+    if row.error_kind == "arm" and (row.passed is not False or row.score not in (0.0, None)):
+        replay.differences.append(Difference(label, "passed", row.passed, False))
+
+
+def _compare_row(row: ResultRow, plan: _Plan, fresh: list[CheckVerdict],
+                 replay: Replay) -> ResultRow:
+    """The row regraded: fresh verdicts where they could run, stored ones where not."""
+    label = _label(row)
+    if len(row.checks) != len(plan.positions):
+        replay.differences.append(Difference(label, "checks", f"{len(row.checks)} verdicts",
+                                             f"{len(plan.positions)} in the suite's case"))
+        return row
+    combined = []
+    for number, (stored, position) in enumerate(zip(row.checks, plan.positions, strict=True), 1):
+        new = None if position is None else fresh[position]
+        combined.append(_compare_check(label, number, stored, new, replay))
+    passed, score = case_score(combined)
+    if passed != row.passed:
+        replay.differences.append(Difference(label, "passed", row.passed, passed))
+    elif not math.isclose(score, row.score or 0.0, rel_tol=_TOLERANCE):
+        replay.differences.append(Difference(label, "score", row.score, score))
+    return row.model_copy(update={"checks": combined, "passed": passed, "score": score})
+
+
+def _compare_check(label: str, number: int, stored: CheckVerdict, new: CheckVerdict | None,
+                   replay: Replay) -> CheckVerdict:
+    if new is None:
+        replay.unreplayable[NO_WORKSPACE] += 1
+        return stored
+    name = f"check {number} ({new.label})"
+    if (stored.type, stored.label) != (new.type, new.label):
+        replay.differences.append(Difference(label, f"check {number}", stored.label, new.label))
+        return new
+    if new.skipped and not stored.skipped:
+        replay.unreplayable[NO_JUDGE if new.type in ("judge", "assertion")
+                            else new.reason] += 1
+        return stored
+    replay.checks += 1
+    if (stored.passed, stored.skipped) != (new.passed, new.skipped):
+        replay.differences.append(Difference(label, name, _verdict(stored), _verdict(new)))
+    return new
+
+
+def _verdict(check: CheckVerdict) -> str:
+    if check.skipped:
+        return "skipped"
+    return {True: "passed", False: "failed", None: "error"}[check.passed]
+
+
+def _label(row: ResultRow) -> str:
+    return f"{row.case_id} #{row.repeat} {row.arm} ({row.model})"
+
+
+def compare_summaries(stored: list[dict[str, Any]], rows: list[ResultRow]) -> list[Difference]:
+    """Where the summaries the run stored differ from those recomputed from `rows`."""
+    fresh = _plain(stored_summaries(rows))
+    by_model = {s.get("model"): s for s in stored if isinstance(s, dict)}
+    differences: list[Difference] = []
+    for summary in fresh:
+        model = summary["model"]
+        if model not in by_model:
+            differences.append(Difference(f"summary ({model})", "model", None, model))
+            continue
+        _walk(f"summary ({model})", "", by_model.pop(model), summary, differences)
+    differences += [Difference(f"summary ({m})", "model", m, None) for m in by_model]
+    return differences
+
+
+def _walk(sample: str, path: str, stored: Any, fresh: Any, out: list[Difference]) -> None:
+    if isinstance(stored, dict) and isinstance(fresh, dict):
+        for key in sorted(set(stored) | set(fresh), key=str):
+            _walk(sample, f"{path}.{key}" if path else str(key), stored.get(key),
+                  fresh.get(key), out)
+    elif isinstance(stored, list) and isinstance(fresh, list) and len(stored) == len(fresh):
+        for index, (a, b) in enumerate(zip(stored, fresh, strict=True)):
+            _walk(sample, f"{path}[{index}]", a, b, out)
+    elif not _same(stored, fresh):
+        out.append(Difference(sample, path, stored, fresh))
+
+
+def _same(a: Any, b: Any) -> bool:
+    numbers = (int, float)
+    if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) \
+            and not isinstance(b, bool):
+        return math.isclose(a, b, rel_tol=_TOLERANCE, abs_tol=1e-12)
+    return bool(a == b)
+
+
+def _plain(value: Any) -> Any:
+    """`value` as it reads back from JSON: tuples as lists, non-finite floats as null."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if hasattr(value, "item") and not isinstance(value, str | bytes):  # a numpy scalar
+        return _plain(value.item())
+    return value

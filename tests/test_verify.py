@@ -1,0 +1,225 @@
+"""`hubskills verify`: a genuine run replays as verified; each tampering is caught by name."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from fakes.openai_server import FakeOpenAIServer
+from sandbox_required import bwrap_sandbox
+
+from registry.cli import cli, main
+from registry.config import Settings
+from registry.evaluation.engine import EvalConfig, run_evaluation
+from registry.evaluation.verify import verify_run
+from registry.format.suite import load_suite
+from registry.providers import RetryPolicy
+
+FAST = RetryPolicy(attempts=4, base_delay=0.001, max_delay=0.005, max_retry_after=0.01)
+N_CASES = 10
+# A python check over the output: the port must be said as a number on its own.
+PORT_CHECK = ("import re\ndef check(output, files):\n"
+              "    return bool(re.search(r'\\b4417\\b', output)), 'port said'\n")
+
+
+def make_skill(root: Path, *, with_python: bool = True) -> Path:
+    """A skill teaching one port; each case checks for it by text (and by python code)."""
+    folder = root / "zorblax-ports"
+    (folder / "evals").mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        "---\nname: zorblax-ports\ndescription: \"Ports of the zorblax daemon. Use when "
+        "configuring zorblax.\"\n---\n\nThe zorblax daemon listens on port 4417.\n")
+    checks: list[dict] = [{"type": "contains", "value": ["4417"]},
+                          {"type": "not_contains", "value": ["banana"]}]
+    if with_python:
+        checks.append({"type": "python", "code": PORT_CHECK})
+    cases = [{"id": f"q{i}", "prompt": f"Question {i}: which port does zorblax use?",
+              "checks": checks} for i in range(N_CASES)]
+    (folder / "evals" / "evals.json").write_text(json.dumps({"cases": cases}))
+    return folder
+
+
+def knows_fact_if_told(body: dict) -> str:
+    told = any("4417" in json.dumps(m.get("content")) for m in body["messages"])
+    return "Zorblax listens on port 4417." if told else "Probably port 8080."
+
+
+@pytest.fixture
+def settings(monkeypatch):
+    """The test's HUBSKILLS_HOME (the CLI reads it too) and the fake model server."""
+    with FakeOpenAIServer(responder=knows_fact_if_told) as server:
+        monkeypatch.setenv("HUBSKILLS_BASE_URL", server.url)
+        yield Settings.from_env()
+
+
+@pytest.fixture
+def run(settings, tmp_path):
+    """A genuine run with text and python checks (needs the sandbox): (run folder, skill)."""
+    bwrap_sandbox()
+    skill = make_skill(tmp_path)
+    made = run_evaluation(skill, EvalConfig(models=["local/fake-student"], runs=2,
+                                            retry=FAST), settings)
+    return settings.runs_dir / made.manifest.run_id, skill
+
+
+def rows_of(folder: Path) -> list[dict]:
+    return [json.loads(line) for line in (folder / "rows.jsonl").read_text().splitlines()]
+
+
+def write_rows(folder: Path, rows: list[dict]) -> None:
+    (folder / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def edit_manifest(folder: Path, **changes) -> None:
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest.update(changes)
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+def verify(settings, folder: Path, **kwargs):
+    return verify_run(folder.name, settings, **kwargs)
+
+
+def test_a_genuine_run_verifies(run, settings):
+    folder, _ = run
+    report = verify(settings, folder)
+    assert report.status == "verified", report.to_dict()
+    assert report.samples == N_CASES * 2 * 2
+    assert report.checks_regraded == 3 * report.samples  # text and python checks, all rerun
+    result = CliRunner().invoke(cli, ["verify", folder.name])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"verified: run {folder.name} (40 samples")
+
+
+def test_a_flipped_passed_is_a_mismatch(run, settings):
+    folder, _ = run
+    rows = rows_of(folder)
+    failing = next(r for r in rows if r["arm"] == "baseline")
+    failing["passed"] = True
+    write_rows(folder, rows)
+    report = verify(settings, folder)
+    assert report.status == "mismatch"
+    first = report.differences[0]
+    assert (first.field, first.stored, first.regraded) == ("passed", True, False)
+    assert first.sample == f"{failing['case_id']} #{failing['repeat']} baseline " \
+                           "(local/fake-student)"
+    result = CliRunner().invoke(cli, ["verify", folder.name])
+    assert result.exit_code == 1
+    assert result.output.startswith("mismatch:")
+    assert "passed: stored True, regraded False" in result.output
+
+
+def test_an_edited_output_that_no_longer_passes(run, settings):
+    folder, _ = run
+    rows = rows_of(folder)
+    edited = next(r for r in rows if r["arm"] == "skill")
+    edited["output"] = "Port 4418, I think."
+    write_rows(folder, rows)
+    report = verify(settings, folder)
+    assert report.status == "mismatch"
+    fields = {d.field: (d.stored, d.regraded) for d in report.differences}
+    assert fields["check 1 (contains)"] == ("passed", "failed")
+    assert fields["check 3 (python)"] == ("passed", "failed")  # the sandboxed check reran
+    assert fields["passed"] == (True, False)
+
+
+def test_an_edited_summary_is_a_mismatch(run, settings):
+    folder, _ = run
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["summaries"][0]["stats"]["lift"] = 0.9
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    report = verify(settings, folder)
+    assert report.status == "mismatch"
+    [difference] = report.differences
+    assert (difference.sample, difference.field) == ("summary (local/fake-student)",
+                                                     "stats.lift")
+    assert (difference.stored, difference.regraded) == (0.9, 1.0)
+
+
+def test_a_dropped_sample_is_a_mismatch(run, settings):
+    folder, _ = run
+    write_rows(folder, rows_of(folder)[1:])
+    report = verify(settings, folder)
+    assert report.status == "mismatch"
+    assert report.problems[0].startswith("1 planned sample(s) missing, first q")
+    assert report.problems[0].endswith("the manifest says the run is complete")
+
+
+def test_a_duplicated_sample_is_a_mismatch(run, settings):
+    folder, _ = run
+    rows = rows_of(folder)
+    write_rows(folder, [*rows, rows[3]])
+    report = verify(settings, folder)
+    assert report.status == "mismatch"
+    assert report.problems == [f"sample {rows[3]['case_id']} #{rows[3]['repeat']} "
+                               f"{rows[3]['arm']} (local/fake-student) appears 2 times"]
+
+
+def test_a_suite_swapped_for_an_easier_one(run, settings, tmp_path):
+    folder, skill = run
+    easier = load_suite(skill / "evals" / "evals.json")
+    easier = easier.model_copy(update={"cases": [
+        case.model_copy(update={"checks": case.checks[1:2]}) for case in easier.cases]})
+    rows = rows_of(folder)
+    for row in rows:
+        row["suite_hash"] = easier.suite_hash()
+    write_rows(folder, rows)
+    edit_manifest(folder, suite_hash=easier.suite_hash())
+    report = verify(settings, folder)
+    assert report.status == "mismatch"
+    assert report.problems[0].startswith(f"the run names suite {easier.suite_hash()} (10 "
+                                         "cases), but the suite of the skill at")
+
+
+def test_a_skill_that_does_not_match_the_run(run, settings):
+    folder, skill = run
+    with open(skill / "SKILL.md", "a") as handle:
+        handle.write("\nAlso: port 4418 for the admin console.\n")
+    report = verify(settings, folder)
+    assert report.status == "mismatch"
+    assert report.problems[0].startswith("the skill's content hash is sha256:")
+    assert "it was made with another version of the skill" in report.problems[0]
+
+
+def test_a_truncated_file_and_a_hand_edited_row_never_verify(run, settings):
+    folder, _ = run
+    text = (folder / "rows.jsonl").read_text()
+    (folder / "rows.jsonl").write_text(text[:-40])
+    report = verify(settings, folder)
+    assert report.status == "mismatch"
+    assert "is not a valid row (cut short: a truncated file)" in report.problems[0]
+    rows = [json.loads(line) for line in text.splitlines()]
+    rows[0]["passed"] = "yes please"
+    write_rows(folder, rows)
+    result = CliRunner().invoke(cli, ["verify", folder.name])
+    assert result.exit_code == 1
+    assert "rows.jsonl line 1 is not a valid row" in result.output
+
+
+def test_a_hand_edited_manifest_and_an_unknown_run(run, settings, capsys):
+    folder, _ = run
+    (folder / "manifest.json").write_text('{"run_id": 3')
+    report = verify(settings, folder)
+    assert report.status == "mismatch"
+    assert report.problems[0].startswith("manifest.json is not a valid run manifest")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["verify", "20990101-000000-abcdef"])
+    assert exit_info.value.code == 1
+    assert "no run '20990101-000000-abcdef'" in capsys.readouterr().err
+
+
+def test_a_run_without_its_skill_folder_is_not_replayable(settings, tmp_path):
+    skill = make_skill(tmp_path, with_python=False)
+    made = run_evaluation(skill, EvalConfig(models=["local/fake-student"], runs=1,
+                                            retry=FAST), settings)
+    folder = settings.runs_dir / made.manifest.run_id
+    moved = skill.rename(tmp_path / "moved")
+    report = verify(settings, folder)
+    assert report.status == "not replayable"
+    assert list(report.unreplayable) == [f"its skill folder {skill.resolve()} is gone: name "
+                                         "it with --skill FOLDER"]
+    result = CliRunner().invoke(cli, ["verify", folder.name, "--skill", str(moved), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["status"] == "verified"
