@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from registry.evaluation.engine import EvalConfig, run_evaluation
 from registry.evaluation.verify import verify_run
 from registry.format.suite import load_suite
 from registry.providers import RetryPolicy
+from registry.stores import get_store
 
 FAST = RetryPolicy(attempts=4, base_delay=0.001, max_delay=0.005, max_retry_after=0.01)
 N_CASES = 10
@@ -46,6 +48,21 @@ def knows_fact_if_told(body: dict) -> str:
     return "Zorblax listens on port 4417." if told else "Probably port 8080."
 
 
+@pytest.fixture(scope="module")
+def genuine(tmp_path_factory):
+    """One genuine run with text and python checks (needs the sandbox), made once:
+    (its home, its run id, the skill folder)."""
+    bwrap_sandbox()
+    root = tmp_path_factory.mktemp("genuine")
+    skill = make_skill(root)
+    with FakeOpenAIServer(responder=knows_fact_if_told) as server:
+        made = run_evaluation(skill, EvalConfig(models=["local/fake-student"], runs=2,
+                                                retry=FAST),
+                              Settings.from_env({"HUBSKILLS_HOME": str(root / "home"),
+                                                 "HUBSKILLS_BASE_URL": server.url}))
+    return root / "home", made.manifest.run_id, skill
+
+
 @pytest.fixture
 def settings(monkeypatch):
     """The test's HUBSKILLS_HOME (the CLI reads it too) and the fake model server."""
@@ -55,13 +72,12 @@ def settings(monkeypatch):
 
 
 @pytest.fixture
-def run(settings, tmp_path):
-    """A genuine run with text and python checks (needs the sandbox): (run folder, skill)."""
-    bwrap_sandbox()
-    skill = make_skill(tmp_path)
-    made = run_evaluation(skill, EvalConfig(models=["local/fake-student"], runs=2,
-                                            retry=FAST), settings)
-    return settings.runs_dir / made.manifest.run_id, skill
+def run(genuine, settings):
+    """A copy of the genuine run in this test's home, to tamper with: (run folder, skill)."""
+    home, run_id, skill = genuine
+    folder = settings.runs_dir / run_id
+    shutil.copytree(home / "runs" / run_id, folder)
+    return folder, skill
 
 
 def rows_of(folder: Path) -> list[dict]:
@@ -79,7 +95,7 @@ def edit_manifest(folder: Path, **changes) -> None:
 
 
 def verify(settings, folder: Path, **kwargs):
-    return verify_run(folder.name, settings, **kwargs)
+    return verify_run(folder.name, settings, open_store=lambda: get_store(settings), **kwargs)
 
 
 def test_a_genuine_run_verifies(run, settings):
@@ -173,11 +189,12 @@ def test_a_suite_swapped_for_an_easier_one(run, settings, tmp_path):
                                          "cases), but the suite of the skill at")
 
 
-def test_a_skill_that_does_not_match_the_run(run, settings):
+def test_a_skill_that_does_not_match_the_run(run, settings, tmp_path):
     folder, skill = run
-    with open(skill / "SKILL.md", "a") as handle:
+    edited = shutil.copytree(skill, tmp_path / "edited")
+    with open(edited / "SKILL.md", "a") as handle:
         handle.write("\nAlso: port 4418 for the admin console.\n")
-    report = verify(settings, folder)
+    report = verify(settings, folder, skill_dir=edited)
     assert report.status == "mismatch"
     assert report.problems[0].startswith("the skill's content hash is sha256:")
     assert "it was made with another version of the skill" in report.problems[0]
@@ -223,3 +240,28 @@ def test_a_run_without_its_skill_folder_is_not_replayable(settings, tmp_path):
     result = CliRunner().invoke(cli, ["verify", folder.name, "--skill", str(moved), "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["status"] == "verified"
+
+
+def test_a_run_of_a_published_version_is_checked_against_the_registry(settings, tmp_path):
+    skill = make_skill(tmp_path, with_python=False)
+    published = CliRunner().invoke(cli, ["publish", str(skill), "--version", "1.0.0"])
+    assert published.exit_code == 0, published.output
+    made = run_evaluation(skill, EvalConfig(models=["local/fake-student"], runs=1,
+                                            retry=FAST), settings,
+                          skill_repo="local/zorblax-ports",
+                          skill_revision=_revision(settings, "local/zorblax-ports"))
+    folder = settings.runs_dir / made.manifest.run_id
+    (skill / "SKILL.md").write_text("---\nname: zorblax-ports\ndescription: edited since\n---\n")
+    report = verify(settings, folder)  # the revision the run names, not the edited folder
+    assert report.status == "verified", report.to_dict()
+    assert report.skill_source.startswith("local/zorblax-ports@")
+    assert report.skill_source.endswith("(local registry)")
+    edit_manifest(folder, skill_revision="0" * 40)
+    report = verify(settings, folder)
+    assert report.status == "not replayable"
+    assert list(report.unreplayable)[0].startswith(
+        "revision 000000000000 of local/zorblax-ports cannot be read from the registry")
+
+
+def _revision(settings, repo: str) -> str:
+    return get_store(settings).resolve(repo).sha

@@ -157,7 +157,7 @@ def _skill_folder(stack: ExitStack, manifest: RunManifest, report: Verification,
     folder: Path | None = None
     if skill_dir is not None:
         folder, report.skill_source = Path(skill_dir), str(skill_dir)
-    elif manifest.skill_repo and manifest.skill_revision and open_store is not None:
+    elif manifest.skill_repo and manifest.skill_revision:
         folder = _fetch_revision(stack, manifest, report, open_store)
     elif manifest.skill_path and Path(manifest.skill_path).is_dir():
         folder, report.skill_source = Path(manifest.skill_path), manifest.skill_path
@@ -179,8 +179,12 @@ def _skill_folder(stack: ExitStack, manifest: RunManifest, report: Verification,
 
 
 def _fetch_revision(stack: ExitStack, manifest: RunManifest, report: Verification,
-                    open_store: Callable[[], Any]) -> Path | None:
+                    open_store: Callable[[], Any] | None) -> Path | None:
     repo, sha = str(manifest.skill_repo), str(manifest.skill_revision)
+    if open_store is None:
+        report.cannot(f"the run names revision {sha[:12]} of {repo}, and no registry was given "
+                      "to read it from")
+        return None
     dest = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="hubskills-verify-")))
     try:
         store = open_store()
