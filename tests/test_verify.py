@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 from pathlib import Path
@@ -265,3 +266,20 @@ def test_a_run_of_a_published_version_is_checked_against_the_registry(settings, 
 
 def _revision(settings, repo: str) -> str:
     return get_store(settings).resolve(repo).sha
+
+
+@pytest.mark.parametrize("output", ["Port 4417.", "port 8080", "banana 4417", "",
+                                    "```json\n{}\n```"])
+def test_text_checks_regrade_as_the_check_engine_grades(output):
+    from registry.evaluation.checks import run_checks
+    from registry.evaluation.verify_regrade import grade_text
+    from registry.format.suite import Case
+
+    case = Case.model_validate({"id": "c", "prompt": "p", "checks": [
+        {"type": "contains", "value": ["4417"]}, {"type": "not_contains", "value": "banana"},
+        {"type": "regex", "pattern": r"\d{4}", "weight": 2}, {"type": "not_regex", "pattern": "x"},
+        {"type": "equals", "value": "port 8080"}, {"type": "contains_any", "value": ["a", "z"]},
+        {"type": "json"}, {"type": "icontains", "value": "PORT"}]})
+    engine = asyncio.run(run_checks(case, output))
+    assert [tuple(v) for v in grade_text(case, output)] == \
+        [(v.type, v.label, v.passed, v.reason, v.weight, v.skipped) for v in engine]
