@@ -283,3 +283,49 @@ def test_text_checks_regrade_as_the_check_engine_grades(output):
     engine = asyncio.run(run_checks(case, output))
     assert [tuple(v) for v in grade_text(case, output)] == \
         [(v.type, v.label, v.passed, v.reason, v.weight, v.skipped) for v in engine]
+
+
+def test_judged_verdicts_are_not_replayable_and_the_rest_still_regrades(settings, tmp_path):
+    def student_or_judge(body: dict) -> str:
+        if "VERDICT" in json.dumps(body["messages"]):  # the judge's instructions
+            ok = "4417" in body["messages"][-1]["content"].split("<answer>")[1]
+            return f"VERDICT: {'PASS' if ok else 'FAIL'}\nREASON: checked the port."
+        return knows_fact_if_told(body)
+
+    skill = make_skill(tmp_path, with_python=False)
+    suite = json.loads((skill / "evals" / "evals.json").read_text())
+    for case in suite["cases"]:
+        case["assertions"] = ["The answer names port 4417."]
+    (skill / "evals" / "evals.json").write_text(json.dumps(suite))
+    with FakeOpenAIServer(responder=student_or_judge) as server:
+        made = run_evaluation(skill, EvalConfig(models=["local/fake-student"], runs=1,
+                                                judge="local/fake-judge", retry=FAST),
+                              Settings.from_env().with_(base_url=server.url))
+    folder = settings.runs_dir / made.manifest.run_id
+    report = verify(settings, folder)
+    assert report.status == "not replayable"
+    assert report.unreplayable == {"judge checks and assertions: the judge's answers are not "
+                                   "stored": N_CASES * 2}
+    assert report.checks_regraded == 2 * N_CASES * 2  # contains and not_contains, every sample
+    rows = rows_of(folder)
+    rows[0]["output"] = "Port 4418."  # a text check still catches an edit
+    write_rows(folder, rows)
+    assert verify(settings, folder).status == "mismatch"
+
+
+def test_code_checks_left_out_by_choice_are_regraded_the_same_way(settings, tmp_path):
+    skill = make_skill(tmp_path)
+    made = run_evaluation(skill, EvalConfig(models=["local/fake-student"], runs=1,
+                                            code_checks="skip", retry=FAST), settings)
+    folder = settings.runs_dir / made.manifest.run_id
+    assert verify(settings, folder).status == "verified"
+    rows = rows_of(folder)
+    failing = next(r for r in rows if r["arm"] == "baseline")
+    failing["checks"][0] |= {"passed": None, "skipped": True, "reason": "skipped"}
+    failing["passed"], failing["score"] = None, 1.0  # its failing check hidden as skipped
+    write_rows(folder, rows)
+    report = verify(settings, folder)
+    assert report.status == "mismatch"
+    assert report.differences[0].field == "check 1 (contains)"
+    assert (report.differences[0].stored, report.differences[0].regraded) == ("skipped",
+                                                                              "failed")
