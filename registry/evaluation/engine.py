@@ -368,6 +368,7 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
             manifest.skill_version = skill_version or manifest.skill_version
     else:
         manifest = new_manifest(skill, full, suite, config, skill_repo, skill_revision)
+        manifest.skill_path = str(skill.path.resolve())  # local runs only: verify reads it
         manifest.skill_version = skill_version or manifest.skill_version
         done = set()
     manifest.sandbox, manifest.code_checks = code.sandbox and code.sandbox.name, code.status

@@ -43,7 +43,6 @@ def new_manifest(skill: Skill, full: Suite, suite: Suite, config: Any,
         samples_planned=len(config.models) * len(suite.cases) * config.runs * 2,
         agent_budget=asdict(config.budget) if config.mode == "agent" else None,
         harness=config.harness if config.mode == "agent" else None,
-        skill_path=str(skill.path.resolve()),
     )
 
 
