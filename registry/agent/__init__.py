@@ -11,6 +11,14 @@ Every runner, hubskills' own loop and the external harnesses (Claude Code, Codex
 Gemini CLI) alike, returns one `AgentOutcome`, so the evaluation engine grades them the same way.
 """
 
+from registry.agent.bounds import (
+    DEFAULT_BOUNDS,
+    TreeWalk,
+    WorkspaceBounds,
+    WorkspaceOverLimit,
+    copy_tree,
+    remove_tree,
+)
 from registry.agent.loop import AGENT_SYSTEM, CompleteFn, ToolLoopRunner, system_prompt
 from registry.agent.outcome import (
     AgentOutcome,
@@ -24,7 +32,8 @@ from registry.agent.tools import TOOLS, WorkspaceTools
 from registry.agent.workspace import SKILLS_FOLDER, FileChange, Workspace, seed_workspace
 
 __all__ = [
-    "AGENT_SYSTEM", "SKILLS_FOLDER", "TOOLS", "AgentOutcome", "AgentRunner", "AgentTask",
+    "AGENT_SYSTEM", "DEFAULT_BOUNDS", "SKILLS_FOLDER", "TOOLS", "TreeWalk", "WorkspaceBounds",
+    "WorkspaceOverLimit", "copy_tree", "remove_tree", "AgentOutcome", "AgentRunner", "AgentTask",
     "Budget", "CompleteFn", "FileChange", "StopReason", "ToolLoopRunner", "TranscriptEntry",
     "Workspace", "WorkspaceTools", "seed_workspace", "system_prompt",
 ]

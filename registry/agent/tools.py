@@ -3,7 +3,9 @@
 `list_files`, `read_file`, `write_file` and `edit_file` reach files only through directory file
 descriptors opened with `O_NOFOLLOW` from the workspace root, one path component at a time: a
 symlink the agent (or a command it ran) planted is refused, never followed out. Names must be
-relative, without `..` or backslashes. `run` executes a shell command through the `Sandbox`
+relative, without `..` or backslashes. Listings walk iteratively within the workspace's
+bounds (depth, path length, entry count) and say what they left out; a file over the read cap
+is refused, never read whole. `run` executes a shell command through the `Sandbox`
 with the workspace as its only writable folder (no network), under the budget's time limit.
 A sample's commands share one sandbox session, ended with the sample (processes a command
 leaves behind live until then, as in a shell): with bwrap, one sandbox per sample rather than
@@ -24,10 +26,10 @@ import errno
 import os
 import re
 import stat
-from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from registry.agent.bounds import DEFAULT_BOUNDS, TreeEntry, TreeWalk, WorkspaceBounds
 from registry.agent.outcome import AgentOutcome, Budget
 from registry.format.inputs import is_relative
 from registry.providers.base import ToolCall, ToolSpec
@@ -77,8 +79,9 @@ class WorkspaceTools:
     """
 
     def __init__(self, root: Path, sandbox: Sandbox | None, budget: Budget,
-                 outcome: AgentOutcome, skill_path: str | None = None) -> None:
-        self.root, self.sandbox, self.budget = root, sandbox, budget
+                 outcome: AgentOutcome, skill_path: str | None = None,
+                 bounds: WorkspaceBounds = DEFAULT_BOUNDS) -> None:
+        self.root, self.sandbox, self.budget, self.bounds = root, sandbox, budget, bounds
         self.outcome, self.skill_path = outcome, skill_path
         self._in_sample = False
         self._session: SandboxSession | None = None
@@ -130,13 +133,15 @@ class WorkspaceTools:
     def _list_files(self, args: dict[str, Any]) -> str:
         rel = str(args.get("path") or ".").strip() or "."
         fd = self._open_dir(rel) if rel not in (".", "./") else os.open(self.root, _DIR_FLAGS)
+        walk = TreeWalk(fd, self.bounds)
         try:
-            entries = sorted(_walk(fd, ""))
+            entries = sorted(_listed(entry) for entry in walk if not entry.is_dir)
         finally:
             os.close(fd)
         shown = entries[:MAX_LISTED]
         more = f"\n... and {len(entries) - MAX_LISTED} more" if len(entries) > MAX_LISTED else ""
-        return "\n".join(shown) + more if shown else "(no files)"
+        cut = "".join(f"\n(not listed: {reason})" for reason in walk.cut)
+        return ("\n".join(shown) + more if shown else "(no files)") + cut
 
     def _read_file(self, args: dict[str, Any]) -> str:
         rel = _text(args, "path")
@@ -179,9 +184,14 @@ class WorkspaceTools:
         finally:
             os.close(parent)
         with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
                 raise ToolFailed(f"{rel} is not a regular file")
-            return handle.read()
+            if info.st_size > self.bounds.read_bytes:  # a sparse file is never read out
+                raise ToolFailed(f"{rel} is {info.st_size:,} bytes, larger than the "
+                                 f"{self.bounds.read_bytes >> 20} MiB the file tools read; "
+                                 "look at part of it with a command (head, tail, grep)")
+            return handle.read(self.bounds.read_bytes + 1)
 
     def _write(self, rel: str, data: bytes) -> None:
         parent, name = self._open_parent(rel, create=True)
@@ -279,23 +289,8 @@ class WorkspaceTools:
             self._saw(f"{self.skill_path}/{match.group(1)}")
 
 
-def _walk(fd: int, prefix: str) -> Iterator[str]:
-    """Paths under the folder `fd`, links shown as links and never entered."""
-    for entry in os.scandir(fd):
-        rel = f"{prefix}{entry.name}"
-        if entry.is_symlink():
-            yield f"{rel} (symlink)"
-        elif entry.is_dir(follow_symlinks=False):
-            try:
-                child = os.open(entry.name, _DIR_FLAGS, dir_fd=fd)
-            except OSError:
-                continue
-            try:
-                yield from _walk(child, rel + "/")
-            finally:
-                os.close(child)
-        else:
-            yield rel
+def _listed(entry: TreeEntry) -> str:
+    return f"{entry.rel} (symlink)" if entry.is_link else entry.rel
 
 
 def _parts(rel: str) -> list[str]:

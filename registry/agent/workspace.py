@@ -3,7 +3,9 @@ skill at `.agents/skills/<name>/`), and what the agent changed in it.
 
 The workspace is written to by untrusted code (the agent's commands run in the sandbox with it
 as their only writable folder), so reading it back never follows a symlink: a link is reported
-as a link, never read through.
+as a link, never read through. It is read within `WorkspaceBounds`: past them, `diff` raises
+`WorkspaceOverLimit` (the sample's arm failed) before reading what is over, and a file larger
+than the read cap (a sparse file claiming 250 MB, say) is listed with its size, never read.
 """
 
 from __future__ import annotations
@@ -17,12 +19,21 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from registry.agent.bounds import (
+    CHUNK,
+    DEFAULT_BOUNDS,
+    FILE_FLAGS,
+    WorkspaceBounds,
+    measure,
+    open_folder,
+)
 from registry.format.inputs import InputFile, is_relative
 from registry.format.skill import Skill
 
 SKILLS_FOLDER = ".agents/skills"
 EVALS_FOLDER = "evals"  # a skill's test suite: left out of the workspace
 MAX_DIFF_BYTES = 64 * 1024  # a text file larger than this is listed in a diff, not shown
+_KEPT_BYTES = 32 << 20  # small files' bytes one snapshot keeps for diffs, all together
 
 
 @dataclass(frozen=True)
@@ -45,38 +56,57 @@ class FileChange:
         return data
 
 
+@dataclass(frozen=True)
+class _Seen:
+    """A workspace entry as one snapshot saw it: a file's size, digest and (small) bytes."""
+
+    kind: Literal["file", "other"]
+    size: int = 0
+    stamp: tuple[int, int] = (0, 0)  # (size, mtime_ns): compared for a file too large to read
+    digest: str = ""  # sha256 of a file that was read, "" when not read
+    data: bytes | None = None  # the bytes of a file small enough to diff
+
+
 @dataclass
 class Workspace:
     """A seeded workspace folder and the state it was seeded with."""
 
     path: Path
     skill_path: str | None = None  # relative: `.agents/skills/<name>`, None in the baseline
-    _seeded: dict[str, bytes] = field(default_factory=dict, repr=False)
+    bounds: WorkspaceBounds = DEFAULT_BOUNDS
+    _seeded: dict[str, _Seen] = field(default_factory=dict, repr=False)
 
     def files(self) -> dict[str, bytes | None]:
-        """Every regular file now in the workspace (None for a symlink or special file)."""
-        return _read_tree(self.path)
+        """Every file now in the workspace: its bytes when small enough to diff, else None
+        (also for a symlink or special file).
+
+        Raises:
+            WorkspaceOverLimit: the workspace is past `bounds`.
+        """
+        return {rel: seen.data for rel, seen in _snapshot(self.path, self.bounds).items()}
 
     def diff(self) -> list[FileChange]:
-        """What changed since seeding, sorted by path; the skill folder itself is left out."""
-        now = self.files()
+        """What changed since seeding, sorted by path; the skill folder itself is left out.
+
+        Raises:
+            WorkspaceOverLimit: the workspace is past `bounds` (nothing over them is read).
+        """
+        now = _snapshot(self.path, self.bounds)
         changes = []
         for rel in sorted(set(now) | set(self._seeded)):
-            if self.skill_path and PurePosixPath(rel).is_relative_to(self.skill_path) \
-                    and now.get(rel) == self._seeded.get(rel):
-                continue
-            before, after = self._seeded.get(rel), now.get(rel, b"")
-            if rel not in now:
+            before, after = self._seeded.get(rel), now.get(rel)
+            if after is None:
                 changes.append(FileChange(rel, "deleted", 0))
-            elif rel not in self._seeded:
-                changes.append(_change(rel, "added", b"", after))
-            elif before != after:
-                changes.append(_change(rel, "modified", before or b"", after))
+            elif before is None:
+                changes.append(_change(rel, "added", None, after))
+            elif not _same(before, after):
+                changes.append(_change(rel, "modified", before, after))
         return changes
 
 
 def seed_workspace(root: Path, files: dict[str, str | InputFile], *,
-                   skill: Skill | None = None) -> Workspace:
+                   skill: Skill | None = None,
+                   bounds: WorkspaceBounds = DEFAULT_BOUNDS) -> Workspace:
     """Create `root` (which must not exist) with the case's `files`, bytes preserved, and the
     skill folder's files under `.agents/skills/<name>/` when `skill` is given (all but its
     `evals/`: the agent never sees the checks that grade it)."""
@@ -97,8 +127,8 @@ def seed_workspace(root: Path, files: dict[str, str | InputFile], *,
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, target, follow_symlinks=False)
             target.chmod(source.stat().st_mode & 0o755 | 0o600)
-    workspace = Workspace(root, skill_path)
-    workspace._seeded = {rel: data for rel, data in _read_tree(root).items() if data is not None}
+    workspace = Workspace(root, skill_path, bounds)
+    workspace._seeded = _snapshot(root, bounds)
     return workspace
 
 
@@ -108,34 +138,74 @@ def _write(root: Path, rel: str, data: bytes) -> None:
     target.write_bytes(data)
 
 
-def _read_tree(root: Path) -> dict[str, bytes | None]:
-    found: dict[str, bytes | None] = {}
-    for folder, dirs, names in os.walk(root, followlinks=False):
-        for name in names + [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
-            full = os.path.join(folder, name)
-            rel = PurePosixPath(os.path.relpath(full, root)).as_posix()
-            info = os.lstat(full)
-            found[rel] = _read_regular(full) if stat.S_ISREG(info.st_mode) else None
+def _snapshot(root: Path, bounds: WorkspaceBounds) -> dict[str, _Seen]:
+    """Every file, link and special file under `root` (folders are implied by their files).
+
+    A regular file is read in chunks, and only when it is at most `bounds.read_bytes` long:
+    a sparse file's claimed size is never read out; only a small file's bytes are kept.
+    """
+    found: dict[str, _Seen] = {}
+    kept = 0
+    top = open_folder(root)
+    try:
+        for entry in measure(top, bounds):
+            if entry.is_dir:
+                continue
+            if not entry.is_file:
+                found[entry.rel] = _Seen("other")
+                continue
+            size = entry.info.st_size
+            seen = _Seen("file", size, (size, entry.info.st_mtime_ns))
+            if size <= bounds.read_bytes:
+                digest, data = _read(entry.dir_fd, entry.name, keep=kept < _KEPT_BYTES)
+                seen = _Seen("file", size, seen.stamp, digest, data)
+                kept += len(data or b"")
+            found[entry.rel] = seen
+    finally:
+        os.close(top)
     return found
 
 
-def _read_regular(full: str) -> bytes:
-    fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW)
-    with os.fdopen(fd, "rb") as handle:
-        return handle.read()
-
-
-def _change(rel: str, status: Literal["added", "modified"], before: bytes,
-            after: bytes | None) -> FileChange:
-    if after is None:
-        return FileChange(rel, status, 0, note="symlink or special file, not read")
-    if len(after) > MAX_DIFF_BYTES or len(before) > MAX_DIFF_BYTES:
-        return FileChange(rel, status, len(after), note="too large to show")
+def _read(dir_fd: int, name: str, *, keep: bool) -> tuple[str, bytes | None]:
+    """(sha256, the bytes when at most MAX_DIFF_BYTES and `keep`) of a regular file."""
     try:
-        old, new = before.decode("utf-8"), after.decode("utf-8")
+        fd = os.open(name, FILE_FLAGS, dir_fd=dir_fd)
+    except OSError:
+        return "", None  # gone or replaced meanwhile: shown without a diff
+    digest, head, size = hashlib.sha256(), bytearray(), 0
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return "", None
+        while chunk := handle.read(CHUNK):
+            digest.update(chunk)
+            size += len(chunk)
+            if keep and size <= MAX_DIFF_BYTES:
+                head += chunk
+    return digest.hexdigest(), bytes(head) if keep and size <= MAX_DIFF_BYTES else None
+
+
+def _same(before: _Seen, after: _Seen) -> bool:
+    if before.kind != after.kind or before.kind == "other":
+        return before.kind == after.kind
+    if before.digest and after.digest:
+        return before.digest == after.digest
+    return before.stamp == after.stamp
+
+
+def _change(rel: str, status: Literal["added", "modified"], before: _Seen | None,
+            after: _Seen) -> FileChange:
+    if after.kind == "other":
+        return FileChange(rel, status, 0, note="symlink or special file, not read")
+    if not after.digest:
+        return FileChange(rel, status, after.size, note=f"too large to read ({after.size:,} "
+                                                         "bytes)")
+    if after.data is None or (before is not None and before.data is None):
+        return FileChange(rel, status, after.size, note="too large to show")
+    try:
+        old = before.data.decode("utf-8") if before is not None and before.data else ""
+        new = after.data.decode("utf-8")
     except UnicodeDecodeError:
-        return FileChange(rel, status, len(after), note=f"binary, sha256 "
-                          f"{hashlib.sha256(after).hexdigest()[:12]}")
+        return FileChange(rel, status, after.size, note=f"binary, sha256 {after.digest[:12]}")
     lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
                                  fromfile=f"a/{rel}", tofile=f"b/{rel}")
-    return FileChange(rel, status, len(after), diff="".join(lines))
+    return FileChange(rel, status, after.size, diff="".join(lines))

@@ -11,12 +11,19 @@ into the workspace, so workspace checks still run.
 from __future__ import annotations
 
 import asyncio
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from registry.agent import AgentOutcome, AgentRunner, AgentTask, TranscriptEntry, seed_workspace
+from registry.agent import (
+    AgentOutcome,
+    AgentRunner,
+    AgentTask,
+    TranscriptEntry,
+    WorkspaceOverLimit,
+    remove_tree,
+    seed_workspace,
+)
 from registry.agent.loop import CompleteFn
 from registry.errors import ContextOverflow, HubskillsError, ProviderError
 from registry.evaluation.arms import build_arm
@@ -152,8 +159,12 @@ async def agent_sample(ev: Any, model: Model, arm: str, case: Case, repeat: int,
             return row
         finally:
             await runner.aclose()
-        changes = await asyncio.to_thread(ws.diff)
         _fill(row, outcome, case, arm)
+        try:
+            changes = await asyncio.to_thread(ws.diff)
+        except WorkspaceOverLimit as exc:  # what the agent left: its arm's failure, as above
+            row.error, row.error_kind, row.passed, row.score = str(exc), "arm", False, 0.0
+            return row
         if outcome.error:
             row.error, row.error_kind = outcome.error, "transport"
         else:
@@ -168,7 +179,7 @@ async def agent_sample(ev: Any, model: Model, arm: str, case: Case, repeat: int,
             "diff": [c.to_dict() for c in changes], "skill_files": outcome.skill_files})
         return row
     finally:
-        await asyncio.to_thread(shutil.rmtree, root, ignore_errors=True)
+        await asyncio.to_thread(remove_tree, root)  # however deep the agent made it
 
 
 def _fill(row: ResultRow, outcome: AgentOutcome, case: Case, arm: str) -> None:

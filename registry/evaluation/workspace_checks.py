@@ -31,12 +31,11 @@ from typing import Any
 
 import yaml
 
-from registry.agent import SKILLS_FOLDER
+from registry.agent import DEFAULT_BOUNDS, SKILLS_FOLDER, TreeWalk, WorkspaceBounds, copy_tree
 from registry.format import checks_schema as cs
 from registry.sandbox import Sandbox, run_check
 
 MAX_FILE_BYTES = 4 * 1024 * 1024  # a file a check reads; larger fails with a reason
-MAX_WALK = 20_000  # entries a glob looks at before it gives up
 SKILL_FOLDERS = (SKILLS_FOLDER, ".claude/skills")
 _TAIL = 1500
 _NOFOLLOW = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -128,22 +127,14 @@ def _skipped(rel: PurePosixPath) -> bool:
 
 
 def _glob(root: Path, pattern: str) -> tuple[list[str], list[str]]:
-    """(files and folders matching `pattern`, symlinks matching it), skill folders left out."""
+    """(files and folders matching `pattern`, symlinks matching it), skill folders left out;
+    the walk is iterative and stops at the workspace's bounds (entries, depth, path length)."""
     wanted = PurePosixPath(pattern).parts
     found: list[str] = []
     links: list[str] = []
-    seen = 0
-    for folder, dirs, names in os.walk(root, followlinks=False):
-        base = PurePosixPath(os.path.relpath(folder, root))
-        dirs[:] = [d for d in dirs if not _skipped(base / d)]
-        for name in sorted(dirs + names):
-            seen += 1
-            rel = base / name
-            if seen > MAX_WALK:
-                return found, links
-            if _matches(wanted, rel.parts):
-                is_link = stat.S_ISLNK(os.lstat(os.path.join(folder, name)).st_mode)
-                (links if is_link else found).append(rel.as_posix())
+    for entry in TreeWalk(root, DEFAULT_BOUNDS, skip=lambda rel: _skipped(PurePosixPath(rel))):
+        if _matches(wanted, PurePosixPath(entry.rel).parts):
+            (links if entry.is_link else found).append(entry.rel)
     return found, links
 
 
@@ -326,23 +317,17 @@ def answer_workspace(inputs: dict[str, bytes], files: dict[str, str], scratch: P
 # --- the command check ------------------------------------------------------------------------
 
 
-def copy_workspace(source: Path, target: Path) -> None:
-    """Copy folders, regular files and symlinks (as links, never followed) from `source` into
-    the new folder `target`; skill folders and special files are left out."""
-    target.mkdir()
-    for folder, dirs, names in os.walk(source, followlinks=False):
-        base = PurePosixPath(os.path.relpath(folder, source))
-        dirs[:] = [d for d in dirs if not _skipped(base / d)]
-        for name in dirs + names:
-            origin, copy = Path(folder, name), target / base / name
-            mode = origin.lstat().st_mode
-            if stat.S_ISLNK(mode):
-                copy.symlink_to(os.readlink(origin))  # inside the sandbox it points nowhere
-            elif stat.S_ISDIR(mode):
-                copy.mkdir()
-            elif stat.S_ISREG(mode):
-                shutil.copyfile(origin, copy, follow_symlinks=False)
-                copy.chmod(mode & 0o755 | 0o600)
+def copy_workspace(source: Path, target: Path,
+                   bounds: WorkspaceBounds = DEFAULT_BOUNDS) -> list[str]:
+    """Copy folders, regular files and symlinks (as links, never followed: inside the sandbox
+    they point nowhere) from `source` into the new folder `target`; skill folders and special
+    files are left out.
+
+    The copy stays within `bounds` (`registry.agent.copy_tree`): sparse files stay sparse and
+    what would take it past a bound is left out. Returns what was left out and why: nothing
+    for an agent sample's workspace, which is within its bounds by the time it is checked.
+    """
+    return copy_tree(source, target, bounds, skip=lambda rel: _skipped(PurePosixPath(rel)))
 
 
 def _tail(text: str) -> str:

@@ -1,0 +1,349 @@
+"""What a sample's workspace may hold, and the walks, copies and removals that respect it.
+
+An agent's commands write the workspace, so hubskills reads it back as hostile input: every
+walk is iterative (an explicit stack, never recursion), goes through directory descriptors
+opened with `O_NOFOLLOW`, and stops at `WorkspaceBounds`: files and folders counted, total size
+both apparent (`st_size`, what a sparse file claims) and allocated (`st_blocks`, the disk it
+uses), depth and path length. A workspace past a bound fails its sample as the arm's failure
+(`WorkspaceOverLimit`); listings and copies stop at the bound and say what they left out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from registry.errors import HubskillsError
+
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+CHUNK = 1 << 20  # bytes read or written at once
+
+
+@dataclass(frozen=True)
+class WorkspaceBounds:
+    """What one sample's workspace may hold; a real project fits well inside the defaults."""
+
+    apparent_bytes: int = 512 << 20  # sizes added up, a sparse file at its full size
+    allocated_bytes: int = 256 << 20  # disk in use (st_blocks * 512)
+    entries: int = 20_000  # files, folders and links
+    depth: int = 64  # folders inside folders
+    path_bytes: int = 4096  # one path, relative to the workspace
+    read_bytes: int = 8 << 20  # a file larger than this is never read for a diff
+
+
+DEFAULT_BOUNDS = WorkspaceBounds()
+
+
+class WorkspaceOverLimit(HubskillsError):
+    """A workspace past its bounds: the sample fails in its arm, the run goes on."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"the agent's workspace is over hubskills' bounds: {reason}; the "
+                         "sample fails in this arm",
+                         hint="see what a workspace may hold in the README's Security section")
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    """One entry met by a walk. `dir_fd` (its folder) is open only while the walk is here."""
+
+    rel: str
+    name: str
+    dir_fd: int
+    info: os.stat_result  # lstat: a link is a link
+    depth: int
+
+    @property
+    def is_dir(self) -> bool:  # noqa: D102
+        return stat.S_ISDIR(self.info.st_mode)
+
+    @property
+    def is_file(self) -> bool:  # noqa: D102
+        return stat.S_ISREG(self.info.st_mode)
+
+    @property
+    def is_link(self) -> bool:  # noqa: D102
+        return stat.S_ISLNK(self.info.st_mode)
+
+
+@dataclass
+class _Folder:
+    fd: int
+    prefix: str
+    depth: int
+    names: list[tuple[str, os.stat_result]] = field(default_factory=list)
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:,.0f} MiB"
+
+
+@dataclass
+class TreeWalk:
+    """Iterate the entries under the folder `top` (a path, or a descriptor not closed here) in
+    sorted order, depth first, never following a link, within `bounds`.
+
+    What the bounds kept out is in `cut` (one reason per kind); the totals of what was met are
+    in `entries`, `apparent` and `allocated`. An entry for which `skip(rel)` holds is neither
+    yielded nor entered.
+    """
+
+    top: int | Path
+    bounds: WorkspaceBounds = DEFAULT_BOUNDS
+    prefix: str = ""
+    skip: Callable[[str], bool] | None = None
+    cut: list[str] = field(default_factory=list)
+    entries: int = 0
+    apparent: int = 0
+    allocated: int = 0
+
+    def over(self) -> str | None:
+        """Why the tree met so far is past its bounds, or None."""
+        b = self.bounds
+        if self.cut:
+            return self.cut[0]
+        if self.apparent > b.apparent_bytes:
+            return (f"its files add up to more than {_mib(b.apparent_bytes)} (a sparse file "
+                    "counts at its full size)")
+        if self.allocated > b.allocated_bytes:
+            return f"it uses more than {_mib(b.allocated_bytes)} of disk"
+        return None
+
+    def __iter__(self) -> Iterator[TreeEntry]:
+        first = os.dup(self.top) if isinstance(self.top, int) else open_folder(self.top)
+        stack = [self._open(first, self.prefix, 0)]
+        try:
+            while stack:
+                folder = stack[-1]
+                if not folder.names:
+                    os.close(stack.pop().fd)
+                    continue
+                name, info = folder.names.pop()
+                if self.entries >= self.bounds.entries:
+                    self._note(f"it holds more than {self.bounds.entries:,} files and folders")
+                    break
+                entry = TreeEntry(folder.prefix + name, name, folder.fd, info, folder.depth + 1)
+                if self.skip and self.skip(entry.rel):
+                    continue
+                if len(os.fsencode(entry.rel)) > self.bounds.path_bytes:
+                    self._note(f"a path is longer than {self.bounds.path_bytes:,} bytes "
+                               f"({entry.rel[:60]}…)")
+                    continue
+                self.entries += 1
+                self.apparent += info.st_size
+                self.allocated += info.st_blocks * 512
+                yield entry
+                if entry.is_dir:
+                    child = self._enter(entry)
+                    if child is not None:
+                        stack.append(child)
+        finally:
+            for folder in stack:
+                os.close(folder.fd)
+
+    def _enter(self, entry: TreeEntry) -> _Folder | None:
+        try:
+            fd = os.open(entry.name, DIR_FLAGS, dir_fd=entry.dir_fd)
+        except OSError:
+            return None  # replaced meanwhile, or unreadable: nothing under it is walked
+        deepest = entry.depth >= self.bounds.depth
+        folder = self._open(fd, entry.rel + "/", entry.depth, room=1 if deepest else None)
+        if deepest and folder.names:
+            self._note(f"folders are nested more than {self.bounds.depth} deep "
+                       f"({entry.rel[:60]}…)")
+            os.close(fd)
+            return None
+        return folder
+
+    def _open(self, fd: int, prefix: str, depth: int, room: int | None = None) -> _Folder:
+        """The folder `fd` with its entries read (no more than the bound leaves room for)."""
+        room = room or self.bounds.entries - self.entries + 1
+        names: list[tuple[str, os.stat_result]] = []
+        try:
+            with os.scandir(fd) as listing:
+                for item in listing:
+                    if len(names) >= room:
+                        break
+                    with contextlib.suppress(FileNotFoundError):
+                        names.append((item.name, item.stat(follow_symlinks=False)))
+        except OSError:
+            names = []
+        names.sort(reverse=True)  # popped from the end: walked in name order
+        return _Folder(fd, prefix, depth, names)
+
+    def _note(self, reason: str) -> None:
+        kind = reason.split(" ", 2)[:2]
+        if all(c.split(" ", 2)[:2] != kind for c in self.cut):
+            self.cut.append(reason)
+
+
+def measure(top: int, bounds: WorkspaceBounds = DEFAULT_BOUNDS) -> Iterator[TreeEntry]:
+    """The entries of `TreeWalk(top, bounds)`, raising as soon as the tree is over a bound.
+
+    Raises:
+        WorkspaceOverLimit: the first bound met, by the walk or by the totals.
+    """
+    walk = TreeWalk(top, bounds)
+    for entry in walk:
+        reason = walk.over()
+        if reason:
+            raise WorkspaceOverLimit(reason)
+        yield entry
+    reason = walk.over()
+    if reason:
+        raise WorkspaceOverLimit(reason)
+
+
+def open_folder(path: Path | str) -> int:
+    """A descriptor of the folder `path` (not through a link at its last component)."""
+    return os.open(path, DIR_FLAGS)
+
+
+def copy_file_sparse(source: int, target: int, size: int, budget: int) -> int:
+    """Copy the regular file `source` into `target` (both descriptors) without inflating
+    holes: the target gets the same size and only the source's data is written, in chunks.
+    Stops after `budget` bytes of data; returns the data bytes written."""
+    os.ftruncate(target, size)
+    written, pos = 0, 0
+    while pos < size and written < budget:
+        try:
+            start = os.lseek(source, pos, os.SEEK_DATA)
+            end = os.lseek(source, start, os.SEEK_HOLE)
+        except OSError as err:
+            if err.errno == errno.ENXIO:  # nothing but a hole from `pos` on
+                break
+            start, end = pos, size  # no hole support: zero chunks are skipped below
+        pos = start
+        while pos < min(end, size) and written < budget:
+            chunk = os.pread(source, min(CHUNK, end - pos, budget - written), pos)
+            if not chunk:
+                return written
+            if chunk.count(0) != len(chunk):
+                os.pwrite(target, chunk, pos)
+                written += len(chunk)
+            pos += len(chunk)
+    return written
+
+
+def copy_tree(source: Path, target: Path, bounds: WorkspaceBounds = DEFAULT_BOUNDS, *,
+              skip: Callable[[str], bool] | None = None) -> list[str]:
+    """Copy folders, regular files and symlinks (as links, never followed) from `source` into
+    the new folder `target` within `bounds`; special files and what `skip` names are left out.
+
+    A sparse file stays sparse (only its data is written, in chunks); a file that would take
+    the copy past the total size or disk bound is left out, as is what the walk's bounds cut.
+    Returns what was left out and why (empty for a tree within its bounds).
+    """
+    target.mkdir()
+    left_out: list[str] = []
+    apparent = allocated = 0
+    walk = TreeWalk(source, bounds, skip=skip)
+    for entry in walk:
+        info = entry.info
+        room = (bounds.apparent_bytes - apparent, bounds.allocated_bytes - allocated)
+        if entry.is_file and (info.st_size > room[0] or info.st_blocks * 512 > room[1]):
+            left_out.append(f"{entry.rel} ({info.st_size:,} bytes: over the copy's bounds)")
+            continue
+        try:
+            allocated += _copy_entry(entry, target / entry.rel, room[1])
+        except OSError as exc:
+            left_out.append(f"{entry.rel} ({exc.strerror})")
+            continue
+        apparent += info.st_size if entry.is_file else 0
+    return left_out + walk.cut
+
+
+def _copy_entry(entry: TreeEntry, copy: Path, budget: int) -> int:
+    """Make `copy` like `entry` (a folder, a link as a link, a regular file's data); the data
+    bytes written."""
+    if entry.is_link:
+        copy.symlink_to(os.readlink(entry.name, dir_fd=entry.dir_fd))
+    elif entry.is_dir:
+        copy.mkdir()
+    elif entry.is_file:
+        fd = os.open(entry.name, FILE_FLAGS, dir_fd=entry.dir_fd)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return 0  # replaced meanwhile
+            out = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            try:
+                os.fchmod(out, entry.info.st_mode & 0o755 | 0o600)  # whatever the umask
+                return copy_file_sparse(fd, out, entry.info.st_size, budget)
+            finally:
+                os.close(out)
+        finally:
+            os.close(fd)
+    return 0
+
+
+def remove_tree(path: Path | str) -> None:
+    """Remove the folder `path` and everything in it, however deep, never following a link.
+
+    Iterative, holding two descriptors at most (a folder is reopened from its child with
+    `..` and checked to be the same one), so neither recursion nor open files limit the depth.
+    Errors are ignored, as `shutil.rmtree(ignore_errors=True)` would.
+    """
+    try:
+        fd = os.open(path, DIR_FLAGS)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(path)  # a link or a file: removed itself, never followed
+        return
+    # each level: (its name in its parent, its identity, subfolders still to remove)
+    levels: list[tuple[str, tuple[int, int], list[str]]] = [("", _identity(fd), _empty(fd))]
+    try:
+        while levels:
+            name, identity, subfolders = levels[-1]
+            if subfolders:
+                fd = _descend(fd, subfolders.pop(), levels)
+                continue
+            levels.pop()
+            if not levels:
+                break
+            parent = os.open("..", DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = parent
+            if _identity(fd) != levels[-1][1]:
+                return  # moved under us: stop rather than remove elsewhere
+            with contextlib.suppress(OSError):
+                os.rmdir(name, dir_fd=fd)
+    finally:
+        os.close(fd)
+    with contextlib.suppress(OSError):
+        os.rmdir(path)
+
+
+def _descend(fd: int, name: str, levels: list[tuple[str, tuple[int, int], list[str]]]) -> int:
+    try:
+        child = os.open(name, DIR_FLAGS, dir_fd=fd)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(name, dir_fd=fd)  # became a link or a file meanwhile
+        return fd
+    os.close(fd)
+    levels.append((name, _identity(child), _empty(child)))
+    return child
+
+
+def _identity(fd: int) -> tuple[int, int]:
+    info = os.fstat(fd)
+    return info.st_dev, info.st_ino
+
+
+def _empty(fd: int) -> list[str]:
+    """Unlink everything in the folder `fd` but its subfolders; their names."""
+    subfolders, others = [], []
+    with contextlib.suppress(OSError), os.scandir(fd) as listing:
+        for item in listing:
+            (subfolders if item.is_dir(follow_symlinks=False) else others).append(item.name)
+    for name in others:  # after the listing: unlinking while reading it may skip entries
+        with contextlib.suppress(OSError):
+            os.unlink(name, dir_fd=fd)
+    return subfolders
