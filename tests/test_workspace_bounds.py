@@ -20,6 +20,7 @@ from sandbox_required import bwrap_sandbox
 from registry.agent import (
     AgentOutcome,
     Budget,
+    WorkspaceBounds,
     WorkspaceOverLimit,
     WorkspaceTools,
     remove_tree,
@@ -41,12 +42,13 @@ def sparse(path: Path, data: bytes = b"") -> None:
     os.truncate(path, MB250)
 
 
-def deep_folders(root: Path, levels: int) -> None:
-    """`levels` nested folders `d/d/...` (made through descriptors: os.makedirs recurses)."""
+def deep_folders(root: Path, levels: int, name: str = "d") -> None:
+    """`levels` nested folders `d/d/...` (made through descriptors: os.makedirs recurses, and
+    a long path is refused by the kernel)."""
     fd = os.open(root, os.O_RDONLY)
     for _ in range(levels):
-        os.mkdir("d", dir_fd=fd)
-        child = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.mkdir(name, dir_fd=fd)
+        child = os.open(name, os.O_RDONLY, dir_fd=fd)
         os.close(fd)
         fd = child
     os.close(fd)
@@ -220,3 +222,34 @@ def test_an_over_limit_workspace_fails_its_sample_in_its_arm_and_the_run_goes_on
     assert any("folders are nested more than 64 deep" in text for text in listings)
     assert any("more than 20,000 files and folders" in text for text in listings)
     assert list(scratch.iterdir()) == []  # every workspace removed, the deep ones too
+
+
+def test_the_file_tools_read_no_sparse_file_and_write_no_path_past_the_bounds(tmp_path):
+    ws = seed_workspace(tmp_path / "ws", {"a.txt": "a"})
+    sparse(ws.path / "big.bin")
+    tools = tools_for(ws.path)
+    tracemalloc.start()
+    try:
+        text, is_error = asyncio.run(tools.call(ToolCall("1", "read_file", {"path": "big.bin"})))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert is_error and peak < 16 * MIB
+    assert "big.bin is 262,144,000 bytes, larger than the 8 MiB the file tools read" in text
+    deep = "/".join(["d"] * 1500) + "/x.txt"
+    text, is_error = asyncio.run(tools.call(ToolCall("2", "write_file", {"path": deep,
+                                                                         "content": "x"})))
+    assert is_error and "deeper than 64 folders or longer than 4,096 bytes" in text
+    assert not (ws.path / "d").exists()
+
+
+def test_a_path_too_long_and_too_much_disk_are_over_the_bounds(tmp_path):
+    ws = seed_workspace(tmp_path / "ws", {"a.txt": "a"})
+    deep_folders(ws.path, 17, "n" * 250)  # 4,266 bytes, well within 64 deep
+    with pytest.raises(WorkspaceOverLimit, match="a path is longer than 4,096 bytes"):
+        ws.diff()
+    small = seed_workspace(tmp_path / "small", {"a.txt": "a"},
+                           bounds=WorkspaceBounds(allocated_bytes=MIB))
+    (small.path / "data.bin").write_bytes(os.urandom(2 * MIB))
+    with pytest.raises(WorkspaceOverLimit, match="it uses more than 1 MiB of disk"):
+        small.diff()

@@ -214,6 +214,10 @@ class WorkspaceTools:
     def _open_parent(self, rel: str, *, create: bool) -> tuple[int, str]:
         """A descriptor of `rel`'s folder (walked without following links) and its name."""
         parts = _parts(rel)
+        if len(parts) > self.bounds.depth or len(os.fsencode(rel)) > self.bounds.path_bytes:
+            raise ToolFailed(f"{rel[:60]}… is deeper than {self.bounds.depth} folders or "
+                             f"longer than {self.bounds.path_bytes:,} bytes, the workspace's "
+                             "bounds")
         fd = os.open(self.root, _DIR_FLAGS)
         try:
             for part in parts[:-1]:
