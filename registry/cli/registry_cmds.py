@@ -190,13 +190,17 @@ def info_command(target: str, as_json: bool, registry: str | None) -> None:
     """
     _, store = _open(registry)
     info = _info_of(target, store)
-    repo = info.repo
-    summary = latest_summary(store.results_frame(), repo)
+    from registry.evaluation import trigger_board
+
+    repo, frame = info.repo, store.results_frame()
+    summary = latest_summary(frame, repo)
+    triggers = [e for e in trigger_board.trigger_entries(frame, skill=repo) if e.repo == repo]
     if as_json:
         out.as_json({**_info_json(info, card=True), "results": summary,
+                     "triggers": trigger_board.to_records(triggers),
                      "pull": f"hubskills pull {repo}"})
     else:
-        _print_info(info, summary)
+        _print_info(info, summary, triggers)
 
 
 def _info_of(target: str, store: SkillStore) -> SkillInfo:
@@ -223,7 +227,7 @@ def _info_of(target: str, store: SkillStore) -> SkillInfo:
     return info
 
 
-def _print_info(info: SkillInfo, summary: list[dict[str, Any]]) -> None:
+def _print_info(info: SkillInfo, summary: list[dict[str, Any]], triggers: list[Any]) -> None:
     out.result(f"{info.repo}  {info.version or '(no version)'}  license: {info.license or '-'}")
     out.result(escape(info.description))
     out.result(f"downloads {info.downloads}, likes {info.likes}, updated {info.updated or '-'}")
@@ -236,7 +240,11 @@ def _print_info(info: SkillInfo, summary: list[dict[str, Any]]) -> None:
                   title="Evaluation (leaderboard entries)")
         for note in notes:
             out.result(escape(note))
-    else:
+    if triggers:
+        from registry.cli.leaderboard import render_triggers
+
+        render_triggers(triggers)
+    if not summary and not triggers:
         out.result("No evaluation results yet.")
     out.result(f"Pull it:  hubskills pull {info.repo}")
 

@@ -5,7 +5,8 @@ repo id (else its name), over one run: the newest run that answered every planne
 whole suite, else the newest run. Every figure comes from `stats.table`, so an entry equals
 the run's own summary (`report.summarize`). Only entries of a registry repo, from a finished
 full-suite run, with a conclusive verdict are ranked (by the lift's lower bound); the others stay
-visible, unranked, with the reason in ``status``.
+visible, unranked, with the reason in ``status``. Trigger rows (``mode: trigger``) have no
+baseline and no lift: they are `trigger_board`'s entries, never these.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from registry.evaluation.grouping import (
 )
 
 KEY = ("skill", "skill_version", "model", "mode", "placement", "suite_hash")
+TRIGGER_MODE = "trigger"  # `evaluation.trigger.MODE`, named here to keep this module light
 
 
 class Entry(NamedTuple):
@@ -86,8 +88,9 @@ class Entry(NamedTuple):
     produced_via: str | None
 
 
-def _row_mask(rows: Rows, skill: str | None, model: str | None,
-              tags: dict[str, list[str]] | None, tag: str | None) -> np.ndarray:
+def row_mask(rows: Rows, skill: str | None, model: str | None,
+             tags: dict[str, list[str]] | None, tag: str | None) -> np.ndarray:
+    """The rows of an arm and a case that pass the `entries` filters (trigger rows too)."""
     lab, c = rows.labels, rows.cols
     mask = (c["arm"] >= 0) & (c["case_id"] >= 0)
     if skill:
@@ -105,7 +108,12 @@ def _row_mask(rows: Rows, skill: str | None, model: str | None,
     return mask
 
 
-def _runs(rows: Rows, k: np.ndarray, n_k: int) -> dict[str, np.ndarray]:
+def is_trigger(rows: Rows) -> np.ndarray:
+    """Per row: whether it is a trigger eval's (no baseline arm, no lift)."""
+    return np.append(rows.labels["mode"] == TRIGGER_MODE, False)[rows.cols["mode"]]
+
+
+def run_groups(rows: Rows, k: np.ndarray, n_k: int) -> dict[str, np.ndarray]:
     """Per (key, run) group: key, run code, newest time, rows, the planned counts (-1 when
     unknown, as in rows older than them), and per row its group ``of``."""
     n_run = len(rows.labels["run_id"])
@@ -138,7 +146,8 @@ def _status(runs: dict[str, np.ndarray], repo: list[str | None]) -> list[str]:
     return out
 
 
-def _chosen(rows: Rows, runs: dict[str, np.ndarray], fit: np.ndarray, n_k: int) -> np.ndarray:
+def chosen_runs(rows: Rows, runs: dict[str, np.ndarray], fit: np.ndarray,
+                n_k: int) -> np.ndarray:
     """Per key, the run group used: the newest fit run, else the newest (ties: run id)."""
     ties = rank(rows.labels["run_id"])[runs["run"]]
     order = np.lexsort((ties, runs["date"], fit, runs["key"]))
@@ -165,14 +174,14 @@ def entries(frame: pd.DataFrame, *, skill: str | None = None, model: str | None 
     if frame.empty:
         return []
     rows = Rows.from_frame(frame)
-    rows = rows.take(_row_mask(rows, skill, model, tags, tag))
+    rows = rows.take(row_mask(rows, skill, model, tags, tag) & ~is_trigger(rows))
     if not len(rows.cols["arm"]):
         return []
     k, keys = combine_all(rows, KEY)
-    runs = _runs(rows, k, len(keys))
+    runs = run_groups(rows, k, len(keys))
     repo_of = lookup(rows.labels["repo"], keys[runs["key"], 0])
     status = np.array(_status(runs, repo_of), dtype=object)
-    chosen = _chosen(rows, runs, status == "", len(keys))
+    chosen = chosen_runs(rows, runs, status == "", len(keys))
     on_chosen = np.zeros(len(runs["key"]), dtype=bool)
     on_chosen[chosen] = True
     rows = rows.take(on_chosen[runs["of"]])
@@ -317,11 +326,11 @@ def run_entries(frame: pd.DataFrame) -> list[Entry]:
 
 
 def _run_entries(rows: Rows) -> list[Entry]:
-    rows = rows.take((rows.cols["arm"] >= 0) & (rows.cols["case_id"] >= 0))
+    rows = rows.take((rows.cols["arm"] >= 0) & (rows.cols["case_id"] >= 0) & ~is_trigger(rows))
     if not len(rows.cols["arm"]):
         return []
     k, keys = combine_all(rows, KEY)
-    runs = _runs(rows, k, len(keys))
+    runs = run_groups(rows, k, len(keys))
     status = np.array(_status(runs, lookup(rows.labels["repo"], keys[runs["key"], 0])),
                       dtype=object)
     return _build(rows, keys[runs["key"]], stats.table(rows.outcomes(runs["of"]),

@@ -43,7 +43,8 @@ _FIELDS: list[tuple[str, pa.DataType]] = [
     ("input_tokens", pa.int64()), ("output_tokens", pa.int64()), ("cost_usd", pa.float64()),
     ("latency_s", pa.float64()), *((name, pa.string()) for name in _STRING[10:]),
     ("suite_cases", pa.int64()), ("run_cases", pa.int64()), ("planned_runs", pa.int64()),
-    ("skill_loaded", pa.bool_()), ("cached", pa.bool_()), ("created_at", pa.string()),
+    ("skill_loaded", pa.bool_()), ("cached", pa.bool_()), ("expect_skill", pa.bool_()),
+    ("created_at", pa.string()),
 ]
 _PARSE_SCHEMA = pa.schema(_FIELDS)
 SCHEMA = pa.schema([*_FIELDS[:-1], ("created_at", _TIME)])

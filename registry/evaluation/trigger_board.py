@@ -1,0 +1,189 @@
+"""Trigger entries of the leaderboard: recall and false triggers per skill version and model.
+
+A trigger eval (``mode: trigger``) has no baseline and no lift, so its rows never make a
+`leaderboard.Entry`: they make a `TriggerEntry`, keyed like an entry (skill version, model,
+mode, placement, suite hash) and taken from one run chosen the same way (the newest run that
+answered every planned session of the whole suite, else the newest). Its figures are
+`trigger_report`'s, from the one statistics engine over the same rows: recall over the
+should-trigger queries, the false-trigger rate over the others, each a mean over queries with
+its Wilson interval; failed sessions are counted apart. Entries are listed, never ranked:
+``status`` says when one is partial, a subset or not in the registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from registry.evaluation import display, stats
+from registry.evaluation.grouping import Rows, combine_all, lookup, rank
+from registry.evaluation.leaderboard import (
+    KEY,
+    TRIGGER_MODE,
+    chosen_runs,
+    gc_paused,
+    row_mask,
+    run_groups,
+)
+
+COLUMNS = ("skill@version", "model", "recall [95% CI]", "false triggers [95% CI]", "errors",
+           "should+not × runs", "status", "date")
+
+
+class TriggerEntry(NamedTuple):
+    """One skill version's trigger figures on one model, from one run (module docstring).
+
+    ``recall``/``false_triggers`` are None when the run graded no query of that kind;
+    ``should``/``should_not``: the queries graded of each kind; ``errors``: failed sessions;
+    ``cost``: dollars over graded sessions, None when a price is unknown.
+    """
+
+    status: str
+    skill: str
+    repo: str | None
+    name: str
+    version: str | None
+    model: str
+    mode: str
+    suite_hash: str | None
+    suite_cases: int | None
+    recall: float | None
+    recall_lo: float | None
+    recall_hi: float | None
+    should: int
+    false_triggers: float | None
+    false_lo: float | None
+    false_hi: float | None
+    should_not: int
+    samples: int
+    repeats: int
+    errors: int
+    cost: float | None
+    date: str | None
+    run_id: str
+    produced_by: str | None
+    produced_via: str | None
+    method: str = stats.INTERVAL_METHOD
+
+
+def trigger_entries(frame: pd.DataFrame, *, skill: str | None = None,
+                    model: str | None = None, tags: dict[str, list[str]] | None = None,
+                    tag: str | None = None) -> list[TriggerEntry]:
+    """The trigger entries of ``frame``, by skill, version and model; filters as
+    `leaderboard.entries` takes them (a verdict filter has nothing to match here).
+
+    Raises:
+        ValueError: If ``tag`` is given without ``tags``.
+    """
+    if frame.empty or "mode" not in frame:
+        return []
+    mine = (frame["mode"] == TRIGGER_MODE).to_numpy(dtype=bool, na_value=False)
+    if not mine.any():
+        return []
+    part = frame[mine]
+    expect = part["expect_skill"].astype("boolean").to_numpy(dtype=bool, na_value=True) \
+        if "expect_skill" in part else np.ones(len(part), dtype=bool)
+    rows = Rows.from_frame(part)
+    keep = row_mask(rows, skill, model, tags, tag)
+    rows, expect = rows.take(keep), expect[keep]
+    if not len(expect):
+        return []
+    k, keys = combine_all(rows, KEY)
+    runs = run_groups(rows, k, len(keys))
+    status = _status(runs, lookup(rows.labels["repo"], keys[runs["key"], 0]))
+    chosen = chosen_runs(rows, runs, status == "", len(keys))
+    on = np.zeros(len(runs["key"]), dtype=bool)
+    on[chosen] = True
+    picked = on[runs["of"]]
+    rows, expect, k = rows.take(picked), expect[picked], k[picked]
+    table = stats.table(_outcomes(rows, expect, k), 2 * len(keys))
+    return _build(rows, keys, table, {n: v[chosen] for n, v in runs.items() if n != "of"},
+                  status[chosen])
+
+
+def _status(runs: dict[str, np.ndarray], repo: list[str | None]) -> np.ndarray:
+    """Why each run is not a whole one ("" when it is): no repo, a subset, partial."""
+    found = []
+    for i, (rows, cases, suite, planned) in enumerate(zip(
+            runs["rows"].tolist(), runs["run_cases"].tolist(), runs["suite_cases"].tolist(),
+            (runs["run_cases"] * runs["planned_runs"]).tolist(), strict=True)):
+        if repo[i] is None:
+            found.append("not in the registry")
+        elif cases > 0 and suite > cases:
+            found.append(f"subset: {cases} of {suite} queries")
+        elif planned > 0 and rows < planned:
+            found.append(f"partial: {rows} of {planned} sessions")
+        else:
+            found.append("")
+    return np.array(found, dtype=object)
+
+
+def _outcomes(rows: Rows, expect: np.ndarray, k: np.ndarray) -> stats.Outcomes:
+    """Entry ``i``'s should-trigger rows as group ``2i``, its should-nots as ``2i + 1``, each
+    in the skill arm, "passed" meaning the skill was opened (as `trigger_report.rates`)."""
+    c = rows.cols
+    opened = c["graded"] & (c["passed"] == expect)
+    return stats.Outcomes(2 * k + ~expect, rank(rows.labels["case_id"])[c["case_id"]],
+                          np.ones(len(k), dtype=np.int64), c["graded"], opened,
+                          c["transport"], c["input_tokens"], c["output_tokens"], c["cost_usd"])
+
+
+def _rate(t: stats.Table, g: int) -> tuple[float | None, float | None, float | None]:
+    if not t.cases[g, 1]:
+        return None, None, None
+    return float(t.rate[g, 1]), float(t.rate_lo[g, 1]), float(t.rate_hi[g, 1])
+
+
+@gc_paused()
+def _build(rows: Rows, keys: np.ndarray, t: stats.Table, run: dict[str, np.ndarray],
+           status: np.ndarray) -> list[TriggerEntry]:
+    lab = rows.labels
+    labels = {name: lookup(lab[name], keys[:, 0]) for name in ("skill", "repo", "name")}
+    version = lookup(lab["skill_version"], keys[:, 1])
+    model, suite = lookup(lab["model"], keys[:, 2], ""), lookup(lab["suite_hash"], keys[:, 5])
+    dates = np.datetime_as_string(run["date"].view("datetime64[ns]").astype("datetime64[s]"),
+                                  timezone="UTC").tolist()
+    run_id = lookup(lab["run_id"], run["run"], "")
+    by, via = lookup(lab["produced_by"], run["produced_by"]), \
+        lookup(lab["produced_via"], run["produced_via"])
+    found = []
+    for i in range(len(keys)):
+        s, n = 2 * i, 2 * i + 1
+        cost = float(t.cost[s, 1] + t.cost[n, 1])
+        found.append(TriggerEntry(
+            status[i], labels["skill"][i], labels["repo"][i], labels["name"][i], version[i],
+            model[i], TRIGGER_MODE, suite[i],
+            None if run["suite_cases"][i] < 0 else int(run["suite_cases"][i]),
+            *_rate(t, s), int(t.cases[s, 1]), *_rate(t, n), int(t.cases[n, 1]),
+            samples=int(t.samples[s, 1] + t.samples[n, 1]),
+            repeats=int(max(t.repeats[s], t.repeats[n])),
+            errors=int(t.errors[s, 1] + t.errors[n, 1]), cost=None if cost != cost else cost,
+            date=None if dates[i] == "NaT" else dates[i], run_id=run_id[i],
+            produced_by=by[i], produced_via=via[i]))
+    return sorted(found, key=lambda e: (e.skill, e.version or "", e.model, e.suite_hash or ""))
+
+
+def rate_text(rate: float | None, lo: float | None, hi: float | None) -> str:
+    """`60% [23–88%]`, or `-` when no query of the kind was graded."""
+    if rate is None:
+        return "-"
+    return f"{display.pct(rate)} [{(lo or 0) * 100:.0f}–{display.pct(hi)}]"
+
+
+def table_rows(found: Sequence[TriggerEntry]) -> tuple[list[str], list[list[str]]]:
+    """Column headers (`COLUMNS`) and display strings, one row per entry."""
+    return list(COLUMNS), [
+        [f"{e.skill}@{e.version}" if e.version else e.skill, e.model,
+         rate_text(e.recall, e.recall_lo, e.recall_hi),
+         rate_text(e.false_triggers, e.false_lo, e.false_hi), str(e.errors),
+         f"{e.should}+{e.should_not}×{e.repeats}", e.status or "complete",
+         e.date[:10] if e.date else "-"]
+        for e in found]
+
+
+def to_records(found: Sequence[TriggerEntry]) -> list[dict[str, Any]]:
+    """JSON-ready dicts with every field, and ``rank`` null: trigger entries are not ranked."""
+    return [{"rank": None, **e._asdict()} for e in found]
