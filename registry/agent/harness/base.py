@@ -14,13 +14,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from registry.agent.bounds import remove_tree
 from registry.agent.harness.proxy import FORWARDER, ModelProxy, Wire
 from registry.agent.harness.replay import Replay, ResponseStore
 from registry.agent.outcome import AgentOutcome, AgentTask, Budget, TranscriptEntry
@@ -113,7 +113,7 @@ class Harness:
             events = _read_events(home / EVENTS)
         finally:
             _unlink_skill(link)
-            shutil.rmtree(scratch, ignore_errors=True)
+            remove_tree(scratch)  # the CLI's HOME: however deep it made it
         parsed = self.adapter.parse(events)
         outcome = self._outcome(task, parsed)
         outcome.wall_s = time.monotonic() - started
