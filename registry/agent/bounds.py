@@ -14,7 +14,7 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -116,7 +116,7 @@ class TreeWalk:
             return f"it uses more than {_mib(b.allocated_bytes)} of disk"
         return None
 
-    def __iter__(self) -> Iterator[TreeEntry]:
+    def __iter__(self) -> Generator[TreeEntry, None, None]:
         first = os.dup(self.top) if isinstance(self.top, int) else open_folder(self.top)
         stack = [self._open(first, self.prefix, 0)]
         try:
@@ -130,8 +130,6 @@ class TreeWalk:
                     self._note(f"it holds more than {self.bounds.entries:,} files and folders")
                     break
                 entry = TreeEntry(folder.prefix + name, name, folder.fd, info, folder.depth + 1)
-                if self.skip and self.skip(entry.rel):
-                    continue
                 if len(os.fsencode(entry.rel)) > self.bounds.path_bytes:
                     self._note(f"a path is longer than {self.bounds.path_bytes:,} bytes "
                                f"({entry.rel[:60]}…)")
@@ -169,6 +167,8 @@ class TreeWalk:
         try:
             with os.scandir(fd) as listing:
                 for item in listing:
+                    if self.skip and self.skip(prefix + item.name):
+                        continue  # before the count: what is skipped takes no room
                     if len(names) >= room:
                         break
                     with contextlib.suppress(FileNotFoundError):
@@ -191,11 +191,12 @@ def measure(top: int, bounds: WorkspaceBounds = DEFAULT_BOUNDS) -> Iterator[Tree
         WorkspaceOverLimit: the first bound met, by the walk or by the totals.
     """
     walk = TreeWalk(top, bounds)
-    for entry in walk:
-        reason = walk.over()
-        if reason:
-            raise WorkspaceOverLimit(reason)
-        yield entry
+    with contextlib.closing(iter(walk)) as entries:  # its descriptors closed now, not at GC
+        for entry in entries:
+            reason = walk.over()
+            if reason:
+                raise WorkspaceOverLimit(reason)
+            yield entry
     reason = walk.over()
     if reason:
         raise WorkspaceOverLimit(reason)
