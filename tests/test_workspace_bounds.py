@@ -209,7 +209,7 @@ def test_an_over_limit_workspace_fails_its_sample_in_its_arm_and_the_run_goes_on
         listings = [m["content"] for b in server.bodies for m in b["messages"]
                     if m["role"] == "tool" and "not listed" in str(m["content"])]
     growth = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
-    assert growth < 200 * MIB  # the 2 GB the sparse files claim were never read
+    assert growth < 512 * MIB  # the 2 GB per arm the sparse files claim were never read
 
     assert run.manifest.status == "complete" and len(run.rows) == 8
     for row in run.rows:
