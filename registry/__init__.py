@@ -80,6 +80,8 @@ _EXPORTS: dict[str, str] = {
     "leaderboard_table_rows": "registry.evaluation.leaderboard_table:table_rows",
     "Board": "registry.evaluation.board:Board",
     "board_entries": "registry.evaluation.board:to_entries",
+    "TriggerEntry": "registry.evaluation.trigger_board:TriggerEntry",
+    "trigger_rate_text": "registry.evaluation.trigger_board:rate_text",
     "display": "registry.evaluation.display",
     # stores: open one, publish to it, and the path and size rules of anything written
     "SkillStore": "registry.stores:SkillStore",
@@ -132,7 +134,7 @@ __all__ = [
     "ModelSummary",
     "summarize", "per_case_table", "compare_runs",
     "leaderboard", "LeaderboardEntry", "leaderboard_label", "leaderboard_table_rows", "Board",
-    "board_entries", "display",
+    "board_entries", "TriggerEntry", "trigger_rate_text", "display",
     "SkillStore", "SkillInfo", "get_store", "results_dataset", "publish_skill", "PublishResult",
     "check_relpath",
     "check_repo_id", "tag_for", "write_file", "generate_skill", "GenerateReport", "add_tests",
@@ -173,6 +175,8 @@ if TYPE_CHECKING:
         read_rows,
         read_transcripts,
     )
+    from registry.evaluation.trigger_board import TriggerEntry
+    from registry.evaluation.trigger_board import rate_text as trigger_rate_text
     from registry.format.skill import Problem, Skill, load_skill
     from registry.format.suite import Case, Suite, load_suite, suite_path
     from registry.format.untrusted import code_block, code_span, safe_html

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from registry import Board, display, leaderboard
+from registry import Board, TriggerEntry, display, leaderboard, trigger_rate_text
 from registry import LeaderboardEntry as Entry
 from registry import board_entries as to_entries
 from registry import leaderboard_label as label
@@ -121,6 +121,19 @@ def leaderboard_view(board: Board, tags: dict[str, list[str]] | None = None, *,
     points = scatter_points(to_entries(chosen.head(MAX_POINTS)))
     return LeaderboardView(display_table(shown), points, total, len(shown), summary,
                            x_limits(points["token_overhead"].tolist()), shown)
+
+
+TRIGGER_COLUMNS = ("version", "model", "recall [95% CI]", "false triggers [95% CI]", "errors",
+                   "should+not × runs", "status", "date")
+
+
+def trigger_table(found: Sequence[TriggerEntry]) -> pd.DataFrame:
+    """Trigger evals per version and model: recall and false triggers with their intervals."""
+    return pd.DataFrame([
+        (e.version or "-", e.model, trigger_rate_text(e.recall, e.recall_lo, e.recall_hi),
+         trigger_rate_text(e.false_triggers, e.false_lo, e.false_hi), str(e.errors),
+         f"{e.should}+{e.should_not}×{e.repeats}", e.status or "complete", (e.date or "")[:10])
+        for e in found], columns=list(TRIGGER_COLUMNS))
 
 
 def x_limits(overheads: list[float]) -> list[float]:

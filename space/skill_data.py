@@ -23,7 +23,7 @@ from registry import (
     tag_for,
 )
 
-from .leaderboard_view import display_table
+from .leaderboard_view import display_table, trigger_table
 from .state import SpaceState
 
 HISTORY_COLUMNS = ("point", "version", "model", "date", "lift_points", "lift_ci",
@@ -47,6 +47,7 @@ class SkillPage:
     history: pd.DataFrame
     findings: str
     pull_command: str
+    triggers: pd.DataFrame  # trigger evals per version and model; no rows when none
 
 
 def pull_command(repo: str, version: str | None) -> str:
@@ -127,4 +128,5 @@ def skill_page(state: SpaceState, repo: str, version: str | None = None) -> Skil
         files=_files_table(files), version_table=versions,
         results=results_table(board, repo), history=history_frame(board, repo),
         findings=safe_html(findings_markdown(scan_folder(folder))),
-        pull_command=pull_command(repo, shown))
+        pull_command=pull_command(repo, shown),
+        triggers=trigger_table([e for e in board.skill_triggers(repo) if e.repo == repo]))

@@ -22,6 +22,9 @@ from .skill_data import skill_page
 from .state import SpaceState
 
 EMPTY_NOTE = "Pick a skill above, or click one on the leaderboard."
+TRIGGER_NOTE = ("Trigger evals: does the agent open this skill, listed among others? Recall on "
+                "queries that should open it, false triggers on those that should not (Wilson "
+                "95% intervals over queries; not ranked, no lift)")
 BARS = gr.BarPlot(render=False)  # turns the history into what the browser is sent
 
 
@@ -44,16 +47,17 @@ def render(state: SpaceState, repo: str | None, version: str | None = None) -> t
 def _render(state: SpaceState, repo: str, version: str | None) -> tuple:
     if not repo:
         return (gr.Dropdown(choices=[], value=None), EMPTY_NOTE, "", "", None, None, None,
-                None, "", "")
+                None, "", gr.Dataframe(visible=False), "")
     try:
         page = skill_page(state, repo, version)
     except HubskillsError as err:
         warn(err)
         return (gr.Dropdown(choices=[], value=None), error_markdown(err), "", "", None, None,
-                None, None, "", "")
+                None, None, "", gr.Dataframe(visible=False), "")
     return (gr.Dropdown(choices=page.versions, value=page.version), page.header, page.body,
             page.raw, wire_table(page.files), wire_table(page.version_table),
             wire_table(page.results), wire_plot(BARS, page.history), page.findings,
+            gr.Dataframe(wire_table(page.triggers), visible=not page.triggers.empty),
             page.pull_command)
 
 
@@ -91,7 +95,10 @@ def build(state: SpaceState) -> SkillTab:
                          tooltip=["version", "model", "date", "lift_points", "lift_ci",
                                   "baseline", "with_skill", "verdict"],
                          elem_id="skill-history")
-    outputs = [version, header, body, raw, files, versions, results, history, findings, pull]
+    triggers = gr.Dataframe(label=TRIGGER_NOTE, interactive=False, max_height=200, wrap=True,
+                            visible=False, elem_id="skill-triggers", elem_classes="hs-table")
+    outputs = [version, header, body, raw, files, versions, results, history, findings,
+               triggers, pull]
     tab = SkillTab(picker, version, outputs)
     _wire(state, tab)
     return tab

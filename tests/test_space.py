@@ -163,7 +163,7 @@ def test_model_view_and_page_load(client):
 
 def test_skill_page_shows_the_pull_command_files_and_history(client):
     out = client.predict("hubskills/agent-skill-md", api_name="/skill_page")
-    version, header, body, raw, files, versions, results, history, findings, pull = out
+    version, header, body, raw, files, versions, results, history, findings, _, pull = out
     assert pull == "hubskills pull hubskills/agent-skill-md@v1.1.0"
     assert version["value"] == "1.1.0" and "<h2>hubskills/agent-skill-md</h2>" in header
     assert "SKILL.md" in raw or raw.startswith("---")

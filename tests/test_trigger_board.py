@@ -80,3 +80,18 @@ def test_info_shows_the_trigger_figures_and_a_partial_run_says_so(server, tmp_pa
     (record,) = data["triggers"]
     assert (record["recall"], record["false_triggers"]) == (0.5, 0.5)
     assert record["status"] == "subset: 4 of 9 queries"
+
+
+def test_the_spaces_skill_page_shows_recall_and_false_triggers_per_model(server, tmp_path):
+    from space import skill_page
+    from space.state import SpaceState
+
+    push_trigger_run(publish(tmp_path), server, tmp_path)
+    settings = Settings.from_env()
+    state = SpaceState(settings, get_store(settings, None), on_space=False)
+    shown = skill_page.render(state, "local/zorblax-ports")[-2]
+    assert shown.visible is True
+    (row,) = shown.value["data"]
+    assert row[:5] == ["1.0.0", "local/fake-trigger", "60% [23–88%]", "33% [6–79%]", "1"]
+    assert skill_page.render(state, "local/zorblax-ports")[6]["data"] == []  # no A/B entry
+    assert skill_page.render(state, "hubskills/agent-skill-md")[-2].visible is False

@@ -7,12 +7,13 @@ memory is that of a slice, not of every row; the board itself keeps the entries 
 (about 400 bytes each). Every entry key, and every skill label, lies in one slice, so the
 entries are exactly `leaderboard.entries`'s: `select` only filters them and numbers the ranks
 again, and `skill_history` equals `leaderboard.skill_history` (the tests compare them).
+Trigger entries (`trigger_board`, never ranked) are kept apart, as values: they are few.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ import pandas as pd
 
 from registry.evaluation.grouping import codes, combine
 from registry.evaluation.leaderboard import HISTORY, Entry, entries, history_order, run_entries
+from registry.evaluation.trigger_board import TriggerEntry, entry_order, trigger_entries
 
 CHUNK_ROWS = 50_000  # rows grouped at a time: a slice's working arrays stay near 15 MB
 _OPTIONAL_INT = ("rank", "suite_cases")  # NaN in the board means None
@@ -33,27 +35,30 @@ class Board:
 
     ``points`` has the `leaderboard.HISTORY` fields plus ``skill`` and ``name``; ``models``
     every model named in the results (what an exact model filter is checked against);
-    ``runs`` the number of evaluation runs.
+    ``runs`` the number of evaluation runs; ``triggers`` the trigger entries.
     """
 
     entries: pd.DataFrame
     points: pd.DataFrame
     models: tuple[str, ...]
     runs: int
+    triggers: tuple[TriggerEntry, ...] = field(default=())
 
     @classmethod
     def build(cls, frame: pd.DataFrame, chunk_rows: int = CHUNK_ROWS) -> Board:
         """Aggregate ``frame`` (one row per result row, as `leaderboard.entries` takes it)."""
-        found, points = [], []
+        found, points, triggers = [], [], []
         for part in _slices(frame, chunk_rows):
             found.append(_columns(entries(part)))
             points.append(_columns(run_entries(part), (*HISTORY, "skill", "name")))
+            triggers += trigger_entries(part)
         table = _ordered(pd.concat(found, ignore_index=True) if found else _columns([]))
         models = codes(frame, "model")[1] if "model" in frame else np.array([], dtype=object)
         runs = int(frame["run_id"].nunique()) if "run_id" in frame else 0
         return cls(table, pd.concat(points, ignore_index=True) if points else
                    _columns([], (*HISTORY, "skill", "name")),
-                   tuple(sorted(str(m) for m in models)), runs)
+                   tuple(sorted(str(m) for m in models)), runs,
+                   tuple(sorted(triggers, key=entry_order)))
 
     def select(self, *, skill: str | None = None, model: str | None = None,
                tags: dict[str, list[str]] | None = None, tag: str | None = None,
@@ -85,6 +90,10 @@ class Board:
         if verdict:
             chosen = chosen[chosen["verdict"].str.startswith(verdict).to_numpy()]
         return chosen
+
+    def skill_triggers(self, skill: str) -> list[TriggerEntry]:
+        """The trigger entries of ``skill`` (repo or name, exact), by version and model."""
+        return [e for e in self.triggers if skill in (e.skill, e.name)]
 
     def skill_history(self, skill: str) -> list[dict[str, Any]]:
         """`leaderboard.skill_history(frame, skill)`: one point per run of ``skill``."""

@@ -163,7 +163,12 @@ def _build(rows: Rows, keys: np.ndarray, t: stats.Table, run: dict[str, np.ndarr
             errors=int(t.errors[s, 1] + t.errors[n, 1]), cost=None if cost != cost else cost,
             date=None if dates[i] == "NaT" else dates[i], run_id=run_id[i],
             produced_by=by[i], produced_via=via[i]))
-    return sorted(found, key=lambda e: (e.skill, e.version or "", e.model, e.suite_hash or ""))
+    return sorted(found, key=entry_order)
+
+
+def entry_order(entry: TriggerEntry) -> tuple[str, str, str, str]:
+    """How trigger entries are listed: by skill, version, model and suite (never by figure)."""
+    return entry.skill, entry.version or "", entry.model, entry.suite_hash or ""
 
 
 def rate_text(rate: float | None, lo: float | None, hi: float | None) -> str:
