@@ -89,10 +89,6 @@ def eval_triggers(params: dict[str, Any], distractors: Path | None) -> None:
     if given:
         raise HubskillsError(f"{', '.join(given)} cannot be used with --mode trigger",
                              hint=f"hubskills eval {params['skill']} --mode trigger")
-    if params["harness"]:
-        raise HubskillsError("--mode trigger runs hubskills' own agent loop; --harness is not "
-                             "supported in this mode yet",
-                             hint=f"hubskills eval {params['skill']} --mode trigger")
     from registry.providers import default_model_ref
 
     skill = click.get_current_context().with_resource(
@@ -104,6 +100,7 @@ def eval_triggers(params: dict[str, Any], distractors: Path | None) -> None:
         temperature=params["temperature"], max_tokens=params["max_tokens"],
         concurrency=params["concurrency"], max_cost=params["max_cost"],
         use_cache=not params["no_cache"], base_url=params["base_url"], distractors=distractors,
+        harness=params["harness"], sandbox=params["sandbox"],
         query_ids=[c.strip() for c in (params["cases"] or "").split(",") if c.strip()])
     with out.eval_progress() as progress, interrupts() as caught:
         run = run_trigger_eval(skill, config, settings, progress=progress.update,

@@ -9,6 +9,9 @@ run in a workspace of its own holding the listed skills). Triggered = this skill
 was the one read. A session whose model call fails is an error row, counted apart, never "did
 not trigger".
 
+With `harness` set, a real agent CLI runs each session instead (`trigger_harness`), triggered
+being the CLI's own skill-read event.
+
 Rows are `ResultRow`s with `mode: "trigger"`, `arm: "skill"`: `activated` (triggered),
 `expect_skill` (should trigger), `passed` (the decision was right) and `opened_skill` (the
 listed skill that was read, this one or a distractor). Calls go through the response cache, so
@@ -27,6 +30,7 @@ import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from registry.agent import SKILLS_FOLDER, TOOLS, AgentOutcome, Budget, WorkspaceTools
 from registry.agent.loop import skills_prompt
@@ -66,6 +70,8 @@ class TriggerConfig:
     base_url: str | None = None
     retry: RetryPolicy | None = None
     distractors: Path | None = None  # a folder of installed skills; None: the bundled set
+    harness: str | None = None  # an agent CLI runs each session (`trigger_harness`)
+    sandbox: str = "auto"  # where that CLI runs: bwrap only
     query_ids: list[str] = field(default_factory=list)
     via: str = "cli"
 
@@ -196,6 +202,13 @@ class TriggerEvaluator:
         self.cache = ResponseCache(settings.cache_path)
         self.spent, self.unknown_cost = 0.0, False
         self._limits: dict[tuple[str, ...], asyncio.Semaphore] = {}
+        self.runners: dict[str, Any] = {}  # model ref -> the agent CLI's runner (`--harness`)
+        if config.harness:
+            from registry.evaluation.trigger_harness import make_runners
+
+            self.runners, self.skills_folder = make_runners(
+                config.harness, self.models, settings, config.sandbox, cache=self.cache,
+                use_cache=config.use_cache)
 
     def _limit(self, model: Model) -> asyncio.Semaphore:
         key = model.connection_key
@@ -222,12 +235,34 @@ class TriggerEvaluator:
             completion = await model.complete(messages, tools=offered or None, seed=seed,
                                               temperature=self.config.temperature,
                                               max_tokens=max_tokens)
-        if completion.cost_usd is None:
-            self.unknown_cost = True
-        else:
-            self.spent += completion.cost_usd
+        self._spend(completion.cost_usd)
         self.cache.put(key, completion_to_dict(completion))
         return completion, False
+
+    def _spend(self, cost: float | None) -> None:
+        if cost is None:
+            self.unknown_cost = True
+        else:
+            self.spent += cost
+
+    async def _harness_session(self, model: Model, listed: Listing, query: str,
+                               repeat: int) -> Session:
+        """One session by the agent CLI, under the model's limit and `max_cost`."""
+        from registry.evaluation.trigger_harness import harness_session
+
+        async with self._limit(model):
+            if self.config.max_cost is not None and self.spent >= self.config.max_cost:
+                raise BudgetExceeded
+            outcome, opened = await harness_session(self.runners[model.ref], self.skills_folder,
+                                                    listed, query, repeat, MAX_CALLS)
+        if not outcome.cached:
+            self._spend(outcome.cost_usd)
+        stop = "read" if opened else "turns" if outcome.stop_reason in ("turns", "wall_time") \
+            else "answered"
+        return Session(opened=opened, text=outcome.final_text, turns=outcome.turns,
+                       stop_reason=stop, input_tokens=outcome.input_tokens,
+                       output_tokens=outcome.output_tokens, cost_usd=outcome.cost_usd,
+                       latency_s=outcome.wall_s, cached=outcome.cached)
 
     async def sample(self, model: Model, description: str, query: TriggerQuery,
                      repeat: int) -> ResultRow:
@@ -237,14 +272,16 @@ class TriggerEvaluator:
                         skill_repo=m.skill_repo, skill_revision=m.skill_revision,
                         content_hash=m.content_hash, model=model.ref, mode=MODE, arm="skill",
                         case_id=query.id, repeat=repeat, cost_usd=0.0, cached=True,
-                        protocol="tools", expect_skill=query.should_trigger, **m.row_fields())
+                        protocol=f"harness:{self.config.harness}" if self.runners else "tools",
+                        expect_skill=query.should_trigger, **m.row_fields())
         listed = listing(self.name, description, self.distractors, f"{query.id}:{repeat}")
 
         async def complete(messages: list[Message], seed: int) -> tuple[Completion, bool]:
             return await self.complete(model, messages, seed)
 
         try:
-            session = await run_session(complete, listed, query.query, repeat)
+            session = await self._harness_session(model, listed, query.query, repeat) \
+                if self.runners else await run_session(complete, listed, query.query, repeat)
         except ProviderError as exc:  # a context overflow too: the session did not happen
             row.error, row.error_kind = str(exc), "transport"
             return row

@@ -151,7 +151,8 @@ def _new_manifest(skill: Skill, full: TriggerSuite, suite: TriggerSuite,
         versions=tool_versions(), partial=True, produced_via=config.via,  # type: ignore[arg-type]
         samples_planned=len(config.models) * len(suite.queries) * config.runs,
         distractors=[d.name for d in distractors], distractors_hash=distractors_hash(distractors),
-        distractors_from=str(config.distractors) if config.distractors else BUNDLED)
+        distractors_from=str(config.distractors) if config.distractors else BUNDLED,
+        harness=config.harness)
 
 
 def _resumed(manifest: RunManifest, skill: Skill, suite: TriggerSuite,
@@ -169,6 +170,6 @@ def _resumed(manifest: RunManifest, skill: Skill, suite: TriggerSuite,
     source = getattr(manifest, "distractors_from", BUNDLED)
     return replace(config, models=manifest.models, runs=manifest.runs,
                    temperature=manifest.temperature, max_tokens=manifest.max_tokens,
-                   query_ids=manifest.case_ids,
+                   query_ids=manifest.case_ids, harness=manifest.harness,
                    distractors=None if source == BUNDLED else Path(source))
 
