@@ -107,16 +107,21 @@ def as_json_block(data: dict) -> str:
     return "Sure, here it is.\n```json\n" + json.dumps(data, indent=1) + "\n```\nDone."
 
 
+TRIGGERS = [{"query": f"start the zorblax daemon on box {i}", "should_trigger": True}
+            for i in range(10)] + [{"query": f"start the nginx daemon on box {i}",
+                                    "should_trigger": False} for i in range(10)]
 DEFAULTS = {"draft": SKILL_V1, "improve": THIRD_PARTY_V2, "suite": as_json_block(SUITE),
             "more": as_json_block(MORE), "refine": SKILL_V2, "repair-skill": SKILL_V1,
-            "repair-suite": as_json_block(SUITE)}
+            "repair-suite": as_json_block(SUITE),
+            "triggers": "```json\n" + json.dumps(TRIGGERS) + "\n```"}
 
 
 def teacher_step(prompt: str) -> str:
     """Which generation step a teacher prompt asks for."""
     if "could not be used" in prompt:
         return "repair-suite" if "Reply with one fenced" in prompt else "repair-skill"
-    for marker, step in (("Improve this existing skill", "improve"), ("Write an Agent", "draft"),
+    for marker, step in (("trigger queries for the Agent Skill", "triggers"),
+                         ("Improve this existing skill", "improve"), ("Write an Agent", "draft"),
                          ("were rejected", "more"), ("test cases for the skill", "suite"),
                          ("Improve this skill", "refine")):
         if marker in prompt:

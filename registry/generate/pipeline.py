@@ -94,6 +94,7 @@ def _run(session: Session) -> GenerateReport:
         best = improve(session, folder)
     if session.base is not None:
         session.report.diff = skill_diff(session.base.path, best)
+    _triggers(session, best)
     session.report.path = _save(session, best)
     _account(session)
     session.say(f"saved {session.report.path}")
@@ -168,6 +169,22 @@ def _write_cases(session: Session, folder: Path, wanted: int, existing: list) ->
         outcome.warnings.append(f"no case discriminates on {session.students[0]} (it passes "
                                 "them all without the skill): this suite cannot show lift")
     return outcome
+
+
+def _triggers(session: Session, folder: Path) -> None:
+    """Write the trigger suite for the kept skill; a teacher that cannot is a warning only:
+    the skill and its test suite are kept."""
+    from registry.generate.trigger_suite import write_trigger_suite
+
+    try:
+        written, warnings = write_trigger_suite(folder, session.teacher)
+    except GenerationError as err:
+        written, warnings = 0, [f"no trigger suite: {err.message} ({err.hint})"]
+    session.report.trigger_queries = written
+    if written:
+        session.say(f"triggers: {written} queries in evals/triggers.json")
+    for warning in warnings:
+        session.warn(warning)
 
 
 def _save(session: Session, folder: Path) -> Path:

@@ -73,6 +73,7 @@ class GenerateReport:
     cases: int = 0
     dropped: list[tuple[str, str]] = field(default_factory=list)
     suite_verified: bool = False
+    trigger_queries: int = 0  # written to evals/triggers.json (0: kept one, or none written)
     warnings: list[str] = field(default_factory=list)
     diff: str | None = None
     teacher_input_tokens: int = 0
