@@ -147,3 +147,7 @@ def test_the_cli_reports_every_round_and_writes_with_write(server, tmp_path):
     data = json.loads(written.stdout)
     assert data["written"] and data["best"]["round"] == 3 and len(data["candidates"]) == 4
     assert load_skill(skill).description == BEST
+    saved = Path(data["saved"])  # the tune run's report and sessions, kept
+    assert saved.name == data["run_id"] and json.loads((saved / "report.json").read_text())[
+        "best"]["description"] == BEST
+    assert len((saved / "rows.jsonl").read_text().splitlines()) == 4 * 8  # 4 rounds x 8 queries

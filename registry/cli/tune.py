@@ -3,7 +3,6 @@ evidence only."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
 
 import click
@@ -57,17 +56,9 @@ def tune_command(skill: Path, model: str, teacher: str | None, rounds: int, runs
     if write and result.best.round:
         write_description(skill, result.best.description)
     if as_json:
-        out.as_json({**{k: v for k, v in asdict(result).items() if k != "candidates"},
-                     "candidates": [_candidate_json(c) for c in result.candidates],
-                     "significant": result.significant, "written": write and result.best.round > 0})
+        out.as_json({**result.to_dict(), "written": write and result.best.round > 0})
         return
     _render(result, write)
-
-
-def _candidate_json(candidate) -> dict:
-    data = asdict(candidate)
-    data.pop("rows")
-    return data
 
 
 def _render(result, write: bool) -> None:
@@ -89,6 +80,7 @@ def _render(result, write: bool) -> None:
     spent = f"spent ${result.spent_usd:.4f}" + (
         "" if result.estimate_usd is None else f" of an estimated ${result.estimate_usd:.4f}")
     out.result(f"  {spent}" + ("; stopped at --max-cost" if result.status == "stopped" else ""))
+    out.result(f"  Report and sessions of tune run {result.run_id}: {result.saved}")
     if result.best.round == 0:
         out.result("  The original description scored best on the holdout queries: nothing to "
                    "change.")

@@ -20,16 +20,17 @@ import asyncio
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import yaml
 
+from registry._io import atomic_write_text
 from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation import stats
 from registry.evaluation.distractors import distractors_for
-from registry.evaluation.results import ResultRow, RunManifest
+from registry.evaluation.results import ResultRow, RunManifest, new_run_id
 from registry.evaluation.trigger import BudgetExceeded, TriggerConfig, TriggerEvaluator
 from registry.evaluation.trigger_report import Rate, rates
 from registry.evaluation.trigger_run import load_trigger_suite
@@ -87,6 +88,18 @@ class TuneResult:
     status: str  # "complete" or "stopped" (max_cost)
     estimate_usd: float | None
     spent_usd: float
+    run_id: str = ""  # the tune run: its report and rows are kept under `saved`
+    saved: Path | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready: every field but each candidate's rows, and whether the best is better."""
+        data = {f: getattr(self, f) for f in ("status", "estimate_usd", "spent_usd", "run_id")}
+        candidates = [{k: v for k, v in asdict(c).items() if k != "rows"}
+                      for c in self.candidates]
+        return {**data, "candidates": candidates, "best": candidates[
+            self.candidates.index(self.best)], "comparison": self.comparison and asdict(
+            self.comparison), "significant": self.significant,
+            "saved": str(self.saved) if self.saved else None}
 
     @property
     def significant(self) -> bool:
@@ -117,7 +130,7 @@ def tune_description(skill_dir: str | Path, config: TriggerConfig, settings: Set
         raise HubskillsError("tune needs train and holdout queries in evals/triggers.json",
                              hint=f"hubskills suite show {skill_dir}  # shows the split")
     distractors = distractors_for(skill.name, config.distractors)
-    manifest = RunManifest(run_id="tune", skill_name=skill.name, content_hash="",
+    manifest = RunManifest(run_id=new_run_id(), skill_name=skill.name, content_hash="",
                            suite_hash=suite.suite_hash(), models=config.models[:1], mode="trigger")
     ev = TriggerEvaluator(skill.name, config, settings, distractors, manifest)
     listing_tokens = estimate_tokens(" ".join(f"{d.name} {d.description}" for d in distractors))
@@ -128,10 +141,23 @@ def tune_description(skill_dir: str | Path, config: TriggerConfig, settings: Set
                                   else f"${estimate:.4f}"))
     teacher_model = resolve(teacher, ev.settings, retry=config.retry)
     try:
-        return asyncio.run(_rounds(ev, teacher_model, skill.name, skill.description, suite.queries,
-                                   rounds, estimate, say))
+        result = asyncio.run(_rounds(ev, teacher_model, skill.name, skill.description,
+                                     suite.queries, rounds, estimate, say))
     finally:
         ev.cache.close()
+    return _save(result, manifest.run_id, settings)
+
+
+def _save(result: TuneResult, run_id: str, settings: Settings) -> TuneResult:
+    """Keep the report (`report.json`) and every session (`rows.jsonl`) in
+    `HUBSKILLS_HOME/tune/<run id>/`."""
+    folder = settings.home / "tune" / run_id
+    folder.mkdir(parents=True, exist_ok=True)
+    result.run_id, result.saved = run_id, folder
+    rows = "".join(row.model_dump_json() + "\n" for c in result.candidates for row in c.rows)
+    atomic_write_text(folder / "rows.jsonl", rows)
+    atomic_write_text(folder / "report.json", json.dumps(result.to_dict(), indent=2) + "\n")
+    return result
 
 
 async def _rounds(ev: TriggerEvaluator, teacher, name: str, original: str,
@@ -202,7 +228,9 @@ async def _propose(ev: TriggerEvaluator, teacher, name: str, last: Candidate,
     """The teacher's rewrite of `last.description` from its train misses only."""
     train = {q.id: q for q in queries if q.split == "train"}
     missed, wrong = [], []
-    for row in last.rows:
+    # in file order: rows arrive as sessions finish, and the prompt is the teacher's cache key
+    order = {q.id: i for i, q in enumerate(queries)}
+    for row in sorted(last.rows, key=lambda r: (order.get(r.case_id, 0), r.repeat)):
         query = train.get(row.case_id)
         if query is None or row.is_error or row.passed or row.repeat:
             continue
