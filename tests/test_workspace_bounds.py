@@ -219,9 +219,24 @@ def test_an_over_limit_workspace_fails_its_sample_in_its_arm_and_the_run_goes_on
         assert (row.error_kind, row.passed, row.score) == ("arm", False, 0.0)
         assert row.error.startswith("the agent's workspace is over hubskills' bounds: ")
         assert REASONS[row.case_id] in row.error
-    assert any("folders are nested more than 64 deep" in text for text in listings)
-    assert any("more than 20,000 files and folders" in text for text in listings)
+    assert listings == []  # each hostile sample ended at the command that broke a bound
     assert list(scratch.iterdir()) == []  # every workspace removed, the deep ones too
+
+
+def test_a_command_that_breaks_a_bound_ends_the_sample_then(tmp_path):
+    bwrap_sandbox()
+    ws = seed_workspace(tmp_path / "ws", {"a.txt": "a"})
+    tools = WorkspaceTools(ws.path, bwrap_sandbox(), Budget(), AgentOutcome(),
+                           bounds=WorkspaceBounds(entries=50))
+    many = ToolCall("c1", "run", {"command": "for i in $(seq 60); do : > f$i; done"})
+
+    async def sample() -> None:
+        async with tools:
+            assert (await tools.call(ToolCall("c0", "run", {"command": "true"})))[1] is False
+            await tools.call(many)
+
+    with pytest.raises(WorkspaceOverLimit, match="more than 50 files and folders"):
+        asyncio.run(sample())
 
 
 def test_the_file_tools_read_no_sparse_file_and_write_no_path_past_the_bounds(tmp_path):

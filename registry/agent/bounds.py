@@ -202,6 +202,21 @@ def measure(top: int, bounds: WorkspaceBounds = DEFAULT_BOUNDS) -> Iterator[Tree
         raise WorkspaceOverLimit(reason)
 
 
+def check_bounds(root: Path | str, bounds: WorkspaceBounds = DEFAULT_BOUNDS) -> None:
+    """Walk the workspace at `root` and raise if it is past `bounds` (after an agent's command:
+    a workspace that grows past them ends its sample then, not when the sample is over).
+
+    Raises:
+        WorkspaceOverLimit: the first bound met.
+    """
+    fd = open_folder(root)
+    try:
+        for _ in measure(fd, bounds):
+            pass
+    finally:
+        os.close(fd)
+
+
 def open_folder(path: Path | str) -> int:
     """A descriptor of the folder `path` (not through a link at its last component)."""
     return os.open(path, DIR_FLAGS)

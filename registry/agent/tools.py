@@ -29,7 +29,13 @@ import stat
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from registry.agent.bounds import DEFAULT_BOUNDS, TreeEntry, TreeWalk, WorkspaceBounds
+from registry.agent.bounds import (
+    DEFAULT_BOUNDS,
+    TreeEntry,
+    TreeWalk,
+    WorkspaceBounds,
+    check_bounds,
+)
 from registry.agent.outcome import AgentOutcome, Budget
 from registry.format.inputs import is_relative
 from registry.providers.base import ToolCall, ToolSpec
@@ -262,6 +268,8 @@ class WorkspaceTools:
             result = await session.run(["/bin/sh", "-c", command], timeout=timeout)
         except SessionEnded as exc:
             raise ToolFailed(str(exc)) from exc
+        if self._in_sample:  # what the command wrote: past the bounds, the sample ends here
+            await asyncio.to_thread(check_bounds, self.root, self.bounds)
         output = (result.stdout + result.stderr).rstrip()
         status = (f"timed out after {timeout:g} s" if result.timed_out
                   else f"exit code {result.exit_code}")

@@ -151,7 +151,7 @@ async def agent_sample(ev: Any, model: Model, arm: str, case: Case, repeat: int,
         runner: AgentRunner = ev.agent_runner(model, case, arm)
         try:
             outcome = await runner.run(task)
-        except ContextOverflow as exc:
+        except (ContextOverflow, WorkspaceOverLimit) as exc:  # the arm's failure: graded
             row.error, row.error_kind, row.passed, row.score = str(exc), "arm", False, 0.0
             return row
         except ProviderError as exc:
