@@ -83,8 +83,8 @@ def test_eval_summary_and_runs_keep_model_refs_and_run_ids_whole(tmp_path, width
         done = hubskills("eval", skill, "-m", model, "--base-url", server.url, cwd=tmp_path,
                          COLUMNS=width)
     assert done.returncode == 0, done.stderr
-    assert re.search(rf"^{re.escape(model)}\s", done.stdout, re.M), done.stdout
-    run_id = re.search(r"run (\S+) \(", done.stdout)[1]
+    assert re.search(rf"^(model: )?{re.escape(model)}\s", done.stdout, re.M), done.stdout
+    run_id = re.search(r"run\s+(\d{8}-\d{6}-\w+)", done.stdout)[1]
     listed, _ = narrow("runs", cwd=tmp_path, COLUMNS=width)
     assert re.search(rf"^{re.escape(run_id)}\s", listed, re.M), listed
     assert re.search(rf"\s{re.escape(model)}", listed), listed

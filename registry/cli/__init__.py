@@ -8,6 +8,7 @@ every entry resolves and that its stored help matches the command's own.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import sys
@@ -113,6 +114,17 @@ class LazyGroup(click.Group):
             module, _, attr = self.lazy[cmd_name][0].partition(":")
             self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
         return super().get_command(ctx, cmd_name)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        """The command named first in `args`; an unknown name gets "did you mean" (`evl`)."""
+        name = click.utils.make_str(args[0])
+        if self.get_command(ctx, name) is None and not name.startswith("-"):
+            close = difflib.get_close_matches(name, [n for n in self.list_commands(ctx)
+                                                     if n not in HIDDEN], n=3, cutoff=0.6)
+            ctx.fail(f"No such command '{name}'."
+                     + (f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else "")
+)
+        return super().resolve_command(ctx, args)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The commands grouped by task (`TASKS`), from the stored short help, so `--help`

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -34,9 +35,15 @@ ID_COLUMNS = frozenset({"skill", "skill@version", "model", "run", "id", "case", 
                         "student", "version", "sha", "alias", "repo"})
 #: Columns that list identifiers: they wrap between ids, never inside one.
 ID_LIST_COLUMNS = frozenset({"models", "where"})
-#: Columns of free text: with the id lists, the only ones that wrap (at spaces) to fit.
+#: Columns of free text: with the id lists, the only ones that narrow to fit, cut short with
+#: an ellipsis (one line per row, never a tall cell); id lists wrap between ids instead.
 TEXT_COLUMNS = frozenset({"description", "why", "why it failed", "message", "finding",
-                          "detail", "prompt", "checks", "assertions", "price", *ID_LIST_COLUMNS})
+                          "detail", "prompt", "checks", "assertions", "price", "query",
+                          *ID_LIST_COLUMNS})
+#: Columns a table never drops to fit, whatever its `drop` list says: a row's answer.
+KEPT_COLUMNS = frozenset({"verdict", "p", "p (exact)", "latest", "status", "lift [95% CI]",
+                          "lift pts [95% CI]", "pass", "severity", "change",
+                          "check", "stage"})
 
 
 def table(
@@ -49,31 +56,42 @@ def table(
     No cell but free text (`TEXT_COLUMNS`) is broken across lines. While the table is wider
     than the terminal, a column with one value in every row is said once above it
     (`model: embedded/smollm2-135m`), then the `drop` columns, secondary figures, are left out
-    in that order; stderr names them (`--json` keeps every column).
+    in that order, then any other column but ids and `KEPT_COLUMNS`, from the right; stderr
+    names them (`--json` keeps every column).
     """
     cells = [["" if cell is None else scrub(str(cell)) for cell in row] for row in rows]
     shown, hidden, said = list(columns), [], []
+
+    def fits() -> bool:
+        return _min_width(_built_table(columns, shown, cells)) <= out.width
+
     same = sorted((i for i in range(len(columns)) if len(cells) > 1
                    and len({row[i] for row in cells}) == 1),
                   key=lambda i: -cell_len(cells[0][i]))  # the widest is said first
     for i in same:
-        if _min_width(_built_table(columns, shown, cells, None)) <= out.width:
+        if fits():
             break
         shown.remove(columns[i])
         said.append(f"{columns[i]}: {cells[0][i]}")
-    if said:  # under the title, above the table
-        if title:
-            out.print(title, style="italic")
-            title = None
-        _print_joined(said)
-    for name in drop:
-        built = _built_table(columns, shown, cells, title)
-        if _min_width(built) <= out.width:
+    spare = [name for name in reversed(columns) if name not in drop
+             and name not in ID_COLUMNS | TEXT_COLUMNS | KEPT_COLUMNS]
+    for name in [*(n for n in drop if n not in KEPT_COLUMNS), *spare]:
+        if fits():
             break
-        if name in shown:
+        if name in shown and len(shown) > 1:
             shown.remove(name)
             hidden.append(name)
-    out.print(_built_table(columns, shown, cells, title, fit=True))
+    for name in sorted(shown, key=lambda n: -cell_len(cells[0][columns.index(n)])
+                       ) if len(cells) == 1 else ():  # one row: say its widest cells once
+        if fits() or len(shown) == 1:
+            break
+        shown.remove(name)
+        said.append(f"{name}: {cells[0][columns.index(name)]}")
+    if title:
+        _prose(title, style="italic")
+    if said:  # under the title, above the table
+        _print_joined(said)
+    out.print(_built_table(columns, shown, cells, fit=True))
     if hidden:
         info(f"(left out at {out.width} columns: {', '.join(hidden)}; a wider terminal or "
              "--json shows them)")
@@ -97,17 +115,17 @@ def _min_width(built: Table) -> int:
     return Measurement.get(out, out.options.update_width(1 << 16), built).minimum
 
 
-def _built_table(columns: Sequence[str], shown: list[str], cells: list[list[str]],
-                 title: str | None, *, fit: bool = False) -> Table:
+def _built_table(columns: Sequence[str], shown: list[str], cells: list[list[str]], *,
+                 fit: bool = False) -> Table:
     """The table of the `shown` columns; with `fit`, free text gets widths that fit the
     terminal (rich's own shrinking can squeeze a column below its minimum, then overflow)."""
     spans = {name: _span(name, [row[columns.index(name)] for row in cells]) for name in shown}
     widths = _text_widths(spans) if fit else {}
-    t = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD, show_edge=False,
+    t = Table(header_style="bold", box=box.SIMPLE_HEAD, show_edge=False,
               pad_edge=False, collapse_padding=True)
-    for name in shown:
-        text = name in TEXT_COLUMNS
-        t.add_column(name, no_wrap=not text, overflow="fold" if text else "ellipsis",
+    for name in shown:  # measured, text may wrap (to its minimum); drawn, it is cut short
+        wraps = name in ID_LIST_COLUMNS or (name in TEXT_COLUMNS and not fit)
+        t.add_column(name, no_wrap=not wraps, overflow="fold" if wraps else "ellipsis",
                      min_width=spans[name][0], width=widths.get(name))
     keep = [columns.index(name) for name in shown]
     for row in cells:
@@ -136,14 +154,29 @@ def _text_widths(spans: dict[str, tuple[int, int]]) -> dict[str, int]:
     room = out.width - gaps - sum(low for low, _ in spans.values())
     text = {name: span for name, span in spans.items() if name in TEXT_COLUMNS}
     want = sum(high - low for low, high in text.values())
-    if room <= 0 or want <= 0:  # no room even at the minimum: rich does what it can
+    if want <= 0:
         return {}
+    room = max(room, 0)  # none left: each at its minimum, drawn on one line and cut short
     return {name: low + (high - low) * room // want for name, (low, high) in text.items()}
 
 
 def result(message: str) -> None:
     """Print a line of normal output on stdout."""
-    out.print(scrub(message))
+    _prose(scrub(message))
+
+
+def _prose(message: str, style: str | None = None) -> None:
+    """Print text; piped, it is wrapped at spaces to the width (a terminal wraps it itself),
+    a word longer than the width kept whole."""
+    plain = Text.from_markup(message).plain
+    if out.is_terminal or max(map(cell_len, plain.splitlines() or [""])) <= out.width:
+        out.print(message, style=style)
+        return
+    for line in plain.splitlines():
+        indent = line[:len(line) - len(line.lstrip())]
+        for part in textwrap.wrap(line, out.width, subsequent_indent=indent,
+                                  break_long_words=False, break_on_hyphens=False) or [""]:
+            out.print(part, markup=False, style=style)
 
 
 def as_json(data: Any) -> None:

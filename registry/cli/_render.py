@@ -40,7 +40,7 @@ def render_summaries(manifest: RunManifest, summaries: list[ModelSummary]) -> No
         ))
     out.table(["model", "baseline", "with skill", "lift pts [95% CI]", "p (exact)", "verdict",
                "input tok/call (skill +)", "cost (skill arm)"], rows,
-              drop=("input tok/call (skill +)", "cost (skill arm)", "p (exact)", "verdict"))
+              drop=("input tok/call (skill +)", "cost (skill arm)", "baseline", "with skill"))
     for s in summaries:
         _notes(s)
     if manifest.is_partial or manifest.subset:

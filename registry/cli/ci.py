@@ -17,7 +17,7 @@ from registry.config import Settings
 @click.option("--base", default=None, metavar="REF",
               help="Git ref to compare with (default: origin/main, else HEAD~1).")
 @click.option("--min-lift", type=click.FloatRange(-100, 100), default=None, metavar="POINTS",
-              help="Fail when a lift's lower bound is below this many points (e.g. 0).")
+              help="Fail unless a lift's lower bound exceeds this many points (e.g. 0).")
 @click.option("--model", "-m", "models", multiple=True,
               help="Student model reference (repeatable). Default: embedded/smollm2-135m.")
 @click.option("--runs", type=click.IntRange(min=1), default=3, show_default=True,
@@ -43,7 +43,7 @@ def ci_command(paths: tuple[Path, ...], base: str | None, min_lift: float | None
 
     Each changed skill (a folder with SKILL.md under PATHS, default the whole checkout) is
     evaluated against its baseline and against its newest published version, on the same
-    suite. It fails when its verdict is "hurts", its lift's lower bound is below --min-lift,
+    suite. It fails when its verdict is "hurts", its lift's lower bound is not above --min-lift,
     or it is significantly worse than the published version. Unchanged skills make no model
     call. The Markdown summary goes to $GITHUB_STEP_SUMMARY when set (and --summary).
 

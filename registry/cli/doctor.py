@@ -29,18 +29,23 @@ def _embedded() -> dict[str, Any]:
     return {"available": works, "why": why}
 
 
+_COUNTED = 1000  # skills counted at most (a Hub registry holding more says "1000+")
+
+
 def _registry(settings: Settings) -> dict[str, Any]:
     from registry.stores import get_store
 
     kind = settings.registry
     try:
-        found = get_store(settings).search("", limit=1)
+        found = get_store(settings).search("", limit=_COUNTED)
     except HubskillsError as err:
         return {"kind": kind, "reachable": False, "why": err.message}
     except Exception as err:  # noqa: BLE001 - any failure means "not reachable", said plainly
         return {"kind": kind, "reachable": False, "why": f"{type(err).__name__}: {err}"[:200]}
     where = settings.store_dir if kind == "local" else settings.hf_endpoint
-    return {"kind": kind, "reachable": True, "why": f"{where} answers ({len(found)} listed)"}
+    count = f"{len(found)}{'+' if len(found) == _COUNTED else ''}"
+    return {"kind": kind, "reachable": True, "skills": len(found),
+            "why": f"{where} answers ({count} skill{'' if len(found) == 1 else 's'})"}
 
 
 def _harnesses() -> dict[str, Any]:

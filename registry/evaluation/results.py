@@ -126,7 +126,10 @@ class RunManifest(BaseModel):
         """`complete`, or what keeps the run off the ranked leaderboard (partial, subset)."""
         done = f"{self.samples_done} of {self.samples_planned} samples" \
             if self.samples_planned else self.status
-        marks = [f"partial: {done}" if self.is_partial else "", f"subset: {len(self.case_ids)} of "
+        why = f", {self.status}" if self.samples_planned and self.status in (
+            "interrupted", "stopped") else ""
+        marks = [f"partial: {done}{why}" if self.is_partial else "",
+                 f"subset: {len(self.case_ids)} of "
                  f"{self.suite_cases} cases" if self.subset else ""]
         return "; ".join(m for m in marks if m) or self.status
 

@@ -100,8 +100,8 @@ def failures(lift: LiftStats, versus: LiftStats | None, published: PublishedVers
     if lift.verdict == "hurts":
         why.append(f"hurts: lift {shown} against the baseline (exact test p = "
                    f"{p_value(lift.p_value)})")
-    if min_lift is not None and lift.lo < min_lift:
-        why.append(f"the lift's lower bound {points(lift.lo)} is below --min-lift "
+    if min_lift is not None and not lift.lo > min_lift:  # the bound must exceed it
+        why.append(f"the lift's lower bound {points(lift.lo)} is not above --min-lift "
                    f"{points(min_lift)} (lift {shown})")
     if versus is not None and published is not None and versus.verdict == "hurts":
         why.append(f"significantly worse than the published {published.label}: "
