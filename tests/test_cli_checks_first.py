@@ -178,7 +178,7 @@ def test_an_untouched_scaffold_validates_with_placeholder_warnings(tmp_path):
     done = hubskills("validate", folder)
     assert done.returncode == 0, done.stdout
     lines = done.stdout.splitlines()
-    assert lines[0] == f"{folder}: valid (0 errors, 3 warnings)"
+    assert lines[0] == f"{folder}: valid (0 errors, 4 warnings)"
     assert any(f"{folder}/SKILL.md:3: warning placeholder-description" in x for x in lines)
     assert any(f"{folder}/SKILL.md:13: warning placeholder-body" in x for x in lines)
     assert any(f"{folder}/evals/evals.json:4: warning placeholder-check: case 1 ('example'): "
@@ -191,7 +191,8 @@ def test_an_untouched_scaffold_validates_with_placeholder_warnings(tmp_path):
     suite = folder / "evals" / "evals.json"
     suite.write_text(suite.read_text().replace("replace me", "pandas"))
     edited = hubskills("validate", folder)
-    assert edited.stdout.splitlines() == [f"{folder}: valid (0 errors, 0 warnings)"]
+    assert edited.stdout.splitlines()[0] == f"{folder}: valid (0 errors, 1 warnings)"
+    assert "warning small-suite: 1 case, under 10" in edited.stdout
 
 
 # --- modes a model cannot do -----------------------------------------------------------------

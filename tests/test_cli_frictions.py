@@ -60,3 +60,34 @@ def test_an_interrupted_run_says_so_where_it_is_listed():
     assert manifest.label == "partial: 12 of 72 samples, interrupted"
     manifest.status = "running"  # killed: nothing said it stopped
     assert manifest.label == "partial: 12 of 72 samples"
+
+
+def write_suite(folder, cases: list[dict]) -> None:
+    (folder / "evals").mkdir(exist_ok=True)
+    (folder / "evals" / "evals.json").write_text(json.dumps({"cases": cases}))
+
+
+def warnings_of(folder) -> dict[str, str]:
+    result = invoke("validate", "--json", str(folder))
+    assert result.exit_code == 0, result.output  # warnings never fail validate
+    return {f["code"]: f["message"] for f in json.loads(result.stdout)[str(folder)]}
+
+
+def test_validate_warns_on_a_missing_a_small_and_a_placeholder_suite(tmp_path):
+    folder = tmp_path / "csv-clean"
+    assert invoke("new", "csv-clean", "--dir", str(tmp_path)).exit_code == 0
+    (folder / "evals" / "evals.json").unlink()
+    assert "suite generate" in warnings_of(folder)["no-suite"]
+
+    case = {"prompt": "Which port?", "checks": [{"type": "contains", "value": ["4417"]}]}
+    write_suite(folder, [{"id": f"c{i}", **case} for i in range(9)])
+    assert warnings_of(folder)["small-suite"].startswith("9 cases, under 10")
+    write_suite(folder, [{"id": f"c{i}", **case} for i in range(10)])
+    assert not {"small-suite", "no-suite", "placeholder-suite"} & set(warnings_of(folder))
+
+    from registry.format.skill import load_skill
+    from registry.generate.suite import placeholder_suite
+
+    placeholder = placeholder_suite(load_skill(folder), "clean a CSV file").cases
+    write_suite(folder, [c.model_dump(mode="json", exclude_unset=True) for c in placeholder])
+    assert "placeholder-task" in warnings_of(folder)["placeholder-suite"]

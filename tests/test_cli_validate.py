@@ -81,7 +81,7 @@ def test_validate_reports_errors_with_path_and_line(tmp_path: Path) -> None:
     folder = write_skill(tmp_path, frontmatter="name: demo\ndescription: Use when: x\n")
     result = run("validate", folder)
     assert result.exit_code == 1
-    assert f"{folder}: invalid (1 errors, 0 warnings)" in result.output
+    assert f"{folder}: invalid (1 errors, 1 warnings)" in result.output  # and no suite
     assert f"{folder}/SKILL.md:3: error invalid-yaml: invalid YAML" in result.output
 
 
@@ -90,7 +90,7 @@ def test_validate_exits_0_on_warnings_only(tmp_path: Path) -> None:
         f'name: demo\ndescription: "{DESCRIPTION}"\nargument-hint: "[file]"\n'), body="")
     result = run("validate", folder)
     assert result.exit_code == 0
-    assert f"{folder}: valid (0 errors, 2 warnings)" in result.output
+    assert f"{folder}: valid (0 errors, 3 warnings)" in result.output
     assert f"{folder}/SKILL.md:4: warning agent-specific-key" in result.output
     assert f"{folder}/SKILL.md:6: warning body-empty" in result.output
 
@@ -100,7 +100,7 @@ def test_validate_several_paths_and_a_skill_md_path(tmp_path: Path) -> None:
     bad = write_skill(tmp_path, "bad", frontmatter="name: other\ndescription: d\n")
     result = run("validate", good / SKILL_FILE, bad, tmp_path / "missing")
     assert result.exit_code == 1
-    assert f"{good}/SKILL.md: valid (0 errors, 0 warnings)" in result.output
+    assert f"{good}/SKILL.md: valid (0 errors, 1 warnings)" in result.output  # no suite
     assert f"{bad}/SKILL.md:2: error name-mismatch" in result.output
     assert f"{tmp_path / 'missing'}/SKILL.md: error missing-skill-md" in result.output
     assert "SKILL.md/SKILL.md" not in result.output
@@ -112,8 +112,8 @@ def test_validate_json(tmp_path: Path) -> None:
     result = run("validate", "--json", good, bad)
     assert result.exit_code == 1
     report = json.loads(result.output)
-    assert report[str(good)] == []
-    [finding] = report[str(bad)]
+    assert [f["code"] for f in report[str(good)]] == ["no-suite"]  # a warning only
+    [finding] = [f for f in report[str(bad)] if f["severity"] == "error"]
     assert finding == {"code": "unknown-key", "severity": "error", "file": "SKILL.md", "line": 4,
                        "message": finding["message"]}
     assert "unknown frontmatter key 'extra'" in finding["message"]

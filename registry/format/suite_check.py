@@ -24,6 +24,7 @@ _CASE_NUMBER = re.compile(r"^case (\d+)\b")
 _JSON_LINE = re.compile(r"^:(\d+): ")
 _CASES_ARRAY = re.compile(r'"(?:cases|evals|tests)"\s*:\s*\[')
 AGENT_SUITE_PATH = "evals/agent.json"  # agent mode's cases (workspace checks), next to evals.json
+MIN_CASES = 10  # fewer cases never rank (see the leaderboard) and rarely reach significance
 
 
 def check_suite(path: str | os.PathLike[str]) -> list[Problem]:
@@ -32,17 +33,37 @@ def check_suite(path: str | os.PathLike[str]) -> list[Problem]:
     if folder.name == "SKILL.md":
         folder = folder.parent
     problems = _placeholder_skill(folder)
-    for file, shown in ((suite_path(folder), SUITE_PATH),
-                        (folder / AGENT_SUITE_PATH, AGENT_SUITE_PATH)):
-        if not file.is_file():
-            continue
+    files = [(file, shown) for file, shown in ((suite_path(folder), SUITE_PATH),
+                                                (folder / AGENT_SUITE_PATH, AGENT_SUITE_PATH))
+             if file.is_file()]
+    if not files and (folder / "SKILL.md").is_file():
+        problems.append(Problem(
+            "no-suite", "warning", f"no test suite ({SUITE_PATH}): `hubskills eval` has nothing "
+            f"to measure; write one with  hubskills suite generate {folder}", SUITE_PATH))
+    for file, shown in files:
         try:
             suite = load_suite(file, skill_dir=folder)
         except InvalidSuite as exc:
             problems.append(_suite_error(exc, file, shown))
             continue
-        problems += _placeholder_checks(suite, file, shown)
+        problems += _placeholder_checks(suite, file, shown) + (
+            _thin_suite(suite, shown) if shown == SUITE_PATH else [])  # agent tasks cost more
     return problems
+
+
+def _thin_suite(suite: Suite, shown: str) -> list[Problem]:
+    """A placeholder suite (`generate`'s, when its teacher wrote none) or one too small for
+    any lift to be significant."""
+    marked = [case.id for case in suite.cases if case.metadata.get("placeholder")]
+    if marked:
+        return [Problem("placeholder-suite", "warning", f"the suite is a placeholder (case "
+                        f"{', '.join(marked)}): it measures nothing; write real cases", shown)]
+    if len(suite.cases) < MIN_CASES:
+        return [Problem("small-suite", "warning", f"{len(suite.cases)} case"
+                        f"{'' if len(suite.cases) == 1 else 's'}, under {MIN_CASES}: too few "
+                        "for any lift to be significant (the leaderboard does not rank it)",
+                        shown)]
+    return []
 
 
 def _suite_error(exc: InvalidSuite, file: Path, shown: str = SUITE_PATH) -> Problem:
