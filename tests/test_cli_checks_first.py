@@ -142,7 +142,8 @@ def _break(suite: Path, how: str) -> None:
 @pytest.mark.parametrize(("how", "line", "where"), [
     ("trailing comma", None, ""),  # where this Python's decoder puts it (3.13: the comma)
     ("unknown check type", 4, "case 1 ('q0'): field checks[0].type"),
-    ("regex without pattern", 4, "case 1 ('q0'): field checks[0].pattern: Field required"),
+    ("regex without pattern", 4,
+     "case 1 ('q0'): field checks[0].pattern: missing (it is required)"),
 ])
 def test_validate_reports_the_suite_error_eval_would_raise(server, tmp_path, how, line, where):
     skill = make_skill(tmp_path, 2)

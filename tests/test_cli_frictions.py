@@ -91,3 +91,22 @@ def test_validate_warns_on_a_missing_a_small_and_a_placeholder_suite(tmp_path):
     placeholder = placeholder_suite(load_skill(folder), "clean a CSV file").cases
     write_suite(folder, [c.model_dump(mode="json", exclude_unset=True) for c in placeholder])
     assert "placeholder-task" in warnings_of(folder)["placeholder-suite"]
+
+
+def test_a_suite_error_names_the_case_the_field_and_the_allowed_values(tmp_path):
+    folder = tmp_path / "csv-clean"
+    assert invoke("new", "csv-clean", "--dir", str(tmp_path)).exit_code == 0
+    write_suite(folder, [
+        {"id": "typo", "prompt": "p", "checks": [{"type": "contain", "value": ["a"]}]},
+        {"id": "no-value", "prompt": "p", "checks": [{"type": "contains"}]},
+        {"id": "flag", "prompt": "p",
+         "checks": [{"type": "contains", "value": ["a"], "case_sensitive": "maybe"}]},
+    ])
+    result = invoke("validate", str(folder))
+    text = " ".join(result.output.split())  # as one line, whatever the wrapping
+    assert result.exit_code == 1
+    assert ("case 1 ('typo'): field checks[0].type: 'contain' is not a check type (did you "
+            "mean 'contains'?); allowed: contains, icontains, contains_any") in text
+    assert "case 2 ('no-value'): field checks[0].value: missing (it is required)" in text
+    assert "case 3 ('flag'): field checks[0].case_sensitive: must be true or false" in text
+    assert "Input tag" not in text and "more)" not in text

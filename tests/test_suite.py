@@ -159,16 +159,17 @@ INVALID_CHECKS = [
     ({"type": "contains_any", "value": ["a", ""]}, "checks[0].value", "non-empty"),
     ({"type": "contains", "value": "x", "weight": -1}, "checks[0].weight", "greater than 0"),
     ({"type": "contains", "value": "x", "weight": 0}, "checks[0].weight", "greater than 0"),
-    ({"type": "contains", "vaule": "x"}, "checks[0].vaule", "Extra inputs"),
-    ({"type": "equals", "value": "x", "strp": True}, "checks[0].strp", "Extra inputs"),
+    ({"type": "contains", "vaule": "x"}, "checks[0].vaule", "not a field"),
+    ({"type": "equals", "value": "x", "strp": True}, "checks[0].strp", "not a field"),
     ({"type": "judge", "rubric": ""}, "checks[0].rubric", "at least 1"),
     ({"type": "exec", "command": "x", "timeout": 0}, "checks[0].timeout", "greater than 0"),
     ({"type": "python", "code": "def check(o, f): pass", "timeout": 301}, "checks[0].timeout",
      "less than or equal"),
     ({"type": "icontains", "value": "x", "case_sensitive": True}, "checks[0]",
      "icontains is case-insensitive"),
-    ({"type": "contain", "value": "x"}, "checks[0].type", "does not match"),
-    ({"value": "x"}, "checks[0].type", "discriminator"),
+    ({"type": "contain", "value": "x"}, "checks[0].type",
+     "'contain' is not a check type (did you mean 'contains'?); allowed: contains,"),
+    ({"value": "x"}, "checks[0].type", "every check needs a 'type', one of: contains"),
 ]
 
 
@@ -198,7 +199,7 @@ def test_file_error_names_file_case_index_id_and_field() -> None:
     assert "case 2 ('broken'): field checks[1].pattern: invalid regular expression" in message
     assert "suite show" in (info.value.hint or "")
     typo = pytest.raises(InvalidSuite, load_suite, DATA / "malformed" / "native_typo.json")
-    assert "case 1 ('typo'): field checks[0].vaule: Extra inputs" in typo.value.message
+    assert "case 1 ('typo'): field checks[0].vaule: not a field" in typo.value.message
 
 
 def test_duplicate_ids_and_ungraded_cases_are_refused() -> None:
@@ -216,9 +217,10 @@ def test_duplicate_ids_and_ungraded_cases_are_refused() -> None:
         ({"id": "bad id", "prompt": "p", "assertions": ["a"]}, "case 1 ('bad id'): field id"),
         ({"id": "x" * 129, "prompt": "p", "assertions": ["a"]}, "field id: ids are 1-128"),
         ({"id": "ok", "prompt": "", "assertions": ["a"]}, "case 1 ('ok'): field prompt"),
-        ({"id": "ok", "assertions": ["a"]}, "case 1 ('ok'): field prompt: Field required"),
+        ({"id": "ok", "assertions": ["a"]},
+         "case 1 ('ok'): field prompt: missing (it is required)"),
         ({"id": "ok", "prompt": "p", "assertions": ["a"], "checkz": []},
-         "case 1 ('ok'): field checkz: Extra inputs"),
+         "case 1 ('ok'): field checkz: not a field of this object"),
         ({"id": "ok", "prompt": "p", "assertions": "a"}, "case 1 ('ok'): field assertions"),
         ({"id": "ok", "prompt": "p", "assertions": ["a"], "files": {"a": 1}},
          "case 1 ('ok'): field files.a"),
@@ -243,10 +245,10 @@ def test_safe_nested_file_names_are_kept() -> None:
 
 
 def test_many_errors_are_summarised() -> None:
-    cases = [{"id": f"c{i}", "prompt": "", "assertions": ["a"]} for i in range(5)]
+    cases = [{"id": f"c{i}", "prompt": "", "assertions": ["a"]} for i in range(10)]
     message = suite_error({"cases": cases})
-    assert message.count("field prompt") == 3
-    assert message.endswith("(and 2 more)")
+    assert message.count("field prompt") == 8
+    assert message.endswith("; and 2 more errors (fix these first)")
 
 
 # --- loading files -----------------------------------------------------------------------

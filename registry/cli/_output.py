@@ -35,29 +35,26 @@ ID_COLUMNS = frozenset({"skill", "skill@version", "model", "run", "id", "case", 
                         "student", "version", "sha", "alias", "repo"})
 #: Columns that list identifiers: they wrap between ids, never inside one.
 ID_LIST_COLUMNS = frozenset({"models", "where"})
-#: Columns of free text: with the id lists, the only ones that narrow to fit, cut short with
-#: an ellipsis (one line per row, never a tall cell); id lists wrap between ids instead.
+#: Columns of free text: with the id lists, the only ones that narrow to fit (cut with an
+#: ellipsis on one line, never a tall cell; id lists wrap between ids instead).
 TEXT_COLUMNS = frozenset({"description", "why", "why it failed", "message", "finding",
                           "detail", "prompt", "checks", "assertions", "price", "query",
                           *ID_LIST_COLUMNS})
 #: Columns a table never drops to fit, whatever its `drop` list says: a row's answer.
 KEPT_COLUMNS = frozenset({"verdict", "p", "p (exact)", "latest", "status", "lift [95% CI]",
-                          "lift pts [95% CI]", "pass", "severity", "change",
-                          "check", "stage"})
+                          "lift pts [95% CI]", "pass", "severity", "change", "check", "stage"})
 
 
 def table(
     columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None,
     drop: Sequence[str] = (),
 ) -> None:
-    """Print a table of rows under the given column headers, fitted to the terminal's width
-    (80 columns when piped).
+    """Print a table fitted to the terminal's width (80 columns when piped), no id broken.
 
-    No cell but free text (`TEXT_COLUMNS`) is broken across lines. While the table is wider
-    than the terminal, a column with one value in every row is said once above it
-    (`model: embedded/smollm2-135m`), then the `drop` columns, secondary figures, are left out
-    in that order, then any other column but ids and `KEPT_COLUMNS`, from the right; stderr
-    names them (`--json` keeps every column).
+    While it is too wide, a column with one value in every row is said once above it
+    (`model: embedded/smollm2-135m`), then the `drop` columns, then any other but ids and
+    `KEPT_COLUMNS` (from the right) are left out, and stderr names them (`--json` keeps
+    them); a one-row table says its widest cells above it. Free text is cut with an ellipsis.
     """
     cells = [["" if cell is None else scrub(str(cell)) for cell in row] for row in rows]
     shown, hidden, said = list(columns), [], []
@@ -65,14 +62,11 @@ def table(
     def fits() -> bool:
         return _min_width(_built_table(columns, shown, cells)) <= out.width
 
-    same = sorted((i for i in range(len(columns)) if len(cells) > 1
-                   and len({row[i] for row in cells}) == 1),
-                  key=lambda i: -cell_len(cells[0][i]))  # the widest is said first
-    for i in same:
-        if fits():
-            break
-        shown.remove(columns[i])
-        said.append(f"{columns[i]}: {cells[0][i]}")
+    def widest(name: str) -> int:  # the widest is said first
+        return -cell_len(cells[0][columns.index(name)])
+
+    same = [n for n in columns if len(cells) > 1 and len({r[columns.index(n)] for r in cells}) == 1]
+    _say_once(sorted(same, key=widest), cells, columns, shown, said, fits)
     spare = [name for name in reversed(columns) if name not in drop
              and name not in ID_COLUMNS | TEXT_COLUMNS | KEPT_COLUMNS]
     for name in [*(n for n in drop if n not in KEPT_COLUMNS), *spare]:
@@ -81,12 +75,8 @@ def table(
         if name in shown and len(shown) > 1:
             shown.remove(name)
             hidden.append(name)
-    for name in sorted(shown, key=lambda n: -cell_len(cells[0][columns.index(n)])
-                       ) if len(cells) == 1 else ():  # one row: say its widest cells once
-        if fits() or len(shown) == 1:
-            break
-        shown.remove(name)
-        said.append(f"{name}: {cells[0][columns.index(name)]}")
+    if len(cells) == 1:  # one row: its widest cells are said once above it
+        _say_once(sorted(shown, key=widest), cells, columns, shown, said, fits)
     if title:
         _prose(title, style="italic")
     if said:  # under the title, above the table
@@ -95,6 +85,16 @@ def table(
     if hidden:
         info(f"(left out at {out.width} columns: {', '.join(hidden)}; a wider terminal or "
              "--json shows them)")
+
+
+def _say_once(names: list[str], cells: list[list[str]], columns: Sequence[str],
+              shown: list[str], said: list[str], fits: Callable[[], bool]) -> None:
+    """Move columns out of the table into `name: value` lines until it fits."""
+    for name in names:
+        if fits() or len(shown) == 1:
+            break
+        shown.remove(name)
+        said.append(f"{name}: {cells[0][columns.index(name)]}")
 
 
 def _print_joined(parts: list[str], sep: str = " · ") -> None:
@@ -151,13 +151,13 @@ def _text_widths(spans: dict[str, tuple[int, int]]) -> dict[str, int]:
     gaps = 2 * (len(spans) - 1)  # collapsed padding: two spaces between columns
     if sum(high for _, high in spans.values()) + gaps <= out.width:
         return {}
-    room = out.width - gaps - sum(low for low, _ in spans.values())
+    room = max(0, out.width - gaps - sum(low for low, _ in spans.values()))  # 0: minimums
     text = {name: span for name, span in spans.items() if name in TEXT_COLUMNS}
-    want = sum(high - low for low, high in text.values())
-    if want <= 0:
-        return {}
-    room = max(room, 0)  # none left: each at its minimum, drawn on one line and cut short
+    want = sum(high - low for low, high in text.values()) or 1
     return {name: low + (high - low) * room // want for name, (low, high) in text.items()}
+
+
+PROSE_WRAP_WIDTH = 100  # piped prose wraps up to this width (a pipe is 80), not wider
 
 
 def result(message: str) -> None:
@@ -166,10 +166,10 @@ def result(message: str) -> None:
 
 
 def _prose(message: str, style: str | None = None) -> None:
-    """Print text; piped, it is wrapped at spaces to the width (a terminal wraps it itself),
-    a word longer than the width kept whole."""
+    """Print text; piped narrow, wrapped at spaces (a word longer than the width whole)."""
     plain = Text.from_markup(message).plain
-    if out.is_terminal or max(map(cell_len, plain.splitlines() or [""])) <= out.width:
+    if out.is_terminal or out.width > PROSE_WRAP_WIDTH \
+            or max(map(cell_len, plain.splitlines() or [""])) <= out.width:
         out.print(message, style=style)
         return
     for line in plain.splitlines():

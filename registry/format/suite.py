@@ -18,6 +18,7 @@ read from, so `suite_writer.save_suite` writes skill-creator's file back in its 
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import os
@@ -281,14 +282,48 @@ def suite_path(skill_dir: str | os.PathLike[str]) -> Path:
 def _describe(exc: ValidationError, data: Any, source: str) -> str:
     """`source: case N ('id'): field a.b: message` for the first few errors."""
     errors = exc.errors()
-    parts = [_describe_one(error, data) for error in errors[:3]]
-    more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
-    return f"{source}: " + "; ".join(parts) + more
+    parts = [_describe_one(error, data) for error in errors[:_SHOWN_ERRORS]]
+    more = len(errors) - _SHOWN_ERRORS
+    return f"{source}: " + "; ".join(parts) + (
+        f"; and {more} more error{'s' if more > 1 else ''} (fix these first)" if more > 0 else "")
+
+
+_SHOWN_ERRORS = 8
+
+
+def _plain(error: Any) -> str:
+    """What pydantic says, in plain words with the allowed values where it knows them."""
+    kind, ctx = error["type"], error.get("ctx") or {}
+    given = json.dumps(error.get("input"), default=str)[:40]
+    if kind == "union_tag_invalid":
+        allowed = [t.strip(" '") for t in str(ctx.get("expected_tags", "")).split(",")]
+        close = difflib.get_close_matches(str(ctx.get("tag")), allowed, n=1)
+        return (f"'{ctx.get('tag')}' is not a check type"
+                + (f" (did you mean '{close[0]}'?)" if close else "")
+                + f"; allowed: {', '.join(allowed)}")
+    if kind == "union_tag_not_found":
+        return f"every check needs a 'type', one of: {', '.join(CHECK_TYPES)}"
+    if kind == "missing":
+        return "missing (it is required)"
+    if kind == "extra_forbidden":
+        return f"not a field of this object (given {given})"
+    if kind in ("literal_error", "enum"):
+        return f"{given} is not allowed; allowed: {ctx.get('expected')}"
+    if kind in _TYPES:
+        return f"must be {_TYPES[kind]}, not {given}"
+    return str(error["msg"]).removeprefix("Value error, ")
+
+
+_TYPES = {"string_type": "text", "list_type": "a list", "int_type": "a whole number",
+          "int_parsing": "a whole number", "float_type": "a number",
+          "float_parsing": "a number", "bool_type": "true or false",
+          "bool_parsing": "true or false", "dict_type": "an object ({...})",
+          "model_type": "an object ({...})"}
 
 
 def _describe_one(error: Any, data: Any) -> str:
     loc = list(error["loc"])
-    message = str(error["msg"]).removeprefix("Value error, ")
+    message = _plain(error)
     if loc == ["cases"] and message.startswith("case "):
         return message  # the suite-level validator already names the case and the field
     where = ""
