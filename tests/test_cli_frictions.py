@@ -110,3 +110,42 @@ def test_a_suite_error_names_the_case_the_field_and_the_allowed_values(tmp_path)
     assert "case 2 ('no-value'): field checks[0].value: missing (it is required)" in text
     assert "case 3 ('flag'): field checks[0].case_sensitive: must be true or false" in text
     assert "Input tag" not in text and "more)" not in text
+
+
+def natural_skill(root):
+    """A skill whose cases are numbered past 9 (`build-1`, `build-2` … `build-10`)."""
+    folder = root / "zorblax-ports"
+    (folder / "evals").mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        "---\nname: zorblax-ports\ndescription: \"Ports of the zorblax daemon. Use when "
+        "configuring zorblax.\"\n---\n\nZorblax listens on port 4417.\n")
+    write_suite(folder, [{"id": f"build-{i}", "prompt": f"Question {i}: which port?",
+                          "checks": [{"type": "contains", "value": ["4417"]}]}
+                         for i in (10, 1, 2, 11)])
+    return folder
+
+
+def test_cases_are_listed_in_natural_order_and_compare_says_what_else_changed(tmp_path):
+    from fakes.openai_server import FakeOpenAIServer
+    from test_evaluate import knows_fact_if_told
+
+    skill = natural_skill(tmp_path)
+    with FakeOpenAIServer(responder=knows_fact_if_told) as server:
+        runs = []
+        for mode in ("inline", "tool"):
+            done = invoke("eval", str(skill), "-m", "local/m", "--base-url", server.url,
+                          "--runs", "1", "--mode", mode, "--verbose", "--json")
+            assert done.exit_code == 0, done.output
+            runs.append(json.loads(done.stdout)["manifest"]["run_id"])
+        shown = invoke("eval", str(skill), "-m", "local/m", "--base-url", server.url,
+                       "--runs", "1", "--verbose").output
+    listed = [line.split()[0] for line in shown.splitlines() if line.startswith("build-")]
+    assert listed == ["build-1", "build-2", "build-10", "build-11"], shown
+    compared = invoke("runs", "compare", *runs).output
+    assert compared.splitlines()[0] == "differs: mode: inline (user) → tool", compared
+    first_number = min(compared.find("%"), compared.find("+"))
+    assert compared.find("differs:") < first_number
+    data = json.loads(invoke("runs", "compare", *runs, "--json").stdout)
+    assert data["differences"] == ["mode: inline (user) → tool"]
+    same = json.loads(invoke("runs", "compare", runs[0], runs[0], "--json").stdout)
+    assert same["differences"] == []

@@ -375,14 +375,14 @@ def _show_transcripts(run_id: str, manifest, case_id: str, arm: str, repeat: int
 @click.option("--json", "as_json", is_flag=True,
               help="Both runs' summaries, skill versions and per-case changes as JSON.")
 def runs_compare_command(run_a: str, run_b: str, as_json: bool) -> None:
-    """Per-case improvements and regressions from run A to run B (e.g. two skill versions).
-
-    A single case's change is noisy; the lift intervals say whether the runs differ.
-    """
+    """Per-case improvements and regressions from run A to run B (e.g. two skill versions):
+    first every setting that differs; a single case's change is noisy, the intervals are not."""
     comparison = compare_runs(Settings.from_env().runs_dir, run_a, run_b)
     if as_json:
         out.as_json(comparison)
         return
+    for line in comparison["differences"]:  # before any number: what else changed
+        out.result(f"differs: {escape(line)}")
     out.table(["run", "skill", "model", "baseline", "with skill", "lift pts [95% CI]",
                "p (exact)", "verdict"],
               [(run_id, escape(f"{run['skill']}@{run['version']}" if run["version"]

@@ -7,8 +7,23 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from registry.evaluation.display import case_order, mode
 from registry.evaluation.report import summarize
-from registry.evaluation.results import ResultRow, latest_rows, read_manifest, read_rows
+from registry.evaluation.results import (
+    ResultRow,
+    RunManifest,
+    latest_rows,
+    read_manifest,
+    read_rows,
+)
+
+#: The settings that make two runs' numbers differ besides the skill: (label, how to read it).
+SETTINGS = (("mode", lambda m: mode(m.mode, m.placement)),
+            ("models", lambda m: ", ".join(m.models)), ("suite", lambda m: m.suite_hash[:19]),
+            ("cases", lambda m: len(m.case_ids)),
+            ("runs", lambda m: m.runs), ("judge", lambda m: m.judge or "-"),
+            ("temperature", lambda m: m.temperature), ("max tokens", lambda m: m.max_tokens),
+            ("harness", lambda m: m.harness or "-"), ("sandbox", lambda m: m.sandbox or "-"))
 
 
 def _skill_rates(rows: list[ResultRow]) -> dict[tuple[str, str], float]:
@@ -27,7 +42,7 @@ def compare_runs(runs_root: Path, run_a: str, run_b: str) -> dict[str, Any]:
     rows_b = latest_rows(read_rows(runs_root, run_b))
     a, b = _skill_rates(rows_a), _skill_rates(rows_b)
     cases = []
-    for key in sorted(set(a) & set(b)):
+    for key in sorted(set(a) & set(b), key=lambda k: (k[0], case_order(k[1]))):
         delta = b[key] - a[key]
         change = "improved" if delta > 0 else "regressed" if delta < 0 else "same"
         cases.append({"model": key[0], "case": key[1], "a": a[key], "b": b[key],
@@ -40,8 +55,16 @@ def compare_runs(runs_root: Path, run_a: str, run_b: str) -> dict[str, Any]:
                        "version": m.skill_version, "revision": m.skill_revision,
                        "runs": m.runs, "summaries": [s.to_dict() for s in summarize(rows)]}
             for m, rows in zip(manifests, (rows_a, rows_b), strict=True)}
-    return {"run_a": run_a, "run_b": run_b, "summary": summary, "counts": counts,
-            "runs": runs, "cases": cases, "note": noise_note(min(m.runs for m in manifests))}
+    return {"run_a": run_a, "run_b": run_b, "differences": differences(*manifests),
+            "summary": summary, "counts": counts, "runs": runs, "cases": cases,
+            "note": noise_note(min(m.runs for m in manifests))}
+
+
+def differences(a: RunManifest, b: RunManifest) -> list[str]:
+    """Every setting that differs from run A to run B, as `mode: inline (user) → tool`: a
+    comparison says what changed before any number."""
+    return [f"{label}: {read(a)} → {read(b)}" for label, read in SETTINGS
+            if read(a) != read(b)]
 
 
 def noise_note(repeats: int) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 
 from registry.providers.pricing import is_free
 
@@ -63,3 +64,9 @@ def usd(value: float | None, model: str | None = None) -> str:
 def mode(mode_name: str, placement: str | None) -> str:
     """The arm's mode with the skill's placement: "inline (user)", "tool"."""
     return f"{mode_name} ({placement})" if mode_name == "inline" and placement else mode_name
+
+
+def case_order(case_id: str | None) -> tuple:
+    """Sort key for case ids in natural order: `build-2` before `build-10`."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part)
+                 for part in re.split(r"(\d+)", case_id or "") if part)

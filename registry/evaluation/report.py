@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from registry.evaluation import stats
+from registry.evaluation.display import case_order
 from registry.evaluation.results import ResultRow
 
 if TYPE_CHECKING:
@@ -241,7 +242,8 @@ def non_discriminating_checks(rows: list[ResultRow]) -> list[str]:
             state[f"seen_{row.arm}"] = True
     return [
         f"{case_id}: {label}"
-        for (case_id, _, label), state in sorted(seen.items())
+        for (case_id, _, label), state in sorted(
+            seen.items(), key=lambda item: (case_order(item[0][0]), item[0][1]))
         if state["baseline"] and state["skill"]
         and state.get("seen_baseline") and state.get("seen_skill")
     ]
@@ -250,7 +252,7 @@ def non_discriminating_checks(rows: list[ResultRow]) -> list[str]:
 def per_case_table(rows: list[ResultRow], model: str) -> list[dict[str, Any]]:
     """Per case: pass counts per arm and the first failing reason with the skill."""
     table: dict[str, dict[str, Any]] = {}
-    for row in sorted(rows, key=lambda r: (r.case_id, r.arm, r.repeat)):
+    for row in sorted(rows, key=lambda r: (case_order(r.case_id), r.arm, r.repeat)):
         if row.model != model:
             continue
         entry = table.setdefault(row.case_id, {"case": row.case_id, "baseline": [], "skill": []})
