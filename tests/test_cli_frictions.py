@@ -149,3 +149,35 @@ def test_cases_are_listed_in_natural_order_and_compare_says_what_else_changed(tm
     assert data["differences"] == ["mode: inline (user) → tool"]
     same = json.loads(invoke("runs", "compare", runs[0], runs[0], "--json").stdout)
     assert same["differences"] == []
+
+
+def test_update_all_updates_every_skill_it_can_and_reports_the_skipped(tmp_path):
+    import shutil
+
+    from cli_process import REPO_ROOT
+
+    from registry.config import Settings
+    from registry.stores import local_store
+
+    project = tmp_path / "project"
+    project.mkdir()
+    names = ("agent-skill-md", "hf-hub-python-2x", "kernel-builder-cuda-kernels")
+    for name in names:
+        pulled = invoke("pull", f"hubskills/{name}", "--project", str(project))
+        assert pulled.exit_code == 0, pulled.output
+        newer = shutil.copytree(REPO_ROOT / "skills" / name, tmp_path / "v2" / name)
+        (newer / "references").mkdir(exist_ok=True)
+        (newer / "references" / "extra.md").write_text("# Extra\n")
+        local_store(Settings.from_env()).publish(newer, repo=f"hubskills/{name}",
+                                                 version="1.1.1")
+    edited = project / ".agents" / "skills" / "agent-skill-md" / "SKILL.md"
+    edited.write_text(edited.read_text() + "\nMy own note.\n")  # a local change
+
+    result = invoke("update", "--project", str(project))
+    assert result.exit_code == 1
+    for name in names[1:]:  # after the skipped one, in name order: both updated
+        assert f"Updated hubskills/{name} 1.1.1 (was 1.1.0)" in result.stdout
+    assert result.exception.message.startswith("1 skill not updated:\n  agent-skill-md: ")
+    assert "has local changes" in result.exception.message
+    assert result.exception.hint.startswith("hubskills update NAME --force")
+    assert "My own note." in edited.read_text()  # the local change is kept

@@ -13,6 +13,7 @@ from rich.markup import escape
 
 from registry.cli import _output as out
 from registry.config import Settings
+from registry.errors import HubskillsError
 from registry.install import (
     Installed,
     PullResult,
@@ -25,6 +26,8 @@ from registry.install import (
     update,
 )
 from registry.install.agents import AGENTS, Agent, agent_names, readers
+from registry.install.installed import managed
+from registry.install.lockfile import Lockfile, Scope
 from registry.scan import Finding, ScanFailed
 from registry.stores import SkillStore, get_store
 
@@ -126,17 +129,38 @@ def install_command(frozen: bool, force: bool, allow_risky: bool, registry: str 
 @json_option
 def update_command(name: str | None, force: bool, allow_risky: bool, registry: str | None,
                    global_: bool, project: Path, as_json: bool) -> None:
-    """Move installed skills (or NAME) to their newest version and show what changed.
+    """Move installed skills (or NAME) to their newest version and show what changed; with
+    no NAME, every skill it can, then the ones it skipped (exit 1 if any).
 
     \b
     Examples:
       hubskills update
       hubskills update csv-cleaning
     """
-    with _show_findings():
-        results = update(project, name, stores=_stores(registry), global_=global_,
-                         force=force, allow_risky=allow_risky)
-    _print_results(results, project, as_json=as_json, empty="No skills installed by hubskills.")
+    stores = _stores(registry)
+    results, skipped = [], []
+    for each in [name] if name is not None else _ours(project, global_):
+        try:
+            with _show_findings():
+                results += update(project, each, stores=stores, global_=global_, force=force,
+                                  allow_risky=allow_risky)
+        except HubskillsError as err:
+            if name is not None:
+                raise
+            skipped.append(f"{each}: {err.message}")
+    _print_results(results, project, as_json=as_json,
+                   empty="" if skipped else "No skills installed by hubskills.")
+    if skipped:
+        raise HubskillsError(f"{len(skipped)} skill{'s' if len(skipped) > 1 else ''} not "
+                             "updated:\n  " + "\n  ".join(skipped),
+                             hint="hubskills update NAME --force  (discards its local changes)")
+
+
+def _ours(project: Path, global_: bool) -> list[str]:
+    """The names of the skills hubskills installed in the project (or the user's folders),
+    as `update` with no NAME would move them."""
+    scope = Scope.of(project, global_)
+    return [entry.name for entry in managed(scope, Lockfile.read(scope.lock_path))]
 
 
 @click.command("remove")
