@@ -39,7 +39,7 @@ def test_the_use_from_python_example_runs_against_a_local_server(
     suite = json.loads((ROOT / "skills/agent-skill-md/evals/evals.json").read_text())
     with FakeOpenAIServer(responder=_answer) as server:
         monkeypatch.setenv("HUBSKILLS_BASE_URL", server.url)
-        monkeypatch.chdir(ROOT)
+        monkeypatch.chdir(tmp_path)  # any folder: the example pulls its skill
         exec(compile(code, "README.md", "exec"), {"__name__": "__readme__"})
         assert len(server.bodies) == 2 * len(suite["cases"])  # every case, both arms, once
         assert {body["model"] for body in server.bodies} == {"my-model"}
@@ -60,6 +60,7 @@ def test_the_use_from_python_example_runs_against_a_local_server(
     assert sorted(next(e for e in examples if e in m[1]) for m in parsed) == examples
     bounds = [int(m[3]) for m in parsed]
     assert bounds == sorted(bounds, reverse=True)
+    assert (tmp_path / ".agents" / "skills" / "agent-skill-md" / "SKILL.md").is_file()
     runs = list((tmp_path / "hubskills-home" / "runs").iterdir())
     assert len(runs) == 1 and (runs[0] / "rows.jsonl").is_file()  # the run was saved
 
