@@ -45,6 +45,7 @@ from registry.sandbox import (
     Sandbox,
     SandboxSession,
     SessionEnded,
+    SessionNotStarted,
     open_session,
 )
 
@@ -266,6 +267,8 @@ class WorkspaceTools:
                 session, starting = self._start_session()
                 await asyncio.shield(starting)  # a cancel here ends the sample, which ends it
             result = await session.run(["/bin/sh", "-c", command], timeout=timeout)
+        except SessionNotStarted:
+            raise  # no command of the agent's ran: the sample ends as the sandbox's failure
         except SessionEnded as exc:
             raise ToolFailed(str(exc)) from exc
         if self._in_sample:  # what the command wrote: past the bounds, the sample ends here

@@ -1,4 +1,5 @@
-"""Rendering of evaluation summaries for the CLI (progress is in `_output`)."""
+"""Rendering of evaluation runs for the CLI: the report of a run, its per-model notes, agent
+mode and transcripts (progress is in `_output`)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,63 @@ from rich.markup import escape
 from registry.agent.outcome import call_arguments
 from registry.cli import _output as out
 from registry.evaluation import display
-from registry.evaluation.report import ModelSummary
-from registry.evaluation.results import RunManifest
+from registry.evaluation.report import ModelSummary, per_case_table, summarize
+from registry.evaluation.results import ResultRow, RunManifest
+
+
+def report_run(manifest: RunManifest, rows: list[ResultRow], *, as_json: bool,
+               verbose: bool) -> list[ModelSummary]:
+    """A run's report (JSON, or the table and its notes); its summaries, for the caller to act
+    on (a run where no model answered fails)."""
+    summaries = summarize(rows)
+    if as_json:
+        out.as_json({"manifest": manifest_json(manifest),
+                     "summaries": [s.to_dict() for s in summaries]})
+        return summaries
+    render_summaries(manifest, summaries)
+    if manifest.mode == "agent":
+        render_agent(summaries)
+    answered = [r for r in rows if r.error_kind != "transport"]  # a failed call is no hit
+    cached = sum(r.cached for r in answered)
+    if cached:  # a rerun of the same requests costs nothing and says so
+        share = "all" if cached == len(rows) else f"{cached} of {len(rows)}"
+        out.result(f"  {share} answers came from the cache (same model, prompt and settings); "
+                   "--no-cache asks the models again")
+    if (manifest.code_checks or "").startswith("skipped"):
+        out.warn(f"code checks (python, exec) {manifest.code_checks}: they were left out "
+                 "of every score above")
+    if verbose:
+        for summary in summaries:
+            _case_table(rows, summary.model)
+    return summaries
+
+
+def manifest_json(manifest: RunManifest) -> dict:
+    """A manifest as JSON, with whether it is partial or a subset and its label."""
+    return {**manifest.model_dump(), "partial": manifest.is_partial, "subset": manifest.subset,
+            "label": manifest.label}
+
+
+def _case_table(rows: list[ResultRow], model: str) -> None:
+    def marks(values: list) -> str:
+        return "".join("✓" if v else ("E" if v is None else "✗") for v in values)
+
+    out.table(["case", "baseline", "with skill", "status (skill)", "why it failed"],
+              [(escape(e["case"]), marks(e["baseline"]), marks(e["skill"]), e["skill_status"],
+                escape((e["why"] or _error_text(rows, model, e["case"]))[:80]))
+               for e in per_case_table(rows, model)],
+              title=escape(model))
+
+
+def _error_text(rows: list[ResultRow], model: str, case_id: str) -> str:
+    """Why a case's row is an error (an `E` cell), when no failing check says why."""
+    errors = sorted((r for r in rows if r.model == model and r.case_id == case_id and r.is_error),
+                    key=lambda r: (r.arm != "skill", r.repeat))
+    for row in errors:
+        reason = row.error or next((c.reason for c in row.checks if c.passed is None), "")
+        if reason:
+            return reason if row.arm == "skill" else f"{row.arm}: {reason}"
+    return ""
 
 
 def bar(rate: float, width: int = 5) -> str:
@@ -29,6 +85,10 @@ def render_summaries(manifest: RunManifest, summaries: list[ModelSummary]) -> No
     rows = []
     for s in summaries:
         st = s.stats
+        if s.failed:  # nothing was measured: no rate, least of all 0%
+            rows.append((escape(s.model), "-", "-", "-", "-", "failed: no sample graded", "-",
+                         "-"))
+            continue
         rows.append((
             escape(s.model),
             f"{bar(st.baseline.pass_rate)} {display.pct(st.baseline.pass_rate)}",
@@ -43,14 +103,39 @@ def render_summaries(manifest: RunManifest, summaries: list[ModelSummary]) -> No
               drop=("input tok/call (skill +)", "cost (skill arm)", "baseline", "with skill"))
     for s in summaries:
         _notes(s)
-    if manifest.is_partial or manifest.subset:
-        out.result(f"  This run is {escape(manifest.label)}: it cannot be pushed or ranked"
-                   + (f" until it finishes (hubskills eval SKILL --resume {manifest.run_id})."
-                      if manifest.is_partial else " (a subset of the suite is never ranked)."))
+    if manifest.is_partial:
+        out.result(f"  This run is {escape(manifest.label)}: it cannot be pushed or ranked until "
+                   f"it finishes (hubskills eval SKILL --resume {manifest.run_id}).")
+    elif manifest.subset:
+        out.result(f"  This run is {escape(manifest.label)}: a subset of the suite is never "
+                   "ranked; pushed, its rows say so and are listed unranked.")
+
+
+def _errors(s: ModelSummary) -> list[str]:
+    """What was lost to errors, by cause, each with its first reason."""
+    e, notes = s.errors, []
+    if e.transport:
+        notes.append(f"{e.transport} samples failed in transport (first: "
+                     f"{escape(_clip(e.first_transport))})")
+    if e.check:
+        notes.append(f"{e.check} samples whose checks could not run (first: "
+                     f"{escape(_clip(e.first_check))})")
+    if e.ungraded:
+        notes.append(f"{e.ungraded} samples had every check skipped")
+    return notes
+
+
+def _clip(text: str | None, limit: int = 300) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _notes(s: ModelSummary) -> None:
     st = s.stats
+    if s.failed:
+        out.result(f"  {escape(s.model)}: failed: every sample was lost to an error; "
+                   + "; ".join(_errors(s)))
+        return
     notes = [
         f"{escape(st.verdict)}; exact test p = {display.p_value(st.p_value)} ({st.b} cases "
         f"score higher with the skill, {st.c} lower)",
@@ -58,9 +143,8 @@ def _notes(s: ModelSummary) -> None:
     ]
     if st.normalized_gain is not None:
         notes.append(f"normalized gain {st.normalized_gain:.2f}")
-    if s.baseline.errors or s.skill.errors:
-        notes.append(f"{s.baseline.errors + s.skill.errors} samples failed in transport and "
-                     "are left out of rates")
+    if errors := _errors(s):
+        notes.append(", ".join(errors) + ": left out of both arms' rates")
     if s.invocation_rate is not None:
         notes.append(f"skill loaded in {display.pct(s.invocation_rate)} of tool-mode answers")
     if s.cost_per_pass is not None and s.cost_per_pass > 0:

@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from registry.agent import Budget
 from registry.cli import _output as out
-from registry.cli._render import render_agent, render_summaries, render_transcript
+from registry.cli._render import manifest_json, render_transcript, report_run
 from registry.cli._signals import exit_now, interrupts
 from registry.cli._skill_ref import skill_folder
 from registry.cli.trigger_eval import trigger_mode, trigger_report
@@ -19,7 +19,7 @@ from registry.errors import HubskillsError
 from registry.evaluation import display
 from registry.evaluation.compare import compare_runs
 from registry.evaluation.engine import EvalConfig, run_evaluation
-from registry.evaluation.report import per_case_table, summarize
+from registry.evaluation.report import summarize
 from registry.evaluation.results import (
     latest_rows,
     list_runs,
@@ -142,7 +142,8 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
         run = eval_on_jobs(skill, config, settings, tests=tests, shards=shards, flavor=flavor,
                            image=image, detach=detach, resume=resume, poll=poll, placed=placed)
         if run is not None:
-            _report(run.manifest, run.rows, as_json=as_json, verbose=verbose)
+            _answered(run.manifest, report_run(run.manifest, run.rows, as_json=as_json,
+                                               verbose=verbose))
             if store is not None and not run.manifest.is_partial:
                 _push(store, skill, run.manifest, run.rows, quiet=as_json)
         return
@@ -155,7 +156,8 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
     if result.manifest.status == "interrupted":
         _interrupted(result, as_json=as_json, push=push)
         exit_now(caught.exit_code or 130)
-    _report(result.manifest, result.rows, as_json=as_json, verbose=verbose)
+    _answered(result.manifest, report_run(result.manifest, result.rows, as_json=as_json,
+                                          verbose=verbose))
     if store is not None:
         _push(store, skill, result.manifest, result.rows, quiet=as_json)
 
@@ -165,6 +167,18 @@ _KEPT_ON_RESUME = ("tests", "base_url", "concurrency", "max_cost", "no_cache", "
                    "repo", "registry_kind", "sandbox", "skip_code_checks", "as_json", "verbose",
                    "on", "flavor", "image")
 # (agent budgets and --harness are restored from the manifest, like --mode)
+
+
+def _answered(manifest, summaries) -> None:
+    """A run where no model got a sample graded measured nothing: it fails (exit 1), with the
+    first cause, and nothing is pushed."""
+    if not summaries or not all(s.failed for s in summaries):
+        return
+    first = next(e.first_transport or e.first_check for e in (s.errors for s in summaries))
+    raise HubskillsError(f"no model answered: every sample of run {manifest.run_id} was lost to "
+                         f"an error ({first})",
+                         hint=f"hubskills runs show {manifest.run_id} -v   # each sample's "
+                              "reason; once fixed, " + _resume_command(manifest.run_id))
 
 
 def _interrupted(result, *, as_json: bool, push: bool) -> None:
@@ -232,56 +246,6 @@ def _placement(settings, skill: Path, repo, registry_kind, *, push: bool):
     return store, placed
 
 
-def _report(manifest, rows, *, as_json: bool, verbose: bool) -> None:
-    summaries = summarize(rows)
-    if as_json:
-        out.as_json({"manifest": manifest_json(manifest),
-                     "summaries": [s.to_dict() for s in summaries]})
-        return
-    render_summaries(manifest, summaries)
-    if manifest.mode == "agent":
-        render_agent(summaries)
-    cached = sum(r.cached for r in rows)
-    if cached:  # a rerun of the same requests costs nothing and says so
-        share = "all" if cached == len(rows) else f"{cached} of {len(rows)}"
-        out.result(f"  {share} answers came from the cache (same model, prompt and settings); "
-                   "--no-cache asks the models again")
-    if (manifest.code_checks or "").startswith("skipped"):
-        out.warn(f"code checks (python, exec) {manifest.code_checks}: they were left out "
-                 "of every score above")
-    if verbose:
-        for summary in summaries:
-            _case_table(rows, summary.model)
-
-
-def manifest_json(manifest) -> dict:
-    """A manifest as JSON, with whether it is partial or a subset and its label."""
-    return {**manifest.model_dump(), "partial": manifest.is_partial, "subset": manifest.subset,
-            "label": manifest.label}
-
-
-def _case_table(rows, model: str) -> None:
-    def marks(values: list) -> str:
-        return "".join("✓" if v else ("E" if v is None else "✗") for v in values)
-
-    out.table(["case", "baseline", "with skill", "status (skill)", "why it failed"],
-              [(escape(e["case"]), marks(e["baseline"]), marks(e["skill"]), e["skill_status"],
-                escape((e["why"] or _error_text(rows, model, e["case"]))[:80]))
-               for e in per_case_table(rows, model)],
-              title=escape(model))
-
-
-def _error_text(rows, model: str, case_id: str) -> str:
-    """Why a case's row is an error (an `E` cell), when no failing check says why."""
-    errors = sorted((r for r in rows if r.model == model and r.case_id == case_id and r.is_error),
-                    key=lambda r: (r.arm != "skill", r.repeat))
-    for row in errors:
-        reason = row.error or next((c.reason for c in row.checks if c.passed is None), "")
-        if reason:
-            return reason if row.arm == "skill" else f"{row.arm}: {reason}"
-    return ""
-
-
 def _push(store, skill: Path, manifest, rows, *, quiet: bool) -> None:
     from registry.stores.push import push_run
 
@@ -293,8 +257,10 @@ def _push(store, skill: Path, manifest, rows, *, quiet: bool) -> None:
                  f"{pushed.pr_url} (unreviewed until its owner merges it; `hubskills "
                  "leaderboard --pending` shows it)")
     elif not quiet:
-        out.result(f"Pushed {len(rows)} rows of {manifest.skill_repo} v{manifest.skill_version} "
-                   f"to {where}")
+        subset = f" (a subset run: {len(manifest.case_ids)} of {manifest.suite_cases} cases, " \
+                 "listed unranked)" if manifest.subset else ""
+        out.result(f"Pushed {pushed.rows} rows of {manifest.skill_repo} v{manifest.skill_version}"
+                   f" to {where}{subset}")
     if card_note:
         out.warn(f"the card of {manifest.skill_repo} was not updated: {escape(card_note)}")
 
@@ -348,7 +314,7 @@ def runs_show_command(run_id: str, case_id: str | None, arm: str, repeat: int, a
         _show_transcripts(run_id, manifest, case_id, arm, repeat, as_json=as_json)
         return
     rows = latest_rows(read_rows(settings.runs_dir, run_id))
-    _report(manifest, rows, as_json=as_json, verbose=verbose)
+    report_run(manifest, rows, as_json=as_json, verbose=verbose)
 
 
 def _show_transcripts(run_id: str, manifest, case_id: str, arm: str, repeat: int, *,

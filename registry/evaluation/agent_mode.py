@@ -27,12 +27,13 @@ from registry.agent import (
 from registry.agent.loop import CompleteFn
 from registry.errors import ContextOverflow, HubskillsError, ProviderError
 from registry.evaluation.arms import build_arm
-from registry.evaluation.checks import case_score, extract_files, run_checks
+from registry.evaluation.checks import extract_files, grade_row, run_checks
 from registry.evaluation.results import ResultRow, ToolCount
 from registry.format.inputs import is_relative
 from registry.format.skill import Skill
 from registry.format.suite import Case, suite_path
 from registry.providers import Model
+from registry.sandbox import SessionNotStarted
 
 AGENT_SUITE = "evals/agent.json"
 SINGLE_TURN = "single-turn"
@@ -155,7 +156,10 @@ async def agent_sample(ev: Any, model: Model, arm: str, case: Case, repeat: int,
             row.error, row.error_kind, row.passed, row.score = str(exc), "arm", False, 0.0
             return row
         except ProviderError as exc:
-            row.error, row.error_kind = str(exc), "transport"
+            row.error, row.error_kind, row.cached = str(exc), "transport", False
+            return row
+        except SessionNotStarted as exc:  # before any command of the agent's: not its doing
+            row.error, row.error_kind = str(exc), "check"
             return row
         finally:
             await runner.aclose()
@@ -168,10 +172,9 @@ async def agent_sample(ev: Any, model: Model, arm: str, case: Case, repeat: int,
         if outcome.error:
             row.error, row.error_kind = outcome.error, "transport"
         else:
-            row.checks = await run_checks(case, outcome.final_text, judge=ev.judge,
-                                          sandbox=ev.sandbox, skip_reason=ev.skip_reason,
-                                          workspace=ws.path)
-            row.passed, row.score = case_score(row.checks)
+            grade_row(row, await run_checks(case, outcome.final_text, judge=ev.judge,
+                                            sandbox=ev.sandbox, skip_reason=ev.skip_reason,
+                                            workspace=ws.path))
         ev.writer.add_transcript({
             "model": row.model, "arm": arm, "case_id": case.id, "repeat": repeat,
             "protocol": outcome.protocol, "stop_reason": outcome.stop_reason,

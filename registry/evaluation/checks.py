@@ -12,8 +12,13 @@ answer's named fenced blocks, so one suite grades both. `command` follows the co
 
 Verdicts: `passed` is True/False; None with `skipped=True` means the check could not run here
 (a missing tool, no judge model, no sandbox) and is left out of the score; None with
-`skipped=False` means the judge errored, which makes the whole case an error (`case_score`
-returns passed=None).
+`skipped=False` is a check error, which makes the whole sample one (`grade_row`: out of both
+arms' denominators). A check error is only ever what happened before anything untrusted (the
+model's output, the agent's files, the check's own code) could act, so no model can drop its
+own failures: the sandbox did not start the command (`SandboxResult.launch_error`), a python
+check's interpreter never wrote its start marker (`check_bootstrap`), or the judge's call
+failed (`judge.judge_failure`). A check's code raising, a timeout, a memory cap and a judge
+reply without a verdict are graded failures.
 """
 
 from __future__ import annotations
@@ -32,8 +37,11 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from registry.errors import HubskillsError
+from registry.evaluation import check_bootstrap
 from registry.evaluation import workspace_checks as ws
-from registry.evaluation.results import CheckVerdict
+from registry.evaluation.judge import judge_failure
+from registry.evaluation.results import CheckVerdict, ResultRow
+from registry.evaluation.text_checks import TEXT_RUNNERS, clip
 from registry.format import checks_schema as cs
 from registry.format.markdown import fenced_blocks
 from registry.format.suite import Case
@@ -126,103 +134,10 @@ def extract_files(output: str) -> dict[str, str]:
     return files
 
 
-# --- deterministic checks -------------------------------------------------------------------
-
-
-def _show(values: list[str]) -> str:
-    return ", ".join(repr(_clip(v, 60)) for v in values)
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _present(
-    check: cs.Contains | cs.ContainsAny | cs.NotContains, output: str
-) -> tuple[list[str], list[str]]:
-    sensitive = check.case_sensitive and check.type != "icontains"
-    haystack = output if sensitive else output.casefold()
-    found = [v for v in check.values() if (v if sensitive else v.casefold()) in haystack]
-    return found, [v for v in check.values() if v not in found]
-
-
-def _contains(check: cs.Contains, ctx: _Context) -> tuple[bool, str]:
-    found, missing = _present(check, ctx.output)
-    return (False, f"missing {_show(missing)}") if missing else (True, f"found {_show(found)}")
-
-
-def _contains_any(check: cs.ContainsAny, ctx: _Context) -> tuple[bool, str]:
-    found, missing = _present(check, ctx.output)
-    return (True, f"found {_show(found[:1])}") if found else (False, f"none of {_show(missing)}")
-
-
-def _not_contains(check: cs.NotContains, ctx: _Context) -> tuple[bool, str]:
-    found, _ = _present(check, ctx.output)
-    return (False, f"found {_show(found)}") if found else (True, "none present")
-
-
-def _regex(check: cs.Regex | cs.NotRegex, ctx: _Context) -> tuple[bool, str]:
-    match = check.compiled().search(ctx.output)
-    wanted = check.type == "regex"
-    if match:
-        return wanted, f"/{check.pattern}/ matched {_clip(match.group(0), 80)!r}"
-    return not wanted, f"no match for /{check.pattern}/"
-
-
-def _equals(check: cs.Equals, ctx: _Context) -> tuple[bool, str]:
-    got, want = ctx.output, check.value
-    if check.strip:
-        got, want = got.strip(), want.strip()
-    if not check.case_sensitive:
-        got, want = got.casefold(), want.casefold()
-    if got == want:
-        return True, "equal"
-    return False, f"expected {_clip(check.value, 80)!r}, got {_clip(ctx.output, 80)!r}"
-
-
-def _json(check: cs.JsonCheck, ctx: _Context) -> tuple[bool, str]:
-    blocks = fenced_blocks(ctx.output)
-    json_blocks = [b.body for b in blocks if b.info.split()[:1] == ["json"]]
-    candidates = [ctx.output, *json_blocks[:1], *[b.body for b in blocks[:1]]]
-    for text in candidates:
-        with suppress(ValueError):
-            data = json.loads(text)
-            break
-    else:
-        return False, "no valid JSON in the output or its first fenced block"
-    if check.json_schema is None:
-        return True, "valid JSON"
-    import jsonschema
-
-    validator = jsonschema.validators.validator_for(check.json_schema)(check.json_schema)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
-    if error is None:
-        return True, "valid JSON matching the schema"
-    return False, f"schema error at {error.json_path}: {error.message}"
-
-
 # --- code checks: only ever in the sandbox ---------------------------------------------------
 
-_BOOTSTRAP = r"""
-import json, sys
-real_stdout, sys.stdout = sys.stdout, sys.stderr
-try:
-    data = json.loads(sys.stdin.buffer.read())
-    namespace = {"__name__": "__check__"}
-    exec(compile(data["code"], "<check>", "exec"), namespace)
-    verdict = namespace["check"](data["output"], data["files"])
-    if isinstance(verdict, tuple) and len(verdict) == 2:
-        result = {"passed": bool(verdict[0]), "reason": str(verdict[1])[:1000]}
-    elif isinstance(verdict, bool):
-        result = {"passed": verdict, "reason": ""}
-    else:
-        result = {"passed": False, "reason": f"check() returned {verdict!r}, "
-                  "expected a bool or (bool, reason)"}
-except BaseException as exc:
-    result = {"passed": False, "reason": f"{type(exc).__name__}: {exc}"[:1000]}
-real_stdout.write("\n" + json.dumps(result) + "\n")
-real_stdout.flush()
-"""
+# Run as `python -I -c`: the text of a module that writes its start marker before anything else.
+_BOOTSTRAP = Path(check_bootstrap.__file__).read_text(encoding="utf-8")
 
 
 def _tail(text: str) -> str:
@@ -250,14 +165,19 @@ def _require_sandbox(ctx: _Context) -> Sandbox:
     return ctx.sandbox
 
 
-async def _python(check: cs.PythonCheck, ctx: _Context) -> tuple[bool, str]:
+async def _python(check: cs.PythonCheck, ctx: _Context) -> tuple[bool | None, str]:
     _require_sandbox(ctx)
     payload = json.dumps({"code": check.code, "output": ctx.output, "files": ctx.files})
     run = await _sandboxed(
         [sys.executable, "-I", "-c", _BOOTSTRAP], ctx, check.timeout, payload.encode()
     )
+    if run.launch_error:
+        return None, run.launch_error
     if run.timed_out:
         return False, f"timed out after {check.timeout:g}s"
+    if not run.stdout.startswith(check_bootstrap.STARTED):  # written before anything else ran
+        return None, (f"the check's Python did not start (exit {run.exit_code}): "
+                      f"{_tail(run.stderr.strip())}")
     with suppress(ValueError, IndexError, TypeError, KeyError):
         result = json.loads(run.stdout.strip().splitlines()[-1])
         return bool(result["passed"]), str(result["reason"]) or "check() returned its verdict"
@@ -272,7 +192,7 @@ def _missing_tools(argv: list[str], requires: list[str], sandbox: Sandbox) -> li
     return [tool for tool in dict.fromkeys([*first, *requires]) if sandbox.which(tool) is None]
 
 
-async def _exec(check: cs.ExecCheck, ctx: _Context) -> tuple[bool, str]:
+async def _exec(check: cs.ExecCheck, ctx: _Context) -> tuple[bool | None, str]:
     sandbox = _require_sandbox(ctx)
     try:
         argv = shlex.split(check.command) if isinstance(check.command, str) else check.command
@@ -285,6 +205,8 @@ async def _exec(check: cs.ExecCheck, ctx: _Context) -> tuple[bool, str]:
         where = "in the sandbox" if any("/" in m for m in missing) else "on PATH"
         raise _Skipped(f"{', '.join(missing)} not found {where}; check skipped")
     run = await _sandboxed(argv, ctx, check.timeout)
+    if run.launch_error:
+        return None, run.launch_error
     if run.timed_out:
         return False, f"timed out after {check.timeout:g}s"
     streams = "".join(
@@ -305,7 +227,7 @@ async def _file_check(check: Any, ctx: _Context) -> tuple[bool, str]:
     return await asyncio.to_thread(ws.FILE_RUNNERS[type(check)], check, ctx.workspace)
 
 
-async def _command(check: cs.CommandCheck, ctx: _Context) -> tuple[bool, str]:
+async def _command(check: cs.CommandCheck, ctx: _Context) -> tuple[bool | None, str]:
     sandbox = _require_sandbox(ctx)
     missing = _missing_tools(["sh"], check.requires, sandbox)
     if missing:
@@ -322,15 +244,13 @@ async def _judged(rubric: str, ctx: _Context) -> tuple[bool | None, str]:
         raise _Skipped("no --judge model given")
     try:
         passed, reason = await ctx.judge(rubric, ctx.case.prompt, ctx.output)
-    except HubskillsError as exc:
-        return None, f"judge error: {exc}"
+    except HubskillsError as exc:  # the judge's failure, or (no verdict, too long) the answer's
+        return (None if judge_failure(exc) else False), f"judge error: {exc}"
     return bool(passed), reason
 
 
 _RUNNERS: dict[type, Callable[[Any, _Context], Any]] = {
-    cs.Contains: _contains, cs.ContainsAny: _contains_any, cs.NotContains: _not_contains,
-    cs.Regex: _regex, cs.NotRegex: _regex, cs.Equals: _equals, cs.JsonCheck: _json,
-    cs.PythonCheck: _python, cs.ExecCheck: _exec,
+    **TEXT_RUNNERS, cs.PythonCheck: _python, cs.ExecCheck: _exec,
     cs.JudgeCheck: lambda check, ctx: _judged(check.rubric, ctx), cs.CommandCheck: _command,
     **dict.fromkeys(ws.FILE_RUNNERS, _file_check),
 }
@@ -370,15 +290,31 @@ async def run_checks(
         ctx.workspace = workspace or folder
         jobs = [_grade(c.type, c.label(), c.weight, _RUNNERS[type(c)], c, ctx)
                 for c in case.checks]
-        jobs += [_grade("assertion", _clip(a, 80), 1.0, _judged, a, ctx) for a in case.assertions]
+        jobs += [_grade("assertion", clip(a, 80), 1.0, _judged, a, ctx) for a in case.assertions]
         return list(await asyncio.gather(*jobs))
+
+
+def check_error(results: list[CheckVerdict]) -> str | None:
+    """Why a check could not run to a verdict (the first such check), or None."""
+    failed = next((r for r in results if r.passed is None and not r.skipped), None)
+    return None if failed is None else f"{failed.label}: {failed.reason}"
+
+
+def grade_row(row: ResultRow, results: list[CheckVerdict]) -> None:
+    """Put `results` on `row` with its verdict and score; a check error makes the row one
+    (`error_kind` "check", the reason kept), out of both arms' denominators."""
+    row.checks = results
+    row.passed, row.score = case_score(results)
+    if (why := check_error(results)) is not None:
+        row.error, row.error_kind = why, "check"
 
 
 def case_score(results: list[CheckVerdict]) -> tuple[bool | None, float]:
     """(passed, score) for one case; skipped checks count for neither.
 
     `passed` is True when every non-skipped check passed, False when one failed, and None when
-    every check was skipped or one errored (a judge error: the case is then an error). `score`
+    every check was skipped or one could not run (a check error: the case is then an error).
+    `score`
     is the weighted share of the checks with a verdict that passed (0.0 when none has one).
     """
     graded = [r for r in results if not r.skipped]

@@ -32,7 +32,7 @@ from registry.evaluation.cache import (
     completion_to_dict,
     message_dict,
 )
-from registry.evaluation.checks import case_score, has_code_checks, run_checks
+from registry.evaluation.checks import grade_row, has_code_checks, run_checks
 from registry.evaluation.judge import make_judge
 from registry.evaluation.preflight import check_mode, check_suite, check_writable
 from registry.evaluation.results import (
@@ -211,8 +211,8 @@ class Evaluator:
                     messages.append(Message("tool", result, tool_call_id=call.id))
         except ContextOverflow as exc:
             return _arm_failure(row, str(exc))
-        except ProviderError as exc:
-            row.error, row.error_kind = str(exc), "transport"  # scrubbed when written
+        except ProviderError as exc:  # no answer: none came from the cache either
+            row.error, row.error_kind, row.cached = str(exc), "transport", False
             return row
         row.output, row.skill_loaded = completion.text, loaded
         if plan.tools and completion.tool_calls:
@@ -220,9 +220,8 @@ class Evaluator:
                                      "turns")
         if completion.finish_reason == "content_filter":
             return _arm_failure(row, "the model refused (content filter)")
-        row.checks = await run_checks(case, completion.text, judge=self.judge,
-                                      sandbox=self.sandbox, skip_reason=self.skip_reason)
-        row.passed, row.score = case_score(row.checks)
+        grade_row(row, await run_checks(case, completion.text, judge=self.judge,
+                                        sandbox=self.sandbox, skip_reason=self.skip_reason))
         return row
 
     def _row(self, model: Model, arm: str, case_id: str, repeat: int) -> ResultRow:

@@ -1,4 +1,10 @@
-"""A judge: the pinned `--judge` model grades a rubric as PASS or FAIL with a short reason."""
+"""A judge: the pinned `--judge` model grades a rubric as PASS or FAIL with a short reason.
+
+A judge call that fails (the judge unreachable, refusing its key, erroring after retries) is a
+check error: the sample is left out of both arms, as no answer could have caused it. A reply
+without a verdict and an answer too long for the judge's context are the answer's doing (a
+model could write them on purpose to drop its own failure), so they grade it as failed.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,7 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from registry.errors import ProviderError
+from registry.errors import ContextOverflow, HubskillsError, ProviderError
 from registry.providers import Completion, Message, Model
 
 JUDGE_SYSTEM = (
@@ -17,6 +23,16 @@ JUDGE_SYSTEM = (
 _VERDICT = re.compile(r"VERDICT\s*[:=]\s*\**\s*(PASS|FAIL)", re.I)
 _REASON = re.compile(r"REASON\s*[:=]\s*(.+)", re.I)
 Complete = Callable[..., Awaitable[tuple[Completion, bool]]]
+
+
+class NoVerdict(ProviderError):
+    """The judge answered without a VERDICT line."""
+
+
+def judge_failure(exc: HubskillsError) -> bool:
+    """Whether a judge call's error is the judge's own (a check error) rather than something
+    the graded answer can cause (no verdict in the reply, a prompt over the judge's context)."""
+    return not isinstance(exc, NoVerdict | ContextOverflow)
 
 
 def judge_messages(rubric: str, prompt: str, output: str) -> list[Message]:
@@ -32,11 +48,11 @@ def parse_verdict(text: str) -> tuple[bool, str]:
     """(passed, reason) from the judge's reply.
 
     Raises:
-        ProviderError: the reply holds no verdict.
+        NoVerdict: the reply holds no verdict.
     """
     match = _VERDICT.search(text)
     if not match:
-        raise ProviderError(f"the judge gave no VERDICT line: {text[:120]!r}")
+        raise NoVerdict(f"the judge gave no VERDICT line: {text[:120]!r}")
     reason = _REASON.search(text)
     return match.group(1).upper() == "PASS", (reason.group(1).strip() if reason else "")[:300]
 

@@ -78,6 +78,36 @@ class Activation:
 
 
 @dataclass
+class Errors:
+    """Samples lost to errors on one model, apart by cause, each with its first reason:
+    `transport` (the model's call failed after retries), `check` (a check could not run) and
+    `ungraded` (no error, but every check was skipped)."""
+
+    transport: int = 0
+    check: int = 0
+    ungraded: int = 0
+    first_transport: str | None = None
+    first_check: str | None = None
+
+
+def count_errors(rows: list[ResultRow]) -> Errors:
+    """The `Errors` of `rows` (one model's), first reasons in row order."""
+    errors = Errors()
+    for row in rows:
+        if not row.is_error:
+            continue
+        if row.error_kind == "check":
+            errors.check += 1
+            errors.first_check = errors.first_check or row.error
+        elif row.error is not None:
+            errors.transport += 1
+            errors.first_transport = errors.first_transport or row.error
+        else:
+            errors.ungraded += 1
+    return errors
+
+
+@dataclass
 class ModelSummary:
     """Everything a reader needs to judge a skill on one model."""
 
@@ -92,6 +122,8 @@ class ModelSummary:
     invocation_rate: float | None
     agent: dict[str, AgentArm] | None = None  # agent mode: per arm
     activation: Activation | None = None  # agent mode, tool-calling protocols only
+    errors: Errors = field(default_factory=Errors)
+    failed: bool = False  # every sample was lost to a transport or check error
     methods: dict[str, str] = field(default_factory=lambda: {
         "arm_interval": INTERVAL_METHOD, "lift_interval": LIFT_INTERVAL_METHOD,
         "exact_test": EXACT_TEST})
@@ -181,7 +213,8 @@ def _summarize_model(model: str, rows: list[ResultRow], table: stats.Table,
         non_discriminating=non_discriminating_checks(rows),
         invocation_rate=sum(loaded) / len(loaded) if loaded else None,
         agent=agent_arms(rows) if any(r.mode == "agent" for r in rows) else None,
-        activation=activation(rows),
+        activation=activation(rows), errors=count_errors(rows),
+        failed=bool(rows) and all(r.is_error and r.error is not None for r in rows),
     )
 
 

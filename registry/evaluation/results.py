@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 
 Arm = Literal["baseline", "skill"]
 RunStatus = Literal["running", "complete", "stopped", "interrupted"]
-ErrorKind = Literal["arm", "transport"]
+ErrorKind = Literal["arm", "transport", "check"]
 Via = Literal["cli", "space", "job"]
 TRANSCRIPTS = "transcripts.jsonl"  # agent mode: one trajectory per sample, next to rows.jsonl
 
@@ -169,7 +169,10 @@ class ResultRow(BaseModel):
     error: str | None = None
     error_kind: ErrorKind | None = None
     """`arm`: caused by the arm itself (context overflow, refusal, tool loop over budget), a
-    graded failure; `transport` (or unset, for older rows): the call failed after retries."""
+    graded failure; `transport` (or unset, for older rows): the call failed after retries;
+    `check`: a check could not run to a verdict for a reason no answer could cause (the
+    sandbox did not start it, its interpreter never started, the judge's call failed), out of
+    both arms' denominators like a transport error."""
     skill_loaded: bool | None = None
     cached: bool = False
     created_at: str = Field(default_factory=utc_now)
@@ -197,7 +200,7 @@ class ResultRow(BaseModel):
 
     @property
     def is_error(self) -> bool:
-        """A transport error row: kept out of pass-rate denominators, counted apart.
+        """A transport or check error row: kept out of pass-rate denominators, counted apart.
 
         An error caused by the arm (`error_kind == "arm"`) is a graded failure, not this.
         """

@@ -20,11 +20,16 @@ Methods (README "Evaluate: is the lift real?"; reference values in facts/statist
   with a paired t 95% interval (df = cases - 1). Deterministic: no resampling.
 - Exact test: the two-sided sign test on the cases whose score changed (b up, c down), which is
   McNemar's exact test when each case runs once.
-- Verdict: "inconclusive: errors in N cases" when transport errors leave N cases usable in one
-  arm only; "too few cases (N)" under `MIN_CASES` paired cases; "helps"/"hurts" when the interval
-  excludes 0 *and* the exact test agrees (p < 0.05, same direction); else "no detectable
-  effect". Simulated under no effect, "helps" comes up at most 2.5% of the time
-  (tests/test_stats_verdict.py).
+- Errors: a transport error and a check error (a check that could not run) leave a sample out
+  of every denominator alike; an arm-caused error is a graded failure.
+- Verdict: "inconclusive: errors in N cases" when errors leave N cases usable in one arm only;
+  "inconclusive: every sample errored" when no sample was graded; "inconclusive: uneven errors
+  (B baseline, S skill)" when the arms lost different numbers of samples to errors and the lost
+  samples could change the verdict: filled in as passes in one arm and failures in the other
+  (either way round), they give another verdict; "too few cases (N)" under `MIN_CASES` paired
+  cases; "helps"/"hurts" when the interval excludes 0 *and* the exact test agrees (p < 0.05,
+  same direction); else "no detectable effect". Simulated under no effect, "helps" comes up at
+  most 2.5% of the time (tests/test_stats_verdict.py).
 """
 
 from __future__ import annotations
@@ -98,10 +103,11 @@ class Table(NamedTuple):
 
     ``cases``: cases graded at least once in the arm; ``rate``/``rate_lo``/``rate_hi``: the arm
     rate and its interval; ``samples``/``passes``: graded samples and passes; ``errors``:
-    transport errors; ``repeats``: the most rows of one case in one arm; ``paired``: cases
-    graded in both arms; ``lift``/``lift_lo``/``lift_hi``, ``b``/``c``/``p_value``: the paired
-    lift and the exact test; ``gain``: normalized gain (NaN when the baseline is 1);
-    ``uneven``: cases usable in one arm only because of transport errors; ``detectable``: the
+    samples lost to transport or check errors; ``repeats``: the most rows of one case in one
+    arm; ``paired``: cases graded in both arms; ``lift``/``lift_lo``/``lift_hi``,
+    ``b``/``c``/``p_value``: the paired lift and the exact test; ``gain``: normalized gain
+    (NaN when the baseline is 1);
+    ``uneven``: cases usable in one arm only because of errors; ``detectable``: the
     smallest lift the suite detects at 80% power (inf under `MIN_CASES`); token and dollar
     sums over graded samples (``cost`` NaN when a price is unknown).
     """
@@ -187,10 +193,10 @@ def table(o: Outcomes, n_groups: int) -> Table:
                             ("cost", np.round(o.cost * NANO)))}
     paired = _paired(cell_group[has[:, 0] & has[:, 1]], score[has[:, 0] & has[:, 1]], n_groups)
     uneven = np.bincount(cell_group, uneven_cell, minlength=n_groups).astype(np.int64)
-    verdicts = _verdicts(paired, uneven)
-    return Table(cases=cases, samples=per_group(graded).astype(np.int64),
-                 passes=per_group(passes).astype(np.int64),
-                 errors=per_group(transport).astype(np.int64), rate=rate, rate_lo=rate_lo,
+    samples, errors = per_group(graded).astype(np.int64), per_group(transport).astype(np.int64)
+    verdicts = _error_verdicts(o, n_groups, _verdicts(paired, uneven), samples, errors)
+    return Table(cases=cases, samples=samples, passes=per_group(passes).astype(np.int64),
+                 errors=errors, rate=rate, rate_lo=rate_lo,
                  rate_hi=rate_hi, repeats=repeats, uneven=uneven, verdict=verdicts,
                  input_tokens=sums["input"], output_tokens=sums["output"],
                  cost=sums["cost"] / NANO, **paired)
@@ -207,6 +213,35 @@ def _verdicts(paired: dict[str, np.ndarray], uneven: np.ndarray) -> np.ndarray:
                      int(paired["b"][i]), int(paired["c"][i]), cases=int(n[i]),
                      uneven=int(uneven[i])) for i in first.tolist()]
     return np.array(texts, dtype=object)[inverse.reshape(-1)]
+
+
+def _error_verdicts(o: Outcomes, n_groups: int, verdicts: np.ndarray, samples: np.ndarray,
+                    errors: np.ndarray) -> np.ndarray:
+    """Verdicts the errors leave standing, the others inconclusive (module docstring): no
+    sample graded, or errors uneven between the arms that could change the verdict."""
+    verdicts = verdicts.copy()
+    lost_all = (samples.sum(1) == 0) & (errors.sum(1) > 0)
+    open_ = ~np.array([str(v).startswith("inconclusive") for v in verdicts], dtype=bool)
+    lopsided = (errors[:, 0] != errors[:, 1]) & ~lost_all & open_
+    if lopsided.any():
+        sub = Outcomes(*(np.asarray(column)[lopsided[o.group]] for column in o))
+        changed = np.zeros(n_groups, dtype=bool)
+        for favoured in (0, 1):  # every lost sample passes in this arm, fails in the other
+            filled = sub._replace(graded=sub.graded | sub.transport,
+                                  passed=(sub.passed & sub.graded)
+                                  | (sub.transport & (sub.arm == favoured)),
+                                  transport=np.zeros_like(sub.transport))
+            changed |= _kinds(table(filled, n_groups).verdict) != _kinds(verdicts)
+        for i in np.flatnonzero(lopsided & changed).tolist():
+            verdicts[i] = (f"inconclusive: uneven errors ({errors[i, 0]} baseline, "
+                           f"{errors[i, 1]} skill)")
+    verdicts[lost_all & open_] = "inconclusive: every sample errored"
+    return verdicts
+
+
+def _kinds(verdicts: np.ndarray) -> np.ndarray:
+    """Each verdict without its figures: "too few cases (9)" and "(12)" are one kind."""
+    return np.array([str(v).split(" (")[0].split(":")[0] for v in verdicts], dtype=object)
 
 
 def _paired(group: np.ndarray, score: np.ndarray, n_groups: int) -> dict[str, np.ndarray]:

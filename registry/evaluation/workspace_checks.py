@@ -335,9 +335,10 @@ def _tail(text: str) -> str:
 
 
 async def run_command(check: cs.CommandCheck, root: Path, sandbox: Sandbox,
-                      scratch: Path | None) -> tuple[bool, str]:
+                      scratch: Path | None) -> tuple[bool | None, str]:
     """Run the check's shell command in `sandbox`, in a copy of `root` made under `scratch`
-    (the system temp folder when None) and removed after."""
+    (the system temp folder when None) and removed after; None when the sandbox never started
+    it (a check error)."""
     tmp = Path(tempfile.mkdtemp(prefix="hubskills-command-", dir=scratch))
     try:
         work = tmp / "work"
@@ -346,6 +347,8 @@ async def run_command(check: cs.CommandCheck, root: Path, sandbox: Sandbox,
                               timeout=check.timeout_s)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    if run.launch_error:
+        return None, run.launch_error
     if run.timed_out:
         return False, f"timed out after {check.timeout_s:g}s"
     output = run.stdout + run.stderr
