@@ -168,9 +168,9 @@ def test_a_lost_shard_resumes_without_asking_for_any_answered_sample(hub, tmp_pa
         hub.jobs.kill(job_id)  # the machine is lost mid-run
         assert hub.jobs.wait(job_id) == "ERROR"
         release.set()
-        asked_before = len(model_server.requests)
+        asked_before = len(model_server.bodies)  # completions (a run's probe lists models)
         resumed = resume_on_jobs(settings, run_id, poll_s=0.2)
-        asked_after = len(model_server.requests)
+        asked_after = len(model_server.bodies)
     assert asked_after - asked_before == 16 - 5  # only the samples without a row
     assert resumed.manifest.status == "complete" and len(resumed.rows) == 16
     keys = [(r.model, r.arm, r.case_id, r.repeat) for r in shard_rows(hub, run_id)]

@@ -34,7 +34,7 @@ from registry.evaluation.cache import (
 )
 from registry.evaluation.checks import grade_row, has_code_checks, run_checks
 from registry.evaluation.judge import make_judge
-from registry.evaluation.preflight import check_mode, check_suite, check_writable
+from registry.evaluation.preflight import check_endpoints, check_mode, check_suite, check_writable
 from registry.evaluation.results import (
     ResultRow,
     RunManifest,
@@ -375,6 +375,7 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
     mode_warning = check_mode(evaluator.models, config.mode, f"hubskills eval {skill_dir}")
     if agent:  # a harness that cannot run fails here, before the run is saved
         mode_warning = agent_note(evaluator)
+    check_endpoints([*evaluator.models, *evaluator._judge_models])  # dead ones refused now
     for warning in (code.warning, mode_warning):
         if warning and warn:
             warn(warning)

@@ -2,18 +2,21 @@
 
 `check_suite` asks whether the cases can be graded and repeated as asked; `check_mode` whether
 the models can do what the mode needs (tool calling for `tool`); `check_writable` whether the
-run and the response cache can be saved. `generate` asks the same
+run and the response cache can be saved; `check_endpoints` whether each model's server answers
+at all. `generate` asks the same
 of its students before its teacher is paid.
 """
 
 from __future__ import annotations
+
+import asyncio
 
 from registry._io import why_unwritable
 from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.arms import Mode
 from registry.format.suite import Suite
-from registry.providers import Model
+from registry.providers import Model, aclose_all
 
 
 def check_suite(suite: Suite, *, judge: str | None, runs: int, command: str) -> None:
@@ -61,3 +64,23 @@ def check_writable(settings: Settings) -> None:
         if why := why_unwritable(folder, create=False):
             raise HubskillsError(f"cannot save the run in {folder}: {why}",
                                  hint="set HUBSKILLS_HOME to a folder you can write to")
+
+
+def check_endpoints(models: list[Model]) -> None:
+    """Probe each endpoint of `models` once (the same connection once), together, before the
+    first sample: a listing or the connection itself, never a paid call; an in-process model
+    needs none. A dead endpoint would otherwise fail every sample in transport.
+
+    Raises:
+        ProviderError: an endpoint that cannot answer, with its address and the cause.
+    """
+    endpoints = {model.connection_key: model for model in models}
+
+    async def probe_all() -> None:
+        try:
+            await asyncio.gather(*(model.provider.probe() for model in endpoints.values()))
+        finally:
+            await aclose_all(endpoints.values())
+
+    if any(model.provider.endpoint for model in endpoints.values()):
+        asyncio.run(probe_all())

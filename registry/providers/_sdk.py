@@ -33,6 +33,8 @@ from registry.providers.base import Provider
 
 RETRY_STATUSES = frozenset({408, 409, 429})
 """Besides every 5xx: request timeout, conflict (lock contention) and rate limiting."""
+PROBE_TIMEOUT_S = 15.0
+"""How long a probe (`SDKProvider.probe`) waits for an endpoint to answer at all."""
 
 
 @functools.cache
@@ -106,6 +108,34 @@ class SDKProvider(Provider):
         digest = hashlib.sha256(self.api_key.encode()).hexdigest()[:16]
         return (self.name, self.base_url, digest)
 
+    probe_path: ClassVar[str] = "/models"
+    """A route that lists models at no cost (relative to `base_url`)."""
+
+    async def probe(self) -> None:
+        """Ask `probe_path` once: any HTTP answer shows the endpoint is there (`probe_status`
+        judges a status); nothing listening, a failed TLS handshake or no answer is refused.
+
+        Raises:
+            ProviderError: the endpoint cannot be reached, or `probe_status` refuses it.
+        """
+        sdk = self.sdk()
+        try:  # read as text: the one answer type every SDK's client takes as is
+            await self.client().get(self.probe_path, cast_to=str,
+                                    options={"timeout": PROBE_TIMEOUT_S})
+        except sdk.APIStatusError as exc:
+            await self.probe_status(exc.status_code)
+        except sdk.APIConnectionError as exc:  # APITimeoutError included
+            why = f"no answer within {PROBE_TIMEOUT_S:g} s" \
+                if isinstance(exc, sdk.APITimeoutError) else _unreachable(exc)
+            raise ProviderError(
+                f"cannot reach {self.base_url}: {why}",
+                hint="start the server or check the address (--base-url, or the provider's "
+                     "*_BASE_URL variable), then run the same command again") from exc
+
+    async def probe_status(self, status: int) -> None:
+        """What an HTTP error status from `probe_path` means: the server answers, which is all
+        a probe asks by default (a model listing may be missing or need another key)."""
+
     def should_retry(self, exc: Exception) -> bool:
         """Transient: timeouts, connection failures, unreadable bodies, 408/409/429/5xx."""
         sdk = self.sdk()
@@ -164,6 +194,23 @@ class SDKProvider(Provider):
                 hint="shorten the skill or the case, or use a model with more context")
         return ProviderError(f"{where} rejected the request for {model} (HTTP {status}): "
                              f"{detail}", status=status)
+
+
+def _unreachable(exc: BaseException) -> str:
+    """Why a connection failed, in words: the innermost OS-level cause of an SDK error."""
+    cause: BaseException | None = exc
+    found: BaseException | None = None
+    for _ in range(10):  # the chain is short; a bound keeps a cyclic one finite
+        if cause is None:
+            break
+        if isinstance(cause, OSError):
+            found = cause
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(found, ssl.SSLError):
+        return f"the TLS handshake failed ({found})"
+    if isinstance(found, ConnectionRefusedError):
+        return "connection refused (nothing listens there)"
+    return str(found or exc)
 
 
 def retry_after_seconds(headers: Any) -> float | None:

@@ -37,6 +37,7 @@ class AnthropicProvider(SDKProvider):
     name: ClassVar[str] = "anthropic"
     variable: ClassVar[str | None] = "ANTHROPIC_API_KEY"
     default_concurrency: ClassVar[int] = 8
+    probe_path: ClassVar[str] = "/v1/models"  # any answer from it is enough (`probe_status`)
 
     def __init__(self, *, base_url: str | None, api_key: str, timeout: float = DEFAULT_TIMEOUT_S,
                  http_client: Any = None) -> None:

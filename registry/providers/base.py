@@ -143,6 +143,14 @@ class Provider(ABC):
         Raises whatever the backend raises; `HubskillsError`s are final and never retried.
         """
 
+    async def probe(self) -> None:  # noqa: B027 - an optional hook, not an abstract one
+        """Find out at no cost, before a run's first call, that the endpoint can answer (the
+        default: nothing to find out, as for an in-process model).
+
+        Raises:
+            ProviderError: it cannot (nothing listens, a failed TLS handshake, no such route).
+        """
+
     def should_retry(self, exc: Exception) -> bool:
         """Whether a failure of `complete` is transient (worth another attempt)."""
         return isinstance(exc, BadResponse)

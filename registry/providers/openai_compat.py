@@ -13,7 +13,8 @@ import time
 from types import ModuleType
 from typing import Any, ClassVar
 
-from registry.providers._sdk import SDKProvider
+from registry.errors import ProviderError
+from registry.providers._sdk import PROBE_TIMEOUT_S, SDKProvider
 from registry.providers.base import BadResponse, Completion, Message, ToolCall, ToolSpec, Usage
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -44,6 +45,24 @@ class OpenAICompat(SDKProvider):
         return self.sdk().AsyncOpenAI(base_url=self.base_url, api_key=self.api_key,
                                       max_retries=0, timeout=self.timeout,
                                       http_client=self.http_client())
+
+    async def probe_status(self, status: int) -> None:
+        """A server without `GET /models` (404, 405) may still serve chat: an empty request to
+        the chat route (rejected unanswered: nothing is generated) tells a missing route."""
+        if status not in (404, 405):
+            return
+        try:
+            await self.client().post("/chat/completions", body={}, cast_to=str,
+                                     options={"timeout": PROBE_TIMEOUT_S})
+        except self.sdk().APIStatusError as exc:
+            if exc.status_code in (404, 405):
+                raise ProviderError(
+                    f"{self.base_url} has no chat completions route (HTTP {exc.status_code} on "
+                    f"POST {self.base_url}/chat/completions)",
+                    hint="check the address: an OpenAI-compatible --base-url usually ends in "
+                         "/v1 (http://127.0.0.1:8080/v1)") from exc
+        except self.sdk().APIConnectionError:
+            return  # it answered the listing a moment ago: the run's own calls will tell
 
     def is_overflow(self, exc: Any) -> bool:
         """OpenAI's error codes for a prompt over the context window."""
