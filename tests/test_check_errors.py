@@ -145,8 +145,8 @@ def test_a_run_whose_checks_cannot_start_reports_check_errors_and_no_verdict(tmp
     [folder] = list(runs.iterdir())
     rows = [ResultRow.model_validate_json(line)
             for line in (folder / "rows.jsonl").read_text().splitlines()]
-    assert {(r.error_kind, r.passed) for r in rows} == {("check", None)}
-    assert all("/nonexistent/hubskills" in r.error for r in rows)
+    assert {(r.error_kind, r.passed, r.score) for r in rows} == {("check", None, None)}
+    assert all("/nonexistent/hubskills" in r.error and not r.checks for r in rows)
     [summary] = summarize(rows)
     assert summary.failed and summary.errors.check == 24 and summary.errors.transport == 0
     assert summary.stats.verdict == "inconclusive: every sample errored"

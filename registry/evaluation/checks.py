@@ -301,12 +301,14 @@ def check_error(results: list[CheckVerdict]) -> str | None:
 
 
 def grade_row(row: ResultRow, results: list[CheckVerdict]) -> None:
-    """Put `results` on `row` with its verdict and score; a check error makes the row one
-    (`error_kind` "check", the reason kept), out of both arms' denominators."""
-    row.checks = results
-    row.passed, row.score = case_score(results)
+    """Put `results` on `row` with its verdict and score. A check error makes the row an error
+    row instead (`error_kind` "check", the first reason kept; like every error row it carries
+    no verdicts), out of both arms' denominators."""
     if (why := check_error(results)) is not None:
         row.error, row.error_kind = why, "check"
+        return
+    row.checks = results
+    row.passed, row.score = case_score(results)
 
 
 def case_score(results: list[CheckVerdict]) -> tuple[bool | None, float]:

@@ -65,7 +65,8 @@ class Rows(NamedTuple):
 
 def _outcome(frame: pd.DataFrame) -> dict[str, np.ndarray]:
     """``graded``/``passed``/``transport`` per row: an arm-caused error is a graded failure;
-    any other error, or no verdict, is a transport error (out of denominators)."""
+    any other error (transport, or a check that could not run), or no verdict, is out of
+    denominators (``transport``)."""
     n = len(frame)
     passed = frame["passed"].astype("boolean") if "passed" in frame else pd.Series(
         pd.NA, index=frame.index, dtype="boolean")

@@ -161,7 +161,7 @@ def _outcomes(rows: list[ResultRow], models: list[str]) -> stats.Outcomes:
     """The engine's input for ``rows`` grouped by model, as `grouping.Rows.outcomes` builds it
     from a frame, but straight from the rows: summarizing a run needs no pandas (about a
     second of `hubskills eval`'s import time). An arm-caused error is a graded failure; any
-    other error, or no verdict, a transport error."""
+    other error (transport or check), or no verdict, is out of denominators."""
     case_rank = {c: i for i, c in enumerate(sorted({r.case_id for r in rows
                                                     if r.case_id is not None}))}
     group = {m: i for i, m in enumerate(models)}
