@@ -15,11 +15,14 @@ import pytest
 from cli_process import REPO_ROOT, hubskills
 from fakes.openai_server import FakeOpenAIServer
 from fakes.tool_script import AgentScript
+from fakes.trigger_model import TriggerModel
 from rich.cells import cell_len
 from sandbox_required import bwrap_sandbox
 from test_agent_eval import make_skill as make_agent_skill
 from test_ci_gate import commit_all, git, scripted, write_skill
 from test_evaluate import knows_fact_if_told, make_skill
+from test_trigger import make_distractors
+from test_trigger import make_skill as make_trigger_skill
 
 SKILL = "hubskills/agent-skill-md"
 MODEL = "local/qwen2.5-coder-7b-instruct"
@@ -63,6 +66,12 @@ def world(tmp_path_factory) -> dict:
     with FakeOpenAIServer(responder=scripted) as server:
         ids["ci_out"] = run(home, "ci", "-m", MODEL, "--base-url", server.url, "--runs", "1",
                             "--base", "HEAD", cwd=checkout, GITHUB_STEP_SUMMARY="").stdout
+    trigger_skill = make_trigger_skill(root / "trigger")
+    with FakeOpenAIServer(responder=TriggerModel(threshold=2)) as server:
+        done = run(home, "eval", trigger_skill, "--mode", "trigger", "-m", MODEL, "--base-url",
+                   server.url, "--distractors", make_distractors(root / "trigger"), "--runs",
+                   "1", "--verbose", cwd=project)
+    ids["trigger"], ids["trigger_out"] = run_id(done), done.stdout
     assert run(home, "pull", SKILL, cwd=project).returncode == 0  # then 1.2.0 comes out
     newer = shutil.copytree(REPO_ROOT / "skills" / "agent-skill-md",
                             root / "v2" / "agent-skill-md")
@@ -91,6 +100,7 @@ COMMANDS = {
     "runs show (inline)": ["runs", "show", "{inline}"],
     "runs show (tool)": ["runs", "show", "{tool}"],
     "runs show (agent)": ["runs", "show", "{agent}"],
+    "runs show (trigger)": ["runs", "show", "{trigger}"],
     "runs compare": ["runs", "compare", "{inline}", "{tool}"],
     "doctor": ["doctor"],
     "scan": ["scan", "hubskills/kernel-builder-cuda-kernels"],
@@ -108,6 +118,8 @@ def test_every_table_command_fits_80_columns_piped(world, name):
 
 def test_eval_and_ci_output_fit_80_columns_and_keep_the_verdict(world):
     assert_fits(world["ids"]["agent_out"])
+    assert_fits(world["ids"]["trigger_out"])
+    assert "recall" in world["ids"]["trigger_out"]
     assert_fits(world["ids"]["ci_out"])
     assert "verdict" in world["ids"]["ci_out"]
     shown = run(world["home"], "runs", "show", world["ids"]["tool"], cwd=world["project"])
@@ -126,3 +138,23 @@ def test_search_cuts_a_long_description_with_an_ellipsis_on_one_line(world):
     assert len(rows) == 3 and all("…" in row for row in rows), done.stdout
     assert len(done.stdout.splitlines()) <= 3 + 4  # header, rule, three rows, a line said once
 
+
+
+def test_jobs_list_fits_80_columns_and_keeps_each_shards_stage(tmp_path):
+    from fakes.hub_server import FakeHub
+    from test_jobs import KEY, answer
+
+    env = {"HUBSKILLS_HOME": str(tmp_path / "home"), "OPENAI_API_KEY": KEY, "HF_HUB_OFFLINE": ""}
+    with FakeHub() as hub, FakeOpenAIServer(responder=answer, api_key=KEY) as model_server:
+        hub.jobs.image_env = {"PIP_NO_INDEX": "1", "PIP_NO_DEPS": "1"}
+        env |= {"HF_ENDPOINT": hub.url, "HF_TOKEN": hub.token,
+                "OPENAI_BASE_URL": model_server.url}
+        started = hubskills("eval", make_skill(tmp_path, 3), "-m", "openai/gpt-4o-mini",
+                            "--runs", "1", "--on", "jobs", "--shards", "2", "--detach",
+                            cwd=tmp_path, **env)
+        assert started.returncode == 0, started.stderr
+        listed = hubskills("jobs", "list", cwd=tmp_path, COLUMNS="80", **env)
+    assert listed.returncode == 0, listed.stderr
+    assert_fits(listed.stdout)
+    assert "stage" in listed.stdout, listed.stdout
+    assert len(re.findall(r"^[01]\s+\S+\s+[a-z]+\s", listed.stdout, re.M)) == 2, listed.stdout
