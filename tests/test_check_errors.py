@@ -24,9 +24,10 @@ from test_evaluate import knows_fact_if_told, make_skill
 from test_sandbox_reach import HIDE_PYTHON, wrapper
 
 from registry.cli import cli
+from registry.cli._render import report_run
 from registry.config import Settings
 from registry.evaluation.checks import case_score, run_checks
-from registry.evaluation.engine import EvalConfig, run_evaluation
+from registry.evaluation.engine import EvalConfig, EvalRun, run_evaluation
 from registry.evaluation.judge import JUDGE_SYSTEM
 from registry.evaluation.report import summarize
 from registry.evaluation.results import ResultRow
@@ -166,7 +167,7 @@ def judge_says_nothing(body: dict) -> str:
     return knows_fact_if_told(body)
 
 
-def judged_run(tmp_path: Path, responder) -> list[ResultRow]:
+def judged_run(tmp_path: Path, responder) -> EvalRun:
     skill = make_skill(tmp_path, 12)
     path = skill / "evals" / "evals.json"
     suite = json.loads(path.read_text())
@@ -177,20 +178,24 @@ def judged_run(tmp_path: Path, responder) -> list[ResultRow]:
         settings = Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home"),
                                       "HUBSKILLS_BASE_URL": server.url})
         config = EvalConfig(models=["local/student"], judge="local/judge", runs=1, retry=ONCE)
-        return run_evaluation(skill, config, settings).rows
+        return run_evaluation(skill, config, settings)
 
 
-def test_a_judge_that_errors_makes_check_errors(tmp_path):
-    rows = judged_run(tmp_path, judge_down)
-    assert {(r.error_kind, r.passed) for r in rows} == {("check", None)}
+def test_a_judge_that_errors_makes_check_errors(tmp_path, capsys):
+    run = judged_run(tmp_path, judge_down)
+    assert {(r.error_kind, r.passed) for r in run.rows} == {("check", None)}
     assert all(r.error.startswith("States the port.: judge error:")
-               and "503" in r.error for r in rows), rows[0].error
-    [summary] = summarize(rows)
-    assert summary.errors.check == 24 and summary.stats.verdict.startswith("inconclusive")
+               and "503" in r.error for r in run.rows), run.rows[0].error
+    [summary] = report_run(run.manifest, run.rows, as_json=False, verbose=False)
+    assert summary.errors.check == 24 and summary.stats.verdict == \
+        "inconclusive: every sample errored"
+    text = " ".join(capsys.readouterr().out.split())
+    assert "24 samples whose checks could not run (first: States the port.: judge error:" in text
+    assert "failed: no sample graded" in text and "no detectable effect" not in text
 
 
 def test_a_judge_reply_without_a_verdict_grades_the_answer_as_failed(tmp_path):
-    rows = judged_run(tmp_path, judge_says_nothing)
+    rows = judged_run(tmp_path, judge_says_nothing).rows
     assert {(r.error_kind, r.passed) for r in rows} == {(None, False)}
     assert all("no VERDICT line" in r.checks[-1].reason for r in rows)
 
