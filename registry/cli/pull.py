@@ -129,8 +129,9 @@ def install_command(frozen: bool, force: bool, allow_risky: bool, registry: str 
 @json_option
 def update_command(name: str | None, force: bool, allow_risky: bool, registry: str | None,
                    global_: bool, project: Path, as_json: bool) -> None:
-    """Move installed skills (or NAME) to their newest version and show what changed; with
-    no NAME, every skill it can, then the ones it skipped (exit 1 if any).
+    """Move installed skills (or NAME) to their newest version and show what changed.
+
+    With no NAME, every skill it can, then the ones it skipped (exit 1 if any).
 
     \b
     Examples:
