@@ -169,7 +169,7 @@ def test_a_job_without_a_sandbox_stops_before_any_model_call(hub, tmp_path, monk
         assert len(hub.jobs.jobs) == 2  # and none was retried: a retry would stop again
         main([*args, "--skip-code-checks"])
         skipped = capsys.readouterr()
-        assert len(models.requests) == 4 * 2 and len(hub.jobs.jobs) == 4
+        assert len(models.bodies) == 4 * 2 and len(hub.jobs.jobs) == 4  # (and a probe each)
         run_id = re.search(r"run (\d{8}-\d{6}-\w+) stopped", said.err).group(1)
         del hub.jobs.image_env["HUBSKILLS_BWRAP"]  # an image whose bubblewrap works
         main([*args, "--resume", run_id, "--image", "me/python-bwrap:3.12"])
@@ -184,7 +184,7 @@ def test_a_job_without_a_sandbox_stops_before_any_model_call(hub, tmp_path, monk
     # the stopped run, resumed in an image with a sandbox: every check runs there
     images = [job.spec.get("dockerImage") for job in hub.jobs.jobs.values()]
     assert images == ["python:3.12"] * 4 + ["me/python-bwrap:3.12"] * 2
-    assert len(models.requests) == 2 * 4 * 2 and "with skill" in resumed.out.lower()
+    assert len(models.bodies) == 2 * 4 * 2 and "with skill" in resumed.out.lower()
     assert "left out" not in resumed.err
     finished = read_manifest(Settings.from_env().runs_dir, run_id)
     assert (finished.status, finished.sandbox, finished.code_checks) == ("complete", "bwrap",
