@@ -219,8 +219,10 @@ def _error_verdicts(o: Outcomes, n_groups: int, verdicts: np.ndarray, samples: n
                     errors: np.ndarray) -> np.ndarray:
     """Verdicts the errors leave standing, the others inconclusive (module docstring): no
     sample graded, or errors uneven between the arms that could change the verdict."""
-    verdicts = verdicts.copy()
     lost_all = (samples.sum(1) == 0) & (errors.sum(1) > 0)
+    if not (lost_all.any() or (errors[:, 0] != errors[:, 1]).any()):
+        return verdicts  # most tables: nothing for this rule to look at
+    verdicts = verdicts.copy()
     open_ = ~np.array([str(v).startswith("inconclusive") for v in verdicts], dtype=bool)
     lopsided = (errors[:, 0] != errors[:, 1]) & ~lost_all & open_
     if lopsided.any():
