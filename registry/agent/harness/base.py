@@ -102,7 +102,7 @@ class Harness:
         try:
             home, sockets = scratch / "home", scratch / "socket"
             home.mkdir()
-            sockets.mkdir(mode=0o755)
+            sockets.mkdir(mode=0o700)  # handed to the sandbox's own user: no one else's
             scratch.chmod(0o755)
             async with ModelProxy(upstream=self.base_url, key=self._key,
                                   wire=self.adapter.wire, folder=sockets,
@@ -147,9 +147,9 @@ class Harness:
         argv = [python, "-c", FORWARDER, str(proxy.socket_path), str(PORT),
                 f"{HOME_INSIDE}/{EVENTS}", "--", str(self.cli),
                 *self.adapter.argv(task.prompt, self.model.model_id, task.budget)]
-        mounts = Mounts(read_only=(str(self.install), str(proxy.socket_path.parent),
-                                   str(self.node.parent)),
-                        writable=((str(home), HOME_INSIDE),))
+        mounts = Mounts(read_only=(str(self.install), str(self.node.parent)),
+                        writable=((str(home), HOME_INSIDE),),
+                        private=(str(proxy.socket_path.parent),))
         limits = Limits(wall_s=task.budget.wall_s, **CLI_LIMITS)
         return await self.sandbox.run(argv, task.workspace, limits=limits, env=env,
                                       mounts=mounts)

@@ -22,7 +22,7 @@ import os
 from http import HTTPStatus
 from pathlib import Path
 from typing import Literal
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import httpx
 
@@ -96,7 +96,7 @@ class ModelProxy:
     async def __aenter__(self) -> ModelProxy:
         self._client = httpx.AsyncClient(timeout=httpx.Timeout(600.0, connect=30.0))
         self._server = await asyncio.start_unix_server(self._serve, path=str(self.socket_path))
-        os.chmod(self.socket_path, 0o777)  # the sandbox's user (uid 65534 under root) connects
+        os.chmod(self.socket_path, 0o600)  # the folder goes to the sandbox's own user
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -108,10 +108,18 @@ class ModelProxy:
             await self._client.aclose()
 
     def allowed(self, method: str, target: str) -> bool:
-        """Whether a request line may pass: origin-form, under the endpoint's path."""
+        """Whether a request line may pass: origin-form, under the endpoint's path, with no
+        `.` or `..` segment, escaped or not (httpx would resolve them, and the real key would
+        go to wherever they lead), and no escaped slash or backslash."""
         if method.upper() == "CONNECT" or not target.startswith("/") or target.startswith("//"):
             return False
         path = target.split("?", 1)[0]
+        decoded = unquote(path)
+        if "\\" in decoded or unquote(decoded) != decoded or \
+                decoded.count("/") != path.count("/"):
+            return False  # escaped slashes, backslashes, or escapes inside escapes
+        if any(part in (".", "..") for part in decoded.split("/")):
+            return False
         return not self.prefix or path == self.prefix or path.startswith(self.prefix + "/")
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -222,16 +230,19 @@ def _parse_head(head: bytes) -> tuple[str, str, list[tuple[str, str]]]:
 async def _read_body(reader: asyncio.StreamReader, headers: list[tuple[str, str]]) -> bytes:
     values = {k.lower(): v for k, v in headers}
     if "chunked" in values.get("transfer-encoding", "").lower():
-        body = b""
+        body = bytearray()
         while True:
-            size = int((await reader.readuntil(b"\r\n")).split(b";")[0].strip(), 16)
+            line = (await reader.readuntil(b"\r\n")).split(b";")[0].strip()
+            if len(line) > 8:  # over 4 GiB: no chunk of a model request is that size
+                raise ValueError("request body too large")
+            size = int(line, 16)
             if size == 0:
                 await reader.readuntil(b"\r\n")
-                return body
+                return bytes(body)
+            if len(body) + size > MAX_BODY:  # before reading it, never after
+                raise ValueError("request body too large")
             body += await reader.readexactly(size)
             await reader.readexactly(2)
-            if len(body) > MAX_BODY:
-                raise ValueError("request body too large")
     length = int(values.get("content-length") or 0)
     if length > MAX_BODY:
         raise ValueError("request body too large")
