@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from fakes.openai_server import FakeOpenAIServer
 
+from registry.agent.harness.base import _read_events, _unlink_skill
 from registry.agent.harness.proxy import ModelProxy
 
 SEND = """import socket, sys
@@ -102,3 +103,38 @@ def test_the_socket_is_private_to_its_user():
     if other is None:
         pytest.skip("a second uid needs root and a system python3 here")
     assert other.returncode != 0 and "PermissionError" in other.stderr, other.stderr
+
+
+# --- what the CLI leaves in its HOME and workspace ------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "link"])
+def test_an_event_file_swapped_for_a_fifo_a_folder_or_a_link_reads_as_no_events(tmp_path, kind):
+    events, target = tmp_path / "events.jsonl", tmp_path / "elsewhere.jsonl"
+    target.write_text('{"type": "stolen"}\n')
+    {"fifo": lambda: os.mkfifo(events), "folder": events.mkdir,
+     "link": lambda: events.symlink_to(target)}[kind]()
+    assert asyncio.run(asyncio.wait_for(asyncio.to_thread(_read_events, events), 60)) == []
+
+
+def test_cleanup_never_follows_a_link_the_agent_planted(tmp_path):
+    host = tmp_path / "host-claude"
+    (host / "skills").mkdir(parents=True)
+    (host / "skills" / "my-skill").symlink_to(tmp_path)  # as `pull --global` leaves one
+    workspace = tmp_path / "ws"
+    (workspace / ".claude" / "skills").mkdir(parents=True)
+    link = workspace / ".claude" / "skills" / "my-skill"
+    link.symlink_to("../../skill")
+    shutil.rmtree(workspace / ".claude")  # the agent swaps the folder for a link to the host's
+    (workspace / ".claude").symlink_to(host)
+    _unlink_skill(link, workspace)
+    assert (host / "skills" / "my-skill").is_symlink()
+
+
+def test_cleanup_removes_the_link_and_the_folders_made_for_it(tmp_path):
+    workspace = tmp_path / "ws"
+    (workspace / ".claude" / "skills").mkdir(parents=True)
+    link = workspace / ".claude" / "skills" / "my-skill"
+    link.symlink_to("../../skill")
+    _unlink_skill(link, workspace)
+    assert list(workspace.iterdir()) == []

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -112,7 +113,7 @@ class Harness:
                 result = await self._sandboxed(task, home, proxy)
             events = _read_events(home / EVENTS)
         finally:
-            _unlink_skill(link)
+            _unlink_skill(link, task.workspace)
             remove_tree(scratch)  # the CLI's HOME: however deep it made it
         parsed = self.adapter.parse(events)
         outcome = self._outcome(task, parsed)
@@ -176,6 +177,9 @@ class Harness:
         """Nothing stays open between samples."""
 
 
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
 def count_turns(entries: list[TranscriptEntry]) -> int:
     """Model replies: each run of assistant text and tool calls after a prompt or results."""
     turns, in_reply = 0, False
@@ -216,23 +220,38 @@ def _link_skill(task: AgentTask, folder: str) -> Path | None:
     return link
 
 
-def _unlink_skill(link: Path | None) -> None:
-    """Remove the link and the folders made for it, if the agent left them empty."""
-    if link is None or not link.is_symlink():
+def _unlink_skill(link: Path | None, workspace: Path) -> None:
+    """Remove the link and the folders made for it, if the agent left them empty. The agent may
+    have swapped any folder on the way for a link to a host folder: each is opened relative to
+    the last with `O_NOFOLLOW`, so nothing outside the workspace is ever removed."""
+    if link is None:
         return
-    link.unlink()
-    for folder in (link.parent, link.parent.parent):
-        try:
-            folder.rmdir()
-        except OSError:
-            return
+    parts = link.relative_to(workspace).parts
+    fds = [os.open(workspace, _DIR_FLAGS)]
+    try:
+        for part in parts[:-1]:
+            fds.append(os.open(part, _DIR_FLAGS, dir_fd=fds[-1]))
+        if stat.S_ISLNK(os.lstat(parts[-1], dir_fd=fds[-1]).st_mode):
+            os.unlink(parts[-1], dir_fd=fds[-1])
+        for depth in (len(parts) - 2, len(parts) - 3):  # the link's folder, then its parent
+            if depth >= 0:
+                os.rmdir(parts[depth], dir_fd=fds[depth])
+    except OSError:
+        return  # replaced, not empty, or gone: left as the agent left it
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 def _read_events(path: Path) -> list[dict[str, Any]]:
-    """The CLI's JSON lines (written by untrusted code: never followed through a link)."""
+    """The CLI's JSON lines (written by untrusted code: never followed through a link, never
+    waited on: a FIFO, a folder or anything but a regular file counts as no events)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
+        return []
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
         return []
     with os.fdopen(fd, "rb") as handle:
         data = handle.read(MAX_EVENTS_BYTES)
