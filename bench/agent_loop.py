@@ -138,8 +138,7 @@ def register_bench_sandboxes() -> None:
     class TimedBwrap(BwrapSandbox):
         def session(self, *args, **kwargs):  # type: ignore[no-untyped-def]
             plain = super().session(*args, **kwargs)
-            return TimedSession(plain.launcher, plain.bwrap, plain.workspace,
-                                limits=plain.limits)
+            return TimedSession(plain.build, plain.workspace, limits=plain.limits)
 
     class TimedDirect(DirectSandbox):
         name = "bench-direct"
