@@ -1,6 +1,6 @@
 """`registry.evaluation.leaderboard` (entries from result rows) and `hubskills leaderboard`.
 
-Expected values by hand from facts/statistics.md: Wilson 95% for 2/12 is [0.0470, 0.4480] and
+Expected values by hand (as in tests/test_stats.py): Wilson 95% for 2/12 is [0.0470, 0.4480] and
 for 9/12 [0.4677, 0.9111]; seven of twelve cases gain and none lose, so the exact test gives
 2 · 0.5⁷ = 0.015625; the paired t interval of seven 1s and five 0s is
 7/12 ± t(11) · sd/√12 with sd = √(7·5/(12·11)) = 0.5149, so [0.2562, 0.9105].

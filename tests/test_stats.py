@@ -1,4 +1,4 @@
-"""The statistics engine against the hand-checked values in facts/statistics.md (scipy 1.17).
+"""The statistics engine against the hand-checked values below (checked against scipy 1.17).
 
 Formulas (`registry.evaluation.formulas`) first, then the engine (`registry.evaluation.stats`):
 the paired t interval, the exact test, the verdict rule, errors, and bit-identical tables.

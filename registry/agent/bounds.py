@@ -46,7 +46,7 @@ class WorkspaceOverLimit(HubskillsError):
     def __init__(self, reason: str) -> None:
         super().__init__(f"the agent's workspace is over hubskills' bounds: {reason}; the "
                          "sample fails in this arm",
-                         hint="see what a workspace may hold in the README's Security section")
+                         hint="see 'What a workspace may hold' in docs/security.md")
         self.reason = reason
 
 

@@ -29,7 +29,7 @@ from registry.evaluation.results import (
 )
 from registry.sandbox import BACKENDS
 
-_BUDGET = Budget()  # agent mode's defaults, shown in --help and the README
+_BUDGET = Budget()  # agent mode's defaults, shown in --help and docs/evaluating.md
 
 
 @trigger_mode  # --mode trigger and --distractors: registry/cli/trigger_eval.py

@@ -1,6 +1,6 @@
 """Closed-form statistics of skill lift: Wilson, the exact sign test, Student t, suite power.
 
-Reference values are in facts/statistics.md (checked against scipy); `stats` builds every
+Reference values are in tests/test_stats.py (checked against scipy); `stats` builds every
 figure from these. No scipy: each formula is exact in a few lines.
 """
 

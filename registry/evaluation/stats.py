@@ -7,7 +7,7 @@ numpy and no Python loop over rows. Every screen calls it, so one set of rows gi
 numbers everywhere: cases are summed in case-label order whatever the order of the rows, and
 dollars are summed as integer nanodollars.
 
-Methods (README "Evaluate: is the lift real?"; reference values in facts/statistics.md):
+Methods (docs/statistics.md; reference values in tests/test_stats.py):
 
 - The unit of independence is the case. A case's score in an arm is its pass fraction over the
   graded repeats. An error caused by the arm (context overflow, refusal, tool loop over budget)

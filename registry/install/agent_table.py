@@ -48,7 +48,7 @@ class Agent:
         return (self.user if global_ else self.project) == SKILLS_DIR
 
 
-# The folders each agent documents (`shared/facts/skills.md`, from each agent's docs; the
+# The folders each agent documents (from each agent's docs, named above its entry; the
 # agentskills.io client list). An agent that reads `.agents/skills` itself gets no link.
 AGENTS: dict[str, Agent] = {a.name: a for a in (
     # agentskills.io specification: the shared folder every reader below may use

@@ -1,4 +1,4 @@
-"""The `bwrap` backend: Debian's bubblewrap, the default on Linux (facts/sandbox.md).
+"""The `bwrap` backend: Debian's bubblewrap, the default on Linux (docs/security.md).
 
 Each run gets fresh pid, network, ipc, uts and mount namespaces: the system's runtime folders
 and the project's Python prefixes bound read-only, the workspace the only writable folder

@@ -1,6 +1,6 @@
 """What every scan rule shares: the `Finding` record, severities, and one file as a `Doc`.
 
-Severities say what a finding proves (the README's "Scan findings" paragraph):
+Severities say what a finding proves (docs/pulling.md, the scan findings paragraph):
 
 - high: a demonstrated harm: secret or user data sent out, code downloaded and run, files
   destroyed, instructions hidden from people, a live credential, a symlink out of the folder.

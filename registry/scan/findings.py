@@ -1,6 +1,6 @@
 """What a scan reports: `Finding`, severities, and summaries of a list of findings.
 
-What each severity proves is stated in `_doc` (and the README's scan paragraph).
+What each severity proves is stated in `_doc` (and docs/pulling.md's scan paragraph).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A Hugging Face Hub-compatible HTTP server for tests.
 
-`FakeHub` serves the routes the unmodified `huggingface_hub` and `datasets` clients call (see
-`shared/facts/hub.md`) from memory, over real HTTP on 127.0.0.1. Point clients at it with
+`FakeHub` serves the routes the unmodified `huggingface_hub` and `datasets` clients call from
+memory, over real HTTP on 127.0.0.1. Point clients at it with
 `HfApi(endpoint=hub.url, token=hub.token)` and, with `HF_HUB_DISABLE_XET=1`, LFS uploads go
 through the legacy batch + PUT protocol served here.
 

@@ -1,5 +1,5 @@
 """The four agent CLIs: how each is pointed at the proxy and how its JSON events read back
-(facts/agents.md has the measurements behind every setting here)."""
+(docs/evaluating.md, "External agent harnesses", says what each is run with)."""
 
 from __future__ import annotations
 
@@ -125,7 +125,7 @@ class Codex(Adapter):
         return {"CODEX_HOME": f"{HOME_INSIDE}/.codex", "HUBSKILLS_MODEL_KEY": PLACEHOLDER_KEY}
 
     def argv(self, prompt: str, model_id: str, budget: Budget) -> list[str]:
-        # Its own bwrap sandbox cannot start inside ours (facts/agents.md): ours holds it.
+        # Its own bwrap sandbox cannot start inside ours: ours holds it.
         return ["exec", "--json", "--skip-git-repo-check",
                 "--dangerously-bypass-approvals-and-sandbox", prompt]
 

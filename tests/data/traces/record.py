@@ -41,7 +41,7 @@ def claude(bin_dir: Path, home: Path, url: str, *flags: str) -> tuple[list[str],
 
 def codex(bin_dir: Path, home: Path, url: str, model: str = "fake-model"
           ) -> tuple[list[str], dict[str, str]]:
-    """`codex exec` with a custom Responses provider (see shared facts/agents.md)."""
+    """`codex exec` with a custom Responses provider."""
     (home / ".codex").mkdir(parents=True, exist_ok=True)
     (home / ".codex" / "config.toml").write_text(
         f'model = "{model}"\nmodel_provider = "fake"\n[model_providers.fake]\nname = "fake"\n'
