@@ -37,11 +37,11 @@ POINTS = gr.ScatterPlot(render=False)  # turns scatter points into what the brow
 TABLE_ROWS = 100
 SCATTER_POINTS = 250
 DATATYPES = ["str", "markdown", "str", "str", "str", "str", "str", "str", "str", "str", "str",
-             "str", "str"]
+             "str", "str", "str"]
 # Each header word fits its column at 1400 px (the table is ~1,220 px wide there), so no
 # header breaks inside a word ("baseli ne"); the skill and verdict columns give up the room.
-WIDTHS = ["4.3%", "13%", "10.5%", "6.6%", "6.9%", "5.4%", "8.7%", "6.3%", "9.3%", "6.9%",
-          "5.9%", "8.2%", "8%"]
+WIDTHS = ["4.3%", "11%", "9.5%", "6.6%", "6.9%", "5.4%", "8.7%", "6.3%", "8.3%", "7%", "5.9%",
+          "5.9%", "7.2%", "7%"]
 MODEL_VIEW_WIDTHS = ["10%", "36%", "12%", "18%", "24%"]
 SUBMITTED_BY = "submitted by"  # the pending view's last column: the Hub's author of the PR
 

@@ -193,7 +193,8 @@ def test_an_unknown_price_makes_the_cost_unknown_never_zero():
     e = only(rows)
     assert e.skill_cost is None and e.cost_per_pass is None
     assert e.baseline_cost == pytest.approx(0.012)
-    assert table_rows([e])[1][0][10] == "unknown" and to_records([e])[0]["skill_cost"] is None
+    assert table_rows([e])[1][0][COLUMNS.index("cost")] == "unknown"
+    assert to_records([e])[0]["skill_cost"] is None
 
 
 def test_ranked_by_the_lower_bound_then_the_lift():
@@ -256,10 +257,10 @@ def test_records_are_json_ready_and_rows_are_strings():
         0, 2, cases=2, suite=12, run="sub", skill_name="s", skill_repo="me/s"))))
     assert columns == list(COLUMNS)
     assert rows[0] == ["1", "me/csv@1.0.0", "m", "inline (user)", "17%", "75%",
-                       "+58 [+26, +91]", "0.0156", "helps", "+200", "$0.0120", "12×1",
-                       "2026-01-01"]
+                       "+58 [+26, +91]", "0.0156", "helps", "-", "+200", "$0.0120", "12×1",
+                       "2026-01-01"]  # "-": no badges looked up
     assert rows[1][0] == "-" and rows[1][8] == "too few cases (2) · unranked: subset: 2 of " \
-                                               "12 cases" and rows[1][11] == "2/12×1"
+                                               "12 cases" and rows[1][12] == "2/12×1"
 
 
 def test_a_million_rows_stay_vectorized():
@@ -303,17 +304,19 @@ def invoke(*args: str):
 def test_command_prints_the_ranked_table_and_json():
     _push(run_rows(2, 9, run="20260101-000000-aaaaaa"))
     _push(run_rows(2, 2, run="20260101-000000-bbbbbb", skill_name="zz", skill_repo="me/zz"))
-    result = invoke("--skill", "me/")
+    assert "2 entries not replayed" in invoke("--skill", "me/").output  # never replayed
+    result = invoke("--skill", "me/", "--include-unverified")
     assert result.exit_code == 0
     assert "me/csv@1.0.0" in result.output and "+58 [+26, +91]" in result.output
     assert "helps" in result.output and "12×1" in result.output
     assert result.output.index("me/csv") < result.output.index("me/zz")
-    top = invoke("--skill", "me/", "--limit", "1")
+    top = invoke("--skill", "me/", "--limit", "1", "--include-unverified")
     assert "me/zz" not in top.output and "Showing 1 of 2" in top.output
-    records = json.loads(invoke("--skill", "me/csv", "--json").output)
+    records = json.loads(invoke("--skill", "me/csv", "--json", "--include-unverified").output)
     assert [(r["skill"], r["lift"], r["verdict"]) for r in records] == [
         ("me/csv", 7 / 12, "helps")]
-    assert json.loads(invoke("--skill", "me/", "--verdict", "hurts", "--json").output) == []
+    assert json.loads(invoke("--skill", "me/", "--verdict", "hurts", "--json",
+                             "--include-unverified").output) == []
 
 
 def test_command_empty_states_point_to_eval_push(capsys: pytest.CaptureFixture[str]):

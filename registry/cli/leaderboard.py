@@ -3,6 +3,10 @@
 Trigger evals (`eval --mode trigger`) have no baseline and no lift: they follow the ranked table
 as a table of their own (recall and false triggers with their intervals), never ranked; in
 `--json` they are records with ``mode: "trigger"`` and ``rank: null``.
+
+Each entry carries its run's verification badge (replayed, spot-checked, mismatch, unverified,
+from the records in the results dataset); only replayed or better entries are shown and ranked
+unless `--include-unverified` asks for the rest (unranked, with the reason).
 """
 
 from __future__ import annotations
@@ -25,8 +29,9 @@ _ALL_SKILLS = 100_000  # tag lookups list every skill once
 _LEGEND = ("lift: skill minus baseline pass rate, in points, with a paired t 95% interval over "
            "cases; p: exact sign test on the cases that changed. Ranked by the interval's lower "
            "bound; unranked (-): fewer than 10 cases, uneven errors, a subset or partial run, "
-           "or no registry repo. +tokens: the skill's input-token overhead per call; cost: the "
-           "skill arm's total.")
+           "or no registry repo; an entry ranks only once its run is replayed (verified: replayed "
+           "proves the grading and the arithmetic, spot-checked the outputs too). +tokens: the "
+           "skill's input-token overhead per call; cost: the skill arm's total.")
 _TRIGGER_LEGEND = ("Trigger evals, not ranked (no baseline, no lift): recall on the queries that "
                    "should open the skill, false triggers on those that should not, each with "
                    "its Wilson 95% interval over queries; errors are failed sessions, apart.")
@@ -47,10 +52,13 @@ _TRIGGER_LEGEND = ("Trigger evals, not ranked (no baseline, no lift): recall on 
 @click.option("--pending", is_flag=True,
               help="Also show submissions awaiting review (open pull requests on the results "
                    "dataset), marked unreviewed.")
+@click.option("--include-unverified", is_flag=True,
+              help="Also show entries whose run is not replayed (unverified or mismatch), "
+                   "unranked, with the reason.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def leaderboard_command(skill: str | None, model: str | None, tag: str | None,
                         verdict: str | None, registry: str | None, limit: int,
-                        pending: bool, as_json: bool) -> None:
+                        pending: bool, include_unverified: bool, as_json: bool) -> None:
     """Rank skills by measured lift (one row per skill version x model x mode x suite).
 
     \b
@@ -58,57 +66,78 @@ def leaderboard_command(skill: str | None, model: str | None, tag: str | None,
       hubskills leaderboard
       hubskills leaderboard --model sonnet --verdict helps
       hubskills leaderboard --skill cuda --json
+      hubskills leaderboard --include-unverified       # runs not replayed yet, unranked
       hubskills leaderboard --registry hub --pending   # and unreviewed submissions
     """
     from registry.config import Settings
-    from registry.evaluation.leaderboard import entries
-    from registry.evaluation.trigger_board import trigger_entries
     from registry.stores import get_store
+    from registry.stores.verifications import badges
 
     store = get_store(Settings.from_env(), registry)
     tags = {info.repo: info.tags for info in store.search("", limit=_ALL_SKILLS)} if tag else None
     filters = dict(skill=skill, model=model, tags=tags, tag=tag, verdict=verdict)
-    frame = store.results_frame()
-    ranked = entries(frame, **filters)
-    # a verdict is a lift's: no trigger entry has one
-    triggers = [] if verdict else trigger_entries(frame, skill=skill, model=model, tags=tags,
-                                                  tag=tag)
+    ranked, hidden, triggers = board_of(store.results_frame(), filters, badges(store),
+                                        include_unverified)
     if pending:
-        _with_pending(ranked, store, filters, limit=limit, as_json=as_json)
+        _with_pending(ranked, triggers, store, filters, limit=limit, as_json=as_json)
         return
     render_leaderboard(ranked, limit=limit, as_json=as_json,
-                       filtered=any((skill, model, tag, verdict)), triggers=triggers)
+                       filtered=any((skill, model, tag, verdict)), triggers=triggers,
+                       hidden=hidden)
 
 
-def _with_pending(ranked: Sequence[Entry], store: object, filters: dict, *, limit: int,
-                  as_json: bool) -> None:
-    """The reviewed board, then the unreviewed submissions apart (ranked among themselves)."""
+def board_of(frame: object, filters: dict, found: dict,
+             include_unverified: bool) -> tuple[list[Entry], int, list[TriggerEntry]]:
+    """The entries of ``frame`` with their badges (those not replayed or better left out
+    unless ``include_unverified``), how many were left out, and the trigger entries."""
     from registry.evaluation.leaderboard import entries
+    from registry.evaluation.leaderboard_badges import is_shown
+    from registry.evaluation.trigger_board import trigger_entries
+
+    everything = entries(frame, **filters, badges=found)  # type: ignore[arg-type]
+    ranked = everything if include_unverified else [e for e in everything if is_shown(e)]
+    # a verdict is a lift's: no trigger entry has one
+    triggers = [] if filters["verdict"] else trigger_entries(
+        frame, **{k: v for k, v in filters.items() if k != "verdict"})  # type: ignore[arg-type]
+    return ranked, len(everything) - len(ranked), triggers
+
+
+def _with_pending(ranked: Sequence[Entry], triggers: Sequence[TriggerEntry], store: object,
+                  filters: dict, *, limit: int, as_json: bool) -> None:
+    """The reviewed board, then the unreviewed submissions apart (ranked among themselves,
+    each with the badge its replay earned, trigger evals included)."""
+    from registry.evaluation import trigger_board
     from registry.evaluation.leaderboard_table import to_records
     from registry.stores.review import UNREVIEWED, pending_frame
+    from registry.stores.verifications import pending_badges
 
-    waiting = entries(pending_frame(store), **filters)  # type: ignore[arg-type]
+    frame = pending_frame(store)  # type: ignore[arg-type]
+    waiting, _, waiting_triggers = board_of(frame, filters, pending_badges(store), True)  # type: ignore[arg-type]
     if as_json:
-        out.as_json([{**r, "review": "merged"} for r in to_records(ranked[:limit or None])]
-                    + [{**r, "review": UNREVIEWED} for r in to_records(waiting)])
+        merged = to_records(ranked[:limit or None]) + trigger_board.to_records(triggers)
+        out.as_json([{**r, "review": "merged"} for r in merged]
+                    + [{**r, "review": UNREVIEWED} for r in
+                       to_records(waiting) + trigger_board.to_records(waiting_triggers)])
         return
-    render_leaderboard(ranked, limit=limit, filtered=True)
+    render_leaderboard(ranked, limit=limit, filtered=True, triggers=triggers)
     out.result("")
-    if not waiting:
+    if not waiting and not waiting_triggers:
         out.result("No pending submissions: nothing awaits review.")
         return
     out.result(f"Pending submissions ({UNREVIEWED}: open pull requests on the results dataset, "
-               "not checked by its owner; ranked among themselves only):")
-    render_leaderboard(waiting, limit=0, filtered=True)
+               "not merged by its owner; ranked among themselves only, each with the badge its "
+               "replay earned):")
+    render_leaderboard(waiting, limit=0, filtered=True, triggers=waiting_triggers)
 
 
 def render_leaderboard(ranked: Sequence[Entry], *, limit: int = DEFAULT_LIMIT,
                        as_json: bool = False, filtered: bool = False,
-                       triggers: Sequence[TriggerEntry] = ()) -> None:
+                       triggers: Sequence[TriggerEntry] = (), hidden: int = 0) -> None:
     """Print the top ``limit`` entries (0: all) as a table, or as JSON records, then the
     first ``limit`` trigger entries as a table of their own.
 
-    With no entries it says why: nothing matched the filters, or nothing was evaluated yet.
+    With no entries it says why: nothing matched the filters, nothing was evaluated yet, or
+    the ``hidden`` entries (not replayed or better) were left out.
     """
     from registry.evaluation import trigger_board
     from registry.evaluation.leaderboard_table import NARROW_DROP, table_rows, to_records
@@ -124,7 +153,11 @@ def render_leaderboard(ranked: Sequence[Entry], *, limit: int = DEFAULT_LIMIT,
         more = f" Showing {len(shown)} of {len(ranked)} (--limit 0 for all)." \
             if len(shown) < len(ranked) else ""
         out.result(_LEGEND + more)
-    elif not triggers:
+    if hidden:
+        out.result(f"{hidden} entr{'y' if hidden == 1 else 'ies'} not replayed or better "
+                   "left out: --include-unverified shows them; `hubskills verify NS/NAME --run "
+                   "RUN_ID` replays a run.")
+    elif not shown and not triggers:
         out.result("No results match these filters." if filtered
                    else "No evaluation results in this registry yet.")
         out.result("Evaluate a skill and publish its results with: "

@@ -288,8 +288,9 @@ def registry_seed_command(force: bool, source: Path | None) -> None:
       hubskills registry seed
       hubskills registry seed --from ./my-skills --force
     """
-    report = seed_store(local_store(Settings.from_env()), source or default_seed_dir(),
-                        force=force)
+    settings = Settings.from_env()
+    report = seed_store(local_store(settings), source or default_seed_dir(), force=force,
+                        settings=settings)
     if report.already_seeded:
         out.result("Already seeded (use --force to add what is missing).")
         return
@@ -297,6 +298,8 @@ def registry_seed_command(force: bool, source: Path | None) -> None:
         out.result(f"published  {line}")
     for line in report.skipped:
         out.result(f"skipped    {escape(line)}")
+    for run_id, status in report.verified.items():
+        out.result(f"replayed   run {run_id}: {status}")
     out.result(f"{len(report.published)} skills, {len(report.runs)} runs seeded.")
 
 

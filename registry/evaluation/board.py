@@ -8,11 +8,14 @@ memory is that of a slice, not of every row; the board itself keeps the entries 
 entries are exactly `leaderboard.entries`'s: `select` only filters them and numbers the ranks
 again, and `skill_history` equals `leaderboard.skill_history` (the tests compare them).
 Trigger entries (`trigger_board`, never ranked) are kept apart, as values: they are few.
+Built with the registry's verification badges, the entries carry them and rank only replayed
+runs, as `leaderboard.entries(frame, badges=...)` does; `select` hides the entries that are not
+replayed or better unless asked to include them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +24,7 @@ import pandas as pd
 
 from registry.evaluation.grouping import codes, combine
 from registry.evaluation.leaderboard import HISTORY, Entry, entries, history_order, run_entries
+from registry.evaluation.leaderboard_badges import RANKABLE, Badge
 from registry.evaluation.trigger_board import TriggerEntry, entry_order, trigger_entries
 
 CHUNK_ROWS = 50_000  # rows grouped at a time: a slice's working arrays stay near 15 MB
@@ -45,11 +49,13 @@ class Board:
     triggers: tuple[TriggerEntry, ...] = field(default=())
 
     @classmethod
-    def build(cls, frame: pd.DataFrame, chunk_rows: int = CHUNK_ROWS) -> Board:
-        """Aggregate ``frame`` (one row per result row, as `leaderboard.entries` takes it)."""
+    def build(cls, frame: pd.DataFrame, chunk_rows: int = CHUNK_ROWS,
+              badges: Mapping[str, Badge] | None = None) -> Board:
+        """Aggregate ``frame`` (one row per result row, as `leaderboard.entries` takes it),
+        with the runs' verification ``badges`` when given (run id -> `Badge`)."""
         found, points, triggers = [], [], []
         for part in _slices(frame, chunk_rows):
-            found.append(_columns(entries(part)))
+            found.append(_columns(entries(part, badges=badges)))
             points.append(_columns(run_entries(part), (*HISTORY, "skill", "name")))
             triggers += trigger_entries(part)
         table = _ordered(pd.concat(found, ignore_index=True) if found else _columns([]))
@@ -62,9 +68,10 @@ class Board:
 
     def select(self, *, skill: str | None = None, model: str | None = None,
                tags: dict[str, list[str]] | None = None, tag: str | None = None,
-               verdict: str | None = None) -> pd.DataFrame:
+               verdict: str | None = None, include_unverified: bool = True) -> pd.DataFrame:
         """The entries `leaderboard.entries(frame, ...)` returns for these filters, as rows of
-        `entries` with their ranks numbered again (see `to_entries`).
+        `entries` with their ranks numbered again (see `to_entries`). Without
+        ``include_unverified``, entries whose badge is not replayed or better are left out.
 
         Raises:
             ValueError: If ``tag`` is given without ``tags``.
@@ -84,6 +91,8 @@ class Board:
             wanted = tag.lower()
             keep &= _per_label(table, lambda s, n: wanted in {t.lower() for t in (
                 tags.get(s) or tags.get(n) or [])})
+        if not include_unverified:
+            keep &= is_shown(table["verification"])
         chosen = table[keep].copy()
         ranked = chosen["status"].to_numpy() == ""
         chosen["rank"] = np.where(ranked, np.cumsum(ranked), np.nan)
@@ -102,6 +111,12 @@ class Board:
         found = [{name: _plain(name, getattr(p, name)) for name in HISTORY}
                  for p in mine.itertuples(index=False)]
         return sorted(found, key=history_order)
+
+
+def is_shown(verification: pd.Series) -> np.ndarray:
+    """Per entry: whether the default view shows it (replayed or better, or no badge looked
+    up)."""
+    return (verification.isna() | verification.isin(RANKABLE)).to_numpy(dtype=bool)
 
 
 def to_entries(rows: pd.DataFrame) -> list[Entry]:

@@ -5,7 +5,9 @@ repo id (else its name), over one run: the newest run that answered every planne
 whole suite, else the newest run. Every figure comes from `stats.table`, so an entry equals
 the run's own summary (`report.summarize`). Only entries of a registry repo, from a finished
 full-suite run, with a conclusive verdict are ranked (by the lift's lower bound); the others stay
-visible, unranked, with the reason in ``status``. Trigger rows (``mode: trigger``) have no
+visible, unranked, with the reason in ``status``. Given the registry's verification badges
+(`leaderboard_badges`), an entry also needs a ``replayed`` or ``spot-checked`` run to rank, and
+a replayed full run is chosen over a newer unverified one. Trigger rows (``mode: trigger``) have no
 baseline and no lift: they are `trigger_board`'s entries, never these.
 """
 
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -29,6 +31,7 @@ from registry.evaluation.grouping import (
     lookup,
     rank,
 )
+from registry.evaluation.leaderboard_badges import Badge, run_badges
 
 KEY = ("skill", "skill_version", "model", "mode", "placement", "suite_hash")
 TRIGGER_MODE = "trigger"  # `evaluation.trigger.MODE`, named here to keep this module light
@@ -39,8 +42,10 @@ class Entry(NamedTuple):
 
     Rates, intervals, lift, test and verdict are `stats.Table`'s (``cases``: paired cases;
     ``uneven``: cases usable in one arm only). ``rank`` is None for an unranked entry, whose
-    ``status`` says why (not in the registry, partial, subset, or its verdict). Token figures
-    are means per graded sample; dollars are the arms' totals, None when a price is unknown.
+    ``status`` says why (not in the registry, partial, subset, its verdict, or its badge).
+    Token figures are means per graded sample; dollars are the arms' totals, None when a price
+    is unknown. ``verification`` is the run's badge (`leaderboard_badges.VERIFICATIONS`), None
+    when no badges were looked up.
     """
 
     rank: int | None
@@ -86,6 +91,7 @@ class Entry(NamedTuple):
     run_id: str
     produced_by: str | None
     produced_via: str | None
+    verification: str | None
 
 
 def row_mask(rows: Rows, skill: str | None, model: str | None,
@@ -148,7 +154,8 @@ def _status(runs: dict[str, np.ndarray], repo: list[str | None]) -> list[str]:
 
 def chosen_runs(rows: Rows, runs: dict[str, np.ndarray], fit: np.ndarray,
                 n_k: int) -> np.ndarray:
-    """Per key, the run group used: the newest fit run, else the newest (ties: run id)."""
+    """Per key, the run group used: the newest of the fittest runs (``fit``: bool or a score,
+    higher is fitter), ties by run id."""
     ties = rank(rows.labels["run_id"])[runs["run"]]
     order = np.lexsort((ties, runs["date"], fit, runs["key"]))
     last = np.append(runs["key"][order][1:] != runs["key"][order][:-1], True)
@@ -159,7 +166,8 @@ def chosen_runs(rows: Rows, runs: dict[str, np.ndarray], fit: np.ndarray,
 
 def entries(frame: pd.DataFrame, *, skill: str | None = None, model: str | None = None,
             tags: dict[str, list[str]] | None = None, tag: str | None = None,
-            verdict: str | None = None) -> list[Entry]:
+            verdict: str | None = None,
+            badges: Mapping[str, Badge] | None = None) -> list[Entry]:
     """Every entry in ``frame``: ranked ones by the lift's lower bound, then unranked ones.
 
     ``frame`` holds one row per `ResultRow` (``output``/``checks`` may be absent; strings may be
@@ -167,6 +175,8 @@ def entries(frame: pd.DataFrame, *, skill: str | None = None, model: str | None 
     ``model`` keeps that exact model, or the models containing it when none is named exactly;
     ``tag`` keeps skills whose entry in ``tags`` (repo or name -> tags) has it; ``verdict``
     keeps verdicts starting with it ("too few cases", "inconclusive", "helps", ...).
+    ``badges`` (run id -> `Badge`, a run without one is not replayed yet) ranks only entries of
+    replayed runs; None ranks by the data alone (a run's own report).
 
     Raises:
         ValueError: If ``tag`` is given without ``tags``.
@@ -181,14 +191,29 @@ def entries(frame: pd.DataFrame, *, skill: str | None = None, model: str | None 
     runs = run_groups(rows, k, len(keys))
     repo_of = lookup(rows.labels["repo"], keys[runs["key"], 0])
     status = np.array(_status(runs, repo_of), dtype=object)
-    chosen = chosen_runs(rows, runs, status == "", len(keys))
+    status, fit, verification = _verified(rows, runs, status, badges)
+    chosen = chosen_runs(rows, runs, fit, len(keys))
     on_chosen = np.zeros(len(runs["key"]), dtype=bool)
     on_chosen[chosen] = True
     rows = rows.take(on_chosen[runs["of"]])
     built = _build(rows, keys, stats.table(rows.outcomes(k[on_chosen[runs["of"]]]), len(keys)),
                    {name: values[chosen] for name, values in runs.items() if name != "of"},
-                   status[chosen])
+                   status[chosen], verification[chosen])
     return [e for e in built if not verdict or e.verdict.startswith(verdict)]
+
+
+def _verified(rows: Rows, runs: dict[str, np.ndarray], status: np.ndarray,
+              badges: Mapping[str, Badge] | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per run group: its status with the badge's reason where the data alone would rank it,
+    how fit it is to be chosen (2: full and replayed, 1: full, 0: neither), its badge name."""
+    full = status == ""
+    if badges is None:
+        return status, full, np.full(len(status), None, dtype=object)
+    found = run_badges(badges, lookup(rows.labels["run_id"], runs["run"], ""))
+    rankable = np.array([b.is_rankable for b in found], dtype=bool)
+    why = np.array([b.status() for b in found], dtype=object)
+    return (np.where(full, why, status), full.astype(np.int8) * (1 + rankable),
+            np.array([b.verification for b in found], dtype=object))
 
 
 @contextlib.contextmanager
@@ -228,7 +253,7 @@ def _order(lab: dict[str, np.ndarray], keys: np.ndarray, t: stats.Table,
 
 @gc_paused()
 def _build(rows: Rows, keys: np.ndarray, t: stats.Table, run: dict[str, np.ndarray],
-           status: np.ndarray) -> list[Entry]:
+           status: np.ndarray, verification: np.ndarray | None = None) -> list[Entry]:
     lab = rows.labels
     status = np.array([s or ("" if stats.is_conclusive(v) else v)
                        for s, v in zip(status.tolist(), t.verdict.tolist(), strict=True)],
@@ -272,6 +297,8 @@ def _build(rows: Rows, keys: np.ndarray, t: stats.Table, run: dict[str, np.ndarr
         "run_id": lookup(lab["run_id"], r["run"], ""),
         "produced_by": lookup(lab["produced_by"], r["produced_by"]),
         "produced_via": lookup(lab["produced_via"], r["produced_via"]),
+        "verification": [None] * len(order) if verification is None
+        else verification[order].tolist(),
     }
     columns = [cols[name] for name in Entry._fields]
     return list(map(Entry._make, zip(*(c.tolist() if isinstance(c, np.ndarray) else c

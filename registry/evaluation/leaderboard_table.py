@@ -9,11 +9,12 @@ from registry.evaluation import display
 from registry.evaluation.leaderboard import Entry, gc_paused
 
 COLUMNS = ("rank", "skill@version", "model", "mode", "baseline", "with skill",
-           "lift [95% CI]", "p (exact)", "verdict", "+tokens", "cost", "cases × runs", "date")
+           "lift [95% CI]", "p (exact)", "verdict", "verified", "+tokens", "cost", "cases × runs",
+           "date")
 #: The columns a narrow terminal leaves out, first to last: what remains at 80 columns is the
 #: skill, the model and the lift (`--json` keeps every field).
 NARROW_DROP = ("date", "cases × runs", "cost", "+tokens", "p (exact)", "mode", "baseline",
-               "with skill", "verdict", "rank")
+               "with skill", "verified", "verdict", "rank")
 
 
 def label(entry: Entry) -> str:
@@ -42,7 +43,8 @@ def table_rows(entries: Sequence[Entry]) -> tuple[list[str], list[list[str]]]:
         [str(e.rank) if e.rank else "-", label(e), e.model, display.mode(e.mode, e.placement),
          display.pct(e.baseline), display.pct(e.with_skill),
          display.lift_interval(e.lift, e.lift_lo, e.lift_hi), display.p_value(e.p_value),
-         verdict_text(e), f"{e.token_overhead:+,.0f}", display.usd(e.skill_cost, e.model),
+         verdict_text(e), e.verification or "-", f"{e.token_overhead:+,.0f}",
+         display.usd(e.skill_cost, e.model),
          cases_runs(e), e.date[:10] if e.date else "-"]
         for e in entries]
 

@@ -31,7 +31,7 @@ def local_store(settings: Settings) -> LocalStore:
     """The embedded registry at `settings.store_dir`, seeded with the examples on first use."""
     return LocalStore(settings.store_dir, namespace=settings.namespace or "local",
                       results_repo=settings.results_repo or DEFAULT_RESULTS_NAME,
-                      seed=seed_from(default_seed_dir()))
+                      seed=seed_from(default_seed_dir(), settings))
 
 
 def _hub_store(settings: Settings) -> SkillStore:

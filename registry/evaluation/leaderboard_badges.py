@@ -1,0 +1,93 @@
+"""Verification badges: what has been checked about the run behind a leaderboard entry.
+
+A run's badge comes from the verification records kept beside its rows (`stores.verifications`)
+for exactly those rows (run id and rows hash):
+
+- ``replayed``: a replay regraded every sample and recomputed the summary, and both matched;
+- ``spot-checked``: replayed, and re-asking K samples of the recorded model found pass rates
+  consistent with the claimed ones (K, when and by whom in ``reason``);
+- ``mismatch``: a replay or a spot check found a difference (the first one in ``reason``);
+- ``unverified``: no record yet, or the run could not be replayed (why, in ``reason``).
+
+Replay proves the grading and the arithmetic, not the outputs: only a spot check speaks to
+those. Only ``replayed`` and ``spot-checked`` entries are ranked when badges are given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+REPLAYED, SPOT_CHECKED, MISMATCH, UNVERIFIED = "replayed", "spot-checked", "mismatch", \
+    "unverified"
+VERIFICATIONS = (SPOT_CHECKED, REPLAYED, MISMATCH, UNVERIFIED)
+RANKABLE = frozenset({REPLAYED, SPOT_CHECKED})
+REPLAY, SPOT_CHECK = "replay", "spot-check"  # the kinds of verification record
+
+
+@dataclass(frozen=True)
+class Badge:
+    """A run's verification (one of `VERIFICATIONS`) and what to say about it."""
+
+    verification: str
+    reason: str = ""
+
+    @property
+    def is_rankable(self) -> bool:
+        """Whether an entry with this badge may be ranked (replayed or better)."""
+        return self.verification in RANKABLE
+
+    def status(self) -> str:
+        """Why an entry with this badge is unranked ("" when it may be ranked)."""
+        if self.is_rankable:
+            return ""
+        return f"{self.verification}: {self.reason}" if self.reason else self.verification
+
+
+NOT_REPLAYED = Badge(UNVERIFIED, "not replayed yet")
+
+
+def badge_from(records: Iterable[Mapping[str, Any]]) -> Badge:
+    """The badge that a run's records (all for the same rows, any order) add up to.
+
+    The newest replay decides (a later replay may run a corrected hubskills); a spot check
+    counts only on a replayed run: an inconsistent one is a mismatch, a consistent one makes
+    the run ``spot-checked``.
+    """
+    ordered = sorted(records, key=lambda r: str(r.get("verified_at") or ""))
+    replays = [r for r in ordered if r.get("kind", REPLAY) == REPLAY]
+    if not replays:
+        return NOT_REPLAYED
+    replay = replays[-1]
+    status, problem = replay.get("status"), replay.get("first_problem") or ""
+    if status == "mismatch":
+        return Badge(MISMATCH, problem or "the replay differs from the stored run")
+    if status != "verified":
+        return Badge(UNVERIFIED, f"not replayable: {problem}" if problem else "not replayable")
+    checks = [r for r in ordered if r.get("kind") == SPOT_CHECK]
+    if not checks:
+        return Badge(REPLAYED, _who(replay))
+    check = checks[-1]
+    if check.get("status") != "consistent":
+        return Badge(MISMATCH, f"spot check of {check.get('k')} samples per arm: "
+                               f"{check.get('first_problem') or 'inconsistent'}")
+    return Badge(SPOT_CHECKED, f"K={check.get('k')}, {_who(check)}")
+
+
+def _who(record: Mapping[str, Any]) -> str:
+    """`by NAME on DATE` for a record."""
+    return f"by {record.get('verified_by') or 'unknown'} on " \
+        f"{str(record.get('verified_at') or '')[:10] or 'an unknown date'}"
+
+
+def run_badges(badges: Mapping[str, Badge] | None, run_ids: Iterable[str]) -> list[Badge]:
+    """Each run's badge (`NOT_REPLAYED` for a run without one)."""
+    found = badges or {}
+    return [found.get(run, NOT_REPLAYED) for run in run_ids]
+
+
+def is_shown(entry: Any) -> bool:
+    """Whether the default view shows a leaderboard entry: replayed or better, or no badge
+    looked up (``verification`` None)."""
+    return entry.verification is None or entry.verification in RANKABLE
