@@ -21,7 +21,7 @@ from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.engine import EvalConfig, run_evaluation
 from registry.evaluation.report import summarize
-from registry.evaluation.results import rows_from_jsonl
+from registry.evaluation.results import ResultRow
 from registry.jobs import cancel_run, collect, resume_on_jobs, run_on_jobs, shard_jobs
 from registry.jobs.plan import split_units
 from tests.fakes.hub_server import FakeHub
@@ -61,9 +61,10 @@ def repo_files(hub: FakeHub, prefix: str) -> dict[str, bytes]:
     return {path: data for path, data in files.items() if path.startswith(prefix)}
 
 
-def shard_rows(hub: FakeHub, run_id: str) -> list:
-    return [row for data in repo_files(hub, f"jobs/{run_id}/rows/").values()
-            for row in rows_from_jsonl(data.decode())]
+def shard_rows(hub: FakeHub, run_id: str) -> list[ResultRow]:
+    files = repo_files(hub, f"jobs/{run_id}/rows/").values()
+    return [ResultRow.model_validate_json(line)
+            for data in files for line in data.decode().splitlines() if line]
 
 
 def test_split_units_deals_every_unit_once_in_near_equal_shards():

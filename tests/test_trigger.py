@@ -11,12 +11,12 @@ import pytest
 from click.testing import CliRunner
 from fakes.openai_server import FakeOpenAIServer
 from fakes.trigger_model import TriggerModel
+from stats_reference import wilson
 
 from registry.cli import cli
 from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.distractors import bundled_distractors
-from registry.evaluation.formulas import wilson_interval
 from registry.evaluation.results import list_runs
 from registry.evaluation.trigger import TriggerConfig
 from registry.evaluation.trigger_report import summarize_triggers
@@ -88,10 +88,10 @@ def test_recall_false_triggers_errors_and_the_distractor_opened_instead(server, 
     assert run.manifest.samples_planned == 9 * 2 and len(run.rows) == 18
     (summary,) = summarize_triggers(run.rows)
     assert (summary.recall.rate, summary.recall.queries, summary.recall.samples) == (0.6, 5, 10)
-    assert (summary.recall.lo, summary.recall.hi) == pytest.approx(wilson_interval(3, 5))
+    assert (summary.recall.lo, summary.recall.hi) == pytest.approx(wilson(3, 5))
     assert summary.false_triggers.rate == pytest.approx(1 / 3)
     assert (summary.false_triggers.lo, summary.false_triggers.hi) == \
-        pytest.approx(wilson_interval(1, 3))
+        pytest.approx(wilson(1, 3))
     assert summary.accuracy.rate == pytest.approx(5 / 8)
     assert summary.errors == 2  # e1 in both runs: apart, in no denominator
     assert summary.opened_instead == {"(none)": 2, "baking-bread": 2}

@@ -18,18 +18,6 @@ Z95 = 1.959963984540054
 WORST_CASE_PD = 1.0
 
 
-def wilson_interval(k: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """Return the Wilson score interval for ``k`` passes in ``n`` trials (``k`` may be real).
-
-    Stays inside [0, 1], contains ``k / n``, and is exact at the edges (lower bound 0 when
-    k == 0, upper bound 1 when k == n). With no trials it returns (0.0, 1.0).
-    """
-    if not 0 <= k <= n:
-        raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
-    lo, hi = wilson_arrays(np.array([k / n if n else 0.0]), np.array([n]), z)
-    return float(lo[0]), float(hi[0])
-
-
 def wilson_arrays(p: np.ndarray, n: np.ndarray, z: float = Z95) -> tuple[np.ndarray, np.ndarray]:
     """Vectorized Wilson interval at rates ``p`` over ``n`` cases ((0, 1) where n == 0)."""
     n_safe = np.maximum(n, 1).astype(float)
@@ -100,22 +88,6 @@ def _z(alpha: float, power: float) -> tuple[float, float]:
 
 def _connor_n(d: float, pd: float, z_a: float, z_b: float) -> float:
     return (z_a * math.sqrt(pd) + z_b * math.sqrt(max(pd - d * d, 0.0))) ** 2 / (d * d)
-
-
-def cases_needed(d: float, pd: float, alpha: float = ALPHA, power: float = 0.8) -> int | None:
-    """Return the cases a paired suite needs to detect lift ``d`` (Connor 1987), rounded up.
-
-    ``pd`` is the expected share of discordant cases. Returns None when no suite can detect
-    the lift: ``d == 0``, ``pd <= 0`` or ``pd < |d|`` (a lift forces that much discordance).
-
-    Raises:
-        ValueError: If ``pd > 1``.
-    """
-    if pd > 1:
-        raise ValueError(f"discordant share must be <= 1, got {pd}")
-    if d == 0 or pd <= 0 or pd < abs(d):
-        return None
-    return math.ceil(_connor_n(d, pd, *_z(alpha, power)) - 1e-9)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -43,10 +43,6 @@ class ArmTotals:
         """Mean input tokens per graded sample."""
         return self.input_tokens / self.samples if self.samples else 0.0
 
-    def mean_output(self) -> float:
-        """Mean output tokens per graded sample."""
-        return self.output_tokens / self.samples if self.samples else 0.0
-
 
 @dataclass
 class AgentArm:

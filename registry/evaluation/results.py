@@ -364,11 +364,6 @@ def rows_to_jsonl(rows: Iterable[ResultRow]) -> str:
     return "".join(to_json(row) + "\n" for row in rows)
 
 
-def rows_from_jsonl(text: str) -> list[ResultRow]:
-    """Parse JSONL text into rows."""
-    return [ResultRow.model_validate(json.loads(line)) for line in text.splitlines() if line]
-
-
 def tool_versions() -> dict[str, str]:
     """Versions that can change results: ours, Python's, and the model SDKs'."""
     versions = {"hubskills": __version__, "python": platform.python_version()}

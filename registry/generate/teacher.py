@@ -80,11 +80,6 @@ def default_students(teacher_ref: str) -> list[str]:
     return students
 
 
-def is_embedded(ref: str) -> bool:
-    """Whether a reference names the embedded model."""
-    return normalize_ref(ref).startswith("embedded/")
-
-
 def new_workdir(settings: Settings) -> Path:
     """A fresh `HUBSKILLS_HOME/generate/<timestamp>` folder for raw outputs and rounds."""
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
