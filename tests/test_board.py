@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from result_frames import rows_frame
 from test_leaderboard import FEB, MAR, _random_rows, run_rows
 
 from registry.evaluation.board import Board, to_entries
 from registry.evaluation.leaderboard import entries, skill_history
-from registry.evaluation.report import rows_frame
 
 
 def _as_store(frame: pd.DataFrame) -> pd.DataFrame:

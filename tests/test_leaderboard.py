@@ -17,12 +17,13 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from result_frames import rows_frame
 
 from registry.cli.leaderboard import leaderboard_command, render_leaderboard
 from registry.config import Settings
 from registry.evaluation.leaderboard import Entry, entries, model_view, skill_history
 from registry.evaluation.leaderboard_table import COLUMNS, table_rows, to_records
-from registry.evaluation.report import rows_frame, summarize
+from registry.evaluation.report import summarize
 from registry.evaluation.results import ResultRow, RunManifest
 
 JAN, FEB = "2026-01-01T00:00:00+00:00", "2026-02-01T00:00:00+00:00"

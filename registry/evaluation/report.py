@@ -8,16 +8,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from registry.evaluation import stats
 from registry.evaluation.display import case_order
 from registry.evaluation.results import ResultRow
-
-if TYPE_CHECKING:
-    import pandas as pd
 from registry.evaluation.stats import (
     EXACT_TEST,
     INTERVAL_METHOD,
@@ -130,14 +127,6 @@ class ModelSummary:
         if data["stats"]["detectable"] == float("inf"):
             data["stats"]["detectable"] = None
         return data
-
-
-def rows_frame(rows: list[ResultRow]) -> pd.DataFrame:
-    """Rows as a results frame (no ``output``/``checks``), as the stores return them."""
-    import pandas as pd  # on first use: `hubskills eval` starts without it
-
-    return pd.DataFrame([r.model_dump(exclude={"output", "checks", "tool_calls", "skill_files"})
-                         for r in rows])
 
 
 def summarize(rows: list[ResultRow]) -> list[ModelSummary]:
