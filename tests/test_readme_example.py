@@ -1,5 +1,6 @@
 """The README's examples run as written: "Use from Python" against the fake OpenAI server, and
-the command-line block from a folder outside the checkout."""
+the command-line block from a folder outside the checkout. The docs site shows these same
+blocks, included from the README (`docs/api.md`, `docs/getting-started.md`)."""
 
 from __future__ import annotations
 
