@@ -117,6 +117,8 @@ _EXPORTS: dict[str, str] = {
     "scrubber": "registry.secrets:scrubber",
     "pending_frame": "registry.stores.review:pending_frame",
     "forged_claims": "registry.stores.review:forged_claims",
+    "verification_badges": "registry.stores.verifications:badges",
+    "pending_badges": "registry.stores.verifications:pending_badges",
     # at scale: an evaluation split into shards that run as Hugging Face Jobs
     "run_on_jobs": "registry.jobs:run_on_jobs",
     "run_logs": "registry.jobs:run_logs",
@@ -141,6 +143,7 @@ __all__ = [
     "pull", "PullResult", "SandboxUnavailable", "SecretScope", "SizeLimits", "current_scope",
     "get_sandbox", "has_code_checks", "hold", "holding", "push_saved_run", "scrub", "scrub_data",
     "scrub_logs", "scrubber", "pending_frame", "forged_claims", "run_on_jobs", "run_logs",
+    "verification_badges", "pending_badges",
 ]
 
 if TYPE_CHECKING:
@@ -206,6 +209,8 @@ if TYPE_CHECKING:
     from registry.stores.push import push_saved_run
     from registry.stores.refs import check_repo_id, tag_for
     from registry.stores.review import forged_claims, pending_frame
+    from registry.stores.verifications import badges as verification_badges
+    from registry.stores.verifications import pending_badges
 
 
 def __getattr__(name: str) -> Any:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from registry import Board, forged_claims, pending_frame
+from registry import Board, forged_claims, pending_badges, pending_frame
 
 from .cache import wire_plot, wire_table
 from .leaderboard_view import (
@@ -93,14 +93,16 @@ def pending(state: SpaceState) -> tuple[dict, str]:
     with the merged data: a pull request opens or merges without changing that data's
     version."""
     frame = pending_frame(state.store)
-    view = leaderboard_view(Board.build(frame), state.tags(), limit=TABLE_ROWS)
+    view = leaderboard_view(Board.build(frame, badges=pending_badges(state.store)),
+                            state.tags(), limit=TABLE_ROWS, include_unverified=True)
     if view.table.empty:
         return wire_table(view.table), "No pending submissions: nothing awaits review."
     claims = forged_claims(frame)
     table = view.table.assign(**{SUBMITTED_BY: [_submitter(e.produced_by, claims.get(e.run_id))
                                                 for e in view.entries]})
     note = ("**Unreviewed**: proposed by their authors as pull requests on the results dataset "
-            "and not yet checked by its owner. " + view.summary)
+            "and not yet merged by its owner; the *verified* column says what a replay found. "
+            + view.summary)
     if claims:
         note += (f"\n\n⚠️ {len(claims)} run(s) whose rows name another producer than the pull "
                  "request's author: shown under the author.")

@@ -99,11 +99,24 @@ def scatter_points(ranked: Sequence[Entry]) -> pd.DataFrame:
 
 def leaderboard_view(board: Board, tags: dict[str, list[str]] | None = None, *,
                      query: str = "", model: str | None = None, tag: str | None = None,
-                     verdict: str | None = None, limit: int = MAX_TABLE_ROWS) -> LeaderboardView:
-    """Rank, filter and shape the leaderboard (`ALL` or empty means no filter)."""
-    chosen = board.select(skill=query.strip() or None, model=_option(model), tags=tags or {},
-                          tag=_option(tag), verdict=_option(verdict))
+                     verdict: str | None = None, limit: int = MAX_TABLE_ROWS,
+                     include_unverified: bool = False) -> LeaderboardView:
+    """Rank, filter and shape the leaderboard (`ALL` or empty means no filter); entries not
+    replayed or better are left out unless ``include_unverified`` (the count is said)."""
+    filters = dict(skill=query.strip() or None, model=_option(model), tags=tags or {},
+                   tag=_option(tag), verdict=_option(verdict))
+    chosen = board.select(**filters, include_unverified=include_unverified)  # type: ignore[arg-type]
+    hidden = 0 if include_unverified else \
+        len(board.select(**filters, include_unverified=True)) - len(chosen)  # type: ignore[arg-type]
     shown = to_entries(chosen.head(limit))  # only what is shown becomes `Entry` values
+    summary = _summary(chosen, len(shown), board.runs, hidden)
+    points = scatter_points(to_entries(chosen.head(MAX_POINTS)))
+    return LeaderboardView(display_table(shown), points, len(chosen), len(shown), summary,
+                           x_limits(points["token_overhead"].tolist()), shown)
+
+
+def _summary(chosen: pd.DataFrame, shown: int, runs: int, hidden: int) -> str:
+    """The line above the table: how many results, ranked, unranked and left out."""
     ranked = chosen["rank"].notna().to_numpy()
     total, unranked = len(chosen), int((~ranked).sum())
     helps = int(((chosen["verdict"] == "helps").to_numpy() & ranked).sum())
@@ -111,16 +124,19 @@ def leaderboard_view(board: Board, tags: dict[str, list[str]] | None = None, *,
         summary = (f"**{total}** skill × model results, **{helps}** ranked with a lift "
                    "surely above zero" + (f", **{unranked}** unranked (too few cases, errors, "
                                          "a subset or partial run)" if unranked else "") + ".")
-        if total > len(shown):
-            summary += f" Showing the top {len(shown)}; narrow the filters to see others."
-    elif not board.runs:
-        summary = ("No evaluation results yet. Run one in the **Evaluate** tab and press "
-                   "*Push results*, or `hubskills eval SKILL --push` from the CLI.")
+        if total > shown:
+            summary += f" Showing the top {shown}; narrow the filters to see others."
+    elif hidden:
+        summary = "No replayed results match these filters yet."
+    elif not runs:
+        return ("No evaluation results yet. Run one in the **Evaluate** tab and press "
+                "*Push results*, or `hubskills eval SKILL --push` from the CLI.")
     else:
-        summary = "No results match these filters."
-    points = scatter_points(to_entries(chosen.head(MAX_POINTS)))
-    return LeaderboardView(display_table(shown), points, total, len(shown), summary,
-                           x_limits(points["token_overhead"].tolist()), shown)
+        return "No results match these filters."
+    if hidden:
+        summary += (f" {hidden} result(s) not replayed or better left out (unverified or "
+                    "mismatch; a replay proves a run's grading and arithmetic).")
+    return summary
 
 
 TRIGGER_COLUMNS = ("version", "model", "recall [95% CI]", "false triggers [95% CI]", "errors",

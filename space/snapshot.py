@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from registry import Board, SkillInfo, SkillStore
+from registry import Board, SkillInfo, SkillStore, verification_badges
 
 from .cache import release_memory, settle_heap
 from .messages import describe
@@ -217,11 +217,18 @@ def _aggregate(store: SkillStore, previous: Snapshot | None) -> tuple[str, Board
     The frame lives only here: what its load freed is given back before the board is built,
     so the process peaks at the frame plus one slice, not at the frame plus its copies."""
     frame = store.results_frame()
-    results = results_fingerprint(frame)
+    found = verification_badges(store)  # a new record changes the board as a new run does
+    results = f"{results_fingerprint(frame)}:{_badges_digest(found)}"
     if previous is not None and results == previous.results:
         return results, previous.board
     release_memory()
-    return results, Board.build(frame)
+    return results, Board.build(frame, badges=found)
+
+
+def _badges_digest(found: dict) -> str:
+    """A digest of every run's badge."""
+    text = "\n".join(f"{run}={b.verification}:{b.reason}" for run, b in sorted(found.items()))
+    return hashlib.sha1(text.encode("utf-8"), usedforsecurity=False).hexdigest()[:16]
 
 
 def _refresh_loop(ref: weakref.ref[Snapshots], wake: threading.Event) -> None:

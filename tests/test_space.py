@@ -30,6 +30,7 @@ from registry.evaluation.board import to_entries as board_entries
 from registry.evaluation.results import ResultRow, RunManifest, RunWriter, new_run_id
 from registry.providers.embedded import availability
 from registry.secrets import MASK, hold, scrub
+from registry.stores.verifications import append_record, run_files
 from space import build_demo, launch
 from space.evaluate_run import unpack_upload
 from space.keys import scrub_responses
@@ -66,6 +67,10 @@ def append_run(store, repo: str, model: str, p_base: float, p_skill: float, seed
             for i in range(12) for r in range(2)
             for arm, p in (("baseline", p_base), ("skill", p_skill))]
     store.append_results(manifest, rows)
+    # synthetic rows cannot be replayed: a stand-in record lets them rank (replay: test_badges)
+    run = run_files(store)[manifest.run_id]
+    append_record(store, {"kind": "replay", "run_id": run.run_id, "rows_hash": run.rows_hash,
+                          "status": "verified", "verified_by": "test", "verified_at": "2026"})
 
 
 @pytest.fixture(scope="module")
