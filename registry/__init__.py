@@ -142,8 +142,8 @@ __all__ = [
     "check_repo_id", "tag_for", "write_file", "generate_skill", "GenerateReport", "add_tests",
     "pull", "PullResult", "SandboxUnavailable", "SecretScope", "SizeLimits", "current_scope",
     "get_sandbox", "has_code_checks", "hold", "holding", "push_saved_run", "scrub", "scrub_data",
-    "scrub_logs", "scrubber", "pending_frame", "forged_claims", "run_on_jobs", "run_logs",
-    "verification_badges", "pending_badges",
+    "scrub_logs", "scrubber", "pending_frame", "forged_claims", "verification_badges",
+    "pending_badges", "run_on_jobs", "run_logs",
 ]
 
 if TYPE_CHECKING:
