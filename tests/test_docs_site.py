@@ -36,6 +36,7 @@ def _text(site: Path, page: str) -> str:
     return re.sub(r"<[^>]+>", "", html)
 
 
+@pytest.mark.slow  # a site build: 5-10 s
 def test_every_page_in_docs_is_built(site):
     pages = sorted(p.stem for p in (ROOT / "docs").glob("*.md"))
     assert "index" in pages and len(pages) >= 19  # a page left out of `nav` fails the build
@@ -44,6 +45,7 @@ def test_every_page_in_docs_is_built(site):
         assert built.is_file(), page
 
 
+@pytest.mark.slow  # a site build: 5-10 s
 def test_the_api_page_documents_every_public_name(site):
     sys.path.insert(0, str(ROOT / "docs"))
     try:
@@ -59,14 +61,18 @@ def test_the_api_page_documents_every_public_name(site):
     assert first_line in _text(site, "api")  # from the docstring
 
 
+@pytest.mark.slow  # a site build: 5-10 s
 def test_the_pages_show_the_readme_blocks_the_readme_tests_run(site):
     """The CLI tour and the Python example are included from the README (tested there)."""
-    tour = _text(site, "getting-started")
-    assert "hubskills suite show hubskills/agent-skill-md" in tour and "--8&lt;--" not in tour
-    assert "registry.run_evaluation(skill.path, config, settings)" in _text(site, "api")
+    tour, api = _text(site, "getting-started"), _text(site, "api")
+    assert "hubskills suite show hubskills/agent-skill-md" in tour
+    assert "registry.run_evaluation(skill.path, config, settings)" in api
+    for page in (tour, api):
+        assert "--8&lt;--" not in page and "```" not in page  # included as code, not as text
     assert "kernel-builder-cuda-kernels" in _text(site, "skills")
 
 
+@pytest.mark.slow  # a site build: 5-10 s
 def test_a_broken_link_fails_the_build(tmp_path):
     for name in ("mkdocs.yml", "README.md"):
         shutil.copy(ROOT / name, tmp_path / name)
