@@ -9,27 +9,63 @@ run); commands go through the sandbox.
 
 Every runner, hubskills' own loop and the external harnesses (Claude Code, Codex, OpenCode,
 Gemini CLI) alike, returns one `AgentOutcome`, so the evaluation engine grades them the same way.
+
+Each name is imported from its module on first use (PEP 562 `__getattr__`), so a chat run that
+needs only `Budget` (registry.agent.outcome) does not load the tool loop, its tools and the
+sandbox.
 """
 
-from registry.agent.bounds import (
-    DEFAULT_BOUNDS,
-    TreeWalk,
-    WorkspaceBounds,
-    WorkspaceOverLimit,
-    copy_tree,
-    remove_tree,
-)
-from registry.agent.loop import AGENT_SYSTEM, CompleteFn, ToolLoopRunner, system_prompt
-from registry.agent.outcome import (
-    AgentOutcome,
-    AgentRunner,
-    AgentTask,
-    Budget,
-    StopReason,
-    TranscriptEntry,
-)
-from registry.agent.tools import TOOLS, WorkspaceTools
-from registry.agent.workspace import SKILLS_FOLDER, FileChange, Workspace, seed_workspace
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from registry.agent.bounds import (
+        DEFAULT_BOUNDS,
+        TreeWalk,
+        WorkspaceBounds,
+        WorkspaceOverLimit,
+        copy_tree,
+        remove_tree,
+    )
+    from registry.agent.loop import AGENT_SYSTEM, CompleteFn, ToolLoopRunner, system_prompt
+    from registry.agent.outcome import (
+        AgentOutcome,
+        AgentRunner,
+        AgentTask,
+        Budget,
+        StopReason,
+        TranscriptEntry,
+    )
+    from registry.agent.tools import TOOLS, WorkspaceTools
+    from registry.agent.workspace import SKILLS_FOLDER, FileChange, Workspace, seed_workspace
+
+#: public name -> the module that defines it
+_EXPORTS: dict[str, str] = {
+    "DEFAULT_BOUNDS": "registry.agent.bounds",
+    "TreeWalk": "registry.agent.bounds",
+    "WorkspaceBounds": "registry.agent.bounds",
+    "WorkspaceOverLimit": "registry.agent.bounds",
+    "copy_tree": "registry.agent.bounds",
+    "remove_tree": "registry.agent.bounds",
+    "AGENT_SYSTEM": "registry.agent.loop",
+    "CompleteFn": "registry.agent.loop",
+    "ToolLoopRunner": "registry.agent.loop",
+    "system_prompt": "registry.agent.loop",
+    "AgentOutcome": "registry.agent.outcome",
+    "AgentRunner": "registry.agent.outcome",
+    "AgentTask": "registry.agent.outcome",
+    "Budget": "registry.agent.outcome",
+    "StopReason": "registry.agent.outcome",
+    "TranscriptEntry": "registry.agent.outcome",
+    "TOOLS": "registry.agent.tools",
+    "WorkspaceTools": "registry.agent.tools",
+    "SKILLS_FOLDER": "registry.agent.workspace",
+    "FileChange": "registry.agent.workspace",
+    "Workspace": "registry.agent.workspace",
+    "seed_workspace": "registry.agent.workspace",
+}
 
 __all__ = [
     "AGENT_SYSTEM", "DEFAULT_BOUNDS", "SKILLS_FOLDER", "TOOLS", "TreeWalk", "WorkspaceBounds",
@@ -37,3 +73,17 @@ __all__ = [
     "Budget", "CompleteFn", "FileChange", "StopReason", "ToolLoopRunner", "TranscriptEntry",
     "Workspace", "WorkspaceTools", "seed_workspace", "system_prompt",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name from its module on first use, then keep it."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'registry.agent' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.markup import escape
@@ -22,10 +22,13 @@ from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation import display
 from registry.evaluation.results import RunManifest, latest_rows, read_manifest, read_rows
-from registry.evaluation.trigger import MODE, TriggerConfig
-from registry.evaluation.trigger_report import INTERVAL, Rate, summarize_triggers
-from registry.evaluation.trigger_run import run_trigger_eval
 
+if TYPE_CHECKING:
+    from registry.evaluation.trigger_report import Rate
+
+# registry.evaluation.trigger.MODE, spelled out: that module (imported by a trigger run only)
+# loads the agent's tools, which a chat run does not need
+MODE = "trigger"
 HELP = ("; trigger: whether an agent opens the skill listed among other skills, for each query "
         "of evals/triggers.json")
 # Options a trigger run does not use: given, they are refused rather than ignored.
@@ -89,6 +92,8 @@ def eval_triggers(params: dict[str, Any], distractors: Path | None) -> None:
     if given:
         raise HubskillsError(f"{', '.join(given)} cannot be used with --mode trigger",
                              hint=f"hubskills eval {params['skill']} --mode trigger")
+    from registry.evaluation.trigger import TriggerConfig
+    from registry.evaluation.trigger_run import run_trigger_eval
     from registry.providers import default_model_ref
 
     skill = click.get_current_context().with_resource(
@@ -158,6 +163,8 @@ def rate_text(rate: Rate) -> str:
 
 def report(manifest: RunManifest, rows: list, *, as_json: bool, verbose: bool) -> None:
     """A trigger run's figures per model (and, with `verbose`, each query's sessions)."""
+    from registry.evaluation.trigger_report import INTERVAL, summarize_triggers
+
     summaries = summarize_triggers(rows)
     if as_json:
         out.as_json({"manifest": {**manifest.model_dump(), "partial": manifest.is_partial,

@@ -14,16 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from registry.agent import AgentRunner, Budget, ToolLoopRunner
+from registry.agent import AgentRunner, Budget
 from registry.config import Settings
 from registry.errors import ContextOverflow, ProviderError
-from registry.evaluation.agent_mode import (
-    SingleTurnRunner,
-    agent_note,
-    agent_sample,
-    agent_suite_path,
-    check_agent_sandbox,
-)
 from registry.evaluation.arms import MAX_TOOL_TURNS, Mode, Placement, build_arm, run_tool
 from registry.evaluation.cache import (
     ResponseCache,
@@ -175,6 +168,8 @@ class Evaluator:
             return make_harness(self.config.harness, model=model, sandbox=self.sandbox,
                                 settings=self.settings, cache=self.cache,
                                 read_cache=self.config.use_cache)
+        from registry.agent import ToolLoopRunner  # agent mode only: the loop loads the sandbox
+        from registry.evaluation.agent_mode import SingleTurnRunner
 
         async def complete(messages: list[Message], tools: list[ToolSpec],
                            seed: int) -> tuple[Completion, bool]:
@@ -188,6 +183,8 @@ class Evaluator:
         """One answer to one case in one arm, graded."""
         case = self.suite.cases[case_index]
         if self.config.mode == "agent":
+            from registry.evaluation.agent_mode import agent_sample
+
             async with self.agent_slots:
                 return await agent_sample(self, model, arm, case, repeat,
                                           self._row(model, arm, case.id, repeat))
@@ -345,6 +342,8 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
     skill = load_skill(skill_dir)
     manifest = read_manifest(settings.runs_dir, resume) if resume else None
     agent = (manifest.mode if manifest else config.mode) == "agent"
+    if agent:  # its module loads the agent's tool loop and the sandbox: a chat run does not
+        from registry.evaluation.agent_mode import agent_note, agent_suite_path, check_agent_sandbox
     default_suite = agent_suite_path(skill.path) if agent else suite_path(skill.path)
     suite_file = tests or default_suite
     full = load_suite(suite_file, skill_dir=skill.path)
