@@ -95,3 +95,18 @@ def test_the_spaces_skill_page_shows_recall_and_false_triggers_per_model(server,
     assert row[:5] == ["1.0.0", "local/fake-trigger", "60% [23–88%]", "33% [6–79%]", "1"]
     assert skill_page.render(state, "local/zorblax-ports")[6]["data"] == []  # no A/B entry
     assert skill_page.render(state, "hubskills/agent-skill-md")[-2].visible is False
+
+
+def test_the_registry_card_shows_the_trigger_evals_after_a_push(server, tmp_path):
+    """The card (the repo's README) gets a trigger table of its own, recall and false triggers
+    with the run's intervals; the lift table stays absent (a trigger eval has no lift)."""
+    from registry.stores.card import EVALS_END, EVALS_START
+
+    push_trigger_run(publish(tmp_path), server, tmp_path)
+    store = get_store(Settings.from_env(), None)
+    card = (store.root / "skills" / "local" / "zorblax-ports" / "README.md").read_text()
+    section = card.split(EVALS_START, 1)[1].split(EVALS_END, 1)[0]
+    assert "Trigger evals" in section and "No evaluation results yet" not in section
+    (row,) = [line for line in section.splitlines() if "local/fake-trigger" in line]
+    assert "60% [23–88%]" in row and "33% [6–79%]" in row
+    assert "lift [95% CI]" not in section

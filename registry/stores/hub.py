@@ -159,7 +159,7 @@ class HubStore:
         files = repo_files(skill)
         version, tag = normalize_version(version), tag_for(version)
         with user_errors():
-            summary = self._threads().submit(self.results.latest_summary, repo)
+            summary = self._threads().submit(self.results.card_summary, repo)
             head = main_head(self.client, repo, tag, skill_dir)
             card = render_card(skill, repo=repo, version=version,
                                content_hash=skill.content_hash(), summary=summary.result())
@@ -315,7 +315,7 @@ class HubStore:
         self._write_token()
         with user_errors():
             card = self.client.read_text(repo, CARD_FILE) or ""
-            updated = with_evals(card, self.results.latest_summary(repo))
+            updated = with_evals(card, self.results.card_summary(repo))
             if updated != card:
                 with_retry(lambda: self.client.commit(
                     repo, {CARD_FILE: updated.encode("utf-8")},

@@ -43,7 +43,7 @@ from registry.stores.dataset import (
     stamp_rows,
 )
 from registry.stores.files import CARD_FILE
-from registry.stores.summary import latest_summary
+from registry.stores.summary import card_summary
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -191,7 +191,7 @@ class HubResults:
         return load_frame(sources, self.cache_dir / (self.repo().replace("/", "--")
                                                      + f"--pending-{pr.num}"))
 
-    def latest_summary(self, repo: str) -> list[dict[str, Any]]:
+    def card_summary(self, repo: str) -> list[dict[str, Any]]:
         """The card's evaluation summary of skill `repo` (no frame when there are no runs)."""
         listed = self.files()
-        return latest_summary(self.frame(listed), repo) if listed[0] else []
+        return card_summary(self.frame(listed), repo) if listed[0] else []

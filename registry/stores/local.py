@@ -177,7 +177,7 @@ class LocalStore:
                 tree = read_json(folder / "revisions" / sha / "tree.json", {})
                 atomic_write_text(folder / "README.md", render_card(
                     skill, repo=repo, version=version, content_hash=tree["content_hash"],
-                    summary=_summary().latest_summary(self.results_frame(), repo)))
+                    summary=_summary().card_summary(self.results_frame(), repo)))
                 meta = read_json(folder / "meta.json", {"downloads": 0, "likes": 0,
                                                          "created": utc_now()})
                 write_json(folder / "meta.json", {**meta, "private": private})
@@ -274,7 +274,7 @@ class LocalStore:
         folder = self._existing(repo)
         with self._lock:
             card = (folder / "README.md").read_text(encoding="utf-8")
-            summary = _summary().latest_summary(self.results_frame(), repo)
+            summary = _summary().card_summary(self.results_frame(), repo)
             atomic_write_text(folder / "README.md", with_evals(card, summary))
 
     # -- results ----------------------------------------------------------------------------

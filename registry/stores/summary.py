@@ -6,10 +6,11 @@ Every figure is a leaderboard entry's (`registry.evaluation.leaderboard`), so `i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from registry.evaluation import display
-from registry.evaluation.leaderboard import Entry, entries
+from registry.evaluation.leaderboard import TRIGGER_MODE, Entry, entries
 from registry.evaluation.leaderboard_table import cases_runs, to_records, verdict_text
 
 if TYPE_CHECKING:
@@ -35,6 +36,15 @@ def latest_summary(frame: pd.DataFrame, repo: str) -> list[dict[str, Any]]:
     return to_records([e for e in entries(frame, skill=repo) if e.repo == repo])
 
 
+def card_summary(frame: pd.DataFrame, repo: str) -> list[dict[str, Any]]:
+    """What the card shows of ``repo``: its `latest_summary` records, then its trigger
+    entries' records (``mode: "trigger"``: recall and false triggers, never ranked)."""
+    from registry.evaluation import trigger_board
+
+    triggers = [e for e in trigger_board.trigger_entries(frame, skill=repo) if e.repo == repo]
+    return latest_summary(frame, repo) + trigger_board.to_records(triggers)
+
+
 SUMMARY_COLUMNS = ("version", "model", "mode", "cases × runs", "baseline", "with skill",
                    "lift [95% CI]", "p (exact)", "verdict", "run")
 
@@ -55,10 +65,27 @@ def summary_rows(summary: list[dict[str, Any]]) -> tuple[list[list[str]], list[s
 
 
 def summary_markdown(summary: list[dict[str, Any]]) -> str:
-    """A markdown table of `latest_summary` records, with the notes on disagreements."""
-    if not summary:
-        return ""
-    rows, notes = summary_rows(summary)
-    lines = ["| " + " | ".join(SUMMARY_COLUMNS) + " |", "|---" * len(SUMMARY_COLUMNS) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines + ([""] + [f"- {n}" for n in notes] if notes else []))
+    """Markdown tables of `card_summary` records: the lift table with the notes on
+    disagreements, then the trigger evals' table when there are any."""
+    lifts = [s for s in summary if s["mode"] != TRIGGER_MODE]
+    triggers = [s for s in summary if s["mode"] == TRIGGER_MODE]
+    parts = []
+    if lifts:
+        rows, notes = summary_rows(lifts)
+        parts.append(_markdown_table(SUMMARY_COLUMNS, rows)
+                     + "".join(f"\n- {n}" for n in (["", *notes] if notes else [])))
+    if triggers:
+        from registry.evaluation import trigger_board
+
+        found = [trigger_board.TriggerEntry(**{k: s.get(k) for k in
+                                                trigger_board.TriggerEntry._fields})
+                 for s in triggers]
+        parts.append("Trigger evals (does the description make an agent open the skill?):\n\n"
+                     + _markdown_table(*trigger_board.table_rows(found)))
+    return "\n\n".join(parts)
+
+
+def _markdown_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    cells = [[str(c).replace("|", "\\|") for c in row] for row in rows]
+    lines = ["| " + " | ".join(columns) + " |", "|---" * len(columns) + "|"]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in cells])
