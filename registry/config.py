@@ -38,6 +38,7 @@ class Settings:
     space_id: str | None = None
     space_lend_keys: bool = False
     bwrap_path: str | None = None
+    github_url: str = "https://github.com"  # where `github:` sources are fetched from
     hf_token: str | None = field(default=None, repr=False)
     anthropic_api_key: str | None = field(default=None, repr=False)
     openai_api_key: str | None = field(default=None, repr=False)
@@ -61,6 +62,7 @@ class Settings:
             space_id=_env("SPACE_ID", env),
             space_lend_keys=_flag("HUBSKILLS_SPACE_LEND_KEYS", env),
             bwrap_path=_env("HUBSKILLS_BWRAP", env),
+            github_url=(_env("HUBSKILLS_GITHUB_URL", env) or "https://github.com").rstrip("/"),
             hf_token=_env("HF_TOKEN", env) or _env("HUGGING_FACE_HUB_TOKEN", env),
             anthropic_api_key=_env("ANTHROPIC_API_KEY", env),
             openai_api_key=_env("OPENAI_API_KEY", env),

@@ -311,7 +311,7 @@ def test_cli_errors_map_to_error_and_hint(capsys: pytest.CaptureFixture[str], pr
     code, out, err = run_main(capsys, "pull", "hubskills/no-such-skill", "--project", project)
     assert code == 1 and "Error:" in err and "Hint:" in err and "Traceback" not in err
     code, _, err = run_main(capsys, "pull", "../evil", "--project", project)
-    assert code == 1 and "not a skill id" in err
+    assert code == 1 and "../evil: no such folder" in err  # a path is a folder, not an id
     code, _, err = run_main(capsys, "install", "--frozen", "--project", project)
     assert code == 1 and "skills.lock" in err
 

@@ -28,6 +28,8 @@ from registry.install import (
 from registry.install.agents import AGENTS, Agent, agent_names, readers
 from registry.install.installed import managed
 from registry.install.lockfile import Lockfile, Scope
+from registry.install.pull import Plan, pull_source
+from registry.install.sources import is_source
 from registry.scan import Finding, ScanFailed
 from registry.stores import SkillStore, get_store
 
@@ -60,7 +62,11 @@ def _stores(registry: str | None = None, *,
 
 
 @click.command("pull")
-@click.argument("spec", metavar="NS/NAME[@VERSION|@SHA]")
+@click.argument("spec", metavar="NS/NAME[@VERSION|@SHA] | ./FOLDER | "
+                "github:OWNER/REPO[/PATH][@REF] | GIT-URL[//PATH][@REF]")
+@click.option("--skill", "skills", multiple=True, metavar="NAME",
+              help="The skill to take from a source holding several (repeatable).")
+@click.option("--all-skills", is_flag=True, help="Take every skill a source holds.")
 @click.option("--agent", "agent", metavar="NAME,...",
               help=f"Agents to serve, e.g. claude,cursor ({len(agent_names()) - 1} known: "
                    "`hubskills agents` lists them; default: the detected ones).")
@@ -75,24 +81,43 @@ def _stores(registry: str | None = None, *,
 @registry_option
 @project_option
 @json_option
-def pull_command(spec: str, agent: str | None, all_agents: bool, global_: bool, copy: bool,
-                 force: bool, dry_run: bool, allow_risky: bool, registry: str | None,
-                 project: Path, as_json: bool) -> None:
+def pull_command(spec: str, skills: tuple[str, ...], all_skills: bool, agent: str | None,
+                 all_agents: bool, global_: bool, copy: bool, force: bool, dry_run: bool,
+                 allow_risky: bool, registry: str | None, project: Path, as_json: bool) -> None:
     """Install a skill into .agents/skills and your agents' folders, pinned in skills.lock.
+
+    SPEC is a registry skill, a folder, or a git source: a folder inside the repository after
+    the repository (`//PATH` for a git URL), a branch, tag or commit after `@`.
 
     \b
     Examples:
       hubskills pull hubskills/kernel-builder-cuda-kernels
       hubskills pull acme/csv-cleaning@v1.2.0 --agent claude,cursor
       hubskills pull acme/csv-cleaning@3f2a9c1 --dry-run
-      hubskills pull acme/csv-cleaning --global --copy --registry hub
+      hubskills pull ./my-skill
+      hubskills pull github:anthropics/skills/skills/pdf@main
+      hubskills pull https://github.com/anthropics/skills --skill pdf --skill docx
+      hubskills pull git@gitlab.com:team/skills.git//csv-cleaning@v2 --global --copy
     """
+    options = {"copy": copy, "force": force, "dry_run": dry_run, "allow_risky": allow_risky}
     with _show_findings():
-        store = get_store(Settings.from_env(), registry, offline_fallback=True)
-        result = pull(spec, project=project, store=store,
-                      agents=agent, all_agents=all_agents, global_=global_, copy=copy,
-                      force=force, dry_run=dry_run, allow_risky=allow_risky)
-    _print_results([result], project, as_json=as_json)
+        if is_source(spec):
+            plan = Plan.of(project, agents=agent, all_agents=all_agents, global_=global_,
+                           **options)
+            results = pull_source(spec, plan, skills=_names(skills), all_skills=all_skills)
+        elif skills or all_skills:
+            raise click.UsageError("--skill and --all-skills pick skills from a folder or a "
+                                   "git source; a registry skill is one skill")
+        else:
+            store = get_store(Settings.from_env(), registry, offline_fallback=True)
+            results = [pull(spec, project=project, store=store, agents=agent,
+                            all_agents=all_agents, global_=global_, **options)]
+    _print_results(results, project, as_json=as_json)
+
+
+def _names(skills: tuple[str, ...]) -> list[str]:
+    """`--skill a --skill b,c` -> [a, b, c]."""
+    return [name.strip() for each in skills for name in each.split(",") if name.strip()]
 
 
 @click.command("install")

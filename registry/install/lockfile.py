@@ -9,6 +9,11 @@ how we tell our folders from others. `hf skills` marks its own installs with
     {"lockfile-version": 1, "skills": {"<name>": {"agents": [...], "content_hash": ...,
      "copy": false, "registry": "local", "repo": "ns/name", "sha": ..., "version": ...}}}
 
+A skill pulled from a folder or a git source has `registry` "folder" or "git", its source's key
+as `repo` (`github:owner/repo/path`, `URL//path`, `./path`) and a `source` block: the git
+`url`, `subdir` and the `ref` asked (`sha` is the commit), or the folder's `path` (`sha` is the
+first 40 hex digits of its content hash: a folder has no commits).
+
 A project's lock sits at its root; a `--global` install's at `~/.agents/skills.lock`.
 """
 
@@ -125,12 +130,15 @@ class LockEntry:
     registry: str = "local"
     agents: tuple[str, ...] = ()
     copy: bool = False
+    source: dict[str, str] | None = None  # a folder or git source: its path, or url/subdir/ref
 
     def to_json(self) -> dict[str, Any]:
         """The entry as written in the lock (without the name, which is its key)."""
         data = asdict(self)
         del data["name"]
         data["agents"] = sorted(self.agents)
+        if self.source is None:  # a registry pull's entry reads as it always did
+            del data["source"]
         return data
 
 
@@ -185,8 +193,24 @@ def _entry(name: str, item: dict[str, Any]) -> LockEntry:
                       version=None if item.get("version") is None else str(item["version"]),
                       registry=str(item.get("registry") or "local"),
                       agents=tuple(str(a) for a in item.get("agents") or ()),
-                      copy=bool(item.get("copy", False)))
+                      copy=bool(item.get("copy", False)), source=_source(item.get("source")))
+    if entry.source is not None:  # `repo` is the source's key (`github:o/r/path`, `./path`)
+        if not entry.repo.startswith((".", "/", "~", "github:", "git@", "git+")) \
+                and "://" not in entry.repo:
+            raise ValueError(f"{name}: {entry.repo!r} is no folder or git source")
+        if not _SHA.match(entry.sha):
+            raise ValueError(f"{name}: sha {entry.sha!r} is not a full commit sha")
+        return entry
     check_repo_id(entry.repo)
     if not _SHA.match(entry.sha):
         raise ValueError(f"{name}: sha {entry.sha!r} is not a full commit sha")
     return entry
+
+
+def _source(item: Any) -> dict[str, str] | None:
+    """A lock entry's `source` block: string fields only."""
+    if item is None:
+        return None
+    if not isinstance(item, dict) or not all(isinstance(v, str) for v in item.values()):
+        raise ValueError(f"source {item!r} is not a map of strings")
+    return {str(k): v for k, v in item.items()}

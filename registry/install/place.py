@@ -31,6 +31,7 @@ from registry.install.lockfile import (
     now_iso,
     read_marker,
 )
+from registry.install.sources import source_entry
 from registry.install.staging import Staged, changes
 from registry.scan import Finding, summarize
 
@@ -106,7 +107,8 @@ def record(lock: Lockfile, result: PullResult, agents: list[Agent], copy: bool) 
                                         else set())
     lock.entries[result.name] = LockEntry(result.name, result.repo, result.sha,
                                           result.content_hash, result.version, result.registry,
-                                          tuple(sorted(names)), copy)
+                                          tuple(sorted(names)), copy,
+                                          source_entry(result.repo, result.ref))
     lock.write()
 
 

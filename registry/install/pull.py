@@ -13,11 +13,14 @@ from __future__ import annotations
 import contextlib
 import tempfile
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
-from registry.errors import HubskillsError, RegistryUnavailable
+from registry.config import Settings
+from registry.errors import HubskillsError, InvalidSkill, RegistryUnavailable
 from registry.format.skill import content_hash
-from registry.install.agents import STAGING_PREFIX, check_folders, select_agents
+from registry.install.agents import STAGING_PREFIX, Agent, check_folders, select_agents
 from registry.install.lockfile import (
     MARKER_FILE,
     Lockfile,
@@ -27,7 +30,9 @@ from registry.install.lockfile import (
     read_marker,
 )
 from registry.install.place import PullResult, place, refresh
-from registry.install.staging import check_staged, discard, prepare
+from registry.install.source_store import MAX_DEPTH, SourceStore
+from registry.install.sources import FolderSource, Source, is_source, parse_source
+from registry.install.staging import Staged, check_staged, discard, prepare
 from registry.scan import STORE_LIMITS, SizeLimits
 from registry.stores import Resolved, SkillStore
 from registry.stores.refs import check_ref, check_repo_id, is_version, normalize_version
@@ -49,16 +54,20 @@ def parse_spec(spec: str) -> tuple[str, str | None]:
     return repo, check_ref(ref.strip()) if ref.strip() else None
 
 
-def pull(spec: str, *, project: Path, store: SkillStore,
+def pull(spec: str, *, project: Path, store: SkillStore | None = None,
          agents: str | Sequence[str] | None = None, all_agents: bool = False,
          global_: bool = False, copy: bool = False, force: bool = False, dry_run: bool = False,
-         allow_risky: bool = False, limits: SizeLimits = STORE_LIMITS) -> PullResult:
-    """Install `ns/name[@ref]` into `.agents/skills/<name>` and the selected agents' folders.
+         allow_risky: bool = False, limits: SizeLimits = STORE_LIMITS,
+         skill: str | None = None) -> PullResult:
+    """Install `ns/name[@ref]` (or a folder or git source) into `.agents/skills/<name>` and
+    the selected agents' folders, pinned in `skills.lock`.
 
     Args:
-        spec: `ns/name`, `ns/name@v1.2.0`, `ns/name@1.2.0`, `ns/name@<sha or prefix>`.
+        spec: `ns/name`, `ns/name@v1.2.0`, `ns/name@<sha or prefix>`, or a source
+            (`./folder`, `github:owner/repo/path@ref`, a git URL: see `sources.py`).
         project: the project root (ignored for the target with `global_`, which uses HOME).
-        store: the registry (a `FallbackStore` to pull offline from another one).
+        store: the registry (a `FallbackStore` to pull offline from another one); a source
+            needs none.
         agents: `--agent` names (default: `.agents` plus the agents detected).
         all_agents: serve every known agent.
         global_: install into `~/.agents/skills` and the agents' user folders.
@@ -67,29 +76,134 @@ def pull(spec: str, *, project: Path, store: SkillStore,
         dry_run: fetch, verify and scan in a temp folder; write nothing in the project.
         allow_risky: install despite high-severity findings (never despite secrets).
         limits: size and count caps.
+        skill: the skill to take from a source holding several.
 
     Raises:
         HubskillsError: (and subclasses) resolution, validation, scan or placement refused.
     """
+    plan = Plan.of(project, agents=agents, all_agents=all_agents, global_=global_, copy=copy,
+                   force=force, dry_run=dry_run, allow_risky=allow_risky, limits=limits)
+    if is_source(spec):
+        return pull_source(spec, plan, skills=[skill] if skill else [])[0]
     repo, ref = parse_spec(spec)
-    scope = Scope.of(project, global_)
-    chosen = select_agents(scope.root, agents, all_agents=all_agents, global_=scope.global_)
-    check_folders(scope.root, chosen, global_=scope.global_)
-    lock = Lockfile.read(scope.lock_path)
+    if store is None:
+        from registry.stores import get_store
+
+        store = get_store(Settings.from_env(), offline_fallback=True)
+    return _place(_stage(repo, ref, store, plan), plan)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Where a pull writes and how: the scope, the agents served, the caller's choices."""
+
+    scope: Scope
+    agents: list[Agent]
+    copy: bool = False
+    force: bool = False
+    dry_run: bool = False
+    allow_risky: bool = False
+    limits: SizeLimits = STORE_LIMITS
+
+    @classmethod
+    def of(cls, project: Path, *, agents: str | Sequence[str] | None = None,
+           all_agents: bool = False, global_: bool = False, **choices: Any) -> Plan:
+        """The scope and agents checked (links leading out refused) before anything else."""
+        scope = Scope.of(project, global_)
+        chosen = select_agents(scope.root, agents, all_agents=all_agents, global_=scope.global_)
+        check_folders(scope.root, chosen, global_=scope.global_)
+        return cls(scope, chosen, **choices)
+
+
+def pull_source(spec: str, plan: Plan, *, skills: Sequence[str] = (),
+                all_skills: bool = False, github_url: str | None = None) -> list[PullResult]:
+    """Pull the skill a folder or git source names, or the ones picked from a source holding
+    several (`skills` by folder name or path, or `all_skills`); every one is staged and
+    checked before any is placed.
+
+    Raises:
+        HubskillsError: (and subclasses) the source, the pick, or any skill refused.
+    """
+    source = parse_source(spec)
+    if isinstance(source, FolderSource):
+        if not Path(source.text).expanduser().is_dir():
+            raise InvalidSkill(f"{source.text}: no such folder",
+                               hint="check the path; a registry skill is NS/NAME "
+                                    "(hubskills search WORD finds one)")
+        source = source.keyed(plan.scope.root)
+    url = github_url or Settings.from_env().github_url
+    with SourceStore(plan.scope.root, github_url=url) as store:
+        lock = Lockfile.read(plan.scope.lock_path)
+        if skills or all_skills or not _find_installed(plan.scope, source.key, lock):
+            resolved = store.resolve(source.key, source.ref)
+            picked = pick(store.skills(source, resolved.sha), source, skills, all_skills)
+        else:  # installed from exactly this key: one skill, maybe up to date without a fetch
+            picked = [""]
+        staged: list[_Ready] = []
+        try:
+            for folder in picked:
+                staged.append(_stage(source.at(folder).key, source.ref,
+                                     cast(SkillStore, store), plan))
+            return [_place(item, plan) for item in staged]
+        finally:
+            for item in staged:
+                if isinstance(item, tuple):
+                    discard(item[0])
+
+
+_Ready = tuple[Staged, str] | PullResult  # staged with the registry that answered, or done
+
+
+def _stage(repo: str, ref: str | None, store: SkillStore, plan: Plan) -> _Ready:
+    """The revision staged and checked, or the refreshed install when it is already there."""
+    scope, lock = plan.scope, Lockfile.read(plan.scope.lock_path)
     current = _find_installed(scope, repo, lock)
     resolved = resolve(store, repo, ref, installed=current[1] if current else None)
-    if current and current[1].sha == resolved.sha and not force:
+    if current and current[1].sha == resolved.sha and not plan.force:
         folder = scope.skills_dir / current[0]
         if content_hash(folder) == current[1].content_hash:
-            return refresh(scope, current[0], current[1], chosen, copy, lock,
-                            list(resolved.notes), dry_run=dry_run)
-    staged = prepare(store, repo, resolved, scope, limits=limits, allow_risky=allow_risky,
-                     dry_run=dry_run)
+            return refresh(scope, current[0], current[1], plan.agents, plan.copy, lock,
+                           list(resolved.notes), dry_run=plan.dry_run)
+    staged = prepare(store, repo, resolved, scope, limits=plan.limits,
+                     allow_risky=plan.allow_risky, dry_run=plan.dry_run)
+    return staged, resolved.registry or store.kind
+
+
+def _place(ready: _Ready, plan: Plan) -> PullResult:
+    if isinstance(ready, PullResult):
+        return ready
+    staged, registry = ready
     try:
-        return place(staged, scope, chosen, lock, registry=resolved.registry or store.kind,
-                     copy=copy, force=force, dry_run=dry_run)
+        return place(staged, plan.scope, plan.agents, Lockfile.read(plan.scope.lock_path),
+                     registry=registry, copy=plan.copy, force=plan.force, dry_run=plan.dry_run)
     finally:
         discard(staged)
+
+
+def pick(found: list[str], source: Source, skills: Sequence[str],
+         all_skills: bool) -> list[str]:
+    """The folders to pull among the skills `found` in `source` (see `pull_source`).
+
+    Raises:
+        InvalidSkill: no skill there; HubskillsError: several and no pick, or an unknown one.
+    """
+    if not found:
+        raise InvalidSkill(f"{source.spec} holds no skill (no SKILL.md in it or in the "
+                           f"folders {MAX_DEPTH} levels below)",
+                           hint="point at the folder holding SKILL.md: PATH after the "
+                                "repository (github:OWNER/REPO/PATH, URL//PATH)")
+    if found == [""] or all_skills:
+        return found
+    by_name = {f.rsplit("/", 1)[-1]: f for f in found} | {f: f for f in found}
+    listed = ", ".join(f.rsplit("/", 1)[-1] for f in found[:20]) + (
+        f" (+{len(found) - 20} more)" if len(found) > 20 else "")
+    unknown = [s for s in skills if s not in by_name]
+    if not skills or unknown:
+        what = f"has no skill {', '.join(unknown)}; it" if unknown else ""
+        raise HubskillsError(f"{source.spec} {what} holds {len(found)} skills: {listed}".replace(
+            "  ", " "), hint=f"hubskills pull {source.spec} --skill "
+                             f"{found[0].rsplit('/', 1)[-1]}  # or --all-skills")
+    return list(dict.fromkeys(by_name[s] for s in skills))
 
 
 def resolve(store: SkillStore, repo: str, ref: str | None, *,

@@ -13,8 +13,10 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import cast
 
 from registry._turns import taking_turns
+from registry.config import Settings
 from registry.errors import HubskillsError, UnsafeSkill
 from registry.format.skill import content_hash
 from registry.install.agents import Agent, check_folders, make_dirs, remove_empty, select_agents
@@ -22,6 +24,8 @@ from registry.install.installed import check_unpinned, managed
 from registry.install.lockfile import LockEntry, Lockfile, Scope, read_marker
 from registry.install.place import PullResult, check_dest, place, refresh
 from registry.install.pull import pull
+from registry.install.source_store import SOURCE_REGISTRIES, SourceStore
+from registry.install.sources import FolderSource
 from registry.install.staging import Staged, discard, prepare
 from registry.scan import STORE_LIMITS, SizeLimits
 from registry.stores import Resolved, SkillStore
@@ -45,6 +49,18 @@ def install(project: Path, *, stores: StoreFor, frozen: bool = False, global_: b
         HubskillsError: no lock, a mismatch, or a refused skill (nothing of that skill placed).
     """
     scope = Scope.of(project, global_)
+    with SourceStore(scope.root, github_url=Settings.from_env().github_url) as sources:
+        return _install(scope, _with_sources(stores, sources), frozen=frozen, force=force,
+                        allow_risky=allow_risky, limits=limits, workers=workers)
+
+
+def _with_sources(stores: StoreFor, sources: SourceStore) -> StoreFor:
+    """`stores`, with the folder and git entries of the lock fetched from their sources."""
+    return lambda name: cast(SkillStore, sources) if name in SOURCE_REGISTRIES else stores(name)
+
+
+def _install(scope: Scope, stores: StoreFor, *, frozen: bool, force: bool, allow_risky: bool,
+             limits: SizeLimits, workers: int) -> list[PullResult]:
     lock = Lockfile.read(scope.lock_path)
     if not lock.exists:
         raise HubskillsError(f"no {scope.lock_path.name} in {scope.lock_path.parent.resolve()}",
@@ -131,6 +147,17 @@ def update(project: Path, name: str | None = None, *, stores: StoreFor, global_:
         if not entries:
             raise HubskillsError(f"'{name}' is not installed by hubskills in "
                                  f"{scope.skills_dir}", hint="hubskills list")
-    return [pull(entry.repo, project=project, store=stores(entry.registry),
+    return [pull(_spec(entry, scope), project=project,
+                 store=None if entry.source is not None else stores(entry.registry),
                  agents=list(entry.agents) or None, global_=global_, copy=entry.copy,
                  force=force, allow_risky=allow_risky, limits=limits) for entry in entries]
+
+
+def _spec(entry: LockEntry, scope: Scope) -> str:
+    """What `update` pulls again: the repo, a git source at the ref it asked, or the folder."""
+    if entry.source is None:
+        return entry.repo
+    if entry.registry == "folder":
+        return str(FolderSource(entry.repo).resolved(scope.root))
+    ref = entry.source.get("ref")
+    return entry.repo + (f"@{ref}" if ref and ref != "HEAD" else "")

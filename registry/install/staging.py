@@ -31,6 +31,7 @@ from registry.format.skill import (
 from registry.format.validate import validate_skill
 from registry.install.agents import STAGING_PREFIX, make_dirs, remove_empty
 from registry.install.lockfile import HF_MARKER, MARKER_FILE, Scope
+from registry.install.sources import folder_name
 from registry.scan import Finding, SizeLimits, check_findings, check_relpath, scan_folder
 from registry.scan.paths import WINDOWS_DEVICES
 from registry.stores import Resolved, SkillStore
@@ -124,7 +125,7 @@ def _verify(folder: Path, repo: str, resolved: Resolved, reported: str | None,
                           f"{reported[:19]}; refusing a tampered or damaged download",
                           hint="retry; report the repository if it persists")
     if expected and expected != computed:
-        pinned = repo.split("/")[1]  # the lock's name for it (the skill must be named so)
+        pinned = folder_name(repo)  # the lock's name for it (the skill must be named so)
         raise UnsafeSkill(f"{pinned} ({where}): the files hash to {computed[:19]}, skills.lock "
                           f"pins {expected[:19]}; nothing of it was installed",
                           hint=f"hubskills update {pinned}  # or hubskills pull {repo}@"
@@ -158,7 +159,7 @@ def _validate(skill: Skill, repo: str, where: str) -> None:
     The staging folder's own name means nothing, so the name is checked against the folder
     the skill comes from: its repository's name.
     """
-    repo_name, name = repo.split("/")[1], skill.name
+    repo_name, name = folder_name(repo), skill.name
     errors = [p for p in validate_skill(skill) if p.severity == "error"
               and p.code != "name-mismatch"]
     if name != repo_name:
