@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.markup import escape
@@ -11,23 +12,30 @@ from rich.markup import escape
 from registry.cli import _output as out
 
 if TYPE_CHECKING:
+    from registry.config import Settings
     from registry.evaluation.verify import Verification
 
 _SHOWN = 10  # differences listed before "and N more"
 
 
 @click.command("verify")
-@click.argument("run_id")
+@click.argument("target", metavar="RUN_ID | NS/NAME")
+@click.option("--run", "run_id", default=None, metavar="RUN_ID",
+              help="With NS/NAME: the run of that skill in the registry's results to replay.")
+@click.option("--revision", default=None, metavar="REF",
+              help="With --run: read the run at this revision of the results dataset (a pull "
+                   "request's refs/pr/N) instead of its main branch.")
 @click.option("--skill", "skill_dir", default=None, metavar="FOLDER",
               type=click.Path(path_type=Path, file_okay=False, exists=True),
-              help="The skill folder to check the run against (for a run that does not "
+              help="The skill folder to check a local run against (for a run that does not "
                    "record one, or whose folder moved).")
 @click.option("--registry", type=click.Choice(["local", "hub"]), default=None,
-              help="The registry holding the revision the run names [env: HUBSKILLS_REGISTRY].")
+              help="The registry holding the run or the revision it names "
+                   "[env: HUBSKILLS_REGISTRY].")
 @click.option("--json", "as_json", is_flag=True, help="The verification as JSON.")
-def verify_command(run_id: str, skill_dir: Path | None, registry: str | None,
-                   as_json: bool) -> None:
-    """Replay a saved run without calling any model; exit 1 unless it is verified.
+def verify_command(target: str, run_id: str | None, revision: str | None,
+                   skill_dir: Path | None, registry: str | None, as_json: bool) -> None:
+    """Replay a saved or pushed run without calling any model; exit 1 unless it is verified.
 
     Checks the skill and suite are the ones the run names and every sample is there once,
     regrades every stored output, and recomputes the summary. It proves the grading and the
@@ -38,17 +46,33 @@ def verify_command(run_id: str, skill_dir: Path | None, registry: str | None,
       hubskills runs                       # run ids
       hubskills verify 20261122-103000-a1b2c3
       hubskills verify 20261122-103000-a1b2c3 --skill ./my-skill --json
+      hubskills verify alice/csv-skill --run 20261122-103000-a1b2c3 --registry hub
     """
     from registry.config import Settings
-    from registry.evaluation.verify import verify_run
     from registry.stores import get_store
 
     settings = Settings.from_env()
-    report = verify_run(run_id, settings, skill_dir=skill_dir,
-                        open_store=lambda: get_store(settings, registry))
+    report = _verify(target, run_id, revision, skill_dir, settings,
+                     lambda: get_store(settings, registry))
     out.as_json(report.to_dict()) if as_json else _render(report)
     if report.status != "verified":
         raise click.exceptions.Exit(1)
+
+
+def _verify(target: str, run_id: str | None, revision: str | None, skill_dir: Path | None,
+            settings: Settings, open_store: Callable[[], Any]) -> Verification:
+    if run_id is None:
+        if revision is not None or "/" in target:
+            raise click.UsageError(f"name the run to replay: hubskills verify {target} --run "
+                                   "RUN_ID" if "/" in target else "--revision needs --run")
+        from registry.evaluation.verify import verify_run
+
+        return verify_run(target, settings, skill_dir=skill_dir, open_store=open_store)
+    from registry.evaluation.verify_registry import verify_published
+
+    if "/" not in target:
+        raise click.UsageError(f"with --run, name the skill as NS/NAME, not '{target}'")
+    return verify_published(open_store(), target, run_id, settings, revision=revision)
 
 
 def _render(report: Verification) -> None:

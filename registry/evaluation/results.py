@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from registry._io import atomic_write_text
 from registry._version import __version__
 from registry.errors import HubskillsError, RunNotFound
+from registry.evaluation.replay_record import WorkspaceFile, replay_fields
 from registry.secrets import scrub
 
 log = logging.getLogger(__name__)
@@ -59,6 +60,7 @@ class CheckVerdict(BaseModel):
     reason: str = ""
     weight: float = 1.0
     skipped: bool = False
+    answer: str | None = None  # judge checks: the judge's reply, re-parsed by `verify`
 
 
 class ToolCount(BaseModel):
@@ -139,7 +141,7 @@ class RunManifest(BaseModel):
                 "suite_cases": self.suite_cases or len(self.case_ids) or None,
                 "run_cases": len(self.case_ids) or None, "planned_runs": self.runs,
                 "placement": self.placement, "produced_by": self.produced_by,
-                "produced_via": self.produced_via}
+                "produced_via": self.produced_via, **replay_fields(self)}
 
 
 class ResultRow(BaseModel):
@@ -193,6 +195,17 @@ class ResultRow(BaseModel):
     expect_skill: bool | None = None  # the case says the skill applies to it
     wall_s: float | None = None  # the agent's wall time (model calls and tools)
     opened_skill: str | None = None  # trigger mode: the listed skill whose SKILL.md was read
+    workspace: list[WorkspaceFile] | None = None  # agent mode: the files the agent changed
+    # The run's settings on each row (`replay_record`); None in older rows.
+    temperature: float | None = None
+    max_tokens: int | None = None
+    judge: str | None = None
+    samples_planned: int | None = None
+    code_checks: str | None = None
+    harness: str | None = None
+    agent_budget: str | None = None  # JSON of the agent's `Budget`
+    hubskills_version: str | None = None
+    run_summary: str | None = None  # JSON: its model's closing summary (its first row only)
 
     def tool_counts(self) -> dict[str, int]:
         """Agent mode: calls per tool name (empty in other modes)."""

@@ -23,7 +23,7 @@ import asyncio
 import json
 import tempfile
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,6 +102,15 @@ def verify_run(run_id: str, settings: Settings, *, skill_dir: Path | None = None
     if manifest is None:
         return report
     rows = read_rows_strictly(folder / "rows.jsonl", report)
+    return replay_run(manifest, rows, report, settings, skill_dir=skill_dir,
+                      open_store=open_store)
+
+
+def replay_run(manifest: RunManifest, rows: list[ResultRow], report: Verification,
+               settings: Settings, *, skill_dir: Path | None = None,
+               open_store: Callable[[], Any] | None = None) -> Verification:
+    """Steps 1-3 of the module docstring for a run given as its manifest and rows (a local
+    run's folder, or a pushed run's manifest rebuilt from its rows); findings go in `report`."""
     if manifest.mode == "trigger":
         report.cannot("trigger runs are not replayed yet (their verdict is which SKILL.md the "
                       "model opened, not checks)")
@@ -141,17 +150,27 @@ def read_rows_strictly(path: Path, report: Verification) -> list[ResultRow]:
     if not path.is_file():
         report.problems.append("rows.jsonl is missing")
         return []
-    rows = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(ResultRow.model_validate_json(line))
-            except ValueError as err:
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        return parse_rows(handle, "rows.jsonl", report)
+
+
+def parse_rows(lines: Iterable[str], name: str, report: Verification) -> list[ResultRow]:
+    """The rows of JSONL `lines` (of file `name`); the first line that is not a valid row is a
+    problem, and so is every one after it (reported once, with how many)."""
+    rows, bad = [], 0
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(ResultRow.model_validate_json(line))
+        except ValueError as err:
+            bad += 1
+            if bad == 1:
                 torn = "" if line.endswith("\n") else " (cut short: a truncated file)"
-                report.problems.append(f"rows.jsonl line {number} is not a valid row{torn}: "
+                report.problems.append(f"{name} line {number} is not a valid row{torn}: "
                                        f"{str(err).splitlines()[0]}")
+    if bad > 1:
+        report.problems.append(f"{name}: {bad} lines in all are not valid rows")
     return rows
 
 

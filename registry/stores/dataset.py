@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from registry.errors import HubskillsError
+from registry.evaluation.replay_record import summary_json
 from registry.evaluation.results import ResultRow, RunManifest
 from registry.format.skill import dump_frontmatter
 from registry.stores.card import parse_card
@@ -106,12 +107,15 @@ def stamp_rows(manifest: RunManifest, rows: Iterable[ResultRow]) -> list[ResultR
     """
     identity = {name: getattr(manifest, name) for name in IDENTITY_FIELDS}
     identity |= manifest.row_fields()  # suite, planned counts, who and how: for the leaderboard
-    stamped = []
+    stamped, summarized = [], set()
     for row in rows:
         if row.run_id != manifest.run_id:
             raise HubskillsError(f"a row of run {row.run_id} was given with run "
                                  f"{manifest.run_id}")
-        stamped.append(row.model_copy(update=identity))
+        first = row.model not in summarized  # its model's summary, once: `hubskills verify`
+        summarized.add(row.model)
+        stamped.append(row.model_copy(update=identity | (
+            {"run_summary": summary_json(manifest, row.model)} if first else {})))
     return stamped
 
 

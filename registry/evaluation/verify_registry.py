@@ -1,0 +1,200 @@
+"""`hubskills verify NS/NAME --run RUN_ID`: replay a run as a registry's results dataset holds it.
+
+A pushed run is one JSONL file of rows (`data/evals/YYYY-MM/<run_id>.jsonl`) and nothing else:
+every row carries the run's identity (skill repo, revision, content hash), its suite (hash,
+size), its plan (cases, repeats, samples) and the settings a replay needs (sampling temperature
+and max tokens, judge, agent budget, hubskills version; `RunManifest.replay_fields`), and each
+model's first row the summary the run closed with (`run_summary`). From those rows the run's
+manifest is rebuilt and the run replayed exactly as a local one (`verify.replay_run`): the
+skill is read at the revision the rows name and its content hash checked, its suite must be the
+one graded, every planned sample must be there once, every output is regraded and the summary
+recomputed.
+
+Rows are the producer's word, so they are checked against each other first: every row of the
+file must name the same run, skill, suite and settings (a hand-edited row rarely does), the
+file must belong to the skill asked about, and a field a replay needs that the rows lack (runs
+pushed before this version) makes the run `not replayable`, naming the field.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from typing import Any
+
+from registry.config import Settings
+from registry.errors import HubskillsError, RunNotFound
+from registry.evaluation.results import ResultRow, RunManifest, latest_rows
+from registry.evaluation.verify import Verification, parse_rows, replay_run, sample_label
+
+_RESULTS_DIR = "data/evals"  # `stores.dataset.RESULTS_DIR` (stores is a layer above this one)
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")  # `stores.dataset`'s, likewise
+_SAME = ("run_id", "skill_name", "skill_version", "skill_repo", "skill_revision",
+         "content_hash", "mode", "suite_hash", "suite_cases", "run_cases", "planned_runs",
+         "placement", "produced_by", "produced_via", "temperature", "max_tokens", "judge",
+         "samples_planned", "code_checks", "harness", "agent_budget", "hubskills_version")
+"""Run-level fields: every row of a run's file holds the same value."""
+_NEEDED = ("skill_revision", "suite_hash", "suite_cases", "run_cases", "planned_runs",
+           "placement", "temperature", "max_tokens", "samples_planned", "hubskills_version")
+"""What a replay cannot do without (agent mode: `agent_budget` too)."""
+
+
+def verify_published(store: Any, repo: str, run_id: str, settings: Settings, *,
+                     revision: str | None = None, data: bytes | None = None) -> Verification:
+    """Replay run ``run_id`` of skill ``repo`` as ``store``'s results dataset holds it.
+
+    The run's file is read from the dataset's main branch, or at ``revision`` of the dataset
+    (a Hub store: a pull request's `refs/pr/N`, or a commit), or given as ``data`` (the file's
+    exact bytes, e.g. those a verification record hashes; then nothing is read from the
+    dataset). No model is called. The skill is read from ``store`` at the revision the rows
+    name.
+
+    Raises:
+        RunNotFound: the dataset holds no run ``run_id`` (at ``revision``).
+        HubskillsError: ``store`` keeps no results dataset, or it could not be read.
+    """
+    if data is None:
+        data = read_pushed(store, run_id, revision)
+    report = Verification(run_id)
+    text = data.decode("utf-8", errors="replace")
+    rows = parse_rows(io.StringIO(text), f"{run_id}.jsonl", report)
+    manifest = manifest_from_rows(rows, repo, report)
+    if manifest is None:
+        return report
+    return replay_run(manifest, rows, report, settings, open_store=lambda: store)
+
+
+def read_pushed(store: Any, run_id: str, revision: str | None = None) -> bytes:
+    """The bytes of run ``run_id``'s results file in ``store``'s dataset (at ``revision``).
+
+    Raises:
+        RunNotFound: no such run.
+        HubskillsError: ``store`` keeps no results dataset, or it could not be read.
+    """
+    if not _RUN_ID.match(run_id) or ".." in run_id:
+        raise RunNotFound(f"'{run_id}' is not a run id", hint="hubskills leaderboard --json")
+    missing = RunNotFound(f"no run {run_id} in the {store.kind} registry's results"
+                          + (f" at {revision}" if revision else ""),
+                          hint="hubskills leaderboard --include-unverified --json  # run ids")
+    if store.kind == "local":
+        if revision:
+            raise HubskillsError("a local registry's results have no revisions",
+                                 hint=f"hubskills verify SKILL --run {run_id}")
+        found = sorted(store.dataset_dir.glob(f"{_RESULTS_DIR}/*/{run_id}.jsonl"))
+        if not found:
+            raise missing
+        return bytes(found[0].read_bytes())
+    results = getattr(store, "results", None)
+    if results is None or not hasattr(results, "client"):
+        raise HubskillsError(f"a {store.kind} registry keeps no results dataset to verify",
+                             hint="hubskills verify RUN_ID  # a local run")
+    return _read_hub(results, run_id, revision, missing)
+
+
+def _read_hub(results: Any, run_id: str, revision: str | None, missing: RunNotFound) -> bytes:
+    from registry.hub import EntryNotFound, RepoNotFound, user_errors
+
+    with user_errors():
+        try:
+            if revision is None:
+                entries, at = results.files()
+            else:
+                at = revision
+                entries = results.client.tree(results.repo(), _RESULTS_DIR, revision,
+                                              repo_type="dataset")
+        except (RepoNotFound, EntryNotFound) as err:
+            raise missing from err
+        path = next((e.path for e in entries if e.path.endswith(f"/{run_id}.jsonl")), None)
+        if path is None:
+            raise missing
+        with open(results._download(path, at), "rb") as handle:
+            return handle.read()
+
+
+def manifest_from_rows(rows: list[ResultRow], repo: str,
+                       report: Verification) -> RunManifest | None:
+    """The run's manifest as its rows state it; None (with the problem or the reason it is not
+    replayable in ``report``) when the rows disagree, belong elsewhere or lack a setting."""
+    if not rows:
+        if not report.problems:
+            report.problems.append("the run's results file holds no rows")
+        return None
+    first = rows[0]
+    for number, row in enumerate(rows[1:], 2):
+        wrong = [name for name in _SAME if getattr(row, name) != getattr(first, name)]
+        if wrong:
+            report.problems.append(
+                f"row {number} ({sample_label(_key(row))}): its {', '.join(wrong)} differ "
+                f"from row 1's ({getattr(row, wrong[0])!r}, not {getattr(first, wrong[0])!r}):"
+                " rows of one run agree on these, an edited row does not")
+            return None
+    if first.run_id != report.run_id or first.skill_repo != repo:
+        report.problems.append(f"the file holds run {first.run_id} of {first.skill_repo}, not "
+                               f"run {report.run_id} of {repo}")
+        return None
+    needed = [*_NEEDED, *(("agent_budget",) if first.mode == "agent" else ())]
+    lacking = [name for name in needed if getattr(first, name) in (None, "")]
+    if lacking:
+        report.cannot(f"the pushed rows do not record the run's {', '.join(lacking)} (pushed "
+                      "by a hubskills that did not store them)")
+        return None
+    manifest = _manifest(first, rows, _summaries(rows, report))
+    _check_counts(manifest, first, report)
+    return manifest
+
+
+def _key(row: ResultRow) -> tuple[str, str, str, int]:
+    return (row.model, row.arm, row.case_id, row.repeat)
+
+
+def _summaries(rows: list[ResultRow], report: Verification) -> list[dict[str, Any]] | None:
+    """Each model's pushed summary (None when the rows carry none)."""
+    found = []
+    for row in rows:
+        if row.run_summary is None:
+            continue
+        try:
+            summary = json.loads(row.run_summary)
+        except ValueError:
+            summary = None
+        if not isinstance(summary, dict):
+            report.problems.append(f"the summary on {sample_label(_key(row))} is not JSON")
+            continue
+        found.append(summary)
+    return found or None
+
+
+def _manifest(first: ResultRow, rows: list[ResultRow],
+              summaries: list[dict[str, Any]] | None) -> RunManifest:
+    models = list(dict.fromkeys(row.model for row in rows))
+    cases = list(dict.fromkeys(row.case_id for row in rows))
+    budget = json.loads(first.agent_budget) if first.agent_budget else None
+    return RunManifest(
+        run_id=first.run_id, skill_name=first.skill_name, skill_version=first.skill_version,
+        skill_repo=first.skill_repo, skill_revision=first.skill_revision,
+        content_hash=first.content_hash, suite_hash=str(first.suite_hash), models=models,
+        mode=first.mode, placement=str(first.placement), runs=int(first.planned_runs or 1),
+        temperature=float(first.temperature or 0.0), max_tokens=int(first.max_tokens or 0),
+        judge=first.judge, case_ids=cases,
+        versions={"hubskills": str(first.hubskills_version)}, status="complete",
+        partial=False, code_checks=first.code_checks, suite_cases=first.suite_cases,
+        samples_planned=int(first.samples_planned or 0), samples_done=len(latest_rows(rows)),
+        produced_by=first.produced_by or "local", agent_budget=budget, harness=first.harness,
+        summaries=summaries, produced_via=first.produced_via or "cli")
+
+
+def _check_counts(manifest: RunManifest, first: ResultRow, report: Verification) -> None:
+    """The rows' cases and models make the plan the rows state (a case or a model whose every
+    sample was dropped leaves no row to name it)."""
+    cases = len(manifest.case_ids)
+    if first.run_cases is not None and cases != first.run_cases:
+        report.problems.append(f"the rows hold samples of {cases} case(s), but the run planned "
+                               f"{first.run_cases}: every sample of a case is missing")
+        return
+    made = len(manifest.models) * cases * manifest.runs * 2
+    if made != manifest.samples_planned:
+        report.problems.append(f"the run planned {manifest.samples_planned} samples, but its "
+                               f"rows' {len(manifest.models)} model(s) x {cases} cases x "
+                               f"{manifest.runs} repeats x 2 arms make {made}: every sample "
+                               "of a model is missing")

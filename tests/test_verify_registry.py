@@ -1,0 +1,220 @@
+"""`hubskills verify NS/NAME --run RUN_ID`: a run pushed to a registry replays from its rows."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from fakes.openai_server import FakeOpenAIServer
+from sandbox_required import bwrap_sandbox
+from test_verify import FAST, N_CASES, knows_fact_if_told, make_skill
+
+from registry.cli import cli, main
+from registry.config import Settings
+from registry.errors import RunNotFound
+from registry.evaluation.engine import EvalConfig, run_evaluation
+from registry.evaluation.verify_registry import verify_published
+from registry.format.suite import load_suite
+from registry.stores import get_store
+from registry.stores.push import push_saved_run
+
+REPO = "local/zorblax-ports"
+
+
+def publish_and_push(skill: Path, settings: Settings, **config) -> str:
+    """Publish ``skill`` to the local registry, evaluate that revision, push the run."""
+    result = CliRunner().invoke(cli, ["publish", str(skill), "--version", "1.0.0"])
+    assert result.exit_code == 0, result.output
+    store = get_store(settings)
+    made = run_evaluation(skill, EvalConfig(models=["local/fake-student"], retry=FAST,
+                                            **config), settings, skill_repo=REPO,
+                          skill_revision=store.resolve(REPO).sha)
+    push_saved_run(store, settings.runs_dir, made.manifest.run_id)
+    return made.manifest.run_id
+
+
+@pytest.fixture(scope="module")
+def pushed(tmp_path_factory):
+    """One genuine run (text and python checks) pushed to a local registry, made once: (its
+    home, its run id, the skill folder)."""
+    bwrap_sandbox()
+    root = tmp_path_factory.mktemp("pushed")
+    home = root / "home"
+    with pytest.MonkeyPatch.context() as patch, \
+            FakeOpenAIServer(responder=knows_fact_if_told) as server:
+        patch.setenv("HUBSKILLS_HOME", str(home))
+        patch.setenv("HUBSKILLS_BASE_URL", server.url)
+        run_id = publish_and_push(make_skill(root), Settings.from_env(), runs=2)
+    return home, run_id, root / "zorblax-ports"
+
+
+@pytest.fixture
+def settings(monkeypatch, pushed):
+    """This test's home, holding a copy of the pushed run's registry, and the fake model."""
+    home = Path(Settings.from_env().home)
+    shutil.rmtree(home, ignore_errors=True)
+    shutil.copytree(pushed[0], home)
+    with FakeOpenAIServer(responder=knows_fact_if_told) as server:
+        monkeypatch.setenv("HUBSKILLS_BASE_URL", server.url)
+        yield Settings.from_env()
+
+
+@pytest.fixture
+def run_file(settings, pushed) -> Path:
+    """The pushed run's file in this test's registry, to tamper with."""
+    store = get_store(settings)
+    [path] = store.dataset_dir.glob(f"data/evals/*/{pushed[1]}.jsonl")
+    return path
+
+
+def rows_of(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def write_rows(path: Path, rows: list[dict]) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def verify(settings, run_id: str, **kwargs):
+    return verify_published(get_store(settings), REPO, run_id, settings, **kwargs)
+
+
+def test_a_pushed_run_verifies_from_its_rows(settings, pushed, run_file):
+    run_id = pushed[1]
+    rows = rows_of(run_file)
+    assert {r["temperature"] for r in rows} == {0.7} and rows[0]["hubskills_version"]
+    assert sum(r["run_summary"] is not None for r in rows) == 1  # the one model's
+    report = verify(settings, run_id)
+    assert report.status == "verified", report.to_dict()
+    assert report.samples == N_CASES * 2 * 2
+    assert report.checks_regraded == 3 * report.samples
+    assert report.skill_source.startswith(f"{REPO}@")
+    same = verify(settings, run_id, data=run_file.read_bytes())  # the exact bytes given
+    assert same.status == "verified"
+    result = CliRunner().invoke(cli, ["verify", REPO, "--run", run_id])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"verified: run {run_id} (40 samples")
+
+
+def test_a_flipped_passed_is_a_mismatch(settings, pushed, run_file):
+    rows = rows_of(run_file)
+    failing = next(r for r in rows if r["arm"] == "baseline")
+    failing["passed"] = True
+    write_rows(run_file, rows)
+    report = verify(settings, pushed[1])
+    assert report.status == "mismatch"
+    first = report.differences[0]
+    assert (first.field, first.stored, first.regraded) == ("passed", True, False)
+
+
+def test_an_edited_output_that_no_longer_passes(settings, pushed, run_file):
+    rows = rows_of(run_file)
+    next(r for r in rows if r["arm"] == "skill")["output"] = "Port 4418, I think."
+    write_rows(run_file, rows)
+    report = verify(settings, pushed[1])
+    fields = {d.field: (d.stored, d.regraded) for d in report.differences}
+    assert report.status == "mismatch"
+    assert fields["check 3 (python)"] == ("passed", "failed")  # rerun in the sandbox
+    assert fields["passed"] == (True, False)
+
+
+def test_an_edited_summary_is_a_mismatch(settings, pushed, run_file):
+    rows = rows_of(run_file)
+    first = next(r for r in rows if r["run_summary"])
+    summary = json.loads(first["run_summary"])
+    summary["stats"]["lift"] = 0.9
+    first["run_summary"] = json.dumps(summary)
+    write_rows(run_file, rows)
+    report = verify(settings, pushed[1])
+    assert report.status == "mismatch"
+    [difference] = report.differences
+    assert (difference.field, difference.stored, difference.regraded) == ("stats.lift", 0.9, 1.0)
+
+
+def test_a_dropped_sample_and_a_dropped_case(settings, pushed, run_file):
+    rows = rows_of(run_file)
+    write_rows(run_file, rows[1:])
+    report = verify(settings, pushed[1])
+    assert report.status == "mismatch"
+    assert report.problems[0].startswith("1 planned sample(s) missing, first q")
+    write_rows(run_file, [r for r in rows if r["case_id"] != "q3"])
+    report = verify(settings, pushed[1])
+    assert report.problems[0] == (f"the rows hold samples of {N_CASES - 1} case(s), but the run "
+                                  f"planned {N_CASES}: every sample of a case is missing")
+
+
+def test_a_suite_swapped_for_an_easier_one(settings, pushed, run_file):
+    easier = load_suite(pushed[2] / "evals" / "evals.json")
+    easier = easier.model_copy(update={"cases": [
+        case.model_copy(update={"checks": case.checks[1:2]}) for case in easier.cases]})
+    rows = rows_of(run_file)
+    for row in rows:
+        row["suite_hash"] = easier.suite_hash()
+    write_rows(run_file, rows)
+    report = verify(settings, pushed[1])
+    assert report.status == "mismatch"
+    assert report.problems[0].startswith(f"the run names suite {easier.suite_hash()} (10 "
+                                         "cases), but the suite of the skill at")
+
+
+def test_a_skill_revision_that_does_not_match(settings, pushed, run_file, tmp_path):
+    other = make_skill(tmp_path)
+    with open(other / "SKILL.md", "a") as handle:
+        handle.write("\nAlso: port 4418 for the admin console.\n")
+    published = CliRunner().invoke(cli, ["publish", str(other), "--version", "1.0.1"])
+    assert published.exit_code == 0, published.output
+    rows = rows_of(run_file)
+    for row in rows:
+        row["skill_revision"] = get_store(settings).resolve(REPO).sha
+    write_rows(run_file, rows)
+    report = verify(settings, pushed[1])
+    assert report.status == "mismatch"
+    assert "it was made with another version of the skill" in report.problems[0]
+    for row in rows:
+        row["skill_revision"] = "0" * 40
+    write_rows(run_file, rows)
+    report = verify(settings, pushed[1])
+    assert report.status == "not replayable"
+    assert list(report.unreplayable)[0].startswith(f"revision 000000000000 of {REPO} cannot be "
+                                                   "read from the registry")
+
+
+def test_bad_files_never_verify(settings, pushed, run_file, capsys):
+    text = run_file.read_text()
+    run_file.write_text(text[:-40])
+    report = verify(settings, pushed[1])
+    assert report.status == "mismatch"
+    assert "is not a valid row (cut short: a truncated file)" in report.problems[0]
+    rows = [json.loads(line) for line in text.splitlines()]
+    rows[5]["planned_runs"] = 1  # one row edited by hand: its run-level fields disagree
+    write_rows(run_file, rows)
+    report = verify(settings, pushed[1])
+    assert report.status == "mismatch"
+    assert report.problems[0].startswith("row 6 (")
+    assert "its planned_runs differ from row 1's (1, not 2)" in report.problems[0]
+    write_rows(run_file, [*rows[:3], rows[2], *rows[3:]])
+    assert verify(settings, pushed[1]).status == "mismatch"
+    run_file.write_text("")
+    assert verify(settings, pushed[1]).problems == ["the run's results file holds no rows"]
+    with pytest.raises(RunNotFound):
+        verify(settings, "20990101-000000-abcdef")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["verify", REPO, "--run", "20990101-000000-abcdef"])
+    assert exit_info.value.code == 1
+    assert "no run 20990101-000000-abcdef in the local registry" in capsys.readouterr().err
+
+
+def test_rows_pushed_before_verify_recorded_settings_are_not_replayable(settings, pushed,
+                                                                         run_file):
+    rows = rows_of(run_file)
+    for row in rows:
+        del row["temperature"], row["hubskills_version"]
+    write_rows(run_file, rows)
+    report = verify(settings, pushed[1])
+    assert report.status == "not replayable"
+    assert list(report.unreplayable) == ["the pushed rows do not record the run's temperature, "
+                                         "hubskills_version (pushed by a hubskills that did "
+                                         "not store them)"]
