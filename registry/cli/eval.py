@@ -227,15 +227,16 @@ def _placement(settings, skill: Path, repo, registry_kind, *, push: bool):
     token or an unwritable folder, and (with --push) a folder that cannot be placed.
     """
     from registry.install.placement import place, unplaced_hint
+
+    if not push and repo is None and registry_kind is None:
+        return None, place(skill, None)  # a pulled folder's marker only: no store is loaded
     from registry.stores import get_store
 
     if not push:
         if registry_kind is not None:
             out.warn(f"--registry {registry_kind} is used only with --push: nothing will be "
                      "pushed")
-        store = None if repo is None and registry_kind is None else get_store(settings,
-                                                                              registry_kind)
-        return None, place(skill, store, repo=repo)  # no store: a pulled folder's marker only
+        return None, place(skill, get_store(settings, registry_kind), repo=repo)
     store = get_store(settings, registry_kind)
     store.check_writable()
     placed = place(skill, store, repo=repo)

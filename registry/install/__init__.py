@@ -3,14 +3,63 @@
 `pull` is store-agnostic: it asks any `SkillStore` to resolve and fetch, then stages, verifies,
 scans and places (see `pull.py`, `staging.py`, `place.py`); `install` and `update` (in
 `restore.py`) work from the lockfile; `installed.py` lists and removes.
+
+Each name is imported from its module on first use (PEP 562 `__getattr__`), so `eval` reading a
+pulled folder's marker (`placement.py`) does not load the pull machinery and every store.
 """
 
-from registry.install.installed import Installed, Removed, latest_checker, list_installed, remove
-from registry.install.place import PullResult
-from registry.install.pull import fetched, parse_spec, pull
-from registry.install.restore import install, update
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from registry.install.installed import (
+        Installed,
+        Removed,
+        latest_checker,
+        list_installed,
+        remove,
+    )
+    from registry.install.place import PullResult
+    from registry.install.pull import fetched, parse_spec, pull
+    from registry.install.restore import install, update
+
+#: public name -> the module that defines it
+_EXPORTS: dict[str, str] = {
+    "Installed": "registry.install.installed",
+    "Removed": "registry.install.installed",
+    "latest_checker": "registry.install.installed",
+    "list_installed": "registry.install.installed",
+    "remove": "registry.install.installed",
+    "PullResult": "registry.install.place",
+    "fetched": "registry.install.pull",
+    "parse_spec": "registry.install.pull",
+    "pull": "registry.install.pull",
+    "install": "registry.install.restore",
+    "update": "registry.install.restore",
+}
 
 __all__ = [
     "Installed", "PullResult", "Removed", "fetched", "install", "latest_checker",
     "list_installed", "parse_spec", "pull", "remove", "update",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name from its module on first use, then keep it."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'registry.install' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    # Loading the submodule `pull` (here or as another module's import) set this package's
+    # `pull` to that module: the public name is its function, as an eager import left it.
+    if isinstance(globals().get("pull"), ModuleType):
+        globals()["pull"] = globals()["pull"].pull
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from registry.errors import SkillNotFound
 from registry.format.skill import content_hash, load_skill
 from registry.install.lockfile import read_marker
-from registry.stores.base import SkillStore
-from registry.stores.card import parse_card
-from registry.stores.refs import check_repo_id
-from registry.stores.seed import SEED_NAMESPACE
+
+if TYPE_CHECKING:  # the stores are imported by `place` once there is one to ask
+    from registry.stores.base import SkillStore
 
 
 @dataclass(frozen=True)
@@ -49,10 +49,15 @@ def place(folder: Path, store: SkillStore | None, *, repo: str | None = None) ->
         HubskillsError: ``repo`` is not a valid repo id, or the registry failed.
     """
     if repo is not None:
+        from registry.stores.refs import check_repo_id
+
         check_repo_id(repo)
     found = from_marker(folder, repo)
     if found is not None or store is None:
         return found
+    from registry.stores.card import parse_card
+    from registry.stores.seed import SEED_NAMESPACE
+
     digest, name = content_hash(folder), load_skill(folder).name
     candidates = [repo] if repo else list(dict.fromkeys(
         [f"{store.default_namespace()}/{name}", f"{SEED_NAMESPACE}/{name}"]))
