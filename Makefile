@@ -13,11 +13,11 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet --upgrade pip
 
 $(VENV)/.installed-local: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[local]'
+	$(BIN)/pip install --quiet -e '.[local,space]'
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[local,dev]'
+	$(BIN)/pip install --quiet -e '.[local,space,dev]'
 	touch $@ $(VENV)/.installed-local
 
 install: $(VENV)/.installed-local
@@ -59,7 +59,7 @@ $(VENV313)/.installed-dev: pyproject.toml
 	@test -n "$(PY313)" || { echo "no python3.13 found: set PY313=/path/to/python3.13"; exit 1; }
 	$(PY313) -m venv $(VENV313)
 	$(VENV313)/bin/pip install --quiet --upgrade pip
-	$(VENV313)/bin/pip install --quiet -e '.[local,dev]'
+	$(VENV313)/bin/pip install --quiet -e '.[local,space,dev]'
 	touch $@
 
 test-py313: $(VENV313)/.installed-dev

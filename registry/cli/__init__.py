@@ -77,7 +77,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "versions": ("registry.cli.registry_cmds:versions_command",
                  "List a skill's published versions, newest first."),
     "doctor": ("registry.cli.doctor:doctor_command",
-               "Say what works here: sandbox, embedded model, API keys (names only), registry."),
+               "Say what works here: sandbox, embedded model, API keys (names only), registry, "
+               "Space."),
     "tune": ("registry.cli.tune:tune_command",
              "Rewrite a skill's description so agents open it when they should."),
     "trace": ("registry.cli.trace:trace_group",
@@ -159,6 +160,8 @@ def cli() -> None:
       hubskills eval hubskills/agent-skill-md --runs 1 --cases allowed-keys
       hubskills pull hubskills/kernel-builder-cuda-kernels
       hubskills new my-skill && hubskills validate my-skill
+
+    `eval` without --model runs the embedded model: pip install 'hubskills[local]'.
     """
 
 

@@ -185,13 +185,13 @@ def as_json(data: Any) -> None:
 
 
 def error(message: str) -> None:
-    """Print an error line on stderr."""
-    err.print(f"[bold red]Error:[/] {scrub(message)}", markup=True)
+    """Print an error line on stderr (its text as written: `[local]` is not markup)."""
+    err.print(f"[bold red]Error:[/] {escape(scrub(message))}", markup=True)
 
 
 def hint(message: str) -> None:
-    """Print the hint that names the next command."""
-    err.print(f"[yellow]Hint:[/] {scrub(message)}", markup=True)
+    """Print the hint that names the next command (as written: `hubskills[local]` stays)."""
+    err.print(f"[yellow]Hint:[/] {escape(scrub(message))}", markup=True)
 
 
 def warn(message: str) -> None:

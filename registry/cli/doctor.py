@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import click
+from rich.markup import escape
 
 from registry.cli import _output as out
 from registry.config import Settings
@@ -56,12 +57,23 @@ def _harnesses() -> dict[str, Any]:
             for name, found in installed_clis().items()}
 
 
+def _space() -> dict[str, Any]:
+    """Whether the Space's extra (Gradio) is installed; the CLI and library never need it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return {"installed": True, "why": f"gradio {version('gradio')}"}
+    except PackageNotFoundError:
+        return {"installed": False,
+                "why": "pip install 'hubskills[space]' to serve it"}
+
+
 def diagnose(settings: Settings) -> dict[str, Any]:
     """Sandbox backends, the embedded model, which keys are set (names only), the registry,
-    which agent CLIs `--harness` can run."""
+    which agent CLIs `--harness` can run, whether the Space's extra is installed."""
     return {"sandbox": _sandbox(settings), "embedded_model": _embedded(),
             "keys": {name: bool(getattr(settings, field)) for name, field in _KEYS},
-            "registry": _registry(settings), "harnesses": _harnesses()}
+            "registry": _registry(settings), "harnesses": _harnesses(), "space": _space()}
 
 
 def _rows(report: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -85,13 +97,15 @@ def _rows(report: dict[str, Any]) -> list[tuple[str, str, str]]:
                  "" if found == len(clis) else "make agent-clis installs them (needs Node.js)"))
     rows += [(f"  {name}", "ok" if c["found"] else "no", c["found"] or f"{c['package']} missing")
              for name, c in clis.items()]
+    space = report["space"]
+    rows.append(("Space (app.py)", "ok" if space["installed"] else "no", escape(space["why"])))
     return rows
 
 
 @click.command("doctor")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable report on stdout.")
 def doctor_command(as_json: bool) -> None:
-    """Say what works here: sandbox, embedded model, API keys (names only), registry.
+    """Say what works here: sandbox, embedded model, API keys (names only), registry, Space.
 
     \b
     Example:

@@ -9,9 +9,9 @@ their replay holds. Idempotent: existing versions and runs are skipped; a marker
 that seeding happened.
 
 Where the example skills come from (`default_seed_dir`): the source checkout's `skills/` (a
-clone, an editable install, a Space), else `registry/examples/` when a build placed a copy in the
-package. An installed wheel ships neither: its registry starts empty (seeding says so) and
-`hubskills registry seed --from FOLDER` seeds it from any folder of skills.
+clone, an editable install, a Space), else `registry/examples/`: the copy of `skills/` (its
+recorded runs included) that `setup.py` puts in every built wheel, so an installed wheel seeds
+the same examples offline. `hubskills registry seed --from FOLDER` seeds from any other folder.
 """
 
 from __future__ import annotations
