@@ -270,6 +270,8 @@ class WorkspaceTools:
         except SessionNotStarted:
             raise  # no command of the agent's ran: the sample ends as the sandbox's failure
         except SessionEnded as exc:
+            if self._in_sample:  # stopped past the bounds while it ran: the sample ends here
+                await asyncio.to_thread(check_bounds, self.root, self.bounds)
             raise ToolFailed(str(exc)) from exc
         if self._in_sample:  # what the command wrote: past the bounds, the sample ends here
             await asyncio.to_thread(check_bounds, self.root, self.bounds)

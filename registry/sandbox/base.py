@@ -14,12 +14,13 @@ import math
 import shutil
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from registry.errors import HubskillsError
+from registry.sandbox.tree import DEFAULT_BOUNDS, WorkspaceBounds
 
 OUTPUT_TAIL = 64 * 1024  # characters of stdout/stderr kept in a result
 
@@ -41,6 +42,9 @@ class Limits:
     memory_bytes: int = 1 << 30  # address space per process
     file_bytes: int = 256 << 20  # largest file a process may write (stdout included)
     processes: int = 128  # processes of the sandbox at once (bwrap only)
+    workspace: WorkspaceBounds | None = DEFAULT_BOUNDS
+    """What the workspace (and any writable mount) may hold while the sandbox runs; past it
+    the bwrap backend stops the sandbox (`registry.sandbox.guard`). None: not watched."""
 
     def cpu_seconds(self, wall_s: float) -> int:
         """The CPU-time limit for a run bounded by `wall_s` seconds."""
@@ -79,6 +83,9 @@ class SandboxResult:
     """Why the sandbox could not start the command (bwrap failed, its namespaces could not be
     made, the launcher could not run): set only before anything the caller supplied ran, so no
     command or model output can set it. None when the command started (whatever it did)."""
+    stopped: str | None = None
+    """Why hubskills stopped the command before it ended, other than its time limit (its
+    workspace went past `Limits.workspace`); `exit_code` is None then."""
 
 
 class Sandbox(Protocol):
@@ -120,8 +127,10 @@ def _tail(path: Path) -> str:
 
 
 async def run_process(argv: Sequence[str], *, backend: str, wall_s: float, stdin: bytes,
-                      kill: Any, **popen: Any) -> SandboxResult:
-    """Start `argv`, wait at most `wall_s`, then `kill(proc)`; stdout/stderr via temp files.
+                      kill: Any, watch: Callable[[], Awaitable[str]] | None = None,
+                      **popen: Any) -> SandboxResult:
+    """Start `argv`, wait at most `wall_s` (or until `watch()` returns why it must stop), then
+    `kill(proc)`; stdout/stderr via temp files.
 
     `kill` is called in every case (a command that exited may have left children); `popen`
     goes to `asyncio.create_subprocess_exec` (env, cwd, pass_fds, preexec_fn...).
@@ -134,16 +143,42 @@ async def run_process(argv: Sequence[str], *, backend: str, wall_s: float, stdin
               open(scratch / "stderr", "wb") as e):
             proc = await asyncio.create_subprocess_exec(*argv, stdin=i, stdout=o, stderr=e,
                                                         **popen)
-        timed_out = False
         try:
-            code: int | None = await asyncio.wait_for(proc.wait(), wall_s)
-        except TimeoutError:
-            timed_out, code = True, None
+            code, stopped = await _wait(proc, wall_s, watch)
         finally:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 kill(proc)
             await proc.wait()
-        return SandboxResult(code, _tail(scratch / "stdout"), _tail(scratch / "stderr"),
-                             timed_out, time.monotonic() - started, backend)
+        stderr = _tail(scratch / "stderr")
+        if stopped not in (None, _TIMED_OUT):
+            stderr += f"\nhubskills: stopped: {stopped}"
+        return SandboxResult(code, _tail(scratch / "stdout"), stderr, stopped == _TIMED_OUT,
+                             time.monotonic() - started, backend,
+                             stopped=None if stopped == _TIMED_OUT else stopped)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+_TIMED_OUT = "timed out"
+
+
+async def _wait(proc: asyncio.subprocess.Process, wall_s: float,
+                watch: Callable[[], Awaitable[str]] | None) -> tuple[int | None, str | None]:
+    """(its exit code, None) when `proc` exits first; (None, why) when the time limit
+    (`_TIMED_OUT`) or `watch` comes first."""
+    exiting = asyncio.ensure_future(proc.wait())
+    watching = asyncio.ensure_future(watch()) if watch is not None else None
+    try:
+        await asyncio.wait([t for t in (exiting, watching) if t is not None], timeout=wall_s,
+                           return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (exiting, watching):
+            if task is not None and not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+    if exiting.done() and not exiting.cancelled():
+        return exiting.result(), None
+    if watching is not None and watching.done() and not watching.cancelled():
+        return None, watching.result()
+    return None, _TIMED_OUT

@@ -8,6 +8,9 @@ values, so the sandbox's pid 1 holds no secret in `/proc/1/environ`. When pid 1 
 command exited, or the parent killed bwrap at the time limit) the kernel kills every process
 left in the namespace.
 
+While it runs, the workspace and writable mounts are walked and the sandbox stopped once one is
+past `Limits.workspace` (`guard`: the file-size rlimit bounds one file, not the total).
+
 Memory, CPU time and file size are rlimits that `prlimit` sets on bwrap as it starts
 (`launcher`; its children inherit them). The process limit needs care: the kernel exempts host
 root from it, and counts a user namespace's processes against its creator's limit at creation.
@@ -28,11 +31,12 @@ import functools
 import os
 import shutil
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import ClassVar, Literal
 
+from registry.sandbox import guard
 from registry.sandbox.base import (
     DEFAULT_LIMITS,
     Limits,
@@ -213,7 +217,8 @@ class BwrapSandbox:
                 # env={} : bwrap's own environment is what /proc/1/environ shows inside
                 result = await run_process(cmd, backend=self.name, wall_s=wall_s, stdin=stdin,
                                            kill=lambda proc: proc.kill(), env={}, cwd="/",
-                                           pass_fds=launch.pass_fds)
+                                           pass_fds=launch.pass_fds,
+                                           watch=_watcher(workspace, mounts, limits))
             finally:
                 launch.spawned()
             await namespace_gone(launch.info_read)
@@ -230,6 +235,19 @@ def _handed_over(workspace: Path, mounts: Mounts | None) -> list[Path]:
     if mounts is None:
         return [workspace]
     return [workspace, *(Path(h) for h, _ in mounts.writable), *map(Path, mounts.private)]
+
+
+def _watcher(workspace: Path, mounts: Mounts | None,
+             limits: Limits) -> Callable[[], Awaitable[str]] | None:
+    """What stops the sandbox once the workspace or a writable mount is past
+    `limits.workspace` (`guard`), or None when nothing is watched."""
+    bounds = limits.workspace
+    if bounds is None:
+        return None
+    folders = {"workspace": workspace}
+    for host, inside in mounts.writable if mounts else ():
+        folders[f"writable folder {inside}"] = Path(host)
+    return lambda: guard.watch(folders, bounds)
 
 
 def launcher(limits: Limits, wall_s: float) -> list[str]:

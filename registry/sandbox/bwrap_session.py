@@ -17,6 +17,9 @@ it. The host trusts none of its answers beyond their shape: an answer that is mi
 killed, and with its pid namespace every process in it) and raises `SessionEnded` for that
 command and every later one. A confused supervisor can only lie about its own session's
 commands, which only the same agent sees; grading never runs in a session.
+
+While it lives, the workspace is walked (`guard`) and the session ended once it is past
+`limits.workspace`: a writer the agent left in the background is stopped too.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO
 
+from registry.sandbox import guard
 from registry.sandbox.base import OUTPUT_TAIL, Limits, SandboxResult
 from registry.sandbox.bwrap_launch import Launch
 from registry.sandbox.namespace import (
@@ -42,6 +46,7 @@ from registry.sandbox.namespace import (
     namespace_gone_now,
 )
 from registry.sandbox.session import SessionContext, SessionEnded, SessionNotStarted
+from registry.sandbox.tree import WorkspaceBounds
 
 SUPERVISOR = Path(__file__).with_name("supervisor.py").read_text(encoding="utf-8")
 GRACE_S = 5.0  # how long past a command's timeout the supervisor may take to answer
@@ -71,6 +76,7 @@ class BwrapSession(SessionContext):
         self._pending = bytearray()  # what the supervisor sent beyond the last answer
         self._sent = 0
         self._ended: str | None = None
+        self._guard: asyncio.Task[None] | None = None  # stops it past `limits.workspace`
 
     async def start(self) -> None:
         """Start bwrap and its supervisor (a no-op once started or ended).
@@ -99,6 +105,8 @@ class BwrapSession(SessionContext):
             raise SessionNotStarted(self._ended, hint=_ENDED_HINT) from exc
         assert self._proc is not None  # None only for a cancelled start
         self._pidfd = os.pidfd_open(self._proc.pid)  # safe: only this object reaps it
+        if self.limits.workspace is not None:
+            self._guard = asyncio.ensure_future(self._watch(self.limits.workspace))
         for pipe in (self._proc.stdin, self._proc.stdout):
             assert pipe is not None
             os.set_blocking(pipe.fileno(), False)
@@ -142,6 +150,16 @@ class BwrapSession(SessionContext):
         """Kill bwrap and wait until its pid namespace, and every process in it, is gone."""
         await self._end("the session was closed")
 
+    async def _watch(self, bounds: WorkspaceBounds) -> None:
+        """Kill bwrap once the workspace is past `bounds`, between commands too (a writer left
+        in the background); the command running gets no answer and ends the session."""
+        reason = await guard.watch({"workspace": self.workspace}, bounds)
+        if self._ended is None:
+            self._ended = f"hubskills stopped it, over its bounds: {reason}"
+        if self._pidfd >= 0:
+            with contextlib.suppress(ProcessLookupError):
+                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+
     async def _send(self, data: bytes) -> None:
         assert self._proc is not None and self._proc.stdin is not None
         fd, view = self._proc.stdin.fileno(), memoryview(data)
@@ -172,6 +190,8 @@ class BwrapSession(SessionContext):
             self._ended = reason
             if self._stderr is not None and (said := _last_line(self._stderr)):
                 self._ended += f" [bwrap: {said}]"
+        if self._guard is not None and self._guard is not asyncio.current_task():
+            self._guard.cancel()
         if (spawn := self._cancelled_spawn) is not None:  # its thread kills what it spawned
             self._cancelled_spawn = None
             with contextlib.suppress(Exception):
