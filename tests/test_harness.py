@@ -79,7 +79,7 @@ def _run(name: str, tmp_path: Path, *, skill=None, script=None, budget: Budget |
 @pytest.mark.slow
 @pytest.mark.parametrize("name", HARNESSES)
 def test_skill_arm_reads_the_skill_and_builds_the_file(name, tmp_path, skill):
-    outcome, workspace, server, _ = _run(name, tmp_path, skill=skill)
+    outcome, workspace, server, harness = _run(name, tmp_path, skill=skill)
     assert (outcome.protocol, outcome.stop_reason, outcome.error) == \
         (f"harness:{name}", "answered", None)
     assert [change.path for change in workspace.diff()] == ["build.toml"]  # no link left over
@@ -97,6 +97,11 @@ def test_skill_arm_reads_the_skill_and_builds_the_file(name, tmp_path, skill):
     assert outcome.cost_usd == (0.0 if name == "gemini" else None)
     assert all(h.get("x-api-key", h.get("authorization", h.get("x-goog-api-key", "")))
                .endswith(REAL_KEY) for h in server.headers)
+    # every model request carried the run's secret, and the model never saw it (Claude Code's
+    # connectivity probe, a HEAD without its custom headers, is refused and it goes on)
+    assert harness.last_proxy.secret
+    assert all(r.startswith("HEAD ") for r in harness.last_proxy.refused)
+    assert not any("x-hubskills-proxy-secret" in h for h in server.headers)
 
 
 @pytest.mark.slow
@@ -194,8 +199,12 @@ def test_the_key_never_enters_the_sandbox_and_the_proxy_refuses_other_hosts(name
     assert "HOME=/home/agent" in seen and PLACEHOLDER_KEY in seen  # env really ran
     assert "403 Forbidden" in seen
     assert harness.last_proxy is not None
-    assert harness.last_proxy.refused == ["GET http://example.com/"]
+    refused = [r for r in harness.last_proxy.refused if not r.startswith("HEAD ")]
+    assert refused == ["GET http://example.com/"]  # (and Claude Code's HEAD probe, above)
     assert REAL_KEY not in seen and REAL_KEY not in server.all_bodies()
+    secret = harness.last_proxy.secret  # printed by `env`, blanked out everywhere
+    assert secret and secret not in seen and secret not in server.all_bodies()
+    assert "[hubskills-proxy-secret]" in seen
     assert outcome.final_text == "Done looking."
 
 

@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from registry.agent.harness.base import HOME_INSIDE, Adapter, Parsed
-from registry.agent.harness.proxy import PLACEHOLDER_KEY, Wire
+from registry.agent.harness.proxy import PLACEHOLDER_KEY, SECRET_HEADER, Wire
 from registry.agent.outcome import Budget, TranscriptEntry
 from registry.providers.base import Usage
 
 OPENAI_FAMILY = frozenset({"openai", "hf", "local", "openai-compatible"})
+_SECRET_VARIABLE = "HUBSKILLS_PROXY_SECRET"
 
 
 def _text(content: Any) -> str:
@@ -59,6 +60,9 @@ class ClaudeCode(Adapter):
                 "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
                 "DISABLE_ERROR_REPORTING": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                 "IS_SANDBOX": "1"}  # it runs in ours: its own permission prompts have no one
+
+    def secret_env(self, secret: str, env: dict[str, str]) -> dict[str, str] | None:
+        return {"ANTHROPIC_CUSTOM_HEADERS": f"{SECRET_HEADER}: {secret}"}
 
     def argv(self, prompt: str, model_id: str, budget: Budget) -> list[str]:
         return ["-p", "--output-format", "stream-json", "--verbose",
@@ -121,8 +125,12 @@ class Codex(Adapter):
             f"model = {json.dumps(model_id)}\nmodel_provider = \"hubskills\"\n\n"
             f"[model_providers.hubskills]\nname = \"hubskills\"\n"
             f"base_url = {json.dumps(base_url)}\nenv_key = \"HUBSKILLS_MODEL_KEY\"\n"
-            f"wire_api = \"responses\"\n")
+            f"wire_api = \"responses\"\n"
+            f"env_http_headers = {{ {json.dumps(SECRET_HEADER)} = \"{_SECRET_VARIABLE}\" }}\n")
         return {"CODEX_HOME": f"{HOME_INSIDE}/.codex", "HUBSKILLS_MODEL_KEY": PLACEHOLDER_KEY}
+
+    def secret_env(self, secret: str, env: dict[str, str]) -> dict[str, str] | None:
+        return {_SECRET_VARIABLE: secret}  # config.toml names the variable, not the value
 
     def argv(self, prompt: str, model_id: str, budget: Budget) -> list[str]:
         # Its own bwrap sandbox cannot start inside ours: ours holds it.
@@ -190,6 +198,11 @@ class OpenCode(Adapter):
                 **{f"OPENCODE_DISABLE_{s}": "1" for s in switches},
                 "OPENCODE_CONFIG_CONTENT": json.dumps(config)}
 
+    def secret_env(self, secret: str, env: dict[str, str]) -> dict[str, str] | None:
+        config = json.loads(env["OPENCODE_CONFIG_CONTENT"])
+        config["provider"]["hubskills"]["options"]["headers"] = {SECRET_HEADER: secret}
+        return {"OPENCODE_CONFIG_CONTENT": json.dumps(config)}
+
     def argv(self, prompt: str, model_id: str, budget: Budget) -> list[str]:
         return ["run", "--format", "json", "--auto", prompt]
 
@@ -243,6 +256,9 @@ class GeminiCli(Adapter):
         (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
         return {"GEMINI_API_KEY": PLACEHOLDER_KEY, "GOOGLE_GEMINI_BASE_URL": base_url,
                 "GEMINI_CLI_TRUST_WORKSPACE": "true"}
+
+    def secret_env(self, secret: str, env: dict[str, str]) -> dict[str, str] | None:
+        return {"GEMINI_CLI_CUSTOM_HEADERS": f"{SECRET_HEADER}: {secret}"}
 
     def argv(self, prompt: str, model_id: str, budget: Budget) -> list[str]:
         return ["--output-format", "stream-json", "--yolo", "-m", model_id, "-p", prompt]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import stat
 import tempfile
 import time
@@ -21,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from registry.agent.bounds import remove_tree
-from registry.agent.harness.proxy import FORWARDER, ModelProxy, Wire
+from registry.agent.bounds import WorkspaceOverLimit, remove_tree
+from registry.agent.harness.proxy import CLI_ENV_FILE, FORWARDER, REDACTED, ModelProxy, Wire
 from registry.agent.harness.replay import Replay, ResponseStore
 from registry.agent.outcome import AgentOutcome, AgentTask, Budget, TranscriptEntry
 from registry.providers.base import Usage
@@ -70,6 +71,13 @@ class Adapter:
         """Write the CLI's config under `home` (seen as HOME_INSIDE); its environment."""
         raise NotImplementedError
 
+    def secret_env(self, secret: str, env: dict[str, str]) -> dict[str, str] | None:
+        """Variables (new, or replacing some of `env`, what `prepare` returned) that make the
+        CLI send `SECRET_HEADER: secret` with every model request; None for a CLI that cannot
+        be told to add a header: its proxy then takes any request on its socket, whose
+        permissions are the only guard (each of the four CLIs can, today)."""
+        return None
+
     def argv(self, prompt: str, model_id: str, budget: Budget) -> list[str]:
         """The CLI's arguments after its binary."""
         raise NotImplementedError
@@ -102,19 +110,22 @@ class Harness:
         link = _link_skill(task, self.adapter.skills_folder)
         try:
             home, sockets = scratch / "home", scratch / "socket"
-            home.mkdir()
+            home.mkdir(mode=0o700)
             sockets.mkdir(mode=0o700)  # handed to the sandbox's own user: no one else's
             scratch.chmod(0o755)
-            async with ModelProxy(upstream=self.base_url, key=self._key,
-                                  wire=self.adapter.wire, folder=sockets,
-                                  max_posts=task.budget.max_turns + AUX_REQUESTS,
-                                  replay=self._replay(task)) as proxy:
+            proxy = ModelProxy(upstream=self.base_url, key=self._key, wire=self.adapter.wire,
+                               folder=sockets, max_posts=task.budget.max_turns + AUX_REQUESTS,
+                               replay=self._replay(task))
+            env = self._environment(home, proxy)
+            async with proxy:
                 self.last_proxy = proxy
-                result = await self._sandboxed(task, home, proxy)
-            events = _read_events(home / EVENTS)
+                result = await self._sandboxed(task, home, proxy, env)
+            events = _read_events(home / EVENTS, redact=proxy.secret)
         finally:
             _unlink_skill(link, task.workspace)
-            remove_tree(scratch)  # the CLI's HOME: however deep it made it
+            remove_tree(scratch)  # the CLI's HOME and the secret's file: however deep it is
+        if result.stopped:  # the workspace or HOME grew past the bounds: the arm's failure
+            raise WorkspaceOverLimit(result.stopped)
         parsed = self.adapter.parse(events)
         outcome = self._outcome(task, parsed)
         outcome.wall_s = time.monotonic() - started
@@ -139,11 +150,26 @@ class Harness:
                  f"{self.base_url}|{task.seed}"
         return Replay(self.cache, sample, self.adapter.volatile, read=self.read_cache)
 
-    async def _sandboxed(self, task: AgentTask, home: Path, proxy: ModelProxy) -> Any:
-        inside_url = f"http://127.0.0.1:{PORT}{proxy.prefix}"
+    def _environment(self, home: Path, proxy: ModelProxy) -> dict[str, str]:
+        """The CLI's environment (its config written under `home`). When the CLI can send a
+        header, `proxy` gets a fresh secret and the variables that carry it go to a file in
+        the socket's private folder, which the forwarder reads (see `proxy.py`)."""
         env = {"HOME": HOME_INSIDE, "PATH": _path(self.node), "TERM": "dumb", "CI": "1",
-               "NO_COLOR": "1",
-               **self.adapter.prepare(home, inside_url, self.model.model_id)}
+               "NO_COLOR": "1", **self.adapter.prepare(
+                   home, f"http://127.0.0.1:{PORT}{proxy.prefix}", self.model.model_id)}
+        secret = secrets.token_urlsafe(32)
+        hidden = self.adapter.secret_env(secret, env)
+        if hidden is not None:
+            proxy.secret = secret
+            fd = os.open(proxy.socket_path.parent / CLI_ENV_FILE,
+                         os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "w") as handle:
+                json.dump(hidden, handle)
+        return env
+
+    async def _sandboxed(self, task: AgentTask, home: Path, proxy: ModelProxy,
+                         env: dict[str, str]) -> Any:
+        """Run the CLI behind its forwarder in the sandbox."""
         python = self.sandbox.which("python3") or "/usr/bin/python3"
         argv = [python, "-c", FORWARDER, str(proxy.socket_path), str(PORT),
                 f"{HOME_INSIDE}/{EVENTS}", "--", str(self.cli),
@@ -243,9 +269,10 @@ def _unlink_skill(link: Path | None, workspace: Path) -> None:
             os.close(fd)
 
 
-def _read_events(path: Path) -> list[dict[str, Any]]:
+def _read_events(path: Path, redact: str | None = None) -> list[dict[str, Any]]:
     """The CLI's JSON lines (written by untrusted code: never followed through a link, never
-    waited on: a FIFO, a folder or anything but a regular file counts as no events)."""
+    waited on: a FIFO, a folder or anything but a regular file counts as no events), with
+    `redact` (the proxy's secret, which an agent may have printed) blanked out."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
@@ -255,6 +282,8 @@ def _read_events(path: Path) -> list[dict[str, Any]]:
         return []
     with os.fdopen(fd, "rb") as handle:
         data = handle.read(MAX_EVENTS_BYTES)
+    if redact:
+        data = data.replace(redact.encode(), REDACTED)
     events = []
     for line in data.decode("utf-8", "replace").splitlines():
         try:

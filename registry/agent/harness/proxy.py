@@ -11,12 +11,20 @@ setting points at it. The proxy accepts only origin-form requests under the endp
 (no CONNECT, no absolute URL, so no other host), drops whatever credentials the CLI sent (it
 holds a placeholder) and adds the real key itself: the key never enters the sandbox. This is
 the shape of Anthropic's sandbox runtime for Claude Code.
+
+Besides the socket's permissions (0600 in a 0700 folder of the sandbox's own user), a proxy
+made with a `secret` answers only requests that carry it in `SECRET_HEADER`: every CLI we run
+can be told to add a header (`Adapter.secret_env`). The secret reaches the CLI's environment
+through `CLI_ENV_FILE` in the socket's private folder (never a command line: bwrap's is
+readable by every local user), is dropped before forwarding, and is blanked out of request
+bodies (an agent that prints its environment sends it back to the model as a tool result).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import json
 import os
 from http import HTTPStatus
@@ -31,19 +39,30 @@ from registry.agent.harness.replay import Recorded, Replay
 Wire = Literal["anthropic", "openai", "gemini"]
 PLACEHOLDER_KEY = "hubskills-placeholder-key"  # what the CLI inside holds instead of a key
 SOCKET_NAME = "model.sock"
+SECRET_HEADER = "x-hubskills-proxy-secret"
+CLI_ENV_FILE = "cli-env.json"  # beside the socket: variables the forwarder gives the CLI
+# (named in FORWARDER as such too)
+REDACTED = b"[hubskills-proxy-secret]"
 MAX_HEAD = 64 * 1024
 MAX_BODY = 64 << 20
 _DROP = {"host", "connection", "keep-alive", "proxy-connection", "proxy-authorization", "te",
          "trailer", "transfer-encoding", "upgrade", "content-length", "x-api-key",
-         "authorization", "x-goog-api-key", "accept-encoding"}
+         "authorization", "x-goog-api-key", "accept-encoding", SECRET_HEADER}
 _DROP_BACK = {"connection", "keep-alive", "transfer-encoding", "content-length",
               "content-encoding"}
 
 # Runs inside the sandbox (no secret in it: the command line is readable there). argv: socket,
-# port, events file, "--", the CLI. The CLI's stdout goes to the events file (whole, not a tail).
+# port, events file, "--", the CLI. The CLI's stdout goes to the events file (whole, not a tail);
+# its environment gets the variables of CLI_ENV_FILE beside the socket, when there is one.
 FORWARDER = r"""
-import socket, subprocess, sys, threading
+import json, os, socket, subprocess, sys, threading
 path, port, events, cmd = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[5:]
+env = dict(os.environ)
+try:
+    with open(os.path.join(os.path.dirname(path), "cli-env.json")) as handle:
+        env.update(json.load(handle))
+except FileNotFoundError:
+    pass
 server = socket.socket()
 server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 server.bind(("127.0.0.1", port))
@@ -70,19 +89,21 @@ def serve():
         threading.Thread(target=relay, args=(upstream, client), daemon=True).start()
 threading.Thread(target=serve, daemon=True).start()
 with open(events, "wb") as out:
-    sys.exit(subprocess.call(cmd, stdout=out, stdin=subprocess.DEVNULL))
+    sys.exit(subprocess.call(cmd, stdout=out, stdin=subprocess.DEVNULL, env=env))
 """
 
 
 class ModelProxy:
-    """Forwards HTTP requests from a Unix socket to one model endpoint, with the real key."""
+    """Forwards HTTP requests from a Unix socket to one model endpoint, with the real key;
+    with a `secret`, only requests that present it (see the module docstring)."""
 
     def __init__(self, *, upstream: str, key: str | None, wire: Wire, folder: Path,
-                 max_posts: int | None = None, replay: Replay | None = None) -> None:
+                 max_posts: int | None = None, replay: Replay | None = None,
+                 secret: str | None = None) -> None:
         parts = urlsplit(upstream.rstrip("/"))
         self.origin = f"{parts.scheme}://{parts.netloc}"
         self.prefix = parts.path.rstrip("/")  # requests must stay under it
-        self.key, self.wire = key, wire
+        self.key, self.wire, self.secret = key, wire, secret
         self.socket_path = folder / SOCKET_NAME
         self.refused: list[str] = []  # request targets refused, for the report and the tests
         self.forwarded = 0
@@ -132,7 +153,11 @@ class ModelProxy:
                 self.refused.append(f"{method} {target}")
                 await _reply(writer, 403, b"hubskills proxy: only the model endpoint is reachable")
                 return
-            body = await _read_body(reader, headers)
+            if not self._presents_secret(headers):
+                self.refused.append(f"{method} {target} (without the proxy's secret)")
+                await _reply(writer, 403, b"hubskills proxy: this run's secret is missing")
+                return
+            body = self._redacted(await _read_body(reader, headers))
             if method.upper() == "POST":
                 if self.max_posts is not None and self.posts >= self.max_posts:
                     self.over_budget = True
@@ -156,6 +181,17 @@ class ModelProxy:
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
+
+    def _presents_secret(self, headers: list[tuple[str, str]]) -> bool:
+        """Whether the request carries this proxy's secret (always, when it has none)."""
+        if self.secret is None:
+            return True
+        sent = [v for k, v in headers if k.lower() == SECRET_HEADER]
+        return len(sent) == 1 and hmac.compare_digest(sent[0].encode(), self.secret.encode())
+
+    def _redacted(self, body: bytes) -> bytes:
+        """`body` with the secret blanked out: it never reaches the model, the cache or rows."""
+        return body.replace(self.secret.encode(), REDACTED) if self.secret else body
 
     async def _replayed(self, writer: asyncio.StreamWriter, method: str, target: str,
                         headers: list[tuple[str, str]], body: bytes) -> None:
