@@ -161,7 +161,8 @@ def cli() -> None:
       hubskills pull hubskills/kernel-builder-cuda-kernels
       hubskills new my-skill && hubskills validate my-skill
 
-    `eval` without --model runs the embedded model: pip install 'hubskills[local]'.
+    `eval` with no --model and no API key runs the embedded model: pip install
+    'hubskills[local]'.
     """
 
 
