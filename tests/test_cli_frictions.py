@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from registry.cli import cli
 from registry.evaluation.results import RunManifest
 from registry.evaluation.stats import compare_arms
-from registry.stores.gate import failures
+from registry.gate.run import failures
 
 
 def invoke(*args: str):

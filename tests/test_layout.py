@@ -35,7 +35,7 @@ LAYERS: list[set[str]] = [
     {"agent"},  # agent mode: runners and workspaces, used by the evaluation engine
     {"evaluation"},
     {"stores"},
-    {"generate", "install", "jobs"},  # jobs: sharded evaluations on HF Jobs (engine + stores)
+    {"generate", "install", "jobs", "gate"},  # jobs: sharded evaluations on HF Jobs; gate: `ci`
     {"__init__"},  # the public API
     {"cli"},
 ]

@@ -53,9 +53,9 @@ def ci_command(paths: tuple[Path, ...], base: str | None, min_lift: float | None
       hubskills ci skills/ --min-lift 0 --summary ci.md
     """
     from registry.cli._signals import exit_now, interrupts
-    from registry.stores.gate import run_gate
-    from registry.stores.gate_changes import find_changes
-    from registry.stores.gate_report import headline
+    from registry.gate.changes import find_changes
+    from registry.gate.report import headline
+    from registry.gate.run import run_gate
 
     settings = Settings.from_env()
     changes = find_changes(list(paths), base, cwd=Path.cwd())
@@ -136,8 +136,8 @@ def _jobs_evaluate() -> Any:
 def _write_reports(result: Any, *, summary: Path | None, step_summary: Path | None,
                    junit: Path | None) -> None:
     from registry._io import atomic_write_text
-    from registry.stores.gate_report import junit as junit_xml
-    from registry.stores.gate_report import markdown
+    from registry.gate.report import junit as junit_xml
+    from registry.gate.report import markdown
 
     text = markdown(result)
     if step_summary is not None:
@@ -151,7 +151,7 @@ def _write_reports(result: Any, *, summary: Path | None, step_summary: Path | No
 
 def _render(result: Any) -> None:
     from registry.evaluation.display import lift_interval, pct
-    from registry.stores.gate_report import headline, versus_text
+    from registry.gate.report import headline, versus_text
 
     if result.checks:
         out.table(["skill", "model", "baseline", "with skill", "lift [95% CI]", "verdict",

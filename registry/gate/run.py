@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 from registry.config import Settings
 from registry.errors import MissingCredentials, RunNotFound, SkillNotFound
 from registry.evaluation.display import lift_interval, p_value, points
+from registry.gate.changes import Changes
 from registry.stores.base import SkillStore
-from registry.stores.gate_changes import Changes
 from registry.stores.seed import SEED_NAMESPACE
 
 if TYPE_CHECKING:  # the engine (numpy, the providers) loads only when a skill changed

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from registry.evaluation.display import lift_interval, pct, points
 
 if TYPE_CHECKING:
-    from registry.stores.gate import GateCheck, GateResult
+    from registry.gate.run import GateCheck, GateResult
 
 
 def headline(result: GateResult) -> str:
