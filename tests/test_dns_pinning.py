@@ -1,0 +1,111 @@
+"""DNS rebinding: a name that answers a public address to the check and 127.0.0.1 when the
+client connects never reaches 127.0.0.1; each connection goes to an address that was checked,
+with the host's name kept in the Host header."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx
+import pytest
+
+from registry.errors import HubskillsError
+from registry.providers.public_url import PinnedTransport, check_public_url
+
+PUBLIC = "93.184.216.34"
+
+
+class Rebinding:
+    """Answers a public address first, then 127.0.0.1 (the attacker's DNS)."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def __call__(self, host: str, port: int) -> list[str]:
+        self.asked.append(host)
+        return [PUBLIC] if len(self.asked) == 1 else ["127.0.0.1"]
+
+
+class Internal:
+    """A server only this machine can reach: it records each request's Host header."""
+
+    def __init__(self) -> None:
+        self.hosts: list[str] = []
+        seen = self.hosts
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                seen.append(self.headers["host"])
+                body = b'{"secret": "internal"}'
+                self.send_response(200)
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.httpd.server_address[1]
+
+    def __enter__(self) -> Internal:
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+async def fetch(url: str, transport: PinnedTransport) -> httpx.Response:
+    async with httpx.AsyncClient(transport=transport, follow_redirects=False) as client:
+        return await client.get(url)
+
+
+def test_a_name_rebound_to_loopback_after_the_check_is_never_connected_to():
+    resolver = Rebinding()
+    with Internal() as internal:
+        check_public_url(f"https://rebind.test:{internal.port}/v1", resolver)  # public: passes
+        with pytest.raises(httpx.ConnectError, match=r"rebind.test \(127.0.0.1\): not a public"):
+            asyncio.run(fetch(f"http://rebind.test:{internal.port}/v1/models",
+                              PinnedTransport(resolver=resolver)))
+    assert internal.hosts == []  # nothing reached the internal server
+    assert resolver.asked == ["rebind.test", "rebind.test"]
+
+
+def test_every_address_is_checked_not_only_the_first():
+    def mixed(host: str, port: int) -> list[str]:
+        return [PUBLIC, "10.0.0.7"]
+
+    with pytest.raises(HubskillsError, match=r"10\.0\.0\.7\): not a public address"):
+        check_public_url("https://mixed.test/v1", mixed)
+    with Internal() as internal, pytest.raises(httpx.ConnectError, match="10.0.0.7"):
+        asyncio.run(fetch(f"http://mixed.test:{internal.port}/", PinnedTransport(resolver=mixed)))
+
+
+def test_the_connection_goes_to_the_checked_address_and_keeps_the_hosts_name():
+    """With loopback allowed (a test's rule), the one resolution is the address connected to;
+    the request still names the host."""
+    asked: list[str] = []
+
+    def resolver(host: str, port: int) -> list[str]:
+        asked.append(host)
+        return ["127.0.0.1"]
+
+    loopback = ipaddress.ip_network("127.0.0.0/8")
+    transport = PinnedTransport(resolver=resolver, is_allowed=lambda a: a in loopback)
+    with Internal() as internal:
+        response = asyncio.run(fetch(f"http://model.test:{internal.port}/v1/models", transport))
+    assert response.status_code == 200
+    assert internal.hosts == [f"model.test:{internal.port}"] and asked == ["model.test"]
+
+
+def test_a_name_that_does_not_resolve_is_refused():
+    def nothing(host: str, port: int) -> list[str]:
+        raise OSError("no such host")
+
+    with pytest.raises(HubskillsError, match="does not resolve"):
+        check_public_url("https://nowhere.test/v1", nothing)
