@@ -285,7 +285,7 @@ def test_text_checks_regrade_as_the_check_engine_grades(output):
         [(v.type, v.label, v.passed, v.reason, v.weight, v.skipped) for v in engine]
 
 
-def test_judged_verdicts_are_not_replayable_and_the_rest_still_regrades(settings, tmp_path):
+def test_judged_verdicts_replay_from_the_stored_reply(settings, tmp_path):
     def student_or_judge(body: dict) -> str:
         if "VERDICT" in json.dumps(body["messages"]):  # the judge's instructions
             ok = "4417" in body["messages"][-1]["content"].split("<answer>")[1]
@@ -302,12 +302,16 @@ def test_judged_verdicts_are_not_replayable_and_the_rest_still_regrades(settings
                                                 judge="local/fake-judge", retry=FAST),
                               Settings.from_env().with_(base_url=server.url))
     folder = settings.runs_dir / made.manifest.run_id
+    assert verify(settings, folder).status == "verified"  # the judge's replies re-parsed
+    rows = rows_of(folder)
+    for row in rows:
+        row["checks"][-1]["answer"] = None  # as rows stored before the replies were
+    write_rows(folder, rows)
     report = verify(settings, folder)
     assert report.status == "not replayable"
     assert report.unreplayable == {"judge checks and assertions: the judge's answers are not "
                                    "stored": N_CASES * 2}
     assert report.checks_regraded == 2 * N_CASES * 2  # contains and not_contains, every sample
-    rows = rows_of(folder)
     next(r for r in rows if r["arm"] == "skill")["output"] = "Port 4418."  # text checks rerun
     write_rows(folder, rows)
     assert verify(settings, folder).status == "mismatch"

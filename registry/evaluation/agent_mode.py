@@ -28,6 +28,7 @@ from registry.agent.loop import CompleteFn
 from registry.errors import ContextOverflow, HubskillsError, ProviderError
 from registry.evaluation.arms import build_arm
 from registry.evaluation.checks import extract_files, grade_row, run_checks
+from registry.evaluation.replay_record import workspace_record
 from registry.evaluation.results import ResultRow, ToolCount
 from registry.format.inputs import is_relative
 from registry.format.skill import Skill
@@ -166,6 +167,7 @@ async def agent_sample(ev: Any, model: Model, arm: str, case: Case, repeat: int,
         _fill(row, outcome, case, arm)
         try:
             changes = await asyncio.to_thread(ws.diff)
+            row.workspace = workspace_record(changes, await asyncio.to_thread(ws.files))
         except WorkspaceOverLimit as exc:  # what the agent left: its arm's failure, as above
             row.error, row.error_kind, row.passed, row.score = str(exc), "arm", False, 0.0
             return row

@@ -47,8 +47,9 @@ from registry.format.markdown import fenced_blocks
 from registry.format.suite import Case
 from registry.sandbox import Sandbox, SandboxResult, run_check
 
-JudgeFn = Callable[[str, str, str], Awaitable[tuple[bool, str]]]
-"""(rubric, prompt, output) -> (passed, reason); supplied by the eval engine."""
+JudgeFn = Callable[[str, str, str], Awaitable[tuple[Any, ...]]]
+"""(rubric, prompt, output) -> (passed, reason) or (passed, reason, the judge's reply);
+supplied by the eval engine."""
 
 CODE_CHECKS = frozenset({"python", "exec", "command"})  # checks running code a suite supplies
 NO_SANDBOX = "code check left out: no sandbox was given"
@@ -243,10 +244,11 @@ async def _judged(rubric: str, ctx: _Context) -> tuple[bool | None, str]:
     if ctx.judge is None:
         raise _Skipped("no --judge model given")
     try:
-        passed, reason = await ctx.judge(rubric, ctx.case.prompt, ctx.output)
+        passed, reason, *answer = await ctx.judge(rubric, ctx.case.prompt, ctx.output)
     except HubskillsError as exc:  # the judge's failure, or (no verdict, too long) the answer's
-        return (None if judge_failure(exc) else False), f"judge error: {exc}"
-    return bool(passed), reason
+        return (None if judge_failure(exc) else False), f"judge error: {exc}", \
+            getattr(exc, "answer", None)
+    return bool(passed), reason, *answer
 
 
 _RUNNERS: dict[type, Callable[[Any, _Context], Any]] = {
@@ -262,11 +264,12 @@ async def _grade(
 ) -> CheckVerdict:
     try:
         outcome = runner(subject, ctx)
-        passed, reason = await outcome if asyncio.iscoroutine(outcome) else outcome
+        passed, reason, *answer = await outcome if asyncio.iscoroutine(outcome) else outcome
     except _Skipped as skip:
         return CheckVerdict(type=kind, label=label, passed=None, reason=str(skip),
                             weight=weight, skipped=True)
-    return CheckVerdict(type=kind, label=label, passed=passed, reason=reason, weight=weight)
+    return CheckVerdict(type=kind, label=label, passed=passed, reason=reason, weight=weight,
+                        answer=answer[0] if answer else None)  # a judge's reply
 
 
 async def run_checks(

@@ -21,12 +21,15 @@ JUDGE_SYSTEM = (
     "VERDICT: PASS or VERDICT: FAIL\nREASON: one short sentence."
 )
 _VERDICT = re.compile(r"VERDICT\s*[:=]\s*\**\s*(PASS|FAIL)", re.I)
+MAX_ANSWER = 4000  # characters of a judge's reply kept with its verdict
 _REASON = re.compile(r"REASON\s*[:=]\s*(.+)", re.I)
 Complete = Callable[..., Awaitable[tuple[Completion, bool]]]
 
 
 class NoVerdict(ProviderError):
-    """The judge answered without a VERDICT line."""
+    """The judge answered without a VERDICT line (`answer`: its reply)."""
+
+    answer: str | None = None
 
 
 def judge_failure(exc: HubskillsError) -> bool:
@@ -52,7 +55,9 @@ def parse_verdict(text: str) -> tuple[bool, str]:
     """
     match = _VERDICT.search(text)
     if not match:
-        raise NoVerdict(f"the judge gave no VERDICT line: {text[:120]!r}")
+        error = NoVerdict(f"the judge gave no VERDICT line: {text[:120]!r}")
+        error.answer = text[:MAX_ANSWER]
+        raise error
     reason = _REASON.search(text)
     return match.group(1).upper() == "PASS", (reason.group(1).strip() if reason else "")[:300]
 
@@ -60,9 +65,10 @@ def parse_verdict(text: str) -> tuple[bool, str]:
 def make_judge(model: Model, complete: Complete) -> Callable[[str, str, str], Any]:
     """A `JudgeFn` over `model`, through `complete` (the engine's cached call)."""
 
-    async def judge(rubric: str, prompt: str, output: str) -> tuple[bool, str]:
+    async def judge(rubric: str, prompt: str, output: str) -> tuple[bool, str, str]:
         completion, _ = await complete(model, judge_messages(rubric, prompt, output),
                                        seed=0, repeat=0, temperature=0.0, max_tokens=200)
-        return parse_verdict(completion.text)
+        # The reply is kept with the verdict, so `hubskills verify` re-parses it.
+        return (*parse_verdict(completion.text), completion.text[:MAX_ANSWER])
 
     return judge

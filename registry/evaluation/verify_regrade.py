@@ -2,10 +2,12 @@
 
 Checks run through the check engine (`checks.run_checks`) exactly as the run graded them: text
 checks in-process, code checks in an isolating sandbox (never on the host, whatever the run
-used), with no judge. What cannot be replayed is said, and its stored verdict is kept for the
-sample's score: judge checks and assertions (the judge's answers are not stored), workspace
-checks of agent samples (the final workspace is not stored), and code checks when no sandbox
-works here.
+used), judge checks and assertions on the judge's reply stored with each verdict (re-parsed, no
+judge is called), and workspace checks of agent samples on the final workspace rebuilt from the
+case's files and the row's record (`replay_record`). What cannot be replayed is said, and its
+stored verdict is kept for the sample's score: a verdict stored without the judge's reply, an
+agent sample without a complete workspace record (older rows, or files over the record's size
+caps), and code checks when no sandbox works here.
 """
 
 from __future__ import annotations
@@ -13,8 +15,13 @@ from __future__ import annotations
 import asyncio
 import math
 import os
+import shutil
+import tempfile
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from registry.config import Settings
@@ -26,19 +33,24 @@ from registry.evaluation.checks import (
     _RUNNERS,
     NO_SANDBOX,
     _Context,
+    _Skipped,
     case_score,
     has_code_checks,
     run_checks,
 )
+from registry.evaluation.judge import parse_verdict
+from registry.evaluation.replay_record import file_bytes, is_complete
 from registry.evaluation.results import CheckVerdict, ResultRow, RunManifest
 from registry.evaluation.run_manifest import stored_summaries
+from registry.evaluation.workspace_checks import write_files
 from registry.format import checks_schema as cs
 from registry.format.checks_schema import WORKSPACE_CHECK_TYPES
 from registry.format.suite import Case, Suite
 from registry.sandbox import Sandbox, choose
 
 NO_JUDGE = "judge checks and assertions: the judge's answers are not stored"
-NO_WORKSPACE = "workspace checks of agent samples: the final workspace is not stored"
+NO_WORKSPACE = "workspace checks of agent samples: the final workspace is not stored (or was " \
+    "over the size a row keeps)"
 _TEXT = (cs.Contains, cs.ContainsAny, cs.NotContains, cs.Regex, cs.NotRegex, cs.Equals,
          cs.JsonCheck)  # checks of the output text alone: in-process, synchronous
 _TOLERANCE = 1e-9  # relative: the engine is exact, JSON keeps every float; this is slack only
@@ -72,11 +84,13 @@ class Replay:
 @dataclass
 class _Plan:
     """How one case is replayed: the case run again (agent mode: without workspace checks)
-    and, per stored verdict position, the index of its fresh verdict (None: not replayed)."""
+    and, per stored verdict position, the index of its fresh verdict (None: not replayed);
+    `full` is the case itself (agent mode: what a sample with a stored workspace reruns)."""
 
     case: Case
     positions: list[int | None]
     text_only: bool = False
+    full: Case | None = None
 
 
 async def regrade_rows(rows: list[ResultRow], suite: Suite, manifest: RunManifest,
@@ -89,8 +103,10 @@ async def regrade_rows(rows: list[ResultRow], suite: Suite, manifest: RunManifes
 
     async def one(index: int, row: ResultRow, plan: _Plan) -> None:
         async with slots:
-            fresh = await run_checks(plan.case, row.output, sandbox=sandbox,
-                                     skip_reason=skip_reason)
+            with _final_workspace(row, plan) as (plan, workspace):
+                fresh = await run_checks(plan.case, row.output, sandbox=sandbox,
+                                         skip_reason=skip_reason, workspace=workspace,
+                                         judge=_stored_judge(row, plan))
         replay.rows[index] = _compare_row(row, plan, fresh, replay)
 
     pending = []
@@ -151,7 +167,48 @@ def _plan(case: Case, *, agent: bool) -> _Plan:
     positions += [len(kept) + i for i in range(len(case.assertions))]
     rerun = case.model_copy(update={"checks": [case.checks[i] for i in kept]})
     text_only = not rerun.assertions and all(type(c) in _TEXT for c in rerun.checks)
-    return _Plan(rerun, positions, text_only)
+    return _Plan(rerun, positions, text_only, case)
+
+
+@contextmanager
+def _final_workspace(row: ResultRow, plan: _Plan) -> Iterator[tuple[_Plan, Path | None]]:
+    """An agent sample's final workspace rebuilt in a temp folder from the case's files and
+    the row's record (`replay_record`), with the plan that reruns every check on it; else
+    the plan as it is and no workspace (chat mode builds its own from the answer)."""
+    dropped = None in plan.positions
+    if not dropped or row.workspace is None or not is_complete(row.workspace) \
+            or plan.full is None:
+        yield plan, None
+        return
+    full = _Plan(plan.full, list(range(len(plan.positions))), full=plan.full)
+    root = Path(tempfile.mkdtemp(prefix="hubskills-verify-workspace-"))
+    try:
+        write_files(root, plan.full.input_bytes())
+        write_files(root, {f.path: file_bytes(f) for f in row.workspace
+                           if f.status != "deleted"})
+        for gone in (f for f in row.workspace if f.status == "deleted"):
+            with suppress(OSError):
+                (root / gone.path).unlink()
+        yield full, root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _stored_judge(row: ResultRow, plan: _Plan) -> Any:
+    """A judge that answers each rubric with the reply stored on its verdict (re-parsed as the
+    run parsed it); a verdict stored without one is skipped (not replayable)."""
+    case = plan.full or plan.case
+    rubrics = [getattr(c, "rubric", None) for c in case.checks] + list(case.assertions)
+    answers = {rubric: stored.answer for rubric, stored in zip(rubrics, row.checks, strict=False)
+               if rubric is not None and stored.answer is not None}
+
+    async def judge(rubric: str, prompt: str, output: str) -> tuple[bool, str, str]:
+        answer = answers.get(rubric)
+        if answer is None:
+            raise _Skipped(NO_JUDGE)
+        return (*parse_verdict(answer), answer)
+
+    return judge
 
 
 def _check_ungraded(row: ResultRow, replay: Replay) -> None:
