@@ -1,4 +1,4 @@
-"""The start-up bench's floor: `all_at_once_eval.py's A/B skill eval, standard library only.
+"""The start-up bench's floor: the A/B skill eval of `all_at_once_eval.py`, stdlib only.
 
     python bench/peers/stdlib_eval.py SKILL_DIR BASE_URL MODEL
 

@@ -1,0 +1,96 @@
+"""A chat eval imports only what a chat eval uses (the start-up goal of `bench/startup.py`).
+
+Timing is left to the bench; this guards what decides it, without a clock: a fresh interpreter
+runs `hubskills eval` of a small skill against a local fake server, to the end, and lists the
+modules it loaded. None of agent mode, the trigger run, the pull machinery, the stores, Jobs,
+the Hub or the Space's packages may be among them, nor the `openai` SDK (its import alone was
+~0.4 s of a ~1 s run: the chat path speaks its wire over httpx, `providers/_openai_wire.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from fakes.openai_server import FakeOpenAIServer
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: Packages and modules a chat eval of a local folder must not load.
+NOT_FOR_CHAT = (
+    "openai", "anthropic", "gradio", "datasets", "pandas", "pyarrow", "huggingface_hub",
+    "registry.agent.loop", "registry.agent.tools", "registry.agent.harness",
+    "registry.evaluation.agent_mode", "registry.evaluation.trigger", "registry.jobs",
+    "registry.hub", "registry.stores", "registry.install.pull", "registry.generate",
+)
+
+_RUN = """
+import json, sys
+from registry.cli import main
+out, argv = sys.argv[1], json.loads(sys.argv[2])
+try:
+    main(argv)
+except SystemExit as exc:
+    assert not exc.code, f"exit {exc.code}"
+open(out, "w").write(json.dumps(sorted(sys.modules)))
+"""
+
+
+def _skill(root: Path) -> Path:
+    folder = root / "tiny-skill"
+    (folder / "evals").mkdir(parents=True)
+    (folder / "SKILL.md").write_text('---\nname: tiny-skill\ndescription: "A tiny skill. Use '
+                                     'when testing start-up."\n---\n\nAnswer 42.\n')
+    cases = [{"id": f"c{i}", "prompt": f"Question {i}?",
+              "checks": [{"type": "contains", "value": ["42"]}]} for i in range(3)]
+    (folder / "evals" / "evals.json").write_text(json.dumps({"cases": cases}))
+    return folder
+
+
+def _loaded_by(argv: list[str], tmp_path: Path) -> list[str]:
+    """The modules a fresh `hubskills ARGV` had loaded when it finished (exit code 0)."""
+    listing = tmp_path / "modules.json"
+    env = {**os.environ, "HUBSKILLS_HOME": str(tmp_path / "home"), "NO_COLOR": "1",
+           "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", _RUN, str(listing), json.dumps(argv)],
+                          env=env, cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(listing.read_text())
+
+
+def _heavy(modules: list[str]) -> list[str]:
+    return [m for m in modules if any(m == name or m.startswith(name + ".")
+                                      for name in NOT_FOR_CHAT)]
+
+
+def test_a_chat_eval_loads_no_agent_trigger_store_jobs_hub_space_or_sdk_module(tmp_path):
+    with FakeOpenAIServer(responder=lambda body: "The answer is 42.") as server:
+        modules = _loaded_by(["eval", str(_skill(tmp_path)), "-m", "local/m", "--runs", "1",
+                              "--base-url", server.url, "--json"], tmp_path)
+        answered = len(server.bodies)
+    assert answered == 6  # 3 cases x 2 arms: the run did reach the model
+    assert "registry.evaluation.engine" in modules and "httpx" in modules
+    assert _heavy(modules) == []
+
+
+def test_help_loads_no_command_module(tmp_path):
+    modules = _loaded_by(["--help"], tmp_path)
+    assert [m for m in modules if m.startswith("registry.cli.") and not m.startswith(
+        ("registry.cli._", "registry.cli.__"))] == []
+    assert _heavy(modules) == []
+
+
+def test_the_lazy_packages_still_give_their_names():
+    code = ("import registry.install.pull, registry.install.restore\n"
+            "from registry.install import install, pull, update\n"
+            "from registry.agent import Budget, ToolLoopRunner\n"
+            "from registry.cli.trigger_eval import MODE\n"
+            "from registry.evaluation.trigger import MODE as TRIGGER\n"
+            "assert callable(pull) and callable(install) and callable(update), pull\n"
+            "assert MODE == TRIGGER\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0, done.stderr
