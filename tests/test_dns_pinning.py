@@ -109,3 +109,33 @@ def test_a_name_that_does_not_resolve_is_refused():
 
     with pytest.raises(HubskillsError, match="does not resolve"):
         check_public_url("https://nowhere.test/v1", nothing)
+
+
+def test_on_a_space_every_model_call_goes_through_the_pinned_transport(monkeypatch):
+    """Wired in: a model resolved on a Space connects only to checked public addresses, so an
+    endpoint that names a loopback server (or a name rebound to one) is never reached; the same
+    reference off a Space reaches it."""
+    from fakes.openai_server import FakeOpenAIServer
+
+    from registry.config import Settings
+    from registry.errors import HubskillsError
+    from registry.providers import resolve
+    from registry.providers.base import Message
+
+    with FakeOpenAIServer(responder=lambda body: "hi") as server:
+        url = server.url.replace("127.0.0.1", "localhost")
+        here = Settings.from_env({})
+        space = here.with_(space_id="someone/space")
+
+        async def ask(settings: Settings) -> str:
+            model = resolve("local/pinned-check", settings, base_url=url)
+            try:
+                return (await model.complete([Message("user", "x")])).text
+            finally:
+                await model.provider.aclose()
+
+        assert asyncio.run(ask(here)) == "hi"
+        before = len(server.bodies)
+        with pytest.raises(HubskillsError):
+            asyncio.run(ask(space))
+        assert len(server.bodies) == before  # the loopback server never got the request

@@ -14,6 +14,7 @@ from typing import Any
 
 from registry.config import Settings
 from registry.errors import HubskillsError, MissingCredentials, UnknownModel
+from registry.providers._sdk import SDKProvider
 from registry.providers.base import Completion, Message, Provider
 from registry.providers.model import Model, RetryPolicy
 from registry.providers.refs import (
@@ -68,6 +69,8 @@ def resolve(ref: str, settings: Settings, *, base_url: str | None = None,
         raise UnknownModel(f"the only embedded model is {EMBEDDED_REF}, not {ref!r}",
                            hint=MODELS_HINT)
     instance = _FACTORIES[name](settings, base_url)
+    if settings.on_space and isinstance(instance, SDKProvider):
+        instance.public_only = True
     with _instances_lock:
         instance = _INSTANCES.setdefault(instance.connection_key(), instance)
     return Model(ref=f"{name}/{model_id}", provider=instance, model_id=model_id,

@@ -53,6 +53,10 @@ class SDKProvider(Provider):
 
     variable: ClassVar[str | None] = None
     """The environment variable that holds the key, named in errors; None: key optional."""
+    public_only: bool = False
+    """Connect only to public addresses, each checked as it is connected to (on a Space, where
+    a visitor may choose the endpoint: `public_url.PinnedTransport`, so a name that answers
+    the check with a public address cannot then send the request to an internal one)."""
 
     def __init__(self, *, base_url: str, api_key: str, timeout: float,
                  http_client: Any = None) -> None:
@@ -82,6 +86,11 @@ class SDKProvider(Provider):
         request on to an address it could not name itself: `providers.public_url`)."""
         if self._http_client is not None:
             return self._http_client
+        if self.public_only:  # a Space: every connection to a checked public address
+            from registry.providers.public_url import PinnedTransport
+
+            return self.sdk().DefaultAsyncHttpxClient(
+                transport=PinnedTransport(verify=tls_context()), follow_redirects=False)
         return self.sdk().DefaultAsyncHttpxClient(verify=tls_context(), follow_redirects=False)
 
     def client(self) -> Any:
