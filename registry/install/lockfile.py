@@ -30,7 +30,6 @@ from registry._io import atomic_write_text
 from registry.errors import HubskillsError
 from registry.format.skill import NAME_RE
 from registry.install.agents import SKILLS_DIR
-from registry.stores.refs import check_repo_id
 
 MARKER_FILE = ".hubskills.json"
 HF_MARKER = ".hf-skill-manifest.json"
@@ -201,6 +200,8 @@ def _entry(name: str, item: dict[str, Any]) -> LockEntry:
         if not _SHA.match(entry.sha):
             raise ValueError(f"{name}: sha {entry.sha!r} is not a full commit sha")
         return entry
+    from registry.stores.refs import check_repo_id  # not at import: a marker read needs no store
+
     check_repo_id(entry.repo)
     if not _SHA.match(entry.sha):
         raise ValueError(f"{name}: sha {entry.sha!r} is not a full commit sha")
