@@ -1,6 +1,8 @@
-"""A skill argument as users type it: a folder, or a registry reference `ns/name[@version]`.
+"""A skill argument as users type it: a folder, a registry reference `ns/name[@version]`, or a
+git source (`github:owner/repo/path@ref`, `URL//path@ref`: see `registry/install/sources.py`).
 
-`eval`, `suite show`, `scan` and `info` take either. A folder that exists wins; otherwise a
+`eval`, `suite show`, `scan` and `info` take any of them (a git source is fetched like a
+registry reference, into a temporary folder). A folder that exists wins; otherwise a
 reference is fetched from the configured registry into a temporary folder (checked as a pull
 checks it, with an install marker so it is placed as that version and never runs unsandboxed;
 not counted as a download), and removed when the command ends. A name that is neither says
@@ -16,9 +18,15 @@ import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
 
 from registry.config import Settings
 from registry.errors import HubskillsError, InvalidSkill, SkillNotFound
+
+if TYPE_CHECKING:
+    from registry.stores.base import SkillInfo
 
 _REPO = re.compile(r"^[\w.-]+/[\w.-]+(?:@[\w.-]*)?$")
 #: temporary folder -> the reference it holds, so an error names what the user typed
@@ -50,33 +58,91 @@ def skill_folder(target: str | Path, *, command: str, scan: bool = True) -> Iter
         InvalidSkill: no such folder, and no such skill in the registry.
         HubskillsError: the registry refused or failed (its own message and hint).
     """
+    from registry.install.sources import is_source
+
     text = str(target)
     path = Path(text).expanduser()
-    if path.exists() or path.is_symlink() or not looks_like_reference(text):
+    git = is_source(text) and not text.startswith((".", "/", "~"))
+    if path.exists() or path.is_symlink() or not (looks_like_reference(text) or git):
         if not (path.exists() or path.is_symlink()):
             raise no_such_folder(text, command)
         yield path
         return
-    from registry.cli._signals import ON_QUIT
-    from registry.install import fetched
-    from registry.stores import get_store
-
-    store = get_store(Settings.from_env(), offline_fallback=True)
     try:
-        with fetched(text, store, mark=True) as folder:
-            FETCHED[str(folder)] = text
-            remove = functools.partial(shutil.rmtree, folder.parent, ignore_errors=True)
-            ON_QUIT.append(remove)
-            try:
-                if scan:
-                    _check_scan(folder, text)
-                yield folder
-            finally:
-                ON_QUIT.remove(remove)
+        with _fetched(text, command) as folder:
+            if scan:
+                _check_scan(folder, text)
+            yield folder
     except SkillNotFound as missing:
         if text.partition("@")[0].count("/") == 1 and not text.startswith((".", "/")):
             raise no_such_folder(text, command, missing) from None
         raise
+
+
+@contextlib.contextmanager
+def _fetched(text: str, command: str) -> Iterator[Path]:
+    """A registry reference or git source in a temp folder, removed on exit or on Ctrl-C."""
+    from registry.cli._signals import ON_QUIT
+    from registry.install.pull import fetched, fetched_source
+    from registry.install.sources import is_source
+
+    if is_source(text):
+        fetching = fetched_source(text, command=command, mark=True)
+    else:
+        from registry.stores import get_store
+
+        fetching = fetched(text, get_store(Settings.from_env(), offline_fallback=True),
+                           mark=True)
+    with fetching as folder:
+        FETCHED[str(folder)] = text
+        remove = functools.partial(shutil.rmtree, folder.parent, ignore_errors=True)
+        ON_QUIT.append(remove)
+        try:
+            yield folder
+        finally:
+            ON_QUIT.remove(remove)
+
+
+def source_info(target: str) -> SkillInfo:
+    """What `info` shows for a git source: the skill it names, fetched (no registry entry)."""
+    from registry.format.skill import load_skill
+    from registry.install.lockfile import read_marker
+    from registry.stores.base import SkillInfo
+
+    with skill_folder(target, command="info", scan=False) as folder:
+        skill, marker = load_skill(folder), read_marker(folder)
+    license_ = skill.frontmatter.get("license")
+    return SkillInfo(repo=marker.repo if marker else target, name=skill.name,
+                     description=skill.description, version=None, tags=[], downloads=0,
+                     likes=0, updated=None, license=str(license_) if license_ else None,
+                     card=f"from {target} at sha {marker.sha if marker else '?'}")
+
+
+class SkillSource(click.ParamType):
+    """A folder that exists, or a git source (fetched by `skill_folder` when the command runs)."""
+
+    name = "folder"
+
+    def __init__(self, *, exists: bool = True) -> None:
+        self.exists = exists
+
+    @staticmethod
+    def is_git(text: str) -> bool:
+        """Whether `text` is a git source (not a folder, not a registry id)."""
+        from registry.install.sources import is_source
+
+        return is_source(text) and not text.startswith((".", "/", "~"))
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        """A git source as typed (a `Path` would fold its `//`); otherwise a `Path`, checked
+        as `click.Path(exists=True)` checks it when `exists`."""
+        if isinstance(value, str) and self.is_git(value):
+            return value
+        if not self.exists:
+            return Path(value)
+        return click.Path(path_type=Path, exists=True, file_okay=False).convert(value, param,
+                                                                               ctx)
 
 
 def _check_scan(folder: Path, spec: str) -> None:

@@ -12,7 +12,7 @@ from registry.agent import Budget
 from registry.cli import _output as out
 from registry.cli._render import manifest_json, render_transcript, report_run
 from registry.cli._signals import exit_now, interrupts
-from registry.cli._skill_ref import skill_folder
+from registry.cli._skill_ref import SkillSource, skill_folder
 from registry.cli.trigger_eval import trigger_mode, trigger_report
 from registry.config import Settings
 from registry.errors import HubskillsError
@@ -34,7 +34,7 @@ _BUDGET = Budget()  # agent mode's defaults, shown in --help and docs/evaluating
 
 @trigger_mode  # --mode trigger and --distractors: registry/cli/trigger_eval.py
 @click.command("eval")
-@click.argument("skill", type=click.Path(path_type=Path), metavar="PATH|NS/NAME[@VERSION]")
+@click.argument("skill", type=SkillSource(exists=False), metavar="PATH|NS/NAME[@VERSION]|GIT")
 @click.option("--model", "-m", "models", multiple=True,
               help="Student model reference (repeatable). Default: embedded/smollm2-135m.")
 @click.option("--runs", type=click.IntRange(min=1), default=3, show_default=True,

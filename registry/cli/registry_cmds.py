@@ -10,7 +10,13 @@ import click
 from rich.markup import escape
 
 from registry.cli import _output as out
-from registry.cli._skill_ref import looks_like_reference, no_such_folder
+from registry.cli._skill_ref import (
+    SkillSource,
+    looks_like_reference,
+    no_such_folder,
+    skill_folder,
+    source_info,
+)
 from registry.config import Settings
 from registry.errors import HubskillsError, SkillNotFound
 from registry.evaluation import display
@@ -34,7 +40,7 @@ def _open(registry: str | None) -> tuple[Settings, SkillStore]:
 
 
 @click.command("publish")
-@click.argument("skill", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.argument("skill", type=SkillSource(), metavar="FOLDER|GIT-SOURCE")
 @click.option("--repo", metavar="NS/NAME", help="Target repo (default: <namespace>/<name>).")
 @click.option("--version", "version", metavar="X.Y.Z", help="Version to publish.")
 @click.option("--bump", type=click.Choice(["major", "minor", "patch"]),
@@ -58,8 +64,11 @@ def publish_command(skill: Path, repo: str | None, version: str | None, bump: st
       hubskills publish skills/csv-cleaning --dry-run
       hubskills publish skills/csv-cleaning --bump patch --with-run 20261122-103000-a1b2c3
       hubskills publish skills/csv-cleaning --registry hub --repo me/csv-cleaning
+      hubskills publish github:anthropics/skills/skills/pdf --repo me/pdf   # source in the card
     """
     settings, store = _open(registry)
+    skill = click.get_current_context().with_resource(skill_folder(skill, command="publish",
+                                                                   scan=False))
     try:
         result = publish_skill(store, skill, runs_dir=settings.runs_dir, repo=repo,
                                version=version, bump=bump, private=private,
@@ -209,6 +218,8 @@ def _info_of(target: str, store: SkillStore) -> SkillInfo:
     from registry.install.placement import place, unplaced_hint
 
     folder = Path(target).expanduser()
+    if SkillSource.is_git(target) and not folder.exists():
+        return source_info(target)
     if folder.is_dir():
         placed = place(folder, store)
         if placed is None:

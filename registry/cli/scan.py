@@ -12,7 +12,7 @@ import click
 from rich.markup import escape
 
 from registry.cli import _output as out
-from registry.cli._skill_ref import no_such_folder, skill_folder
+from registry.cli._skill_ref import SkillSource, no_such_folder, skill_folder
 from registry.errors import InvalidSkill
 from registry.scan import (
     SEVERITIES,
@@ -38,8 +38,8 @@ def resolve_target(target: str, resolver: Resolver | None) -> AbstractContextMan
     path = Path(target)
     if path.exists() or path.is_symlink():
         return nullcontext(path)
-    if _REPO.match(target) and resolver is not None:
-        return resolver(target)
+    if (_REPO.match(target) or SkillSource.is_git(target)) and resolver is not None:
+        return resolver(target)  # a registry reference or a git source, fetched
     if _REPO.match(target):
         raise InvalidSkill(f"{target}: no such folder, and scanning registry skills (ns/name) "
                            "is not available yet.",
@@ -51,7 +51,7 @@ def make_scan_command(resolver: Resolver | None = None) -> click.Command:
     """Build the `scan` command; `resolver` enables the REPO (ns/name) form."""
 
     @click.command("scan")
-    @click.argument("target", metavar="PATH|NS/NAME[@VERSION]")
+    @click.argument("target", metavar="PATH|NS/NAME[@VERSION]|GIT-SOURCE")
     @click.option("--json", "as_json", is_flag=True, help="Print findings as JSON.")
     @click.option("--fail-on", type=click.Choice(SEVERITIES), default="high",
                   show_default=True, help="Exit 1 when a finding is at or above this severity.")

@@ -8,7 +8,7 @@ import click
 from rich.markup import escape
 
 from registry.cli import _output as out
-from registry.cli._skill_ref import skill_folder
+from registry.cli._skill_ref import SkillSource, skill_folder
 from registry.format.scaffold import scaffold_skill
 from registry.format.skill import SKILL_FILE
 from registry.format.suite import load_suite, suite_path
@@ -114,7 +114,7 @@ _SHAPES = {"hubskills": "hubskills' shape", "skill-creator": "skill-creator's sh
 
 
 @suite_group.command("show")
-@click.argument("skill", type=click.Path(path_type=Path), metavar="PATH|NS/NAME[@VERSION]")
+@click.argument("skill", type=SkillSource(exists=False), metavar="PATH|NS/NAME[@VERSION]|GIT")
 @click.option("--json", "as_json", is_flag=True, help="Print the suite as JSON.")
 def suite_show_command(skill: Path, as_json: bool) -> None:
     """List a skill's test cases and their checks, and its trigger queries if it has any.

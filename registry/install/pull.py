@@ -31,7 +31,13 @@ from registry.install.lockfile import (
 )
 from registry.install.place import PullResult, place, refresh
 from registry.install.source_store import MAX_DEPTH, SourceStore
-from registry.install.sources import FolderSource, Source, is_source, parse_source
+from registry.install.sources import (
+    FolderSource,
+    Source,
+    folder_name,
+    is_source,
+    parse_source,
+)
 from registry.install.staging import Staged, check_staged, discard, prepare
 from registry.scan import STORE_LIMITS, SizeLimits
 from registry.stores import Resolved, SkillStore
@@ -180,8 +186,8 @@ def _place(ready: _Ready, plan: Plan) -> PullResult:
         discard(staged)
 
 
-def pick(found: list[str], source: Source, skills: Sequence[str],
-         all_skills: bool) -> list[str]:
+def pick(found: list[str], source: Source, skills: Sequence[str], all_skills: bool, *,
+         command: str = "pull") -> list[str]:
     """The folders to pull among the skills `found` in `source` (see `pull_source`).
 
     Raises:
@@ -200,9 +206,11 @@ def pick(found: list[str], source: Source, skills: Sequence[str],
     unknown = [s for s in skills if s not in by_name]
     if not skills or unknown:
         what = f"has no skill {', '.join(unknown)}; it" if unknown else ""
+        first = found[0].rsplit("/", 1)[-1]
+        hint = (f"hubskills pull {source.spec} --skill {first}  # or --all-skills"
+                if command == "pull" else f"hubskills {command} {source.at(found[0]).spec}")
         raise HubskillsError(f"{source.spec} {what} holds {len(found)} skills: {listed}".replace(
-            "  ", " "), hint=f"hubskills pull {source.spec} --skill "
-                             f"{found[0].rsplit('/', 1)[-1]}  # or --all-skills")
+            "  ", " "), hint=hint)
     return list(dict.fromkeys(by_name[s] for s in skills))
 
 
@@ -249,6 +257,31 @@ def fetched(spec: str, store: SkillStore, *, limits: SizeLimits = STORE_LIMITS,
         if mark:
             marker = Marker(repo, resolved.sha, content_hash(folder), resolved.version,
                             ref or "latest", resolved.registry or store.kind, now_iso())
+            (folder / MARKER_FILE).write_text(marker.to_text(), encoding="utf-8")
+        yield folder
+
+
+@contextlib.contextmanager
+def fetched_source(spec: str, *, command: str = "scan", limits: SizeLimits = STORE_LIMITS,
+                   mark: bool = False, github_url: str | None = None) -> Iterator[Path]:
+    """`fetched` for a git source: a temp folder holding the one skill it names.
+
+    Raises:
+        HubskillsError: the source holds several skills (the error names them) or none.
+    """
+    source = parse_source(spec)
+    url = github_url or Settings.from_env().github_url
+    with SourceStore(Path.cwd(), github_url=url) as store, \
+            tempfile.TemporaryDirectory(prefix=STAGING_PREFIX) as tmp:
+        resolved = store.resolve(source.key, source.ref)
+        key = source.at(pick(store.skills(source, resolved.sha), source, [], False,
+                             command=command)[0]).key
+        folder = Path(tmp) / folder_name(key)
+        store.fetch(key, resolved.sha, folder, limits=limits)
+        check_staged(folder, limits)
+        if mark:
+            marker = Marker(key, resolved.sha, content_hash(folder), None, resolved.ref,
+                            resolved.registry or "git", now_iso())
             (folder / MARKER_FILE).write_text(marker.to_text(), encoding="utf-8")
         yield folder
 

@@ -9,6 +9,7 @@ command and, between two markers, the latest evaluation summary (rewritten by
 
 from __future__ import annotations
 
+import json
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -43,15 +44,35 @@ def render_card(skill: Skill, *, repo: str, version: str, content_hash: str,
     metadata = skill.frontmatter.get("metadata")
     if isinstance(metadata, dict) and metadata:
         meta["metadata"] = {str(k): str(v) for k, v in metadata.items()}
+    source = git_source(skill)
     meta["hubskills"] = {"name": skill.name, "version": version, "content_hash": content_hash,
-                         **({"license": license_text} if license_text else {})}
-    body = (f"# {skill.name}\n\n{skill.description}\n\n"
+                         **({"license": license_text} if license_text else {}),
+                         **({"source": source} if source else {})}
+    origin = f"Published from `{source['source']}` at commit `{source['sha']}` " \
+        f"(<{source['url']}>).\n\n" if source else ""
+    body = (f"# {skill.name}\n\n{skill.description}\n\n{origin}"
             "This is an [Agent Skill](https://agentskills.io): `SKILL.md` holds the "
             "instructions; this README is the registry card.\n\n"
             f"## Install\n\n```bash\nhubskills pull {repo}\n"
             f"hubskills pull {repo}@v{version}   # pinned\n```\n\n"
             f"## Evaluation\n\n{evals_section(summary)}\n")
     return f"---\n{dump_frontmatter(meta)}---\n\n{body}"
+
+
+def git_source(skill: Skill) -> dict[str, str] | None:
+    """Where a skill fetched from a git source came from (its install marker says so): the
+    source, a URL to that commit's folder, the commit sha and the ref asked; else None."""
+    try:
+        data = json.loads((skill.path / ".hubskills.json").read_text(encoding="utf-8")[:65536])
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("registry") != "git":
+        return None
+    key, sha = str(data.get("repo")), str(data.get("sha"))
+    github = re.fullmatch(r"github:([^/]+)/([^/]+)(?:/(.*))?", key)
+    url = (f"https://github.com/{github[1]}/{github[2]}/tree/{sha}/{github[3] or ''}".rstrip("/")
+           if github else key)
+    return {"source": key, "url": url, "sha": sha, "ref": str(data.get("ref") or "HEAD")}
 
 
 def evals_section(summary: list[dict[str, Any]]) -> str:
