@@ -297,3 +297,17 @@ def test_info_scan_and_suite_show_take_a_git_source(
     assert info["pull"] == "hubskills pull github:acme/shown/shown"
     code, _, err = run_main(capsys, "scan", f"{server.url}/acme/many-missing.git")
     assert code == 1 and "git could not read" in _flat(err) and "Hint:" in err
+
+
+def test_publish_a_github_source_records_it_in_the_card(
+        server: GitServer, project: Path, capsys: pytest.CaptureFixture[str]):
+    repo = skills_repo(server, "published", "pdf")
+    sha = git(repo, "rev-parse", "v1.0.0")
+    code, out, err = run_main(capsys, "publish", "github:acme/published/skills/pdf@v1.0.0",
+                              "--repo", "me/pdf", "--version", "1.0.0")
+    assert code == 0, err
+    code, out, err = run_main(capsys, "info", "me/pdf", "--json")
+    assert code == 0, err
+    card = json.loads(out)["card"]
+    assert 'source: "github:acme/published/skills/pdf"' in card and f'sha: "{sha}"' in card
+    assert f"(<https://github.com/acme/published/tree/{sha}/skills/pdf>)" in card
