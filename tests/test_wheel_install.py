@@ -1,11 +1,12 @@
 """Install as a tool: the built wheel, in a fresh venv outside the checkout, runs the user path.
 
 The wheel is built from a copy of the source tree (the checkout stays untouched) and installed
-with its dependencies, without extras, into a new venv under tmp (about 90 s: the package index
-is needed for the dependencies). From a project folder in tmp, with a private HUBSKILLS_HOME and
-HOME, the "Start here" commands of `hubskills --help` run against the examples the wheel ships,
-`eval` against a fake model server, and Gradio is not there. Where the package index cannot be
-reached the test skips, except in CI: `.ci/run` sets HUBSKILLS_REQUIRE_WHEEL=1.
+with its dependencies, without extras, into a new venv under tmp (about a minute: the package
+index is needed for the dependencies). From a project folder in tmp, with a private
+HUBSKILLS_HOME and HOME, the "Start here" commands of `hubskills --help` run against the
+examples the wheel ships, `eval` against a fake model server, and Gradio is not there. Where the
+package index cannot be reached the test skips, except in CI: `.ci/run` sets
+HUBSKILLS_REQUIRE_WHEEL=1.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from fakes.openai_server import FakeOpenAIServer
 
 #: top-level folders of a checkout that are not source (venvs, tools, build output, state)
 _NOT_SOURCE = {".git", ".venv", ".venv313", ".tools", "build", "dist", ".hubskills",
-               ".seed-home", ".agents", ".claude", "skills.lock", "site"}
+               ".seed-home", ".agents", ".claude", "skills.lock", "site", ".hypothesis",
+               ".ruff_cache", ".pytest_cache"}
 #: what pip prints when it cannot reach a package index (the only failure that may skip)
 _UNREACHABLE = ("No matching distribution found", "Could not find a version",
                 "Failed to establish a new connection", "Temporary failure in name resolution",
@@ -64,14 +66,14 @@ def tool(tmp_path_factory: pytest.TempPathFactory):
     created = _run([sys.executable, "-m", "venv", venv])
     assert created.returncode == 0, created.stderr
     _installed_or_skip("pip install", _run([venv / "bin" / "python", "-m", "pip", "install",
-                                            "--quiet", wheel]))
+                                            "--quiet", "--no-compile", wheel]))
     env = {k: v for k, v in os.environ.items()
            if k not in SECRET_VARIABLES and k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env.update(HOME=str(base / "home"),
                PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", NO_COLOR="1",
                COLUMNS="200", HF_HUB_OFFLINE="1", HF_HUB_DISABLE_TELEMETRY="1")
     yield wheel, venv, env
-    shutil.rmtree(base, ignore_errors=True)  # about 500 MB
+    shutil.rmtree(base, ignore_errors=True)  # about 400 MB
 
 
 @pytest.fixture
