@@ -32,9 +32,18 @@ _SHOWN = 10  # differences listed before "and N more"
 @click.option("--registry", type=click.Choice(["local", "hub"]), default=None,
               help="The registry holding the run or the revision it names "
                    "[env: HUBSKILLS_REGISTRY].")
+@click.option("--resample", "k", type=click.IntRange(min=1), default=None, metavar="K",
+              help="After a verified replay, re-ask K samples per arm of the recorded model "
+                   "and test the stored outcomes against them (costs model calls).")
+@click.option("--max-cost", type=click.FloatRange(min=0), default=None, metavar="USD",
+              help="With --resample: refuse, before any call, a spot check estimated to cost "
+                   "more.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="With --resample: the seed that draws the cases re-asked.")
 @click.option("--json", "as_json", is_flag=True, help="The verification as JSON.")
 def verify_command(target: str, run_id: str | None, revision: str | None,
-                   skill_dir: Path | None, registry: str | None, as_json: bool) -> None:
+                   skill_dir: Path | None, registry: str | None, k: int | None,
+                   max_cost: float | None, seed: int, as_json: bool) -> None:
     """Replay a saved or pushed run without calling any model; exit 1 unless it is verified.
 
     Checks the skill and suite are the ones the run names and every sample is there once,
@@ -47,16 +56,34 @@ def verify_command(target: str, run_id: str | None, revision: str | None,
       hubskills verify 20261122-103000-a1b2c3
       hubskills verify 20261122-103000-a1b2c3 --skill ./my-skill --json
       hubskills verify alice/csv-skill --run 20261122-103000-a1b2c3 --registry hub
+      hubskills verify alice/csv-skill --run 20261122-103000-a1b2c3 --resample 10 --max-cost 1
     """
+    from functools import cache
+
     from registry.config import Settings
     from registry.stores import get_store
 
     settings = Settings.from_env()
-    report = _verify(target, run_id, revision, skill_dir, settings,
-                     lambda: get_store(settings, registry))
-    out.as_json(report.to_dict()) if as_json else _render(report)
-    if report.status != "verified":
-        raise click.exceptions.Exit(1)
+    open_store = cache(lambda: get_store(settings, registry))
+    report = _verify(target, run_id, revision, skill_dir, settings, open_store)
+    found = report.to_dict()
+    if k is None or report.status != "verified":
+        out.as_json(found) if as_json else _render(report)
+        if k is not None:
+            out.info("No spot check: a run is re-asked only once its replay is verified.")
+        if report.status != "verified":
+            raise SystemExit(1)
+        return
+    if not as_json:
+        _render(report)
+    from registry.cli.verify_spot import render, resample
+
+    check, record = resample(target, run_id, revision, skill_dir, settings, open_store, k=k,
+                             seed=seed, max_cost=max_cost)
+    found["spot_check"] = {**check.to_dict(), "record": record}
+    out.as_json(found) if as_json else render(check, record)
+    if not check.consistent:
+        raise SystemExit(1)
 
 
 def _verify(target: str, run_id: str | None, revision: str | None, skill_dir: Path | None,

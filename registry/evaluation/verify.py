@@ -116,7 +116,7 @@ def replay_run(manifest: RunManifest, rows: list[ResultRow], report: Verificatio
                       "model opened, not checks)")
         return report
     with ExitStack() as stack:
-        skill = _skill_folder(stack, manifest, report, skill_dir, open_store)
+        skill = skill_folder(stack, manifest, report, skill_dir, open_store)
         suite = _skill_suite(skill, manifest, report) if skill is not None else None
         _check_plan(manifest, rows, report)
         if suite is not None:
@@ -174,8 +174,8 @@ def parse_rows(lines: Iterable[str], name: str, report: Verification) -> list[Re
     return rows
 
 
-def _skill_folder(stack: ExitStack, manifest: RunManifest, report: Verification,
-                  skill_dir: Path | None, open_store: Callable[[], Any] | None) -> Path | None:
+def skill_folder(stack: ExitStack, manifest: RunManifest, report: Verification,
+                 skill_dir: Path | None, open_store: Callable[[], Any] | None) -> Path | None:
     """The skill the run must match: `skill_dir`, the published revision the run names (read
     into a temp folder), or the folder it recorded; its content hash is checked."""
     folder: Path | None = None

@@ -21,13 +21,16 @@ from __future__ import annotations
 import math
 import random
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from registry._version import __version__
 from registry.errors import HubskillsError
 from registry.evaluation.formulas import mcnemar_exact
-from registry.evaluation.results import ResultRow, RunManifest, latest_rows
+from registry.evaluation.leaderboard_badges import SPOT_CHECK
+from registry.evaluation.results import ResultRow, RunManifest, latest_rows, utc_now
 
 ALPHA = 0.01
 ARMS = ("baseline", "skill")
@@ -66,10 +69,18 @@ class SpotCheck:
         """No arm's stored outcomes are out of line with the fresh ones."""
         return all(arm.p_value >= self.alpha / 2 for arm in self.arms)
 
+    def first_problem(self) -> str | None:
+        """The first arm out of line, in words (None when consistent)."""
+        for arm in self.arms:
+            if arm.p_value < self.alpha / 2:
+                return (f"{arm.arm}: of {arm.pairs} pairs, {arm.b} passed only as stored and "
+                        f"{arm.c} only when re-asked (p={arm.p_value:.2g} < {self.alpha / 2:g})")
+        return None
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {"k": self.k, "seed": self.seed, "alpha": self.alpha, "cases": self.cases,
-                "estimated_cost_usd": self.estimated_cost, "run_id": self.run_id,
+                "estimated_cost_usd": self.estimated_cost, "fresh_run_id": self.run_id,
                 "consistent": self.consistent,
                 "arms": [{"arm": a.arm, "pairs": a.pairs, "stored_only_passed": a.b,
                           "fresh_only_passed": a.c, "p_value": a.p_value} for a in self.arms]}
@@ -134,9 +145,10 @@ def compare(stored: list[ResultRow], fresh: list[ResultRow], check: SpotCheck) -
 
 
 def spot_check(manifest: RunManifest, rows: list[ResultRow], skill_dir: Path, settings: Any,
-               *, k: int, seed: int = 0, alpha: float = ALPHA,
-               max_cost: float | None = None) -> SpotCheck:
+               *, k: int, seed: int = 0, alpha: float = ALPHA, max_cost: float | None = None,
+               announce: Callable[[SpotCheck], None] | None = None) -> SpotCheck:
     """Re-ask K samples per arm of the run (module docstring) and test them against the stored.
+    ``announce`` is shown the plan and its estimated cost before any call (and before a refusal).
 
     Raises:
         HubskillsError: over ``max_cost`` (before any call), a trigger run, or what the
@@ -150,6 +162,8 @@ def spot_check(manifest: RunManifest, rows: list[ResultRow], skill_dir: Path, se
     slots = draw_cases(rows, k, seed)
     check = SpotCheck(k, seed, alpha, sorted({case for case, _ in slots}),
                       estimate_cost(rows, slots))
+    if announce is not None:
+        announce(check)
     check_cost(check.estimated_cost, max_cost)
     config = EvalConfig(
         models=list(manifest.models), runs=max(r for _, r in slots) + 1, mode=manifest.mode,
@@ -163,6 +177,18 @@ def spot_check(manifest: RunManifest, rows: list[ResultRow], skill_dir: Path, se
     wanted = set(slots)
     compare(rows, [r for r in fresh.rows if (r.case_id, r.repeat) in wanted], check)
     return check
+
+
+def spot_record(check: SpotCheck, run_id: str, rows_hash: str, *, skill_repo: str | None,
+                skill_revision: str | None, verified_by: str) -> dict[str, Any]:
+    """The verification record of a spot check of the rows hashed ``rows_hash`` (the format of
+    `stores.verifications`: `leaderboard_badges.badge_from` reads ``status`` and ``k``)."""
+    return {"kind": SPOT_CHECK, "run_id": run_id, "rows_hash": rows_hash,
+            "skill_repo": skill_repo, "skill_revision": skill_revision,
+            "status": "consistent" if check.consistent else "inconsistent",
+            "first_problem": check.first_problem(), **check.to_dict(),
+            "verified_by": verified_by, "verified_at": utc_now(),
+            "hubskills_version": __version__}
 
 
 def false_alarm_rate(pass_rates: list[float], k: int, trials: int, seed: int,
