@@ -93,7 +93,7 @@ def read_pushed(store: Any, run_id: str, revision: str | None = None) -> bytes:
 
 
 def _read_hub(results: Any, run_id: str, revision: str | None, missing: RunNotFound) -> bytes:
-    from registry.hub import EntryNotFound, RepoNotFound, user_errors
+    from registry.hub import EntryNotFound, RepoNotFound, RevisionNotFound, user_errors
 
     with user_errors():
         try:
@@ -105,6 +105,10 @@ def _read_hub(results: Any, run_id: str, revision: str | None, missing: RunNotFo
                                               repo_type="dataset")
         except (RepoNotFound, EntryNotFound) as err:
             raise missing from err
+        except RevisionNotFound as err:
+            raise HubskillsError(f"the results dataset {results.repo()} has no revision "
+                                 f"{revision}", hint="hubskills leaderboard --registry hub "
+                                 "--pending  # the open pull requests") from err
         path = next((e.path for e in entries if e.path.endswith(f"/{run_id}.jsonl")), None)
         if path is None:
             raise missing

@@ -1,0 +1,113 @@
+"""`hubskills verify NS/NAME --run RUN_ID` on the fake Hub: a run the owner pushed, and a
+contributor's pull request read at `--revision refs/pr/N`; a spot check is recorded there.
+
+Everything talks real HTTP to the fake Hub through the unmodified client; the dataset's owner
+("boss") uses the hub's own token, a contributor ("alice") one that may only open pull requests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+# huggingface_hub reads these once, at import: set them before anything imports it.
+os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+from collections.abc import Iterator  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import huggingface_hub.constants  # noqa: E402
+import pytest  # noqa: E402
+from fakes.hub_server import FakeHub  # noqa: E402
+from fakes.openai_server import FakeOpenAIServer  # noqa: E402
+from test_verify import FAST, knows_fact_if_told, make_skill  # noqa: E402
+
+from registry.cli import main  # noqa: E402
+from registry.config import Settings  # noqa: E402
+from registry.evaluation.engine import EvalConfig, run_evaluation  # noqa: E402
+from registry.stores.hub import HubStore  # noqa: E402
+from registry.stores.push import push_saved_run  # noqa: E402
+from registry.stores.verifications import read_records, rows_hash  # noqa: E402
+
+DATASET = "boss/hubskills-evals"
+SKILL = "boss/zorblax-ports"
+ALICE = "hf_alice_token"
+
+
+@pytest.fixture
+def hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
+    """The fake Hub with boss's skill published, and the fake model; the CLI reads the Hub as
+    boss."""
+    if huggingface_hub.constants.HF_HUB_OFFLINE:
+        pytest.skip("huggingface_hub was imported with HF_HUB_OFFLINE=1 (read once, at import)")
+    with FakeHub(user="boss") as server, \
+            FakeOpenAIServer(responder=knows_fact_if_told) as model:
+        server.add_user("alice", ALICE)
+        for name, value in {"HF_HUB_OFFLINE": "0", "HUBSKILLS_REGISTRY": "hub",
+                            "HF_ENDPOINT": server.url, "HF_TOKEN": server.token,
+                            "HUBSKILLS_RESULTS_REPO": DATASET,
+                            "HUBSKILLS_BASE_URL": model.url}.items():
+            monkeypatch.setenv(name, value)
+        yield server
+
+
+def evaluate(tmp_path: Path) -> str:
+    """Publish the skill as boss and run it once per arm at that revision: the run id."""
+    settings = Settings.from_env()
+    store = HubStore(settings)
+    skill = make_skill(tmp_path, with_python=False)
+    store.publish(skill, repo=SKILL, version="1.0.0")
+    made = run_evaluation(skill, EvalConfig(models=["local/fake-student"], runs=1, retry=FAST),
+                          settings, skill_repo=SKILL, skill_revision=store.resolve(SKILL).sha)
+    return made.manifest.run_id
+
+
+def verify(capsys, *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["verify", SKILL, *args])
+        raise SystemExit(0)
+    found = capsys.readouterr()
+    return int(exit_info.value.code or 0), found.out, found.err
+
+
+def test_a_run_pushed_to_the_hub_verifies_and_its_spot_check_is_recorded(hub, tmp_path, capsys):
+    run_id = evaluate(tmp_path)
+    settings = Settings.from_env()
+    pushed = push_saved_run(HubStore(settings), settings.runs_dir, run_id)
+    assert not pushed.pending
+    code, stdout, stderr = verify(capsys, "--run", run_id, "--json")
+    assert code == 0, stdout + stderr
+    found = json.loads(stdout)
+    assert found["status"] == "verified" and found["samples"] == 20
+    assert found["skill_source"].startswith(f"{SKILL}@") and "hub registry" in \
+        found["skill_source"]
+
+    code, stdout, stderr = verify(capsys, "--run", run_id, "--resample", "4")
+    assert code == 0, stdout + stderr
+    assert "spot check: consistent (K=4 per arm" in stdout
+    [record] = read_records(HubStore(settings))
+    data = hub.repo(DATASET, "dataset").resolve("main")
+    [content] = [c for p, c in data.files.items() if p.endswith(f"/{run_id}.jsonl")]
+    assert (record["kind"], record["status"], record["k"]) == ("spot-check", "consistent", 4)
+    assert (record["run_id"], record["rows_hash"]) == (run_id, rows_hash(content))
+    assert record["verified_by"] == "boss" and "recorded as verifications/" in stdout
+
+
+def test_a_pull_request_submission_verifies_at_its_revision(hub, tmp_path, capsys):
+    run_id = evaluate(tmp_path)
+    settings = Settings.from_env()
+    HubStore(settings).results._ensure_dataset(DATASET)
+    alice = HubStore(Settings.from_env({**os.environ, "HF_TOKEN": ALICE,
+                                        "HUBSKILLS_HOME": str(tmp_path / "alice")}))
+    pushed = push_saved_run(alice, settings.runs_dir, run_id)
+    assert pushed.pending and pushed.pr_url.endswith("/discussions/1")
+
+    code, _, stderr = verify(capsys, "--run", run_id)
+    assert code == 1 and f"no run {run_id} in the hub registry's results" in stderr
+    code, stdout, stderr = verify(capsys, "--run", run_id, "--revision", "refs/pr/1")
+    assert code == 0, stdout + stderr
+    assert stdout.startswith(f"verified: run {run_id} (20 samples")
+    code, _, stderr = verify(capsys, "--run", run_id, "--revision", "refs/pr/2")
+    assert code == 1 and f"{DATASET} has no revision refs/pr/2" in stderr
+    assert "Hint: hubskills leaderboard --registry hub --pending" in stderr
