@@ -108,7 +108,8 @@ def push_results(state: SpaceState, run_id: str | None,
         return "Run an evaluation first; then push its results."
     try:
         store = state.store_for_writes(oauth.token if oauth else None)
-        pushed = push_saved_run(store, state.settings.runs_dir, run_id, via="space")
+        pushed = push_saved_run(store, state.settings.runs_dir, run_id, via="space",
+                                settings=state.settings)
     except Exception as err:  # noqa: BLE001 - shown as a readable message
         warn(err)
         return error_markdown(err)

@@ -71,7 +71,8 @@ def publish_ui(state: SpaceState, folder: str | None, oauth: gr.OAuthToken | Non
         return "Generate a skill first."
     try:
         store = state.store_for_writes(oauth.token if oauth else None)
-        result = publish_skill(store, Path(folder), runs_dir=state.settings.runs_dir)
+        result = publish_skill(store, Path(folder), runs_dir=state.settings.runs_dir,
+                               settings=state.settings)
     except Exception as err:  # noqa: BLE001 - shown as a readable message
         warn(err)
         return error_markdown(err)

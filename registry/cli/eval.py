@@ -145,7 +145,7 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
             _answered(run.manifest, report_run(run.manifest, run.rows, as_json=as_json,
                                                verbose=verbose))
             if store is not None and not run.manifest.is_partial:
-                _push(store, skill, run.manifest, run.rows, quiet=as_json)
+                _push(store, skill, run.manifest, run.rows, quiet=as_json, settings=settings)
         return
     with out.eval_progress() as progress, interrupts() as caught:
         result = run_evaluation(skill, config, settings, tests=tests, progress=progress.update,
@@ -159,7 +159,7 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
     _answered(result.manifest, report_run(result.manifest, result.rows, as_json=as_json,
                                           verbose=verbose))
     if store is not None:
-        _push(store, skill, result.manifest, result.rows, quiet=as_json)
+        _push(store, skill, result.manifest, result.rows, quiet=as_json, settings=settings)
 
 
 # Options a resumed run does not take from its manifest: the resume hint repeats them.
@@ -247,10 +247,10 @@ def _placement(settings, skill: Path, repo, registry_kind, *, push: bool):
     return store, placed
 
 
-def _push(store, skill: Path, manifest, rows, *, quiet: bool) -> None:
+def _push(store, skill: Path, manifest, rows, *, quiet: bool, settings) -> None:
     from registry.stores.push import push_run
 
-    pushed = push_run(store, manifest, rows, skill_dir=skill, via="cli")
+    pushed = push_run(store, manifest, rows, skill_dir=skill, via="cli", settings=settings)
     where, card_note = pushed.path, pushed.card_note
     if pushed.pending:  # said even with --json: the rows are not in the dataset yet
         out.warn(f"you ({pushed.produced_by}) cannot write the results dataset, so run "
@@ -261,7 +261,8 @@ def _push(store, skill: Path, manifest, rows, *, quiet: bool) -> None:
         subset = f" (a subset run: {len(manifest.case_ids)} of {manifest.suite_cases} cases, " \
                  "listed unranked)" if manifest.subset else ""
         out.result(f"Pushed {pushed.rows} rows of {manifest.skill_repo} v{manifest.skill_version}"
-                   f" to {where}{subset}")
+                   f" to {where}{subset}"
+                   + (f"; replayed: {pushed.verification}" if pushed.verification else ""))
     if card_note:
         out.warn(f"the card of {manifest.skill_repo} was not updated: {escape(card_note)}")
 

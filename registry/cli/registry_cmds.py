@@ -72,7 +72,8 @@ def publish_command(skill: Path, repo: str | None, version: str | None, bump: st
     try:
         result = publish_skill(store, skill, runs_dir=settings.runs_dir, repo=repo,
                                version=version, bump=bump, private=private,
-                               with_runs=with_runs, dry_run=dry_run, allow_risky=allow_risky)
+                               with_runs=with_runs, dry_run=dry_run, allow_risky=allow_risky,
+                               settings=settings)
     except ValidationFailed as err:
         out.table(["severity", "where", "code", "message"],
                   [(p.severity, p.location(), p.code, escape(p.message)) for p in err.problems])

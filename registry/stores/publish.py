@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from registry.config import Settings
 from registry.errors import HubskillsError, InvalidSkill, SkillNotFound, VersionExists
 from registry.evaluation.results import (
     ResultRow,
@@ -28,7 +29,7 @@ from registry.scan import Finding, check_findings, scan_folder
 from registry.scan.paths import WINDOWS_DEVICES
 from registry.stores.base import Published, SkillStore
 from registry.stores.files import skill_files
-from registry.stores.push import check_finished, run_producer
+from registry.stores.push import check_finished, record_replay, run_producer
 from registry.stores.refs import bump_version, check_repo_id, normalize_version, tag_for
 
 
@@ -172,8 +173,11 @@ def _attached(manifest: RunManifest, rows: list[ResultRow], link: dict[str, str]
 def publish_skill(store: SkillStore, skill_dir: Path, *, runs_dir: Path,
                   repo: str | None = None, version: str | None = None, bump: str | None = None,
                   private: bool = False, with_runs: Sequence[str] = (), dry_run: bool = False,
-                  allow_risky: bool = False, message: str | None = None) -> PublishResult:
-    """Validate, scan, version, publish and attach runs (see the module docstring)."""
+                  allow_risky: bool = False, message: str | None = None,
+                  settings: Settings | None = None) -> PublishResult:
+    """Validate, scan, version, publish and attach runs (see the module docstring); with
+    `settings`, each attached run is replayed from the dataset and its verification recorded
+    (`push.record_replay`)."""
     problems, findings = check_skill(skill_dir, allow_risky=allow_risky)
     skill = load_skill(skill_dir)
     if skill.name in WINDOWS_DEVICES:  # pull refuses it: no folder on Windows can be named so
@@ -195,8 +199,10 @@ def publish_skill(store: SkillStore, skill_dir: Path, *, runs_dir: Path,
     link = {"skill_repo": repo, "skill_revision": published.sha, "skill_version": chosen,
             "produced_by": run_producer(store)}
     pushed = _pushed_run_ids(store) if runs else set()
-    paths = [store.append_results(*_attached(manifest, rows, link, pushed))
-             for manifest, rows in runs]
+    attached = [_attached(manifest, rows, link, pushed) for manifest, rows in runs]
+    paths = [store.append_results(manifest, rows) for manifest, rows in attached]
+    for manifest, _ in attached if settings is not None else ():
+        record_replay(store, manifest, settings)
     if paths:
         store.refresh_card(repo)
     return PublishResult(plan, published, paths)

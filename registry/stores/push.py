@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.results import (
     ResultRow,
@@ -34,6 +35,7 @@ class PushedRun:
     card_note: str | None = None
     pr_url: str | None = None
     produced_by: str = "local"
+    verification: str | None = None  # the replay's status when the push replayed the run
 
     @property
     def pending(self) -> bool:
@@ -73,12 +75,16 @@ def run_producer(store: SkillStore) -> str:
 
 
 def push_run(store: SkillStore, manifest: RunManifest, rows: list[ResultRow], *,
-             skill_dir: Path | str = "SKILL", via: str | None = None) -> PushedRun:
+             skill_dir: Path | str = "SKILL", via: str | None = None,
+             settings: Settings | None = None) -> PushedRun:
     """Append a finished run of a placed skill to `store`'s results and refresh its card.
 
     Only the latest row per sample is pushed (a resumed run's retry replaces its error row);
     rows are scrubbed of secrets on the way out, like everything written. The card note says
-    why the card could not be refreshed (someone else's skill on the Hub).
+    why the card could not be refreshed (someone else's skill on the Hub). With `settings`,
+    rows that went straight into the dataset are replayed from it at once (`record_replay`),
+    so the run ranks as `replayed` when the replay holds; rows proposed as a pull request are
+    replayed by the dataset's owner instead.
 
     Raises:
         HubskillsError: the run is partial or still running, has no rows, or belongs to no
@@ -100,20 +106,41 @@ def push_run(store: SkillStore, manifest: RunManifest, rows: list[ResultRow], *,
     pr_url = getattr(path, "pr_url", None)  # `hub_results.Appended`: proposed for review
     if pr_url is not None:  # the card shows merged results only: nothing to refresh yet
         return PushedRun(manifest.run_id, len(kept), str(path), None, pr_url, producer)
+    verification = None if settings is None else record_replay(store, manifest, settings)
     try:
         store.refresh_card(manifest.skill_repo)
     except HubskillsError as err:
         return PushedRun(manifest.run_id, len(kept), str(path), err.message,
-                         produced_by=producer)
-    return PushedRun(manifest.run_id, len(kept), str(path), produced_by=producer)
+                         produced_by=producer, verification=verification)
+    return PushedRun(manifest.run_id, len(kept), str(path), produced_by=producer,
+                     verification=verification)
+
+
+def record_replay(store: SkillStore, manifest: RunManifest, settings: Settings) -> str | None:
+    """Replay the pushed run `manifest` from the rows as `store`'s dataset now holds them (no
+    model is called; code checks in the sandbox) and record the verification; returns its
+    status, or None when the dataset does not list the run."""
+    from functools import partial
+
+    from registry.evaluation.verify_registry import verify_published
+    from registry.stores.verifications import run_files, verify_and_record
+
+    run = run_files(store).get(manifest.run_id)
+    if run is None or not manifest.skill_repo:
+        return None
+    record, _ = verify_and_record(
+        store, run, partial(verify_published, store, manifest.skill_repo, manifest.run_id,
+                            settings),
+        skill_repo=manifest.skill_repo, skill_revision=manifest.skill_revision)
+    return str(record["status"])
 
 
 def push_saved_run(store: SkillStore, runs_dir: Path, run_id: str, *,
-                   via: str | None = None) -> PushedRun:
+                   via: str | None = None, settings: Settings | None = None) -> PushedRun:
     """`push_run` for a run saved under `runs_dir`.
 
     Raises:
         RunNotFound: no such run.
     """
     return push_run(store, read_manifest(runs_dir, run_id), read_rows(runs_dir, run_id),
-                    via=via)
+                    via=via, settings=settings)
