@@ -11,6 +11,7 @@ pulled folder's marker (`placement.py`) does not load the pull machinery and eve
 from __future__ import annotations
 
 import importlib
+import sys
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -54,11 +55,20 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'registry.install' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
-    # Loading the submodule `pull` (here or as another module's import) set this package's
-    # `pull` to that module: the public name is its function, as an eager import left it.
-    if isinstance(globals().get("pull"), ModuleType):
-        globals()["pull"] = globals()["pull"].pull
     return value
+
+
+class _Package(ModuleType):
+    """This package, whose `pull` stays the function when the submodule `pull` loads (the
+    import system then sets the submodule on its package), as an eager import left it."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, ModuleType) and _EXPORTS.get(name) == value.__name__:
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __dir__() -> list[str]:
