@@ -56,7 +56,7 @@ def verify_command(target: str, run_id: str | None, revision: str | None,
       hubskills verify 20261122-103000-a1b2c3
       hubskills verify 20261122-103000-a1b2c3 --skill ./my-skill --json
       hubskills verify alice/csv-skill --run 20261122-103000-a1b2c3 --registry hub
-      hubskills verify alice/csv-skill --run 20261122-103000-a1b2c3 --resample 10 --max-cost 1
+      hubskills verify 20261122-103000-a1b2c3 --resample 10 --max-cost 1
     """
     from functools import cache
 
