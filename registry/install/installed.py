@@ -15,8 +15,9 @@ from typing import Any
 
 from registry.errors import HubskillsError
 from registry.format.skill import NAME_RE, content_hash
-from registry.install.agents import Transaction, all_folders, check_inside, points_to
+from registry.install.agents import all_folders, check_inside
 from registry.install.lockfile import LockEntry, Lockfile, Scope, is_hf_managed, read_marker
+from registry.install.transaction import Transaction, points_to
 from registry.stores import Resolved, SkillStore
 
 StoreFor = Callable[[str], SkillStore]

@@ -13,14 +13,7 @@ from pathlib import Path
 
 from registry.errors import HubskillsError
 from registry.format.skill import content_hash
-from registry.install.agents import (
-    Agent,
-    LinkPlan,
-    Placement,
-    Transaction,
-    link_folders,
-    points_to,
-)
+from registry.install.agents import Agent, Placement, link_folders
 from registry.install.lockfile import (
     MARKER_FILE,
     LockEntry,
@@ -33,6 +26,7 @@ from registry.install.lockfile import (
 )
 from registry.install.sources import source_entry
 from registry.install.staging import Staged, changes
+from registry.install.transaction import LinkPlan, Transaction, points_to
 from registry.scan import Finding, summarize
 
 

@@ -20,7 +20,7 @@ from typing import Any, cast
 from registry.config import Settings
 from registry.errors import HubskillsError, InvalidSkill, RegistryUnavailable
 from registry.format.skill import content_hash
-from registry.install.agents import STAGING_PREFIX, Agent, check_folders, select_agents
+from registry.install.agents import Agent, check_folders, select_agents
 from registry.install.lockfile import (
     MARKER_FILE,
     Lockfile,
@@ -39,6 +39,7 @@ from registry.install.sources import (
     parse_source,
 )
 from registry.install.staging import Staged, check_staged, discard, prepare
+from registry.install.transaction import STAGING_PREFIX
 from registry.scan import STORE_LIMITS, SizeLimits
 from registry.stores import Resolved, SkillStore
 from registry.stores.refs import check_ref, check_repo_id, is_version, normalize_version

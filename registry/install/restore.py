@@ -19,7 +19,7 @@ from registry._turns import taking_turns
 from registry.config import Settings
 from registry.errors import HubskillsError, UnsafeSkill
 from registry.format.skill import content_hash
-from registry.install.agents import Agent, check_folders, make_dirs, remove_empty, select_agents
+from registry.install.agents import Agent, check_folders, select_agents
 from registry.install.installed import check_unpinned, managed
 from registry.install.lockfile import LockEntry, Lockfile, Scope, read_marker
 from registry.install.place import PullResult, check_dest, place, refresh
@@ -27,6 +27,7 @@ from registry.install.pull import pull
 from registry.install.source_store import SOURCE_REGISTRIES, SourceStore
 from registry.install.sources import FolderSource
 from registry.install.staging import Staged, discard, prepare
+from registry.install.transaction import make_dirs, remove_empty
 from registry.scan import STORE_LIMITS, SizeLimits
 from registry.stores import Resolved, SkillStore
 

@@ -29,9 +29,9 @@ from registry.format.skill import (
     load_skill,
 )
 from registry.format.validate import validate_skill
-from registry.install.agents import STAGING_PREFIX, make_dirs, remove_empty
 from registry.install.lockfile import HF_MARKER, MARKER_FILE, Scope
 from registry.install.sources import folder_name
+from registry.install.transaction import STAGING_PREFIX, make_dirs, remove_empty
 from registry.scan import Finding, SizeLimits, check_findings, check_relpath, scan_folder
 from registry.scan.paths import WINDOWS_DEVICES
 from registry.stores import Resolved, SkillStore
