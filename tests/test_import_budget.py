@@ -3,8 +3,8 @@
 Timing is left to the bench; this guards what decides it, without a clock: a fresh interpreter
 runs `hubskills eval` of a small skill against a local fake server, to the end, and lists the
 modules it loaded. None of agent mode, the trigger run, the pull machinery, the stores, Jobs,
-the Hub or the Space's packages may be among them, nor the `openai` SDK (its import alone was
-~0.4 s of a ~1 s run: the chat path speaks its wire over httpx, `providers/_openai_wire.py`).
+the Hub or the Space's packages may be among them, nor the Anthropic SDK for an OpenAI-compatible
+model. (The `openai` SDK is loaded: it is the chat path's client.)
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 #: Packages and modules a chat eval of a local folder must not load.
 NOT_FOR_CHAT = (
-    "openai", "anthropic", "gradio", "datasets", "pandas", "pyarrow", "huggingface_hub",
+    "anthropic", "gradio", "datasets", "pandas", "pyarrow", "huggingface_hub",
     "registry.agent.loop", "registry.agent.tools", "registry.agent.harness",
     "registry.evaluation.agent_mode", "registry.evaluation.trigger", "registry.jobs",
     "registry.hub", "registry.stores", "registry.install.pull", "registry.generate",

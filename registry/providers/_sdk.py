@@ -87,11 +87,23 @@ class SDKProvider(Provider):
         if self._http_client is not None:
             return self._http_client
         if self.public_only:  # a Space: every connection to a checked public address
-            from registry.providers.public_url import PinnedTransport
-
-            return self.sdk().DefaultAsyncHttpxClient(
-                transport=PinnedTransport(verify=tls_context()), follow_redirects=False)
+            return self.sdk().DefaultAsyncHttpxClient(transport=self._pinned_transport(),
+                                                      follow_redirects=False)
         return self.sdk().DefaultAsyncHttpxClient(verify=tls_context(), follow_redirects=False)
+
+    def _pinned_transport(self) -> Any:
+        """A transport of the SDK's own HTTP stack (httpx or its successor httpx2, whichever
+        its `DefaultAsyncHttpxClient` is built on) that connects only to checked public
+        addresses (`public_url.pin`)."""
+        import importlib
+
+        from registry.providers.public_url import pin
+
+        client = self.sdk().DefaultAsyncHttpxClient
+        base = next(c for c in client.__mro__ if c.__name__ == "AsyncClient")
+        http = importlib.import_module(base.__module__.partition(".")[0])
+        core = importlib.import_module(http.__name__.replace("httpx", "httpcore"))
+        return pin(http.AsyncHTTPTransport(verify=tls_context()), core)
 
     def client(self) -> Any:
         """The running event loop's SDK client, created on first use."""

@@ -91,8 +91,10 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
     """Connects to a checked address of the host, never to a name (see the module)."""
 
     def __init__(self, inner: httpcore.AsyncNetworkBackend, resolver: Resolver,
-                 is_allowed: Callable[[Address], bool] | None) -> None:
+                 is_allowed: Callable[[Address], bool] | None,
+                 connect_error: type[Exception] = httpcore.ConnectError) -> None:
         self.inner, self.resolver, self.is_allowed = inner, resolver, is_allowed
+        self.connect_error = connect_error  # the one the transport's httpcore maps
 
     async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
                           local_address: str | None = None,
@@ -104,7 +106,7 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
             addresses = await anyio.to_thread.run_sync(
                 public_addresses, host, port, self.resolver, self.is_allowed)
         except HubskillsError as err:
-            raise httpcore.ConnectError(str(err)) from err
+            raise self.connect_error(str(err)) from err
         return await self.inner.connect_tcp(str(addresses[0]), port, timeout=timeout,
                                             local_address=local_address,
                                             socket_options=socket_options)
@@ -112,7 +114,7 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
     async def connect_unix_socket(self, path: str, timeout: float | None = None,
                                   socket_options: Iterable[Any] | None = None
                                   ) -> httpcore.AsyncNetworkStream:
-        raise httpcore.ConnectError("refusing a Unix socket: only public hosts are allowed")
+        raise self.connect_error("refusing a Unix socket: only public hosts are allowed")
 
     async def sleep(self, seconds: float) -> None:
         await self.inner.sleep(seconds)
@@ -128,9 +130,19 @@ class PinnedTransport(httpx.AsyncHTTPTransport):
     def __init__(self, *, resolver: Resolver = system_resolver,
                  is_allowed: Callable[[Address], bool] | None = None, **options: Any) -> None:
         super().__init__(**options)
-        # httpx builds its pool with httpcore's default network backend; wrap that one
-        pool = self._pool
-        pool._network_backend = _PinnedBackend(pool._network_backend, resolver, is_allowed)
+        pin(self, httpcore, resolver=resolver, is_allowed=is_allowed)
+
+
+def pin(transport: Any, core: Any, *, resolver: Resolver = system_resolver,
+        is_allowed: Callable[[Address], bool] | None = None) -> Any:
+    """``transport`` (an `AsyncHTTPTransport` of httpx, or of httpx2, the stack the official
+    SDKs use), its connections pinned as `PinnedTransport`'s; ``core``: the httpcore module
+    it is built on (`httpcore` or `httpcore2`), whose `ConnectError` it maps."""
+    # the transport builds its pool with httpcore's default network backend; wrap that one
+    pool = transport._pool
+    pool._network_backend = _PinnedBackend(pool._network_backend, resolver, is_allowed,
+                                           core.ConnectError)
+    return transport
 
 
 def is_public(address: Address) -> bool:
