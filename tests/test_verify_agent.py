@@ -152,3 +152,23 @@ def test_rows_without_the_workspace_or_the_judge_reply_are_not_replayable(settin
     assert report.status == "not replayable"
     assert report.unreplayable[NO_WORKSPACE] == 2 * len(rows)
     assert sum(report.unreplayable.values()) == 3 * len(rows)  # and the judge's verdicts
+
+
+def test_an_agent_run_spot_checks_consistent_and_is_recorded(settings, pushed, monkeypatch,
+                                                             capsys):
+    from registry.cli import main
+    from registry.stores.verifications import read_records
+
+    with FakeOpenAIServer(responder=AgentOrJudge()) as server:
+        monkeypatch.setenv("HUBSKILLS_BASE_URL", server.url)
+        with pytest.raises(SystemExit) as exit_info:
+            main(["verify", REPO, "--run", pushed[1], "--resample", "3", "--json"])
+            raise SystemExit(0)
+        asked = len(server.bodies)
+    found = json.loads(capsys.readouterr().out)
+    assert exit_info.value.code == 0, found
+    check = found["spot_check"]
+    assert check["consistent"] and [a["pairs"] for a in check["arms"]] == [3, 3]
+    assert asked > 6  # the agent's turns and the judge, re-asked in both arms
+    [record] = [r for r in read_records(get_store(settings)) if r["kind"] == "spot-check"]
+    assert (record["run_id"], record["status"], record["k"]) == (pushed[1], "consistent", 3)
