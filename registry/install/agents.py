@@ -156,8 +156,8 @@ def check_folders(scope_root: Path, agents: Iterable[Agent], *, global_: bool) -
 
 
 @dataclass(frozen=True)
-class Placement:
-    """Where a skill is visible: the real folder (`files`), a `symlink` or a `copy`."""
+class AgentLink:
+    """Where a skill is visible to `agents`: the real folder (`files`), a `symlink` or a `copy`."""
 
     path: Path
     mode: str

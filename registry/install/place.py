@@ -13,7 +13,7 @@ from pathlib import Path
 
 from registry.errors import HubskillsError
 from registry.format.skill import content_hash
-from registry.install.agents import Agent, Placement, link_folders
+from registry.install.agents import Agent, AgentLink, link_folders
 from registry.install.lockfile import (
     MARKER_FILE,
     LockEntry,
@@ -43,7 +43,7 @@ class PullResult:
     path: Path
     status: str  # installed | updated | up-to-date | dry-run
     registry: str
-    placements: list[Placement] = field(default_factory=list)
+    placements: list[AgentLink] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     previous: Marker | None = None
     changed: list[str] = field(default_factory=list)
@@ -79,8 +79,8 @@ def place(staged: Staged, scope: Scope, agents: list[Agent], lock: Lockfile, *, 
         registry=registry, findings=staged.findings, previous=previous,
         changed=changes(dest, staged.folder) if previous else [], notes=staged.notes,
         lock_path=scope.lock_path)
-    result.placements = [Placement(dest, "files", ("agents",))] + [
-        Placement(link.path, "copy" if copy else "symlink", link.agents) for link in links]
+    result.placements = [AgentLink(dest, "files", ("agents",))] + [
+        AgentLink(link.path, "copy" if copy else "symlink", link.agents) for link in links]
     if dry_run:
         return result
     marker = Marker(staged.repo, resolved.sha, staged.content_hash, result.version,
@@ -115,9 +115,9 @@ def refresh(scope: Scope, name: str, marker: Marker, agents: list[Agent], copy: 
     result = PullResult(marker.repo, name, marker.sha, marker.version, marker.ref,
                         marker.content_hash, dest, "up-to-date", marker.registry,
                         previous=marker, notes=notes, lock_path=scope.lock_path)
-    result.placements = [Placement(dest, "files", ("agents",))]
+    result.placements = [AgentLink(dest, "files", ("agents",))]
     if dry_run:
-        result.placements += [Placement(x.path, "copy" if copy else "symlink", x.agents)
+        result.placements += [AgentLink(x.path, "copy" if copy else "symlink", x.agents)
                               for x in links]
         return result
     with Transaction() as txn:

@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from registry.install.agents import Placement
+from registry.install.agents import AgentLink
 
 log = logging.getLogger(__name__)
 
@@ -66,10 +66,10 @@ class Transaction:
         """Take `path` away (kept aside until `finish`)."""
         self._aside(path)
 
-    def link(self, dest: Path, plan: LinkPlan, copy: bool) -> Placement:
+    def link(self, dest: Path, plan: LinkPlan, copy: bool) -> AgentLink:
         """Place `dest` at `plan.path` as a relative symlink (a copy with `copy` or no links)."""
         if plan.action == "keep":
-            return Placement(plan.path, "symlink", plan.agents)
+            return AgentLink(plan.path, "symlink", plan.agents)
         make_dirs(plan.path.parent, self.created)
         if plan.action == "replace":
             self._aside(plan.path)
@@ -89,7 +89,7 @@ class Transaction:
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
         self.created.append(plan.path)
-        return Placement(plan.path, mode, plan.agents)
+        return AgentLink(plan.path, mode, plan.agents)
 
     def rollback(self) -> None:
         """Undo everything done, newest first: the previous state comes back."""
