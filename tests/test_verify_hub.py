@@ -86,7 +86,7 @@ def test_a_run_pushed_to_the_hub_verifies_and_its_spot_check_is_recorded(hub, tm
     code, stdout, stderr = verify(capsys, "--run", run_id, "--resample", "4")
     assert code == 0, stdout + stderr
     assert "spot check: consistent (K=4 per arm" in stdout
-    [record] = read_records(HubStore(settings))
+    [record] = [r for r in read_records(HubStore(settings)) if r["kind"] == "spot-check"]
     data = hub.repo(DATASET, "dataset").resolve("main")
     [content] = [c for p, c in data.files.items() if p.endswith(f"/{run_id}.jsonl")]
     assert (record["kind"], record["status"], record["k"]) == ("spot-check", "consistent", 4)
