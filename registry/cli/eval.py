@@ -226,24 +226,24 @@ def _placement(settings, skill: Path, repo, registry_kind, *, push: bool):
     Everything is checked now, before any model is called: an unknown registry, a missing
     token or an unwritable folder, and (with --push) a folder that cannot be placed.
     """
-    from registry.install.placement import place, unplaced_hint
+    from registry.install.identity import identify, unidentified_hint
 
     if not push and repo is None and registry_kind is None:
-        return None, place(skill, None)  # a pulled folder's marker only: no store is loaded
+        return None, identify(skill, None)  # a pulled folder's marker only: no store loaded
     from registry.stores import get_store
 
     if not push:
         if registry_kind is not None:
             out.warn(f"--registry {registry_kind} is used only with --push: nothing will be "
                      "pushed")
-        return None, place(skill, get_store(settings, registry_kind), repo=repo)
+        return None, identify(skill, get_store(settings, registry_kind), repo=repo)
     store = get_store(settings, registry_kind)
     store.check_writable()
-    placed = place(skill, store, repo=repo)
+    placed = identify(skill, store, repo=repo)
     if placed is None:
         raise HubskillsError(f"{skill} is no published version of a skill in the {store.kind} "
                              "registry, so pushed results would belong to none",
-                             hint=unplaced_hint(skill))
+                             hint=unidentified_hint(skill))
     return store, placed
 
 

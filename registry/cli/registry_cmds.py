@@ -216,16 +216,16 @@ def info_command(target: str, as_json: bool, registry: str | None) -> None:
 def _info_of(target: str, store: SkillStore) -> SkillInfo:
     """The registry skill `info` shows for a folder or an `ns/name[@version]` reference."""
     from registry.install import parse_spec
-    from registry.install.placement import place, unplaced_hint
+    from registry.install.identity import identify, unidentified_hint
 
     folder = Path(target).expanduser()
     if SkillSource.is_git(target) and not folder.exists():
         return source_info(target)
     if folder.is_dir():
-        placed = place(folder, store)
+        placed = identify(folder, store)
         if placed is None:
             raise HubskillsError(f"{target} is no published version of a skill in the "
-                                 f"{store.kind} registry", hint=unplaced_hint(folder))
+                                 f"{store.kind} registry", hint=unidentified_hint(folder))
         return store.info(placed.repo)
     if not looks_like_reference(target):
         raise no_such_folder(target, "info")

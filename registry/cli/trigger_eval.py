@@ -125,20 +125,20 @@ def eval_triggers(params: dict[str, Any], distractors: Path | None) -> None:
 
 def _placement(settings: Settings, skill: Path, params: dict[str, Any]) -> tuple[Any, Any]:
     """(the store to push to, the published version this folder is), as `eval` finds them."""
-    from registry.install.placement import place, unplaced_hint
+    from registry.install.identity import identify, unidentified_hint
     from registry.stores import get_store
 
     repo, kind = params["repo"], params["registry_kind"]
     if not params["push"]:
         store = None if repo is None and kind is None else get_store(settings, kind)
-        return None, place(skill, store, repo=repo)
+        return None, identify(skill, store, repo=repo)
     store = get_store(settings, kind)
     store.check_writable()
-    placed = place(skill, store, repo=repo)
+    placed = identify(skill, store, repo=repo)
     if placed is None:
         raise HubskillsError(f"{skill} is no published version of a skill in the {store.kind} "
                              "registry, so pushed results would belong to none",
-                             hint=unplaced_hint(skill))
+                             hint=unidentified_hint(skill))
     return store, placed
 
 

@@ -5,7 +5,7 @@ scans and places (see `pull.py`, `staging.py`, `place.py`); `install` and `updat
 `restore.py`) work from the lockfile; `installed.py` lists and removes.
 
 Each name is imported from its module on first use (PEP 562 `__getattr__`), so `eval` reading a
-pulled folder's marker (`placement.py`) does not load the pull machinery and every store.
+pulled folder's marker (`identity.py`) does not load the pull machinery and every store.
 """
 
 from __future__ import annotations

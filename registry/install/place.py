@@ -1,4 +1,4 @@
-"""Placing a staged revision: swap it into `.agents/skills/<name>`, link it for each agent,
+"""Installing a staged revision: swap it into `.agents/skills/<name>`, link it for each agent,
 record it in `skills.lock` and the install marker. Every conflict is found before anything is
 written; any failure rolls back every step, so the previous install stays exactly as it was.
 Folders we did not install are never replaced without `force`; folders `hf skills` manages are
@@ -56,9 +56,9 @@ class PullResult:
         return summarize(self.findings)
 
 
-def place(staged: Staged, scope: Scope, agents: list[Agent], lock: Lockfile, *, registry: str,
-          copy: bool = False, force: bool = False, dry_run: bool = False,
-          write_lock: bool = True) -> PullResult:
+def install_staged(staged: Staged, scope: Scope, agents: list[Agent], lock: Lockfile, *,
+                   registry: str, copy: bool = False, force: bool = False, dry_run: bool = False,
+                   write_lock: bool = True) -> PullResult:
     """Swap the staged folder into place, link it for each agent, record it in the lock.
 
     Every conflict is found before anything is written; on any failure every step is undone.

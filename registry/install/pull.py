@@ -29,7 +29,7 @@ from registry.install.lockfile import (
     now_iso,
     read_marker,
 )
-from registry.install.place import PullResult, place, refresh
+from registry.install.place import PullResult, install_staged, refresh
 from registry.install.source_store import MAX_DEPTH, SourceStore
 from registry.install.sources import (
     FolderSource,
@@ -97,7 +97,7 @@ def pull(spec: str, *, project: Path, store: SkillStore | None = None,
         from registry.stores import get_store
 
         store = get_store(Settings.from_env(), offline_fallback=True)
-    return _place(_stage(repo, ref, store, plan), plan)
+    return _install(_stage(repo, ref, store, plan), plan)
 
 
 @dataclass(frozen=True)
@@ -151,7 +151,7 @@ def pull_source(spec: str, plan: Plan, *, skills: Sequence[str] = (),
             for folder in picked:
                 staged.append(_stage(source.at(folder).key, source.ref,
                                      cast(SkillStore, store), plan))
-            return [_place(item, plan) for item in staged]
+            return [_install(item, plan) for item in staged]
         finally:
             for item in staged:
                 if isinstance(item, tuple):
@@ -176,13 +176,14 @@ def _stage(repo: str, ref: str | None, store: SkillStore, plan: Plan) -> _Ready:
     return staged, resolved.registry or store.kind
 
 
-def _place(ready: _Ready, plan: Plan) -> PullResult:
+def _install(ready: _Ready, plan: Plan) -> PullResult:
     if isinstance(ready, PullResult):
         return ready
     staged, registry = ready
     try:
-        return place(staged, plan.scope, plan.agents, Lockfile.read(plan.scope.lock_path),
-                     registry=registry, copy=plan.copy, force=plan.force, dry_run=plan.dry_run)
+        return install_staged(staged, plan.scope, plan.agents,
+                              Lockfile.read(plan.scope.lock_path), registry=registry,
+                              copy=plan.copy, force=plan.force, dry_run=plan.dry_run)
     finally:
         discard(staged)
 

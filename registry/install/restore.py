@@ -22,7 +22,7 @@ from registry.format.skill import content_hash
 from registry.install.agents import Agent, check_folders, select_agents
 from registry.install.installed import check_unpinned, managed
 from registry.install.lockfile import LockEntry, Lockfile, Scope, read_marker
-from registry.install.place import PullResult, check_dest, place, refresh
+from registry.install.place import PullResult, check_dest, install_staged, refresh
 from registry.install.pull import pull
 from registry.install.source_store import SOURCE_REGISTRIES, SourceStore
 from registry.install.sources import FolderSource
@@ -124,8 +124,8 @@ def _install_many(todo: list[tuple[LockEntry, SkillStore, list[Agent]]], scope: 
         if failed is not None:
             raise failed
         for (entry, _store, agents), item in zip(todo, staged, strict=True):
-            results.append(place(item, scope, agents, lock, registry=entry.registry,
-                                 copy=entry.copy, force=force, write_lock=False))
+            results.append(install_staged(item, scope, agents, lock, registry=entry.registry,
+                                          copy=entry.copy, force=force, write_lock=False))
     finally:
         for item in staged:
             discard(item)

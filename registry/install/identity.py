@@ -1,47 +1,39 @@
-"""Which published skill version a folder is, so its results belong to that version.
+"""Which published skill version a folder is (`identify`), so its results belong to that version.
 
-A folder is placed by, in order: the marker of a pulled folder (when its content is unchanged),
-or a content hash equal to the latest published revision of a candidate repo (`--repo`, else
-`<namespace>/<name>` and the example skills' `hubskills/<name>`), read from that repo's card.
-A folder that matches nothing cannot be placed: its results would be orphans.
+A folder is identified by, in order: the marker of a pulled folder (when its content is
+unchanged), or a content hash equal to the latest published revision of a candidate repo
+(`--repo`, else `<namespace>/<name>` and the example skills' `hubskills/<name>`), read from that
+repo's card.
+A folder that matches nothing has no version: its results would be orphans.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from registry.errors import SkillNotFound
 from registry.format.skill import content_hash, load_skill
+from registry.format.version_ref import SkillVersionRef
 from registry.install.lockfile import read_marker
 
-if TYPE_CHECKING:  # the stores are imported by `place` once there is one to ask
+if TYPE_CHECKING:  # the stores are imported by `identify` once there is one to ask
     from registry.stores.base import SkillStore
 
 
-@dataclass(frozen=True)
-class Placement:
-    """A folder's registry repo, version and revision, and how that was found."""
-
-    repo: str
-    version: str | None
-    revision: str | None
-    source: str
-
-
-def from_marker(folder: Path, repo: str | None = None) -> Placement | None:
-    """The placement a pulled folder's marker records, if its content is unchanged."""
+def from_marker(folder: Path, repo: str | None = None) -> SkillVersionRef | None:
+    """The version a pulled folder's marker records, if its content is unchanged."""
     marker = read_marker(folder)
     if marker is None or marker.content_hash != content_hash(folder):
         return None
     if repo is not None and repo != marker.repo:
         return None
-    return Placement(marker.repo, marker.version, marker.sha, "the pulled folder's marker")
+    return SkillVersionRef(marker.repo, marker.sha, marker.version, "the pulled folder's marker")
 
 
-def place(folder: Path, store: SkillStore | None, *, repo: str | None = None) -> Placement | None:
-    """Place ``folder`` (see the module docstring); None when nothing matches.
+def identify(folder: Path, store: SkillStore | None, *,
+             repo: str | None = None) -> SkillVersionRef | None:
+    """The published version ``folder`` is (see the module docstring); None when nothing matches.
 
     Without a ``store`` only the marker is read (no registry call).
 
@@ -70,11 +62,12 @@ def place(folder: Path, store: SkillStore | None, *, repo: str | None = None) ->
         if isinstance(block, dict) and block.get("content_hash") == digest:
             version = str(block["version"]) if block.get("version") else None
             sha = store.resolve(candidate, version).sha
-            return Placement(candidate, version, sha, f"the content of {candidate} v{version}")
+            return SkillVersionRef(candidate, sha, version,
+                                   f"the content of {candidate} v{version}")
     return None
 
 
-def unplaced_hint(folder: Path) -> str:
-    """The next command for a folder that cannot be placed."""
+def unidentified_hint(folder: Path) -> str:
+    """The next command for a folder that is no published version."""
     return (f"hubskills publish {folder}  # then eval the published version, or: "
             f"hubskills eval {folder} --push --repo NS/NAME")
