@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from registry._io import atomic_write_text
 from registry._turns import waiting
+from registry.hub.discussions import Discussions
 from registry.hub.errors import EntryNotFound, HubError, RefusedPath, Unreachable, translate
 
 if TYPE_CHECKING:
@@ -112,8 +113,9 @@ def _quiet_tqdm() -> type:
     return Quiet
 
 
-class HubClient:
-    """The Hub at `endpoint`, as hubskills uses it (see the module docstring)."""
+class HubClient(Discussions):
+    """The Hub at `endpoint`, as hubskills uses it (see the module docstring); pull-request
+    comments and merges are `Discussions`'."""
 
     def __init__(self, endpoint: str, token: str | None, cache_dir: Path) -> None:
         from huggingface_hub import HfApi

@@ -5,12 +5,14 @@ token was registered with `hub.add_user(name, token)`: such a user may write onl
 their own namespace (and those granted with `writes=`). Anyone signed in may still open a pull
 request (`create_commit(..., create_pr=True)`): the commit goes to `refs/pr/N`, `main` does not
 move, and the PR is listed by `GET /api/{t}/{id}/discussions` (what `get_repo_discussions`
-reads) until `hub.merge_pr(...)` merges it into `main` or `hub.close_pr(...)` closes it.
+reads) until `hub.merge_pr(...)` (or the client's `merge_pull_request`) merges it into `main`
+or `hub.close_pr(...)` closes it. Comments (`comment_discussion`) are kept on the pull request
+(`pr.comments`, each `{author, text}`) and read back by `get_discussion_details`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -25,13 +27,15 @@ class PullRequest:
     base: str
     created_at: str
     status: str = "open"  # open, merged, closed
+    comments: list[dict[str, str]] = field(default_factory=list)
 
     def discussion(self, repo_id: str, repo_type: str) -> dict[str, Any]:
         """The item `get_repo_discussions` reads."""
         return {"num": self.num, "title": self.title, "status": self.status,
                 "isPullRequest": True, "author": {"name": self.author},
-                "createdAt": self.created_at, "pinned": False, "numComments": 1,
-                "topReactions": [], "repo": {"name": repo_id, "type": repo_type}}
+                "createdAt": self.created_at, "pinned": False,
+                "numComments": 1 + len(self.comments), "topReactions": [],
+                "repo": {"name": repo_id, "type": repo_type}}
 
 
 def may_write(user: str, grants: set[str], repo_id: str) -> bool:
@@ -54,3 +58,51 @@ def discussions_page(pulls: list[PullRequest], repo_id: str, repo_type: str,
     return {"discussions": [p.discussion(repo_id, repo_type) for p in chosen],
             "count": len(chosen), "start": 0,
             "numClosedDiscussions": sum(p.status != "open" for p in pulls)}
+
+
+def comment_event(pr: PullRequest, index: int) -> dict[str, Any]:
+    """Comment ``index`` of ``pr`` as the Hub's event (what `deserialize_event` reads)."""
+    comment = pr.comments[index]
+    return {"id": f"{pr.num}-{index}", "type": "comment", "createdAt": comment["at"],
+            "author": {"name": comment["author"]},
+            "data": {"edited": False, "hidden": False, "latest": {"raw": comment["text"]}}}
+
+
+def add_comment(pr: PullRequest, author: str, body: dict[str, Any], now: str) -> dict[str, Any]:
+    """`POST .../discussions/{num}/comment` with `{"comment": text}`: the new message."""
+    text = str(body.get("comment") or "").strip()
+    pr.comments.append({"author": author, "text": text, "at": now})
+    return {"newMessage": comment_event(pr, len(pr.comments) - 1)}
+
+
+def discussion_details(pr: PullRequest, repo_id: str, repo_type: str) -> dict[str, Any]:
+    """`GET .../discussions/{num}`: the pull request and its comments as events."""
+    return {**pr.discussion(repo_id, repo_type),
+            "events": [comment_event(pr, i) for i in range(len(pr.comments))],
+            "changes": {"base": "refs/heads/main"}, "filesWithConflicts": [], "diff": ""}
+
+
+def discussion_route(handler: Any, repo: Any, method: str, num: int,
+                     rest: list[str]) -> dict[str, Any] | None:
+    """`/api/{t}/{id}/discussions/{num}[/comment|/merge]` for a pull request (None: no such
+    route). Commenting needs a token; merging needs write access to the repo."""
+    from .hub_server import HubError, now_iso
+
+    pr = repo.pulls.get(num)
+    if pr is None:
+        raise HubError(404, f"Discussion #{num} not found")
+    if method == "GET" and not rest:
+        return discussion_details(pr, repo.id, repo.repo_type)
+    if method != "POST" or rest not in (["comment"], ["merge"]):
+        return None
+    handler._require_auth()
+    author, body = handler.hub.user_of(handler._bearer())[0], handler._json()
+    if rest == ["comment"]:
+        return add_comment(pr, author, body, now_iso())
+    handler._require_write(repo.id)
+    if pr.status != "open":
+        raise HubError(400, f"Pull request #{num} is {pr.status}")
+    handler.hub.merge_pr(repo.id, num, repo.repo_type)
+    if body.get("comment"):
+        add_comment(pr, author, body, now_iso())
+    return {}

@@ -34,7 +34,13 @@ from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
 import yaml
 
-from .hub_review import PullRequest, discussions_page, may_write, merged_files
+from .hub_review import (
+    PullRequest,
+    discussion_route,
+    discussions_page,
+    may_write,
+    merged_files,
+)
 from .jobs_server import FakeJobs
 
 TYPES_BY_PLURAL = {"models": "model", "datasets": "dataset", "spaces": "space"}
@@ -509,6 +515,8 @@ class _Handler(BaseHTTPRequestHandler):
         if method == "GET" and action == "discussions" and not args:
             return discussions_page(list(repo.pulls.values()), repo.id, repo.repo_type,
                                     self._q("status"))
+        if action == "discussions" and args and args[0].isdigit():
+            return discussion_route(self, repo, method, int(args[0]), args[1:])
         if method == "GET" and action == "commits" and len(args) == 1:
             history, commit = [], repo.resolve(args[0])
             while commit:
