@@ -112,9 +112,9 @@ def test_a_name_that_does_not_resolve_is_refused():
 
 
 def test_on_a_space_every_model_call_goes_through_the_pinned_transport(monkeypatch):
-    """Wired in: a model resolved on a Space connects only to checked public addresses, so an
-    endpoint that names a loopback server (or a name rebound to one) is never reached; the same
-    reference off a Space reaches it."""
+    """Wired in: a model resolved on a Space for an endpoint a visitor chose connects only to
+    checked public addresses, so one that names a loopback server (or a name rebound to one) is
+    never reached; the same reference off a Space reaches it."""
     from fakes.openai_server import FakeOpenAIServer
 
     from registry.config import Settings

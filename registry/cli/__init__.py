@@ -73,7 +73,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("registry.cli.validate:validate_command",
                  "Check skill folders and their test suites; exit 1 on any error."),
     "verify": ("registry.cli.verify:verify_command",
-               "Replay a saved run without calling any model; exit 1 unless it is verified."),
+               "Replay a saved or pushed run without calling any model; exit 1 unless it is "
+               "verified."),
     "versions": ("registry.cli.registry_cmds:versions_command",
                  "List a skill's published versions, newest first."),
     "doctor": ("registry.cli.doctor:doctor_command",

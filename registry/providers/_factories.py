@@ -29,7 +29,7 @@ Factory = Callable[[Settings, str | None], Provider]
 _FACTORIES: dict[str, Factory] = {}
 # Weak values: an instance (and the key it holds) lives only while some Model uses it, so a key
 # typed into the Space for one request does not stay in memory for the life of the process.
-_INSTANCES: weakref.WeakValueDictionary[tuple[str, ...], Provider] = (
+_INSTANCES: weakref.WeakValueDictionary[tuple[tuple[str, ...], bool], Provider] = (
     weakref.WeakValueDictionary())
 _instances_lock = threading.Lock()
 
@@ -69,10 +69,13 @@ def resolve(ref: str, settings: Settings, *, base_url: str | None = None,
         raise UnknownModel(f"the only embedded model is {EMBEDDED_REF}, not {ref!r}",
                            hint=MODELS_HINT)
     instance = _FACTORIES[name](settings, base_url)
-    if settings.on_space and isinstance(instance, SDKProvider):
+    # On a Space, an endpoint a visitor chose (`base_url`; the owner's own come from settings)
+    # is connected to only at checked public addresses, each time it is connected to.
+    pinned = settings.on_space and base_url is not None and isinstance(instance, SDKProvider)
+    if pinned:
         instance.public_only = True
     with _instances_lock:
-        instance = _INSTANCES.setdefault(instance.connection_key(), instance)
+        instance = _INSTANCES.setdefault((instance.connection_key(), pinned), instance)
     return Model(ref=f"{name}/{model_id}", provider=instance, model_id=model_id,
                  retry=retry or RetryPolicy())
 
