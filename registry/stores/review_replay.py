@@ -1,0 +1,211 @@
+"""Pending submissions replayed for the results dataset's owner, and the result told on the PR.
+
+A contributor's run waits in an open pull request on the results dataset (`review.py`).
+`replay_pending` replays each one from the exact bytes the pull request holds (no model is
+called; code checks in the sandbox, or `not replayable` where none works), records the
+verification beside the runs (`verifications.verify_and_record`: it names the rows by their
+hash, so it still holds once the pull request is merged unchanged) and posts the result as a
+comment on the pull request. The comment carries a marker naming the run and its rows hash, so
+a pull request gets one comment per version of its rows, however often the Space refreshes.
+
+`merge_submission` is the only way hubskills merges a submission: it replays first and
+refuses a `mismatch`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from functools import partial
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from registry._version import __version__
+from registry.errors import HubskillsError
+from registry.evaluation.leaderboard_badges import REPLAY
+from registry.stores.base import SkillStore
+from registry.stores.verifications import (
+    CONCLUSIVE,
+    Record,
+    RunFile,
+    for_rows,
+    read_records,
+    rows_hash,
+    verify_and_record,
+)
+
+if TYPE_CHECKING:
+    from registry.config import Settings
+    from registry.hub import PullRequest, RemoteFile
+    from registry.stores.hub_results import HubResults
+
+log = logging.getLogger(__name__)
+MARKER = "<!-- hubskills-verification run={run} rows={rows} -->"
+_ICONS = {"verified": "✅", "mismatch": "❌", "not replayable": "⚠️"}
+
+
+@dataclass(frozen=True)
+class SubmissionCheck:
+    """What replaying one pending run found, and whether its pull request was told now."""
+
+    num: int
+    url: str
+    author: str
+    run_id: str
+    skill_repo: str | None
+    rows_hash: str
+    status: str  # verified, mismatch, not replayable
+    first_problem: str | None
+    commented: bool = False
+
+    def line(self) -> str:
+        """One markdown line for a view: PR, run, status and the first problem."""
+        why = f": {self.first_problem}" if self.first_problem else ""
+        told = " (commented on the pull request)" if self.commented else ""
+        return (f"{_ICONS.get(self.status, '')} [PR #{self.num}]({self.url}) by {self.author}, "
+                f"run `{self.run_id}`: **{self.status}**{why}{told}")
+
+
+def replay_pending(store: SkillStore, settings: Settings, *,
+                   comment: bool = True) -> list[SubmissionCheck]:
+    """Replay every run waiting in an open pull request on ``store``'s results dataset (rows
+    already replayed are not replayed again) and, with ``comment``, post each result on its
+    pull request once per version of its rows. A local store has no pull requests: [].
+
+    Raises:
+        HubskillsError: the Hub could not be asked, or a record could not be written.
+    """
+    results = _hub_results(store)
+    if results is None:
+        return []
+    from registry.hub import user_errors
+
+    with user_errors():
+        waiting = results.pending()
+    records = read_records(store) if waiting else []
+    checks = [_check(store, settings, pr, entry, records) for pr, added in waiting
+              for entry in added]
+    return [_told(results, c) for c in checks] if comment else checks
+
+
+def merge_submission(store: SkillStore, settings: Settings, num: int) -> list[SubmissionCheck]:
+    """Merge pull request ``num`` on ``store``'s results dataset after replaying its runs;
+    returns what the replay found.
+
+    Raises:
+        HubskillsError: no such open pull request, or one of its runs is a `mismatch`
+            (hubskills never merges those), or the Hub refused.
+    """
+    results = _hub_results(store)
+    if results is None:
+        raise HubskillsError(f"a {store.kind} registry has no pull requests to merge",
+                             hint="hubskills leaderboard --registry hub --pending")
+    checks = [c for c in replay_pending(store, settings) if c.num == num]
+    if not checks:
+        raise HubskillsError(f"no open pull request #{num} adds runs to {results.repo()}",
+                             hint="hubskills leaderboard --registry hub --pending")
+    bad = next((c for c in checks if c.status == "mismatch"), None)
+    if bad is not None:
+        raise HubskillsError(
+            f"pull request #{num} is not merged: run {bad.run_id} is a mismatch "
+            f"({bad.first_problem})", hint=f"hubskills verify {bad.skill_repo or 'NS/NAME'} "
+            f"--run {bad.run_id} --revision refs/pr/{num}")
+    from registry.hub import user_errors
+
+    with user_errors():
+        results.client.merge_pull_request(
+            results.repo(), num, repo_type="dataset",
+            comment="Merged by hubskills after a replay: "
+                    + ", ".join(f"{c.run_id} {c.status}" for c in checks))
+    return checks
+
+
+def comment_text(check: SubmissionCheck) -> str:
+    """The pull request comment for ``check`` (markdown, ending with its marker)."""
+    head = (f"{_ICONS.get(check.status, '')} **hubskills replay: {check.status}** for run "
+            f"`{check.run_id}`")
+    if check.status == "verified":
+        body = ("The skill and suite are the ones the rows name, every planned sample is there "
+                "once, every stored output regrades to its stored verdict and the summary "
+                "recomputes. A replay proves the grading and the arithmetic, not that the "
+                "outputs came from the model: a spot check (`--resample K`) speaks to that.")
+    elif check.status == "mismatch":
+        body = (f"First problem: {check.first_problem}\n\nhubskills will not merge this pull "
+                "request while its rows do not replay.")
+    else:
+        body = f"Why: {check.first_problem}"
+    again = (f"hubskills verify {check.skill_repo or 'NS/NAME'} --run {check.run_id} "
+             f"--revision refs/pr/{check.num}")
+    return (f"{head}\n\n{body}\n\nReplayed without calling any model by hubskills "
+            f"{__version__}. To replay it yourself: `{again}`\n\n"
+            + MARKER.format(run=check.run_id, rows=check.rows_hash))
+
+
+def _hub_results(store: SkillStore) -> HubResults | None:
+    from registry.stores.hub_results import HubResults
+
+    results = getattr(store, "results", None)
+    return results if store.kind == "hub" and isinstance(results, HubResults) else None
+
+
+def _check(store: SkillStore, settings: Settings, pr: PullRequest, entry: RemoteFile,
+           records: list[Record]) -> SubmissionCheck:
+    """Replay one run of one pull request (or reuse the record of these exact rows)."""
+    from registry.evaluation.verify_registry import read_pushed, verify_published
+
+    run_id = PurePosixPath(entry.path).stem
+    data = read_pushed(store, run_id, pr.revision)
+    run = RunFile(run_id, entry.path, rows_hash(data))
+    repo, revision = _named_skill(data)
+    record = _kept(records, run)
+    if record is None:
+        replay = partial(verify_published, store, repo or "", run_id, settings, data=data)
+        record, _ = verify_and_record(store, run, replay, skill_repo=repo,
+                                      skill_revision=revision, records=records)
+        records.append(record)
+    return SubmissionCheck(pr.num, pr.url, pr.author, run_id, repo, run.rows_hash,
+                           str(record.get("status")), record.get("first_problem"))
+
+
+def _kept(records: list[Record], run: RunFile) -> Record | None:
+    """The latest replay record of these rows that stands: a conclusive one, or one that found
+    them not replayable with this very hubskills (a later one may replay them)."""
+    mine = [r for r in for_rows(records, run) if r.get("kind", REPLAY) == REPLAY
+            and (r.get("status") in CONCLUSIVE or r.get("hubskills_version") == __version__)]
+    return max(mine, key=lambda r: str(r.get("verified_at"))) if mine else None
+
+
+def _named_skill(data: bytes) -> tuple[str | None, str | None]:
+    """The skill repo and revision the run's first row names (None when it names none)."""
+    first = data.split(b"\n", 1)[0]
+    try:
+        row: Any = json.loads(first)
+    except ValueError:
+        return None, None
+    if not isinstance(row, dict):
+        return None, None
+    repo, revision = row.get("skill_repo"), row.get("skill_revision")
+    return (repo if isinstance(repo, str) else None,
+            revision if isinstance(revision, str) else None)
+
+
+def _told(results: HubResults, check: SubmissionCheck) -> SubmissionCheck:
+    """``check``, commented on its pull request unless a comment names these rows already (a
+    comment that cannot be posted is logged, never raised: the view still shows it)."""
+    from dataclasses import replace
+
+    from registry.hub import user_errors
+
+    marker = MARKER.format(run=check.run_id, rows=check.rows_hash)
+    try:
+        with user_errors():
+            said = results.client.comments(results.repo(), check.num, repo_type="dataset")
+            if any(marker in text for text in said):
+                return check
+            results.client.comment(results.repo(), check.num, comment_text(check),
+                                   repo_type="dataset")
+    except HubskillsError as err:
+        log.warning("could not comment on pull request #%d: %s", check.num, err)
+        return check
+    return replace(check, commented=True)

@@ -1,0 +1,105 @@
+"""Pending submissions replayed for the owner (`stores.review_replay`): on the fake Hub, a
+contributor's pull request is replayed, its verification recorded and the result commented on
+the pull request once per version of its rows; a mismatch is never merged by hubskills.
+
+The dataset's owner ("boss") uses the hub's own token, a contributor ("alice") one that may only
+open pull requests (the fixture and the run come from `test_verify_hub`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+# huggingface_hub reads these once, at import: set them before anything imports it.
+os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+from fakes.hub_server import FakeHub  # noqa: E402
+from test_verify_hub import ALICE, DATASET, SKILL, evaluate, hub  # noqa: E402, F401
+
+from registry.config import Settings  # noqa: E402
+from registry.errors import HubskillsError  # noqa: E402
+from registry.hub import HubClient  # noqa: E402
+from registry.stores.hub import HubStore  # noqa: E402
+from registry.stores.push import push_saved_run  # noqa: E402
+from registry.stores.review_replay import merge_submission, replay_pending  # noqa: E402
+from registry.stores.verifications import pending_badges, read_records  # noqa: E402
+
+PASSED = re.compile(r'"passed":\s*true')
+
+
+def submit(tmp_path: Path) -> tuple[str, Settings]:
+    """Evaluate boss's skill and let alice propose the run as pull request #1."""
+    run_id = evaluate(tmp_path)
+    settings = Settings.from_env()
+    HubStore(settings).results._ensure_dataset(DATASET)
+    alice = HubStore(Settings.from_env({**os.environ, "HF_TOKEN": ALICE,
+                                        "HUBSKILLS_HOME": str(tmp_path / "alice")}))
+    assert push_saved_run(alice, settings.runs_dir, run_id).pending
+    return run_id, settings
+
+
+def comments(server: FakeHub, num: int) -> list[str]:
+    return [c["text"] for c in server.repo(DATASET, "dataset").pulls[num].comments]
+
+
+def tamper(server: FakeHub, run_id: str) -> None:
+    """Close alice's pull request #1 and propose its rows again as #2, one verdict flipped."""
+    files = server.repo(DATASET, "dataset").resolve("refs/pr/1").files
+    path = next(p for p in files if p.endswith(f"/{run_id}.jsonl"))
+    lines = files[path].decode().splitlines(keepends=True)
+    flipped = next(i for i, line in enumerate(lines) if PASSED.search(line))
+    lines[flipped] = PASSED.sub('"passed": false', lines[flipped], count=1)
+    server.close_pr(DATASET, 1, "dataset")
+    client = HubClient(server.url, ALICE, Path(os.environ["HUBSKILLS_HOME"]) / "alice-cache")
+    client.propose(DATASET, {path: "".join(lines).encode()}, message="edited",
+                   repo_type="dataset")
+
+
+def test_a_pending_submission_is_replayed_recorded_and_commented_once(hub, tmp_path):  # noqa: F811 (the fixture)
+    run_id, settings = submit(tmp_path)
+    store = HubStore(settings)
+
+    [check] = replay_pending(store, settings)
+    assert (check.num, check.author, check.run_id, check.status) == (1, "alice", run_id,
+                                                                      "verified")
+    assert check.commented
+    [text] = comments(hub, 1)
+    assert text.startswith(f"✅ **hubskills replay: verified** for run `{run_id}`")
+    assert f"hubskills verify {SKILL} --run {run_id} --revision refs/pr/1" in text
+    assert pending_badges(store)[run_id].verification == "replayed"
+    [record] = [r for r in read_records(store) if r["run_id"] == run_id]
+    assert (record["status"], record["rows_hash"]) == ("verified", check.rows_hash)
+
+    [again] = replay_pending(store, settings)  # a refresh: nothing replayed or said again
+    assert again.status == "verified" and not again.commented
+    assert len(comments(hub, 1)) == 1
+    assert len([r for r in read_records(store) if r["run_id"] == run_id]) == 1
+
+    merge_submission(store, settings, 1)  # a verified submission merges
+    assert hub.repo(DATASET, "dataset").pulls[1].status == "merged"
+
+
+def test_a_mismatched_submission_is_commented_and_never_merged(hub, tmp_path):  # noqa: F811 (the fixture)
+    run_id, settings = submit(tmp_path)
+    tamper(hub, run_id)
+    store = HubStore(settings)
+
+    [check] = replay_pending(store, settings)
+    assert (check.num, check.status) == (2, "mismatch")
+    [text] = comments(hub, 2)
+    assert text.startswith(f"❌ **hubskills replay: mismatch** for run `{run_id}`")
+    assert "First problem: q0 #0 baseline (local/fake-student): check 2" in text
+    assert "stored 'failed', regraded 'passed'" in text
+    assert "hubskills will not merge this pull request" in text
+
+    with pytest.raises(HubskillsError) as refused:
+        merge_submission(store, settings, 2)
+    assert f"pull request #2 is not merged: run {run_id} is a mismatch" in str(refused.value)
+    assert refused.value.hint == f"hubskills verify {SKILL} --run {run_id} --revision refs/pr/2"
+    assert hub.repo(DATASET, "dataset").pulls[2].status == "open"
+    assert len(comments(hub, 2)) == 1  # the refusal replayed nothing and said nothing again
