@@ -23,6 +23,7 @@ from .leaderboard_view import (
     tag_choices,
 )
 from .messages import friendly
+from .pending_replay import PendingReplays
 from .snapshot import Snapshot
 from .state import SpaceState
 from .theme import EXPLAINER
@@ -86,12 +87,16 @@ def per_model(state: SpaceState, model: str | None) -> dict:
                       lambda: wire_table(model_table(state.board(), model).head(TABLE_ROWS)))
 
 
-def pending(state: SpaceState) -> tuple[dict, str]:
+def pending(state: SpaceState, replays: PendingReplays | None = None) -> tuple[dict, str]:
     """Submissions awaiting review (open pull requests on the results dataset), ranked among
     themselves and marked unreviewed, each under its pull request's author as the Hub reports
     it; rows that claim another producer are flagged. Asked on request only, never memoised
     with the merged data: a pull request opens or merges without changing that data's
-    version."""
+    version. With ``replays``, what waits is replayed first (see `pending_replay`)."""
+    replayed = ""
+    if replays is not None:
+        replays.run()
+        replayed = replays.note()
     frame = pending_frame(state.store)
     view = leaderboard_view(Board.build(frame, badges=pending_badges(state.store)),
                             state.tags(), limit=TABLE_ROWS, include_unverified=True)
@@ -106,7 +111,7 @@ def pending(state: SpaceState) -> tuple[dict, str]:
     if claims:
         note += (f"\n\n⚠️ {len(claims)} run(s) whose rows name another producer than the pull "
                  "request's author: shown under the author.")
-    return wire_table(table), note
+    return wire_table(table), f"{note}\n\n{replayed}" if replayed else note
 
 
 def _submitter(author: str | None, claimed: list[str] | None) -> str:
@@ -178,11 +183,13 @@ def build(state: SpaceState) -> LeaderboardTab:
     tab = LeaderboardTab(table, query, model, tag, verdict, scatter, summary, view_model,
                          model_rows)
     _wire(state, tab)
-    _pending_section(state)
+    replays = PendingReplays(state)
+    _pending_section(state, replays)
+    replays.start()
     return tab
 
 
-def _pending_section(state: SpaceState) -> None:
+def _pending_section(state: SpaceState, replays: PendingReplays) -> None:
     """Unreviewed submissions, apart from the ranked board and only when asked for."""
     with gr.Accordion("Pending submissions (unreviewed)", open=False, elem_id="pending"):
         show = gr.Button("Show pending submissions", size="sm", elem_id="pending-show")
@@ -193,7 +200,7 @@ def _pending_section(state: SpaceState) -> None:
 
     @friendly
     def load() -> tuple[dict, str]:
-        return pending(state)
+        return pending(state, replays)
 
     show.click(load, None, [rows, note], api_name="pending", concurrency_limit=1,
                concurrency_id="pending", show_progress="minimal")

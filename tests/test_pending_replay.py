@@ -93,7 +93,7 @@ def test_a_mismatched_submission_is_commented_and_never_merged(hub, tmp_path):  
     assert (check.num, check.status) == (2, "mismatch")
     [text] = comments(hub, 2)
     assert text.startswith(f"❌ **hubskills replay: mismatch** for run `{run_id}`")
-    assert "First problem: q0 #0 baseline (local/fake-student): check 2" in text
+    assert "First problem: `q0 #0 baseline (local/fake-student): check 2" in text
     assert "stored 'failed', regraded 'passed'" in text
     assert "hubskills will not merge this pull request" in text
 
@@ -103,3 +103,24 @@ def test_a_mismatched_submission_is_commented_and_never_merged(hub, tmp_path):  
     assert refused.value.hint == f"hubskills verify {SKILL} --run {run_id} --revision refs/pr/2"
     assert hub.repo(DATASET, "dataset").pulls[2].status == "open"
     assert len(comments(hub, 2)) == 1  # the refusal replayed nothing and said nothing again
+
+
+def test_the_spaces_pending_view_replays_and_lists_what_it_found(hub, tmp_path):  # noqa: F811
+    from space.leaderboard_tab import pending
+    from space.pending_replay import PendingReplays
+    from space.state import SpaceState
+
+    run_id, settings = submit(tmp_path)
+    state = SpaceState(settings, HubStore(settings), on_space=False)
+    replays = PendingReplays(state)
+
+    table, note = pending(state, replays)
+    assert f"run `{run_id}`: **verified** (commented on the pull request)" in note
+    assert "[PR #1](" in note and "by alice" in note
+    assert "replayed" in str(table)  # the verified column of the pending table
+    [text] = comments(hub, 1)
+    assert text.startswith(f"✅ **hubskills replay: verified** for run `{run_id}`")
+
+    _, note = pending(state, replays)  # shown again: listed, not commented again
+    assert f"run `{run_id}`: **verified**" in note and "commented" not in note
+    assert len(comments(hub, 1)) == 1

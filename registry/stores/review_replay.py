@@ -7,6 +7,7 @@ verification beside the runs (`verifications.verify_and_record`: it names the ro
 hash, so it still holds once the pull request is merged unchanged) and posts the result as a
 comment on the pull request. The comment carries a marker naming the run and its rows hash, so
 a pull request gets one comment per version of its rows, however often the Space refreshes.
+What the rows say (a problem quotes stored values) is shown as code, never as markdown.
 
 `merge_submission` is the only way hubskills merges a submission: it replays first and
 refuses a `mismatch`.
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from registry._version import __version__
 from registry.errors import HubskillsError
 from registry.evaluation.leaderboard_badges import REPLAY
+from registry.format.untrusted import code_span
 from registry.stores.base import SkillStore
 from registry.stores.verifications import (
     CONCLUSIVE,
@@ -61,7 +63,7 @@ class SubmissionCheck:
 
     def line(self) -> str:
         """One markdown line for a view: PR, run, status and the first problem."""
-        why = f": {self.first_problem}" if self.first_problem else ""
+        why = f": {code_span(self.first_problem)}" if self.first_problem else ""
         told = " (commented on the pull request)" if self.commented else ""
         return (f"{_ICONS.get(self.status, '')} [PR #{self.num}]({self.url}) by {self.author}, "
                 f"run `{self.run_id}`: **{self.status}**{why}{told}")
@@ -131,10 +133,10 @@ def comment_text(check: SubmissionCheck) -> str:
                 "recomputes. A replay proves the grading and the arithmetic, not that the "
                 "outputs came from the model: a spot check (`--resample K`) speaks to that.")
     elif check.status == "mismatch":
-        body = (f"First problem: {check.first_problem}\n\nhubskills will not merge this pull "
-                "request while its rows do not replay.")
+        body = (f"First problem: {code_span(check.first_problem)}\n\nhubskills will not "
+                "merge this pull request while its rows do not replay.")
     else:
-        body = f"Why: {check.first_problem}"
+        body = f"Why: {code_span(check.first_problem)}"
     again = (f"hubskills verify {check.skill_repo or 'NS/NAME'} --run {check.run_id} "
              f"--revision refs/pr/{check.num}")
     return (f"{head}\n\n{body}\n\nReplayed without calling any model by hubskills "
