@@ -42,6 +42,7 @@ _EXPORTS: dict[str, str] = {
     "Suite": "registry.format.suite:Suite",
     "load_suite": "registry.format.suite:load_suite",
     "suite_path": "registry.format.suite:suite_path",
+    "SkillVersionRef": "registry.format.version_ref:SkillVersionRef",
     # untrusted text shown on a page: the one sanitiser
     "safe_html": "registry.format.untrusted:safe_html",
     "code_span": "registry.format.untrusted:code_span",
@@ -119,8 +120,6 @@ _EXPORTS: dict[str, str] = {
     "forged_claims": "registry.stores.review:forged_claims",
     "verification_badges": "registry.stores.verifications:badges",
     "pending_badges": "registry.stores.verifications:pending_badges",
-    "replay_pending": "registry.stores.review_replay:replay_pending",
-    "merge_submission": "registry.stores.review_replay:merge_submission",
     # at scale: an evaluation split into shards that run as Hugging Face Jobs
     "run_on_jobs": "registry.jobs:run_on_jobs",
     "run_logs": "registry.jobs:run_logs",
@@ -129,8 +128,8 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "__version__", "HubskillsError", "InvalidSkill", "InvalidSuite", "MissingCredentials",
     "ProviderError", "SkillNotFound", "UnsafeSkill", "Settings", "Skill", "Problem", "load_skill",
-    "validate_skill", "has_errors", "Case", "Suite", "load_suite", "suite_path", "safe_html",
-    "code_span", "code_block", "Finding",
+    "validate_skill", "has_errors", "Case", "Suite", "load_suite", "suite_path",
+    "SkillVersionRef", "safe_html", "code_span", "code_block", "Finding",
     "scan_folder", "EMBEDDED_REF", "ask", "default_model_ref", "known_models",
     "check_public_url", "EvalConfig",
     "EvalRun", "run_evaluation", "latest_rows", "ResultRow", "RunManifest", "list_runs",
@@ -145,7 +144,7 @@ __all__ = [
     "pull", "PullResult", "SandboxUnavailable", "SecretScope", "SizeLimits", "current_scope",
     "get_sandbox", "has_code_checks", "hold", "holding", "push_saved_run", "scrub", "scrub_data",
     "scrub_logs", "scrubber", "pending_frame", "forged_claims", "verification_badges",
-    "pending_badges", "replay_pending", "merge_submission", "run_on_jobs", "run_logs",
+    "pending_badges", "run_on_jobs", "run_logs",
 ]
 
 if TYPE_CHECKING:
@@ -186,6 +185,7 @@ if TYPE_CHECKING:
     from registry.format.suite import Case, Suite, load_suite, suite_path
     from registry.format.untrusted import code_block, code_span, safe_html
     from registry.format.validate import has_errors, validate_skill
+    from registry.format.version_ref import SkillVersionRef
     from registry.generate.cases import add_tests
     from registry.generate.pipeline import generate_skill
     from registry.generate.report import GenerateReport
@@ -211,7 +211,6 @@ if TYPE_CHECKING:
     from registry.stores.push import push_saved_run
     from registry.stores.refs import check_repo_id, tag_for
     from registry.stores.review import forged_claims, pending_frame
-    from registry.stores.review_replay import merge_submission, replay_pending
     from registry.stores.verifications import badges as verification_badges
     from registry.stores.verifications import pending_badges
 

@@ -28,6 +28,7 @@ from registry import (
     EvalRun,
     HubskillsError,
     Settings,
+    SkillVersionRef,
     has_code_checks,
     holding,
     run_logs,
@@ -87,8 +88,7 @@ def jobs_settings(settings: Settings, server: Settings, token: str) -> Settings:
 
 def evaluate_on_jobs(folder: Path, config: EvalConfig, settings: Settings, server: Settings,
                      token: str | None, *, why: str, command: str, stages: Stages | None = None,
-                     skill_repo: str | None = None, skill_revision: str | None = None
-                     ) -> EvalRun:
+                     published: SkillVersionRef | None = None) -> EvalRun:
     """Run the evaluation as Jobs on the signed-in visitor's account; the finished run
     (`command`: the `hubskills` command line that runs it locally, for the hints).
 
@@ -110,7 +110,7 @@ def evaluate_on_jobs(folder: Path, config: EvalConfig, settings: Settings, serve
     settings = jobs_settings(settings, server, token)
     with holding(token):  # whatever this writes or says is scrubbed of the visitor's token
         run = run_on_jobs(folder, config, settings, shards=JOB_SHARDS, progress=stages,
-                          poll_s=POLL_S, skill_repo=skill_repo, skill_revision=skill_revision)
+                          poll_s=POLL_S, published=published)
         if not run.rows:
             raise HubskillsError(_no_answer(settings, run),
                                  hint=f"run it on your machine: {command}")

@@ -1,11 +1,12 @@
 """Running an evaluation for the Evaluate tab, and shaping its results (no Gradio here).
 
-The skill comes from the store (fetched at its latest revision, so the run links to that repo
-and revision) or from an upload (a zip of the skill folder, or its files). Uploads are unpacked
-with the same path rules as a pull: nothing outside the staging folder, no links, bounded size.
-A visitor's code checks (python, exec) run only in the bwrap sandbox; where it does not work
-here, such a suite is refused with the command that runs it locally. On a Space, what runs here
-and what goes to the signed-in visitor's Hugging Face Jobs is decided in `evaluate_jobs`.
+The skill comes from the store (fetched at its latest revision, so the run is filed under that
+repo, revision and version) or from an upload (a zip of the skill folder, or its files). Uploads
+are unpacked with the same path rules as a pull: nothing outside the staging folder, no links,
+bounded size. A visitor's code checks (python, exec) run only in the bwrap sandbox; where it does
+not work here, such a suite is refused with the command that runs it locally. On a Space, what
+runs here and what goes to the signed-in visitor's Hugging Face Jobs is decided in
+`evaluate_jobs`.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from registry import (
     SandboxUnavailable,
     Settings,
     SizeLimits,
+    SkillVersionRef,
     agent_suite_path,
     check_relpath,
     display,
@@ -148,13 +150,13 @@ def evaluate(state: SpaceState, request: EvalRequest, settings: Settings,
                         signed_in=bool(request.token))
     staging = Path(tempfile.mkdtemp(prefix="eval-", dir=_uploads_dir(state)))
     try:
-        repo = sha = None
+        published = None
         if request.upload:
             folder = unpack_upload(request.upload, staging / "upload")
         elif request.repo:
             resolved = state.store.resolve(request.repo)
-            repo, sha = request.repo, resolved.sha
-            folder = state.skill_folder(repo, sha)
+            published = SkillVersionRef(request.repo, resolved.sha, resolved.version)
+            folder = state.skill_folder(published.repo, published.revision)
         else:
             raise HubskillsError("choose a skill to evaluate, or upload one",
                                  hint="pick a skill in the list above")
@@ -163,14 +165,14 @@ def evaluate(state: SpaceState, request: EvalRequest, settings: Settings,
             config = replace(config, case_ids=_first_cases(folder, request.max_cases, config))
         suite = load_suite(_suite_file(folder, config), skill_dir=folder)
         cases = suite.select(config.case_ids).cases if config.case_ids else suite.cases
+        repo = published.repo if published else None
         command = local_command(folder, repo, config)
         if state.on_space and (why := jobs_reason(cases, config)):
             return evaluate_on_jobs(folder, config, settings, state.settings, request.token,
-                                    why=why, command=command, stages=stages, skill_repo=repo,
-                                    skill_revision=sha)
+                                    why=why, command=command, stages=stages,
+                                    published=published)
         config = _sandboxed(cases, folder, repo, config, settings)
-        return run_evaluation(folder, config, settings, progress=progress, skill_repo=repo,
-                              skill_revision=sha)
+        return run_evaluation(folder, config, settings, progress=progress, published=published)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 

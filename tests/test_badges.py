@@ -16,6 +16,7 @@ from registry.evaluation.engine import EvalConfig, run_evaluation
 from registry.evaluation.leaderboard import entries
 from registry.evaluation.leaderboard_badges import Badge, badge_from
 from registry.evaluation.verify import verify_run
+from registry.format.version_ref import SkillVersionRef
 from registry.stores import get_store
 from registry.stores.push import push_saved_run
 from registry.stores.verifications import (
@@ -41,7 +42,7 @@ def pushed(tmp_path, monkeypatch):
         monkeypatch.setenv("HUBSKILLS_BASE_URL", server.url)
         made = run_evaluation(skill, EvalConfig(models=["local/fake-student"], runs=1,
                                                 retry=FAST), Settings.from_env(),
-                              skill_repo=REPO, skill_revision=published.sha)
+                              published=SkillVersionRef(REPO, published.sha))
     push_saved_run(store, settings.runs_dir, made.manifest.run_id)
     return settings, store, made.manifest.run_id
 

@@ -24,6 +24,7 @@ from fakes.openai_server import FakeOpenAIServer
 from registry.config import Settings
 from registry.evaluation.engine import EvalConfig, run_evaluation
 from registry.evaluation.results import RunWriter, read_manifest, read_rows
+from registry.format.version_ref import SkillVersionRef
 from registry.providers import RetryPolicy
 from registry.secrets import (
     MASK,
@@ -179,7 +180,7 @@ def test_no_write_path_lets_a_key_reach_disk_or_the_hub(planted: Path, tmp_path:
         config = EvalConfig(models=["local/student", "local/broken"], runs=1,
                             judge="local/judge", retry=FAST)
         run = run_evaluation(leaky_skill(tmp_path), config, settings,
-                             skill_repo="tester/leaky")  # placed: pushes need a repo
+                             published=SkillVersionRef("tester/leaky", "0" * 40))  # pushes need one
         local = push_run(local_store(settings), run.manifest, run.rows)
         from registry.stores.hub import HubStore
 

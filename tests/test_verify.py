@@ -17,6 +17,7 @@ from registry.config import Settings
 from registry.evaluation.engine import EvalConfig, run_evaluation
 from registry.evaluation.verify import verify_run
 from registry.format.suite import load_suite
+from registry.format.version_ref import SkillVersionRef
 from registry.providers import RetryPolicy
 from registry.stores import get_store
 
@@ -249,8 +250,8 @@ def test_a_run_of_a_published_version_is_checked_against_the_registry(settings, 
     assert published.exit_code == 0, published.output
     made = run_evaluation(skill, EvalConfig(models=["local/fake-student"], runs=1,
                                             retry=FAST), settings,
-                          skill_repo="local/zorblax-ports",
-                          skill_revision=_revision(settings, "local/zorblax-ports"))
+                          published=SkillVersionRef("local/zorblax-ports",
+                                                    _revision(settings, "local/zorblax-ports")))
     folder = settings.runs_dir / made.manifest.run_id
     (skill / "SKILL.md").write_text("---\nname: zorblax-ports\ndescription: edited since\n---\n")
     report = verify(settings, folder)  # the revision the run names, not the edited folder

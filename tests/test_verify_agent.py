@@ -18,6 +18,7 @@ from registry.config import Settings
 from registry.evaluation.engine import EvalConfig, run_evaluation
 from registry.evaluation.verify_registry import verify_published
 from registry.evaluation.verify_regrade import NO_WORKSPACE
+from registry.format.version_ref import SkillVersionRef
 from registry.providers import RetryPolicy
 from registry.stores import get_store
 from registry.stores.push import push_saved_run
@@ -72,7 +73,7 @@ def pushed(tmp_path_factory):
         store = get_store(settings)
         made = run_evaluation(skill, EvalConfig(
             models=["local/fake-agent"], mode="agent", judge="local/fake-judge", retry=FAST),
-            settings, skill_repo=REPO, skill_revision=store.resolve(REPO).sha)
+            settings, published=SkillVersionRef(REPO, store.resolve(REPO).sha))
         push_saved_run(store, settings.runs_dir, made.manifest.run_id)
     return root / "home", made.manifest.run_id
 

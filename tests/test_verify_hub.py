@@ -26,6 +26,7 @@ from test_verify import FAST, knows_fact_if_told, make_skill  # noqa: E402
 from registry.cli import main  # noqa: E402
 from registry.config import Settings  # noqa: E402
 from registry.evaluation.engine import EvalConfig, run_evaluation  # noqa: E402
+from registry.format.version_ref import SkillVersionRef  # noqa: E402
 from registry.stores.hub import HubStore  # noqa: E402
 from registry.stores.push import push_saved_run  # noqa: E402
 from registry.stores.verifications import read_records, rows_hash  # noqa: E402
@@ -59,7 +60,7 @@ def evaluate(tmp_path: Path) -> str:
     skill = make_skill(tmp_path, with_python=False)
     store.publish(skill, repo=SKILL, version="1.0.0")
     made = run_evaluation(skill, EvalConfig(models=["local/fake-student"], runs=1, retry=FAST),
-                          settings, skill_repo=SKILL, skill_revision=store.resolve(SKILL).sha)
+                          settings, published=SkillVersionRef(SKILL, store.resolve(SKILL).sha))
     return made.manifest.run_id
 
 

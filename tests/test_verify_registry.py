@@ -18,6 +18,7 @@ from registry.errors import RunNotFound
 from registry.evaluation.engine import EvalConfig, run_evaluation
 from registry.evaluation.verify_registry import verify_published
 from registry.format.suite import load_suite
+from registry.format.version_ref import SkillVersionRef
 from registry.stores import get_store
 from registry.stores.push import push_saved_run
 
@@ -30,8 +31,8 @@ def publish_and_push(skill: Path, settings: Settings, **config) -> str:
     assert result.exit_code == 0, result.output
     store = get_store(settings)
     made = run_evaluation(skill, EvalConfig(models=["local/fake-student"], retry=FAST,
-                                            **config), settings, skill_repo=REPO,
-                          skill_revision=store.resolve(REPO).sha)
+                                            **config), settings,
+                          published=SkillVersionRef(REPO, store.resolve(REPO).sha))
     push_saved_run(store, settings.runs_dir, made.manifest.run_id)
     return made.manifest.run_id
 

@@ -128,7 +128,7 @@ def _jobs_evaluate() -> Any:
     from registry.jobs import run_on_jobs
 
     def on_jobs(skill_dir: Path, config: Any, settings: Settings, **kw: Any) -> Any:
-        return run_on_jobs(skill_dir, config, settings, **kw)  # tests, skill_repo, ...
+        return run_on_jobs(skill_dir, config, settings, **kw)  # tests, published, ...
 
     return on_jobs
 

@@ -125,7 +125,7 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
     skill = click.get_current_context().with_resource(skill_folder(skill, command="eval"))
     settings = Settings.from_env()
     _check_resume(settings, resume, runs)
-    store, placed = _placement(settings, skill, repo, registry_kind, push=push)
+    store, published = _identify(settings, skill, repo, registry_kind, push=push)
     config = EvalConfig(
         models=list(models) or [default_model_ref(settings)], runs=runs, mode=mode,
         placement=placement, judge=judge, concurrency=concurrency, max_cost=max_cost,
@@ -140,7 +140,8 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
         from registry.cli.jobs import eval_on_jobs
 
         run = eval_on_jobs(skill, config, settings, tests=tests, shards=shards, flavor=flavor,
-                           image=image, detach=detach, resume=resume, poll=poll, placed=placed)
+                           image=image, detach=detach, resume=resume, poll=poll,
+                           published=published)
         if run is not None:
             _answered(run.manifest, report_run(run.manifest, run.rows, as_json=as_json,
                                                verbose=verbose))
@@ -150,9 +151,7 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
     with out.eval_progress() as progress, interrupts() as caught:
         result = run_evaluation(skill, config, settings, tests=tests, progress=progress.update,
                                 started=progress.start, resume=resume, warn=out.warn,
-                                stop=caught.stop, skill_repo=placed and placed.repo,
-                                skill_revision=placed and placed.revision,
-                                skill_version=placed and placed.version)
+                                stop=caught.stop, published=published)
     if result.manifest.status == "interrupted":
         _interrupted(result, as_json=as_json, push=push)
         exit_now(caught.exit_code or 130)
@@ -220,11 +219,11 @@ def _check_resume(settings, resume: str | None, runs: int) -> None:
                                                             f"--runs {runs}")
 
 
-def _placement(settings, skill: Path, repo, registry_kind, *, push: bool):
+def _identify(settings, skill: Path, repo, registry_kind, *, push: bool):
     """The store to push to (None without --push) and the published version this folder is.
 
     Everything is checked now, before any model is called: an unknown registry, a missing
-    token or an unwritable folder, and (with --push) a folder that cannot be placed.
+    token or an unwritable folder, and (with --push) a folder that is no published version.
     """
     from registry.install.identity import identify, unidentified_hint
 
@@ -239,12 +238,12 @@ def _placement(settings, skill: Path, repo, registry_kind, *, push: bool):
         return None, identify(skill, get_store(settings, registry_kind), repo=repo)
     store = get_store(settings, registry_kind)
     store.check_writable()
-    placed = identify(skill, store, repo=repo)
-    if placed is None:
+    published = identify(skill, store, repo=repo)
+    if published is None:
         raise HubskillsError(f"{skill} is no published version of a skill in the {store.kind} "
                              "registry, so pushed results would belong to none",
                              hint=unidentified_hint(skill))
-    return store, placed
+    return store, published
 
 
 def _push(store, skill: Path, manifest, rows, *, quiet: bool, settings) -> None:

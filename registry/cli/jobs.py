@@ -13,11 +13,12 @@ from registry.cli._jobs_progress import ShardsProgress
 from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.engine import EvalConfig, EvalRun
+from registry.format.version_ref import SkillVersionRef
 
 
 def eval_on_jobs(skill: Path, config: EvalConfig, settings: Settings, *, tests: Path | None,
                  shards: int, flavor: str, image: str | None, detach: bool, resume: str | None,
-                 poll: float, placed) -> EvalRun | None:
+                 poll: float, published: SkillVersionRef | None) -> EvalRun | None:
     """Start (or resume) the run on Jobs; its `EvalRun`, or None when detached.
 
     Ctrl-C stops only the waiting: the Jobs go on, and the lines printed say how to collect or
@@ -39,10 +40,7 @@ def eval_on_jobs(skill: Path, config: EvalConfig, settings: Settings, *, tests: 
                 run = run_on_jobs(skill, config, settings, shards=shards, flavor=flavor,
                                   image=image or DEFAULT_IMAGE, detach=detach,
                                   progress=progress.update, tests=tests,
-                                  poll_s=poll, started=progress.start,
-                                  skill_repo=placed and placed.repo,
-                                  skill_revision=placed and placed.revision,
-                                  skill_version=placed and placed.version)
+                                  poll_s=poll, started=progress.start, published=published)
         except KeyboardInterrupt:
             if progress.run_id:
                 out.info(f"stopped waiting; the Jobs of run {progress.run_id} go on")

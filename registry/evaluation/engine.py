@@ -39,6 +39,7 @@ from registry.evaluation.results import (
 )
 from registry.evaluation.run_manifest import (
     check_resumable,
+    file_under,
     new_manifest,
     resumed_config,
     run_note,
@@ -47,6 +48,7 @@ from registry.evaluation.run_manifest import (
 from registry.evaluation.stopping import StopSignal, run_until_stopped
 from registry.format.skill import Skill, load_skill
 from registry.format.suite import Case, Suite, load_suite, suite_path
+from registry.format.version_ref import SkillVersionRef
 from registry.providers import (
     Completion,
     Message,
@@ -308,17 +310,16 @@ def _arm_failure(row: ResultRow, reason: str) -> ResultRow:
 
 def run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Settings, *,
                    tests: str | Path | None = None, progress: Progress | None = None,
-                   resume: str | None = None, skill_repo: str | None = None,
-                   skill_revision: str | None = None,
+                   resume: str | None = None, published: SkillVersionRef | None = None,
                    warn: Callable[[str], None] | None = None, stop: StopSignal | None = None,
-                   started: Started | None = None,
-                   skill_version: str | None = None) -> EvalRun:
+                   started: Started | None = None) -> EvalRun:
     """Evaluate a skill folder: baseline vs skill on each model; results saved as a run.
 
     The keys `settings` carries (typed into the Space, say) are held for the run, so they are
     scrubbed from what it writes even when the environment does not hold them.
     Code checks run in the sandbox `config.sandbox` names (`none` only for a folder of the
-    user's own: not pulled, no `skill_repo`); `warn` receives a warning to show first.
+    user's own: not pulled, not `published`); `warn` receives a warning to show first.
+    `published` is the published version the folder is: the run's rows are filed under it.
     `started` gets the manifest (its run id) and the number of answers to get before the first
     call. After `stop` is requested the run ends within moments as `interrupted`, keeping every
     finished row (`resume` finishes it).
@@ -329,16 +330,15 @@ def run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Settings
     """
     with holding(*settings.secrets()):
         return _run_evaluation(skill_dir, config, settings, tests=tests, progress=progress,
-                               resume=resume, skill_repo=skill_repo,
-                               skill_revision=skill_revision, warn=warn, stop=stop,
-                               started=started, skill_version=skill_version)
+                               resume=resume, published=published, warn=warn, stop=stop,
+                               started=started)
 
 
 def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Settings, *,
                     tests: str | Path | None, progress: Progress | None, resume: str | None,
-                    skill_repo: str | None, skill_revision: str | None,
+                    published: SkillVersionRef | None,
                     warn: Callable[[str], None] | None, stop: StopSignal | None,
-                    started: Started | None, skill_version: str | None) -> EvalRun:
+                    started: Started | None) -> EvalRun:
     skill = load_skill(skill_dir)
     manifest = read_manifest(settings.runs_dir, resume) if resume else None
     agent = (manifest.mode if manifest else config.mode) == "agent"
@@ -356,18 +356,16 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
     if agent:
         check_agent_sandbox(config.sandbox, skill.path)
     code = choose(config.sandbox, settings, has_code=agent or has_code_checks(suite.cases),
-                  code_checks=config.code_checks, folder=None if skill_repo else skill.path)
+                  code_checks=config.code_checks, folder=None if published else skill.path)
     if manifest is not None:
         done = {(r.model, r.arm, r.case_id, r.repeat) for r in
                 latest_rows(read_rows(settings.runs_dir, resume)) if not r.is_error}
         manifest.status = "running"
-        if skill_repo and not manifest.skill_repo:  # placed now: the resumed rows join it
-            manifest.skill_repo, manifest.skill_revision = skill_repo, skill_revision
-            manifest.skill_version = skill_version or manifest.skill_version
+        if not manifest.skill_repo:  # identified now: the resumed rows join it
+            file_under(manifest, published)
     else:
-        manifest = new_manifest(skill, full, suite, config, skill_repo, skill_revision)
+        manifest = new_manifest(skill, full, suite, config, published)
         manifest.skill_path = str(skill.path.resolve())  # local runs only: verify reads it
-        manifest.skill_version = skill_version or manifest.skill_version
         done = set()
     manifest.sandbox, manifest.code_checks = code.sandbox and code.sandbox.name, code.status
     evaluator = Evaluator(skill, suite, config, settings, done, code)  # resolves models

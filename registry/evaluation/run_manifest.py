@@ -14,6 +14,7 @@ from registry.evaluation.results import RunManifest, new_run_id, tool_versions
 from registry.evaluation.stopping import StopSignal
 from registry.format.skill import Skill
 from registry.format.suite import Suite
+from registry.format.version_ref import SkillVersionRef
 from registry.sandbox import SKIPPED_BY_USER
 
 
@@ -30,11 +31,12 @@ def run_note(status: str, evaluator: Any, stop: StopSignal | None) -> str | None
 
 
 def new_manifest(skill: Skill, full: Suite, suite: Suite, config: Any,
-                 repo: str | None, revision: str | None) -> RunManifest:
-    """A new run of ``suite`` (``full`` or some of its cases: a subset run)."""
-    return RunManifest(
+                 published: SkillVersionRef | None) -> RunManifest:
+    """A new run of ``suite`` (``full`` or some of its cases: a subset run), filed under the
+    ``published`` version of the skill when there is one."""
+    manifest = RunManifest(
         run_id=new_run_id(), skill_name=skill.name, skill_version=skill.version,
-        skill_repo=repo, skill_revision=revision, content_hash=skill.content_hash(),
+        content_hash=skill.content_hash(),
         suite_hash=full.suite_hash(), suite_cases=len(full.cases), models=list(config.models),
         mode=config.mode, placement=config.placement, runs=config.runs,
         temperature=config.temperature, max_tokens=config.max_tokens, judge=config.judge,
@@ -44,6 +46,23 @@ def new_manifest(skill: Skill, full: Suite, suite: Suite, config: Any,
         agent_budget=asdict(config.budget) if config.mode == "agent" else None,
         harness=config.harness if config.mode == "agent" else None,
     )
+    file_under(manifest, published)
+    return manifest
+
+
+def file_under(manifest: RunManifest, published: SkillVersionRef | None) -> None:
+    """Name ``published`` as the version the run's rows belong to (the version its card gives
+    wins over the folder's own); nothing changes without one."""
+    if published is not None:
+        manifest.skill_repo, manifest.skill_revision = published.repo, published.revision
+        manifest.skill_version = published.version or manifest.skill_version
+
+
+def published_of(manifest: RunManifest) -> SkillVersionRef | None:
+    """The published version a run's manifest names, if it names one."""
+    if not (manifest.skill_repo and manifest.skill_revision):
+        return None
+    return SkillVersionRef(manifest.skill_repo, manifest.skill_revision, manifest.skill_version)
 
 
 def stored_summaries(rows: list[Any]) -> list[dict[str, Any]]:

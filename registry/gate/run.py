@@ -144,13 +144,14 @@ def _published_run(store: SkillStore, published: PublishedVersion, folder: Path,
                    config: EvalConfig, settings: Settings, evaluate: Evaluate) -> EvalRun:
     """Evaluate the published version on the changed skill's suite (same models, settings)."""
     from registry.format.suite import suite_path
+    from registry.format.version_ref import SkillVersionRef
 
     with tempfile.TemporaryDirectory(prefix="hubskills-ci-") as tmp:
         dest = Path(tmp) / folder.name
         store.fetch(published.repo, published.sha, dest)
         return evaluate(dest, config, settings, tests=suite_path(folder),
-                        skill_repo=published.repo, skill_revision=published.sha,
-                        skill_version=published.version)
+                        published=SkillVersionRef(published.repo, published.sha,
+                                                  published.version))
 
 
 def gate_skill(folder: Path, root: Path, config: EvalConfig, settings: Settings,

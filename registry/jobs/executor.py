@@ -29,8 +29,10 @@ from registry.evaluation.results import (
     read_manifest,
     run_dir,
 )
+from registry.evaluation.run_manifest import file_under
 from registry.format.skill import load_skill
 from registry.format.suite import load_suite, suite_path
+from registry.format.version_ref import SkillVersionRef
 from registry.hub import JobState
 from registry.jobs.package import build_wheel
 from registry.jobs.plan import PROGRESS, JobPlan, Unit, split_units
@@ -85,7 +87,7 @@ def _plan_run(skill_dir: Path, config: EvalConfig, tests: Path | None,
                              "MODEL --on jobs")
     for ref in [*config.models, *([config.judge] if config.judge else [])]:
         resolve(ref, settings)  # an unknown model or a missing key fails here, for free
-    manifest = new_manifest(skill, full, suite, config, None, None)
+    manifest = new_manifest(skill, full, suite, config, None)
     manifest.produced_via = "job"
     has_code = config.mode == "agent" or has_code_checks(suite.cases)
     manifest.code_checks = code_status(has_code, config.code_checks)
@@ -115,14 +117,14 @@ def run_on_jobs(skill_dir: str | Path, config: EvalConfig, settings: Settings, *
                 shards: int = 3, flavor: str = DEFAULT_FLAVOR, detach: bool = False,
                 progress: Progress | None = None, tests: str | Path | None = None,
                 image: str = DEFAULT_IMAGE, flush_every: int = 20, poll_s: float = 5.0,
-                started: Started | None = None, skill_repo: str | None = None,
-                skill_revision: str | None = None, skill_version: str | None = None) -> EvalRun:
+                started: Started | None = None,
+                published: SkillVersionRef | None = None) -> EvalRun:
     """Evaluate `skill_dir` as `shards` Jobs; the same `EvalRun` a local run returns.
 
     With `detach` it returns once the Jobs are started (the manifest says `running`, no rows):
     `collect` (or `hubskills runs show RUN_ID`) finishes it later. `started` gets the manifest
-    and the number of answers once the Jobs are started; `skill_repo`/`skill_revision`/
-    `skill_version` place the run (as for a local run), so it can be pushed.
+    and the number of answers once the Jobs are started; `published` files the run under that
+    published version (as for a local run), so it can be pushed.
 
     Raises:
         HubskillsError: a bad skill or suite, an unknown model, a missing key or token,
@@ -132,8 +134,7 @@ def run_on_jobs(skill_dir: str | Path, config: EvalConfig, settings: Settings, *
     manifest, units, has_code = _plan_run(skill_dir, config, tests, settings)
     settings = with_token(settings)
     skill_files = _skill_files(skill_dir, settings)  # checked before anything is uploaded
-    manifest.skill_repo, manifest.skill_revision = skill_repo, skill_revision
-    manifest.skill_version = skill_version or manifest.skill_version
+    file_under(manifest, published)
     there = remote(settings, manifest.run_id)
     manifest.produced_by = there.files.client.whoami()  # whose numbers the shards' rows are
     there.files.client.create_repo(there.files.repo, repo_type="dataset")

@@ -31,6 +31,7 @@ from registry.evaluation.results import (
     rows_to_jsonl,
     run_dir,
 )
+from registry.evaluation.run_manifest import published_of
 from registry.evaluation.stopping import StopSignal
 from registry.hub import HubClient
 from registry.jobs.plan import PROGRESS, JobPlan, RunFiles, Unit
@@ -148,10 +149,7 @@ def _run_model(settings: Settings, files: RunFiles, plan: JobPlan, shard: int, m
     writer.close("interrupted")
     result = run_evaluation(skill_dir, plan.eval_config(), settings, tests=suite,
                             progress=lambda _done, _total, row: add(row), resume=local_id,
-                            stop=stop,
-                            skill_repo=plan.manifest.skill_repo,
-                            skill_revision=plan.manifest.skill_revision,
-                            skill_version=plan.manifest.skill_version,
+                            stop=stop, published=published_of(plan.manifest),
                             warn=lambda text: say(f"warning: {text}"))
     saved = run_dir(settings.runs_dir, local_id) / TRANSCRIPTS
     if saved.is_file() and (text := saved.read_text(encoding="utf-8")).strip():
