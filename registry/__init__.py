@@ -120,6 +120,8 @@ _EXPORTS: dict[str, str] = {
     "forged_claims": "registry.stores.review:forged_claims",
     "verification_badges": "registry.stores.verifications:badges",
     "pending_badges": "registry.stores.verifications:pending_badges",
+    "replay_pending": "registry.stores.review_replay:replay_pending",
+    "merge_submission": "registry.stores.review_replay:merge_submission",
     # at scale: an evaluation split into shards that run as Hugging Face Jobs
     "run_on_jobs": "registry.jobs:run_on_jobs",
     "run_logs": "registry.jobs:run_logs",
@@ -144,7 +146,7 @@ __all__ = [
     "pull", "PullResult", "SandboxUnavailable", "SecretScope", "SizeLimits", "current_scope",
     "get_sandbox", "has_code_checks", "hold", "holding", "push_saved_run", "scrub", "scrub_data",
     "scrub_logs", "scrubber", "pending_frame", "forged_claims", "verification_badges",
-    "pending_badges", "run_on_jobs", "run_logs",
+    "pending_badges", "replay_pending", "merge_submission", "run_on_jobs", "run_logs",
 ]
 
 if TYPE_CHECKING:
@@ -211,6 +213,7 @@ if TYPE_CHECKING:
     from registry.stores.push import push_saved_run
     from registry.stores.refs import check_repo_id, tag_for
     from registry.stores.review import forged_claims, pending_frame
+    from registry.stores.review_replay import merge_submission, replay_pending
     from registry.stores.verifications import badges as verification_badges
     from registry.stores.verifications import pending_badges
 
