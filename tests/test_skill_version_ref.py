@@ -1,0 +1,53 @@
+"""One `SkillVersionRef` says which published version a run belongs to, wherever it starts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fakes.openai_server import FakeOpenAIServer
+from test_verify import FAST, knows_fact_if_told, make_skill
+
+from registry.config import Settings
+from registry.evaluation.engine import EvalConfig
+from registry.format.version_ref import SkillVersionRef
+from registry.install.identity import identify
+from registry.stores import get_store
+from space.evaluate_run import EvalRequest, evaluate
+from space.state import SpaceState
+
+REPO = "local/zorblax-ports"
+
+
+@pytest.fixture
+def settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    monkeypatch.setenv("HUBSKILLS_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HUBSKILLS_NAMESPACE", "local")
+    return Settings.from_env()
+
+
+def test_a_folder_is_identified_as_the_published_version_its_content_is(tmp_path, settings):
+    skill = make_skill(tmp_path, with_python=False)
+    store = get_store(settings)
+    assert identify(skill, store) is None  # not published yet: no version to file results under
+    store.publish(skill, repo=REPO, version="2.0.0")
+    found = identify(skill, store)
+    assert found is not None
+    assert (found.repo, found.revision, found.version) == (
+        REPO, store.resolve(REPO).sha, "2.0.0")
+
+
+def test_the_space_files_a_registry_run_under_its_repo_revision_and_version(tmp_path, settings):
+    skill = make_skill(tmp_path, with_python=False)  # SKILL.md names no version of its own
+    store = get_store(settings)
+    store.publish(skill, repo=REPO, version="2.0.0")
+    with FakeOpenAIServer(responder=knows_fact_if_told) as server:
+        config = EvalConfig(models=["local/fake-student"], runs=1, retry=FAST,
+                            base_url=server.url)
+        run = evaluate(SpaceState(settings), EvalRequest(REPO, [], config), settings)
+    published = SkillVersionRef(REPO, store.resolve(REPO).sha, "2.0.0")
+    manifest = run.manifest
+    assert (manifest.skill_repo, manifest.skill_revision, manifest.skill_version) == (
+        published.repo, published.revision, published.version)
+    assert {(r.skill_repo, r.skill_revision, r.skill_version) for r in run.rows} == {
+        (published.repo, published.revision, published.version)}
