@@ -165,7 +165,8 @@ def _stage(repo: str, ref: str | None, store: SkillStore, plan: Plan) -> _Ready:
     """The revision staged and checked, or the refreshed install when it is already there."""
     scope, lock = plan.scope, Lockfile.read(plan.scope.lock_path)
     current = _find_installed(scope, repo, lock)
-    resolved = resolve(store, repo, ref, installed=current[1] if current else None)
+    resolved = _resolved_or_installed(store, repo, ref,
+                                      installed=current[1] if current else None)
     if current and current[1].sha == resolved.sha and not plan.force:
         folder = scope.skills_dir / current[0]
         if content_hash(folder) == current[1].content_hash:
@@ -216,8 +217,8 @@ def pick(found: list[str], source: Source, skills: Sequence[str], all_skills: bo
     return list(dict.fromkeys(by_name[s] for s in skills))
 
 
-def resolve(store: SkillStore, repo: str, ref: str | None, *,
-            installed: Marker | None = None) -> Resolved:
+def _resolved_or_installed(store: SkillStore, repo: str, ref: str | None, *,
+                           installed: Marker | None = None) -> Resolved:
     """`store.resolve`; when the registry is unavailable, our install if it is what `ref` asks.
 
     Offline, `latest` keeps what is installed (saying it could not check for a newer one); a
