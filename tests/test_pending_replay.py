@@ -124,3 +124,14 @@ def test_the_spaces_pending_view_replays_and_lists_what_it_found(hub, tmp_path):
     _, note = pending(state, replays)  # shown again: listed, not commented again
     assert f"run `{run_id}`: **verified**" in note and "commented" not in note
     assert len(comments(hub, 1)) == 1
+
+
+def test_a_skill_card_shows_each_entrys_verification(hub, tmp_path):  # noqa: F811
+    run_id = evaluate(tmp_path)
+    settings = Settings.from_env()
+    pushed = push_saved_run(HubStore(settings), settings.runs_dir, run_id, settings=settings)
+    assert pushed.verification == "verified"
+    card = hub.repo(SKILL).resolve("main").files["README.md"].decode()
+    assert "| verdict | verified | run |" in card
+    [row] = [line for line in card.splitlines() if line.endswith(f"| {run_id} |")]
+    assert row.endswith(f"| replayed | {run_id} |")

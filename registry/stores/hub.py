@@ -19,7 +19,7 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from registry.config import Settings
 from registry.errors import MissingCredentials, RegistryUnavailable, VersionExists
@@ -159,7 +159,7 @@ class HubStore:
         files = repo_files(skill)
         version, tag = normalize_version(version), tag_for(version)
         with user_errors():
-            summary = self._threads().submit(self.results.card_summary, repo)
+            summary = self._threads().submit(self._card_summary, repo)
             head = main_head(self.client, repo, tag, skill_dir)
             card = render_card(skill, repo=repo, version=version,
                                content_hash=skill.content_hash(), summary=summary.result())
@@ -310,12 +310,17 @@ class HubStore:
         latest = versions[0].version if versions else info.version
         return replace(info, version=latest, versions=versions)
 
+    def _card_summary(self, repo: str) -> list[dict[str, Any]]:
+        from registry.stores.verifications import badges
+
+        return self.results.card_summary(repo, badges(self))
+
     def refresh_card(self, repo: str) -> None:
         """Rewrite the card's evaluation section from the results dataset (one commit)."""
         self._write_token()
         with user_errors():
             card = self.client.read_text(repo, CARD_FILE) or ""
-            updated = with_evals(card, self.results.card_summary(repo))
+            updated = with_evals(card, self._card_summary(repo))
             if updated != card:
                 with_retry(lambda: self.client.commit(
                     repo, {CARD_FILE: updated.encode("utf-8")},

@@ -16,7 +16,7 @@ requests are *pending* submissions (`pending_frame`), shown apart and marked unr
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
@@ -47,6 +47,8 @@ from registry.stores.summary import card_summary
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from registry.evaluation.leaderboard_badges import Badge
 
 log = logging.getLogger(__name__)
 DOWNLOADS = 8  # results files downloaded at once (huggingface_hub's default for snapshots)
@@ -191,7 +193,9 @@ class HubResults:
         return load_frame(sources, self.cache_dir / (self.repo().replace("/", "--")
                                                      + f"--pending-{pr.num}"))
 
-    def card_summary(self, repo: str) -> list[dict[str, Any]]:
-        """The card's evaluation summary of skill `repo` (no frame when there are no runs)."""
+    def card_summary(self, repo: str, badges: Mapping[str, Badge] | None = None
+                     ) -> list[dict[str, Any]]:
+        """The card's evaluation summary of skill `repo`, each entry with its run's badge
+        from `badges` (no frame when there are no runs)."""
         listed = self.files()
-        return card_summary(self.frame(listed), repo) if listed[0] else []
+        return card_summary(self.frame(listed), repo, badges) if listed[0] else []

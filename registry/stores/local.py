@@ -177,7 +177,7 @@ class LocalStore:
                 tree = read_json(folder / "revisions" / sha / "tree.json", {})
                 atomic_write_text(folder / "README.md", render_card(
                     skill, repo=repo, version=version, content_hash=tree["content_hash"],
-                    summary=_summary().card_summary(self.results_frame(), repo)))
+                    summary=self._card_summary(repo)))
                 meta = read_json(folder / "meta.json", {"downloads": 0, "likes": 0,
                                                          "created": utc_now()})
                 write_json(folder / "meta.json", {**meta, "private": private})
@@ -269,12 +269,17 @@ class LocalStore:
         latest = versions[0].version if versions else info.version
         return replace(info, version=latest, versions=versions)
 
+    def _card_summary(self, repo: str) -> list[dict[str, Any]]:
+        from registry.stores.verifications import badges
+
+        return _summary().card_summary(self.results_frame(), repo, badges(self))
+
     def refresh_card(self, repo: str) -> None:
         """Rewrite the card's evaluation section from the results dataset."""
         folder = self._existing(repo)
         with self._lock:
             card = (folder / "README.md").read_text(encoding="utf-8")
-            summary = _summary().card_summary(self.results_frame(), repo)
+            summary = self._card_summary(repo)
             atomic_write_text(folder / "README.md", with_evals(card, summary))
 
     # -- results ----------------------------------------------------------------------------

@@ -6,11 +6,12 @@ Every figure is a leaderboard entry's (`registry.evaluation.leaderboard`), so `i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from registry.evaluation import display
 from registry.evaluation.leaderboard import TRIGGER_MODE, Entry, entries
+from registry.evaluation.leaderboard_badges import Badge
 from registry.evaluation.leaderboard_table import cases_runs, to_records, verdict_text
 
 if TYPE_CHECKING:
@@ -30,27 +31,36 @@ def lift_key(frame: pd.DataFrame) -> dict[str, float]:
 mean_lift = lift_key  # the name the stores' `search(sort="lift")` imports
 
 
-def latest_summary(frame: pd.DataFrame, repo: str) -> list[dict[str, Any]]:
+def latest_summary(frame: pd.DataFrame, repo: str,
+                   badges: Mapping[str, Badge] | None = None) -> list[dict[str, Any]]:
     """The leaderboard records of ``repo`` (one per version x model x mode x suite), in
-    leaderboard order: ranked first."""
-    return to_records([e for e in entries(frame, skill=repo) if e.repo == repo])
+    leaderboard order: ranked first. With ``badges`` (run id -> `Badge`, the registry's
+    verification records), each record's ``verification`` is its run's and, as on the
+    leaderboard, only replayed runs are ranked."""
+    return to_records([e for e in entries(frame, skill=repo, badges=badges) if e.repo == repo])
 
 
-def card_summary(frame: pd.DataFrame, repo: str) -> list[dict[str, Any]]:
-    """What the card shows of ``repo``: its `latest_summary` records, then its trigger
-    entries' records (``mode: "trigger"``: recall and false triggers, never ranked)."""
+def card_summary(frame: pd.DataFrame, repo: str,
+                 badges: Mapping[str, Badge] | None = None) -> list[dict[str, Any]]:
+    """What the card shows of ``repo``: its `latest_summary` records (each with its run's
+    badge from ``badges``), then its trigger entries' records (``mode: "trigger"``: recall
+    and false triggers, never ranked)."""
     from registry.evaluation import trigger_board
 
     triggers = [e for e in trigger_board.trigger_entries(frame, skill=repo) if e.repo == repo]
-    return latest_summary(frame, repo) + trigger_board.to_records(triggers)
+    return latest_summary(frame, repo, badges) + trigger_board.to_records(triggers)
 
 
 SUMMARY_COLUMNS = ("version", "model", "mode", "cases × runs", "baseline", "with skill",
                    "lift [95% CI]", "p (exact)", "verdict", "run")
+CARD_COLUMNS = (*SUMMARY_COLUMNS[:-1], "verified", "run")
+"""The card's lift table: each entry's verification badge too (`-`: no badges given)."""
 
 
-def summary_rows(summary: list[dict[str, Any]]) -> tuple[list[list[str]], list[str]]:
-    """`SUMMARY_COLUMNS` cells per `latest_summary` record, and the notes on disagreements."""
+def summary_rows(summary: list[dict[str, Any]], *,
+                 verified: bool = False) -> tuple[list[list[str]], list[str]]:
+    """`SUMMARY_COLUMNS` cells per `latest_summary` record (with ``verified``, `CARD_COLUMNS`
+    ones), and the notes on disagreements."""
     rows, notes = [], []
     for s in summary:
         entry = Entry(**{k: s.get(k) for k in Entry._fields})
@@ -58,7 +68,8 @@ def summary_rows(summary: list[dict[str, Any]]) -> tuple[list[list[str]], list[s
                      cases_runs(entry), display.pct(s["baseline"]),
                      display.pct(s["with_skill"]),
                      display.lift_interval(s["lift"], s["lift_lo"], s["lift_hi"]),
-                     display.p_value(s["p_value"]), verdict_text(entry), s["run_id"]])
+                     display.p_value(s["p_value"]), verdict_text(entry),
+                     *([s.get("verification") or "-"] if verified else []), s["run_id"]])
         if s["note"]:
             notes.append(f"{s['model']} ({s['version'] or '-'}): {s['note']}")
     return rows, notes
@@ -71,8 +82,8 @@ def summary_markdown(summary: list[dict[str, Any]]) -> str:
     triggers = [s for s in summary if s["mode"] == TRIGGER_MODE]
     parts = []
     if lifts:
-        rows, notes = summary_rows(lifts)
-        parts.append(_markdown_table(SUMMARY_COLUMNS, rows)
+        rows, notes = summary_rows(lifts, verified=True)
+        parts.append(_markdown_table(CARD_COLUMNS, rows)
                      + "".join(f"\n- {n}" for n in (["", *notes] if notes else [])))
     if triggers:
         from registry.evaluation import trigger_board

@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from registry.evaluation.verify import Verification
     from registry.hub import HubClient, PullRequest
     from registry.stores.hub_results import HubResults
-    from registry.stores.local import LocalStore
 
 log = logging.getLogger(__name__)
 RECORDS_DIR = "verifications"
@@ -173,10 +172,10 @@ def _shelf(store: SkillStore) -> _LocalShelf | _HubShelf:
 
 
 def shelf_of(store: SkillStore) -> _LocalShelf | _HubShelf | None:
-    """Where ``store`` keeps its records (None: a store that keeps none)."""
-    from registry.stores.local import LocalStore
-
-    if isinstance(store, LocalStore):
+    """Where ``store`` keeps its records (None: a store that keeps none). A local store is
+    known by its kind and dataset folder (importing `LocalStore` here would close a cycle:
+    its cards show these badges)."""
+    if store.kind == "local" and hasattr(store, "dataset_dir"):
         return _LocalShelf(store)
     results = getattr(store, "results", None)
     if store.kind == "hub" and results is not None and hasattr(results, "client"):
@@ -198,7 +197,7 @@ def _parse(data: bytes, where: str) -> Record | None:
 class _LocalShelf:
     """The records of a `LocalStore`'s results dataset folder."""
 
-    def __init__(self, store: LocalStore) -> None:
+    def __init__(self, store: Any) -> None:  # a `LocalStore`
         self.store = store
 
     def who(self) -> str:
