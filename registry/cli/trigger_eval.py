@@ -99,7 +99,7 @@ def eval_triggers(params: dict[str, Any], distractors: Path | None) -> None:
     skill = click.get_current_context().with_resource(
         skill_folder(params["skill"], command="eval"))
     settings = Settings.from_env()
-    store, placed = _placement(settings, skill, params)
+    store, published = _identify(settings, skill, params)
     config = TriggerConfig(
         models=list(params["models"]) or [default_model_ref(settings)], runs=params["runs"],
         temperature=params["temperature"], max_tokens=params["max_tokens"],
@@ -110,9 +110,7 @@ def eval_triggers(params: dict[str, Any], distractors: Path | None) -> None:
     with out.eval_progress() as progress, interrupts() as caught:
         run = run_trigger_eval(skill, config, settings, progress=progress.update,
                                started=progress.start, resume=params["resume"],
-                               stop=caught.stop, skill_repo=placed and placed.repo,
-                               skill_revision=placed and placed.revision,
-                               skill_version=placed and placed.version)
+                               stop=caught.stop, published=published)
     if run.manifest.status == "interrupted":
         out.info(f"stopped: run {run.manifest.run_id} is marked interrupted; "
                  f"{len(run.rows)} of {run.manifest.samples_planned} sessions are kept")
@@ -123,7 +121,7 @@ def eval_triggers(params: dict[str, Any], distractors: Path | None) -> None:
         _push(store, skill, run, quiet=params["as_json"])
 
 
-def _placement(settings: Settings, skill: Path, params: dict[str, Any]) -> tuple[Any, Any]:
+def _identify(settings: Settings, skill: Path, params: dict[str, Any]) -> tuple[Any, Any]:
     """(the store to push to, the published version this folder is), as `eval` finds them."""
     from registry.install.identity import identify, unidentified_hint
     from registry.stores import get_store
@@ -134,12 +132,12 @@ def _placement(settings: Settings, skill: Path, params: dict[str, Any]) -> tuple
         return None, identify(skill, store, repo=repo)
     store = get_store(settings, kind)
     store.check_writable()
-    placed = identify(skill, store, repo=repo)
-    if placed is None:
+    published = identify(skill, store, repo=repo)
+    if published is None:
         raise HubskillsError(f"{skill} is no published version of a skill in the {store.kind} "
                              "registry, so pushed results would belong to none",
                              hint=unidentified_hint(skill))
-    return store, placed
+    return store, published
 
 
 def _push(store: Any, skill: Path, run: Any, *, quiet: bool) -> None:

@@ -27,10 +27,12 @@ from registry.evaluation.results import (
     read_rows,
     tool_versions,
 )
+from registry.evaluation.run_manifest import file_under
 from registry.evaluation.stopping import StopSignal, run_until_stopped
 from registry.evaluation.trigger import MODE, TriggerConfig, TriggerEvaluator
 from registry.format.skill import Skill, load_skill
 from registry.format.triggers import TRIGGERS_PATH, TriggerSuite, load_triggers, triggers_path
+from registry.format.version_ref import SkillVersionRef
 from registry.secrets import holding
 
 BUNDLED = "bundled"
@@ -54,9 +56,9 @@ def load_trigger_suite(skill: Skill) -> TriggerSuite:
 def run_trigger_eval(skill_dir: str | Path, config: TriggerConfig, settings: Settings, *,
                      progress: Progress | None = None, started: Started | None = None,
                      resume: str | None = None, stop: StopSignal | None = None,
-                     skill_repo: str | None = None, skill_revision: str | None = None,
-                     skill_version: str | None = None) -> EvalRun:
-    """Run (or, with `resume`, finish) a trigger eval of a skill folder, saved as a run.
+                     published: SkillVersionRef | None = None) -> EvalRun:
+    """Run (or, with `resume`, finish) a trigger eval of a skill folder, saved as a run (filed
+    under the `published` version the folder is, when there is one).
 
     Raises:
         HubskillsError: no trigger suite, an unknown query id, a model that cannot call tools,
@@ -74,8 +76,7 @@ def run_trigger_eval(skill_dir: str | Path, config: TriggerConfig, settings: Set
         check_writable(settings)
         if manifest is None:
             manifest = _new_manifest(skill, full, suite, config)
-            manifest.skill_repo, manifest.skill_revision = skill_repo, skill_revision
-            manifest.skill_version = skill_version or manifest.skill_version
+            file_under(manifest, published)
         elif getattr(manifest, "distractors_hash", None) != distractors_hash(distractors):
             raise HubskillsError(f"run {manifest.run_id} listed other distractors than "
                                  f"{manifest.distractors_from} holds now",  # type: ignore
