@@ -19,3 +19,9 @@ class SkillVersionRef:
     revision: str
     version: str | None = None
     source: str = ""
+
+    @property
+    def label(self) -> str:
+        """`ns/name v1.2.0` (`ns/name@<sha prefix>` without a version)."""
+        return f"{self.repo} v{self.version}" if self.version else \
+            f"{self.repo}@{self.revision[:12]}"

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from registry.config import Settings
 from registry.errors import MissingCredentials, RunNotFound, SkillNotFound
 from registry.evaluation.display import lift_interval, p_value, points
+from registry.format.version_ref import SkillVersionRef
 from registry.gate.changes import Changes
 from registry.stores.base import SkillStore
 from registry.stores.seed import SEED_NAMESPACE
@@ -37,20 +38,6 @@ if TYPE_CHECKING:  # the engine (numpy, the providers) loads only when a skill c
 Evaluate = Callable[..., "EvalRun"]
 
 
-@dataclass(frozen=True)
-class PublishedVersion:
-    """The newest published version of a changed skill, the one it is compared with."""
-
-    repo: str
-    version: str
-    sha: str
-
-    @property
-    def label(self) -> str:
-        """`ns/name v1.2.0`."""
-        return f"{self.repo} v{self.version}"
-
-
 @dataclass
 class GateCheck:
     """One changed skill on one model: its lift, its comparison with the published version,
@@ -61,7 +48,7 @@ class GateCheck:
     model: str
     run_id: str
     lift: LiftStats
-    published: PublishedVersion | None = None
+    published: SkillVersionRef | None = None  # the newest published version, compared with
     published_run_id: str | None = None
     versus: LiftStats | None = None
     case_changes: str | None = None
@@ -92,7 +79,7 @@ class GateResult:
         return [c for c in self.checks if not c.passed]
 
 
-def failures(lift: LiftStats, versus: LiftStats | None, published: PublishedVersion | None,
+def failures(lift: LiftStats, versus: LiftStats | None, published: SkillVersionRef | None,
              min_lift: float | None) -> list[str]:
     """Why a skill fails the gate on one model (see the module docstring); [] when it passes."""
     why = []
@@ -110,7 +97,7 @@ def failures(lift: LiftStats, versus: LiftStats | None, published: PublishedVers
     return why
 
 
-def find_published(store: SkillStore, folder: Path, name: str) -> PublishedVersion | None:
+def find_published(store: SkillStore, folder: Path, name: str) -> SkillVersionRef | None:
     """The newest published version of the skill in ``folder`` (None: never published).
 
     Looked up as `<namespace>/<name>`, then the example skills' `hubskills/<name>`.
@@ -126,7 +113,7 @@ def find_published(store: SkillStore, folder: Path, name: str) -> PublishedVersi
             continue
         if info.versions:
             newest = info.versions[0]
-            return PublishedVersion(repo, newest.version, newest.sha)
+            return SkillVersionRef(repo, newest.sha, newest.version)
     return None
 
 
@@ -140,18 +127,16 @@ def skill_arms(rows: Sequence[ResultRow]) -> dict[str, dict[str, list[bool | Non
     return arms
 
 
-def _published_run(store: SkillStore, published: PublishedVersion, folder: Path,
+def _published_run(store: SkillStore, published: SkillVersionRef, folder: Path,
                    config: EvalConfig, settings: Settings, evaluate: Evaluate) -> EvalRun:
     """Evaluate the published version on the changed skill's suite (same models, settings)."""
     from registry.format.suite import suite_path
-    from registry.format.version_ref import SkillVersionRef
 
     with tempfile.TemporaryDirectory(prefix="hubskills-ci-") as tmp:
         dest = Path(tmp) / folder.name
-        store.fetch(published.repo, published.sha, dest)
+        store.fetch(published.repo, published.revision, dest)
         return evaluate(dest, config, settings, tests=suite_path(folder),
-                        published=SkillVersionRef(published.repo, published.sha,
-                                                  published.version))
+                        published=published)
 
 
 def gate_skill(folder: Path, root: Path, config: EvalConfig, settings: Settings,
