@@ -19,7 +19,7 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 from fakes.hub_server import FakeHub  # noqa: E402
-from test_verify_hub import ALICE, DATASET, SKILL, evaluate, hub  # noqa: E402, F401
+from test_verify_hub import ALICE, DATASET, SKILL, evaluate, hub, verify  # noqa: E402, F401
 
 from registry.config import Settings  # noqa: E402
 from registry.errors import HubskillsError  # noqa: E402
@@ -135,3 +135,18 @@ def test_a_skill_card_shows_each_entrys_verification(hub, tmp_path):  # noqa: F8
     assert "| verdict | verified | run |" in card
     [row] = [line for line in card.splitlines() if line.endswith(f"| {run_id} |")]
     assert row.endswith(f"| replayed | {run_id} |")
+
+
+def test_hubskills_verify_records_its_replay_once(hub, tmp_path, capsys):  # noqa: F811
+    run_id, settings = submit(tmp_path)
+    code, stdout, stderr = verify(capsys, "--run", run_id, "--revision", "refs/pr/1")
+    assert code == 0, stdout + stderr
+    assert "recorded as verified in the results dataset's verifications" in stderr
+    [record] = [r for r in read_records(HubStore(settings)) if r["run_id"] == run_id]
+    assert (record["status"], record["verified_by"]) == ("verified", "boss")
+
+    code, _, stderr = verify(capsys, "--run", run_id, "--revision", "refs/pr/1")
+    assert code == 0 and "already recorded: verified by boss" in stderr
+    [check] = replay_pending(HubStore(settings), settings)  # the Space replays nothing more
+    assert check.status == "verified"
+    assert len([r for r in read_records(HubStore(settings)) if r["run_id"] == run_id]) == 1

@@ -95,11 +95,13 @@ def _verify(target: str, run_id: str | None, revision: str | None, skill_dir: Pa
         from registry.evaluation.verify import verify_run
 
         return verify_run(target, settings, skill_dir=skill_dir, open_store=open_store)
-    from registry.evaluation.verify_registry import verify_published
+    from registry.stores.review_replay import verify_and_keep
 
     if "/" not in target:
         raise click.UsageError(f"with --run, name the skill as NS/NAME, not '{target}'")
-    return verify_published(open_store(), target, run_id, settings, revision=revision)
+    report, kept = verify_and_keep(open_store(), target, run_id, settings, revision=revision)
+    click.get_current_context().call_on_close(lambda: out.info(kept))  # after the report
+    return report
 
 
 def _render(report: Verification) -> None:

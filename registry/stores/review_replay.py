@@ -10,7 +10,7 @@ a pull request gets one comment per version of its rows, however often the Space
 What the rows say (a problem quotes stored values) is shown as code, never as markdown.
 
 `merge_submission` is the only way hubskills merges a submission: it replays first and
-refuses a `mismatch`.
+refuses a `mismatch`. `verify_and_keep` is `hubskills verify NS/NAME --run`'s replay, recorded.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from registry.stores.verifications import (
 
 if TYPE_CHECKING:
     from registry.config import Settings
+    from registry.evaluation.verify import Verification
     from registry.hub import PullRequest, RemoteFile
     from registry.stores.hub_results import HubResults
 
@@ -121,6 +122,36 @@ def merge_submission(store: SkillStore, settings: Settings, num: int) -> list[Su
             comment="Merged by hubskills after a replay: "
                     + ", ".join(f"{c.run_id} {c.status}" for c in checks))
     return checks
+
+
+def verify_and_keep(store: SkillStore, repo: str, run_id: str, settings: Settings, *,
+                    revision: str | None = None) -> tuple[Verification, str]:
+    """Replay run ``run_id`` of ``repo`` as ``store``'s dataset holds it (at ``revision``) and
+    record the result beside the runs, unless a conclusive record of these exact rows exists;
+    returns the replay and a line saying what was kept (a record that cannot be written, e.g.
+    without write access, is said, never raised: the replay stands).
+
+    Raises:
+        RunNotFound: no such run (at ``revision``).
+        HubskillsError: the dataset could not be read.
+    """
+    from registry.evaluation.verify_registry import read_pushed, verify_published
+    from registry.stores.verifications import shelf_of
+
+    data = read_pushed(store, run_id, revision)
+    report = verify_published(store, repo, run_id, settings, data=data)
+    if shelf_of(store) is None:
+        return report, f"not recorded: a {store.kind} registry keeps no verification records"
+    run = RunFile(run_id, "", rows_hash(data))
+    try:
+        record, kept = verify_and_record(store, run, lambda: report, skill_repo=repo,
+                                         skill_revision=_named_skill(data)[1])
+    except HubskillsError as err:
+        return report, f"not recorded: {err}"
+    if kept:
+        return report, (f"already recorded: {record.get('status')} by "
+                        f"{record.get('verified_by')} at {record.get('verified_at')}")
+    return report, f"recorded as {record['status']} in the results dataset's verifications"
 
 
 def comment_text(check: SubmissionCheck) -> str:
