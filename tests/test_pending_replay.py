@@ -21,6 +21,7 @@ import pytest  # noqa: E402
 from fakes.hub_server import FakeHub  # noqa: E402
 from test_verify_hub import ALICE, DATASET, SKILL, evaluate, hub, verify  # noqa: E402, F401
 
+from registry.cli import main  # noqa: E402
 from registry.config import Settings  # noqa: E402
 from registry.errors import HubskillsError  # noqa: E402
 from registry.hub import HubClient  # noqa: E402
@@ -43,6 +44,15 @@ def submit(tmp_path: Path) -> tuple[str, Settings]:
     return run_id, settings
 
 
+def review(capsys, *args: str) -> tuple[int, str, str]:
+    """`hubskills review ARGS` as the dataset's owner: exit code, stdout, stderr."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["review", *args])
+        raise SystemExit(0)
+    found = capsys.readouterr()
+    return int(exit_info.value.code or 0), found.out, found.err
+
+
 def comments(server: FakeHub, num: int) -> list[str]:
     return [c["text"] for c in server.repo(DATASET, "dataset").pulls[num].comments]
 
@@ -60,7 +70,7 @@ def tamper(server: FakeHub, run_id: str) -> None:
                    repo_type="dataset")
 
 
-def test_a_pending_submission_is_replayed_recorded_and_commented_once(hub, tmp_path):  # noqa: F811 (the fixture)
+def test_a_pending_submission_is_replayed_recorded_and_commented_once(hub, tmp_path, capsys):  # noqa: F811
     run_id, settings = submit(tmp_path)
     store = HubStore(settings)
 
@@ -80,11 +90,14 @@ def test_a_pending_submission_is_replayed_recorded_and_commented_once(hub, tmp_p
     assert len(comments(hub, 1)) == 1
     assert len([r for r in read_records(store) if r["run_id"] == run_id]) == 1
 
-    merge_submission(store, settings, 1)  # a verified submission merges
+    code, stdout, stderr = review(capsys, "pending", "--json")
+    assert code == 0 and '"status": "verified"' in stdout and '"commented": false' in stdout
+    code, stdout, stderr = review(capsys, "merge", "1")  # a verified submission merges
+    assert code == 0 and "Merged pull request #1." in stdout, stdout + stderr
     assert hub.repo(DATASET, "dataset").pulls[1].status == "merged"
 
 
-def test_a_mismatched_submission_is_commented_and_never_merged(hub, tmp_path):  # noqa: F811 (the fixture)
+def test_a_mismatched_submission_is_commented_and_never_merged(hub, tmp_path, capsys):  # noqa: F811
     run_id, settings = submit(tmp_path)
     tamper(hub, run_id)
     store = HubStore(settings)
@@ -103,6 +116,11 @@ def test_a_mismatched_submission_is_commented_and_never_merged(hub, tmp_path):  
     assert refused.value.hint == f"hubskills verify {SKILL} --run {run_id} --revision refs/pr/2"
     assert hub.repo(DATASET, "dataset").pulls[2].status == "open"
     assert len(comments(hub, 2)) == 1  # the refusal replayed nothing and said nothing again
+
+    code, _, stderr = review(capsys, "merge", "2")
+    assert code == 1 and f"pull request #2 is not merged: run {run_id} is a mismatch" in stderr
+    assert f"Hint: hubskills verify {SKILL} --run {run_id} --revision refs/pr/2" in stderr
+    assert hub.repo(DATASET, "dataset").pulls[2].status == "open"
 
 
 def test_the_spaces_pending_view_replays_and_lists_what_it_found(hub, tmp_path):  # noqa: F811

@@ -56,6 +56,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                  "Manage the embedded local registry."),
     "remove": ("registry.cli.pull:remove_command",
                "Remove a skill hubskills installed: its folder, links, copies and lock entry."),
+    "review": ("registry.cli.review:review_group",
+               "Replay, comment on and merge the runs submitted as pull requests."),
     "runs": ("registry.cli.eval:runs_group",
              "List saved evaluation runs; `runs show ID`, `runs compare A B`."),
     "scan": ("registry.cli.scan:scan_command",
@@ -92,7 +94,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 TASKS: dict[str, tuple[str, ...]] = {
     "Author": ("new", "validate", "suite", "generate", "tune", "scan"),
     "Evaluate": ("eval", "runs", "verify", "leaderboard", "models", "ask", "trace"),
-    "Share": ("publish", "search", "info", "versions", "registry"),
+    "Share": ("publish", "search", "info", "versions", "registry", "review"),
     "Install": ("pull", "install", "update", "list", "remove", "agents"),
 }
 #: Old spellings that still work but are not listed: `tests generate` is `suite generate`.
