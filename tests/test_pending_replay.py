@@ -168,3 +168,25 @@ def test_hubskills_verify_records_its_replay_once(hub, tmp_path, capsys):  # noq
     [check] = replay_pending(HubStore(settings), settings)  # the Space replays nothing more
     assert check.status == "verified"
     assert len([r for r in read_records(HubStore(settings)) if r["run_id"] == run_id]) == 1
+
+
+def test_the_space_replays_pending_submissions_in_the_background(hub, tmp_path):  # noqa: F811
+    import threading
+    import time
+
+    from space.pending_replay import PendingReplays
+    from space.state import SpaceState
+
+    run_id, settings = submit(tmp_path)
+    state = SpaceState(settings, HubStore(settings), refresh_every=0.01, on_space=False)
+    replays = PendingReplays(state)
+    replays.start()
+    try:
+        deadline, tick = time.monotonic() + 300, threading.Event()
+        while not replays.found and time.monotonic() < deadline:  # set once it commented
+            tick.wait(0.05)
+    finally:
+        state.data.stop()  # the loop ends with the Space's refreshes
+    [text] = comments(hub, 1)
+    assert text.startswith(f"✅ **hubskills replay: verified** for run `{run_id}`")
+    assert [c.run_id for c in replays.found] == [run_id]
