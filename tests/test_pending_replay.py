@@ -8,6 +8,7 @@ open pull requests (the fixture and the run come from `test_verify_hub`).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 
@@ -57,8 +58,9 @@ def comments(server: FakeHub, num: int) -> list[str]:
     return [c["text"] for c in server.repo(DATASET, "dataset").pulls[num].comments]
 
 
-def tamper(server: FakeHub, run_id: str) -> None:
-    """Close alice's pull request #1 and propose its rows again as #2, one verdict flipped."""
+def tamper(server: FakeHub, run_id: str) -> str:
+    """Close alice's pull request #1 and propose its rows again as #2, one check's verdict
+    flipped; returns the case it belongs to."""
     files = server.repo(DATASET, "dataset").resolve("refs/pr/1").files
     path = next(p for p in files if p.endswith(f"/{run_id}.jsonl"))
     lines = files[path].decode().splitlines(keepends=True)
@@ -68,6 +70,7 @@ def tamper(server: FakeHub, run_id: str) -> None:
     client = HubClient(server.url, ALICE, Path(os.environ["HUBSKILLS_HOME"]) / "alice-cache")
     client.propose(DATASET, {path: "".join(lines).encode()}, message="edited",
                    repo_type="dataset")
+    return str(json.loads(lines[flipped])["case_id"])
 
 
 def test_a_pending_submission_is_replayed_recorded_and_commented_once(hub, tmp_path, capsys):  # noqa: F811
@@ -99,14 +102,15 @@ def test_a_pending_submission_is_replayed_recorded_and_commented_once(hub, tmp_p
 
 def test_a_mismatched_submission_is_commented_and_never_merged(hub, tmp_path, capsys):  # noqa: F811
     run_id, settings = submit(tmp_path)
-    tamper(hub, run_id)
+    case = tamper(hub, run_id)
     store = HubStore(settings)
 
     [check] = replay_pending(store, settings)
     assert (check.num, check.status) == (2, "mismatch")
     [text] = comments(hub, 2)
     assert text.startswith(f"❌ **hubskills replay: mismatch** for run `{run_id}`")
-    assert "First problem: `q0 #0 baseline (local/fake-student): check 2" in text
+    first = re.compile(rf"First problem: `{case} #\d [a-z ]+ \(local/fake-student\): check ")
+    assert first.search(text), text
     assert "stored 'failed', regraded 'passed'" in text
     assert "hubskills will not merge this pull request" in text
 
@@ -190,3 +194,20 @@ def test_the_space_replays_pending_submissions_in_the_background(hub, tmp_path):
     [text] = comments(hub, 1)
     assert text.startswith(f"✅ **hubskills replay: verified** for run `{run_id}`")
     assert [c.run_id for c in replays.found] == [run_id]
+
+
+def test_an_unreadable_submission_is_not_checked_nor_merged(hub, tmp_path):  # noqa: F811
+    settings = Settings.from_env()
+    store = HubStore(settings)
+    store.results._ensure_dataset(DATASET)
+    client = HubClient(hub.url, ALICE, tmp_path / "alice-cache")
+    client.propose(DATASET, {"data/evals/2026-11/-not-a-run.jsonl": b"{}\n"},
+                   message="odd", repo_type="dataset")
+
+    [check] = replay_pending(store, settings)
+    assert (check.num, check.status) == (1, "not checked")
+    assert "'-not-a-run' is not a run id" in str(check.first_problem)
+    assert comments(hub, 1) == []  # nothing replayed: nothing to say on the pull request
+    with pytest.raises(HubskillsError, match="run -not-a-run could not be replayed"):
+        merge_submission(store, settings, 1)
+    assert hub.repo(DATASET, "dataset").pulls[1].status == "open"

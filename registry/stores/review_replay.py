@@ -45,7 +45,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 MARKER = "<!-- hubskills-verification run={run} rows={rows} -->"
-_ICONS = {"verified": "✅", "mismatch": "❌", "not replayable": "⚠️"}
+NOT_CHECKED = "not checked"  # the run could not be read, or its record not written
+_ICONS = {"verified": "✅", "mismatch": "❌", "not replayable": "⚠️", NOT_CHECKED: "⏳"}
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ class SubmissionCheck:
     run_id: str
     skill_repo: str | None
     rows_hash: str
-    status: str  # verified, mismatch, not replayable
+    status: str  # verified, mismatch, not replayable, not checked
     first_problem: str | None
     commented: bool = False
 
@@ -92,26 +93,39 @@ def replay_pending(store: SkillStore, settings: Settings, *,
     return [_told(results, c) for c in checks] if comment else checks
 
 
+def _check(store: SkillStore, settings: Settings, pr: PullRequest, entry: RemoteFile,
+           records: list[Record]) -> SubmissionCheck:
+    """`_replay` one run of one pull request; a run that could not be read or recorded is
+    `not checked` (said in the view, never commented): one never hides the others."""
+    try:
+        return _replay(store, settings, pr, entry, records)
+    except HubskillsError as err:
+        log.warning("could not replay %s of pull request #%d: %s", entry.path, pr.num, err)
+        return SubmissionCheck(pr.num, pr.url, pr.author, PurePosixPath(entry.path).stem, None,
+                               entry.blob_id or "", NOT_CHECKED, str(err))
+
+
 def merge_submission(store: SkillStore, settings: Settings, num: int) -> list[SubmissionCheck]:
     """Merge pull request ``num`` on ``store``'s results dataset after replaying its runs;
     returns what the replay found.
 
     Raises:
         HubskillsError: no such open pull request, or one of its runs is a `mismatch`
-            (hubskills never merges those), or the Hub refused.
+            (hubskills never merges those) or could not be replayed, or the Hub refused.
     """
     results = _hub_results(store)
     if results is None:
         raise HubskillsError(f"a {store.kind} registry has no pull requests to merge",
                              hint="hubskills leaderboard --registry hub --pending")
-    checks = [c for c in replay_pending(store, settings) if c.num == num]
+    checks = [c for c in replay_pending(store, settings) if c.num == num]  # (and comment)
     if not checks:
         raise HubskillsError(f"no open pull request #{num} adds runs to {results.repo()}",
                              hint="hubskills leaderboard --registry hub --pending")
-    bad = next((c for c in checks if c.status == "mismatch"), None)
+    bad = next((c for c in checks if c.status in ("mismatch", NOT_CHECKED)), None)
     if bad is not None:
+        said = "is a mismatch" if bad.status == "mismatch" else "could not be replayed"
         raise HubskillsError(
-            f"pull request #{num} is not merged: run {bad.run_id} is a mismatch "
+            f"pull request #{num} is not merged: run {bad.run_id} {said} "
             f"({bad.first_problem})", hint=f"hubskills verify {bad.skill_repo or 'NS/NAME'} "
             f"--run {bad.run_id} --revision refs/pr/{num}")
     from registry.hub import user_errors
@@ -182,8 +196,8 @@ def _hub_results(store: SkillStore) -> HubResults | None:
     return results if store.kind == "hub" and isinstance(results, HubResults) else None
 
 
-def _check(store: SkillStore, settings: Settings, pr: PullRequest, entry: RemoteFile,
-           records: list[Record]) -> SubmissionCheck:
+def _replay(store: SkillStore, settings: Settings, pr: PullRequest, entry: RemoteFile,
+            records: list[Record]) -> SubmissionCheck:
     """Replay one run of one pull request (or reuse the record of these exact rows)."""
     from registry.evaluation.verify_registry import read_pushed, verify_published
 
@@ -230,6 +244,8 @@ def _told(results: HubResults, check: SubmissionCheck) -> SubmissionCheck:
 
     from registry.hub import user_errors
 
+    if check.status == NOT_CHECKED:
+        return check
     marker = MARKER.format(run=check.run_id, rows=check.rows_hash)
     try:
         with user_errors():
