@@ -17,8 +17,9 @@ sandbox.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from registry._lazy import lazy_names
 
 if TYPE_CHECKING:
     from registry.agent.bounds import (
@@ -75,15 +76,6 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name from its module on first use, then keep it."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'registry.agent' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names("registry.agent", _EXPORTS, globals())
 
 
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})

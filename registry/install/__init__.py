@@ -10,10 +10,11 @@ pulled folder's marker (`identity.py`) does not load the pull machinery and ever
 
 from __future__ import annotations
 
-import importlib
 import sys
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
+
+from registry._lazy import lazy_names
 
 if TYPE_CHECKING:
     from registry.install.installed import (
@@ -48,14 +49,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name from its module on first use, then keep it."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'registry.install' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names("registry.install", _EXPORTS, globals())
 
 
 class _Package(ModuleType):
@@ -71,5 +65,3 @@ class _Package(ModuleType):
 sys.modules[__name__].__class__ = _Package
 
 
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
