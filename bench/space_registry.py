@@ -48,7 +48,7 @@ def _write_results(store: Any, skills: int, models: int, cases: int) -> None:
     dataset's layout: appending 10,000 runs one by one through the store takes ten minutes,
     and its per-append work (card check, scrubbing, one cache shard each) is not measured
     here. Rows are a stamped `ResultRow` with the varying fields replaced."""
-    from registry.evaluation.results import ResultRow, RunManifest
+    from registry.results.runs import ResultRow, RunManifest
     from registry.stores.dataset import results_path, stamp_rows
 
     rng = np.random.default_rng(0)

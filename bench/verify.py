@@ -65,8 +65,8 @@ def text_run() -> None:
 
     from registry.config import Settings
     from registry.evaluation.engine import EvalConfig, run_evaluation
-    from registry.evaluation.results import read_rows
     from registry.evaluation.verify import verify_run
+    from registry.results.runs import read_rows
 
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(responder=answer) as server:
         os.environ["HUBSKILLS_HOME"] = str(Path(tmp) / "home")

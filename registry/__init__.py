@@ -60,37 +60,37 @@ _EXPORTS: dict[str, str] = {
     "EvalConfig": "registry.evaluation.engine:EvalConfig",
     "EvalRun": "registry.evaluation.engine:EvalRun",
     "run_evaluation": "registry.evaluation.engine:run_evaluation",
-    "latest_rows": "registry.evaluation.results:latest_rows",
-    "ResultRow": "registry.evaluation.results:ResultRow",
-    "RunManifest": "registry.evaluation.results:RunManifest",
-    "list_runs": "registry.evaluation.results:list_runs",
-    "read_manifest": "registry.evaluation.results:read_manifest",
-    "read_rows": "registry.evaluation.results:read_rows",
-    "read_transcripts": "registry.evaluation.results:read_transcripts",
+    "latest_rows": "registry.results.runs:latest_rows",
+    "ResultRow": "registry.results.runs:ResultRow",
+    "RunManifest": "registry.results.runs:RunManifest",
+    "list_runs": "registry.results.runs:list_runs",
+    "read_manifest": "registry.results.runs:read_manifest",
+    "read_rows": "registry.results.runs:read_rows",
+    "read_transcripts": "registry.results.runs:read_transcripts",
     "call_arguments": "registry.agent.outcome:call_arguments",
     "agent_suite_path": "registry.evaluation.agent_mode:agent_suite_path",
-    "ModelSummary": "registry.evaluation.report:ModelSummary",
-    "summarize": "registry.evaluation.report:summarize",
-    "per_case_table": "registry.evaluation.report:per_case_table",
-    "compare_runs": "registry.evaluation.compare:compare_runs",
+    "ModelSummary": "registry.results.report:ModelSummary",
+    "summarize": "registry.results.report:summarize",
+    "per_case_table": "registry.results.report:per_case_table",
+    "compare_runs": "registry.results.compare:compare_runs",
     # leaderboard: `leaderboard.entries(store.results_frame())`, `table_rows`, `skill_history`;
     # `Board.build(frame)` for a reader answering many views of the same results
-    "leaderboard": "registry.evaluation.leaderboard",
-    "LeaderboardEntry": "registry.evaluation.leaderboard:Entry",
-    "leaderboard_label": "registry.evaluation.leaderboard_table:label",
-    "leaderboard_table_rows": "registry.evaluation.leaderboard_table:table_rows",
-    "Board": "registry.evaluation.board:Board",
-    "board_entries": "registry.evaluation.board:to_entries",
-    "TriggerEntry": "registry.evaluation.trigger_board:TriggerEntry",
-    "trigger_rate_text": "registry.evaluation.trigger_board:rate_text",
-    "display": "registry.evaluation.display",
+    "leaderboard": "registry.results.leaderboard",
+    "LeaderboardEntry": "registry.results.leaderboard:Entry",
+    "leaderboard_label": "registry.results.leaderboard_table:label",
+    "leaderboard_table_rows": "registry.results.leaderboard_table:table_rows",
+    "Board": "registry.results.board:Board",
+    "board_entries": "registry.results.board:to_entries",
+    "TriggerEntry": "registry.results.trigger_board:TriggerEntry",
+    "trigger_rate_text": "registry.results.trigger_board:rate_text",
+    "display": "registry.results.display",
     # stores: open one, publish to it, and the path and size rules of anything written
     "SkillStore": "registry.stores:SkillStore",
     "SkillInfo": "registry.stores:SkillInfo",
     "get_store": "registry.stores:get_store",
     "results_dataset": "registry.stores:results_dataset",
-    "publish_skill": "registry.stores.publish:publish_skill",
-    "PublishResult": "registry.stores.publish:PublishResult",
+    "publish_skill": "registry.publishing.publish:publish_skill",
+    "PublishResult": "registry.publishing.publish:PublishResult",
     "check_relpath": "registry.scan:check_relpath",
     "check_repo_id": "registry.stores.refs:check_repo_id",
     "tag_for": "registry.stores.refs:tag_for",
@@ -111,17 +111,17 @@ _EXPORTS: dict[str, str] = {
     "has_code_checks": "registry.evaluation.checks:has_code_checks",
     "hold": "registry.secrets:hold",
     "holding": "registry.secrets:holding",
-    "push_saved_run": "registry.stores.push:push_saved_run",
+    "push_saved_run": "registry.publishing.push:push_saved_run",
     "scrub": "registry.secrets:scrub",
     "scrub_data": "registry.secrets:scrub_data",
     "scrub_logs": "registry.secrets:scrub_logs",
     "scrubber": "registry.secrets:scrubber",
-    "pending_frame": "registry.stores.review:pending_frame",
-    "forged_claims": "registry.stores.review:forged_claims",
+    "pending_frame": "registry.publishing.review:pending_frame",
+    "forged_claims": "registry.publishing.review:forged_claims",
     "verification_badges": "registry.stores.verifications:badges",
     "pending_badges": "registry.stores.verifications:pending_badges",
-    "replay_pending": "registry.stores.review_replay:replay_pending",
-    "merge_submission": "registry.stores.review_replay:merge_submission",
+    "replay_pending": "registry.publishing.review_replay:replay_pending",
+    "merge_submission": "registry.publishing.review_replay:merge_submission",
     # at scale: an evaluation split into shards that run as Hugging Face Jobs
     "run_on_jobs": "registry.jobs:run_on_jobs",
     "run_logs": "registry.jobs:run_logs",
@@ -161,28 +161,9 @@ if TYPE_CHECKING:
         SkillNotFound,
         UnsafeSkill,
     )
-    from registry.evaluation import display, leaderboard
     from registry.evaluation.agent_mode import agent_suite_path
-    from registry.evaluation.board import Board
-    from registry.evaluation.board import to_entries as board_entries
     from registry.evaluation.checks import has_code_checks
-    from registry.evaluation.compare import compare_runs
     from registry.evaluation.engine import EvalConfig, EvalRun, run_evaluation
-    from registry.evaluation.leaderboard import Entry as LeaderboardEntry
-    from registry.evaluation.leaderboard_table import label as leaderboard_label
-    from registry.evaluation.leaderboard_table import table_rows as leaderboard_table_rows
-    from registry.evaluation.report import ModelSummary, per_case_table, summarize
-    from registry.evaluation.results import (
-        ResultRow,
-        RunManifest,
-        latest_rows,
-        list_runs,
-        read_manifest,
-        read_rows,
-        read_transcripts,
-    )
-    from registry.evaluation.trigger_board import TriggerEntry
-    from registry.evaluation.trigger_board import rate_text as trigger_rate_text
     from registry.format.skill import Problem, Skill, load_skill
     from registry.format.suite import Case, Suite, load_suite, suite_path
     from registry.format.untrusted import code_block, code_span, safe_html
@@ -196,6 +177,29 @@ if TYPE_CHECKING:
     from registry.jobs import run_logs, run_on_jobs
     from registry.providers import EMBEDDED_REF, ask, default_model_ref, known_models
     from registry.providers.public_url import check_public_url
+    from registry.publishing.publish import PublishResult, publish_skill
+    from registry.publishing.push import push_saved_run
+    from registry.publishing.review import forged_claims, pending_frame
+    from registry.publishing.review_replay import merge_submission, replay_pending
+    from registry.results import display, leaderboard
+    from registry.results.board import Board
+    from registry.results.board import to_entries as board_entries
+    from registry.results.compare import compare_runs
+    from registry.results.leaderboard import Entry as LeaderboardEntry
+    from registry.results.leaderboard_table import label as leaderboard_label
+    from registry.results.leaderboard_table import table_rows as leaderboard_table_rows
+    from registry.results.report import ModelSummary, per_case_table, summarize
+    from registry.results.runs import (
+        ResultRow,
+        RunManifest,
+        latest_rows,
+        list_runs,
+        read_manifest,
+        read_rows,
+        read_transcripts,
+    )
+    from registry.results.trigger_board import TriggerEntry
+    from registry.results.trigger_board import rate_text as trigger_rate_text
     from registry.sandbox import SandboxUnavailable, get_sandbox
     from registry.scan import Finding, SizeLimits, check_relpath, scan_folder, write_file
     from registry.secrets import (
@@ -209,11 +213,7 @@ if TYPE_CHECKING:
         scrubber,
     )
     from registry.stores import SkillInfo, SkillStore, get_store, results_dataset
-    from registry.stores.publish import PublishResult, publish_skill
-    from registry.stores.push import push_saved_run
     from registry.stores.refs import check_repo_id, tag_for
-    from registry.stores.review import forged_claims, pending_frame
-    from registry.stores.review_replay import merge_submission, replay_pending
     from registry.stores.verifications import badges as verification_badges
     from registry.stores.verifications import pending_badges
 

@@ -2,7 +2,7 @@
 
 `leaderboard_view` is what the Leaderboard tab shows for one set of filters: the ranked table
 (display strings, each skill a link to its page), the lift-vs-token-overhead scatter, and a
-one-line summary. The ranking and statistics are `registry.evaluation.leaderboard`'s; this
+one-line summary. The ranking and statistics are `registry.results.leaderboard`'s; this
 module only shapes them for the UI and caps what is sent to the browser.
 """
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from registry.evaluation.results import ResultRow
+from registry.results.runs import ResultRow
 
 
 def rows_frame(rows: list[ResultRow]) -> pd.DataFrame:

@@ -11,7 +11,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from registry.evaluation.formulas import wilson_arrays
+from registry.results.formulas import wilson_arrays
 
 
 def wilson(k: float, n: int) -> tuple[float, float]:

@@ -19,11 +19,11 @@ from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.agent_mode import SingleTurnRunner, agent_suite_path
 from registry.evaluation.engine import EvalConfig, run_evaluation
-from registry.evaluation.report import activation, summarize
-from registry.evaluation.results import ResultRow, read_transcripts
 from registry.format.suite import load_suite
 from registry.providers import EMBEDDED_REF, RetryPolicy, resolve
 from registry.providers import embedded_availability as availability
+from registry.results.report import activation, summarize
+from registry.results.runs import ResultRow, read_transcripts
 from space.transcripts import NO_TRANSCRIPT, render, transcript_cases, transcript_pair
 
 FAST = RetryPolicy(attempts=3, base_delay=0.001, max_delay=0.005, max_retry_after=0.01)

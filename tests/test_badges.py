@@ -11,14 +11,14 @@ from test_verify import FAST, knows_fact_if_told, make_skill
 
 from registry.cli import cli
 from registry.config import Settings
-from registry.evaluation.board import Board, to_entries
 from registry.evaluation.engine import EvalConfig, run_evaluation
-from registry.evaluation.leaderboard import entries
-from registry.evaluation.leaderboard_badges import Badge, badge_from
 from registry.evaluation.verify import verify_run
 from registry.format.version_ref import SkillVersionRef
+from registry.publishing.push import push_saved_run
+from registry.results.board import Board, to_entries
+from registry.results.leaderboard import entries
+from registry.results.leaderboard_badges import Badge, badge_from
 from registry.stores import get_store
-from registry.stores.push import push_saved_run
 from registry.stores.verifications import (
     append_record,
     badges,

@@ -1,4 +1,4 @@
-"""`registry.evaluation.board`: entries aggregated once equal `leaderboard.entries` per filter."""
+"""`registry.results.board`: entries aggregated once equal `leaderboard.entries` per filter."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 from result_frames import rows_frame
 from test_leaderboard import FEB, MAR, _random_rows, run_rows
 
-from registry.evaluation.board import Board, to_entries
-from registry.evaluation.leaderboard import entries, skill_history
+from registry.results.board import Board, to_entries
+from registry.results.leaderboard import entries, skill_history
 
 
 def _as_store(frame: pd.DataFrame) -> pd.DataFrame:

@@ -29,10 +29,10 @@ from registry.config import Settings
 from registry.evaluation.checks import case_score, run_checks
 from registry.evaluation.engine import EvalConfig, EvalRun, run_evaluation
 from registry.evaluation.judge import JUDGE_SYSTEM
-from registry.evaluation.report import summarize
-from registry.evaluation.results import ResultRow
 from registry.format.suite import Case
 from registry.providers import RetryPolicy
+from registry.results.report import summarize
+from registry.results.runs import ResultRow
 from registry.sandbox import BwrapSandbox
 
 ONCE = RetryPolicy(attempts=1)

@@ -17,8 +17,8 @@ from sandbox_required import bwrap_sandbox
 
 from registry.errors import ProviderError
 from registry.evaluation.checks import NO_SANDBOX, case_score, extract_files, run_checks
-from registry.evaluation.results import CheckVerdict
 from registry.format.suite import Case
+from registry.results.runs import CheckVerdict
 from registry.sandbox import BwrapSandbox
 
 

@@ -8,9 +8,9 @@ import pytest
 from click.testing import CliRunner
 
 from registry.cli import cli
-from registry.evaluation.results import RunManifest
-from registry.evaluation.stats import compare_arms
 from registry.gate.run import failures
+from registry.results.runs import RunManifest
+from registry.results.stats import compare_arms
 
 
 def invoke(*args: str):

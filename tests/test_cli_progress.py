@@ -24,7 +24,7 @@ from test_evaluate import knows_fact_if_told, make_skill
 from test_generate import Scripted
 
 from registry.cli import _output
-from registry.evaluation.results import ResultRow, RunManifest
+from registry.results.runs import ResultRow, RunManifest
 
 LINE = re.compile(r"^run (\S+): (\d+)/(\d+) answers \(\d+%\)")
 

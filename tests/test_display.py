@@ -1,10 +1,10 @@
-"""`registry.evaluation.display`: the one way shares, lift points and dollars are written."""
+"""`registry.results.display`: the one way shares, lift points and dollars are written."""
 
 import math
 
 import pytest
 
-from registry.evaluation.display import detectable, lift_interval, mode, p_value, pct, points, usd
+from registry.results.display import detectable, lift_interval, mode, p_value, pct, points, usd
 
 
 @pytest.mark.parametrize(("share", "text"), [(0.0, "0%"), (1 / 3, "33%"), (1.0, "100%"),

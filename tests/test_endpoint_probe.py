@@ -19,7 +19,7 @@ from test_evaluate import knows_fact_if_told, make_skill
 
 from registry.cli import cli
 from registry.config import Settings
-from registry.evaluation.results import list_runs, read_rows
+from registry.results.runs import list_runs, read_rows
 
 
 def closed_port() -> int:

@@ -18,10 +18,10 @@ from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.arms import MAX_TOOL_TURNS
 from registry.evaluation.engine import run_evaluation
-from registry.evaluation.report import summarize
-from registry.evaluation.results import read_manifest
 from registry.providers import RetryPolicy
-from registry.stores.push import push_run
+from registry.publishing.push import push_run
+from registry.results.report import summarize
+from registry.results.runs import read_manifest
 
 N = 12
 

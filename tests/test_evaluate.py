@@ -13,10 +13,10 @@ from fakes.openai_server import FakeOpenAIServer
 from registry.config import Settings
 from registry.errors import HubskillsError, MissingCredentials
 from registry.evaluation.engine import EvalConfig, run_evaluation
-from registry.evaluation.report import summarize
-from registry.evaluation.results import list_runs, read_rows
-from registry.evaluation.stats import mcnemar_exact
 from registry.providers import RetryPolicy
+from registry.results.report import summarize
+from registry.results.runs import list_runs, read_rows
+from registry.results.stats import mcnemar_exact
 from registry.secrets import MASK
 
 FAST = RetryPolicy(attempts=8, base_delay=0.001, max_delay=0.005, max_retry_after=0.01)

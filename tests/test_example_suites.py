@@ -51,9 +51,9 @@ def test_the_skill_answers_every_case_and_the_question_answers_none(folder: Path
 
 
 def test_the_readme_table_shows_the_recorded_runs_as_the_engine_computes_them():
-    from registry.evaluation import display
-    from registry.evaluation.report import summarize
-    from registry.evaluation.results import latest_rows, list_runs, read_rows
+    from registry.results import display
+    from registry.results.report import summarize
+    from registry.results.runs import latest_rows, list_runs, read_rows
 
     root = SKILLS[0].parent / ".runs"
     readme = (root.parent.parent / "README.md").read_text(encoding="utf-8")

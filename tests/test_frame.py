@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from registry.evaluation.results import ResultRow, rows_to_jsonl
+from registry.results.runs import ResultRow, rows_to_jsonl
 from registry.stores.frame import FETCHERS, load_frame
 
 

@@ -20,10 +20,10 @@ from registry.cli import cli
 from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.engine import EvalConfig, run_evaluation
-from registry.evaluation.report import summarize
-from registry.evaluation.results import ResultRow
 from registry.jobs import cancel_run, collect, resume_on_jobs, run_on_jobs, shard_jobs
 from registry.jobs.plan import split_units
+from registry.results.report import summarize
+from registry.results.runs import ResultRow
 from tests.fakes.hub_server import FakeHub
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.test_evaluate import make_skill

@@ -27,11 +27,11 @@ from registry.cli import main
 from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.engine import EvalConfig, run_evaluation
-from registry.evaluation.report import summarize
-from registry.evaluation.results import read_manifest, read_transcripts
 from registry.jobs import run_on_jobs
 from registry.jobs.bootstrap import APT_INSTALL, BOOTSTRAP, bwrap_install
 from registry.jobs.sandbox_check import NO_SANDBOX_LINE, SANDBOX_LINE
+from registry.results.report import summarize
+from registry.results.runs import read_manifest, read_transcripts
 
 KEY = "sk-test-jobs-sandbox-0123456789abcdef"
 MODEL = "openai/gpt-4o-mini"

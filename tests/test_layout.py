@@ -33,8 +33,10 @@ LAYERS: list[set[str]] = [
     {"format"},
     {"scan", "providers", "sandbox", "hub"},
     {"agent"},  # agent mode: runners and workspaces, used by the evaluation engine
+    {"results"},  # rows, manifests, statistics, the leaderboard core: values, no I/O to models
     {"evaluation"},
-    {"stores"},
+    {"stores"},  # storage; seeding replays the example runs through `evaluation.verify`
+    {"publishing"},  # publish, push, review: into the registry, replayed on the way in
     {"generate", "install", "jobs", "gate"},  # jobs: sharded evaluations on HF Jobs; gate: `ci`
     {"__init__"},  # the public API
     {"cli"},

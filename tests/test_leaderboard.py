@@ -1,4 +1,4 @@
-"""`registry.evaluation.leaderboard` (entries from result rows) and `hubskills leaderboard`.
+"""`registry.results.leaderboard` (entries from result rows) and `hubskills leaderboard`.
 
 Expected values by hand (as in tests/test_stats.py): Wilson 95% for 2/12 is [0.0470, 0.4480] and
 for 9/12 [0.4677, 0.9111]; seven of twelve cases gain and none lose, so the exact test gives
@@ -21,10 +21,10 @@ from result_frames import rows_frame
 
 from registry.cli.leaderboard import leaderboard_command, render_leaderboard
 from registry.config import Settings
-from registry.evaluation.leaderboard import Entry, entries, model_view, skill_history
-from registry.evaluation.leaderboard_table import COLUMNS, table_rows, to_records
-from registry.evaluation.report import summarize
-from registry.evaluation.results import ResultRow, RunManifest
+from registry.results.leaderboard import Entry, entries, model_view, skill_history
+from registry.results.leaderboard_table import COLUMNS, table_rows, to_records
+from registry.results.report import summarize
+from registry.results.runs import ResultRow, RunManifest
 
 JAN, FEB = "2026-01-01T00:00:00+00:00", "2026-02-01T00:00:00+00:00"
 MAR = "2026-03-01T12:00:00+00:00"
@@ -118,8 +118,8 @@ def test_equals_the_run_summary_to_the_last_bit():
 
 
 def test_a_run_is_summarized_without_loading_pandas():
-    script = ("import sys\nfrom registry.evaluation.report import summarize\n"
-              "from registry.evaluation.results import ResultRow\n"
+    script = ("import sys\nfrom registry.results.report import summarize\n"
+              "from registry.results.runs import ResultRow\n"
               "rows = [ResultRow(run_id='r', skill_name='s', model='m', arm=a, case_id=f'c{i}',"
               " passed=a == 'skill' or i < 2) for i in range(12) for a in ('baseline', 'skill')]\n"
               "print(round(summarize(rows)[0].stats.lift, 4), 'pandas' in sys.modules)")

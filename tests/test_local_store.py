@@ -13,8 +13,8 @@ import pytest
 
 from registry.config import Settings
 from registry.errors import HubskillsError, SkillNotFound, UnsafeSkill, VersionExists
-from registry.evaluation.results import ResultRow, RunManifest, RunWriter, read_manifest
 from registry.format.skill import NAME_RE, content_hash, load_skill
+from registry.results.runs import ResultRow, RunManifest, RunWriter, read_manifest
 from registry.scan import SizeLimits
 from registry.stores import LocalStore, get_store, local_store
 from registry.stores.frame import load_frame
@@ -298,7 +298,7 @@ def test_rows_that_do_not_validate_are_counted_and_named(tmp_path: Path,
     lines = file.read_text().splitlines()
     lines[1:1] = ['{"run_id": "r1", "passed": "not a row"}', '["not", "an", "object"]']
     file.write_text("\n".join(lines) + '\n{"run_id": "r1", "torn')
-    with caplog.at_level(logging.INFO, logger="registry.evaluation.results"):
+    with caplog.at_level(logging.INFO, logger="registry.results.runs"):
         assert [r.case_id for r in store.read_results()] == ["c0", "c1", "c2"]
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1

@@ -2,7 +2,7 @@
 
 The places: the eval report (text and `--json`), `runs show`, `runs compare`, `leaderboard`,
 `info` (text and JSON), the skill's card, `search --sort lift`, and the Space's leaderboard and
-skill page. Exact equality, not approximate: they all read `registry.evaluation.stats.table`.
+skill page. Exact equality, not approximate: they all read `registry.results.stats.table`.
 Also: a push that cannot say which skill version it measured is refused before any model call,
 and a pulled folder's results join the repo its marker names.
 """
@@ -21,8 +21,8 @@ from test_evaluate import knows_fact_if_told, make_skill
 
 from registry.cli import cli
 from registry.config import Settings
-from registry.evaluation import display
-from registry.evaluation.board import Board
+from registry.results import display
+from registry.results.board import Board
 from registry.stores import get_store
 from registry.stores.summary import lift_key
 from space.leaderboard_view import leaderboard_view
@@ -159,8 +159,8 @@ def test_publish_with_run_attaches_a_pushed_run_to_the_new_version(pushed):
 
 
 def test_publish_refuses_a_partial_run_before_publishing(tmp_path):
-    from registry.evaluation.results import ResultRow, RunManifest, RunWriter
     from registry.format.skill import content_hash
+    from registry.results.runs import ResultRow, RunManifest, RunWriter
 
     skill = make_skill(tmp_path, N)
     manifest = RunManifest(run_id="cut-short", skill_name=skill.name, suite_hash="s",

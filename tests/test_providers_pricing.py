@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from registry.evaluation.display import usd
 from registry.providers import (
     ALIASES,
     EMBEDDED_REF,
@@ -21,6 +20,7 @@ from registry.providers import (
     price_for,
     prices_as_of,
 )
+from registry.results.display import usd
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "registry" / "providers" / "data" / "models.json"

@@ -25,9 +25,9 @@ from registry.config import Settings  # noqa: E402
 from registry.errors import HubskillsError, UnsafeSkill  # noqa: E402
 from registry.install import pull, remove  # noqa: E402
 from registry.install.lockfile import MARKER_FILE  # noqa: E402
+from registry.publishing.publish import publish_skill  # noqa: E402
 from registry.stores import LocalStore, SkillStore  # noqa: E402
 from registry.stores.hub import HubStore  # noqa: E402
-from registry.stores.publish import publish_skill  # noqa: E402
 from tests.fakes.hub_server import FakeHub  # noqa: E402
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4 + b"\x00\xff" * 100

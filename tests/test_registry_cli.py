@@ -28,9 +28,9 @@ from registry.cli.registry_cmds import (  # noqa: E402
 )
 from registry.config import Settings  # noqa: E402
 from registry.errors import HubskillsError, SkillNotFound, UnsafeSkill, VersionExists  # noqa: E402
-from registry.evaluation.results import ResultRow, RunManifest, RunWriter  # noqa: E402
 from registry.format.skill import content_hash  # noqa: E402
-from registry.stores.publish import ValidationFailed  # noqa: E402
+from registry.publishing.publish import ValidationFailed  # noqa: E402
+from registry.results.runs import ResultRow, RunManifest, RunWriter  # noqa: E402
 from tests.fakes.hub_server import FakeHub  # noqa: E402
 
 

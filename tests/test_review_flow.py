@@ -26,11 +26,11 @@ from huggingface_hub.errors import HfHubHTTPError  # noqa: E402
 
 from registry.cli import cli  # noqa: E402
 from registry.config import Settings  # noqa: E402
-from registry.evaluation.results import ResultRow, RunManifest, to_json  # noqa: E402
 from registry.generate.report import RoundResult, StudentResult  # noqa: E402
+from registry.publishing.push import push_run  # noqa: E402
+from registry.publishing.review import forged_claims, pending_frame  # noqa: E402
+from registry.results.runs import ResultRow, RunManifest, to_json  # noqa: E402
 from registry.stores.hub import HubStore  # noqa: E402
-from registry.stores.push import push_run  # noqa: E402
-from registry.stores.review import forged_claims, pending_frame  # noqa: E402
 from tests.fakes.hub_server import FakeHub  # noqa: E402
 
 DATASET = "boss/hubskills-evals"

@@ -24,8 +24,8 @@ from conftest import REPO_ROOT
 from sandbox_required import bwrap_sandbox
 
 from registry.evaluation.checks import run_checks
-from registry.evaluation.results import CheckVerdict
 from registry.format.suite import Case
+from registry.results.runs import CheckVerdict
 from registry.sandbox import BwrapSandbox, Limits
 
 

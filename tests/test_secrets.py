@@ -23,9 +23,10 @@ from fakes.openai_server import FakeOpenAIServer
 
 from registry.config import Settings
 from registry.evaluation.engine import EvalConfig, run_evaluation
-from registry.evaluation.results import RunWriter, read_manifest, read_rows
 from registry.format.version_ref import SkillVersionRef
 from registry.providers import RetryPolicy
+from registry.publishing.push import push_run
+from registry.results.runs import RunWriter, read_manifest, read_rows
 from registry.secrets import (
     MASK,
     hold,
@@ -36,7 +37,6 @@ from registry.secrets import (
     scrub_logs,
 )
 from registry.stores import local_store
-from registry.stores.push import push_run
 
 ENV_KEY = "sk-env-0123456789abcdefENV"
 FILE_KEY = "hf_fileTOKEN0123456789abcdef"

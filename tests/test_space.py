@@ -26,9 +26,9 @@ from gradio_client import Client, handle_file
 
 from registry.config import Settings
 from registry.errors import InvalidSkill, UnsafeSkill
-from registry.evaluation.board import to_entries as board_entries
-from registry.evaluation.results import ResultRow, RunManifest, RunWriter, new_run_id
 from registry.providers.embedded import availability
+from registry.results.board import to_entries as board_entries
+from registry.results.runs import ResultRow, RunManifest, RunWriter, new_run_id
 from registry.secrets import MASK, hold, scrub
 from registry.stores.verifications import append_record, run_files
 from space import build_demo, launch

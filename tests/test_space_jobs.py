@@ -24,8 +24,8 @@ from test_agent_eval import make_skill as make_agent_skill
 
 from registry.config import Settings
 from registry.evaluation.engine import EvalConfig, run_evaluation
-from registry.evaluation.report import summarize
 from registry.format.suite import Case
+from registry.results.report import summarize
 from space import build_demo, evaluate_jobs
 from space.evaluate_jobs import MAX_HERE_ANSWERS, jobs_reason, jobs_settings
 from space.evaluate_run import summary_table

@@ -1,6 +1,6 @@
 """The statistics engine against the hand-checked values below (checked against scipy 1.17).
 
-Formulas (`registry.evaluation.formulas`) first, then the engine (`registry.evaluation.stats`):
+Formulas (`registry.results.formulas`) first, then the engine (`registry.results.stats`):
 the paired t interval, the exact test, the verdict rule, errors, and bit-identical tables.
 """
 
@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from stats_reference import cases_needed, wilson
 
-from registry.evaluation.formulas import (
+from registry.results.formulas import (
     Z95,
     detectable_lift,
     mcnemar_exact,
@@ -21,7 +21,7 @@ from registry.evaluation.formulas import (
     t_critical,
     wilson_arrays,
 )
-from registry.evaluation.stats import (
+from registry.results.stats import (
     INTERVAL_METHOD,
     MIN_CASES,
     case_status,

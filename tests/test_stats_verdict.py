@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from registry.evaluation.stats import Outcomes, table
+from registry.results.stats import Outcomes, table
 
 SUITES = 2000  # simulated suites per setting: a 2.5% rate is measured within about +-0.7%
 

@@ -33,8 +33,8 @@ from registry.errors import (  # noqa: E402
     VersionExists,
     VersionNotFound,
 )
-from registry.evaluation.results import CheckVerdict, ResultRow, RunManifest  # noqa: E402
 from registry.format.skill import content_hash  # noqa: E402
+from registry.results.runs import CheckVerdict, ResultRow, RunManifest  # noqa: E402
 from registry.stores import LocalStore, SkillStore  # noqa: E402
 from registry.stores.hub import HubStore  # noqa: E402
 from tests.fakes.hub_server import FakeHub  # noqa: E402

@@ -17,11 +17,11 @@ from registry.cli import cli
 from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.distractors import bundled_distractors
-from registry.evaluation.results import list_runs
 from registry.evaluation.trigger import TriggerConfig
 from registry.evaluation.trigger_report import summarize_triggers
 from registry.evaluation.trigger_run import run_trigger_eval
 from registry.providers import RetryPolicy
+from registry.results.runs import list_runs
 
 FAST = RetryPolicy(attempts=2, base_delay=0.001, max_delay=0.005, max_retry_after=0.01)
 DESCRIPTION = "Configure ports of the zorblax daemon and its widgets. Use when configuring zorblax."

@@ -13,10 +13,10 @@ from test_trigger import make_distractors, make_skill
 
 from registry.cli import cli
 from registry.config import Settings
-from registry.evaluation.leaderboard import entries
-from registry.evaluation.results import read_rows
-from registry.evaluation.trigger_board import trigger_entries
 from registry.evaluation.trigger_report import summarize_triggers
+from registry.results.leaderboard import entries
+from registry.results.runs import read_rows
+from registry.results.trigger_board import trigger_entries
 from registry.stores import get_store
 
 

@@ -20,8 +20,8 @@ from registry.evaluation.verify_registry import verify_published
 from registry.evaluation.verify_regrade import NO_WORKSPACE
 from registry.format.version_ref import SkillVersionRef
 from registry.providers import RetryPolicy
+from registry.publishing.push import push_saved_run
 from registry.stores import get_store
-from registry.stores.push import push_saved_run
 
 FAST = RetryPolicy(attempts=3, base_delay=0.001, max_delay=0.005, max_retry_after=0.01)
 REPO = "local/zorblax-ports"

@@ -27,8 +27,8 @@ from registry.cli import main  # noqa: E402
 from registry.config import Settings  # noqa: E402
 from registry.evaluation.engine import EvalConfig, run_evaluation  # noqa: E402
 from registry.format.version_ref import SkillVersionRef  # noqa: E402
+from registry.publishing.push import push_saved_run  # noqa: E402
 from registry.stores.hub import HubStore  # noqa: E402
-from registry.stores.push import push_saved_run  # noqa: E402
 from registry.stores.verifications import read_records, rows_hash  # noqa: E402
 
 DATASET = "boss/hubskills-evals"

@@ -19,8 +19,8 @@ from registry.evaluation.engine import EvalConfig, run_evaluation
 from registry.evaluation.verify_registry import verify_published
 from registry.format.suite import load_suite
 from registry.format.version_ref import SkillVersionRef
+from registry.publishing.push import push_saved_run
 from registry.stores import get_store
-from registry.stores.push import push_saved_run
 
 REPO = "local/zorblax-ports"
 

@@ -11,7 +11,6 @@ from test_verify import FAST, knows_fact_if_told, make_skill
 from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.engine import EvalConfig, run_evaluation
-from registry.evaluation.results import ResultRow, read_manifest, read_rows
 from registry.evaluation.run_manifest import stored_summaries
 from registry.evaluation.verify import verify_run
 from registry.evaluation.verify_resample import (
@@ -22,6 +21,7 @@ from registry.evaluation.verify_resample import (
     false_alarm_rate,
     spot_check,
 )
+from registry.results.runs import ResultRow, read_manifest, read_rows
 
 
 @pytest.fixture

@@ -19,8 +19,8 @@ from sandbox_required import bwrap_sandbox
 
 from registry.errors import InvalidSuite
 from registry.evaluation.checks import NO_SANDBOX, case_score, has_code_checks, run_checks
-from registry.evaluation.results import CheckVerdict
 from registry.format.suite import Case, parse_suite
+from registry.results.runs import CheckVerdict
 from registry.sandbox import BwrapSandbox
 
 TOML = """[general]

@@ -7,9 +7,9 @@ from rich.markup import escape
 
 from registry.agent.outcome import call_arguments
 from registry.cli import _output as out
-from registry.evaluation import display
-from registry.evaluation.report import ModelSummary, per_case_table, summarize
-from registry.evaluation.results import ResultRow, RunManifest
+from registry.results import display
+from registry.results.report import ModelSummary, per_case_table, summarize
+from registry.results.runs import ResultRow, RunManifest
 
 
 def report_run(manifest: RunManifest, rows: list[ResultRow], *, as_json: bool,

@@ -150,8 +150,8 @@ def _write_reports(result: Any, *, summary: Path | None, step_summary: Path | No
 
 
 def _render(result: Any) -> None:
-    from registry.evaluation.display import lift_interval, pct
     from registry.gate.report import headline, versus_text
+    from registry.results.display import lift_interval, pct
 
     if result.checks:
         out.table(["skill", "model", "baseline", "with skill", "lift [95% CI]", "verdict",

@@ -16,11 +16,11 @@ from registry.cli._skill_ref import SkillSource, skill_folder
 from registry.cli.trigger_eval import trigger_mode, trigger_report
 from registry.config import Settings
 from registry.errors import HubskillsError
-from registry.evaluation import display
-from registry.evaluation.compare import compare_runs
 from registry.evaluation.engine import EvalConfig, run_evaluation
-from registry.evaluation.report import summarize
-from registry.evaluation.results import (
+from registry.results import display
+from registry.results.compare import compare_runs
+from registry.results.report import summarize
+from registry.results.runs import (
     latest_rows,
     list_runs,
     read_manifest,
@@ -247,7 +247,7 @@ def _identify(settings, skill: Path, repo, registry_kind, *, push: bool):
 
 
 def _push(store, skill: Path, manifest, rows, *, quiet: bool, settings) -> None:
-    from registry.stores.push import push_run
+    from registry.publishing.push import push_run
 
     pushed = push_run(store, manifest, rows, skill_dir=skill, via="cli", settings=settings)
     where, card_note = pushed.path, pushed.card_note

@@ -9,9 +9,9 @@ from rich.markup import escape
 
 from registry.cli import _output as out
 from registry.config import Settings
-from registry.evaluation.display import lift_interval, pct, usd
 from registry.generate.report import GenerateReport
 from registry.providers.pricing import is_free
+from registry.results.display import lift_interval, pct, usd
 
 
 @click.command("generate")

@@ -77,8 +77,8 @@ def _stopped_without_sandbox(skill: Path, run: EvalRun) -> None:
 
 def collect_if_remote(settings: Settings, run_id: str, poll: float) -> None:
     """Finish a run sent to Jobs that was not collected yet (`runs show`)."""
-    from registry.evaluation.results import read_manifest
     from registry.jobs import collect, is_remote_run
+    from registry.results.runs import read_manifest
 
     if is_remote_run(settings, run_id) and read_manifest(settings.runs_dir,
                                                          run_id).status == "running":

@@ -20,8 +20,8 @@ from rich.markup import escape
 from registry.cli import _output as out
 
 if TYPE_CHECKING:
-    from registry.evaluation.leaderboard import Entry
-    from registry.evaluation.trigger_board import TriggerEntry
+    from registry.results.leaderboard import Entry
+    from registry.results.trigger_board import TriggerEntry
 
 VERDICTS = ("helps", "hurts", "no detectable effect", "too few cases", "inconclusive")
 DEFAULT_LIMIT = 50
@@ -90,9 +90,9 @@ def board_of(frame: object, filters: dict, found: dict,
              include_unverified: bool) -> tuple[list[Entry], int, list[TriggerEntry]]:
     """The entries of ``frame`` with their badges (those not replayed or better left out
     unless ``include_unverified``), how many were left out, and the trigger entries."""
-    from registry.evaluation.leaderboard import entries
-    from registry.evaluation.leaderboard_badges import is_shown
-    from registry.evaluation.trigger_board import trigger_entries
+    from registry.results.leaderboard import entries
+    from registry.results.leaderboard_badges import is_shown
+    from registry.results.trigger_board import trigger_entries
 
     everything = entries(frame, **filters, badges=found)  # type: ignore[arg-type]
     ranked = everything if include_unverified else [e for e in everything if is_shown(e)]
@@ -106,9 +106,9 @@ def _with_pending(ranked: Sequence[Entry], triggers: Sequence[TriggerEntry], sto
                   filters: dict, *, limit: int, as_json: bool) -> None:
     """The reviewed board, then the unreviewed submissions apart (ranked among themselves,
     each with the badge its replay earned, trigger evals included)."""
-    from registry.evaluation import trigger_board
-    from registry.evaluation.leaderboard_table import to_records
-    from registry.stores.review import UNREVIEWED, pending_frame
+    from registry.publishing.review import UNREVIEWED, pending_frame
+    from registry.results import trigger_board
+    from registry.results.leaderboard_table import to_records
     from registry.stores.verifications import pending_badges
 
     frame = pending_frame(store)  # type: ignore[arg-type]
@@ -139,8 +139,8 @@ def render_leaderboard(ranked: Sequence[Entry], *, limit: int = DEFAULT_LIMIT,
     With no entries it says why: nothing matched the filters, nothing was evaluated yet, or
     the ``hidden`` entries (not replayed or better) were left out.
     """
-    from registry.evaluation import trigger_board
-    from registry.evaluation.leaderboard_table import NARROW_DROP, table_rows, to_records
+    from registry.results import trigger_board
+    from registry.results.leaderboard_table import NARROW_DROP, table_rows, to_records
 
     shown = ranked[:limit] if limit else ranked
     triggers = triggers[:limit] if limit else triggers
@@ -168,7 +168,7 @@ def render_leaderboard(ranked: Sequence[Entry], *, limit: int = DEFAULT_LIMIT,
 
 def render_triggers(triggers: Sequence[TriggerEntry], *, gap: bool = False) -> None:
     """The trigger entries as their own table, with what their figures mean."""
-    from registry.evaluation import trigger_board
+    from registry.results import trigger_board
 
     if gap:
         out.result("")

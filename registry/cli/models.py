@@ -7,8 +7,8 @@ from rich.markup import escape
 
 from registry.cli import _output as out
 from registry.config import Settings
-from registry.evaluation.display import usd
 from registry.providers import Completion, ask, known_models, prices_as_of
+from registry.results.display import usd
 
 # Room for a full short answer from an API model; a small local model that rambles is cut in
 # seconds instead of writing 512 tokens of drift.

@@ -19,11 +19,11 @@ from registry.cli._skill_ref import (
 )
 from registry.config import Settings
 from registry.errors import HubskillsError, SkillNotFound
-from registry.evaluation import display
-from registry.evaluation.leaderboard import Entry, entries
+from registry.publishing.publish import PublishResult, ValidationFailed, publish_skill
+from registry.results import display
+from registry.results.leaderboard import Entry, entries
 from registry.scan import Finding, ScanFailed
 from registry.stores import SkillInfo, SkillStore, get_store, local_store
-from registry.stores.publish import PublishResult, ValidationFailed, publish_skill
 from registry.stores.seed import default_seed_dir, seed_store
 from registry.stores.summary import SUMMARY_COLUMNS, latest_summary, summary_rows
 
@@ -200,7 +200,7 @@ def info_command(target: str, as_json: bool, registry: str | None) -> None:
     """
     _, store = _open(registry)
     info = _info_of(target, store)
-    from registry.evaluation import trigger_board
+    from registry.results import trigger_board
 
     repo, frame = info.repo, store.results_frame()
     summary = latest_summary(frame, repo)

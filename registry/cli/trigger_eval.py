@@ -20,8 +20,8 @@ from registry.cli._signals import exit_now, interrupts
 from registry.cli._skill_ref import skill_folder
 from registry.config import Settings
 from registry.errors import HubskillsError
-from registry.evaluation import display
-from registry.evaluation.results import RunManifest, latest_rows, read_manifest, read_rows
+from registry.results import display
+from registry.results.runs import RunManifest, latest_rows, read_manifest, read_rows
 
 if TYPE_CHECKING:
     from registry.evaluation.trigger_report import Rate
@@ -141,7 +141,7 @@ def _identify(settings: Settings, skill: Path, params: dict[str, Any]) -> tuple[
 
 
 def _push(store: Any, skill: Path, run: Any, *, quiet: bool) -> None:
-    from registry.stores.push import push_run
+    from registry.publishing.push import push_run
 
     pushed = push_run(store, run.manifest, run.rows, skill_dir=skill, via="cli")
     if pushed.pending:

@@ -10,8 +10,8 @@ from rich.markup import escape
 
 from registry.cli import _output as out
 from registry.config import Settings
-from registry.evaluation import display
 from registry.evaluation.trigger import TriggerConfig
+from registry.results import display
 
 
 @click.command("tune")

@@ -95,7 +95,7 @@ def _verify(target: str, run_id: str | None, revision: str | None, skill_dir: Pa
         from registry.evaluation.verify import verify_run
 
         return verify_run(target, settings, skill_dir=skill_dir, open_store=open_store)
-    from registry.stores.review_replay import verify_and_keep
+    from registry.publishing.review_replay import verify_and_keep
 
     if "/" not in target:
         raise click.UsageError(f"with --run, name the skill as NS/NAME, not '{target}'")

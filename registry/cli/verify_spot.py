@@ -22,8 +22,8 @@ from registry.errors import HubskillsError
 
 if TYPE_CHECKING:
     from registry.config import Settings
-    from registry.evaluation.results import ResultRow, RunManifest
     from registry.evaluation.verify_resample import SpotCheck
+    from registry.results.runs import ResultRow, RunManifest
 
 
 def resample(target: str, run_id: str | None, revision: str | None, skill_dir: Path | None,
@@ -57,9 +57,9 @@ def resample(target: str, run_id: str | None, revision: str | None, skill_dir: P
 def _load(target: str, run_id: str | None, revision: str | None, settings: Settings,
           open_store: Callable[[], Any]) -> tuple[RunManifest, list[ResultRow], bytes | None]:
     """The run's manifest and rows, and for a registry run its file's bytes (to hash)."""
-    from registry.evaluation.results import read_manifest, read_rows
     from registry.evaluation.verify import Verification, parse_rows
     from registry.evaluation.verify_registry import manifest_from_rows, read_pushed
+    from registry.results.runs import read_manifest, read_rows
 
     if run_id is None:
         return read_manifest(settings.runs_dir, target), read_rows(settings.runs_dir, target), \

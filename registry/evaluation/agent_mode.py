@@ -28,12 +28,12 @@ from registry.agent.loop import CompleteFn
 from registry.errors import ContextOverflow, HubskillsError, ProviderError
 from registry.evaluation.arms import build_arm
 from registry.evaluation.checks import extract_files, grade_row, run_checks
-from registry.evaluation.replay_record import workspace_record
-from registry.evaluation.results import ResultRow, ToolCount
 from registry.format.inputs import is_relative
 from registry.format.skill import Skill
 from registry.format.suite import Case, suite_path
 from registry.providers import Model
+from registry.results.replay_record import workspace_record
+from registry.results.runs import ResultRow, ToolCount
 from registry.sandbox import SessionNotStarted
 
 AGENT_SUITE = "evals/agent.json"

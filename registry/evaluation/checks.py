@@ -40,11 +40,11 @@ from registry.errors import HubskillsError
 from registry.evaluation import check_bootstrap
 from registry.evaluation import workspace_checks as ws
 from registry.evaluation.judge import judge_failure
-from registry.evaluation.results import CheckVerdict, ResultRow
 from registry.evaluation.text_checks import TEXT_RUNNERS, clip
 from registry.format import checks_schema as cs
 from registry.format.markdown import fenced_blocks
 from registry.format.suite import Case
+from registry.results.runs import CheckVerdict, ResultRow
 from registry.sandbox import Sandbox, SandboxResult, run_check
 
 JudgeFn = Callable[[str, str, str], Awaitable[tuple[Any, ...]]]

@@ -28,15 +28,6 @@ from registry.evaluation.cache import (
 from registry.evaluation.checks import grade_row, has_code_checks, run_checks
 from registry.evaluation.judge import make_judge
 from registry.evaluation.preflight import check_endpoints, check_mode, check_suite, check_writable
-from registry.evaluation.results import (
-    ResultRow,
-    RunManifest,
-    RunWriter,
-    count_samples,
-    latest_rows,
-    read_manifest,
-    read_rows,
-)
 from registry.evaluation.run_manifest import (
     check_resumable,
     file_under,
@@ -57,6 +48,15 @@ from registry.providers import (
     ToolSpec,
     aclose_all,
     resolve,
+)
+from registry.results.runs import (
+    ResultRow,
+    RunManifest,
+    RunWriter,
+    count_samples,
+    latest_rows,
+    read_manifest,
+    read_rows,
 )
 from registry.sandbox import Choice, CodeChecks, choose
 from registry.secrets import holding

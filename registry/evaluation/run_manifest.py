@@ -10,11 +10,11 @@ from typing import Any
 
 from registry.agent import Budget
 from registry.errors import HubskillsError
-from registry.evaluation.results import RunManifest, new_run_id, tool_versions
 from registry.evaluation.stopping import StopSignal
 from registry.format.skill import Skill
 from registry.format.suite import Suite
 from registry.format.version_ref import SkillVersionRef
+from registry.results.runs import RunManifest, new_run_id, tool_versions
 from registry.sandbox import SKIPPED_BY_USER
 
 
@@ -67,7 +67,7 @@ def published_of(manifest: RunManifest) -> SkillVersionRef | None:
 
 def stored_summaries(rows: list[Any]) -> list[dict[str, Any]]:
     """The per-model summaries a closing run stores, so `hubskills verify` can recompute them."""
-    from registry.evaluation.report import summarize
+    from registry.results.report import summarize
 
     return [summary.to_dict() for summary in summarize(rows)]
 

@@ -44,10 +44,10 @@ from registry.evaluation.cache import (
     message_dict,
 )
 from registry.evaluation.distractors import Listed
-from registry.evaluation.results import ResultRow, RunManifest
 from registry.evaluation.stopping import StopSignal
 from registry.format.triggers import TriggerQuery
 from registry.providers import Completion, Message, Model, RetryPolicy, ToolCall, resolve
+from registry.results.runs import ResultRow, RunManifest
 
 MODE = "trigger"
 MAX_CALLS = 2  # the session ends at the first read or answer: one call, two after a look around

@@ -14,8 +14,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from registry.evaluation import stats
-from registry.evaluation.results import ResultRow
+from registry.results import stats
+from registry.results.runs import ResultRow
 
 INTERVAL = stats.INTERVAL_METHOD
 

@@ -17,7 +17,13 @@ from registry.errors import HubskillsError
 from registry.evaluation.distractors import distractors_for, distractors_hash
 from registry.evaluation.engine import EvalRun, Progress, Started
 from registry.evaluation.preflight import check_writable
-from registry.evaluation.results import (
+from registry.evaluation.run_manifest import file_under
+from registry.evaluation.stopping import StopSignal, run_until_stopped
+from registry.evaluation.trigger import MODE, TriggerConfig, TriggerEvaluator
+from registry.format.skill import Skill, load_skill
+from registry.format.triggers import TRIGGERS_PATH, TriggerSuite, load_triggers, triggers_path
+from registry.format.version_ref import SkillVersionRef
+from registry.results.runs import (
     ResultRow,
     RunManifest,
     RunWriter,
@@ -27,12 +33,6 @@ from registry.evaluation.results import (
     read_rows,
     tool_versions,
 )
-from registry.evaluation.run_manifest import file_under
-from registry.evaluation.stopping import StopSignal, run_until_stopped
-from registry.evaluation.trigger import MODE, TriggerConfig, TriggerEvaluator
-from registry.format.skill import Skill, load_skill
-from registry.format.triggers import TRIGGERS_PATH, TriggerSuite, load_triggers, triggers_path
-from registry.format.version_ref import SkillVersionRef
 from registry.secrets import holding
 
 BUNDLED = "bundled"

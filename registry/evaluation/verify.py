@@ -32,7 +32,6 @@ from typing import Any, Literal
 from registry.config import Settings
 from registry.errors import HubskillsError, RunNotFound
 from registry.evaluation.agent_mode import agent_suite_path
-from registry.evaluation.results import ResultRow, RunManifest, latest_rows, run_dir
 from registry.evaluation.verify_regrade import (
     Difference,
     Replay,
@@ -41,6 +40,7 @@ from registry.evaluation.verify_regrade import (
 )
 from registry.format.skill import content_hash
 from registry.format.suite import Suite, load_suite, suite_path
+from registry.results.runs import ResultRow, RunManifest, latest_rows, run_dir
 
 Status = Literal["verified", "mismatch", "not replayable"]
 ARMS = ("baseline", "skill")

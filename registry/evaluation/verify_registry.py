@@ -25,8 +25,8 @@ from typing import Any
 
 from registry.config import Settings
 from registry.errors import HubskillsError, RunNotFound
-from registry.evaluation.results import ResultRow, RunManifest, latest_rows
 from registry.evaluation.verify import Verification, parse_rows, replay_run, sample_label
+from registry.results.runs import ResultRow, RunManifest, latest_rows
 
 _RESULTS_DIR = "data/evals"  # `stores.dataset.RESULTS_DIR` (stores is a layer above this one)
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")  # `stores.dataset`'s, likewise

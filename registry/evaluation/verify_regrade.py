@@ -39,13 +39,13 @@ from registry.evaluation.checks import (
     run_checks,
 )
 from registry.evaluation.judge import parse_verdict
-from registry.evaluation.replay_record import file_bytes, is_complete
-from registry.evaluation.results import CheckVerdict, ResultRow, RunManifest
 from registry.evaluation.run_manifest import stored_summaries
 from registry.evaluation.workspace_checks import write_files
 from registry.format import checks_schema as cs
 from registry.format.checks_schema import WORKSPACE_CHECK_TYPES
 from registry.format.suite import Case, Suite
+from registry.results.replay_record import file_bytes, is_complete
+from registry.results.runs import CheckVerdict, ResultRow, RunManifest
 from registry.sandbox import Sandbox, choose
 
 NO_JUDGE = "judge checks and assertions: the judge's answers are not stored"

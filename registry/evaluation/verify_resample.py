@@ -22,15 +22,16 @@ import math
 import random
 from collections import defaultdict
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from registry._version import __version__
 from registry.errors import HubskillsError
-from registry.evaluation.formulas import mcnemar_exact
-from registry.evaluation.leaderboard_badges import SPOT_CHECK
-from registry.evaluation.results import ResultRow, RunManifest, latest_rows, utc_now
+from registry.results.formulas import mcnemar_exact
+from registry.results.leaderboard_badges import SPOT_CHECK
+from registry.results.runs import ResultRow, RunManifest, latest_rows, utc_now
 
 ALPHA = 0.01
 ARMS = ("baseline", "skill")
@@ -144,6 +145,21 @@ def compare(stored: list[ResultRow], fresh: list[ResultRow], check: SpotCheck) -
     check.arms = list(arms.values())
 
 
+def plan_check(manifest: RunManifest, rows: list[ResultRow], k: int, seed: int,
+               alpha: float = ALPHA) -> tuple[list[tuple[str, int]], SpotCheck]:
+    """The (case, fresh repeat) slots a spot check re-asks and the check to fill, with its
+    estimated cost: what is known before any call (and before a Job is started).
+
+    Raises:
+        HubskillsError: a trigger run, or a run without graded samples.
+    """
+    if manifest.mode == "trigger":
+        raise HubskillsError("trigger runs are not spot-checked yet", hint="hubskills verify")
+    slots = draw_cases(rows, k, seed)
+    return slots, SpotCheck(k, seed, alpha, sorted({case for case, _ in slots}),
+                            estimate_cost(rows, slots))
+
+
 def spot_check(manifest: RunManifest, rows: list[ResultRow], skill_dir: Path, settings: Any,
                *, k: int, seed: int = 0, alpha: float = ALPHA, max_cost: float | None = None,
                announce: Callable[[SpotCheck], None] | None = None) -> SpotCheck:
@@ -157,11 +173,7 @@ def spot_check(manifest: RunManifest, rows: list[ResultRow], skill_dir: Path, se
     from registry.agent import Budget
     from registry.evaluation.engine import EvalConfig, run_evaluation
 
-    if manifest.mode == "trigger":
-        raise HubskillsError("trigger runs are not spot-checked yet", hint="hubskills verify")
-    slots = draw_cases(rows, k, seed)
-    check = SpotCheck(k, seed, alpha, sorted({case for case, _ in slots}),
-                      estimate_cost(rows, slots))
+    slots, check = plan_check(manifest, rows, k, seed, alpha)
     if announce is not None:
         announce(check)
     check_cost(check.estimated_cost, max_cost)
@@ -177,6 +189,60 @@ def spot_check(manifest: RunManifest, rows: list[ResultRow], skill_dir: Path, se
     wanted = set(slots)
     compare(rows, [r for r in fresh.rows if (r.case_id, r.repeat) in wanted], check)
     return check
+
+
+def load_run(target: str, run_id: str | None, revision: str | None, settings: Any,
+             open_store: Callable[[], Any]) -> tuple[RunManifest, list[ResultRow], bytes | None]:
+    """The run to spot-check: a local run ``target`` (``run_id`` None), else run ``run_id`` of
+    skill ``target`` in the registry's results (at ``revision``), its manifest rebuilt from its
+    rows; for a registry run also its file's bytes (to hash).
+
+    Raises:
+        HubskillsError: no such run, or rows that do not replay.
+    """
+    from registry.evaluation.verify import Verification, parse_rows
+    from registry.evaluation.verify_registry import manifest_from_rows, read_pushed
+    from registry.results.runs import read_manifest, read_rows
+
+    if run_id is None:
+        return read_manifest(settings.runs_dir, target), read_rows(settings.runs_dir, target), \
+            None
+    data = read_pushed(open_store(), run_id, revision)
+    report = Verification(run_id)
+    rows = parse_rows(data.decode("utf-8", errors="replace").splitlines(), run_id, report)
+    manifest = manifest_from_rows(rows, target, report)
+    if manifest is None:  # the replay said why already
+        raise HubskillsError(f"run {run_id} cannot be re-asked: its rows do not replay",
+                             hint=f"hubskills verify {target} --run {run_id}")
+    return manifest, rows, data
+
+
+def resample_run(target: str, run_id: str | None, revision: str | None,
+                 skill_dir: Path | None, settings: Any, open_store: Callable[[], Any], *,
+                 k: int, seed: int, max_cost: float | None,
+                 announce: Callable[[SpotCheck], None] | None = None,
+                 ) -> tuple[SpotCheck, RunManifest, bytes | None]:
+    """Spot-check a run read by `load_run` with the skill it names (the revision it names, the
+    folder it recorded, or ``skill_dir``); the check, the run's manifest and its file's bytes.
+
+    Raises:
+        HubskillsError: over ``max_cost``, no skill to re-ask with, or what `spot_check`
+            refuses.
+    """
+    from registry.evaluation.verify import Verification, skill_folder
+
+    manifest, rows, data = load_run(target, run_id, revision, settings, open_store)
+    with ExitStack() as stack:
+        scratch = Verification(manifest.run_id)
+        folder = skill_folder(stack, manifest, scratch, skill_dir, open_store)
+        if folder is None or scratch.problems:
+            raise HubskillsError(
+                f"no skill to re-ask run {manifest.run_id} with: "
+                f"{(scratch.problems or list(scratch.unreplayable) or ['unknown'])[0]}",
+                hint=f"hubskills verify {target} --skill FOLDER --resample {k}")
+        check = spot_check(manifest, rows, folder, settings, k=k, seed=seed,
+                           max_cost=max_cost, announce=announce)
+    return check, manifest, data
 
 
 def spot_record(check: SpotCheck, run_id: str, rows_hash: str, *, skill_repo: str | None,

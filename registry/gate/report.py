@@ -11,7 +11,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
-from registry.evaluation.display import lift_interval, pct, points
+from registry.results.display import lift_interval, pct, points
 
 if TYPE_CHECKING:
     from registry.gate.run import GateCheck, GateResult

@@ -23,16 +23,16 @@ from typing import TYPE_CHECKING, Any
 
 from registry.config import Settings
 from registry.errors import MissingCredentials, RunNotFound, SkillNotFound
-from registry.evaluation.display import lift_interval, p_value, points
 from registry.format.version_ref import SkillVersionRef
 from registry.gate.changes import Changes
+from registry.results.display import lift_interval, p_value, points
 from registry.stores.base import SkillStore
 from registry.stores.seed import SEED_NAMESPACE
 
 if TYPE_CHECKING:  # the engine (numpy, the providers) loads only when a skill changed
     from registry.evaluation.engine import EvalConfig, EvalRun
-    from registry.evaluation.results import ResultRow
-    from registry.evaluation.stats import LiftStats
+    from registry.results.runs import ResultRow
+    from registry.results.stats import LiftStats
 
 #: (skill folder, config, settings, **keywords of `run_evaluation`) -> the finished run
 Evaluate = Callable[..., "EvalRun"]
@@ -143,10 +143,10 @@ def gate_skill(folder: Path, root: Path, config: EvalConfig, settings: Settings,
                store: SkillStore | None, *, min_lift: float | None,
                evaluate: Evaluate) -> list[GateCheck]:
     """Evaluate one changed skill (and its published version) and judge it on each model."""
-    from registry.evaluation.compare import compare_runs
-    from registry.evaluation.report import summarize
-    from registry.evaluation.stats import compare_arms
     from registry.format.skill import load_skill
+    from registry.results.compare import compare_runs
+    from registry.results.report import summarize
+    from registry.results.stats import compare_arms
 
     name = load_skill(folder).name
     # The registry is asked before the first model call: its failure costs nothing.

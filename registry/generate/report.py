@@ -9,12 +9,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from registry.evaluation.display import lift_interval, pct
 from registry.evaluation.engine import EvalRun
-from registry.evaluation.report import summarize
-from registry.evaluation.results import ResultRow
 from registry.format.skill import SKILL_FILE, load_skill
 from registry.format.suite import Case
+from registry.results.display import lift_interval, pct
+from registry.results.report import summarize
+from registry.results.runs import ResultRow
 
 MAX_FAILURES = 8
 MAX_ANSWER_CHARS = 1500

@@ -13,7 +13,6 @@ import logging
 from pathlib import Path
 
 from registry.errors import GenerationError
-from registry.evaluation.display import pct
 from registry.evaluation.engine import EvalConfig, EvalRun, run_evaluation
 from registry.format.skill import load_skill
 from registry.format.suite import Suite, load_suite, suite_path
@@ -29,6 +28,7 @@ from registry.generate.report import (
 from registry.generate.session import Session
 from registry.generate.suite import skill_text
 from registry.generate.teacher import render
+from registry.results.display import pct
 
 log = logging.getLogger(__name__)
 

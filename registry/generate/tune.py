@@ -28,9 +28,7 @@ import yaml
 from registry._io import atomic_write_text
 from registry.config import Settings
 from registry.errors import HubskillsError
-from registry.evaluation import stats
 from registry.evaluation.distractors import distractors_for
-from registry.evaluation.results import ResultRow, RunManifest, new_run_id
 from registry.evaluation.trigger import BudgetExceeded, TriggerConfig, TriggerEvaluator
 from registry.evaluation.trigger_report import Rate, rates
 from registry.evaluation.trigger_run import load_trigger_suite
@@ -38,6 +36,8 @@ from registry.format.skill import SKILL_FILE, estimate_tokens, load_skill, split
 from registry.format.triggers import TriggerQuery
 from registry.format.validate import MAX_DESCRIPTION
 from registry.providers import Message, Usage, cost, resolve
+from registry.results import stats
+from registry.results.runs import ResultRow, RunManifest, new_run_id
 
 Say = Callable[[str], None]
 _ANSWER = re.compile(r"<description>(.*?)</description>", re.S)

@@ -21,10 +21,10 @@ from registry.errors import ProviderError
 from registry.evaluation.arms import build_arm
 from registry.evaluation.checks import JudgeFn, case_score, has_code_checks, run_checks
 from registry.evaluation.judge import make_judge
-from registry.evaluation.results import CheckVerdict
 from registry.format.skill import Skill
 from registry.format.suite import Case
 from registry.providers import Completion, Message, Model, aclose_all
+from registry.results.runs import CheckVerdict
 from registry.sandbox import Choice, choose
 
 log = logging.getLogger(__name__)

@@ -20,15 +20,6 @@ from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.checks import has_code_checks
 from registry.evaluation.engine import EvalConfig, EvalRun
-from registry.evaluation.results import (
-    TRANSCRIPTS,
-    RunManifest,
-    RunWriter,
-    count_samples,
-    latest_rows,
-    read_manifest,
-    run_dir,
-)
 from registry.evaluation.run_manifest import file_under
 from registry.format.skill import load_skill
 from registry.format.suite import load_suite, suite_path
@@ -46,6 +37,15 @@ from registry.jobs.remote import (
     with_token,
 )
 from registry.jobs.sandbox_check import NO_SANDBOX, code_status, reported
+from registry.results.runs import (
+    TRANSCRIPTS,
+    RunManifest,
+    RunWriter,
+    count_samples,
+    latest_rows,
+    read_manifest,
+    run_dir,
+)
 from registry.secrets import holding, scrub
 
 DEFAULT_IMAGE = "python:3.12"

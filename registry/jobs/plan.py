@@ -26,8 +26,8 @@ from typing import Any
 
 from registry.errors import HubskillsError
 from registry.evaluation.engine import EvalConfig
-from registry.evaluation.results import ResultRow, RunManifest, iter_rows
 from registry.hub import HubClient, RemoteFile, with_retry
+from registry.results.runs import ResultRow, RunManifest, iter_rows
 
 JOBS_DIR = "jobs"
 PROGRESS = "hubskills-progress"  # a shard's log line: `hubskills-progress SHARD DONE TOTAL`

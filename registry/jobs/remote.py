@@ -1,6 +1,6 @@
 """Where a sharded run lives: its files in the results repo and its Jobs in the user's account.
 
-Jobs run under the user's own token. Keys go to a Job as secrets only (`_secrets`); the command
+Jobs run under the user's own token. Keys go to a Job as secrets only (`job_secrets`); the command
 and the environment, which the Hub shows in listings and its UI, hold none.
 """
 
@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 from registry.config import Settings
 from registry.errors import MissingCredentials
-from registry.evaluation.results import run_dir
 from registry.hub import JobsClient, JobState
 from registry.jobs.bootstrap import command_for
 from registry.jobs.plan import PROGRESS, JobPlan, RunFiles
+from registry.results.runs import run_dir
 
 JOB_TIMEOUT = "6h"
 LABEL = "hubskills-run"
@@ -74,14 +74,14 @@ def is_remote_run(settings: Settings, run_id: str) -> bool:
     return (run_dir(settings.runs_dir, run_id) / RECORD).is_file()
 
 
-def _secrets(settings: Settings) -> dict[str, str]:
+def job_secrets(settings: Settings) -> dict[str, str]:
     """The keys a shard needs, as Job secrets (the Hub shows them to no one)."""
     named = {"HF_TOKEN": settings.hf_token, "OPENAI_API_KEY": settings.openai_api_key,
              "ANTHROPIC_API_KEY": settings.anthropic_api_key}
     return {name: value for name, value in named.items() if value}
 
 
-def _plain_env(settings: Settings) -> dict[str, str]:
+def job_env(settings: Settings) -> dict[str, str]:
     """Where the shard finds the Hub and the models (no secret here: the Hub shows these)."""
     named = {"HF_ENDPOINT": settings.hf_endpoint, "HUBSKILLS_BASE_URL": settings.base_url,
              "OPENAI_BASE_URL": settings.openai_base_url,
@@ -96,7 +96,7 @@ def launch(there: Remote, plan: JobPlan, shard: int, settings: Settings, *, flav
     job = there.jobs.run(
         image=image, command=command_for(settings.hf_endpoint, there.files.repo, plan.wheel,
                                          plan.run_id, shard, sandbox=plan.needs_sandbox),
-        env=_plain_env(settings), secrets=_secrets(settings), flavor=flavor,
+        env=job_env(settings), secrets=job_secrets(settings), flavor=flavor,
         labels={LABEL: plan.run_id, SHARD_LABEL: str(shard)}, timeout=JOB_TIMEOUT)
     plan.jobs.setdefault(str(shard), []).append(job.id)
     return job

@@ -22,15 +22,6 @@ from registry._version import __version__
 from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.engine import run_evaluation
-from registry.evaluation.results import (
-    TRANSCRIPTS,
-    ResultRow,
-    RunManifest,
-    RunWriter,
-    latest_rows,
-    rows_to_jsonl,
-    run_dir,
-)
 from registry.evaluation.run_manifest import published_of
 from registry.evaluation.stopping import StopSignal
 from registry.hub import HubClient
@@ -41,6 +32,15 @@ from registry.jobs.sandbox_check import (
     SANDBOX_LINE,
     probe,
     reason_of,
+)
+from registry.results.runs import (
+    TRANSCRIPTS,
+    ResultRow,
+    RunManifest,
+    RunWriter,
+    latest_rows,
+    rows_to_jsonl,
+    run_dir,
 )
 from registry.secrets import scrub
 

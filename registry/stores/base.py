@@ -20,7 +20,7 @@ from registry.scan import STORE_LIMITS, SizeLimits
 if TYPE_CHECKING:
     import pandas as pd
 
-    from registry.evaluation.results import ResultRow, RunManifest
+    from registry.results.runs import ResultRow, RunManifest
 
 SORTS = ("downloads", "likes", "lift")
 

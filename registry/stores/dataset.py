@@ -13,9 +13,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from registry.errors import HubskillsError
-from registry.evaluation.replay_record import summary_json
-from registry.evaluation.results import ResultRow, RunManifest
 from registry.format.skill import dump_frontmatter
+from registry.results.replay_record import summary_json
+from registry.results.runs import ResultRow, RunManifest
 from registry.stores.card import parse_card
 
 DEFAULT_RESULTS_NAME = "hubskills-evals"

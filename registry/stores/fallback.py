@@ -30,7 +30,7 @@ from registry.stores.base import (
 if TYPE_CHECKING:
     import pandas as pd
 
-    from registry.evaluation.results import ResultRow, RunManifest
+    from registry.results.runs import ResultRow, RunManifest
 
 
 class FallbackStore:

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 from registry.config import Settings
 from registry.errors import MissingCredentials, RegistryUnavailable, VersionExists
-from registry.evaluation.results import ResultRow, RunManifest
 from registry.format.skill import load_skill
 from registry.hub import (
     Conflict,
@@ -36,6 +35,7 @@ from registry.hub import (
     with_retry,
 )
 from registry.hub.errors import LOGIN_HINT
+from registry.results.runs import ResultRow, RunManifest
 from registry.scan import STORE_LIMITS, SizeLimits, write_file
 from registry.stores.base import (
     Fetched,

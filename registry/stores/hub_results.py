@@ -22,7 +22,6 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from registry.evaluation.results import ResultRow, RunManifest, iter_rows, rows_to_jsonl
 from registry.hub import (
     AuthFailed,
     EntryNotFound,
@@ -32,6 +31,7 @@ from registry.hub import (
     RepoNotFound,
     with_retry,
 )
+from registry.results.runs import ResultRow, RunManifest, iter_rows, rows_to_jsonl
 from registry.scan import check_relpath
 from registry.stores.dataset import (
     DEFAULT_RESULTS_NAME,
@@ -48,7 +48,7 @@ from registry.stores.summary import card_summary
 if TYPE_CHECKING:
     import pandas as pd
 
-    from registry.evaluation.leaderboard_badges import Badge
+    from registry.results.leaderboard_badges import Badge
 
 log = logging.getLogger(__name__)
 DOWNLOADS = 8  # results files downloaded at once (huggingface_hub's default for snapshots)

@@ -37,8 +37,8 @@ from registry.errors import (
     VersionExists,
     VersionNotFound,
 )
-from registry.evaluation.results import ResultRow, RunManifest, iter_rows, rows_to_jsonl, utc_now
 from registry.format.skill import load_skill
+from registry.results.runs import ResultRow, RunManifest, iter_rows, rows_to_jsonl, utc_now
 from registry.scan import STORE_LIMITS, SizeLimits, check_relpath
 from registry.stores._lock import StoreLock
 from registry.stores.base import (

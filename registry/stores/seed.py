@@ -26,9 +26,9 @@ from pathlib import Path
 from registry._io import atomic_write_text
 from registry.config import Settings
 from registry.errors import HubskillsError
-from registry.evaluation.results import read_manifest, read_rows, utc_now
 from registry.format.skill import NAME_RE, load_skill
 from registry.format.validate import has_errors, validate_skill
+from registry.results.runs import read_manifest, read_rows, utc_now
 from registry.stores.dataset import results_path
 from registry.stores.local import LocalStore
 from registry.stores.refs import is_version, normalize_version, tag_for

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from registry.config import Settings
 from registry.errors import HubskillsError
-from registry.evaluation.results import ResultRow, RunManifest, read_manifest
 from registry.evaluation.verify import Verification, verify_run
+from registry.results.runs import ResultRow, RunManifest, read_manifest
 from registry.stores.local import LocalStore
 from registry.stores.verifications import run_files, verify_and_record
 

@@ -1,6 +1,6 @@
 """A skill's results as the stores show them: the `info` table, the card section, the lift key.
 
-Every figure is a leaderboard entry's (`registry.evaluation.leaderboard`), so `info`, the card,
+Every figure is a leaderboard entry's (`registry.results.leaderboard`), so `info`, the card,
 `search --sort lift`, the leaderboard and a run's own summary agree to the last digit.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from registry.evaluation import display
-from registry.evaluation.leaderboard import TRIGGER_MODE, Entry, entries
-from registry.evaluation.leaderboard_badges import Badge
-from registry.evaluation.leaderboard_table import cases_runs, to_records, verdict_text
+from registry.results import display
+from registry.results.leaderboard import TRIGGER_MODE, Entry, entries
+from registry.results.leaderboard_badges import Badge
+from registry.results.leaderboard_table import cases_runs, to_records, verdict_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,7 +45,7 @@ def card_summary(frame: pd.DataFrame, repo: str,
     """What the card shows of ``repo``: its `latest_summary` records (each with its run's
     badge from ``badges``), then its trigger entries' records (``mode: "trigger"``: recall
     and false triggers, never ranked)."""
-    from registry.evaluation import trigger_board
+    from registry.results import trigger_board
 
     triggers = [e for e in trigger_board.trigger_entries(frame, skill=repo) if e.repo == repo]
     return latest_summary(frame, repo, badges) + trigger_board.to_records(triggers)
@@ -86,7 +86,7 @@ def summary_markdown(summary: list[dict[str, Any]]) -> str:
         parts.append(_markdown_table(CARD_COLUMNS, rows)
                      + "".join(f"\n- {n}" for n in (["", *notes] if notes else [])))
     if triggers:
-        from registry.evaluation import trigger_board
+        from registry.results import trigger_board
 
         found = [trigger_board.TriggerEntry(**{k: s.get(k) for k in
                                                 trigger_board.TriggerEntry._fields})

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 from registry._io import atomic_write_text
 from registry._version import __version__
 from registry.errors import HubskillsError
-from registry.evaluation.leaderboard_badges import REPLAY, Badge, badge_from
-from registry.evaluation.results import utc_now
+from registry.results.leaderboard_badges import REPLAY, Badge, badge_from
+from registry.results.runs import utc_now
 from registry.stores.base import SkillStore
 from registry.stores.dataset import RESULTS_DIR
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from registry.config import Settings
 from registry.errors import HubskillsError
-from registry.evaluation.results import (
+from registry.results.runs import (
     ResultRow,
     RunManifest,
     latest_rows,

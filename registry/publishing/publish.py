@@ -16,20 +16,20 @@ from pathlib import Path
 
 from registry.config import Settings
 from registry.errors import HubskillsError, InvalidSkill, SkillNotFound, VersionExists
-from registry.evaluation.results import (
+from registry.format.skill import Problem, Skill, content_hash, load_skill
+from registry.format.validate import has_errors, validate_skill
+from registry.publishing.push import check_finished, record_replay, run_producer
+from registry.results.runs import (
     ResultRow,
     RunManifest,
     latest_rows,
     read_manifest,
     read_rows,
 )
-from registry.format.skill import Problem, Skill, content_hash, load_skill
-from registry.format.validate import has_errors, validate_skill
 from registry.scan import Finding, check_findings, scan_folder
 from registry.scan.paths import WINDOWS_DEVICES
 from registry.stores.base import Published, SkillStore
 from registry.stores.files import skill_files
-from registry.stores.push import check_finished, record_replay, run_producer
 from registry.stores.refs import bump_version, check_repo_id, normalize_version, tag_for
 
 

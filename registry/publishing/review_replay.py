@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from registry._version import __version__
 from registry.errors import HubskillsError
-from registry.evaluation.leaderboard_badges import REPLAY
 from registry.format.untrusted import code_span
+from registry.results.leaderboard_badges import REPLAY
 from registry.stores.base import SkillStore
 from registry.stores.verifications import (
     CONCLUSIVE,

@@ -41,7 +41,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from registry.evaluation.formulas import (
+from registry.results.formulas import (
     ALPHA,
     detectable_lift,
     mcnemar_exact,

@@ -7,9 +7,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from registry.evaluation.display import case_order, mode
-from registry.evaluation.report import summarize
-from registry.evaluation.results import (
+from registry.results.display import case_order, mode
+from registry.results.report import summarize
+from registry.results.runs import (
     ResultRow,
     RunManifest,
     latest_rows,

@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from registry.evaluation.grouping import codes, combine
-from registry.evaluation.leaderboard import HISTORY, Entry, entries, history_order, run_entries
-from registry.evaluation.leaderboard_badges import RANKABLE, Badge
-from registry.evaluation.trigger_board import TriggerEntry, entry_order, trigger_entries
+from registry.results.grouping import codes, combine
+from registry.results.leaderboard import HISTORY, Entry, entries, history_order, run_entries
+from registry.results.leaderboard_badges import RANKABLE, Badge
+from registry.results.trigger_board import TriggerEntry, entry_order, trigger_entries
 
 CHUNK_ROWS = 50_000  # rows grouped at a time: a slice's working arrays stay near 15 MB
 _OPTIONAL_INT = ("rank", "suite_cases")  # NaN in the board means None

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from registry.evaluation.stats import Outcomes
+from registry.results.stats import Outcomes
 
 NAT = np.iinfo(np.int64).min
 CODED = ("skill_version", "model", "run_id", "mode", "placement", "suite_hash", "case_id",

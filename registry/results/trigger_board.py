@@ -18,9 +18,9 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from registry.evaluation import display, stats
-from registry.evaluation.grouping import Rows, combine_all, lookup, rank
-from registry.evaluation.leaderboard import (
+from registry.results import display, stats
+from registry.results.grouping import Rows, combine_all, lookup, rank
+from registry.results.leaderboard import (
     KEY,
     TRIGGER_MODE,
     chosen_runs,

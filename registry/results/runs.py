@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from registry._io import atomic_write_text
 from registry._version import __version__
 from registry.errors import HubskillsError, RunNotFound
-from registry.evaluation.replay_record import WorkspaceFile, replay_fields
+from registry.results.replay_record import WorkspaceFile, replay_fields
 from registry.secrets import scrub
 
 log = logging.getLogger(__name__)

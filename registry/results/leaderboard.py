@@ -21,8 +21,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from registry.evaluation import stats
-from registry.evaluation.grouping import (
+from registry.results import stats
+from registry.results.grouping import (
     Rows,
     allowed,
     combine,
@@ -31,7 +31,7 @@ from registry.evaluation.grouping import (
     lookup,
     rank,
 )
-from registry.evaluation.leaderboard_badges import Badge, run_badges
+from registry.results.leaderboard_badges import Badge, run_badges
 
 KEY = ("skill", "skill_version", "model", "mode", "placement", "suite_hash")
 TRIGGER_MODE = "trigger"  # `evaluation.trigger.MODE`, named here to keep this module light

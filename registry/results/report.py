@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from registry.evaluation import stats
-from registry.evaluation.display import case_order
-from registry.evaluation.results import ResultRow
-from registry.evaluation.stats import (
+from registry.results import stats
+from registry.results.display import case_order
+from registry.results.runs import ResultRow
+from registry.results.stats import (
     EXACT_TEST,
     INTERVAL_METHOD,
     LIFT_INTERVAL_METHOD,

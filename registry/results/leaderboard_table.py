@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from registry.evaluation import display
-from registry.evaluation.leaderboard import Entry, gc_paused
+from registry.results import display
+from registry.results.leaderboard import Entry, gc_paused
 
 COLUMNS = ("rank", "skill@version", "model", "mode", "baseline", "with skill",
            "lift [95% CI]", "p (exact)", "verdict", "verified", "+tokens", "cost", "cases × runs",
