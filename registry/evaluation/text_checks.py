@@ -1,8 +1,9 @@
 """Checks of an answer's text: substrings, patterns, equality and JSON, deterministic and
 in-process (the check engine, `checks.py`, dispatches to them; `verify` replays them).
 
-Each runner takes its check and the graded answer (anything with an `output`) and returns
-(passed, reason).
+Each check compiles (`compile_text`) to a grader: a function of the answer's text returning
+(passed, reason). The engine's runners (`TEXT_RUNNERS`) take the check and the graded answer
+(anything with an `output`) and call its grader.
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ class Answer(Protocol):
     output: str
 
 
+Grader = Callable[[str], tuple[bool, str]]
+"""A compiled text check: the answer's text -> (passed, reason)."""
+
+
 def clip(text: str, limit: int) -> str:
     """`text` cut to `limit` characters, ending in an ellipsis when cut."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -31,53 +36,89 @@ def _show(values: list[str]) -> str:
     return ", ".join(repr(clip(v, 60)) for v in values)
 
 
-def _present(
-    check: cs.Contains | cs.ContainsAny | cs.NotContains, output: str
-) -> tuple[list[str], list[str]]:
+def _presence(
+    check: cs.Contains | cs.ContainsAny | cs.NotContains,
+) -> Callable[[str], tuple[list[str], list[str]]]:
+    """(found, missing) values of `check` in an output; the values are case-folded once."""
     sensitive = check.case_sensitive and check.type != "icontains"
-    haystack = output if sensitive else output.casefold()
-    found = [v for v in check.values() if (v if sensitive else v.casefold()) in haystack]
-    return found, [v for v in check.values() if v not in found]
+    values = check.values()
+    needles = list(zip(values, values if sensitive else [v.casefold() for v in values],
+                       strict=True))
+
+    def present(output: str) -> tuple[list[str], list[str]]:
+        haystack = output if sensitive else output.casefold()
+        found = [v for v, needle in needles if needle in haystack]
+        return found, [v for v in values if v not in found]
+
+    return present
 
 
-def _contains(check: cs.Contains, ctx: Answer) -> tuple[bool, str]:
-    found, missing = _present(check, ctx.output)
-    return (False, f"missing {_show(missing)}") if missing else (True, f"found {_show(found)}")
+def _contains(check: cs.Contains) -> Grader:
+    present = _presence(check)
+
+    def grade(output: str) -> tuple[bool, str]:
+        found, missing = present(output)
+        return (False, f"missing {_show(missing)}") if missing else \
+            (True, f"found {_show(found)}")
+
+    return grade
 
 
-def _contains_any(check: cs.ContainsAny, ctx: Answer) -> tuple[bool, str]:
-    found, missing = _present(check, ctx.output)
-    return (True, f"found {_show(found[:1])}") if found else (False, f"none of {_show(missing)}")
+def _contains_any(check: cs.ContainsAny) -> Grader:
+    present = _presence(check)
+
+    def grade(output: str) -> tuple[bool, str]:
+        found, missing = present(output)
+        return (True, f"found {_show(found[:1])}") if found else \
+            (False, f"none of {_show(missing)}")
+
+    return grade
 
 
-def _not_contains(check: cs.NotContains, ctx: Answer) -> tuple[bool, str]:
-    found, _ = _present(check, ctx.output)
-    return (False, f"found {_show(found)}") if found else (True, "none present")
+def _not_contains(check: cs.NotContains) -> Grader:
+    present = _presence(check)
+
+    def grade(output: str) -> tuple[bool, str]:
+        found, _ = present(output)
+        return (False, f"found {_show(found)}") if found else (True, "none present")
+
+    return grade
 
 
-def _regex(check: cs.Regex | cs.NotRegex, ctx: Answer) -> tuple[bool, str]:
-    match = check.compiled().search(ctx.output)
-    wanted = check.type == "regex"
-    if match:
-        return wanted, f"/{check.pattern}/ matched {clip(match.group(0), 80)!r}"
-    return not wanted, f"no match for /{check.pattern}/"
+def _regex(check: cs.Regex | cs.NotRegex) -> Grader:
+    pattern, wanted = check.compiled(), check.type == "regex"
+
+    def grade(output: str) -> tuple[bool, str]:
+        match = pattern.search(output)
+        if match:
+            return wanted, f"/{check.pattern}/ matched {clip(match.group(0), 80)!r}"
+        return not wanted, f"no match for /{check.pattern}/"
+
+    return grade
 
 
-def _equals(check: cs.Equals, ctx: Answer) -> tuple[bool, str]:
-    got, want = ctx.output, check.value
-    if check.strip:
-        got, want = got.strip(), want.strip()
-    if not check.case_sensitive:
-        got, want = got.casefold(), want.casefold()
-    if got == want:
-        return True, "equal"
-    return False, f"expected {clip(check.value, 80)!r}, got {clip(ctx.output, 80)!r}"
+def _equals(check: cs.Equals) -> Grader:
+    def grade(output: str) -> tuple[bool, str]:
+        got, want = output, check.value
+        if check.strip:
+            got, want = got.strip(), want.strip()
+        if not check.case_sensitive:
+            got, want = got.casefold(), want.casefold()
+        if got == want:
+            return True, "equal"
+        return False, f"expected {clip(check.value, 80)!r}, got {clip(output, 80)!r}"
+
+    return grade
 
 
-def _json(check: cs.JsonCheck, ctx: Answer) -> tuple[bool, str]:
-    blocks = fenced_blocks(ctx.output)
+def _json(check: cs.JsonCheck) -> Grader:
+    return lambda output: _json_verdict(check, output)
+
+
+def _json_verdict(check: cs.JsonCheck, output: str) -> tuple[bool, str]:
+    blocks = fenced_blocks(output)
     json_blocks = [b.body for b in blocks if b.info.split()[:1] == ["json"]]
-    candidates = [ctx.output, *json_blocks[:1], *[b.body for b in blocks[:1]]]
+    candidates = [output, *json_blocks[:1], *[b.body for b in blocks[:1]]]
     for text in candidates:
         with suppress(ValueError):
             data = json.loads(text)
@@ -95,7 +136,22 @@ def _json(check: cs.JsonCheck, ctx: Answer) -> tuple[bool, str]:
     return False, f"schema error at {error.json_path}: {error.message}"
 
 
-TEXT_RUNNERS: dict[type, Callable[[Any, Any], tuple[bool, str]]] = {
+_COMPILERS: dict[type, Callable[[Any], Grader]] = {
     cs.Contains: _contains, cs.ContainsAny: _contains_any, cs.NotContains: _not_contains,
     cs.Regex: _regex, cs.NotRegex: _regex, cs.Equals: _equals, cs.JsonCheck: _json,
 }
+
+
+def compile_text(check: Any) -> Grader:
+    """`check` (a text check) as a function of the output alone, with what depends only on
+    the check (its values case-folded, its pattern compiled) worked out once: `verify` grades
+    every sample of a case with the same graders."""
+    return _COMPILERS[type(check)](check)
+
+
+def _runner(check: Any, ctx: Answer) -> tuple[bool, str]:
+    return compile_text(check)(ctx.output)
+
+
+TEXT_RUNNERS: dict[type, Callable[[Any, Any], tuple[bool, str]]] = dict.fromkeys(
+    _COMPILERS, _runner)
