@@ -1,0 +1,102 @@
+"""`hubskills suite show|import|generate`: a skill's test suite (evals/evals.json)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.markup import escape
+
+from registry.cli import _output as out
+from registry.cli._skill_ref import SkillSource, skill_folder
+from registry.format.suite import load_suite, suite_path
+from registry.format.suite_writer import import_suite
+from registry.format.triggers import load_triggers, triggers_path
+
+
+@click.group("suite")
+def suite_group() -> None:
+    """A skill's test suite (evals/evals.json): show, import, generate."""
+
+
+@suite_group.command("import")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--into", "skill", required=True, type=click.Path(path_type=Path),
+              help="Skill folder whose evals/evals.json receives the cases.")
+@click.option("--force", is_flag=True, help="Replace an existing suite (it keeps its shape).")
+def suite_import_command(file: Path, skill: Path, force: bool) -> None:
+    """Import an upskill or skill-creator suite into the skill's evals/evals.json.
+
+    skill-creator's evals.json is kept in its own shape (both tools read it); upskill cases
+    are converted, with a warning for each case whose grading does not map.
+
+    \b
+    Example:
+      hubskills suite import upskill_tests.json --into skills/my-skill
+    """
+    done = import_suite(file, skill, force=force)
+    for warning in done.suite.warnings:
+        out.warn(escape(warning))
+    count, digest = len(done.suite.cases), done.suite.suite_hash()[:19]
+    if not done.written:
+        out.result(f"{done.target} is already in {_SHAPES[done.shape]}; hubskills reads it as "
+                   f"it is ({count} cases, {digest}): left unchanged")
+        return
+    copied = f", copied {len(done.files)} listed file(s)" if done.files else ""
+    out.result(f"Imported {count} cases into {done.target} ({digest}) in "
+               f"{_SHAPES[done.shape]}{copied}")
+
+
+_SHAPES = {"hubskills": "hubskills' shape", "skill-creator": "skill-creator's shape",
+           "upskill": "upskill's shape", "upskill-meta": "upskill's skill_meta.json shape"}
+
+
+@suite_group.command("show")
+@click.argument("skill", type=SkillSource(exists=False), metavar="PATH|NS/NAME[@VERSION]|GIT")
+@click.option("--json", "as_json", is_flag=True, help="Print the suite as JSON.")
+def suite_show_command(skill: Path, as_json: bool) -> None:
+    """List a skill's test cases and their checks, and its trigger queries if it has any.
+
+    \b
+    Examples:
+      hubskills suite show ./my-skill
+      hubskills suite show hubskills/agent-skill-md --json
+    """
+    folder = click.get_current_context().with_resource(skill_folder(skill, command="suite show"))
+    file = folder if folder.is_file() else suite_path(folder)
+    shown = file if folder == skill else f"{skill}: {file.relative_to(folder)}"
+    suite = load_suite(file)
+    triggers = load_triggers(triggers_path(folder)) \
+        if folder.is_dir() and triggers_path(folder).is_file() else None
+    if as_json:
+        out.as_json(suite.model_dump(mode="json", exclude_unset=True, by_alias=True)
+                    | ({"triggers": triggers.to_data()} if triggers else {}))
+        return
+    rows = [(escape(c.id), escape(c.prompt[:60].replace("\n", " ")),
+             escape(", ".join(ch.label() for ch in c.checks)) or "-", len(c.assertions))
+            for c in suite.cases]
+    out.table(["id", "prompt", "checks", "assertions"], rows,
+              title=f"{escape(str(shown))} — {len(suite.cases)} cases, {suite.suite_hash()[:19]}"
+                    + ("" if suite.shape == "hubskills" else f", {_SHAPES[suite.shape]}"))
+    if triggers:
+        _show_triggers(triggers)
+
+
+def _show_triggers(triggers) -> None:
+    counts = triggers.counts()
+    out.table(["id", "split", "should trigger", "query"],
+              [(escape(q.id), q.split, "yes" if q.should_trigger else "no",
+                escape(q.query[:70].replace("\n", " "))) for q in triggers.queries],
+              title=f"evals/triggers.json — {len(triggers.queries)} queries (train "
+                    f"{sum(counts['train'].values())}, holdout "
+                    f"{sum(counts['holdout'].values())}), {triggers.suite_hash()[:19]}")
+
+
+def _suite_generate() -> click.Command:
+    """`suite generate` is `tests generate` (the old spelling still works, unlisted)."""
+    from registry.cli.generate import tests_generate_command
+
+    return tests_generate_command
+
+
+suite_group.add_command(_suite_generate(), "generate")
