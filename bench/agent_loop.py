@@ -176,7 +176,8 @@ def main() -> None:
     server.start()
     url = queue.get(timeout=30)
     from registry.config import Settings
-    from registry.evaluation.engine import EvalConfig, run_evaluation
+    from registry.evaluation.config import EvalConfig
+    from registry.evaluation.engine import run_evaluation
     from registry.sandbox import BwrapSandbox
 
     works, why = BwrapSandbox().probe()

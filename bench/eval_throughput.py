@@ -77,7 +77,8 @@ def main() -> None:
     server.start()
     url = queue.get(timeout=30)
     from registry.config import Settings
-    from registry.evaluation.engine import EvalConfig, run_evaluation
+    from registry.evaluation.config import EvalConfig
+    from registry.evaluation.engine import run_evaluation
 
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings.from_env({"HUBSKILLS_HOME": os.path.join(tmp, "home"),

@@ -32,7 +32,7 @@ from fakes.hub_server import FakeHub  # noqa: E402
 from fakes.openai_server import FakeOpenAIServer  # noqa: E402
 
 from registry.config import Settings  # noqa: E402
-from registry.evaluation.engine import EvalConfig  # noqa: E402
+from registry.evaluation.config import EvalConfig  # noqa: E402
 from registry.jobs import run_on_jobs  # noqa: E402
 from registry.jobs.plan import split_units  # noqa: E402
 

@@ -64,7 +64,8 @@ def text_run() -> None:
     from fakes.openai_server import FakeOpenAIServer
 
     from registry.config import Settings
-    from registry.evaluation.engine import EvalConfig, run_evaluation
+    from registry.evaluation.config import EvalConfig
+    from registry.evaluation.engine import run_evaluation
     from registry.evaluation.verify import verify_run
     from registry.results.runs import read_rows
 
@@ -91,7 +92,8 @@ def python_run() -> None:
 
     from bench.sandbox import _check_once
     from registry.config import Settings
-    from registry.evaluation.engine import EvalConfig, run_evaluation
+    from registry.evaluation.config import EvalConfig
+    from registry.evaluation.engine import run_evaluation
     from registry.evaluation.verify import verify_run
     from registry.sandbox import BwrapSandbox
 

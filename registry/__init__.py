@@ -57,7 +57,7 @@ _EXPORTS: dict[str, str] = {
     "known_models": "registry.providers:known_models",
     "check_public_url": "registry.providers.public_url:check_public_url",
     # evaluate
-    "EvalConfig": "registry.evaluation.engine:EvalConfig",
+    "EvalConfig": "registry.evaluation.config:EvalConfig",
     "EvalRun": "registry.evaluation.engine:EvalRun",
     "run_evaluation": "registry.evaluation.engine:run_evaluation",
     "latest_rows": "registry.results.runs:latest_rows",
@@ -163,7 +163,8 @@ if TYPE_CHECKING:
     )
     from registry.evaluation.agent_mode import agent_suite_path
     from registry.evaluation.checks import has_code_checks
-    from registry.evaluation.engine import EvalConfig, EvalRun, run_evaluation
+    from registry.evaluation.config import EvalConfig
+    from registry.evaluation.engine import EvalRun, run_evaluation
     from registry.format.skill import Problem, Skill, load_skill
     from registry.format.suite import Case, Suite, load_suite, suite_path
     from registry.format.untrusted import code_block, code_span, safe_html

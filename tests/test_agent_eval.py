@@ -18,7 +18,8 @@ from registry.cli import cli, main
 from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.agent_mode import SingleTurnRunner, agent_suite_path
-from registry.evaluation.engine import EvalConfig, run_evaluation
+from registry.evaluation.config import EvalConfig
+from registry.evaluation.engine import run_evaluation
 from registry.format.suite import load_suite
 from registry.providers import EMBEDDED_REF, RetryPolicy, resolve
 from registry.providers import embedded_availability as availability

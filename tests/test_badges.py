@@ -11,7 +11,8 @@ from test_verify import FAST, knows_fact_if_told, make_skill
 
 from registry.cli import cli
 from registry.config import Settings
-from registry.evaluation.engine import EvalConfig, run_evaluation
+from registry.evaluation.config import EvalConfig
+from registry.evaluation.engine import run_evaluation
 from registry.evaluation.verify import verify_run
 from registry.format.version_ref import SkillVersionRef
 from registry.publishing.push import push_saved_run

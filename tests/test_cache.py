@@ -10,7 +10,8 @@ from fakes.openai_server import FakeOpenAIServer
 
 from registry.config import Settings
 from registry.evaluation.cache import ResponseCache, completion_key
-from registry.evaluation.engine import EvalConfig, run_evaluation
+from registry.evaluation.config import EvalConfig
+from registry.evaluation.engine import run_evaluation
 from registry.secrets import MASK, holding
 
 

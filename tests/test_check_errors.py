@@ -27,7 +27,8 @@ from registry.cli import cli
 from registry.cli._render import report_run
 from registry.config import Settings
 from registry.evaluation.checks import case_score, run_checks
-from registry.evaluation.engine import EvalConfig, EvalRun, run_evaluation
+from registry.evaluation.config import EvalConfig
+from registry.evaluation.engine import EvalRun, run_evaluation
 from registry.evaluation.judge import JUDGE_SYSTEM
 from registry.format.suite import Case
 from registry.providers import RetryPolicy

@@ -12,7 +12,8 @@ from fakes.openai_server import FakeOpenAIServer
 
 from registry.config import Settings
 from registry.errors import HubskillsError, MissingCredentials
-from registry.evaluation.engine import EvalConfig, run_evaluation
+from registry.evaluation.config import EvalConfig
+from registry.evaluation.engine import run_evaluation
 from registry.providers import RetryPolicy
 from registry.results.report import summarize
 from registry.results.runs import list_runs, read_rows

@@ -19,7 +19,8 @@ from click.testing import CliRunner
 from registry.cli import cli
 from registry.config import Settings
 from registry.errors import HubskillsError
-from registry.evaluation.engine import EvalConfig, run_evaluation
+from registry.evaluation.config import EvalConfig
+from registry.evaluation.engine import run_evaluation
 from registry.jobs import cancel_run, collect, resume_on_jobs, run_on_jobs, shard_jobs
 from registry.jobs.plan import split_units
 from registry.results.report import summarize

@@ -26,7 +26,8 @@ from test_jobs import answer as jobs_answer
 from registry.cli import main
 from registry.config import Settings
 from registry.errors import HubskillsError
-from registry.evaluation.engine import EvalConfig, run_evaluation
+from registry.evaluation.config import EvalConfig
+from registry.evaluation.engine import run_evaluation
 from registry.jobs import run_on_jobs
 from registry.jobs.bootstrap import APT_INSTALL, BOOTSTRAP, bwrap_install
 from registry.jobs.sandbox_check import NO_SANDBOX_LINE, SANDBOX_LINE

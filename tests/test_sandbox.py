@@ -20,7 +20,8 @@ from test_evaluate import FAST, knows_fact_if_told, make_skill
 from registry.cli import cli, main
 from registry.config import Settings
 from registry.errors import HubskillsError
-from registry.evaluation.engine import EvalConfig, run_evaluation
+from registry.evaluation.config import EvalConfig
+from registry.evaluation.engine import run_evaluation
 from registry.format.suite import Case
 from registry.generate.verify import Verifier
 from registry.providers import resolve

@@ -22,7 +22,8 @@ from fakes.hub_server import FakeHub
 from fakes.openai_server import FakeOpenAIServer
 
 from registry.config import Settings
-from registry.evaluation.engine import EvalConfig, run_evaluation
+from registry.evaluation.config import EvalConfig
+from registry.evaluation.engine import run_evaluation
 from registry.format.version_ref import SkillVersionRef
 from registry.providers import RetryPolicy
 from registry.publishing.push import push_run

@@ -9,7 +9,7 @@ from fakes.openai_server import FakeOpenAIServer
 from test_verify import FAST, knows_fact_if_told, make_skill
 
 from registry.config import Settings
-from registry.evaluation.engine import EvalConfig
+from registry.evaluation.config import EvalConfig
 from registry.format.version_ref import SkillVersionRef
 from registry.install.identity import identify
 from registry.stores import get_store

@@ -23,7 +23,8 @@ from test_agent_eval import CASES
 from test_agent_eval import make_skill as make_agent_skill
 
 from registry.config import Settings
-from registry.evaluation.engine import EvalConfig, run_evaluation
+from registry.evaluation.config import EvalConfig
+from registry.evaluation.engine import run_evaluation
 from registry.format.suite import Case
 from registry.results.report import summarize
 from space import build_demo, evaluate_jobs

@@ -14,7 +14,8 @@ from fakes.openai_server import FakeOpenAIServer
 from registry.cli import cli
 from registry.config import Settings
 from registry.errors import HubskillsError
-from registry.evaluation.engine import EvalConfig, run_evaluation
+from registry.evaluation.config import EvalConfig
+from registry.evaluation.engine import run_evaluation
 
 REPORT = Path(__file__).parent / "data" / "skill_creator_report"
 

@@ -14,7 +14,8 @@ from sandbox_required import bwrap_sandbox
 
 from registry.cli import cli, main
 from registry.config import Settings
-from registry.evaluation.engine import EvalConfig, run_evaluation
+from registry.evaluation.config import EvalConfig
+from registry.evaluation.engine import run_evaluation
 from registry.evaluation.verify import verify_run
 from registry.format.suite import load_suite
 from registry.format.version_ref import SkillVersionRef

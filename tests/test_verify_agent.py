@@ -15,7 +15,8 @@ from sandbox_required import bwrap_sandbox
 
 from registry.cli import cli
 from registry.config import Settings
-from registry.evaluation.engine import EvalConfig, run_evaluation
+from registry.evaluation.config import EvalConfig
+from registry.evaluation.engine import run_evaluation
 from registry.evaluation.verify_registry import verify_published
 from registry.evaluation.verify_regrade import NO_WORKSPACE
 from registry.format.version_ref import SkillVersionRef

@@ -25,7 +25,8 @@ from test_verify import FAST, knows_fact_if_told, make_skill  # noqa: E402
 
 from registry.cli import main  # noqa: E402
 from registry.config import Settings  # noqa: E402
-from registry.evaluation.engine import EvalConfig, run_evaluation  # noqa: E402
+from registry.evaluation.config import EvalConfig  # noqa: E402
+from registry.evaluation.engine import run_evaluation  # noqa: E402
 from registry.format.version_ref import SkillVersionRef  # noqa: E402
 from registry.publishing.push import push_saved_run  # noqa: E402
 from registry.stores.hub import HubStore  # noqa: E402

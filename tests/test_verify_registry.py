@@ -15,7 +15,8 @@ from test_verify import FAST, N_CASES, knows_fact_if_told, make_skill
 from registry.cli import cli, main
 from registry.config import Settings
 from registry.errors import RunNotFound
-from registry.evaluation.engine import EvalConfig, run_evaluation
+from registry.evaluation.config import EvalConfig
+from registry.evaluation.engine import run_evaluation
 from registry.evaluation.verify_registry import verify_published
 from registry.format.suite import load_suite
 from registry.format.version_ref import SkillVersionRef

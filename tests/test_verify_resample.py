@@ -10,7 +10,8 @@ from test_verify import FAST, knows_fact_if_told, make_skill
 
 from registry.config import Settings
 from registry.errors import HubskillsError
-from registry.evaluation.engine import EvalConfig, run_evaluation
+from registry.evaluation.config import EvalConfig
+from registry.evaluation.engine import run_evaluation
 from registry.evaluation.run_manifest import stored_summaries
 from registry.evaluation.verify import verify_run
 from registry.evaluation.verify_resample import (

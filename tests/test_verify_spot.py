@@ -11,7 +11,8 @@ from test_verify import FAST, knows_fact_if_told, make_skill
 
 from registry.cli import main
 from registry.config import Settings
-from registry.evaluation.engine import EvalConfig, run_evaluation
+from registry.evaluation.config import EvalConfig
+from registry.evaluation.engine import run_evaluation
 from registry.evaluation.run_manifest import stored_summaries
 from registry.results.runs import ResultRow, read_rows
 

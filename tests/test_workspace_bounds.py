@@ -27,7 +27,8 @@ from registry.agent import (
     seed_workspace,
 )
 from registry.config import Settings
-from registry.evaluation.engine import EvalConfig, run_evaluation
+from registry.evaluation.config import EvalConfig
+from registry.evaluation.engine import run_evaluation
 from registry.evaluation.workspace_checks import copy_workspace
 from registry.providers import RetryPolicy
 from registry.providers.base import ToolCall

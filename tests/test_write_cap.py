@@ -15,7 +15,8 @@ from sandbox_required import bwrap_sandbox
 
 from registry.agent import WorkspaceBounds
 from registry.config import Settings
-from registry.evaluation.engine import EvalConfig, run_evaluation
+from registry.evaluation.config import EvalConfig
+from registry.evaluation.engine import run_evaluation
 from registry.providers import RetryPolicy
 from registry.sandbox import Limits, SessionEnded
 

@@ -86,7 +86,7 @@ def _config(settings: Settings, changed: list[Path], *, models: list[str], runs:
     """The evaluation settings (None when nothing changed: the engine is not even loaded)."""
     if not changed:
         return None
-    from registry.evaluation.engine import EvalConfig
+    from registry.evaluation.config import EvalConfig
     from registry.providers import default_model_ref
 
     return EvalConfig(models=models or [default_model_ref(settings)], runs=runs, judge=judge,

@@ -16,7 +16,8 @@ from registry.cli._skill_ref import SkillSource, skill_folder
 from registry.cli.trigger_eval import trigger_mode, trigger_report
 from registry.config import Settings
 from registry.errors import HubskillsError
-from registry.evaluation.engine import EvalConfig, run_evaluation
+from registry.evaluation.config import EvalConfig
+from registry.evaluation.engine import run_evaluation
 from registry.results import display
 from registry.results.compare import compare_runs
 from registry.results.report import summarize

@@ -12,7 +12,8 @@ from registry.cli import _output as out
 from registry.cli._jobs_progress import ShardsProgress
 from registry.config import Settings
 from registry.errors import HubskillsError
-from registry.evaluation.engine import EvalConfig, EvalRun
+from registry.evaluation.config import EvalConfig
+from registry.evaluation.engine import EvalRun
 from registry.format.version_ref import SkillVersionRef
 
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from registry.agent import AgentRunner, Budget
+from registry.agent import AgentRunner
 from registry.config import Settings
 from registry.errors import ContextOverflow, ProviderError
-from registry.evaluation.arms import MAX_TOOL_TURNS, Mode, Placement, build_arm, run_tool
+from registry.evaluation.arms import MAX_TOOL_TURNS, build_arm, run_tool
 from registry.evaluation.cache import (
     ResponseCache,
     completion_from_dict,
@@ -26,6 +26,7 @@ from registry.evaluation.cache import (
     message_dict,
 )
 from registry.evaluation.checks import grade_row, has_code_checks, run_checks
+from registry.evaluation.config import EvalConfig
 from registry.evaluation.judge import make_judge
 from registry.evaluation.preflight import check_endpoints, check_mode, check_suite, check_writable
 from registry.evaluation.run_manifest import (
@@ -44,7 +45,6 @@ from registry.providers import (
     Completion,
     Message,
     Model,
-    RetryPolicy,
     ToolSpec,
     aclose_all,
     resolve,
@@ -58,37 +58,13 @@ from registry.results.runs import (
     read_manifest,
     read_rows,
 )
-from registry.sandbox import Choice, CodeChecks, choose
+from registry.sandbox import Choice, choose
 from registry.secrets import holding
 
 log = logging.getLogger(__name__)
 ARMS = ("baseline", "skill")
 Progress = Callable[[int, int, ResultRow], None]
 Started = Callable[[RunManifest, int], None]
-
-
-@dataclass
-class EvalConfig:
-    """What to run: models, repeats, mode and limits."""
-
-    models: list[str]
-    runs: int = 3
-    mode: Mode = "inline"
-    placement: Placement = "user"
-    judge: str | None = None
-    concurrency: int | None = None
-    max_cost: float | None = None
-    case_ids: list[str] = field(default_factory=list)
-    temperature: float = 0.7
-    max_tokens: int = 512
-    use_cache: bool = True
-    base_url: str | None = None
-    retry: RetryPolicy | None = None
-    sandbox: str = "auto"  # which backend runs code checks: auto, bwrap, none
-    code_checks: CodeChecks = "require"  # refuse without a sandbox; "skip" leaves them out
-    via: str = "cli"
-    budget: Budget = field(default_factory=Budget)  # agent mode: what one sample may spend
-    harness: str | None = None  # agent mode: an external agent CLI instead of hubskills' loop
 
 
 @dataclass

@@ -171,7 +171,8 @@ def spot_check(manifest: RunManifest, rows: list[ResultRow], skill_dir: Path, se
             evaluation refuses (no key, no sandbox).
     """
     from registry.agent import Budget
-    from registry.evaluation.engine import EvalConfig, run_evaluation
+    from registry.evaluation.config import EvalConfig
+    from registry.evaluation.engine import run_evaluation
 
     slots, check = plan_check(manifest, rows, k, seed, alpha)
     if announce is not None:

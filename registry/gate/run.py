@@ -30,7 +30,8 @@ from registry.stores.base import SkillStore
 from registry.stores.seed import SEED_NAMESPACE
 
 if TYPE_CHECKING:  # the engine (numpy, the providers) loads only when a skill changed
-    from registry.evaluation.engine import EvalConfig, EvalRun
+    from registry.evaluation.config import EvalConfig
+    from registry.evaluation.engine import EvalRun
     from registry.results.runs import ResultRow
     from registry.results.stats import LiftStats
 

@@ -13,7 +13,8 @@ import logging
 from pathlib import Path
 
 from registry.errors import GenerationError
-from registry.evaluation.engine import EvalConfig, EvalRun, run_evaluation
+from registry.evaluation.config import EvalConfig
+from registry.evaluation.engine import EvalRun, run_evaluation
 from registry.format.skill import load_skill
 from registry.format.suite import Suite, load_suite, suite_path
 from registry.generate.draft import finish_draft

@@ -19,7 +19,8 @@ from pathlib import Path
 from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.checks import has_code_checks
-from registry.evaluation.engine import EvalConfig, EvalRun
+from registry.evaluation.config import EvalConfig
+from registry.evaluation.engine import EvalRun
 from registry.evaluation.run_manifest import file_under
 from registry.format.skill import load_skill
 from registry.format.suite import load_suite, suite_path

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from registry.errors import HubskillsError
-from registry.evaluation.engine import EvalConfig
+from registry.evaluation.config import EvalConfig
 from registry.hub import HubClient, RemoteFile, with_retry
 from registry.results.runs import ResultRow, RunManifest, iter_rows
 
