@@ -17,8 +17,9 @@ first. Deterministic, so recall and false triggers are computable by hand. Scrip
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 STOP = frozenset({"the", "and", "for", "with", "use", "when", "this", "that", "from", "into",
@@ -26,12 +27,14 @@ STOP = frozenset({"the", "and", "for", "with", "use", "when", "this", "that", "f
 _LISTED = re.compile(r"^- ([a-z0-9-]+): (.*) \(file: (\S+)/SKILL\.md\)$", re.M)
 
 
-def words(text: str) -> set[str]:
-    """The fake's vocabulary of a text."""
-    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 3 and w not in STOP}
+@functools.lru_cache(maxsize=1024)
+def words(text: str) -> frozenset[str]:
+    """The fake's vocabulary of a text (cached: every request lists the same descriptions)."""
+    return frozenset(w for w in re.findall(r"[a-z0-9]+", text.lower())
+                     if len(w) >= 3 and w not in STOP)
 
 
-def choose(query: str, listed: list[tuple[str, str, str]], threshold: int) -> str | None:
+def choose(query: str, listed: Sequence[tuple[str, str, str]], threshold: int) -> str | None:
     """The folder of the skill the fake opens for `query`, or None."""
     asked = words(query)
     best, best_score = None, 0
@@ -40,6 +43,13 @@ def choose(query: str, listed: list[tuple[str, str, str]], threshold: int) -> st
         if score > best_score:
             best, best_score = folder, score
     return best if best_score >= threshold else None
+
+
+@functools.lru_cache(maxsize=256)
+def listed_skills(system: str) -> tuple[tuple[str, str, str], ...]:
+    """The (name, description, folder) of every skill a system prompt lists (cached: a run
+    repeats each prompt once per model)."""
+    return tuple(_LISTED.findall(system))
 
 
 def _text(content: Any) -> str:
@@ -72,7 +82,7 @@ class TriggerModel:
         looked = any(m["role"] == "tool" for m in messages)
         if "look around" in query and not looked:
             return {"text": "", "tool_calls": [{"name": "list_files", "arguments": {}}]}
-        folder = choose(query, _LISTED.findall(system), self.threshold)
+        folder = choose(query, listed_skills(system), self.threshold)
         if folder is None:
             return "I can answer that directly."
         return {"text": "", "tool_calls": [{"name": "read_file",
