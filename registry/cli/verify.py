@@ -40,10 +40,16 @@ _SHOWN = 10  # differences listed before "and N more"
                    "more.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="With --resample: the seed that draws the cases re-asked.")
+@click.option("--on", "on", type=click.Choice(["local", "jobs"]), default="local",
+              show_default=True, help="With --resample and --run: where the model is re-asked: "
+                                      "here, or as one Hugging Face Job on your account.")
+@click.option("--flavor", default=None, metavar="FLAVOR",
+              help="With --on jobs: the Job's hardware [default: cpu-basic].")
 @click.option("--json", "as_json", is_flag=True, help="The verification as JSON.")
 def verify_command(target: str, run_id: str | None, revision: str | None,
                    skill_dir: Path | None, registry: str | None, k: int | None,
-                   max_cost: float | None, seed: int, as_json: bool) -> None:
+                   max_cost: float | None, seed: int, on: str, flavor: str | None,
+                   as_json: bool) -> None:
     """Replay a saved or pushed run without calling any model; exit 1 unless it is verified.
 
     Checks the skill and suite are the ones the run names and every sample is there once,
@@ -57,12 +63,15 @@ def verify_command(target: str, run_id: str | None, revision: str | None,
       hubskills verify 20261122-103000-a1b2c3 --skill ./my-skill --json
       hubskills verify alice/csv-skill --run 20261122-103000-a1b2c3 --registry hub
       hubskills verify 20261122-103000-a1b2c3 --resample 10 --max-cost 1
+      hubskills verify alice/csv-skill --run 20261122-103000-a1b2c3 --resample 10 --on jobs
     """
     from functools import cache
 
     from registry.config import Settings
     from registry.stores import get_store
 
+    if on == "jobs" and k is None:
+        raise click.UsageError("--on jobs runs a spot check there: add --resample K")
     settings = Settings.from_env()
     open_store = cache(lambda: get_store(settings, registry))
     report = _verify(target, run_id, revision, skill_dir, settings, open_store)
@@ -76,13 +85,12 @@ def verify_command(target: str, run_id: str | None, revision: str | None,
         return
     if not as_json:
         _render(report)
-    from registry.cli.verify_spot import render, resample
+    from registry.cli.verify_spot import render, spot_check
 
-    check, record = resample(target, run_id, revision, skill_dir, settings, open_store, k=k,
-                             seed=seed, max_cost=max_cost)
-    found["spot_check"] = {**check.to_dict(), "record": record}
-    out.as_json(found) if as_json else render(check, record)
-    if not check.consistent:
+    found["spot_check"] = spot_check(target, run_id, revision, skill_dir, settings, open_store,
+                                     k=k, seed=seed, max_cost=max_cost, on=on, flavor=flavor)
+    out.as_json(found) if as_json else render(found["spot_check"])
+    if not found["spot_check"]["consistent"]:
         raise SystemExit(1)
 
 

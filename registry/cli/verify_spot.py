@@ -1,77 +1,76 @@
 """`hubskills verify ... --resample K`: after a verified replay, a spot check against the model.
 
-The run is read again as the replay read it (a local run's folder; a pushed run's file, its
-manifest rebuilt from its rows), the skill taken at the revision the run names (or the folder it
-recorded, or --skill), and `verify_resample.spot_check` re-asks K samples per arm. The estimated
-cost is shown before any call and refused over --max-cost. A spot check of a registry run is
-recorded in its results dataset beside the replays (`stores.verifications`), so the leaderboard
-can badge it `spot-checked` (or `mismatch`).
+Here (`jobs.spot.spot_check_and_record`): the run is read again as the replay read it (a local
+run's folder; a pushed run's file, its manifest rebuilt from its rows), the skill taken at the
+revision the run names (or the folder it recorded, or --skill), and K samples per arm re-asked.
+With `--on jobs` (a registry run only) the same check runs as one Hugging Face Job under the
+caller's token (`jobs.spot_remote`), followed here until its verdict. Either way the estimated
+cost is shown before any call and refused over --max-cost (before a Job is started), and a spot
+check of a registry run is recorded in its results dataset beside the replays
+(`stores.verifications`), so the leaderboard can badge it `spot-checked` (or `mismatch`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import click
 from rich.markup import escape
 
 from registry.cli import _output as out
-from registry.errors import HubskillsError
 
 if TYPE_CHECKING:
     from registry.config import Settings
     from registry.evaluation.verify_resample import SpotCheck
-    from registry.results.runs import ResultRow, RunManifest
+    from registry.hub import JobState
 
 
-def resample(target: str, run_id: str | None, revision: str | None, skill_dir: Path | None,
-             settings: Settings, open_store: Callable[[], Any], *, k: int, seed: int,
-             max_cost: float | None) -> tuple[SpotCheck, str | None]:
-    """Spot-check the run (module docstring); returns the check and, for a registry run, the
-    path of the record written.
+def spot_check(target: str, run_id: str | None, revision: str | None, skill_dir: Path | None,
+               settings: Settings, open_store: Callable[[], Any], *, k: int, seed: int,
+               max_cost: float | None, on: str = "local",
+               flavor: str | None = None) -> dict[str, Any]:
+    """Spot-check the run here or on Jobs (module docstring); the check as JSON with
+    ``record``, the path of the record written (None for a local run).
 
     Raises:
-        HubskillsError: over --max-cost, the skill cannot be read, or the evaluation refuses.
+        HubskillsError: over --max-cost, the skill cannot be read, the evaluation refuses, or
+            the Job ended without a verdict.
     """
-    from registry.evaluation.verify import Verification, skill_folder
-    from registry.evaluation.verify_resample import spot_check
+    if on == "jobs":
+        if run_id is None or skill_dir is not None:
+            raise click.UsageError("--on jobs spot-checks a run of the registry's results: "
+                                   f"hubskills verify NS/NAME --run RUN_ID --resample {k} "
+                                   "--on jobs (without --skill)")
+        return _on_jobs(target, run_id, revision, settings, open_store(), k=k, seed=seed,
+                        max_cost=max_cost, flavor=flavor)
+    from registry.jobs.spot import spot_check_and_record
 
-    manifest, rows, data = _load(target, run_id, revision, settings, open_store)
-    with ExitStack() as stack:
-        scratch = Verification(manifest.run_id)
-        folder = skill_folder(stack, manifest, scratch, skill_dir, open_store)
-        if folder is None or scratch.problems:
-            raise HubskillsError(
-                f"no skill to re-ask run {manifest.run_id} with: "
-                f"{(scratch.problems or list(scratch.unreplayable) or ['unknown'])[0]}",
-                hint=f"hubskills verify {target} --skill FOLDER --resample {k}")
-        check = spot_check(manifest, rows, folder, settings, k=k, seed=seed,
-                           max_cost=max_cost, announce=_announce)
-    if data is None:
-        return check, None
-    return check, _record(check, manifest, data, open_store())
+    check, record = spot_check_and_record(target, run_id, revision, skill_dir, settings,
+                                          open_store, k=k, seed=seed, max_cost=max_cost,
+                                          announce=_announce)
+    return {**check.to_dict(), "record": record}
 
 
-def _load(target: str, run_id: str | None, revision: str | None, settings: Settings,
-          open_store: Callable[[], Any]) -> tuple[RunManifest, list[ResultRow], bytes | None]:
-    """The run's manifest and rows, and for a registry run its file's bytes (to hash)."""
-    from registry.evaluation.verify import Verification, parse_rows
-    from registry.evaluation.verify_registry import manifest_from_rows, read_pushed
-    from registry.results.runs import read_manifest, read_rows
+def _on_jobs(target: str, run_id: str, revision: str | None, settings: Settings, store: Any,
+             *, k: int, seed: int, max_cost: float | None,
+             flavor: str | None) -> dict[str, Any]:
+    from registry.jobs.spot_remote import follow_spot_job, start_spot_job
 
-    if run_id is None:
-        return read_manifest(settings.runs_dir, target), read_rows(settings.runs_dir, target), \
-            None
-    data = read_pushed(open_store(), run_id, revision)
-    report = Verification(run_id)
-    rows = parse_rows(data.decode("utf-8", errors="replace").splitlines(), run_id, report)
-    manifest = manifest_from_rows(rows, target, report)
-    if manifest is None:  # the replay said why already
-        raise HubskillsError(f"run {run_id} cannot be re-asked: its rows do not replay",
-                             hint=f"hubskills verify {target} --run {run_id}")
-    return manifest, rows, data
+    chosen = {"flavor": flavor} if flavor else {}
+    spot = start_spot_job(store, target, run_id, settings, k=k, seed=seed, max_cost=max_cost,
+                          revision=revision, announce=_announce, **chosen)
+    out.info(f"Spot check running as Hugging Face Job {spot.job.id} on your account: "
+             f"{spot.url}")
+    seen: list[str] = []
+
+    def stage(job: JobState) -> None:
+        if not seen or seen[-1] != job.stage:
+            seen.append(job.stage)
+            out.info(f"  job {job.id}: {job.stage.lower()}")
+
+    return follow_spot_job(settings, spot, stage=stage)
 
 
 def _announce(check: SpotCheck) -> None:
@@ -81,27 +80,14 @@ def _announce(check: SpotCheck) -> None:
              f"case(s) (seed {check.seed}); estimated cost {cost}")
 
 
-def _record(check: SpotCheck, manifest: RunManifest, data: bytes, store: Any) -> str:
-    from registry.evaluation.verify_resample import spot_record
-    from registry.stores.verifications import append_record, rows_hash, shelf_of
-
-    shelf = shelf_of(store)
-    if shelf is None:
-        raise HubskillsError(f"a {store.kind} registry keeps no verification records",
-                             hint="hubskills verify RUN_ID --resample K  # a local run")
-    record = spot_record(check, manifest.run_id, rows_hash(data),
-                         skill_repo=manifest.skill_repo, skill_revision=manifest.skill_revision,
-                         verified_by=shelf.who())
-    return append_record(store, record)
-
-
-def render(check: SpotCheck, record: str | None) -> None:
-    """The spot check's finding, one line per arm."""
-    found = "consistent" if check.consistent else "inconsistent"
-    out.result(f"spot check: {found} (K={check.k} per arm, fresh run {escape(str(check.run_id))}"
-               f", false alarms at most {check.alpha:g})")
-    for arm in check.arms:
-        out.result(f"  {arm.arm}: {arm.pairs} pairs, {arm.b} passed only as stored, {arm.c} "
-                   f"only when re-asked, p={arm.p_value:.3g}")
-    if record:
-        out.result(f"  recorded as {escape(record)}")
+def render(found: dict[str, Any]) -> None:
+    """The spot check's finding (`SpotCheck.to_dict()` with ``record``), one line per arm."""
+    verdict = "consistent" if found["consistent"] else "inconsistent"
+    out.result(f"spot check: {verdict} (K={found['k']} per arm, fresh run "
+               f"{escape(str(found['fresh_run_id']))}, false alarms at most {found['alpha']:g})")
+    for arm in found["arms"]:
+        out.result(f"  {arm['arm']}: {arm['pairs']} pairs, {arm['stored_only_passed']} passed "
+                   f"only as stored, {arm['fresh_only_passed']} only when re-asked, "
+                   f"p={arm['p_value']:.3g}")
+    if found.get("record"):
+        out.result(f"  recorded as {escape(found['record'])}")

@@ -6,8 +6,9 @@ code (code checks, agent mode) and `bwrap` is not on PATH, it installs bubblewra
 image's package manager where it can (root and `apt-get`, as in the default `python:3.12`),
 saying so in one line; a failure is not fatal: the shard's probe then says why code cannot run.
 It downloads the wheel the client uploaded, with the token the Job got as a secret (never on the
-command line), installs that exact file into a folder of its own and runs `registry.jobs.shard`
-from it, so the Job runs the client's code, not whatever version an index holds.
+command line), installs that exact file into a folder of its own and runs the Job's module from
+it (`registry.jobs.shard`; `registry.jobs.spot` for a spot check), so the Job runs the client's
+code, not whatever version an index holds.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def bwrap_install(needed: bool, have_bwrap: bool, root: bool, apt: bool
 # The function above travels in the script as source: it is the one decision, tested as is.
 BOOTSTRAP = f"APT_INSTALL = {APT_INSTALL!r}\n" + inspect.getsource(bwrap_install) + """
 import os, shutil, subprocess, sys, tempfile, urllib.request
-endpoint, repo, wheel, sandbox = sys.argv[1:5]
+endpoint, repo, wheel, sandbox, module = sys.argv[1:6]
 step = bwrap_install(sandbox == "1", shutil.which("bwrap") is not None,
                      hasattr(os, "geteuid") and os.geteuid() == 0,
                      shutil.which("apt-get") is not None)
@@ -57,7 +58,7 @@ subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-compile
                 "--disable-pip-version-check", "--target", site, target], check=True)
 print("installed", wheel.rsplit("/", 1)[-1], flush=True)
 env = dict(os.environ, PYTHONPATH=site)
-os.execve(sys.executable, [sys.executable, "-m", "registry.jobs.shard", repo, *sys.argv[5:]], env)
+os.execve(sys.executable, [sys.executable, "-m", module, repo, *sys.argv[6:]], env)
 """
 
 
@@ -65,5 +66,13 @@ def command_for(endpoint: str, repo: str, wheel: str, run_id: str, shard: int, *
                 sandbox: bool = False) -> list[str]:
     """The Job's command for shard `shard` of `run_id` (no secret in it); `sandbox`: the run
     executes code, so the Job needs bubblewrap."""
-    return ["python", "-c", BOOTSTRAP, endpoint, repo, wheel, "1" if sandbox else "0", run_id,
-            str(shard)]
+    return module_command(endpoint, repo, wheel, "registry.jobs.shard", [run_id, str(shard)],
+                          sandbox=sandbox)
+
+
+def module_command(endpoint: str, repo: str, wheel: str, module: str, args: list[str], *,
+                   sandbox: bool = False) -> list[str]:
+    """The Job's command that runs `python -m module repo *args` from the wheel (no secret in
+    it)."""
+    return ["python", "-c", BOOTSTRAP, endpoint, repo, wheel, "1" if sandbox else "0", module,
+            *args]
