@@ -19,7 +19,7 @@ from fakes.llm_server import content_text
 from fakes.openai_server import FakeOpenAIServer
 
 from registry.cli.generate import generate_command
-from registry.cli.generate import tests_group as cli_tests_group
+from registry.cli.suite import tests_group as cli_tests_group
 from registry.config import Settings
 from registry.errors import GenerationError, HubskillsError
 from registry.format.skill import load_skill

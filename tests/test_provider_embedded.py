@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from registry.cli.models import ask_command, models_command
+from registry.cli.ask import ask_command
+from registry.cli.models import models_command
 from registry.config import Settings
 from registry.errors import ContextOverflow
 from registry.providers import EMBEDDED_REF, Message, resolve

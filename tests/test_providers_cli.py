@@ -12,7 +12,8 @@ from click.testing import CliRunner
 from fakes.anthropic_server import FakeAnthropicServer
 from fakes.openai_server import FakeOpenAIServer
 
-from registry.cli.models import ask_command, models_command
+from registry.cli.ask import ask_command
+from registry.cli.models import models_command
 from registry.errors import MissingCredentials, UnknownModel
 from registry.providers import ALIASES, EMBEDDED_REF, embedded_availability
 

@@ -21,7 +21,7 @@ from registry.errors import HubskillsError
 
 #: name -> ("module:attribute", the command's short help as `hubskills --help` lists it)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "ask": ("registry.cli.models:ask_command",
+    "ask": ("registry.cli.ask:ask_command",
             "Ask one model one question: the answer, then tokens, cost and latency."),
     "ci": ("registry.cli.ci:ci_command",
            "Re-evaluate the skills changed since a git ref; exit 1 when one regressed."),
@@ -66,7 +66,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                "Find skills by name or description."),
     "suite": ("registry.cli.suite:suite_group",
               "A skill's test suite (evals/evals.json): show, import, generate."),
-    "tests": ("registry.cli.generate:tests_group",
+    "tests": ("registry.cli.suite:tests_group",
               "Grow a skill's test suite with verified, discriminating cases."),
     "agents": ("registry.cli.agents:agents_command",
                "List the coding agents hubskills installs for, and which are detected here."),

@@ -1,4 +1,4 @@
-"""`hubskills generate` and `hubskills tests generate`: a teacher writes, students are measured."""
+"""`hubskills generate`: a teacher writes a skill and its suite, students are measured."""
 
 from __future__ import annotations
 
@@ -107,42 +107,3 @@ def _student_row(s) -> tuple[str, ...]:
     return (s.model, f"{pct(s.baseline)} {ci(*s.baseline_ci)}", f"{pct(s.skill)} "
             f"{ci(*s.skill_ci)}", lift_interval(s.lift, s.lo, s.hi), s.verdict,
             f"{s.input_tokens}/{s.output_tokens}", usd(s.cost_usd, s.model))
-
-
-@click.group("tests")
-def tests_group() -> None:
-    """Grow a skill's test suite with verified, discriminating cases."""
-
-
-@tests_group.command("generate")
-@click.argument("skill", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--count", "-n", "n", default=5, show_default=True, help="Cases to ask for.")
-@click.option("--n", "n_old", type=int, default=None, hidden=True)  # the old spelling
-@click.option("--teacher", default=None, help="Model that writes the cases.")
-@click.option("--student", default=None, help="Model a case must defeat (default: teacher).")
-@click.option("--base-url", default=None, help="Server for local/<model> references.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable report on stdout.")
-def tests_generate_command(skill: Path, n: int, n_old: int | None, teacher: str | None,
-                           student: str | None, base_url: str | None, as_json: bool) -> None:
-    """Add N verified cases to SKILL/evals/evals.json (ids kept unique).
-
-    \b
-    Example:
-      hubskills suite generate ./skills/my-skill --count 5 --student haiku
-    """
-    n = n if n_old is None else n_old
-    from registry.generate.cases import add_tests
-
-    with out.StepProgress() as steps:
-        report = add_tests(skill, n, teacher, student, Settings.from_env(), base_url=base_url,
-                           progress=steps.say)
-    if as_json:
-        out.as_json(report.to_dict())
-        return
-    out.result(f"added {len(report.added)} case(s) to {escape(str(report.suite))} "
-               f"({report.total} in all): {', '.join(report.added) or 'none'}")
-    for case_id, reason in report.dropped:
-        out.result(f"  dropped {escape(case_id)}: {escape(reason)}")
-    for warning in report.warnings:
-        if f"warning: {warning}" not in steps.said:
-            out.warn(escape(warning))

@@ -1,18 +1,12 @@
-"""`hubskills models` (which model references work here) and `hubskills ask` (one question)."""
+"""`hubskills models`: which model references work here, why, and their prices."""
 
 from __future__ import annotations
 
 import click
-from rich.markup import escape
 
 from registry.cli import _output as out
 from registry.config import Settings
-from registry.providers import Completion, ask, known_models, prices_as_of
-from registry.results.display import usd
-
-# Room for a full short answer from an API model; a small local model that rambles is cut in
-# seconds instead of writing 512 tokens of drift.
-ASK_MAX_TOKENS = 256
+from registry.providers import known_models, prices_as_of
 
 
 @click.command("models")
@@ -33,54 +27,3 @@ def models_command(base_url: str | None, as_json: bool) -> None:
     out.table(["model", "alias", "usable", "why", "price"],
               [(r.ref, r.alias or "", "yes" if r.usable else "no", r.why, r.price) for r in rows],
               title=f"Model references (prices as of {prices_as_of()})", drop=("alias",))
-
-
-@click.command("ask")
-@click.argument("model")
-@click.argument("prompt")
-@click.option("--base-url", default=None, help="Server for local/<model> (or another endpoint).")
-@click.option("--system", default=None, help="System prompt.")
-@click.option("--max-tokens", type=click.IntRange(min=1), default=ASK_MAX_TOKENS,
-              show_default=True, help="Longest answer; a cut answer says so.")
-@click.option("--temperature", type=click.FloatRange(0, 2), default=0.0, show_default=True)
-@click.option("--seed", type=int, default=None, help="Sampling seed (where the API has one).")
-@click.option("--json", "as_json", is_flag=True, help="Answer, usage and cost as JSON.")
-def ask_command(model: str, prompt: str, base_url: str | None, system: str | None,
-                max_tokens: int, temperature: float, seed: int | None, as_json: bool) -> None:
-    """Ask one model one question: the answer, then tokens, cost and latency.
-
-    The embedded model (135M parameters) answers short, common questions; it gets facts
-    wrong and rambles on long answers: use it to try hubskills offline, not as an oracle.
-
-    \b
-    Examples:
-      hubskills ask embedded/smollm2-135m "What is 2 + 2?"
-      hubskills ask embedded/smollm2-135m "Name three primary colors."
-      hubskills ask sonnet "Name a CUDA memory space." --system "Be brief."
-      hubskills ask local/qwen3 "Hi" --base-url http://127.0.0.1:8080/v1
-    """
-    ref, completion = ask(model, prompt, Settings.from_env(), base_url=base_url, system=system,
-                          max_tokens=max_tokens, temperature=temperature, seed=seed)
-    if as_json:
-        out.as_json({"model": ref, **completion_dict(completion)})
-        return
-    out.result(escape(completion.text))
-    out.info(f"[dim]{escape(summary_line(completion, ref))}[/dim]")
-    if completion.finish_reason == "length":
-        out.info(f"[dim](cut at --max-tokens {max_tokens}: raise it for a longer answer)[/dim]")
-
-
-def completion_dict(completion: Completion) -> dict[str, object]:
-    """A JSON-ready view of a completion."""
-    usage = completion.usage
-    return {"text": completion.text, "server_model": completion.model,
-            "finish_reason": completion.finish_reason, "latency_s": completion.latency_s,
-            "cost_usd": completion.cost_usd, "usage": usage.__dict__,
-            "tool_calls": [call.__dict__ for call in completion.tool_calls]}
-
-
-def summary_line(completion: Completion, ref: str) -> str:
-    """`24 in / 16 out tokens · $0 (local) · 0.41 s`."""
-    usage = completion.usage
-    return (f"{usage.input_tokens} in / {usage.output_tokens} out tokens · "
-            f"{usd(completion.cost_usd, ref)} · {completion.latency_s:.2f} s")

@@ -9,6 +9,7 @@ from rich.markup import escape
 
 from registry.cli import _output as out
 from registry.cli._skill_ref import SkillSource, skill_folder
+from registry.config import Settings
 from registry.format.suite import load_suite, suite_path
 from registry.format.suite_writer import import_suite
 from registry.format.triggers import load_triggers, triggers_path
@@ -92,11 +93,43 @@ def _show_triggers(triggers) -> None:
                     f"{sum(counts['holdout'].values())}), {triggers.suite_hash()[:19]}")
 
 
-def _suite_generate() -> click.Command:
-    """`suite generate` is `tests generate` (the old spelling still works, unlisted)."""
-    from registry.cli.generate import tests_generate_command
+@suite_group.command("generate")
+@click.argument("skill", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--count", "-n", "n", default=5, show_default=True, help="Cases to ask for.")
+@click.option("--n", "n_old", type=int, default=None, hidden=True)  # the old spelling
+@click.option("--teacher", default=None, help="Model that writes the cases.")
+@click.option("--student", default=None, help="Model a case must defeat (default: teacher).")
+@click.option("--base-url", default=None, help="Server for local/<model> references.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable report on stdout.")
+def suite_generate_command(skill: Path, n: int, n_old: int | None, teacher: str | None,
+                           student: str | None, base_url: str | None, as_json: bool) -> None:
+    """Add N verified cases to SKILL/evals/evals.json (ids kept unique).
 
-    return tests_generate_command
+    \b
+    Example:
+      hubskills suite generate ./skills/my-skill --count 5 --student haiku
+    """
+    n = n if n_old is None else n_old
+    from registry.generate.cases import add_tests
+
+    with out.StepProgress() as steps:
+        report = add_tests(skill, n, teacher, student, Settings.from_env(), base_url=base_url,
+                           progress=steps.say)
+    if as_json:
+        out.as_json(report.to_dict())
+        return
+    out.result(f"added {len(report.added)} case(s) to {escape(str(report.suite))} "
+               f"({report.total} in all): {', '.join(report.added) or 'none'}")
+    for case_id, reason in report.dropped:
+        out.result(f"  dropped {escape(case_id)}: {escape(reason)}")
+    for warning in report.warnings:
+        if f"warning: {warning}" not in steps.said:
+            out.warn(escape(warning))
 
 
-suite_group.add_command(_suite_generate(), "generate")
+@click.group("tests")
+def tests_group() -> None:
+    """Grow a skill's test suite with verified, discriminating cases."""
+
+
+tests_group.add_command(suite_generate_command)  # `tests generate`: the old, unlisted spelling
