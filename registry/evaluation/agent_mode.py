@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from registry.agent import (
     AgentOutcome,
@@ -25,9 +24,11 @@ from registry.agent import (
     seed_workspace,
 )
 from registry.agent.loop import CompleteFn
-from registry.errors import ContextOverflow, HubskillsError, ProviderError
+from registry.errors import HubskillsError, ProviderError
 from registry.evaluation.arms import build_arm
 from registry.evaluation.checks import extract_files, grade_row, run_checks
+from registry.evaluation.running import RunningEval
+from registry.evaluation.sample_errors import failed_row
 from registry.format.inputs import is_relative
 from registry.format.skill import Skill
 from registry.format.suite import Case, suite_path
@@ -70,7 +71,7 @@ def single_turn_note(models: list[Model]) -> str | None:
             "measured)")
 
 
-def agent_note(ev: Any) -> str | None:
+def agent_note(ev: RunningEval) -> str | None:
     """Check agent mode's runners before the run starts; the note to print before it, if any.
 
     `ev` is the `engine.Evaluator` about to run (its models, config, sandbox and settings).
@@ -134,12 +135,12 @@ def _inside(root: Path, name: str) -> bool:
     return not (root / name).is_symlink()
 
 
-async def agent_sample(ev: Any, model: Model, arm: str, case: Case, repeat: int,
+async def agent_sample(ev: RunningEval, model: Model, arm: str, case: Case, repeat: int,
                        row: ResultRow) -> ResultRow:
     """One agent-mode sample of `case` in `arm`, graded; its trajectory is saved.
 
-    `ev` is the running `engine.Evaluator` (typed loosely: the engine imports this module):
-    its skill, config, judge, sandbox, writer and `agent_runner` are used.
+    `ev` is the running evaluation (`engine.Evaluator`): its skill, config, judge, sandbox,
+    writer and `agent_runner` are used.
     """
     # The workspace is made and removed in a worker thread: file system work on the loop
     # would hold up the other samples' model calls.
@@ -153,24 +154,16 @@ async def agent_sample(ev: Any, model: Model, arm: str, case: Case, repeat: int,
         runner: AgentRunner = ev.agent_runner(model, case, arm)
         try:
             outcome = await runner.run(task)
-        except (ContextOverflow, WorkspaceOverLimit) as exc:  # the arm's failure: graded
-            row.error, row.error_kind, row.passed, row.score = str(exc), "arm", False, 0.0
-            return row
-        except ProviderError as exc:
-            row.error, row.error_kind, row.cached = str(exc), "transport", False
-            return row
-        except SessionNotStarted as exc:  # before any command of the agent's: not its doing
-            row.error, row.error_kind = str(exc), "check"
-            return row
+        except (ProviderError, WorkspaceOverLimit, SessionNotStarted) as exc:
+            return failed_row(row, exc)
         finally:
             await runner.aclose()
         _fill(row, outcome, case, arm)
         try:
             changes = await asyncio.to_thread(ws.diff)
             row.workspace = workspace_record(changes, await asyncio.to_thread(ws.files))
-        except WorkspaceOverLimit as exc:  # what the agent left: its arm's failure, as above
-            row.error, row.error_kind, row.passed, row.score = str(exc), "arm", False, 0.0
-            return row
+        except WorkspaceOverLimit as exc:  # what the agent left: its arm's failure
+            return failed_row(row, exc)
         if outcome.error:
             row.error, row.error_kind = outcome.error, "transport"
         else:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from registry.agent import AgentRunner
 from registry.config import Settings
-from registry.errors import ContextOverflow, ProviderError
+from registry.errors import ProviderError
 from registry.evaluation.arms import MAX_TOOL_TURNS, build_arm, run_tool
 from registry.evaluation.cache import (
     ResponseCache,
@@ -37,6 +37,7 @@ from registry.evaluation.run_manifest import (
     run_note,
     stored_summaries,
 )
+from registry.evaluation.sample_errors import arm_failure, failed_row
 from registry.evaluation.stopping import StopSignal, run_until_stopped
 from registry.format.skill import Skill, load_skill
 from registry.format.suite import Case, Suite, load_suite, suite_path
@@ -184,17 +185,14 @@ class Evaluator:
                     result, was_loaded = run_tool(call, self.skill)
                     loaded = loaded or was_loaded
                     messages.append(Message("tool", result, tool_call_id=call.id))
-        except ContextOverflow as exc:
-            return _arm_failure(row, str(exc))
-        except ProviderError as exc:  # no answer: none came from the cache either
-            row.error, row.error_kind, row.cached = str(exc), "transport", False
-            return row
+        except ProviderError as exc:  # its context overflowed, or no answer came
+            return failed_row(row, exc)
         row.output, row.skill_loaded = completion.text, loaded
         if plan.tools and completion.tool_calls:
-            return _arm_failure(row, f"tool loop still calling tools after {MAX_TOOL_TURNS} "
+            return arm_failure(row, f"tool loop still calling tools after {MAX_TOOL_TURNS} "
                                      "turns")
         if completion.finish_reason == "content_filter":
-            return _arm_failure(row, "the model refused (content filter)")
+            return arm_failure(row, "the model refused (content filter)")
         grade_row(row, await run_checks(case, completion.text, judge=self.judge,
                                         sandbox=self.sandbox, skip_reason=self.skip_reason))
         return row
@@ -276,12 +274,6 @@ class Evaluator:
 
     async def _close_clients(self) -> None:
         await aclose_all([*self.models, *self._judge_models])
-
-
-def _arm_failure(row: ResultRow, reason: str) -> ResultRow:
-    """An error caused by the arm itself: a graded failure of that arm, not a lost sample."""
-    row.error, row.error_kind, row.passed, row.score = reason, "arm", False, 0.0
-    return row
 
 
 def run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Settings, *,

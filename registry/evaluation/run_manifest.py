@@ -1,7 +1,7 @@
 """A run's manifest at its start (`new_manifest`), the check before resuming one and the
 settings a resumed run takes back from it (`resumed_config`), and the note its manifest keeps
-about how it ended. The engine's `EvalConfig` and `Evaluator` come in typed loosely: the engine
-imports this module."""
+about how it ended (`run_note`, given the running evaluation as `running.Spending`: the engine
+imports this module, never the reverse)."""
 
 from __future__ import annotations
 
@@ -10,15 +10,17 @@ from typing import Any
 
 from registry.agent import Budget
 from registry.errors import HubskillsError
+from registry.evaluation.config import EvalConfig
+from registry.evaluation.running import Spending
 from registry.evaluation.stopping import StopSignal
 from registry.format.skill import Skill
 from registry.format.suite import Suite
 from registry.format.version_ref import SkillVersionRef
-from registry.results.runs import RunManifest, new_run_id, tool_versions
+from registry.results.runs import ResultRow, RunManifest, new_run_id, tool_versions
 from registry.sandbox import SKIPPED_BY_USER
 
 
-def run_note(status: str, evaluator: Any, stop: StopSignal | None) -> str | None:
+def run_note(status: str, evaluator: Spending, stop: StopSignal | None) -> str | None:
     """What the manifest should say about how the run ended, if anything."""
     max_cost = evaluator.config.max_cost
     if status == "interrupted":
@@ -30,7 +32,7 @@ def run_note(status: str, evaluator: Any, stop: StopSignal | None) -> str | None
     return None
 
 
-def new_manifest(skill: Skill, full: Suite, suite: Suite, config: Any,
+def new_manifest(skill: Skill, full: Suite, suite: Suite, config: EvalConfig,
                  published: SkillVersionRef | None) -> RunManifest:
     """A new run of ``suite`` (``full`` or some of its cases: a subset run), filed under the
     ``published`` version of the skill when there is one."""
@@ -65,7 +67,7 @@ def published_of(manifest: RunManifest) -> SkillVersionRef | None:
     return SkillVersionRef(manifest.skill_repo, manifest.skill_revision, manifest.skill_version)
 
 
-def stored_summaries(rows: list[Any]) -> list[dict[str, Any]]:
+def stored_summaries(rows: list[ResultRow]) -> list[dict[str, Any]]:
     """The per-model summaries a closing run stores, so `hubskills verify` can recompute them."""
     from registry.results.report import summarize
 
@@ -81,8 +83,8 @@ def check_resumable(manifest: RunManifest, skill: Skill, suite: Suite) -> None:
         )
 
 
-def resumed_config(manifest: RunManifest, config: Any) -> Any:
-    """`config` (an `EvalConfig`) with what the run being resumed was made with: its models,
+def resumed_config(manifest: RunManifest, config: EvalConfig) -> EvalConfig:
+    """`config` with what the run being resumed was made with: its models,
     repeats, mode, sampling, cases, harness, agent budget and skipped code checks."""
     return replace(config, models=manifest.models, runs=manifest.runs, mode=manifest.mode,
                    placement=manifest.placement, judge=manifest.judge,
