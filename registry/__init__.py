@@ -125,6 +125,10 @@ _EXPORTS: dict[str, str] = {
     # at scale: an evaluation split into shards that run as Hugging Face Jobs
     "run_on_jobs": "registry.jobs:run_on_jobs",
     "run_logs": "registry.jobs:run_logs",
+    # spot checks on the caller's Jobs
+    "start_spot_job": "registry.jobs.spot_remote:start_spot_job",
+    "follow_spot_job": "registry.jobs.spot_remote:follow_spot_job",
+    "owns_results": "registry.jobs.spot_remote:owns_results",
 }
 
 __all__ = [
@@ -147,6 +151,7 @@ __all__ = [
     "get_sandbox", "has_code_checks", "hold", "holding", "push_saved_run", "scrub", "scrub_data",
     "scrub_logs", "scrubber", "pending_frame", "forged_claims", "verification_badges",
     "pending_badges", "replay_pending", "merge_submission", "run_on_jobs", "run_logs",
+    "start_spot_job", "follow_spot_job", "owns_results",
 ]
 
 if TYPE_CHECKING:
@@ -176,6 +181,7 @@ if TYPE_CHECKING:
     from registry.install import PullResult
     from registry.install.pull import pull
     from registry.jobs import run_logs, run_on_jobs
+    from registry.jobs.spot_remote import follow_spot_job, owns_results, start_spot_job
     from registry.providers import EMBEDDED_REF, ask, default_model_ref, known_models
     from registry.providers.public_url import check_public_url
     from registry.publishing.publish import PublishResult, publish_skill

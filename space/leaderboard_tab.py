@@ -6,6 +6,7 @@ memory (`SpaceState.view`); the summary line ends with how fresh the data are.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import gradio as gr
@@ -13,6 +14,7 @@ import gradio as gr
 from registry import Board, forged_claims, pending_badges, pending_frame
 
 from .cache import wire_plot, wire_table
+from .keys import key_inputs, request_settings
 from .leaderboard_view import (
     ALL,
     VERDICT_COLORS,
@@ -22,9 +24,10 @@ from .leaderboard_view import (
     model_table,
     tag_choices,
 )
-from .messages import friendly
+from .messages import error_markdown, friendly, warn
 from .pending_replay import PendingReplays
 from .snapshot import Snapshot
+from .spot_check import DEFAULT_K, owner_token, run_spot_check, spot_targets
 from .state import SpaceState
 from .theme import EXPLAINER
 
@@ -198,12 +201,66 @@ def _pending_section(state: SpaceState, replays: PendingReplays) -> None:
                             column_widths=[*WIDTHS, "9%"], elem_id="pending-table",
                             elem_classes="hs-table")
 
-    @friendly
-    def load() -> tuple[dict, str]:
-        return pending(state, replays)
+        spot = _spot_section(state)
 
-    show.click(load, None, [rows, note], api_name="pending", concurrency_limit=1,
-               concurrency_id="pending", show_progress="minimal")
+    @friendly
+    def load(oauth: gr.OAuthToken | None = None) -> tuple:
+        table, said = pending(state, replays)
+        return table, said, *spot_choices(state, replays, oauth.token if oauth else None)
+
+    show.click(load, None, [rows, note, spot.group, spot.target], api_name="pending",
+               concurrency_limit=1, concurrency_id="pending", show_progress="minimal")
+
+
+@dataclass
+class SpotControl:
+    """The owner's "Spot-check on my Jobs" control (hidden from everyone else)."""
+
+    group: gr.Group
+    target: gr.Dropdown
+
+
+def spot_choices(state: SpaceState, replays: PendingReplays,
+                 token: str | None) -> tuple[gr.Group, gr.Dropdown]:
+    """The control shown to the results dataset's owner only, with the replayed runs they may
+    spot-check (merged, and pending with a verified replay)."""
+    if owner_token(state, token) is None:
+        return gr.Group(visible=False), gr.Dropdown(choices=[], value=None)
+    targets = spot_targets(state, replays.found)
+    return gr.Group(visible=True), gr.Dropdown(
+        choices=[(t.label, t.value) for t in targets],
+        value=targets[0].value if targets else None)
+
+
+def _spot_section(state: SpaceState) -> SpotControl:
+    with gr.Group(visible=False, elem_id="spot-check") as group:
+        gr.Markdown("**Spot-check on my Jobs** (you own the results dataset): re-ask K samples "
+                    "per arm of a replayed run with its recorded model, as one Hugging Face "
+                    "Job on your account; the badge becomes *spot-checked* or *mismatch*.",
+                    elem_classes="hs-note")
+        with gr.Row():
+            target = gr.Dropdown([], label="Replayed run", scale=3, elem_id="spot-target")
+            k = gr.Number(DEFAULT_K, label="K (samples per arm)", precision=0, minimum=1,
+                          scale=1, elem_id="spot-k")
+            max_cost = gr.Number(None, label="Max cost (USD; refused above the estimate)",
+                                 minimum=0, scale=1, elem_id="spot-max-cost")
+        keys = key_inputs()
+        start = gr.Button("Spot-check on my Jobs", size="sm", elem_id="spot-start")
+        status = gr.Markdown(elem_id="spot-status")
+
+    def launch(value: str | None, k_: float | None, cost: float | None, *typed: str,
+               oauth: gr.OAuthToken | None = None) -> Iterator[str]:
+        settings = request_settings(state.settings, state.lends_keys, *typed)
+        try:
+            yield from run_spot_check(state, value, k_, cost, settings,
+                                      oauth.token if oauth else None)
+        except Exception as err:  # noqa: BLE001 - shown as a readable message
+            warn(err)
+            yield error_markdown(err)
+
+    start.click(launch, [target, k, max_cost, *keys.boxes], status, api_name="spot_check",
+                concurrency_limit=1, concurrency_id="spot_check")
+    return SpotControl(group, target)
 
 
 def _wire(state: SpaceState, tab: LeaderboardTab) -> None:

@@ -134,3 +134,16 @@ def spot_outcome(lines: list[str], job: JobState, url: str) -> dict[str, Any]:
     ending = f"; its log ends with: {last}" if last else ""
     raise HubskillsError(f"the spot check's Job {job.id} ended {job.stage.lower()} without a "
                          f"verdict{ending}", hint=f"its log: {url}")
+
+
+def owns_results(store: Any, settings: Settings, token: str) -> bool:
+    """Whether ``token``'s user is the owner of ``store``'s results dataset (a hub registry
+    whose dataset lives in that user's namespace): who may spot-check its runs from a Space.
+
+    Raises:
+        HubskillsError: the Hub could not be asked who the token is.
+    """
+    if store.kind != "hub":
+        return False
+    user = JobsClient(settings.hf_endpoint, token).namespace  # the token's user name
+    return str(store.results_repo()).split("/")[0] == user
