@@ -186,9 +186,9 @@ def _interrupted(result, *, as_json: bool, push: bool) -> None:
     if as_json:
         out.as_json({"manifest": manifest.model_dump(),
                      "summaries": [s.to_dict() for s in summarize(result.rows)]})
-    expected = len(manifest.case_ids) * 2 * len(manifest.models) * manifest.runs
     out.info(f"stopped: run {manifest.run_id} is marked interrupted; {len(result.rows)} of "
-             f"{expected} answers are kept" + ("; nothing was pushed" if push else ""))
+             f"{manifest.samples_planned} answers are kept"
+             + ("; nothing was pushed" if push else ""))
     out.hint(_resume_command(manifest.run_id) + "  # finish it; no answer is asked twice")
 
 

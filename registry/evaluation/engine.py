@@ -31,6 +31,7 @@ from registry.evaluation.judge import make_judge
 from registry.evaluation.preflight import check_endpoints, check_mode, check_suite, check_writable
 from registry.evaluation.run_manifest import (
     check_resumable,
+    count_samples,
     file_under,
     new_manifest,
     resumed_config,
@@ -54,7 +55,6 @@ from registry.results.runs import (
     ResultRow,
     RunManifest,
     RunWriter,
-    count_samples,
     latest_rows,
     read_manifest,
     read_rows,

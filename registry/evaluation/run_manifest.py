@@ -16,7 +16,13 @@ from registry.evaluation.stopping import StopSignal
 from registry.format.skill import Skill
 from registry.format.suite import Suite
 from registry.format.version_ref import SkillVersionRef
-from registry.results.runs import ResultRow, RunManifest, new_run_id, tool_versions
+from registry.results.runs import (
+    ResultRow,
+    RunManifest,
+    new_run_id,
+    samples_planned,
+    tool_versions,
+)
 from registry.sandbox import SKIPPED_BY_USER
 
 
@@ -44,7 +50,7 @@ def new_manifest(skill: Skill, full: Suite, suite: Suite, config: EvalConfig,
         temperature=config.temperature, max_tokens=config.max_tokens, judge=config.judge,
         case_ids=[c.id for c in suite.cases], skill_tokens=skill.token_estimate()["body"],
         versions=tool_versions(), partial=True, produced_via=config.via,
-        samples_planned=len(config.models) * len(suite.cases) * config.runs * 2,
+        samples_planned=samples_planned(len(config.models), len(suite.cases), config.runs),
         agent_budget=asdict(config.budget) if config.mode == "agent" else None,
         harness=config.harness if config.mode == "agent" else None,
     )
@@ -65,6 +71,14 @@ def published_of(manifest: RunManifest) -> SkillVersionRef | None:
     if not (manifest.skill_repo and manifest.skill_revision):
         return None
     return SkillVersionRef(manifest.skill_repo, manifest.skill_revision, manifest.skill_version)
+
+
+def count_samples(manifest: RunManifest, rows: list[ResultRow], status: str) -> None:
+    """Record how many planned samples have a row: fewer, or a stop, make the run partial."""
+    manifest.samples_planned = samples_planned(len(manifest.models), len(manifest.case_ids),
+                                               manifest.runs)
+    manifest.samples_done = len(rows)
+    manifest.partial = status != "complete" or manifest.samples_done < manifest.samples_planned
 
 
 def stored_summaries(rows: list[ResultRow]) -> list[dict[str, Any]]:

@@ -31,6 +31,7 @@ from registry.results.runs import (
     new_run_id,
     read_manifest,
     read_rows,
+    samples_planned,
     tool_versions,
 )
 from registry.secrets import holding
@@ -94,7 +95,7 @@ def _run(ev: TriggerEvaluator, skill: Skill, suite: TriggerSuite, settings: Sett
         else frozenset()
     manifest.status = "running"
     writer = RunWriter(settings.runs_dir, manifest, resume=bool(resume))
-    total = len(ev.models) * len(suite.queries) * ev.config.runs - len(done)
+    total = samples_planned(len(ev.models), len(suite.queries), ev.config.runs, arms=1) - len(done)
     finished = 0
 
     def on_row(row: ResultRow) -> None:
@@ -150,7 +151,8 @@ def _new_manifest(skill: Skill, full: TriggerSuite, suite: TriggerSuite,
         temperature=config.temperature, max_tokens=config.max_tokens,
         case_ids=[q.id for q in suite.queries], skill_tokens=skill.token_estimate()["metadata"],
         versions=tool_versions(), partial=True, produced_via=config.via,  # type: ignore[arg-type]
-        samples_planned=len(config.models) * len(suite.queries) * config.runs,
+        samples_planned=samples_planned(len(config.models), len(suite.queries), config.runs,
+                                        arms=1),
         distractors=[d.name for d in distractors], distractors_hash=distractors_hash(distractors),
         distractors_from=str(config.distractors) if config.distractors else BUNDLED,
         harness=config.harness)

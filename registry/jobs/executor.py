@@ -21,7 +21,7 @@ from registry.errors import HubskillsError
 from registry.evaluation.checks import has_code_checks
 from registry.evaluation.config import EvalConfig
 from registry.evaluation.engine import EvalRun
-from registry.evaluation.run_manifest import file_under
+from registry.evaluation.run_manifest import count_samples, file_under
 from registry.format.skill import load_skill
 from registry.format.suite import load_suite, suite_path
 from registry.format.version_ref import SkillVersionRef
@@ -42,10 +42,10 @@ from registry.results.runs import (
     TRANSCRIPTS,
     RunManifest,
     RunWriter,
-    count_samples,
     latest_rows,
     read_manifest,
     run_dir,
+    samples_planned,
 )
 from registry.secrets import holding, scrub
 
@@ -204,7 +204,7 @@ def _unfinished(plan: JobPlan, there: Remote) -> list[int]:
     for row in rows:
         if not row.is_error:
             counts[(row.model, row.case_id)] = counts.get((row.model, row.case_id), 0) + 1
-    full = plan.manifest.runs * 2
+    full = samples_planned(1, 1, plan.manifest.runs)  # one (model, case) unit
     return [shard for shard, units in enumerate(plan.shards)
             if any(unit not in answered or counts[unit] < full for unit in units)]
 

@@ -41,6 +41,7 @@ from registry.results.runs import (
     latest_rows,
     rows_to_jsonl,
     run_dir,
+    samples_planned,
 )
 from registry.secrets import scrub
 
@@ -93,7 +94,7 @@ def run_shard(settings: Settings, repo: str, run_id: str, shard: int) -> int:
     uploader = _Uploader(files, plan, shard, 0)
     keys = {(m, c) for m, c in units}
     prior = sum(1 for r in done if (r.model, r.case_id) in keys and not r.is_error)
-    total = len(units) * plan.manifest.runs * 2
+    total = samples_planned(1, len(units), plan.manifest.runs)  # (model, case) units
 
     def add(row: ResultRow) -> None:
         uploader.add(row)

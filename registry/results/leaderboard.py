@@ -136,7 +136,9 @@ def run_groups(rows: Rows, k: np.ndarray, n_k: int) -> dict[str, np.ndarray]:
 
 def _status(runs: dict[str, np.ndarray], repo: list[str | None]) -> list[str]:
     """Why each run cannot rank by its data ("" when it can): no repo, partial, subset."""
-    want = runs["run_cases"] * runs["planned_runs"] * 2
+    from registry.results.runs import samples_planned  # loaded by then: keeps this module light
+
+    want = samples_planned(1, runs["run_cases"], runs["planned_runs"])  # one model a run
     out = []
     for i, (rows, planned, cases, suite) in enumerate(zip(
             runs["rows"].tolist(), want.tolist(), runs["run_cases"].tolist(),

@@ -388,8 +388,7 @@ def tool_versions() -> dict[str, str]:
     return versions
 
 
-def count_samples(manifest: RunManifest, rows: list[ResultRow], status: str) -> None:
-    """Record how many planned samples have a row: fewer, or a stop, make the run partial."""
-    manifest.samples_planned = len(manifest.models) * len(manifest.case_ids) * manifest.runs * 2
-    manifest.samples_done = len(rows)
-    manifest.partial = status != "complete" or manifest.samples_done < manifest.samples_planned
+def samples_planned(models: int, cases: int, runs: int, *, arms: int = 2) -> int:
+    """Samples a run plans: each of `cases` in each of `arms` (baseline and skill; a trigger
+    run's query has one) on each of `models`, `runs` times. Counts may be numpy arrays."""
+    return models * cases * runs * arms
