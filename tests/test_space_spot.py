@@ -24,11 +24,12 @@ import pytest  # noqa: E402
 from fakes.hub_server import FakeHub  # noqa: E402
 from fakes.openai_server import FakeOpenAIServer  # noqa: E402
 from test_verify import knows_fact_if_told  # noqa: E402
-from test_verify_hub import DATASET, evaluate, verify  # noqa: E402
+from test_verify_hub import ALICE, DATASET, SKILL, evaluate, verify  # noqa: E402
 
 from registry.config import Settings  # noqa: E402
 from registry.publishing.push import push_saved_run  # noqa: E402
 from registry.stores.hub import HubStore  # noqa: E402
+from registry.stores.verifications import pending_badges  # noqa: E402
 from space import build_demo, spot_check  # noqa: E402
 
 OWNER_TOKEN = "hf_boss_oauth_token_0123456789"
@@ -97,3 +98,26 @@ def test_only_the_owner_sees_the_control_and_their_job_changes_the_badge(
     assert OWNER_TOKEN not in json.dumps([spec["command"], spec.get("environment")])
     table, _, _ = handler(demo, "leaderboard")("", "All", "All", "All")
     assert "spot-checked" in json.dumps(table)
+
+
+def test_the_owner_spot_checks_a_pending_submission_at_its_pull_request(
+        hub, tmp_path, monkeypatch):
+    monkeypatch.setattr(spot_check, "POLL_S", 0.2)
+    hub.add_user("alice", ALICE)
+    run_id = evaluate(tmp_path)
+    settings = Settings.from_env()
+    HubStore(settings).results._ensure_dataset(DATASET)
+    alice = HubStore(Settings.from_env({**os.environ, "HF_TOKEN": ALICE,
+                                        "HUBSKILLS_HOME": str(tmp_path / "alice")}))
+    assert push_saved_run(alice, settings.runs_dir, run_id).pending
+    demo = build_demo(Settings.from_env({**os.environ, "SPACE_ID": "boss/hubskills",
+                                         "HUBSKILLS_HOME": str(tmp_path / "space")}))
+    _, note, group, target = handler(demo, "pending")(oauth=as_whom(OWNER_TOKEN))
+    assert "**verified**" in note and group.visible is True
+    [(label, value)] = target.choices
+    assert "pending, PR #1" in label and json.loads(value) == [SKILL, run_id, "refs/pr/1"]
+
+    said = list(handler(demo, "spot_check")(value, 3, None, "", "", "",
+                                            oauth=as_whom(OWNER_TOKEN)))
+    assert "**consistent**" in said[-1], said
+    assert pending_badges(HubStore(settings))[run_id].verification == "spot-checked"
