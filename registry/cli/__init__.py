@@ -32,7 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                  "students, refine."),
     "info": ("registry.cli.registry_cmds:info_command",
              "Show a skill: description, versions, latest eval results, the pull command."),
-    "install": ("registry.cli.pull:install_command",
+    "install": ("registry.cli.install:install_command",
                 "Install exactly what skills.lock pins (by sha)."),
     "jobs": ("registry.cli.jobs:jobs_group",
              "Sharded runs on Hugging Face Jobs: `jobs list`, `jobs logs RUN_ID`, `jobs cancel "
@@ -40,7 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "leaderboard": ("registry.cli.leaderboard:leaderboard_command",
                     "Rank skills by measured lift (one row per skill version x model x mode x "
                     "suite)."),
-    "list": ("registry.cli.pull:list_command",
+    "list": ("registry.cli.list:list_command",
              "List skills in every agent folder (project and user): ours, hf skills', and "
              "others."),
     "models": ("registry.cli.models:models_command",
@@ -54,7 +54,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
              "skills.lock."),
     "registry": ("registry.cli.registry_cmds:registry_group",
                  "Manage the embedded local registry."),
-    "remove": ("registry.cli.pull:remove_command",
+    "remove": ("registry.cli.remove:remove_command",
                "Remove a skill hubskills installed: its folder, links, copies and lock entry."),
     "review": ("registry.cli.review:review_group",
                "Replay, comment on and merge the runs submitted as pull requests."),
@@ -70,7 +70,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
               "Grow a skill's test suite with verified, discriminating cases."),
     "agents": ("registry.cli.agents:agents_command",
                "List the coding agents hubskills installs for, and which are detected here."),
-    "update": ("registry.cli.pull:update_command",
+    "update": ("registry.cli.update:update_command",
                "Move installed skills (or NAME) to their newest version and show what changed."),
     "validate": ("registry.cli.validate:validate_command",
                  "Check skill folders and their test suites; exit 1 on any error."),

@@ -1,0 +1,143 @@
+"""What `pull`, `install`, `update`, `remove` and `list` share: their options, the
+stores they open, and how they print a refused scan and the skills that landed."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.markup import escape
+
+from registry.cli import _output as out
+from registry.config import Settings
+from registry.install import PullResult
+from registry.install.agents import AGENTS, Agent, readers
+from registry.scan import Finding, ScanFailed
+from registry.stores import SkillStore, get_store
+
+project_option = click.option(
+    "--project", type=click.Path(path_type=Path, file_okay=False), default=".",
+    show_default=True, help="Project root (where .agents/ and skills.lock live).")
+global_option = click.option("--global", "global_", is_flag=True,
+                             help="Use ~/.agents/skills and the agents' user folders.")
+json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+registry_option = click.option(
+    "--registry", type=click.Choice(["local", "hub"]), default=None,
+    help="The embedded local registry (default) or the Hub [env: HUBSKILLS_REGISTRY].")
+
+
+def stores(registry: str | None = None, *,
+           offline_fallback: bool = True) -> Callable[[str], SkillStore]:
+    """One store per registry name, built on first use (`registry` overrides every name).
+
+    With `offline_fallback` (pulls), the Hub falls back to the local registry when offline.
+    """
+    settings, cache = Settings.from_env(), {}  # type: ignore[var-annotated]
+
+    def store_for(name: str) -> SkillStore:
+        key = registry or name
+        if key not in cache:
+            cache[key] = get_store(settings, key, offline_fallback=offline_fallback)
+        return cache[key]
+
+    return store_for
+
+
+@contextlib.contextmanager
+def show_findings() -> Iterator[None]:
+    """Print a refused scan's findings before the error line."""
+    try:
+        yield
+    except ScanFailed as err:
+        _findings_table(err.findings)
+        raise
+
+
+def _findings_table(findings: list[Finding]) -> None:
+    if findings:
+        out.table(["severity", "code", "where", "message"],
+                  [(f.severity, f.code, escape(f"{f.path}:{f.line}" if f.line else f.path),
+                    escape(f.message)) for f in findings])
+
+
+def rel(path: Path, project: Path) -> str:
+    """`path` relative to the project (links are not followed), or with `~` for HOME."""
+    try:
+        return str((path.parent.resolve() / path.name).relative_to(project.resolve()))
+    except ValueError:
+        return str(path).replace(str(Path.home()), "~", 1)
+
+
+def _json(result: PullResult) -> dict[str, Any]:
+    data = asdict(result)
+    data["scan_summary"] = result.scan_summary
+    seen, unseen = _visibility(result)
+    data["seen_by"], data["not_seen_by"] = [a.name for a in seen], [a.name for a in unseen]
+    return data
+
+
+def _visibility(result: PullResult) -> tuple[list[Agent], list[Agent]]:
+    """The agents that will see the pulled skill, and the others (by their folders)."""
+    root = result.path.parent.parent.parent  # <root>/.agents/skills/<name>
+    global_ = root.resolve() == Path.home().resolve()
+    served = {name for p in result.placements for name in p.agents}
+    seen = readers(root, served, global_=global_)
+    return seen, [a for a in AGENTS.values() if a not in seen]
+
+
+def _print_visibility(result: PullResult) -> None:
+    """Which agents will see the skill, and the command that adds the others."""
+    seen, unseen = _visibility(result)
+    verb = "would see" if result.status == "dry-run" else "will see"
+    out.result(f"  {verb} it: " + ", ".join(a.title for a in seen if a.name != "agents"))
+    if unseen:  # 30 agents: name them all, but hint at the first (Claude Code) and --all
+        scope = " --global" if result.path.parent.parent.parent.resolve() \
+            == Path.home().resolve() else ""
+        out.result("  not seen by: " + ", ".join(a.title for a in unseen)
+                   + f"; add one with: hubskills pull {result.repo} --agent "
+                   + f"{unseen[0].name}{scope} (a comma list adds several, --all every one)")
+
+
+def print_results(results: list[PullResult], project: Path, *, as_json: bool,
+                  empty: str = "") -> None:
+    if as_json:
+        out.as_json([_json(r) for r in results])
+        return
+    if not results and empty:
+        out.result(empty)
+    for result in results:
+        _print_result(result, project)
+
+
+_VERBS = {"installed": "Installed", "updated": "Updated", "up-to-date": "Up to date:",
+          "dry-run": "Would install"}
+
+
+def _print_result(r: PullResult, project: Path) -> None:
+    for note in r.notes:
+        out.warn(escape(note))
+    version = f" {r.version}" if r.version else ""
+    was = ""
+    if r.status == "updated" and r.previous:
+        was = f" (was {r.previous.version or r.previous.sha[:12]})"
+    out.result(f"{_VERBS.get(r.status, r.status)} {r.repo}{version}{was} at sha {r.sha[:12]} "
+               + escape(f"[{r.registry}]"))
+    for p in r.placements:
+        agents = ", ".join(a for a in p.agents if a != "agents")
+        serves = f": {agents}" if agents else ""
+        out.result(f"  {escape(rel(p.path, project))}  ({p.mode}{serves})")
+    for line in r.changed:
+        out.result(f"    {escape(line)}")
+    _print_visibility(r)
+    if r.status == "up-to-date":
+        return
+    _findings_table([f for f in r.findings if f.severity in ("high", "medium")])
+    counts = r.scan_summary
+    out.result(f"  scan: {counts['high']} high, {counts['medium']} medium, {counts['low']} low "
+               "(findings are reported; a scan never proves a skill safe)")
+    if r.status != "dry-run" and r.lock_path:
+        out.result(f"  pinned in {escape(rel(r.lock_path, project))}")

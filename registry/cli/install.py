@@ -1,0 +1,35 @@
+"""`hubskills install`: install exactly what skills.lock pins."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from registry.cli import _pull_shared as shared
+from registry.install import install
+
+
+@click.command("install")
+@click.option("--frozen", is_flag=True,
+              help="Fail on any mismatch with skills.lock; never write it.")
+@click.option("--force", is_flag=True, help="Discard local changes to pinned skills.")
+@click.option("--allow-risky", is_flag=True, help="Accept high-severity findings (not secrets).")
+@shared.registry_option
+@shared.global_option
+@shared.project_option
+@shared.json_option
+def install_command(frozen: bool, force: bool, allow_risky: bool, registry: str | None,
+                    global_: bool, project: Path, as_json: bool) -> None:
+    """Install exactly what skills.lock pins (by sha).
+
+    \b
+    Examples:
+      hubskills install
+      hubskills install --frozen   # in CI
+    """
+    with shared.show_findings():
+        results = install(project, stores=shared.stores(registry), frozen=frozen,
+                          global_=global_, force=force, allow_risky=allow_risky)
+    shared.print_results(results, project, as_json=as_json,
+                         empty="skills.lock pins no skills.")

@@ -1,0 +1,45 @@
+"""`hubskills list`: the skills in every agent folder, ours and others."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.markup import escape
+
+from registry.cli import _output as out
+from registry.cli import _pull_shared as shared
+from registry.install import Installed, latest_checker, list_installed
+
+
+@click.command("list")
+@click.option("--offline", is_flag=True, help="Do not ask the registry for newer versions.")
+@shared.registry_option
+@shared.project_option
+@shared.json_option
+def list_command(offline: bool, registry: str | None, project: Path, as_json: bool) -> None:
+    """List skills in every agent folder (project and user): ours, hf skills', and others.
+
+    \b
+    Examples:
+      hubskills list
+      hubskills list --json
+    """
+    latest = None if offline else latest_checker(shared.stores(registry, offline_fallback=False))
+    _print_installed(list_installed(project, latest=latest), project, as_json=as_json)
+
+
+def _print_installed(items: list[Installed], project: Path, *, as_json: bool) -> None:
+    if as_json:
+        out.as_json([i.to_json() for i in items])
+        return
+    if not items:
+        out.result("No skills found in any agent folder.")
+        return
+    out.table(["name", "scope", "status", "repo", "version", "latest", "where"],
+              [(i.name, i.scope, i.state if i.kind == "hubskills" else i.kind, i.repo or "",
+                i.version or (i.sha or "")[:12], i.latest or "",
+                escape(", ".join(shared.rel(Path(w.removesuffix(" (copy)")), project)
+                                        + (" (copy)" if w.endswith(" (copy)") else "")
+                                        for w in i.seen_in) or shared.rel(i.path, project)))
+               for i in items], drop=("latest", "scope", "version"))

@@ -1,0 +1,41 @@
+"""`hubskills remove`: remove a skill hubskills installed."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+
+import click
+from rich.markup import escape
+
+from registry.cli import _output as out
+from registry.cli import _pull_shared as shared
+from registry.install import Removed, remove
+
+
+@click.command("remove")
+@click.argument("name")
+@shared.global_option
+@shared.project_option
+@shared.json_option
+def remove_command(name: str, global_: bool, project: Path, as_json: bool) -> None:
+    """Remove a skill hubskills installed: its folder, links, copies and lock entry.
+
+    \b
+    Examples:
+      hubskills remove csv-cleaning
+      hubskills remove csv-cleaning --json
+    """
+    removed = remove(project, name, global_=global_)
+    if as_json:
+        out.as_json(asdict(removed))
+    else:
+        _print_removed(removed, project)
+
+
+def _print_removed(removed: Removed, project: Path) -> None:
+    out.result(f"Removed {removed.name}" + (f" ({removed.repo})" if removed.repo else ""))
+    for path in removed.paths:
+        out.result(f"  - {escape(shared.rel(path, project))}")
+    if removed.lock_updated:
+        out.result("  skills.lock updated")

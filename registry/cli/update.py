@@ -1,0 +1,58 @@
+"""`hubskills update`: move installed skills to their newest version."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from registry.cli import _pull_shared as shared
+from registry.errors import HubskillsError
+from registry.install import update
+from registry.install.installed import managed
+from registry.install.lockfile import Lockfile, Scope
+
+
+@click.command("update")
+@click.argument("name", required=False)
+@click.option("--force", is_flag=True, help="Discard local changes.")
+@click.option("--allow-risky", is_flag=True, help="Accept high-severity findings (not secrets).")
+@shared.registry_option
+@shared.global_option
+@shared.project_option
+@shared.json_option
+def update_command(name: str | None, force: bool, allow_risky: bool, registry: str | None,
+                   global_: bool, project: Path, as_json: bool) -> None:
+    """Move installed skills (or NAME) to their newest version and show what changed.
+
+    With no NAME, every skill it can, then the ones it skipped (exit 1 if any).
+
+    \b
+    Examples:
+      hubskills update
+      hubskills update csv-cleaning
+    """
+    stores = shared.stores(registry)
+    results, skipped = [], []
+    for each in [name] if name is not None else _ours(project, global_):
+        try:
+            with shared.show_findings():
+                results += update(project, each, stores=stores, global_=global_, force=force,
+                                  allow_risky=allow_risky)
+        except HubskillsError as err:
+            if name is not None:
+                raise
+            skipped.append(f"{each}: {err.message}")
+    shared.print_results(results, project, as_json=as_json,
+                         empty="" if skipped else "No skills installed by hubskills.")
+    if skipped:
+        raise HubskillsError(f"{len(skipped)} skill{'s' if len(skipped) > 1 else ''} not "
+                             "updated:\n  " + "\n  ".join(skipped),
+                             hint="hubskills update NAME --force  (discards its local changes)")
+
+
+def _ours(project: Path, global_: bool) -> list[str]:
+    """The names of the skills hubskills installed in the project (or the user's folders),
+    as `update` with no NAME would move them."""
+    scope = Scope.of(project, global_)
+    return [entry.name for entry in managed(scope, Lockfile.read(scope.lock_path))]
