@@ -100,3 +100,25 @@ def test_python_dash_m_runs_the_same_command(tmp_path):
     done = subprocess.run([sys.executable, "-m", "registry.cli", "--version"], env=env,
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0 and done.stdout.startswith("hubskills, version ")
+
+
+#: Command modules still named otherwise, each with who is fixing it (the list only shrinks: an
+#: entry that no longer holds fails). `runs` is written in cli/eval.py (the eval helpers' file);
+#: cli/trigger_eval.py and cli/verify_spot.py hold eval's and verify's helpers without a `_`.
+KNOWN_ELSEWHERE = {"runs": "registry.cli.eval"} | dict.fromkeys(
+    ("info", "publish", "registry", "search", "versions"), "registry.cli.registry_cmds")
+KNOWN_NOT_COMMANDS = {"registry.cli.trigger_eval", "registry.cli.verify_spot"}
+#: Hidden old spellings live with the command they spell: `tests generate` is `suite generate`.
+ALIAS_OF = {"tests": "suite"}
+
+
+def test_each_command_lives_in_the_module_named_after_it():
+    """`hubskills X` (or `hubskills X sub`) is written in registry/cli/X.py; every module there
+    without a leading `_` is a command's."""
+    placed = {name: target.partition(":")[0] for name, (target, _) in COMMANDS.items()}
+    expected = {name: KNOWN_ELSEWHERE.get(name, f"registry.cli.{ALIAS_OF.get(name, name)}")
+                for name in COMMANDS}
+    assert placed == expected
+    modules = {f"registry.cli.{path.stem}" for path in (ROOT / "registry" / "cli").glob("*.py")
+               if not path.stem.startswith("_")}
+    assert modules - set(placed.values()) == KNOWN_NOT_COMMANDS
