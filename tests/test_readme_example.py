@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from cli_process import hubskills
 from fakes.openai_server import FakeOpenAIServer
+from fakes.trigger_model import TriggerModel
 
 import registry
 from registry.format.markdown import fenced_blocks
@@ -66,10 +67,10 @@ def test_the_use_from_python_example_runs_against_a_local_server(
     assert len(runs) == 1 and (runs[0] / "rows.jsonl").is_file()  # the run was saved
 
 
-def _command_lines() -> list[list[str]]:
-    """The `## The command line, from any folder` block: each command as its words."""
+def _command_lines(title: str = "The command line, from any folder") -> list[list[str]]:
+    """The bash block of the README's section `## title`: each command as its words."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## The command line, from any folder\n", 1)[1].split("\n## ", 1)[0]
+    section = readme.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
     block = next(b.body for b in fenced_blocks(section) if b.info == "bash")
     return [shlex.split(part) for line in block.splitlines()
             for part in " ".join(shlex.split(line, comments=True)).split(" && ") if part]
@@ -91,3 +92,45 @@ def test_the_readme_commands_run_from_a_folder_outside_the_checkout(tmp_path):
             assert "Traceback" not in done.stderr
     assert (project / ".agents/skills/agent-skill-md/SKILL.md").is_file()
     assert (project / "my-skill/evals/evals.json").is_file()
+
+
+def test_the_readme_verifies_a_seeded_run_as_written(tmp_path):
+    """`## Can you trust a number?`: the badges and a replay of a seeded run, whose id must be
+    one of the recorded runs in `skills/.runs` (re-recording them without the README fails)."""
+    commands = _command_lines("Can you trust a number?")
+    assert [c[1] for c in commands] == ["leaderboard", "verify"]
+    board = hubskills(*commands[0][1:], "--json", cwd=tmp_path)
+    assert board.returncode == 0, board.stderr
+    assert {e["verification"] for e in json.loads(board.stdout)} == {"replayed"}
+    done = hubskills(*commands[1][1:], cwd=tmp_path, COLUMNS="80")
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    assert done.stdout.startswith(f"verified: run {commands[1][-1]} ")
+
+
+def _with_fakes(words: list[str], url: str) -> list[str]:
+    """The command with its real models swapped for the fake server's."""
+    fake = {"-m": "local/fake-trigger", "--teacher": "local/fake-teacher"}
+    swapped = [fake.get(before, word)
+               for before, word in zip(["", *words[:-1]], words, strict=True)]
+    return [*swapped, "--base-url", url]
+
+
+def test_the_readme_trigger_eval_and_tune_run_as_written(tmp_path):
+    """`## Does the agent open the skill?`, each command with its models swapped for a
+    scripted tool-calling model and teacher: an example skill pulled, measured, tuned, and its
+    `SKILL.md` left as it was (no `--write`)."""
+    commands = _command_lines("Does the agent open the skill?")
+    assert [c[1] for c in commands] == ["eval", "tune"] and "--write" not in commands[1]
+    project = tmp_path / "project"
+    project.mkdir()
+    assert hubskills("pull", "hubskills/agent-skill-md", cwd=project).returncode == 0
+    skill_md = project / ".agents/skills/agent-skill-md/SKILL.md"
+    before = skill_md.read_bytes()
+    teacher = lambda prompt: "<description>Write and validate SKILL.md files.</description>"  # noqa: E731
+    with FakeOpenAIServer(responder=TriggerModel(threshold=2, teacher=teacher)) as server:
+        for words in commands:
+            done = hubskills(*_with_fakes(words, server.url)[1:], cwd=project, COLUMNS="80")
+            assert done.returncode == 0, (words, done.stdout, done.stderr)
+            assert "Traceback" not in done.stderr
+            assert "recall" in done.stdout.lower(), done.stdout
+    assert skill_md.read_bytes() == before
