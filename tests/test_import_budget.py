@@ -25,6 +25,9 @@ NOT_FOR_CHAT = (
     "registry.agent.loop", "registry.agent.tools", "registry.agent.harness",
     "registry.evaluation.agent_mode", "registry.evaluation.trigger", "registry.jobs",
     "registry.hub", "registry.stores", "registry.install.pull", "registry.generate",
+    # httpx (the SDKs speak httpx2) loads its command line, rich's progress bars and pygments;
+    # markdown-it reads an answer's fenced files, which only code and workspace checks need.
+    "httpx", "pygments", "markdown_it",
 )
 
 _RUN = """
@@ -72,7 +75,7 @@ def test_a_chat_eval_loads_no_agent_trigger_store_jobs_hub_space_or_sdk_module(t
                               "--base-url", server.url, "--json"], tmp_path)
         answered = len(server.bodies)
     assert answered == 6  # 3 cases x 2 arms: the run did reach the model
-    assert "registry.evaluation.engine" in modules and "httpx" in modules
+    assert "registry.evaluation.engine" in modules and "openai" in modules
     assert _heavy(modules) == []
 
 

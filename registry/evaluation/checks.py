@@ -24,6 +24,7 @@ reply without a verdict are graded failures.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import re
 import shlex
@@ -70,8 +71,13 @@ class _Context:
     sandbox: Sandbox | None
     skip_reason: str
     sandbox_root: Path | None
-    files: dict[str, str]
     workspace: Path | None = None  # where workspace checks look (set by run_checks)
+
+    @functools.cached_property
+    def files(self) -> dict[str, str]:
+        """The files the model wrote, read from the output when a check first needs them (a
+        code or workspace check): text checks never parse the answer as markdown."""
+        return extract_files(self.output)
 
 
 def has_code_checks(cases: Iterable[Case]) -> bool:
@@ -286,10 +292,10 @@ async def run_checks(
     left) or, when None, a temp folder holding the case's inputs and the answer's fenced files.
     Results come back in check order.
     """
-    ctx = _Context(case, output, judge, sandbox, skip_reason, sandbox_root, extract_files(output),
-                   workspace)
+    ctx = _Context(case, output, judge, sandbox, skip_reason, sandbox_root, workspace)
     chat = workspace is None and any(c.type in cs.WORKSPACE_CHECK_TYPES for c in case.checks)
-    with ws.answer_workspace(case.input_bytes(), ctx.files, sandbox_root, make=chat) as folder:
+    with ws.answer_workspace(case.input_bytes(), ctx.files if chat else {}, sandbox_root,
+                             make=chat) as folder:
         ctx.workspace = workspace or folder
         jobs = [_grade(c.type, c.label(), c.weight, _RUNNERS[type(c)], c, ctx)
                 for c in case.checks]

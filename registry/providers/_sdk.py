@@ -14,6 +14,7 @@ import asyncio
 import functools
 import hashlib
 import json
+import os
 import ssl
 import time
 import weakref
@@ -41,10 +42,16 @@ PROBE_TIMEOUT_S = 5.0
 def tls_context() -> ssl.SSLContext:
     """httpx's default TLS context (certifi's roots, or `SSL_CERT_FILE` / `SSL_CERT_DIR`),
     built once: reading the CA bundle takes ~20 ms, which every new SDK client (one per run and
-    event loop) paid on the loop before its first request."""
-    import httpx
+    event loop) paid on the loop before its first request. Built here as httpx builds it, since
+    `import httpx` also loads its command line (rich's progress bars, pygments): the SDKs'
+    own HTTP stack is httpx2, which a chat run loads anyway."""
+    if cafile := os.environ.get("SSL_CERT_FILE"):
+        return ssl.create_default_context(cafile=cafile)
+    if capath := os.environ.get("SSL_CERT_DIR"):
+        return ssl.create_default_context(capath=capath)
+    import certifi
 
-    return httpx.create_ssl_context()
+    return ssl.create_default_context(cafile=certifi.where())
 
 
 class SDKProvider(Provider):
