@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+from dataclasses import fields
 from pathlib import Path
 
 import click
@@ -162,11 +163,14 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
         _push(store, skill, result.manifest, result.rows, quiet=as_json, settings=settings)
 
 
-# Options a resumed run does not take from its manifest: the resume hint repeats them.
-_KEPT_ON_RESUME = ("tests", "base_url", "concurrency", "max_cost", "no_cache", "push",
-                   "repo", "registry_kind", "sandbox", "skip_code_checks", "as_json", "verbose",
-                   "on", "flavor", "image")
-# (agent budgets and --harness are restored from the manifest, like --mode)
+# The `EvalConfig` field each option sets, where the names differ (the others share theirs).
+_FIELD_OF = {"cases": "case_ids", "no_cache": "use_cache", "skip_code_checks": "code_checks",
+             "max_turns": "budget", "max_tool_calls": "budget", "max_agent_tokens": "budget",
+             "agent_wall_time": "budget", "command_timeout": "budget"}
+# Options outside `EvalConfig` that a resumed run needs again: the resume hint repeats them
+# (and the ones that set a field the manifest does not restore; RESTORED_ON_RESUME).
+_OUTSIDE_CONFIG_REPEATED = ("tests", "push", "repo", "registry_kind", "as_json", "verbose",
+                            "on", "flavor", "image")
 
 
 def _answered(manifest, summaries) -> None:
@@ -198,12 +202,22 @@ def _resume_command(run_id: str) -> str:
     words = ["hubskills", "eval", str(ctx.params["skill"])]
     for param in ctx.command.params:
         value = ctx.params.get(param.name or "")
-        if (param.name not in _KEPT_ON_RESUME or value in (None, False)
+        if (not _repeated_on_resume(param.name or "") or value in (None, False)
                 or value == param.default or not isinstance(param, click.Option)):
             continue
         flag = max(param.opts, key=len)
         words += [flag] if value is True else [flag, str(value)]
     return shlex.join([*words, "--resume", run_id])
+
+
+def _repeated_on_resume(name: str) -> bool:
+    """Whether the command that resumes a run repeats option `name` (when it was given)."""
+    from registry.evaluation.run_manifest import RESTORED_ON_RESUME
+
+    field = _FIELD_OF.get(name, name)
+    if field in {f.name for f in fields(EvalConfig)}:
+        return field not in RESTORED_ON_RESUME
+    return name in _OUTSIDE_CONFIG_REPEATED
 
 
 def _check_resume(settings, resume: str | None, runs: int) -> None:

@@ -25,6 +25,15 @@ from registry.results.runs import (
 )
 from registry.sandbox import SKIPPED_BY_USER
 
+#: The `EvalConfig` fields a resumed run takes back from its manifest, whatever the resuming
+#: command says (`resumed_config`): what it measures stays what it started measuring. Every
+#: other field (endpoint, concurrency, cost limit, cache, sandbox) is the resuming command's,
+#: so `hubskills eval` repeats only those options in the command it prints to resume a run.
+#: (A run whose code checks were skipped also stays so; otherwise `code_checks` is the
+#: command's.)
+RESTORED_ON_RESUME = ("models", "runs", "mode", "placement", "judge", "temperature",
+                      "max_tokens", "case_ids", "harness", "budget")
+
 
 def run_note(status: str, evaluator: Spending, stop: StopSignal | None) -> str | None:
     """What the manifest should say about how the run ended, if anything."""
@@ -98,13 +107,17 @@ def check_resumable(manifest: RunManifest, skill: Skill, suite: Suite) -> None:
 
 
 def resumed_config(manifest: RunManifest, config: EvalConfig) -> EvalConfig:
-    """`config` with what the run being resumed was made with: its models,
-    repeats, mode, sampling, cases, harness, agent budget and skipped code checks."""
-    return replace(config, models=manifest.models, runs=manifest.runs, mode=manifest.mode,
-                   placement=manifest.placement, judge=manifest.judge,
-                   temperature=manifest.temperature, max_tokens=manifest.max_tokens,
-                   case_ids=manifest.case_ids, harness=manifest.harness,
-                   budget=Budget(**manifest.agent_budget) if manifest.agent_budget
-                   else config.budget,
+    """`config` with what the run being resumed was made with: every field of
+    `RESTORED_ON_RESUME`, and code checks left out if they were."""
+    return replace(config, **{name: _restored(manifest, name, config)
+                              for name in RESTORED_ON_RESUME},
                    code_checks="skip" if manifest.code_checks == SKIPPED_BY_USER else
                    config.code_checks)
+
+
+def _restored(manifest: RunManifest, name: str, config: EvalConfig) -> object:
+    """The value of `EvalConfig` field `name` the manifest keeps (under the same name, but the
+    budget as `agent_budget`: only agent-mode runs keep one)."""
+    if name == "budget":
+        return Budget(**manifest.agent_budget) if manifest.agent_budget else config.budget
+    return getattr(manifest, name)
