@@ -173,7 +173,7 @@ class Snapshots:
     def _load(self, previous: Snapshot | None) -> Snapshot:
         """The snapshot now: `previous` itself when nothing changed."""
         store = self._store()
-        tokens = store.change_token() if hasattr(store, "change_token") else None
+        tokens = store.change_token()
         if previous is not None and tokens is not None and tokens == previous.key:
             return previous
         same_results = previous is not None and tokens is not None and \

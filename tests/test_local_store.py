@@ -294,7 +294,7 @@ def test_rows_that_do_not_validate_are_counted_and_named(tmp_path: Path,
                            models=["m"])
     rows = [ResultRow(run_id="r1", skill_name="s", model="m", arm="skill", case_id=f"c{i}",
                       passed=True) for i in range(3)]
-    file = store.dataset_dir / store.append_results(manifest, rows)
+    file = store.dataset_dir / store.append_results(manifest, rows).path
     lines = file.read_text().splitlines()
     lines[1:1] = ['{"run_id": "r1", "passed": "not a row"}', '["not", "an", "object"]']
     file.write_text("\n".join(lines) + '\n{"run_id": "r1", "torn')
@@ -306,3 +306,16 @@ def test_rows_that_do_not_validate_are_counted_and_named(tmp_path: Path,
     assert "(lines 2, 3)" in warnings[0]
     infos = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
     assert any(f"{file}:6: skipped a torn last row" in m for m in infos)
+
+
+def test_a_local_dataset_has_no_pull_requests_and_says_so(tmp_path: Path):
+    results = LocalStore(tmp_path / "store").results
+    assert results.pending() == [] and results.pending_run_files() == []
+    for refused in (lambda: results.merge(1, "ok"), lambda: results.comment(1, "hi"),
+                    lambda: results.comments(1)):
+        with pytest.raises(HubskillsError) as err:
+            refused()
+        assert "no pull requests" in str(err.value) and "review pending" in (err.value.hint or "")
+    with pytest.raises(HubskillsError) as err:
+        results.read_run("r1", "refs/pr/1")
+    assert "no revisions" in str(err.value)

@@ -36,6 +36,7 @@ from registry.errors import (  # noqa: E402
 from registry.format.skill import content_hash  # noqa: E402
 from registry.results.runs import CheckVerdict, ResultRow, RunManifest  # noqa: E402
 from registry.stores import LocalStore, SkillStore  # noqa: E402
+from registry.stores.base import Appended, ResultsDataset, SkillRepos  # noqa: E402
 from registry.stores.hub import HubStore  # noqa: E402
 from tests.fakes.hub_server import FakeHub  # noqa: E402
 
@@ -264,6 +265,8 @@ def test_missing_token_names_the_variable(backend: Backend, tmp_path: Path):
     assert err.value.variable == "HF_TOKEN" and "hf auth login" in (err.value.hint or "")
     with pytest.raises(MissingCredentials):
         store.append_results(*_run(backend, "notoken-run", 1))
+    with pytest.raises(MissingCredentials):
+        store.results.check_writable()  # asked before a run, without a call
 
 
 # --- results -----------------------------------------------------------------------------------
@@ -285,9 +288,9 @@ def _run(backend: Backend, run_id: str, cases: int, *, repo: str | None = None,
 
 def test_rows_carry_the_manifest_identity_and_reappend_is_a_noop(backend: Backend):
     manifest, rows = _run(backend, f"run-{backend.uid}", 3)
-    path = backend.store.append_results(manifest, rows)
-    assert path == f"data/evals/2026-01/run-{backend.uid}.jsonl"
-    assert backend.store.append_results(manifest, rows) == path
+    appended = backend.store.append_results(manifest, rows)
+    assert appended == Appended(f"data/evals/2026-01/run-{backend.uid}.jsonl", pr_url=None)
+    assert backend.store.append_results(manifest, rows) == appended
     got = backend.store.read_results()
     assert len(got) == 6
     assert {(r.skill_name, r.skill_repo, r.skill_revision) for r in got} == {
@@ -395,3 +398,34 @@ def test_change_token_moves_with_a_push_and_a_publish_and_not_otherwise(backend:
     _publish(backend, make_skill(tmp_path / "token2", "token", version="1.1.0"), repo, "1.1.0")
     published = store.change_token()
     assert published[0] == pushed[0] and published[1] != pushed[1]
+
+
+def test_every_store_exposes_its_results_dataset_the_same_way(backend: Backend):
+    store = backend.store
+    assert isinstance(store, SkillRepos) and isinstance(store.results, ResultsDataset)
+    mine = "local" if backend.name == "local" else backend.ns
+    assert store.results.producer() == mine  # who wrote it: "local", or the token's user
+    assert store.results.source() == store.dataset_source()
+    assert store.results.pending() == [] and store.results.pending_run_files() == []
+    assert store.results.read_run(f"none-{backend.uid}") is None
+    before = store.results.change_token()
+    manifest, rows = _run(backend, f"rr-{backend.uid}", 2)
+    appended = store.results.append(manifest, rows)
+    assert appended.pr_url is None and store.results.change_token() != before
+    assert store.change_token()[0] == store.results.change_token()
+    data = store.results.read_run(manifest.run_id)
+    assert data is not None and len(data.splitlines()) == 4
+    [run] = [r for r in store.results.run_files() if r.run_id == manifest.run_id]
+    assert run.path == appended.path
+
+
+def test_verification_records_are_kept_beside_the_runs(backend: Backend):
+    results = backend.store.results
+    manifest, rows = _run(backend, f"rec-{backend.uid}", 1)
+    results.append(manifest, rows)
+    [run] = [r for r in results.run_files() if r.run_id == manifest.run_id]
+    record = {"kind": "replay", "run_id": run.run_id, "rows_hash": run.rows_hash,
+              "status": "verified", "verified_at": "2026-01-16T10:00:00+00:00"}
+    path = results.append_record(record)
+    assert path.startswith(f"verifications/2026-01/{run.run_id}--")
+    assert [r for r in results.records() if r["run_id"] == run.run_id] == [record]

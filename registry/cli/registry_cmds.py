@@ -83,6 +83,7 @@ def publish_command(skill: Path, repo: str | None, version: str | None, bump: st
         raise
     if as_json:
         out.as_json({**asdict(result), "published": result.published is not None,
+                     "results": [appended.path for appended in result.results],
                      "pull": result.pull_command})
     else:
         _print_publish(result)
@@ -112,10 +113,9 @@ def _print_publish(result: PublishResult) -> None:
     out.result(f"Published {plan.repo} {plan.tag} to the {plan.registry} registry")
     out.result(f"  revision  {result.published.sha}")
     out.result(f"  version   {plan.version} ({plan.version_source})")
-    for path in result.results:
-        pr_url = getattr(path, "pr_url", None)  # someone else's dataset: awaiting review
-        out.result(f"  results   {path}" + (f" (unreviewed: proposed in {pr_url})"
-                                            if pr_url else ""))
+    for appended in result.results:  # a pull request: someone else's dataset, awaiting review
+        out.result(f"  results   {appended.path}" + (
+            f" (unreviewed: proposed in {appended.pr_url})" if appended.pr_url else ""))
     out.result(f"Pull it:  {result.pull_command}")
 
 

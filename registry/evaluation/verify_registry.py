@@ -24,11 +24,10 @@ import re
 from typing import Any
 
 from registry.config import Settings
-from registry.errors import HubskillsError, RunNotFound
+from registry.errors import RunNotFound
 from registry.evaluation.verify import Verification, parse_rows, replay_run, sample_label
 from registry.results.runs import ResultRow, RunManifest, latest_rows
 
-_RESULTS_DIR = "data/evals"  # `stores.dataset.RESULTS_DIR` (stores is a layer above this one)
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")  # `stores.dataset`'s, likewise
 _SAME = ("run_id", "skill_name", "skill_version", "skill_repo", "skill_revision",
          "content_hash", "mode", "suite_hash", "suite_cases", "run_cases", "planned_runs",
@@ -52,7 +51,7 @@ def verify_published(store: Any, repo: str, run_id: str, settings: Settings, *,
 
     Raises:
         RunNotFound: the dataset holds no run ``run_id`` (at ``revision``).
-        HubskillsError: ``store`` keeps no results dataset, or it could not be read.
+        HubskillsError: the dataset could not be read (or has no such ``revision``).
     """
     if data is None:
         data = read_pushed(store, run_id, revision)
@@ -70,50 +69,16 @@ def read_pushed(store: Any, run_id: str, revision: str | None = None) -> bytes:
 
     Raises:
         RunNotFound: no such run.
-        HubskillsError: ``store`` keeps no results dataset, or it could not be read.
+        HubskillsError: no such revision (a local dataset has none), or it could not be read.
     """
     if not _RUN_ID.match(run_id) or ".." in run_id:
         raise RunNotFound(f"'{run_id}' is not a run id", hint="hubskills leaderboard --json")
-    missing = RunNotFound(f"no run {run_id} in the {store.kind} registry's results"
+    data = store.results.read_run(run_id, revision)
+    if data is None:
+        raise RunNotFound(f"no run {run_id} in the {store.kind} registry's results"
                           + (f" at {revision}" if revision else ""),
                           hint="hubskills leaderboard --include-unverified --json  # run ids")
-    if store.kind == "local":
-        if revision:
-            raise HubskillsError("a local registry's results have no revisions",
-                                 hint=f"hubskills verify SKILL --run {run_id}")
-        found = sorted(store.dataset_dir.glob(f"{_RESULTS_DIR}/*/{run_id}.jsonl"))
-        if not found:
-            raise missing
-        return bytes(found[0].read_bytes())
-    results = getattr(store, "results", None)
-    if results is None or not hasattr(results, "client"):
-        raise HubskillsError(f"a {store.kind} registry keeps no results dataset to verify",
-                             hint="hubskills verify RUN_ID  # a local run")
-    return _read_hub(results, run_id, revision, missing)
-
-
-def _read_hub(results: Any, run_id: str, revision: str | None, missing: RunNotFound) -> bytes:
-    from registry.hub import EntryNotFound, RepoNotFound, RevisionNotFound, user_errors
-
-    with user_errors():
-        try:
-            if revision is None:
-                entries, at = results.files()
-            else:
-                at = revision
-                entries = results.client.tree(results.repo(), _RESULTS_DIR, revision,
-                                              repo_type="dataset")
-        except (RepoNotFound, EntryNotFound) as err:
-            raise missing from err
-        except RevisionNotFound as err:
-            raise HubskillsError(f"the results dataset {results.repo()} has no revision "
-                                 f"{revision}", hint="hubskills leaderboard --registry hub "
-                                 "--pending  # the open pull requests") from err
-        path = next((e.path for e in entries if e.path.endswith(f"/{run_id}.jsonl")), None)
-        if path is None:
-            raise missing
-        with open(results._download(path, at), "rb") as handle:
-            return handle.read()
+    return bytes(data)
 
 
 def manifest_from_rows(rows: list[ResultRow], repo: str,

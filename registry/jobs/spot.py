@@ -58,18 +58,14 @@ def record_spot_check(check: SpotCheck, manifest: RunManifest, data: bytes, stor
     the token's user; its path.
 
     Raises:
-        HubskillsError: a store that keeps no records, or the record could not be written.
+        HubskillsError: the record could not be written.
     """
     from registry.evaluation.verify_resample import spot_record
-    from registry.stores.verifications import append_record, rows_hash, shelf_of
+    from registry.stores.verifications import append_record, rows_hash
 
-    shelf = shelf_of(store)
-    if shelf is None:
-        raise HubskillsError(f"a {store.kind} registry keeps no verification records",
-                             hint="hubskills verify RUN_ID --resample K  # a local run")
     record = spot_record(check, manifest.run_id, rows_hash(data),
                          skill_repo=manifest.skill_repo, skill_revision=manifest.skill_revision,
-                         verified_by=shelf.who())
+                         verified_by=store.results.producer())
     return append_record(store, record)
 
 

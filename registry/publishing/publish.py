@@ -28,7 +28,7 @@ from registry.results.runs import (
 )
 from registry.scan import Finding, check_findings, scan_folder
 from registry.scan.paths import WINDOWS_DEVICES
-from registry.stores.base import Published, SkillStore
+from registry.stores.base import Appended, Published, SkillStore
 from registry.stores.files import skill_files
 from registry.stores.refs import bump_version, check_repo_id, normalize_version, tag_for
 
@@ -68,7 +68,7 @@ class PublishResult:
 
     plan: PublishPlan
     published: Published | None = None
-    results: list[str] = field(default_factory=list)
+    results: list[Appended] = field(default_factory=list)
 
     @property
     def pull_command(self) -> str:

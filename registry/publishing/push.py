@@ -62,16 +62,7 @@ def run_producer(store: SkillStore) -> str:
     Raises:
         MissingCredentials: no valid token.
     """
-    if store.kind == "local":
-        return "local"
-    from registry.hub import user_errors
-    from registry.stores.hub_results import HubResults  # the Hub client loads only here
-
-    results = getattr(store, "results", None)
-    if isinstance(results, HubResults):
-        with user_errors():
-            return results.client.whoami()
-    return store.default_namespace()
+    return store.results.producer()
 
 
 def push_run(store: SkillStore, manifest: RunManifest, rows: list[ResultRow], *,
@@ -102,17 +93,17 @@ def push_run(store: SkillStore, manifest: RunManifest, rows: list[ResultRow], *,
                              hint="hubskills runs show " + manifest.run_id)
     producer = run_producer(store)
     update = {"produced_by": producer} | ({"produced_via": via} if via else {})
-    path = store.append_results(manifest.model_copy(update=update), kept)
-    pr_url = getattr(path, "pr_url", None)  # `hub_results.Appended`: proposed for review
-    if pr_url is not None:  # the card shows merged results only: nothing to refresh yet
-        return PushedRun(manifest.run_id, len(kept), str(path), None, pr_url, producer)
+    appended = store.append_results(manifest.model_copy(update=update), kept)
+    if appended.pr_url is not None:  # the card shows merged results only: nothing to refresh
+        return PushedRun(manifest.run_id, len(kept), appended.path, None, appended.pr_url,
+                         producer)
     verification = None if settings is None else record_replay(store, manifest, settings)
     try:
         store.refresh_card(manifest.skill_repo)
     except HubskillsError as err:
-        return PushedRun(manifest.run_id, len(kept), str(path), err.message,
+        return PushedRun(manifest.run_id, len(kept), appended.path, err.message,
                          produced_by=producer, verification=verification)
-    return PushedRun(manifest.run_id, len(kept), str(path), produced_by=producer,
+    return PushedRun(manifest.run_id, len(kept), appended.path, produced_by=producer,
                      verification=verification)
 
 

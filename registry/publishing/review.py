@@ -32,16 +32,10 @@ def pending_frame(store: SkillStore) -> pd.DataFrame:
     """
     import pandas as pd
 
-    from registry.hub import user_errors
     from registry.stores.frame import empty_frame
-    from registry.stores.hub_results import HubResults
 
-    results = getattr(store, "results", None)
-    if store.kind == "local" or not isinstance(results, HubResults):
-        return attributed(empty_frame(), "")
-    with user_errors():
-        frames = [attributed(results.pull_request_frame(pr, added), pr.author)
-                  for pr, added in results.pending()]
+    frames = [attributed(store.results.pending_frame(pr, added), pr.author)
+              for pr, added in store.results.pending()]
     if not frames:
         return attributed(empty_frame(), "")
     joined = pd.concat(frames, ignore_index=True)

@@ -26,7 +26,7 @@ from registry._version import __version__
 from registry.errors import HubskillsError
 from registry.format.untrusted import code_span
 from registry.results.leaderboard_badges import REPLAY
-from registry.stores.base import SkillStore
+from registry.stores.base import ResultsDataset, SkillStore
 from registry.stores.verifications import (
     CONCLUSIVE,
     Record,
@@ -41,7 +41,6 @@ if TYPE_CHECKING:
     from registry.config import Settings
     from registry.evaluation.verify import Verification
     from registry.hub import PullRequest, RemoteFile
-    from registry.stores.hub_results import HubResults
 
 log = logging.getLogger(__name__)
 MARKER = "<!-- hubskills-verification run={run} rows={rows} -->"
@@ -80,17 +79,11 @@ def replay_pending(store: SkillStore, settings: Settings, *,
     Raises:
         HubskillsError: the Hub could not be asked, or a record could not be written.
     """
-    results = _hub_results(store)
-    if results is None:
-        return []
-    from registry.hub import user_errors
-
-    with user_errors():
-        waiting = results.pending()
+    waiting = store.results.pending()
     records = read_records(store) if waiting else []
     checks = [_check(store, settings, pr, entry, records) for pr, added in waiting
               for entry in added]
-    return [_told(results, c) for c in checks] if comment else checks
+    return [_told(store.results, c) for c in checks] if comment else checks
 
 
 def _check(store: SkillStore, settings: Settings, pr: PullRequest, entry: RemoteFile,
@@ -113,13 +106,10 @@ def merge_submission(store: SkillStore, settings: Settings, num: int) -> list[Su
         HubskillsError: no such open pull request, or one of its runs is a `mismatch`
             (hubskills never merges those) or could not be replayed, or the Hub refused.
     """
-    results = _hub_results(store)
-    if results is None:
-        raise HubskillsError(f"a {store.kind} registry has no pull requests to merge",
-                             hint="hubskills leaderboard --registry hub --pending")
     checks = [c for c in replay_pending(store, settings) if c.num == num]  # (and comment)
     if not checks:
-        raise HubskillsError(f"no open pull request #{num} adds runs to {results.repo()}",
+        raise HubskillsError(f"no open pull request #{num} adds runs to "
+                             f"{store.results.source()}",
                              hint="hubskills leaderboard --registry hub --pending")
     bad = next((c for c in checks if c.status in ("mismatch", NOT_CHECKED)), None)
     if bad is not None:
@@ -128,13 +118,8 @@ def merge_submission(store: SkillStore, settings: Settings, num: int) -> list[Su
             f"pull request #{num} is not merged: run {bad.run_id} {said} "
             f"({bad.first_problem})", hint=f"hubskills verify {bad.skill_repo or 'NS/NAME'} "
             f"--run {bad.run_id} --revision refs/pr/{num}")
-    from registry.hub import user_errors
-
-    with user_errors():
-        results.client.merge_pull_request(
-            results.repo(), num, repo_type="dataset",
-            comment="Merged by hubskills after a replay: "
-                    + ", ".join(f"{c.run_id} {c.status}" for c in checks))
+    store.results.merge(num, "Merged by hubskills after a replay: "
+                        + ", ".join(f"{c.run_id} {c.status}" for c in checks))
     return checks
 
 
@@ -150,12 +135,9 @@ def verify_and_keep(store: SkillStore, repo: str, run_id: str, settings: Setting
         HubskillsError: the dataset could not be read.
     """
     from registry.evaluation.verify_registry import read_pushed, verify_published
-    from registry.stores.verifications import shelf_of
 
     data = read_pushed(store, run_id, revision)
     report = verify_published(store, repo, run_id, settings, data=data)
-    if shelf_of(store) is None:
-        return report, f"not recorded: a {store.kind} registry keeps no verification records"
     run = RunFile(run_id, "", rows_hash(data))
     try:
         record, kept = verify_and_record(store, run, lambda: report, skill_repo=repo,
@@ -187,13 +169,6 @@ def comment_text(check: SubmissionCheck) -> str:
     return (f"{head}\n\n{body}\n\nReplayed without calling any model by hubskills "
             f"{__version__}. To replay it yourself: `{again}`\n\n"
             + MARKER.format(run=check.run_id, rows=check.rows_hash))
-
-
-def _hub_results(store: SkillStore) -> HubResults | None:
-    from registry.stores.hub_results import HubResults
-
-    results = getattr(store, "results", None)
-    return results if store.kind == "hub" and isinstance(results, HubResults) else None
 
 
 def _replay(store: SkillStore, settings: Settings, pr: PullRequest, entry: RemoteFile,
@@ -237,23 +212,18 @@ def _named_skill(data: bytes) -> tuple[str | None, str | None]:
             revision if isinstance(revision, str) else None)
 
 
-def _told(results: HubResults, check: SubmissionCheck) -> SubmissionCheck:
+def _told(results: ResultsDataset, check: SubmissionCheck) -> SubmissionCheck:
     """``check``, commented on its pull request unless a comment names these rows already (a
     comment that cannot be posted is logged, never raised: the view still shows it)."""
     from dataclasses import replace
-
-    from registry.hub import user_errors
 
     if check.status == NOT_CHECKED:
         return check
     marker = MARKER.format(run=check.run_id, rows=check.rows_hash)
     try:
-        with user_errors():
-            said = results.client.comments(results.repo(), check.num, repo_type="dataset")
-            if any(marker in text for text in said):
-                return check
-            results.client.comment(results.repo(), check.num, comment_text(check),
-                                   repo_type="dataset")
+        if any(marker in text for text in results.comments(check.num)):
+            return check
+        results.comment(check.num, comment_text(check))
     except HubskillsError as err:
         log.warning("could not comment on pull request #%d: %s", check.num, err)
         return check

@@ -1,10 +1,11 @@
-"""The `SkillStore` protocol and the values it returns.
+"""The store protocols and the values they return.
 
-A skill store holds versioned skills and an append-only results dataset. Implementations pass
-one contract suite: `LocalStore` (a folder, the embedded default), `HubStore` (the Hugging Face
-Hub), and `FallbackStore` (one store, another when the first is unavailable). Versions and ref
-resolution are in `refs.py`, the repository layout rule in `files.py`, path safety and size
-limits in `registry.scan`.
+A skill store (`SkillStore`) holds versioned skills (`SkillRepos`) and an append-only results
+dataset (`ResultsDataset`, its `results`), so no caller asks which kind of store it has.
+Implementations pass one contract suite: `LocalStore` (a folder, the embedded default),
+`HubStore` (the Hugging Face Hub), and `FallbackStore` (one store, another when the first is
+unavailable). Versions and ref resolution are in `refs.py`, the repository layout rule in
+`files.py`, path safety and size limits in `registry.scan`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from registry.scan import STORE_LIMITS, SizeLimits
 if TYPE_CHECKING:
     import pandas as pd
 
+    from registry.hub import PullRequest, RemoteFile
     from registry.results.runs import ResultRow, RunManifest
+    from registry.stores.records import Record, RunFile
 
 SORTS = ("downloads", "likes", "lift")
 
@@ -94,11 +97,18 @@ class SkillInfo:
     versions: list[VersionInfo] = field(default_factory=list)
 
 
-@runtime_checkable
-class SkillStore(Protocol):
-    """Versioned skills plus an append-only results dataset (see the module docstring)."""
+@dataclass(frozen=True)
+class Appended:
+    """Where an appended run went: its file's path in the results dataset, and the pull request
+    that proposes it when the token could not write the dataset (None: it is in the dataset)."""
 
-    kind: str
+    path: str
+    pr_url: str | None = None
+
+
+@runtime_checkable
+class SkillRepos(Protocol):
+    """Versioned skills: publish, list versions, resolve a ref, fetch a revision, browse."""
 
     def default_namespace(self) -> str:
         """The namespace used when `publish` is given no `--repo`."""
@@ -141,8 +151,19 @@ class SkillStore(Protocol):
         """Rewrite the evaluation section of the skill's card from the results dataset."""
         ...
 
-    def append_results(self, manifest: RunManifest, rows: list[ResultRow]) -> str:
-        """Add one immutable results file for the run; returns its path in the dataset."""
+
+@runtime_checkable
+class ResultsDataset(Protocol):
+    """An append-only results dataset: one immutable file per run, verification records beside
+    them, and (on the Hub) runs proposed in pull requests that wait for the owner's review.
+
+    A dataset that cannot do something says so: a local one has no pull requests (`pending`
+    is empty; commenting or merging raises `HubskillsError` with a hint).
+    """
+
+    def source(self) -> str:
+        """What `datasets.load_dataset(source, split="evals")` reads: the dataset's Hub id, or
+        the local dataset folder."""
         ...
 
     def check_writable(self) -> None:
@@ -150,18 +171,135 @@ class SkillStore(Protocol):
         credential or a writable place (`eval --push` asks before any model is called)."""
         ...
 
-    def read_results(self, *, skill: str | None = None) -> list[ResultRow]:
+    def producer(self) -> str:
+        """Who writes here: "local", or the Hub user the token belongs to (never the
+        configured namespace: that names where things go, not who made them)."""
+        ...
+
+    def append(self, manifest: RunManifest, rows: list[ResultRow]) -> Appended:
+        """Add one immutable results file for the run (an existing run is a no-op)."""
+        ...
+
+    def read(self, *, skill: str | None = None) -> list[ResultRow]:
         """Every result row (optionally of one skill, by repo or name), as validated models."""
         ...
 
-    def results_frame(self) -> pd.DataFrame:
+    def frame(self) -> pd.DataFrame:
         """Every result row as a DataFrame (no `output`/`checks` columns): the fast path."""
         ...
 
-    def dataset_source(self) -> str:
-        """What `datasets.load_dataset(source, split="evals")` reads: the results dataset's
-        Hub id, or the local dataset folder."""
+    def change_token(self) -> str:
+        """A token that changes when a run is appended, read without reading any run."""
         ...
+
+    def read_run(self, run_id: str, revision: str | None = None) -> bytes | None:
+        """The bytes of run `run_id`'s file (at `revision` of the dataset); None: no such run.
+
+        Raises:
+            HubskillsError: no such revision (a local dataset has none), or unreadable.
+        """
+        ...
+
+    def run_files(self) -> list[RunFile]:
+        """Every merged run's file, with the hash of its rows."""
+        ...
+
+    def records(self) -> list[Record]:
+        """Every verification record (oldest file first)."""
+        ...
+
+    def append_record(self, record: Record) -> str:
+        """Add `record` as a new file; returns its path."""
+        ...
+
+    def pending(self) -> list[tuple[PullRequest, list[RemoteFile]]]:
+        """Open pull requests and the run files each adds that the dataset does not hold."""
+        ...
+
+    def pending_run_files(self) -> list[tuple[PullRequest, RunFile]]:
+        """Each run file waiting in an open pull request, with the hash of its rows."""
+        ...
+
+    def pending_frame(self, pr: PullRequest, added: list[RemoteFile]) -> pd.DataFrame:
+        """The rows one open pull request adds (`added`, from `pending`), as a frame."""
+        ...
+
+    def comments(self, num: int) -> list[str]:
+        """The comments on pull request `num`."""
+        ...
+
+    def comment(self, num: int, text: str) -> None:
+        """Comment `text` on pull request `num`."""
+        ...
+
+    def merge(self, num: int, comment: str) -> None:
+        """Merge pull request `num`, saying `comment`."""
+        ...
+
+
+@runtime_checkable
+class SkillStore(SkillRepos, Protocol):
+    """Versioned skills (`SkillRepos`) and their results dataset (`results`); see the module
+    docstring. The `*_results` methods are shorthands for the same calls on `results`."""
+
+    kind: str
+
+    @property
+    def results(self) -> ResultsDataset:
+        """The store's results dataset."""
+        ...
+
+    def change_token(self) -> tuple[str, str]:
+        """(results, skills): tokens that change when a run is appended / when a skill is
+        published or its card rewritten (downloads do not count), read without reading them;
+        for readers that keep what they built from `results_frame` and `search`."""
+        ...
+
+    def check_writable(self) -> None:
+        """`results.check_writable()`."""
+        ...
+
+    def append_results(self, manifest: RunManifest, rows: list[ResultRow]) -> Appended:
+        """`results.append(manifest, rows)`."""
+        ...
+
+    def read_results(self, *, skill: str | None = None) -> list[ResultRow]:
+        """`results.read(skill=skill)`."""
+        ...
+
+    def results_frame(self) -> pd.DataFrame:
+        """`results.frame()`."""
+        ...
+
+    def dataset_source(self) -> str:
+        """`results.source()`."""
+        ...
+
+
+class ResultsShorthands:
+    """The `*_results` shorthands of `SkillStore`, written once for every store."""
+
+    results: ResultsDataset
+
+    def check_writable(self) -> None:
+        """Raise now what a write to the results would fail on (see `ResultsDataset`)."""
+        self.results.check_writable()
+
+    def append_results(self, manifest: RunManifest, rows: list[ResultRow]) -> Appended:
+        """Add one immutable results file for the run (an existing run is a no-op)."""
+        return self.results.append(manifest, rows)
+
+    def read_results(self, *, skill: str | None = None) -> list[ResultRow]:
+        """Every result row (optionally of one skill, by repo or name)."""
+        return self.results.read(skill=skill)
+
+    def results_frame(self) -> pd.DataFrame:
+        """Every result row as a DataFrame (no `output`/`checks` columns)."""
+        return self.results.frame()
+
+    def dataset_source(self) -> str:
+        """What `datasets.load_dataset(source, split="evals")` reads."""
+        return self.results.source()
 
 
 def check_sort(sort: str) -> None:

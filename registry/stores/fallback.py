@@ -13,7 +13,6 @@ import threading
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from registry.errors import HubskillsError, RegistryUnavailable
 from registry.scan import STORE_LIMITS, SizeLimits
@@ -22,23 +21,20 @@ from registry.stores.base import (
     LiftKey,
     Published,
     Resolved,
+    ResultsShorthands,
     SkillInfo,
     SkillStore,
     VersionInfo,
 )
 
-if TYPE_CHECKING:
-    import pandas as pd
 
-    from registry.results.runs import ResultRow, RunManifest
-
-
-class FallbackStore:
+class FallbackStore(ResultsShorthands):
     """`primary` for everything; `fallback` (built on first need) for unavailable pulls."""
 
     def __init__(self, primary: SkillStore, fallback: Callable[[], SkillStore]) -> None:
         self.primary = primary
         self.kind = primary.kind
+        self.results = primary.results  # the primary's results dataset alone
         self._make_fallback = fallback
         self._fallback: SkillStore | None = None
         self._answered_by: dict[tuple[str, str], SkillStore] = {}
@@ -123,14 +119,6 @@ class FallbackStore:
         """Refresh the card in the primary store."""
         self.primary.refresh_card(repo)
 
-    def append_results(self, manifest: RunManifest, rows: list[ResultRow]) -> str:
-        """Append to the primary store's results."""
-        return self.primary.append_results(manifest, rows)
-
-    def read_results(self, *, skill: str | None = None) -> list[ResultRow]:
-        """The primary store's results."""
-        return self.primary.read_results(skill=skill)
-
-    def results_frame(self) -> pd.DataFrame:
-        """The primary store's results frame."""
-        return self.primary.results_frame()
+    def change_token(self) -> tuple[str, str]:
+        """The primary store's."""
+        return self.primary.change_token()

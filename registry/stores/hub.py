@@ -19,7 +19,7 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from registry.config import Settings
 from registry.errors import MissingCredentials, RegistryUnavailable, VersionExists
@@ -35,13 +35,13 @@ from registry.hub import (
     with_retry,
 )
 from registry.hub.errors import LOGIN_HINT
-from registry.results.runs import ResultRow, RunManifest
 from registry.scan import STORE_LIMITS, SizeLimits, write_file
 from registry.stores.base import (
     Fetched,
     LiftKey,
     Published,
     Resolved,
+    ResultsShorthands,
     SkillInfo,
     VersionInfo,
     check_sort,
@@ -72,16 +72,14 @@ from registry.stores.refs import (
 )
 from registry.stores.summary import mean_lift
 
-if TYPE_CHECKING:
-    import pandas as pd
-
 log = logging.getLogger(__name__)
 MAX_LISTED = 1000
 Listing = tuple[list[RemoteFile], str | None]
 
 
-class HubStore:
-    """A `SkillStore` on the Hugging Face Hub (see the module docstring)."""
+class HubStore(ResultsShorthands):
+    """A `SkillStore` on the Hugging Face Hub (see the module docstring); its results dataset
+    is `results` (`HubResults`)."""
 
     kind = "hub"
 
@@ -94,7 +92,8 @@ class HubStore:
         self.client = client or HubClient(self.endpoint, settings.hf_token, self.cache_dir)
         self.results = HubResults(self.client, configured=settings.results_repo,
                                   namespace=self._results_namespace,
-                                  cache_dir=self.cache_dir / "frame")
+                                  cache_dir=self.cache_dir / "frame", online=self._online,
+                                  writable=self._write_token)
         self._unreachable = False
         self._listings: dict[tuple[str, str], Listing] = {}
         self._tags: dict[tuple[str, str], str] = {}
@@ -130,10 +129,6 @@ class HubStore:
         if not self.client.has_token():
             raise MissingCredentials("writing to the Hub needs a Hugging Face token",
                                      variable="HF_TOKEN", hint=LOGIN_HINT)
-
-    def check_writable(self) -> None:
-        """Raise `MissingCredentials` without a token, `RegistryUnavailable` offline (no call)."""
-        self._write_token()
 
     def default_namespace(self) -> str:
         """`settings.namespace`, else the token's user name."""
@@ -331,32 +326,12 @@ class HubStore:
     def results_repo(self) -> str:
         """The results dataset id (see `HubResults.repo`); `datasets.load_dataset` reads it."""
         return self.results.repo()
-    dataset_source = results_repo
-
-    def append_results(self, manifest: RunManifest, rows: list[ResultRow]) -> str:
-        """Add `data/evals/YYYY-MM/<run_id>.jsonl` in one commit; an existing run is a no-op."""
-        self._write_token()
-        with user_errors():
-            return self.results.append(manifest, rows)
-
-    def read_results(self, *, skill: str | None = None) -> list[ResultRow]:
-        """Every row of the results dataset (files downloaded once into the cache)."""
-        self._online()
-        with user_errors():
-            return self.results.read(skill)
-
-    def results_frame(self) -> pd.DataFrame:
-        """Every row as a DataFrame; only files not seen before are downloaded and parsed."""
-        self._online()
-        with user_errors():
-            return self.results.frame()
 
     def change_token(self) -> tuple[str, str]:
         """(results, skills) as `LocalStore.change_token`, in two metadata calls: the results
         dataset's head (each append commits) and the skill modified last, with its date."""
-        self._online()
+        head = self.results.change_token()
         with user_errors():
-            head = self.results.head() or ""
             newest = self.client.list_models(tag=SKILL_TAG, search=None, sort="lastModified",
                                              limit=1, cap=1)
         return head, ";".join(f"{m.id}@{m.last_modified}" for m in newest)

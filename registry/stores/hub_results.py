@@ -4,13 +4,15 @@ One dataset repo (`HUBSKILLS_RESULTS_REPO`, else `<namespace or your user>/hubsk
 holds one immutable JSONL file per run under `data/evals/YYYY-MM/`, added by a commit without a
 parent (appends never conflict) with bounded retries; its card declares the `evals` split, so
 `datasets.load_dataset(repo, split="evals")` returns every row. Reads download each file once
-into the HF cache; the frame parses only files it has not seen (see `frame.py`). Errors are the
-client's typed ones: `HubStore` turns them into user errors at its edge.
+into the HF cache; the frame parses only files it has not seen (see `frame.py`). Verification
+records are files beside the runs (`records.py`). What `ResultsDataset` declares raises user
+errors (`user_errors`); the helpers the store uses raise the client's typed ones.
 
 Whose numbers: a token that may read the dataset but not write it (someone else's leaderboard)
 proposes its run as a pull request instead (`create_pr=True`, with that same token: never
 another); the dataset's owner merges it. Merged files are the dataset; files only in open pull
-requests are *pending* submissions (`pending_frame`), shown apart and marked unreviewed.
+requests are *pending* submissions (`pending`, `pending_frame`), shown apart and marked
+unreviewed, until the owner merges them (`merge`, after a replay: `publishing.review_replay`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from registry.errors import HubskillsError
 from registry.hub import (
     AuthFailed,
     EntryNotFound,
@@ -29,10 +32,13 @@ from registry.hub import (
     PullRequest,
     RemoteFile,
     RepoNotFound,
+    RevisionNotFound,
+    user_errors,
     with_retry,
 )
 from registry.results.runs import ResultRow, RunManifest, iter_rows, rows_to_jsonl
 from registry.scan import check_relpath
+from registry.stores.base import Appended
 from registry.stores.dataset import (
     DEFAULT_RESULTS_NAME,
     RESULTS_DIR,
@@ -43,6 +49,15 @@ from registry.stores.dataset import (
     stamp_rows,
 )
 from registry.stores.files import CARD_FILE
+from registry.stores.records import (
+    RECORDS_DIR,
+    Record,
+    RunFile,
+    parse_record,
+    record_bytes,
+    record_path,
+    rows_hash,
+)
 from registry.stores.summary import card_summary
 
 if TYPE_CHECKING:
@@ -54,25 +69,21 @@ log = logging.getLogger(__name__)
 DOWNLOADS = 8  # results files downloaded at once (huggingface_hub's default for snapshots)
 
 
-class Appended(str):
-    """The path a run's file got in the dataset (a `str`, as `append_results` returns), and the
-    pull request that proposes it when the token could not write the dataset directly."""
-
-    pr_url: str | None
-
-    def __new__(cls, path: str, pr_url: str | None = None) -> Appended:
-        made = super().__new__(cls, path)
-        made.pr_url = pr_url
-        return made
-
-
 class HubResults:
-    """The results dataset (see the module docstring); `namespace` names its default owner."""
+    """The results dataset (see the module docstring); `namespace` names its default owner.
+
+    `online` and `writable` raise, without a call, what makes reading or writing impossible
+    (offline; no token); the methods of `ResultsDataset` raise user errors, the others the
+    client's typed ones.
+    """
 
     def __init__(self, client: HubClient, *, configured: str | None,
-                 namespace: Callable[[], str], cache_dir: Path) -> None:
+                 namespace: Callable[[], str], cache_dir: Path,
+                 online: Callable[[], None] = lambda: None,
+                 writable: Callable[[], None] = lambda: None) -> None:
         self.client, self.cache_dir = client, cache_dir
         self._repo, self._namespace = configured, namespace
+        self._online, self._writable = online, writable
         self._ready = False
         self._card_proposal: dict[str, bytes] = {}  # a card we may not write goes in the PR
 
@@ -82,9 +93,31 @@ class HubResults:
             self._repo = f"{self._namespace()}/{DEFAULT_RESULTS_NAME}"
         return self._repo
 
+    def source(self) -> str:
+        """The dataset id, which `datasets.load_dataset` reads."""
+        return self.repo()
+
+    def check_writable(self) -> None:
+        """Raise `MissingCredentials` without a token, `RegistryUnavailable` offline (no call)."""
+        self._writable()
+
+    def producer(self) -> str:
+        """The Hub user the token belongs to (`whoami`).
+
+        Raises:
+            MissingCredentials: no valid token.
+        """
+        with user_errors():
+            return self.client.whoami()
+
     def append(self, manifest: RunManifest, rows: list[ResultRow]) -> Appended:
         """Add the run's file in one commit, or propose it as a pull request when this token
-        may not write the dataset; returns its path (an existing run is a no-op)."""
+        may not write the dataset (`Appended.pr_url`); an existing run is a no-op."""
+        self._writable()
+        with user_errors():
+            return self._append(manifest, rows)
+
+    def _append(self, manifest: RunManifest, rows: list[ResultRow]) -> Appended:
         path = results_path(manifest)
         data = rows_to_jsonl(stamp_rows(manifest, rows)).encode("utf-8")
         repo, message = self.repo(), f"Add eval run {manifest.run_id}"
@@ -122,12 +155,14 @@ class HubResults:
                 self._card_proposal = fresh  # someone else's dataset: proposed with the run
         self._ready = True
 
-    def head(self) -> str | None:
-        """The dataset's head commit (None while it does not exist): it moves with each run."""
-        try:
-            return self.client.repo_info(self.repo(), repo_type="dataset").sha
-        except RepoNotFound:
-            return None
+    def change_token(self) -> str:
+        """The dataset's head commit ("" while it does not exist): each append commits."""
+        self._online()
+        with user_errors():
+            try:
+                return self.client.repo_info(self.repo(), repo_type="dataset").sha or ""
+            except RepoNotFound:
+                return ""
 
     def files(self) -> tuple[list[RemoteFile], str | None]:
         """The dataset's result files and the head they were listed at ([] when none)."""
@@ -144,14 +179,25 @@ class HubResults:
         return self.client.download(self.repo(), check_relpath(path), revision=revision,
                                     repo_type="dataset")
 
-    def read(self, skill: str | None = None) -> list[ResultRow]:
-        """Every row (of one skill, by repo id or name, when `skill` is given)."""
-        files, head = self.files()
-        with ThreadPoolExecutor(DOWNLOADS) as pool:  # at once, not one round trip after another
-            paths = list(pool.map(lambda e: self._download(e.path, head), files))
-        return [row for path in paths for row in iter_rows(path) if matches_skill(row, skill)]
+    def read(self, *, skill: str | None = None) -> list[ResultRow]:
+        """Every row (of one skill, by repo id or name, when `skill` is given), each file
+        downloaded once into the cache."""
+        self._online()
+        with user_errors():
+            files, head = self.files()
+            with ThreadPoolExecutor(DOWNLOADS) as pool:  # at once, not one after another
+                paths = list(pool.map(lambda e: self._download(e.path, head), files))
+            return [row for path in paths for row in iter_rows(path)
+                    if matches_skill(row, skill)]
 
-    def frame(self, listed: tuple[list[RemoteFile], str | None] | None = None) -> pd.DataFrame:
+    def frame(self) -> pd.DataFrame:
+        """Every row as a DataFrame; only files not seen before are downloaded and parsed."""
+        self._online()
+        with user_errors():
+            return self._frame()
+
+    def _frame(self, listed: tuple[list[RemoteFile], str | None] | None = None
+               ) -> pd.DataFrame:
         """Every row as a DataFrame (from `listed`, when the files were listed already)."""
         from registry.stores.frame import load_frame  # pyarrow loads only when results are read
 
@@ -166,6 +212,10 @@ class HubResults:
 
     def pending(self) -> list[tuple[PullRequest, list[RemoteFile]]]:
         """Open pull requests and the result files each adds that `main` does not hold."""
+        with user_errors():
+            return self._pending()
+
+    def _pending(self) -> list[tuple[PullRequest, list[RemoteFile]]]:
         repo = self.repo()
         try:
             merged = {e.path for e in self.files()[0]}
@@ -184,18 +234,101 @@ class HubResults:
                 found.append((pr, added))
         return found
 
-    def pull_request_frame(self, pr: PullRequest, added: list[RemoteFile]) -> pd.DataFrame:
+    def pending_frame(self, pr: PullRequest, added: list[RemoteFile]) -> pd.DataFrame:
         """The rows one open pull request adds (`added`, from `pending`), as a frame."""
         from registry.stores.frame import load_frame
 
         sources = {f"{e.path}:{e.blob_id}": partial(self._download, e.path, pr.revision)
                    for e in added}
-        return load_frame(sources, self.cache_dir / (self.repo().replace("/", "--")
-                                                     + f"--pending-{pr.num}"))
+        with user_errors():
+            return load_frame(sources, self.cache_dir / (self.repo().replace("/", "--")
+                                                         + f"--pending-{pr.num}"))
+
+    def read_run(self, run_id: str, revision: str | None = None) -> bytes | None:
+        """The bytes of run `run_id`'s file at `revision` (default: `main`); None: no such run.
+
+        Raises:
+            HubskillsError: no such revision, or the Hub could not be asked.
+        """
+        with user_errors():
+            try:
+                if revision is None:
+                    entries, at = self.files()
+                else:
+                    at = revision
+                    entries = self.client.tree(self.repo(), RESULTS_DIR, revision,
+                                               repo_type="dataset")
+            except (RepoNotFound, EntryNotFound):
+                return None
+            except RevisionNotFound as err:
+                raise HubskillsError(f"the results dataset {self.repo()} has no revision "
+                                     f"{revision}", hint="hubskills leaderboard --registry hub "
+                                     "--pending  # the open pull requests") from err
+            path = next((e.path for e in entries if e.path.endswith(f"/{run_id}.jsonl")), None)
+            return None if path is None else self._download(path, at).read_bytes()
+
+    # -- verification records (see `records.py`) --------------------------------------------
+
+    def run_files(self) -> list[RunFile]:
+        """Every merged run's file, with the hash of its rows."""
+        with user_errors():
+            files, head = self.files()
+            return [self._run_file(e.path, e.blob_id, head) for e in files]
+
+    def pending_run_files(self) -> list[tuple[PullRequest, RunFile]]:
+        """Each run file waiting in an open pull request, with the hash of its rows."""
+        with user_errors():
+            return [(pr, self._run_file(e.path, e.blob_id, pr.revision))
+                    for pr, added in self._pending() for e in added]
+
+    def _run_file(self, path: str, blob_id: str | None, revision: str | None) -> RunFile:
+        if not blob_id:  # not reported: hash the bytes
+            blob_id = rows_hash(self._download(path, revision).read_bytes())
+        return RunFile(Path(path).stem, path, blob_id)
+
+    def records(self) -> list[Record]:
+        """Every verification record (oldest file first)."""
+        repo = self.repo()
+        with user_errors():
+            try:
+                head = self.client.repo_info(repo, repo_type="dataset").sha
+                listed = self.client.tree(repo, RECORDS_DIR, head, repo_type="dataset")
+            except (RepoNotFound, EntryNotFound):
+                return []
+            found = [parse_record(self._download(e.path, head).read_bytes(), e.path)
+                     for e in sorted(listed, key=lambda e: e.path) if e.path.endswith(".json")]
+        return [r for r in found if r is not None]
+
+    def append_record(self, record: Record) -> str:
+        """Commit `record` as a new file; returns its path."""
+        path, repo = record_path(record), self.repo()
+        with user_errors():
+            with_retry(lambda: self.client.commit(
+                repo, {path: record_bytes(record)}, repo_type="dataset",
+                message=f"Verify run {record['run_id']}: {record['status']}"))
+        return path
+
+    # -- pull requests ----------------------------------------------------------------------
+
+    def comments(self, num: int) -> list[str]:
+        """The comments on pull request `num`."""
+        with user_errors():
+            return list(self.client.comments(self.repo(), num, repo_type="dataset"))
+
+    def comment(self, num: int, text: str) -> None:
+        """Comment `text` on pull request `num`."""
+        with user_errors():
+            self.client.comment(self.repo(), num, text, repo_type="dataset")
+
+    def merge(self, num: int, comment: str) -> None:
+        """Merge pull request `num`, saying `comment`."""
+        with user_errors():
+            self.client.merge_pull_request(self.repo(), num, repo_type="dataset",
+                                           comment=comment)
 
     def card_summary(self, repo: str, badges: Mapping[str, Badge] | None = None
                      ) -> list[dict[str, Any]]:
         """The card's evaluation summary of skill `repo`, each entry with its run's badge
         from `badges` (no frame when there are no runs)."""
         listed = self.files()
-        return card_summary(self.frame(listed), repo, badges) if listed[0] else []
+        return card_summary(self._frame(listed), repo, badges) if listed[0] else []

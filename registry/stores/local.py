@@ -9,7 +9,8 @@ Layout under `root` (normally `settings.store_dir`)::
     skills/<ns>/<name>/README.md            the card, as on the Hub (not part of a revision)
     skills/<ns>/<name>/revisions/<sha>/     tree.json (paths, sha256, sizes) + files/
     datasets/<results repo>/README.md       dataset card declaring the `evals` split
-    datasets/<results repo>/data/evals/YYYY-MM/<run_id>.jsonl
+    datasets/<results repo>/data/evals/YYYY-MM/<run_id>.jsonl   (`local_results.py`)
+    datasets/<results repo>/verifications/YYYY-MM/<record>.json
     cache/frame/                            parquet shards of the results frame (a cache)
 
 A revision is content-addressed: its sha is the SHA-1 of its file listing (paths and SHA-256
@@ -22,45 +23,34 @@ from __future__ import annotations
 
 import contextlib
 import glob
-import logging
 import os
 import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from registry._io import atomic_write_bytes, atomic_write_text, why_unwritable
-from registry.errors import (
-    RegistryError,
-    SkillNotFound,
-    VersionExists,
-    VersionNotFound,
-)
+from registry._io import atomic_write_text
+from registry.errors import SkillNotFound, VersionExists, VersionNotFound
 from registry.format.skill import load_skill
-from registry.results.runs import ResultRow, RunManifest, iter_rows, rows_to_jsonl, utc_now
-from registry.scan import STORE_LIMITS, SizeLimits, check_relpath
+from registry.results.runs import utc_now
+from registry.scan import STORE_LIMITS, SizeLimits
 from registry.stores._lock import StoreLock
 from registry.stores.base import (
     Fetched,
     LiftKey,
     Published,
     Resolved,
+    ResultsShorthands,
     SkillInfo,
     VersionInfo,
     check_sort,
     sort_infos,
 )
 from registry.stores.card import card_fields, parse_card, render_card, with_evals
-from registry.stores.dataset import (
-    DEFAULT_RESULTS_NAME,
-    card_is_current,
-    dataset_card,
-    matches_skill,
-    results_path,
-    stamp_rows,
-)
+from registry.stores.dataset import DEFAULT_RESULTS_NAME
 from registry.stores.files import listing_digest, restore_files, skill_files, skill_layout
+from registry.stores.local_results import LocalResults
 from registry.stores.refs import (
     check_repo_id,
     normalize_version,
@@ -70,15 +60,12 @@ from registry.stores.refs import (
 )
 from registry.stores.revisions import read_json, read_revision, write_json, write_revision
 
-if TYPE_CHECKING:
-    import pandas as pd
-
-log = logging.getLogger(__name__)
 _SHA = frozenset("0123456789abcdef")
 
 
-class LocalStore:
-    """A folder-backed `SkillStore` with the Hub's semantics (see the module docstring)."""
+class LocalStore(ResultsShorthands):
+    """A folder-backed `SkillStore` with the Hub's semantics (see the module docstring); its
+    results dataset is `results` (`LocalResults`)."""
 
     kind = "local"
 
@@ -93,12 +80,8 @@ class LocalStore:
         self._seed = seed
         self._lock = StoreLock(self.root / ".lock")
         self._seeding = False
-
-    def check_writable(self) -> None:
-        """Raise `RegistryError` when the registry folder cannot be created or written."""
-        if why := why_unwritable(self.root, create=False):
-            raise RegistryError(f"cannot write to the local registry {self.root}: {why}",
-                                hint="set HUBSKILLS_HOME to a folder you can write to")
+        self.results = LocalResults(self.root, results_repo, lock=self._lock,
+                                    ready=self._ensure_seeded)
 
     # -- paths ----------------------------------------------------------------------------
 
@@ -116,13 +99,7 @@ class LocalStore:
     @property
     def dataset_dir(self) -> Path:
         """The results dataset folder (loadable with `datasets.load_dataset(path)`)."""
-        return self.root.joinpath("datasets", *[check_relpath(p)
-                                                for p in self.results_repo.split("/")])
-
-    def dataset_source(self) -> str:
-        """The results dataset folder, as `datasets.load_dataset` takes it."""
-        self._ensure_seeded()
-        return str(self.dataset_dir)
+        return self.results.dataset_dir
 
     def default_namespace(self) -> str:
         """The namespace `publish` uses when no repo is given."""
@@ -282,55 +259,14 @@ class LocalStore:
             summary = self._card_summary(repo)
             atomic_write_text(folder / "README.md", with_evals(card, summary))
 
-    # -- results ----------------------------------------------------------------------------
-
-    def append_results(self, manifest: RunManifest, rows: list[ResultRow]) -> str:
-        """Write the run's rows as one new file; re-appending a run id is a no-op."""
-        self._ensure_seeded()
-        path = results_path(manifest)
-        stamped = stamp_rows(manifest, rows)
-        target = self.dataset_dir / path
-        with self._lock:
-            card = self.dataset_dir / "README.md"
-            if not card.exists() or not card_is_current(card.read_text(encoding="utf-8")):
-                atomic_write_text(card, dataset_card(self.results_repo))
-            if target.exists():
-                log.info("run %s is already in the results dataset", manifest.run_id)
-                return path
-            data = rows_to_jsonl(stamped).encode("utf-8")
-            atomic_write_bytes(target, data)
-        from registry.stores.frame import add_source
-
-        add_source(self.root / "cache" / "frame", f"{path}:{len(data)}", data)
-        return path
-
-    def _result_files(self) -> list[Path]:
-        return sorted((self.dataset_dir / "data" / "evals").glob("*/*.jsonl"))
-
-    def read_results(self, *, skill: str | None = None) -> list[ResultRow]:
-        """Every row (of one skill, by repo id or name, when `skill` is given)."""
-        self._ensure_seeded()
-        return [row for path in self._result_files() for row in iter_rows(path)
-                if matches_skill(row, skill)]
-
-    def results_frame(self) -> pd.DataFrame:
-        """Every row as a DataFrame (see `stores.frame`)."""
-        from registry.stores.frame import load_frame  # pyarrow is loaded only when results are read
-
-        self._ensure_seeded()
-        base = self.dataset_dir
-        sources = {f"{p.relative_to(base).as_posix()}:{p.stat().st_size}": (lambda p=p: p)
-                   for p in self._result_files()}
-        return load_frame(sources, self.root / "cache" / "frame")
-
     def change_token(self) -> tuple[str, str]:
         """(results, skills): digests of file listings, no file read, that change when a run
         is appended / when a skill is published or its card rewritten (downloads do not
         count). For readers that keep what they built from `results_frame` and `search`."""
-        self._ensure_seeded()
+        results = self.results.change_token()  # seeds the store first
         folders = sorted(glob.glob(os.path.join(glob.escape(str(self.root)), "skills", "*", "*")))
         skills = [os.path.join(f, name) for f in folders for name in ("refs.json", "README.md")]
-        return listing_digest([str(p) for p in self._result_files()]), listing_digest(skills)
+        return results, listing_digest(skills)
 
     def revision_content_hash(self, repo: str, sha: str) -> str | None:
         """The content hash of a stored revision (None when there is no such revision)."""

@@ -1,0 +1,59 @@
+"""Verification records as files: their names, their hash of the rows, how they are parsed.
+
+A results dataset keeps one immutable JSON file per verification beside its runs,
+`verifications/YYYY-MM/<run_id>--<when>--<kind>.json` (see `verifications.py` for what they
+mean). Both datasets (`local_results.py`, `hub_results.py`) read and write them with these.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger(__name__)
+RECORDS_DIR = "verifications"
+Record = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RunFile:
+    """A run's results file in the dataset: its run id, path and rows hash."""
+
+    run_id: str
+    path: str
+    rows_hash: str
+
+
+def rows_hash(data: bytes) -> str:
+    """The git blob id of a results file's bytes (what the Hub reports as its `oid`)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def record_path(record: Record) -> str:
+    """Where a record goes: month of the verification, run id, time, kind, a random tail (two
+    verifiers of one run in the same second never collide)."""
+    when = str(record["verified_at"])
+    stamp = when[:19].replace(":", "").replace("-", "")
+    return (f"{RECORDS_DIR}/{when[:7]}/{record['run_id']}--{stamp}--{record['kind']}"
+            f"--{secrets.token_hex(3)}.json")
+
+
+def record_bytes(record: Record) -> bytes:
+    """A record as its file holds it."""
+    return (json.dumps(record, indent=2) + "\n").encode("utf-8")
+
+
+def parse_record(data: bytes, where: str) -> Record | None:
+    """The record a file holds (None, logged, when it holds none)."""
+    try:
+        record = json.loads(data)
+    except ValueError:
+        record = None
+    if not isinstance(record, dict):
+        log.warning("skipping %s: not a verification record", where)
+        return None
+    return record
