@@ -7,6 +7,8 @@
 - `shard.py`: what runs inside each Job; `plan.py`: the plan and the run's files in the repo;
   `bootstrap.py`: the Job's command (bubblewrap when needed, the wheel); `sandbox_check.py`:
   the shard's sandbox probe and how it reports to the client.
+- `spot_remote.py`: a spot check (`hubskills verify ... --resample K --on jobs`) as one Job;
+  `spot.py`: the spot check and its record, here or inside that Job.
 """
 
 from __future__ import annotations
