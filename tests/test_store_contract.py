@@ -403,7 +403,12 @@ def test_change_token_moves_with_a_push_and_a_publish_and_not_otherwise(backend:
 def test_every_store_exposes_its_results_dataset_the_same_way(backend: Backend):
     store = backend.store
     assert isinstance(store, SkillRepos) and isinstance(store.results, ResultsDataset)
-    mine = "local" if backend.name == "local" else backend.ns
+    if backend.name == "local":
+        mine = "local"
+    elif backend.hub is not None:
+        mine = backend.hub.user
+    else:
+        mine = huggingface_hub.HfApi(token=backend.spec["token"]).whoami()["name"]
     assert store.results.producer() == mine  # who wrote it: "local", or the token's user
     assert store.results.source() == store.dataset_source()
     assert store.results.pending() == [] and store.results.pending_run_files() == []

@@ -1,7 +1,8 @@
 """Skill stores: `LocalStore` (a folder, the default), `HubStore` (the Hugging Face Hub) and
 `FallbackStore` (the Hub, with the local registry answering pulls when the Hub cannot).
 
-`get_store(settings)` picks one; all implement `SkillStore` and pass one contract suite.
+`get_store(settings)` picks one; all implement `SkillStore` (versioned skills, `SkillRepos`,
+and a results dataset, `store.results`: `ResultsDataset`) and pass one contract suite.
 `HubStore` is imported lazily so that `huggingface_hub` is loaded only when the Hub is used.
 """
 
@@ -12,7 +13,17 @@ from typing import TYPE_CHECKING
 
 from registry.config import Settings
 from registry.errors import HubskillsError
-from registry.stores.base import Fetched, Published, Resolved, SkillInfo, SkillStore, VersionInfo
+from registry.stores.base import (
+    Appended,
+    Fetched,
+    Published,
+    Resolved,
+    ResultsDataset,
+    SkillInfo,
+    SkillRepos,
+    SkillStore,
+    VersionInfo,
+)
 from registry.stores.dataset import DEFAULT_RESULTS_NAME
 from registry.stores.fallback import FallbackStore
 from registry.stores.local import LocalStore
@@ -22,8 +33,9 @@ if TYPE_CHECKING:
     from datasets import Dataset
 
 __all__ = [
-    "FallbackStore", "Fetched", "LocalStore", "Published", "Resolved", "SkillInfo", "SkillStore",
-    "VersionInfo", "get_store", "local_store", "results_dataset", "REGISTRIES",
+    "Appended", "FallbackStore", "Fetched", "LocalStore", "Published", "Resolved",
+    "ResultsDataset", "SkillInfo", "SkillRepos", "SkillStore", "VersionInfo", "get_store",
+    "local_store", "results_dataset", "REGISTRIES",
 ]
 
 
