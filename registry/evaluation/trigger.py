@@ -210,11 +210,13 @@ class TriggerEvaluator:
                 config.harness, self.models, settings, config.sandbox, cache=self.cache,
                 use_cache=config.use_cache)
 
+    def _slots(self, model: Model) -> int:
+        return max(1, self.config.concurrency or model.default_concurrency)
+
     def _limit(self, model: Model) -> asyncio.Semaphore:
         key = model.connection_key
         if key not in self._limits:
-            size = self.config.concurrency or model.default_concurrency
-            self._limits[key] = asyncio.Semaphore(max(1, size))
+            self._limits[key] = asyncio.Semaphore(self._slots(model))
         return self._limits[key]
 
     async def complete(self, model: Model, messages: list[Message], seed: int, *,
@@ -305,13 +307,19 @@ class TriggerEvaluator:
                  for query in queries for model in self.models
                  if (model.ref, query.id, repeat) not in done]
         stopped = False
+        # Sessions begun at once: twice the calls the connections take at once, so the first
+        # calls go out before every later session has built its prompt and cache key (all of
+        # them did, before a single request was sent), and a freed slot finds one ready.
+        slots = {m.connection_key: self._slots(m) for m in self.models}
+        begun = asyncio.Semaphore(2 * sum(slots.values()))
 
         async def one(model: Model, query: TriggerQuery, repeat: int) -> None:
             nonlocal stopped
-            try:
-                on_row(await self.sample(model, description, query, repeat))
-            except BudgetExceeded:
-                stopped = True
+            async with begun:
+                try:
+                    on_row(await self.sample(model, description, query, repeat))
+                except BudgetExceeded:
+                    stopped = True
 
         gathered = asyncio.gather(*(one(*item) for item in items))
         loop = asyncio.get_running_loop()

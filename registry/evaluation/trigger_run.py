@@ -8,6 +8,9 @@ refused.
 
 from __future__ import annotations
 
+import contextlib
+import gc
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -109,17 +112,29 @@ def _run(ev: TriggerEvaluator, skill: Skill, suite: TriggerSuite, settings: Sett
         started(manifest, total)
     status = "interrupted"
     try:
-        status = run_until_stopped(
-            _closing(ev, ev.run(skill.description, suite.queries, on_row, done=done, stop=stop)),
-            stop)
+        with _collecting_young_only():
+            status = run_until_stopped(_closing(ev, ev.run(
+                skill.description, suite.queries, on_row, done=done, stop=stop)), stop)
     finally:
         rows = latest_rows(read_rows(settings.runs_dir, manifest.run_id))
         manifest.samples_done = len(rows)
         manifest.partial = status != "complete" or len(rows) < manifest.samples_planned
         writer.close(status, _note(status, ev, stop))  # type: ignore[arg-type]
         ev.cache.close()
-    rows = latest_rows(read_rows(settings.runs_dir, manifest.run_id))
     return EvalRun(read_manifest(settings.runs_dir, manifest.run_id), rows)
+
+
+@contextlib.contextmanager
+def _collecting_young_only() -> Iterator[None]:
+    """While the run lasts, the garbage collector leaves alone what existed before it (the
+    SDKs' modules and types: ~100,000 objects), and takes it back after, so nothing lives
+    longer than it would have. A full collection over them stopped the event loop, and every
+    call in flight, for 30-100 ms at a time, about once in two runs of 240 sessions."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 async def _closing(ev: TriggerEvaluator, work: Any) -> str:
