@@ -19,13 +19,11 @@ import huggingface_hub.constants  # noqa: E402  (read HF_HUB_OFFLINE now, at col
 import pytest  # noqa: E402
 from click.testing import CliRunner, Result  # noqa: E402
 
-from registry.cli.registry_cmds import (  # noqa: E402
-    info_command,
-    publish_command,
-    registry_group,
-    search_command,
-    versions_command,
-)
+from registry.cli.info import info_command  # noqa: E402
+from registry.cli.publish import publish_command  # noqa: E402
+from registry.cli.registry import registry_group  # noqa: E402
+from registry.cli.search import search_command  # noqa: E402
+from registry.cli.versions import versions_command  # noqa: E402
 from registry.config import Settings  # noqa: E402
 from registry.errors import HubskillsError, SkillNotFound, UnsafeSkill, VersionExists  # noqa: E402
 from registry.format.skill import content_hash  # noqa: E402

@@ -30,7 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "generate": ("registry.cli.generate:generate_command",
                  "Generate a skill and a test suite with a teacher model, measure it on "
                  "students, refine."),
-    "info": ("registry.cli.registry_cmds:info_command",
+    "info": ("registry.cli.info:info_command",
              "Show a skill: description, versions, latest eval results, the pull command."),
     "install": ("registry.cli.install:install_command",
                 "Install exactly what skills.lock pins (by sha)."),
@@ -47,12 +47,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
                "List model references, whether each is usable here, why, and its price."),
     "new": ("registry.cli.new:new_command",
             "Scaffold a valid skill with an example test case in evals/evals.json."),
-    "publish": ("registry.cli.registry_cmds:publish_command",
+    "publish": ("registry.cli.publish:publish_command",
                 "Validate, scan and publish a skill folder as a new immutable version."),
     "pull": ("registry.cli.pull:pull_command",
              "Install a skill into .agents/skills and your agents' folders, pinned in "
              "skills.lock."),
-    "registry": ("registry.cli.registry_cmds:registry_group",
+    "registry": ("registry.cli.registry:registry_group",
                  "Manage the embedded local registry."),
     "remove": ("registry.cli.remove:remove_command",
                "Remove a skill hubskills installed: its folder, links, copies and lock entry."),
@@ -62,7 +62,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
              "List saved evaluation runs; `runs show ID`, `runs compare A B`."),
     "scan": ("registry.cli.scan:scan_command",
              "Scan a skill folder for hidden instructions, download-and-run, secrets and more."),
-    "search": ("registry.cli.registry_cmds:search_command",
+    "search": ("registry.cli.search:search_command",
                "Find skills by name or description."),
     "suite": ("registry.cli.suite:suite_group",
               "A skill's test suite (evals/evals.json): show, import, generate."),
@@ -77,7 +77,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "verify": ("registry.cli.verify:verify_command",
                "Replay a saved or pushed run without calling any model; exit 1 unless it is "
                "verified."),
-    "versions": ("registry.cli.registry_cmds:versions_command",
+    "versions": ("registry.cli.versions:versions_command",
                  "List a skill's published versions, newest first."),
     "doctor": ("registry.cli.doctor:doctor_command",
                "Say what works here: sandbox, embedded model, API keys (names only), registry, "

@@ -1,0 +1,99 @@
+"""`hubskills info`: a skill's description, versions, latest eval results and pull command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.markup import escape
+
+from registry.cli import _output as out
+from registry.cli import _store as shared
+from registry.cli._skill_ref import (
+    SkillSource,
+    looks_like_reference,
+    no_such_folder,
+    source_info,
+)
+from registry.errors import HubskillsError, SkillNotFound
+from registry.stores import SkillInfo, SkillStore
+from registry.stores.summary import SUMMARY_COLUMNS, latest_summary, summary_rows
+
+
+@click.command("info")
+@click.argument("target", metavar="NS/NAME[@VERSION]|PATH")
+@shared.json_option
+@shared.registry_option
+def info_command(target: str, as_json: bool, registry: str | None) -> None:
+    """Show a skill: description, versions, latest eval results, the pull command.
+
+    A folder shows the published skill it is (a pulled folder, or one whose content was
+    published).
+
+    \b
+    Examples:
+      hubskills info hubskills/kernel-builder-cuda-kernels
+      hubskills info .agents/skills/agent-skill-md
+    """
+    _, store = shared.open_store(registry)
+    info = _info_of(target, store)
+    from registry.results import trigger_board
+
+    repo, frame = info.repo, store.results_frame()
+    summary = latest_summary(frame, repo)
+    triggers = [e for e in trigger_board.trigger_entries(frame, skill=repo) if e.repo == repo]
+    if as_json:
+        out.as_json({**shared.info_json(info, card=True), "results": summary,
+                     "triggers": trigger_board.to_records(triggers),
+                     "pull": f"hubskills pull {repo}"})
+    else:
+        _print_info(info, summary, triggers)
+
+
+def _info_of(target: str, store: SkillStore) -> SkillInfo:
+    """The registry skill `info` shows for a folder or an `ns/name[@version]` reference."""
+    from registry.install import parse_spec
+    from registry.install.identity import identify, unidentified_hint
+
+    folder = Path(target).expanduser()
+    if SkillSource.is_git(target) and not folder.exists():
+        return source_info(target)
+    if folder.is_dir():
+        placed = identify(folder, store)
+        if placed is None:
+            raise HubskillsError(f"{target} is no published version of a skill in the "
+                                 f"{store.kind} registry", hint=unidentified_hint(folder))
+        return store.info(placed.repo)
+    if not looks_like_reference(target):
+        raise no_such_folder(target, "info")
+    repo, ref = parse_spec(target)
+    try:
+        info = store.info(repo)
+    except SkillNotFound as missing:
+        raise no_such_folder(target, "info", missing) from None
+    if ref is not None:
+        store.resolve(repo, ref)  # an unknown version is an error, not the latest's info
+    return info
+
+
+def _print_info(info: SkillInfo, summary: list[dict[str, Any]], triggers: list[Any]) -> None:
+    out.result(f"{info.repo}  {info.version or '(no version)'}  license: {info.license or '-'}")
+    out.result(escape(info.description))
+    out.result(f"downloads {info.downloads}, likes {info.likes}, updated {info.updated or '-'}")
+    if info.versions:
+        out.table(["version", "sha", "date"],
+                  [(v.version, v.sha[:12], v.date or "-") for v in info.versions[:10]])
+    if summary:
+        rows, notes = summary_rows(summary)
+        out.table(list(SUMMARY_COLUMNS), [[escape(c) for c in row] for row in rows],
+                  title="Evaluation (leaderboard entries)")
+        for note in notes:
+            out.result(escape(note))
+    if triggers:
+        from registry.cli.leaderboard import render_triggers
+
+        render_triggers(triggers)
+    if not summary and not triggers:
+        out.result("No evaluation results yet.")
+    out.result(f"Pull it:  hubskills pull {info.repo}")

@@ -1,0 +1,95 @@
+"""`hubskills publish`: validate, scan and publish a skill folder as a new immutable version."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+
+import click
+from rich.markup import escape
+
+from registry.cli import _output as out
+from registry.cli import _store as shared
+from registry.cli._skill_ref import SkillSource, skill_folder
+from registry.publishing.publish import PublishResult, ValidationFailed, publish_skill
+from registry.scan import Finding, ScanFailed
+
+
+@click.command("publish")
+@click.argument("skill", type=SkillSource(), metavar="FOLDER|GIT-SOURCE")
+@click.option("--repo", metavar="NS/NAME", help="Target repo (default: <namespace>/<name>).")
+@click.option("--version", "version", metavar="X.Y.Z", help="Version to publish.")
+@click.option("--bump", type=click.Choice(["major", "minor", "patch"]),
+              help="Publish the next version after the latest published one.")
+@click.option("--private", is_flag=True, help="Create the repo private (Hub).")
+@click.option("--with-run", "with_runs", multiple=True, metavar="RUN_ID",
+              help="Attach a local eval run of this exact folder (repeatable).")
+@click.option("--dry-run", is_flag=True, help="Check everything, print the plan, write nothing.")
+@click.option("--allow-risky", is_flag=True,
+              help="Publish despite high-severity scan findings (never despite secrets).")
+@shared.registry_option
+@click.option("--json", "as_json", is_flag=True,
+              help="The plan and what was published (revision, results) as JSON.")
+def publish_command(skill: Path, repo: str | None, version: str | None, bump: str | None,
+                    private: bool, with_runs: tuple[str, ...], dry_run: bool,
+                    allow_risky: bool, registry: str | None, as_json: bool) -> None:
+    """Validate, scan and publish a skill folder as a new immutable version.
+
+    \b
+    Examples:
+      hubskills publish skills/csv-cleaning --dry-run
+      hubskills publish skills/csv-cleaning --bump patch --with-run 20261122-103000-a1b2c3
+      hubskills publish skills/csv-cleaning --registry hub --repo me/csv-cleaning
+      hubskills publish github:anthropics/skills/skills/pdf --repo me/pdf   # source in the card
+    """
+    settings, store = shared.open_store(registry)
+    skill = click.get_current_context().with_resource(skill_folder(skill, command="publish",
+                                                                   scan=False))
+    try:
+        result = publish_skill(store, skill, runs_dir=settings.runs_dir, repo=repo,
+                               version=version, bump=bump, private=private,
+                               with_runs=with_runs, dry_run=dry_run, allow_risky=allow_risky,
+                               settings=settings)
+    except ValidationFailed as err:
+        out.table(["severity", "where", "code", "message"],
+                  [(p.severity, p.location(), p.code, escape(p.message)) for p in err.problems])
+        raise
+    except ScanFailed as err:
+        _print_findings(err.findings)
+        raise
+    if as_json:
+        out.as_json({**asdict(result), "published": result.published is not None,
+                     "results": [appended.path for appended in result.results],
+                     "pull": result.pull_command})
+    else:
+        _print_publish(result)
+
+
+def _print_findings(findings: list[Finding]) -> None:
+    if findings:
+        out.table(["severity", "code", "where", "message"],
+                  [(f.severity, f.code, escape(f"{f.path}:{f.line}" if f.line else f.path),
+                    escape(f.message)) for f in findings])
+
+
+def _print_publish(result: PublishResult) -> None:
+    plan = result.plan
+    for problem in plan.problems:
+        out.warn(f"{problem.location()}: {problem.code}: {escape(problem.message)}")
+    _print_findings(plan.findings)
+    if result.published is None:
+        out.result(f"Dry run: would publish {plan.repo} {plan.tag} to the {plan.registry} "
+                   f"registry ({len(plan.files)} files, {plan.content_hash[:19]})")
+        for rel in plan.files:
+            out.result(f"  {escape(rel)}")
+        for run_id in plan.runs:
+            out.result(f"  + results of run {run_id}")
+        out.result(f"version {plan.version} from {plan.version_source}. Nothing was written.")
+        return
+    out.result(f"Published {plan.repo} {plan.tag} to the {plan.registry} registry")
+    out.result(f"  revision  {result.published.sha}")
+    out.result(f"  version   {plan.version} ({plan.version_source})")
+    for appended in result.results:  # a pull request: someone else's dataset, awaiting review
+        out.result(f"  results   {appended.path}" + (
+            f" (unreviewed: proposed in {appended.pr_url})" if appended.pr_url else ""))
+    out.result(f"Pull it:  {result.pull_command}")
