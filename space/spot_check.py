@@ -93,7 +93,7 @@ def job_settings(state: SpaceState, settings: Settings, token: str) -> Settings:
     if not state.on_space:
         return settings.with_(hf_token=token)
     return jobs_settings(settings, state.settings, token).with_(
-        results_repo=state.store.results_repo())  # type: ignore[attr-defined]
+        results_repo=state.store.results.source())
 
 
 def run_spot_check(state: SpaceState, value: str | None, k: float | None,
