@@ -10,13 +10,15 @@ from typing import Any
 def lazy_names(package: str, exports: Mapping[str, str], namespace: dict[str, Any]
                ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """A package's `__getattr__` and `__dir__`: ``exports`` maps each public name to the module
-    that defines it; a name is imported on first use and then kept in ``namespace``."""
+    that defines it (``"module:attribute"`` where the module names it otherwise); a name is
+    imported on first use and then kept in ``namespace``."""
 
     def __getattr__(name: str) -> Any:
-        module = exports.get(name)
-        if module is None:
+        source = exports.get(name)
+        if source is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
+        module, _, attribute = source.partition(":")
+        value = getattr(importlib.import_module(module), attribute or name)
         namespace[name] = value
         return value
 

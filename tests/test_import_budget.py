@@ -28,6 +28,7 @@ NOT_FOR_CHAT = (
     # httpx (the SDKs speak httpx2) loads its command line, rich's progress bars and pygments;
     # markdown-it reads an answer's fenced files, which only code and workspace checks need.
     "httpx", "pygments", "markdown_it",
+    "registry.providers.catalog", "registry.providers.embedded",  # `hubskills models` lists
 )
 
 _RUN = """
@@ -95,7 +96,10 @@ def test_the_lazy_packages_still_give_their_names():
             "from registry.cli.trigger_eval import MODE\n"
             "from registry.evaluation.trigger import MODE as TRIGGER\n"
             "assert callable(pull) and callable(install) and callable(update), pull\n"
-            "assert MODE == TRIGGER\n")
+            "assert MODE == TRIGGER\n"
+            "from registry.providers import ModelStatus, embedded_availability, known_models\n"
+            "from registry.providers.embedded import availability\n"
+            "assert embedded_availability is availability and callable(known_models)\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True, check=False)
     assert done.returncode == 0, done.stderr

@@ -18,6 +18,9 @@ This module is the package's public face: the rest of hubskills imports from her
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from registry._lazy import lazy_names
 from registry.providers._factories import ask, default_model_ref, provider, resolve
 from registry.providers.base import (
     BadResponse,
@@ -28,8 +31,6 @@ from registry.providers.base import (
     ToolSpec,
     Usage,
 )
-from registry.providers.catalog import ModelStatus, known_models
-from registry.providers.embedded import availability as embedded_availability
 from registry.providers.model import Model, RetryPolicy, aclose_all
 from registry.providers.pricing import (
     Price,
@@ -46,6 +47,17 @@ from registry.providers.refs import (
     EMBEDDED_REF,
     normalize_ref,
 )
+
+if TYPE_CHECKING:
+    from registry.providers.catalog import ModelStatus, known_models
+    from registry.providers.embedded import availability as embedded_availability
+
+#: What `hubskills models` lists loads on first use: a run lists no models.
+__getattr__, __dir__ = lazy_names(__name__, {
+    "ModelStatus": "registry.providers.catalog",
+    "known_models": "registry.providers.catalog",
+    "embedded_availability": "registry.providers.embedded:availability",
+}, globals())
 
 __all__ = [
     "ALIASES", "BadResponse", "Completion", "DEFAULT_OPENAI_REF", "EMBEDDED_REF", "Message",
