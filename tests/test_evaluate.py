@@ -289,3 +289,26 @@ def test_keys_never_reach_saved_results(tmp_path):
     assert all(MASK in row.output for row in run.rows)
     saved = "".join(p.read_text() for p in settings.runs_dir.rglob("*") if p.is_file())
     assert key not in saved and "port 4417" in saved
+
+
+def test_a_run_told_which_samples_are_done_asks_only_for_the_others(server, settings, tmp_path):
+    skill = make_skill(tmp_path, 3)
+    first = run_evaluation(skill, config(), settings)
+    given = first.rows[:5] + [first.rows[5].model_copy(update={"error": "lost",
+                                                               "error_kind": "transport"})]
+    calls = len(completions(server))
+    run = run_evaluation(skill, config(use_cache=False), settings, done=given)
+    assert len(completions(server)) - calls == 3 * 2 * 2 - 5  # the error row is asked again
+    assert run.manifest.status == "complete" and not run.manifest.is_partial
+    assert run.manifest.samples_done == run.manifest.samples_planned == 12
+    assert {r.run_id for r in run.rows} == {run.manifest.run_id} != {first.manifest.run_id}
+
+
+def test_samples_of_another_skill_version_are_not_taken_as_done(server, settings, tmp_path):
+    skill = make_skill(tmp_path, 2)
+    rows = run_evaluation(skill, config(), settings).rows
+    (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text() + "\nAlso: 4418.\n")
+    calls = len(completions(server))
+    with pytest.raises(HubskillsError, match="different version of the skill"):
+        run_evaluation(skill, config(), settings, done=rows)
+    assert len(completions(server)) == calls  # refused before any model call

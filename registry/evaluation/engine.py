@@ -34,6 +34,7 @@ from registry.evaluation.run_manifest import (
     count_samples,
     file_under,
     new_manifest,
+    planned_rows,
     resumed_config,
     run_note,
     stored_summaries,
@@ -278,7 +279,8 @@ class Evaluator:
 
 def run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Settings, *,
                    tests: str | Path | None = None, progress: Progress | None = None,
-                   resume: str | None = None, published: SkillVersionRef | None = None,
+                   resume: str | None = None, done: list[ResultRow] | None = None,
+                   published: SkillVersionRef | None = None,
                    warn: Callable[[str], None] | None = None, stop: StopSignal | None = None,
                    started: Started | None = None) -> EvalRun:
     """Evaluate a skill folder: baseline vs skill on each model; results saved as a run.
@@ -290,21 +292,25 @@ def run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Settings
     `published` is the published version the folder is: the run's rows are filed under it.
     `started` gets the manifest (its run id) and the number of answers to get before the first
     call. After `stop` is requested the run ends within moments as `interrupted`, keeping every
-    finished row (`resume` finishes it).
+    finished row (`resume` finishes it). `done` are rows answered elsewhere (a shard's earlier
+    tries): the new run keeps those it plans and asks only for the other samples.
 
     Raises:
         HubskillsError: a bad skill or suite, code checks and no sandbox, an unknown model or
-            a missing key, before any model is called.
+            a missing key, rows `done` of another version of the skill or suite, before any
+            model is called.
     """
+    if resume and done is not None:
+        raise ValueError("run_evaluation takes `resume` or `done`, not both")
     with holding(*settings.secrets()):
         return _run_evaluation(skill_dir, config, settings, tests=tests, progress=progress,
-                               resume=resume, published=published, warn=warn, stop=stop,
-                               started=started)
+                               resume=resume, done=done or [], published=published, warn=warn,
+                               stop=stop, started=started)
 
 
 def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Settings, *,
                     tests: str | Path | None, progress: Progress | None, resume: str | None,
-                    published: SkillVersionRef | None,
+                    done: list[ResultRow], published: SkillVersionRef | None,
                     warn: Callable[[str], None] | None, stop: StopSignal | None,
                     started: Started | None) -> EvalRun:
     skill = load_skill(skill_dir)
@@ -326,17 +332,17 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
     code = choose(config.sandbox, settings, has_code=agent or has_code_checks(suite.cases),
                   code_checks=config.code_checks, folder=None if published else skill.path)
     if manifest is not None:
-        done = {(r.model, r.arm, r.case_id, r.repeat) for r in
-                latest_rows(read_rows(settings.runs_dir, resume)) if not r.is_error}
+        done = [r for r in latest_rows(read_rows(settings.runs_dir, manifest.run_id))
+                if not r.is_error]  # already the run's: kept as they are
         manifest.status = "running"
         if not manifest.skill_repo:  # identified now: the resumed rows join it
             file_under(manifest, published)
     else:
         manifest = new_manifest(skill, full, suite, config, published)
         manifest.skill_path = str(skill.path.resolve())  # local runs only: verify reads it
-        done = set()
+        done = planned_rows(manifest, done)
     manifest.sandbox, manifest.code_checks = code.sandbox and code.sandbox.name, code.status
-    evaluator = Evaluator(skill, suite, config, settings, done, code)  # resolves models
+    evaluator = Evaluator(skill, suite, config, settings, {_sample(r) for r in done}, code)
     mode_warning = check_mode(evaluator.models, config.mode, f"hubskills eval {skill_dir}")
     if agent:  # a harness that cannot run fails here, before the run is saved
         mode_warning = agent_note(evaluator)
@@ -344,17 +350,32 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
     for warning in (code.warning, mode_warning):
         if warning and warn:
             warn(warning)
-    writer = evaluator.writer = RunWriter(settings.runs_dir, manifest, resume=bool(resume))
+    evaluator.writer = RunWriter(settings.runs_dir, manifest, resume=bool(resume))
+    for row in [] if resume else done:  # told, not resumed: they join the new run
+        evaluator.writer.add(row.model_copy(update={"run_id": manifest.run_id}))
+    return _execute(evaluator, settings, progress, stop, started)
+
+
+def _sample(row: ResultRow) -> tuple[str, str, str, int]:
+    return row.model, row.arm, row.case_id, row.repeat
+
+
+def _execute(evaluator: Evaluator, settings: Settings, progress: Progress | None,
+             stop: StopSignal | None, started: Started | None) -> EvalRun:
+    """Run the evaluator's pending samples, then close its run with what it has; the run as
+    written, read back."""
+    writer = evaluator.writer
+    run_id = writer.manifest.run_id
     status, note = "interrupted", None
     try:
         status = run_until_stopped(evaluator.run(progress, stop, started), stop)
         note = run_note(status, evaluator, stop)
     finally:
-        rows = latest_rows(read_rows(settings.runs_dir, manifest.run_id))
+        rows = latest_rows(read_rows(settings.runs_dir, run_id))
         count_samples(writer.manifest, rows, status)
         writer.manifest.summaries = stored_summaries(rows)
         writer.close(status, note)
         evaluator.cache.close()
     # What was written, read back: the caller sees the scrubbed run, as a later reader would.
-    rows = latest_rows(read_rows(settings.runs_dir, manifest.run_id))
-    return EvalRun(read_manifest(settings.runs_dir, manifest.run_id), rows)
+    rows = latest_rows(read_rows(settings.runs_dir, run_id))
+    return EvalRun(read_manifest(settings.runs_dir, run_id), rows)

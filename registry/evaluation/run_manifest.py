@@ -19,6 +19,7 @@ from registry.format.version_ref import SkillVersionRef
 from registry.results.runs import (
     ResultRow,
     RunManifest,
+    latest_rows,
     new_run_id,
     samples_planned,
     tool_versions,
@@ -104,6 +105,26 @@ def check_resumable(manifest: RunManifest, skill: Skill, suite: Suite) -> None:
             f"run {manifest.run_id} was made with a different version of the skill or suite",
             hint=f"hubskills eval {skill.path}  # start a new run instead",
         )
+
+
+def planned_rows(manifest: RunManifest, rows: list[ResultRow]) -> list[ResultRow]:
+    """The answered rows of `rows` that the new run `manifest` plans (its models, cases and
+    repeats): samples it need not ask again.
+
+    Raises:
+        HubskillsError: one of them was made with another version of the skill or suite, or
+            in another mode.
+    """
+    made = (manifest.content_hash, manifest.suite_hash, manifest.mode)
+    kept = [r for r in latest_rows(rows) if not r.is_error and r.model in manifest.models
+            and r.case_id in manifest.case_ids and r.repeat < manifest.runs]
+    for row in kept:
+        if (row.content_hash, row.suite_hash, row.mode) != made:
+            raise HubskillsError(
+                f"a sample given as done ({row.model}, case {row.case_id}) was made with a "
+                "different version of the skill or suite, or another mode",
+                hint=f"hubskills eval {manifest.skill_path or manifest.skill_name}  # a new run")
+    return kept
 
 
 def resumed_config(manifest: RunManifest, config: EvalConfig) -> EvalConfig:

@@ -4,8 +4,8 @@ The Job received the token and model keys as secrets (its environment), the endp
 plain environment, and `repo RUN_ID SHARD` as arguments. It reads the plan, probes the sandbox
 when the run executes code (`sandbox_check`: it stops before any model call when none works),
 reads the skill from the results dataset repo, then for each model of the shard runs the one
-engine (`run_evaluation`) as a resume of a local run seeded with the rows already in the repo,
-so a retried or resumed shard asks only for samples that have no row yet. Rows go up every
+engine (`run_evaluation`), told which samples the rows already in the repo answered, so a
+retried or resumed shard asks only for samples that have no row yet. Rows go up every
 `flush_every` answers (and at the end, and on SIGTERM), each batch one immutable file.
 """
 
@@ -16,16 +16,19 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from registry._version import __version__
 from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.engine import run_evaluation
-from registry.evaluation.run_manifest import published_of
+from registry.evaluation.run_manifest import check_resumable, published_of, resumed_config
 from registry.evaluation.stopping import StopSignal
+from registry.format.skill import load_skill
+from registry.format.suite import load_suite, suite_path
 from registry.hub import HubClient
-from registry.jobs.plan import PROGRESS, JobPlan, RunFiles, Unit
+from registry.jobs.plan import PROGRESS, JobPlan, RunFiles
 from registry.jobs.sandbox_check import (
     EXIT_NO_SANDBOX,
     NO_SANDBOX_LINE,
@@ -36,8 +39,6 @@ from registry.jobs.sandbox_check import (
 from registry.results.runs import (
     TRANSCRIPTS,
     ResultRow,
-    RunManifest,
-    RunWriter,
     latest_rows,
     rows_to_jsonl,
     run_dir,
@@ -105,6 +106,7 @@ def run_shard(settings: Settings, repo: str, run_id: str, shard: int) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.request("SIGTERM"))
     with tempfile.TemporaryDirectory() as tmp:
         skill_dir, suite = files.download_inputs(Path(tmp))
+        _check_inputs(plan, skill_dir, suite)
         status = "complete"
         try:
             for model in dict.fromkeys(m for m, _ in units):
@@ -134,25 +136,31 @@ def _sandbox_ready(settings: Settings, plan: JobPlan, shard: int) -> bool:
     return True
 
 
+def _check_inputs(plan: JobPlan, skill_dir: Path, suite: Path | None) -> None:
+    """Refuse a skill or suite that is not the planned one (its files changed since), before
+    any model call."""
+    skill = load_skill(skill_dir)
+    if plan.manifest.mode == "agent":
+        from registry.evaluation.agent_mode import agent_suite_path
+
+        default = agent_suite_path(skill.path)
+    else:
+        default = suite_path(skill.path)
+    check_resumable(plan.manifest, skill, load_suite(suite or default, skill_dir=skill.path))
+
+
 def _run_model(settings: Settings, files: RunFiles, plan: JobPlan, shard: int, model: str,
                cases: list[str], done: list[ResultRow], skill_dir: Path, suite: Path | None,
                add: Callable[[ResultRow], None], stop: StopSignal) -> str:
-    """The shard's cases on one model, as a resume of a local run seeded with `done`; its
-    agent transcripts (agent mode) go up beside the rows."""
-    keep: set[Unit] = {(model, case) for case in cases}
-    local_id = f"{plan.run_id}-s{shard}-m{plan.manifest.models.index(model)}"
-    seeded = plan.manifest.model_copy(update={
-        "run_id": local_id, "models": [model], "case_ids": cases, "status": "interrupted"})
-    writer = RunWriter(settings.runs_dir, RunManifest.model_validate(seeded.model_dump()))
-    prior = [r for r in done if (r.model, r.case_id) in keep and not r.is_error]
-    for row in prior:
-        writer.add(row.model_copy(update={"run_id": local_id}))
-    writer.close("interrupted")
-    result = run_evaluation(skill_dir, plan.eval_config(), settings, tests=suite,
-                            progress=lambda _done, _total, row: add(row), resume=local_id,
-                            stop=stop, published=published_of(plan.manifest),
+    """The shard's cases on one model, as a local run told which samples `done` already has;
+    its agent transcripts (agent mode) go up beside the rows."""
+    config = replace(resumed_config(plan.manifest, plan.eval_config()), models=[model],
+                     case_ids=cases)  # the run's options, as its manifest keeps them
+    result = run_evaluation(skill_dir, config, settings, tests=suite, done=done,
+                            progress=lambda _done, _total, row: add(row), stop=stop,
+                            published=published_of(plan.manifest),
                             warn=lambda text: say(f"warning: {text}"))
-    saved = run_dir(settings.runs_dir, local_id) / TRANSCRIPTS
+    saved = run_dir(settings.runs_dir, result.manifest.run_id) / TRANSCRIPTS
     if saved.is_file() and (text := saved.read_text(encoding="utf-8")).strip():
         files.add_transcripts(shard, plan.manifest.models.index(model), scrub(text))
     missing = result.manifest.samples_planned - result.manifest.samples_done
