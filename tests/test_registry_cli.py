@@ -162,6 +162,14 @@ def test_publish_with_a_run_attaches_its_results(tmp_path: Path):
         stale.exception)
 
 
+def test_publish_json_lists_the_attached_results_by_path(tmp_path: Path):
+    skill = make_skill(tmp_path)
+    _record_run(skill, "run-j")
+    result = run(publish_command, skill, "--with-run", "run-j", "--json")
+    assert result.exit_code == 0, result.output
+    [path] = json.loads(result.output)["results"]
+    assert path.startswith("data/evals/") and path.endswith("/run-j.jsonl")
+
 def test_registry_path_and_seed(tmp_path: Path):
     path = run(registry_group, "path")
     assert path.output.strip() == str(store_dir())
