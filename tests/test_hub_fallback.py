@@ -90,6 +90,10 @@ def test_writes_and_browsing_never_fall_back(fake: FakeHub, tmp_path: Path, loca
     with pytest.raises(RegistryUnavailable):
         store.publish(make_skill(tmp_path / "p", "pub"), repo="tester/pub", version="1.0.0")
     assert [i.repo for i in local.search("pub")] == []
+    assert store.results is store.primary.results  # the results are the primary's alone
+    for results_call in (store.check_writable, store.results_frame, store.change_token):
+        with pytest.raises(RegistryUnavailable):
+            results_call()
 
 
 def test_get_store_composes_the_fallback_for_pulls_only(tmp_path: Path):
