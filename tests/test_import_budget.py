@@ -29,6 +29,7 @@ NOT_FOR_CHAT = (
     # markdown-it reads an answer's fenced files, which only code and workspace checks need.
     "httpx", "pygments", "markdown_it",
     "registry.providers.catalog", "registry.providers.embedded",  # `hubskills models` lists
+    "registry.evaluation.workspace_checks", "registry.agent.bounds",  # file and command checks
 )
 
 _RUN = """

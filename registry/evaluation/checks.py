@@ -32,14 +32,13 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable, Iterable
-from contextlib import suppress
+from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from registry.errors import HubskillsError
 from registry.evaluation import check_bootstrap
-from registry.evaluation import workspace_checks as ws
 from registry.evaluation.judge import judge_failure
 from registry.evaluation.text_checks import TEXT_RUNNERS, clip
 from registry.format import checks_schema as cs
@@ -159,6 +158,8 @@ async def _sandboxed(argv: list[str], ctx: _Context, timeout: float,
     try:
         work = tmp / "work"
         work.mkdir()
+        from registry.evaluation import workspace_checks as ws  # loaded by the first such check
+
         ws.write_files(work, ctx.case.input_bytes())  # the case's inputs, then the model's
         ws.write_files(work, ctx.files)
         return await run_check(ctx.sandbox, argv, work, timeout=timeout, stdin=stdin)
@@ -230,6 +231,8 @@ async def _exec(check: cs.ExecCheck, ctx: _Context) -> tuple[bool | None, str]:
 
 async def _file_check(check: Any, ctx: _Context) -> tuple[bool, str]:
     assert ctx.workspace is not None  # run_checks makes one when the case has such checks
+    from registry.evaluation import workspace_checks as ws
+
     # In a thread: a glob may walk thousands of entries, and other samples' calls are waiting.
     return await asyncio.to_thread(ws.FILE_RUNNERS[type(check)], check, ctx.workspace)
 
@@ -240,6 +243,8 @@ async def _command(check: cs.CommandCheck, ctx: _Context) -> tuple[bool | None, 
     if missing:
         raise _Skipped(f"{', '.join(missing)} not found in the sandbox; check skipped")
     assert ctx.workspace is not None
+    from registry.evaluation import workspace_checks as ws
+
     return await ws.run_command(check, ctx.workspace, sandbox, ctx.sandbox_root)
 
 
@@ -257,10 +262,13 @@ async def _judged(rubric: str, ctx: _Context) -> tuple[bool | None, str]:
     return bool(passed), reason, *answer
 
 
+#: `workspace_checks.FILE_RUNNERS`' keys, named here so a suite of text checks never loads that
+#: module (nor the agent's tree walk it copies workspaces with).
+_FILE_CHECKS = (cs.FileExists, cs.FileContains, cs.FileNotContains, cs.FileRegex, cs.FileParses)
 _RUNNERS: dict[type, Callable[[Any, _Context], Any]] = {
     **TEXT_RUNNERS, cs.PythonCheck: _python, cs.ExecCheck: _exec,
     cs.JudgeCheck: lambda check, ctx: _judged(check.rubric, ctx), cs.CommandCheck: _command,
-    **dict.fromkeys(ws.FILE_RUNNERS, _file_check),
+    **dict.fromkeys(_FILE_CHECKS, _file_check),
 }
 
 
@@ -294,13 +302,19 @@ async def run_checks(
     """
     ctx = _Context(case, output, judge, sandbox, skip_reason, sandbox_root, workspace)
     chat = workspace is None and any(c.type in cs.WORKSPACE_CHECK_TYPES for c in case.checks)
-    with ws.answer_workspace(case.input_bytes(), ctx.files if chat else {}, sandbox_root,
-                             make=chat) as folder:
+    with _answer_workspace(ctx) if chat else nullcontext() as folder:
         ctx.workspace = workspace or folder
         jobs = [_grade(c.type, c.label(), c.weight, _RUNNERS[type(c)], c, ctx)
                 for c in case.checks]
         jobs += [_grade("assertion", clip(a, 80), 1.0, _judged, a, ctx) for a in case.assertions]
         return list(await asyncio.gather(*jobs))
+
+
+def _answer_workspace(ctx: _Context) -> AbstractContextManager[Path | None]:
+    """Chat mode's workspace: the case's inputs and the answer's fenced files."""
+    from registry.evaluation import workspace_checks as ws
+
+    return ws.answer_workspace(ctx.case.input_bytes(), ctx.files, ctx.sandbox_root)
 
 
 def check_error(results: list[CheckVerdict]) -> str | None:
