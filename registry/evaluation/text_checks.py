@@ -2,8 +2,8 @@
 in-process (the check engine, `checks.py`, dispatches to them; `verify` replays them).
 
 Each check compiles (`compile_text`) to a grader: a function of the answer's text returning
-(passed, reason). The engine's runners (`TEXT_RUNNERS`) take the check and the graded answer
-(anything with an `output`) and call its grader.
+its verdict and a way to say why. The engine's runners (`TEXT_RUNNERS`) take the check and the
+graded answer (anything with an `output`) and call its grader.
 """
 
 from __future__ import annotations
@@ -23,8 +23,10 @@ class Answer(Protocol):
     output: str
 
 
-Grader = Callable[[str], tuple[bool, str]]
-"""A compiled text check: the answer's text -> (passed, reason)."""
+Why = Callable[[], str]
+Grader = Callable[[str], tuple[bool, Why]]
+"""A compiled text check: the answer's text -> (passed, why), `why()` the reason; a reason is
+written only where it is read (`verify` reads one only where a verdict differs)."""
 
 
 def clip(text: str, limit: int) -> str:
@@ -56,10 +58,11 @@ def _presence(
 def _contains(check: cs.Contains) -> Grader:
     present = _presence(check)
 
-    def grade(output: str) -> tuple[bool, str]:
+    def grade(output: str) -> tuple[bool, Why]:
         found, missing = present(output)
-        return (False, f"missing {_show(missing)}") if missing else \
-            (True, f"found {_show(found)}")
+        if missing:
+            return False, lambda: f"missing {_show(missing)}"
+        return True, lambda: f"found {_show(found)}"
 
     return grade
 
@@ -67,10 +70,11 @@ def _contains(check: cs.Contains) -> Grader:
 def _contains_any(check: cs.ContainsAny) -> Grader:
     present = _presence(check)
 
-    def grade(output: str) -> tuple[bool, str]:
+    def grade(output: str) -> tuple[bool, Why]:
         found, missing = present(output)
-        return (True, f"found {_show(found[:1])}") if found else \
-            (False, f"none of {_show(missing)}")
+        if found:
+            return True, lambda: f"found {_show(found[:1])}"
+        return False, lambda: f"none of {_show(missing)}"
 
     return grade
 
@@ -78,41 +82,48 @@ def _contains_any(check: cs.ContainsAny) -> Grader:
 def _not_contains(check: cs.NotContains) -> Grader:
     present = _presence(check)
 
-    def grade(output: str) -> tuple[bool, str]:
+    def grade(output: str) -> tuple[bool, Why]:
         found, _ = present(output)
-        return (False, f"found {_show(found)}") if found else (True, "none present")
+        if found:
+            return False, lambda: f"found {_show(found)}"
+        return True, lambda: "none present"
 
     return grade
 
 
 def _regex(check: cs.Regex | cs.NotRegex) -> Grader:
     pattern, wanted = check.compiled(), check.type == "regex"
+    no_match = f"no match for /{check.pattern}/"
 
-    def grade(output: str) -> tuple[bool, str]:
+    def grade(output: str) -> tuple[bool, Why]:
         match = pattern.search(output)
         if match:
-            return wanted, f"/{check.pattern}/ matched {clip(match.group(0), 80)!r}"
-        return not wanted, f"no match for /{check.pattern}/"
+            return wanted, lambda: f"/{check.pattern}/ matched {clip(match.group(0), 80)!r}"
+        return not wanted, lambda: no_match
 
     return grade
 
 
 def _equals(check: cs.Equals) -> Grader:
-    def grade(output: str) -> tuple[bool, str]:
+    def grade(output: str) -> tuple[bool, Why]:
         got, want = output, check.value
         if check.strip:
             got, want = got.strip(), want.strip()
         if not check.case_sensitive:
             got, want = got.casefold(), want.casefold()
         if got == want:
-            return True, "equal"
-        return False, f"expected {clip(check.value, 80)!r}, got {clip(output, 80)!r}"
+            return True, lambda: "equal"
+        return False, lambda: f"expected {clip(check.value, 80)!r}, got {clip(output, 80)!r}"
 
     return grade
 
 
 def _json(check: cs.JsonCheck) -> Grader:
-    return lambda output: _json_verdict(check, output)
+    def grade(output: str) -> tuple[bool, Why]:
+        passed, reason = _json_verdict(check, output)
+        return passed, lambda: reason
+
+    return grade
 
 
 def _json_verdict(check: cs.JsonCheck, output: str) -> tuple[bool, str]:
@@ -150,7 +161,8 @@ def compile_text(check: Any) -> Grader:
 
 
 def _runner(check: Any, ctx: Answer) -> tuple[bool, str]:
-    return compile_text(check)(ctx.output)
+    passed, why = compile_text(check)(ctx.output)
+    return passed, why()
 
 
 TEXT_RUNNERS: dict[type, Callable[[Any, Any], tuple[bool, str]]] = dict.fromkeys(

@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Literal
 
@@ -118,9 +119,10 @@ def replay_run(manifest: RunManifest, rows: list[ResultRow], report: Verificatio
     with ExitStack() as stack:
         skill = skill_folder(stack, manifest, report, skill_dir, open_store)
         suite = _skill_suite(skill, manifest, report) if skill is not None else None
-        _check_plan(manifest, rows, report)
+        latest = latest_rows(rows)
+        _check_plan(manifest, rows, latest, report)
         if suite is not None:
-            _replay(manifest, rows, suite, settings, report)
+            _replay(manifest, latest, suite, settings, report)
     return report
 
 
@@ -251,21 +253,25 @@ def sample_label(key: Key) -> str:
     return f"{case_id} #{repeat} {arm} ({model})"
 
 
-def _key(row: ResultRow) -> Key:
-    return (row.model, row.arm, row.case_id, row.repeat)
+_key: Callable[[ResultRow], Key] = attrgetter("model", "arm", "case_id", "repeat")
+_SAME = ("run_id", "content_hash", "mode", "skill_name")  # as on the manifest, on every row
 
 
-def _check_plan(manifest: RunManifest, rows: list[ResultRow], report: Verification) -> None:
-    """Every row belongs to the run and its plan, every planned sample is there once."""
+def _check_plan(manifest: RunManifest, rows: list[ResultRow], latest: list[ResultRow],
+                report: Verification) -> None:
+    """Every row belongs to the run and its plan, every planned sample is there once
+    (`latest`: the latest row of each sample)."""
     planned = {(m, arm, c, r) for m in manifest.models for c in manifest.case_ids
                for r in range(manifest.runs) for arm in ARMS}
     if manifest.samples_planned not in (0, len(planned)):
         report.problems.append(f"the manifest plans {manifest.samples_planned} samples, but "
                                f"its models x cases x repeats x arms make {len(planned)}")
-    same = {"run_id": manifest.run_id, "content_hash": manifest.content_hash,
-            "mode": manifest.mode, "skill_name": manifest.skill_name}
+    same, fields = attrgetter(*_SAME)(manifest), attrgetter(*_SAME)
     for number, row in enumerate(rows, 1):
-        wrong = [name for name, value in same.items() if getattr(row, name) != value]
+        if fields(row) == same and row.suite_hash in (None, manifest.suite_hash) \
+                and _key(row) in planned:
+            continue
+        wrong = [name for name in _SAME if getattr(row, name) != getattr(manifest, name)]
         if row.suite_hash not in (None, manifest.suite_hash):
             wrong.append("suite_hash")
         if wrong or _key(row) not in planned:
@@ -278,8 +284,7 @@ def _check_plan(manifest: RunManifest, rows: list[ResultRow], report: Verificati
         if count > 1:
             report.problems.append(f"sample {sample_label(key)} appears {count} times")
             return
-    latest = latest_rows(rows)
-    missing = sorted(planned - {_key(row) for row in latest})
+    missing = sorted(planned - set(map(_key, latest)))
     if missing and not manifest.is_partial:
         report.problems.append(f"{len(missing)} planned sample(s) missing, first "
                                f"{sample_label(missing[0])}; the manifest says the run is "
@@ -289,10 +294,10 @@ def _check_plan(manifest: RunManifest, rows: list[ResultRow], report: Verificati
                                f"the rows hold {len(latest)}")
 
 
-def _replay(manifest: RunManifest, rows: list[ResultRow], suite: Suite, settings: Settings,
+def _replay(manifest: RunManifest, latest: list[ResultRow], suite: Suite, settings: Settings,
             report: Verification) -> None:
-    """Regrade the latest row of every sample, then recompute the summary from them."""
-    latest = latest_rows(rows)
+    """Regrade the latest row of every sample (`latest`), then recompute the summary from
+    them."""
     report.samples = len(latest)
     box: list[Replay] = []
     asyncio.run(_regrade(box, latest, suite, manifest, settings))

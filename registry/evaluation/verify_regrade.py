@@ -21,18 +21,16 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from registry.config import Settings
 from registry.errors import HubskillsError
 
-# The check engine's own runners and context: text checks are called without an event loop
-# (`grade_text`), every other check goes through `run_checks`.
+# The check engine's own scoring and driver: text checks are graded by their compiled graders
+# without an event loop (`grade_text`), every other check goes through `run_checks`.
 from registry.evaluation.checks import (
-    _RUNNERS,
-    NO_SANDBOX,
-    _Context,
     _Skipped,
     case_score,
     has_code_checks,
@@ -40,6 +38,7 @@ from registry.evaluation.checks import (
 )
 from registry.evaluation.judge import parse_verdict
 from registry.evaluation.run_manifest import stored_summaries
+from registry.evaluation.text_checks import Grader, compile_text
 from registry.evaluation.workspace_checks import write_files
 from registry.format import checks_schema as cs
 from registry.format.checks_schema import WORKSPACE_CHECK_TYPES
@@ -81,6 +80,12 @@ class Replay:
     checks: int = 0
 
 
+_Held = tuple[tuple, bool | None, float]
+"""Text only, every check rerun: what a sample that holds stores, given its fresh verdicts:
+its verdicts (as `_SIGNATURE`), its verdict and its score."""
+_Scores = dict[tuple[tuple, tuple[bool, ...]], _Held]  # per checks' shape and fresh verdicts
+
+
 @dataclass
 class _Plan:
     """How one case is replayed: the case run again (agent mode: without workspace checks)
@@ -91,13 +96,19 @@ class _Plan:
     positions: list[int | None]
     text_only: bool = False
     full: Case | None = None
+    graders: list[Grader] = field(default_factory=list)  # text only: each check compiled once
+    shape: tuple[tuple[str, str, float], ...] = ()  # text only: (type, label, weight) each
+    held: dict[str, _Held] = field(default_factory=dict)  # text only: per output graded
+    scored: _Scores = field(default_factory=dict)  # one for all a run's plans (shapes recur)
 
 
 async def regrade_rows(rows: list[ResultRow], suite: Suite, manifest: RunManifest,
                        settings: Settings) -> Replay:
     """Regrade every row (the latest of each sample) against `suite`; see the docstring."""
     sandbox, skip_reason = _sandbox(suite, manifest, settings)
-    plans = {case.id: _plan(case, agent=manifest.mode == "agent") for case in suite.cases}
+    scored: _Scores = {}
+    plans = {case.id: _plan(case, agent=manifest.mode == "agent", scored=scored)
+             for case in suite.cases}
     slots = asyncio.Semaphore(max(2, os.cpu_count() or 2))
     replay = Replay(rows=list(rows))
 
@@ -115,8 +126,7 @@ async def regrade_rows(rows: list[ResultRow], suite: Suite, manifest: RunManifes
         if row.error is not None or plan is None:  # not graded; an unknown case is a problem
             _check_ungraded(row, replay)
         elif plan.text_only:  # most runs: no event loop round trip per check
-            fresh = grade_text(plan.case, row.output)
-            replay.rows[index] = _compare_row(row, plan, fresh, replay)
+            replay.rows[index] = _regrade_text(row, plan, replay)
         else:
             pending.append(one(index, row, plan))
     await asyncio.gather(*pending)
@@ -136,13 +146,45 @@ class Graded(NamedTuple):
     skipped: bool = False
 
 
-def grade_text(case: Case, output: str) -> list[Graded]:
+def grade_text(case: Case, output: str, graders: list[Grader] | None = None) -> list[Graded]:
     """What `run_checks` gives a case graded by text checks alone (`_TEXT`), computed by the
-    same runners, called directly: a thousand samples regrade in milliseconds."""
-    context = _Context(case=case, output=output, judge=None, sandbox=None,
-                       skip_reason=NO_SANDBOX, sandbox_root=None, files={})
-    return [Graded(check.type, check.label(), *_RUNNERS[type(check)](check, context),
-                   check.weight) for check in case.checks]
+    same graders (`graders`: the case's checks compiled, else compiled here), called
+    directly: a thousand samples regrade in milliseconds."""
+    graders = graders or [compile_text(check) for check in case.checks]
+    graded = []
+    for check, grade in zip(case.checks, graders, strict=True):
+        passed, why = grade(output)
+        graded.append(Graded(check.type, check.label(), passed, why(), check.weight))
+    return graded
+
+
+def _regrade_text(row: ResultRow, plan: _Plan, replay: Replay) -> ResultRow:
+    """A sample of a text-only case regraded. Where every fresh verdict equals the stored one
+    (type, label, verdict, weight) and so do the sample's verdict and score, the row is its
+    own regrade, as `_compare_row` finds, found without writing a reason or building a
+    verdict; anything else goes through `_compare_row`."""
+    held = plan.held.get(row.output)
+    if held is None:
+        held = plan.held[row.output] = _holding(plan, row.output)
+    if (row.passed, row.score) == held[1:] and tuple(map(_SIGNATURE, row.checks)) == held[0] \
+            and None not in plan.positions:
+        replay.checks += len(plan.graders)
+        return row
+    return _compare_row(row, plan, grade_text(plan.case, row.output, plan.graders), replay)
+
+
+def _holding(plan: _Plan, output: str) -> _Held:
+    """What a sample of `plan`'s case with `output` stores if it holds: graded by verdict
+    alone (no reason written), each set of verdicts scored once a run."""
+    key = (plan.shape, tuple([grade(output)[0] for grade in plan.graders]))
+    if key not in plan.scored:
+        verdicts = [Graded(kind, label, passed, "", weight)
+                    for (kind, label, weight), passed in zip(*key, strict=True)]
+        plan.scored[key] = (tuple(map(_SIGNATURE, verdicts)), *case_score(verdicts))
+    return plan.scored[key]
+
+
+_SIGNATURE = attrgetter("type", "label", "passed", "skipped", "weight")
 
 
 def _sandbox(suite: Suite, manifest: RunManifest,
@@ -159,15 +201,19 @@ def _sandbox(suite: Suite, manifest: RunManifest,
     return choice.sandbox, f"code checks: no sandbox here to rerun them ({choice.status})"
 
 
-def _plan(case: Case, *, agent: bool) -> _Plan:
+def _plan(case: Case, *, agent: bool, scored: _Scores) -> _Plan:
     kept = [i for i, check in enumerate(case.checks)
             if not (agent and check.type in WORKSPACE_CHECK_TYPES)]
-    positions: list[int | None] = [kept.index(i) if i in kept else None
-                                   for i in range(len(case.checks))]
-    positions += [len(kept) + i for i in range(len(case.assertions))]
-    rerun = case.model_copy(update={"checks": [case.checks[i] for i in kept]})
+    rerun, positions = case, list[int | None](range(len(case.checks) + len(case.assertions)))
+    if len(kept) < len(case.checks):
+        positions = [kept.index(i) if i in kept else None for i in range(len(case.checks))]
+        positions += [len(kept) + i for i in range(len(case.assertions))]
+        rerun = case.model_copy(update={"checks": [case.checks[i] for i in kept]})
     text_only = not rerun.assertions and all(type(c) in _TEXT for c in rerun.checks)
-    return _Plan(rerun, positions, text_only, case)
+    if not text_only:
+        return _Plan(rerun, positions, full=case)
+    return _Plan(rerun, positions, True, case, [compile_text(c) for c in rerun.checks],
+                 tuple((c.type, c.label(), c.weight) for c in rerun.checks), scored=scored)
 
 
 @contextmanager
