@@ -99,12 +99,13 @@ def test_the_readme_verifies_a_seeded_run_as_written(tmp_path):
     one of the recorded runs in `skills/.runs` (re-recording them without the README fails)."""
     commands = _command_lines("Can you trust a number?")
     assert [c[1] for c in commands] == ["leaderboard", "verify"]
-    board = hubskills(*commands[0][1:], "--json", cwd=tmp_path)
-    assert board.returncode == 0, board.stderr
-    assert {e["verification"] for e in json.loads(board.stdout)} == {"replayed"}
+    # `verify` first: on a fresh HUBSKILLS_HOME it seeds the registry like any other command
     done = hubskills(*commands[1][1:], cwd=tmp_path, COLUMNS="80")
     assert done.returncode == 0, (done.stdout, done.stderr)
     assert done.stdout.startswith(f"verified: run {commands[1][-1]} ")
+    board = hubskills(*commands[0][1:], "--json", cwd=tmp_path)
+    assert board.returncode == 0, board.stderr
+    assert {e["verification"] for e in json.loads(board.stdout)} == {"replayed"}
 
 
 def _with_fakes(words: list[str], url: str) -> list[str]:

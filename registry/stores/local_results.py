@@ -132,6 +132,7 @@ class LocalResults:
         if revision:
             raise HubskillsError("a local registry's results have no revisions",
                                  hint=f"hubskills verify SKILL --run {run_id}")
+        self._ready()
         found = sorted(self.dataset_dir.glob(f"{RESULTS_DIR}/*/{run_id}.jsonl"))
         return found[0].read_bytes() if found else None
 
@@ -139,12 +140,14 @@ class LocalResults:
 
     def run_files(self) -> list[RunFile]:
         """Every run's file, with the hash of its rows."""
+        self._ready()
         base = self.dataset_dir
         return [RunFile(p.stem, p.relative_to(base).as_posix(), rows_hash(p.read_bytes()))
                 for p in self.files()]
 
     def records(self) -> list[Record]:
         """Every verification record (oldest file first)."""
+        self._ready()
         found = [parse_record(p.read_bytes(), str(p))
                  for p in sorted((self.dataset_dir / RECORDS_DIR).glob("*/*.json"))]
         return [r for r in found if r is not None]
