@@ -13,7 +13,7 @@ after start-up is known too):
   two threads or tasks) never see each other's.
 
 Every writer calls `scrub` just before bytes leave the process: run rows and manifests
-(`evaluation.results.to_json`, which pushed result files go through too), the response cache,
+(`results.runs.to_json`, which pushed result files go through too), the response cache,
 generated skills and the teacher's raw replies, the CLI's printer, the Space's responses
 (`space.keys.scrub_responses`) and log records (`scrub_logs`).
 Values shorter than `MIN_LENGTH` are left alone: masking "1" or "true" would wreck any text

@@ -1,4 +1,4 @@
-"""Pending submissions replayed for the owner (`stores.review_replay`): on the fake Hub, a
+"""Pending submissions replayed for the owner (`publishing.review_replay`): on the fake Hub, a
 contributor's pull request is replayed, its verification recorded and the result commented on
 the pull request once per version of its rows; a mismatch is never merged by hubskills.
 

@@ -5,7 +5,7 @@ The order is the contract: validation errors block; a committed secret blocks ev
 never re-tagged; `with_runs` must have evaluated exactly this folder (same content hash), and
 they are appended only after the publish succeeded, linked to the new repo, version and sha
 (a run already in the dataset is attached again under `<run_id>.v<version>`). A dry run does
-every check and writes nothing. `stores.push.push_run` is the one way a run is pushed.
+every check and writes nothing. `publishing.push.push_run` is the one way a run is pushed.
 """
 
 from __future__ import annotations
