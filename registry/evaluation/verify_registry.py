@@ -26,7 +26,7 @@ from typing import Any
 from registry.config import Settings
 from registry.errors import RunNotFound
 from registry.evaluation.verify import Verification, parse_rows, replay_run, sample_label
-from registry.results.runs import ResultRow, RunManifest, latest_rows
+from registry.results.runs import ResultRow, RunManifest, latest_rows, samples_planned
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")  # `stores.dataset`'s, likewise
 _SAME = ("run_id", "skill_name", "skill_version", "skill_repo", "skill_revision",
@@ -161,7 +161,7 @@ def _check_counts(manifest: RunManifest, first: ResultRow, report: Verification)
         report.problems.append(f"the rows hold samples of {cases} case(s), but the run planned "
                                f"{first.run_cases}: every sample of a case is missing")
         return
-    made = len(manifest.models) * cases * manifest.runs * 2
+    made = samples_planned(len(manifest.models), cases, manifest.runs)
     if made != manifest.samples_planned:
         report.problems.append(f"the run planned {manifest.samples_planned} samples, but its "
                                f"rows' {len(manifest.models)} model(s) x {cases} cases x "
