@@ -7,7 +7,8 @@ Every figure comes from `stats.table` over the run's rows, grouped by model: the
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -123,10 +124,22 @@ class ModelSummary:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form for `--json` and the Space (an infinite detectable lift is null)."""
-        data = asdict(self)
+        data = _as_dict(self)
         if data["stats"]["detectable"] == float("inf"):
             data["stats"]["detectable"] = None
         return data
+
+
+def _as_dict(value: Any) -> Any:
+    """`dataclasses.asdict` for what a summary holds (dataclasses, dicts, lists, tuples and
+    immutable values), without its deep copy of each value: every replay recomputes them."""
+    if is_dataclass(value):
+        return {f.name: _as_dict(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, dict):
+        return {key: _as_dict(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_as_dict(item) for item in value)
+    return value
 
 
 def summarize(rows: list[ResultRow]) -> list[ModelSummary]:
@@ -249,22 +262,25 @@ def activation(rows: list[ResultRow]) -> Activation | None:
 
 def non_discriminating_checks(rows: list[ResultRow]) -> list[str]:
     """Checks that passed in both arms on every repeat: they cannot show lift."""
-    seen: dict[tuple[str, int, str], dict[str, bool]] = {}
+    seen: dict[tuple[str, int, str], dict[str, bool]] = {}  # per check: arm -> passed in all
+    counted = set()  # (case, arm, verdicts): a repeat with the same verdicts adds nothing
     for row in rows:
         if row.is_error:
             continue
-        for index, check in enumerate(row.checks):
-            key = (row.case_id, index, check.label)
-            state = seen.setdefault(key, {"baseline": True, "skill": True, "both": False})
-            state[row.arm] = state[row.arm] and bool(check.passed)
-            state[f"seen_{row.arm}"] = True
-    return [
-        f"{case_id}: {label}"
-        for (case_id, _, label), state in sorted(
-            seen.items(), key=lambda item: (case_order(item[0][0]), item[0][1]))
-        if state["baseline"] and state["skill"]
-        and state.get("seen_baseline") and state.get("seen_skill")
-    ]
+        verdicts = tuple(map(_LABEL_PASSED, row.checks))
+        if (row.case_id, row.arm, verdicts) in counted:
+            continue
+        counted.add((row.case_id, row.arm, verdicts))
+        for index, (label, passed) in enumerate(verdicts):
+            arms = seen.setdefault((row.case_id, index, label), {})
+            arms[row.arm] = arms.get(row.arm, True) and bool(passed)
+    order = {case_id: case_order(case_id) for case_id in {key[0] for key in seen}}
+    return [f"{case_id}: {label}" for (case_id, _, label), arms in sorted(
+        seen.items(), key=lambda item: (order[item[0][0]], item[0][1]))
+        if arms.get("baseline") and arms.get("skill")]
+
+
+_LABEL_PASSED = attrgetter("label", "passed")
 
 
 def per_case_table(rows: list[ResultRow], model: str) -> list[dict[str, Any]]:
