@@ -7,16 +7,15 @@ filter over it. Every read is served from the current `Snapshot`; no visitor wai
 store, except the very first read of a process. `Snapshots.refresh` (on a timer in a
 background thread, and at once after the Space itself writes) asks the store what changed,
 reloads only that, and swaps the snapshot in one assignment, so a reader sees the old data or
-the new, never a mix. A store with `change_token()` (the local registry: file listings; the
-Hub: the results dataset's head and the listing) answers cheaply; any other store is re-read,
-and the result fingerprinted, so views are rebuilt only when the data differ. A refresh that
-fails keeps the last good snapshot and records the error for the page to say.
+the new, never a mix. Every store answers what changed cheaply with `change_token()` (the
+local registry: file listings; the Hub: the results dataset's head and the listing), so the
+board and the listing are rebuilt only when their token moves. A refresh that fails keeps the
+last good snapshot and records the error for the page to say.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import logging
 import threading
 import time
@@ -24,15 +23,12 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from registry import Board, SkillInfo, SkillStore, verification_badges
 
 from .cache import release_memory, settle_heap
 from .messages import describe
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 log = logging.getLogger(__name__)
 SKILL_LIMIT = 5000  # skills listed (their tags filter the leaderboard)
@@ -74,23 +70,6 @@ class Snapshot:
         """Skills listed, evaluation runs and models in the results (for the header)."""
         return {"skills": len(self.skills), "runs": self.board.runs,
                 "models": len(self.board.models)}
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha1(text.encode()).hexdigest()
-
-
-def results_fingerprint(frame: pd.DataFrame) -> str:
-    """A token of a results frame for stores without `change_token`: result files are
-    immutable and only ever added, so the row and run counts change with every append."""
-    runs = int(frame["run_id"].nunique()) if "run_id" in frame and len(frame) else 0
-    return _digest(f"{len(frame)}:{runs}")
-
-
-def skills_fingerprint(skills: tuple[SkillInfo, ...]) -> str:
-    """A token of the listing: what the pages show of each skill, downloads and likes aside."""
-    return _digest("\n".join(f"{s.repo}|{s.version}|{s.updated}|{s.description}|{s.tags}"
-                             for s in skills))
 
 
 def clock(stamp: float | None) -> str:
@@ -173,21 +152,14 @@ class Snapshots:
     def _load(self, previous: Snapshot | None) -> Snapshot:
         """The snapshot now: `previous` itself when nothing changed."""
         store = self._store()
-        tokens = store.change_token()
-        if previous is not None and tokens is not None and tokens == previous.key:
-            return previous
-        same_results = previous is not None and tokens is not None and \
-            tokens[0] == previous.results
-        results, board = (previous.results, previous.board) if same_results else \
-            _aggregate(store, previous)
-        same_skills = previous is not None and tokens is not None and \
-            tokens[1] == previous.skills_token
-        skills = previous.skills if same_skills else tuple(sorted(
-            store.search("", limit=SKILL_LIMIT), key=lambda info: info.repo))
-        results, skills_token = (tokens[0], tokens[1]) if tokens else (
-            results, skills_fingerprint(skills))
+        results, skills_token = store.change_token()
         if previous is not None and (results, skills_token) == previous.key:
             return previous
+        same_results = previous is not None and results == previous.results
+        board = previous.board if same_results else _board(store)
+        same_skills = previous is not None and skills_token == previous.skills_token
+        skills = previous.skills if same_skills else tuple(sorted(
+            store.search("", limit=SKILL_LIMIT), key=lambda info: info.repo))
         return Snapshot(results, skills_token, board, skills)
 
     def note(self) -> str:
@@ -211,24 +183,15 @@ class Snapshots:
         self._wake.set()
 
 
-def _aggregate(store: SkillStore, previous: Snapshot | None) -> tuple[str, Board]:
-    """The results' fingerprint and board (`previous`'s board when the rows are the same).
+def _board(store: SkillStore) -> Board:
+    """Every leaderboard entry and run point of ``store``'s results, with their badges.
 
     The frame lives only here: what its load freed is given back before the board is built,
     so the process peaks at the frame plus one slice, not at the frame plus its copies."""
     frame = store.results_frame()
-    found = verification_badges(store)  # a new record changes the board as a new run does
-    results = f"{results_fingerprint(frame)}:{_badges_digest(found)}"
-    if previous is not None and results == previous.results:
-        return results, previous.board
+    found = verification_badges(store)
     release_memory()
-    return results, Board.build(frame, badges=found)
-
-
-def _badges_digest(found: dict) -> str:
-    """A digest of every run's badge."""
-    text = "\n".join(f"{run}={b.verification}:{b.reason}" for run, b in sorted(found.items()))
-    return hashlib.sha1(text.encode("utf-8"), usedforsecurity=False).hexdigest()[:16]
+    return Board.build(frame, badges=found)
 
 
 def _refresh_loop(ref: weakref.ref[Snapshots], wake: threading.Event) -> None:

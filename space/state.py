@@ -36,8 +36,7 @@ from registry import (
 from .cache import Memo
 from .snapshot import Snapshot, Snapshots
 
-REFRESH_S = 60.0  # a store with change tokens: a check costs a file listing
-REFRESH_REREAD_S = 300.0  # stores without change tokens: a check re-reads everything
+REFRESH_S = 60.0  # a check asks the store's change tokens: a file listing, or two Hub calls
 VIEW_SLOTS = 1  # view computations at once: one leaves the other core to cached reads
 MEMO_SIZES = {"leaderboard": 48, "model": 16, "skill": 256, "choices": 4}
 MAX_KEY_CHARS = 300  # longer visitor input is answered but not kept (it could fill memory)
@@ -62,7 +61,7 @@ class SpaceState:
 
     Args:
         refresh_every: seconds between background refreshes (see `start_refresh`); by
-            default `REFRESH_S` for a store with change tokens, else `REFRESH_REREAD_S`.
+            default `REFRESH_S`.
     """
 
     def __init__(self, settings: Settings | None = None, store: SkillStore | None = None, *,
@@ -72,7 +71,6 @@ class SpaceState:
         self._store = store
         self._lock = threading.RLock()
         self.data = Snapshots(lambda: self.store, refresh_every or REFRESH_S)
-        self._interval_set = refresh_every is not None
         slots = threading.Semaphore(VIEW_SLOTS)
         self.views = {kind: Memo(size, None if kind == "skill" else slots)
                       for kind, size in MEMO_SIZES.items()}
@@ -131,8 +129,6 @@ class SpaceState:
 
     def start_refresh(self) -> None:
         """Refresh in the background from now on (see `snapshot.Snapshots.start`)."""
-        if not self._interval_set and not hasattr(self.store, "change_token"):
-            self.data.interval = REFRESH_REREAD_S
         self.data.start()
 
     def board(self) -> Board:
