@@ -22,6 +22,7 @@ from registry.cli import _output as out
 if TYPE_CHECKING:
     from registry.results.leaderboard import Entry
     from registry.results.trigger_board import TriggerEntry
+    from registry.stores import SkillStore
 
 VERDICTS = ("helps", "hurts", "no detectable effect", "too few cases", "inconclusive")
 DEFAULT_LIMIT = 50
@@ -102,7 +103,7 @@ def board_of(frame: object, filters: dict, found: dict,
     return ranked, len(everything) - len(ranked), triggers
 
 
-def _with_pending(ranked: Sequence[Entry], triggers: Sequence[TriggerEntry], store: object,
+def _with_pending(ranked: Sequence[Entry], triggers: Sequence[TriggerEntry], store: SkillStore,
                   filters: dict, *, limit: int, as_json: bool) -> None:
     """The reviewed board, then the unreviewed submissions apart (ranked among themselves,
     each with the badge its replay earned, trigger evals included)."""
@@ -111,8 +112,8 @@ def _with_pending(ranked: Sequence[Entry], triggers: Sequence[TriggerEntry], sto
     from registry.results.leaderboard_table import to_records
     from registry.stores.verifications import pending_badges
 
-    frame = pending_frame(store)  # type: ignore[arg-type]
-    waiting, _, waiting_triggers = board_of(frame, filters, pending_badges(store), True)  # type: ignore[arg-type]
+    frame = pending_frame(store)
+    waiting, _, waiting_triggers = board_of(frame, filters, pending_badges(store), True)
     if as_json:
         merged = to_records(ranked[:limit or None]) + trigger_board.to_records(triggers)
         out.as_json([{**r, "review": "merged"} for r in merged]
