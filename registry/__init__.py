@@ -67,6 +67,7 @@ _EXPORTS: dict[str, str] = {
     "read_manifest": "registry.results.runs:read_manifest",
     "read_rows": "registry.results.runs:read_rows",
     "read_transcripts": "registry.results.runs:read_transcripts",
+    "samples_planned": "registry.results.runs:samples_planned",
     "call_arguments": "registry.agent.outcome:call_arguments",
     "agent_suite_path": "registry.evaluation.agent_mode:agent_suite_path",
     "ModelSummary": "registry.results.report:ModelSummary",
@@ -139,7 +140,8 @@ __all__ = [
     "scan_folder", "EMBEDDED_REF", "ask", "default_model_ref", "known_models",
     "check_public_url", "EvalConfig",
     "EvalRun", "run_evaluation", "latest_rows", "ResultRow", "RunManifest", "list_runs",
-    "read_manifest", "read_rows", "read_transcripts", "call_arguments", "agent_suite_path",
+    "read_manifest", "read_rows", "read_transcripts", "samples_planned", "call_arguments",
+    "agent_suite_path",
     "ModelSummary",
     "summarize", "per_case_table", "compare_runs",
     "leaderboard", "LeaderboardEntry", "leaderboard_label", "leaderboard_table_rows", "Board",
@@ -204,6 +206,7 @@ if TYPE_CHECKING:
         read_manifest,
         read_rows,
         read_transcripts,
+        samples_planned,
     )
     from registry.results.trigger_board import TriggerEntry
     from registry.results.trigger_board import rate_text as trigger_rate_text

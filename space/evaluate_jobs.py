@@ -33,6 +33,7 @@ from registry import (
     holding,
     run_logs,
     run_on_jobs,
+    samples_planned,
 )
 
 from .state import SignInRequired, oauth_available
@@ -47,7 +48,7 @@ _EMBEDDED = EMBEDDED_REF.split("/")[0] + "/"  # embedded/...: needs the local ex
 
 def planned_answers(cases: list[Case], config: EvalConfig) -> int:
     """Answers the evaluation asks for: models × cases × runs × both arms."""
-    return len(config.models) * len(cases) * config.runs * 2
+    return samples_planned(len(config.models), len(cases), config.runs)
 
 
 def jobs_reason(cases: list[Case], config: EvalConfig) -> str | None:
