@@ -8,11 +8,14 @@ engine.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from registry.agent import Budget
-from registry.evaluation.arms import Mode, Placement
-from registry.providers import RetryPolicy
-from registry.sandbox import CodeChecks
+
+if TYPE_CHECKING:  # names for the annotations only: importing the options loads nothing else
+    from registry.evaluation.arms import Mode, Placement
+    from registry.providers import RetryPolicy
+    from registry.sandbox import CodeChecks
 
 
 @dataclass
