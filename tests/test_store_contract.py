@@ -431,6 +431,8 @@ def test_verification_records_are_kept_beside_the_runs(backend: Backend):
     [run] = [r for r in results.run_files() if r.run_id == manifest.run_id]
     record = {"kind": "replay", "run_id": run.run_id, "rows_hash": run.rows_hash,
               "status": "verified", "verified_at": "2026-01-16T10:00:00+00:00"}
+    before = backend.store.change_token()
     path = results.append_record(record)
     assert path.startswith(f"verifications/2026-01/{run.run_id}--")
     assert [r for r in results.records() if r["run_id"] == run.run_id] == [record]
+    assert backend.store.change_token() != before  # a new badge: whoever caches the board rereads

@@ -119,9 +119,11 @@ class LocalResults:
         return load_frame(sources, self.root / "cache" / "frame")
 
     def change_token(self) -> str:
-        """A digest of the run files' listing (sizes and times; no file is read)."""
+        """A digest of the run files' and verification records' listing (sizes and times; no
+        file is read): a new badge changes it as a new run does."""
         self._ready()
-        return listing_digest([str(p) for p in self.files()])
+        records = sorted((self.dataset_dir / RECORDS_DIR).glob("*/*.json"))
+        return listing_digest([str(p) for p in [*self.files(), *records]])
 
     def read_run(self, run_id: str, revision: str | None = None) -> bytes | None:
         """The bytes of run `run_id`'s file (None: no such run).
