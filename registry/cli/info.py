@@ -91,7 +91,7 @@ def _print_info(info: SkillInfo, summary: list[dict[str, Any]], triggers: list[A
         for note in notes:
             out.result(escape(note))
     if triggers:
-        from registry.cli.leaderboard import render_triggers
+        from registry.cli._trigger_table import render_triggers
 
         render_triggers(triggers)
     if not summary and not triggers:

@@ -18,6 +18,7 @@ import click
 from rich.markup import escape
 
 from registry.cli import _output as out
+from registry.cli._trigger_table import render_triggers
 
 if TYPE_CHECKING:
     from registry.results.leaderboard import Entry
@@ -33,9 +34,6 @@ _LEGEND = ("lift: skill minus baseline pass rate, in points, with a paired t 95%
            "or no registry repo; an entry ranks only once its run is replayed (verified: replayed "
            "proves the grading and the arithmetic, spot-checked the outputs too). +tokens: the "
            "skill's input-token overhead per call; cost: the skill arm's total.")
-_TRIGGER_LEGEND = ("Trigger evals, not ranked (no baseline, no lift): recall on the queries that "
-                   "should open the skill, false triggers on those that should not, each with "
-                   "its Wilson 95% interval over queries; errors are failed sessions, apart.")
 
 
 @click.command("leaderboard")
@@ -165,16 +163,3 @@ def render_leaderboard(ranked: Sequence[Entry], *, limit: int = DEFAULT_LIMIT,
                    "hubskills eval SKILL --push")
     if triggers:
         render_triggers(triggers, gap=bool(shown))
-
-
-def render_triggers(triggers: Sequence[TriggerEntry], *, gap: bool = False) -> None:
-    """The trigger entries as their own table, with what their figures mean."""
-    from registry.results import trigger_board
-
-    if gap:
-        out.result("")
-    columns, rows = trigger_board.table_rows(triggers)
-    out.table(columns, ([escape(cell) for cell in row] for row in rows),
-              title="Trigger evals: does the agent open the skill, listed among others?",
-              drop=("date", "should+not × runs", "status", "errors"))
-    out.result(_TRIGGER_LEGEND)
