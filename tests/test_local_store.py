@@ -68,6 +68,26 @@ def test_seeds_the_shipped_skills_on_first_use(tmp_path: Path):
     assert store.seed_marker.is_file()
 
 
+FIRST_ASKED = {
+    "info": lambda store: store.info("hubskills/agent-skill-md").version,
+    "fetch": lambda store: store.fetch("hubskills/agent-skill-md", "0" * 40, Path("unused")),
+    "read_run": lambda store: store.results.read_run(store.results.run_files()[0].run_id),
+}
+
+
+@pytest.mark.parametrize("first", sorted(FIRST_ASKED))
+def test_whatever_is_asked_first_of_a_fresh_registry_sees_the_examples(tmp_path: Path,
+                                                                       first: str):
+    """A fresh HUBSKILLS_HOME seeds on the first question of any kind, not only on a search
+    (`hubskills info NS/NAME` or `verify` as a user's first command said "no such skill")."""
+    store = local_store(Settings(home=tmp_path))
+    try:
+        FIRST_ASKED[first](store)
+    except HubskillsError as err:  # fetch at an unknown sha: the skill is there, the sha not
+        assert first == "fetch" and not isinstance(err, SkillNotFound), err
+    assert store.seed_marker.is_file()
+
+
 def test_seed_from_a_repo_root_with_runs(tmp_path: Path):
     skills = tmp_path / "skills"
     good = make_skill(skills, "alpha", version="2.1.0")

@@ -90,6 +90,7 @@ class LocalStore(ResultsShorthands):
         return self.root / "skills" / ns / name
 
     def _existing(self, repo: str) -> Path:
+        self._ensure_seeded()  # whatever is asked first (`info`, `fetch`...) sees the examples
         folder = self._skill_dir(repo)
         if not (folder / "refs.json").is_file():
             raise SkillNotFound(f"no skill '{repo}' in the local registry ({self.root})",
