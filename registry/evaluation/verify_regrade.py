@@ -83,7 +83,7 @@ class Replay:
 _Held = tuple[tuple, bool | None, float]
 """Text only, every check rerun: what a sample that holds stores, given its fresh verdicts:
 its verdicts (as `_SIGNATURE`), its verdict and its score."""
-_Scores = dict[tuple[tuple, tuple[bool, ...]], _Held]  # per checks' shape and fresh verdicts
+_Shape = tuple[tuple[str, str, float], ...]  # a case's checks: (type, label, weight) each
 
 
 @dataclass
@@ -97,16 +97,17 @@ class _Plan:
     text_only: bool = False
     full: Case | None = None
     graders: list[Grader] = field(default_factory=list)  # text only: each check compiled once
-    shape: tuple[tuple[str, str, float], ...] = ()  # text only: (type, label, weight) each
+    shape: _Shape = ()  # text only
     held: dict[str, _Held] = field(default_factory=dict)  # text only: per output graded
-    scored: _Scores = field(default_factory=dict)  # one for all a run's plans (shapes recur)
+    scored: dict[tuple[bool, ...], _Held] = field(default_factory=dict)  # per fresh verdicts,
+    # one for all a run's plans of the same shape (cases often share their checks' shape)
 
 
 async def regrade_rows(rows: list[ResultRow], suite: Suite, manifest: RunManifest,
                        settings: Settings) -> Replay:
     """Regrade every row (the latest of each sample) against `suite`; see the docstring."""
     sandbox, skip_reason = _sandbox(suite, manifest, settings)
-    scored: _Scores = {}
+    scored: dict[_Shape, dict[tuple[bool, ...], _Held]] = {}
     plans = {case.id: _plan(case, agent=manifest.mode == "agent", scored=scored)
              for case in suite.cases}
     slots = asyncio.Semaphore(max(2, os.cpu_count() or 2))
@@ -176,12 +177,12 @@ def _regrade_text(row: ResultRow, plan: _Plan, replay: Replay) -> ResultRow:
 def _holding(plan: _Plan, output: str) -> _Held:
     """What a sample of `plan`'s case with `output` stores if it holds: graded by verdict
     alone (no reason written), each set of verdicts scored once a run."""
-    key = (plan.shape, tuple([grade(output)[0] for grade in plan.graders]))
-    if key not in plan.scored:
+    passes = tuple([grade(output)[0] for grade in plan.graders])
+    if passes not in plan.scored:
         verdicts = [Graded(kind, label, passed, "", weight)
-                    for (kind, label, weight), passed in zip(*key, strict=True)]
-        plan.scored[key] = (tuple(map(_SIGNATURE, verdicts)), *case_score(verdicts))
-    return plan.scored[key]
+                    for (kind, label, weight), passed in zip(plan.shape, passes, strict=True)]
+        plan.scored[passes] = (tuple(map(_SIGNATURE, verdicts)), *case_score(verdicts))
+    return plan.scored[passes]
 
 
 _SIGNATURE = attrgetter("type", "label", "passed", "skipped", "weight")
@@ -201,7 +202,8 @@ def _sandbox(suite: Suite, manifest: RunManifest,
     return choice.sandbox, f"code checks: no sandbox here to rerun them ({choice.status})"
 
 
-def _plan(case: Case, *, agent: bool, scored: _Scores) -> _Plan:
+def _plan(case: Case, *, agent: bool,
+          scored: dict[_Shape, dict[tuple[bool, ...], _Held]]) -> _Plan:
     kept = [i for i, check in enumerate(case.checks)
             if not (agent and check.type in WORKSPACE_CHECK_TYPES)]
     rerun, positions = case, list[int | None](range(len(case.checks) + len(case.assertions)))
@@ -212,8 +214,9 @@ def _plan(case: Case, *, agent: bool, scored: _Scores) -> _Plan:
     text_only = not rerun.assertions and all(type(c) in _TEXT for c in rerun.checks)
     if not text_only:
         return _Plan(rerun, positions, full=case)
-    return _Plan(rerun, positions, True, case, [compile_text(c) for c in rerun.checks],
-                 tuple((c.type, c.label(), c.weight) for c in rerun.checks), scored=scored)
+    shape = tuple((c.type, c.label(), c.weight) for c in rerun.checks)
+    return _Plan(rerun, positions, True, case, [compile_text(c) for c in rerun.checks], shape,
+                 scored=scored.setdefault(shape, {}))
 
 
 @contextmanager
@@ -334,7 +337,9 @@ def compare_summaries(stored: list[dict[str, Any]], rows: list[ResultRow]) -> li
         if model not in by_model:
             differences.append(Difference(f"summary ({model})", "model", None, model))
             continue
-        _walk(f"summary ({model})", "", by_model.pop(model), summary, differences)
+        kept = by_model.pop(model)
+        if kept != summary:  # equal as read back: nothing to walk (most replays)
+            _walk(f"summary ({model})", "", kept, summary, differences)
     differences += [Difference(f"summary ({m})", "model", m, None) for m in by_model]
     return differences
 
