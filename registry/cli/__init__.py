@@ -2,8 +2,10 @@
 
 Commands are loaded lazily: `COMMANDS` maps each name to the module attribute that defines it
 and to its one-line help, so `hubskills --help` imports no command module and `hubskills eval`
-imports only `registry.cli.eval` (and what it needs). `tests/test_public_api.py` checks that
-every entry resolves and that its stored help matches the command's own.
+imports only `registry.cli.eval` (and what it needs). `hubskills X` (and `hubskills X SUB`) is
+written in `registry/cli/X.py`; what commands share is in `_` modules. `tests/test_cli.py`
+checks that every entry resolves, that its stored help matches the command's own, and that
+each command lives in the module named after it.
 """
 
 from __future__ import annotations
