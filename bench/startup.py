@@ -11,6 +11,9 @@ imports count), the two sides of each comparison run in turn:
    and `bench/peers/all_at_once_eval.py`, the raw `openai` SDK. The ideal for all three is one
    round trip (0.1 s) plus start-up. Goals: hubskills within 3x of the stdlib client, and no
    more than 0.3 s slower than the raw-SDK client.
+
+Beside each wall, the median CPU time (user + system) of the same processes: a loaded machine
+stretches walls, while CPU time shows what each client itself spends.
 """
 
 from __future__ import annotations
@@ -31,20 +34,32 @@ FLOOR_GOAL, SDK_GOAL_S = 3.0, 0.3
 PEERS = ROOT / "bench" / "peers"
 
 
-def _walls(commands: list[list[str]], env: dict[str, str]) -> list[float]:
-    """Median wall of each command over `REPEATS` fresh runs, the commands taken in turn so a
-    loaded machine weighs on all of them alike (one untimed round first warms the OS caches)."""
-    walls: list[list[float]] = [[] for _ in commands]
+def _run(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """One fresh process: its wall and its CPU time (user + system), in seconds."""
+    with tempfile.TemporaryFile() as output:
+        t0 = time.perf_counter()
+        process = subprocess.Popen(argv, env=env, stdout=output, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - t0
+        process.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+        if process.returncode != 0:
+            output.seek(0)
+            raise SystemExit(f"{' '.join(argv)} failed:\n{output.read().decode()}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def _walls(commands: list[list[str]], env: dict[str, str]) -> list[tuple[float, float]]:
+    """Median wall and CPU time of each command over `REPEATS` fresh runs, the commands taken
+    in turn so a loaded machine weighs on all of them alike (one untimed round first warms the
+    OS caches)."""
+    runs: list[list[tuple[float, float]]] = [[] for _ in commands]
     for i in range(REPEATS + 1):
-        for argv, times in zip(commands, walls, strict=True):
-            t0 = time.perf_counter()
-            done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
-            wall = time.perf_counter() - t0
-            if done.returncode != 0:
-                raise SystemExit(f"{' '.join(argv)} failed:\n{done.stdout}\n{done.stderr}")
+        for argv, measured in zip(commands, runs, strict=True):
+            wall_cpu = _run(argv, env)
             if i:
-                times.append(wall)
-    return [statistics.median(times) for times in walls]
+                measured.append(wall_cpu)
+    return [(statistics.median(w for w, _ in measured), statistics.median(c for _, c in measured))
+            for measured in runs]
 
 
 def main() -> None:
@@ -59,8 +74,9 @@ def main() -> None:
                    "NO_COLOR": "1"}
             skill = bench_skill(Path(tmp), CASES)
             hubskills = [sys.executable, "-m", "registry.cli"]
-            bare, helped = _walls([[sys.executable, "-c", "pass"], [*hubskills, "--help"]], env)
-            ours, floor, sdk = _walls([
+            (bare, _), (helped, _) = _walls([[sys.executable, "-c", "pass"],
+                                             [*hubskills, "--help"]], env)
+            (ours, ours_cpu), (floor, floor_cpu), (sdk, sdk_cpu) = _walls([
                 [*hubskills, "eval", str(skill), "-m", "local/bench", "--runs", "1",
                  "--concurrency", str(CONCURRENCY), "--base-url", url, "--no-cache"],
                 *([sys.executable, str(PEERS / peer), str(skill), url, "bench"]
@@ -73,6 +89,8 @@ def main() -> None:
     print(f"  hubskills --help: {helped:.2f} s (bare python: {bare:.2f} s)")
     print(f"  eval N = {requests}, {LATENCY * 1000:.0f} ms latency, concurrency {CONCURRENCY}: "
           f"hubskills {ours:.2f} s, stdlib client {floor:.2f} s, raw-SDK client {sdk:.2f} s")
+    print(f"  CPU time of the same processes: hubskills {ours_cpu:.2f} s, stdlib client "
+          f"{floor_cpu:.2f} s, raw-SDK client {sdk_cpu:.2f} s")
     print(f"  vs the stdlib client: ratio {ours / floor:.2f} (goal <= {FLOOR_GOAL:.0f}); "
           f"vs the raw-SDK client: {ours - sdk:+.2f} s (goal <= +{SDK_GOAL_S:.1f} s)")
 
