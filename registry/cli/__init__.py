@@ -60,7 +60,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                "Remove a skill hubskills installed: its folder, links, copies and lock entry."),
     "review": ("registry.cli.review:review_group",
                "Replay, comment on and merge the runs submitted as pull requests."),
-    "runs": ("registry.cli.eval:runs_group",
+    "runs": ("registry.cli.runs:runs_group",
              "List saved evaluation runs; `runs show ID`, `runs compare A B`."),
     "scan": ("registry.cli.scan:scan_command",
              "Scan a skill folder for hidden instructions, download-and-run, secrets and more."),

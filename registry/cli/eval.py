@@ -1,4 +1,4 @@
-"""`hubskills eval` and `hubskills runs`: run an A/B evaluation and read saved runs."""
+"""`hubskills eval`: run an A/B evaluation (saved runs are read by `hubskills runs`)."""
 
 from __future__ import annotations
 
@@ -11,24 +11,16 @@ from rich.markup import escape
 
 from registry.agent import Budget
 from registry.cli import _output as out
-from registry.cli._render import manifest_json, render_transcript, report_run
+from registry.cli._render import report_run
 from registry.cli._signals import exit_now, interrupts
 from registry.cli._skill_ref import SkillSource, skill_folder
-from registry.cli.trigger_eval import trigger_mode, trigger_report
+from registry.cli.trigger_eval import trigger_mode
 from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.config import EvalConfig
 from registry.evaluation.engine import run_evaluation
-from registry.results import display
-from registry.results.compare import compare_runs
 from registry.results.report import summarize
-from registry.results.runs import (
-    latest_rows,
-    list_runs,
-    read_manifest,
-    read_rows,
-    read_transcripts,
-)
+from registry.results.runs import read_manifest
 from registry.sandbox import BACKENDS
 
 _BUDGET = Budget()  # agent mode's defaults, shown in --help and docs/evaluating.md
@@ -279,104 +271,3 @@ def _push(store, skill: Path, manifest, rows, *, quiet: bool, settings) -> None:
                    + (f"; replayed: {pushed.verification}" if pushed.verification else ""))
     if card_note:
         out.warn(f"the card of {manifest.skill_repo} was not updated: {escape(card_note)}")
-
-
-@click.group("runs", invoke_without_command=True)
-@click.option("--json", "as_json", is_flag=True, help="Every run's manifest as JSON.")
-@click.pass_context
-def runs_group(ctx: click.Context, as_json: bool) -> None:
-    """List saved evaluation runs; `runs show ID`, `runs compare A B`."""
-    if ctx.invoked_subcommand:
-        return
-    manifests = list_runs(Settings.from_env().runs_dir)
-    if as_json:
-        out.as_json([manifest_json(m) for m in manifests])
-        return
-    out.table(["run", "skill", "version", "models", "cases × runs", "status", "started"],
-              [(m.run_id, m.skill_repo or m.skill_name, m.skill_version or "",
-                ", ".join(m.models), f"{len(m.case_ids)}"
-                + (f" of {m.suite_cases}" if m.subset else "") + f" × {m.runs}",
-                escape(m.label), m.started_at) for m in manifests], title="Evaluation runs",
-              drop=("started", "version", "cases × runs"))
-
-
-@trigger_report
-@runs_group.command("show")
-@click.argument("run_id")
-@click.option("--case", "case_id", default=None,
-              help="Agent mode: print this case's transcript (messages, tool calls, diff).")
-@click.option("--arm", type=click.Choice(["baseline", "skill"]), default="skill",
-              show_default=True, help="With --case: which arm's transcript.")
-@click.option("--repeat", type=click.IntRange(min=0), default=0, show_default=True,
-              help="With --case: which repeat.")
-@click.option("--json", "as_json", is_flag=True, help="The manifest and summaries as JSON.")
-@click.option("-v", "--verbose", is_flag=True, help="Also print the per-case table.")
-@click.option("--poll", type=click.FloatRange(min=0.05), default=5.0, hidden=True)
-def runs_show_command(run_id: str, case_id: str | None, arm: str, repeat: int, as_json: bool,
-                      verbose: bool, poll: float) -> None:
-    """Show a saved run's summary (a run on Hugging Face Jobs: once its shards end), or with
-    --case one sample's agent transcript.
-
-    \b
-    Example:
-      hubskills runs show 20261122-103000-a1b2c3 --case gelu-h100 --arm baseline
-    """
-    from registry.cli.jobs import collect_if_remote
-
-    settings = Settings.from_env()
-    collect_if_remote(settings, run_id, poll)
-    manifest = read_manifest(settings.runs_dir, run_id)
-    if case_id is not None:
-        _show_transcripts(run_id, manifest, case_id, arm, repeat, as_json=as_json)
-        return
-    rows = latest_rows(read_rows(settings.runs_dir, run_id))
-    report_run(manifest, rows, as_json=as_json, verbose=verbose)
-
-
-def _show_transcripts(run_id: str, manifest, case_id: str, arm: str, repeat: int, *,
-                      as_json: bool) -> None:
-    found = [t for t in read_transcripts(Settings.from_env().runs_dir, run_id)
-             if t.get("case_id") == case_id and t.get("arm") == arm
-             and t.get("repeat") == repeat]
-    if not found:
-        where = "this run has no transcripts (only --mode agent saves them)" \
-            if manifest.mode != "agent" else f"no {arm} transcript of case {case_id!r}, " \
-            f"repeat {repeat}"
-        raise HubskillsError(f"run {run_id}: {where}",
-                             hint=f"hubskills runs show {run_id} -v   # lists its cases")
-    if as_json:
-        out.as_json(found)
-        return
-    for record in sorted(found, key=lambda t: str(t.get("model"))):
-        render_transcript(record)
-
-
-@runs_group.command("compare")
-@click.argument("run_a")
-@click.argument("run_b")
-@click.option("--json", "as_json", is_flag=True,
-              help="Both runs' summaries, skill versions and per-case changes as JSON.")
-def runs_compare_command(run_a: str, run_b: str, as_json: bool) -> None:
-    """Per-case improvements and regressions from run A to run B (e.g. two skill versions):
-    first every setting that differs; a single case's change is noisy, the intervals are not."""
-    comparison = compare_runs(Settings.from_env().runs_dir, run_a, run_b)
-    if as_json:
-        out.as_json(comparison)
-        return
-    for line in comparison["differences"]:  # before any number: what else changed
-        out.result(f"differs: {escape(line)}")
-    out.table(["run", "skill", "model", "baseline", "with skill", "lift pts [95% CI]",
-               "p (exact)", "verdict"],
-              [(run_id, escape(f"{run['skill']}@{run['version']}" if run["version"]
-                               else run["skill"]), escape(s["model"]),
-                display.pct(st["baseline"]["pass_rate"]),
-                display.pct(st["skill"]["pass_rate"]),
-                display.lift_interval(st["lift"], st["lo"], st["hi"]),
-                display.p_value(st["p_value"]), escape(st["verdict"]))
-               for run_id, run in comparison["runs"].items() for s in run["summaries"]
-               for st in [s["stats"]]], drop=("p (exact)", "baseline"))
-    out.result(f"{run_a} → {run_b}: {comparison['summary']}")
-    out.result(f"  note: {comparison['note']}")
-    out.table(["model", "case", "A (skill)", "B (skill)", "change"],
-              [(c["model"], c["case"], display.pct(c["a"]), display.pct(c["b"]), c["change"])
-               for c in comparison["cases"] if c["change"] != "same"])
