@@ -104,9 +104,9 @@ def test_python_dash_m_runs_the_same_command(tmp_path):
 
 #: Command modules still named otherwise, each with who is fixing it (the list only shrinks: an
 #: entry that no longer holds fails). `runs` is written in cli/eval.py (the eval helpers' file);
-#: cli/trigger_eval.py and cli/verify_spot.py hold eval's and verify's helpers without a `_`.
+#: cli/_trigger_eval.py and cli/verify_spot.py hold eval's and verify's helpers without a `_`.
 KNOWN_ELSEWHERE: dict[str, str] = {}
-KNOWN_NOT_COMMANDS = {"registry.cli.trigger_eval", "registry.cli.verify_spot"}
+KNOWN_NOT_COMMANDS = {"registry.cli.verify_spot"}
 #: Hidden old spellings live with the command they spell: `tests generate` is `suite generate`.
 ALIAS_OF = {"tests": "suite"}
 

@@ -94,7 +94,7 @@ def test_the_lazy_packages_still_give_their_names():
             "from registry.install import pull\n"
             "from registry.install import install, update\n"
             "from registry.agent import Budget, ToolLoopRunner\n"
-            "from registry.cli.trigger_eval import MODE\n"
+            "from registry.cli._trigger_eval import MODE\n"
             "from registry.evaluation.trigger import MODE as TRIGGER\n"
             "assert callable(pull) and callable(install) and callable(update), pull\n"
             "assert MODE == TRIGGER\n"

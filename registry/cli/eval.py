@@ -14,7 +14,7 @@ from registry.cli import _output as out
 from registry.cli._render import report_run
 from registry.cli._signals import exit_now, interrupts
 from registry.cli._skill_ref import SkillSource, skill_folder
-from registry.cli.trigger_eval import trigger_mode
+from registry.cli._trigger_eval import trigger_mode
 from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.config import EvalConfig
@@ -26,7 +26,7 @@ from registry.sandbox import BACKENDS
 _BUDGET = Budget()  # agent mode's defaults, shown in --help and docs/evaluating.md
 
 
-@trigger_mode  # --mode trigger and --distractors: registry/cli/trigger_eval.py
+@trigger_mode  # --mode trigger and --distractors: registry/cli/_trigger_eval.py
 @click.command("eval")
 @click.argument("skill", type=SkillSource(exists=False), metavar="PATH|NS/NAME[@VERSION]|GIT")
 @click.option("--model", "-m", "models", multiple=True,

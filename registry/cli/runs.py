@@ -8,7 +8,7 @@ from rich.markup import escape
 
 from registry.cli import _output as out
 from registry.cli._render import manifest_json, render_transcript, report_run
-from registry.cli.trigger_eval import trigger_report
+from registry.cli._trigger_eval import trigger_report
 from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.results import display

@@ -62,7 +62,7 @@ def tune_command(skill: Path, model: str, teacher: str | None, rounds: int, runs
 
 
 def _render(result, write: bool) -> None:
-    from registry.cli.trigger_eval import rate_text
+    from registry.cli._trigger_eval import rate_text
 
     def figures(scores) -> tuple[str, str]:
         if scores is None:
