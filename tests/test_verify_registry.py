@@ -17,10 +17,10 @@ from registry.config import Settings
 from registry.errors import RunNotFound
 from registry.evaluation.config import EvalConfig
 from registry.evaluation.engine import run_evaluation
-from registry.evaluation.verify_registry import verify_published
 from registry.format.suite import load_suite
 from registry.format.version_ref import SkillVersionRef
 from registry.publishing.push import push_saved_run
+from registry.publishing.verify_pushed import verify_published
 from registry.stores import get_store
 
 REPO = "local/zorblax-ports"

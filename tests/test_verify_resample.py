@@ -20,8 +20,8 @@ from registry.evaluation.verify_resample import (
     draw_cases,
     estimate_cost,
     false_alarm_rate,
-    spot_check,
 )
+from registry.publishing.resample import spot_check
 from registry.results.runs import ResultRow, read_manifest, read_rows
 
 

@@ -1,6 +1,6 @@
 """A spot check of a registry run and its record, here or inside a Hugging Face Job.
 
-`spot_check_and_record` re-asks K samples per arm of a run (`verify_resample.resample_run`)
+`spot_check_and_record` re-asks K samples per arm of a run (`publishing.resample.resample_run`)
 and, for a run of the registry's results, appends the `spot-check` verification record to that
 dataset as the token's user (`stores.verifications`). `hubskills verify ... --resample K` calls
 it on this machine; with `--on jobs` a Job runs `main` (this module, from the client's own
@@ -36,14 +36,14 @@ def spot_check_and_record(target: str, run_id: str | None, revision: str | None,
                           max_cost: float | None,
                           announce: Callable[[SpotCheck], None] | None = None,
                           ) -> tuple[SpotCheck, str | None]:
-    """Spot-check the run (see `verify_resample.resample_run`); the check and, for a registry
+    """Spot-check the run (see `publishing.resample.resample_run`); the check and, for a registry
     run, the path of the record written to its results dataset.
 
     Raises:
         HubskillsError: over ``max_cost`` (before any call), no skill to re-ask with, what the
             evaluation refuses, or a store that keeps no records.
     """
-    from registry.evaluation.verify_resample import resample_run
+    from registry.publishing.resample import resample_run
 
     check, manifest, data = resample_run(target, run_id, revision, skill_dir, settings,
                                          open_store, k=k, seed=seed, max_cost=max_cost,

@@ -60,7 +60,8 @@ def start_spot_job(store: Any, target: str, run_id: str, settings: Settings, *, 
             run, or an estimate over ``max_cost``: before anything is uploaded or started.
         MissingCredentials: no Hugging Face token.
     """
-    from registry.evaluation.verify_resample import check_cost, load_run, plan_check
+    from registry.evaluation.verify_resample import check_cost, plan_check
+    from registry.publishing.resample import load_run
 
     if store.kind != "hub":
         raise HubskillsError("a spot check on Jobs checks a run in the hub registry's results",

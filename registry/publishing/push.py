@@ -113,7 +113,7 @@ def record_replay(store: SkillStore, manifest: RunManifest, settings: Settings) 
     status, or None when the dataset does not list the run."""
     from functools import partial
 
-    from registry.evaluation.verify_registry import verify_published
+    from registry.publishing.verify_pushed import verify_published
     from registry.stores.verifications import run_files, verify_and_record
 
     run = run_files(store).get(manifest.run_id)

@@ -134,7 +134,7 @@ def verify_and_keep(store: SkillStore, repo: str, run_id: str, settings: Setting
         RunNotFound: no such run (at ``revision``).
         HubskillsError: the dataset could not be read.
     """
-    from registry.evaluation.verify_registry import read_pushed, verify_published
+    from registry.publishing.verify_pushed import read_pushed, verify_published
 
     data = read_pushed(store, run_id, revision)
     report = verify_published(store, repo, run_id, settings, data=data)
@@ -174,7 +174,7 @@ def comment_text(check: SubmissionCheck) -> str:
 def _replay(store: SkillStore, settings: Settings, pr: PullRequest, entry: RemoteFile,
             records: list[Record]) -> SubmissionCheck:
     """Replay one run of one pull request (or reuse the record of these exact rows)."""
-    from registry.evaluation.verify_registry import read_pushed, verify_published
+    from registry.publishing.verify_pushed import read_pushed, verify_published
 
     run_id = PurePosixPath(entry.path).stem
     data = read_pushed(store, run_id, pr.revision)

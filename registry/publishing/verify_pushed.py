@@ -5,15 +5,18 @@ every row carries the run's identity (skill repo, revision, content hash), its s
 size), its plan (cases, repeats, samples) and the settings a replay needs (sampling temperature
 and max tokens, judge, agent budget, hubskills version; `RunManifest.replay_fields`), and each
 model's first row the summary the run closed with (`run_summary`). From those rows the run's
-manifest is rebuilt and the run replayed exactly as a local one (`verify.replay_run`): the
-skill is read at the revision the rows name and its content hash checked, its suite must be the
-one graded, every planned sample must be there once, every output is regraded and the summary
-recomputed.
+manifest is rebuilt and the run replayed exactly as a local one (`evaluation.verify.replay_run`):
+the skill is read at the revision the rows name and its content hash checked, its suite must be
+the one graded, every planned sample must be there once, every output is regraded and the
+summary recomputed.
 
 Rows are the producer's word, so they are checked against each other first: every row of the
 file must name the same run, skill, suite and settings (a hand-edited row rarely does), the
 file must belong to the skill asked about, and a field a replay needs that the rows lack (runs
 pushed before this version) makes the run `not replayable`, naming the field.
+
+Here in `publishing` (above `stores`) because it reads a `SkillStore`; what it runs, the replay
+of a manifest and its rows, is `evaluation.verify`'s.
 """
 
 from __future__ import annotations
@@ -21,12 +24,15 @@ from __future__ import annotations
 import io
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from registry.config import Settings
 from registry.errors import RunNotFound
 from registry.evaluation.verify import Verification, parse_rows, replay_run, sample_label
 from registry.results.runs import ResultRow, RunManifest, latest_rows, samples_planned
+
+if TYPE_CHECKING:
+    from registry.config import Settings
+    from registry.stores.base import SkillStore
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")  # `stores.dataset`'s, likewise
 _SAME = ("run_id", "skill_name", "skill_version", "skill_repo", "skill_revision",
@@ -39,7 +45,7 @@ _NEEDED = ("skill_revision", "suite_hash", "suite_cases", "run_cases", "planned_
 """What a replay cannot do without (agent mode: `agent_budget` too)."""
 
 
-def verify_published(store: Any, repo: str, run_id: str, settings: Settings, *,
+def verify_published(store: SkillStore, repo: str, run_id: str, settings: Settings, *,
                      revision: str | None = None, data: bytes | None = None) -> Verification:
     """Replay run ``run_id`` of skill ``repo`` as ``store``'s results dataset holds it.
 
@@ -64,7 +70,7 @@ def verify_published(store: Any, repo: str, run_id: str, settings: Settings, *,
     return replay_run(manifest, rows, report, settings, open_store=lambda: store)
 
 
-def read_pushed(store: Any, run_id: str, revision: str | None = None) -> bytes:
+def read_pushed(store: SkillStore, run_id: str, revision: str | None = None) -> bytes:
     """The bytes of run ``run_id``'s results file in ``store``'s dataset (at ``revision``).
 
     Raises:
