@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import get_type_hints
 
 import pytest
 from fakes.openai_server import FakeOpenAIServer
@@ -22,7 +24,7 @@ from registry.evaluation.verify_resample import (
     false_alarm_rate,
 )
 from registry.publishing.resample import spot_check
-from registry.results.runs import ResultRow, read_manifest, read_rows
+from registry.results.runs import ResultRow, RunManifest, read_manifest, read_rows
 
 
 @pytest.fixture
@@ -76,3 +78,22 @@ def test_an_output_edited_to_pass_regrades_cleanly_but_fails_the_spot_check(sett
     baseline = caught.arms[0]
     assert (baseline.arm, baseline.pairs, baseline.b, baseline.c) == ("baseline", 10, 10, 0)
     assert baseline.p_value < ALPHA / 2
+
+
+def test_the_registry_side_of_verify_is_typed_with_the_store_protocol_and_settings():
+    """What reads runs from a registry sits above `stores`, so its seams name `SkillStore` and
+    `Settings` (resolved here as a type checker would), not `Any`."""
+    from registry.publishing import resample, verify_pushed
+    from registry.stores.base import SkillStore
+
+    names = {"Settings": Settings, "SkillStore": SkillStore, "ResultRow": ResultRow,
+             "RunManifest": RunManifest}
+    opener = Callable[[], SkillStore]
+    wanted = {verify_pushed.verify_published: {"store": SkillStore, "settings": Settings},
+              verify_pushed.read_pushed: {"store": SkillStore},
+              resample.load_run: {"settings": Settings, "open_store": opener},
+              resample.resample_run: {"settings": Settings, "open_store": opener},
+              resample.spot_check: {"settings": Settings}}
+    for function, params in wanted.items():
+        hints = get_type_hints(function, localns=names)
+        assert {name: hints[name] for name in params} == params, function.__name__
