@@ -15,7 +15,7 @@ from typing import Any
 from registry.errors import HubskillsError
 from registry.format.skill import dump_frontmatter
 from registry.results.replay_record import summary_json
-from registry.results.runs import ResultRow, RunManifest
+from registry.results.runs import ResultRow, RunManifest, rows_to_jsonl
 from registry.stores.card import parse_card
 
 DEFAULT_RESULTS_NAME = "hubskills-evals"
@@ -86,6 +86,14 @@ def card_is_current(card: str) -> bool:
     return bool(meta.get("configs")) and info.get("features") == results_features()
 
 
+def card_update(repo: str, card: str | None) -> bytes | None:
+    """The card to write to the results dataset `repo`, whose card is `card` (None: it has
+    none): a fresh one when it is missing or declares other row features, else None."""
+    if card is not None and card_is_current(card):
+        return None
+    return dataset_card(repo).encode("utf-8")
+
+
 def results_path(manifest: RunManifest) -> str:
     """`data/evals/YYYY-MM/<run_id>.jsonl` for a run (month of `started_at`).
 
@@ -97,6 +105,16 @@ def results_path(manifest: RunManifest) -> str:
     if not _MONTH.match(manifest.started_at or ""):
         raise HubskillsError(f"run {manifest.run_id} has no readable start time")
     return f"{RESULTS_DIR}/{manifest.started_at[:7]}/{manifest.run_id}.jsonl"
+
+
+def run_file(manifest: RunManifest, rows: Iterable[ResultRow]) -> tuple[str, bytes]:
+    """A run's path in the dataset (`results_path`) and its file's bytes: its rows stamped
+    (`stamp_rows`), as JSONL.
+
+    Raises:
+        HubskillsError: an unusable run id or start time, or a row of another run.
+    """
+    return results_path(manifest), rows_to_jsonl(stamp_rows(manifest, rows)).encode("utf-8")
 
 
 def stamp_rows(manifest: RunManifest, rows: Iterable[ResultRow]) -> list[ResultRow]:

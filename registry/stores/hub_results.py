@@ -36,26 +36,23 @@ from registry.hub import (
     user_errors,
     with_retry,
 )
-from registry.results.runs import ResultRow, RunManifest, iter_rows, rows_to_jsonl
+from registry.results.runs import ResultRow, RunManifest, iter_rows
 from registry.scan import check_relpath
 from registry.stores.base import Appended
 from registry.stores.dataset import (
     DEFAULT_RESULTS_NAME,
     RESULTS_DIR,
-    card_is_current,
-    dataset_card,
+    card_update,
     matches_skill,
-    results_path,
-    stamp_rows,
+    run_file,
 )
 from registry.stores.files import CARD_FILE
 from registry.stores.records import (
     RECORDS_DIR,
     Record,
     RunFile,
-    parse_record,
-    record_bytes,
-    record_path,
+    parse_records,
+    record_file,
     rows_hash,
 )
 from registry.stores.summary import card_summary
@@ -118,8 +115,7 @@ class HubResults:
             return self._append(manifest, rows)
 
     def _append(self, manifest: RunManifest, rows: list[ResultRow]) -> Appended:
-        path = results_path(manifest)
-        data = rows_to_jsonl(stamp_rows(manifest, rows)).encode("utf-8")
+        path, data = run_file(manifest, rows)
         repo, message = self.repo(), f"Add eval run {manifest.run_id}"
         self._ensure_dataset(repo)
         if self.client.file_exists(repo, path, repo_type="dataset"):
@@ -142,9 +138,9 @@ class HubResults:
         if self._ready:
             return
         self.client.create_repo(repo, repo_type="dataset")
-        card = self.client.read_text(repo, CARD_FILE, repo_type="dataset") or ""
-        if not card_is_current(card):  # missing, or declares other row features
-            fresh = {CARD_FILE: dataset_card(repo).encode("utf-8")}
+        current = self.client.read_text(repo, CARD_FILE, repo_type="dataset")
+        if card := card_update(repo, current):
+            fresh = {CARD_FILE: card}
             try:
                 with_retry(lambda: self.client.commit(
                     repo, fresh, repo_type="dataset",
@@ -284,7 +280,7 @@ class HubResults:
     def _run_file(self, path: str, blob_id: str | None, revision: str | None) -> RunFile:
         if not blob_id:  # not reported: hash the bytes
             blob_id = rows_hash(self._download(path, revision).read_bytes())
-        return RunFile(Path(path).stem, path, blob_id)
+        return RunFile.at(path, blob_id)
 
     def records(self) -> list[Record]:
         """Every verification record (oldest file first)."""
@@ -295,16 +291,16 @@ class HubResults:
                 listed = self.client.tree(repo, RECORDS_DIR, head, repo_type="dataset")
             except (RepoNotFound, EntryNotFound):
                 return []
-            found = [parse_record(self._download(e.path, head).read_bytes(), e.path)
-                     for e in sorted(listed, key=lambda e: e.path) if e.path.endswith(".json")]
-        return [r for r in found if r is not None]
+            return parse_records((e.path, self._download(e.path, head).read_bytes())
+                                 for e in sorted(listed, key=lambda e: e.path)
+                                 if e.path.endswith(".json"))
 
     def append_record(self, record: Record) -> str:
         """Commit `record` as a new file; returns its path."""
-        path, repo = record_path(record), self.repo()
+        (path, data), repo = record_file(record), self.repo()
         with user_errors():
             with_retry(lambda: self.client.commit(
-                repo, {path: record_bytes(record)}, repo_type="dataset",
+                repo, {path: data}, repo_type="dataset",
                 message=f"Verify run {record['run_id']}: {record['status']}"))
         return path
 

@@ -15,27 +15,19 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from registry._io import atomic_write_bytes, atomic_write_text, why_unwritable
+from registry._io import atomic_write_bytes, why_unwritable
 from registry.errors import HubskillsError, RegistryError
-from registry.results.runs import ResultRow, RunManifest, iter_rows, rows_to_jsonl
+from registry.results.runs import ResultRow, RunManifest, iter_rows
 from registry.scan import check_relpath
 from registry.stores.base import Appended
-from registry.stores.dataset import (
-    RESULTS_DIR,
-    card_is_current,
-    dataset_card,
-    matches_skill,
-    results_path,
-    stamp_rows,
-)
+from registry.stores.dataset import RESULTS_DIR, card_update, matches_skill, run_file
 from registry.stores.files import listing_digest
 from registry.stores.records import (
     RECORDS_DIR,
     Record,
     RunFile,
-    parse_record,
-    record_bytes,
-    record_path,
+    parse_records,
+    record_file,
     rows_hash,
 )
 
@@ -81,17 +73,16 @@ class LocalResults:
     def append(self, manifest: RunManifest, rows: list[ResultRow]) -> Appended:
         """Write the run's rows as one new file; re-appending a run id is a no-op."""
         self._ready()
-        path = results_path(manifest)
-        stamped = stamp_rows(manifest, rows)
+        path, data = run_file(manifest, rows)
         target = self.dataset_dir / path
         with self._lock:
             card = self.dataset_dir / "README.md"
-            if not card.exists() or not card_is_current(card.read_text(encoding="utf-8")):
-                atomic_write_text(card, dataset_card(self.repo))
+            current = card.read_text(encoding="utf-8") if card.exists() else None
+            if fresh := card_update(self.repo, current):
+                atomic_write_bytes(card, fresh)
             if target.exists():
                 log.info("run %s is already in the results dataset", manifest.run_id)
                 return Appended(path)
-            data = rows_to_jsonl(stamped).encode("utf-8")
             atomic_write_bytes(target, data)
         from registry.stores.frame import add_source
 
@@ -122,8 +113,7 @@ class LocalResults:
         """A digest of the run files' and verification records' listing (sizes and times; no
         file is read): a new badge changes it as a new run does."""
         self._ready()
-        records = sorted((self.dataset_dir / RECORDS_DIR).glob("*/*.json"))
-        return listing_digest([str(p) for p in [*self.files(), *records]])
+        return listing_digest([str(p) for p in [*self.files(), *self._record_files()]])
 
     def read_run(self, run_id: str, revision: str | None = None) -> bytes | None:
         """The bytes of run `run_id`'s file (None: no such run).
@@ -144,20 +134,21 @@ class LocalResults:
         """Every run's file, with the hash of its rows."""
         self._ready()
         base = self.dataset_dir
-        return [RunFile(p.stem, p.relative_to(base).as_posix(), rows_hash(p.read_bytes()))
+        return [RunFile.at(p.relative_to(base).as_posix(), rows_hash(p.read_bytes()))
                 for p in self.files()]
+
+    def _record_files(self) -> list[Path]:
+        return sorted((self.dataset_dir / RECORDS_DIR).glob("*/*.json"))
 
     def records(self) -> list[Record]:
         """Every verification record (oldest file first)."""
         self._ready()
-        found = [parse_record(p.read_bytes(), str(p))
-                 for p in sorted((self.dataset_dir / RECORDS_DIR).glob("*/*.json"))]
-        return [r for r in found if r is not None]
+        return parse_records((str(p), p.read_bytes()) for p in self._record_files())
 
     def append_record(self, record: Record) -> str:
         """Write `record` as a new file; returns its path."""
-        path = record_path(record)
-        atomic_write_bytes(self.dataset_dir / path, record_bytes(record))
+        path, data = record_file(record)
+        atomic_write_bytes(self.dataset_dir / path, data)
         return path
 
     # -- pull requests: a folder has none ---------------------------------------------------

@@ -11,7 +11,9 @@ import hashlib
 import json
 import logging
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -26,6 +28,11 @@ class RunFile:
     run_id: str
     path: str
     rows_hash: str
+
+    @classmethod
+    def at(cls, path: str, rows_hash: str) -> RunFile:
+        """The run file at `path` in the dataset (its run id is the file's name)."""
+        return cls(PurePosixPath(path).stem, path, rows_hash)
 
 
 def rows_hash(data: bytes) -> str:
@@ -42,18 +49,22 @@ def record_path(record: Record) -> str:
             f"--{secrets.token_hex(3)}.json")
 
 
-def record_bytes(record: Record) -> bytes:
-    """A record as its file holds it."""
-    return (json.dumps(record, indent=2) + "\n").encode("utf-8")
+def record_file(record: Record) -> tuple[str, bytes]:
+    """Where a new record goes (`record_path`) and the bytes its file holds."""
+    return record_path(record), (json.dumps(record, indent=2) + "\n").encode("utf-8")
 
 
-def parse_record(data: bytes, where: str) -> Record | None:
-    """The record a file holds (None, logged, when it holds none)."""
-    try:
-        record = json.loads(data)
-    except ValueError:
-        record = None
-    if not isinstance(record, dict):
-        log.warning("skipping %s: not a verification record", where)
-        return None
-    return record
+def parse_records(files: Iterable[tuple[str, bytes]]) -> list[Record]:
+    """The records that files, given as `(where, bytes)`, hold; one holding none is skipped
+    and logged."""
+    found = []
+    for where, data in files:
+        try:
+            record = json.loads(data)
+        except ValueError:
+            record = None
+        if isinstance(record, dict):
+            found.append(record)
+        else:
+            log.warning("skipping %s: not a verification record", where)
+    return found
