@@ -1,8 +1,11 @@
-"""Packages whose public names load on first use (a chat eval imports only what it uses)."""
+"""Packages whose public names load on first use (a chat eval imports only what it uses), and
+modules imported while the process waits on the network (`import_during_first_wait`).
+"""
 
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -26,3 +29,30 @@ def lazy_names(package: str, exports: Mapping[str, str], namespace: dict[str, An
         return sorted({*namespace, *exports})
 
     return __getattr__, __dir__
+
+
+_WAITING = threading.Event()
+
+
+def import_during_first_wait(*modules: str) -> threading.Thread:
+    """Import `modules` in a background thread once the process first waits on the network
+    (`network_wait`; an endpoint probe's round trip). Imports are CPU work under one GIL:
+    beside the start-up they would only delay the first request, during a round trip they
+    cost nothing. A module that fails is left for the import where it is used to report."""
+
+    def load() -> None:
+        _WAITING.wait()
+        for module in modules:
+            try:
+                importlib.import_module(module)
+            except Exception:  # imported again where it is used, and raised there
+                return
+
+    thread = threading.Thread(target=load, name="hubskills-import-during-wait", daemon=True)
+    thread.start()
+    return thread
+
+
+def network_wait() -> None:
+    """Say the process now waits on the network: `import_during_first_wait` may start."""
+    _WAITING.set()

@@ -104,3 +104,22 @@ def test_the_lazy_packages_still_give_their_names():
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_eval_report_loads_while_the_first_request_waits_not_before():
+    """`hubskills eval` imports its report (numpy, the statistics) in a thread that starts only
+    once the process waits on the network (the endpoint probe's round trip)."""
+    code = ("import sys, threading, click\n"
+            "from registry._lazy import network_wait\n"
+            "from registry.cli import cli\n"
+            "cli.get_command(click.Context(cli), 'eval')\n"
+            "waiting = [t for t in threading.enumerate() if t.name.endswith('during-wait')]\n"
+            "waiting[0].join(0.05)\n"
+            "assert waiting[0].is_alive(), 'the thread ended before any wait'\n"
+            "assert 'numpy' not in sys.modules and 'registry.cli._render' not in sys.modules\n"
+            "network_wait()\n"
+            "waiting[0].join()\n"
+            "assert 'numpy' in sys.modules and 'registry.cli._render' in sys.modules\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0, done.stderr

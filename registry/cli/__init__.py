@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 import click
 
 from registry import __version__
+from registry._lazy import import_during_first_wait
 from registry.errors import HubskillsError
 
 #: name -> ("module:attribute", the command's short help as `hubskills --help` lists it)
@@ -101,6 +102,9 @@ TASKS: dict[str, tuple[str, ...]] = {
 }
 #: Old spellings that still work but are not listed: `tests generate` is `suite generate`.
 HIDDEN = frozenset({"tests"})
+#: What a command needs only after its first answers, imported while it first waits on the
+#: network instead of before its first request: an eval's report (numpy, the statistics).
+AFTER_FIRST_WAIT: dict[str, tuple[str, ...]] = {"eval": ("registry.cli._render",)}
 
 
 class LazyGroup(click.Group):
@@ -119,6 +123,8 @@ class LazyGroup(click.Group):
         if cmd_name not in self.commands and cmd_name in self.lazy:
             module, _, attr = self.lazy[cmd_name][0].partition(":")
             self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
+            if cmd_name in AFTER_FIRST_WAIT:
+                import_during_first_wait(*AFTER_FIRST_WAIT[cmd_name])
         return super().get_command(ctx, cmd_name)
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:

@@ -11,7 +11,6 @@ from rich.markup import escape
 
 from registry.agent import Budget
 from registry.cli import _output as out
-from registry.cli._render import report_run
 from registry.cli._signals import exit_now, interrupts
 from registry.cli._skill_ref import SkillSource, skill_folder
 from registry.cli._trigger_eval import trigger_mode
@@ -19,7 +18,6 @@ from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.config import EvalConfig
 from registry.evaluation.engine import run_evaluation
-from registry.results.report import summarize
 from registry.results.runs import read_manifest
 from registry.sandbox import BACKENDS
 
@@ -137,6 +135,8 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
                            image=image, detach=detach, resume=resume, poll=poll,
                            published=published)
         if run is not None:
+            from registry.cli._render import report_run
+
             _answered(run.manifest, report_run(run.manifest, run.rows, as_json=as_json,
                                                verbose=verbose))
             if store is not None and not run.manifest.is_partial:
@@ -149,6 +149,10 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
     if result.manifest.status == "interrupted":
         _interrupted(result, as_json=as_json, push=push)
         exit_now(caught.exit_code or 130)
+    # The report (numpy, the statistics) loaded while the run first waited on the network:
+    # registry.cli.AFTER_FIRST_WAIT.
+    from registry.cli._render import report_run
+
     _answered(result.manifest, report_run(result.manifest, result.rows, as_json=as_json,
                                           verbose=verbose))
     if store is not None:
@@ -178,6 +182,8 @@ def _answered(manifest, summaries) -> None:
 
 
 def _interrupted(result, *, as_json: bool, push: bool) -> None:
+    from registry.results.report import summarize
+
     manifest = result.manifest
     if as_json:
         out.as_json({"manifest": manifest.model_dump(),

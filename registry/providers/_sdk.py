@@ -23,6 +23,7 @@ from email.utils import parsedate_to_datetime
 from types import ModuleType
 from typing import Any, ClassVar
 
+from registry._lazy import network_wait
 from registry.errors import (
     ContextOverflow,
     HubskillsError,
@@ -148,9 +149,10 @@ class SDKProvider(Provider):
             ProviderError: the endpoint cannot be reached, or `probe_status` refuses it.
         """
         sdk = self.sdk()
+        client = self.client()
+        network_wait()  # what waits for this round trip may load now (`import_during_first_wait`)
         try:  # read as text: the one answer type every SDK's client takes as is
-            await self.client().get(self.probe_path, cast_to=str,
-                                    options={"timeout": PROBE_TIMEOUT_S})
+            await client.get(self.probe_path, cast_to=str, options={"timeout": PROBE_TIMEOUT_S})
         except sdk.APIStatusError as exc:
             await self.probe_status(exc.status_code)
         except sdk.APITimeoutError:
