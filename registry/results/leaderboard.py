@@ -134,24 +134,28 @@ def run_groups(rows: Rows, k: np.ndarray, n_k: int) -> dict[str, np.ndarray]:
             "rows": np.bincount(g, minlength=n_g), **planned}
 
 
-def _status(runs: dict[str, np.ndarray], repo: list[str | None]) -> list[str]:
-    """Why each run cannot rank by its data ("" when it can): no repo, partial, subset."""
+def run_status(rows: Rows, keys: np.ndarray, runs: dict[str, np.ndarray], *, arms: int = 2,
+               words: tuple[str, str] = ("cases", "samples")) -> np.ndarray:
+    """Per run group of `run_groups`, why it cannot rank by its data ("" when it can): not in
+    the registry (no repo), a subset of its suite, or partial (fewer rows than the samples it
+    planned, one model a run with `arms` arms a case). `words` names its cases and samples."""
     from registry.results.runs import samples_planned  # loaded by then: keeps this module light
 
-    want = samples_planned(1, runs["run_cases"], runs["planned_runs"])  # one model a run
-    out = []
-    for i, (rows, planned, cases, suite) in enumerate(zip(
+    repo = lookup(rows.labels["repo"], keys[runs["key"], 0])
+    want = samples_planned(1, runs["run_cases"], runs["planned_runs"], arms=arms)
+    found = []
+    for i, (n, planned, cases, suite) in enumerate(zip(
             runs["rows"].tolist(), want.tolist(), runs["run_cases"].tolist(),
             runs["suite_cases"].tolist(), strict=True)):
         if repo[i] is None:
-            out.append("not in the registry")
+            found.append("not in the registry")
         elif cases > 0 and suite > cases:
-            out.append(f"subset: {cases} of {suite} cases")
-        elif planned > 0 and rows < planned:
-            out.append(f"partial: {rows} of {planned} samples")
+            found.append(f"subset: {cases} of {suite} {words[0]}")
+        elif planned > 0 and n < planned:
+            found.append(f"partial: {n} of {planned} {words[1]}")
         else:
-            out.append("")
-    return out
+            found.append("")
+    return np.array(found, dtype=object)
 
 
 def chosen_runs(rows: Rows, runs: dict[str, np.ndarray], fit: np.ndarray,
@@ -191,8 +195,7 @@ def entries(frame: pd.DataFrame, *, skill: str | None = None, model: str | None 
         return []
     k, keys = combine_all(rows, KEY)
     runs = run_groups(rows, k, len(keys))
-    repo_of = lookup(rows.labels["repo"], keys[runs["key"], 0])
-    status = np.array(_status(runs, repo_of), dtype=object)
+    status = run_status(rows, keys, runs)
     status, fit, verification = _verified(rows, runs, status, badges)
     chosen = chosen_runs(rows, runs, fit, len(keys))
     on_chosen = np.zeros(len(runs["key"]), dtype=bool)
@@ -360,8 +363,7 @@ def _run_entries(rows: Rows) -> list[Entry]:
         return []
     k, keys = combine_all(rows, KEY)
     runs = run_groups(rows, k, len(keys))
-    status = np.array(_status(runs, lookup(rows.labels["repo"], keys[runs["key"], 0])),
-                      dtype=object)
+    status = run_status(rows, keys, runs)
     return _build(rows, keys[runs["key"]], stats.table(rows.outcomes(runs["of"]),
                                                        len(runs["key"])),
                   {name: v for name, v in runs.items() if name != "of"}, status)

@@ -27,6 +27,7 @@ from registry.results.leaderboard import (
     gc_paused,
     row_mask,
     run_groups,
+    run_status,
 )
 
 COLUMNS = ("skill@version", "model", "recall [95% CI]", "false triggers [95% CI]", "errors",
@@ -93,7 +94,7 @@ def trigger_entries(frame: pd.DataFrame, *, skill: str | None = None,
         return []
     k, keys = combine_all(rows, KEY)
     runs = run_groups(rows, k, len(keys))
-    status = _status(runs, lookup(rows.labels["repo"], keys[runs["key"], 0]))
+    status = run_status(rows, keys, runs, arms=1, words=("queries", "sessions"))
     chosen = chosen_runs(rows, runs, status == "", len(keys))
     on = np.zeros(len(runs["key"]), dtype=bool)
     on[chosen] = True
@@ -102,23 +103,6 @@ def trigger_entries(frame: pd.DataFrame, *, skill: str | None = None,
     table = stats.table(_outcomes(rows, expect, k), 2 * len(keys))
     return _build(rows, keys, table, {n: v[chosen] for n, v in runs.items() if n != "of"},
                   status[chosen])
-
-
-def _status(runs: dict[str, np.ndarray], repo: list[str | None]) -> np.ndarray:
-    """Why each run is not a whole one ("" when it is): no repo, a subset, partial."""
-    found = []
-    for i, (rows, cases, suite, planned) in enumerate(zip(
-            runs["rows"].tolist(), runs["run_cases"].tolist(), runs["suite_cases"].tolist(),
-            (runs["run_cases"] * runs["planned_runs"]).tolist(), strict=True)):
-        if repo[i] is None:
-            found.append("not in the registry")
-        elif cases > 0 and suite > cases:
-            found.append(f"subset: {cases} of {suite} queries")
-        elif planned > 0 and rows < planned:
-            found.append(f"partial: {rows} of {planned} sessions")
-        else:
-            found.append("")
-    return np.array(found, dtype=object)
 
 
 def _outcomes(rows: Rows, expect: np.ndarray, k: np.ndarray) -> stats.Outcomes:
