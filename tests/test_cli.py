@@ -102,11 +102,10 @@ def test_python_dash_m_runs_the_same_command(tmp_path):
     assert done.returncode == 0 and done.stdout.startswith("hubskills, version ")
 
 
-#: Command modules still named otherwise, each with who is fixing it (the list only shrinks: an
-#: entry that no longer holds fails). `runs` is written in cli/eval.py (the eval helpers' file);
-#: cli/_trigger_eval.py and cli/verify_spot.py hold eval's and verify's helpers without a `_`.
+#: Command modules named otherwise, and modules without a `_` that hold no command: none (a
+#: helper module's name starts with `_`, like cli/_trigger_eval.py and cli/_verify_spot.py).
 KNOWN_ELSEWHERE: dict[str, str] = {}
-KNOWN_NOT_COMMANDS = {"registry.cli.verify_spot"}
+KNOWN_NOT_COMMANDS: set[str] = set()
 #: Hidden old spellings live with the command they spell: `tests generate` is `suite generate`.
 ALIAS_OF = {"tests": "suite"}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 from rich.markup import escape
@@ -14,6 +14,7 @@ from registry.cli import _output as out
 if TYPE_CHECKING:
     from registry.config import Settings
     from registry.evaluation.verify import Verification
+    from registry.stores import SkillStore
 
 _SHOWN = 10  # differences listed before "and N more"
 
@@ -85,7 +86,7 @@ def verify_command(target: str, run_id: str | None, revision: str | None,
         return
     if not as_json:
         _render(report)
-    from registry.cli.verify_spot import render, spot_check
+    from registry.cli._verify_spot import render, spot_check
 
     found["spot_check"] = spot_check(target, run_id, revision, skill_dir, settings, open_store,
                                      k=k, seed=seed, max_cost=max_cost, on=on, flavor=flavor)
@@ -95,7 +96,7 @@ def verify_command(target: str, run_id: str | None, revision: str | None,
 
 
 def _verify(target: str, run_id: str | None, revision: str | None, skill_dir: Path | None,
-            settings: Settings, open_store: Callable[[], Any]) -> Verification:
+            settings: Settings, open_store: Callable[[], SkillStore]) -> Verification:
     if run_id is None:
         if revision is not None or "/" in target:
             raise click.UsageError(f"name the run to replay: hubskills verify {target} --run "

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from registry.errors import HubskillsError
 from registry.secrets import scrub
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from registry.config import Settings
     from registry.evaluation.verify_resample import SpotCheck
     from registry.results.runs import RunManifest
+    from registry.stores import SkillStore
 
 RESULT = "hubskills-spot-result"  # the Job's last word: `hubskills-spot-result {json}`
 FAILED = "hubskills-spot-error"  # or: `hubskills-spot-error {"error": ..., "hint": ...}`
@@ -32,7 +33,7 @@ FAILED = "hubskills-spot-error"  # or: `hubskills-spot-error {"error": ..., "hin
 
 def spot_check_and_record(target: str, run_id: str | None, revision: str | None,
                           skill_dir: Path | None, settings: Settings,
-                          open_store: Callable[[], Any], *, k: int, seed: int,
+                          open_store: Callable[[], SkillStore], *, k: int, seed: int,
                           max_cost: float | None,
                           announce: Callable[[SpotCheck], None] | None = None,
                           ) -> tuple[SpotCheck, str | None]:
@@ -53,7 +54,8 @@ def spot_check_and_record(target: str, run_id: str | None, revision: str | None,
     return check, record_spot_check(check, manifest, data, open_store())
 
 
-def record_spot_check(check: SpotCheck, manifest: RunManifest, data: bytes, store: Any) -> str:
+def record_spot_check(check: SpotCheck, manifest: RunManifest, data: bytes,
+                      store: SkillStore) -> str:
     """Append the record of ``check`` of the rows ``data`` to ``store``'s results dataset, as
     the token's user; its path.
 

@@ -25,10 +25,11 @@ if TYPE_CHECKING:
     from registry.config import Settings
     from registry.evaluation.verify_resample import SpotCheck
     from registry.hub import JobState
+    from registry.stores import SkillStore
 
 
 def spot_check(target: str, run_id: str | None, revision: str | None, skill_dir: Path | None,
-               settings: Settings, open_store: Callable[[], Any], *, k: int, seed: int,
+               settings: Settings, open_store: Callable[[], SkillStore], *, k: int, seed: int,
                max_cost: float | None, on: str = "local",
                flavor: str | None = None) -> dict[str, Any]:
     """Spot-check the run here or on Jobs (module docstring); the check as JSON with
@@ -53,7 +54,7 @@ def spot_check(target: str, run_id: str | None, revision: str | None, skill_dir:
     return {**check.to_dict(), "record": record}
 
 
-def _on_jobs(target: str, run_id: str, revision: str | None, settings: Settings, store: Any,
+def _on_jobs(target: str, run_id: str, revision: str | None, settings: Settings, store: SkillStore,
              *, k: int, seed: int, max_cost: float | None,
              flavor: str | None) -> dict[str, Any]:
     from registry.jobs.spot_remote import follow_spot_job, start_spot_job
