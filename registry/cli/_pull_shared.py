@@ -28,6 +28,17 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Machine-read
 registry_option = click.option(
     "--registry", type=click.Choice(["local", "hub"]), default=None,
     help="The embedded local registry (default) or the Hub [env: HUBSKILLS_REGISTRY].")
+_allow_risky_option = click.option("--allow-risky", is_flag=True,
+                                   help="Accept high-severity findings (not secrets).")
+
+
+def lock_options(command: Callable[..., None]) -> Callable[..., None]:
+    """`--allow-risky`, `--registry`, `--global`, `--project` and `--json`, in that order: the
+    options of the commands that follow skills.lock (`install`, `update`)."""
+    for option in reversed((_allow_risky_option, registry_option, global_option,
+                            project_option, json_option)):
+        command = option(command)
+    return command
 
 
 def stores(registry: str | None = None, *,

@@ -14,11 +14,7 @@ from registry.install import install
 @click.option("--frozen", is_flag=True,
               help="Fail on any mismatch with skills.lock; never write it.")
 @click.option("--force", is_flag=True, help="Discard local changes to pinned skills.")
-@click.option("--allow-risky", is_flag=True, help="Accept high-severity findings (not secrets).")
-@shared.registry_option
-@shared.global_option
-@shared.project_option
-@shared.json_option
+@shared.lock_options
 def install_command(frozen: bool, force: bool, allow_risky: bool, registry: str | None,
                     global_: bool, project: Path, as_json: bool) -> None:
     """Install exactly what skills.lock pins (by sha).

@@ -16,11 +16,7 @@ from registry.install.lockfile import Lockfile, Scope
 @click.command("update")
 @click.argument("name", required=False)
 @click.option("--force", is_flag=True, help="Discard local changes.")
-@click.option("--allow-risky", is_flag=True, help="Accept high-severity findings (not secrets).")
-@shared.registry_option
-@shared.global_option
-@shared.project_option
-@shared.json_option
+@shared.lock_options
 def update_command(name: str | None, force: bool, allow_risky: bool, registry: str | None,
                    global_: bool, project: Path, as_json: bool) -> None:
     """Move installed skills (or NAME) to their newest version and show what changed.
