@@ -10,6 +10,10 @@ in wall time and in the process's CPU time: on a shared machine the CPU ratio mo
 since a round is timed while others' load comes and goes. The two alternate round by round,
 so both see the same load.
 
+Last measured 2026-11-29 on the 2-core machine under heavy load (load average 7-10), medians
+of five interleaved runs: verify / read 3.12 CPU, 3.23 wall (4.12 and 4.21 before that day's
+change; where the rest goes: docs/benchmarks.md, Verify). Python: 0.61 of one sandboxed check.
+
 Python: a run of 50 cases x 2 arms, each graded by one `python` check in the sandbox, is
 replayed (median of `PY_ROUNDS`), and the time per check is printed as a ratio to one check
 graded alone in the sandbox (`bench/sandbox.py`'s measure, median of `PY_ROUNDS` x 5): at most
