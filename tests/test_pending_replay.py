@@ -20,7 +20,8 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 from fakes.hub_server import FakeHub  # noqa: E402
-from test_verify_hub import ALICE, DATASET, SKILL, evaluate, hub, verify  # noqa: E402, F401
+from spot_setup import ALICE, DATASET, SKILL, propose_as_alice  # noqa: E402
+from test_verify_hub import evaluate, hub, verify  # noqa: E402, F401
 
 from registry.cli import main  # noqa: E402
 from registry.config import Settings  # noqa: E402
@@ -37,12 +38,8 @@ PASSED = re.compile(r'"passed":\s*true')
 def submit(tmp_path: Path) -> tuple[str, Settings]:
     """Evaluate boss's skill and let alice propose the run as pull request #1."""
     run_id = evaluate(tmp_path)
-    settings = Settings.from_env()
-    HubStore(settings).results._ensure_dataset(DATASET)
-    alice = HubStore(Settings.from_env({**os.environ, "HF_TOKEN": ALICE,
-                                        "HUBSKILLS_HOME": str(tmp_path / "alice")}))
-    assert push_saved_run(alice, settings.runs_dir, run_id).pending
-    return run_id, settings
+    propose_as_alice(tmp_path, run_id)
+    return run_id, Settings.from_env()
 
 
 def review(capsys, *args: str) -> tuple[int, str, str]:

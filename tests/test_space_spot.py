@@ -19,12 +19,10 @@ from collections.abc import Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import gradio as gr  # noqa: E402
-import huggingface_hub.constants  # noqa: E402
 import pytest  # noqa: E402
 from fakes.hub_server import FakeHub  # noqa: E402
-from fakes.openai_server import FakeOpenAIServer  # noqa: E402
-from test_verify import knows_fact_if_told  # noqa: E402
-from test_verify_hub import ALICE, DATASET, SKILL, evaluate, verify  # noqa: E402
+from spot_setup import ALICE, SKILL, fake_hub, propose_as_alice  # noqa: E402
+from test_verify_hub import evaluate, verify  # noqa: E402
 
 from registry.config import Settings  # noqa: E402
 from registry.publishing.push import push_saved_run  # noqa: E402
@@ -38,19 +36,7 @@ VISITOR_TOKEN = "hf_visitor_oauth_token_0123456789"
 
 @pytest.fixture
 def hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
-    if huggingface_hub.constants.HF_HUB_OFFLINE:
-        pytest.skip("huggingface_hub was imported with HF_HUB_OFFLINE=1 (read once, at import)")
-    with FakeHub(user="boss") as server, \
-            FakeOpenAIServer(responder=knows_fact_if_told) as model:
-        server.jobs.image_env = {"PIP_NO_INDEX": "1", "PIP_NO_DEPS": "1"}
-        server.add_user("boss", OWNER_TOKEN)
-        server.add_user("visitor", VISITOR_TOKEN)
-        for name, value in {"HF_HUB_OFFLINE": "0", "HUBSKILLS_REGISTRY": "hub",
-                            "HF_ENDPOINT": server.url, "HF_TOKEN": server.token,
-                            "HUBSKILLS_RESULTS_REPO": DATASET,
-                            "HUBSKILLS_BASE_URL": model.url}.items():
-            monkeypatch.setenv(name, value)
-        yield server
+    yield from fake_hub(monkeypatch, users={"boss": OWNER_TOKEN, "visitor": VISITOR_TOKEN})
 
 
 def replayed_run(tmp_path: Path, capsys) -> str:
@@ -105,11 +91,7 @@ def test_the_owner_spot_checks_a_pending_submission_at_its_pull_request(
     monkeypatch.setattr(spot_check, "POLL_S", 0.2)
     hub.add_user("alice", ALICE)
     run_id = evaluate(tmp_path)
-    settings = Settings.from_env()
-    HubStore(settings).results._ensure_dataset(DATASET)
-    alice = HubStore(Settings.from_env({**os.environ, "HF_TOKEN": ALICE,
-                                        "HUBSKILLS_HOME": str(tmp_path / "alice")}))
-    assert push_saved_run(alice, settings.runs_dir, run_id).pending
+    propose_as_alice(tmp_path, run_id)
     demo = build_demo(Settings.from_env({**os.environ, "SPACE_ID": "boss/hubskills",
                                          "HUBSKILLS_HOME": str(tmp_path / "space")}))
     _, note, group, target = handler(demo, "pending")(oauth=as_whom(OWNER_TOKEN))
@@ -120,4 +102,4 @@ def test_the_owner_spot_checks_a_pending_submission_at_its_pull_request(
     said = list(handler(demo, "spot_check")(value, 3, None, "", "", "",
                                             oauth=as_whom(OWNER_TOKEN)))
     assert "**consistent**" in said[-1], said
-    assert pending_badges(HubStore(settings))[run_id].verification == "spot-checked"
+    assert pending_badges(HubStore(Settings.from_env()))[run_id].verification == "spot-checked"

@@ -17,11 +17,10 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 from collections.abc import Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-import huggingface_hub.constants  # noqa: E402
 import pytest  # noqa: E402
 from fakes.hub_server import FakeHub  # noqa: E402
-from fakes.openai_server import FakeOpenAIServer  # noqa: E402
-from test_verify import FAST, knows_fact_if_told, make_skill  # noqa: E402
+from spot_setup import ALICE, DATASET, SKILL, fake_hub, propose_as_alice  # noqa: E402
+from test_verify import FAST, make_skill  # noqa: E402
 
 from registry.cli import main  # noqa: E402
 from registry.config import Settings  # noqa: E402
@@ -32,26 +31,12 @@ from registry.publishing.push import push_saved_run  # noqa: E402
 from registry.stores.hub import HubStore  # noqa: E402
 from registry.stores.verifications import read_records, rows_hash  # noqa: E402
 
-DATASET = "boss/hubskills-evals"
-SKILL = "boss/zorblax-ports"
-ALICE = "hf_alice_token"
-
 
 @pytest.fixture
 def hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
-    """The fake Hub with boss's skill published, and the fake model; the CLI reads the Hub as
-    boss."""
-    if huggingface_hub.constants.HF_HUB_OFFLINE:
-        pytest.skip("huggingface_hub was imported with HF_HUB_OFFLINE=1 (read once, at import)")
-    with FakeHub(user="boss") as server, \
-            FakeOpenAIServer(responder=knows_fact_if_told) as model:
-        server.add_user("alice", ALICE)
-        for name, value in {"HF_HUB_OFFLINE": "0", "HUBSKILLS_REGISTRY": "hub",
-                            "HF_ENDPOINT": server.url, "HF_TOKEN": server.token,
-                            "HUBSKILLS_RESULTS_REPO": DATASET,
-                            "HUBSKILLS_BASE_URL": model.url}.items():
-            monkeypatch.setenv(name, value)
-        yield server
+    """The fake Hub, where alice may open pull requests, and the fake model; the CLI reads the
+    Hub as boss."""
+    yield from fake_hub(monkeypatch, users={"alice": ALICE})
 
 
 def evaluate(tmp_path: Path) -> str:
@@ -98,12 +83,7 @@ def test_a_run_pushed_to_the_hub_verifies_and_its_spot_check_is_recorded(hub, tm
 
 def test_a_pull_request_submission_verifies_at_its_revision(hub, tmp_path, capsys):
     run_id = evaluate(tmp_path)
-    settings = Settings.from_env()
-    HubStore(settings).results._ensure_dataset(DATASET)
-    alice = HubStore(Settings.from_env({**os.environ, "HF_TOKEN": ALICE,
-                                        "HUBSKILLS_HOME": str(tmp_path / "alice")}))
-    pushed = push_saved_run(alice, settings.runs_dir, run_id)
-    assert pushed.pending and pushed.pr_url.endswith("/discussions/1")
+    assert propose_as_alice(tmp_path, run_id).pr_url.endswith("/discussions/1")
 
     code, _, stderr = verify(capsys, "--run", run_id)
     assert code == 1 and f"no run {run_id} in the hub registry's results" in stderr

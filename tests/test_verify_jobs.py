@@ -18,17 +18,14 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 from collections.abc import Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-import huggingface_hub.constants  # noqa: E402
 import pytest  # noqa: E402
 from fakes.hub_server import FakeHub  # noqa: E402
-from fakes.openai_server import FakeOpenAIServer  # noqa: E402
-from test_verify import knows_fact_if_told  # noqa: E402
-from test_verify_hub import DATASET, evaluate, verify  # noqa: E402
-from test_verify_spot import rewrite  # noqa: E402
+from spot_setup import DATASET, fake_hub  # noqa: E402
+from test_verify_hub import evaluate, verify  # noqa: E402
+from test_verify_spot import forged_baseline, rewrite  # noqa: E402
 
 from registry.config import Settings  # noqa: E402
 from registry.publishing.push import push_saved_run  # noqa: E402
-from registry.results.runs import ResultRow  # noqa: E402
 from registry.stores.hub import HubStore  # noqa: E402
 from registry.stores.verifications import badges, read_records  # noqa: E402
 
@@ -38,18 +35,7 @@ KEY = "sk-spot-jobs-0123456789abcdef"
 @pytest.fixture
 def hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
     """The fake Hub (boss owns the results dataset) with Jobs, and the fake model."""
-    if huggingface_hub.constants.HF_HUB_OFFLINE:
-        pytest.skip("huggingface_hub was imported with HF_HUB_OFFLINE=1 (read once, at import)")
-    with FakeHub(user="boss") as server, \
-            FakeOpenAIServer(responder=knows_fact_if_told) as model:
-        server.jobs.image_env = {"PIP_NO_INDEX": "1", "PIP_NO_DEPS": "1"}
-        for name, value in {"HF_HUB_OFFLINE": "0", "HUBSKILLS_REGISTRY": "hub",
-                            "HF_ENDPOINT": server.url, "HF_TOKEN": server.token,
-                            "HUBSKILLS_RESULTS_REPO": DATASET, "OPENAI_API_KEY": KEY,
-                            "HUBSKILLS_BASE_URL": model.url}.items():
-            monkeypatch.setenv(name, value)
-        server.model = model  # type: ignore[attr-defined]
-        yield server
+    yield from fake_hub(monkeypatch, env={"OPENAI_API_KEY": KEY})
 
 
 def pushed_run(tmp_path: Path, edit=None) -> str:
@@ -105,14 +91,7 @@ def test_max_cost_refuses_before_any_job_or_upload(hub, tmp_path, capsys):
 
 
 def test_an_output_edited_to_pass_is_caught_by_the_jobs_spot_check(hub, tmp_path, capsys):
-    def forge(row: ResultRow) -> ResultRow:
-        if row.arm != "baseline":
-            return row
-        return row.model_copy(update={
-            "output": "Zorblax listens on port 4417.", "passed": True, "score": 1.0,
-            "checks": [c.model_copy(update={"passed": True}) for c in row.checks]})
-
-    run_id = pushed_run(tmp_path, forge)
+    run_id = pushed_run(tmp_path, forged_baseline)
     code, stdout, stderr = verify(capsys, "--run", run_id, "--resample", "10", "--on", "jobs")
     assert code == 1, stdout + stderr
     assert stdout.startswith(f"verified: run {run_id}")  # the grading holds ...

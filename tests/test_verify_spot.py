@@ -44,6 +44,15 @@ def rewrite(run_id: str, edit) -> None:
     (folder / "manifest.json").write_text(json.dumps(manifest))
 
 
+def forged_baseline(row: ResultRow) -> ResultRow:
+    """`row`, when in the baseline arm, edited to pass with an answer the model never gave."""
+    if row.arm != "baseline":
+        return row
+    return row.model_copy(update={
+        "output": "Zorblax listens on port 4417.", "passed": True, "score": 1.0,
+        "checks": [c.model_copy(update={"passed": True}) for c in row.checks]})
+
+
 def verify(capsys, *args: str) -> tuple[int, str, str]:
     with pytest.raises(SystemExit) as exit_info:
         main(["verify", *args])
@@ -65,14 +74,7 @@ def test_a_genuine_run_is_consistent(run_id, server, capsys):
 
 
 def test_an_output_edited_to_pass_is_caught(run_id, capsys):
-    def forge(row: ResultRow) -> ResultRow:
-        if row.arm != "baseline":
-            return row
-        return row.model_copy(update={
-            "output": "Zorblax listens on port 4417.", "passed": True, "score": 1.0,
-            "checks": [c.model_copy(update={"passed": True}) for c in row.checks]})
-
-    rewrite(run_id, forge)
+    rewrite(run_id, forged_baseline)
     code, stdout, _ = verify(capsys, run_id, "--resample", "10")
     assert code == 1
     assert stdout.startswith(f"verified: run {run_id}")  # the grading holds ...
