@@ -40,7 +40,7 @@ from registry.evaluation.run_manifest import (
     stored_summaries,
 )
 from registry.evaluation.sample_errors import arm_failure, failed_row
-from registry.evaluation.stopping import StopSignal, run_until_stopped
+from registry.evaluation.stopping import StopSignal, gather_until_stopped, run_until_stopped
 from registry.format.skill import Skill, load_skill
 from registry.format.suite import Case, Suite, load_suite, suite_path
 from registry.format.version_ref import SkillVersionRef
@@ -248,30 +248,19 @@ class Evaluator:
             if progress:
                 progress(finished, total, row)
 
-        gathered = asyncio.gather(*(one(item) for item in items))
-        loop = asyncio.get_running_loop()
-        unsubscribe = stop.subscribe(
-            lambda: loop.call_soon_threadsafe(self._interrupt, gathered)) if stop else None
         try:
-            await gathered
-        except asyncio.CancelledError:
-            if stop is None or not stop.is_set():
-                raise
-            return "interrupted"
+            if not await gather_until_stopped((one(item) for item in items), stop,
+                                              before_cancel=self._mark_interrupted):
+                return "interrupted"
         finally:
-            if unsubscribe:
-                unsubscribe()
             await self._close_clients()
         return "stopped" if stopped else "complete"
 
-    def _interrupt(self, gathered: asyncio.Future) -> None:
-        """On a stop: say so on disk first (a second Ctrl-C may end the process at any
-        moment), then cancel every call in flight; finished rows are already written."""
-        if gathered.done():
-            return
+    def _mark_interrupted(self) -> None:
+        """On a stop, before every call in flight is cancelled: say so on disk first (a second
+        Ctrl-C may end the process at any moment); finished rows are already written."""
         self.writer.manifest.status = "interrupted"
         self.writer.save_manifest()
-        gathered.cancel()
 
     async def _close_clients(self) -> None:
         await aclose_all([*self.models, *self._judge_models])

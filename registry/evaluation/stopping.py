@@ -6,15 +6,17 @@ a callback that hops onto its event loop (`call_soon_threadsafe`, safe from a si
 marks the run `interrupted` on disk at once and cancels the in-flight model calls, so every
 finished row is kept and nothing half-done is written.
 
-`run_until_stopped` is `asyncio.run` except for one thing: after a stop it does not wait for
-worker threads still busy with a call that cannot be cancelled (the embedded model generating
-in llama.cpp), so the caller gets control back within moments instead of after that answer.
+`gather_until_stopped` is that subscription around `asyncio.gather`, for the engine and the
+trigger evals alike. `run_until_stopped` is `asyncio.run` except for one thing: after a stop it
+does not wait for worker threads still busy with a call that cannot be cancelled (the embedded
+model generating in llama.cpp), so the caller gets control back within moments instead of after
+that answer.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -50,6 +52,34 @@ class StopSignal:
         if self.reason is not None:
             callback()
         return lambda: self._subscribers.remove(callback)
+
+
+async def gather_until_stopped(aws: Iterable[Awaitable[Any]], stop: StopSignal | None, *,
+                               before_cancel: Callable[[], None] | None = None) -> bool:
+    """Await `aws` together; a `stop` cancels them, calling `before_cancel` first (from the
+    event loop) when they are not done yet. True when they all finished, False when a stop
+    cut them short; any other cancellation propagates."""
+    gathered = asyncio.gather(*aws)
+
+    def cancel() -> None:
+        if gathered.done():
+            return
+        if before_cancel:
+            before_cancel()
+        gathered.cancel()
+
+    loop = asyncio.get_running_loop()
+    unsubscribe = stop.subscribe(lambda: loop.call_soon_threadsafe(cancel)) if stop else None
+    try:
+        await gathered
+    except asyncio.CancelledError:
+        if stop is None or not stop.is_set():
+            raise
+        return False
+    finally:
+        if unsubscribe:
+            unsubscribe()
+    return True
 
 
 def run_until_stopped(main: Coroutine[Any, Any, T], stop: StopSignal | None) -> T:

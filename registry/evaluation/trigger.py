@@ -44,7 +44,7 @@ from registry.evaluation.cache import (
     message_dict,
 )
 from registry.evaluation.distractors import Listed
-from registry.evaluation.stopping import StopSignal
+from registry.evaluation.stopping import StopSignal, gather_until_stopped
 from registry.format.triggers import TriggerQuery
 from registry.providers import Completion, Message, Model, RetryPolicy, ToolCall, resolve
 from registry.results.runs import ResultRow, RunManifest
@@ -321,17 +321,6 @@ class TriggerEvaluator:
                 except BudgetExceeded:
                     stopped = True
 
-        gathered = asyncio.gather(*(one(*item) for item in items))
-        loop = asyncio.get_running_loop()
-        unsubscribe = stop.subscribe(
-            lambda: loop.call_soon_threadsafe(gathered.cancel)) if stop else None
-        try:
-            await gathered
-        except asyncio.CancelledError:
-            if stop is None or not stop.is_set():
-                raise
+        if not await gather_until_stopped((one(*item) for item in items), stop):
             return "interrupted"
-        finally:
-            if unsubscribe:
-                unsubscribe()
         return "stopped" if stopped else "complete"
