@@ -1,5 +1,5 @@
-"""The TLS roots an SDK client trusts (`providers._sdk.tls_context`): certifi's bundle, or the
-certificates `SSL_CERT_FILE` names, as httpx has always chosen them.
+"""The TLS roots an SDK client trusts: certifi's bundle, or the certificates `SSL_CERT_FILE`
+names, as httpx has always chosen them (built once per process, so each client runs in one).
 
 A real HTTPS server on 127.0.0.1 with a certificate made for the test (by `openssl`) answers
 the real `openai` SDK: trusted only when `SSL_CERT_FILE` names that certificate.
@@ -7,10 +7,11 @@ the real `openai` SDK: trusted only when `SSL_CERT_FILE` names that certificate.
 
 from __future__ import annotations
 
-import asyncio
 import json
+import os
 import ssl
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -18,15 +19,22 @@ from pathlib import Path
 
 import pytest
 
-from registry.config import Settings
-from registry.errors import ProviderError
-from registry.providers import Message, RetryPolicy, resolve
-from registry.providers._sdk import tls_context
-
+ROOT = Path(__file__).resolve().parent.parent
 ANSWER = {"id": "c1", "object": "chat.completion", "created": 0, "model": "m",
           "choices": [{"index": 0, "finish_reason": "stop",
                        "message": {"role": "assistant", "content": "over TLS"}}],
           "usage": {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}}
+_ASK = """
+import asyncio, sys
+from registry.config import Settings
+from registry.providers import Message, RetryPolicy, resolve
+model = resolve("local/m", Settings.from_env({"HUBSKILLS_HOME": sys.argv[2]}),
+                base_url=sys.argv[1], retry=RetryPolicy(attempts=1))
+try:
+    print(asyncio.run(model.complete([Message("user", "hi")])).text)
+except Exception as exc:
+    print(type(exc).__name__, exc)
+"""
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -63,29 +71,21 @@ def https_url(tmp_path) -> Iterator[tuple[str, Path]]:
         server.server_close()
 
 
-def _ask(url: str, home: Path) -> str:
-    model = resolve("local/m", Settings.from_env({"HUBSKILLS_HOME": str(home)}), base_url=url,
-                    retry=RetryPolicy(attempts=1))
-    return asyncio.run(model.complete([Message("user", "hi")])).text
+def _ask(url: str, home: Path, **env: str) -> str:
+    """What a fresh process asking `url` gets: the answer, or the error's type and message."""
+    inherited = {k: v for k, v in os.environ.items() if k not in ("SSL_CERT_FILE", "SSL_CERT_DIR")}
+    done = subprocess.run([sys.executable, "-c", _ASK, url, str(home)],
+                          env={**inherited, "PYTHONPATH": str(ROOT), **env},
+                          capture_output=True, text=True, check=True)
+    return done.stdout.strip()
 
 
-@pytest.fixture(autouse=True)
-def _fresh_context(monkeypatch):
-    """`tls_context` is built once per process: each test builds its own."""
-    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
-    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
-    tls_context.cache_clear()
-    yield
-    tls_context.cache_clear()
-
-
-def test_a_certificate_named_by_ssl_cert_file_is_trusted(https_url, tmp_path, monkeypatch):
+def test_a_certificate_named_by_ssl_cert_file_is_trusted(https_url, tmp_path):
     url, cert = https_url
-    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
-    assert _ask(url, tmp_path / "home") == "over TLS"
+    assert _ask(url, tmp_path / "home", SSL_CERT_FILE=str(cert)) == "over TLS"
 
 
 def test_certifi_roots_refuse_a_certificate_they_do_not_hold(https_url, tmp_path):
     url, _ = https_url
-    with pytest.raises(ProviderError, match="cannot connect"):
-        _ask(url, tmp_path / "home")
+    answer = _ask(url, tmp_path / "home")
+    assert answer.startswith("ProviderError") and "cannot connect" in answer, answer
