@@ -16,6 +16,7 @@ import click
 from rich.markup import escape
 
 from registry.cli import _output as out
+from registry.cli._push_target import push_target
 from registry.cli._signals import exit_now, interrupts
 from registry.cli._skill_ref import skill_folder
 from registry.config import Settings
@@ -99,7 +100,8 @@ def eval_triggers(params: dict[str, Any], distractors: Path | None) -> None:
     skill = click.get_current_context().with_resource(
         skill_folder(params["skill"], command="eval"))
     settings = Settings.from_env()
-    store, published = _identify(settings, skill, params)
+    store, published = push_target(settings, skill, params["repo"], params["registry_kind"],
+                                   push=params["push"])
     config = TriggerConfig(
         models=list(params["models"]) or [default_model_ref(settings)], runs=params["runs"],
         temperature=params["temperature"], max_tokens=params["max_tokens"],
@@ -119,25 +121,6 @@ def eval_triggers(params: dict[str, Any], distractors: Path | None) -> None:
     report(run.manifest, run.rows, as_json=params["as_json"], verbose=params["verbose"])
     if store is not None:
         _push(store, skill, run, quiet=params["as_json"])
-
-
-def _identify(settings: Settings, skill: Path, params: dict[str, Any]) -> tuple[Any, Any]:
-    """(the store to push to, the published version this folder is), as `eval` finds them."""
-    from registry.install.identity import identify, unidentified_hint
-    from registry.stores import get_store
-
-    repo, kind = params["repo"], params["registry_kind"]
-    if not params["push"]:
-        store = None if repo is None and kind is None else get_store(settings, kind)
-        return None, identify(skill, store, repo=repo)
-    store = get_store(settings, kind)
-    store.check_writable()
-    published = identify(skill, store, repo=repo)
-    if published is None:
-        raise HubskillsError(f"{skill} is no published version of a skill in the {store.kind} "
-                             "registry, so pushed results would belong to none",
-                             hint=unidentified_hint(skill))
-    return store, published
 
 
 def _push(store: Any, skill: Path, run: Any, *, quiet: bool) -> None:

@@ -11,6 +11,7 @@ from rich.markup import escape
 
 from registry.agent import Budget
 from registry.cli import _output as out
+from registry.cli._push_target import push_target
 from registry.cli._signals import exit_now, interrupts
 from registry.cli._skill_ref import SkillSource, skill_folder
 from registry.cli._trigger_eval import trigger_mode
@@ -117,7 +118,9 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
     skill = click.get_current_context().with_resource(skill_folder(skill, command="eval"))
     settings = Settings.from_env()
     _check_resume(settings, resume, runs)
-    store, published = _identify(settings, skill, repo, registry_kind, push=push)
+    if registry_kind is not None and not push:
+        out.warn(f"--registry {registry_kind} is used only with --push: nothing will be pushed")
+    store, published = push_target(settings, skill, repo, registry_kind, push=push)
     config = EvalConfig(
         models=list(models) or [default_model_ref(settings)], runs=runs, mode=mode,
         placement=placement, judge=judge, concurrency=concurrency, max_cost=max_cost,
@@ -230,33 +233,6 @@ def _check_resume(settings, resume: str | None, runs: int) -> None:
                              f"--runs {started}, and a resumed run finishes those",
                              hint=_resume_command(resume) + "  # or start a new run with "
                                                             f"--runs {runs}")
-
-
-def _identify(settings, skill: Path, repo, registry_kind, *, push: bool):
-    """The store to push to (None without --push) and the published version this folder is.
-
-    Everything is checked now, before any model is called: an unknown registry, a missing
-    token or an unwritable folder, and (with --push) a folder that is no published version.
-    """
-    from registry.install.identity import identify, unidentified_hint
-
-    if not push and repo is None and registry_kind is None:
-        return None, identify(skill, None)  # a pulled folder's marker only: no store loaded
-    from registry.stores import get_store
-
-    if not push:
-        if registry_kind is not None:
-            out.warn(f"--registry {registry_kind} is used only with --push: nothing will be "
-                     "pushed")
-        return None, identify(skill, get_store(settings, registry_kind), repo=repo)
-    store = get_store(settings, registry_kind)
-    store.check_writable()
-    published = identify(skill, store, repo=repo)
-    if published is None:
-        raise HubskillsError(f"{skill} is no published version of a skill in the {store.kind} "
-                             "registry, so pushed results would belong to none",
-                             hint=unidentified_hint(skill))
-    return store, published
 
 
 def _push(store, skill: Path, manifest, rows, *, quiet: bool, settings) -> None:
