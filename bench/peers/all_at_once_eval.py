@@ -5,43 +5,19 @@
 It does what `hubskills eval SKILL --runs 1` does at its core and nothing more: read SKILL.md
 and evals/evals.json, send every case with and without the skill in one `asyncio.gather`
 (no concurrency limit, no retries, no cache, no saved run), grade `contains` checks and print
-the two pass rates and the lift. `bench/startup.py` runs it as a subprocess beside `hubskills
+the two pass rates and the lift (the reading, the requests and the grading: `ab_task.py`,
+shared with the stdlib peer). `bench/startup.py` runs it as a subprocess beside `hubskills
 eval`, so interpreter start-up and imports count for both.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from pathlib import Path
 
 import openai
-
-SYSTEM = ("You are a helpful coding assistant. Answer the user's request accurately and "
-          "concisely.")
-
-
-def load(skill_dir: Path) -> tuple[str, list[dict]]:
-    """SKILL.md's text and the suite's cases."""
-    skill = (skill_dir / "SKILL.md").read_text(encoding="utf-8")
-    suite = json.loads((skill_dir / "evals" / "evals.json").read_text(encoding="utf-8"))
-    return skill, suite["cases"]
-
-
-def messages(case: dict, skill: str | None) -> list[dict]:
-    """One arm's request: the neutral system prompt, the skill (if any) before the prompt."""
-    prompt = case["prompt"]
-    if skill is not None:
-        prompt = f"Use this skill when it applies:\n\n{skill}\n\n---\n\n{prompt}"
-    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
-
-
-def passes(case: dict, text: str) -> bool:
-    """All `contains` values present, case-insensitively."""
-    wanted = [v for check in case.get("checks", []) if check["type"] == "contains"
-              for v in (check["value"] if isinstance(check["value"], list) else [check["value"]])]
-    return all(v.casefold() in text.casefold() for v in wanted)
+from ab_task import load, messages, passes, print_rates
 
 
 async def run(skill_dir: Path, base_url: str, model: str) -> dict[str, float]:
@@ -67,9 +43,7 @@ def main() -> None:
     """Parse argv, run, print the pass rates and the lift."""
     skill_dir, base_url, model = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
     rates = asyncio.run(run(skill_dir, base_url, model))
-    lift = rates["skill"] - rates["baseline"]
-    print(f"baseline {rates['baseline']:.0%}  with skill {rates['skill']:.0%}  "
-          f"lift {lift * 100:+.0f} points")
+    print_rates(rates)
 
 
 if __name__ == "__main__":

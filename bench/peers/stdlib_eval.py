@@ -4,9 +4,9 @@
 
 No SDK and no third-party package: `http.client` on one thread per request, all started at
 once. It reads SKILL.md and evals/evals.json, sends every case with and without the skill,
-grades `contains` checks and prints the two pass rates and the lift, as the SDK peer does.
-What is left is interpreter start-up, JSON and the round trips: the floor `bench/startup.py`
-measures `hubskills eval` against.
+grades `contains` checks and prints the two pass rates and the lift, with the SDK peer's own
+`ab_task.py`. What is left is interpreter start-up, JSON and the round trips: the floor
+`bench/startup.py` measures `hubskills eval` against.
 """
 
 from __future__ import annotations
@@ -18,30 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import urlsplit
 
-SYSTEM = ("You are a helpful coding assistant. Answer the user's request accurately and "
-          "concisely.")
-
-
-def load(skill_dir: Path) -> tuple[str, list[dict]]:
-    """SKILL.md's text and the suite's cases."""
-    skill = (skill_dir / "SKILL.md").read_text(encoding="utf-8")
-    suite = json.loads((skill_dir / "evals" / "evals.json").read_text(encoding="utf-8"))
-    return skill, suite["cases"]
-
-
-def messages(case: dict, skill: str | None) -> list[dict]:
-    """One arm's request: the neutral system prompt, the skill (if any) before the prompt."""
-    prompt = case["prompt"]
-    if skill is not None:
-        prompt = f"Use this skill when it applies:\n\n{skill}\n\n---\n\n{prompt}"
-    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
-
-
-def passes(case: dict, text: str) -> bool:
-    """All `contains` values present, case-insensitively."""
-    wanted = [v for check in case.get("checks", []) if check["type"] == "contains"
-              for v in (check["value"] if isinstance(check["value"], list) else [check["value"]])]
-    return all(v.casefold() in text.casefold() for v in wanted)
+from ab_task import load, messages, passes, print_rates
 
 
 def ask(base_url: str, model: str, chat: list[dict]) -> str:
@@ -76,9 +53,7 @@ def main() -> None:
     rates = {arm: sum(passes(case, answer) for case, answer in
                       zip(cases, answers[i * n:(i + 1) * n], strict=True)) / n
              for i, arm in enumerate(arms)}
-    lift = rates["skill"] - rates["baseline"]
-    print(f"baseline {rates['baseline']:.0%}  with skill {rates['skill']:.0%}  "
-          f"lift {lift * 100:+.0f} points")
+    print_rates(rates)
 
 
 if __name__ == "__main__":
