@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 
 from registry.agent.outcome import AgentOutcome, AgentTask, StopReason, TranscriptEntry
 from registry.agent.tools import TOOLS, WorkspaceTools
-from registry.providers.base import Completion, Message, ToolSpec
+from registry.providers.base import Completion, Message, ToolSpec, add_cost
 from registry.sandbox import Sandbox
 
 CompleteFn = Callable[[list[Message], list[ToolSpec], int], Awaitable[tuple[Completion, bool]]]
@@ -118,6 +118,4 @@ def _account(outcome: AgentOutcome, completion: Completion, cached: bool) -> Non
     outcome.input_tokens += completion.usage.input_tokens
     outcome.output_tokens += completion.usage.output_tokens
     outcome.cached = outcome.cached and cached
-    if outcome.cost_usd is not None:
-        outcome.cost_usd = None if completion.cost_usd is None \
-            else outcome.cost_usd + completion.cost_usd
+    outcome.cost_usd = add_cost(outcome.cost_usd, completion.cost_usd)

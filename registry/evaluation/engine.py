@@ -52,6 +52,7 @@ from registry.providers import (
     aclose_all,
     resolve,
 )
+from registry.providers.base import tally
 from registry.results.runs import (
     ResultRow,
     RunManifest,
@@ -177,7 +178,7 @@ class Evaluator:
             for _turn in range(MAX_TOOL_TURNS):
                 completion, cached = await self._complete(
                     model, messages, tools=plan.tools, seed=repeat, repeat=repeat)
-                self._account(row, completion, cached)
+                tally(row, completion, cached=cached)
                 if not (plan.tools and completion.tool_calls):
                     break
                 messages.append(Message("assistant", completion.text,
@@ -205,16 +206,6 @@ class Evaluator:
                          content_hash=m.content_hash, model=model.ref, mode=m.mode, arm=arm,
                          case_id=case_id, repeat=repeat, cost_usd=0.0, cached=True,
                          **m.row_fields())
-
-    @staticmethod
-    def _account(row: ResultRow, completion: Completion, cached: bool) -> None:
-        row.input_tokens += completion.usage.input_tokens
-        row.output_tokens += completion.usage.output_tokens
-        row.latency_s += completion.latency_s
-        row.cached = row.cached and cached
-        if row.cost_usd is not None:
-            row.cost_usd = None if completion.cost_usd is None \
-                else row.cost_usd + completion.cost_usd
 
     def work(self) -> list[tuple[Model, str, int, int]]:
         """Every (model, arm, case, repeat) still to run, repeat-major so a stop is balanced."""

@@ -47,6 +47,7 @@ from registry.evaluation.distractors import Listed
 from registry.evaluation.stopping import StopSignal, gather_until_stopped
 from registry.format.triggers import TriggerQuery
 from registry.providers import Completion, Message, Model, RetryPolicy, ToolCall, resolve
+from registry.providers.base import tally
 from registry.results.runs import ResultRow, RunManifest
 
 MODE = "trigger"
@@ -132,7 +133,9 @@ async def run_session(complete: CompleteFn, listed: Listing, query: str, seed: i
     try:
         for turn in range(MAX_CALLS):
             completion, cached = await complete(messages, seed)
-            _account(session, completion, cached)
+            session.turns += 1
+            session.text = completion.text
+            tally(session, completion, cached=cached)
             if not completion.tool_calls:
                 return session
             if (opened := opened_skill(completion.tool_calls, names)) is not None:
@@ -147,18 +150,6 @@ async def run_session(complete: CompleteFn, listed: Listing, query: str, seed: i
     finally:
         if root is not None:
             await asyncio.to_thread(shutil.rmtree, root, ignore_errors=True)
-
-
-def _account(session: Session, completion: Completion, cached: bool) -> None:
-    session.turns += 1
-    session.text = completion.text
-    session.input_tokens += completion.usage.input_tokens
-    session.output_tokens += completion.usage.output_tokens
-    session.latency_s += completion.latency_s
-    session.cached = session.cached and cached
-    if session.cost_usd is not None:
-        session.cost_usd = None if completion.cost_usd is None \
-            else session.cost_usd + completion.cost_usd
 
 
 def _seed_workspace(listed: Listing) -> str:

@@ -32,6 +32,7 @@ from registry.providers import (
     normalize_ref,
     resolve,
 )
+from registry.providers.base import add_cost
 from registry.secrets import scrub
 
 log = logging.getLogger(__name__)
@@ -129,9 +130,7 @@ class Teacher:
             messages, temperature=self.temperature, max_tokens=self.max_tokens)
         self.calls += 1
         self.usage = self.usage + completion.usage
-        if self.cost_usd is not None:
-            self.cost_usd = None if completion.cost_usd is None \
-                else self.cost_usd + completion.cost_usd
+        self.cost_usd = add_cost(self.cost_usd, completion.cost_usd)
         self.save_raw(step, completion.text)
         return completion.text
 

@@ -24,6 +24,7 @@ from registry.evaluation.judge import make_judge
 from registry.format.skill import Skill
 from registry.format.suite import Case
 from registry.providers import Completion, Message, Model, aclose_all
+from registry.providers.base import add_cost
 from registry.results.runs import CheckVerdict
 from registry.sandbox import Choice, choose
 
@@ -80,9 +81,7 @@ class Verifier:
                                               max_tokens=max_tokens)
         self.calls += 1
         self.tokens += completion.usage.total_tokens
-        if self.cost_usd is not None:
-            self.cost_usd = None if completion.cost_usd is None \
-                else self.cost_usd + completion.cost_usd
+        self.cost_usd = add_cost(self.cost_usd, completion.cost_usd)
         return completion
 
     async def _judge_call(self, model: Model, messages: list[Message], *, seed: int,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Protocol
 
 from registry.errors import HubskillsError, ProviderError
 from registry.providers import pricing
@@ -103,6 +103,32 @@ class Completion:
     latency_s: float
     usage: Usage
     cost_usd: float | None = None
+
+
+def add_cost(total: float | None, cost: float | None) -> float | None:
+    """A running dollar total plus `cost`: None once any price is unknown, so a sum never passes
+    a missing price off as free."""
+    return None if total is None or cost is None else total + cost
+
+
+class Tally(Protocol):
+    """What adds up one sample's completions (a result row, a trigger session)."""
+
+    input_tokens: int
+    output_tokens: int
+    latency_s: float
+    cached: bool
+    cost_usd: float | None
+
+
+def tally(total: Tally, completion: Completion, *, cached: bool) -> None:
+    """Add `completion`'s tokens, latency and cost to `total`; `cached` says it came from the
+    cache, and the total stays cached only while every completion did."""
+    total.input_tokens += completion.usage.input_tokens
+    total.output_tokens += completion.usage.output_tokens
+    total.latency_s += completion.latency_s
+    total.cached = total.cached and cached
+    total.cost_usd = add_cost(total.cost_usd, completion.cost_usd)
 
 
 class BadResponse(Exception):
