@@ -55,6 +55,14 @@ def test_a_missing_folder_says_so_and_hints_the_registry_reference(tmp_path, com
     assert "Hint: hubskills search no-skill-called-this" in unknown.stderr
 
 
+@pytest.mark.parametrize("command", [["eval"], ["suite", "show"], ["scan"], ["info"]])
+def test_a_missing_dot_slash_folder_is_a_folder_not_a_registry_id(tmp_path, command):
+    done = run(*command, "./agent-skill-md", cwd=tmp_path, ok=False)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "agent-skill-md: no such folder" in done.stderr  # eval and suite show drop the ./
+    assert f"Hint: hubskills {' '.join(command)} {SKILL}" in done.stderr
+
+
 def test_info_takes_a_pulled_folder_a_version_and_refuses_an_unknown_one(tmp_path):
     run("pull", SKILL, cwd=tmp_path)
     by_folder = json.loads(run("info", ".agents/skills/agent-skill-md", "--json",

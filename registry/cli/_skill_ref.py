@@ -28,7 +28,8 @@ from registry.errors import HubskillsError, InvalidSkill, SkillNotFound
 if TYPE_CHECKING:
     from registry.stores.base import SkillInfo
 
-_REPO = re.compile(r"^[\w.-]+/[\w.-]+(?:@[\w.-]*)?$")
+#: `./x` and `../x` are folders: no registry namespace starts with a dot
+_REPO = re.compile(r"^(?!\.)[\w.-]+/[\w.-]+(?:@[\w.-]*)?$")
 #: temporary folder -> the reference it holds, so an error names what the user typed
 FETCHED: dict[str, str] = {}
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict
@@ -12,7 +11,12 @@ import click
 from rich.markup import escape
 
 from registry.cli import _output as out
-from registry.cli._skill_ref import SkillSource, no_such_folder, skill_folder
+from registry.cli._skill_ref import (
+    SkillSource,
+    looks_like_reference,
+    no_such_folder,
+    skill_folder,
+)
 from registry.errors import InvalidSkill
 from registry.scan import (
     SEVERITIES,
@@ -29,7 +33,6 @@ from registry.scan import (
 #: `make_scan_command(resolver=...)`; until then a REPO argument is a clear error.
 Resolver = Callable[[str], AbstractContextManager[Path]]
 
-_REPO = re.compile(r"^[\w.-]+/[\w.-]+(?:@[\w.-]*)?$")
 NOTE = "A scan reports findings; it does not prove a skill is safe."
 
 
@@ -38,9 +41,9 @@ def resolve_target(target: str, resolver: Resolver | None) -> AbstractContextMan
     path = Path(target)
     if path.exists() or path.is_symlink():
         return nullcontext(path)
-    if (_REPO.match(target) or SkillSource.is_git(target)) and resolver is not None:
+    if (looks_like_reference(target) or SkillSource.is_git(target)) and resolver is not None:
         return resolver(target)  # a registry reference or a git source, fetched
-    if _REPO.match(target):
+    if looks_like_reference(target):
         raise InvalidSkill(f"{target}: no such folder, and scanning registry skills (ns/name) "
                            "is not available yet.",
                            hint=f"hubskills pull {target}, then hubskills scan the pulled folder")
