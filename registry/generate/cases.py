@@ -17,6 +17,7 @@ from registry.generate.suite import SuiteRequest, write_suite
 from registry.generate.teacher import Teacher, default_teacher, new_workdir
 from registry.generate.verify import Verifier
 from registry.providers import RetryPolicy, resolve
+from registry.providers.base import add_cost
 
 
 @dataclass
@@ -75,8 +76,7 @@ def add_tests(skill_dir: str | Path, n: int = 5, teacher: str | None = None,
                           progress=progress)
     if outcome.cases:
         save_suite(suite.model_copy(update={"cases": suite.cases + outcome.cases}), path)
-    cost = None if coach.cost_usd is None or verifier.cost_usd is None \
-        else coach.cost_usd + verifier.cost_usd
+    cost = add_cost(coach.cost_usd, verifier.cost_usd)
     return AddTestsReport(
         skill=skill.name, suite=path, teacher=coach.ref, student=learner.ref,
         added=[c.id for c in outcome.cases], dropped=outcome.dropped,

@@ -32,6 +32,7 @@ from registry.generate.session import TARGET_PASS_RATE, GenerateOptions, Progres
 from registry.generate.suite import SuiteOutcome, SuiteRequest, placeholder_suite, write_suite
 from registry.generate.verify import Verifier
 from registry.providers import RetryPolicy, resolve
+from registry.providers.base import add_cost
 
 __all__ = ["GenerateOptions", "GenerateReport", "bump_patch", "generate_skill"]
 log = logging.getLogger(__name__)
@@ -205,6 +206,5 @@ def _account(session: Session) -> None:
         t.usage.output_tokens
     r.teacher_cost_usd = t.cost_usd
     verifier = session.verifier
-    if verifier is not None and r.teacher_cost_usd is not None:
-        r.teacher_cost_usd = None if verifier.cost_usd is None \
-            else r.teacher_cost_usd + verifier.cost_usd
+    if verifier is not None:
+        r.teacher_cost_usd = add_cost(r.teacher_cost_usd, verifier.cost_usd)

@@ -12,6 +12,7 @@ from typing import Any
 from registry.evaluation.engine import EvalRun
 from registry.format.skill import SKILL_FILE, load_skill
 from registry.format.suite import Case
+from registry.providers.base import add_cost
 from registry.results.display import lift_interval, pct
 from registry.results.report import summarize
 from registry.results.runs import ResultRow
@@ -108,8 +109,7 @@ def summarize_round(run: EvalRun, round_no: int) -> RoundResult:
     students = []
     for s in summarize(run.rows):
         st = s.stats
-        cost = None if s.baseline.cost_usd is None or s.skill.cost_usd is None \
-            else s.baseline.cost_usd + s.skill.cost_usd
+        cost = add_cost(s.baseline.cost_usd, s.skill.cost_usd)
         students.append(StudentResult(
             model=s.model, baseline=st.baseline.pass_rate,
             baseline_ci=(st.baseline.lo, st.baseline.hi), skill=st.skill.pass_rate,

@@ -29,6 +29,7 @@ from registry.generate.report import (
 from registry.generate.session import Session
 from registry.generate.suite import skill_text
 from registry.generate.teacher import render
+from registry.providers.base import add_cost
 from registry.results.display import pct
 
 log = logging.getLogger(__name__)
@@ -53,8 +54,7 @@ def evaluate_round(session: Session, folder: Path, round_no: int) -> tuple[Round
     report = session.report
     report.rounds.append(result)
     cost = round_cost(result)
-    report.eval_cost_usd = None if cost is None or report.eval_cost_usd is None \
-        else report.eval_cost_usd + cost
+    report.eval_cost_usd = add_cost(report.eval_cost_usd, cost)
     session.say(f"round {round_no}: {describe_round(result)} · run {result.run_id}")
     return result, run
 
