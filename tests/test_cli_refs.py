@@ -63,6 +63,16 @@ def test_a_missing_dot_slash_folder_is_a_folder_not_a_registry_id(tmp_path, comm
     assert f"Hint: hubskills {' '.join(command)} {SKILL}" in done.stderr
 
 
+def test_a_mistyped_skill_name_hints_the_closest_registry_skill(tmp_path):
+    typo = run("info", "hubskills/agent-skil-md", cwd=tmp_path, ok=False)
+    assert "no skill 'hubskills/agent-skil-md'" in typo.stderr
+    assert f"Hint: hubskills info {SKILL}  # the closest name" in typo.stderr
+    bare = run("eval", "agent-skil-md", cwd=tmp_path, ok=False)
+    assert f"Hint: hubskills eval {SKILL}  # the closest name" in bare.stderr
+    pulled = run("pull", "hubskills/agent-skil-md", cwd=tmp_path, ok=False)
+    assert pulled.returncode == 1 and f"Hint: hubskills info {SKILL}" in pulled.stderr
+
+
 def test_info_takes_a_pulled_folder_a_version_and_refuses_an_unknown_one(tmp_path):
     run("pull", SKILL, cwd=tmp_path)
     by_folder = json.loads(run("info", ".agents/skills/agent-skill-md", "--json",

@@ -161,9 +161,29 @@ def no_such_folder(target: str, command: str,
     known = _registry_reference(name)
     message = f"{target}: no such folder" + (
         f", and {missing.message}" if missing is not None and known is None else "")
+    close = None if known else _closest_reference(target.partition("@")[0])
     hint = (f"hubskills {command} {known}  # the {name} skill in the registry" if known
+            else f"hubskills {command} {close}  # the closest name in the registry" if close
             else f"hubskills search {name}  # or: hubskills new {name}")
     return InvalidSkill(message, hint=hint)
+
+
+def _closest_reference(typed: str) -> str | None:
+    """The registry's `ns/name` closest to a mistyped `typed` (`ns/name` or a name), if any."""
+    import difflib
+
+    from registry.stores import get_store
+
+    try:
+        repos = [info.repo for info in
+                 get_store(Settings.from_env(), offline_fallback=True).search(limit=200)]
+    except HubskillsError:
+        return None
+    if "/" in typed:
+        return next(iter(difflib.get_close_matches(typed, repos, n=1, cutoff=0.85)), None)
+    names = {repo.split("/")[-1]: repo for repo in repos}
+    close = difflib.get_close_matches(Path(typed).name, list(names), n=1, cutoff=0.8)
+    return names[close[0]] if close else None
 
 
 def _registry_reference(name: str) -> str | None:

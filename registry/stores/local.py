@@ -22,6 +22,7 @@ renamed into place, metadata files are replaced atomically, so a failed publish 
 from __future__ import annotations
 
 import contextlib
+import difflib
 import glob
 import os
 import shutil
@@ -93,9 +94,15 @@ class LocalStore(ResultsShorthands):
         self._ensure_seeded()  # whatever is asked first (`info`, `fetch`...) sees the examples
         folder = self._skill_dir(repo)
         if not (folder / "refs.json").is_file():
+            close = difflib.get_close_matches(repo, self._repos(), n=1, cutoff=0.85)
             raise SkillNotFound(f"no skill '{repo}' in the local registry ({self.root})",
-                                hint=f"hubskills search {repo.split('/')[-1]}")
+                                hint=f"hubskills info {close[0]}  # the closest name here"
+                                if close else f"hubskills search {repo.split('/')[-1]}")
         return folder
+
+    def _repos(self) -> list[str]:
+        return [f"{path.parent.parent.name}/{path.parent.name}"
+                for path in sorted(self.root.glob("skills/*/*/refs.json"))]
 
     @property
     def dataset_dir(self) -> Path:
