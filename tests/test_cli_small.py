@@ -133,3 +133,10 @@ def test_suite_generate_takes_count_and_the_old_spelling_still_works(tmp_path):
 ])
 def test_generated_names_end_at_a_phrase_boundary(task, name):
     assert name_from_task(task) == name
+
+
+def test_runs_on_a_fresh_home_says_there_are_none_and_how_to_make_one(tmp_path):
+    done = run("runs", cwd=tmp_path)
+    assert done.stdout == "No evaluation runs yet.\n"  # not an empty table
+    assert "Hint: hubskills eval " in done.stderr
+    assert json.loads(run("runs", "--json", cwd=tmp_path).stdout) == []

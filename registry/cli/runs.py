@@ -33,6 +33,10 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         out.as_json([manifest_json(m) for m in manifests])
         return
+    if not manifests:
+        out.result("No evaluation runs yet.")
+        out.hint("hubskills eval hubskills/agent-skill-md --runs 1 --cases allowed-keys")
+        return
     out.table(["run", "skill", "version", "models", "cases × runs", "status", "started"],
               [(m.run_id, m.skill_repo or m.skill_name, m.skill_version or "",
                 ", ".join(m.models), f"{len(m.case_ids)}"
