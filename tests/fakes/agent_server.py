@@ -283,13 +283,20 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = {}
         kind, payload = self.fake.handle(self.path.split("?", 1)[0], body)
+        status, kind = self._status(kind)
         try:
-            self.send_response(200)
+            self.send_response(status)
             self.send_header("content-type", kind)
             self.send_header("content-length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)
         except ConnectionError:
             self.close_connection = True
+
+    @staticmethod
+    def _status(kind: str) -> tuple[int, str]:
+        """The HTTP status and content type of an answer `handle` gave as `kind` (200 here; a
+        subclass may answer some kinds as errors)."""
+        return 200, kind
 
     do_GET = do_POST = _serve

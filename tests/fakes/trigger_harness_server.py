@@ -67,21 +67,6 @@ class TriggerHarnessServer(HarnessServer):
 class _StatusHandler(_Handler):
     """The base handler, answering HTTP 400 when `handle` says `ERROR`."""
 
-    def _serve(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body = json.loads(raw) if raw else {}
-        except ValueError:
-            body = {}
-        kind, payload = self.fake.handle(self.path.split("?", 1)[0], body)
-        try:
-            self.send_response(400 if kind == ERROR else 200)
-            self.send_header("content-type", "application/json" if kind == ERROR else kind)
-            self.send_header("content-length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-        except ConnectionError:
-            self.close_connection = True
-
-    do_GET = do_POST = _serve
+    @staticmethod
+    def _status(kind: str) -> tuple[int, str]:
+        return (400, "application/json") if kind == ERROR else (200, kind)
