@@ -82,9 +82,9 @@ def table(
     if said:  # under the title, above the table
         _print_joined(said)
     out.print(_built_table(columns, shown, cells, fit=True))
-    if hidden:
-        info(f"(left out at {out.width} columns: {', '.join(hidden)}; a wider terminal or "
-             "--json shows them)")
+    if hidden:  # wrapped at spaces to the width, as the table is
+        err.print(f"(left out at {out.width} columns: {', '.join(hidden)}; a wider terminal or "
+                  "--json shows them)", soft_wrap=False)
 
 
 def _say_once(names: list[str], cells: list[list[str]], columns: Sequence[str],
@@ -168,8 +168,10 @@ def result(message: str) -> None:
 def _prose(message: str, style: str | None = None) -> None:
     """Print text; piped narrow, wrapped at spaces (a word longer than the width whole)."""
     plain = Text.from_markup(message).plain
-    if out.is_terminal or out.width > PROSE_WRAP_WIDTH \
-            or max(map(cell_len, plain.splitlines() or [""])) <= out.width:
+    if out.is_terminal:  # rich wraps at spaces, keeping the styles (the terminal would cut words)
+        out.print(message, style=style, soft_wrap=False)
+        return
+    if out.width > PROSE_WRAP_WIDTH or max(map(cell_len, plain.splitlines() or [""])) <= out.width:
         out.print(message, style=style)
         return
     for line in plain.splitlines():
