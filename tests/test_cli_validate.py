@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from test_install import run_main
 
 from registry import __version__
-from registry.cli import cli, main
+from registry.cli import cli
 from registry.format.skill import SKILL_FILE
 from registry.format.suite import load_suite
 from registry.format.validate import validate_skill
@@ -25,15 +26,6 @@ DESCRIPTION = "Does X for Y files. Use when the user asks about X."
 
 def run(*args: str | Path) -> Result:
     return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
-
-
-def run_main(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
-    """`main()` as the console script runs it: exit code, stdout, stderr."""
-    with pytest.raises(SystemExit) as info:
-        main([str(a) for a in args])
-        raise SystemExit(0)
-    captured = capsys.readouterr()
-    return int(info.value.code or 0), captured.out, captured.err
 
 
 def write_skill(parent: Path, name: str = "demo", frontmatter: str | None = None,

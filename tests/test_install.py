@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from test_local_store import make_skill as make_skill_in
 
 from registry._turns import waiting
 from registry.cli import main
@@ -36,15 +37,9 @@ class CountingStore(LocalStore):
 
 def make_skill(root: Path, name: str, *, version: str = "1.0.0", body: str = "Do it.",
                files: dict[str, str] | None = None) -> Path:
-    folder = root / f"{name}-{version}" / name
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "SKILL.md").write_text(
-        f'---\nname: {name}\ndescription: "Skill {name}. Use when testing."\n'
-        f'metadata:\n  version: "{version}"\n---\n\n{body}\n')
-    for rel, text in (files or {}).items():
-        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
-        (folder / rel).write_text(text)
-    return folder
+    """`test_local_store.make_skill`, in a folder of its own per version."""
+    return make_skill_in(root / f"{name}-{version}", name, version=version, body=body,
+                         files=files)
 
 
 @pytest.fixture
@@ -89,6 +84,7 @@ def tree(root: Path) -> dict[str, str]:
 
 
 def run_main(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
+    """`main()` as the console script runs it: exit code, stdout, stderr."""
     with pytest.raises(SystemExit) as info:
         main([str(a) for a in args])
         raise SystemExit(0)
