@@ -7,6 +7,7 @@ two samples: the one tampered with and a genuine one that must still hold.
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,31 @@ def test_an_edited_score_alone_is_named(text_run):
     write_rows(folder, rows)
     assert _sample_differences(folder, settings) == {_label(edited): {"score": (0.75, 0.5)}}
 
+
+
+def test_a_replay_pauses_the_collector_and_leaves_it_as_it_found_it(text_run):
+    settings, folder = text_run
+    started: list[int] = []
+
+    def record(phase: str, info: dict) -> None:
+        if phase == "start":
+            started.append(info["generation"])
+
+    thresholds = gc.get_threshold()
+    gc.collect()  # none of the 50 allocations that start the next collection is made yet
+    gc.set_threshold(50)  # running, the collector would run a hundred times in this replay
+    gc.callbacks.append(record)
+    try:
+        report = verify_run(folder.name, settings)
+    finally:
+        gc.callbacks.remove(record)
+        gc.set_threshold(*thresholds)
+    assert report.status == "verified", report.to_dict()
+    assert len(started) <= 1, started  # at most the one its objects set off once it is back
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert verify_run(folder.name, settings).status == "verified"
+        assert not gc.isenabled()  # a collector the caller paused stays paused
+    finally:
+        gc.enable()

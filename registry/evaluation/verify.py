@@ -9,7 +9,7 @@ A replay proves three things about a run, from its folder alone (plus the skill 
 2. *Regrade*: every sample's checks run again on its stored output (`verify_regrade.py`), and
    each sample's verdict equals the stored one.
 3. *Recompute*: the summary the one statistics engine computes from the regraded rows equals
-   the one the run stored when it closed.
+   the one the run stored when it closed (`verify_summary.py`).
 
 It proves the grading and the arithmetic, not the outputs: a fabricated output that passes its
 checks regrades cleanly (only re-asking the model speaks to that). Bad input (a truncated or
@@ -19,7 +19,6 @@ replayable` naming the problem, never an exception.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import tempfile
 from collections import Counter
@@ -35,10 +34,10 @@ from registry.errors import HubskillsError, RunNotFound
 from registry.evaluation.agent_mode import agent_suite_path
 from registry.evaluation.verify_regrade import (
     Difference,
-    Replay,
-    compare_summaries,
+    collector,
     regrade_rows,
 )
+from registry.evaluation.verify_summary import compare_summaries
 from registry.format.skill import content_hash
 from registry.format.suite import Suite, load_suite, suite_path
 from registry.results.runs import ResultRow, RunManifest, latest_rows, run_dir
@@ -85,6 +84,7 @@ class Verification:
                 "checks_regraded": self.checks_regraded}
 
 
+@collector(paused=True)
 def verify_run(run_id: str, settings: Settings, *, skill_dir: Path | None = None,
                open_store: Callable[[], Any] | None = None) -> Verification:
     """Replay the local run `run_id` (module docstring); no model is called.
@@ -107,6 +107,7 @@ def verify_run(run_id: str, settings: Settings, *, skill_dir: Path | None = None
                       open_store=open_store)
 
 
+@collector(paused=True)
 def replay_run(manifest: RunManifest, rows: list[ResultRow], report: Verification,
                settings: Settings, *, skill_dir: Path | None = None,
                open_store: Callable[[], Any] | None = None) -> Verification:
@@ -299,9 +300,7 @@ def _replay(manifest: RunManifest, latest: list[ResultRow], suite: Suite, settin
     """Regrade the latest row of every sample (`latest`), then recompute the summary from
     them."""
     report.samples = len(latest)
-    box: list[Replay] = []
-    asyncio.run(_regrade(box, latest, suite, manifest, settings))
-    replay = box[0]
+    replay = regrade_rows(latest, suite, manifest, settings)
     report.differences.extend(replay.differences)
     report.checks_regraded = replay.checks
     for why, times in replay.unreplayable.items():
@@ -311,9 +310,3 @@ def _replay(manifest: RunManifest, latest: list[ResultRow], suite: Suite, settin
         return
     report.differences.extend(compare_summaries(manifest.summaries, replay.rows))
 
-
-async def _regrade(box: list[Replay], rows: list[ResultRow], suite: Suite,
-                   manifest: RunManifest, settings: Settings) -> None:
-    # The result goes in `box`: on its way out, asyncio.run's SIGINT handling formats the main
-    # task's repr, with its result's (a thousand rows: a third of a second).
-    box.append(await regrade_rows(rows, suite, manifest, settings))

@@ -1,4 +1,4 @@
-"""Regrading a run's stored outputs and recomputing its summary, for `verify.py`.
+"""Regrading a run's stored outputs, for `verify.py` (`verify_summary.py` recomputes its summary).
 
 Checks run through the check engine (`checks.run_checks`) exactly as the run graded them: text
 checks in-process, code checks in an isolating sandbox (never on the host, whatever the run
@@ -13,6 +13,7 @@ caps), and code checks when no sandbox works here.
 from __future__ import annotations
 
 import asyncio
+import gc
 import math
 import os
 import shutil
@@ -37,7 +38,6 @@ from registry.evaluation.checks import (
     run_checks,
 )
 from registry.evaluation.judge import parse_verdict
-from registry.evaluation.run_manifest import stored_summaries
 from registry.evaluation.text_checks import Grader, compile_text
 from registry.evaluation.workspace_checks import write_files
 from registry.format import checks_schema as cs
@@ -52,7 +52,7 @@ NO_WORKSPACE = "workspace checks of agent samples: the final workspace is not st
     "over the size a row keeps)"
 _TEXT = (cs.Contains, cs.ContainsAny, cs.NotContains, cs.Regex, cs.NotRegex, cs.Equals,
          cs.JsonCheck)  # checks of the output text alone: in-process, synchronous
-_TOLERANCE = 1e-9  # relative: the engine is exact, JSON keeps every float; this is slack only
+TOLERANCE = 1e-9  # relative: the engine is exact, JSON keeps every float; this is slack only
 
 
 @dataclass
@@ -103,15 +103,37 @@ class _Plan:
     # one for all a run's plans of the same shape (cases often share their checks' shape)
 
 
-async def regrade_rows(rows: list[ResultRow], suite: Suite, manifest: RunManifest,
-                       settings: Settings) -> Replay:
-    """Regrade every row (the latest of each sample) against `suite`; see the docstring."""
-    sandbox, skip_reason = _sandbox(suite, manifest, settings)
+def regrade_rows(rows: list[ResultRow], suite: Suite, manifest: RunManifest,
+                 settings: Settings) -> Replay:
+    """Regrade every row (the latest of each sample) against `suite`; see the docstring. Text
+    checks are graded here and now; an event loop is started only for the other checks."""
     scored: dict[_Shape, dict[tuple[bool, ...], _Held]] = {}
     plans = {case.id: _plan(case, agent=manifest.mode == "agent", scored=scored)
              for case in suite.cases}
-    slots = asyncio.Semaphore(max(2, os.cpu_count() or 2))
     replay = Replay(rows=list(rows))
+    pending: list[tuple[int, ResultRow, _Plan]] = []
+    for index, row in enumerate(rows):
+        plan = plans.get(row.case_id)
+        if row.error is not None or plan is None:  # not graded; an unknown case is a problem
+            _check_ungraded(row, replay)
+        elif plan.text_only:  # most runs: no event loop, no round trip per check
+            replay.rows[index] = _regrade_text(row, plan, replay)
+        else:
+            pending.append((index, row, plan))
+    if pending:  # their cycles (tasks, processes) are freed as they come
+        with collector(paused=False):
+            asyncio.run(_regrade_checks(pending, suite, manifest, settings, replay))
+    replay.differences.sort(key=lambda d: (d.sample, d.field))
+    return replay
+
+
+async def _regrade_checks(pending: list[tuple[int, ResultRow, _Plan]], suite: Suite,
+                          manifest: RunManifest, settings: Settings, replay: Replay) -> None:
+    """The `pending` rows (index, row, plan) regraded through `run_checks`, a few at a time,
+    into `replay` (this returns nothing: asyncio.run's SIGINT handling formats the main
+    task's repr, with its result's, on its way out)."""
+    sandbox, skip_reason = _sandbox(suite, manifest, settings)
+    slots = asyncio.Semaphore(max(2, os.cpu_count() or 2))
 
     async def one(index: int, row: ResultRow, plan: _Plan) -> None:
         async with slots:
@@ -121,18 +143,23 @@ async def regrade_rows(rows: list[ResultRow], suite: Suite, manifest: RunManifes
                                          judge=_stored_judge(row, plan))
         replay.rows[index] = _compare_row(row, plan, fresh, replay)
 
-    pending = []
-    for index, row in enumerate(rows):
-        plan = plans.get(row.case_id)
-        if row.error is not None or plan is None:  # not graded; an unknown case is a problem
-            _check_ungraded(row, replay)
-        elif plan.text_only:  # most runs: no event loop round trip per check
-            replay.rows[index] = _regrade_text(row, plan, replay)
-        else:
-            pending.append(one(index, row, plan))
-    await asyncio.gather(*pending)
-    replay.differences.sort(key=lambda d: (d.sample, d.field))
-    return replay
+    await asyncio.gather(*(one(*item) for item in pending))
+
+
+@contextmanager
+def collector(*, paused: bool) -> Iterator[None]:
+    """The cyclic garbage collector paused (or running) while the block lasts, then as it was.
+    A replay pauses it: it builds tens of thousands of small acyclic objects (rows, verdicts,
+    the suite's cases, the summary) and keeps them all to its end, so each collection they
+    set off freed nothing, while walking them and every object the process holds (pydantic's
+    and numpy's types): a third of a text replay's time. Checks run on an event loop (code in
+    the sandbox, judge, workspace) run with it on."""
+    was_enabled = gc.isenabled()
+    (gc.disable if paused else gc.enable)()
+    try:
+        yield
+    finally:
+        (gc.enable if was_enabled else gc.disable)()
 
 
 class Graded(NamedTuple):
@@ -285,7 +312,7 @@ def _compare_row(row: ResultRow, plan: _Plan, fresh: list[CheckVerdict] | list[G
     passed, score = case_score(combined)
     if passed != row.passed:
         replay.differences.append(Difference(label, "passed", row.passed, passed))
-    elif not math.isclose(score, row.score or 0.0, rel_tol=_TOLERANCE):
+    elif not math.isclose(score, row.score or 0.0, rel_tol=TOLERANCE):
         replay.differences.append(Difference(label, "score", row.score, score))
     elif all(a is b for a, b in zip(combined, row.checks, strict=True)):
         return row  # every verdict held: the row is its own regrade
@@ -325,53 +352,3 @@ def _verdict(check: CheckVerdict | Graded) -> str:
 
 def _label(row: ResultRow) -> str:
     return f"{row.case_id} #{row.repeat} {row.arm} ({row.model})"
-
-
-def compare_summaries(stored: list[dict[str, Any]], rows: list[ResultRow]) -> list[Difference]:
-    """Where the summaries the run stored differ from those recomputed from `rows`."""
-    fresh = _plain(stored_summaries(rows))
-    by_model = {s.get("model"): s for s in stored if isinstance(s, dict)}
-    differences: list[Difference] = []
-    for summary in fresh:
-        model = summary["model"]
-        if model not in by_model:
-            differences.append(Difference(f"summary ({model})", "model", None, model))
-            continue
-        kept = by_model.pop(model)
-        if kept != summary:  # equal as read back: nothing to walk (most replays)
-            _walk(f"summary ({model})", "", kept, summary, differences)
-    differences += [Difference(f"summary ({m})", "model", m, None) for m in by_model]
-    return differences
-
-
-def _walk(sample: str, path: str, stored: Any, fresh: Any, out: list[Difference]) -> None:
-    if isinstance(stored, dict) and isinstance(fresh, dict):
-        for key in sorted(set(stored) | set(fresh), key=str):
-            _walk(sample, f"{path}.{key}" if path else str(key), stored.get(key),
-                  fresh.get(key), out)
-    elif isinstance(stored, list) and isinstance(fresh, list) and len(stored) == len(fresh):
-        for index, (a, b) in enumerate(zip(stored, fresh, strict=True)):
-            _walk(sample, f"{path}[{index}]", a, b, out)
-    elif not _same(stored, fresh):
-        out.append(Difference(sample, path, stored, fresh))
-
-
-def _same(a: Any, b: Any) -> bool:
-    numbers = (int, float)
-    if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) \
-            and not isinstance(b, bool):
-        return math.isclose(a, b, rel_tol=_TOLERANCE, abs_tol=1e-12)
-    return bool(a == b)
-
-
-def _plain(value: Any) -> Any:
-    """`value` as it reads back from JSON: tuples as lists, non-finite floats as null."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if hasattr(value, "item") and not isinstance(value, str | bytes):  # a numpy scalar
-        return _plain(value.item())
-    return value

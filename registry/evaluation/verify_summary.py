@@ -1,0 +1,61 @@
+"""The third step of `verify`: the summaries a run stored, against those the one statistics
+engine computes from the regraded rows (`verify_regrade.py` regrades them)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from registry.evaluation.run_manifest import stored_summaries
+from registry.evaluation.verify_regrade import TOLERANCE, Difference
+from registry.results.runs import ResultRow
+
+
+def compare_summaries(stored: list[dict[str, Any]], rows: list[ResultRow]) -> list[Difference]:
+    """Where the summaries the run stored differ from those recomputed from `rows`."""
+    fresh = _plain(stored_summaries(rows))
+    by_model = {s.get("model"): s for s in stored if isinstance(s, dict)}
+    differences: list[Difference] = []
+    for summary in fresh:
+        model = summary["model"]
+        if model not in by_model:
+            differences.append(Difference(f"summary ({model})", "model", None, model))
+            continue
+        kept = by_model.pop(model)
+        if kept != summary:  # equal as read back: nothing to walk (most replays)
+            _walk(f"summary ({model})", "", kept, summary, differences)
+    differences += [Difference(f"summary ({m})", "model", m, None) for m in by_model]
+    return differences
+
+
+def _walk(sample: str, path: str, stored: Any, fresh: Any, out: list[Difference]) -> None:
+    if isinstance(stored, dict) and isinstance(fresh, dict):
+        for key in sorted(set(stored) | set(fresh), key=str):
+            _walk(sample, f"{path}.{key}" if path else str(key), stored.get(key),
+                  fresh.get(key), out)
+    elif isinstance(stored, list) and isinstance(fresh, list) and len(stored) == len(fresh):
+        for index, (a, b) in enumerate(zip(stored, fresh, strict=True)):
+            _walk(sample, f"{path}[{index}]", a, b, out)
+    elif not _same(stored, fresh):
+        out.append(Difference(sample, path, stored, fresh))
+
+
+def _same(a: Any, b: Any) -> bool:
+    numbers = (int, float)
+    if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) \
+            and not isinstance(b, bool):
+        return math.isclose(a, b, rel_tol=TOLERANCE, abs_tol=1e-12)
+    return bool(a == b)
+
+
+def _plain(value: Any) -> Any:
+    """`value` as it reads back from JSON: tuples as lists, non-finite floats as null."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if hasattr(value, "item") and not isinstance(value, str | bytes):  # a numpy scalar
+        return _plain(value.item())
+    return value
