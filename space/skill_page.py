@@ -17,6 +17,7 @@ from registry import (
 
 from .cache import wire_plot, wire_table
 from .leaderboard_tab import DATATYPES, READ_LIMIT, WIDTHS
+from .leaderboard_view import display_table
 from .messages import error_markdown, warn
 from .skill_data import skill_page
 from .state import SpaceState
@@ -76,10 +77,13 @@ def build(state: SpaceState) -> SkillTab:
             with gr.Accordion("Raw SKILL.md", open=False):
                 raw = gr.Code(language="markdown", interactive=False, wrap_lines=True)
         with gr.Column(scale=2):
+            # headers before a skill is picked (else Gradio shows "1 2 3")
             files = gr.Dataframe(label="Files", interactive=False, max_height=240,
-                                 elem_id="skill-files", elem_classes="hs-table")
+                                 headers=["file", "size"], elem_id="skill-files",
+                                 elem_classes="hs-table")
             versions = gr.Dataframe(label="Versions", interactive=False, max_height=200,
-                                    elem_classes="hs-table")
+                                    headers=["version", "tag", "revision", "date"],
+                                    elem_id="skill-versions", elem_classes="hs-table")
             gr.Markdown("#### Security scan")
             findings = gr.Markdown(elem_id="skill-findings")
     gr.Markdown("### Evaluations\nThis skill's leaderboard entries: one per version, model, "
@@ -87,8 +91,8 @@ def build(state: SpaceState) -> SkillTab:
                 "*helps* means the whole interval is above zero and the exact test agrees.",
                 elem_classes="hs-note")
     results = gr.Dataframe(interactive=False, max_height=260, elem_id="skill-results",
-                           datatype=DATATYPES, column_widths=WIDTHS, wrap=True,
-                           elem_classes="hs-table")
+                           headers=list(display_table([]).columns), datatype=DATATYPES,
+                           column_widths=WIDTHS, wrap=True, elem_classes="hs-table")
     history = gr.BarPlot(x="point", y="lift_points", color="model",
                          x_title="version · model", y_title="lift (percentage points)",
                          title="Lift over versions", height=300,

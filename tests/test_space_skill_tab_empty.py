@@ -1,0 +1,22 @@
+"""The Skill tab before a skill is picked, as a newcomer who opens it first sees it: its tables
+name their columns (Gradio's default for a table without a value is "1 2 3")."""
+
+from __future__ import annotations
+
+from registry.config import Settings
+from space import build_demo
+
+
+def test_the_skill_tabs_tables_name_their_columns_before_a_skill_is_picked(tmp_path):
+    settings = Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home"),
+                                  "HF_HUB_OFFLINE": "1"})
+    demo = build_demo(settings, on_space=False)
+    try:
+        props = {c["props"].get("elem_id"): c["props"] for c in demo.config["components"]}
+        assert props["skill-files"]["value"]["headers"] == ["file", "size"]
+        assert props["skill-versions"]["value"]["headers"] == ["version", "tag", "revision",
+                                                               "date"]
+        results = props["skill-results"]["value"]["headers"]
+        assert results[:2] == ["rank", "skill@version"] and "lift [95% CI]" in results
+    finally:
+        demo.close()
