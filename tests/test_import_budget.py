@@ -88,6 +88,13 @@ def test_help_loads_no_command_module(tmp_path):
     assert _heavy(modules) == []
 
 
+def _run_python(code: str) -> None:
+    """Run `code` in a fresh interpreter (nothing imported yet); its asserts must hold."""
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0, done.stderr
+
+
 def test_the_lazy_packages_still_give_their_names():
     code = ("import registry\n"
             "assert callable(registry.pull)  # the submodule `pull` loaded first\n"
@@ -101,9 +108,7 @@ def test_the_lazy_packages_still_give_their_names():
             "from registry.providers import ModelStatus, embedded_availability, known_models\n"
             "from registry.providers.embedded import availability\n"
             "assert embedded_availability is availability and callable(known_models)\n")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                          text=True, check=False)
-    assert done.returncode == 0, done.stderr
+    _run_python(code)
 
 
 def test_the_eval_report_loads_while_the_first_request_waits_not_before():
@@ -120,6 +125,4 @@ def test_the_eval_report_loads_while_the_first_request_waits_not_before():
             "network_wait()\n"
             "waiting[0].join()\n"
             "assert 'numpy' in sys.modules and 'registry.cli._render' in sys.modules\n")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                          text=True, check=False)
-    assert done.returncode == 0, done.stderr
+    _run_python(code)
