@@ -5,32 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from fakes.openai_server import FakeOpenAIServer
+from test_proxy_hardening import send
 
 from registry.agent.harness import ADAPTERS
 from registry.agent.harness.base import _read_events
 from registry.agent.harness.proxy import REDACTED, SECRET_HEADER, ModelProxy
 
 SECRET = "per-run-secret-1f0c9e"
-SEND = """import socket, sys
-client = socket.socket(socket.AF_UNIX)
-client.connect(sys.argv[1])
-client.sendall(sys.stdin.buffer.read())
-client.shutdown(socket.SHUT_WR)
-sys.stdout.buffer.write(b"".join(iter(lambda: client.recv(65536), b"")))
-"""
-
-
-def send(path: Path, raw: bytes) -> bytes:
-    """Send `raw` over the proxy's socket from another process; what comes back."""
-    done = subprocess.run([sys.executable, "-c", SEND, str(path)], input=raw,
-                          capture_output=True, check=True)
-    return done.stdout
 
 
 def request(*headers: str, body: str = '{"model": "m"}') -> bytes:
