@@ -85,6 +85,14 @@ def space(tmp_path_factory, keyed_server):
     home = tmp_path_factory.mktemp("space-home")
     settings = Settings.from_env({"HUBSKILLS_HOME": str(home), "HF_HUB_OFFLINE": "1",
                                   "OPENAI_BASE_URL": keyed_server.url})
+    demo, url = seeded_space(settings)
+    yield SimpleNamespace(url=url, home=home, demo=demo, state=demo.hubskills_state)
+    demo.close()
+
+
+def seeded_space(settings: Settings) -> tuple[gr.Blocks, str]:
+    """The Space on `settings`, a run of every `SEEDED` skill on each of `MODELS` in its
+    results, launched on 127.0.0.1: the demo (to close) and its URL."""
     demo = build_demo(settings, on_space=False)
     state = demo.hubskills_state
     for k, repo in enumerate(SEEDED):
@@ -93,8 +101,7 @@ def space(tmp_path_factory, keyed_server):
     state.invalidate()
     _, url, _ = launch(demo, server_name="127.0.0.1", server_port=free_port(),
                        prevent_thread_lock=True, quiet=True)
-    yield SimpleNamespace(url=url, home=home, demo=demo, state=state)
-    demo.close()
+    return demo, url
 
 
 @pytest.fixture

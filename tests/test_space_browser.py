@@ -15,11 +15,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_space import ENTRIES, MODELS, SEEDED, append_run, free_port
+from test_space import ENTRIES, MODELS, seeded_space
 
 from registry.config import Settings
 from registry.providers.embedded import availability
-from space import build_demo, launch
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
@@ -45,14 +44,7 @@ def require_browser() -> None:
 def space_url(tmp_path):
     settings = Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home"),
                                   "HF_HUB_OFFLINE": "1"})
-    demo = build_demo(settings, on_space=False)
-    state = demo.hubskills_state
-    for k, repo in enumerate(SEEDED):
-        for j, model in enumerate(MODELS):
-            append_run(state.store, repo, model, 0.2 + 0.1 * j, 0.3 + 0.3 * k, seed=2 * k + j)
-    state.invalidate()
-    _, url, _ = launch(demo, server_name="127.0.0.1", server_port=free_port(),
-                       prevent_thread_lock=True, quiet=True)
+    demo, url = seeded_space(settings)
     yield url
     demo.close()
 
