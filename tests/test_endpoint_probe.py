@@ -103,6 +103,16 @@ def test_a_dead_anthropic_endpoint_is_refused(tmp_path):
     assert f"cannot reach {url}: connection refused" in error and no_run_saved()
 
 
+def test_a_dead_endpoint_is_refused_before_a_trigger_run(tmp_path):
+    from test_trigger import make_skill as make_trigger_skill
+
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    error = refused(hubskills("eval", make_trigger_skill(tmp_path), "--mode", "trigger",
+                              "-m", "local/x", "--base-url", url))
+    assert f"cannot reach {url}: connection refused (nothing listens there)" in error
+    assert "--base-url" in error and no_run_saved()
+
+
 # --- a run that got no answers -----------------------------------------------------------------
 
 

@@ -102,7 +102,7 @@ def test_recall_false_triggers_errors_and_the_distractor_opened_instead(server, 
     assert by_case["n2", 0].activated and by_case["n2", 0].passed is False
     assert {r.turns for k, r in by_case.items() if k[0] != "s5" and not r.is_error} == {1}
     # each session listed the skill among both distractors, the query first in its own chat
-    first = server.requests[0]["body"]["messages"]
+    first = server.bodies[0]["messages"]
     assert [m["role"] for m in first] == ["system", "user"]
     assert all(f"- {n}: " in first[0]["content"] for n in [*DISTRACTORS, "zorblax-ports"])
 
@@ -111,19 +111,19 @@ def test_a_rerun_is_served_from_the_cache_and_a_resume_runs_only_what_is_missing
                                                                                  tmp_path):
     skill, settings = make_skill(tmp_path), settings_for(server, tmp_path)
     first = run_trigger_eval(skill, config(tmp_path), settings)
-    calls = len(server.requests)
+    calls = len(server.bodies)  # model calls (the endpoint probe is no call)
     again = run_trigger_eval(skill, config(tmp_path), settings)
-    assert len(server.requests) == calls + 2  # only e1's failing calls are asked again
+    assert len(server.bodies) == calls + 2  # only e1's failing calls are asked again
     assert all(r.cached for r in again.rows if not r.is_error)
     rows_file = settings.runs_dir / first.manifest.run_id / "rows.jsonl"
     kept = [line for line in rows_file.read_text().splitlines()
             if json.loads(line)["case_id"] not in ("s1", "n1")]
     rows_file.write_text("\n".join(kept) + "\n")
-    before = len(server.requests)
+    before = len(server.bodies)
     resumed = run_trigger_eval(skill, config(tmp_path, use_cache=False), settings,
                                resume=first.manifest.run_id)
     # s1 and n1 in 2 runs, and e1's two error rows retried
-    assert len(server.requests) - before == 6
+    assert len(server.bodies) - before == 6
     assert len(resumed.rows) == 18 and resumed.manifest.status == "complete"
 
 
@@ -133,7 +133,7 @@ def test_the_bundled_distractors_are_listed_by_default(server, tmp_path):
     assert len(bundled) >= 20 and len({d.name for d in bundled}) == len(bundled)
     run = run_trigger_eval(skill, config(tmp_path, distractors=None, runs=1,
                                          query_ids=["s1"]), settings_for(server, tmp_path))
-    system = server.requests[0]["body"]["messages"][0]["content"]
+    system = server.bodies[0]["messages"][0]["content"]
     assert all(f"- {d.name}: {d.description} " in system for d in bundled)
     assert run.manifest.distractors == [d.name for d in bundled]  # type: ignore[attr-defined]
     assert run.rows[0].activated

@@ -19,7 +19,7 @@ from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.distractors import distractors_for, distractors_hash
 from registry.evaluation.engine import EvalRun, Progress, Started
-from registry.evaluation.preflight import check_writable
+from registry.evaluation.preflight import check_endpoints, check_writable
 from registry.evaluation.run_manifest import file_under
 from registry.evaluation.stopping import StopSignal, run_until_stopped
 from registry.evaluation.trigger import MODE, TriggerConfig, TriggerEvaluator
@@ -86,6 +86,7 @@ def run_trigger_eval(skill_dir: str | Path, config: TriggerConfig, settings: Set
                                  f"{manifest.distractors_from} holds now",  # type: ignore
                                  hint=f"hubskills eval {skill_dir} --mode trigger  # a new run")
         ev = TriggerEvaluator(skill.name, config, settings, distractors, manifest)
+        check_endpoints(ev.models)  # a dead server is refused now, not in every session
         return _run(ev, skill, suite, settings, progress, started, resume, stop)
 
 
