@@ -44,8 +44,7 @@ def _presence(
     """(found, missing) values of `check` in an output; the values are case-folded once."""
     sensitive = check.case_sensitive and check.type != "icontains"
     values = check.values()
-    needles = list(zip(values, values if sensitive else [v.casefold() for v in values],
-                       strict=True))
+    needles = [(v, v) for v in values] if sensitive else [(v, v.casefold()) for v in values]
 
     def present(output: str) -> tuple[list[str], list[str]]:
         haystack = output if sensitive else output.casefold()

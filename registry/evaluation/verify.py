@@ -120,8 +120,7 @@ def replay_run(manifest: RunManifest, rows: list[ResultRow], report: Verificatio
     with ExitStack() as stack:
         skill = skill_folder(stack, manifest, report, skill_dir, open_store)
         suite = _skill_suite(skill, manifest, report) if skill is not None else None
-        latest = latest_rows(rows)
-        _check_plan(manifest, rows, latest, report)
+        latest = _check_plan(manifest, rows, report)
         if suite is not None:
             _replay(manifest, latest, suite, settings, report)
     return report
@@ -258,34 +257,38 @@ _key: Callable[[ResultRow], Key] = attrgetter("model", "arm", "case_id", "repeat
 _SAME = ("run_id", "content_hash", "mode", "skill_name")  # as on the manifest, on every row
 
 
-def _check_plan(manifest: RunManifest, rows: list[ResultRow], latest: list[ResultRow],
-                report: Verification) -> None:
-    """Every row belongs to the run and its plan, every planned sample is there once
-    (`latest`: the latest row of each sample)."""
+def _check_plan(manifest: RunManifest, rows: list[ResultRow],
+                report: Verification) -> list[ResultRow]:
+    """Every row belongs to the run and its plan, every planned sample is there once; returns
+    the latest row of each sample (`latest_rows`: `rows` itself when no sample repeats)."""
     planned = {(m, arm, c, r) for m in manifest.models for c in manifest.case_ids
                for r in range(manifest.runs) for arm in ARMS}
     if manifest.samples_planned not in (0, len(planned)):
         report.problems.append(f"the manifest plans {manifest.samples_planned} samples, but "
                                f"its models x cases x repeats x arms make {len(planned)}")
+    keys = list(map(_key, rows))
     same, fields = attrgetter(*_SAME)(manifest), attrgetter(*_SAME)
-    for number, row in enumerate(rows, 1):
+    for number, (row, key) in enumerate(zip(rows, keys, strict=True), 1):
         if fields(row) == same and row.suite_hash in (None, manifest.suite_hash) \
-                and _key(row) in planned:
+                and key in planned:
             continue
         wrong = [name for name in _SAME if getattr(row, name) != getattr(manifest, name)]
         if row.suite_hash not in (None, manifest.suite_hash):
             wrong.append("suite_hash")
-        if wrong or _key(row) not in planned:
+        if wrong or key not in planned:
             what = f"its {', '.join(wrong)} differ from the manifest's" if wrong \
                 else "it is not in the run's plan (models x cases x repeats x arms)"
-            report.problems.append(f"row {number} ({sample_label(_key(row))}): {what}")
-            return
-    graded = Counter(_key(row) for row in rows if not row.is_error)
+            report.problems.append(f"row {number} ({sample_label(key)}): {what}")
+            return latest_rows(rows)
+    present = set(keys)
+    latest = rows if len(present) == len(rows) else latest_rows(rows)
+    graded = Counter(k for k, row in zip(keys, rows, strict=True) if not row.is_error) \
+        if latest is not rows else {}  # a sample once: not graded twice
     for key, count in graded.items():
         if count > 1:
             report.problems.append(f"sample {sample_label(key)} appears {count} times")
-            return
-    missing = sorted(planned - set(map(_key, latest)))
+            return latest
+    missing = sorted(planned - present)
     if missing and not manifest.is_partial:
         report.problems.append(f"{len(missing)} planned sample(s) missing, first "
                                f"{sample_label(missing[0])}; the manifest says the run is "
@@ -293,6 +296,7 @@ def _check_plan(manifest: RunManifest, rows: list[ResultRow], latest: list[Resul
     elif len(latest) != manifest.samples_done:
         report.problems.append(f"the manifest counts {manifest.samples_done} samples done, "
                                f"the rows hold {len(latest)}")
+    return latest
 
 
 def _replay(manifest: RunManifest, latest: list[ResultRow], suite: Suite, settings: Settings,

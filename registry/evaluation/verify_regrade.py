@@ -50,8 +50,8 @@ from registry.sandbox import Sandbox, choose
 NO_JUDGE = "judge checks and assertions: the judge's answers are not stored"
 NO_WORKSPACE = "workspace checks of agent samples: the final workspace is not stored (or was " \
     "over the size a row keeps)"
-_TEXT = (cs.Contains, cs.ContainsAny, cs.NotContains, cs.Regex, cs.NotRegex, cs.Equals,
-         cs.JsonCheck)  # checks of the output text alone: in-process, synchronous
+_TEXT = frozenset((cs.Contains, cs.ContainsAny, cs.NotContains, cs.Regex, cs.NotRegex,
+                   cs.Equals, cs.JsonCheck))  # checks of the output text alone: in-process
 TOLERANCE = 1e-9  # relative: the engine is exact, JSON keeps every float; this is slack only
 
 
@@ -231,18 +231,18 @@ def _sandbox(suite: Suite, manifest: RunManifest,
 
 def _plan(case: Case, *, agent: bool,
           scored: dict[_Shape, dict[tuple[bool, ...], _Held]]) -> _Plan:
-    kept = [i for i, check in enumerate(case.checks)
-            if not (agent and check.type in WORKSPACE_CHECK_TYPES)]
-    rerun, positions = case, list[int | None](range(len(case.checks) + len(case.assertions)))
-    if len(kept) < len(case.checks):
+    positions: list[int | None] = list(range(len(case.checks) + len(case.assertions)))
+    rerun = case
+    if agent and any(check.type in WORKSPACE_CHECK_TYPES for check in case.checks):
+        kept = [i for i, check in enumerate(case.checks)
+                if check.type not in WORKSPACE_CHECK_TYPES]
         positions = [kept.index(i) if i in kept else None for i in range(len(case.checks))]
         positions += [len(kept) + i for i in range(len(case.assertions))]
         rerun = case.model_copy(update={"checks": [case.checks[i] for i in kept]})
-    text_only = not rerun.assertions and all(type(c) in _TEXT for c in rerun.checks)
-    if not text_only:
+    if rerun.assertions or not _TEXT.issuperset(map(type, rerun.checks)):
         return _Plan(rerun, positions, full=case)
-    shape = tuple((c.type, c.label(), c.weight) for c in rerun.checks)
-    return _Plan(rerun, positions, True, case, [compile_text(c) for c in rerun.checks], shape,
+    shape = tuple([(c.type, c.label(), c.weight) for c in rerun.checks])
+    return _Plan(rerun, positions, True, case, list(map(compile_text, rerun.checks)), shape,
                  scored=scored.setdefault(shape, {}))
 
 

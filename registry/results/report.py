@@ -130,9 +130,14 @@ class ModelSummary:
         return data
 
 
+_LEAVES = (str, int, float, type(None))
+
+
 def _as_dict(value: Any) -> Any:
     """`dataclasses.asdict` for what a summary holds (dataclasses, dicts, lists, tuples and
     immutable values), without its deep copy of each value: every replay recomputes them."""
+    if isinstance(value, _LEAVES):  # most of it: case statuses, check labels
+        return value
     if is_dataclass(value):
         return {f.name: _as_dict(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, dict):
@@ -178,25 +183,28 @@ def _outcomes(rows: list[ResultRow], models: list[str]) -> stats.Outcomes:
         np.array([np.nan if r.cost_usd is None else r.cost_usd for r in used], dtype=float))
 
 
-def _totals(table: stats.Table, i: int, k: int, rows: list[ResultRow]) -> ArmTotals:
+def _totals(table: stats.Table, i: int, k: int, cached: int) -> ArmTotals:
     cost = float(table.cost[i, k])
     return ArmTotals(samples=int(table.samples[i, k]), errors=int(table.errors[i, k]),
                      passes=int(table.passes[i, k]), input_tokens=int(table.input_tokens[i, k]),
                      output_tokens=int(table.output_tokens[i, k]),
-                     cost_usd=None if np.isnan(cost) else cost,
-                     cached=sum(r.cached for r in rows if not r.is_error))
+                     cost_usd=None if np.isnan(cost) else cost, cached=cached)
 
 
 def _summarize_model(model: str, rows: list[ResultRow], table: stats.Table,
                      i: int) -> ModelSummary:
+    # A case's verdicts in any order: its status reads only whether all or any passed.
     verdicts: dict[str, dict[str, list[bool | None]]] = {"baseline": {}, "skill": {}}
+    cached = dict.fromkeys(verdicts, 0)  # graded samples answered from the cache, per arm
     loaded: list[bool] = []
-    for row in sorted(rows, key=lambda r: (r.case_id, r.repeat)):
-        verdicts[row.arm].setdefault(row.case_id, []).append(
-            None if row.is_error else bool(row.passed))
-        if row.arm == "skill" and row.skill_loaded is not None and not row.is_error:
-            loaded.append(row.skill_loaded)
-    base, skill = (_totals(table, i, k, [r for r in rows if r.arm == arm])
+    for row in rows:
+        error = row.is_error
+        verdicts[row.arm].setdefault(row.case_id, []).append(None if error else bool(row.passed))
+        if not error:
+            cached[row.arm] += row.cached
+            if row.arm == "skill" and row.skill_loaded is not None:
+                loaded.append(row.skill_loaded)
+    base, skill = (_totals(table, i, k, cached[arm])
                    for k, arm in enumerate(("baseline", "skill")))
     cost_per_pass = None
     if skill.cost_usd is not None and skill.passes:
