@@ -57,6 +57,7 @@ SUMMARY_COLUMNS = ("model", "baseline", "with skill", "lift [95% CI]", "verdict"
                    "p (exact)", "+tokens", "cost (skill arm)", "cases × runs", "errors")
 SUMMARY_WIDTHS = ["18%", "8%", "8%", "12%", "13%", "9%", "8%", "10%", "8%", "6%"]
 CASE_WIDTHS = ["20%", "18%", "11%", "10%", "13%", "28%"]
+FAILED = "failed: no sample graded"  # a model's verdict when it measured nothing
 CASE_COLUMNS = ("model", "case", "baseline", "with skill", "status (skill)", "why it failed")
 
 
@@ -216,13 +217,17 @@ def summary_table(summaries: list[ModelSummary], runs: int) -> pd.DataFrame:
     """One row per model: rates, lift with its interval and verdict, tokens, cost."""
     rows = []
     for s in summaries:
-        st = s.stats
+        st, errors = s.stats, str(s.baseline.errors + s.skill.errors)
+        if s.failed:  # nothing was measured: no rate, least of all 0%
+            rows.append((s.model, "-", "-", "-", FAILED, "-", "-",
+                         display.usd(s.skill.cost_usd, s.model), f"{st.n_cases}×{runs}",
+                         errors))
+            continue
         rows.append((
             s.model, display.pct(st.baseline.pass_rate), display.pct(st.skill.pass_rate),
             display.lift_interval(st.lift, st.lo, st.hi), st.verdict,
             display.p_value(st.p_value), f"{s.skill_overhead_tokens:+.0f}",
-            display.usd(s.skill.cost_usd, s.model), f"{st.n_cases}×{runs}",
-            str(s.baseline.errors + s.skill.errors)))
+            display.usd(s.skill.cost_usd, s.model), f"{st.n_cases}×{runs}", errors))
     return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
 
 
@@ -241,7 +246,9 @@ def case_table(rows: list[ResultRow], models: list[str], *,
 
 
 def chart_frame(summaries: list[ModelSummary]) -> pd.DataFrame:
-    """Pass rate per model and arm, for a bar chart (one bar per model × arm)."""
+    """Pass rate per model and arm, for a bar chart (one bar per model × arm); a model that
+    failed has no rate, so no bars."""
+    summaries = [s for s in summaries if not s.failed]
     shorts = [s.model.rsplit("/", 1)[-1] for s in summaries]
     points = []
     for s, short in zip(summaries, shorts, strict=True):

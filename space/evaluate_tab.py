@@ -10,6 +10,7 @@ import pandas as pd
 from registry import (
     EMBEDDED_REF,
     EvalConfig,
+    HubskillsError,
     known_models,
     push_saved_run,
 )
@@ -18,6 +19,7 @@ from .evaluate_jobs import MAX_HERE_ANSWERS
 from .evaluate_run import (
     CASE_COLUMNS,
     CASE_WIDTHS,
+    FAILED,
     SUMMARY_COLUMNS,
     SUMMARY_WIDTHS,
     EvalRequest,
@@ -93,7 +95,13 @@ def run_evaluation_ui(state: SpaceState, repo: str | None,
         warn(err)
         return error_markdown(err), None, None, None, None
     m = run.manifest
-    verdicts = ", ".join(f"{s.model}: **{s.stats.verdict}**" for s in summaries)
+    verdicts = ", ".join(f"{s.model}: **{FAILED if s.failed else s.stats.verdict}**"
+                         for s in summaries)
+    if summaries and all(s.failed for s in summaries):  # measured nothing: nothing to push
+        failed = HubskillsError(f"run {run.manifest.run_id}: no model answered, so it measured "
+                                "nothing", hint="see 'why it failed' per case below; check the "
+                                "model, its key or the base URL, then run it again")
+        return error_markdown(failed), summary, chart, cases, None
     where = " · ran as Hugging Face Jobs on your account" if m.produced_via == "job" else ""
     status = ok_markdown(f"Run `{m.run_id}` ({m.status}){where} · {m.skill_name} · "
                          f"{len(m.case_ids)} cases × {m.runs} runs · {verdicts}. "

@@ -1,0 +1,58 @@
+"""The Space's evaluation summary for a model whose every sample failed: nothing was measured,
+so it shows no rate (least of all 0%) and draws no bars, beside a model that answered. A real
+run against the fake OpenAI server, which rejects every request for one model."""
+
+from __future__ import annotations
+
+from fakes.openai_server import FakeOpenAIServer
+from test_endpoint_probe import rejects
+from test_evaluate import make_skill
+
+from registry import EvalConfig, Settings, run_evaluation
+from registry.secrets import holding
+from space.evaluate_run import results
+
+
+def test_a_model_that_got_no_answer_shows_failed_not_zero_percent(tmp_path):
+    settings = Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home")})
+    with FakeOpenAIServer(responder=rejects("down")) as server:
+        config = EvalConfig(models=["local/down", "local/up"], runs=1, base_url=server.url)
+        run = run_evaluation(make_skill(tmp_path, 4), config, settings.with_(
+            base_url=server.url))
+    _, summary, _, chart = results(run)
+    rows = {row["model"]: row for row in summary.to_dict("records")}
+    down, up = rows["local/down"], rows["local/up"]
+    assert down["verdict"].startswith("failed") and "%" not in down["baseline"]
+    assert "%" not in down["with skill"] and down["errors"] == "8"
+    assert up["with skill"] == "100%"  # the model that answered keeps its figures
+    assert set(chart["model"]) == {"local/up"}  # no 0% bars for what was not measured
+
+
+def zipped(folder) -> str:
+    """The skill folder as the zip a visitor uploads."""
+    import shutil
+
+    return shutil.make_archive(str(folder.parent / "upload"), "zip", folder.parent, folder.name)
+
+
+def test_the_evaluate_tab_says_which_model_failed_and_offers_no_push_when_all_did(tmp_path):
+    from space.evaluate_tab import run_evaluation_ui
+    from space.state import SpaceState
+
+    state = SpaceState(Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home")}),
+                       on_space=False)
+    upload = [zipped(make_skill(tmp_path, 4))]
+
+    def evaluate(*models: str):  # the Space runs each request in a scope of its own
+        with holding():
+            return run_evaluation_ui(state, None, upload, list(models), server.url, 1,
+                                     "inline", "user", 0, 64, 0, "", "", "")
+
+    with FakeOpenAIServer(responder=rejects("down")) as server:
+        status, *_, run_id = evaluate("local/down", "local/up")
+        assert status.startswith("✅") and run_id
+        assert "local/down: **failed: no sample graded**" in status
+        status, summary, *_, run_id = evaluate("local/down")
+    assert status.startswith("**Error:**") and "no model answered" in status
+    assert "Push results" not in status and run_id is None  # nothing measured, nothing to push
+    assert summary["verdict"].tolist() == ["failed: no sample graded"]
