@@ -168,11 +168,9 @@ def result(message: str) -> None:
 def _prose(message: str, style: str | None = None) -> None:
     """Print text; piped narrow, wrapped at spaces (a word longer than the width whole)."""
     plain = Text.from_markup(message).plain
-    if out.is_terminal:  # rich wraps at spaces, keeping the styles (the terminal would cut words)
-        out.print(message, style=style, soft_wrap=False)
-        return
-    if out.width > PROSE_WRAP_WIDTH or max(map(cell_len, plain.splitlines() or [""])) <= out.width:
-        out.print(message, style=style)
+    if out.is_terminal or out.width > PROSE_WRAP_WIDTH \
+            or max(map(cell_len, plain.splitlines() or [""])) <= out.width:
+        out.print(message, style=style, soft_wrap=not out.is_terminal)  # rich wraps at spaces
         return
     for line in plain.splitlines():
         indent = line[:len(line) - len(line.lstrip())]
