@@ -140,3 +140,18 @@ def test_runs_on_a_fresh_home_says_there_are_none_and_how_to_make_one(tmp_path):
     assert done.stdout == "No evaluation runs yet.\n"  # not an empty table
     assert "Hint: hubskills eval " in done.stderr
     assert json.loads(run("runs", "--json", cwd=tmp_path).stdout) == []
+
+
+def test_models_at_80_columns_shows_every_price_whole(tmp_path):
+    done = run("models", cwd=tmp_path, COLUMNS="80", OPENAI_API_KEY=None,
+               ANTHROPIC_API_KEY=None)
+    assert "$ per million tokens in / out" in done.stdout.splitlines()[0]
+    prices = {row["ref"]: row["price"] for row in json.loads(
+        run("models", "--json", cwd=tmp_path).stdout)["models"]}
+    priced = [ref for ref, price in prices.items() if price.endswith(" out per Mtok")]
+    assert len(priced) >= 4  # --json keeps the long form
+    lines = {line.split()[0]: line.rstrip() for line in done.stdout.splitlines() if line}
+    for ref in priced:
+        short = prices[ref].replace(" in / ", " / ").removesuffix(" out per Mtok")
+        assert lines[ref].endswith(short), lines[ref]  # whole: it was cut to "$0.1 in / …"
+    assert lines["embedded/smollm2-135m"].endswith("free (local)")

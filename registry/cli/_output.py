@@ -38,7 +38,7 @@ ID_LIST_COLUMNS = frozenset({"models", "where"})
 #: Columns of free text: with the id lists, the only ones that narrow to fit (cut with an
 #: ellipsis on one line, never a tall cell; id lists wrap between ids instead).
 TEXT_COLUMNS = frozenset({"description", "why", "why it failed", "message", "finding",
-                          "detail", "prompt", "checks", "assertions", "price", "query",
+                          "detail", "prompt", "checks", "assertions", "query",
                           *ID_LIST_COLUMNS})
 #: Columns a table never drops to fit, whatever its `drop` list says: a row's answer.
 KEPT_COLUMNS = frozenset({"verdict", "p", "p (exact)", "latest", "status", "lift [95% CI]",

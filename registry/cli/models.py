@@ -25,5 +25,14 @@ def models_command(base_url: str | None, as_json: bool) -> None:
         out.as_json({"prices_as_of": prices_as_of(), "models": [r.to_dict() for r in rows]})
         return
     out.table(["model", "alias", "usable", "why", "price"],
-              [(r.ref, r.alias or "", "yes" if r.usable else "no", r.why, r.price) for r in rows],
-              title=f"Model references (prices as of {prices_as_of()})", drop=("alias",))
+              [(r.ref, r.alias or "", "yes" if r.usable else "no", r.why, _short(r.price))
+               for r in rows], drop=("alias",),
+              title=f"Model references (price: $ per million tokens in / out, as of "
+                    f"{prices_as_of()})")
+
+
+def _short(price: str) -> str:
+    """`$4 / $20` for `$4 in / $20 out per Mtok` (the title says the unit): whole at 80
+    columns, where the long form was cut to `$4 in / $2…`."""
+    return price.replace(" in / ", " / ").removesuffix(" out per Mtok").replace(
+        "free (runs locally)", "free (local)")
