@@ -38,53 +38,54 @@ def _show(values: list[str]) -> str:
     return ", ".join(repr(clip(v, 60)) for v in values)
 
 
-def _presence(
-    check: cs.Contains | cs.ContainsAny | cs.NotContains,
-) -> Callable[[str], tuple[list[str], list[str]]]:
-    """(found, missing) values of `check` in an output; the values are case-folded once."""
+Needles = list[tuple[str, str]]  # (value, what is looked for)
+
+
+def _needles(check: cs.Contains | cs.ContainsAny | cs.NotContains) -> tuple[bool, Needles]:
+    """Whether `check` is case-sensitive, and each of its values with what is looked for
+    (case-folded once unless it is)."""
     sensitive = check.case_sensitive and check.type != "icontains"
     values = check.values()
-    needles = [(v, v) for v in values] if sensitive else [(v, v.casefold()) for v in values]
-
-    def present(output: str) -> tuple[list[str], list[str]]:
-        haystack = output if sensitive else output.casefold()
-        found = [v for v, needle in needles if needle in haystack]
-        return found, [v for v in values if v not in found]
-
-    return present
+    return sensitive, [(v, v) for v in values] if sensitive else [(v, v.casefold())
+                                                                   for v in values]
 
 
 def _contains(check: cs.Contains) -> Grader:
-    present = _presence(check)
+    sensitive, needles = _needles(check)
 
     def grade(output: str) -> tuple[bool, Why]:
-        found, missing = present(output)
-        if missing:
-            return False, lambda: f"missing {_show(missing)}"
-        return True, lambda: f"found {_show(found)}"
+        haystack = output if sensitive else output.casefold()
+        for _, needle in needles:
+            if needle not in haystack:
+                return False, lambda: "missing " + _show(
+                    [v for v, needle in needles if needle not in haystack])
+        return True, lambda: f"found {_show([v for v, _ in needles])}"
 
     return grade
 
 
 def _contains_any(check: cs.ContainsAny) -> Grader:
-    present = _presence(check)
+    sensitive, needles = _needles(check)
 
     def grade(output: str) -> tuple[bool, Why]:
-        found, missing = present(output)
-        if found:
-            return True, lambda: f"found {_show(found[:1])}"
-        return False, lambda: f"none of {_show(missing)}"
+        haystack = output if sensitive else output.casefold()
+        found = next((v for v, needle in needles if needle in haystack), None)
+        if found is not None:
+            return True, lambda: f"found {_show([found])}"
+        return False, lambda: f"none of {_show([v for v, _ in needles])}"
 
     return grade
 
 
 def _not_contains(check: cs.NotContains) -> Grader:
-    present = _presence(check)
+    sensitive, needles = _needles(check)
 
     def grade(output: str) -> tuple[bool, Why]:
-        found, _ = present(output)
-        if found:
-            return False, lambda: f"found {_show(found)}"
+        haystack = output if sensitive else output.casefold()
+        for _, needle in needles:
+            if needle in haystack:
+                return False, lambda: "found " + _show(
+                    [v for v, needle in needles if needle in haystack])
         return True, lambda: "none present"
 
     return grade
