@@ -19,6 +19,7 @@ from .leaderboard_view import (
     ALL,
     VERDICT_COLORS,
     VERDICTS,
+    display_table,
     leaderboard_view,
     model_choices,
     model_table,
@@ -197,7 +198,8 @@ def _pending_section(state: SpaceState, replays: PendingReplays) -> None:
     with gr.Accordion("Pending submissions (unreviewed)", open=False, elem_id="pending"):
         show = gr.Button("Show pending submissions", size="sm", elem_id="pending-show")
         note = gr.Markdown()
-        rows = gr.Dataframe(datatype=[*DATATYPES, "str"], interactive=False, wrap=True,
+        rows = gr.Dataframe(headers=[*display_table([]).columns, SUBMITTED_BY],  # not 1 2 3
+                            datatype=[*DATATYPES, "str"], interactive=False, wrap=True,
                             column_widths=[*WIDTHS, "9%"], elem_id="pending-table",
                             elem_classes="hs-table")
 

@@ -1,5 +1,6 @@
-"""The Skill tab before a skill is picked, as a newcomer who opens it first sees it: its tables
-name their columns (Gradio's default for a table without a value is "1 2 3")."""
+"""Tables before they have rows, as a newcomer sees them: the Skill tab before a skill is
+picked, the pending submissions before they are shown. They name their columns (Gradio's
+default for a table without a value is "1 2 3")."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from registry.config import Settings
 from space import build_demo
 
 
-def test_the_skill_tabs_tables_name_their_columns_before_a_skill_is_picked(tmp_path):
+def test_tables_name_their_columns_before_they_have_rows(tmp_path):
     settings = Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home"),
                                   "HF_HUB_OFFLINE": "1"})
     demo = build_demo(settings, on_space=False)
@@ -18,5 +19,6 @@ def test_the_skill_tabs_tables_name_their_columns_before_a_skill_is_picked(tmp_p
                                                                "date"]
         results = props["skill-results"]["value"]["headers"]
         assert results[:2] == ["rank", "skill@version"] and "lift [95% CI]" in results
+        assert props["pending-table"]["value"]["headers"] == [*results, "submitted by"]
     finally:
         demo.close()
