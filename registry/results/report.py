@@ -197,13 +197,17 @@ def _summarize_model(model: str, rows: list[ResultRow], table: stats.Table,
     verdicts: dict[str, dict[str, list[bool | None]]] = {"baseline": {}, "skill": {}}
     cached = dict.fromkeys(verdicts, 0)  # graded samples answered from the cache, per arm
     loaded: list[bool] = []
+    graded, errors = [], []  # each row asked once whether it is an error, here
     for row in rows:
-        error = row.is_error
-        verdicts[row.arm].setdefault(row.case_id, []).append(None if error else bool(row.passed))
-        if not error:
-            cached[row.arm] += row.cached
-            if row.arm == "skill" and row.skill_loaded is not None:
-                loaded.append(row.skill_loaded)
+        if row.is_error:
+            verdicts[row.arm].setdefault(row.case_id, []).append(None)
+            errors.append(row)
+            continue
+        verdicts[row.arm].setdefault(row.case_id, []).append(bool(row.passed))
+        graded.append(row)
+        cached[row.arm] += row.cached
+        if row.arm == "skill" and row.skill_loaded is not None:
+            loaded.append(row.skill_loaded)
     base, skill = (_totals(table, i, k, cached[arm])
                    for k, arm in enumerate(("baseline", "skill")))
     cost_per_pass = None
@@ -216,11 +220,12 @@ def _summarize_model(model: str, rows: list[ResultRow], table: stats.Table,
         cost_per_pass=cost_per_pass,
         case_status={c: {arm: case_status(verdicts[arm].get(c, [])) for arm in verdicts}
                      for c in cases},
-        non_discriminating=non_discriminating_checks(rows),
+        non_discriminating=_non_discriminating(graded),
         invocation_rate=sum(loaded) / len(loaded) if loaded else None,
         agent=agent_arms(rows) if any(r.mode == "agent" for r in rows) else None,
-        activation=activation(rows), errors=count_errors(rows),
-        failed=bool(rows) and all(r.is_error and r.error is not None for r in rows),
+        activation=activation(graded), errors=count_errors(errors),
+        failed=bool(rows) and len(errors) == len(rows) and all(r.error is not None
+                                                               for r in errors),
     )
 
 
@@ -270,11 +275,14 @@ def activation(rows: list[ResultRow]) -> Activation | None:
 
 def non_discriminating_checks(rows: list[ResultRow]) -> list[str]:
     """Checks that passed in both arms on every repeat: they cannot show lift."""
+    return _non_discriminating([row for row in rows if not row.is_error])
+
+
+def _non_discriminating(graded: list[ResultRow]) -> list[str]:
+    """`non_discriminating_checks` of rows that are not errors."""
     seen: dict[tuple[str, int, str], dict[str, bool]] = {}  # per check: arm -> passed in all
     counted = set()  # (case, arm, verdicts): a repeat with the same verdicts adds nothing
-    for row in rows:
-        if row.is_error:
-            continue
+    for row in graded:
         verdicts = tuple(map(_LABEL_PASSED, row.checks))
         if (row.case_id, row.arm, verdicts) in counted:
             continue
