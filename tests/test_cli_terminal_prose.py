@@ -1,6 +1,7 @@
 """Prose on a terminal as a newcomer reads it: `hubskills leaderboard` with its stdout and
 stderr on a pseudo-terminal of 80 columns wraps its legend and its "left out" note at spaces
-(the terminal would cut words in two), each line within the width."""
+(the terminal would cut words in two), each line within the width, and `pull`'s indented
+lines keep their indent when they wrap."""
 
 from __future__ import annotations
 
@@ -28,12 +29,13 @@ def _read_all(fd: int) -> str:
     return b"".join(chunks).decode()
 
 
-def test_leaderboard_prose_on_an_80_column_terminal_wraps_at_spaces(tmp_path):
+def on_a_terminal(*args: str, cwd) -> list[str]:
+    """`hubskills ARGS` with stdout and stderr on an 80-column pseudo-terminal: its lines."""
     primary, secondary = pty.openpty()
     try:
-        done = subprocess.Popen([sys.executable, "-m", "registry.cli", "leaderboard"],
-                                cwd=tmp_path, env=cli_env(COLUMNS="80"), stdout=secondary,
-                                stderr=secondary, stdin=subprocess.DEVNULL)
+        done = subprocess.Popen([sys.executable, "-m", "registry.cli", *args], cwd=cwd,
+                                env=cli_env(COLUMNS="80"), stdout=secondary, stderr=secondary,
+                                stdin=subprocess.DEVNULL)
         os.close(secondary)
         text = ANSI.sub("", _read_all(primary)).replace("\r", "")
         assert done.wait(timeout=180) == 0, text
@@ -41,6 +43,16 @@ def test_leaderboard_prose_on_an_80_column_terminal_wraps_at_spaces(tmp_path):
         os.close(primary)
     lines = text.splitlines()
     assert all(len(line) <= 80 for line in lines), [line for line in lines if len(line) > 80]
-    prose = " ".join(line.strip() for line in lines)
+    return lines
+
+
+def test_leaderboard_prose_on_an_80_column_terminal_wraps_at_spaces(tmp_path):
+    prose = " ".join(line.strip() for line in on_a_terminal("leaderboard", cwd=tmp_path))
     assert "paired t 95% interval over cases" in prose  # whole words, in order
     assert "a wider terminal or --json shows them" in prose
+
+
+def test_a_pulls_indented_lines_keep_their_indent_when_they_wrap(tmp_path):
+    lines = on_a_terminal("pull", "hubskills/agent-skill-md", cwd=tmp_path)
+    assert lines[0].startswith("Installed hubskills/agent-skill-md")
+    assert len(lines) > 4 and all(line.startswith("  ") for line in lines[1:])

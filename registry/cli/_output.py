@@ -166,11 +166,11 @@ def result(message: str) -> None:
 
 
 def _prose(message: str, style: str | None = None) -> None:
-    """Print text; piped narrow, wrapped at spaces (a word longer than the width whole)."""
+    """Print text wrapped at spaces, indent kept (a terminal's markup by rich; piped: narrow)."""
     plain = Text.from_markup(message).plain
-    if out.is_terminal or out.width > PROSE_WRAP_WIDTH \
+    if (plain != message if out.is_terminal else out.width > PROSE_WRAP_WIDTH) \
             or max(map(cell_len, plain.splitlines() or [""])) <= out.width:
-        out.print(message, style=style, soft_wrap=not out.is_terminal)  # rich wraps at spaces
+        out.print(message, style=style, soft_wrap=not out.is_terminal)
         return
     for line in plain.splitlines():
         indent = line[:len(line) - len(line.lstrip())]
