@@ -169,7 +169,7 @@ def test_validate_reports_the_suite_error_eval_would_raise(server, tmp_path, how
     validated = hubskills("validate", skill)
     assert validated.returncode == 1
     found = " ".join(validated.stdout.split())
-    assert f"{skill}: invalid (1 errors, 0 warnings)" in found
+    assert f"{skill}: invalid (1 error, 0 warnings)" in found
     assert f"{suite}:{line}: error invalid-suite:{eval_message}" in found
 
 
@@ -192,7 +192,7 @@ def test_an_untouched_scaffold_validates_with_placeholder_warnings(tmp_path):
     suite = folder / "evals" / "evals.json"
     suite.write_text(suite.read_text().replace("replace me", "pandas"))
     edited = hubskills("validate", folder)
-    assert edited.stdout.splitlines()[0] == f"{folder}: valid (0 errors, 1 warnings)"
+    assert edited.stdout.splitlines()[0] == f"{folder}: valid (0 errors, 1 warning)"
     assert "warning small-suite: 1 case, under 10" in edited.stdout
 
 

@@ -73,7 +73,7 @@ def test_validate_reports_errors_with_path_and_line(tmp_path: Path) -> None:
     folder = write_skill(tmp_path, frontmatter="name: demo\ndescription: Use when: x\n")
     result = run("validate", folder)
     assert result.exit_code == 1
-    assert f"{folder}: invalid (1 errors, 1 warnings)" in result.output  # and no suite
+    assert f"{folder}: invalid (1 error, 1 warning)" in result.output  # and no suite
     assert f"{folder}/SKILL.md:3: error invalid-yaml: invalid YAML" in result.output
 
 
@@ -92,7 +92,7 @@ def test_validate_several_paths_and_a_skill_md_path(tmp_path: Path) -> None:
     bad = write_skill(tmp_path, "bad", frontmatter="name: other\ndescription: d\n")
     result = run("validate", good / SKILL_FILE, bad, tmp_path / "missing")
     assert result.exit_code == 1
-    assert f"{good}/SKILL.md: valid (0 errors, 1 warnings)" in result.output  # no suite
+    assert f"{good}/SKILL.md: valid (0 errors, 1 warning)" in result.output  # no suite
     assert f"{bad}/SKILL.md:2: error name-mismatch" in result.output
     assert f"{tmp_path / 'missing'}/SKILL.md: error missing-skill-md" in result.output
     assert "SKILL.md/SKILL.md" not in result.output

@@ -40,7 +40,8 @@ def _print_findings(path: str, found: list) -> None:
     errors = sum(f.severity == "error" for f in found)
     warnings = len(found) - errors
     status = "[red]invalid[/]" if errors else "[green]valid[/]"
-    out.result(f"{escape(path)}: {status} ({errors} errors, {warnings} warnings)")
+    out.result(f"{escape(path)}: {status} ({errors} error{'s' * (errors != 1)}, "
+               f"{warnings} warning{'s' * (warnings != 1)})")
     folder = str(Path(path).parent) if Path(path).name == SKILL_FILE else path
     for f in found:
         colour = "red" if f.severity == "error" else "yellow"
