@@ -73,6 +73,15 @@ def test_a_mistyped_skill_name_hints_the_closest_registry_skill(tmp_path):
     assert pulled.returncode == 1 and f"Hint: hubskills info {SKILL}" in pulled.stderr
 
 
+def test_pull_of_a_bare_name_takes_the_folder_here_or_hints_the_registry_skill(tmp_path):
+    missing = run("pull", "agent-skill-md", cwd=tmp_path, ok=False)
+    assert missing.returncode == 1 and "agent-skill-md: no such folder" in missing.stderr
+    assert f"Hint: hubskills pull {SKILL}" in missing.stderr  # not "is not a skill id"
+    run("new", "my-skill", cwd=tmp_path)
+    pulled = run("pull", "my-skill", cwd=tmp_path)  # as `new` said it, no ./ needed
+    assert (tmp_path / ".agents/skills/my-skill/SKILL.md").is_file(), pulled.stdout
+
+
 def test_info_takes_a_pulled_folder_a_version_and_refuses_an_unknown_one(tmp_path):
     run("pull", SKILL, cwd=tmp_path)
     by_folder = json.loads(run("info", ".agents/skills/agent-skill-md", "--json",

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from registry.cli import _pull_shared as shared
+from registry.cli._skill_ref import no_such_folder
 from registry.config import Settings
 from registry.install import pull
 from registry.install.agents import agent_names
@@ -54,6 +55,10 @@ def pull_command(spec: str, skills: tuple[str, ...], all_skills: bool, agent: st
       hubskills pull git@gitlab.com:team/skills.git//csv-cleaning@v2 --global --copy
     """
     options = {"copy": copy, "force": force, "dry_run": dry_run, "allow_risky": allow_risky}
+    if "/" not in spec.partition("@")[0] and not is_source(spec):  # a bare name: no ns/name
+        if not Path(spec).is_dir():
+            raise no_such_folder(spec, "pull")  # hints the registry skill of that name
+        spec = f"./{spec}"  # `hubskills new my-skill && hubskills pull my-skill`
     with shared.show_findings():
         if is_source(spec):
             plan = Plan.of(project, agents=agent, all_agents=all_agents, global_=global_,
