@@ -82,6 +82,13 @@ def test_pull_of_a_bare_name_takes_the_folder_here_or_hints_the_registry_skill(t
     assert (tmp_path / ".agents/skills/my-skill/SKILL.md").is_file(), pulled.stdout
 
 
+def test_tune_of_a_folder_not_pulled_yet_says_which_pull_makes_it(tmp_path):
+    done = run("tune", ".agents/skills/agent-skill-md", "-m", "local/x", cwd=tmp_path, ok=False)
+    assert done.returncode == 1 and "Usage:" not in done.stderr  # not click's usage error
+    assert ".agents/skills/agent-skill-md: no such folder" in done.stderr
+    assert f"Hint: hubskills pull {SKILL}" in done.stderr
+
+
 def test_info_takes_a_pulled_folder_a_version_and_refuses_an_unknown_one(tmp_path):
     run("pull", SKILL, cwd=tmp_path)
     by_folder = json.loads(run("info", ".agents/skills/agent-skill-md", "--json",

@@ -9,13 +9,14 @@ import click
 from rich.markup import escape
 
 from registry.cli import _output as out
+from registry.cli._skill_ref import no_such_folder
 from registry.config import Settings
 from registry.evaluation.trigger import TriggerConfig
 from registry.results import display
 
 
 @click.command("tune")
-@click.argument("skill", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.argument("skill", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--model", "-m", required=True, help="The model whose triggering is measured.")
 @click.option("--teacher", default=None, help="The model that rewrites the description "
                                               "(default: as `generate` picks its teacher).")
@@ -47,6 +48,8 @@ def tune_command(skill: Path, model: str, teacher: str | None, rounds: int, runs
     from registry.generate.teacher import default_teacher
     from registry.generate.tune import tune_description, write_description
 
+    if not skill.is_dir():  # the README's example tunes a pulled skill: say to pull it
+        raise no_such_folder(str(skill), "pull")
     settings = Settings.from_env()
     config = TriggerConfig(models=[model], runs=runs, max_cost=max_cost, base_url=base_url,
                            concurrency=concurrency, distractors=distractors)
