@@ -290,10 +290,10 @@ def _non_discriminating(graded: list[ResultRow]) -> list[str]:
         for index, (label, passed) in enumerate(verdicts):
             arms = seen.setdefault((row.case_id, index, label), {})
             arms[row.arm] = arms.get(row.arm, True) and bool(passed)
-    order = {case_id: case_order(case_id) for case_id in {key[0] for key in seen}}
-    return [f"{case_id}: {label}" for (case_id, _, label), arms in sorted(
-        seen.items(), key=lambda item: (order[item[0][0]], item[0][1]))
-        if arms.get("baseline") and arms.get("skill")]
+    found = [key for key, arms in seen.items() if arms.get("baseline") and arms.get("skill")]
+    order = {case_id: case_order(case_id) for case_id in {key[0] for key in found}}
+    found.sort(key=lambda key: (order[key[0]], key[1]))  # stable: ties as first seen
+    return [f"{case_id}: {label}" for case_id, _, label in found]
 
 
 _LABEL_PASSED = attrgetter("label", "passed")
