@@ -10,11 +10,11 @@ in wall time and in the process's CPU time: on a shared machine the CPU ratio mo
 since a round is timed while others' load comes and goes. The two alternate round by round,
 so both see the same load.
 
-Last measured 2026-11-29 on the 2-core machine (load average 2-3), medians of five runs
-alternating with the code of that morning: verify / read 1.93 CPU, 1.93 wall (3.13 and 3.22
-before the day's second change, 4.12 and 4.21 before its first, measured under heavier load;
-where the time goes: docs/benchmarks.md, Verify). Python: 0.46 of one sandboxed check
-(0.61 before).
+Last measured 2026-11-29 on the 2-core machine, medians of five runs alternating with the
+code of that morning: verify / read 1.93 CPU, 1.93 wall at load average 2-3 (3.13 and 3.22
+before the day's second change), 2.12 CPU at load 3-6 (3.16 before); 4.12 and 4.21 before the
+day's first change, under load 7-10; where the time goes: docs/benchmarks.md, Verify.
+Python: 0.46 of one sandboxed check (0.61 before).
 
 Python: a run of 50 cases x 2 arms, each graded by one `python` check in the sandbox, is
 replayed (median of `PY_ROUNDS`), and the time per check is printed as a ratio to one check
