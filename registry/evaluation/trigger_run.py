@@ -8,13 +8,11 @@ refused.
 
 from __future__ import annotations
 
-import contextlib
-import gc
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from registry._gc import frozen
 from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.distractors import distractors_for, distractors_hash
@@ -113,7 +111,7 @@ def _run(ev: TriggerEvaluator, skill: Skill, suite: TriggerSuite, settings: Sett
         started(manifest, total)
     status = "interrupted"
     try:
-        with _collecting_young_only():
+        with frozen():
             status = run_until_stopped(_closing(ev, ev.run(
                 skill.description, suite.queries, on_row, done=done, stop=stop)), stop)
     finally:
@@ -123,19 +121,6 @@ def _run(ev: TriggerEvaluator, skill: Skill, suite: TriggerSuite, settings: Sett
         writer.close(status, _note(status, ev, stop))  # type: ignore[arg-type]
         ev.cache.close()
     return EvalRun(read_manifest(settings.runs_dir, manifest.run_id), rows)
-
-
-@contextlib.contextmanager
-def _collecting_young_only() -> Iterator[None]:
-    """While the run lasts, the garbage collector leaves alone what existed before it (the
-    SDKs' modules and types: ~100,000 objects), and takes it back after, so nothing lives
-    longer than it would have. A full collection over them stopped the event loop, and every
-    call in flight, for 30-100 ms at a time, about once in two runs of 240 sessions."""
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 async def _closing(ev: TriggerEvaluator, work: Any) -> str:

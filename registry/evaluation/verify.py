@@ -29,12 +29,12 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any, Literal
 
+from registry._gc import collector
 from registry.config import Settings
 from registry.errors import HubskillsError, RunNotFound
 from registry.evaluation.agent_mode import agent_suite_path
 from registry.evaluation.verify_regrade import (
     Difference,
-    collector,
     regrade_rows,
 )
 from registry.evaluation.verify_summary import compare_summaries

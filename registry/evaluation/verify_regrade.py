@@ -13,7 +13,6 @@ caps), and code checks when no sandbox works here.
 from __future__ import annotations
 
 import asyncio
-import gc
 import math
 import os
 import shutil
@@ -26,6 +25,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from registry._gc import collector
 from registry.config import Settings
 from registry.errors import HubskillsError
 
@@ -144,22 +144,6 @@ async def _regrade_checks(pending: list[tuple[int, ResultRow, _Plan]], suite: Su
         replay.rows[index] = _compare_row(row, plan, fresh, replay)
 
     await asyncio.gather(*(one(*item) for item in pending))
-
-
-@contextmanager
-def collector(*, paused: bool) -> Iterator[None]:
-    """The cyclic garbage collector paused (or running) while the block lasts, then as it was.
-    A replay pauses it: it builds tens of thousands of small acyclic objects (rows, verdicts,
-    the suite's cases, the summary) and keeps them all to its end, so each collection they
-    set off freed nothing, while walking them and every object the process holds (pydantic's
-    and numpy's types): a third of a text replay's time. Checks run on an event loop (code in
-    the sandbox, judge, workspace) run with it on."""
-    was_enabled = gc.isenabled()
-    (gc.disable if paused else gc.enable)()
-    try:
-        yield
-    finally:
-        (gc.enable if was_enabled else gc.disable)()
 
 
 class Graded(NamedTuple):

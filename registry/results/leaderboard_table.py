@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from registry._gc import collector
 from registry.results import display
-from registry.results.leaderboard import Entry, gc_paused
+from registry.results.leaderboard import Entry
 
 COLUMNS = ("rank", "skill@version", "model", "mode", "baseline", "with skill",
            "lift [95% CI]", "p (exact)", "verdict", "verified", "+tokens", "cost", "cases × runs",
@@ -36,7 +37,7 @@ def cases_runs(entry: Entry) -> str:
     return f"{entry.cases}{suite}×{entry.repeats}"
 
 
-@gc_paused()
+@collector(paused=True)
 def table_rows(entries: Sequence[Entry]) -> tuple[list[str], list[list[str]]]:
     """Column headers and display strings (`COLUMNS`), one row per entry in order."""
     return list(COLUMNS), [

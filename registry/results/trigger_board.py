@@ -18,13 +18,13 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from registry._gc import collector
 from registry.results import display, stats
 from registry.results.grouping import Rows, combine_all, lookup, rank
 from registry.results.leaderboard import (
     KEY,
     TRIGGER_MODE,
     chosen_runs,
-    gc_paused,
     row_mask,
     run_groups,
     run_status,
@@ -121,7 +121,7 @@ def _rate(t: stats.Table, g: int) -> tuple[float | None, float | None, float | N
     return float(t.rate[g, 1]), float(t.rate_lo[g, 1]), float(t.rate_hi[g, 1])
 
 
-@gc_paused()
+@collector(paused=True)
 def _build(rows: Rows, keys: np.ndarray, t: stats.Table, run: dict[str, np.ndarray],
            status: np.ndarray) -> list[TriggerEntry]:
     lab = rows.labels
