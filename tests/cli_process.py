@@ -52,3 +52,18 @@ def row_count(home: Path, run_id: str) -> int:
     """Rows written so far for a run (complete lines only)."""
     path = home / "runs" / run_id / "rows.jsonl"
     return path.read_text().count("\n") if path.is_file() else 0
+
+
+def read_all(fd: int) -> str:
+    """Everything a child wrote to the terminal `fd` (a pty's primary side) until it closed its
+    end; the caller closes `fd`."""
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # the child closed its end
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks).decode("utf-8", "replace")

@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from cli_process import REPO_ROOT, cli_env, hubskills, row_count, runs, start
+from cli_process import REPO_ROOT, cli_env, hubskills, read_all, row_count, runs, start
 from fakes.openai_server import FakeOpenAIServer
 from test_evaluate import knows_fact_if_told, make_skill
 from test_generate import Scripted
@@ -71,7 +71,8 @@ def test_on_a_terminal_the_bar_is_drawn_instead(tmp_path):
             cwd=REPO_ROOT, env=cli_env(COLUMNS="120"), stdout=subprocess.PIPE,
             stderr=secondary, text=True)
         os.close(secondary)
-        terminal = _read_all(primary)
+        terminal = read_all(primary)
+        os.close(primary)
         out, _ = process.communicate(timeout=120)
     assert process.returncode == 0, terminal
     assert "evaluating" in terminal and "12/12" in terminal  # the rich bar, to the end
@@ -88,25 +89,12 @@ def test_on_a_terminal_a_refused_run_shows_no_bar(tmp_path):
         cwd=REPO_ROOT, env=cli_env(COLUMNS="120"), stdout=subprocess.PIPE, stderr=secondary,
         text=True)
     os.close(secondary)
-    terminal = _read_all(primary)
+    terminal = read_all(primary)
+    os.close(primary)
     process.communicate(timeout=120)
     assert process.returncode == 1
     assert "no case with id no-such-case" in terminal and "suite show" in terminal
     assert "evaluating" not in terminal  # the bar starts with the run, not before its checks
-
-
-def _read_all(fd: int) -> str:
-    chunks = []
-    while True:
-        try:
-            data = os.read(fd, 65536)
-        except OSError:  # the child closed its end
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(fd)
-    return b"".join(chunks).decode("utf-8", "replace")
 
 
 def test_generate_streams_its_steps_to_stderr_and_keeps_json_on_stdout(tmp_path):

@@ -11,22 +11,9 @@ import re
 import subprocess
 import sys
 
-from cli_process import cli_env
+from cli_process import cli_env, read_all
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-
-
-def _read_all(fd: int) -> str:
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(fd, 65536)
-        except OSError:  # the child closed its end
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    return b"".join(chunks).decode()
 
 
 def on_a_terminal(*args: str, cwd) -> list[str]:
@@ -37,7 +24,7 @@ def on_a_terminal(*args: str, cwd) -> list[str]:
                                 env=cli_env(COLUMNS="80"), stdout=secondary, stderr=secondary,
                                 stdin=subprocess.DEVNULL)
         os.close(secondary)
-        text = ANSI.sub("", _read_all(primary)).replace("\r", "")
+        text = ANSI.sub("", read_all(primary)).replace("\r", "")
         assert done.wait(timeout=180) == 0, text
     finally:
         os.close(primary)
