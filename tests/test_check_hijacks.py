@@ -47,6 +47,8 @@ def test_start_up_files_the_agent_left_do_not_run(tmp_path, planted):
 
 
 def test_a_module_the_agent_named_like_a_tool_does_not_replace_it(tmp_path):
+    # the agent's own test file, which must fail when the real pytest runs it: a `pytest.py`
+    # planted beside it that exits 0 would otherwise turn the check green
     failing = "def test_it():\n    assert 1 == 2\n"
     passed, reason = check(tmp_path, f"{PY} -m pytest -q -p no:cacheprovider tests",
                            files={"pytest.py": PASS_NOW, "tests/test_x.py": failing})
