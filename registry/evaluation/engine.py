@@ -28,7 +28,7 @@ from registry.evaluation.cache import (
 from registry.evaluation.checks import grade_row, has_code_checks, run_checks
 from registry.evaluation.config import EvalConfig
 from registry.evaluation.judge import make_judge
-from registry.evaluation.preflight import check_endpoints, check_mode, check_suite, check_writable
+from registry.evaluation.preflight import Probes, check_mode, check_suite, check_writable
 from registry.evaluation.run_manifest import (
     check_resumable,
     count_samples,
@@ -109,6 +109,7 @@ class Evaluator:
             judge_model = resolve(config.judge, settings, retry=config.retry)
             self.judge = make_judge(judge_model, self._complete)
             self._judge_models.append(judge_model)
+        self.probes = Probes([*self.models, *self._judge_models])
 
     def _limit(self, model: Model) -> asyncio.Semaphore:
         key = model.connection_key
@@ -163,6 +164,7 @@ class Evaluator:
     async def sample(self, model: Model, arm: str, case_index: int, repeat: int) -> ResultRow:
         """One answer to one case in one arm, graded."""
         case = self.suite.cases[case_index]
+        await self.probes.clear_for(model)
         if self.config.mode == "agent":
             from registry.evaluation.agent_mode import agent_sample
 
@@ -225,23 +227,28 @@ class Evaluator:
         total, finished = len(items), 0
         stopped = False
         if started:
-            started(self.writer.manifest, total)
+            self.probes.show(started, self.writer.manifest, total)
 
-        async def one(item: tuple[Model, str, int, int]) -> None:
-            nonlocal finished, stopped
-            try:
-                row = await self.sample(*item)
-            except _BudgetExceeded:
-                stopped = True
-                return
+        def keep(row: ResultRow) -> None:
+            nonlocal finished
             self.writer.add(row)
             finished += 1
             if progress:
                 progress(finished, total, row)
 
+        async def one(item: tuple[Model, str, int, int]) -> None:
+            nonlocal stopped
+            try:
+                row = await self.sample(*item)
+            except _BudgetExceeded:
+                stopped = True
+                return
+            self.probes.show(keep, row)
+
         try:
-            if not await gather_until_stopped((one(item) for item in items), stop,
-                                              before_cancel=self._mark_interrupted):
+            if not await self.probes.around(gather_until_stopped(
+                    (one(item) for item in items), stop, before_cancel=self._mark_interrupted),
+                    stop):
                 return "interrupted"
         finally:
             await self._close_clients()
@@ -326,7 +333,6 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
     mode_warning = check_mode(evaluator.models, config.mode, f"hubskills eval {skill_dir}")
     if agent:  # a harness that cannot run fails here, before the run is saved
         mode_warning = agent_note(evaluator)
-    check_endpoints([*evaluator.models, *evaluator._judge_models])  # dead ones refused now
     for warning in (code.warning, mode_warning):
         if warning and warn:
             warn(warning)
@@ -351,10 +357,13 @@ def _execute(evaluator: Evaluator, settings: Settings, progress: Progress | None
         status = run_until_stopped(evaluator.run(progress, stop, started), stop)
         note = run_note(status, evaluator, stop)
     finally:
-        rows = latest_rows(read_rows(settings.runs_dir, run_id))
-        count_samples(writer.manifest, rows, status)
-        writer.manifest.summaries = stored_summaries(rows)
-        writer.close(status, note)
+        if evaluator.probes.refused:  # a dead endpoint: refused as if before the run began
+            writer.discard()
+        else:
+            rows = latest_rows(read_rows(settings.runs_dir, run_id))
+            count_samples(writer.manifest, rows, status)
+            writer.manifest.summaries = stored_summaries(rows)
+            writer.close(status, note)
         evaluator.cache.close()
     # What was written, read back: the caller sees the scrubbed run, as a later reader would.
     rows = latest_rows(read_rows(settings.runs_dir, run_id))

@@ -3,20 +3,25 @@
 `check_suite` asks whether the cases can be graded and repeated as asked; `check_mode` whether
 the models can do what the mode needs (tool calling for `tool`); `check_writable` whether the
 run and the response cache can be saved; `check_endpoints` whether each model's server answers
-at all. `generate` asks the same
+at all (`Probes` asks the same beside a run's first calls). `generate` asks the same
 of its students before its teacher is paid.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, TypeVar
 
 from registry._io import why_unwritable
 from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.arms import Mode
+from registry.evaluation.stopping import StopSignal
 from registry.format.suite import Suite
 from registry.providers import Model, aclose_all
+
+T = TypeVar("T")
 
 
 def check_suite(suite: Suite, *, judge: str | None, runs: int, command: str) -> None:
@@ -84,3 +89,71 @@ def check_endpoints(models: list[Model]) -> None:
 
     if any(model.provider.endpoint for model in endpoints.values()):
         asyncio.run(probe_all())
+
+
+class Probes:
+    """Each endpoint of a run's models probed once at no cost, beside the run's own first calls
+    instead of a round trip before them (`check_endpoints`' refusal, without its wait).
+
+    A sample on model M starts only once every *other* endpoint has answered its probe
+    (`clear_for`): a call is sent only where a refused probe would have made it fail unpaid
+    (nothing listening, a failed handshake, no chat route), so a dead judge or a second dead
+    server still refuses the run before any answer is paid for. What the run shows or saves
+    (`show`) is held until every probe has answered, so a refused run saved and showed nothing.
+    """
+
+    def __init__(self, models: Iterable[Model]) -> None:
+        self._endpoints = {m.connection_key: m for m in models if m.provider.endpoint}
+        self._probes: dict[tuple[str, ...], asyncio.Future[None]] = {}
+        self._held: list[tuple[Callable[..., None], tuple[Any, ...]]] | None = []
+        self.refused = False
+
+    async def clear_for(self, model: Model) -> None:
+        """Wait until every endpoint but `model`'s own has answered its probe.
+
+        Raises:
+            ProviderError: one of them was refused (the run is being cancelled).
+        """
+        others = [p for key, p in self._probes.items() if key != model.connection_key]
+        if others:
+            await asyncio.gather(*(asyncio.shield(p) for p in others))
+
+    def show(self, action: Callable[..., None], *args: Any) -> None:
+        """`action(*args)` now when every probe has answered, else once they all have."""
+        if self._held is None:
+            action(*args)
+        else:
+            self._held.append((action, args))
+
+    def _release(self) -> None:
+        held, self._held = self._held or [], None
+        for action, args in held:
+            action(*args)
+
+    async def around(self, work: Awaitable[T], stop: StopSignal | None = None) -> T:
+        """Await `work` with the probes running beside it; a refused probe cancels `work` and
+        is raised. When `work` ends first after a `stop`, the probes are dropped and what it
+        finished is shown (an interrupted run keeps its rows).
+
+        Raises:
+            ProviderError: an endpoint cannot answer (`refused` is then True).
+        """
+        if self._held is None:  # a later run by the same evaluator (`tune`'s rounds)
+            self._held = []
+        self._probes = {key: asyncio.ensure_future(m.provider.probe())
+                        for key, m in self._endpoints.items()}
+        running = asyncio.ensure_future(work)
+        probes = asyncio.gather(*self._probes.values())
+        try:
+            await asyncio.wait({probes, running}, return_when=asyncio.FIRST_COMPLETED)
+            if probes.done() or stop is None or not stop.is_set():
+                await asyncio.wait({probes})
+                if (error := probes.exception()) is not None:
+                    self.refused = True
+                    raise error
+            self._release()  # (after a stop, the probes left unanswered are cancelled below)
+            return await running
+        finally:
+            for task in (running, probes, *self._probes.values()):
+                task.cancel()
+            await asyncio.gather(running, probes, return_exceptions=True)

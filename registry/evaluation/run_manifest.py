@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, replace
 from typing import Any
 
+from registry._version import tool_versions
 from registry.agent import Budget
 from registry.errors import HubskillsError
 from registry.evaluation.config import EvalConfig
@@ -22,7 +23,6 @@ from registry.results.runs import (
     latest_rows,
     new_run_id,
     samples_planned,
-    tool_versions,
 )
 from registry.sandbox import SKIPPED_BY_USER
 

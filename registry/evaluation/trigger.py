@@ -44,6 +44,7 @@ from registry.evaluation.cache import (
     message_dict,
 )
 from registry.evaluation.distractors import Listed
+from registry.evaluation.preflight import Probes
 from registry.evaluation.stopping import StopSignal, gather_until_stopped
 from registry.format.triggers import TriggerQuery
 from registry.providers import Completion, Message, Model, RetryPolicy, ToolCall, resolve
@@ -191,6 +192,7 @@ class TriggerEvaluator:
                                  "skill: a trigger eval measures nothing on it",
                                  hint="hubskills models   # lists models that call tools")
         self.cache = ResponseCache(settings.cache_path)
+        self.probes = Probes(self.models)
         self.spent, self.unknown_cost = 0.0, False
         self._limits: dict[tuple[str, ...], asyncio.Semaphore] = {}
         self.runners: dict[str, Any] = {}  # model ref -> the agent CLI's runner (`--harness`)
@@ -268,6 +270,7 @@ class TriggerEvaluator:
                         protocol=f"harness:{self.config.harness}" if self.runners else "tools",
                         expect_skill=query.should_trigger, **m.row_fields())
         listed = listing(self.name, description, self.distractors, f"{query.id}:{repeat}")
+        await self.probes.clear_for(model)
 
         async def complete(messages: list[Message], seed: int) -> tuple[Completion, bool]:
             return await self.complete(model, messages, seed)
@@ -292,8 +295,11 @@ class TriggerEvaluator:
                   done: frozenset[tuple[str, str, int]] = frozenset(),
                   stop: StopSignal | None = None) -> str:
         """Every (model, query, repeat) not in `done`, concurrently, repeat-major; each row
-        goes to `on_row` as it finishes. Returns "complete", "stopped" (`max_cost`) or
-        "interrupted" (`stop`)."""
+        goes to `on_row` as it finishes (once the endpoints' probes have answered). Returns
+        "complete", "stopped" (`max_cost`) or "interrupted" (`stop`).
+
+        Raises:
+            ProviderError: an endpoint cannot answer (`self.probes.refused`)."""
         items = [(model, query, repeat) for repeat in range(self.config.runs)
                  for query in queries for model in self.models
                  if (model.ref, query.id, repeat) not in done]
@@ -308,10 +314,12 @@ class TriggerEvaluator:
             nonlocal stopped
             async with begun:
                 try:
-                    on_row(await self.sample(model, description, query, repeat))
+                    self.probes.show(on_row, await self.sample(model, description, query,
+                                                               repeat))
                 except BudgetExceeded:
                     stopped = True
 
-        if not await gather_until_stopped((one(*item) for item in items), stop):
+        if not await self.probes.around(
+                gather_until_stopped((one(*item) for item in items), stop), stop):
             return "interrupted"
         return "stopped" if stopped else "complete"

@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from registry._gc import frozen
+from registry._version import tool_versions
 from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.distractors import distractors_for, distractors_hash
 from registry.evaluation.engine import EvalRun, Progress, Started
-from registry.evaluation.preflight import check_endpoints, check_writable
+from registry.evaluation.preflight import check_writable
 from registry.evaluation.run_manifest import file_under
 from registry.evaluation.stopping import StopSignal, run_until_stopped
 from registry.evaluation.trigger import MODE, TriggerConfig, TriggerEvaluator
@@ -33,7 +34,6 @@ from registry.results.runs import (
     read_manifest,
     read_rows,
     samples_planned,
-    tool_versions,
 )
 from registry.secrets import holding
 
@@ -84,7 +84,6 @@ def run_trigger_eval(skill_dir: str | Path, config: TriggerConfig, settings: Set
                                  f"{manifest.distractors_from} holds now",  # type: ignore
                                  hint=f"hubskills eval {skill_dir} --mode trigger  # a new run")
         ev = TriggerEvaluator(skill.name, config, settings, distractors, manifest)
-        check_endpoints(ev.models)  # a dead server is refused now, not in every session
         return _run(ev, skill, suite, settings, progress, started, resume, stop)
 
 
@@ -107,18 +106,21 @@ def _run(ev: TriggerEvaluator, skill: Skill, suite: TriggerSuite, settings: Sett
         if progress:
             progress(finished, total, row)
 
-    if started:
-        started(manifest, total)
+    if started:  # shown once the endpoints' probes have answered, as the rows are
+        ev.probes.show(started, manifest, total)
     status = "interrupted"
     try:
         with frozen():
             status = run_until_stopped(_closing(ev, ev.run(
                 skill.description, suite.queries, on_row, done=done, stop=stop)), stop)
     finally:
-        rows = latest_rows(read_rows(settings.runs_dir, manifest.run_id))
-        manifest.samples_done = len(rows)
-        manifest.partial = status != "complete" or len(rows) < manifest.samples_planned
-        writer.close(status, _note(status, ev, stop))  # type: ignore[arg-type]
+        if ev.probes.refused:  # a dead endpoint: refused as if before the run began
+            writer.discard()
+        else:
+            rows = latest_rows(read_rows(settings.runs_dir, manifest.run_id))
+            manifest.samples_done = len(rows)
+            manifest.partial = status != "complete" or len(rows) < manifest.samples_planned
+            writer.close(status, _note(status, ev, stop))  # type: ignore[arg-type]
         ev.cache.close()
     return EvalRun(read_manifest(settings.runs_dir, manifest.run_id), rows)
 

@@ -16,18 +16,16 @@ from __future__ import annotations
 import json
 import logging
 import os
-import platform
 import secrets
+import shutil
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path
 from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from registry._io import atomic_write_text
-from registry._version import __version__
 from registry.errors import HubskillsError, RunNotFound
 from registry.results.replay_record import WorkspaceFile, replay_fields
 from registry.secrets import scrub
@@ -255,6 +253,7 @@ class RunWriter:
         self.folder = run_dir(runs_root, manifest.run_id)
         if not resume and self.folder.exists():
             raise HubskillsError(f"run {manifest.run_id} already exists")
+        self._created = not self.folder.exists()
         self.folder.mkdir(parents=True, exist_ok=True)
         self.manifest = manifest
         _drop_torn_line(self.folder / "rows.jsonl")
@@ -280,6 +279,13 @@ class RunWriter:
         """Write manifest.json atomically."""
         atomic_write_text(self.folder / "manifest.json", to_json(self.manifest, indent=2))
 
+    def discard(self) -> None:
+        """Undo a run refused before its first answer was kept: a folder this writer created
+        is removed, a resumed one closed `interrupted` (as it was)."""
+        self.close("interrupted")
+        if self._created:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
     def close(self, status: RunStatus, note: str | None = None) -> None:
         """Finish the run with its final status."""
         self.manifest.status = status
@@ -288,7 +294,7 @@ class RunWriter:
             self.manifest.note = note
         self.save_manifest()
         self._rows.close()
-        if self._transcripts is not None:
+        if self._transcripts:
             self._transcripts.close()
 
 
@@ -375,17 +381,6 @@ def list_runs(runs_root: Path) -> list[RunManifest]:
 def rows_to_jsonl(rows: Iterable[ResultRow]) -> str:
     """Serialize rows as JSONL text (the Hub dataset's file format), scrubbed."""
     return "".join(to_json(row) + "\n" for row in rows)
-
-
-def tool_versions() -> dict[str, str]:
-    """Versions that can change results: ours, Python's, and the model SDKs'."""
-    versions = {"hubskills": __version__, "python": platform.python_version()}
-    for package in ("openai", "anthropic", "llama_cpp_python", "huggingface_hub"):
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            continue
-    return versions
 
 
 def samples_planned(models: int, cases: int, runs: int, *, arms: int = 2) -> int:
