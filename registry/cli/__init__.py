@@ -11,7 +11,6 @@ each command lives in the module named after it.
 from __future__ import annotations
 
 import difflib
-import importlib
 import os
 import sys
 from typing import Any, NoReturn
@@ -19,6 +18,7 @@ from typing import Any, NoReturn
 import click
 
 from registry import __version__
+from registry._gc import import_kept, pause_for_imports
 from registry._lazy import import_during_first_wait
 from registry.errors import HubskillsError
 
@@ -122,7 +122,7 @@ class LazyGroup(click.Group):
         """The command, importing its module on first use."""
         if cmd_name not in self.commands and cmd_name in self.lazy:
             module, _, attr = self.lazy[cmd_name][0].partition(":")
-            self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
+            self.add_command(getattr(import_kept(module), attr), cmd_name)
             if cmd_name in AFTER_FIRST_WAIT:
                 import_during_first_wait(*AFTER_FIRST_WAIT[cmd_name])
         return super().get_command(ctx, cmd_name)
@@ -181,6 +181,7 @@ def main(argv: list[str] | None = None) -> None:
     """Run the CLI; a `HubskillsError` becomes `Error:`/`Hint:` on stderr and exit code 1."""
     from registry.secrets import scrub_logs
 
+    pause_for_imports()
     scrub_logs()
     try:
         cli.main(args=argv, prog_name="hubskills", standalone_mode=False,

@@ -13,6 +13,7 @@ import time
 from types import ModuleType
 from typing import Any, ClassVar
 
+from registry._gc import import_kept
 from registry.providers._sdk import SDKProvider
 from registry.providers.base import BadResponse, Completion, Message, ToolCall, ToolSpec, Usage
 
@@ -47,9 +48,7 @@ class AnthropicProvider(SDKProvider):
     @staticmethod
     def sdk() -> ModuleType:
         """The `anthropic` module."""
-        import anthropic
-
-        return anthropic
+        return import_kept("anthropic")
 
     def new_client(self) -> Any:
         """An `anthropic.AsyncAnthropic` client with the SDK's retries off."""

@@ -13,6 +13,7 @@ import time
 from types import ModuleType
 from typing import Any, ClassVar
 
+from registry._gc import import_kept
 from registry.errors import ProviderError
 from registry.providers._sdk import PROBE_TIMEOUT_S, SDKProvider
 from registry.providers.base import BadResponse, Completion, Message, ToolCall, ToolSpec, Usage
@@ -36,9 +37,7 @@ class OpenAICompat(SDKProvider):
     @staticmethod
     def sdk() -> ModuleType:
         """The `openai` module."""
-        import openai
-
-        return openai
+        return import_kept("openai")
 
     def new_client(self) -> Any:
         """An `openai.AsyncOpenAI` client with the SDK's retries off."""
