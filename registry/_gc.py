@@ -9,10 +9,12 @@ garbage (a trigger run: a full collection over ~100,000 frozen objects stopped e
 flight for 30-100 ms). Each leaves the collector as it found it.
 
 `import_kept` imports a module with the collector paused, in a command-line process (after
-`pause_for_imports()`) and on its main thread: an import builds objects that live as long as
-the process, so the collections it sets off free nothing (`import openai` and the command's
-own modules: ~0.1 s of a short eval's CPU). Elsewhere (the Space's worker threads) it is a
-plain import, so two threads never pause and resume the collector over each other.
+`pause_for_imports()`): an import builds objects that live as long as the process, so the
+collections it sets off free nothing (`import openai`, the command's own modules and, in the
+thread that loads them during the first network wait, numpy and the report: ~0.15 s of a short
+eval's CPU). Imports on several threads hold one shared pause, taken by the first and ended by
+the last. Elsewhere (the Space) it is a plain import: there a worker thread's pause could
+interleave with another's `collector` block.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ from collections.abc import Iterator
 from types import ModuleType
 
 _PAUSE_FOR_IMPORTS = False
+_IMPORTS = threading.Lock()
+_importing = 0  # imports in progress under the shared pause
+_resume_after_imports = False
 
 
 @contextlib.contextmanager
@@ -57,11 +62,28 @@ def pause_for_imports() -> None:
 
 def import_kept(name: str) -> ModuleType:
     """`importlib.import_module(name)`, with the collector paused while it runs where
-    `pause_for_imports` allowed it and on the main thread (module docstring)."""
+    `pause_for_imports` allowed it (module docstring)."""
     module = sys.modules.get(name)
     if module is not None:
         return module
-    if not _PAUSE_FOR_IMPORTS or threading.current_thread() is not threading.main_thread():
+    if not _PAUSE_FOR_IMPORTS:
         return importlib.import_module(name)
-    with collector(paused=True):
+    with _paused_for_imports():
         return importlib.import_module(name)
+
+
+@contextlib.contextmanager
+def _paused_for_imports() -> Iterator[None]:
+    global _importing, _resume_after_imports
+    with _IMPORTS:
+        if not _importing:
+            _resume_after_imports = gc.isenabled()
+            gc.disable()
+        _importing += 1
+    try:
+        yield
+    finally:
+        with _IMPORTS:
+            _importing -= 1
+            if not _importing and _resume_after_imports:
+                gc.enable()

@@ -9,6 +9,8 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from registry._gc import import_kept
+
 
 def lazy_names(package: str, exports: Mapping[str, str], namespace: dict[str, Any]
                ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
@@ -44,7 +46,7 @@ def import_during_first_wait(*modules: str) -> threading.Thread:
         _WAITING.wait()
         for module in modules:
             try:
-                importlib.import_module(module)
+                import_kept(module)
             except Exception:  # imported again where it is used, and raised there
                 return
 

@@ -1,5 +1,5 @@
-"""`import_kept`: the command line imports with the cyclic collector paused, on its main thread
-only, and leaves the collector as it found it; anywhere else it is a plain import.
+"""`import_kept`: the command line imports with the cyclic collector paused (on any thread, one
+shared pause) and leaves the collector as it found it; anywhere else it is a plain import.
 
 Each case runs in a fresh interpreter (the switch is process-wide), importing throwaway modules
 that record whether the collector ran while they were imported.
@@ -39,9 +39,35 @@ def imported(tmp_path: Path, setup: str = "") -> dict[str, bool]:
     return json.loads(done.stdout)
 
 
-def test_the_command_line_imports_on_its_main_thread_with_the_collector_paused(tmp_path):
+def test_the_command_line_imports_with_the_collector_paused(tmp_path):
     seen = imported(tmp_path, "pause_for_imports()")
-    assert seen == {"main": False, "worker": True, "after": True, "again": True}
+    assert seen == {"main": False, "worker": False, "after": True, "again": True}
+
+
+def test_imports_on_two_threads_share_one_pause(tmp_path):
+    """The first to start pauses, the last to end resumes, whatever the order they end in."""
+    (tmp_path / "slow.py").write_text(
+        "import gc, threading\nSTARTED = threading.Event(); GO = threading.Event()\n")
+    (tmp_path / "outer.py").write_text(
+        "import gc, slow\nslow.STARTED.set(); slow.GO.wait()\nCOLLECTING = gc.isenabled()\n")
+    (tmp_path / "inner.py").write_text("import gc\nCOLLECTING = gc.isenabled()\n")
+    script = f"""
+import gc, json, sys, threading
+sys.path.insert(0, {str(tmp_path)!r})
+from registry._gc import import_kept, pause_for_imports
+import slow
+pause_for_imports()
+box = {{}}
+worker = threading.Thread(target=lambda: box.update(outer=import_kept("outer")))
+worker.start(); slow.STARTED.wait()
+inner = import_kept("inner")  # starts after the worker's and ends before it
+during = gc.isenabled()
+slow.GO.set(); worker.join()
+print(json.dumps([inner.COLLECTING, during, box["outer"].COLLECTING, gc.isenabled()]))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True)
+    assert json.loads(done.stdout) == [False, False, False, True]
 
 
 def test_elsewhere_an_import_is_a_plain_one(tmp_path):
