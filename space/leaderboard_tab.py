@@ -14,6 +14,7 @@ import gradio as gr
 from registry import Board, forged_claims, pending_badges, pending_frame
 
 from .cache import wire_plot, wire_table
+from .columns import SUBMITTED_BY
 from .keys import key_inputs, request_settings
 from .leaderboard_view import (
     ALL,
@@ -43,12 +44,13 @@ TABLE_ROWS = 100
 SCATTER_POINTS = 250
 DATATYPES = ["str", "markdown", "str", "str", "str", "str", "str", "str", "str", "str", "str",
              "str", "str", "str"]
-# Each header word fits its column at 1400 px (the table is ~1,220 px wide there), so no
-# header breaks inside a word ("baseli ne"); the skill and verdict columns give up the room.
-WIDTHS = ["4.3%", "11%", "9.5%", "6.6%", "6.9%", "5.4%", "8.7%", "6.3%", "8.3%", "7%", "5.9%",
-          "5.9%", "7.2%", "7%"]
+# Each share is at least its column's floor (`columns.floor_px`) in a 1280 px window (the
+# table is ~1,200 px wide there, beside a scrollbar), so the table fits without scrolling;
+# narrower, the floors win and it scrolls sideways.
+WIDTHS = ["4.4%", "11.9%", "7.7%", "6.7%", "7.7%", "5.2%", "7.1%", "6.9%", "8.1%", "8.1%",
+          "6.9%", "6%", "5.2%", "8.1%"]
+PENDING_WIDTHS = [f"{float(w[:-1]) * 0.92:.2f}%" for w in WIDTHS]  # and 8% for the author
 MODEL_VIEW_WIDTHS = ["10%", "36%", "12%", "18%", "24%"]
-SUBMITTED_BY = "submitted by"  # the pending view's last column: the Hub's author of the PR
 
 
 @dataclass
@@ -200,7 +202,7 @@ def _pending_section(state: SpaceState, replays: PendingReplays) -> None:
         note = gr.Markdown()
         rows = gr.Dataframe(headers=[*display_table([]).columns, SUBMITTED_BY],  # not 1 2 3
                             datatype=[*DATATYPES, "str"], interactive=False, wrap=True,
-                            column_widths=[*WIDTHS, "9%"], elem_id="pending-table",
+                            column_widths=[*PENDING_WIDTHS, "8%"], elem_id="pending-table",
                             elem_classes="hs-table")
 
         spot = _spot_section(state)

@@ -16,6 +16,7 @@ from registry import (
 )
 
 from .cache import wire_plot, wire_table
+from .columns import FILE_COLUMNS, VERSION_COLUMNS
 from .leaderboard_tab import DATATYPES, READ_LIMIT, WIDTHS
 from .leaderboard_view import display_table
 from .messages import error_markdown, warn
@@ -79,10 +80,10 @@ def build(state: SpaceState) -> SkillTab:
         with gr.Column(scale=2):
             # headers before a skill is picked (else Gradio shows "1 2 3")
             files = gr.Dataframe(label="Files", interactive=False, max_height=240,
-                                 headers=["file", "size"], elem_id="skill-files",
+                                 headers=list(FILE_COLUMNS), elem_id="skill-files",
                                  elem_classes="hs-table")
             versions = gr.Dataframe(label="Versions", interactive=False, max_height=200,
-                                    headers=["version", "tag", "revision", "date"],
+                                    headers=list(VERSION_COLUMNS),
                                     elem_id="skill-versions", elem_classes="hs-table")
             gr.Markdown("#### Security scan")
             findings = gr.Markdown(elem_id="skill-findings")

@@ -33,6 +33,8 @@ CSS = """
   font-variant-numeric: tabular-nums;}
 .hs-table th .cell-wrap, .hs-table td .cell-wrap {padding-left: 6px !important;
   padding-right: 4px !important;}
+.hs-table th .header {word-break: normal !important; overflow-wrap: normal !important;
+  hyphens: none;}
 .gradio-container {max-width: 1480px !important; margin: 0 auto !important;
   width: 100% !important;}
 .hs-error {border-left:4px solid #dc2626; padding:6px 12px; background:rgba(220,38,38,.06);

@@ -21,6 +21,7 @@ from registry import (
 )
 
 from . import evaluate_tab, generate_tab, leaderboard_tab, skill_page
+from .columns import floor_css
 from .keys import scrub_responses
 from .leaderboard_view import skill_from_link
 from .messages import friendly
@@ -137,5 +138,5 @@ def launch(demo: gr.Blocks | None = None, *, server_name: str | None = None,
     kwargs.setdefault("state_session_capacity", SESSIONS)
     return demo.launch(
         server_name=server_name or os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1",
-        server_port=server_port, theme=theme(), css=CSS, footer_links=["api"],
+        server_port=server_port, theme=theme(), css=CSS + floor_css(), footer_links=["api"],
         run_history=False, **kwargs)

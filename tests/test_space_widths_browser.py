@@ -1,0 +1,104 @@
+"""The Space's tables at common window widths, in a real browser (chromium, as
+`test_space_browser`).
+
+At 1024 and 1280 px every visible table header wraps only between words: no word of a header
+lies on two lines ("baseli/ne") or reaches past its cell's edge. The pages looked at are the
+leaderboard (with the model view and the pending submissions opened), a skill page and the
+Evaluate tab's empty tables. Full-page screenshots go to the test's tmp folder.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from test_space_browser import (  # noqa: F401 - `space_url` is the fixture
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    TIMEOUT_MS,
+    require_browser,
+    space_url,
+    wait_for_rows,
+)
+
+pytestmark = pytest.mark.slow
+
+WIDTHS = (1024, 1280)
+# Each header word of every visible `.hs-table`: its name, and the lines its range spans and
+# how far it reaches past its cell, both measured by the browser.
+HEADER_WORDS = """() => {
+  const words = [];
+  for (const th of document.querySelectorAll('.hs-table th')) {
+    if (!th.getClientRects().length) continue;  // in a hidden tab or accordion
+    const table = th.closest('.hs-table').id, cell = th.getBoundingClientRect();
+    const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const match of node.data.matchAll(/\\S+/g)) {
+        const range = document.createRange();
+        range.setStart(node, match.index);
+        range.setEnd(node, match.index + match[0].length);
+        const rects = [...range.getClientRects()].filter(r => r.width > 0);
+        words.push({table, word: match[0],
+                    lines: new Set(rects.map(r => Math.round(r.top))).size,
+                    past: Math.max(0, ...rects.map(r => r.right - cell.right))});
+      }
+    }
+  }
+  return words;
+}"""
+
+
+def broken_words(page, view: str, width: int) -> list[str]:
+    """Header words split across lines or reaching past their cell, or none to look at."""
+    words = page.evaluate(HEADER_WORDS)
+    assert words, f"no visible table header on {view} at {width} px"
+    return [f"{view} at {width} px: {w['table']} '{w['word']}' "
+            + (f"on {w['lines']} lines" if w["lines"] > 1 else f"{w['past']:.0f} px past its cell")
+            for w in words if w["lines"] > 1 or w["past"] > 1]
+
+
+def settle(page) -> None:
+    """Wait until the header table's column widths stop changing (Gradio sizes them after
+    the first paint, then again as rows arrive)."""
+    page.wait_for_function(
+        """() => { const now = [...document.querySelectorAll('.hs-table th')]
+              .map(th => th.getBoundingClientRect().width).join();
+            const same = now === window.__hsWidths; window.__hsWidths = now;
+            return same; }""", polling=250)
+
+
+def views(page, url: str):
+    """Open each view in turn and yield its name once its tables have rows (or headers)."""
+    page.goto(url)
+    wait_for_rows(page, "leaderboard-table", "text.includes('hubskills/')")
+    wait_for_rows(page, "model-view-table", "text.includes('hubskills/')")
+    page.get_by_text("Pending submissions (unreviewed)").click()
+    page.locator("#pending-table th").first.wait_for()
+    yield "the leaderboard"
+    page.goto(f"{url}?skill=hubskills/agent-skill-md")
+    wait_for_rows(page, "skill-results", "text.includes('hubskills/agent-skill-md')")
+    page.locator("#skill-files").get_by_text("SKILL.md", exact=True).first.wait_for()
+    yield "a skill page"
+    page.get_by_role("tab", name=re.compile("Evaluate")).click()
+    page.locator("#eval-summary th").first.wait_for()
+    yield "the Evaluate tab"
+
+
+def test_table_headers_wrap_only_between_words(space_url, tmp_path):  # noqa: F811
+    require_browser()
+    from playwright.sync_api import sync_playwright
+
+    broken: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        for width in WIDTHS:
+            page = browser.new_page(viewport={"width": width, "height": 900})
+            page.set_default_timeout(TIMEOUT_MS)
+            for view in views(page, space_url):
+                settle(page)
+                page.screenshot(path=str(tmp_path / f"{width}-{view.split()[-1]}.png"),
+                                full_page=True)
+                broken += broken_words(page, view, width)
+            page.close()
+        browser.close()
+    assert not broken, "\n".join(broken)
