@@ -4,7 +4,9 @@ Here (`jobs.spot.spot_check_and_record`): the run is read again as the replay re
 run's folder; a pushed run's file, its manifest rebuilt from its rows), the skill taken at the
 revision the run names (or the folder it recorded, or --skill), and K samples per arm re-asked.
 With `--on jobs` (a registry run only) the same check runs as one Hugging Face Job under the
-caller's token (`jobs.spot_remote`), followed here until its verdict. Either way the estimated
+caller's token (`jobs.spot_remote`), followed here until its verdict; Ctrl-C while following
+cancels the Job (else it would go on billing unseen), or names the command that does. Either
+way the estimated
 cost is shown before any call and refused over --max-cost (before a Job is started), and a spot
 check of a registry run is recorded in its results dataset beside the replays
 (`stores.verifications`), so the leaderboard can badge it `spot-checked` (or `mismatch`).
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     from registry.config import Settings
     from registry.evaluation.verify_resample import SpotCheck
     from registry.hub import JobState
+    from registry.jobs.spot_remote import SpotJob
     from registry.stores import SkillStore
 
 
@@ -62,8 +65,6 @@ def _on_jobs(target: str, run_id: str, revision: str | None, settings: Settings,
     chosen = {"flavor": flavor} if flavor else {}
     spot = start_spot_job(store, target, run_id, settings, k=k, seed=seed, max_cost=max_cost,
                           revision=revision, announce=_announce, **chosen)
-    out.info(f"Spot check running as Hugging Face Job {spot.job.id} on your account: "
-             f"{spot.url}")
     seen: list[str] = []
 
     def stage(job: JobState) -> None:
@@ -71,7 +72,33 @@ def _on_jobs(target: str, run_id: str, revision: str | None, settings: Settings,
             seen.append(job.stage)
             out.info(f"  job {job.id}: {job.stage.lower()}")
 
-    return follow_spot_job(settings, spot, stage=stage)
+    try:
+        out.info(f"Spot check running as Hugging Face Job {spot.job.id} on your account: "
+                 f"{spot.url} (Ctrl-C cancels it)")
+        return follow_spot_job(settings, spot, stage=stage)
+    except KeyboardInterrupt:
+        _cancel(settings, spot)
+        raise SystemExit(130) from None
+
+
+def _cancel(settings: Settings, spot: SpotJob) -> None:
+    """Ctrl-C while following: cancel the Job; when that fails (or a second Ctrl-C cuts it
+    short), say that it may still be running and the command that cancels it."""
+    from registry.errors import HubskillsError
+    from registry.jobs.spot_remote import cancel_spot_job
+
+    job_id = spot.job.id
+    out.notice_now(f"Ctrl-C: cancelling Hugging Face Job {job_id}…")
+    try:
+        cancel_spot_job(settings, spot)
+    except (HubskillsError, KeyboardInterrupt) as err:
+        why = "interrupted again" if isinstance(err, KeyboardInterrupt) else str(err)
+        out.error(f"Hugging Face Job {job_id} was not cancelled ({why}): it may still be "
+                  "running, and billing, on your account")
+        where = f" --namespace {settings.namespace}" if settings.namespace else ""
+        out.hint(f"hf jobs cancel {job_id}{where}")
+        return
+    out.info(f"Cancelled Hugging Face Job {job_id}: the spot check stopped without a verdict")
 
 
 def _announce(check: SpotCheck) -> None:

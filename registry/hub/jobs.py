@@ -86,6 +86,19 @@ class JobsClient:
         return self._call(lambda: list(self.api.fetch_job_logs(
             job_id=job_id, namespace=self.namespace, follow=False)))
 
+    def may_write(self, repo: str, *, repo_type: str = "dataset") -> bool:
+        """Whether this token may write ``repo`` (where a job under it records what it found);
+        the Hub answers for every kind of token, fine-grained ones included (a repo it may not
+        see is one it may not write)."""
+        from registry.hub.errors import AuthFailed, RepoNotFound
+
+        try:
+            with translate(self.endpoint, repo, repo_type=repo_type):
+                self.api.auth_check(repo, repo_type=repo_type, write=True)
+        except (AuthFailed, RepoNotFound):
+            return False
+        return True
+
     def cancel(self, job_id: str) -> None:
         """Ask the Hub to stop the job."""
         self._call(lambda: self.api.cancel_job(job_id=job_id, namespace=self.namespace))

@@ -1,13 +1,16 @@
 """Spot checks on Hugging Face Jobs: `hubskills verify NS/NAME --run RUN_ID --resample K --on jobs`.
 
-The client reads the run from the registry's results (no model called), plans the check and
-estimates its cost, and refuses over --max-cost before anything is uploaded or started. Then it
+The client reads the run from the registry's results (no model called), asks the Hub whether
+the token may write the results dataset (the Job ends by recording its verdict there: a token
+that may only read it would pay for a Job whose verdict is lost), plans the check and estimates
+its cost, and refuses over --max-cost before anything is uploaded or started. Then it
 uploads its own wheel to the results dataset repo (beside the sharded runs' wheels, `plan.py`;
 the same code is never uploaded twice) and starts one Job under the caller's token: the command
 and the environment name the run and where the Hub and the models are, the model keys and the
 token go as Job secrets only (`remote.job_secrets`). The Job runs `spot.main`, which re-asks the
 model, records the verification in the results dataset as the token's user, and ends its log
-with the check as JSON; `follow_spot_job` waits for it and reads that line back.
+with the check as JSON; `follow_spot_job` waits for it and reads that line back, and
+`cancel_spot_job` stops it (Ctrl-C while following: a Job left running goes on billing).
 """
 
 from __future__ import annotations
@@ -53,11 +56,13 @@ def start_spot_job(store: Any, target: str, run_id: str, settings: Settings, *, 
                    announce: Callable[[SpotCheck], None] | None = None) -> SpotJob:
     """Start the spot check of run ``run_id`` of skill ``target`` in ``store``'s results (a hub
     registry) as a Job under ``settings``' token (see the module docstring). ``announce`` is
-    shown the plan and its estimated cost before any refusal or upload.
+    shown the plan and its estimated cost before it is refused over ``max_cost`` or anything
+    is uploaded.
 
     Raises:
         HubskillsError: not a hub registry, no such run, rows that do not replay, a trigger
-            run, or an estimate over ``max_cost``: before anything is uploaded or started.
+            run, a token that may not write the results dataset, or an estimate over
+            ``max_cost``: before anything is uploaded or started.
         MissingCredentials: no Hugging Face token.
     """
     from registry.evaluation.verify_resample import check_cost, plan_check
@@ -69,17 +74,19 @@ def start_spot_job(store: Any, target: str, run_id: str, settings: Settings, *, 
                                   f"--resample {k} --on jobs")
     settings = with_token(settings)
     manifest, rows, _ = load_run(target, run_id, revision, settings, lambda: store)
+    repo = store.results_repo()
+    jobs = JobsClient(settings.hf_endpoint, settings.hf_token, settings.namespace)
+    if not jobs.may_write(repo):
+        raise _cannot_record(repo, target, run_id, k)
     _, plan = plan_check(manifest, rows, k, seed)
     if announce is not None:
         announce(plan)
     check_cost(plan.estimated_cost, max_cost)
-    repo = store.results_repo()
     name, wheel = build_wheel()
     wheel_path = RunFiles(store.client, repo, run_id).upload_wheel(
         name, wheel, hashlib.sha256(wheel).hexdigest())
     args = [target, run_id, str(k), str(seed), "-" if max_cost is None else repr(max_cost),
             *([revision] if revision else [])]
-    jobs = JobsClient(settings.hf_endpoint, settings.hf_token, settings.namespace)
     job = jobs.run(image=image, command=module_command(
         settings.hf_endpoint, repo, wheel_path, "registry.jobs.spot", args,
         sandbox=_runs_code(manifest)), env={**job_env(settings), "HUBSKILLS_REGISTRY": "hub"},
@@ -87,6 +94,17 @@ def start_spot_job(store: Any, target: str, run_id: str, settings: Settings, *, 
         timeout=JOB_TIMEOUT)
     url = job.url or f"{settings.hf_endpoint.rstrip('/')}/jobs/{jobs.namespace}/{job.id}"
     return SpotJob(job, repo, plan, url)
+
+
+def _cannot_record(repo: str, target: str, run_id: str, k: int) -> HubskillsError:
+    """The refusal of a token that may read the results dataset ``repo`` but not write it: a
+    spot check's record is written by the Job itself, never proposed as a pull request."""
+    return HubskillsError(
+        f"this token may not write the results dataset {repo}, where the Job would record its "
+        "verdict: no Job was started (it would run, and cost, and then fail to record)",
+        hint=f"hf auth login  # a token with write access to {repo} (its owner's, or a "
+             f"member's); or ask its owner to run: hubskills verify {target} --run {run_id} "
+             f"--resample {k} --on jobs")
 
 
 def _runs_code(manifest: RunManifest) -> bool:
@@ -115,6 +133,17 @@ def follow_spot_job(settings: Settings, spot: SpotJob, *, poll_s: float = 5.0,
         if job.is_done:
             return spot_outcome(jobs.logs(job.id), job, spot.url)
         time.sleep(poll_s)
+
+
+def cancel_spot_job(settings: Settings, spot: SpotJob) -> None:
+    """Cancel the spot check's Job (what Ctrl-C while following it does: a Job nobody follows
+    would go on billing until it ends).
+
+    Raises:
+        HubskillsError: the Hub could not be asked (the Job may still be running).
+    """
+    settings = with_token(settings)
+    JobsClient(settings.hf_endpoint, settings.hf_token, settings.namespace).cancel(spot.job.id)
 
 
 def spot_outcome(lines: list[str], job: JobState, url: str) -> dict[str, Any]:

@@ -525,6 +525,11 @@ class _Handler(BaseHTTPRequestHandler):
                                 "authors": [{"user": hub.user}]})
                 commit = repo.commits.get(commit.parent) if commit.parent else None
             return self._paginate(history, f"/api/{repo_type}s/{repo_id}/commits/{args[0]}")
+        if method == "GET" and action == "auth-check" and args in ([], ["write"]):
+            if args:  # `auth_check(write=True)`: may this token write the repo? 403 if not
+                self._require_auth()
+                self._require_write(repo.id)
+            return {}
         if method in ("POST", "DELETE"):
             self._require_auth()
         if method == "POST" and action == "preupload" and len(args) == 1:
