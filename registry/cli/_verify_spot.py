@@ -63,8 +63,6 @@ def _on_jobs(target: str, run_id: str, revision: str | None, settings: Settings,
     from registry.jobs.spot_remote import follow_spot_job, start_spot_job
 
     chosen = {"flavor": flavor} if flavor else {}
-    spot = start_spot_job(store, target, run_id, settings, k=k, seed=seed, max_cost=max_cost,
-                          revision=revision, announce=_announce, **chosen)
     seen: list[str] = []
 
     def stage(job: JobState) -> None:
@@ -72,7 +70,9 @@ def _on_jobs(target: str, run_id: str, revision: str | None, settings: Settings,
             seen.append(job.stage)
             out.info(f"  job {job.id}: {job.stage.lower()}")
 
-    try:
+    spot = start_spot_job(store, target, run_id, settings, k=k, seed=seed, max_cost=max_cost,
+                          revision=revision, announce=_announce, **chosen)
+    try:  # from the moment the Job exists: Ctrl-C must not leave it running unseen
         out.info(f"Spot check running as Hugging Face Job {spot.job.id} on your account: "
                  f"{spot.url} (Ctrl-C cancels it)")
         return follow_spot_job(settings, spot, stage=stage)
