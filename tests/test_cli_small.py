@@ -121,7 +121,7 @@ def test_suite_generate_takes_count_and_the_old_spelling_still_works(tmp_path):
     assert not re.search(r"^\s+tests\s", listed, re.M)
     assert re.search(r"^Author commands:\n\s+new\s", listed, re.M)
     missing = run("suite", "generate", str(tmp_path / "nope"), "-n", "2", cwd=tmp_path, ok=False)
-    assert missing.returncode == 2 and "does not exist" in missing.stderr
+    assert missing.returncode == 1 and "nope: no such folder" in missing.stderr
 
 
 @pytest.mark.parametrize(("task", "name"), [

@@ -23,6 +23,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from registry.cli._time_left import TimeLeft, clock_text
 from registry.secrets import scrub
 
 out = Console(highlight=False, soft_wrap=True)
@@ -47,7 +48,7 @@ KEPT_COLUMNS = frozenset({"verdict", "p", "p (exact)", "latest", "status", "lift
 
 def table(
     columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None,
-    drop: Sequence[str] = (),
+    drop: Sequence[str] = (), per_row: Sequence[str] = (),
 ) -> None:
     """Print a table fitted to the terminal's width (80 columns when piped), no id broken.
 
@@ -55,6 +56,7 @@ def table(
     (`model: embedded/smollm2-135m`), then the `drop` columns, then any other but ids and
     `KEPT_COLUMNS` (from the right) are left out, and stderr names them (`--json` keeps
     them); a one-row table says its widest cells above it. Free text is cut with an ellipsis.
+    A `per_row` column (one value in every row by chance: search's versions) is never said.
     """
     cells = [["" if cell is None else scrub(str(cell)) for cell in row] for row in rows]
     shown, hidden, said = list(columns), [], []
@@ -66,7 +68,7 @@ def table(
         return -cell_len(cells[0][columns.index(name)])
 
     same = [n for n in columns if len(cells) > 1 and len({r[columns.index(n)] for r in cells}) == 1]
-    _say_once(sorted(same, key=widest), cells, columns, shown, said, fits)
+    _say_once(sorted(set(same) - set(per_row), key=widest), cells, columns, shown, said, fits)
     spare = [name for name in reversed(columns) if name not in drop
              and name not in ID_COLUMNS | TEXT_COLUMNS | KEPT_COLUMNS]
     for name in [*(n for n in drop if n not in KEPT_COLUMNS), *spare]:
@@ -232,13 +234,6 @@ HEARTBEAT_S = 10.0
 LINES_PER_RUN = 20  # a plain line at least every 1/20th of the answers
 
 
-def clock_text(seconds: float) -> str:
-    """`1:05`, `12:00`, `1:02:03`: elapsed or remaining time."""
-    seconds = max(0, int(seconds))
-    hours, rest = divmod(seconds, 3600)
-    return (f"{hours}:" if hours else "") + f"{rest // 60:0{2 if hours else 1}d}:{rest % 60:02d}"
-
-
 class _Heartbeat:
     """Calls `beat` every `seconds` of silence (nothing said since), from a daemon thread."""
 
@@ -276,6 +271,7 @@ class PlainProgress:
         self.begun = clock()
         self.run_id, self.done, self.total, self.errors = "", 0, 0, 0
         self.step, self.next_line = 1, 1
+        self.time_left = TimeLeft(self.begun)  # the recent pace, steadied: see `_time_left`
         self.heartbeat = _Heartbeat(self.line, seconds, clock)
 
     def __enter__(self) -> PlainProgress:
@@ -296,6 +292,7 @@ class PlainProgress:
     def update(self, done: int, total: int, row: Any) -> None:
         """One more answer; print a line every `step` answers (and the last)."""
         self.done, self.total = done, total
+        self.time_left.answered(done, self.clock())
         self.errors += bool(row.is_error)
         if done >= self.next_line or done == total:
             self.next_line = done + self.step
@@ -310,8 +307,8 @@ class PlainProgress:
         if self.errors:
             parts.append(f"{self.errors} error{'s' if self.errors > 1 else ''}")
         parts.append(f"{clock_text(elapsed)} elapsed")
-        if 0 < self.done < self.total:
-            parts.append(f"~{clock_text(elapsed / self.done * (self.total - self.done))} left")
+        if (left := self.time_left.left(self.total, self.clock())) is not None:
+            parts.append(f"~{clock_text(left)} left")
         info(" · ".join(parts))
 
 

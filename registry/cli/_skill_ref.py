@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from registry.cli._path_arg import ExistingPath
 from registry.config import Settings
 from registry.errors import HubskillsError, InvalidSkill, SkillNotFound
 
@@ -137,13 +138,15 @@ class SkillSource(click.ParamType):
     def convert(self, value: Any, param: click.Parameter | None,
                 ctx: click.Context | None) -> Any:
         """A git source as typed (a `Path` would fold its `//`); otherwise a `Path`, checked
-        as `click.Path(exists=True)` checks it when `exists`."""
+        that exists when `exists` (a `HubskillsError` if not: `_path_arg.ExistingPath`)."""
         if isinstance(value, str) and self.is_git(value):
             return value
         if not self.exists:
             return Path(value)
-        return click.Path(path_type=Path, exists=True, file_okay=False).convert(value, param,
-                                                                               ctx)
+        command = " ".join(ctx.command_path.split()[1:]) if ctx else "publish"
+        return ExistingPath("folder", retry=f"hubskills {command} {{path}}",
+                            otherwise="{new}  # a new skill folder there").convert(value, param,
+                                                                                   ctx)
 
 
 def _check_scan(folder: Path, spec: str) -> None:

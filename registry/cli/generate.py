@@ -8,6 +8,7 @@ import click
 from rich.markup import escape
 
 from registry.cli import _output as out
+from registry.cli._path_arg import ExistingPath
 from registry.config import Settings
 from registry.generate.report import GenerateReport
 from registry.providers.pricing import is_free
@@ -16,7 +17,9 @@ from registry.results.display import lift_interval, pct, usd
 
 @click.command("generate")
 @click.argument("task")
-@click.option("--from", "sources", multiple=True, type=click.Path(exists=True, path_type=Path),
+@click.option("--from", "sources", multiple=True, type=ExistingPath(
+    "path", retry="hubskills generate TASK --from {path}",
+    otherwise="ls ~/.claude/projects  # Claude Code's sessions (or a skill folder to improve)"),
               help="Agent trace (Claude Code/Codex JSONL, markdown) or a skill folder to "
               "improve (repeatable).")
 @click.option("--example", "examples", multiple=True, help="An example request (repeatable).")

@@ -8,6 +8,7 @@ import click
 from rich.markup import escape
 
 from registry.cli import _output as out
+from registry.cli._path_arg import ExistingPath
 from registry.config import Settings
 from registry.stores import local_store
 from registry.stores.seed import default_seed_dir, seed_store
@@ -20,7 +21,9 @@ def registry_group() -> None:
 
 @registry_group.command("seed")
 @click.option("--force", is_flag=True, help="Seed again, adding what is missing.")
-@click.option("--from", "source", type=click.Path(path_type=Path, exists=True, file_okay=False),
+@click.option("--from", "source", type=ExistingPath(
+    "folder", retry="hubskills registry seed --from {path}",
+    otherwise="hubskills registry seed  # the project's example skills"),
               help="A folder of skills (default: the project's example skills).")
 def registry_seed_command(force: bool, source: Path | None) -> None:
     """Publish example skills (and their recorded runs) into the local registry.

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+import difflib
+import re
+import shlex
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.markup import escape
@@ -11,6 +14,9 @@ from registry.cli import _output as out
 from registry.cli import _store as shared
 from registry.results import display
 from registry.results.leaderboard import Entry, entries
+
+if TYPE_CHECKING:
+    from registry.stores.base import SkillInfo
 
 
 @click.command("search")
@@ -39,22 +45,67 @@ def search_command(query: str, sort: str, limit: int, as_json: bool,
         out.as_json([{**shared.info_json(i, card=False), **_lift_json(best.get(i.repo))}
                      for i in infos] if sort == "lift" else
                     [shared.info_json(i, card=False) for i in infos])
+    elif not infos and query:
+        _no_match(store.search(limit=_NEAR), query)
     elif not infos:
-        out.result(f"No skills match '{query}'." if query else "No skills yet.")
+        out.result("No skills yet.")
     elif sort == "lift":
         out.table(["skill", "version", "lift [95% CI]", "model", "downloads", "description"],
                   [(i.repo, i.version or "-", _lift_text(best.get(i.repo)),
                     best[i.repo].model if i.repo in best else "-", i.downloads,
                     escape(_clip(i.description))) for i in infos],
-                  drop=["downloads", "model", "version"])
+                  drop=["downloads", "model", "version"], per_row=_PER_ROW)
     else:
         out.table(["skill", "version", "downloads", "likes", "description"],
                   [(i.repo, i.version or "-", i.downloads, i.likes,
                     escape(_clip(i.description))) for i in infos],
-                  drop=["likes", "downloads", "version"])
+                  drop=["likes", "downloads", "version"], per_row=_PER_ROW)
 
 
+#: a skill's own figures: the same in every row only by chance (a fresh registry: 1.1.0 and 0
+#: downloads everywhere), so a narrow table drops them rather than saying them once above it
+_PER_ROW = ("version", "downloads", "likes")
 _ALL = 100_000  # `--limit 0`: every skill, as `leaderboard --limit 0` shows every entry
+_NEAR = 500  # skills looked through for a near match when none has every word
+_CLOSE = 0.75  # difflib's ratio a word must reach to count as a typo of another (pdff, pdf)
+
+
+def _no_match(every: list[SkillInfo], query: str) -> None:
+    """No skill has every word of `query`: show those that nearly do (a typo: `pdff`,
+    `kernal`) and the search that finds them; a search with no hit is not an error."""
+    close = _closest(every, query)
+    if not close:
+        out.result(f"No skills match '{escape(query)}', and none comes close.")
+        out.hint(f"hubskills search  # with no words: every skill{_count(every)}")
+        return
+    out.result(f"No skills match '{escape(query)}'. The closest:")
+    out.table(["skill", "description"], [(i.repo, escape(_clip(i.description)))
+                                         for i, _ in close])
+    out.hint(f"hubskills search {shlex.quote(close[0][1])}  # or no words: every skill"
+             + _count(every))
+
+
+def _count(every: list[SkillInfo]) -> str:
+    """` (3)`: how many skills there are, when `every` is not cut at `_NEAR`."""
+    return f" ({len(every)})" if len(every) < _NEAR else ""
+
+
+def _closest(infos: list[SkillInfo], query: str, n: int = 3) -> list[tuple[SkillInfo, str]]:
+    """Up to `n` skills whose id, name or description words come close to every word of
+    `query` (as `search` matches: each word somewhere), best first, each with the query
+    its own words spell."""
+    scored = []
+    for info in infos:
+        text = f"{info.repo} {info.name} {info.description}".lower()
+        words = set(re.findall(r"[a-z0-9]+", text))
+        found = [(1.0, typed) if typed in text else max(
+            ((difflib.SequenceMatcher(None, typed, word).ratio(), word) for word in words),
+            default=(0.0, typed)) for typed in query.lower().split()]
+        worst = min(score for score, _ in found)
+        if worst >= _CLOSE:
+            scored.append((worst, info, " ".join(word for _, word in found)))
+    scored.sort(key=lambda item: -item[0])  # stable: the store's order among equals
+    return [(info, spelled) for _, info, spelled in scored[:n]]
 
 
 def _best_entries(frame: Any, best: dict[str, Entry]) -> dict[str, float]:

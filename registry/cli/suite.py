@@ -8,6 +8,7 @@ import click
 from rich.markup import escape
 
 from registry.cli import _output as out
+from registry.cli._path_arg import ExistingPath
 from registry.cli._skill_ref import SkillSource, skill_folder
 from registry.config import Settings
 from registry.format.suite import load_suite, suite_path
@@ -94,7 +95,8 @@ def _show_triggers(triggers) -> None:
 
 
 @suite_group.command("generate")
-@click.argument("skill", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("skill", type=ExistingPath("folder", retry="hubskills suite generate {path}",
+                                           otherwise="{new}  # a new skill folder there"))
 @click.option("--count", "-n", "n", default=5, show_default=True, help="Cases to ask for.")
 @click.option("--n", "n_old", type=int, default=None, hidden=True)  # the old spelling
 @click.option("--teacher", default=None, help="Model that writes the cases.")

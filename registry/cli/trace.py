@@ -8,6 +8,7 @@ import click
 from rich.markup import escape
 
 from registry.cli import _output as out
+from registry.cli._path_arg import ExistingPath
 from registry.config import Settings
 
 
@@ -17,7 +18,9 @@ def trace_group() -> None:
 
 
 @trace_group.command("show")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("file", type=ExistingPath(
+    "file", retry="hubskills trace show {path}",
+    otherwise="ls ~/.claude/projects ~/.codex/sessions  # where Claude Code and Codex keep them"))
 @click.option("--budget", type=click.IntRange(min=200), default=None,
               help="Characters the teacher gets. Default: what generate gives a single trace "
               "(it splits that among several; a 135M teacher gets 4000).")

@@ -10,6 +10,7 @@ import click
 from rich.markup import escape
 
 from registry.cli import _output as out
+from registry.cli._path_arg import ExistingPath
 
 if TYPE_CHECKING:
     from registry.config import Settings
@@ -27,7 +28,8 @@ _SHOWN = 10  # differences listed before "and N more"
               help="With --run: read the run at this revision of the results dataset (a pull "
                    "request's refs/pr/N) instead of its main branch.")
 @click.option("--skill", "skill_dir", default=None, metavar="FOLDER",
-              type=click.Path(path_type=Path, file_okay=False, exists=True),
+              type=ExistingPath("folder", retry="hubskills verify RUN_ID --skill {path}",
+                                otherwise="hubskills verify RUN_ID  # the folder it recorded"),
               help="The skill folder to check a local run against (for a run that does not "
                    "record one, or whose folder moved).")
 @click.option("--registry", type=click.Choice(["local", "hub"]), default=None,
