@@ -84,6 +84,7 @@ def build(state: SpaceState) -> SkillTab:
                                  elem_classes="hs-table")
             versions = gr.Dataframe(label="Versions", interactive=False, max_height=200,
                                     headers=list(VERSION_COLUMNS),
+                                    column_widths=["20%", "18%", "34%", "28%"],
                                     elem_id="skill-versions", elem_classes="hs-table")
             gr.Markdown("#### Security scan")
             findings = gr.Markdown(elem_id="skill-findings")

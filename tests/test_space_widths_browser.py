@@ -48,6 +48,23 @@ HEADER_WORDS = """() => {
 }"""
 
 
+# Each visible table's columns whose header and first row differ in width: a header that grew
+# to keep a word whole over a body that did not.
+MISALIGNED = """() => {
+  const found = [];
+  for (const table of document.querySelectorAll('.hs-table')) {
+    const row = table.querySelector('[role=row][data-index="0"]');
+    if (!table.getClientRects().length || !row) continue;
+    for (const th of table.querySelectorAll('th[data-heading]')) {
+      const cell = row.querySelector(`[role=gridcell][data-col="${th.dataset.heading}"]`);
+      const a = th.getBoundingClientRect().width, b = cell.getBoundingClientRect().width;
+      if (Math.abs(a - b) > 1) found.push(`${table.id} '${th.innerText}' ${a} px over ${b} px`);
+    }
+  }
+  return found;
+}"""
+
+
 def broken_words(page, view: str, width: int) -> list[str]:
     """Header words split across lines or reaching past their cell, or none to look at."""
     words = page.evaluate(HEADER_WORDS)
@@ -99,6 +116,8 @@ def test_table_headers_wrap_only_between_words(space_url, tmp_path):  # noqa: F8
                 page.screenshot(path=str(tmp_path / f"{width}-{view.split()[-1]}.png"),
                                 full_page=True)
                 broken += broken_words(page, view, width)
+                broken += [f"{view} at {width} px: {column} (header over body)"
+                           for column in page.evaluate(MISALIGNED)]
             page.close()
         browser.close()
     assert not broken, "\n".join(broken)
