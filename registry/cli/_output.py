@@ -8,6 +8,7 @@ output ends up in CI logs and bug reports.
 from __future__ import annotations
 
 import json
+import math
 import sys
 import textwrap
 import threading
@@ -308,7 +309,7 @@ class PlainProgress:
             parts.append(f"{self.errors} error{'s' if self.errors > 1 else ''}")
         parts.append(f"{clock_text(elapsed)} elapsed")
         if (left := self.time_left.left(self.total, self.clock())) is not None:
-            parts.append(f"~{clock_text(left)} left")
+            parts.append(f"~{clock_text(math.ceil(left))} left")  # never ~0:00 with some left
         info(" · ".join(parts))
 
 

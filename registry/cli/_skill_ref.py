@@ -143,10 +143,19 @@ class SkillSource(click.ParamType):
             return value
         if not self.exists:
             return Path(value)
-        command = " ".join(ctx.command_path.split()[1:]) if ctx else "publish"
+        command = " ".join(_command_names(ctx)) if ctx else "publish"
         return ExistingPath("folder", retry=f"hubskills {command} {{path}}",
                             otherwise="{new}  # a new skill folder there").convert(value, param,
                                                                                    ctx)
+
+
+def _command_names(ctx: click.Context) -> list[str]:
+    """`["suite", "show"]`: the command's names after the program's (or its own, alone)."""
+    names = []
+    while ctx.parent is not None:
+        names.insert(0, ctx.info_name or "")
+        ctx = ctx.parent
+    return names or [ctx.info_name or ""]
 
 
 def _check_scan(folder: Path, spec: str) -> None:
