@@ -2,7 +2,7 @@
 
 `click.Path(exists=True)` refuses a missing path as a usage error (exit 2, the usage text, no
 next step). A path that is not there is bad input, not a misuse of the command: it says
-"no such folder" with a hint at the closest name beside it (`./skils/pdf` -> `./skills/pdf`),
+"no such folder" with a hint at the closest name beside it (`skills/pdf-tool`: `pdf-tools`),
 or else at what makes one (`hubskills new pdf`). Click's other checks (a file where a folder
 was wanted, an unreadable path) become the same kind of error.
 """
