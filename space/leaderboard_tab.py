@@ -14,7 +14,7 @@ import gradio as gr
 from registry import Board, forged_claims, pending_badges, pending_frame
 
 from .cache import wire_plot, wire_table
-from .columns import SUBMITTED_BY
+from .columns import PINNED, SUBMITTED_BY, WIDTHS
 from .keys import key_inputs, request_settings
 from .leaderboard_view import (
     ALL,
@@ -44,11 +44,6 @@ TABLE_ROWS = 100
 SCATTER_POINTS = 250
 DATATYPES = ["str", "markdown", "str", "str", "str", "str", "str", "str", "str", "str", "str",
              "str", "str", "str"]
-# Each share is at least its column's floor (`columns.floor_px`) in a 1280 px window (the
-# table is ~1,200 px wide there, beside a scrollbar), so the table fits without scrolling;
-# narrower, the floors win and it scrolls sideways.
-WIDTHS = ["4.4%", "11.9%", "7.7%", "6.7%", "7.7%", "5.2%", "7.1%", "6.9%", "8.1%", "8.1%",
-          "6.9%", "6%", "5.2%", "8.1%"]
 PENDING_WIDTHS = [f"{float(w[:-1]) * 0.92:.2f}%" for w in WIDTHS]  # and 8% for the author
 MODEL_VIEW_WIDTHS = ["10%", "36%", "12%", "18%", "24%"]
 
@@ -167,7 +162,7 @@ def build(state: SpaceState) -> LeaderboardTab:
     summary = gr.Markdown()
     table = gr.Dataframe(label="Leaderboard (click a row to open the skill's page)",
                          datatype=DATATYPES, interactive=False, wrap=True,
-                         show_search="filter", pinned_columns=2, max_height=560,
+                         show_search="filter", pinned_columns=PINNED, max_height=560,
                          column_widths=WIDTHS, buttons=["fullscreen", "copy"],
                          elem_id="leaderboard-table", elem_classes="hs-table")
     with gr.Row():

@@ -16,8 +16,8 @@ from registry import (
 )
 
 from .cache import wire_plot, wire_table
-from .columns import FILE_COLUMNS, VERSION_COLUMNS
-from .leaderboard_tab import DATATYPES, READ_LIMIT, WIDTHS
+from .columns import FILE_COLUMNS, VERSION_COLUMNS, WIDTHS
+from .leaderboard_tab import DATATYPES, READ_LIMIT
 from .leaderboard_view import display_table
 from .messages import error_markdown, warn
 from .skill_data import skill_page

@@ -31,7 +31,7 @@ CSS = """
 .hs-status p {margin:.2rem 0;}
 .hs-table [role=gridcell], .hs-table th {font-family: var(--font) !important;
   font-variant-numeric: tabular-nums;}
-.hs-table th .cell-wrap, .hs-table td .cell-wrap {padding-left: 6px !important;
+.hs-table th .cell-wrap, .hs-table [role=gridcell] .cell-wrap {padding-left: 6px !important;
   padding-right: 4px !important;}
 .hs-table th .header {word-break: normal !important; overflow-wrap: normal !important;
   hyphens: none;}

@@ -2,7 +2,9 @@
 `test_space_browser`).
 
 At 1024 and 1280 px every visible table header wraps only between words: no word of a header
-lies on two lines ("baseli/ne") or reaches past its cell's edge. The pages looked at are the
+lies on two lines ("baseli/ne") or reaches past its cell's edge, and each header is as wide as
+its body column. The leaderboard fits at 1280 px; at 1024 px it scrolls sideways with its
+rank and skill columns pinned. The pages looked at are the
 leaderboard (with the model view and the pending submissions opened), a skill page and the
 Evaluate tab's empty tables. Full-page screenshots go to the test's tmp folder.
 """
@@ -65,6 +67,34 @@ MISALIGNED = """() => {
 }"""
 
 
+# Scroll the leaderboard to its right end: where its first two columns were and are now, and
+# whether there was anywhere to scroll.
+SCROLL_BOARD = """async () => {
+  const table = document.querySelector('#leaderboard-table');
+  const viewport = table.querySelector('.virtual-table-viewport');
+  const cells = [...table.querySelectorAll(`th[data-heading="0"], th[data-heading="1"],
+    [role=row][data-index="0"] [data-col="0"], [role=row][data-index="0"] [data-col="1"]`)];
+  const before = cells.map(c => Math.round(c.getBoundingClientRect().left));
+  viewport.scrollLeft = viewport.scrollWidth;
+  await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+  const after = cells.map(c => Math.round(c.getBoundingClientRect().left));
+  return {scrolls: viewport.scrollLeft > 0, before, after};
+}"""
+
+
+def board_problems(page, width: int) -> list[str]:
+    """At 1280 px the leaderboard fits; narrower, it scrolls with rank and skill pinned."""
+    moved = page.evaluate(SCROLL_BOARD)
+    if width >= 1280:
+        return ["the leaderboard at 1280 px scrolls sideways"] if moved["scrolls"] else []
+    if not moved["scrolls"]:
+        return [f"the leaderboard at {width} px does not scroll sideways: nothing to pin"]
+    if moved["before"] != moved["after"]:
+        return [f"the leaderboard's rank and skill moved as it scrolled at {width} px: "
+                f"{moved['before']} -> {moved['after']}"]
+    return []
+
+
 def broken_words(page, view: str, width: int) -> list[str]:
     """Header words split across lines or reaching past their cell, or none to look at."""
     words = page.evaluate(HEADER_WORDS)
@@ -118,6 +148,8 @@ def test_table_headers_wrap_only_between_words(space_url, tmp_path):  # noqa: F8
                 broken += broken_words(page, view, width)
                 broken += [f"{view} at {width} px: {column} (header over body)"
                            for column in page.evaluate(MISALIGNED)]
+                if view == "the leaderboard":
+                    broken += board_problems(page, width)
             page.close()
         browser.close()
     assert not broken, "\n".join(broken)
