@@ -23,10 +23,11 @@ from .leaderboard_view import MODEL_VIEW_COLUMNS, TRIGGER_COLUMNS, display_table
 HEADER_PX_PER_CHAR = 10  # a bold character of the system sans at the tables' size: 7.5-9.3 px
 CELL_PX_PER_CHAR = 8.5  # a regular one: 6.5-8.2 px (tabular digits 8.2)
 PADDING_PX = 12  # the cell's 6 + 4 px of padding (theme.CSS), and 2 to spare
-# The widest word some columns' cells hold, kept whole too (else "inlin/e (user/)");
-# identifiers (skill, model) still wrap at their hyphens, or anywhere in a narrow window.
+# The widest word some columns' cells hold, kept whole too (else "inlin/e (user/)"); a
+# model's provider prefix likewise. Identifiers (skill, model) still wrap at their hyphens,
+# or anywhere where a part is longer still.
 CELL_WORDS = {"mode": "(system)", "verdict": "detectable", "verified": "unverified",
-              "cost": "(local)", "date": "2026-11-29"}
+              "cost": "(local)", "date": "2026-11-29", "model": "embedded/"}
 # The leaderboard's shares: each at least its column's floor in a 1280 px window (the table
 # is ~1,200 px wide there, beside a scrollbar), so it fits there without scrolling.
 WIDTHS = ["4.4%", "11.9%", "7.7%", "6.7%", "7.7%", "5.2%", "7.1%", "6.9%", "8.1%", "8.1%",
