@@ -27,6 +27,7 @@ small supervisor that runs each command it is sent (`bwrap_session`; `supervisor
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 import shutil
@@ -216,18 +217,30 @@ class BwrapSandbox:
             try:
                 # env={} : bwrap's own environment is what /proc/1/environ shows inside
                 result = await run_process(cmd, backend=self.name, wall_s=wall_s, stdin=stdin,
-                                           kill=lambda proc: proc.kill(), env={}, cwd="/",
-                                           pass_fds=launch.pass_fds,
+                                           kill=lambda proc: _kill(proc, launch), env={},
+                                           cwd="/", pass_fds=launch.pass_fds,
                                            watch=_watcher(workspace, mounts, limits))
             finally:
                 launch.spawned()
-            await namespace_gone(launch.info_read)
+            await namespace_gone(launch.pid_one())
             if not launch.started():  # nothing of the caller's ran: not its failure
                 why = result.stderr.strip().splitlines()[-1:] or [f"exit {result.exit_code}"]
                 result = replace(result, launch_error=f"the sandbox did not start: {why[0]}")
         finally:
             launch.close()
         return result
+
+
+def _kill(proc: asyncio.subprocess.Process, launch: Launch) -> None:
+    """Kill bwrap and its sandbox's pid 1 (`Launch.kill`: a bwrap killed within its first
+    milliseconds is waited for until it named its pid 1; this blocks only then)."""
+    if proc.returncode is not None:
+        return  # reaped: its pid may be another process's by now
+    pidfd = os.pidfd_open(proc.pid)
+    try:
+        launch.kill(pidfd)
+    finally:
+        os.close(pidfd)
 
 
 def _handed_over(workspace: Path, mounts: Mounts | None) -> list[Path]:

@@ -1,6 +1,10 @@
 """`Launch`: what one start of bwrap needs besides its command line, and what it tells back.
 
 - `--info-fd`: bwrap names the sandbox's pid 1 there (`namespace.namespace_gone` waits on it).
+  bwrap clones pid 1, names it, and only then lets it go on (an eventfd write it waits on
+  forever, not yet set to die with bwrap). So a bwrap killed before it named its pid 1 can
+  leave that process behind, out of reach: `pid_one` waits for the name (or bwrap's exit) and
+  `kill` kills pid 1 (the kernel then kills its whole namespace) and then bwrap.
 - A start marker. bwrap reports its pid 1 before it builds the sandbox's mounts, so a failed
   bind (an interpreter it cannot find, a broken wrapper) looks from outside like a command that
   exited 1. So the first thing run inside, once everything is built, is a trusted shim that
@@ -13,9 +17,14 @@
 
 from __future__ import annotations
 
+import logging
 import os
+import select
+import signal
 
-from registry.sandbox.namespace import lease_uid, passwd_entry, release_uid
+from registry.sandbox.namespace import lease_uid, passwd_entry, read_pid_one, release_uid
+
+log = logging.getLogger(__name__)
 
 # Reopened through /proc: dash takes single-digit descriptors only in redirections.
 SHIM = 'printf . >/proc/self/fd/"$0" && exec "$@"'
@@ -32,6 +41,8 @@ class Launch:
         self.uid: int | None = None
         self._passwd = -1
         self._started = False
+        self._pid_one = -1  # a pidfd, once bwrap named it
+        self._waited = False
         if root:
             self.uid = lease_uid()
             self._passwd, write = os.pipe()
@@ -76,10 +87,37 @@ class Launch:
                 pass
         return self._started
 
+    def pid_one(self, bwrap: int | None = None, limit_s: float = 10.0) -> int | None:
+        """A pidfd of the sandbox's pid 1 (kept open until `close`), or None: not named yet,
+        never started, or gone. With `bwrap` (its pidfd), wait until bwrap named it or exited
+        (blocks, at most `limit_s`: bwrap names it within milliseconds of its start)."""
+        if self._pid_one < 0 and bwrap is not None and self.info_read >= 0 \
+                and not self._waited:
+            self._waited = True  # once: a bwrap that named none in time is killed without
+            if not select.select([self.info_read, bwrap], [], [], limit_s)[0]:
+                log.warning("bwrap named no sandbox pid 1 within %ss", limit_s)
+        if self._pid_one < 0 and self.info_read >= 0:
+            named = read_pid_one(self.info_read)
+            self._pid_one = -1 if named is None else named
+        return self._pid_one if self._pid_one >= 0 else None
+
+    def kill(self, bwrap: int) -> None:
+        """SIGKILL the sandbox's pid 1 (every process of its namespace dies with it) and bwrap
+        (its pidfd), at any point of bwrap's start: see the module docstring."""
+        for pidfd in (self.pid_one(bwrap), bwrap):
+            if pidfd is not None:
+                try:
+                    signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
     def close(self) -> None:
         """Close every descriptor left and give the uid back (the sandbox must be gone)."""
         self.started()  # remember it before the pipe closes
         self.spawned()
+        if self._pid_one >= 0:
+            os.close(self._pid_one)
+            self._pid_one = -1
         for name in ("info_read", "_started_read"):
             fd = getattr(self, name)
             if fd >= 0:

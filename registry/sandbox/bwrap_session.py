@@ -6,8 +6,9 @@ namespaces, binds, empty environment, rlimits, process limit and, as root, uid d
 answer back (their format is in `supervisor`), so a command costs a fork and an exec, not a new
 sandbox.
 
-bwrap is spawned directly (`subprocess.Popen`, which uses vfork here, in a worker thread) and
-its pipes and exit are watched with the event loop's readers on non-blocking descriptors and a
+bwrap is spawned directly (`subprocess.Popen`, which uses vfork here, in a worker thread that
+also waits until bwrap named the sandbox's pid 1: see `bwrap_launch` for why) and its pipes
+and exit are watched with the event loop's readers on non-blocking descriptors and a
 pidfd: asyncio's subprocess transport would take several loop round trips and a watcher thread
 per start, which a loop busy with 16 samples turns into ~100 ms before the first command.
 
@@ -27,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal
 import subprocess
 import tempfile
 import threading
@@ -92,7 +92,7 @@ class BwrapSession(SessionContext):
         spawning = _Spawning(self.build(launch), self._stderr, launch)
         spawn = asyncio.get_running_loop().run_in_executor(None, spawning.run)
         try:
-            self._proc = await asyncio.shield(spawn)
+            spawned = await asyncio.shield(spawn)
         except asyncio.CancelledError:
             self._launch = None
             spawning.cancel()  # kills what was spawned, now or as soon as it is
@@ -103,8 +103,8 @@ class BwrapSession(SessionContext):
             launch.close()
             self._ended = f"the sandbox session could not start: {exc}"
             raise SessionNotStarted(self._ended, hint=_ENDED_HINT) from exc
-        assert self._proc is not None  # None only for a cancelled start
-        self._pidfd = os.pidfd_open(self._proc.pid)  # safe: only this object reaps it
+        assert spawned is not None  # None only for a cancelled start
+        self._proc, self._pidfd = spawned
         if self.limits.workspace is not None:
             self._guard = asyncio.ensure_future(self._watch(self.limits.workspace))
         for pipe in (self._proc.stdin, self._proc.stdout):
@@ -156,9 +156,8 @@ class BwrapSession(SessionContext):
         reason = await guard.watch({"workspace": self.workspace}, bounds)
         if self._ended is None:
             self._ended = f"hubskills stopped it, over its bounds: {reason}"
-        if self._pidfd >= 0:
-            with contextlib.suppress(ProcessLookupError):
-                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+        if self._pidfd >= 0 and self._launch is not None:
+            self._launch.kill(self._pidfd)
 
     async def _send(self, data: bytes) -> None:
         assert self._proc is not None and self._proc.stdin is not None
@@ -200,14 +199,12 @@ class BwrapSession(SessionContext):
         launch, self._launch = self._launch, None
         pidfd, self._pidfd = self._pidfd, -1
         try:
-            if pidfd >= 0:  # first, and at once: the awaits below may be cut short by a cancel
-                with contextlib.suppress(ProcessLookupError):
-                    signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+            if pidfd >= 0 and launch is not None:  # first, and at once: the awaits below
+                launch.kill(pidfd)  # may be cut short by a cancel
                 await asyncio.wait_for(_ready(pidfd), 10.0)  # exited (killed: at once)
                 if proc is not None:
                     proc.wait()  # it has exited: this only reaps it
-                    if launch is not None:
-                        await namespace_gone(launch.info_read)
+                    await namespace_gone(launch.pid_one())
         finally:
             if pidfd >= 0:
                 os.close(pidfd)
@@ -233,10 +230,12 @@ class _Spawning:
         self.cmd, self.stderr, self.launch = cmd, stderr, launch
         self._lock = threading.Lock()
         self._cancelled = False
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._spawned: tuple[subprocess.Popen[bytes], int] | None = None
 
-    def run(self) -> subprocess.Popen[bytes] | None:
-        """Popen bwrap with a session's pipes; closes the pipe ends only the child needs."""
+    def run(self) -> tuple[subprocess.Popen[bytes], int] | None:
+        """Popen bwrap with a session's pipes, close the pipe ends only the child needs, and
+        wait until bwrap named its pid 1 (`Launch`: only then may it be killed); bwrap and a
+        pidfd of it (safe: only this object reaps it)."""
         try:
             # env={} : bwrap's own environment is what /proc/1/environ shows inside
             proc = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -249,34 +248,37 @@ class _Spawning:
                 else:
                     self.launch.spawned()
             raise
+        pidfd = os.pidfd_open(proc.pid)
+        self.launch.spawned()  # nothing else touches `launch` until `_spawned` is set
+        self.launch.pid_one(pidfd)
         with self._lock:
-            self._proc = proc
+            self._spawned = (proc, pidfd)
             if not self._cancelled:
-                self.launch.spawned()
-                return proc
-        _kill(proc, self.launch)
+                return proc, pidfd
+        _kill(proc, pidfd, self.launch)
         return None
 
     def cancel(self) -> None:
         """The start was cancelled: kill what was spawned (or have `run` do it)."""
         with self._lock:
             self._cancelled = True
-            proc, self._proc = self._proc, None
-        if proc is not None:
-            _kill(proc, self.launch)
+            spawned, self._spawned = self._spawned, None
+        if spawned is not None:
+            _kill(*spawned, self.launch)
 
 
-def _kill(proc: subprocess.Popen[bytes], launch: Launch) -> None:
-    """Kill and reap a bwrap whose start was cancelled, and wait until its pid 1 (which dies
-    with it) is gone too."""
+def _kill(proc: subprocess.Popen[bytes], pidfd: int, launch: Launch) -> None:
+    """Kill a bwrap whose start was cancelled and its pid 1, reap bwrap, and wait until pid 1
+    is gone too."""
     try:
-        proc.kill()
+        launch.kill(pidfd)
         proc.wait()
-        namespace_gone_now(launch.info_read)
+        namespace_gone_now(launch.pid_one())
         for pipe in (proc.stdin, proc.stdout):
             if pipe is not None:
                 pipe.close()
     finally:
+        os.close(pidfd)
         launch.close()
 
 

@@ -19,10 +19,10 @@ keeps its own stack: a workspace may nest folders deeper than Python's recursion
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import random
+import re
 import select
 import stat
 import threading
@@ -31,6 +31,7 @@ SANDBOX_UID = 65534  # "nobody": the uid commands ran as before each sandbox had
 UID_BASE, UID_SPAN = 2_000_000_000, 1 << 20  # unused by accounts and by /etc/subuid ranges
 HAND_OVER_DEPTH = 256
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_CHILD_PID = re.compile(rb'"child-pid": *([0-9]+)')  # as bwrap writes it on --info-fd
 _leased: set[int] = set()
 _lease_lock = threading.Lock()
 log = logging.getLogger(__name__)
@@ -105,43 +106,37 @@ def _hand_over(fd: int, uid: int) -> list[str]:
     return folders
 
 
-def _pid_one(info: int) -> int | None:
-    """A pidfd of the sandbox's pid 1 as bwrap named it on `info`, or None (never started, or
-    already gone)."""
+def read_pid_one(info: int) -> int | None:
+    """A pidfd of the sandbox's pid 1 as bwrap named it on `info`, or None (not named yet,
+    never started, or already gone). It reads what is there without waiting: bwrap names the
+    pid in its first write (atomic on a pipe), the namespace ids after it."""
     os.set_blocking(info, False)
     try:
-        text = os.read(info, 65536).decode("utf-8", "replace")
-        return os.pidfd_open(int(json.loads(text)["child-pid"]))
-    except (OSError, ValueError, KeyError, TypeError):
+        named = _CHILD_PID.search(os.read(info, 65536))
+        return os.pidfd_open(int(named[1])) if named else None
+    except OSError:
         return None
 
 
-def namespace_gone_now(info: int, limit_s: float = 10.0) -> None:
+def namespace_gone_now(pid_one: int | None, limit_s: float = 10.0) -> None:
     """`namespace_gone` for a thread without an event loop (blocks)."""
-    pidfd = _pid_one(info)
-    if pidfd is not None:
-        try:
-            if not select.select([pidfd], [], [], limit_s)[0]:
-                log.warning("a sandbox's pid 1 was still running %ss after bwrap", limit_s)
-        finally:
-            os.close(pidfd)
+    if pid_one is not None and not select.select([pid_one], [], [], limit_s)[0]:
+        log.warning("a sandbox's pid 1 was still running %ss after bwrap", limit_s)
 
 
-async def namespace_gone(info: int, limit_s: float = 10.0) -> None:
-    """Wait until the sandbox's pid 1 (named on bwrap's `--info-fd`, read end `info`) has
-    exited, which the kernel allows only once every process of its namespace is gone (bwrap
-    itself may exit a moment before: it returns as soon as the command's exit status is known).
-    """
-    pidfd = _pid_one(info)
-    if pidfd is None:
-        return  # never started, or already gone
+async def namespace_gone(pid_one: int | None, limit_s: float = 10.0) -> None:
+    """Wait until the sandbox's pid 1 (the pidfd `pid_one`, from `read_pid_one`; None: never
+    started, or already gone) has exited, which the kernel allows only once every process of
+    its namespace is gone (bwrap itself may exit a moment before: it returns as soon as the
+    command's exit status is known). The pidfd stays open."""
+    if pid_one is None:
+        return
     loop = asyncio.get_running_loop()
     gone = loop.create_future()
-    loop.add_reader(pidfd, lambda: gone.done() or gone.set_result(None))
+    loop.add_reader(pid_one, lambda: gone.done() or gone.set_result(None))
     try:
         await asyncio.wait_for(gone, limit_s)
     except TimeoutError:
         log.warning("a sandbox's pid 1 was still running %ss after its command", limit_s)
     finally:
-        loop.remove_reader(pidfd)
-        os.close(pidfd)
+        loop.remove_reader(pid_one)
