@@ -19,10 +19,15 @@ from __future__ import annotations
 
 import logging
 import os
-import select
 import signal
 
-from registry.sandbox.namespace import lease_uid, passwd_entry, read_pid_one, release_uid
+from registry.sandbox.namespace import (
+    lease_uid,
+    passwd_entry,
+    read_pid_one,
+    readable,
+    release_uid,
+)
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +99,7 @@ class Launch:
         if self._pid_one < 0 and bwrap is not None and self.info_read >= 0 \
                 and not self._waited:
             self._waited = True  # once: a bwrap that named none in time is killed without
-            if not select.select([self.info_read, bwrap], [], [], limit_s)[0]:
+            if not readable([self.info_read, bwrap], limit_s):
                 log.warning("bwrap named no sandbox pid 1 within %ss", limit_s)
         if self._pid_one < 0 and self.info_read >= 0:
             named = read_pid_one(self.info_read)

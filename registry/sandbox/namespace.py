@@ -120,8 +120,17 @@ def read_pid_one(info: int) -> int | None:
 
 def namespace_gone_now(pid_one: int | None, limit_s: float = 10.0) -> None:
     """`namespace_gone` for a thread without an event loop (blocks)."""
-    if pid_one is not None and not select.select([pid_one], [], [], limit_s)[0]:
+    if pid_one is not None and not readable([pid_one], limit_s):
         log.warning("a sandbox's pid 1 was still running %ss after bwrap", limit_s)
+
+
+def readable(fds: list[int], limit_s: float) -> bool:
+    """Whether one of `fds` became readable within `limit_s` (blocks; poll, as a descriptor
+    may be past select's 1024)."""
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    return bool(poller.poll(limit_s * 1000))
 
 
 async def namespace_gone(pid_one: int | None, limit_s: float = 10.0) -> None:
