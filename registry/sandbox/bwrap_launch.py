@@ -98,7 +98,7 @@ class Launch:
         (blocks, at most `limit_s`: bwrap names it within milliseconds of its start)."""
         if self._pid_one < 0 and bwrap is not None and self.info_read >= 0 \
                 and not self._waited:
-            self._waited = True  # once: a bwrap that named none in time is killed without
+            self._waited = True  # once: past a bwrap that named none in time, kill at once
             if not readable([self.info_read, bwrap], limit_s):
                 log.warning("bwrap named no sandbox pid 1 within %ss", limit_s)
         if self._pid_one < 0 and self.info_read >= 0:
