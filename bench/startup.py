@@ -17,11 +17,11 @@ stretches walls, while CPU time shows what each client itself spends. Every proc
 compiled, as an installed hubskills does: bytecode goes to a folder of the run's own (filled
 by the untimed first round) even where `PYTHONDONTWRITEBYTECODE` is set.
 
-2026-11-29, second round (2-core machine, load average 3-6, so the walls are stretched and the
-CPU figures are the ones to read): hubskills 3.16-3.50 s wall and 2.02-2.10 s CPU, the raw-SDK
-client 2.40 s and 1.38-1.49 s, the stdlib client 0.32-0.37 s and 0.16 s; `--help` 0.14-0.18 s
-(bare python 0.05 s). Compiled beside not compiled, interleaved (9 rounds): 2.04 s CPU
-beside 2.10 s.
+2026-11-29, session 10 (2-core machine, load average below 1; four runs): hubskills 1.74-2.16 s
+wall and 1.75-1.98 s CPU, the raw-SDK client 1.33-1.85 s and 1.23-1.54 s, the stdlib client
+0.23-0.39 s and 0.13-0.18 s: +0.39 to +0.45 s over the raw-SDK client (goal +0.3 s: not met),
+5.7-7.5x the stdlib client (the raw SDK alone is 4.7-5.8x: the goal of 3x is out of reach with
+the official SDK); `--help` 0.08 s (bare python 0.03 s). Details: docs/benchmarks.md.
 """
 
 from __future__ import annotations

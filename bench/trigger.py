@@ -18,11 +18,11 @@ often as last), and the medians are printed, with each side's CPU a session (whi
 machine stretches far less than the wall times) and the load average. No response cache, so
 every call is made.
 
-Measured 2026-11-29 on the shared 2-core machine at load average 7-10 (no quiet moment came):
-hubskills 2.27 and 2.99 of the ideal, the `create` peer 2.86 and 3.10, the `post` peer 2.02 and
-2.20; CPU a session 4.5-4.7 ms for hubskills, 3.3-3.5 ms for `post`, 5.4 ms for `create`; the
-fake 0.54-0.62 ms a request. Goal <= 1.2 not met at that load (the `post` floor itself took
-2.0); the old bench on a quiet machine measured 1.19-1.22. Details: docs/benchmarks.md.
+Measured 2026-11-29 on the 2-core machine at load average below 1, after the endpoint probe
+moved beside the run's first calls and answers are read as the JSON sent: hubskills 1.24 and
+1.25 of the ideal (rounds 1.19-1.29), the `create` peer 1.30 and 1.28, the `post` peer (the
+floor) 1.23 and 1.22; CPU a session 3.07-3.34 ms, 4.50-4.81 ms, 2.94-2.97 ms. Goal <= 1.2 not
+met: hubskills is at the SDK's floor, which itself misses it here. Details: docs/benchmarks.md.
 """
 
 from __future__ import annotations
