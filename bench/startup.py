@@ -17,7 +17,7 @@ stretches walls, while CPU time shows what each client itself spends. Every proc
 compiled, as an installed hubskills does: bytecode goes to a folder of the run's own (filled
 by the untimed first round) even where `PYTHONDONTWRITEBYTECODE` is set.
 
-2026-11-29, session 10 (2-core machine, load average below 1; four runs): hubskills 1.74-2.16 s
+2026-11-29, session 10 (2-core machine, load average below 1; three runs): hubskills 1.74-2.24 s
 wall and 1.75-1.98 s CPU, the raw-SDK client 1.33-1.85 s and 1.23-1.54 s, the stdlib client
 0.23-0.39 s and 0.13-0.18 s: +0.39 to +0.45 s over the raw-SDK client (goal +0.3 s: not met),
 5.7-7.5x the stdlib client (the raw SDK alone is 4.7-5.8x: the goal of 3x is out of reach with
