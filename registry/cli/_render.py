@@ -107,8 +107,9 @@ def render_summaries(manifest: RunManifest, summaries: list[ModelSummary]) -> No
         out.result(f"  This run is {escape(manifest.label)}: it cannot be pushed or ranked until "
                    f"it finishes (hubskills eval SKILL --resume {manifest.run_id}).")
     elif manifest.subset:
-        out.result(f"  This run is {escape(manifest.label)}: a subset of the suite is never "
-                   "ranked; pushed, its rows say so and are listed unranked.")
+        out.result(f"  This run asked {len(manifest.case_ids)} of the suite's "
+                   f"{manifest.suite_cases} cases: a subset of the suite is never ranked; "
+                   "pushed, its rows say so and are listed unranked.")
 
 
 def _errors(s: ModelSummary) -> list[str]:
