@@ -8,13 +8,16 @@ before the block (the SDKs' modules and types) for a block that should still col
 garbage (a trigger run: a full collection over ~100,000 frozen objects stopped every call in
 flight for 30-100 ms). Each leaves the collector as it found it.
 
-`import_kept` imports a module with the collector paused, in a command-line process (after
+Pauses on several threads (the Space's visitors building boards at once, an import beside
+an event loop) share one pause, taken by the first and ended by the last, which leaves the
+collector as the first found it: two threads toggling it each for itself could leave it off
+for good (one pausing while the other's pause ran, then restoring "off").
+
+`import_kept` imports a module under such a pause, in a command-line process (after
 `pause_for_imports()`): an import builds objects that live as long as the process, so the
 collections it sets off free nothing (`import openai`, the command's own modules and, in the
 thread that loads them during the first network wait, numpy and the report: ~0.15 s of a short
-eval's CPU). Imports on several threads hold one shared pause, taken by the first and ended by
-the last. Elsewhere (the Space) it is a plain import: there a worker thread's pause could
-interleave with another's `collector` block.
+eval's CPU). Elsewhere (the Space) it is a plain import.
 """
 
 from __future__ import annotations
@@ -28,20 +31,42 @@ from collections.abc import Iterator
 from types import ModuleType
 
 _PAUSE_FOR_IMPORTS = False
-_IMPORTS = threading.Lock()
-_importing = 0  # imports in progress under the shared pause
-_resume_after_imports = False
+_LOCK = threading.Lock()
+_pauses = 0  # pauses in force, on every thread
+_resume = True  # whether the collector ran before the first of them
 
 
 @contextlib.contextmanager
 def collector(*, paused: bool) -> Iterator[None]:
-    """The collector paused (or running) while the block lasts, then as it was."""
-    was_enabled = gc.isenabled()
-    (gc.disable if paused else gc.enable)()
+    """The collector paused (a shared pause: see the module docstring) or running while the
+    block lasts; then as the pauses still in force, or the state before the block, want it."""
+    if paused:
+        _hold(1)
+        try:
+            yield
+        finally:
+            _hold(-1)
+        return
+    with _LOCK:
+        ran = _resume if _pauses else gc.isenabled()
+        gc.enable()
     try:
         yield
     finally:
-        (gc.enable if was_enabled else gc.disable)()
+        with _LOCK:
+            if _pauses or not ran:
+                gc.disable()
+
+
+def _hold(step: int) -> None:
+    global _pauses, _resume
+    with _LOCK:
+        if step > 0 and not _pauses:
+            _resume = gc.isenabled()
+            gc.disable()
+        _pauses += step
+        if not _pauses and _resume:
+            gc.enable()
 
 
 @contextlib.contextmanager
@@ -61,29 +86,12 @@ def pause_for_imports() -> None:
 
 
 def import_kept(name: str) -> ModuleType:
-    """`importlib.import_module(name)`, with the collector paused while it runs where
-    `pause_for_imports` allowed it (module docstring)."""
+    """`importlib.import_module(name)`, under the shared pause where `pause_for_imports`
+    allowed it (module docstring)."""
     module = sys.modules.get(name)
     if module is not None:
         return module
     if not _PAUSE_FOR_IMPORTS:
         return importlib.import_module(name)
-    with _paused_for_imports():
+    with collector(paused=True):
         return importlib.import_module(name)
-
-
-@contextlib.contextmanager
-def _paused_for_imports() -> Iterator[None]:
-    global _importing, _resume_after_imports
-    with _IMPORTS:
-        if not _importing:
-            _resume_after_imports = gc.isenabled()
-            gc.disable()
-        _importing += 1
-    try:
-        yield
-    finally:
-        with _IMPORTS:
-            _importing -= 1
-            if not _importing and _resume_after_imports:
-                gc.enable()

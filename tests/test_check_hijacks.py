@@ -47,11 +47,14 @@ def test_start_up_files_the_agent_left_do_not_run(tmp_path, planted):
 
 
 def test_a_module_the_agent_named_like_a_tool_does_not_replace_it(tmp_path):
-    # the agent's own test file, which must fail when the real pytest runs it: a `pytest.py`
-    # planted beside it that exits 0 would otherwise turn the check green
-    failing = "def test_it():\n    assert 1 == 2\n"
+    # the agent's code has a bug its own test catches when the real pytest runs it: a
+    # `pytest.py` planted beside them that exits 0 would otherwise turn the check green
+    files = {"calc.py": "def add(a, b):\n    return a - b\n",
+             "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n"
+                                   "    assert add(2, 2) == 4\n",
+             "pytest.py": PASS_NOW}
     passed, reason = check(tmp_path, f"{PY} -m pytest -q -p no:cacheprovider tests",
-                           files={"pytest.py": PASS_NOW, "tests/test_x.py": failing})
+                           files=files)
     assert not passed and "1 failed" in reason
 
 

@@ -77,3 +77,32 @@ def test_elsewhere_an_import_is_a_plain_one(tmp_path):
 def test_a_paused_collector_stays_paused(tmp_path):
     seen = imported(tmp_path, "pause_for_imports(); gc.disable()")
     assert seen["main"] is False and seen["after"] is False
+
+
+def test_pauses_ended_out_of_order_leave_the_collector_running():
+    """Two threads' pauses (visitors building boards at once) end in the other order than
+    they began: the last to end resumes the collector, the first does not."""
+    import gc
+
+    from registry._gc import collector
+
+    assert gc.isenabled()
+    first, second = collector(paused=True), collector(paused=True)
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert not gc.isenabled()  # the second pause still holds
+    second.__exit__(None, None, None)
+    assert gc.isenabled()
+
+
+def test_running_inside_a_pause_pauses_again_after():
+    import gc
+
+    from registry._gc import collector
+
+    with collector(paused=True):
+        with collector(paused=False):
+            assert gc.isenabled()  # an event loop's cycles are collected
+        assert not gc.isenabled()
+    assert gc.isenabled()
