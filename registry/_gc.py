@@ -16,8 +16,12 @@ for good (one pausing while the other's pause ran, then restoring "off").
 `import_kept` imports a module under such a pause, in a command-line process (after
 `pause_for_imports()`): an import builds objects that live as long as the process, so the
 collections it sets off free nothing (`import openai`, the command's own modules and, in the
-thread that loads them during the first network wait, numpy and the report: ~0.15 s of a short
-eval's CPU). Elsewhere (the Space) it is a plain import.
+thread that loads them during the first network wait, numpy and the report). It then freezes
+what exists (`gc.freeze`): otherwise the first collection after the pause walks every object
+the import made, and the one at exit walks them again (together ~0.3 s of CPU in a short eval,
+a third of what hubskills spends beyond the raw SDK; bench/startup.py). Cycles that exist at
+that moment are never collected: in a command-line process, a bounded few. Elsewhere (the
+Space, a long-lived process) it is a plain import.
 """
 
 from __future__ import annotations
@@ -71,12 +75,14 @@ def _hold(step: int) -> None:
 
 @contextlib.contextmanager
 def frozen() -> Iterator[None]:
-    """What exists now is left out of collections while the block lasts, then taken back."""
+    """What exists now is left out of collections while the block lasts, then taken back;
+    a command-line process keeps it frozen, as it keeps its imports (`import_kept`)."""
     gc.freeze()
     try:
         yield
     finally:
-        gc.unfreeze()
+        if not _PAUSE_FOR_IMPORTS:
+            gc.unfreeze()
 
 
 def pause_for_imports() -> None:
@@ -94,4 +100,6 @@ def import_kept(name: str) -> ModuleType:
     if not _PAUSE_FOR_IMPORTS:
         return importlib.import_module(name)
     with collector(paused=True):
-        return importlib.import_module(name)
+        module = importlib.import_module(name)
+        gc.freeze()  # kept for the process's life: later collections need not walk it
+    return module

@@ -1,5 +1,6 @@
 """`import_kept`: the command line imports with the cyclic collector paused (on any thread, one
-shared pause) and leaves the collector as it found it; anywhere else it is a plain import.
+shared pause), leaves the collector as it found it and what it imported out of later
+collections; anywhere else it is a plain import.
 
 Each case runs in a fresh interpreter (the switch is process-wide), importing throwaway modules
 that record whether the collector ran while they were imported.
@@ -26,13 +27,15 @@ worker.start(); worker.join()
 seen["worker"] = box["mod"].COLLECTING
 seen["after"] = gc.isenabled()
 seen["again"] = import_kept("on_main") is main
+seen["frozen"] = not any(o is main.KEPT for o in gc.get_objects())  # left out of collections
 print(json.dumps(seen))
 """
 
 
 def imported(tmp_path: Path, setup: str = "") -> dict[str, bool]:
     for name in ("on_main", "on_worker"):
-        (tmp_path / f"{name}.py").write_text("import gc\nCOLLECTING = gc.isenabled()\n")
+        (tmp_path / f"{name}.py").write_text(
+            "import gc\nCOLLECTING = gc.isenabled()\nKEPT = [[]]\n")
     script = SCRIPT.format(folder=str(tmp_path), setup=setup)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           check=True)
@@ -41,7 +44,8 @@ def imported(tmp_path: Path, setup: str = "") -> dict[str, bool]:
 
 def test_the_command_line_imports_with_the_collector_paused(tmp_path):
     seen = imported(tmp_path, "pause_for_imports()")
-    assert seen == {"main": False, "worker": False, "after": True, "again": True}
+    assert seen == {"main": False, "worker": False, "after": True, "again": True,
+                    "frozen": True}
 
 
 def test_imports_on_two_threads_share_one_pause(tmp_path):
@@ -71,7 +75,8 @@ print(json.dumps([inner.COLLECTING, during, box["outer"].COLLECTING, gc.isenable
 
 
 def test_elsewhere_an_import_is_a_plain_one(tmp_path):
-    assert imported(tmp_path) == {"main": True, "worker": True, "after": True, "again": True}
+    assert imported(tmp_path) == {"main": True, "worker": True, "after": True, "again": True,
+                                  "frozen": False}
 
 
 def test_a_paused_collector_stays_paused(tmp_path):
