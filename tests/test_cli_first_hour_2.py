@@ -20,7 +20,7 @@ import click
 import pytest
 from cli_process import cli_env, hubskills, read_all
 
-from registry.cli import _output, cli, main
+from registry.cli import _output, _progress, cli, main
 from registry.cli._path_arg import closest_sibling
 from registry.results.runs import ResultRow, RunManifest
 
@@ -160,7 +160,7 @@ def shown(times: list[float], total: int, monkeypatch: pytest.MonkeyPatch,
     buffer, clock = io.StringIO(), Clock()
     monkeypatch.setattr(_output, "err", _output.Console(file=buffer, width=200))
     row = ResultRow(run_id="r", skill_name="s", model="m", arm="skill", case_id="c", passed=True)
-    progress = _output.PlainProgress(clock=clock, seconds=float("inf"))
+    progress = _progress.PlainProgress(clock=clock, seconds=float("inf"))
     with progress:
         progress.start(RunManifest(run_id="r", skill_name="s", content_hash="", suite_hash="",
                                    models=["m"]), total)

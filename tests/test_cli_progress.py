@@ -23,7 +23,7 @@ from fakes.openai_server import FakeOpenAIServer
 from test_evaluate import knows_fact_if_told, make_skill
 from test_generate import Scripted
 
-from registry.cli import _output
+from registry.cli import _output, _progress
 from registry.results.runs import ResultRow, RunManifest
 
 LINE = re.compile(r"^run (\S+): (\d+)/(\d+) answers \(\d+%\)")
@@ -135,7 +135,7 @@ def test_plain_progress_prints_every_twentieth_of_the_run(monkeypatch):
     buffer, clock = _capture(monkeypatch), FakeClock()
     manifest = RunManifest(run_id="r1", skill_name="s", content_hash="", suite_hash="",
                            models=["m"])
-    with _output.PlainProgress(clock=clock) as progress:
+    with _progress.PlainProgress(clock=clock) as progress:
         progress.start(manifest, 100)
         for done in range(1, 101):
             clock.now += 1
@@ -147,11 +147,33 @@ def test_plain_progress_prints_every_twentieth_of_the_run(monkeypatch):
     assert lines[-1] == "run r1: 100/100 answers (100%) · 1 error · 1:40 elapsed"
 
 
+def test_the_bar_says_the_time_left_as_the_plain_lines_do(monkeypatch):
+    _capture(monkeypatch)  # the run's first line
+    clock, screen = FakeClock(), io.StringIO()
+    manifest = RunManifest(run_id="r3", skill_name="s", content_hash="", suite_hash="",
+                           models=["m"])
+    terminal = _output.Console(file=screen, width=120, force_terminal=True)
+    with _progress.BarProgress(clock=clock, console=terminal) as progress:
+        progress.start(manifest, 100)
+        assert progress.left() == ""  # nothing known yet
+        for done in range(1, 51):
+            clock.now += 1
+            progress.update(done, 100, _row())
+        assert progress.left() == "~0:50 left"  # one answer a second, 50 to go
+        drawn = io.StringIO()
+        _output.Console(file=drawn, width=120).print(progress.bar.get_renderable())
+        assert re.search(r"evaluating .* 50/100 .* 0:50 elapsed · ~0:50 left", drawn.getvalue())
+        for done in range(51, 101):
+            clock.now += 1
+            progress.update(done, 100, _row())
+        assert progress.left() == ""  # done: nothing left to estimate
+
+
 def test_plain_progress_speaks_every_ten_seconds_of_silence(monkeypatch):
     buffer, clock = _capture(monkeypatch), FakeClock()
     manifest = RunManifest(run_id="r2", skill_name="s", content_hash="", suite_hash="",
                            models=["m"])
-    progress = _output.PlainProgress(clock=clock)
+    progress = _progress.PlainProgress(clock=clock)
     progress.heartbeat.poll = 0.01
     with progress:
         progress.start(manifest, 40)
@@ -164,7 +186,7 @@ def test_plain_progress_speaks_every_ten_seconds_of_silence(monkeypatch):
 
 def test_step_progress_says_what_it_is_still_doing(monkeypatch):
     buffer, clock = _capture(monkeypatch), FakeClock()
-    steps = _output.StepProgress(clock=clock)
+    steps = _progress.StepProgress(clock=clock)
     steps.heartbeat.poll = 0.01
     with steps:
         steps.say("suite: asking for 12 cases")

@@ -1,4 +1,4 @@
-"""The time a run has left, as its plain progress line says it (`~2:06 left`).
+"""The time a run has left, as its progress says it (`~2:06 left`, on the plain line and the bar).
 
 `elapsed / done * left` counts the start-up (loading a model, the first connections) in the
 pace of the whole run, and with concurrent calls the answers come in waves, so the estimate

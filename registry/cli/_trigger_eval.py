@@ -16,6 +16,7 @@ import click
 from rich.markup import escape
 
 from registry.cli import _output as out
+from registry.cli._progress import eval_progress
 from registry.cli._push_target import push_target
 from registry.cli._signals import exit_now, interrupts
 from registry.cli._skill_ref import skill_folder
@@ -109,7 +110,7 @@ def eval_triggers(params: dict[str, Any], distractors: Path | None) -> None:
         use_cache=not params["no_cache"], base_url=params["base_url"], distractors=distractors,
         harness=params["harness"], sandbox=params["sandbox"],
         query_ids=[c.strip() for c in (params["cases"] or "").split(",") if c.strip()])
-    with out.eval_progress() as progress, interrupts() as caught:
+    with eval_progress() as progress, interrupts() as caught:
         run = run_trigger_eval(skill, config, settings, progress=progress.update,
                                started=progress.start, resume=params["resume"],
                                stop=caught.stop, published=published)

@@ -9,6 +9,7 @@ import click
 from rich.markup import escape
 
 from registry.cli import _output as out
+from registry.cli._progress import eval_progress
 from registry.config import Settings
 
 
@@ -113,7 +114,7 @@ def _local_evaluate(stop: Any) -> Any:
     def evaluate(skill_dir: Path, config: Any, settings: Settings, **kw: Any) -> Any:
         from registry.evaluation.engine import run_evaluation
 
-        with out.eval_progress() as progress:
+        with eval_progress() as progress:
             run = run_evaluation(skill_dir, config, settings, progress=progress.update,
                                  started=progress.start, warn=out.warn, stop=stop, **kw)
         if run.manifest.status == "interrupted":

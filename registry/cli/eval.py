@@ -11,6 +11,7 @@ from rich.markup import escape
 
 from registry.agent import Budget
 from registry.cli import _output as out
+from registry.cli._progress import eval_progress
 from registry.cli._push_target import push_target
 from registry.cli._signals import exit_now, interrupts
 from registry.cli._skill_ref import SkillSource, skill_folder
@@ -145,7 +146,7 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
             if store is not None and not run.manifest.is_partial:
                 _push(store, skill, run.manifest, run.rows, quiet=as_json, settings=settings)
         return
-    with out.eval_progress() as progress, interrupts() as caught:
+    with eval_progress() as progress, interrupts() as caught:
         result = run_evaluation(skill, config, settings, tests=tests, progress=progress.update,
                                 started=progress.start, resume=resume, warn=out.warn,
                                 stop=caught.stop, published=published)

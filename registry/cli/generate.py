@@ -9,6 +9,7 @@ from rich.markup import escape
 
 from registry.cli import _output as out
 from registry.cli._path_arg import ExistingPath
+from registry.cli._progress import StepProgress
 from registry.config import Settings
 from registry.generate.report import GenerateReport
 from registry.providers.pricing import is_free
@@ -63,7 +64,7 @@ def generate_command(task: str, sources: tuple[Path, ...], examples: tuple[str, 
     """
     from registry.generate.pipeline import generate_skill
 
-    with out.StepProgress() as steps:
+    with StepProgress() as steps:
         report = generate_skill(
             task, settings=Settings.from_env(), progress=steps.say, base_url=base_url,
             sources=list(sources), examples=list(examples), teacher=teacher,

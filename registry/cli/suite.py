@@ -9,6 +9,7 @@ from rich.markup import escape
 
 from registry.cli import _output as out
 from registry.cli._path_arg import ExistingPath
+from registry.cli._progress import StepProgress
 from registry.cli._skill_ref import SkillSource, skill_folder
 from registry.config import Settings
 from registry.format.suite import load_suite, suite_path
@@ -114,7 +115,7 @@ def suite_generate_command(skill: Path, n: int, n_old: int | None, teacher: str 
     n = n if n_old is None else n_old
     from registry.generate.cases import add_tests
 
-    with out.StepProgress() as steps:
+    with StepProgress() as steps:
         report = add_tests(skill, n, teacher, student, Settings.from_env(), base_url=base_url,
                            progress=steps.say)
     if as_json:
