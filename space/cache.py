@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
+import re
 import sys
 import threading
 from collections import OrderedDict
@@ -141,8 +142,29 @@ def wire_table(frame: pd.DataFrame | None) -> dict[str, Any] | None:
     if frame is None:
         return None
     split = frame.to_dict(orient="split")
-    return {"headers": [str(c) for c in split["columns"]], "data": split["data"],
-            "metadata": None}
+    headers = [str(c) for c in split["columns"]]
+    return {"headers": headers, "data": split["data"],
+            "metadata": _breakable(headers, split["data"])}
+
+
+BREAKABLE = ("model",)  # columns of identifiers: `Qwen/Qwen2.5-Coder-32B-Instruct`
+_SEPARATOR = re.compile(r"([/\-._:])(?=\w)")
+
+
+def _breakable(headers: list[str], data: list[list[Any]]) -> dict[str, Any] | None:
+    """What the browser shows of the `BREAKABLE` columns: each id with a zero-width space after
+    its separators, where a line may then break, so that a narrow column never splits one of
+    its words ("Instr/uct": chromium breaks after "-" but not after "/" nor before a digit,
+    and a part too wide then breaks anywhere). The values stay as they are, for the table's
+    search, copy and select; rows list display values only up to the last such column (the
+    rest show their values)."""
+    found = [i for i, header in enumerate(headers) if header in BREAKABLE]
+    if not found or not data:
+        return None
+    last = found[-1]
+    shown = [[_SEPARATOR.sub("\\1\u200b", str(row[i])) if i in found else None
+              for i in range(last + 1)] for row in data]
+    return {"display_value": shown, "styling": None}
 
 
 def wire_plot(plot: gr.components.NativePlot, frame: pd.DataFrame) -> dict[str, Any]:

@@ -9,51 +9,90 @@ cell and on the body cells alike, since Gradio sizes the body from the shares, n
 header as drawn; and headers may not break inside a word at all (theme.CSS), so a wider font
 than planned for widens a header rather than splitting its words.
 
-Gradio 6's data grid takes `pinned_columns` but does not pin them, so the CSS here does:
-the leaderboard's rank and skill stay in view while it scrolls sideways.
+Floors come from how wide the widest usual system sans draws each character (`text_px`), and
+the leaderboard's shares from the floors, so it fits where the floors do. Gradio 6's data
+grid takes `pinned_columns` but does not pin them, so the CSS here does: the rank and skill
+of the leaderboard and of the pending view stay in view while they scroll sideways.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 from .evaluate_run import CASE_COLUMNS, SUMMARY_COLUMNS
 from .leaderboard_view import MODEL_VIEW_COLUMNS, TRIGGER_COLUMNS, display_table
 
-HEADER_PX_PER_CHAR = 10  # a bold character of the system sans at the tables' size: 7.5-9.3 px
-CELL_PX_PER_CHAR = 8.5  # a regular one: 6.5-8.2 px (tabular digits 8.2)
-PADDING_PX = 12  # the cell's 6 + 4 px of padding (theme.CSS), and 2 to spare
-# The widest word some columns' cells hold, kept whole too (else "inlin/e (user/)"); a
-# model's provider prefix likewise. Identifiers (skill, model) still wrap at their hyphens,
-# or anywhere where a part is longer still.
+# How wide DejaVu Sans draws each printable ASCII character (33-126) at the tables' 14 px, in
+# px, regular and bold, as chromium measures them: the widest of the usual system sans (Segoe
+# UI, San Francisco, Roboto and Liberation draw these narrower), so a floor from them holds on
+# those too. Anything else (×, an emoji) counts as the widest.
+_REGULAR = ("5.6 6.4 11.7 8.9 13.3 10.9 3.8 5.5 5.5 7 11.7 4.5 5.1 4.5 4.7 " + "8.9 " * 10
+            + "4.7 4.7 11.7 11.7 11.7 7.4 14 9.6 9.6 9.8 10.8 8.8 8.1 10.8 10.5 4.1 4.1 9.2 7.8 "
+            "12.1 10.5 11 8.4 11 9.7 8.9 8.6 10.2 9.6 13.8 9.6 8.6 9.6 5.5 4.7 5.5 11.7 7 7 8.6 "
+            "8.9 7.7 8.9 8.6 4.9 8.9 8.9 3.9 3.9 8.1 3.9 13.6 8.9 8.6 8.9 8.9 5.8 7.3 5.5 8.9 8.3 "
+            "11.5 8.3 8.3 7.3 8.9 4.7 8.9 11.7")
+_BOLD = ("6.4 7.3 11.7 9.7 14 12.2 4.3 6.4 6.4 7.3 11.7 5.3 5.8 5.3 5.1 " + "9.7 " * 10
+         + "5.6 5.6 11.7 11.7 11.7 8.1 14 10.8 10.7 10.3 11.6 9.6 9.6 11.5 11.7 5.2 5.2 10.8 8.9 "
+         "13.9 11.7 11.9 10.3 11.9 10.8 10.1 9.5 11.4 10.8 15.4 10.8 10.1 10.2 6.4 5.1 6.4 11.7 "
+         "7 7 9.4 10 8.3 10 9.5 6.1 10 10 4.8 4.8 9.3 4.8 14.6 10 9.6 10 10 6.9 8.3 6.7 10 9.1 "
+         "12.9 9 9.1 8.1 10 5.1 10 11.7")
+_PX = {style: {chr(33 + i): float(w) for i, w in enumerate(widths.split())}
+       for style, widths in (("regular", _REGULAR), ("bold", _BOLD))}
+WIDEST_PX = 15.4
+PADDING_PX = 11  # the cell's 6 + 4 px of padding (theme.CSS), and 1 to spare
+# The widest word some columns' cells hold, kept whole too (else "inlin/e (user/)", "0.0/0391");
+# a model id's longest part likewise ("embedded/": model ids break after each separator,
+# `cache.wire_table`). Skill ids still wrap at their hyphens.
 CELL_WORDS = {"mode": "(system)", "verdict": "detectable", "verified": "unverified",
-              "cost": "(local)", "date": "2026-11-29", "model": "embedded/"}
-# The leaderboard's shares: each at least its column's floor in a 1280 px window (the table
-# is ~1,200 px wide there, beside a scrollbar), so it fits there without scrolling.
-WIDTHS = ["4.4%", "11.9%", "7.7%", "6.7%", "7.7%", "5.2%", "7.1%", "6.9%", "8.1%", "8.1%",
-          "6.9%", "6%", "5.2%", "8.1%"]
-PINNED = 2  # rank and skill@version
+              "baseline": "100%", "with skill": "100%", "lift [95% CI]": "[+100,",
+              "p (exact)": "0.00391", "cost": "$0.000123",
+              "cases × runs": "40×10", "date": "2026-11-29", "model": "embedded/"}
+PINNED = 2  # rank and skill@version, on the leaderboard and the pending view
 SUBMITTED_BY = "submitted by"  # the pending view's last column: the Hub's author of the PR
+BOARD_COLUMNS = tuple(display_table([]).columns)
+PENDING_COLUMNS = (*BOARD_COLUMNS, SUBMITTED_BY)
 FILE_COLUMNS = ("file", "size")
 VERSION_COLUMNS = ("version", "tag", "revision", "date")
+# The trigger evals' shares: the model id has room to stay on two lines or fewer, the rates
+# with their intervals on one, in a 1024 px window.
+TRIGGER_WIDTHS = ["8%", "26%", "14%", "14%", "7%", "11%", "10%", "10%"]
 
 
 def tables() -> dict[str, Sequence[str]]:
     """Every table of the Space by its `elem_id`, with its headers in order."""
-    board = list(display_table([]).columns)
-    return {"leaderboard-table": board, "skill-results": board,
-            "pending-table": [*board, SUBMITTED_BY], "model-view-table": MODEL_VIEW_COLUMNS,
+    return {"leaderboard-table": BOARD_COLUMNS, "skill-results": BOARD_COLUMNS,
+            "pending-table": PENDING_COLUMNS, "model-view-table": MODEL_VIEW_COLUMNS,
             "eval-summary": SUMMARY_COLUMNS, "eval-cases-table": CASE_COLUMNS,
             "skill-triggers": TRIGGER_COLUMNS, "skill-files": FILE_COLUMNS,
             "skill-versions": VERSION_COLUMNS}
 
 
+def text_px(text: str, style: str = "regular") -> float:
+    """How wide `text` is drawn in the tables' font at most (`_PX`)."""
+    widths = _PX[style]
+    return sum(widths.get(char, WIDEST_PX) for char in text)
+
+
 def floor_px(header: str) -> int:
     """The narrowest a column may be: its header's longest word on one line, and the widest
     word its cells are known to hold (`CELL_WORDS`)."""
-    head = HEADER_PX_PER_CHAR * max((len(word) for word in header.split()), default=0)
-    cell = CELL_PX_PER_CHAR * len(CELL_WORDS.get(header, ""))
-    return round(max(head, cell)) + PADDING_PX
+    head = max((text_px(word, "bold") for word in header.split()), default=0.0)
+    return math.ceil(max(head, text_px(CELL_WORDS.get(header, "")))) + PADDING_PX
+
+
+def shares(headers: Sequence[str]) -> list[str]:
+    """Each column's share of the table, in proportion to its floor: where the table is as wide
+    as the floors' sum or wider, every column gets at least its floor and nothing scrolls."""
+    floors = [floor_px(header) for header in headers]
+    return [f"{100 * floor / sum(floors):.2f}%" for floor in floors]
+
+
+# The leaderboard's and the pending view's shares: both fit a 1280 px window (the board is
+# ~1,210 px wide there, the pending view in its accordion ~1,190 px; their floors' sums are
+# ~1,080 and ~1,170 px) and scroll sideways in narrower ones.
+WIDTHS = shares(BOARD_COLUMNS)
+PENDING_WIDTHS = shares(PENDING_COLUMNS)
 
 
 def _cells(elem_id: str, index: int) -> str:
@@ -79,10 +118,10 @@ def pinned_css(elem_id: str, headers: Sequence[str], shares: Sequence[str], coun
 
 def floor_css(headers_by_table: Mapping[str, Sequence[str]] | None = None) -> str:
     """CSS giving each column (header and body cells, by index) its floor, and pinning the
-    leaderboard's first columns."""
+    first columns of the leaderboard and the pending view."""
     rules = [f"{_cells(elem_id, index)} {{min-width: {floor_px(header)}px !important;}}"
              for elem_id, headers in (headers_by_table or tables()).items()
              for index, header in enumerate(headers)]
-    board = list(display_table([]).columns)
-    rules.append(pinned_css("leaderboard-table", board, WIDTHS, PINNED))
+    rules.append(pinned_css("leaderboard-table", BOARD_COLUMNS, WIDTHS, PINNED))
+    rules.append(pinned_css("pending-table", PENDING_COLUMNS, PENDING_WIDTHS, PINNED))
     return "\n".join(rules)

@@ -14,13 +14,12 @@ import gradio as gr
 from registry import Board, forged_claims, pending_badges, pending_frame
 
 from .cache import wire_plot, wire_table
-from .columns import PINNED, SUBMITTED_BY, WIDTHS
+from .columns import PENDING_COLUMNS, PENDING_WIDTHS, PINNED, SUBMITTED_BY, WIDTHS
 from .keys import key_inputs, request_settings
 from .leaderboard_view import (
     ALL,
     VERDICT_COLORS,
     VERDICTS,
-    display_table,
     leaderboard_view,
     model_choices,
     model_table,
@@ -44,7 +43,6 @@ TABLE_ROWS = 100
 SCATTER_POINTS = 250
 DATATYPES = ["str", "markdown", "str", "str", "str", "str", "str", "str", "str", "str", "str",
              "str", "str", "str"]
-PENDING_WIDTHS = [f"{float(w[:-1]) * 0.92:.2f}%" for w in WIDTHS]  # and 8% for the author
 MODEL_VIEW_WIDTHS = ["10%", "36%", "12%", "18%", "24%"]
 
 
@@ -195,10 +193,10 @@ def _pending_section(state: SpaceState, replays: PendingReplays) -> None:
     with gr.Accordion("Pending submissions (unreviewed)", open=False, elem_id="pending"):
         show = gr.Button("Show pending submissions", size="sm", elem_id="pending-show")
         note = gr.Markdown()
-        rows = gr.Dataframe(headers=[*display_table([]).columns, SUBMITTED_BY],  # not 1 2 3
+        rows = gr.Dataframe(headers=list(PENDING_COLUMNS),  # not 1 2 3
                             datatype=[*DATATYPES, "str"], interactive=False, wrap=True,
-                            column_widths=[*PENDING_WIDTHS, "8%"], elem_id="pending-table",
-                            elem_classes="hs-table")
+                            pinned_columns=PINNED, column_widths=PENDING_WIDTHS,
+                            elem_id="pending-table", elem_classes="hs-table")
 
         spot = _spot_section(state)
 

@@ -16,7 +16,7 @@ from registry import (
 )
 
 from .cache import wire_plot, wire_table
-from .columns import FILE_COLUMNS, VERSION_COLUMNS, WIDTHS
+from .columns import FILE_COLUMNS, TRIGGER_WIDTHS, VERSION_COLUMNS, WIDTHS
 from .leaderboard_tab import DATATYPES, READ_LIMIT
 from .leaderboard_view import display_table
 from .messages import error_markdown, warn
@@ -101,8 +101,9 @@ def build(state: SpaceState) -> SkillTab:
                          tooltip=["version", "model", "date", "lift_points", "lift_ci",
                                   "baseline", "with_skill", "verdict"],
                          elem_id="skill-history")
-    triggers = gr.Dataframe(label=TRIGGER_NOTE, interactive=False, max_height=200, wrap=True,
-                            visible=False, elem_id="skill-triggers", elem_classes="hs-table")
+    triggers = gr.Dataframe(label=TRIGGER_NOTE, interactive=False, max_height=320, wrap=True,
+                            column_widths=TRIGGER_WIDTHS, visible=False,
+                            elem_id="skill-triggers", elem_classes="hs-table")
     outputs = [version, header, body, raw, files, versions, results, history, findings,
                triggers, pull]
     tab = SkillTab(picker, version, outputs)
