@@ -43,7 +43,7 @@ TABLE_ROWS = 100
 SCATTER_POINTS = 250
 DATATYPES = ["str", "markdown", "str", "str", "str", "str", "str", "str", "str", "str", "str",
              "str", "str", "str"]
-MODEL_VIEW_WIDTHS = ["10%", "36%", "12%", "18%", "24%"]
+MODEL_VIEW_WIDTHS = ["11%", "35%", "12%", "18%", "24%"]
 
 
 @dataclass
