@@ -24,9 +24,11 @@ from .evaluate_run import CASE_COLUMNS, SUMMARY_COLUMNS
 from .leaderboard_view import MODEL_VIEW_COLUMNS, TRIGGER_COLUMNS, display_table
 
 # How wide DejaVu Sans draws each printable ASCII character (33-126) at the tables' 14 px, in
-# px, regular and bold, as chromium measures them: the widest of the usual system sans (Segoe
-# UI, San Francisco, Roboto and Liberation draw these narrower), so a floor from them holds on
-# those too. Anything else (×, an emoji) counts as the widest.
+# px, regular and bold, as chromium's canvas measures them (a header word drawn in the table
+# measured the same to 0.1 px). DejaVu is Linux's default and among the widest system sans
+# (Segoe UI, San Francisco and Roboto draw words narrower), so a floor from it holds on those
+# too; where a font draws wider, a header widens rather than split (theme.CSS). Any other
+# character (×, an emoji) counts as the widest.
 _REGULAR = ("5.6 6.4 11.7 8.9 13.3 10.9 3.8 5.5 5.5 7 11.7 4.5 5.1 4.5 4.7 " + "8.9 " * 10
             + "4.7 4.7 11.7 11.7 11.7 7.4 14 9.6 9.6 9.8 10.8 8.8 8.1 10.8 10.5 4.1 4.1 9.2 7.8 "
             "12.1 10.5 11 8.4 11 9.7 8.9 8.6 10.2 9.6 13.8 9.6 8.6 9.6 5.5 4.7 5.5 11.7 7 7 8.6 "
