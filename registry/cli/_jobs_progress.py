@@ -1,12 +1,16 @@
-"""The progress of a run on Hugging Face Jobs (printed through `_output`, like all output)."""
+"""The progress of a run on Hugging Face Jobs, and what a Ctrl-C while starting its Jobs undid
+(printed through `_output`, like all output)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
-from registry.cli._output import err, info
+from registry.cli._output import err, error, hint, info
+
+if TYPE_CHECKING:
+    from registry.jobs.launches import Undone
 
 
 class ShardsProgress:
@@ -47,3 +51,15 @@ class ShardsProgress:
         if line != self.last:
             self.last = line
             info(line)
+
+
+def say_undone(undone: Undone) -> None:
+    """After Ctrl-C while Jobs were being started: what was cancelled; when something may still
+    run (a cancel failed, or a create cut short left a Job not listed yet), the `hf` commands
+    that find it by the launch's label."""
+    said = f"Ctrl-C while starting Hugging Face Jobs: {escape(undone.summary())}"
+    if undone.is_clean:
+        info(said)
+        return
+    error(said)
+    hint(escape(undone.commands()))

@@ -5,8 +5,8 @@ run's folder; a pushed run's file, its manifest rebuilt from its rows), the skil
 revision the run names (or the folder it recorded, or --skill), and K samples per arm re-asked.
 With `--on jobs` (a registry run only) the same check runs as one Hugging Face Job under the
 caller's token (`jobs.spot_remote`), followed here until its verdict; Ctrl-C while following
-cancels the Job (else it would go on billing unseen), or names the command that does. Either
-way the estimated
+cancels the Job (else it would go on billing unseen), or names the command that does; Ctrl-C
+while the Job is created cancels it too (`jobs.launches`). Either way the estimated
 cost is shown before any call and refused over --max-cost (before a Job is started), and a spot
 check of a registry run is recorded in its results dataset beside the replays
 (`stores.verifications`), so the leaderboard can badge it `spot-checked` (or `mismatch`).
@@ -60,6 +60,8 @@ def spot_check(target: str, run_id: str | None, revision: str | None, skill_dir:
 def _on_jobs(target: str, run_id: str, revision: str | None, settings: Settings, store: SkillStore,
              *, k: int, seed: int, max_cost: float | None,
              flavor: str | None) -> dict[str, Any]:
+    from registry.cli._jobs_progress import say_undone
+    from registry.jobs.launches import LaunchInterrupted
     from registry.jobs.spot_remote import follow_spot_job, start_spot_job
 
     chosen = {"flavor": flavor} if flavor else {}
@@ -70,8 +72,12 @@ def _on_jobs(target: str, run_id: str, revision: str | None, settings: Settings,
             seen.append(job.stage)
             out.info(f"  job {job.id}: {job.stage.lower()}")
 
-    spot = start_spot_job(store, target, run_id, settings, k=k, seed=seed, max_cost=max_cost,
-                          revision=revision, announce=_announce, **chosen)
+    try:  # a Ctrl-C while the Job is created cancels it too, found by its launch label
+        spot = start_spot_job(store, target, run_id, settings, k=k, seed=seed,
+                              max_cost=max_cost, revision=revision, announce=_announce, **chosen)
+    except LaunchInterrupted as stopped:
+        say_undone(stopped.undone)
+        raise SystemExit(130) from None
     try:  # from the moment the Job exists: Ctrl-C must not leave it running unseen
         out.info(f"Spot check running as Hugging Face Job {spot.job.id} on your account: "
                  f"{spot.url} (Ctrl-C cancels it)")

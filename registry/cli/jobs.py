@@ -9,7 +9,7 @@ import click
 from rich.markup import escape
 
 from registry.cli import _output as out
-from registry.cli._jobs_progress import ShardsProgress
+from registry.cli._jobs_progress import ShardsProgress, say_undone
 from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.config import EvalConfig
@@ -22,14 +22,16 @@ def eval_on_jobs(skill: Path, config: EvalConfig, settings: Settings, *, tests: 
                  poll: float, published: SkillVersionRef | None) -> EvalRun | None:
     """Start (or resume) the run on Jobs; its `EvalRun`, or None when detached.
 
-    Ctrl-C stops only the waiting: the Jobs go on, and the lines printed say how to collect or
-    cancel them.
+    Ctrl-C while the Jobs are being started cancels them (the one in flight too: it is found by
+    its launch label) and exits 130; once they are started, Ctrl-C stops only the waiting: the
+    Jobs go on, and the lines printed say how to collect or cancel them.
 
     Raises:
         HubskillsError: the run executes code and no sandbox worked in its Jobs (the probe's
             reason; nothing was asked of a model).
     """
     from registry.jobs import DEFAULT_IMAGE, resume_on_jobs, run_on_jobs
+    from registry.jobs.launches import LaunchInterrupted
 
     with ShardsProgress() as progress:
         progress.run_id = resume or ""
@@ -42,6 +44,9 @@ def eval_on_jobs(skill: Path, config: EvalConfig, settings: Settings, *, tests: 
                                   image=image or DEFAULT_IMAGE, detach=detach,
                                   progress=progress.update, tests=tests,
                                   poll_s=poll, started=progress.start, published=published)
+        except LaunchInterrupted as stopped:
+            say_undone(stopped.undone)
+            raise SystemExit(130) from None
         except KeyboardInterrupt:
             if progress.run_id:
                 out.info(f"stopped waiting; the Jobs of run {progress.run_id} go on")

@@ -103,10 +103,12 @@ class JobsClient:
         """Ask the Hub to stop the job."""
         self._call(lambda: self.api.cancel_job(job_id=job_id, namespace=self.namespace))
 
-    def list(self, labels: Mapping[str, str] | None = None) -> list[JobState]:
-        """The namespace's jobs (with all of `labels`, when given)."""
+    def list(self, labels: Mapping[str, str] | None = None,
+             stages: tuple[str, ...] | None = None) -> list[JobState]:
+        """The namespace's jobs (with all of `labels`, in one of `stages`, when given)."""
         return [_state(info) for info in self._call(lambda: list(self.api.list_jobs(
-            labels=dict(labels) if labels else None, namespace=self.namespace)))]
+            labels=dict(labels) if labels else None, status=list(stages) if stages else None,
+            namespace=self.namespace)))]
 
     def hardware(self) -> list[Hardware]:
         """The flavors jobs may run on, with their prices."""

@@ -26,6 +26,7 @@ from registry.format.skill import load_skill
 from registry.format.suite import load_suite, suite_path
 from registry.format.version_ref import SkillVersionRef
 from registry.hub import JobState
+from registry.jobs.launches import Launch
 from registry.jobs.package import build_wheel
 from registry.jobs.plan import PROGRESS, JobPlan, Unit, split_units
 from registry.jobs.remote import (
@@ -130,6 +131,8 @@ def run_on_jobs(skill_dir: str | Path, config: EvalConfig, settings: Settings, *
     Raises:
         HubskillsError: a bad skill or suite, an unknown model, a missing key or token,
             before anything is uploaded or started.
+        LaunchFailed: a shard's Job could not be started (the ones started were cancelled).
+        LaunchInterrupted: Ctrl-C while the Jobs were started (the same; `launches.py`).
     """
     skill_dir, tests = Path(skill_dir), Path(tests) if tests else None
     manifest, units, has_code = _plan_run(skill_dir, config, tests, settings)
@@ -151,9 +154,10 @@ def run_on_jobs(skill_dir: str | Path, config: EvalConfig, settings: Settings, *
     writer.close("running")
     (writer.folder / RECORD).write_text(json.dumps({"repo": there.files.repo, "flavor": flavor,
                                                     "image": image}))
-    for shard in range(len(plan.shards)):
-        launch(there, plan, shard, settings, flavor=flavor, image=image)
-    there.files.save_plan(plan)
+    with Launch(there.jobs).guard() as via:  # Ctrl-C or a failure: no shard left running
+        for shard in range(len(plan.shards)):
+            launch(there, plan, shard, settings, flavor=flavor, image=image, via=via)
+        there.files.save_plan(plan)
     if started:
         started(manifest, manifest.samples_planned)
     if detach:
@@ -177,11 +181,13 @@ def resume_on_jobs(settings: Settings, run_id: str, *, progress: Progress | None
         (run_dir(settings.runs_dir, run_id) / RECORD).write_text(json.dumps(saved))
     jobs = shard_jobs(settings, run_id, there)
     settings = with_token(settings)
-    for shard in _unfinished(plan, there):
-        if not any(not job.is_done for job in jobs.get(shard, [])):
-            launch(there, plan, shard, settings, flavor=saved.get("flavor", DEFAULT_FLAVOR),
-                   image=saved.get("image", DEFAULT_IMAGE))
-    there.files.save_plan(plan)
+    with Launch(there.jobs).guard() as via:
+        for shard in _unfinished(plan, there):
+            if not any(not job.is_done for job in jobs.get(shard, [])):
+                launch(there, plan, shard, settings, via=via,
+                       flavor=saved.get("flavor", DEFAULT_FLAVOR),
+                       image=saved.get("image", DEFAULT_IMAGE))
+        there.files.save_plan(plan)
     if detach:
         return EvalRun(read_manifest(settings.runs_dir, run_id), [])
     return collect(settings, run_id, progress=progress, poll_s=poll_s)
@@ -220,6 +226,9 @@ def collect(settings: Settings, run_id: str, *, progress: Progress | None = None
     saved = record(settings, run_id)
     tries = {shard: 0 for shard in range(len(plan.shards))}
     total = plan.manifest.samples_planned
+    # A retry's Job carries the run's label: Ctrl-C while following leaves it going, as the
+    # others, and `hubskills jobs cancel RUN_ID` finds it.
+    retries_via = Launch(there.jobs)
     while True:
         jobs = shard_jobs(settings, run_id, there)
         latest = {shard: jobs[shard][-1] for shard in jobs}
@@ -227,7 +236,7 @@ def collect(settings: Settings, run_id: str, *, progress: Progress | None = None
             if job.stage == "ERROR" and tries[shard] < retries and shard in _unfinished(
                     plan, there) and not reported(there.jobs.logs(job.id))[1]:
                 tries[shard] += 1
-                latest[shard] = launch(there, plan, shard, settings,
+                latest[shard] = launch(there, plan, shard, settings, via=retries_via,
                                        flavor=saved.get("flavor", DEFAULT_FLAVOR),
                                        image=saved.get("image", DEFAULT_IMAGE))
                 there.files.save_plan(plan)

@@ -14,6 +14,7 @@ from registry.config import Settings
 from registry.errors import MissingCredentials
 from registry.hub import JobsClient, JobState
 from registry.jobs.bootstrap import command_for
+from registry.jobs.launches import Launch
 from registry.jobs.plan import PROGRESS, JobPlan, RunFiles
 from registry.results.runs import run_dir
 
@@ -92,8 +93,9 @@ def job_env(settings: Settings) -> dict[str, str]:
 
 
 def launch(there: Remote, plan: JobPlan, shard: int, settings: Settings, *, flavor: str,
-            image: str) -> JobState:
-    job = there.jobs.run(
+           image: str, via: Launch) -> JobState:
+    """Start the shard's Job as part of ``via`` (its label on the Job too)."""
+    job = via.run(
         image=image, command=command_for(settings.hf_endpoint, there.files.repo, plan.wheel,
                                          plan.run_id, shard, sandbox=plan.needs_sandbox),
         env=job_env(settings), secrets=job_secrets(settings), flavor=flavor,

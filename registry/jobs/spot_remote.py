@@ -26,6 +26,7 @@ from registry.errors import HubskillsError
 from registry.hub import JobsClient, JobState
 from registry.jobs.bootstrap import module_command
 from registry.jobs.executor import DEFAULT_FLAVOR, DEFAULT_IMAGE
+from registry.jobs.launches import Launch
 from registry.jobs.package import build_wheel
 from registry.jobs.plan import RunFiles
 from registry.jobs.remote import JOB_TIMEOUT, job_env, job_secrets, with_token
@@ -64,6 +65,8 @@ def start_spot_job(store: Any, target: str, run_id: str, settings: Settings, *, 
             run, a token that may not write the results dataset, or an estimate over
             ``max_cost``: before anything is uploaded or started.
         MissingCredentials: no Hugging Face token.
+        LaunchFailed: the Job's create failed; LaunchInterrupted: Ctrl-C while it was sent
+            (either way, the Job it may have started is looked up and cancelled first).
     """
     from registry.evaluation.verify_resample import check_cost, plan_check
     from registry.publishing.resample import load_run
@@ -87,11 +90,12 @@ def start_spot_job(store: Any, target: str, run_id: str, settings: Settings, *, 
         name, wheel, hashlib.sha256(wheel).hexdigest())
     args = [target, run_id, str(k), str(seed), "-" if max_cost is None else repr(max_cost),
             *([revision] if revision else [])]
-    job = jobs.run(image=image, command=module_command(
-        settings.hf_endpoint, repo, wheel_path, "registry.jobs.spot", args,
-        sandbox=_runs_code(manifest)), env={**job_env(settings), "HUBSKILLS_REGISTRY": "hub"},
-        secrets=job_secrets(settings), flavor=flavor, labels={SPOT_LABEL: run_id},
-        timeout=JOB_TIMEOUT)
+    with Launch(jobs).guard() as via:  # Ctrl-C or a failed create: no Job left unseen
+        job = via.run(image=image, command=module_command(
+            settings.hf_endpoint, repo, wheel_path, "registry.jobs.spot", args,
+            sandbox=_runs_code(manifest)), env={**job_env(settings), "HUBSKILLS_REGISTRY": "hub"},
+            secrets=job_secrets(settings), flavor=flavor, labels={SPOT_LABEL: run_id},
+            timeout=JOB_TIMEOUT)
     url = job.url or f"{settings.hf_endpoint.rstrip('/')}/jobs/{jobs.namespace}/{job.id}"
     return SpotJob(job, repo, plan, url)
 

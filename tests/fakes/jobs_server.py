@@ -5,11 +5,16 @@ as a subprocess on this machine (no container: the "image" is this Python, with 
 a private HOME and working folder per job), with the job's `environment` and `secrets` as its
 environment, exactly as a real Job receives them. Its stdout and stderr become the job's log,
 served as server-sent events; its exit code decides the stage (`COMPLETED` or `ERROR`);
-`cancel` ends it (`CANCELED`) and `kill` simulates a lost machine (`ERROR`, SIGKILL).
+`cancel` ends it (`CANCELED`) and `kill` simulates a lost machine (`ERROR`, SIGKILL). Labels are
+kept as sent and the list route filters on them (`?label=k=v`, all must match) and on `?stage=`,
+as the Hub does. A create may be held (`hold_creates`: the Job exists and runs, its answer waits
+for the test's event, as when the client is cut short before reading it) or answered with an
+error after the Job was created (`answer_creates_with`, a gateway timeout that still started it).
 
     hub.jobs.image_env = {"PIP_NO_INDEX": "1"}   # what the image itself sets
     hub.jobs.specs[job_id]                        # the request body the client sent
     hub.jobs.logs(job_id)                         # every line the job printed
+    go = hub.jobs.hold_creates(after=1)           # creates after the first wait for go.set()
 """
 
 from __future__ import annotations
@@ -80,6 +85,9 @@ class FakeJobs:
         self.image_env: dict[str, str] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
+        self.held: list[str] = []  # jobs created whose create's answer is being held
+        self.answer_creates_with: int | None = None  # a status answered after creating
+        self._hold: tuple[int, threading.Event] | None = None
 
     # -- test helpers ----------------------------------------------------------------------
 
@@ -96,6 +104,13 @@ class FakeJobs:
         """Block until the job ends; its stage."""
         self.jobs[job_id].ended.wait(timeout)
         return self.jobs[job_id].stage
+
+    def hold_creates(self, after: int = 0) -> threading.Event:
+        """Hold the answer of every create after the first ``after`` until the event returned
+        is set: the Job is created and runs, its id is in `held`, the client has not read it."""
+        go = threading.Event()
+        self._hold = (after, go)
+        return go
 
     def kill(self, job_id: str) -> None:
         """Lose the job's machine: SIGKILL, stage ERROR (what a preempted job looks like)."""
@@ -119,7 +134,7 @@ class FakeJobs:
         if rest == ["hardware"] and method == "GET":
             return HARDWARE
         if len(rest) == 1 and method == "POST":
-            return self._create(rest[0], body).info()
+            return self._answer_create(self._create(rest[0], body))
         if len(rest) == 1 and method == "GET":
             labels = [label.partition("=") for label in query.get("label", [])]
             stages = query.get("stage", [])
@@ -139,6 +154,16 @@ class FakeJobs:
             self._cancel(job)
             return {}
         return None
+
+    def _answer_create(self, job: Job) -> Any:
+        """The create's answer, once a hold on it is released (`hold_creates`)."""
+        if self._hold is not None and len(self.jobs) > self._hold[0]:
+            self.held.append(job.id)
+            self._hold[1].wait(300)
+        if self.answer_creates_with is not None:
+            return self.answer_creates_with, b'{"error": "Gateway Timeout"}', {
+                "Content-Type": "application/json"}
+        return job.info()
 
     def _create(self, owner: str, spec: dict[str, Any]) -> Job:
         with self._lock:

@@ -1,0 +1,136 @@
+"""A Ctrl-C (or a failed create) while a Hugging Face Job is being created leaves no Job unseen.
+
+The fake Hub holds a create's answer until the test releases it (`FakeJobs.hold_creates`): the
+Job exists and runs, and the CLI has not read its id. A real SIGINT then reaches the CLI process;
+the Job must end cancelled (found by the command's `hubskills-launch` label), the CLI must say
+so and exit 130. Every Job's process really runs (`tests/fakes/jobs_server.py`); the model
+answers only after the test ends, so no Job gets further than its first model call.
+"""
+
+from __future__ import annotations
+
+import os
+
+# huggingface_hub reads these once, at import: set them before anything imports it.
+os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+import re  # noqa: E402
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Callable, Iterator  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+from cli_process import start  # noqa: E402
+from fakes.hub_server import FakeHub  # noqa: E402
+from spot_setup import SKILL, fake_hub  # noqa: E402
+from test_evaluate import make_skill  # noqa: E402
+from test_verify_hub import verify  # noqa: E402
+from test_verify_jobs import pushed_run  # noqa: E402
+
+KEY = "sk-interrupt-create-0123456789abcdef"
+LIST = ("GET", "/api/jobs/boss")  # the label lookup (its query is not recorded)
+
+
+@pytest.fixture
+def hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
+    """The fake Hub with Jobs (boss's) and the fake model."""
+    for server in fake_hub(monkeypatch, env={"OPENAI_API_KEY": KEY}):
+        monkeypatch.setenv("OPENAI_BASE_URL", server.model.url)  # type: ignore[attr-defined]
+        yield server
+
+
+def wait_for(condition: Callable[[], bool], process: subprocess.Popen, what: str,
+             timeout: float = 180) -> None:
+    """Wait until ``condition`` holds, the CLI process still running."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def interrupt_held_create(hub: FakeHub, *args: str | Path,
+                          holds: int = 1) -> tuple[subprocess.Popen, str]:
+    """`hubskills ARGS`, sent SIGINT while the fake holds the answer of its create number
+    ``holds``; the answer is released once the CLI looked the label up (or ended). The ended
+    process and its stderr. The Jobs' model answers only after the test."""
+    hub.model.latency = 600  # type: ignore[attr-defined]
+    go = hub.jobs.hold_creates(after=holds - 1)
+    process = start(*args)
+    wait_for(lambda: bool(hub.jobs.held), process, "a create to hold")
+    before = len(hub.requests)
+    process.send_signal(signal.SIGINT)
+    deadline = time.monotonic() + 120
+    while process.poll() is None and LIST not in hub.requests[before:]:
+        assert time.monotonic() < deadline, "the CLI neither looked up nor ended"
+        time.sleep(0.05)
+    go.set()
+    _, stderr = process.communicate(timeout=120)
+    return process, stderr
+
+
+def launch_label(hub: FakeHub) -> str:
+    """The one launch label every Job of the command carries."""
+    labels = {spec["labels"].get("hubskills-launch") for spec in hub.jobs.specs.values()}
+    [label] = labels
+    assert label and re.fullmatch(r"[0-9a-f]{32}", label)
+    return label
+
+
+def test_ctrl_c_while_the_spot_check_job_is_created_cancels_it(hub, tmp_path):
+    run_id = pushed_run(tmp_path)
+    process, stderr = interrupt_held_create(hub, "verify", SKILL, "--run", run_id,
+                                            "--resample", "4", "--on", "jobs")
+    [job_id] = hub.jobs.held
+    assert process.returncode == 130, stderr
+    assert hub.jobs.wait(job_id) == "CANCELED"
+    assert f"cancelled 1 Hugging Face Job(s) it had started: {job_id}" in stderr
+    assert hub.jobs.specs[job_id]["labels"]["hubskills-spot-check"] == run_id
+    launch_label(hub)
+    assert "Traceback" not in stderr
+
+
+def test_ctrl_c_between_shard_creates_cancels_the_started_and_the_one_in_flight(hub, tmp_path):
+    skill = make_skill(tmp_path, 3)
+    process, stderr = interrupt_held_create(  # shard 0 answered, shard 1 held
+        hub, "eval", skill, "-m", "openai/gpt-4o-mini", "--runs", "1", "--on", "jobs",
+        "--shards", "3", "--poll", "0.2", holds=2)
+    assert process.returncode == 130, stderr
+    assert len(hub.jobs.jobs) == 2, stderr  # shard 2 was never created
+    assert {hub.jobs.wait(job_id) for job_id in hub.jobs.jobs} == {"CANCELED"}
+    assert "cancelled 2 Hugging Face Job(s) it had started: job000001, job000002" in stderr
+    assert {spec["labels"]["hubskills-shard"] for spec in hub.jobs.specs.values()} == {"0", "1"}
+    launch_label(hub)
+    assert "Traceback" not in stderr
+
+
+def test_a_cancel_that_fails_names_the_label_commands(hub, tmp_path):
+    run_id = pushed_run(tmp_path)
+    hub.fail_next(1, status=403, path_contains="/cancel")
+    process, stderr = interrupt_held_create(hub, "verify", SKILL, "--run", run_id,
+                                            "--resample", "4", "--on", "jobs")
+    [job_id] = hub.jobs.held
+    assert process.returncode == 130, stderr
+    assert hub.jobs.jobs[job_id].stage == "RUNNING"  # still billing: the user must be told
+    label = f"hubskills-launch={launch_label(hub)}"
+    assert "may still be running, and billing" in stderr
+    assert f"Hint: hf jobs ps --label {label} --namespace boss -q | xargs -n1 hf jobs cancel" \
+        in " ".join(stderr.split())
+    assert "Traceback" not in stderr
+
+
+def test_a_create_that_fails_after_starting_the_job_cancels_it(hub, tmp_path, capsys):
+    run_id = pushed_run(tmp_path)
+    hub.jobs.answer_creates_with = 504  # a gateway timeout, though the Job was created
+    hub.model.latency = 600  # the Job's model answers only after the test
+
+    code, _, stderr = verify(capsys, "--run", run_id, "--resample", "4", "--on", "jobs")
+
+    [job_id] = hub.jobs.jobs
+    assert code == 1, stderr
+    assert hub.jobs.wait(job_id) == "CANCELED"
+    assert "answered 504" in stderr
+    assert f"cancelled 1 Hugging Face Job(s) it had started: {job_id}" in " ".join(stderr.split())
