@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from registry._gc import frozen
 from registry.agent import AgentRunner
 from registry.config import Settings
 from registry.errors import ProviderError
@@ -354,7 +355,8 @@ def _execute(evaluator: Evaluator, settings: Settings, progress: Progress | None
     run_id = writer.manifest.run_id
     status, note = "interrupted", None
     try:
-        status = run_until_stopped(evaluator.run(progress, stop, started), stop)
+        with frozen():  # what exists now outlives the run: collections need not walk it
+            status = run_until_stopped(evaluator.run(progress, stop, started), stop)
         note = run_note(status, evaluator, stop)
     finally:
         if evaluator.probes.refused:  # a dead endpoint: refused as if before the run began
