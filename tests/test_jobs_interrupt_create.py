@@ -32,6 +32,7 @@ from test_verify_jobs import pushed_run  # noqa: E402
 
 KEY = "sk-interrupt-create-0123456789abcdef"
 LIST = ("GET", "/api/jobs/boss")  # the label lookup (its query is not recorded)
+STARTED = "Hugging Face Job(s) this command had started"
 
 
 @pytest.fixture
@@ -87,7 +88,7 @@ def test_ctrl_c_while_the_spot_check_job_is_created_cancels_it(hub, tmp_path):
     [job_id] = hub.jobs.held
     assert process.returncode == 130, stderr
     assert hub.jobs.wait(job_id) == "CANCELED"
-    assert f"cancelled 1 Hugging Face Job(s) it had started: {job_id}" in stderr
+    assert f"cancelled 1 {STARTED}: {job_id}" in stderr
     assert hub.jobs.specs[job_id]["labels"]["hubskills-spot-check"] == run_id
     launch_label(hub)
     assert "Traceback" not in stderr
@@ -101,7 +102,7 @@ def test_ctrl_c_between_shard_creates_cancels_the_started_and_the_one_in_flight(
     assert process.returncode == 130, stderr
     assert len(hub.jobs.jobs) == 2, stderr  # shard 2 was never created
     assert {hub.jobs.wait(job_id) for job_id in hub.jobs.jobs} == {"CANCELED"}
-    assert "cancelled 2 Hugging Face Job(s) it had started: job000001, job000002" in stderr
+    assert f"cancelled 2 {STARTED}: job000001, job000002" in stderr
     assert {spec["labels"]["hubskills-shard"] for spec in hub.jobs.specs.values()} == {"0", "1"}
     launch_label(hub)
     assert "Traceback" not in stderr
@@ -116,10 +117,25 @@ def test_a_cancel_that_fails_names_the_label_commands(hub, tmp_path):
     assert process.returncode == 130, stderr
     assert hub.jobs.jobs[job_id].stage == "RUNNING"  # still billing: the user must be told
     label = f"hubskills-launch={launch_label(hub)}"
-    assert "may still be running, and billing" in stderr
-    assert f"Hint: hf jobs ps --label {label} --namespace boss -q | xargs -n1 hf jobs cancel" \
-        in " ".join(stderr.split())
+    flat = " ".join(stderr.split())
+    assert "this command's Jobs could not be looked up or cancelled" in flat
+    assert f"Jobs labelled {label} may still be running, and billing" in flat
+    assert f"Hint: hf jobs ps --label {label} --namespace boss -q | xargs -n1 hf jobs cancel " \
+           "--namespace boss" in flat
     assert "Traceback" not in stderr
+
+
+def test_a_job_not_listed_yet_after_ctrl_c_is_named_by_its_label(hub, tmp_path):
+    run_id = pushed_run(tmp_path)
+    hub.jobs.list_held = False  # the Hub lists the Job only later
+    process, stderr = interrupt_held_create(hub, "verify", SKILL, "--run", run_id,
+                                            "--resample", "4", "--on", "jobs")
+    [job_id] = hub.jobs.held
+    assert process.returncode == 130, stderr
+    assert hub.jobs.jobs[job_id].stage == "RUNNING"  # not found, so not cancelled: say so
+    label = f"hubskills-launch={launch_label(hub)}"
+    assert f"may appear later labelled {label}" in " ".join(stderr.split())
+    assert f"Hint: hf jobs ps --label {label} --namespace boss -q" in " ".join(stderr.split())
 
 
 def test_a_create_that_fails_after_starting_the_job_cancels_it(hub, tmp_path, capsys):
@@ -133,4 +149,4 @@ def test_a_create_that_fails_after_starting_the_job_cancels_it(hub, tmp_path, ca
     assert code == 1, stderr
     assert hub.jobs.wait(job_id) == "CANCELED"
     assert "answered 504" in stderr
-    assert f"cancelled 1 Hugging Face Job(s) it had started: {job_id}" in " ".join(stderr.split())
+    assert f"cancelled 1 {STARTED}: {job_id}" in " ".join(stderr.split())

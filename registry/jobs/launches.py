@@ -42,19 +42,20 @@ class Undone:
         return self.failure is None and not self.unseen
 
     def commands(self) -> str:
-        """The `hf` commands that list, then cancel, what may be left (the label's Jobs)."""
+        """The `hf` command that lists, then cancels, what may be left (the label's Jobs)."""
         where = f" --namespace {self.namespace}" if self.namespace else ""
-        return (f"hf jobs ps --label {self.label}{where} -q | xargs -n1 hf jobs cancel"
-                f"{where}  # or look first: hf jobs ps --label {self.label}{where}")
+        return f"hf jobs ps --label {self.label}{where} -q | xargs -n1 hf jobs cancel{where}"
 
     def summary(self) -> str:
         """One clause: what was cancelled, and what may be left."""
-        said = (f"cancelled {len(self.cancelled)} Hugging Face Job(s) it had started: "
-                f"{', '.join(self.cancelled)}" if self.cancelled
-                else "no Job it started was found running")
+        said = (f"cancelled {len(self.cancelled)} Hugging Face Job(s) this command had started: "
+                f"{', '.join(self.cancelled)}" if self.cancelled else "")
         if self.failure:
-            return f"{said}; the rest could not be cancelled ({self.failure}): Jobs labelled " \
-                   f"{self.label} may still be running, and billing, on your account"
+            rest = "the others" if self.cancelled else "this command's Jobs"
+            return (f"{said}; " if said else "") + \
+                f"{rest} could not be looked up or cancelled ({self.failure}): Jobs labelled " \
+                f"{self.label} may still be running, and billing, on your account"
+        said = said or "no Job this command started was found running"
         if self.unseen:
             return f"{said}; a Job whose create was cut short may appear later labelled " \
                    f"{self.label}"

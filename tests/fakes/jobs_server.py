@@ -87,6 +87,7 @@ class FakeJobs:
         self._lock = threading.Lock()
         self.held: list[str] = []  # jobs created whose create's answer is being held
         self.answer_creates_with: int | None = None  # a status answered after creating
+        self.list_held = True  # False: held creates' Jobs are not listed yet (a lagging Hub)
         self._hold: tuple[int, threading.Event] | None = None
 
     # -- test helpers ----------------------------------------------------------------------
@@ -139,6 +140,7 @@ class FakeJobs:
             labels = [label.partition("=") for label in query.get("label", [])]
             stages = query.get("stage", [])
             return [job.info() for job in self.jobs.values() if job.owner == rest[0]
+                    and (self.list_held or job.id not in self.held)
                     and all((job.spec.get("labels") or {}).get(k) == v for k, _, v in labels)
                     and (not stages or job.stage in stages)]
         job = self.jobs.get(rest[1]) if len(rest) >= 2 else None
