@@ -18,6 +18,7 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 import re  # noqa: E402
 import signal  # noqa: E402
 import subprocess  # noqa: E402
+import threading  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable, Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -29,6 +30,11 @@ from spot_setup import SKILL, fake_hub  # noqa: E402
 from test_evaluate import make_skill  # noqa: E402
 from test_verify_hub import verify  # noqa: E402
 from test_verify_jobs import pushed_run  # noqa: E402
+
+from registry.config import Settings  # noqa: E402
+from registry.evaluation.config import EvalConfig  # noqa: E402
+from registry.jobs import collect, run_on_jobs  # noqa: E402
+from registry.jobs.launches import LaunchFailed  # noqa: E402
 
 KEY = "sk-interrupt-create-0123456789abcdef"
 LIST = ("GET", "/api/jobs/boss")  # the label lookup (its query is not recorded)
@@ -150,3 +156,25 @@ def test_a_create_that_fails_after_starting_the_job_cancels_it(hub, tmp_path, ca
     assert hub.jobs.wait(job_id) == "CANCELED"
     assert "answered 504" in stderr
     assert f"cancelled 1 {STARTED}: {job_id}" in " ".join(stderr.split())
+
+
+def test_a_run_whose_only_create_failed_is_collected_as_not_started(hub, tmp_path):
+    hub.fail_next(1, status=502, path_contains="/api/jobs/boss")  # the create; the Job unknown
+    settings = Settings.from_env()
+    with pytest.raises(LaunchFailed) as failed:
+        run_on_jobs(make_skill(tmp_path, 2), EvalConfig(models=["openai/gpt-4o-mini"], runs=1),
+                    settings, shards=2, poll_s=0.05)
+    assert hub.jobs.jobs == {} and "answered 502" in failed.value.message
+    assert "no Job this command started was found running" in failed.value.message
+    label = failed.value.undone.label  # a 502: the Job may exist, so the hint finds it
+    assert label.startswith("hubskills-launch=")
+    assert (failed.value.hint or "").startswith(f"hf jobs ps --label {label} --namespace boss")
+    [run_id] = [path.parent.name for path in settings.runs_dir.glob("*/manifest.json")]
+    found = []  # `runs show RUN_ID` collects it: it must end, not wait for Jobs never started
+    waiter = threading.Thread(target=lambda: found.append(collect(settings, run_id, poll_s=0.05)),
+                              daemon=True)
+    waiter.start()
+    waiter.join(120)
+    [run] = found
+    assert run.manifest.status == "interrupted" and run.rows == []
+    assert "shard 0: not started; shard 1: not started" in (run.manifest.note or "")

@@ -242,7 +242,8 @@ def collect(settings: Settings, run_id: str, *, progress: Progress | None = None
                 there.files.save_plan(plan)
         if progress:
             progress(_answered(there, latest), total, _stages(latest))
-        if latest and all(job.is_done for job in latest.values()):
+        # No Job and none recorded: its start was cut short before any create (launches.py).
+        if all(job.is_done for job in latest.values()) and (latest or not plan.jobs):
             break
         time.sleep(poll_s)
     return _save(settings, plan, there, latest)
@@ -300,6 +301,7 @@ def _outcome(manifest: RunManifest, plan: JobPlan, there: Remote,
         return "interrupted", f"{NO_SANDBOX}: {'; '.join(reasons)}"
     failed = [f"shard {s}: {job.stage.lower()}" + (f" ({job.message})" if job.message else "")
               for s, job in sorted(latest.items()) if job.stage != "COMPLETED"]
+    failed += [f"shard {s}: not started" for s in range(len(plan.shards)) if s not in latest]
     if not failed:
         return "complete", None
     return "interrupted", "; ".join(failed) + f": finish it with --resume {plan.run_id} --on jobs"
