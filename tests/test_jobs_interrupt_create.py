@@ -33,7 +33,7 @@ from test_verify_jobs import pushed_run  # noqa: E402
 
 from registry.config import Settings  # noqa: E402
 from registry.evaluation.config import EvalConfig  # noqa: E402
-from registry.jobs import collect, run_on_jobs  # noqa: E402
+from registry.jobs import cancel_run, collect, resume_on_jobs, run_on_jobs  # noqa: E402
 from registry.jobs.launches import LaunchFailed  # noqa: E402
 
 KEY = "sk-interrupt-create-0123456789abcdef"
@@ -110,6 +110,8 @@ def test_ctrl_c_between_shard_creates_cancels_the_started_and_the_one_in_flight(
     assert {hub.jobs.wait(job_id) for job_id in hub.jobs.jobs} == {"CANCELED"}
     assert f"cancelled 2 {STARTED}: job000001, job000002" in stderr
     assert {spec["labels"]["hubskills-shard"] for spec in hub.jobs.specs.values()} == {"0", "1"}
+    [run_id] = {spec["labels"]["hubskills-run"] for spec in hub.jobs.specs.values()}
+    assert f"Hint: hubskills eval {skill} --on jobs --resume {run_id}" in stderr
     launch_label(hub)
     assert "Traceback" not in stderr
 
@@ -178,3 +180,7 @@ def test_a_run_whose_only_create_failed_is_collected_as_not_started(hub, tmp_pat
     [run] = found
     assert run.manifest.status == "interrupted" and run.rows == []
     assert "shard 0: not started; shard 1: not started" in (run.manifest.note or "")
+    resume_on_jobs(settings, run_id, detach=True)  # what the CLI's hint runs: both shards go
+    assert sorted(spec["labels"]["hubskills-shard"] for spec in hub.jobs.specs.values()) == \
+        ["0", "1"]
+    assert sorted(cancel_run(settings, run_id)) == sorted(hub.jobs.jobs)

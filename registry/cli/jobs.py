@@ -46,6 +46,9 @@ def eval_on_jobs(skill: Path, config: EvalConfig, settings: Settings, *, tests: 
                                   poll_s=poll, started=progress.start, published=published)
         except LaunchInterrupted as stopped:
             say_undone(stopped.undone)
+            if stopped.undone.run_id:  # its uploads are kept: a resume starts only the Jobs
+                out.hint(f"hubskills eval {skill} --on jobs --resume {stopped.undone.run_id}  "
+                         "# start its shards again")
             raise SystemExit(130) from None
         except KeyboardInterrupt:
             if progress.run_id:

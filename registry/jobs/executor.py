@@ -154,7 +154,7 @@ def run_on_jobs(skill_dir: str | Path, config: EvalConfig, settings: Settings, *
     writer.close("running")
     (writer.folder / RECORD).write_text(json.dumps({"repo": there.files.repo, "flavor": flavor,
                                                     "image": image}))
-    with Launch(there.jobs).guard() as via:  # Ctrl-C or a failure: no shard left running
+    with Launch(there.jobs, plan.run_id).guard() as via:  # Ctrl-C or a failure: none left
         for shard in range(len(plan.shards)):
             launch(there, plan, shard, settings, flavor=flavor, image=image, via=via)
         there.files.save_plan(plan)
@@ -181,7 +181,7 @@ def resume_on_jobs(settings: Settings, run_id: str, *, progress: Progress | None
         (run_dir(settings.runs_dir, run_id) / RECORD).write_text(json.dumps(saved))
     jobs = shard_jobs(settings, run_id, there)
     settings = with_token(settings)
-    with Launch(there.jobs).guard() as via:
+    with Launch(there.jobs, run_id).guard() as via:
         for shard in _unfinished(plan, there):
             if not any(not job.is_done for job in jobs.get(shard, [])):
                 launch(there, plan, shard, settings, via=via,

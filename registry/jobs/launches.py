@@ -35,6 +35,7 @@ class Undone:
     cancelled: tuple[str, ...]
     failure: str | None = None
     unseen: bool = False
+    run_id: str | None = None  # the sharded run whose Jobs these were, if any
 
     @property
     def is_clean(self) -> bool:
@@ -81,10 +82,11 @@ class LaunchFailed(HubskillsError):
 
 
 class Launch:
-    """The Jobs one command creates through ``jobs``, all labelled as this launch."""
+    """The Jobs one command creates through ``jobs``, all labelled as this launch (the shards of
+    sharded run ``run_id``, when given)."""
 
-    def __init__(self, jobs: JobsClient) -> None:
-        self.jobs = jobs
+    def __init__(self, jobs: JobsClient, run_id: str | None = None) -> None:
+        self.jobs, self.run_id = jobs, run_id
         self.labels = {LAUNCH_LABEL: uuid.uuid4().hex}
         self.in_flight = False  # a create was sent and its answer not read (yet)
         self.created: list[str] = []  # the ids whose create answered
@@ -123,7 +125,7 @@ class Launch:
                 cancelled.append(job.id)
         except (HubskillsError, KeyboardInterrupt) as err:
             why = "interrupted again" if isinstance(err, KeyboardInterrupt) else str(err)
-            return Undone(label, namespace, tuple(cancelled), failure=why)
+            return Undone(label, namespace, tuple(cancelled), failure=why, run_id=self.run_id)
         # A create cut short whose Job is not listed (yet): the Hub may list it only later.
         unseen = maybe_created and not set(cancelled) - set(self.created)
-        return Undone(label, namespace, tuple(cancelled), unseen=unseen)
+        return Undone(label, namespace, tuple(cancelled), unseen=unseen, run_id=self.run_id)
