@@ -87,7 +87,9 @@ class Launch:
 
     def __init__(self, jobs: JobsClient, run_id: str | None = None) -> None:
         self.jobs, self.run_id = jobs, run_id
-        self.labels = {LAUNCH_LABEL: uuid.uuid4().hex}
+        launch_id = uuid.uuid4().hex
+        self.labels = {LAUNCH_LABEL: launch_id}
+        self.label = f"{LAUNCH_LABEL}={launch_id}"  # as `hf jobs ps --label` takes it
         self.in_flight = False  # a create was sent and its answer not read (yet)
         self.created: list[str] = []  # the ids whose create answered
 
@@ -115,7 +117,6 @@ class Launch:
     def undo(self, *, maybe_created: bool = False) -> Undone:
         """Cancel every Job of this launch still going (``maybe_created``: a create's answer
         was never read, so its Job may exist unseen)."""
-        label = "{}={}".format(*next(iter(self.labels.items())))
         namespace: str | None = None
         cancelled: list[str] = []
         try:
@@ -125,7 +126,7 @@ class Launch:
                 cancelled.append(job.id)
         except (HubskillsError, KeyboardInterrupt) as err:
             why = "interrupted again" if isinstance(err, KeyboardInterrupt) else str(err)
-            return Undone(label, namespace, tuple(cancelled), failure=why, run_id=self.run_id)
+            return Undone(self.label, namespace, tuple(cancelled), failure=why, run_id=self.run_id)
         # A create cut short whose Job is not listed (yet): the Hub may list it only later.
         unseen = maybe_created and not set(cancelled) - set(self.created)
-        return Undone(label, namespace, tuple(cancelled), unseen=unseen, run_id=self.run_id)
+        return Undone(self.label, namespace, tuple(cancelled), unseen=unseen, run_id=self.run_id)
