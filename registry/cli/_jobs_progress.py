@@ -53,11 +53,11 @@ class ShardsProgress:
             info(line)
 
 
-def say_undone(undone: Undone) -> None:
-    """After Ctrl-C while Jobs were being started: what was cancelled; when something may still
-    run (a cancel failed, or a create cut short left a Job not listed yet), the `hf` commands
-    that find it by the launch's label."""
-    said = f"Ctrl-C while starting Hugging Face Jobs: {escape(undone.summary())}"
+def say_undone(undone: Undone, *, by: str = "Ctrl-C") -> None:
+    """After Ctrl-C (or the signal ``by``) while Jobs were being started: what was cancelled;
+    when something may still run (a cancel failed, or a create cut short left a Job not listed
+    yet), the `hf` commands that find it by the launch's label."""
+    said = f"{by} while starting Hugging Face Jobs: {escape(undone.summary())}"
     if undone.is_clean:
         info(said)
         return

@@ -72,18 +72,24 @@ def _on_jobs(target: str, run_id: str, revision: str | None, settings: Settings,
             seen.append(job.stage)
             out.info(f"  job {job.id}: {job.stage.lower()}")
 
-    try:  # a Ctrl-C while the Job is created cancels it too, found by its launch label
+    # One handler from the create to the follow's end, so no Ctrl-C leaves the Job unseen:
+    # while it is created the launch's guard cancels it by its label; from its create's answer
+    # on (`started`, still inside the guard) it is cancelled by its id.
+    created: list[SpotJob] = []
+    try:
         spot = start_spot_job(store, target, run_id, settings, k=k, seed=seed,
-                              max_cost=max_cost, revision=revision, announce=_announce, **chosen)
-    except LaunchInterrupted as stopped:
-        say_undone(stopped.undone)
-        raise SystemExit(130) from None
-    try:  # from the moment the Job exists: Ctrl-C must not leave it running unseen
+                              max_cost=max_cost, revision=revision, announce=_announce,
+                              started=created.append, **chosen)
         out.info(f"Spot check running as Hugging Face Job {spot.job.id} on your account: "
                  f"{spot.url} (Ctrl-C cancels it)")
         return follow_spot_job(settings, spot, stage=stage)
+    except LaunchInterrupted as stopped:
+        say_undone(stopped.undone)
+        raise SystemExit(130) from None
     except KeyboardInterrupt:
-        _cancel(settings, spot)
+        if not created:  # before the Job's create was sent: nothing was started
+            raise
+        _cancel(settings, created[0])
         raise SystemExit(130) from None
 
 

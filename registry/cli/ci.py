@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from types import FrameType
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.markup import escape
@@ -11,6 +16,9 @@ from rich.markup import escape
 from registry.cli import _output as out
 from registry.cli._progress import eval_progress
 from registry.config import Settings
+
+if TYPE_CHECKING:
+    from registry.jobs.launches import Undone
 
 
 @click.command("ci")
@@ -64,16 +72,13 @@ def ci_command(paths: tuple[Path, ...], base: str | None, min_lift: float | None
                      base_url=base_url, skip_code_checks=skip_code_checks)
     store = _store(settings, registry_kind) if changes.changed else None
     with interrupts() as caught:
-        evaluate = _jobs_evaluate() if where == "jobs" else _local_evaluate(caught.stop)
+        evaluate = _jobs_evaluate(caught) if where == "jobs" else _local_evaluate(caught.stop)
         try:
             result = run_gate(changes, config, settings, store,
                               min_lift=None if min_lift is None else min_lift / 100,
                               evaluate=evaluate, announce=lambda line: out.info(f"ci: {line}"))
         except _Stopped as stopped:
-            out.error(f"ci stopped by {caught.stop.reason or 'a signal'}: no verdict; run "
-                      f"{stopped.run_id} is kept as interrupted")
-            out.hint(f"hubskills runs show {stopped.run_id}  # what it answered; run "
-                     "`hubskills ci` again for the verdict")
+            _say_stopped(stopped, caught.stop.reason or "a signal")
             exit_now(caught.exit_code or 130)
     _write_reports(result, summary=summary, step_summary=step_summary, junit=junit)
     _render(result)
@@ -102,9 +107,22 @@ def _store(settings: Settings, registry_kind: str | None) -> Any:
 
 
 class _Stopped(Exception):  # noqa: N818 - control flow: a signal ended an evaluation
-    def __init__(self, run_id: str) -> None:
-        super().__init__(run_id)
-        self.run_id = run_id
+    """What a signal left: ``said`` ends the error line, ``hint`` is the next command;
+    ``undone`` what the clean-up of Jobs being started did."""
+
+    def __init__(self, said: str, hint: str | None = None, undone: Undone | None = None) -> None:
+        super().__init__(said)
+        self.said, self.hint, self.undone = said, hint, undone
+
+
+def _say_stopped(stopped: _Stopped, reason: str) -> None:
+    from registry.cli._jobs_progress import say_undone
+
+    out.error(f"ci stopped by {reason}: no verdict; {stopped.said}")
+    if stopped.undone is not None:
+        say_undone(stopped.undone, by=reason)
+    if stopped.hint:
+        out.hint(stopped.hint)
 
 
 def _local_evaluate(stop: Any) -> Any:
@@ -118,20 +136,73 @@ def _local_evaluate(stop: Any) -> Any:
             run = run_evaluation(skill_dir, config, settings, progress=progress.update,
                                  started=progress.start, warn=out.warn, stop=stop, **kw)
         if run.manifest.status == "interrupted":
-            raise _Stopped(run.manifest.run_id)
+            run_id = run.manifest.run_id
+            raise _Stopped(f"run {run_id} is kept as interrupted",
+                           f"hubskills runs show {run_id}  # what it answered; run "
+                           "`hubskills ci` again for the verdict")
         return run
 
     return evaluate
 
 
-def _jobs_evaluate() -> Any:
-    """Each evaluation as Hugging Face Jobs (`registry.jobs`), the same `EvalRun` back."""
+def _jobs_evaluate(caught: Any) -> Any:
+    """Each evaluation as Hugging Face Jobs (`registry.jobs`), the same `EvalRun` back.
+
+    While its Jobs are started and followed, SIGINT and SIGTERM raise `KeyboardInterrupt` (as
+    Python's own Ctrl-C does; `_raising`), so the launch's guard cancels the Jobs being
+    started, the one whose create is in flight too (`jobs.launches`), a second signal cutting
+    that clean-up short is said, and once they are all started they go on (as for `eval --on
+    jobs`), the command that collects them said. A signal before, say between two skills,
+    starts no further Job.
+    """
     from registry.jobs import run_on_jobs
+    from registry.jobs.launches import LaunchInterrupted
 
     def on_jobs(skill_dir: Path, config: Any, settings: Settings, **kw: Any) -> Any:
-        return run_on_jobs(skill_dir, config, settings, **kw)  # tests, published, ...
+        if caught.stop.is_set():
+            raise _Stopped("no further Job was started")
+        runs: list[str] = []
+
+        def started(manifest: Any, total: int) -> None:
+            runs.append(manifest.run_id)
+            out.info(f"ci: run {manifest.run_id}: {total} answers to get on Hugging Face Jobs")
+
+        try:
+            with _raising(caught):
+                return run_on_jobs(skill_dir, config, settings, started=started, **kw)
+        except LaunchInterrupted as stopped:
+            raise _Stopped("its Jobs were being started", undone=stopped.undone) from None
+        except KeyboardInterrupt:
+            if not runs:  # before the first create was sent
+                raise _Stopped("no Job was started") from None
+            raise _Stopped(f"the Jobs of run {runs[0]} go on",
+                           f"hubskills runs show {runs[0]}  # collect it; or: hubskills jobs "
+                           f"cancel {runs[0]}") from None
 
     return on_jobs
+
+
+@contextmanager
+def _raising(caught: Any) -> Iterator[None]:
+    """SIGINT and SIGTERM raise `KeyboardInterrupt` while the block runs (the first one also
+    requests ``caught``'s stop and sets its exit code: 130, or 143 for SIGTERM); main thread
+    only, like `interrupts`."""
+    from registry.cli._signals import EXIT_CODES
+
+    def handle(signum: int, _frame: FrameType | None) -> None:
+        caught.exit_code = caught.exit_code or EXIT_CODES[signal.Signals(signum)]
+        caught.stop.request(signal.Signals(signum).name)
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, handle) for sig in EXIT_CODES}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _write_reports(result: Any, *, summary: Path | None, step_summary: Path | None,

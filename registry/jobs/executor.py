@@ -125,8 +125,9 @@ def run_on_jobs(skill_dir: str | Path, config: EvalConfig, settings: Settings, *
 
     With `detach` it returns once the Jobs are started (the manifest says `running`, no rows):
     `collect` (or `hubskills runs show RUN_ID`) finishes it later. `started` gets the manifest
-    and the number of answers once the Jobs are started; `published` files the run under that
-    published version (as for a local run), so it can be pushed.
+    and the number of answers once the Jobs are started (a Ctrl-C before it returns cancels
+    them, after it they go on: so the caller always knows which to say); `published` files the
+    run under that published version (as for a local run), so it can be pushed.
 
     Raises:
         HubskillsError: a bad skill or suite, an unknown model, a missing key or token,
@@ -158,8 +159,8 @@ def run_on_jobs(skill_dir: str | Path, config: EvalConfig, settings: Settings, *
         for shard in range(len(plan.shards)):
             launch(there, plan, shard, settings, flavor=flavor, image=image, via=via)
         there.files.save_plan(plan)
-    if started:
-        started(manifest, manifest.samples_planned)
+        if started:  # inside the guard: a Ctrl-C before the caller knows the run cancels it
+            started(manifest, manifest.samples_planned)
     if detach:
         return EvalRun(read_manifest(settings.runs_dir, manifest.run_id), [])
     return collect(settings, manifest.run_id, progress=progress, poll_s=poll_s)

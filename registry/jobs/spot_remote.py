@@ -54,11 +54,14 @@ class SpotJob:
 def start_spot_job(store: Any, target: str, run_id: str, settings: Settings, *, k: int,
                    seed: int = 0, max_cost: float | None = None, revision: str | None = None,
                    flavor: str = DEFAULT_FLAVOR, image: str = DEFAULT_IMAGE,
-                   announce: Callable[[SpotCheck], None] | None = None) -> SpotJob:
+                   announce: Callable[[SpotCheck], None] | None = None,
+                   started: Callable[[SpotJob], None] | None = None) -> SpotJob:
     """Start the spot check of run ``run_id`` of skill ``target`` in ``store``'s results (a hub
     registry) as a Job under ``settings``' token (see the module docstring). ``announce`` is
     shown the plan and its estimated cost before it is refused over ``max_cost`` or anything
-    is uploaded.
+    is uploaded; ``started`` gets the Job as soon as its create answered, still inside the
+    launch's guard, so a caller that cancels it on Ctrl-C knows it from that instant on (a
+    Ctrl-C before that is the guard's: it cancels the Job by its label).
 
     Raises:
         HubskillsError: not a hub registry, no such run, rows that do not replay, a trigger
@@ -96,8 +99,11 @@ def start_spot_job(store: Any, target: str, run_id: str, settings: Settings, *, 
             sandbox=_runs_code(manifest)), env={**job_env(settings), "HUBSKILLS_REGISTRY": "hub"},
             secrets=job_secrets(settings), flavor=flavor, labels={SPOT_LABEL: run_id},
             timeout=JOB_TIMEOUT)
-    url = job.url or f"{settings.hf_endpoint.rstrip('/')}/jobs/{jobs.namespace}/{job.id}"
-    return SpotJob(job, repo, plan, url)
+        url = job.url or f"{settings.hf_endpoint.rstrip('/')}/jobs/{jobs.namespace}/{job.id}"
+        spot = SpotJob(job, repo, plan, url)
+        if started is not None:
+            started(spot)
+    return spot
 
 
 def _cannot_record(repo: str, target: str, run_id: str, k: int) -> HubskillsError:
