@@ -147,13 +147,28 @@ def wire_table(frame: pd.DataFrame | None) -> dict[str, Any] | None:
             "metadata": _breakable(headers, split["data"])}
 
 
-BREAKABLE = ("model",)  # columns of identifiers: `Qwen/Qwen2.5-Coder-32B-Instruct`
-_SEPARATOR = re.compile(r"([/\-._:])(?=\w)")
+#: Columns of identifiers (markdown cells: `columns.datatypes`): a model id
+#: `Qwen/Qwen2.5-Coder-32B-Instruct`, a skill's link `[hubskills/agent-skill-md@1.1.0](?skill=…)`.
+BREAKABLE = ("model", "skill@version")
+_SEPARATOR = re.compile(r"([/\-_:@]|\.(?!\d))(?=\w)")  # "1.1.0" stays whole
+_LINK_TEXT = re.compile(r"^\[([^\]]*)\](\(.*\))$")
+_MD_SPECIAL = str.maketrans({c: f"\\{c}" for c in "[]()*_`<>!#|~\\"})
+
+
+def _break_points(text: str) -> str:
+    """`text` as a markdown cell, with a `<wbr>` after each separator: a line may break there,
+    and copied text leaves it out (a zero-width space would stay in a pasted model id). A
+    link (already escaped by `leaderboard_view.skill_link`) gets them in its text only; any
+    other id is escaped first (a model id comes from untrusted results)."""
+    link = _LINK_TEXT.match(text)
+    shown, target = (link.group(1), link.group(2)) if link else (text.translate(_MD_SPECIAL), "")
+    shown = _SEPARATOR.sub("\\1<wbr>", shown)
+    return f"[{shown}]{target}" if link else shown
 
 
 def _breakable(headers: list[str], data: list[list[Any]]) -> dict[str, Any] | None:
-    """What the browser shows of the `BREAKABLE` columns: each id with a zero-width space after
-    its separators, where a line may then break, so that a narrow column never splits one of
+    """What the browser shows of the `BREAKABLE` columns: each id with a `<wbr>` after its
+    separators, where a line may then break, so that a narrow column never splits one of
     its words ("Instr/uct": chromium breaks after "-" but not after "/" nor before a digit,
     and a part too wide then breaks anywhere). The values stay as they are, for the table's
     search, copy and select; rows list display values only up to the last such column (the
@@ -162,7 +177,7 @@ def _breakable(headers: list[str], data: list[list[Any]]) -> dict[str, Any] | No
     if not found or not data:
         return None
     last = found[-1]
-    shown = [[_SEPARATOR.sub("\\1\u200b", str(row[i])) if i in found else None
+    shown = [[_break_points(str(row[i])) if i in found else None
               for i in range(last + 1)] for row in data]
     return {"display_value": shown, "styling": None}
 

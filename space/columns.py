@@ -70,6 +70,12 @@ def tables() -> dict[str, Sequence[str]]:
             "skill-versions": VERSION_COLUMNS}
 
 
+def datatypes(columns: Sequence[str]) -> list[str]:
+    """`gr.Dataframe`'s datatype per column: markdown for the identifiers `cache.wire_table`
+    gives break points (`<wbr>`, which copied text leaves out), text for the rest."""
+    return ["markdown" if column in ("skill@version", "model") else "str" for column in columns]
+
+
 def text_px(text: str, style: str = "regular") -> float:
     """How wide `text` is drawn in the tables' font at most (`_PX`)."""
     widths = _PX[style]

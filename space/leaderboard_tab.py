@@ -14,10 +14,19 @@ import gradio as gr
 from registry import Board, forged_claims, pending_badges, pending_frame
 
 from .cache import wire_plot, wire_table
-from .columns import PENDING_COLUMNS, PENDING_WIDTHS, PINNED, SUBMITTED_BY, WIDTHS
+from .columns import (
+    BOARD_COLUMNS,
+    PENDING_COLUMNS,
+    PENDING_WIDTHS,
+    PINNED,
+    SUBMITTED_BY,
+    WIDTHS,
+    datatypes,
+)
 from .keys import key_inputs, request_settings
 from .leaderboard_view import (
     ALL,
+    MODEL_VIEW_COLUMNS,
     VERDICT_COLORS,
     VERDICTS,
     leaderboard_view,
@@ -41,8 +50,6 @@ POINTS = gr.ScatterPlot(render=False)  # turns scatter points into what the brow
 # top 250 points, sent without postprocessing, 8 ms).
 TABLE_ROWS = 100
 SCATTER_POINTS = 250
-DATATYPES = ["str", "markdown", "str", "str", "str", "str", "str", "str", "str", "str", "str",
-             "str", "str", "str"]
 MODEL_VIEW_WIDTHS = ["11%", "35%", "12%", "18%", "24%"]
 
 
@@ -159,7 +166,7 @@ def build(state: SpaceState) -> LeaderboardTab:
     query, model, tag, verdict = _filters()
     summary = gr.Markdown()
     table = gr.Dataframe(label="Leaderboard (click a row to open the skill's page)",
-                         datatype=DATATYPES, interactive=False, wrap=True,
+                         datatype=datatypes(BOARD_COLUMNS), interactive=False, wrap=True,
                          show_search="filter", pinned_columns=PINNED, max_height=560,
                          column_widths=WIDTHS, buttons=["fullscreen", "copy"],
                          elem_id="leaderboard-table", elem_classes="hs-table")
@@ -176,7 +183,7 @@ def build(state: SpaceState) -> LeaderboardTab:
             view_model = gr.Dropdown([], label="Model", allow_custom_value=True,
                                      elem_id="model-view-picker")
             model_rows = gr.Dataframe(interactive=False, max_height=300, wrap=True,
-                                     datatype=["str", "markdown", "str", "str", "str"],
+                                     datatype=datatypes(MODEL_VIEW_COLUMNS),
                                      column_widths=MODEL_VIEW_WIDTHS,
                                      elem_id="model-view-table", elem_classes="hs-table")
     tab = LeaderboardTab(table, query, model, tag, verdict, scatter, summary, view_model,
@@ -194,7 +201,7 @@ def _pending_section(state: SpaceState, replays: PendingReplays) -> None:
         show = gr.Button("Show pending submissions", size="sm", elem_id="pending-show")
         note = gr.Markdown()
         rows = gr.Dataframe(headers=list(PENDING_COLUMNS),  # not 1 2 3
-                            datatype=[*DATATYPES, "str"], interactive=False, wrap=True,
+                            datatype=datatypes(PENDING_COLUMNS), interactive=False, wrap=True,
                             pinned_columns=PINNED, column_widths=PENDING_WIDTHS,
                             elem_id="pending-table", elem_classes="hs-table")
 

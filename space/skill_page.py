@@ -16,9 +16,16 @@ from registry import (
 )
 
 from .cache import wire_plot, wire_table
-from .columns import FILE_COLUMNS, TRIGGER_WIDTHS, VERSION_COLUMNS, WIDTHS
-from .leaderboard_tab import DATATYPES, READ_LIMIT
-from .leaderboard_view import display_table
+from .columns import (
+    BOARD_COLUMNS,
+    FILE_COLUMNS,
+    TRIGGER_WIDTHS,
+    VERSION_COLUMNS,
+    WIDTHS,
+    datatypes,
+)
+from .leaderboard_tab import READ_LIMIT
+from .leaderboard_view import TRIGGER_COLUMNS
 from .messages import error_markdown, warn
 from .skill_data import skill_page
 from .state import SpaceState
@@ -93,7 +100,7 @@ def build(state: SpaceState) -> SkillTab:
                 "*helps* means the whole interval is above zero and the exact test agrees.",
                 elem_classes="hs-note")
     results = gr.Dataframe(interactive=False, max_height=260, elem_id="skill-results",
-                           headers=list(display_table([]).columns), datatype=DATATYPES,
+                           headers=list(BOARD_COLUMNS), datatype=datatypes(BOARD_COLUMNS),
                            column_widths=WIDTHS, wrap=True, elem_classes="hs-table")
     history = gr.BarPlot(x="point", y="lift_points", color="model",
                          x_title="version · model", y_title="lift (percentage points)",
@@ -102,7 +109,8 @@ def build(state: SpaceState) -> SkillTab:
                                   "baseline", "with_skill", "verdict"],
                          elem_id="skill-history")
     triggers = gr.Dataframe(label=TRIGGER_NOTE, interactive=False, max_height=320, wrap=True,
-                            column_widths=TRIGGER_WIDTHS, visible=False,
+                            column_widths=TRIGGER_WIDTHS, datatype=datatypes(TRIGGER_COLUMNS),
+                            visible=False,
                             elem_id="skill-triggers", elem_classes="hs-table")
     outputs = [version, header, body, raw, files, versions, results, history, findings,
                triggers, pull]

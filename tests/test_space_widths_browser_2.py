@@ -5,7 +5,7 @@ The Space reads the fake Hub (`spot_setup`), where boss published a skill and al
 run of it as a pull request; boss's results hold runs and trigger evals of that skill on models
 with long Hub ids. At 1024, 1280 and 1440 px, beside a classic scrollbar: the Pending table fits
 at 1280 px and wider (at 1024 px it scrolls sideways with rank and skill pinned); no model id
-is split inside a word (`Instr/uct`), and the table's filter still matches a whole id; the
+or skill is split inside a word (`Instr/uct`, `kerne/l`), and the table's filter still matches a whole id; the
 trigger evals show a row per model, fit the window and cut no text; every header wraps only
 between words and is as wide as its column. Full-page screenshots go to the test's tmp folder.
 """
@@ -48,6 +48,7 @@ pytestmark = pytest.mark.slow
 
 WIDTHS = (1024, 1280, 1440)
 PENDING_MODEL = "local/Qwen/Qwen2.5-Coder-32B-Instruct"
+LONG_SKILL = "huggingface/kernel-builder-cuda-kernels"
 MODELS = ("meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen2.5-Coder-32B-Instruct",
           "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B")
 
@@ -99,6 +100,7 @@ def space_url(hub, tmp_path) -> Iterator[str]:  # noqa: F811
     for j, model in enumerate(MODELS):
         append_run(store, SKILL, model, 0.2 + 0.1 * j, 0.7, seed=j)
         append_triggers(store, model, seed=j)
+    append_run(store, LONG_SKILL, MODELS[0], 0.3, 0.6, seed=9)  # a long id in the pinned column
     demo.hubskills_state.invalidate()
     _, url, _ = launch(demo, server_name="127.0.0.1", server_port=free_port(),
                        prevent_thread_lock=True, quiet=True)
@@ -106,16 +108,20 @@ def space_url(hub, tmp_path) -> Iterator[str]:  # noqa: F811
     demo.close()
 
 
-# Each word (a run of letters and digits) of each visible table's model cells that lies on
-# more than one line: "Llam/a" in "meta-llama/Llam/a-3.1-8B-Instruct".
-SPLIT_MODEL_WORDS = r"""() => {
+# Each word (a run of letters and digits) of each visible table's model and skill cells that
+# lies on more than one line: "Llam/a" in "meta-llama/Llam/a-3.1-8B-Instruct", "kerne/l" in
+# "hubskills/kerne/l-builder-cuda-kernels@1.1.0".
+SPLIT_ID_WORDS = r"""() => {
   const split = [];
   for (const table of document.querySelectorAll('.hs-table')) {
-    const th = [...table.querySelectorAll('th[data-heading]')]
-      .find(th => th.innerText.trim() === 'model');
-    if (!th || !th.getClientRects().length) continue;
-    const cells = table.querySelectorAll(`[role=gridcell][data-col="${th.dataset.heading}"]`);
+    const ths = [...table.querySelectorAll('th[data-heading]')]
+      .filter(th => ['model', 'skill@version'].includes(th.innerText.trim())
+                    && th.getClientRects().length);
+    const cells = ths.flatMap(th => [...table.querySelectorAll(
+      `[role=gridcell][data-col="${th.dataset.heading}"]`)]);
     for (const cell of cells) {
+      if (cell.innerText.includes('\u200b')) split.push(`${table.id}: an invisible character `
+        + `in '${cell.innerText.replace(/\u200b/g, '').trim()}' (copied, it breaks the id)`);
       const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
       for (let node = walker.nextNode(); node; node = walker.nextNode()) {
         for (const match of node.data.matchAll(/[\p{L}\p{N}]+/gu)) {
@@ -183,7 +189,7 @@ def filter_finds_a_model_id(page) -> list[str]:
 def views(page, url: str):
     """The leaderboard with its pending submissions shown, then the skill's page."""
     page.goto(url)
-    wait_for_rows(page, "leaderboard-table", "text.includes('zorblax')")
+    wait_for_rows(page, "leaderboard-table", "/zorblax|kernel/.test(text)")
     page.get_by_text("Pending submissions (unreviewed)").click()
     page.locator("#pending-show").click()
     wait_for_rows(page, "pending-table", "text.includes('alice')")
@@ -212,7 +218,7 @@ def test_pending_model_ids_and_trigger_evals_at_common_widths(space_url, tmp_pat
                 broken += [f"{view} at {width} px: {column} (header over body)"
                            for column in page.evaluate(MISALIGNED)]
                 broken += [f"{view} at {width} px: {word}"
-                           for word in page.evaluate(SPLIT_MODEL_WORDS)]
+                           for word in page.evaluate(SPLIT_ID_WORDS)]
                 broken += (pending_problems(page, width) if view == "the leaderboard"
                            else trigger_problems(page, width))
                 if view == "the leaderboard" and width == WIDTHS[-1]:
