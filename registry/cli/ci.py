@@ -55,6 +55,9 @@ def ci_command(paths: tuple[Path, ...], base: str | None, min_lift: float | None
     suite. It fails when its verdict is "hurts", its lift's lower bound is not above --min-lift,
     or it is significantly worse than the published version. Unchanged skills make no model
     call. The Markdown summary goes to $GITHUB_STEP_SUMMARY when set (and --summary).
+    Ctrl-C or SIGTERM stops it without a verdict (exit 130; 143): with --on jobs, the Jobs
+    being started are cancelled, those already started go on (the command to collect them is
+    printed).
 
     \b
     Example:
