@@ -176,7 +176,7 @@ def _jobs_evaluate(caught: Any) -> Any:
         except LaunchInterrupted as stopped:
             raise _Stopped("its Jobs were being started", undone=stopped.undone) from None
         except KeyboardInterrupt:
-            if not runs:  # before the first create was sent
+            if not runs:  # before the launch guard (the uploads): no Job was created
                 raise _Stopped("no Job was started") from None
             raise _Stopped(f"the Jobs of run {runs[0]} go on",
                            f"hubskills runs show {runs[0]}  # collect it; or: hubskills jobs "
