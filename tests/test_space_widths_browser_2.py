@@ -5,9 +5,10 @@ The Space reads the fake Hub (`spot_setup`), where boss published a skill and al
 run of it as a pull request; boss's results hold runs and trigger evals of that skill on models
 with long Hub ids. At 1024, 1280 and 1440 px, beside a classic scrollbar: the Pending table fits
 at 1280 px and wider (at 1024 px it scrolls sideways with rank and skill pinned); no model id
-or skill is split inside a word (`Instr/uct`, `kerne/l`), and the table's filter still matches a whole id; the
-trigger evals show a row per model, fit the window and cut no text; every header wraps only
-between words and is as wide as its column. Full-page screenshots go to the test's tmp folder.
+or skill is split inside a word (`Instr/uct`, `kerne/l`) nor holds an invisible character a copy
+would keep, and the table's filter still matches a whole id; the trigger evals show a row per
+model, fit the window and cut no text; every header wraps only between words and is as wide as
+its column. Full-page screenshots go to the test's tmp folder.
 """
 
 from __future__ import annotations
