@@ -5,8 +5,9 @@
 nothing while walking them and everything the process holds); `paused=False` runs it inside
 such a block for work that makes cycles (an event loop). `frozen()` leaves alone what existed
 before the block (the SDKs' modules and types) for a block that should still collect its own
-garbage (a trigger run: a full collection over ~100,000 frozen objects stopped every call in
-flight for 30-100 ms). Each leaves the collector as it found it.
+garbage (an evaluation or a trigger run: a full collection over the ~100,000 objects that
+existed before it stopped every call in flight for 30-100 ms). Each leaves the collector as it
+found it.
 
 Pauses on several threads (the Space's visitors building boards at once, an import beside
 an event loop) share one pause, taken by the first and ended by the last, which leaves the
