@@ -17,9 +17,9 @@ stretches walls, while CPU time shows what each client itself spends. Every proc
 compiled, as an installed hubskills does: bytecode goes to a folder of the run's own (filled
 by the untimed first round) even where `PYTHONDONTWRITEBYTECODE` is set.
 
-2026-11-29, after the command line froze its imports (2-core machine, load average ~1; three
-runs): hubskills 1.11-1.35 s wall and 1.12-1.36 s CPU, the raw-SDK client 1.14-1.30 s and
-1.03-1.21 s, the stdlib client 0.21-0.23 s and 0.12-0.14 s: -0.03 to +0.05 s over the raw-SDK
+2026-11-29, after the command line froze its imports (2-core machine, load average 1-2; five
+runs): hubskills 1.11-1.40 s wall and 1.12-1.40 s CPU, the raw-SDK client 1.14-1.33 s and
+1.03-1.23 s, the stdlib client 0.21-0.23 s and 0.12-0.14 s: -0.03 to +0.13 s over the raw-SDK
 client (goal +0.3 s: met), 4.8-6.2x the stdlib client (the raw SDK alone is 5.0-5.9x: `import
 openai` by itself is 0.54 s here, so the goal of 3x is out of reach with the official SDK);
 `--help` 0.08-0.11 s (bare python 0.03-0.04 s). Details: docs/benchmarks.md.
