@@ -67,16 +67,22 @@ def interrupt_held_create(hub: FakeHub, *args: str | Path,
     hub.model.latency = 600  # type: ignore[attr-defined]
     go = hub.jobs.hold_creates(after=holds - 1)
     process = start(*args)
+    return process, signal_while_held(hub, process, go)
+
+
+def signal_while_held(hub: FakeHub, process: subprocess.Popen, go: threading.Event,
+                      sig: signal.Signals = signal.SIGINT) -> str:
+    """Once the fake holds a create of `process`, send it ``sig``; release the create once the
+    CLI looked its launch label up (or ended). The ended process's stderr."""
     wait_for(lambda: bool(hub.jobs.held), process, "a create to hold")
     before = len(hub.requests)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(sig)
     deadline = time.monotonic() + 120
     while process.poll() is None and LIST not in hub.requests[before:]:
         assert time.monotonic() < deadline, "the CLI neither looked up nor ended"
         time.sleep(0.05)
     go.set()
-    _, stderr = process.communicate(timeout=120)
-    return process, stderr
+    return process.communicate(timeout=120)[1]
 
 
 def launch_label(hub: FakeHub) -> str:

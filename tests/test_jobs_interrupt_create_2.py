@@ -22,7 +22,6 @@ import contextlib  # noqa: E402
 import signal  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 from collections.abc import Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 from types import FrameType  # noqa: E402
@@ -34,7 +33,13 @@ from fakes.hub_server import FakeHub  # noqa: E402
 from spot_setup import SKILL, fake_hub  # noqa: E402
 from test_ci_gate import commit_all, git  # noqa: E402
 from test_evaluate import make_skill  # noqa: E402
-from test_jobs_interrupt_create import LIST, STARTED, launch_label, wait_for  # noqa: E402
+from test_jobs_interrupt_create import (  # noqa: E402
+    LIST,
+    STARTED,
+    launch_label,
+    signal_while_held,
+    wait_for,
+)
 from test_verify_jobs import pushed_run  # noqa: E402
 
 from registry.cli import main  # noqa: E402
@@ -94,16 +99,7 @@ def signal_held_create(hub: FakeHub, checkout: Path, sig: signal.Signals,
     jobs_wait_for_the_model(hub)
     go = hub.jobs.hold_creates(after=holds - 1)
     process = start_ci(checkout)
-    wait_for(lambda: bool(hub.jobs.held), process, "a create to hold")
-    before = len(hub.requests)
-    process.send_signal(sig)
-    deadline = time.monotonic() + 120
-    while process.poll() is None and LIST not in hub.requests[before:]:
-        assert time.monotonic() < deadline, "the CLI neither looked up nor ended"
-        time.sleep(0.05)
-    go.set()
-    _, stderr = process.communicate(timeout=120)
-    return process, " ".join(stderr.split())
+    return process, " ".join(signal_while_held(hub, process, go, sig).split())
 
 
 def test_ctrl_c_while_ci_starts_its_jobs_cancels_the_started_and_the_one_in_flight(

@@ -67,10 +67,10 @@ MISALIGNED = """() => {
 }"""
 
 
-# Scroll the leaderboard to its right end: where its first two columns were and are now, and
-# whether there was anywhere to scroll.
-SCROLL_BOARD = """async () => {
-  const table = document.querySelector('#leaderboard-table');
+# Scroll a table (its element id) to its right end: where its first two columns' header and
+# first cells were and are now, and whether there was anywhere to scroll.
+SCROLL = """async id => {
+  const table = document.getElementById(id);
   const viewport = table.querySelector('.virtual-table-viewport');
   const cells = [...table.querySelectorAll(`th[data-heading="0"], th[data-heading="1"],
     [role=row][data-index="0"] [data-col="0"], [role=row][data-index="0"] [data-col="1"]`)];
@@ -84,7 +84,7 @@ SCROLL_BOARD = """async () => {
 
 def board_problems(page, width: int) -> list[str]:
     """At 1280 px the leaderboard fits; narrower, it scrolls with rank and skill pinned."""
-    moved = page.evaluate(SCROLL_BOARD)
+    moved = page.evaluate(SCROLL, "leaderboard-table")
     if width >= 1280:
         return ["the leaderboard at 1280 px scrolls sideways"] if moved["scrolls"] else []
     if not moved["scrolls"]:

@@ -34,7 +34,7 @@ from test_space_browser import (  # noqa: E402
     require_browser,
     wait_for_rows,
 )
-from test_space_widths_browser import MISALIGNED, broken_words, settle  # noqa: E402
+from test_space_widths_browser import MISALIGNED, SCROLL, broken_words, settle  # noqa: E402
 from test_verify import FAST, make_skill  # noqa: E402
 
 from registry.config import Settings  # noqa: E402
@@ -138,20 +138,6 @@ SPLIT_ID_WORDS = r"""() => {
     }
   }
   return split;
-}"""
-
-# Scroll a table to its right end: whether there was anywhere to scroll, and where its first
-# two columns' header and first cells were before and are after.
-SCROLL = """async id => {
-  const table = document.getElementById(id);
-  const viewport = table.querySelector('.virtual-table-viewport');
-  const cells = [...table.querySelectorAll(`th[data-heading="0"], th[data-heading="1"],
-    [role=row][data-index="0"] [data-col="0"], [role=row][data-index="0"] [data-col="1"]`)];
-  const before = cells.map(c => Math.round(c.getBoundingClientRect().left));
-  viewport.scrollLeft = viewport.scrollWidth;
-  await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
-  const after = cells.map(c => Math.round(c.getBoundingClientRect().left));
-  return {scrolls: viewport.scrollLeft > 0, before, after};
 }"""
 
 
