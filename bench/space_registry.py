@@ -28,7 +28,7 @@ def _settings(home: Path):
 
 def _publish(job: tuple[str, list[int]]) -> None:
     """Publish synthetic skills (a worker of the pool: each opens the store itself)."""
-    from registry.stores import local_store
+    from registry.registries import local_store
 
     home, numbers = job
     store = local_store(_settings(Path(home)))
@@ -87,7 +87,7 @@ def large_registry(data: Path) -> Path:
     done = home / ".bench-complete"
     if done.exists():
         return home
-    from registry.stores import local_store
+    from registry.registries import local_store
 
     print(f"generating the large registry in {home} (once; about 7 minutes)", flush=True)
     start = time.perf_counter()

@@ -84,8 +84,8 @@ def text_run() -> None:
     from registry.config import Settings
     from registry.evaluation.config import EvalConfig
     from registry.evaluation.engine import run_evaluation
-    from registry.evaluation.verify import verify_run
     from registry.results.runs import read_rows
+    from registry.verify.replay import verify_run
 
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(responder=answer) as server:
         os.environ["HUBSKILLS_HOME"] = str(Path(tmp) / "home")
@@ -114,8 +114,8 @@ def python_run() -> None:
     from registry.config import Settings
     from registry.evaluation.config import EvalConfig
     from registry.evaluation.engine import run_evaluation
-    from registry.evaluation.verify import verify_run
     from registry.sandbox import BwrapSandbox
+    from registry.verify.replay import verify_run
 
     sandbox = BwrapSandbox()
     works, why = sandbox.probe()

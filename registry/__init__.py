@@ -88,8 +88,8 @@ _EXPORTS: dict[str, str] = {
     # stores: open one, publish to it, and the path and size rules of anything written
     "SkillStore": "registry.stores:SkillStore",
     "SkillInfo": "registry.stores:SkillInfo",
-    "get_store": "registry.stores:get_store",
-    "results_dataset": "registry.stores:results_dataset",
+    "get_store": "registry.registries:get_store",
+    "results_dataset": "registry.registries:results_dataset",
     "publish_skill": "registry.publishing.publish:publish_skill",
     "PublishResult": "registry.publishing.publish:PublishResult",
     "check_relpath": "registry.scan:check_relpath",
@@ -117,12 +117,12 @@ _EXPORTS: dict[str, str] = {
     "scrub_data": "registry.secrets:scrub_data",
     "scrub_logs": "registry.secrets:scrub_logs",
     "scrubber": "registry.secrets:scrubber",
-    "pending_frame": "registry.publishing.review:pending_frame",
-    "forged_claims": "registry.publishing.review:forged_claims",
+    "pending_frame": "registry.verify.pending:pending_frame",
+    "forged_claims": "registry.verify.pending:forged_claims",
     "verification_badges": "registry.stores.verifications:badges",
     "pending_badges": "registry.stores.verifications:pending_badges",
-    "replay_pending": "registry.publishing.review_replay:replay_pending",
-    "merge_submission": "registry.publishing.review_replay:merge_submission",
+    "replay_pending": "registry.verify.admission:replay_pending",
+    "merge_submission": "registry.verify.admission:merge_submission",
     # at scale: an evaluation split into shards that run as Hugging Face Jobs
     "run_on_jobs": "registry.jobs:run_on_jobs",
     "run_logs": "registry.jobs:run_logs",
@@ -188,8 +188,7 @@ if TYPE_CHECKING:
     from registry.providers.public_url import check_public_url
     from registry.publishing.publish import PublishResult, publish_skill
     from registry.publishing.push import push_saved_run
-    from registry.publishing.review import forged_claims, pending_frame
-    from registry.publishing.review_replay import merge_submission, replay_pending
+    from registry.registries import get_store, results_dataset
     from registry.results import display, leaderboard
     from registry.results.board import Board
     from registry.results.board import to_entries as board_entries
@@ -222,10 +221,12 @@ if TYPE_CHECKING:
         scrub_logs,
         scrubber,
     )
-    from registry.stores import SkillInfo, SkillStore, get_store, results_dataset
+    from registry.stores import SkillInfo, SkillStore
     from registry.stores.refs import check_repo_id, tag_for
     from registry.stores.verifications import badges as verification_badges
     from registry.stores.verifications import pending_badges
+    from registry.verify.admission import merge_submission, replay_pending
+    from registry.verify.pending import forged_claims, pending_frame
 
 
 def __getattr__(name: str) -> Any:

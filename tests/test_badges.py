@@ -13,20 +13,15 @@ from registry.cli import cli
 from registry.config import Settings
 from registry.evaluation.config import EvalConfig
 from registry.evaluation.engine import run_evaluation
-from registry.evaluation.verify import verify_run
 from registry.format.version_ref import SkillVersionRef
 from registry.publishing.push import push_saved_run
+from registry.registries import get_store
 from registry.results.board import Board, to_entries
 from registry.results.leaderboard import entries
 from registry.results.leaderboard_badges import Badge, badge_from
-from registry.stores import get_store
-from registry.stores.verifications import (
-    append_record,
-    badges,
-    read_records,
-    run_files,
-    verify_and_record,
-)
+from registry.stores.verifications import badges, read_records, run_files
+from registry.verify.records import append_record, verify_and_record
+from registry.verify.replay import verify_run
 
 REPO = "local/zorblax-ports"
 

@@ -157,7 +157,7 @@ def test_update_all_updates_every_skill_it_can_and_reports_the_skipped(tmp_path)
     from cli_process import REPO_ROOT
 
     from registry.config import Settings
-    from registry.stores import local_store
+    from registry.registries import local_store
 
     project = tmp_path / "project"
     project.mkdir()

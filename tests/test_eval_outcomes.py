@@ -120,7 +120,7 @@ def test_a_run_stopped_by_its_budget_is_partial_and_cannot_be_pushed(tmp_path):
     assert manifest.status == "stopped" and manifest.is_partial
     assert manifest.samples_done < manifest.samples_planned == N * 2 * 2
     assert manifest.label.startswith("partial: ")
-    from registry.stores import get_store
+    from registry.registries import get_store
 
     with pytest.raises(HubskillsError) as refused:
         push_run(get_store(settings), manifest, run.rows, skill_dir="SKILL")

@@ -18,8 +18,9 @@ import pytest  # noqa: E402
 from registry.config import Settings  # noqa: E402
 from registry.errors import RegistryUnavailable, SkillNotFound, UnsafeSkill  # noqa: E402
 from registry.format.skill import content_hash  # noqa: E402
+from registry.registries import get_store  # noqa: E402
 from registry.scan import SizeLimits  # noqa: E402
-from registry.stores import FallbackStore, LocalStore, get_store  # noqa: E402
+from registry.stores import FallbackStore, LocalStore  # noqa: E402
 from registry.stores.hub import HubStore  # noqa: E402
 from tests.fakes.hub_server import FakeHub  # noqa: E402
 from tests.test_hub import closed_port_url  # noqa: E402

@@ -126,3 +126,17 @@ def test_the_eval_report_loads_while_the_first_request_waits_not_before():
             "waiting[0].join()\n"
             "assert 'numpy' in sys.modules and 'registry.cli._render' in sys.modules\n")
     _run_python(code)
+
+
+#: What storage never loads: it keeps bytes and records; replays live in `registry.verify`.
+NOT_FOR_STORAGE = ("registry.evaluation", "registry.agent", "registry.sandbox", "registry.verify")
+
+
+def test_opening_storage_loads_nothing_of_evaluation_agent_sandbox_or_verify():
+    """`import registry.stores` (and reading a store's badges) in a fresh interpreter loads no
+    module of the evaluation engine, the agent loop, the sandbox or the verifier."""
+    code = ("import json, sys, registry.stores, registry.stores.verifications, "
+            "registry.stores.seed; print(json.dumps(sorted(sys.modules)))")
+    loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                       text=True, check=True, cwd=ROOT).stdout)
+    assert [m for m in loaded if m.startswith(NOT_FOR_STORAGE)] == []

@@ -315,7 +315,7 @@ def test_cli_errors_map_to_error_and_hint(capsys: pytest.CaptureFixture[str], pr
 def test_cli_update_shows_old_new_and_changed_files(capsys: pytest.CaptureFixture[str],
                                                      project: Path, tmp_path: Path):
     from registry.config import Settings
-    from registry.stores import local_store
+    from registry.registries import local_store
 
     code, _, err = run_main(capsys, "pull", "hubskills/agent-skill-md", "--project", project,
                             "--dry-run")

@@ -35,8 +35,10 @@ LAYERS: list[set[str]] = [
     {"agent"},  # agent mode: runners and workspaces, used by the evaluation engine
     {"results"},  # rows, manifests, statistics, the leaderboard core: values, no I/O to models
     {"evaluation"},
-    {"stores"},  # storage; seeding replays the example runs through `evaluation.verify`
-    {"publishing"},  # publish, push, review: into the registry, replayed on the way in
+    {"stores"},  # storage only: bytes and records (nothing from evaluation, agent, sandbox)
+    {"verify"},  # the one room of verification: replay, spot checks, admission, records
+    {"publishing"},  # publish, push: into the registry, replayed on the way in
+    {"registries"},  # which store a command opens, seeded with its runs replayed
     {"generate", "install", "jobs", "gate"},  # jobs: sharded evaluations on HF Jobs; gate: `ci`
     {"__init__"},  # the public API
     {"cli"},

@@ -286,7 +286,7 @@ def test_a_million_rows_stay_vectorized():
 
 def _push(rows: list[ResultRow]) -> None:
     """Append a run to the local registry of this test's HUBSKILLS_HOME."""
-    from registry.stores import get_store
+    from registry.registries import get_store
 
     first = rows[0]
     cases = len({r.case_id for r in rows})

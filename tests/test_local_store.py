@@ -14,11 +14,12 @@ import pytest
 from registry.config import Settings
 from registry.errors import HubskillsError, SkillNotFound, UnsafeSkill, VersionExists
 from registry.format.skill import NAME_RE, content_hash, load_skill
+from registry.registries import get_store, local_store
 from registry.results.runs import ResultRow, RunManifest, RunWriter, read_manifest
 from registry.scan import SizeLimits
-from registry.stores import LocalStore, get_store, local_store
+from registry.stores import LocalStore
 from registry.stores.frame import load_frame
-from registry.stores.seed import default_seed_dir, seed_from, seed_store
+from registry.stores.seed import default_seed_dir, seed_store
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ("agent-skill-md", "hf-hub-python-2x", "kernel-builder-cuda-kernels")
@@ -136,7 +137,7 @@ def test_the_examples_are_found_and_seeding_without_them_says_so(tmp_path: Path)
 
 
 def test_auto_seed_happens_once_and_missing_skills_folder_is_fine(tmp_path: Path):
-    store = LocalStore(tmp_path / "store", seed=seed_from(tmp_path / "nothing"))
+    store = LocalStore(tmp_path / "store", seed=lambda s: seed_store(s, tmp_path / "nothing"))
     assert store.search() == []
     assert json.loads((tmp_path / "store" / ".seeded").read_text())["published"] == []
 

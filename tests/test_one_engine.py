@@ -21,9 +21,9 @@ from test_evaluate import knows_fact_if_told, make_skill
 
 from registry.cli import cli
 from registry.config import Settings
+from registry.registries import get_store
 from registry.results import display
 from registry.results.board import Board
-from registry.stores import get_store
 from registry.stores.summary import lift_key
 from space.leaderboard_view import leaderboard_view
 from space.skill_data import results_table

@@ -28,9 +28,9 @@ from registry.config import Settings  # noqa: E402
 from registry.errors import HubskillsError  # noqa: E402
 from registry.hub import HubClient  # noqa: E402
 from registry.publishing.push import push_saved_run  # noqa: E402
-from registry.publishing.review_replay import merge_submission, replay_pending  # noqa: E402
 from registry.stores.hub import HubStore  # noqa: E402
 from registry.stores.verifications import pending_badges, read_records  # noqa: E402
+from registry.verify.admission import merge_submission, replay_pending  # noqa: E402
 
 PASSED = re.compile(r'"passed":\s*true')
 

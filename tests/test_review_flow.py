@@ -28,9 +28,9 @@ from registry.cli import cli  # noqa: E402
 from registry.config import Settings  # noqa: E402
 from registry.generate.report import RoundResult, StudentResult  # noqa: E402
 from registry.publishing.push import push_run  # noqa: E402
-from registry.publishing.review import forged_claims, pending_frame  # noqa: E402
 from registry.results.runs import ResultRow, RunManifest, to_json  # noqa: E402
 from registry.stores.hub import HubStore  # noqa: E402
+from registry.verify.pending import forged_claims, pending_frame  # noqa: E402
 from tests.fakes.hub_server import FakeHub  # noqa: E402
 
 DATASET = "boss/hubskills-evals"

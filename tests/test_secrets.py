@@ -27,6 +27,7 @@ from registry.evaluation.engine import run_evaluation
 from registry.format.version_ref import SkillVersionRef
 from registry.providers import RetryPolicy
 from registry.publishing.push import push_run
+from registry.registries import local_store
 from registry.results.runs import RunWriter, read_manifest, read_rows
 from registry.secrets import (
     MASK,
@@ -37,7 +38,6 @@ from registry.secrets import (
     scrub,
     scrub_logs,
 )
-from registry.stores import local_store
 
 ENV_KEY = "sk-env-0123456789abcdefENV"
 FILE_KEY = "hf_fileTOKEN0123456789abcdef"

@@ -12,7 +12,7 @@ from registry.config import Settings
 from registry.evaluation.config import EvalConfig
 from registry.format.version_ref import SkillVersionRef
 from registry.install.identity import identify
-from registry.stores import get_store
+from registry.registries import get_store
 from space.evaluate_run import EvalRequest, evaluate
 from space.state import SpaceState
 

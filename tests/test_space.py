@@ -30,7 +30,8 @@ from registry.providers.embedded import availability
 from registry.results.board import to_entries as board_entries
 from registry.results.runs import ResultRow, RunManifest, RunWriter, new_run_id
 from registry.secrets import MASK, hold, scrub
-from registry.stores.verifications import append_record, run_files
+from registry.stores.verifications import run_files
+from registry.verify.records import append_record
 from space import build_demo, launch
 from space.evaluate_run import unpack_upload
 from space.keys import scrub_responses

@@ -14,10 +14,10 @@ from test_trigger import make_distractors, make_skill
 from registry.cli import cli
 from registry.config import Settings
 from registry.evaluation.trigger_report import summarize_triggers
+from registry.registries import get_store
 from registry.results.leaderboard import entries
 from registry.results.runs import read_rows
 from registry.results.trigger_board import trigger_entries
-from registry.stores import get_store
 
 
 @pytest.fixture

@@ -16,11 +16,11 @@ from registry.cli import cli, main
 from registry.config import Settings
 from registry.evaluation.config import EvalConfig
 from registry.evaluation.engine import run_evaluation
-from registry.evaluation.verify import verify_run
 from registry.format.suite import load_suite
 from registry.format.version_ref import SkillVersionRef
 from registry.providers import RetryPolicy
-from registry.stores import get_store
+from registry.registries import get_store
+from registry.verify.replay import verify_run
 
 FAST = RetryPolicy(attempts=4, base_delay=0.001, max_delay=0.005, max_retry_after=0.01)
 N_CASES = 10
@@ -274,8 +274,8 @@ def _revision(settings, repo: str) -> str:
                                     "```json\n{}\n```"])
 def test_text_checks_regrade_as_the_check_engine_grades(output):
     from registry.evaluation.checks import run_checks
-    from registry.evaluation.verify_regrade import grade_text
     from registry.format.suite import Case
+    from registry.verify.regrade import grade_text
 
     case = Case.model_validate({"id": "c", "prompt": "p", "checks": [
         {"type": "contains", "value": ["4417"]}, {"type": "not_contains", "value": "banana"},

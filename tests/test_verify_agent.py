@@ -17,12 +17,12 @@ from registry.cli import cli
 from registry.config import Settings
 from registry.evaluation.config import EvalConfig
 from registry.evaluation.engine import run_evaluation
-from registry.evaluation.verify_regrade import NO_WORKSPACE
 from registry.format.version_ref import SkillVersionRef
 from registry.providers import RetryPolicy
 from registry.publishing.push import push_saved_run
-from registry.publishing.verify_pushed import verify_published
-from registry.stores import get_store
+from registry.registries import get_store
+from registry.verify.pushed import verify_published
+from registry.verify.regrade import NO_WORKSPACE
 
 FAST = RetryPolicy(attempts=3, base_delay=0.001, max_delay=0.005, max_retry_after=0.01)
 REPO = "local/zorblax-ports"

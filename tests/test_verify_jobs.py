@@ -1,8 +1,8 @@
 """`hubskills verify NS/NAME --run RUN_ID --resample K --on jobs`: the spot check as one Job.
 
 The fake Hub's Jobs runner really runs the Job: its command downloads the wheel the client built
-from this checkout, installs it and runs `registry.jobs.spot`, which re-asks the fake model and
-records the verification in the results dataset as the token's user ("boss", the dataset's
+from this checkout, installs it and runs `registry.verify.spot_job`, which re-asks the fake
+model and records the verification in the results dataset as the token's user ("boss", the dataset's
 owner). The "image" has hubskills' dependencies already and no package index.
 """
 

@@ -20,8 +20,8 @@ from registry.evaluation.engine import run_evaluation
 from registry.format.suite import load_suite
 from registry.format.version_ref import SkillVersionRef
 from registry.publishing.push import push_saved_run
-from registry.publishing.verify_pushed import verify_published
-from registry.stores import get_store
+from registry.registries import get_store
+from registry.verify.pushed import verify_published
 
 REPO = "local/zorblax-ports"
 

@@ -15,16 +15,16 @@ from registry.errors import HubskillsError
 from registry.evaluation.config import EvalConfig
 from registry.evaluation.engine import run_evaluation
 from registry.evaluation.run_manifest import stored_summaries
-from registry.evaluation.verify import verify_run
-from registry.evaluation.verify_resample import (
+from registry.results.runs import ResultRow, RunManifest, read_manifest, read_rows
+from registry.verify.replay import verify_run
+from registry.verify.resample import (
     ALPHA,
     check_cost,
     draw_cases,
     estimate_cost,
     false_alarm_rate,
 )
-from registry.publishing.resample import spot_check
-from registry.results.runs import ResultRow, RunManifest, read_manifest, read_rows
+from registry.verify.spot import spot_check
 
 
 @pytest.fixture
@@ -83,8 +83,9 @@ def test_an_output_edited_to_pass_regrades_cleanly_but_fails_the_spot_check(sett
 def test_the_registry_side_of_verify_is_typed_with_the_store_protocol_and_settings():
     """What reads runs from a registry sits above `stores`, so its seams name `SkillStore` and
     `Settings` (resolved here as a type checker would), not `Any`."""
-    from registry.publishing import resample, verify_pushed
     from registry.stores.base import SkillStore
+    from registry.verify import pushed as verify_pushed
+    from registry.verify import spot as resample
 
     names = {"Settings": Settings, "SkillStore": SkillStore, "ResultRow": ResultRow,
              "RunManifest": RunManifest}

@@ -17,7 +17,7 @@ from test_verify import FAST, N_CASES, knows_fact_if_told, make_skill, rows_of, 
 from registry.config import Settings
 from registry.evaluation.config import EvalConfig
 from registry.evaluation.engine import run_evaluation
-from registry.evaluation.verify import verify_run
+from registry.verify.replay import verify_run
 
 
 @pytest.fixture

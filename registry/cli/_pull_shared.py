@@ -16,8 +16,9 @@ from registry.cli import _output as out
 from registry.config import Settings
 from registry.install import PullResult
 from registry.install.agents import AGENTS, Agent, readers
+from registry.registries import get_store
 from registry.scan import Finding, ScanFailed
-from registry.stores import SkillStore, get_store
+from registry.stores import SkillStore
 
 project_option = click.option(
     "--project", type=click.Path(path_type=Path, file_okay=False), default=".",

@@ -25,7 +25,7 @@ def push_target(settings: Settings, skill: Path, repo: str | None, registry_kind
 
     if not push and repo is None and registry_kind is None:
         return None, identify(skill, None)  # a pulled folder's marker only: no store loaded
-    from registry.stores import get_store
+    from registry.registries import get_store
 
     if not push:
         return None, identify(skill, get_store(settings, registry_kind), repo=repo)

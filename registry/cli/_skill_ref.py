@@ -91,7 +91,7 @@ def _fetched(text: str, command: str) -> Iterator[Path]:
     if is_source(text):
         fetching = fetched_source(text, command=command, mark=True)
     else:
-        from registry.stores import get_store
+        from registry.registries import get_store
 
         fetching = fetched(text, get_store(Settings.from_env(), offline_fallback=True),
                            mark=True)
@@ -184,7 +184,7 @@ def _closest_reference(typed: str) -> str | None:
     """The registry's `ns/name` closest to a mistyped `typed` (`ns/name` or a name), if any."""
     import difflib
 
-    from registry.stores import get_store
+    from registry.registries import get_store
 
     try:
         repos = [info.repo for info in
@@ -200,7 +200,7 @@ def _closest_reference(typed: str) -> str | None:
 
 def _registry_reference(name: str) -> str | None:
     """`ns/name` of a registry skill called `name` (the first the registry lists), if any."""
-    from registry.stores import get_store
+    from registry.registries import get_store
 
     if not name or not re.fullmatch(r"[\w.-]+", name):
         return None

@@ -9,7 +9,8 @@ from typing import Any
 import click
 
 from registry.config import Settings
-from registry.stores import SkillInfo, SkillStore, get_store
+from registry.registries import get_store
+from registry.stores import SkillInfo, SkillStore
 
 registry_option = click.option(
     "--registry", type=click.Choice(["local", "hub"]), default=None,

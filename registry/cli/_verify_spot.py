@@ -25,10 +25,10 @@ from registry.cli import _output as out
 
 if TYPE_CHECKING:
     from registry.config import Settings
-    from registry.evaluation.verify_resample import SpotCheck
     from registry.hub import JobState
     from registry.jobs.spot_remote import SpotJob
     from registry.stores import SkillStore
+    from registry.verify.resample import SpotCheck
 
 
 def spot_check(target: str, run_id: str | None, revision: str | None, skill_dir: Path | None,
@@ -49,7 +49,7 @@ def spot_check(target: str, run_id: str | None, revision: str | None, skill_dir:
                                    "--on jobs (without --skill)")
         return _on_jobs(target, run_id, revision, settings, open_store(), k=k, seed=seed,
                         max_cost=max_cost, flavor=flavor)
-    from registry.jobs.spot import spot_check_and_record
+    from registry.verify.spot_job import spot_check_and_record
 
     check, record = spot_check_and_record(target, run_id, revision, skill_dir, settings,
                                           open_store, k=k, seed=seed, max_cost=max_cost,

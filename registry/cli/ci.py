@@ -104,7 +104,7 @@ def _config(settings: Settings, changed: list[Path], *, models: list[str], runs:
 
 
 def _store(settings: Settings, registry_kind: str | None) -> Any:
-    from registry.stores import get_store
+    from registry.registries import get_store
 
     return get_store(settings, registry_kind)
 

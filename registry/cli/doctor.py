@@ -34,7 +34,7 @@ _COUNTED = 1000  # skills counted at most (a Hub registry holding more says "100
 
 
 def _registry(settings: Settings) -> dict[str, Any]:
-    from registry.stores import get_store
+    from registry.registries import get_store
 
     kind = settings.registry
     try:

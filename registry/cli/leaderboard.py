@@ -69,7 +69,7 @@ def leaderboard_command(skill: str | None, model: str | None, tag: str | None,
       hubskills leaderboard --registry hub --pending   # and unreviewed submissions
     """
     from registry.config import Settings
-    from registry.stores import get_store
+    from registry.registries import get_store
     from registry.stores.verifications import badges
 
     store = get_store(Settings.from_env(), registry)
@@ -105,10 +105,10 @@ def _with_pending(ranked: Sequence[Entry], triggers: Sequence[TriggerEntry], sto
                   filters: dict, *, limit: int, as_json: bool) -> None:
     """The reviewed board, then the unreviewed submissions apart (ranked among themselves,
     each with the badge its replay earned, trigger evals included)."""
-    from registry.publishing.review import UNREVIEWED, pending_frame
     from registry.results import trigger_board
     from registry.results.leaderboard_table import to_records
     from registry.stores.verifications import pending_badges
+    from registry.verify.pending import UNREVIEWED, pending_frame
 
     frame = pending_frame(store)
     waiting, _, waiting_triggers = board_of(frame, filters, pending_badges(store), True)

@@ -13,7 +13,7 @@ from registry.install import pull
 from registry.install.agents import agent_names
 from registry.install.pull import Plan, pull_source
 from registry.install.sources import is_source
-from registry.stores import get_store
+from registry.registries import get_store
 
 
 @click.command("pull")

@@ -10,8 +10,9 @@ from rich.markup import escape
 from registry.cli import _output as out
 from registry.cli._path_arg import ExistingPath
 from registry.config import Settings
-from registry.stores import local_store
-from registry.stores.seed import default_seed_dir, seed_store
+from registry.registries import local_store
+from registry.stores.seed import default_seed_dir
+from registry.verify.seed import seed_and_replay
 
 
 @click.group("registry")
@@ -34,8 +35,8 @@ def registry_seed_command(force: bool, source: Path | None) -> None:
       hubskills registry seed --from ./my-skills --force
     """
     settings = Settings.from_env()
-    report = seed_store(local_store(settings), source or default_seed_dir(), force=force,
-                        settings=settings)
+    report = seed_and_replay(local_store(settings), source or default_seed_dir(),
+                             force=force, settings=settings)
     if report.already_seeded:
         out.result("Already seeded (use --force to add what is missing).")
         return

@@ -10,7 +10,7 @@ from rich.markup import escape
 from registry.cli import _output as out
 
 if TYPE_CHECKING:
-    from registry.publishing.review_replay import SubmissionCheck
+    from registry.verify.admission import SubmissionCheck
 
 
 @click.group("review")
@@ -35,8 +35,8 @@ def review_group() -> None:
 def review_pending(comment: bool, as_json: bool) -> None:
     """Replay every pending submission without calling any model and record the result."""
     from registry.config import Settings
-    from registry.publishing.review_replay import replay_pending
-    from registry.stores import get_store
+    from registry.registries import get_store
+    from registry.verify.admission import replay_pending
 
     settings = Settings.from_env()
     checks = replay_pending(get_store(settings, "hub"), settings, comment=comment)
@@ -54,8 +54,8 @@ def review_merge(number: int) -> None:
     """Merge pull request PR_NUMBER into the results dataset, after replaying its runs; a
     mismatch is never merged."""
     from registry.config import Settings
-    from registry.publishing.review_replay import merge_submission
-    from registry.stores import get_store
+    from registry.registries import get_store
+    from registry.verify.admission import merge_submission
 
     settings = Settings.from_env()
     checks = merge_submission(get_store(settings, "hub"), settings, number)

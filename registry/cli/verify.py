@@ -14,8 +14,8 @@ from registry.cli._path_arg import ExistingPath
 
 if TYPE_CHECKING:
     from registry.config import Settings
-    from registry.evaluation.verify import Verification
     from registry.stores import SkillStore
+    from registry.verify.replay import Verification
 
 _SHOWN = 10  # differences listed before "and N more"
 
@@ -71,7 +71,7 @@ def verify_command(target: str, run_id: str | None, revision: str | None,
     from functools import cache
 
     from registry.config import Settings
-    from registry.stores import get_store
+    from registry.registries import get_store
 
     if on == "jobs" and k is None:
         raise click.UsageError("--on jobs runs a spot check there: add --resample K")
@@ -103,10 +103,10 @@ def _verify(target: str, run_id: str | None, revision: str | None, skill_dir: Pa
         if revision is not None or "/" in target:
             raise click.UsageError(f"name the run to replay: hubskills verify {target} --run "
                                    "RUN_ID" if "/" in target else "--revision needs --run")
-        from registry.evaluation.verify import verify_run
+        from registry.verify.replay import verify_run
 
         return verify_run(target, settings, skill_dir=skill_dir, open_store=open_store)
-    from registry.publishing.review_replay import verify_and_keep
+    from registry.verify.admission import verify_and_keep
 
     if "/" not in target:
         raise click.UsageError(f"with --run, name the skill as NS/NAME, not '{target}'")

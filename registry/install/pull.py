@@ -94,7 +94,7 @@ def pull(spec: str, *, project: Path, store: SkillStore | None = None,
         return pull_source(spec, plan, skills=[skill] if skill else [])[0]
     repo, ref = parse_spec(spec)
     if store is None:
-        from registry.stores import get_store
+        from registry.registries import get_store
 
         store = get_store(Settings.from_env(), offline_fallback=True)
     return _install(_stage(repo, ref, store, plan), plan)

@@ -7,8 +7,8 @@ image's package manager where it can (root and `apt-get`, as in the default `pyt
 saying so in one line; a failure is not fatal: the shard's probe then says why code cannot run.
 It downloads the wheel the client uploaded, with the token the Job got as a secret (never on the
 command line), installs that exact file into a folder of its own and runs the Job's module from
-it (`registry.jobs.shard`; `registry.jobs.spot` for a spot check), so the Job runs the client's
-code, not whatever version an index holds.
+it (`registry.jobs.shard`; `registry.verify.spot_job` for a spot check), so the Job runs
+the client's code, not whatever version an index holds.
 """
 
 from __future__ import annotations

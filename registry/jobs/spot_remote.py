@@ -30,12 +30,12 @@ from registry.jobs.launches import Launch
 from registry.jobs.package import build_wheel
 from registry.jobs.plan import RunFiles
 from registry.jobs.remote import JOB_TIMEOUT, job_env, job_secrets, with_token
-from registry.jobs.spot import FAILED, RESULT
+from registry.verify.spot_job import FAILED, RESULT
 
 if TYPE_CHECKING:
     from registry.config import Settings
-    from registry.evaluation.verify_resample import SpotCheck
     from registry.results.runs import RunManifest
+    from registry.verify.resample import SpotCheck
 
 SPOT_LABEL = "hubskills-spot-check"  # the Job's label: the run it spot-checks
 
@@ -71,8 +71,8 @@ def start_spot_job(store: Any, target: str, run_id: str, settings: Settings, *, 
         LaunchFailed: the Job's create failed; LaunchInterrupted: Ctrl-C while it was sent
             (either way, the Job it may have started is looked up and cancelled first).
     """
-    from registry.evaluation.verify_resample import check_cost, plan_check
-    from registry.publishing.resample import load_run
+    from registry.verify.resample import check_cost, plan_check
+    from registry.verify.spot import load_run
 
     if store.kind != "hub":
         raise HubskillsError("a spot check on Jobs checks a run in the hub registry's results",
@@ -95,7 +95,7 @@ def start_spot_job(store: Any, target: str, run_id: str, settings: Settings, *, 
             *([revision] if revision else [])]
     with Launch(jobs).guard() as via:  # Ctrl-C or a failed create: no Job left unseen
         job = via.run(image=image, command=module_command(
-            settings.hf_endpoint, repo, wheel_path, "registry.jobs.spot", args,
+            settings.hf_endpoint, repo, wheel_path, "registry.verify.spot_job", args,
             sandbox=_runs_code(manifest)), env={**job_env(settings), "HUBSKILLS_REGISTRY": "hub"},
             secrets=job_secrets(settings), flavor=flavor, labels={SPOT_LABEL: run_id},
             timeout=JOB_TIMEOUT)

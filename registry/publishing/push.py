@@ -113,8 +113,9 @@ def record_replay(store: SkillStore, manifest: RunManifest, settings: Settings) 
     status, or None when the dataset does not list the run."""
     from functools import partial
 
-    from registry.publishing.verify_pushed import verify_published
-    from registry.stores.verifications import run_files, verify_and_record
+    from registry.stores.verifications import run_files
+    from registry.verify.pushed import verify_published
+    from registry.verify.records import verify_and_record
 
     run = run_files(store).get(manifest.run_id)
     if run is None or not manifest.skill_repo:

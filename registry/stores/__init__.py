@@ -1,18 +1,15 @@
 """Skill stores: `LocalStore` (a folder, the default), `HubStore` (the Hugging Face Hub) and
 `FallbackStore` (the Hub, with the local registry answering pulls when the Hub cannot).
 
-`get_store(settings)` picks one; all implement `SkillStore` (versioned skills, `SkillRepos`,
-and a results dataset, `store.results`: `ResultsDataset`) and pass one contract suite.
+All implement `SkillStore` (versioned skills, `SkillRepos`, and a results dataset,
+`store.results`: `ResultsDataset`) and pass one contract suite. Storage only: bytes and
+records, nothing from evaluation, the agent or the sandbox (`tests/test_layout.py`). Which
+store a command opens, seeded and with the seeded runs replayed, is `registry.registries`.
 `HubStore` is imported lazily so that `huggingface_hub` is loaded only when the Hub is used.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
-
-from registry.config import Settings
-from registry.errors import HubskillsError
 from registry.stores.base import (
     Appended,
     Fetched,
@@ -27,71 +24,9 @@ from registry.stores.base import (
 from registry.stores.dataset import DEFAULT_RESULTS_NAME
 from registry.stores.fallback import FallbackStore
 from registry.stores.local import LocalStore
-from registry.stores.seed import default_seed_dir, seed_from
-
-if TYPE_CHECKING:
-    from datasets import Dataset
 
 __all__ = [
     "Appended", "FallbackStore", "Fetched", "LocalStore", "Published", "Resolved",
-    "ResultsDataset", "SkillInfo", "SkillRepos", "SkillStore", "VersionInfo", "get_store",
-    "local_store", "results_dataset", "REGISTRIES",
+    "ResultsDataset", "SkillInfo", "SkillRepos", "SkillStore", "VersionInfo",
+    "DEFAULT_RESULTS_NAME",
 ]
-
-
-def local_store(settings: Settings) -> LocalStore:
-    """The embedded registry at `settings.store_dir`, seeded with the examples on first use."""
-    return LocalStore(settings.store_dir, namespace=settings.namespace or "local",
-                      results_repo=settings.results_repo or DEFAULT_RESULTS_NAME,
-                      seed=seed_from(default_seed_dir(), settings))
-
-
-def _hub_store(settings: Settings) -> SkillStore:
-    from registry.stores.hub import HubStore
-
-    return HubStore(settings)
-
-
-REGISTRIES: dict[str, Callable[[Settings], SkillStore]] = {
-    "local": local_store,
-    "hub": _hub_store,
-}
-
-
-def get_store(settings: Settings, registry: str | None = None, *,
-              offline_fallback: bool = False) -> SkillStore:
-    """The store named by `registry` (default: `settings.registry`, itself "local" by default).
-
-    With `offline_fallback` (what pulls use), a remote registry is wrapped in a `FallbackStore`
-    whose fallback is the local registry: offline, a pull still resolves what it holds.
-
-    Raises:
-        HubskillsError: an unknown registry name.
-    """
-    name = (registry or settings.registry or "local").lower()
-    factory = REGISTRIES.get(name)
-    if factory is None:
-        raise HubskillsError(f"unknown registry '{name}'",
-                             hint="use --registry local or --registry hub "
-                                  "(or HUBSKILLS_REGISTRY=local|hub)")
-    store = factory(settings)
-    if offline_fallback and name != "local":
-        return FallbackStore(store, lambda: local_store(settings))
-    return store
-
-
-def results_dataset(settings: Settings | None = None, registry: str | None = None) -> Dataset:
-    """Every evaluation result of a registry as a 🤗 Datasets split, for your own analysis.
-
-    `datasets.load_dataset` on the results dataset (the Hub repo, or the local registry's
-    folder), with its cache under `HUBSKILLS_HOME/datasets-cache`: a second call reads the
-    Arrow files it made, and only new result files are parsed again. The CLI and the Space read
-    results through the stores' columnar path instead (measured several times faster at
-    start-up on 1,000 runs); this is the same data in the design's own format.
-    """
-    from datasets import load_dataset
-
-    settings = settings or Settings.from_env()
-    source = get_store(settings, registry).dataset_source()
-    return load_dataset(source, split="evals",
-                        cache_dir=str(settings.home / "datasets-cache"))

@@ -3,10 +3,10 @@
 Every skill folder whose name follows the skill-name rule (dot-folders skipped) and that
 validates is published as `hubskills/<name>` at its `metadata.version`; every recorded run in
 `<folder>/.runs/<run_id>/{manifest.json,rows.jsonl}` is appended to the results dataset, linked
-to the seeded revision when its content hash matches, then replayed here (no model is called;
-`seed_verify.py`) and its verification recorded, so the example runs rank as `replayed` when
-their replay holds. Idempotent: existing versions and runs are skipped; a marker file records
-that seeding happened.
+to the seeded revision when its content hash matches, then handed to the verifier's replay
+(no model is called; `registry.verify.seed`) and its verification recorded, so the example runs
+rank as `replayed` when their replay holds. Idempotent: existing versions and runs are
+skipped; a marker file records that seeding happened.
 
 Where the example skills come from (`default_seed_dir`): the source checkout's `skills/` (a
 clone, an editable install, a Space), else `registry/examples/`: the copy of `skills/` (its
@@ -20,11 +20,9 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from functools import partial
 from pathlib import Path
 
 from registry._io import atomic_write_text
-from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.format.skill import NAME_RE, load_skill
 from registry.format.validate import has_errors, validate_skill
@@ -32,7 +30,6 @@ from registry.results.runs import read_manifest, read_rows, utc_now
 from registry.stores.dataset import results_path
 from registry.stores.local import LocalStore
 from registry.stores.refs import is_version, normalize_version, tag_for
-from registry.stores.seed_verify import replay_seeded
 
 log = logging.getLogger(__name__)
 SEED_NAMESPACE = "hubskills"
@@ -58,25 +55,22 @@ def default_seed_dir() -> Path | None:
     return None
 
 
-def seed_from(seed_dir: Path | None,
-              settings: Settings | None = None) -> Callable[[LocalStore], SeedReport]:
-    """A first-use hook for `LocalStore(seed=...)` that seeds from `seed_dir` (replaying the
-    runs with `settings`' sandbox choice; None: not replayed)."""
-    return partial(seed_store, seed_dir=seed_dir, settings=settings)
+#: Replays the seeded runs (store, the runs' folder, their ids) -> run id -> replay status.
+Replay = Callable[[LocalStore, Path, list[str]], dict[str, str]]
 
 
 def seed_store(store: LocalStore, seed_dir: Path | None, *, force: bool = False,
-               settings: Settings | None = None) -> SeedReport:
+               replay: Replay | None = None) -> SeedReport:
     """Seed `store` from `seed_dir` unless it was seeded already (or with `force`); with
-    `settings`, each seeded run is replayed and its verification recorded."""
+    `replay` (the verifier's, `registry.verify.seed`), each seeded run is replayed and its
+    verification recorded."""
     with store.seeding():
         marker = store.seed_marker
         if marker.exists() and not force:
             return SeedReport(already_seeded=True)
         report = _seed(store, seed_dir)
-        if settings is not None and seed_dir is not None:
-            report.verified = replay_seeded(store, seed_dir / ".runs", report.runs,
-                                            settings)
+        if replay is not None and seed_dir is not None:
+            report.verified = replay(store, seed_dir / ".runs", report.runs)
         atomic_write_text(marker, json.dumps({"date": utc_now(), **asdict(report)}, indent=2))
         return report
 

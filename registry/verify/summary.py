@@ -7,8 +7,8 @@ import math
 from typing import Any
 
 from registry.evaluation.run_manifest import stored_summaries
-from registry.evaluation.verify_regrade import TOLERANCE, Difference
 from registry.results.runs import ResultRow
+from registry.verify.regrade import TOLERANCE, Difference
 
 
 def compare_summaries(stored: list[dict[str, Any]], rows: list[ResultRow]) -> list[Difference]:

@@ -27,20 +27,13 @@ from registry.errors import HubskillsError
 from registry.format.untrusted import code_span
 from registry.results.leaderboard_badges import REPLAY
 from registry.stores.base import ResultsDataset, SkillStore
-from registry.stores.verifications import (
-    CONCLUSIVE,
-    Record,
-    RunFile,
-    for_rows,
-    read_records,
-    rows_hash,
-    verify_and_record,
-)
+from registry.stores.verifications import Record, RunFile, for_rows, read_records, rows_hash
+from registry.verify.records import CONCLUSIVE, verify_and_record
 
 if TYPE_CHECKING:
     from registry.config import Settings
-    from registry.evaluation.verify import Verification
     from registry.hub import PullRequest, RemoteFile
+    from registry.verify.replay import Verification
 
 log = logging.getLogger(__name__)
 MARKER = "<!-- hubskills-verification run={run} rows={rows} -->"
@@ -134,7 +127,7 @@ def verify_and_keep(store: SkillStore, repo: str, run_id: str, settings: Setting
         RunNotFound: no such run (at ``revision``).
         HubskillsError: the dataset could not be read.
     """
-    from registry.publishing.verify_pushed import read_pushed, verify_published
+    from registry.verify.pushed import read_pushed, verify_published
 
     data = read_pushed(store, run_id, revision)
     report = verify_published(store, repo, run_id, settings, data=data)
@@ -174,7 +167,7 @@ def comment_text(check: SubmissionCheck) -> str:
 def _replay(store: SkillStore, settings: Settings, pr: PullRequest, entry: RemoteFile,
             records: list[Record]) -> SubmissionCheck:
     """Replay one run of one pull request (or reuse the record of these exact rows)."""
-    from registry.publishing.verify_pushed import read_pushed, verify_published
+    from registry.verify.pushed import read_pushed, verify_published
 
     run_id = PurePosixPath(entry.path).stem
     data = read_pushed(store, run_id, pr.revision)

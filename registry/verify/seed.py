@@ -13,20 +13,40 @@ from __future__ import annotations
 import logging
 import shutil
 import tempfile
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from registry.config import Settings
 from registry.errors import HubskillsError
-from registry.evaluation.verify import Verification, verify_run
 from registry.results.runs import ResultRow, RunManifest, read_manifest
 from registry.stores.local import LocalStore
-from registry.stores.verifications import run_files, verify_and_record
+from registry.stores.seed import SeedReport, seed_store
+from registry.stores.verifications import run_files
+from registry.verify.records import verify_and_record
+
+if TYPE_CHECKING:
+    from registry.verify.replay import Verification
 
 log = logging.getLogger(__name__)
 
 
-def replay_seeded(store: LocalStore, runs_root: Path, run_ids: list[str],
+def seed_hook(seed_dir: Path | None,
+              settings: Settings) -> Callable[[LocalStore], SeedReport]:
+    """A first-use hook for `LocalStore(seed=...)`: seed from `seed_dir`, then replay the
+    seeded runs with `settings`' sandbox choice and record each verification."""
+    return partial(seed_and_replay, seed_dir=seed_dir, settings=settings)
+
+
+def seed_and_replay(store: LocalStore, seed_dir: Path | None, *, settings: Settings,
+                    force: bool = False) -> SeedReport:
+    """`stores.seed.seed_store`, with every seeded run replayed here and recorded."""
+    return seed_store(store, seed_dir, force=force,
+                      replay=partial(replay_seeded, settings=settings))
+
+
+def replay_seeded(store: LocalStore, runs_root: Path, run_ids: list[str], *,
                   settings: Settings) -> dict[str, str]:
     """Replay the seeded runs ``run_ids`` (recorded under ``runs_root``) of ``store`` and record
     each verification; returns run id -> the replay's status (`verified`, `mismatch`, `not
@@ -60,6 +80,8 @@ def _replay(store: LocalStore, placed: RunManifest, rows: Path, settings: Settin
     """`verify_run` on a run folder rebuilt in a temporary home from the dataset's file (the
     rows as pushed) and the manifest as seeding placed it: against the revision it was linked
     to, else the example skill's folder (its content hash is checked either way)."""
+    from registry.verify.replay import verify_run  # the engine loads only when seeding
+
     folder_skill = None if placed.skill_revision else seed_dir / placed.skill_name
     with tempfile.TemporaryDirectory(prefix="hubskills-seed-replay-") as tmp:
         home = Path(tmp)

@@ -23,9 +23,9 @@ from registry.secrets import scrub
 
 if TYPE_CHECKING:
     from registry.config import Settings
-    from registry.evaluation.verify_resample import SpotCheck
     from registry.results.runs import RunManifest
     from registry.stores import SkillStore
+    from registry.verify.resample import SpotCheck
 
 RESULT = "hubskills-spot-result"  # the Job's last word: `hubskills-spot-result {json}`
 FAILED = "hubskills-spot-error"  # or: `hubskills-spot-error {"error": ..., "hint": ...}`
@@ -44,7 +44,7 @@ def spot_check_and_record(target: str, run_id: str | None, revision: str | None,
         HubskillsError: over ``max_cost`` (before any call), no skill to re-ask with, what the
             evaluation refuses, or a store that keeps no records.
     """
-    from registry.publishing.resample import resample_run
+    from registry.verify.spot import resample_run
 
     check, manifest, data = resample_run(target, run_id, revision, skill_dir, settings,
                                          open_store, k=k, seed=seed, max_cost=max_cost,
@@ -62,8 +62,9 @@ def record_spot_check(check: SpotCheck, manifest: RunManifest, data: bytes,
     Raises:
         HubskillsError: the record could not be written.
     """
-    from registry.evaluation.verify_resample import spot_record
-    from registry.stores.verifications import append_record, rows_hash
+    from registry.stores.verifications import rows_hash
+    from registry.verify.records import append_record
+    from registry.verify.resample import spot_record
 
     record = spot_record(check, manifest.run_id, rows_hash(data),
                          skill_repo=manifest.skill_repo, skill_revision=manifest.skill_revision,
@@ -81,11 +82,11 @@ def run_in_job(settings: Settings, repo: str, target: str, run_id: str, k: int, 
     """Inside the Job: spot-check run ``run_id`` of ``target`` in the results dataset ``repo``
     and record it; the process's exit code (0: a verdict was reached and recorded)."""
     from registry._version import __version__
-    from registry.stores import get_store
+    from registry.stores.hub import HubStore
 
     say(f"hubskills {__version__}: spot check of run {run_id} of {target}, K={k} per arm")
     settings = settings.with_(results_repo=repo)
-    open_store = cache(lambda: get_store(settings, "hub"))
+    open_store = cache(lambda: HubStore(settings))
 
     def announce(check: SpotCheck) -> None:
         cost = "unknown" if check.estimated_cost is None else f"${check.estimated_cost:.4f}"
@@ -106,7 +107,7 @@ def run_in_job(settings: Settings, repo: str, target: str, run_id: str, k: int, 
 
 
 def main(argv: list[str] | None = None) -> None:
-    """`python -m registry.jobs.spot REPO NS/NAME RUN_ID K SEED MAX_COST [REVISION]` (what the
+    """`python -m registry.verify.spot_job REPO NS/NAME RUN_ID K SEED MAX_COST [REVISION]` (what the
     Job's command runs; MAX_COST `-` for none)."""
     from registry.config import Settings
 

@@ -27,8 +27,8 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from registry.errors import RunNotFound
-from registry.evaluation.verify import Verification, parse_rows, replay_run, sample_label
 from registry.results.runs import ResultRow, RunManifest, latest_rows, samples_planned
+from registry.verify.replay import Verification, parse_rows, replay_run, sample_label
 
 if TYPE_CHECKING:
     from registry.config import Settings

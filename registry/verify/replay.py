@@ -33,14 +33,14 @@ from registry._gc import collector
 from registry.config import Settings
 from registry.errors import HubskillsError, RunNotFound
 from registry.evaluation.agent_mode import agent_suite_path
-from registry.evaluation.verify_regrade import (
-    Difference,
-    regrade_rows,
-)
-from registry.evaluation.verify_summary import compare_summaries
 from registry.format.skill import content_hash
 from registry.format.suite import Suite, load_suite, suite_path
 from registry.results.runs import ResultRow, RunManifest, latest_rows, run_dir
+from registry.verify.regrade import (
+    Difference,
+    regrade_rows,
+)
+from registry.verify.summary import compare_summaries
 
 Status = Literal["verified", "mismatch", "not replayable"]
 ARMS = ("baseline", "skill")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from registry.errors import HubskillsError
-from registry.evaluation.verify_resample import ALPHA, SpotCheck, check_cost, compare, plan_check
+from registry.verify.resample import ALPHA, SpotCheck, check_cost, compare, plan_check
 
 if TYPE_CHECKING:
     from registry.config import Settings
@@ -69,9 +69,9 @@ def load_run(target: str, run_id: str | None, revision: str | None, settings: Se
     Raises:
         HubskillsError: no such run, or rows that do not replay.
     """
-    from registry.evaluation.verify import Verification, parse_rows
-    from registry.publishing.verify_pushed import manifest_from_rows, read_pushed
     from registry.results.runs import read_manifest, read_rows
+    from registry.verify.pushed import manifest_from_rows, read_pushed
+    from registry.verify.replay import Verification, parse_rows
 
     if run_id is None:
         return read_manifest(settings.runs_dir, target), read_rows(settings.runs_dir, target), \
@@ -98,7 +98,7 @@ def resample_run(target: str, run_id: str | None, revision: str | None,
         HubskillsError: over ``max_cost``, no skill to re-ask with, or what `spot_check`
             refuses.
     """
-    from registry.evaluation.verify import Verification, skill_folder
+    from registry.verify.replay import Verification, skill_folder
 
     manifest, rows, data = load_run(target, run_id, revision, settings, open_store)
     with ExitStack() as stack:
