@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write `data` to `path` via a sibling temp file and `os.replace`: never half a file."""
+    """Write `data` to `path` via a sibling temp file and `os.replace`: never half a file.
+
+    The file keeps the mode it had, and a new one gets the mode any new file gets (0666 less
+    the umask), not the 0600 of `mkstemp`: a lockfile or a card is shared like its folder.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, _mode_for(path))
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -20,6 +26,28 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _mode_for(path: Path) -> int:
+    """The permission bits `path` has now, else those of a new file under this umask."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    """The process's umask, read without setting it where Linux says it (setting it twice
+    would leave other threads a moment of umask 0)."""
+    try:
+        for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
 
 
 def atomic_write_text(path: Path, text: str) -> None:
