@@ -271,6 +271,8 @@ def test_doctor_names_keys_never_values_and_the_missing_sandbox(tmp_path):
         "why": "bubblewrap is not installed (/nonexistent/bwrap not found)"}
     assert data["registry"]["kind"] == "local" and data["registry"]["reachable"] is True
     assert isinstance(data["embedded_model"]["available"], bool)
-    human = invoke("doctor", **env).output
+    human = invoke("doctor", **env)
+    assert human.exit_code == 1  # no sandbox can run a code check: scripts can gate on it
+    human = human.output
     assert "apt-get install bubblewrap" in human and "ANTHROPIC_API_KEY" in human
     assert "sk-ant-doctor-secret-value" not in human + json.dumps(data)

@@ -67,6 +67,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
              "Scan a skill folder for hidden instructions, download-and-run, secrets and more."),
     "search": ("registry.cli.search:search_command",
                "Find skills by name or description."),
+    "space": ("registry.cli.space:space_command",
+              "Serve the hubskills Space on this machine, on the configured registry."),
     "suite": ("registry.cli.suite:suite_group",
               "A skill's test suite (evals/evals.json): show, import, generate."),
     "tests": ("registry.cli.suite:tests_group",

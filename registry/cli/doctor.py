@@ -7,6 +7,7 @@ from typing import Any
 import click
 from rich.markup import escape
 
+from registry._install import add_extra, install_kind
 from registry.cli import _output as out
 from registry.config import Settings
 from registry.errors import HubskillsError
@@ -64,8 +65,7 @@ def _space() -> dict[str, Any]:
     try:
         return {"installed": True, "why": f"gradio {version('gradio')}"}
     except PackageNotFoundError:
-        return {"installed": False,
-                "why": "pip install 'hubskills[space]' to serve it"}
+        return {"installed": False, "why": "Gradio is not installed"}
 
 
 def diagnose(settings: Settings) -> dict[str, Any]:
@@ -76,29 +76,38 @@ def diagnose(settings: Settings) -> dict[str, Any]:
             "registry": _registry(settings), "harnesses": _harnesses(), "space": _space()}
 
 
-def _rows(report: dict[str, Any]) -> list[tuple[str, str, str]]:
+Row = tuple[str, str, str, str]  # check, status, detail, the command that fixes it ("": none)
+
+
+def _rows(report: dict[str, Any]) -> list[Row]:
     box = report["sandbox"]
-    rows = [("sandbox", box["selected"] or "none works",
-             "code checks run there" if box["selected"] else
-             "code checks are refused: apt-get install bubblewrap, or --skip-code-checks")]
-    rows += [(f"  {b['name']}", "ok" if b["works"] else "no", b["why"]) for b in box["backends"]]
+    rows: list[Row] = [("sandbox", box["selected"] or "none works",
+                        "code checks run there" if box["selected"] else "code checks are refused",
+                        "" if box["selected"] else
+                        "apt-get install bubblewrap (or run evals with --skip-code-checks)")]
+    rows += [(f"  {b['name']}", "ok" if b["works"] else "no", b["why"], "")
+             for b in box["backends"]]
     model = report["embedded_model"]
-    rows.append(("embedded model", "ok" if model["available"] else "no", model["why"]))
+    rows.append(("embedded model", "ok" if model["available"] else "no", model["why"],
+                 "" if model["available"] else add_extra("local")))
     keys = report["keys"]
     rows.append(("API keys", ", ".join(k for k, v in keys.items() if v) or "none set",
                  "not set: " + ", ".join(k for k, v in keys.items() if not v)
-                 if not all(keys.values()) else ""))
+                 if not all(keys.values()) else "", ""))
     reg = report["registry"]
     rows.append((f"registry ({reg['kind']})", "ok" if reg["reachable"] else "unreachable",
-                 reg["why"]))
+                 reg["why"], ""))
     clis = report["harnesses"]
-    found = sum(1 for c in clis.values() if c["found"])
-    rows.append(("agent CLIs (--harness)", f"{found} of {len(clis)}",
-                 "" if found == len(clis) else "make agent-clis installs them (needs Node.js)"))
-    rows += [(f"  {name}", "ok" if c["found"] else "no", c["found"] or f"{c['package']} missing")
-             for name, c in clis.items()]
+    missing = [c["package"] for c in clis.values() if not c["found"]]
+    rows.append(("agent CLIs (--harness)", f"{len(clis) - len(missing)} of {len(clis)}",
+                 "not all installed (npm, Node.js 20+)" if missing else "",
+                 "" if not missing else "make agent-clis" if install_kind() == "clone"
+                 else f"npm install -g {' '.join(missing)}"))
+    rows += [(f"  {name}", "ok" if c["found"] else "no", c["found"] or f"{c['package']} missing",
+              "") for name, c in clis.items()]
     space = report["space"]
-    rows.append(("Space (app.py)", "ok" if space["installed"] else "no", escape(space["why"])))
+    rows.append(("Space (hubskills space)", "ok" if space["installed"] else "no",
+                 escape(space["why"]), "" if space["installed"] else add_extra("space")))
     return rows
 
 
@@ -115,5 +124,11 @@ def doctor_command(as_json: bool) -> None:
     report = diagnose(Settings.from_env())
     if as_json:
         out.as_json(report)
-        return
-    out.table(["check", "status", "detail"], _rows(report), title="hubskills doctor")
+    else:
+        rows = _rows(report)
+        out.table(["check", "status", "detail"], [r[:3] for r in rows], title="hubskills doctor")
+        for check, _, _, fix in rows:  # whole, on lines of their own: never cut to fit a column
+            if fix:
+                out.result(f"{check.strip()}: {escape(fix)}")
+    if report["sandbox"]["selected"] is None:  # scripts can gate on it: code checks cannot run
+        raise SystemExit(1)

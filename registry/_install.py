@@ -1,0 +1,63 @@
+"""How this hubskills was installed, and the command that adds an extra to *that* install.
+
+A hint that says `make run` helps only a clone; `pip install 'hubskills[local]'` helps only an
+environment pip manages, and only once a release is on the index. Here the hint is written for
+the install the user has: a clone (an editable install beside its Makefile), a pipx or uv tool
+(their own virtual environments), or a plain environment, and it names the extra's
+requirements as this very installation's metadata lists them, so it works before a release
+too (`pipx inject hubskills 'gradio[oauth]>=6.31,<7'`).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from functools import cache
+from importlib.metadata import PackageNotFoundError, requires
+from pathlib import Path
+from typing import Literal
+
+Kind = Literal["clone", "pipx", "uv", "pip"]
+_CHECKOUT = Path(__file__).resolve().parent.parent  # the folder holding `registry/`
+
+
+@cache
+def install_kind() -> Kind:
+    """`clone` (a checkout with its Makefile), `pipx`, `uv` (a uv tool) or `pip`."""
+    if (_CHECKOUT / "Makefile").is_file() and (_CHECKOUT / "pyproject.toml").is_file():
+        return "clone"
+    prefix = Path(sys.prefix)
+    if (prefix / "pipx_metadata.json").is_file() or "pipx" in prefix.parts:
+        return "pipx"
+    if (prefix / "uv-receipt.toml").is_file():
+        return "uv"
+    return "pip"
+
+
+def extra_requirements(extra: str) -> list[str]:
+    """The requirements of `hubskills[extra]`, as the installed metadata lists them."""
+    try:
+        listed = requires("hubskills") or []
+    except PackageNotFoundError:
+        return []
+    marker = re.compile(r"""extra\s*==\s*["']""" + re.escape(extra) + r"""["']""")
+    return [req.split(";", 1)[0].strip() for req in listed if ";" in req
+            and marker.search(req.split(";", 1)[1])]
+
+
+def add_extra(extra: str) -> str:
+    """The command that adds `hubskills[extra]` to this install."""
+    kind = install_kind()
+    if kind == "clone":
+        return ("make run" if extra in ("local", "space") else
+                f"{shlex.quote(sys.executable)} -m pip install -e "
+                f"{shlex.quote(f'{_CHECKOUT}[{extra}]')}")
+    wanted = " ".join(shlex.quote(r) for r in extra_requirements(extra))
+    if not wanted:
+        return f"pip install 'hubskills[{extra}]'"
+    if kind == "pipx":
+        return f"pipx inject hubskills {wanted}"
+    if kind == "uv":
+        return f"uv pip install --python {shlex.quote(sys.executable)} {wanted}"
+    return f"{shlex.quote(sys.executable)} -m pip install {wanted}"

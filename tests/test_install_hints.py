@@ -1,0 +1,54 @@
+"""Hints name a command that works for the way hubskills was installed (`registry._install`)."""
+
+from __future__ import annotations
+
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+
+from registry import _install
+from registry.cli.doctor import _rows, diagnose
+from registry.config import Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _same(requirements: list[str]) -> set[tuple[str, str]]:
+    return {(r.name, str(r.specifier)) for r in map(Requirement, requirements)}
+
+
+def test_an_extras_requirements_are_read_from_the_installed_metadata():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    for extra in ("space", "local"):
+        assert _same(_install.extra_requirements(extra)) == \
+            _same(project["optional-dependencies"][extra])
+    assert _install.extra_requirements("no-such-extra") == []
+
+
+def test_this_checkout_is_a_clone_and_its_hints_say_make_run():
+    assert _install.install_kind() == "clone"
+    assert _install.add_extra("local") == "make run"
+    assert _install.add_extra("dev") == f"{sys.executable} -m pip install -e '{ROOT}[dev]'"
+
+
+@pytest.mark.parametrize(("kind", "start"), [
+    ("pipx", "pipx inject hubskills "),
+    ("uv", f"uv pip install --python {sys.executable} "),
+    ("pip", f"{sys.executable} -m pip install "),
+])
+def test_a_tool_install_gets_its_own_installers_command(monkeypatch, kind, start):
+    monkeypatch.setattr(_install, "install_kind", lambda: kind)
+    hint = _install.add_extra("space")
+    assert hint.startswith(start) and "gradio[oauth]" in hint
+    assert "make" not in hint and "hubskills[space]" not in hint  # no Makefile, no release
+
+
+def test_doctor_outside_a_clone_names_npm_not_the_makefile(monkeypatch):
+    monkeypatch.setattr("registry.cli.doctor.install_kind", lambda: "pipx")
+    rows = {r[0].strip(): r for r in _rows(diagnose(Settings.from_env()))}
+    fix = rows["agent CLIs (--harness)"][3]
+    assert fix.startswith("npm install -g @") or fix == ""
+    assert "make" not in " ".join(r[3] for r in rows.values())
