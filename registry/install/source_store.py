@@ -100,7 +100,7 @@ class SourceStore:
                 if entry.path.split("/")[0] == _RESERVED:
                     raise UnsafeSkill(f"unexpected file {entry.path!r}: the {_RESERVED}/ folder "
                                       "is reserved for hubskills' manifest", hint=HOSTILE_HINT)
-            files = git.write(entries, dest, limits)
+            files = git.write(entries, dest, limits, tree=git.tree_id(sha, source.subdir))
         return Fetched(dest, files, content_hash(dest))
 
     def skills(self, source: GitSource | FolderSource, sha: str) -> list[str]:

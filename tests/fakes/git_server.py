@@ -1,10 +1,12 @@
 """Git repositories for tests: built in a folder with git's plumbing, served over smart HTTP.
 
 `GitServer` serves the bare repositories under its root read-only through `git http-backend`
-(CGI, behind a `ThreadingHTTPServer` on 127.0.0.1), as GitHub serves `https://github.com/o/r.git`;
-the same repositories are reachable as `file://` URLs. `commit_tree` writes any tree, including
-what a working tree cannot hold (`..`, absolute-looking or control-character names, links,
-submodule entries), so hostile repositories are crafted exactly.
+(CGI, behind a `ThreadingHTTPServer` on 127.0.0.1), as GitHub serves `https://github.com/o/r.git`,
+and counts the bytes it sends (`sent`); the same repositories are reachable as `file://` URLs.
+A repository serves partial clones (`git fetch --filter`, any object by id) as GitHub's do, or,
+made with `partial=False`, refuses filters as an old or minimal server does. `commit_tree`
+writes any tree, including what a working tree cannot hold (`..`, absolute-looking or
+control-character names, links, submodule entries), so hostile repositories are crafted exactly.
 """
 
 from __future__ import annotations
@@ -34,12 +36,17 @@ def git(repo: Path, *args: str, data: bytes | None = None) -> str:
     return done.stdout.decode().strip()
 
 
-def bare_repo(path: Path) -> Path:
-    """An empty bare repository at `path` whose default branch is `main`."""
+def bare_repo(path: Path, *, partial: bool = True) -> Path:
+    """An empty bare repository at `path` whose default branch is `main`.
+
+    `partial`: its upload-pack honours `--filter` and sends any object asked for by id.
+    """
     path.mkdir(parents=True, exist_ok=True)
     subprocess.run(["git", "init", "--quiet", "--bare", "--template=", str(path)], check=True,
                    env={**os.environ, **_IDENTITY})
     git(path, "symbolic-ref", "HEAD", "refs/heads/main")
+    for key in ("uploadpack.allowFilter", "uploadpack.allowAnySHA1InWant"):
+        git(path, "config", key, "true" if partial else "false")
     return path
 
 
@@ -84,6 +91,8 @@ class GitServer:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.requests: list[str] = []
+        self.sent = 0  # response bytes, all requests together
+        self._count = threading.Lock()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -108,10 +117,10 @@ class GitServer:
         self._http.shutdown()
         self._http.server_close()
 
-    def repo(self, name: str) -> Path:
-        """The bare repository `name` (`owner/repo.git`), made on first use."""
+    def repo(self, name: str, *, partial: bool = True) -> Path:
+        """The bare repository `name` (`owner/repo.git`), made on first use (see `bare_repo`)."""
         path = self.root / name
-        return path if (path / "HEAD").exists() else bare_repo(path)
+        return path if (path / "HEAD").exists() else bare_repo(path, partial=partial)
 
     def _serve(self, handler: BaseHTTPRequestHandler) -> None:
         path, _, query = handler.path.partition("?")
@@ -140,6 +149,8 @@ class GitServer:
         handler.send_header("Content-Length", str(len(payload)))
         handler.end_headers()
         handler.wfile.write(payload)
+        with self._count:
+            self.sent += len(payload)
 
 
 def _body(handler: BaseHTTPRequestHandler) -> bytes:
