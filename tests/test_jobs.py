@@ -219,3 +219,26 @@ def test_detach_then_runs_show_prints_the_summary(hub, tmp_path):
     assert MODEL in shown.output and "with skill" in shown.output.lower()
     assert "shard 1" in logs.output and "shard 0" not in logs.output
     assert KEY not in started.output + shown.output + logs.output
+
+
+def test_a_sharded_run_verifies_through_the_cli_like_a_local_one(hub, tmp_path):
+    """Red-team hole 17: the run saved from the Jobs' rows stores what a local run stores (its
+    skill folder, summaries), so `hubskills verify RUN_ID` replays it: no `--skill`, no
+    "not replayable"."""
+    with FakeOpenAIServer(responder=answer, api_key=KEY) as model_server:
+        skill = make_skill(tmp_path, 3)
+        config = EvalConfig(models=[MODEL], runs=2, temperature=0.0)
+        settings = settings_for(hub, model_server, tmp_path / "home")
+        run = run_on_jobs(skill, config, settings, shards=2, poll_s=0.2)
+        local = run_evaluation(skill, config, settings_for(hub, model_server, tmp_path / "a"))
+    manifest, made_here = run.manifest, local.manifest
+    assert manifest.summaries == made_here.summaries  # the same numbers, stored the same way
+    assert manifest.skill_path and manifest.content_hash == made_here.content_hash
+    env = {"HUBSKILLS_HOME": str(tmp_path / "home"), "HF_ENDPOINT": hub.url,
+           "HF_TOKEN": hub.token, "NO_COLOR": "1", "COLUMNS": "200"}
+    (skill / "SKILL.md").write_text("edited after the run\n")  # the run keeps what it evaluated
+    found = CliRunner().invoke(cli, ["verify", manifest.run_id, "--json"], env=env)
+    assert found.exit_code == 0, found.output
+    report = json.loads(found.stdout)
+    assert (report["status"], report["samples"]) == ("verified", 12), report
+    assert report["checks_regraded"] == 24 and report["not_replayable"] == []

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +23,7 @@ from registry.errors import HubskillsError
 from registry.evaluation.checks import has_code_checks
 from registry.evaluation.config import EvalConfig
 from registry.evaluation.engine import EvalRun
-from registry.evaluation.run_manifest import count_samples, file_under
+from registry.evaluation.run_manifest import count_samples, file_under, stored_summaries
 from registry.format.skill import load_skill
 from registry.format.suite import load_suite, suite_path
 from registry.format.version_ref import SkillVersionRef
@@ -53,6 +55,7 @@ from registry.secrets import holding, scrub
 DEFAULT_IMAGE = "python:3.12"
 DEFAULT_FLAVOR = "cpu-basic"
 RETRIES = 1  # a shard that fails is started once more (it asks only for what is missing)
+SKILL_COPY = "skill"  # in the run's folder: the skill the Jobs evaluated, for `verify`
 Progress = Callable[[int, int, str], None]  # answers so far, answers planned, shard stages
 Started = Callable[[RunManifest, int], None]
 
@@ -275,6 +278,7 @@ def _save(settings: Settings, plan: JobPlan, there: Remote,
     folder = run_dir(settings.runs_dir, plan.run_id)
     (folder / "rows.jsonl").unlink(missing_ok=True)  # rewritten whole from the repo's rows
     manifest = plan.manifest.model_copy()
+    manifest.skill_path = _skill_copy(folder, there)  # as a local run names its folder
     writer = RunWriter(settings.runs_dir, manifest, resume=True)
     for row in rows:
         writer.add(row)
@@ -285,8 +289,22 @@ def _save(settings: Settings, plan: JobPlan, there: Remote,
                 writer.add_transcript(record)
     status, note = _outcome(writer.manifest, plan, there, latest)
     count_samples(writer.manifest, rows, status)
+    writer.manifest.summaries = stored_summaries(rows)  # as a local run closes: verify's
     writer.close(status, note)
     return EvalRun(read_manifest(settings.runs_dir, plan.run_id), rows)
+
+
+def _skill_copy(folder: Path, there: Remote) -> str:
+    """The skill folder the Jobs evaluated (their input in the repo), copied once into the
+    run's folder: `hubskills verify RUN_ID` checks its content hash and regrades against its
+    suite, as for the folder a local run names, wherever the run was collected."""
+    copy = folder / SKILL_COPY
+    if not (copy / "SKILL.md").is_file():
+        with tempfile.TemporaryDirectory(dir=folder) as tmp:
+            skill, _ = there.files.download_inputs(Path(tmp))
+            shutil.rmtree(copy, ignore_errors=True)
+            skill.rename(copy)
+    return str(copy.resolve())
 
 
 def _outcome(manifest: RunManifest, plan: JobPlan, there: Remote,
