@@ -1,10 +1,11 @@
 """The check engine: grade one model output against a case's checks and assertions.
 
-Deterministic checks run in-process. `python` and `exec` checks (code a suite supplies) run
-only through the `Sandbox` the caller passes, in a fresh workspace holding the case's input
-files (as bytes) and the files the model wrote; with no sandbox they are skipped with the
-caller's reason, never run on the host. `judge` checks and the case's plain-language
-assertions go through the eval engine's `judge` function.
+Deterministic checks run in-process, patterns through RE2 in linear time. `python` and `exec`
+checks (code a suite supplies), and patterns RE2 cannot express (a backreference, a lookaround:
+Python's `re` may backtrack for minutes), run only through the `Sandbox` the caller passes, in
+a fresh workspace holding the case's input files (as bytes) and the files the model wrote; with
+no sandbox they are skipped with the caller's reason, never run on the host. `judge` checks and
+the case's plain-language assertions go through the eval engine's `judge` function.
 
 Workspace checks (`file_*`, `command`; `workspace_checks.py`) grade the final workspace: the
 folder the agent worked in, or in chat mode a temp folder holding the case's input files and the
@@ -26,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import re
 import shlex
 import shutil
 import sys
@@ -34,15 +34,15 @@ import tempfile
 from collections.abc import Awaitable, Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from registry.errors import HubskillsError
 from registry.evaluation import check_bootstrap
+from registry.evaluation.answer_files import extract_files
 from registry.evaluation.judge import judge_failure
-from registry.evaluation.text_checks import TEXT_RUNNERS, clip
+from registry.evaluation.text_checks import TEXT_RUNNERS, clip, unsafe_pattern
 from registry.format import checks_schema as cs
-from registry.format.markdown import fenced_blocks
 from registry.format.suite import Case
 from registry.results.runs import CheckVerdict, ResultRow
 from registry.sandbox import Sandbox, SandboxResult, run_check
@@ -54,8 +54,6 @@ supplied by the eval engine."""
 CODE_CHECKS = frozenset({"python", "exec", "command"})  # checks running code a suite supplies
 NO_SANDBOX = "code check left out: no sandbox was given"
 _TAIL = 1500  # characters of stdout/stderr kept in a reason
-_MAX_NAME = 200
-_MAX_LINE = 300  # longest info string or label line searched for a file name
 
 
 class _Skipped(Exception):
@@ -80,64 +78,10 @@ class _Context:
 
 
 def has_code_checks(cases: Iterable[Case]) -> bool:
-    """Whether any case runs code (a `python`, `exec` or `command` check): those need a
-    sandbox."""
-    return any(check.type in CODE_CHECKS for case in cases for check in case.checks)
-
-
-# --- files the model produced ---------------------------------------------------------------
-
-_NAME = r"[\w.+@~/\\-]*[./\\][\w.+@~/\\-]*"  # a path-like token: has a dot or a slash
-_INFO_ATTR = re.compile(r"\b(?:title|file(?:name)?|name|path)\s*=\s*[\"']?([^\"'\s}]+)")
-_INFO_NAME = re.compile(rf"^(?:[\w+#-]+[\s:]+)?({_NAME})(?:\s|$)")
-_LABEL = re.compile(
-    rf"^(?:#+\s*)?[*_`]*(?:(?:file(?:name)?|path)\s*:\s*)?[*_`]*({_NAME})[*_`]*:?[*_`]*$", re.I
-)
-_COMMENT = re.compile(
-    rf"^\s*(?://|#|--|/\*|<!--|;)\s*(?:(?:file(?:name)?|path)\s*:\s*)?({_NAME})\s*(?:\*/|-->)?\s*$",
-    re.I,
-)
-
-
-def _block_name(info: str, body: str, before: str) -> str | None:
-    """The file name a block declares, by the first convention that names one."""
-    first = body.split("\n", 1)[0]
-    for pattern, text in ((_INFO_ATTR, info), (_INFO_NAME, info), (_LABEL, before),
-                          (_COMMENT, first)):
-        found = pattern.search(text) if len(text) <= _MAX_LINE else None  # bounds backtracking
-        if found:
-            return found.group(1)
-    return None
-
-
-def _safe_name(name: str) -> str | None:
-    """The normalised relative path, or None for anything that could escape a folder."""
-    path = PurePosixPath(name)
-    if (
-        not name or len(name) > _MAX_NAME or "\\" in name or ":" in name or path.is_absolute()
-        or ".." in path.parts or path.name.endswith(".") or any(ord(c) < 32 for c in name)
-        or not re.search(r"[^\W_]", name)
-    ):
-        return None
-    return str(path)
-
-
-def extract_files(output: str) -> dict[str, str]:
-    """Files the model wrote as named fenced code blocks; later blocks with a name win.
-
-    A block is named by its info string (```` ```python title="k.cu" ````, ```` ```cuda k.cu
-    ````, ```` ```k.cu ````), by the line just before it (``**k.cu**``, ``File: k.cu``,
-    ``# k.cu``, ```` `k.cu`: ````) or by a comment on its first line (``// k.cu``,
-    ``# file: build.toml``). Absolute names, ``..``, backslashes and names over 200 characters
-    are ignored.
-    """
-    files: dict[str, str] = {}
-    for block in fenced_blocks(output):
-        name = _block_name(block.info, block.body, block.before)
-        safe = _safe_name(name) if name else None
-        if safe:
-            files[safe] = block.body
-    return files
+    """Whether any case runs code (a `python`, `exec` or `command` check, or a pattern RE2
+    cannot express, matched by Python's `re`): those need a sandbox."""
+    return any(check.type in CODE_CHECKS or unsafe_pattern(check) is not None
+               for case in cases for check in case.checks)
 
 
 # --- code checks: only ever in the sandbox ---------------------------------------------------
@@ -175,14 +119,20 @@ def _require_sandbox(ctx: _Context) -> Sandbox:
 
 async def _python(check: cs.PythonCheck, ctx: _Context) -> tuple[bool | None, str]:
     _require_sandbox(ctx)
-    payload = json.dumps({"code": check.code, "output": ctx.output, "files": ctx.files})
+    return await _run_python(check.code, ctx.output, ctx, check.timeout)
+
+
+async def _run_python(code: str, output: str, ctx: _Context,
+                      timeout: float) -> tuple[bool | None, str]:
+    """Run `code` (defining `check(output, files)`) on `output` in the sandbox: its verdict."""
+    payload = json.dumps({"code": code, "output": output, "files": ctx.files})
     run = await _sandboxed(
-        [sys.executable, "-I", "-c", _BOOTSTRAP], ctx, check.timeout, payload.encode()
+        [sys.executable, "-I", "-c", _BOOTSTRAP], ctx, timeout, payload.encode()
     )
     if run.launch_error:
         return None, run.launch_error
     if run.timed_out:
-        return False, f"timed out after {check.timeout:g}s"
+        return False, f"timed out after {timeout:g}s"
     if not run.stdout.startswith(check_bootstrap.STARTED):  # written before anything else ran
         return None, (f"the check's Python did not start (exit {run.exit_code}): "
                       f"{_tail(run.stderr.strip())}")
@@ -190,6 +140,51 @@ async def _python(check: cs.PythonCheck, ctx: _Context) -> tuple[bool | None, st
         result = json.loads(run.stdout.strip().splitlines()[-1])
         return bool(result["passed"]), str(result["reason"]) or "check() returned its verdict"
     return False, f"check process exited with code {run.exit_code}: {_tail(run.stderr.strip())}"
+
+
+# --- patterns RE2 cannot express: Python's `re`, only in the sandbox -------------------------
+
+_SEARCH = """def check(output, files):
+    import json, re
+    found = re.search({pattern!r}, output, {flags})
+    return True, json.dumps(None if found is None else found.group(0)[:200])
+"""
+PATTERN_TIMEOUT_S = 10.0  # a backtracking match past this fails its check
+
+
+async def _pattern(check: cs.Regex | cs.NotRegex | cs.FileRegex,
+                   ctx: _Context) -> tuple[bool | None, str]:
+    """A pattern check: RE2 in-process, or (a pattern RE2 cannot express) Python's `re` in the
+    sandbox, skipped without one like any code check."""
+    unsafe = unsafe_pattern(check)
+    if unsafe is None:
+        return await _file_check(check, ctx) if isinstance(check, cs.FileRegex) \
+            else TEXT_RUNNERS[type(check)](check, ctx)
+    if ctx.sandbox is None:
+        raise _Skipped(f"{unsafe.message}, so it runs only in a sandbox; {ctx.skip_reason}")
+    where, text = "", ctx.output
+    if isinstance(check, cs.FileRegex):
+        from registry.evaluation import workspace_checks as ws
+
+        assert ctx.workspace is not None  # run_checks makes one when the case has such checks
+        try:
+            where, text = f"{check.path}: ", await asyncio.to_thread(
+                ws.read_text, ctx.workspace, check.path)
+        except ws.Unreadable as exc:
+            return False, str(exc)
+    flags = "|".join(f"re.{letter.upper()}" for letter in check.flags) or "0"
+    code = _SEARCH.format(pattern=check.pattern, flags=flags)
+    ran, reason = await _run_python(code, text, ctx, PATTERN_TIMEOUT_S)
+    try:
+        found = json.loads(reason) if ran else False
+    except ValueError:
+        ran, found = False, False
+    if not ran or not (found is None or isinstance(found, str)):
+        return ran, f"{where}/{check.pattern}/ in the sandbox: {reason}"
+    wanted = check.type != "not_regex"
+    if found is None:
+        return not wanted, f"{where}no match for /{check.pattern}/ (matched in the sandbox)"
+    return wanted, f"{where}/{check.pattern}/ matched {clip(found, 80)!r} (in the sandbox)"
 
 
 def _missing_tools(argv: list[str], requires: list[str], sandbox: Sandbox) -> list[str]:
@@ -269,6 +264,7 @@ _RUNNERS: dict[type, Callable[[Any, _Context], Any]] = {
     **TEXT_RUNNERS, cs.PythonCheck: _python, cs.ExecCheck: _exec,
     cs.JudgeCheck: lambda check, ctx: _judged(check.rubric, ctx), cs.CommandCheck: _command,
     **dict.fromkeys(_FILE_CHECKS, _file_check),
+    **dict.fromkeys((cs.Regex, cs.NotRegex, cs.FileRegex), _pattern),
 }
 
 

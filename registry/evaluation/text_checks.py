@@ -1,6 +1,10 @@
 """Checks of an answer's text: substrings, patterns, equality and JSON, deterministic and
 in-process (the check engine, `checks.py`, dispatches to them; `verify` replays them).
 
+Patterns (`regex`, `not_regex`, a JSON Schema's) match through RE2 in linear time
+(`format/patterns.py`), never through Python's `re`; one RE2 cannot express is refused here
+(`refusal`), and the check engine runs such a `regex` check in the sandbox instead.
+
 Each check compiles (`compile_text`) to a grader: a function of the answer's text returning
 its verdict and a way to say why. The engine's runners (`TEXT_RUNNERS`) take the check and the
 graded answer (anything with an `output`) and call its grader.
@@ -15,6 +19,7 @@ from typing import Any, Protocol
 
 from registry.format import checks_schema as cs
 from registry.format.markdown import fenced_blocks
+from registry.format.patterns import UnsafePattern
 
 
 class Answer(Protocol):
@@ -91,9 +96,36 @@ def _not_contains(check: cs.NotContains) -> Grader:
     return grade
 
 
+PATTERN_CHECKS = (cs.Regex, cs.NotRegex, cs.FileRegex)
+
+
+def unsafe_pattern(check: Any) -> UnsafePattern | None:
+    """Why the pattern of `check` (a `regex`, `not_regex` or `file_regex` check) cannot be
+    matched in-process, or None (also for any other check). The check engine runs such a check
+    in the sandbox; a grader of this module refuses it (`refusal`)."""
+    if not isinstance(check, PATTERN_CHECKS):
+        return None
+    try:
+        check.compiled()
+    except UnsafePattern as unsafe:
+        return unsafe
+    return None
+
+
+def refusal(unsafe: UnsafePattern) -> str:
+    """The verdict's reason for a pattern refused in-process."""
+    return f"refused: {unsafe.message}; hubskills runs such a pattern only in a sandbox " \
+        f"({unsafe.hint})"
+
+
 def _regex(check: cs.Regex | cs.NotRegex) -> Grader:
-    pattern, wanted = check.compiled(), check.type == "regex"
+    wanted = check.type == "regex"
     no_match = f"no match for /{check.pattern}/"
+    try:
+        pattern = check.compiled()  # RE2: linear in the answer, whatever the suite wrote
+    except UnsafePattern as unsafe:
+        reason = refusal(unsafe)
+        return lambda output: (False, lambda: reason)
 
     def grade(output: str) -> tuple[bool, Why]:
         match = pattern.search(output)
@@ -140,8 +172,12 @@ def _json_verdict(check: cs.JsonCheck, output: str) -> tuple[bool, str]:
         return True, "valid JSON"
     import jsonschema
 
-    validator = jsonschema.validators.validator_for(check.json_schema)(check.json_schema)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    from registry.evaluation.json_schema import schema_errors
+
+    try:
+        error = jsonschema.exceptions.best_match(schema_errors(check.json_schema, data))
+    except UnsafePattern as unsafe:
+        return False, refusal(unsafe)
     if error is None:
         return True, "valid JSON matching the schema"
     return False, f"schema error at {error.json_path}: {error.message}"

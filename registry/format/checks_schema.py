@@ -15,6 +15,8 @@ from pydantic import (
     model_validator,
 )
 
+from registry.format.patterns import Pattern, compile_pattern
+
 _FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
 
 
@@ -104,9 +106,14 @@ class _Pattern(_Check):
             raise ValueError(f"invalid regular expression: {exc}") from None
         return pattern
 
-    def compiled(self) -> re.Pattern[str]:
-        """The compiled pattern with its flags."""
-        return re.compile(self.pattern, _flag_bits(self.flags))
+    def compiled(self) -> Pattern:
+        """The pattern with its flags, compiled for RE2: its matches take linear time, since a
+        suite's pattern never runs through Python's backtracking `re` (`patterns.py`).
+
+        Raises:
+            UnsafePattern: RE2 cannot express it (a backreference, a lookaround, ...).
+        """
+        return compile_pattern(self.pattern, self.flags)
 
 
 class Regex(_Pattern):
