@@ -151,3 +151,36 @@ def test_the_cli_reports_every_round_and_writes_with_write(server, tmp_path):
     assert saved.name == data["run_id"] and json.loads((saved / "report.json").read_text())[
         "best"]["description"] == BEST
     assert len((saved / "rows.jsonl").read_text().splitlines()) == 4 * 8  # 4 rounds x 8 queries
+
+
+# --- issue 37, hole 12: a description SKILL.md cannot hold is never written ---------------
+
+
+@pytest.mark.parametrize("bad", ["\x7f", "\x07", "\x85", "\u2028", "\ud800"])
+def test_write_refuses_a_control_character_and_leaves_skill_md_byte_identical(tmp_path, bad):
+    skill = make_skill(tmp_path)
+    before = (skill / "SKILL.md").read_bytes()
+    with pytest.raises(HubskillsError, match="the description was not written to .*SKILL.md: "
+                       f"it holds the control character U\\+{ord(bad):04X} at 53"):
+        write_description(skill, BEST + bad)
+    assert (skill / "SKILL.md").read_bytes() == before
+    assert sorted(p.name for p in skill.iterdir()) == ["SKILL.md", "evals"]  # no temp file
+
+
+def test_the_cli_never_writes_a_tuned_description_with_a_control_character(tmp_path):
+    # the rewrite that would win on the holdout holds a DEL, which YAML refuses in a file
+    model = TriggerModel(teacher=scripted_teacher(FITS_TRAIN, FITS_TRAIN, BEST + "\x7f"))
+    skill = make_skill(tmp_path)
+    before = (skill / "SKILL.md").read_bytes()
+    with FakeOpenAIServer(responder=model) as server:
+        done = CliRunner().invoke(cli, [
+            "tune", str(skill), "-m", "local/fake-trigger", "--teacher", "local/fake-teacher",
+            "--base-url", server.url, "--runs", "1", "--rounds", "3", "--distractors",
+            str(tmp_path / "installed"), "--write", "--json"], catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    data = json.loads(done.stdout)
+    assert data["candidates"][3]["refused"] == "it holds the control character U+007F at 53"
+    assert data["candidates"][3]["holdout"] is None  # refused before it was scored
+    assert not data["written"] and data["best"]["round"] == 0
+    assert (skill / "SKILL.md").read_bytes() == before
+    assert load_skill(skill).description == ORIGINAL

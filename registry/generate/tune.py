@@ -8,8 +8,9 @@ that opened it wrongly), never a holdout query; the teacher's rewrite is scored 
 holdout. The best candidate is the one whose holdout accuracy has the highest lower bound (the
 Wilson interval of the stats engine), not the highest point estimate, and it is compared with
 the original on the holdout queries, paired (`stats.compare_arms`): unless that verdict is
-"helps", the report says the best is not significantly better. A rewrite over 1,024 characters
-is refused. The cost is estimated before the first call and `max_cost` stops the rounds.
+"helps", the report says the best is not significantly better. A rewrite SKILL.md cannot hold
+(over 1,024 characters, a control character: `unwritable`) is refused unscored. The cost is
+estimated before the first call and `max_cost` stops the rounds.
 Every call goes through the response cache, so running the same command again after a stop
 repeats no call. Writing SKILL.md is `write_description`'s job, and only on request.
 """
@@ -19,22 +20,30 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import yaml
 
-from registry._io import atomic_write_text
+from registry._io import atomic_write_bytes, atomic_write_text
 from registry.config import Settings
-from registry.errors import HubskillsError
+from registry.errors import HubskillsError, InvalidSkill
 from registry.evaluation.distractors import distractors_for
 from registry.evaluation.trigger import BudgetExceeded, TriggerConfig, TriggerEvaluator
 from registry.evaluation.trigger_report import Rate, rates
 from registry.evaluation.trigger_run import load_trigger_suite
-from registry.format.skill import SKILL_FILE, estimate_tokens, load_skill, split_frontmatter
+from registry.format.skill import (
+    SKILL_FILE,
+    Skill,
+    estimate_tokens,
+    load_skill,
+    parse_frontmatter,
+    split_frontmatter,
+)
 from registry.format.triggers import TriggerQuery
-from registry.format.validate import MAX_DESCRIPTION
+from registry.format.validate import MAX_DESCRIPTION, validate_skill
 from registry.providers import Message, Usage, cost, resolve
 from registry.results import stats
 from registry.results.runs import ResultRow, RunManifest, new_run_id
@@ -174,9 +183,8 @@ async def _rounds(ev: TriggerEvaluator, teacher, name: str, original: str,
                 description = await _propose(ev, teacher, name, scored[-1], queries, number)
             candidate = Candidate(number, description)
             candidates.append(candidate)
-            if len(description) > MAX_DESCRIPTION:
-                candidate.refused = f"{len(description)} characters (the limit is " \
-                                    f"{MAX_DESCRIPTION})"
+            candidate.refused = unwritable(description) if number else None  # a rewrite
+            if candidate.refused is not None:
                 continue
             before = ev.spent
             status = await ev.run(description, queries, candidate.rows.append)
@@ -251,19 +259,43 @@ async def _propose(ev: TriggerEvaluator, teacher, name: str, last: Candidate,
     return (found.group(1) if found else completion.text).strip().strip('"').strip()
 
 
+def unwritable(description: str) -> str | None:
+    """Why `description` cannot go into SKILL.md as it is, or None: empty, over the Agent
+    Skills limit, or holding a control character (YAML refuses most of them in a file and reads
+    others as line breaks; none belongs in a description an agent reads)."""
+    if not description.strip() or len(description) > MAX_DESCRIPTION:
+        return f"{len(description)} characters (the limit is 1..{MAX_DESCRIPTION})"
+    bad = next((c for c in description if c not in "\n\t" and (
+        unicodedata.category(c) in ("Cc", "Cs") or c in "\u2028\u2029")), None)
+    if bad is not None:
+        return f"it holds the control character U+{ord(bad):04X} at {description.index(bad)}"
+    return None
+
+
 def write_description(skill_dir: str | Path, description: str) -> None:
     """Rewrite only the `description` value in SKILL.md: every other byte stays as it was.
 
+    The new file is made in memory and checked first as `hubskills validate` checks a
+    description (the frontmatter parses, the value reads back unchanged, no description error),
+    then replaces SKILL.md atomically: on any failure SKILL.md is left byte for byte as it was.
+
     Raises:
-        HubskillsError: over the 1,024-character limit, or no description key to replace.
+        HubskillsError: the description is unwritable, or no description key to replace.
     """
-    if len(description) > MAX_DESCRIPTION or not description.strip():
-        raise HubskillsError(f"the description is {len(description)} characters: the Agent "
-                             f"Skills limit is 1..{MAX_DESCRIPTION}", hint="hubskills tune "
-                             f"{skill_dir} --rounds 5  # propose another")
     path = Path(skill_dir) / SKILL_FILE
-    raw = path.read_bytes()
-    text = raw.decode("utf-8")
+    hint = f"hubskills tune {skill_dir} --rounds 5  # propose another"
+    why = unwritable(description)
+    if why is None:
+        written = _with_description(path.read_bytes().decode("utf-8"), description, path)
+        why = _description_problem(Path(skill_dir), written, description)
+    if why is not None:
+        raise HubskillsError(f"the description was not written to {path}: {why}", hint=hint)
+    atomic_write_bytes(path, written.encode("utf-8"))
+
+
+def _with_description(text: str, description: str, path: Path) -> str:
+    """SKILL.md's `text` with its description value replaced by `description` (JSON-quoted,
+    which YAML reads as a double-quoted scalar)."""
     bom = len(text) - len(text.lstrip("\ufeff"))
     yaml_text, _, _ = split_frontmatter(text)
     start = bom + len(text[bom:].splitlines(keepends=True)[0])
@@ -272,13 +304,24 @@ def write_description(skill_dir: str | Path, description: str) -> None:
              if getattr(k, "value", None) == "description"]
     if not spans:
         raise HubskillsError(f"{path} has no description to rewrite",
-                             hint=f"hubskills validate {skill_dir}")
+                             hint=f"hubskills validate {path.parent}")
     a, b = spans[0]
     old = yaml_text[a:b]
     new = json.dumps(description, ensure_ascii=False) + ("\n" if old.endswith("\n") else "")
-    written = text[:start + a] + new + text[start + b:]
-    path.write_bytes(written.encode("utf-8"))
-    if load_skill(skill_dir).description != description:  # never leave a wrong file behind
-        path.write_bytes(raw)
-        raise HubskillsError(f"could not rewrite the description in {path} safely",
-                             hint="edit the description by hand")
+    return text[:start + a] + new + text[start + b:]
+
+
+def _description_problem(folder: Path, text: str, description: str) -> str | None:
+    """What `hubskills validate` would find wrong with the description of SKILL.md `text`,
+    or None."""
+    try:
+        yaml_text, body, body_line = split_frontmatter(text)
+        frontmatter, key_lines = parse_frontmatter(yaml_text)
+    except InvalidSkill as exc:
+        return f"SKILL.md would not load ({exc.message})"
+    if frontmatter.get("description") != description:
+        return "SKILL.md would not read it back unchanged"
+    skill = Skill(folder, frontmatter, body, key_lines, body_line)
+    errors = [p.message for p in validate_skill(skill)
+              if p.code.startswith("description") and p.severity == "error"]
+    return "; ".join(errors) or None
