@@ -54,6 +54,24 @@ def test_a_path_that_climbs_out_is_refused_and_never_forwarded(tmp_path, target)
         assert upstream.requests == []
 
 
+# Issue 37, hole 13: what servers upstream resolve that httpx passes as it is.
+PATH_TRICKS = ["/v1/..;/admin", "/v1/models;jsessionid=1", "/v1/%3B/models", "/v1/.;/admin",
+               "/v1/%2e%2e;/admin", "/v1/%2e/models", "/v1/models%2F..%2Fadmin",
+               "/v1/models%5c..%5cadmin", "/v1/models\\x", "/v1/models/.", "/v1/a/..",
+               "/v1/models%09", "/v1/mod\x7fels"]
+
+
+@pytest.mark.parametrize("target", PATH_TRICKS)
+def test_path_parameters_and_encoded_separators_never_reach_upstream(tmp_path, target):
+    good = b"GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n"
+    with FakeOpenAIServer(api_key="sk-real-key") as upstream:
+        refused, passed = asyncio.run(through_proxy(
+            upstream.url, tmp_path, f"GET {target} HTTP/1.1\r\nHost: x\r\n\r\n".encode(), good))
+        assert refused.startswith(b"HTTP/1.1 403"), refused[:80]
+        assert passed.startswith(b"HTTP/1.1 200"), passed[:80]  # upstream took the real key
+        assert [(r["method"], r["path"]) for r in upstream.requests] == [("GET", "/v1/models")]
+
+
 def test_the_endpoints_own_paths_still_pass(tmp_path):
     with FakeOpenAIServer() as upstream:
         [reply] = asyncio.run(through_proxy(

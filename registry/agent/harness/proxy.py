@@ -27,6 +27,7 @@ import contextlib
 import hmac
 import json
 import os
+import re
 from http import HTTPStatus
 from pathlib import Path
 from typing import Literal
@@ -48,6 +49,7 @@ MAX_BODY = 64 << 20
 _DROP = {"host", "connection", "keep-alive", "proxy-connection", "proxy-authorization", "te",
          "trailer", "transfer-encoding", "upgrade", "content-length", "x-api-key",
          "authorization", "x-goog-api-key", "accept-encoding", SECRET_HEADER}
+_ENCODED = re.compile(r"%(?:2e|2f|5c)", re.IGNORECASE)  # an escaped dot, slash or backslash
 _DROP_BACK = {"connection", "keep-alive", "transfer-encoding", "content-length",
               "content-encoding"}
 
@@ -129,16 +131,19 @@ class ModelProxy:
             await self._client.aclose()
 
     def allowed(self, method: str, target: str) -> bool:
-        """Whether a request line may pass: origin-form, under the endpoint's path, with no
-        `.` or `..` segment, escaped or not (httpx would resolve them, and the real key would
-        go to wherever they lead), and no escaped slash or backslash."""
+        """Whether a request line may pass: origin-form, under the endpoint's path, and a plain
+        path. Refused, escaped or not: `;` path parameters (`/v1/..;/admin` is `..` to many
+        servers), `.` and `..` segments, backslashes, encoded dots, slashes and backslashes
+        (`%2e %2f %5c`), escapes inside escapes, and anything but visible ASCII. httpx or the
+        server upstream would resolve them, and the real key would go wherever they lead."""
         if method.upper() == "CONNECT" or not target.startswith("/") or target.startswith("//"):
             return False
         path = target.split("?", 1)[0]
         decoded = unquote(path)
-        if "\\" in decoded or unquote(decoded) != decoded or \
-                decoded.count("/") != path.count("/"):
-            return False  # escaped slashes, backslashes, or escapes inside escapes
+        if not all("!" <= char <= "~" for char in target + decoded) or _ENCODED.search(path):
+            return False  # whitespace, controls, non-ASCII; %2e %2f %5c
+        if ";" in decoded or "\\" in decoded or unquote(decoded) != decoded:
+            return False  # path parameters, backslashes, escapes inside escapes
         if any(part in (".", "..") for part in decoded.split("/")):
             return False
         return not self.prefix or path == self.prefix or path.startswith(self.prefix + "/")
