@@ -6,7 +6,8 @@ BIN := $(VENV)/bin
 export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
 export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 
-.PHONY: run test test-py313 lint bench install install-dev agent-clis record-seed-runs clean
+.PHONY: run test test-py313 lint bench install install-dev agent-clis record-seed-runs release \
+        package clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -77,5 +78,28 @@ record-seed-runs: install
 	for s in skills/*/; do HUBSKILLS_HOME=.seed-home $(BIN)/hubskills eval $$s --runs 3 --max-tokens 160 || exit 1; done
 	mkdir -p skills/.runs && cp -r .seed-home/runs/* skills/.runs/ && rm -rf .seed-home
 
+# A release: the sdist and the wheel of the commit checked out (HEAD, exported with git archive:
+# no uncommitted or untracked file, no stale build state), built by `python -m build` in a clean
+# build environment and checked with `twine check --strict` as the package index checks them.
+# `make package` is the same without installing the dev venv first; BUILD_FLAGS=--no-isolation
+# builds with that venv's setuptools instead of fetching it (no network).
+DIST ?= dist
+BUILD_FLAGS ?=
+
+release: install-dev
+	@$(MAKE) --no-print-directory package
+
+package:
+	@git diff --quiet HEAD 2>/dev/null || echo "note: uncommitted changes are not in the release"
+	rm -f $(DIST)/hubskills-*
+	@mkdir -p $(DIST)
+	@tree="$$(mktemp -d)" && git archive HEAD | tar -x -C "$$tree" && \
+	  $(BIN)/python -m build --quiet $(BUILD_FLAGS) --outdir "$(abspath $(DIST))" "$$tree"; \
+	  status=$$?; rm -rf "$$tree"; exit $$status
+	$(BIN)/twine check --strict $(DIST)/hubskills-*
+	@echo "Built and checked, from $$(git rev-parse --short HEAD):"
+	@for f in $(DIST)/hubskills-*; do echo "  $(abspath $(DIST))/$${f##*/}"; done
+	@echo "Upload: $(BIN)/twine upload $(DIST)/hubskills-*"
+
 clean:
-	rm -rf $(VENV) $(VENV313) build *.egg-info
+	rm -rf $(VENV) $(VENV313) build dist *.egg-info
