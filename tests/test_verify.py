@@ -20,7 +20,7 @@ from registry.format.suite import load_suite
 from registry.format.version_ref import SkillVersionRef
 from registry.providers import RetryPolicy
 from registry.registries import get_store
-from registry.verify.replay import verify_run
+from registry.verify.replay import ReplayLimits, verify_run
 
 FAST = RetryPolicy(attempts=4, base_delay=0.001, max_delay=0.005, max_retry_after=0.01)
 N_CASES = 10
@@ -174,6 +174,19 @@ def test_a_duplicated_sample_is_a_mismatch(run, settings):
     assert report.status == "mismatch"
     assert report.problems == [f"sample {rows[3]['case_id']} #{rows[3]['repeat']} "
                                f"{rows[3]['arm']} (local/fake-student) appears 2 times"]
+
+
+def test_a_run_that_never_started_is_never_verified(run, settings):
+    folder, _ = run  # a failed start: nothing answered, closed interrupted, summaries empty
+    edit_manifest(folder, status="interrupted", partial=True, samples_done=0, summaries=[])
+    write_rows(folder, [])
+    report = verify(settings, folder)
+    assert (report.status, report.samples) == ("not replayable", 0)
+    assert list(report.unreplayable) == [
+        f"no samples: the run answered none of its {N_CASES * 2 * 2} planned samples"]
+    result = CliRunner().invoke(cli, ["verify", folder.name])
+    assert result.exit_code == 1
+    assert result.output.startswith(f"not replayable: run {folder.name} (0 samples")
 
 
 def test_a_suite_swapped_for_an_easier_one(run, settings, tmp_path):
@@ -335,3 +348,27 @@ def test_code_checks_left_out_by_choice_are_regraded_the_same_way(settings, tmp_
     assert report.differences[0].field == "check 1 (contains)"
     assert (report.differences[0].stored, report.differences[0].regraded) == ("skipped",
                                                                               "failed")
+
+
+def test_the_verifier_caps_each_code_check_and_the_samples_a_replay_regrades(settings,
+                                                                            tmp_path):
+    bwrap_sandbox()
+    skill = make_skill(tmp_path, with_python=False)
+    suite = json.loads((skill / "evals" / "evals.json").read_text())
+    slow = ("import time\ndef check(output, files):\n    time.sleep(1.5)\n"
+            "    return '4417' in output, 'slept, then looked'\n")
+    for case in suite["cases"]:  # the suite allows 30 s a check; the replay, less
+        case["checks"].append({"type": "python", "code": slow, "timeout": 30})
+    (skill / "evals" / "evals.json").write_text(json.dumps(suite))
+    made = run_evaluation(skill, EvalConfig(models=["local/fake-student"], runs=1,
+                                            case_ids=["q0", "q1"], retry=FAST), settings)
+    folder = settings.runs_dir / made.manifest.run_id
+    assert verify(settings, folder).status == "verified"  # default cap: 60 s a check
+    capped = verify(settings, folder, limits=ReplayLimits(check_timeout_s=0.2))
+    assert capped.status == "not replayable", capped.to_dict()
+    assert capped.unreplayable == {"code checks: timed out under this replay's cap of 0.2s a "
+                                   "check (their suite allows longer)": 4}  # both arms
+    few = verify(settings, folder, limits=ReplayLimits(max_samples=3))
+    assert (few.status, few.checks_regraded) == ("not replayable", 0)
+    assert list(few.unreplayable) == ["the run has 4 samples, more than the 3 this replay "
+                                      "regrades (its sample cap)"]

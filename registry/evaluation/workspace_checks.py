@@ -32,6 +32,7 @@ from typing import Any
 import yaml
 
 from registry.agent import DEFAULT_BOUNDS, SKILLS_FOLDER, TreeWalk, WorkspaceBounds, copy_tree
+from registry.evaluation.workspace_paths import UnsafePath, place_files
 from registry.format import checks_schema as cs
 from registry.sandbox import Sandbox, run_check
 
@@ -286,15 +287,13 @@ FILE_RUNNERS = {
 
 
 def write_files(work: Path, files: dict[str, str] | dict[str, bytes]) -> None:
-    """Write `files` (relative names) into `work`; a name resolving outside it is dropped."""
-    root = work.resolve()
+    """Write `files` (relative names) into `work`. A name `workspace_paths` refuses (absolute,
+    `..`, a backslash, a device name, ...), or whose way passes a link or a file, is dropped:
+    nothing outside `work` is written and no link is followed."""
     for name, content in files.items():
-        target = (root / name).resolve()
-        if not target.is_relative_to(root) or target == root:
-            continue  # extract_files already refuses such names; never trust it alone
-        with suppress(OSError):
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(content if isinstance(content, bytes) else content.encode())
+        data = content if isinstance(content, bytes) else content.encode()
+        with suppress(UnsafePath, OSError):  # extract_files refuses such names; never trust it
+            place_files(work, {name: data})
 
 
 @contextmanager

@@ -28,7 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 from registry.errors import RunNotFound
 from registry.results.runs import ResultRow, RunManifest, latest_rows, samples_planned
-from registry.verify.replay import Verification, parse_rows, replay_run, sample_label
+from registry.verify.replay import (
+    ReplayLimits,
+    Verification,
+    parse_rows,
+    replay_run,
+    sample_label,
+)
 
 if TYPE_CHECKING:
     from registry.config import Settings
@@ -46,14 +52,16 @@ _NEEDED = ("skill_revision", "suite_hash", "suite_cases", "run_cases", "planned_
 
 
 def verify_published(store: SkillStore, repo: str, run_id: str, settings: Settings, *,
-                     revision: str | None = None, data: bytes | None = None) -> Verification:
+                     revision: str | None = None, data: bytes | None = None,
+                     limits: ReplayLimits | None = None) -> Verification:
     """Replay run ``run_id`` of skill ``repo`` as ``store``'s results dataset holds it.
 
     The run's file is read from the dataset's main branch, or at ``revision`` of the dataset
     (a Hub store: a pull request's `refs/pr/N`, or a commit), or given as ``data`` (the file's
     exact bytes, e.g. those a verification record hashes; then nothing is read from the
     dataset). No model is called. The skill is read from ``store`` at the revision the rows
-    name.
+    name. ``limits`` bounds the replay (each code check's time, the samples regraded;
+    `ReplayLimits()` when None).
 
     Raises:
         RunNotFound: the dataset holds no run ``run_id`` (at ``revision``).
@@ -67,7 +75,8 @@ def verify_published(store: SkillStore, repo: str, run_id: str, settings: Settin
     manifest = manifest_from_rows(rows, repo, report)
     if manifest is None:
         return report
-    return replay_run(manifest, rows, report, settings, open_store=lambda: store)
+    return replay_run(manifest, rows, report, settings, open_store=lambda: store,
+                      limits=limits)
 
 
 def read_pushed(store: SkillStore, run_id: str, revision: str | None = None) -> bytes:

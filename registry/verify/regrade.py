@@ -2,13 +2,16 @@
 
 Checks run through the check engine (`checks.run_checks`) exactly as the run graded them: text
 checks in-process, code checks in an isolating sandbox (never on the host, whatever the run
-used), judge checks and assertions on the judge's reply stored with each verdict (re-parsed, no
-judge is called), and workspace checks of agent samples on the final workspace rebuilt from the
-case's files and the row's record (`replay_record`). What cannot be replayed is said, and its
-stored verdict is kept for the sample's score: a verdict stored without the judge's reply, an
-agent sample without a complete workspace record (older rows, or files over the record's size
-caps), and code checks when no sandbox works here.
-"""
+used) for at most the verifier's cap a check (`CHECK_TIMEOUT_S` unless the caller sets one),
+judge checks and assertions on the judge's reply stored with each verdict (re-parsed, no
+judge is called), and workspace checks (file and `command` checks) of agent samples on the
+final workspace rebuilt from the case's files and the row's record (`replay_record`), inside
+the replay's own scratch folder: every path a row names is checked before any file operation
+and no link is followed (`workspace_paths`), and a refused path is a problem naming it. What
+cannot be replayed is said, and its stored verdict is kept for the sample's score: a verdict
+stored without the judge's reply, an agent sample without a complete workspace record (older
+rows, or files over the record's size caps), code checks when no sandbox works here, and a
+code check that timed out only under the cap."""
 
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ import shutil
 import tempfile
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
@@ -39,11 +42,11 @@ from registry.evaluation.checks import (
 )
 from registry.evaluation.judge import parse_verdict
 from registry.evaluation.text_checks import Grader, compile_text
-from registry.evaluation.workspace_checks import write_files
+from registry.evaluation.workspace_paths import UnsafePath, rebuild_workspace, record_problem
 from registry.format import checks_schema as cs
 from registry.format.checks_schema import WORKSPACE_CHECK_TYPES
 from registry.format.suite import Case, Suite
-from registry.results.replay_record import file_bytes, is_complete
+from registry.results.replay_record import is_complete
 from registry.results.runs import CheckVerdict, ResultRow, RunManifest
 from registry.sandbox import Sandbox, choose
 
@@ -52,6 +55,10 @@ NO_WORKSPACE = "workspace checks of agent samples: the final workspace is not st
     "over the size a row keeps)"
 _TEXT = frozenset((cs.Contains, cs.ContainsAny, cs.NotContains, cs.Regex, cs.NotRegex,
                    cs.Equals, cs.JsonCheck))  # checks of the output text alone: in-process
+CHECK_TIMEOUT_S = 60.0
+"""The longest a code check may run in a replay unless its caller sets another cap: the
+verifier, not the submitter's suite, bounds it (each check gets min(its own limit, the cap))."""
+_CODE_LIMITS = {cs.PythonCheck: "timeout", cs.ExecCheck: "timeout", cs.CommandCheck: "timeout_s"}
 TOLERANCE = 1e-9  # relative: the engine is exact, JSON keeps every float; this is slack only
 
 
@@ -78,6 +85,8 @@ class Replay:
     differences: list[Difference] = field(default_factory=list)
     unreplayable: Counter[str] = field(default_factory=Counter)
     checks: int = 0
+    problems: list[str] = field(default_factory=list)  # a row the replay refused to act on
+    cap: float = CHECK_TIMEOUT_S  # seconds a code check may run
 
 
 _Held = tuple[tuple, bool | None, float]
@@ -101,16 +110,18 @@ class _Plan:
     held: dict[str, _Held] = field(default_factory=dict)  # text only: per output graded
     scored: dict[tuple[bool, ...], _Held] = field(default_factory=dict)  # per fresh verdicts,
     # one for all a run's plans of the same shape (cases often share their checks' shape)
+    capped: frozenset[int] = frozenset()  # checks whose time limit the replay's cap lowered
 
 
 def regrade_rows(rows: list[ResultRow], suite: Suite, manifest: RunManifest,
-                 settings: Settings) -> Replay:
+                 settings: Settings, *, check_timeout_s: float = CHECK_TIMEOUT_S) -> Replay:
     """Regrade every row (the latest of each sample) against `suite`; see the docstring. Text
-    checks are graded here and now; an event loop is started only for the other checks."""
+    checks are graded here and now; an event loop is started only for the other checks. A code
+    check runs at most `check_timeout_s` seconds (or its own limit, when lower)."""
     scored: dict[_Shape, dict[tuple[bool, ...], _Held]] = {}
-    plans = {case.id: _plan(case, agent=manifest.mode == "agent", scored=scored)
-             for case in suite.cases}
-    replay = Replay(rows=list(rows))
+    plans = {case.id: _plan(case, agent=manifest.mode == "agent", scored=scored,
+                            cap=check_timeout_s) for case in suite.cases}
+    replay = Replay(rows=list(rows), cap=check_timeout_s)
     pending: list[tuple[int, ResultRow, _Plan]] = []
     for index, row in enumerate(rows):
         plan = plans.get(row.case_id)
@@ -124,6 +135,7 @@ def regrade_rows(rows: list[ResultRow], suite: Suite, manifest: RunManifest,
         with collector(paused=False):
             asyncio.run(_regrade_checks(pending, suite, manifest, settings, replay))
     replay.differences.sort(key=lambda d: (d.sample, d.field))
+    replay.problems.sort()
     return replay
 
 
@@ -131,19 +143,29 @@ async def _regrade_checks(pending: list[tuple[int, ResultRow, _Plan]], suite: Su
                           manifest: RunManifest, settings: Settings, replay: Replay) -> None:
     """The `pending` rows (index, row, plan) regraded through `run_checks`, a few at a time,
     into `replay` (this returns nothing: asyncio.run's SIGINT handling formats the main
-    task's repr, with its result's, on its way out)."""
+    task's repr, with its result's, on its way out). Workspaces are rebuilt, and code checks
+    run, only inside this replay's own scratch folder, removed at the end."""
     sandbox, skip_reason = _sandbox(suite, manifest, settings)
     slots = asyncio.Semaphore(max(2, os.cpu_count() or 2))
+    scratch = Path(tempfile.mkdtemp(prefix="hubskills-replay-"))
 
     async def one(index: int, row: ResultRow, plan: _Plan) -> None:
         async with slots:
-            with _final_workspace(row, plan) as (plan, workspace):
+            with _final_workspace(row, plan, scratch) as (plan, workspace, refused):
+                if refused is not None:  # the stored row stands; the run is a mismatch
+                    replay.problems.append(f"{_label(row)}: its workspace record names "
+                                           f"{refused}; no file outside the replay's scratch "
+                                           "folder was touched")
+                    return
                 fresh = await run_checks(plan.case, row.output, sandbox=sandbox,
-                                         skip_reason=skip_reason, workspace=workspace,
-                                         judge=_stored_judge(row, plan))
+                                         skip_reason=skip_reason, sandbox_root=scratch,
+                                         workspace=workspace, judge=_stored_judge(row, plan))
         replay.rows[index] = _compare_row(row, plan, fresh, replay)
 
-    await asyncio.gather(*(one(*item) for item in pending))
+    try:
+        await asyncio.gather(*(one(*item) for item in pending))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 class Graded(NamedTuple):
@@ -178,8 +200,7 @@ def _regrade_text(row: ResultRow, plan: _Plan, replay: Replay) -> ResultRow:
     held = plan.held.get(row.output)
     if held is None:
         held = plan.held[row.output] = _holding(plan, row.output)
-    if (row.passed, row.score) == held[1:] and tuple(map(_SIGNATURE, row.checks)) == held[0] \
-            and None not in plan.positions:
+    if (row.passed, row.score) == held[1:] and tuple(map(_SIGNATURE, row.checks)) == held[0]:
         replay.checks += len(plan.graders)
         return row
     return _compare_row(row, plan, grade_text(plan.case, row.output, plan.graders), replay)
@@ -213,8 +234,12 @@ def _sandbox(suite: Suite, manifest: RunManifest,
     return choice.sandbox, f"code checks: no sandbox here to rerun them ({choice.status})"
 
 
-def _plan(case: Case, *, agent: bool,
-          scored: dict[_Shape, dict[tuple[bool, ...], _Held]]) -> _Plan:
+def _plan(case: Case, *, agent: bool, scored: dict[_Shape, dict[tuple[bool, ...], _Held]],
+          cap: float = CHECK_TIMEOUT_S) -> _Plan:
+    """How `case` is replayed: code checks capped at `cap` seconds; agent mode: its workspace
+    checks (file and `command` checks) left out of what runs without the sample's final
+    workspace, and the whole case (`full`) run on it when the row stores it."""
+    case, capped = _capped(case, cap)
     positions: list[int | None] = list(range(len(case.checks) + len(case.assertions)))
     rerun = case
     if agent and any(check.type in WORKSPACE_CHECK_TYPES for check in case.checks):
@@ -223,33 +248,54 @@ def _plan(case: Case, *, agent: bool,
         positions = [kept.index(i) if i in kept else None for i in range(len(case.checks))]
         positions += [len(kept) + i for i in range(len(case.assertions))]
         rerun = case.model_copy(update={"checks": [case.checks[i] for i in kept]})
-    if rerun.assertions or not _TEXT.issuperset(map(type, rerun.checks)):
-        return _Plan(rerun, positions, full=case)
+    if None in positions or rerun.assertions or not _TEXT.issuperset(map(type, rerun.checks)):
+        # (a case of workspace checks alone leaves nothing to rerun as text: it is never
+        # text-only, so its samples are regraded on their rebuilt workspaces)
+        return _Plan(rerun, positions, full=case, capped=capped)
     shape = tuple([(c.type, c.label(), c.weight) for c in rerun.checks])
     return _Plan(rerun, positions, True, case, list(map(compile_text, rerun.checks)), shape,
-                 scored=scored.setdefault(shape, {}))
+                 scored=scored.setdefault(shape, {}), capped=capped)
+
+
+def _capped(case: Case, cap: float) -> tuple[Case, frozenset[int]]:
+    """`case` with each code check's time limit at most `cap` seconds, and the checks lowered."""
+    lowered, checks = set(), list(case.checks)
+    for index, check in enumerate(checks):
+        name = _CODE_LIMITS.get(type(check))
+        if name is not None and getattr(check, name) > cap:
+            checks[index] = check.model_copy(update={name: cap})
+            lowered.add(index)
+    if not lowered:
+        return case, frozenset()
+    return case.model_copy(update={"checks": checks}), frozenset(lowered)
 
 
 @contextmanager
-def _final_workspace(row: ResultRow, plan: _Plan) -> Iterator[tuple[_Plan, Path | None]]:
-    """An agent sample's final workspace rebuilt in a temp folder from the case's files and
-    the row's record (`replay_record`), with the plan that reruns every check on it; else
-    the plan as it is and no workspace (chat mode builds its own from the answer)."""
-    dropped = None in plan.positions
-    if not dropped or row.workspace is None or not is_complete(row.workspace) \
-            or plan.full is None:
-        yield plan, None
+def _final_workspace(row: ResultRow, plan: _Plan,
+                     scratch: Path) -> Iterator[tuple[_Plan, Path | None, str | None]]:
+    """An agent sample's final workspace rebuilt in a new folder under `scratch` from the
+    case's files and the row's record (`workspace_paths.rebuild_workspace`: every path checked
+    before any file operation, no link followed), with the plan that reruns every check on it;
+    else the plan as it is and no workspace (chat mode builds its own from the answer). The
+    third value is why the record was refused (then there is no workspace), else None."""
+    record = row.workspace
+    if None not in plan.positions or record is None or plan.full is None:
+        yield plan, None, None
         return
-    full = _Plan(plan.full, list(range(len(plan.positions))), full=plan.full)
-    root = Path(tempfile.mkdtemp(prefix="hubskills-verify-workspace-"))
+    refused = record_problem(record)
+    if refused is None and not is_complete(record):
+        yield plan, None, None
+        return
+    full = _Plan(plan.full, list(range(len(plan.positions))), full=plan.full,
+                 capped=plan.capped)
+    root = Path(tempfile.mkdtemp(prefix="workspace-", dir=scratch))
     try:
-        write_files(root, plan.full.input_bytes())
-        write_files(root, {f.path: file_bytes(f) for f in row.workspace
-                           if f.status != "deleted"})
-        for gone in (f for f in row.workspace if f.status == "deleted"):
-            with suppress(OSError):
-                (root / gone.path).unlink()
-        yield full, root
+        if refused is None:
+            try:
+                rebuild_workspace(root, plan.full.input_bytes(), record)
+            except UnsafePath as err:
+                refused = str(err)
+        yield full, None if refused else root, refused
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -292,6 +338,11 @@ def _compare_row(row: ResultRow, plan: _Plan, fresh: list[CheckVerdict] | list[G
     combined = []
     for number, (stored, position) in enumerate(zip(row.checks, plan.positions, strict=True), 1):
         new = None if position is None else fresh[position]
+        if number - 1 in plan.capped and _timed_out(new) and not _timed_out(stored):
+            replay.unreplayable[f"code checks: timed out under this replay's cap of "
+                                f"{replay.cap:g}s a check (their suite allows longer)"] += 1
+            combined.append(stored)  # not the run's verdict to judge: the stored one stands
+            continue
         combined.append(_compare_check(label, number, stored, new, replay))
     passed, score = case_score(combined)
     if passed != row.passed:
@@ -301,6 +352,11 @@ def _compare_row(row: ResultRow, plan: _Plan, fresh: list[CheckVerdict] | list[G
     elif all(a is b for a, b in zip(combined, row.checks, strict=True)):
         return row  # every verdict held: the row is its own regrade
     return row.model_copy(update={"checks": combined, "passed": passed, "score": score})
+
+
+def _timed_out(verdict: CheckVerdict | Graded | None) -> bool:
+    return verdict is not None and verdict.passed is False \
+        and verdict.reason.startswith("timed out after ")  # as checks.py and run_command say
 
 
 def _compare_check(label: str, number: int, stored: CheckVerdict,

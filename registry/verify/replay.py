@@ -35,11 +35,8 @@ from registry.errors import HubskillsError, RunNotFound
 from registry.evaluation.agent_mode import agent_suite_path
 from registry.format.skill import content_hash
 from registry.format.suite import Suite, load_suite, suite_path
-from registry.results.runs import ResultRow, RunManifest, latest_rows, run_dir
-from registry.verify.regrade import (
-    Difference,
-    regrade_rows,
-)
+from registry.results.runs import ResultRow, RunManifest, latest_rows, run_dir, samples_planned
+from registry.verify.regrade import CHECK_TIMEOUT_S, Difference, regrade_rows
 from registry.verify.summary import compare_summaries
 
 Status = Literal["verified", "mismatch", "not replayable"]
@@ -48,6 +45,20 @@ SETTINGS = ("models", "mode", "placement", "runs", "temperature", "max_tokens", 
             "versions")
 """Manifest fields a replayable run must have recorded (agent mode: `agent_budget` too)."""
 Key = tuple[str, str, str, int]
+
+
+@dataclass(frozen=True)
+class ReplayLimits:
+    """What one replay allows, set by the verifier, never by the run's suite.
+
+    `check_timeout_s`: the longest a code check (`python`, `exec`, `command`) runs; each gets
+    min(its suite's limit, this), and a check that times out only under this cap is not
+    replayable rather than a mismatch. `max_samples`: a run with more samples is not replayed
+    (not replayable, saying so) before anything is regraded.
+    """
+
+    check_timeout_s: float = CHECK_TIMEOUT_S
+    max_samples: int = 5000
 
 
 @dataclass
@@ -86,11 +97,13 @@ class Verification:
 
 @collector(paused=True)
 def verify_run(run_id: str, settings: Settings, *, skill_dir: Path | None = None,
-               open_store: Callable[[], Any] | None = None) -> Verification:
+               open_store: Callable[[], Any] | None = None,
+               limits: ReplayLimits | None = None) -> Verification:
     """Replay the local run `run_id` (module docstring); no model is called.
 
     `skill_dir` names the skill folder to check the run against (for runs that do not record
-    it); `open_store` returns the registry holding the revision a run names.
+    it); `open_store` returns the registry holding the revision a run names; `limits` bounds
+    the replay (`ReplayLimits()` when None).
 
     Raises:
         RunNotFound: no such run.
@@ -104,25 +117,38 @@ def verify_run(run_id: str, settings: Settings, *, skill_dir: Path | None = None
         return report
     rows = read_rows_strictly(folder / "rows.jsonl", report)
     return replay_run(manifest, rows, report, settings, skill_dir=skill_dir,
-                      open_store=open_store)
+                      open_store=open_store, limits=limits)
 
 
 @collector(paused=True)
 def replay_run(manifest: RunManifest, rows: list[ResultRow], report: Verification,
                settings: Settings, *, skill_dir: Path | None = None,
-               open_store: Callable[[], Any] | None = None) -> Verification:
+               open_store: Callable[[], Any] | None = None,
+               limits: ReplayLimits | None = None) -> Verification:
     """Steps 1-3 of the module docstring for a run given as its manifest and rows (a local
-    run's folder, or a pushed run's manifest rebuilt from its rows); findings go in `report`."""
+    run's folder, or a pushed run's manifest rebuilt from its rows), within `limits`
+    (`ReplayLimits()` when None); findings go in `report`. A run without a sample (one that
+    never started) is never verified: not replayable, saying so."""
     if manifest.mode == "trigger":
         report.cannot("trigger runs are not replayed yet (their verdict is which SKILL.md the "
                       "model opened, not checks)")
         return report
+    limits = limits or ReplayLimits()
     with ExitStack() as stack:
         skill = skill_folder(stack, manifest, report, skill_dir, open_store)
         suite = _skill_suite(skill, manifest, report) if skill is not None else None
         latest = _check_plan(manifest, rows, report)
-        if suite is not None:
-            _replay(manifest, latest, suite, settings, report)
+        report.samples = len(latest)
+        if not latest:
+            planned = samples_planned(len(manifest.models), len(manifest.case_ids),
+                                      manifest.runs)
+            report.cannot(f"no samples: the run answered none of its {planned} planned "
+                          "samples")
+        elif len(latest) > limits.max_samples:
+            report.cannot(f"the run has {len(latest)} samples, more than the "
+                          f"{limits.max_samples} this replay regrades (its sample cap)")
+        elif suite is not None:
+            _replay(manifest, latest, suite, settings, report, limits)
     return report
 
 
@@ -300,11 +326,12 @@ def _check_plan(manifest: RunManifest, rows: list[ResultRow],
 
 
 def _replay(manifest: RunManifest, latest: list[ResultRow], suite: Suite, settings: Settings,
-            report: Verification) -> None:
+            report: Verification, limits: ReplayLimits) -> None:
     """Regrade the latest row of every sample (`latest`), then recompute the summary from
     them."""
-    report.samples = len(latest)
-    replay = regrade_rows(latest, suite, manifest, settings)
+    replay = regrade_rows(latest, suite, manifest, settings,
+                          check_timeout_s=limits.check_timeout_s)
+    report.problems.extend(replay.problems)
     report.differences.extend(replay.differences)
     report.checks_regraded = replay.checks
     for why, times in replay.unreplayable.items():
