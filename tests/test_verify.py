@@ -372,3 +372,22 @@ def test_the_verifier_caps_each_code_check_and_the_samples_a_replay_regrades(set
     assert (few.status, few.checks_regraded) == ("not replayable", 0)
     assert list(few.unreplayable) == ["the run has 4 samples, more than the 3 this replay "
                                       "regrades (its sample cap)"]
+
+
+def test_a_pattern_graded_in_the_sandbox_replays_in_the_sandbox(tmp_path):
+    """A lookahead (which RE2 cannot match) was graded in the sandbox by the run: the replay
+    grades it there too, instead of refusing it in-process and calling the run a mismatch."""
+    bwrap_sandbox()
+    skill = make_skill(tmp_path, with_python=False)
+    suite = json.loads((skill / "evals" / "evals.json").read_text())
+    for case in suite["cases"]:
+        case["checks"].append({"type": "regex", "pattern": r"port (?=4417)"})
+    (skill / "evals" / "evals.json").write_text(json.dumps(suite))
+    home = Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home")})
+    with FakeOpenAIServer(responder=knows_fact_if_told) as server:
+        made = run_evaluation(skill, EvalConfig(models=["local/fake-student"], runs=1,
+                                                retry=FAST),
+                              home.with_(base_url=server.url))
+    assert made.manifest.code_checks is None or "skipped" not in str(made.manifest.code_checks)
+    report = verify_run(made.manifest.run_id, home, skill_dir=skill)
+    assert report.status == "verified", report.to_dict()

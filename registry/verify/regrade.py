@@ -41,7 +41,7 @@ from registry.evaluation.checks import (
     run_checks,
 )
 from registry.evaluation.judge import parse_verdict
-from registry.evaluation.text_checks import Grader, compile_text
+from registry.evaluation.text_checks import Grader, compile_text, unsafe_pattern
 from registry.evaluation.workspace_paths import UnsafePath, rebuild_workspace, record_problem
 from registry.format import checks_schema as cs
 from registry.format.checks_schema import WORKSPACE_CHECK_TYPES
@@ -248,7 +248,8 @@ def _plan(case: Case, *, agent: bool, scored: dict[_Shape, dict[tuple[bool, ...]
         positions = [kept.index(i) if i in kept else None for i in range(len(case.checks))]
         positions += [len(kept) + i for i in range(len(case.assertions))]
         rerun = case.model_copy(update={"checks": [case.checks[i] for i in kept]})
-    if None in positions or rerun.assertions or not _TEXT.issuperset(map(type, rerun.checks)):
+    if None in positions or rerun.assertions or not _TEXT.issuperset(map(type, rerun.checks)) \
+            or any(unsafe_pattern(check) for check in rerun.checks):  # sandboxed, as graded
         # (a case of workspace checks alone leaves nothing to rerun as text: it is never
         # text-only, so its samples are regraded on their rebuilt workspaces)
         return _Plan(rerun, positions, full=case, capped=capped)
