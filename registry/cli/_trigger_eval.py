@@ -128,6 +128,10 @@ def _push(store: Any, skill: Path, run: Any, *, quiet: bool) -> None:
     from registry.publishing.push import push_run
 
     pushed = push_run(store, run.manifest, run.rows, skill_dir=skill, via="cli")
+    if not pushed.pending:  # replayed from the dataset at once, as `eval --push` does
+        from registry.verify.trigger import record_trigger_replay
+
+        record_trigger_replay(store, run.manifest)
     if pushed.pending:
         out.warn(f"run {run.manifest.run_id} was proposed for review as a pull request: "
                  f"{pushed.pr_url}")

@@ -1,8 +1,9 @@
 """`hubskills leaderboard`: skills ranked by how surely they help each model.
 
 Trigger evals (`eval --mode trigger`) have no baseline and no lift: they follow the ranked table
-as a table of their own (recall and false triggers with their intervals), never ranked; in
-`--json` they are records with ``mode: "trigger"`` and ``rank: null``.
+as a table of their own (recall and false triggers with their intervals), never ranked by
+figure; in `--json` they are records with ``mode: "trigger"`` and ``rank: null``. They carry
+their run's badge too, and are shown by default only once replayed, as the others.
 
 Each entry carries its run's verification badge (replayed, spot-checked, mismatch, unverified,
 from the records in the results dataset); only replayed or better entries are shown and ranked
@@ -96,9 +97,11 @@ def board_of(frame: object, filters: dict, found: dict,
     everything = entries(frame, **filters, badges=found)  # type: ignore[arg-type]
     ranked = everything if include_unverified else [e for e in everything if is_shown(e)]
     # a verdict is a lift's: no trigger entry has one
-    triggers = [] if filters["verdict"] else trigger_entries(
-        frame, **{k: v for k, v in filters.items() if k != "verdict"})  # type: ignore[arg-type]
-    return ranked, len(everything) - len(ranked), triggers
+    listed = [] if filters["verdict"] else trigger_entries(
+        frame, **{k: v for k, v in filters.items() if k != "verdict"},  # type: ignore[arg-type]
+        badges=found)
+    triggers = listed if include_unverified else [e for e in listed if is_shown(e)]
+    return ranked, len(everything) - len(ranked) + len(listed) - len(triggers), triggers
 
 
 def _with_pending(ranked: Sequence[Entry], triggers: Sequence[TriggerEntry], store: SkillStore,

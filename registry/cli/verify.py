@@ -105,13 +105,37 @@ def _verify(target: str, run_id: str | None, revision: str | None, skill_dir: Pa
                                    "RUN_ID" if "/" in target else "--revision needs --run")
         from registry.verify.replay import verify_run
 
-        return verify_run(target, settings, skill_dir=skill_dir, open_store=open_store)
+        trigger = _trigger(target, None, None, skill_dir, settings, open_store)
+        return trigger or verify_run(target, settings, skill_dir=skill_dir,
+                                     open_store=open_store)
     from registry.verify.admission import verify_and_keep
 
     if "/" not in target:
         raise click.UsageError(f"with --run, name the skill as NS/NAME, not '{target}'")
+    if trigger := _trigger(target, run_id, revision, skill_dir, settings, open_store):
+        return trigger
     report, kept = verify_and_keep(open_store(), target, run_id, settings, revision=revision)
     click.get_current_context().call_on_close(lambda: out.info(kept))  # after the report
+    return report
+
+
+def _trigger(target: str, run_id: str | None, revision: str | None, skill_dir: Path | None,
+             settings: Settings, open_store: Callable[[], SkillStore]) -> Verification | None:
+    """The replay of a trigger run (`verify/trigger.py`), recorded when pushed; None for an A/B
+    run. A trigger run is replayed, never re-asked: `--resample` is refused."""
+    from registry.verify import trigger
+
+    if run_id is None:
+        report = trigger.local_trigger(target, settings, skill_dir=skill_dir,
+                                       open_store=open_store)
+    elif (found := trigger.pushed_trigger(open_store(), target, run_id,
+                                          revision=revision)) is not None:
+        report, kept = found
+        click.get_current_context().call_on_close(lambda: out.info(kept))  # after the report
+    else:
+        return None
+    if report is not None and click.get_current_context().params.get("k") is not None:
+        raise click.UsageError("a trigger run is replayed, not re-asked: drop --resample")
     return report
 
 

@@ -22,6 +22,7 @@ from registry.evaluation.preflight import check_writable
 from registry.evaluation.run_manifest import file_under
 from registry.evaluation.stopping import StopSignal, run_until_stopped
 from registry.evaluation.trigger import MODE, TriggerConfig, TriggerEvaluator
+from registry.evaluation.trigger_report import summarize_triggers
 from registry.format.skill import Skill, load_skill
 from registry.format.triggers import TRIGGERS_PATH, TriggerSuite, load_triggers, triggers_path
 from registry.format.version_ref import SkillVersionRef
@@ -120,6 +121,7 @@ def _run(ev: TriggerEvaluator, skill: Skill, suite: TriggerSuite, settings: Sett
             rows = latest_rows(read_rows(settings.runs_dir, manifest.run_id))
             manifest.samples_done = len(rows)
             manifest.partial = status != "complete" or len(rows) < manifest.samples_planned
+            manifest.summaries = [s.to_dict() for s in summarize_triggers(rows)]  # verify's
             writer.close(status, _note(status, ev, stop))  # type: ignore[arg-type]
         ev.cache.close()
     return EvalRun(read_manifest(settings.runs_dir, manifest.run_id), rows)
@@ -158,7 +160,7 @@ def _new_manifest(skill: Skill, full: TriggerSuite, suite: TriggerSuite,
                                         arms=1),
         distractors=[d.name for d in distractors], distractors_hash=distractors_hash(distractors),
         distractors_from=str(config.distractors) if config.distractors else BUNDLED,
-        harness=config.harness)
+        harness=config.harness, skill_path=str(skill.path.resolve()))  # verify reads it
 
 
 def _resumed(manifest: RunManifest, skill: Skill, suite: TriggerSuite,

@@ -57,7 +57,7 @@ class Board:
         for part in _slices(frame, chunk_rows):
             found.append(_columns(entries(part, badges=badges)))
             points.append(_columns(run_entries(part), (*HISTORY, "skill", "name")))
-            triggers += trigger_entries(part)
+            triggers += trigger_entries(part, badges=badges)
         table = _ordered(pd.concat(found, ignore_index=True) if found else _columns([]))
         models = codes(frame, "model")[1] if "model" in frame else np.array([], dtype=object)
         runs = int(frame["run_id"].nunique()) if "run_id" in frame else 0

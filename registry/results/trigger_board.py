@@ -6,13 +6,17 @@ mode, placement, suite hash) and taken from one run chosen the same way (the new
 answered every planned session of the whole suite, else the newest). Its figures are
 `trigger_report`'s, from the one statistics engine over the same rows: recall over the
 should-trigger queries, the false-trigger rate over the others, each a mean over queries with
-its Wilson interval; failed sessions are counted apart. Entries are listed, never ranked:
-``status`` says when one is partial, a subset or not in the registry.
+its Wilson interval; failed sessions are counted apart. Entries are listed, never ranked by
+figure: ``status`` says when one is partial, a subset or not in the registry. Given the
+registry's verification badges, each entry carries its run's (``verification``), the run chosen
+is the newest full one that is replayed (else the newest full one), and an entry whose run is
+not replayed says why in ``status``, as `leaderboard.entries` does for A/B entries; views then
+show only replayed ones by default (`leaderboard_badges.is_shown`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -29,9 +33,10 @@ from registry.results.leaderboard import (
     run_groups,
     run_status,
 )
+from registry.results.leaderboard_badges import Badge, run_badges
 
 COLUMNS = ("skill@version", "model", "recall [95% CI]", "false triggers [95% CI]", "errors",
-           "should+not × runs", "status", "date")
+           "verified", "should+not × runs", "status", "date")
 
 
 class TriggerEntry(NamedTuple):
@@ -39,7 +44,8 @@ class TriggerEntry(NamedTuple):
 
     ``recall``/``false_triggers`` are None when the run graded no query of that kind;
     ``should``/``should_not``: the queries graded of each kind; ``errors``: failed sessions;
-    ``cost``: dollars over graded sessions, None when a price is unknown.
+    ``cost``: dollars over graded sessions, None when a price is unknown; ``verification``:
+    the run's badge (`leaderboard_badges.VERIFICATIONS`), None when no badges were looked up.
     """
 
     status: str
@@ -68,13 +74,16 @@ class TriggerEntry(NamedTuple):
     produced_by: str | None
     produced_via: str | None
     method: str = stats.INTERVAL_METHOD
+    verification: str | None = None
 
 
 def trigger_entries(frame: pd.DataFrame, *, skill: str | None = None,
                     model: str | None = None, tags: dict[str, list[str]] | None = None,
-                    tag: str | None = None) -> list[TriggerEntry]:
-    """The trigger entries of ``frame``, by skill, version and model; filters as
-    `leaderboard.entries` takes them (a verdict filter has nothing to match here).
+                    tag: str | None = None,
+                    badges: Mapping[str, Badge] | None = None) -> list[TriggerEntry]:
+    """The trigger entries of ``frame``, by skill, version and model; filters and ``badges``
+    (run id -> `Badge`) as `leaderboard.entries` takes them (a verdict filter has nothing to
+    match here).
 
     Raises:
         ValueError: If ``tag`` is given without ``tags``.
@@ -95,14 +104,30 @@ def trigger_entries(frame: pd.DataFrame, *, skill: str | None = None,
     k, keys = combine_all(rows, KEY)
     runs = run_groups(rows, k, len(keys))
     status = run_status(rows, keys, runs, arms=1, words=("queries", "sessions"))
-    chosen = chosen_runs(rows, runs, status == "", len(keys))
+    status, fit, verification = _verified(rows, runs, status, badges)
+    chosen = chosen_runs(rows, runs, fit, len(keys))
     on = np.zeros(len(runs["key"]), dtype=bool)
     on[chosen] = True
     picked = on[runs["of"]]
     rows, expect, k = rows.take(picked), expect[picked], k[picked]
     table = stats.table(_outcomes(rows, expect, k), 2 * len(keys))
     return _build(rows, keys, table, {n: v[chosen] for n, v in runs.items() if n != "of"},
-                  status[chosen])
+                  status[chosen], verification[chosen])
+
+
+def _verified(rows: Rows, runs: dict[str, np.ndarray], status: np.ndarray,
+              badges: Mapping[str, Badge] | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per run group: its status with the badge's reason where the data alone would list it
+    as complete, how fit it is to be chosen (2: full and replayed, 1: full, 0: neither), its
+    badge name (as `leaderboard.entries` weighs A/B runs)."""
+    full = status == ""
+    if badges is None:
+        return status, full, np.full(len(status), None, dtype=object)
+    found = run_badges(badges, lookup(rows.labels["run_id"], runs["run"], ""))
+    rankable = np.array([b.is_rankable for b in found], dtype=bool)
+    why = np.array([b.status() for b in found], dtype=object)
+    return (np.where(full, why, status), full.astype(np.int8) * (1 + rankable),
+            np.array([b.verification for b in found], dtype=object))
 
 
 def _outcomes(rows: Rows, expect: np.ndarray, k: np.ndarray) -> stats.Outcomes:
@@ -123,7 +148,7 @@ def _rate(t: stats.Table, g: int) -> tuple[float | None, float | None, float | N
 
 @collector(paused=True)
 def _build(rows: Rows, keys: np.ndarray, t: stats.Table, run: dict[str, np.ndarray],
-           status: np.ndarray) -> list[TriggerEntry]:
+           status: np.ndarray, verification: np.ndarray) -> list[TriggerEntry]:
     lab = rows.labels
     labels = {name: lookup(lab[name], keys[:, 0]) for name in ("skill", "repo", "name")}
     version = lookup(lab["skill_version"], keys[:, 1])
@@ -146,7 +171,7 @@ def _build(rows: Rows, keys: np.ndarray, t: stats.Table, run: dict[str, np.ndarr
             repeats=int(max(t.repeats[s], t.repeats[n])),
             errors=int(t.errors[s, 1] + t.errors[n, 1]), cost=None if cost != cost else cost,
             date=None if dates[i] == "NaT" else dates[i], run_id=run_id[i],
-            produced_by=by[i], produced_via=via[i]))
+            produced_by=by[i], produced_via=via[i], verification=verification[i]))
     return sorted(found, key=entry_order)
 
 
@@ -168,11 +193,12 @@ def table_rows(found: Sequence[TriggerEntry]) -> tuple[list[str], list[list[str]
         [f"{e.skill}@{e.version}" if e.version else e.skill, e.model,
          rate_text(e.recall, e.recall_lo, e.recall_hi),
          rate_text(e.false_triggers, e.false_lo, e.false_hi), str(e.errors),
-         f"{e.should}+{e.should_not}×{e.repeats}", e.status or "complete",
+         e.verification or "-", f"{e.should}+{e.should_not}×{e.repeats}", e.status or "complete",
          e.date[:10] if e.date else "-"]
         for e in found]
 
 
 def to_records(found: Sequence[TriggerEntry]) -> list[dict[str, Any]]:
-    """JSON-ready dicts with every field, and ``rank`` null: trigger entries are not ranked."""
+    """JSON-ready dicts with every field, and ``rank`` null: trigger entries are not ranked by
+    figure (no baseline, no lift)."""
     return [{"rank": None, **e._asdict()} for e in found]
