@@ -157,3 +157,15 @@ def test_a_forged_pushed_trigger_run_is_a_mismatch_and_left_out(server, tmp_path
     (entry,) = json.loads(shown.stdout)
     assert (entry["verification"], entry["rank"]) == ("mismatch", None)
     assert entry["status"].startswith("mismatch: s3 #")
+
+
+def test_the_verifiers_pushed_path_replays_a_trigger_run_as_one(server, tmp_path):
+    """`verify_published` (what admission, `review merge` and `publish --with-run` call) sends
+    a trigger run to the trigger replay: it counted two arms per query and found a genuine one
+    a mismatch, a final record."""
+    from registry.verify.pushed import verify_published
+
+    run_id = trigger_run(publish(tmp_path), server, tmp_path, "--push")
+    settings = Settings.from_env()
+    report = verify_published(get_store(settings, None), "local/zorblax-ports", run_id, settings)
+    assert report.status == "verified", report.to_dict()

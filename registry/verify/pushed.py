@@ -23,11 +23,10 @@ from __future__ import annotations
 
 import io
 import json
-import re
 from typing import TYPE_CHECKING, Any
 
-from registry.errors import RunNotFound
 from registry.results.runs import ResultRow, RunManifest, latest_rows, samples_planned
+from registry.verify.reading import read_pushed
 from registry.verify.replay import (
     ReplayLimits,
     Verification,
@@ -35,12 +34,12 @@ from registry.verify.replay import (
     replay_run,
     sample_label,
 )
+from registry.verify.trigger import is_trigger_file, verify_pushed_trigger
 
 if TYPE_CHECKING:
     from registry.config import Settings
     from registry.stores.base import SkillStore
 
-_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")  # `stores.dataset`'s, likewise
 _SAME = ("run_id", "skill_name", "skill_version", "skill_repo", "skill_revision",
          "content_hash", "mode", "suite_hash", "suite_cases", "run_cases", "planned_runs",
          "placement", "produced_by", "produced_via", "temperature", "max_tokens", "judge",
@@ -69,6 +68,8 @@ def verify_published(store: SkillStore, repo: str, run_id: str, settings: Settin
     """
     if data is None:
         data = read_pushed(store, run_id, revision)
+    if is_trigger_file(data):  # which SKILL.md was read, not checks: replayed as such
+        return verify_pushed_trigger(store, repo, run_id, data)
     report = Verification(run_id)
     text = data.decode("utf-8", errors="replace")
     rows = parse_rows(io.StringIO(text), f"{run_id}.jsonl", report)
@@ -77,23 +78,6 @@ def verify_published(store: SkillStore, repo: str, run_id: str, settings: Settin
         return report
     return replay_run(manifest, rows, report, settings, open_store=lambda: store,
                       limits=limits)
-
-
-def read_pushed(store: SkillStore, run_id: str, revision: str | None = None) -> bytes:
-    """The bytes of run ``run_id``'s results file in ``store``'s dataset (at ``revision``).
-
-    Raises:
-        RunNotFound: no such run.
-        HubskillsError: no such revision (a local dataset has none), or it could not be read.
-    """
-    if not _RUN_ID.match(run_id) or ".." in run_id:
-        raise RunNotFound(f"'{run_id}' is not a run id", hint="hubskills leaderboard --json")
-    data = store.results.read_run(run_id, revision)
-    if data is None:
-        raise RunNotFound(f"no run {run_id} in the {store.kind} registry's results"
-                          + (f" at {revision}" if revision else ""),
-                          hint="hubskills leaderboard --include-unverified --json  # run ids")
-    return bytes(data)
 
 
 def manifest_from_rows(rows: list[ResultRow], repo: str,

@@ -130,8 +130,8 @@ def replay_run(manifest: RunManifest, rows: list[ResultRow], report: Verificatio
     (`ReplayLimits()` when None); findings go in `report`. A run without a sample (one that
     never started) is never verified: not replayable, saying so."""
     if manifest.mode == "trigger":
-        report.cannot("trigger runs are not replayed yet (their verdict is which SKILL.md the "
-                      "model opened, not checks)")
+        report.cannot("a trigger run is replayed by registry.verify.trigger (its verdict is "
+                      "which SKILL.md the model opened, not checks)")
         return report
     limits = limits or ReplayLimits()
     with ExitStack() as stack:

@@ -325,7 +325,7 @@ def pushed_trigger(store: SkillStore, repo: str, run_id: str, *,
         RunNotFound: no such run (at ``revision``).
         HubskillsError: the dataset could not be read.
     """
-    from registry.verify.pushed import read_pushed
+    from registry.verify.reading import read_pushed
 
     data = read_pushed(store, run_id, revision)
     if not is_trigger_file(data):
@@ -350,7 +350,7 @@ def record_trigger_replay(store: SkillStore, manifest: RunManifest) -> str | Non
         HubskillsError: the dataset could not be read, or the record not written.
     """
     from registry.stores.verifications import run_files
-    from registry.verify.pushed import read_pushed
+    from registry.verify.reading import read_pushed
 
     if run_files(store).get(manifest.run_id) is None or not manifest.skill_repo:
         return None
