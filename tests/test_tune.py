@@ -101,7 +101,7 @@ def test_tune_improves_holdout_recall_and_picks_by_the_lower_bound(server, model
     assert (skill / "SKILL.md").read_text() == SKILL_MD  # nothing written without --write
 
 
-def test_max_cost_stops_the_rounds(tmp_path):
+def test_the_cost_cap_stops_the_rounds(tmp_path):
     model = TriggerModel(teacher=scripted_teacher(FITS_TRAIN, BEST))
     with FakeOpenAIServer(responder=model, api_key="k") as srv:
         settings = Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home"),
@@ -112,12 +112,14 @@ def test_max_cost_stops_the_rounds(tmp_path):
                                  teacher="openai/gpt-4.1", rounds=1)
         round0 = first.candidates[0].cost_usd
         assert first.estimate_usd is not None and first.estimate_usd > 0 and round0 > 0
-        asked = len(model.teacher_prompts)
-        capped = tune_description(skill, config(tmp_path, max_cost=round0, **args), settings,
-                                  teacher="openai/gpt-4.1", rounds=3)
+        asked, round0_calls = len(model.teacher_prompts), model.requests // 2  # 2 rounds alike
+        # A cap of round 0's cost would stop round 0 itself: each call reserves its worst case
+        # (all of max_tokens) first. Round 0's calls, counted, leave none for the teacher.
+        capped = tune_description(skill, config(tmp_path, max_calls=round0_calls, **args),
+                                  settings, teacher="openai/gpt-4.1", rounds=3)
     assert capped.status == "stopped" and len(capped.candidates) == 1
     assert len(model.teacher_prompts) == asked  # the teacher was not asked past the cap
-    assert capped.best.round == 0
+    assert capped.best.round == 0 and capped.stopped_by.startswith("--max-calls")
 
 
 def test_write_changes_only_the_description(tmp_path):

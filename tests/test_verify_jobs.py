@@ -20,7 +20,7 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 from fakes.hub_server import FakeHub  # noqa: E402
-from spot_setup import DATASET, fake_hub  # noqa: E402
+from spot_setup import fake_hub  # noqa: E402
 from test_verify_hub import evaluate, verify  # noqa: E402
 from test_verify_spot import forged_baseline, rewrite  # noqa: E402
 
@@ -65,7 +65,7 @@ def test_the_job_spot_checks_the_run_and_records_it_as_the_tokens_user(hub, tmp_
     assert check["consistent"] and check["k"] == 4
     assert [(a["arm"], a["pairs"]) for a in check["arms"]] == [("baseline", 4), ("skill", 4)]
     assert len(hub.model.bodies) == asked + 8  # re-asked by the Job, not here before it
-    assert "estimated cost about $0.0000" in stderr and "Hugging Face Job" in stderr
+    assert "Spot check: re-asking 4 samples per arm" in stderr and "Hugging Face Job" in stderr
     [record] = spot_records(run_id)
     assert check["record"].startswith("verifications/") and record["verified_by"] == "boss"
     assert (record["status"], record["k"]) == ("consistent", 4)
@@ -78,16 +78,17 @@ def test_the_job_spot_checks_the_run_and_records_it_as_the_tokens_user(hub, tmp_
     assert KEY not in "\n".join(hub.jobs.logs(job_id)) and KEY not in json.dumps(record)
 
 
-def test_max_cost_refuses_before_any_job_or_upload(hub, tmp_path, capsys):
+def test_forged_row_costs_neither_refuse_nor_price_a_check_on_jobs(hub, tmp_path, capsys):
+    """The rows' costs are claims: the Job prices the check from the catalogue (a free
+    model here) and re-asks, however dear or cheap the rows say their answers were."""
     run_id = pushed_run(tmp_path, lambda row: row.model_copy(update={"cost_usd": 0.01}))
     code, stdout, stderr = verify(capsys, "--run", run_id, "--resample", "10", "--max-cost",
                                   "0.1", "--on", "jobs")
-    assert code == 1 and stdout.startswith(f"verified: run {run_id}")
-    assert "estimated cost about $0.2000" in stderr  # 10 cases x 2 arms x $0.01
-    assert "would cost about $0.2000, over --max-cost $0.1" in stderr
-    assert hub.jobs.specs == {}  # no Job created
-    files = hub.repo(DATASET, "dataset").head.files
-    assert not [path for path in files if path.startswith("jobs/")]  # no wheel uploaded
+    assert code == 0, stdout + stderr
+    assert "$0.2000" not in stderr and "spot check: consistent" in stdout
+    [job_id] = hub.jobs.specs
+    assert "estimated cost at most $0.0000 (catalogue prices)" in "\n".join(
+        hub.jobs.logs(job_id))
 
 
 def test_an_output_edited_to_pass_is_caught_by_the_jobs_spot_check(hub, tmp_path, capsys):

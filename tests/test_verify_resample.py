@@ -12,17 +12,23 @@ from test_verify import FAST, knows_fact_if_told, make_skill
 
 from registry.config import Settings
 from registry.errors import HubskillsError
+from registry.evaluation.arms import build_arm
 from registry.evaluation.config import EvalConfig
 from registry.evaluation.engine import run_evaluation
 from registry.evaluation.run_manifest import stored_summaries
+from registry.format.skill import load_skill
+from registry.format.suite import load_suite, suite_path
+from registry.providers import worst_case
 from registry.results.runs import ResultRow, RunManifest, read_manifest, read_rows
 from registry.verify.replay import verify_run
 from registry.verify.resample import (
     ALPHA,
+    ARMS,
     check_cost,
     draw_cases,
-    estimate_cost,
+    estimate,
     false_alarm_rate,
+    plan_check,
 )
 from registry.verify.spot import spot_check
 
@@ -45,10 +51,29 @@ def test_cases_are_drawn_seeded_and_stratified():
     assert slots == draw_cases(rows, 6, seed=3)
     assert sorted(case for case, repeat in slots if repeat == 0) == ["c0", "c1", "c2", "c3"]
     assert [repeat for _, repeat in slots] == [0, 0, 0, 0, 1, 1]
-    priced = [r.model_copy(update={"cost_usd": 0.01}) for r in rows]
-    assert estimate_cost(priced, slots) == pytest.approx(0.12)  # 6 cases x 2 arms
-    with pytest.raises(HubskillsError, match=r"cost about \$0.1200, over --max-cost \$0.05"):
-        check_cost(estimate_cost(priced, slots), 0.05)
+
+
+def test_the_estimate_is_the_catalogue_price_of_the_suites_prompts(tmp_path):
+    """Each arm's first request, as the run builds it, at most `max_tokens` out, at the
+    catalogue price: what the cost cap reserves per call. The rows' costs play no part."""
+    skill = load_skill(make_skill(tmp_path, with_python=False))
+    suite = load_suite(suite_path(skill.path), skill_dir=skill.path)
+    manifest = RunManifest(run_id="r", skill_name=skill.name, content_hash="", suite_hash="",
+                           models=["openai/gpt-4.1"], mode="inline", max_tokens=700)
+    rows = [ResultRow(run_id="r", skill_name="s", model="openai/gpt-4.1", arm=arm,
+                      case_id=f"q{i}", cost_usd=1e-9) for i in range(10) for arm in ARMS]
+    slots, check = plan_check(manifest, rows, 3, seed=0)
+    assert check.estimated_cost is None  # nothing priced from the rows
+    estimate(check, manifest, skill, suite, runs=1)
+    wanted = sum(worst_case("openai/gpt-4.1", build_arm(arm, case, skill).messages, None, 700)
+                 for case in suite.cases if case.id in check.cases for arm in ARMS)
+    assert check.estimated_cost == pytest.approx(wanted) and check.calls == 6
+    assert check.estimated_cost > 6 * 700 * 8 / 1e6  # the output alone: $8 per Mtok
+    with pytest.raises(HubskillsError, match=r"may cost up to \$0.0\d+, over --max-cost"):
+        check_cost(check.estimated_cost, 0.01)
+    manifest.models = ["openai/fake-unpriced"]
+    estimate(check, manifest, skill, suite, runs=1)
+    assert check.estimated_cost is None and check.calls == 6
 
 
 def test_an_output_edited_to_pass_regrades_cleanly_but_fails_the_spot_check(settings, tmp_path):
@@ -98,3 +123,45 @@ def test_the_registry_side_of_verify_is_typed_with_the_store_protocol_and_settin
     for function, params in wanted.items():
         hints = get_type_hints(function, localns=names)
         assert {name: hints[name] for name in params} == params, function.__name__
+
+
+def told_and_easy(body: dict) -> str:
+    """Right only when told the port and asked one of questions 0-2: the skill arm fails 7 of
+    the 10 cases."""
+    told = any("4417" in json.dumps(m.get("content")) for m in body["messages"])
+    easy = any(f"Question {i}:" in json.dumps(body["messages"]) for i in range(3))
+    return "Zorblax listens on port 4417." if told and easy else "Probably port 8080."
+
+
+def hidden_failure(row: ResultRow) -> ResultRow:
+    """A failed skill-arm sample rewritten as a transport error: out of every denominator."""
+    if row.arm != "skill" or row.passed:
+        return row
+    return row.model_copy(update={
+        "output": "", "passed": None, "score": None, "checks": [], "cached": False,
+        "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0, "error_kind": "transport",
+        "error": "openai keeps failing for fake-student after 4 attempts: HTTP 503"})
+
+
+def test_failures_rewritten_as_transport_errors_are_caught(settings, tmp_path):
+    skill = make_skill(tmp_path, with_python=False)
+    with FakeOpenAIServer(responder=told_and_easy) as server:
+        fake = settings.with_(base_url=server.url)
+        made = run_evaluation(skill, EvalConfig(models=["local/fake-student"], runs=1,
+                                                retry=FAST), fake)
+        run_id = made.manifest.run_id
+        folder = fake.runs_dir / run_id
+        forged = [hidden_failure(r) for r in read_rows(fake.runs_dir, run_id)]
+        assert sum(r.is_error for r in forged) == 7  # the skill arm now "passes" 3 of 3
+        (folder / "rows.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in forged))
+        manifest = json.loads((folder / "manifest.json").read_text())
+        manifest["summaries"] = json.loads(json.dumps(stored_summaries(forged), default=str))
+        (folder / "manifest.json").write_text(json.dumps(manifest))
+        assert verify_run(run_id, fake).status == "verified"  # lost samples replay cleanly
+        caught = spot_check(read_manifest(fake.runs_dir, run_id), forged, skill, fake, k=20,
+                            seed=1)
+    assert not caught.consistent, caught.to_dict()
+    skill_arm = caught.arms[1]
+    assert (skill_arm.arm, skill_arm.pairs, skill_arm.b, skill_arm.c) == ("skill", 20, 14, 0)
+    assert skill_arm.stored_errors == 14  # each re-asked, each answered (and failed)
+    assert "skill: of 20 pairs, 14 passed only as stored" in caught.first_problem()

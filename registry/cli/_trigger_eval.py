@@ -107,6 +107,7 @@ def eval_triggers(params: dict[str, Any], distractors: Path | None) -> None:
         models=list(params["models"]) or [default_model_ref(settings)], runs=params["runs"],
         temperature=params["temperature"], max_tokens=params["max_tokens"],
         concurrency=params["concurrency"], max_cost=params["max_cost"],
+        max_calls=params["max_calls"],
         use_cache=not params["no_cache"], base_url=params["base_url"], distractors=distractors,
         harness=params["harness"], sandbox=params["sandbox"],
         query_ids=[c.strip() for c in (params["cases"] or "").split(",") if c.strip()])

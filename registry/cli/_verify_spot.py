@@ -7,8 +7,10 @@ With `--on jobs` (a registry run only) the same check runs as one Hugging Face J
 caller's token (`jobs.spot_remote`), followed here until its verdict; Ctrl-C while following
 cancels the Job (else it would go on billing unseen), or names the command that does; Ctrl-C
 while the Job is created cancels it too (`jobs.launches`). Either way the estimated
-cost is shown before any call and refused over --max-cost (before a Job is started), and a spot
-check of a registry run is recorded in its results dataset beside the replays
+cost (catalogue prices of the suite's prompts, never the rows' costs) is shown before any call
+and refused over --max-cost, and the re-asked run never spends past --max-cost nor calls past
+--max-calls (a model without a known price needs --max-calls). A spot check of a registry run is
+recorded in its results dataset beside the replays
 (`stores.verifications`), so the leaderboard can badge it `spot-checked` (or `mismatch`).
 """
 
@@ -33,27 +35,33 @@ if TYPE_CHECKING:
 
 def spot_check(target: str, run_id: str | None, revision: str | None, skill_dir: Path | None,
                settings: Settings, open_store: Callable[[], SkillStore], *, k: int, seed: int,
-               max_cost: float | None, on: str = "local",
+               max_cost: float | None, max_calls: int | None = None, on: str = "local",
                flavor: str | None = None) -> dict[str, Any]:
     """Spot-check the run here or on Jobs (module docstring); the check as JSON with
     ``record``, the path of the record written (None for a local run).
 
     Raises:
-        HubskillsError: over --max-cost, the skill cannot be read, the evaluation refuses, or
-            the Job ended without a verdict.
+        HubskillsError: over --max-cost or --max-calls, the skill cannot be read, the
+            evaluation refuses, or the Job ended without a verdict.
     """
     if on == "jobs":
         if run_id is None or skill_dir is not None:
             raise click.UsageError("--on jobs spot-checks a run of the registry's results: "
                                    f"hubskills verify NS/NAME --run RUN_ID --resample {k} "
                                    "--on jobs (without --skill)")
+        if max_calls is not None:
+            from registry.errors import HubskillsError
+
+            raise HubskillsError("--max-calls does not reach a spot check on Jobs yet",
+                                 hint=f"hubskills verify {target} --run {run_id} --resample "
+                                      f"{k} --max-calls {max_calls}  # here")
         return _on_jobs(target, run_id, revision, settings, open_store(), k=k, seed=seed,
                         max_cost=max_cost, flavor=flavor)
     from registry.verify.spot_job import spot_check_and_record
 
     check, record = spot_check_and_record(target, run_id, revision, skill_dir, settings,
                                           open_store, k=k, seed=seed, max_cost=max_cost,
-                                          announce=_announce)
+                                          max_calls=max_calls, announce=_announce)
     return {**check.to_dict(), "record": record}
 
 
@@ -114,8 +122,9 @@ def _cancel(settings: Settings, spot: SpotJob) -> None:
 
 
 def _announce(check: SpotCheck) -> None:
-    cost = "unknown (the run records no costs)" if check.estimated_cost is None \
-        else f"about ${check.estimated_cost:.4f}"
+    cost = f"at most ${check.estimated_cost:.4f} (catalogue prices, one call a sample)" \
+        if check.estimated_cost is not None else "unknown (a model has no known price)" \
+        if check.priced else "to be priced by the Job (catalogue prices)"
     out.info(f"Spot check: re-asking {check.k} samples per arm over {len(check.cases)} "
              f"case(s) (seed {check.seed}); estimated cost {cost}")
 
@@ -126,8 +135,14 @@ def render(found: dict[str, Any]) -> None:
     out.result(f"spot check: {verdict} (K={found['k']} per arm, fresh run "
                f"{escape(str(found['fresh_run_id']))}, false alarms at most {found['alpha']:g})")
     for arm in found["arms"]:
+        errors = arm.get("stored_errors_answered")
         out.result(f"  {arm['arm']}: {arm['pairs']} pairs, {arm['stored_only_passed']} passed "
                    f"only as stored, {arm['fresh_only_passed']} only when re-asked, "
-                   f"p={arm['p_value']:.3g}")
+                   f"p={arm['p_value']:.3g}"
+                   + (f" ({errors} stored as errors, answered when re-asked)" if errors else ""))
+    if found.get("spent_usd") is not None:
+        out.result(f"  spent ${found['spent_usd']:.4f}")
+    if found.get("note"):
+        out.result(f"  the re-asked run stopped early: {escape(found['note'])}")
     if found.get("record"):
         out.result(f"  recorded as {escape(found['record'])}")

@@ -42,7 +42,11 @@ _BUDGET = Budget()  # agent mode's defaults, shown in --help and docs/evaluating
 @click.option("--concurrency", type=click.IntRange(min=1), default=None,
               help="Parallel calls per provider.")
 @click.option("--max-cost", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Stop cleanly past this many USD.")
+              help="Never spend past this many USD: each call reserves its worst case "
+                   "(catalogue price) first, and the run stops cleanly when none fits.")
+@click.option("--max-calls", type=click.IntRange(min=1), default=None, metavar="N",
+              help="At most N model calls (the judge's too): what --max-cost needs for a "
+                   "model without a known price.")
 @click.option("--cases", default=None, help="Comma-separated case ids to run.")
 @click.option("--tests", type=click.Path(path_type=Path), default=None,
               help="Suite file in any supported format (default: SKILL/evals/evals.json).")
@@ -90,8 +94,9 @@ _BUDGET = Budget()  # agent mode's defaults, shown in --help and docs/evaluating
 @click.option("-v", "--verbose", is_flag=True, help="Also print the per-case table.")
 def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, placement: str,
                  judge: str | None, concurrency: int | None, max_cost: float | None,
-                 cases: str | None, tests: Path | None, temperature: float, max_tokens: int,
-                 base_url: str | None, resume: str | None, no_cache: bool, push: bool,
+                 max_calls: int | None, cases: str | None, tests: Path | None,
+                 temperature: float, max_tokens: int, base_url: str | None,
+                 resume: str | None, no_cache: bool, push: bool,
                  repo: str | None, registry_kind: str | None, sandbox: str,
                  skip_code_checks: bool, max_turns: int, max_tool_calls: int,
                  max_agent_tokens: int, agent_wall_time: float, command_timeout: float,
@@ -125,6 +130,7 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
     config = EvalConfig(
         models=list(models) or [default_model_ref(settings)], runs=runs, mode=mode,
         placement=placement, judge=judge, concurrency=concurrency, max_cost=max_cost,
+        max_calls=max_calls,
         case_ids=[c.strip() for c in cases.split(",") if c.strip()] if cases else [],
         temperature=temperature, max_tokens=max_tokens, use_cache=not no_cache,
         base_url=base_url, sandbox=sandbox,
@@ -135,6 +141,7 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
     if on == "jobs":
         from registry.cli.jobs import eval_on_jobs
 
+        _cap_on_jobs(config, skill)
         run = eval_on_jobs(skill, config, settings, tests=tests, shards=shards, flavor=flavor,
                            image=image, detach=detach, resume=resume, poll=poll,
                            published=published)
@@ -161,6 +168,20 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
                                           verbose=verbose))
     if store is not None:
         _push(store, skill, result.manifest, result.rows, quiet=as_json, settings=settings)
+
+
+def _cap_on_jobs(config: EvalConfig, skill: Path) -> None:
+    """Before any Job starts, what the cost cap refuses: Jobs' shards each hold --max-cost
+    (`jobs.plan` does not carry --max-calls yet), so a model without a known price cannot run
+    under --max-cost there."""
+    from registry.providers import CostCap
+
+    if config.max_calls is not None:
+        raise HubskillsError("--max-calls does not reach the shards on Jobs yet",
+                             hint=f"hubskills eval {skill} --max-calls {config.max_calls}  "
+                                  "# here, without --on jobs")
+    CostCap(config.max_cost).refuse_unpriced([*config.models, *filter(None, [config.judge])],
+                                             f"hubskills eval {skill}")
 
 
 # The `EvalConfig` field each option sets, where the names differ (the others share theirs).

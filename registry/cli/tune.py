@@ -24,7 +24,11 @@ from registry.results import display
 @click.option("--runs", type=click.IntRange(min=1), default=3, show_default=True,
               help="Sessions per query and candidate.")
 @click.option("--max-cost", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Stop the rounds past this many USD (teacher included).")
+              help="Never spend past this many USD (teacher included): each call reserves "
+                   "its worst case first, and the rounds stop when none fits.")
+@click.option("--max-calls", type=click.IntRange(min=1), default=None, metavar="N",
+              help="At most N model calls (teacher included): what --max-cost needs for a "
+                   "model without a known price.")
 @click.option("--distractors", type=click.Path(path_type=Path, file_okay=False), default=None,
               metavar="FOLDER", help="List these installed skills (default: the bundled set).")
 @click.option("--base-url", default=None, help="Server for local/<model> references.")
@@ -33,7 +37,8 @@ from registry.results import display
                                             "that value changes).")
 @click.option("--json", "as_json", is_flag=True, help="Every round as JSON.")
 def tune_command(skill: Path, model: str, teacher: str | None, rounds: int, runs: int,
-                 max_cost: float | None, distractors: Path | None, base_url: str | None,
+                 max_cost: float | None, max_calls: int | None, distractors: Path | None,
+                 base_url: str | None,
                  concurrency: int | None, write: bool, as_json: bool) -> None:
     """Rewrite a skill's description so agents open it when they should.
 
@@ -51,7 +56,8 @@ def tune_command(skill: Path, model: str, teacher: str | None, rounds: int, runs
     if not skill.is_dir():  # the README's example tunes a pulled skill: say to pull it
         raise no_such_folder(str(skill), "pull")
     settings = Settings.from_env()
-    config = TriggerConfig(models=[model], runs=runs, max_cost=max_cost, base_url=base_url,
+    config = TriggerConfig(models=[model], runs=runs, max_cost=max_cost, max_calls=max_calls,
+                           base_url=base_url,
                            concurrency=concurrency, distractors=distractors)
     teacher = teacher or default_teacher(settings)[0]
     result = tune_description(skill, config, settings, teacher=teacher, rounds=rounds,
@@ -82,7 +88,8 @@ def _render(result, write: bool) -> None:
               title="tune: every round (★ the best by its holdout accuracy's lower bound)")
     spent = f"spent ${result.spent_usd:.4f}" + (
         "" if result.estimate_usd is None else f" of an estimated ${result.estimate_usd:.4f}")
-    out.result(f"  {spent}" + ("; stopped at --max-cost" if result.status == "stopped" else ""))
+    out.result(f"  {spent}" + (f"; stopped: {escape(result.stopped_by or 'at the cap')}"
+                               if result.status == "stopped" else ""))
     out.result(f"  Report and sessions of tune run {result.run_id}: {result.saved}")
     if result.best.round == 0:
         out.result("  The original description scored best on the holdout queries: nothing to "

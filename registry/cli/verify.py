@@ -40,7 +40,10 @@ _SHOWN = 10  # differences listed before "and N more"
                    "and test the stored outcomes against them (costs model calls).")
 @click.option("--max-cost", type=click.FloatRange(min=0), default=None, metavar="USD",
               help="With --resample: refuse, before any call, a spot check estimated to cost "
-                   "more.")
+                   "more (catalogue prices), and never spend past it.")
+@click.option("--max-calls", type=click.IntRange(min=1), default=None, metavar="N",
+              help="With --resample: at most N model calls (what bounds a model without a "
+                   "known price).")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="With --resample: the seed that draws the cases re-asked.")
 @click.option("--on", "on", type=click.Choice(["local", "jobs"]), default="local",
@@ -51,8 +54,8 @@ _SHOWN = 10  # differences listed before "and N more"
 @click.option("--json", "as_json", is_flag=True, help="The verification as JSON.")
 def verify_command(target: str, run_id: str | None, revision: str | None,
                    skill_dir: Path | None, registry: str | None, k: int | None,
-                   max_cost: float | None, seed: int, on: str, flavor: str | None,
-                   as_json: bool) -> None:
+                   max_cost: float | None, max_calls: int | None, seed: int, on: str,
+                   flavor: str | None, as_json: bool) -> None:
     """Replay a saved or pushed run without calling any model; exit 1 unless it is verified.
 
     Checks the skill and suite are the ones the run names and every sample is there once,
@@ -91,7 +94,8 @@ def verify_command(target: str, run_id: str | None, revision: str | None,
     from registry.cli._verify_spot import render, spot_check
 
     found["spot_check"] = spot_check(target, run_id, revision, skill_dir, settings, open_store,
-                                     k=k, seed=seed, max_cost=max_cost, on=on, flavor=flavor)
+                                     k=k, seed=seed, max_cost=max_cost, max_calls=max_calls,
+                                     on=on, flavor=flavor)
     out.as_json(found) if as_json else render(found["spot_check"])
     if not found["spot_check"]["consistent"]:
         raise SystemExit(1)

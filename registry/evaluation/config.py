@@ -28,7 +28,8 @@ class EvalConfig:
     placement: Placement = "user"
     judge: str | None = None
     concurrency: int | None = None
-    max_cost: float | None = None
+    max_cost: float | None = None  # USD: every call reserves its worst case first
+    max_calls: int | None = None  # model calls (judge's too): what bounds unpriced models
     case_ids: list[str] = field(default_factory=list)
     temperature: float = 0.7
     max_tokens: int = 512

@@ -46,7 +46,9 @@ from registry.format.skill import Skill, load_skill
 from registry.format.suite import Case, Suite, load_suite, suite_path
 from registry.format.version_ref import SkillVersionRef
 from registry.providers import (
+    CapReached,
     Completion,
+    CostCap,
     Message,
     Model,
     ToolSpec,
@@ -77,10 +79,7 @@ class EvalRun:
 
     manifest: RunManifest
     rows: list[ResultRow]
-
-
-class _BudgetExceeded(Exception):
-    pass
+    spent: float | None = None  # what its calls cost, samples cut short included (None: unknown)
 
 
 class Evaluator:
@@ -101,8 +100,7 @@ class Evaluator:
             2 * (config.concurrency or max(m.default_concurrency for m in self.models)))
         self.cache = ResponseCache(settings.cache_path)
         self.done = done
-        self.spent = 0.0
-        self.unknown_cost = False
+        self.cap = CostCap(config.max_cost, config.max_calls)  # the judge's calls count too
         self._limits: dict[tuple[str, ...], asyncio.Semaphore] = {}
         self.judge = None
         self._judge_models: list[Model] = []
@@ -131,15 +129,10 @@ class Evaluator:
                              max_tokens=max_tokens, seed=seed, repeat=repeat)
         if self.config.use_cache and (hit := self.cache.get(key)) is not None:
             return completion_from_dict(hit), True
-        async with self._limit(model):
-            if self.config.max_cost is not None and self.spent >= self.config.max_cost:
-                raise _BudgetExceeded
-            completion = await model.complete(messages, tools=tools or None, seed=seed,
-                                              temperature=temperature, max_tokens=max_tokens)
-        if completion.cost_usd is None:
-            self.unknown_cost = True
-        else:
-            self.spent += completion.cost_usd
+        async with self._limit(model):  # a slot first: a reservation is held only while sent
+            completion = await self.cap.complete(model, messages, tools=tools or None,
+                                                 seed=seed, temperature=temperature,
+                                                 max_tokens=max_tokens)
         self.cache.put(key, completion_to_dict(completion))
         return completion, False
 
@@ -169,9 +162,14 @@ class Evaluator:
         if self.config.mode == "agent":
             from registry.evaluation.agent_mode import agent_sample
 
+            if self.config.harness:  # an agent CLI's calls are counted after its sample
+                self.cap.check_open()
             async with self.agent_slots:
-                return await agent_sample(self, model, arm, case, repeat,
-                                          self._row(model, arm, case.id, repeat))
+                row = await agent_sample(self, model, arm, case, repeat,
+                                         self._row(model, arm, case.id, repeat))
+            if self.config.harness and not row.cached:
+                self.cap.record(row.cost_usd)
+            return row
         plan = build_arm(arm, case, self.skill, mode=self.config.mode,
                          placement=self.config.placement)
         messages = list(plan.messages)
@@ -241,7 +239,7 @@ class Evaluator:
             nonlocal stopped
             try:
                 row = await self.sample(*item)
-            except _BudgetExceeded:
+            except CapReached:
                 stopped = True
                 return
             self.probes.show(keep, row)
@@ -331,6 +329,8 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
         done = planned_rows(manifest, done)
     manifest.sandbox, manifest.code_checks = code.sandbox and code.sandbox.name, code.status
     evaluator = Evaluator(skill, suite, config, settings, {_sample(r) for r in done}, code)
+    evaluator.cap.refuse_unpriced([m.ref for m in [*evaluator.models, *evaluator._judge_models]],
+                                  f"hubskills eval {skill_dir}")
     mode_warning = check_mode(evaluator.models, config.mode, f"hubskills eval {skill_dir}")
     if agent:  # a harness that cannot run fails here, before the run is saved
         mode_warning = agent_note(evaluator)
@@ -369,4 +369,5 @@ def _execute(evaluator: Evaluator, settings: Settings, progress: Progress | None
         evaluator.cache.close()
     # What was written, read back: the caller sees the scrubbed run, as a later reader would.
     rows = latest_rows(read_rows(settings.runs_dir, run_id))
-    return EvalRun(read_manifest(settings.runs_dir, run_id), rows)
+    spent = None if evaluator.cap.unknown else evaluator.cap.spent
+    return EvalRun(read_manifest(settings.runs_dir, run_id), rows, spent)

@@ -38,14 +38,9 @@ RESTORED_ON_RESUME = ("models", "runs", "mode", "placement", "judge", "temperatu
 
 def run_note(status: str, evaluator: Spending, stop: StopSignal | None) -> str | None:
     """What the manifest should say about how the run ended, if anything."""
-    max_cost = evaluator.config.max_cost
     if status == "interrupted":
         return f"interrupted ({stop.reason if stop else 'stopped'}): finish it with --resume"
-    if status == "stopped":
-        return f"--max-cost ${max_cost} reached after ${evaluator.spent:.4f}"
-    if evaluator.unknown_cost and max_cost is not None:
-        return "some prices are unknown: --max-cost counted only known costs"
-    return None
+    return evaluator.cap.note()
 
 
 def new_manifest(skill: Skill, full: Suite, suite: Suite, config: EvalConfig,

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from registry.evaluation.config import EvalConfig
     from registry.format.skill import Skill
     from registry.format.suite import Case
-    from registry.providers import Model
+    from registry.providers import CostCap, Model
     from registry.results.runs import RunWriter
     from registry.sandbox import Sandbox
 
@@ -26,8 +26,7 @@ class Spending(Protocol):
     """What a run's closing note reads: its options and what its model calls cost."""
 
     config: EvalConfig
-    spent: float  # USD of the calls whose price is known
-    unknown_cost: bool  # some call had no known price
+    cap: CostCap  # --max-cost and --max-calls: what was spent, and which limit stopped it
 
 
 class RunningEval(Spending, Protocol):

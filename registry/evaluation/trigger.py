@@ -47,7 +47,16 @@ from registry.evaluation.distractors import Listed
 from registry.evaluation.preflight import Probes
 from registry.evaluation.stopping import StopSignal, gather_until_stopped
 from registry.format.triggers import TriggerQuery
-from registry.providers import Completion, Message, Model, RetryPolicy, ToolCall, resolve
+from registry.providers import (
+    CapReached,
+    Completion,
+    CostCap,
+    Message,
+    Model,
+    RetryPolicy,
+    ToolCall,
+    resolve,
+)
 from registry.providers.base import tally
 from registry.results.runs import ResultRow, RunManifest
 
@@ -67,7 +76,8 @@ class TriggerConfig:
     temperature: float = 0.7
     max_tokens: int = 512
     concurrency: int | None = None
-    max_cost: float | None = None
+    max_cost: float | None = None  # USD: every call reserves its worst case first
+    max_calls: int | None = None  # model calls: what bounds a model without a known price
     use_cache: bool = True
     base_url: str | None = None
     retry: RetryPolicy | None = None
@@ -91,10 +101,6 @@ class Session:
     cost_usd: float | None = 0.0
     latency_s: float = 0.0
     cached: bool = True
-
-
-class BudgetExceeded(Exception):
-    """`--max-cost` was reached: no further call is made."""
 
 
 def listing(name: str, description: str, distractors: list[Listed], key: str) -> Listing:
@@ -193,7 +199,7 @@ class TriggerEvaluator:
                                  hint="hubskills models   # lists models that call tools")
         self.cache = ResponseCache(settings.cache_path)
         self.probes = Probes(self.models)
-        self.spent, self.unknown_cost = 0.0, False
+        self.cap = CostCap(config.max_cost, config.max_calls)  # a tune's teacher counts too
         self._limits: dict[tuple[str, ...], asyncio.Semaphore] = {}
         self.runners: dict[str, Any] = {}  # model ref -> the agent CLI's runner (`--harness`)
         if config.harness:
@@ -215,7 +221,7 @@ class TriggerEvaluator:
     async def complete(self, model: Model, messages: list[Message], seed: int, *,
                        tools: bool = True, max_tokens: int | None = None
                        ) -> tuple[Completion, bool]:
-        """One cached model call under the model's concurrency limit and `max_cost`."""
+        """One cached model call under the model's concurrency limit and the cost cap."""
         offered = TOOLS if tools else []
         max_tokens = max_tokens or self.config.max_tokens
         key = completion_key(model=model.ref, endpoint=model.provider.endpoint,
@@ -224,34 +230,30 @@ class TriggerEvaluator:
                              seed=seed, repeat=seed)
         if self.config.use_cache and (hit := self.cache.get(key)) is not None:
             return completion_from_dict(hit), True
-        async with self._limit(model):
-            if self.config.max_cost is not None and self.spent >= self.config.max_cost:
-                raise BudgetExceeded
-            completion = await model.complete(messages, tools=offered or None, seed=seed,
-                                              temperature=self.config.temperature,
-                                              max_tokens=max_tokens)
-        self._spend(completion.cost_usd)
+        async with self._limit(model):  # a slot first: a reservation is held only while sent
+            completion = await self.cap.complete(model, messages, tools=offered or None,
+                                                 seed=seed, temperature=self.config.temperature,
+                                                 max_tokens=max_tokens)
         self.cache.put(key, completion_to_dict(completion))
         return completion, False
 
-    def _spend(self, cost: float | None) -> None:
-        if cost is None:
-            self.unknown_cost = True
-        else:
-            self.spent += cost
+    @property
+    def spent(self) -> float:
+        """USD the settled calls cost (known prices only)."""
+        return self.cap.spent
 
     async def _harness_session(self, model: Model, listed: Listing, query: str,
                                repeat: int) -> Session:
-        """One session by the agent CLI, under the model's limit and `max_cost`."""
+        """One session by the agent CLI, under the model's limit; its calls are not reserved
+        one by one: the session's cost is counted when it ends."""
         from registry.evaluation.trigger_harness import harness_session
 
         async with self._limit(model):
-            if self.config.max_cost is not None and self.spent >= self.config.max_cost:
-                raise BudgetExceeded
+            self.cap.check_open()
             outcome, opened = await harness_session(self.runners[model.ref], self.skills_folder,
                                                     listed, query, repeat, MAX_CALLS)
         if not outcome.cached:
-            self._spend(outcome.cost_usd)
+            self.cap.record(outcome.cost_usd)
         stop = "read" if opened else "turns" if outcome.stop_reason in ("turns", "wall_time") \
             else "answered"
         return Session(opened=opened, text=outcome.final_text, turns=outcome.turns,
@@ -316,7 +318,7 @@ class TriggerEvaluator:
                 try:
                     self.probes.show(on_row, await self.sample(model, description, query,
                                                                repeat))
-                except BudgetExceeded:
+                except CapReached:  # --max-cost or --max-calls: no further call
                     stopped = True
 
         if not await self.probes.around(

@@ -85,6 +85,8 @@ def run_trigger_eval(skill_dir: str | Path, config: TriggerConfig, settings: Set
                                  f"{manifest.distractors_from} holds now",  # type: ignore
                                  hint=f"hubskills eval {skill_dir} --mode trigger  # a new run")
         ev = TriggerEvaluator(skill.name, config, settings, distractors, manifest)
+        ev.cap.refuse_unpriced([m.ref for m in ev.models],
+                               f"hubskills eval {skill_dir} --mode trigger")
         return _run(ev, skill, suite, settings, progress, started, resume, stop)
 
 
@@ -139,11 +141,7 @@ async def _closing(ev: TriggerEvaluator, work: Any) -> str:
 def _note(status: str, ev: TriggerEvaluator, stop: StopSignal | None) -> str | None:
     if status == "interrupted":
         return f"interrupted ({stop.reason if stop else 'stopped'}): finish it with --resume"
-    if status == "stopped":
-        return f"--max-cost ${ev.config.max_cost} reached after ${ev.spent:.4f}"
-    if ev.unknown_cost and ev.config.max_cost is not None:
-        return "some prices are unknown: --max-cost counted only known costs"
-    return None
+    return ev.cap.note()
 
 
 def _new_manifest(skill: Skill, full: TriggerSuite, suite: TriggerSuite,

@@ -10,7 +10,9 @@ Wilson interval of the stats engine), not the highest point estimate, and it is 
 the original on the holdout queries, paired (`stats.compare_arms`): unless that verdict is
 "helps", the report says the best is not significantly better. A rewrite SKILL.md cannot hold
 (over 1,024 characters, a control character: `unwritable`) is refused unscored. The cost is
-estimated before the first call and `max_cost` stops the rounds.
+estimated before the first call; `max_cost` and `max_calls` (the run's `providers.CostCap`,
+teacher included: no call is sent whose worst case does not fit) stop the rounds, and a model
+without a known price under `max_cost` needs `max_calls`.
 Every call goes through the response cache, so running the same command again after a stop
 repeats no call. Writing SKILL.md is `write_description`'s job, and only on request.
 """
@@ -31,7 +33,7 @@ from registry._io import atomic_write_bytes, atomic_write_text
 from registry.config import Settings
 from registry.errors import HubskillsError, InvalidSkill
 from registry.evaluation.distractors import distractors_for
-from registry.evaluation.trigger import BudgetExceeded, TriggerConfig, TriggerEvaluator
+from registry.evaluation.trigger import TriggerConfig, TriggerEvaluator
 from registry.evaluation.trigger_report import Rate, rates
 from registry.evaluation.trigger_run import load_trigger_suite
 from registry.format.skill import (
@@ -44,7 +46,7 @@ from registry.format.skill import (
 )
 from registry.format.triggers import TriggerQuery
 from registry.format.validate import MAX_DESCRIPTION, validate_skill
-from registry.providers import Message, Usage, cost, resolve
+from registry.providers import CapReached, Message, Usage, cost, resolve
 from registry.results import stats
 from registry.results.runs import ResultRow, RunManifest, new_run_id
 
@@ -94,15 +96,17 @@ class TuneResult:
     candidates: list[Candidate]
     best: Candidate
     comparison: stats.LiftStats | None  # best vs original on the holdout, paired
-    status: str  # "complete" or "stopped" (max_cost)
+    status: str  # "complete" or "stopped" (max_cost, max_calls)
     estimate_usd: float | None
     spent_usd: float
     run_id: str = ""  # the tune run: its report and rows are kept under `saved`
     saved: Path | None = None
+    stopped_by: str | None = None  # the limit that stopped the rounds, in words
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready: every field but each candidate's rows, and whether the best is better."""
-        data = {f: getattr(self, f) for f in ("status", "estimate_usd", "spent_usd", "run_id")}
+        data = {f: getattr(self, f) for f in ("status", "estimate_usd", "spent_usd", "run_id",
+                                              "stopped_by")}
         candidates = [{k: v for k, v in asdict(c).items() if k != "rows"}
                       for c in self.candidates]
         return {**data, "candidates": candidates, "best": candidates[
@@ -148,8 +152,10 @@ def tune_description(skill_dir: str | Path, config: TriggerConfig, settings: Set
     if say:
         say("estimated cost: " + ("unknown (a price is unknown)" if estimate is None
                                   else f"${estimate:.4f}"))
-    teacher_model = resolve(teacher, ev.settings, retry=config.retry)
     try:
+        teacher_model = resolve(teacher, ev.settings, retry=config.retry)
+        ev.cap.refuse_unpriced([ev.models[0].ref, teacher_model.ref],  # before any call
+                               f"hubskills tune {skill_dir} -m {ev.models[0].ref}")
         result = asyncio.run(_rounds(ev, teacher_model, skill.name, skill.description,
                                      suite.queries, rounds, estimate, say))
     finally:
@@ -190,17 +196,17 @@ async def _rounds(ev: TriggerEvaluator, teacher, name: str, original: str,
             status = await ev.run(description, queries, candidate.rows.append)
             candidate.cost_usd = ev.spent - before
             if status != "complete":
-                candidate.refused = "stopped by --max-cost before it was scored"
+                candidate.refused = f"stopped before it was scored ({ev.cap.reached})"
                 break
             candidate.train, candidate.holdout = (_scores(candidate.rows, queries, split)
                                                   for split in ("train", "holdout"))
             if say:
                 say(f"round {number}: holdout accuracy {candidate.holdout.accuracy.rate:.0%}")
-    except BudgetExceeded:
+    except CapReached:
         status = "stopped"
     finally:
         await aclose_all([*ev.models, teacher])
-    return _result(candidates, queries, status, estimate, ev.spent)
+    return _result(candidates, queries, status, estimate, ev.spent, ev.cap.reached)
 
 
 def _scores(rows: list[ResultRow], queries: list[TriggerQuery], split: str) -> Scores:
@@ -211,11 +217,12 @@ def _scores(rows: list[ResultRow], queries: list[TriggerQuery], split: str) -> S
 
 
 def _result(candidates: list[Candidate], queries: list[TriggerQuery], status: str,
-            estimate: float | None, spent: float) -> TuneResult:
+            estimate: float | None, spent: float, reached: str | None = None) -> TuneResult:
     scored = [c for c in candidates if c.holdout is not None]
     if not scored:
-        raise HubskillsError("--max-cost was reached before the original description was "
-                             "scored", hint="hubskills tune SKILL --max-cost 1  # a larger cap")
+        raise HubskillsError(f"the cost cap was reached before the original description was "
+                             f"scored ({reached})", hint="hubskills tune SKILL --max-cost 1  "
+                                                         "# a larger cap (or --max-calls)")
     best = max(scored, key=lambda c: (c.holdout.accuracy.lo or 0.0, -c.round))  # type: ignore
     holdout = {q.id for q in queries if q.split == "holdout"}
 
@@ -228,7 +235,8 @@ def _result(candidates: list[Candidate], queries: list[TriggerQuery], status: st
 
     comparison = None if best.round == 0 else stats.compare_arms(verdicts(scored[0]),
                                                                  verdicts(best))
-    return TuneResult(candidates, best, comparison, status, estimate, spent)
+    return TuneResult(candidates, best, comparison, status, estimate, spent,
+                      stopped_by=reached)
 
 
 async def _propose(ev: TriggerEvaluator, teacher, name: str, last: Candidate,

@@ -11,7 +11,9 @@ One string names a model everywhere (`--model`, `--teacher`, `--student`, `--jud
 `resolve` turns a reference into a `Model`, whose `complete` is the one way to call a model (it
 owns the retry loop and prices the answer). Each backend is a `Provider` subclass; prices and
 context windows come from the dated data file `data/models.json` (`price_for`, `cost`,
-`is_free`, `context_window`, `prices_as_of`). SDKs are imported lazily, on first call.
+`is_free`, `context_window`, `prices_as_of`). A run's `--max-cost` and `--max-calls` are one
+`CostCap`, which reserves each call's `worst_case` before it is sent. SDKs are imported lazily,
+on first call.
 
 This module is the package's public face: the rest of hubskills imports from here.
 """
@@ -47,6 +49,7 @@ from registry.providers.refs import (
     EMBEDDED_REF,
     normalize_ref,
 )
+from registry.providers.spending import CapReached, CostCap, worst_case
 
 if TYPE_CHECKING:
     from registry.providers.catalog import ModelStatus, known_models
@@ -60,9 +63,10 @@ __getattr__, __dir__ = lazy_names(__name__, {
 }, globals())
 
 __all__ = [
-    "ALIASES", "BadResponse", "Completion", "DEFAULT_OPENAI_REF", "EMBEDDED_REF", "Message",
+    "ALIASES", "BadResponse", "CapReached", "Completion", "CostCap", "DEFAULT_OPENAI_REF",
+    "EMBEDDED_REF", "Message",
     "Model", "ModelStatus", "Price", "Provider", "RetryPolicy", "ToolCall", "ToolSpec", "Usage",
     "aclose_all", "ask", "context_window", "cost", "default_model_ref", "embedded_availability",
     "format_price", "is_free", "known_models", "normalize_ref", "price_for",
-    "prices_as_of", "provider", "resolve",
+    "prices_as_of", "provider", "resolve", "worst_case",
 ]

@@ -5,8 +5,10 @@ dataset, its manifest rebuilt from its rows as the replay rebuilds it: `verify_p
 `resample_run` takes the skill the run names (the revision it names, read from the registry, the
 folder it recorded, or a given folder) and `spot_check` re-asks the recorded model for K samples
 per arm as a fresh local run (`use_cache=False`) and tests them against the stored ones. The
-test, the draw and the cost estimate are `evaluation.verify_resample`'s (pure); this module is
-the part that reads a store and `Settings` and calls the model.
+test, the draw and the cost estimate are `verify.resample`'s (pure); this module is the part
+that reads a store and `Settings` and calls the model. The estimate is the catalogue price of
+the suite's prompts, never the rows' costs; the fresh run holds `max_cost` and `max_calls` call
+by call (`providers.CostCap`).
 """
 
 from __future__ import annotations
@@ -17,46 +19,115 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from registry.errors import HubskillsError
-from registry.verify.resample import ALPHA, SpotCheck, check_cost, compare, plan_check
+from registry.verify.resample import (
+    ALPHA,
+    SpotCheck,
+    check_limits,
+    compare,
+    estimate,
+    plan_check,
+)
 
 if TYPE_CHECKING:
     from registry.config import Settings
+    from registry.evaluation.engine import EvalRun
+    from registry.format.skill import Skill
+    from registry.format.suite import Suite
     from registry.results.runs import ResultRow, RunManifest
     from registry.stores.base import SkillStore
 
 
 def spot_check(manifest: RunManifest, rows: list[ResultRow], skill_dir: Path,
                settings: Settings, *, k: int, seed: int = 0, alpha: float = ALPHA,
-               max_cost: float | None = None,
-               announce: Callable[[SpotCheck], None] | None = None) -> SpotCheck:
-    """Re-ask K samples per arm of the run (`evaluation.verify_resample`) and test them against
-    the stored. ``announce`` is shown the plan and its estimated cost before any call (and
-    before a refusal).
+               max_cost: float | None = None, max_calls: int | None = None,
+               announce: Callable[[SpotCheck], None] | None = None,
+               command: str | None = None) -> SpotCheck:
+    """Re-ask K samples per arm of the run (`verify.resample`) and test them against the
+    stored. ``announce`` is shown the plan and its estimated cost before any call (and before
+    a refusal); the fresh run never spends past ``max_cost`` nor calls past ``max_calls``.
+    ``command`` is the one a refusal's hint repeats (default: a local run's).
 
     Raises:
-        HubskillsError: over ``max_cost`` (before any call), a trigger run, or what the
-            evaluation refuses (no key, no sandbox).
+        HubskillsError: over ``max_cost`` or ``max_calls``, a model without a known price under
+            ``max_cost`` without ``max_calls`` (all before any call), a trigger run, or what
+            the evaluation refuses (no key, no sandbox).
     """
     from registry.agent import Budget
     from registry.evaluation.config import EvalConfig
     from registry.evaluation.engine import run_evaluation
 
-    slots, check = plan_check(manifest, rows, k, seed, alpha)
+    slots, check = _priced(manifest, rows, skill_dir, k, seed, alpha)
     if announce is not None:
         announce(check)
-    check_cost(check.estimated_cost, max_cost)
+    check_limits(check, manifest, max_cost, max_calls,
+                 command or f"hubskills verify {manifest.run_id} --resample {k}")
     config = EvalConfig(
         models=list(manifest.models), runs=max(r for _, r in slots) + 1, mode=manifest.mode,
         placement=manifest.placement, judge=manifest.judge,  # type: ignore[arg-type]
         case_ids=check.cases, temperature=manifest.temperature,
         max_tokens=manifest.max_tokens, use_cache=False, max_cost=max_cost,
-        harness=manifest.harness,
+        max_calls=max_calls, harness=manifest.harness,
         budget=Budget(**manifest.agent_budget) if manifest.agent_budget else Budget())
     fresh = run_evaluation(skill_dir, config, settings)
-    check.run_id = fresh.manifest.run_id
+    _account(check, fresh)
     wanted = set(slots)
     compare(rows, [r for r in fresh.rows if (r.case_id, r.repeat) in wanted], check)
     return check
+
+
+def priced_plan(target: str, manifest: RunManifest, rows: list[ResultRow],
+                open_store: Callable[[], SkillStore], *, k: int, seed: int = 0,
+                max_cost: float | None = None, max_calls: int | None = None,
+                announce: Callable[[SpotCheck], None] | None = None) -> SpotCheck:
+    """The spot check of run ``manifest`` of ``target`` (a registry run) as planned and priced
+    before anything is started elsewhere (a Job): its cases drawn, its cost estimated from the
+    catalogue with the skill read at the revision the run names, ``announce``d, and refused over
+    ``max_cost`` or ``max_calls``. No model is called.
+
+    Raises:
+        HubskillsError: no skill to price it with, a trigger run, or what `check_limits`
+            refuses.
+    """
+    with ExitStack() as stack:
+        folder = _skill_folder(stack, target, manifest, None, open_store, k)
+        _, check = _priced(manifest, rows, folder, k, seed, ALPHA)
+    if announce is not None:
+        announce(check)
+    check_limits(check, manifest, max_cost, max_calls,
+                 f"hubskills verify {target} --run {manifest.run_id} --resample {k} --on jobs")
+    return check
+
+
+def _priced(manifest: RunManifest, rows: list[ResultRow], skill_dir: Path, k: int, seed: int,
+            alpha: float) -> tuple[list[tuple[str, int]], SpotCheck]:
+    """The slots and the check, priced from the catalogue (`resample.estimate`)."""
+    slots, check = plan_check(manifest, rows, k, seed, alpha)
+    estimate(check, manifest, *_skill_and_suite(skill_dir, manifest),
+             runs=max(r for _, r in slots) + 1)
+    return slots, check
+
+
+def _account(check: SpotCheck, fresh: EvalRun) -> None:
+    """The fresh run's id, what its calls cost (priced here, from their usage: samples the cap
+    cut short included) and, when it stopped early, why."""
+    manifest = fresh.manifest
+    check.run_id, check.spent = manifest.run_id, fresh.spent
+    if manifest.status != "complete":
+        check.note = f"{manifest.note or manifest.status}: {len(fresh.rows)} of " \
+                     f"{manifest.samples_planned} samples re-asked"
+
+
+def _skill_and_suite(skill_dir: Path, manifest: RunManifest) -> tuple[Skill, Suite]:
+    """The skill folder and the suite the run graded (agent mode's own, when it has one)."""
+    from registry.format.skill import load_skill
+    from registry.format.suite import load_suite, suite_path
+
+    skill = load_skill(skill_dir)
+    if manifest.mode == "agent":
+        from registry.evaluation.agent_mode import agent_suite_path
+
+        return skill, load_suite(agent_suite_path(skill.path), skill_dir=skill.path)
+    return skill, load_suite(suite_path(skill.path), skill_dir=skill.path)
 
 
 def load_run(target: str, run_id: str | None, revision: str | None, settings: Settings,
@@ -89,26 +160,41 @@ def load_run(target: str, run_id: str | None, revision: str | None, settings: Se
 def resample_run(target: str, run_id: str | None, revision: str | None,
                  skill_dir: Path | None, settings: Settings,
                  open_store: Callable[[], SkillStore], *, k: int, seed: int,
-                 max_cost: float | None, announce: Callable[[SpotCheck], None] | None = None,
+                 max_cost: float | None, max_calls: int | None = None,
+                 announce: Callable[[SpotCheck], None] | None = None,
                  ) -> tuple[SpotCheck, RunManifest, bytes | None]:
     """Spot-check a run read by `load_run` with the skill it names (the revision it names, the
     folder it recorded, or ``skill_dir``); the check, the run's manifest and its file's bytes.
 
     Raises:
-        HubskillsError: over ``max_cost``, no skill to re-ask with, or what `spot_check`
-            refuses.
+        HubskillsError: over ``max_cost`` or ``max_calls``, no skill to re-ask with, or what
+            `spot_check` refuses.
+    """
+    manifest, rows, data = load_run(target, run_id, revision, settings, open_store)
+    with ExitStack() as stack:
+        folder = _skill_folder(stack, target, manifest, skill_dir, open_store, k)
+        where = f"{target} --run {run_id}" if run_id else target
+        check = spot_check(manifest, rows, folder, settings, k=k, seed=seed,
+                           max_cost=max_cost, max_calls=max_calls, announce=announce,
+                           command=f"hubskills verify {where} --resample {k}")
+    return check, manifest, data
+
+
+def _skill_folder(stack: ExitStack, target: str, manifest: RunManifest, skill_dir: Path | None,
+                  open_store: Callable[[], SkillStore], k: int) -> Path:
+    """The skill the run names (the revision it names, the folder it recorded, or
+    ``skill_dir``), held open by ``stack``.
+
+    Raises:
+        HubskillsError: there is none to read.
     """
     from registry.verify.replay import Verification, skill_folder
 
-    manifest, rows, data = load_run(target, run_id, revision, settings, open_store)
-    with ExitStack() as stack:
-        scratch = Verification(manifest.run_id)
-        folder = skill_folder(stack, manifest, scratch, skill_dir, open_store)
-        if folder is None or scratch.problems:
-            raise HubskillsError(
-                f"no skill to re-ask run {manifest.run_id} with: "
-                f"{(scratch.problems or list(scratch.unreplayable) or ['unknown'])[0]}",
-                hint=f"hubskills verify {target} --skill FOLDER --resample {k}")
-        check = spot_check(manifest, rows, folder, settings, k=k, seed=seed,
-                           max_cost=max_cost, announce=announce)
-    return check, manifest, data
+    scratch = Verification(manifest.run_id)
+    folder = skill_folder(stack, manifest, scratch, skill_dir, open_store)
+    if folder is None or scratch.problems:
+        raise HubskillsError(
+            f"no skill to re-ask run {manifest.run_id} with: "
+            f"{(scratch.problems or list(scratch.unreplayable) or ['unknown'])[0]}",
+            hint=f"hubskills verify {target} --skill FOLDER --resample {k}")
+    return folder

@@ -29,26 +29,27 @@ if TYPE_CHECKING:
 
 RESULT = "hubskills-spot-result"  # the Job's last word: `hubskills-spot-result {json}`
 FAILED = "hubskills-spot-error"  # or: `hubskills-spot-error {"error": ..., "hint": ...}`
+MAX_CALLS = "--max-calls="  # an optional last argument: `--max-calls=N`
 
 
 def spot_check_and_record(target: str, run_id: str | None, revision: str | None,
                           skill_dir: Path | None, settings: Settings,
                           open_store: Callable[[], SkillStore], *, k: int, seed: int,
-                          max_cost: float | None,
+                          max_cost: float | None, max_calls: int | None = None,
                           announce: Callable[[SpotCheck], None] | None = None,
                           ) -> tuple[SpotCheck, str | None]:
     """Spot-check the run (see `publishing.resample.resample_run`); the check and, for a registry
     run, the path of the record written to its results dataset.
 
     Raises:
-        HubskillsError: over ``max_cost`` (before any call), no skill to re-ask with, what the
-            evaluation refuses, or a store that keeps no records.
+        HubskillsError: over ``max_cost`` or ``max_calls`` (before any call), no skill to
+            re-ask with, what the evaluation refuses, or a store that keeps no records.
     """
     from registry.verify.spot import resample_run
 
     check, manifest, data = resample_run(target, run_id, revision, skill_dir, settings,
                                          open_store, k=k, seed=seed, max_cost=max_cost,
-                                         announce=announce)
+                                         max_calls=max_calls, announce=announce)
     if data is None:
         return check, None
     return check, record_spot_check(check, manifest, data, open_store())
@@ -78,7 +79,8 @@ def say(line: str) -> None:
 
 
 def run_in_job(settings: Settings, repo: str, target: str, run_id: str, k: int, seed: int,
-               max_cost: float | None, revision: str | None) -> int:
+               max_cost: float | None, revision: str | None,
+               max_calls: int | None = None) -> int:
     """Inside the Job: spot-check run ``run_id`` of ``target`` in the results dataset ``repo``
     and record it; the process's exit code (0: a verdict was reached and recorded)."""
     from registry._version import __version__
@@ -89,14 +91,15 @@ def run_in_job(settings: Settings, repo: str, target: str, run_id: str, k: int, 
     open_store = cache(lambda: HubStore(settings))
 
     def announce(check: SpotCheck) -> None:
-        cost = "unknown" if check.estimated_cost is None else f"${check.estimated_cost:.4f}"
+        cost = "unknown" if check.estimated_cost is None \
+            else f"at most ${check.estimated_cost:.4f}"
         say(f"re-asking {check.k} samples per arm over {len(check.cases)} case(s), "
-            f"estimated cost {cost}")
+            f"estimated cost {cost} (catalogue prices)")
 
     try:
         check, record = spot_check_and_record(target, run_id, revision, None, settings,
                                               open_store, k=k, seed=seed, max_cost=max_cost,
-                                              announce=announce)
+                                              max_calls=max_calls, announce=announce)
     except HubskillsError as err:
         say(f"{FAILED} {json.dumps({'error': str(err), 'hint': err.hint})}")
         return 1
@@ -107,13 +110,16 @@ def run_in_job(settings: Settings, repo: str, target: str, run_id: str, k: int, 
 
 
 def main(argv: list[str] | None = None) -> None:
-    """`python -m registry.verify.spot_job REPO NS/NAME RUN_ID K SEED MAX_COST [REVISION]` (what the
-    Job's command runs; MAX_COST `-` for none)."""
+    """`python -m registry.verify.spot_job REPO NS/NAME RUN_ID K SEED MAX_COST [REVISION]
+    [--max-calls=N]` (what the Job's command runs; MAX_COST `-` for none)."""
     from registry.config import Settings
 
     repo, target, run_id, k, seed, max_cost, *rest = argv if argv is not None else sys.argv[1:]
+    calls = [int(a.partition("=")[2]) for a in rest if a.startswith(MAX_CALLS)]
+    rest = [a for a in rest if not a.startswith(MAX_CALLS)]
     sys.exit(run_in_job(Settings.from_env(), repo, target, run_id, int(k), int(seed),
-                        None if max_cost == "-" else float(max_cost), rest[0] if rest else None))
+                        None if max_cost == "-" else float(max_cost), rest[0] if rest else None,
+                        max_calls=calls[0] if calls else None))
 
 
 if __name__ == "__main__":
