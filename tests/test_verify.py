@@ -391,3 +391,26 @@ def test_a_pattern_graded_in_the_sandbox_replays_in_the_sandbox(tmp_path):
     assert made.manifest.code_checks is None or "skipped" not in str(made.manifest.code_checks)
     report = verify_run(made.manifest.run_id, home, skill_dir=skill)
     assert report.status == "verified", report.to_dict()
+
+
+def test_a_forged_near_zero_cost_is_a_mismatch(tmp_path, monkeypatch):
+    """The replay holds each row's claimed dollars against the least its stored tokens cost at
+    the catalogue's price (hole 8: forged costs were shown under `replayed`)."""
+    skill = make_skill(tmp_path, with_python=False)
+    with FakeOpenAIServer(responder=knows_fact_if_told) as server:
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        monkeypatch.setenv("HUBSKILLS_HOME", str(tmp_path / "home"))
+        home = Settings.from_env()
+        made = run_evaluation(skill, EvalConfig(models=["openai/gpt-4.1-mini"], runs=1,
+                                                retry=FAST), home)
+    run_id = made.manifest.run_id
+    assert verify_run(run_id, home, skill_dir=skill).status == "verified"
+    rows = home.runs_dir / run_id / "rows.jsonl"
+    forged = [json.loads(line) for line in rows.read_text().splitlines()]
+    assert all(row["cost_usd"] > 0 for row in forged)
+    forged[0]["cost_usd"] = 0.0
+    rows.write_text("".join(json.dumps(row) + "\n" for row in forged))
+    report = verify_run(run_id, home, skill_dir=skill)
+    assert report.status == "mismatch"
+    assert [d.field for d in report.differences if d.field == "cost_usd"] == ["cost_usd"]

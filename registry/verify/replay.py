@@ -36,6 +36,7 @@ from registry.evaluation.agent_mode import agent_suite_path
 from registry.format.skill import content_hash
 from registry.format.suite import Suite, load_suite, suite_path
 from registry.results.runs import ResultRow, RunManifest, latest_rows, run_dir, samples_planned
+from registry.verify.costs import cost_differences
 from registry.verify.regrade import CHECK_TIMEOUT_S, Difference, regrade_rows
 from registry.verify.summary import compare_summaries
 
@@ -333,6 +334,7 @@ def _replay(manifest: RunManifest, latest: list[ResultRow], suite: Suite, settin
                           check_timeout_s=limits.check_timeout_s)
     report.problems.extend(replay.problems)
     report.differences.extend(replay.differences)
+    report.differences.extend(cost_differences(latest, lambda row: sample_label(_key(row))))
     report.checks_regraded = replay.checks
     for why, times in replay.unreplayable.items():
         report.cannot(why, times)

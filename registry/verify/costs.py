@@ -1,0 +1,47 @@
+"""The dollars a run claims, held against what its tokens must have cost.
+
+A row's `cost_usd` is the run's claim; a forged near-zero cost would otherwise be shown under
+`replayed` (red-team hole 8). The replay cannot know the exact bill (cache reads and writes are
+not stored per row, and a judge's calls add to it), but it knows the least the row's stored
+tokens can cost at the catalogue's price: every prompt token at the cheapest rate the model
+bills (a cache read) and every output token at the output rate. A claim under half of that
+floor is a difference (half: a price raised since the run never makes a genuine run a
+mismatch). Rows of models without a known price, cached answers and errors are left alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from registry.providers.pricing import price_for
+from registry.results.runs import ResultRow
+from registry.verify.regrade import Difference
+
+#: A claim below this share of the floor is a difference (prices may rise after a run).
+SLACK = 0.5
+
+
+def least_cost(row: ResultRow) -> float | None:
+    """The least the row's tokens can cost at the catalogue's price (None: price unknown)."""
+    price = price_for(row.model)
+    if price is None:
+        return None
+    cheapest_in = min(price.input, price.cache_read or price.input)
+    return (row.input_tokens * cheapest_in + row.output_tokens * price.output) / 1_000_000
+
+
+def cost_differences(rows: Iterable[ResultRow],
+                     label: Callable[[ResultRow], str]) -> list[Difference]:
+    """A `Difference` for each row whose claimed cost is under what its tokens must cost;
+    `label(row)` names the sample."""
+    found = []
+    for row in rows:
+        if row.cached or row.is_error:
+            continue
+        floor = least_cost(row)
+        if floor is None or floor == 0:
+            continue
+        if row.cost_usd is None or row.cost_usd < floor * SLACK:
+            found.append(Difference(label(row), "cost_usd", row.cost_usd,
+                                    f">= {floor * SLACK:.6g} for its tokens"))
+    return found
