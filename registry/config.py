@@ -21,6 +21,20 @@ def _flag(name: str, environ: dict[str, str]) -> bool:
     return (_env(name, environ) or "0").lower() in {"1", "true", "yes"}
 
 
+def _positive(name: str, environ: dict[str, str], default: float) -> float:
+    """A positive number from `name` (`default` when unset, unreadable or not positive)."""
+    try:
+        value = float(_env(name, environ) or default)
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+def _names(name: str, environ: dict[str, str]) -> tuple[str, ...]:
+    """A comma-separated list of names (empty when unset)."""
+    return tuple(part.strip() for part in (_env(name, environ) or "").split(",") if part.strip())
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything hubskills reads from the environment. Secrets never appear in repr."""
@@ -39,6 +53,17 @@ class Settings:
     space_lend_keys: bool = False
     bwrap_path: str | None = None
     github_url: str = "https://github.com"  # where `github:` sources are fetched from
+    # Reviewing submissions (pull requests on the results dataset): the verifier's bounds,
+    # never a submitter's (docs/verify.md#on-the-space), and whose records count beside the
+    # dataset owner's.
+    verifiers: tuple[str, ...] = ()
+    review_max_prs: int = 5  # pull requests examined per refresh
+    review_max_runs: int = 10  # run files one pull request may add
+    review_max_run_mb: float = 64.0  # the largest run file replayed (MB)
+    review_spot_check: bool = False  # admit only runs with a consistent spot check
+    replay_max_samples: int = 5000  # samples one replay regrades
+    replay_timeout_s: float = 900.0  # one replay, start to end
+    replay_check_timeout_s: float = 60.0  # one code check during a replay
     hf_token: str | None = field(default=None, repr=False)
     anthropic_api_key: str | None = field(default=None, repr=False)
     openai_api_key: str | None = field(default=None, repr=False)
@@ -63,6 +88,14 @@ class Settings:
             space_lend_keys=_flag("HUBSKILLS_SPACE_LEND_KEYS", env),
             bwrap_path=_env("HUBSKILLS_BWRAP", env),
             github_url=(_env("HUBSKILLS_GITHUB_URL", env) or "https://github.com").rstrip("/"),
+            verifiers=_names("HUBSKILLS_VERIFIERS", env),
+            review_max_prs=int(_positive("HUBSKILLS_REVIEW_MAX_PRS", env, 5)),
+            review_max_runs=int(_positive("HUBSKILLS_REVIEW_MAX_RUNS", env, 10)),
+            review_max_run_mb=_positive("HUBSKILLS_REVIEW_MAX_RUN_MB", env, 64.0),
+            review_spot_check=_flag("HUBSKILLS_REVIEW_SPOT_CHECK", env),
+            replay_max_samples=int(_positive("HUBSKILLS_REPLAY_MAX_SAMPLES", env, 5000)),
+            replay_timeout_s=_positive("HUBSKILLS_REPLAY_TIMEOUT", env, 900.0),
+            replay_check_timeout_s=_positive("HUBSKILLS_REPLAY_CHECK_TIMEOUT", env, 60.0),
             hf_token=_env("HF_TOKEN", env) or _env("HUGGING_FACE_HUB_TOKEN", env),
             anthropic_api_key=_env("ANTHROPIC_API_KEY", env),
             openai_api_key=_env("OPENAI_API_KEY", env),

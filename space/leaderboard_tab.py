@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from registry import Board, forged_claims, pending_badges, pending_frame
+from registry import Board, forged_claims, pending_badges, pending_frame, safe_html
 
 from .cache import wire_plot, wire_table
 from .columns import (
@@ -98,16 +98,19 @@ def pending(state: SpaceState, replays: PendingReplays | None = None) -> tuple[d
     themselves and marked unreviewed, each under its pull request's author as the Hub reports
     it; rows that claim another producer are flagged. Asked on request only, never memoised
     with the merged data: a pull request opens or merges without changing that data's
-    version. With ``replays``, what waits is replayed first (see `pending_replay`)."""
+    version. With ``replays``, a review is asked of its worker (never waited on: see
+    `pending_replay`) and what the last one found is listed. The note is HTML from the one
+    sanitiser: it quotes the submitters."""
     replayed = ""
     if replays is not None:
-        replays.run()
+        replays.request()
         replayed = replays.note()
     frame = pending_frame(state.store)
     view = leaderboard_view(Board.build(frame, badges=pending_badges(state.store)),
                             state.tags(), limit=TABLE_ROWS, include_unverified=True)
     if view.table.empty:
-        return wire_table(view.table), "No pending submissions: nothing awaits review."
+        empty = "No pending submissions: nothing awaits review."
+        return wire_table(view.table), safe_html(f"{empty}\n\n{replayed}" if replayed else empty)
     claims = forged_claims(frame)
     table = view.table.assign(**{SUBMITTED_BY: [_submitter(e.produced_by, claims.get(e.run_id))
                                                 for e in view.entries]})
@@ -117,7 +120,7 @@ def pending(state: SpaceState, replays: PendingReplays | None = None) -> tuple[d
     if claims:
         note += (f"\n\n⚠️ {len(claims)} run(s) whose rows name another producer than the pull "
                  "request's author: shown under the author.")
-    return wire_table(table), f"{note}\n\n{replayed}" if replayed else note
+    return wire_table(table), safe_html(f"{note}\n\n{replayed}" if replayed else note)
 
 
 def _submitter(author: str | None, claimed: list[str] | None) -> str:

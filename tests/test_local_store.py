@@ -332,8 +332,9 @@ def test_rows_that_do_not_validate_are_counted_and_named(tmp_path: Path,
 def test_a_local_dataset_has_no_pull_requests_and_says_so(tmp_path: Path):
     results = LocalStore(tmp_path / "store").results
     assert results.pending() == [] and results.pending_run_files() == []
-    for refused in (lambda: results.merge(1, "ok"), lambda: results.comment(1, "hi"),
-                    lambda: results.comments(1)):
+    assert results.open_pull_requests() == []
+    for refused in (lambda: results.admit(1, {}), lambda: results.comment(1, "hi"),
+                    lambda: results.comments(1), lambda: results.close(1, "no")):
         with pytest.raises(HubskillsError) as err:
             refused()
         assert "no pull requests" in str(err.value) and "review pending" in (err.value.hint or "")

@@ -92,9 +92,12 @@ def test_a_pending_submission_is_replayed_recorded_and_commented_once(hub, tmp_p
 
     code, stdout, stderr = review(capsys, "pending", "--json")
     assert code == 0 and '"status": "verified"' in stdout and '"commented": false' in stdout
-    code, stdout, stderr = review(capsys, "merge", "1")  # a verified submission merges
-    assert code == 0 and "Merged pull request #1." in stdout, stdout + stderr
-    assert hub.repo(DATASET, "dataset").pulls[1].status == "merged"
+    code, stdout, stderr = review(capsys, "merge", "1")  # a verified submission is admitted
+    assert code == 0 and "Merged pull request #1: its run files are on main" in stdout, stderr
+    assert hub.repo(DATASET, "dataset").pulls[1].status == "closed"  # as replayed, on main
+    [path] = [p for p in hub.repo(DATASET, "dataset").head.files if p.endswith(f"/{run_id}.jsonl")]
+    assert hub.repo(DATASET, "dataset").head.files[path] == hub.repo(
+        DATASET, "dataset").resolve("refs/pr/1").files[path]
 
 
 def test_a_mismatched_submission_is_commented_and_never_merged(hub, tmp_path, capsys):  # noqa: F811
@@ -133,17 +136,21 @@ def test_the_spaces_pending_view_replays_and_lists_what_it_found(hub, tmp_path):
 
     run_id, settings = submit(tmp_path)
     state = SpaceState(settings, HubStore(settings), on_space=False)
+    state.data.stop()  # no schedule: the worker's body runs here, in turn
     replays = PendingReplays(state)
 
+    replays.run()
     table, note = pending(state, replays)
-    assert f"run `{run_id}`: **verified** (commented on the pull request)" in note
-    assert "[PR #1](" in note and "by alice" in note
+    shown = f"run <code>{run_id}</code>: <strong>verified</strong>"
+    assert f"{shown} (commented on the pull request)" in note
+    assert ">PR #1</a> by <code>alice</code>" in note
     assert "replayed" in str(table)  # the verified column of the pending table
     [text] = comments(hub, 1)
     assert text.startswith(f"✅ **hubskills replay: verified** for run `{run_id}`")
 
-    _, note = pending(state, replays)  # shown again: listed, not commented again
-    assert f"run `{run_id}`: **verified**" in note and "commented" not in note
+    replays.run()  # the next replay: listed, not commented again
+    _, note = pending(state, replays)
+    assert shown in note and "commented" not in note
     assert len(comments(hub, 1)) == 1
 
 
@@ -195,7 +202,7 @@ def test_the_space_replays_pending_submissions_in_the_background(hub, tmp_path):
     assert [c.run_id for c in replays.found] == [run_id]
 
 
-def test_an_unreadable_submission_is_not_checked_nor_merged(hub, tmp_path):  # noqa: F811
+def test_a_submission_that_is_not_a_run_is_refused_and_said_once(hub, tmp_path):  # noqa: F811
     settings = Settings.from_env()
     store = HubStore(settings)
     store.results._ensure_dataset(DATASET)
@@ -204,9 +211,12 @@ def test_an_unreadable_submission_is_not_checked_nor_merged(hub, tmp_path):  # n
                    message="odd", repo_type="dataset")
 
     [check] = replay_pending(store, settings)
-    assert (check.num, check.status) == (1, "not checked")
-    assert "'-not-a-run' is not a run id" in str(check.first_problem)
-    assert comments(hub, 1) == []  # nothing replayed: nothing to say on the pull request
-    with pytest.raises(HubskillsError, match="run -not-a-run could not be replayed"):
+    assert (check.num, check.status, check.commented) == (1, "refused", True)
+    assert "data/evals/2026-11/-not-a-run.jsonl, which is not a new run file" in str(
+        check.first_problem)
+    [said] = comments(hub, 1)  # nothing replayed; the refusal said once
+    assert said.startswith("🚫 **hubskills review: refused** pull request #1")
+    with pytest.raises(HubskillsError, match="pull request #1 is refused"):
         merge_submission(store, settings, 1)
     assert hub.repo(DATASET, "dataset").pulls[1].status == "open"
+    assert len(comments(hub, 1)) == 1

@@ -211,7 +211,7 @@ def test_the_space_shows_pending_submissions_apart_and_marked_unreviewed(
 
     push_run(store_for(hub, tmp_path, ALICE), *run("r-pending"))
     table, note = pending(state)
-    assert note.startswith("**Unreviewed**")
+    assert note.startswith("<div><p><strong>Unreviewed</strong>")
     [row] = table["data"]
     assert "boss/answers" in " ".join(map(str, row)) and "+100 [+100, +100]" in row
     assert set(state.board().points["run_id"]) == {"r-merged"}  # never the pending run

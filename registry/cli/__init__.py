@@ -60,7 +60,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "remove": ("registry.cli.remove:remove_command",
                "Remove a skill hubskills installed: its folder, links, copies and lock entry."),
     "review": ("registry.cli.review:review_group",
-               "Replay, comment on and merge the runs submitted as pull requests."),
+               "Review, comment on and admit the runs submitted as pull requests."),
     "runs": ("registry.cli.runs:runs_group",
              "List saved evaluation runs; `runs show ID`, `runs compare A B`."),
     "scan": ("registry.cli.scan:scan_command",
@@ -133,12 +133,27 @@ class LazyGroup(click.Group):
         """The command named first in `args`; an unknown name gets "did you mean" (`evl`)."""
         name = click.utils.make_str(args[0])
         if self.get_command(ctx, name) is None and not name.startswith("-"):
-            close = difflib.get_close_matches(name, [n for n in self.list_commands(ctx)
-                                                     if n not in HIDDEN], n=3, cutoff=0.6)
+            subs = self._subcommands_named(ctx, name)  # `compare`: `runs compare` first
+            close = [c for c in subs if c.endswith(f" {name}")] or difflib.get_close_matches(
+                name, [n for n in self.list_commands(ctx) if n not in HIDDEN], n=3,
+                cutoff=0.6) or subs
             ctx.fail(f"No such command '{name}'."
                      + (f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else "")
 )
         return super().resolve_command(ctx, args)
+
+    def _subcommands_named(self, ctx: click.Context, name: str) -> list[str]:
+        """`runs compare` for `compare`: the groups' subcommands of that name (or close to it).
+        Only an unknown name gets here, so importing every group costs nothing that works."""
+        found: dict[str, float] = {}
+        for group in sorted(n for n, (path, _) in self.lazy.items()
+                            if path.endswith("_group") and n not in HIDDEN):
+            command = self.get_command(ctx, group)
+            for sub in command.list_commands(ctx) if isinstance(command, click.Group) else ():
+                score = difflib.SequenceMatcher(None, name, sub).ratio()
+                if score >= 0.8:
+                    found[f"{group} {sub}"] = score
+        return sorted(found, key=lambda c: -found[c])[:3]
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The commands grouped by task (`TASKS`), from the stored short help, so `--help`

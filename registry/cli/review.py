@@ -15,16 +15,17 @@ if TYPE_CHECKING:
 
 @click.group("review")
 def review_group() -> None:
-    """Replay, comment on and merge the runs submitted as pull requests.
+    """Review, comment on and admit the runs submitted as pull requests.
 
-    Each run waiting in a pull request on the results dataset is replayed without calling
-    any model, the result recorded and commented on the pull request; a mismatch is never
-    merged.
+    A pull request on the results dataset is admitted whole or not at all: it may only add
+    new run files, each replayed without calling any model (within HUBSKILLS_REPLAY_* and
+    HUBSKILLS_REVIEW_* bounds), the result recorded and said once on the pull request.
+    Anything else (a record, an edited or deleted file, another path) refuses all of it.
 
     \b
     Examples:
-      hubskills review pending              # replay, record, comment on each PR
-      hubskills review merge 3              # merge PR #3 unless a run is a mismatch
+      hubskills review pending              # review, record, comment on each PR
+      hubskills review merge 3              # admit PR #3 if every run replays clean
     """
 
 
@@ -33,7 +34,7 @@ def review_group() -> None:
               help="Post each result on its pull request (once per version of its rows).")
 @click.option("--json", "as_json", is_flag=True, help="The results as JSON.")
 def review_pending(comment: bool, as_json: bool) -> None:
-    """Replay every pending submission without calling any model and record the result."""
+    """Review the open pull requests (at most HUBSKILLS_REVIEW_MAX_PRS not yet reviewed)."""
     from registry.config import Settings
     from registry.registries import get_store
     from registry.verify.admission import replay_pending
@@ -51,8 +52,8 @@ def review_pending(comment: bool, as_json: bool) -> None:
 @review_group.command("merge")
 @click.argument("number", type=click.IntRange(min=1), metavar="PR_NUMBER")
 def review_merge(number: int) -> None:
-    """Merge pull request PR_NUMBER into the results dataset, after replaying its runs; a
-    mismatch is never merged."""
+    """Admit pull request PR_NUMBER after reviewing it again: its replayed run files are
+    committed to the results dataset as replayed, and the pull request closed."""
     from registry.config import Settings
     from registry.registries import get_store
     from registry.verify.admission import merge_submission
@@ -61,7 +62,8 @@ def review_merge(number: int) -> None:
     checks = merge_submission(get_store(settings, "hub"), settings, number)
     for check in checks:
         _render(check)
-    out.result(f"Merged pull request #{number}.")
+    out.result(f"Merged pull request #{number}: its run files are on main as replayed, and "
+               "the pull request is closed.")
 
 
 def _as_dict(check: SubmissionCheck) -> dict[str, object]:
@@ -71,7 +73,12 @@ def _as_dict(check: SubmissionCheck) -> dict[str, object]:
 
 
 def _render(check: SubmissionCheck) -> None:
-    why = f": {escape(check.first_problem)}" if check.first_problem else ""
+    why = f": {escape(_plain(check.first_problem))}" if check.first_problem else ""
     told = " (commented)" if check.commented else ""
-    out.result(f"#{check.num} {escape(check.author)} {escape(check.run_id)}: "
-               f"{check.status}{why}{told}")
+    run = f" {escape(check.run_id)}" if check.run_id else ""
+    out.result(f"#{check.num} {escape(_plain(check.author))}{run}: {check.status}{why}{told}")
+
+
+def _plain(text: str) -> str:
+    """A submitter's text on one line, its control characters escaped."""
+    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")

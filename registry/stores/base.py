@@ -22,8 +22,10 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from registry.hub import PullRequest, RemoteFile
+    from registry.hub.discussions import Comment
     from registry.results.runs import ResultRow, RunManifest
     from registry.stores.records import Record, RunFile
+    from registry.stores.submissions import Submission
 
 SORTS = ("downloads", "likes", "lift")
 
@@ -158,7 +160,8 @@ class ResultsDataset(Protocol):
     them, and (on the Hub) runs proposed in pull requests that wait for the owner's review.
 
     A dataset that cannot do something says so: a local one has no pull requests (`pending`
-    is empty; commenting or merging raises `HubskillsError` with a hint).
+    and `open_pull_requests` are empty; reading, commenting on or admitting one raises
+    `HubskillsError` with a hint).
     """
 
     def source(self) -> str:
@@ -212,6 +215,15 @@ class ResultsDataset(Protocol):
         """Add `record` as a new file; returns its path."""
         ...
 
+    def append_records(self, records: list[Record], message: str) -> list[str]:
+        """Add `records` as new files in one commit saying `message`; their paths."""
+        ...
+
+    def verifiers(self) -> frozenset[str]:
+        """Who writes verification records that count: the dataset's owner, the configured
+        verifiers and this token's user on the Hub; "local" in a folder."""
+        ...
+
     def pending(self) -> list[tuple[PullRequest, list[RemoteFile]]]:
         """Open pull requests and the run files each adds that the dataset does not hold."""
         ...
@@ -224,16 +236,37 @@ class ResultsDataset(Protocol):
         """The rows one open pull request adds (`added`, from `pending`), as a frame."""
         ...
 
-    def comments(self, num: int) -> list[str]:
-        """The comments on pull request `num`."""
+    def open_pull_requests(self) -> list[PullRequest]:
+        """Every open pull request, oldest first, whatever it changes."""
+        ...
+
+    def pull_head(self, pr: PullRequest) -> str:
+        """The commit pull request `pr` stands at now."""
+        ...
+
+    def submission(self, pr: PullRequest, head: str) -> Submission:
+        """What `pr` changes at commit `head` (`stores.submissions`)."""
+        ...
+
+    def read_at(self, path: str, revision: str) -> bytes:
+        """The bytes of `path` at commit `revision`."""
+        ...
+
+    def comments(self, num: int) -> list[Comment]:
+        """The comments on pull request `num`, each with its author as the Hub says."""
         ...
 
     def comment(self, num: int, text: str) -> None:
         """Comment `text` on pull request `num`."""
         ...
 
-    def merge(self, num: int, comment: str) -> None:
-        """Merge pull request `num`, saying `comment`."""
+    def admit(self, num: int, files: Mapping[str, bytes]) -> str:
+        """Commit exactly `files` (run files replayed from pull request `num`) to `main`;
+        returns the commit."""
+        ...
+
+    def close(self, num: int, comment: str) -> None:
+        """Close pull request `num` without merging it, saying `comment`."""
         ...
 
 

@@ -93,7 +93,7 @@ class HubStore(ResultsShorthands):
         self.results = HubResults(self.client, configured=settings.results_repo,
                                   namespace=self._results_namespace,
                                   cache_dir=self.cache_dir / "frame", online=self._online,
-                                  writable=self._write_token)
+                                  writable=self._write_token, verifiers=settings.verifiers)
         self._unreachable = False
         self._listings: dict[tuple[str, str], Listing] = {}
         self._tags: dict[tuple[str, str], str] = {}

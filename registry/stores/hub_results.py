@@ -12,7 +12,8 @@ Whose numbers: a token that may read the dataset but not write it (someone else'
 proposes its run as a pull request instead (`create_pr=True`, with that same token: never
 another); the dataset's owner merges it. Merged files are the dataset; files only in open pull
 requests are *pending* submissions (`pending`, `pending_frame`), shown apart and marked
-unreviewed, until the owner merges them (`merge`, after a replay: `publishing.review_replay`).
+unreviewed, until the owner admits them (`hub_reviews.py`, after the one gate in
+`registry.verify.admission`).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from registry.stores.dataset import (
     run_file,
 )
 from registry.stores.files import CARD_FILE
+from registry.stores.hub_reviews import HubReviews
 from registry.stores.records import (
     RECORDS_DIR,
     Record,
@@ -66,8 +68,9 @@ log = logging.getLogger(__name__)
 DOWNLOADS = 8  # results files downloaded at once (huggingface_hub's default for snapshots)
 
 
-class HubResults:
-    """The results dataset (see the module docstring); `namespace` names its default owner.
+class HubResults(HubReviews):
+    """The results dataset (see the module docstring); `namespace` names its default owner,
+    `verifiers` the users whose verification records count beside the owner's.
 
     `online` and `writable` raise, without a call, what makes reading or writing impossible
     (offline; no token); the methods of `ResultsDataset` raise user errors, the others the
@@ -77,8 +80,10 @@ class HubResults:
     def __init__(self, client: HubClient, *, configured: str | None,
                  namespace: Callable[[], str], cache_dir: Path,
                  online: Callable[[], None] = lambda: None,
-                 writable: Callable[[], None] = lambda: None) -> None:
+                 writable: Callable[[], None] = lambda: None,
+                 verifiers: tuple[str, ...] = ()) -> None:
         self.client, self.cache_dir = client, cache_dir
+        self._verifiers, self._me = verifiers, None
         self._repo, self._namespace = configured, namespace
         self._online, self._writable = online, writable
         self._ready = False
@@ -303,24 +308,6 @@ class HubResults:
                 repo, {path: data}, repo_type="dataset",
                 message=f"Verify run {record['run_id']}: {record['status']}"))
         return path
-
-    # -- pull requests ----------------------------------------------------------------------
-
-    def comments(self, num: int) -> list[str]:
-        """The comments on pull request `num`."""
-        with user_errors():
-            return list(self.client.comments(self.repo(), num, repo_type="dataset"))
-
-    def comment(self, num: int, text: str) -> None:
-        """Comment `text` on pull request `num`."""
-        with user_errors():
-            self.client.comment(self.repo(), num, text, repo_type="dataset")
-
-    def merge(self, num: int, comment: str) -> None:
-        """Merge pull request `num`, saying `comment`."""
-        with user_errors():
-            self.client.merge_pull_request(self.repo(), num, repo_type="dataset",
-                                           comment=comment)
 
     def card_summary(self, repo: str, badges: Mapping[str, Badge] | None = None
                      ) -> list[dict[str, Any]]:

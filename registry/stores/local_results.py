@@ -3,14 +3,14 @@
 `<store>/datasets/<results repo>/` holds the dataset card, one JSONL file per run under
 `data/evals/YYYY-MM/` and the verification records under `verifications/` (`records.py`),
 so `datasets.load_dataset(folder, split="evals")` reads it as it reads the Hub's. Writes hold
-the store's lock. A folder has no pull requests: nothing is ever pending, and commenting on or
-merging one is refused with a hint.
+the store's lock. A folder has no pull requests: nothing is ever pending, and reading, commenting
+on or admitting one is refused with a hint. Its records are all "local" (its `producer`).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from registry.hub import PullRequest, RemoteFile
+    from registry.hub.discussions import Comment
+    from registry.stores.submissions import Submission
 
 log = logging.getLogger(__name__)
 _NO_REVIEWS_HINT = "hubskills review pending  # the Hub registry's pull requests"
@@ -151,6 +153,15 @@ class LocalResults:
         atomic_write_bytes(self.dataset_dir / path, data)
         return path
 
+    def append_records(self, records: list[Record], message: str) -> list[str]:
+        """Write each of `records` as a new file (a folder has no commits: `message` is not
+        kept); their paths."""
+        return [self.append_record(record) for record in records]
+
+    def verifiers(self) -> frozenset[str]:
+        """Who writes records that count here: "local" (this machine) alone."""
+        return frozenset({"local"})
+
     # -- pull requests: a folder has none ---------------------------------------------------
 
     def pending(self) -> list[tuple[PullRequest, list[RemoteFile]]]:
@@ -161,11 +172,27 @@ class LocalResults:
         """Nothing: a local dataset takes no pull requests."""
         return []
 
+    def open_pull_requests(self) -> list[PullRequest]:
+        """Nothing: a local dataset takes no pull requests."""
+        return []
+
     def pending_frame(self, pr: PullRequest, added: list[RemoteFile]) -> pd.DataFrame:
         """Refused: a local dataset has no pull requests."""
         self._no_pull_requests()
 
-    def comments(self, num: int) -> list[str]:
+    def pull_head(self, pr: PullRequest) -> str:
+        """Refused: a local dataset has no pull requests."""
+        self._no_pull_requests()
+
+    def submission(self, pr: PullRequest, head: str) -> Submission:
+        """Refused: a local dataset has no pull requests."""
+        self._no_pull_requests()
+
+    def read_at(self, path: str, revision: str) -> bytes:
+        """Refused: a local dataset has no revisions."""
+        self._no_pull_requests()
+
+    def comments(self, num: int) -> list[Comment]:
         """Refused: a local dataset has no pull requests."""
         self._no_pull_requests()
 
@@ -173,7 +200,11 @@ class LocalResults:
         """Refused: a local dataset has no pull requests."""
         self._no_pull_requests()
 
-    def merge(self, num: int, comment: str) -> None:
+    def admit(self, num: int, files: Mapping[str, bytes]) -> str:
+        """Refused: a local dataset has no pull requests."""
+        self._no_pull_requests()
+
+    def close(self, num: int, comment: str) -> None:
         """Refused: a local dataset has no pull requests."""
         self._no_pull_requests()
 

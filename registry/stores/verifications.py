@@ -5,23 +5,34 @@ verification, `verifications/YYYY-MM/<run_id>--<when>--<kind>.json` (month of th
 verification; `records.py`). Nothing is rewritten, so who checked what, with which hubskills,
 stays on record. A record names the rows it checked by their hash (the git blob id of the run's
 results file, which the Hub lists for free): it applies to exactly those bytes, so it still
-holds once a pending submission is merged unchanged, and never to rows that changed. `badges`
-reads the records for the leaderboard. Records are written only by the verifier
-(`registry.verify.records`); storage reads them and never decides what to replay.
-Every store's `results` keeps records, read and written the same way on the Hub and locally.
+holds once a pending submission is merged unchanged, and never to rows that changed. Records
+are written only by the verifier (`registry.verify.records`); storage reads them and never
+decides what to replay. Every store's `results` keeps records, read and written the same way on
+the Hub and locally.
+
+Which records count (`trusted`): a record is a file anyone could have written, so one counts
+only when it names a trusted verifier (`ResultsDataset.verifiers()`: the dataset's owner, the
+configured `HUBSKILLS_VERIFIERS`, the reading token's own user; "local" in a folder), is of a
+known kind, and is dated at a readable time not in the future (a forged "newest forever" date
+never decides). The one gate for submissions (`registry.verify.admission`) refuses any pull
+request carrying a record, so a record reaches `main` only as the verifier's own commit; one
+that arrived by a merge made by hand on the Hub's page, naming a verifier it is not, is the
+case this rule cannot tell apart (docs/security.md).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
 
-from registry.results.leaderboard_badges import Badge, badge_from
+from registry.results.leaderboard_badges import REPLAY, SPOT_CHECK, Badge, badge_from
 from registry.stores.base import SkillStore
 from registry.stores.records import RECORDS_DIR, Record, RunFile, record_path, rows_hash
 
 __all__ = ["RECORDS_DIR", "Record", "RunFile", "badges", "for_rows", "pending_badges",
-           "read_records", "record_path", "rows_hash", "run_files"]
+           "read_records", "record_path", "rows_hash", "run_files", "trusted"]
+SKEW = timedelta(minutes=10)  # a verifier's clock may run this far ahead of the reader's
 
 
 def for_rows(records: Iterable[Record], run: RunFile) -> list[Record]:
@@ -30,14 +41,48 @@ def for_rows(records: Iterable[Record], run: RunFile) -> list[Record]:
             and r.get("rows_hash") == run.rows_hash]
 
 
+def trusted(records: Iterable[Record], verifiers: Iterable[str], *,
+            now: datetime | None = None) -> list[Record]:
+    """The ``records`` that count (module docstring): by one of ``verifiers``, of a known kind,
+    dated no later than ``now`` (default: this clock) allows."""
+    names = frozenset(verifiers)
+    latest = (now or datetime.now(UTC)) + SKEW
+    return [r for r in records if r.get("verified_by") in names and _dated(r, latest)
+            and r.get("kind", REPLAY) in (REPLAY, SPOT_CHECK)
+            and isinstance(r.get("run_id"), str) and isinstance(r.get("rows_hash"), str)]
+
+
+def _dated(record: Record, latest: datetime) -> bool:
+    """Whether ``record`` names a readable time no later than ``latest``."""
+    when = _when(record.get("verified_at"))
+    return when is not None and when <= latest
+
+
+def _when(value: object) -> datetime | None:
+    """A record's `verified_at` as an aware time (naive: UTC); None when unreadable."""
+    try:
+        found = datetime.fromisoformat(str(value))
+    except ValueError:
+        return None
+    return found if found.tzinfo else found.replace(tzinfo=UTC)
+
+
+def read_records(store: SkillStore) -> list[Record]:
+    """The verification records of ``store``'s results dataset that count (`trusted`), oldest
+    file first."""
+    results = store.results
+    return trusted(results.records(), results.verifiers())
+
+
 def badges(store: SkillStore) -> dict[str, Badge]:
-    """Run id -> `Badge` for every run in ``store``'s results dataset, from its records.
+    """Run id -> `Badge` for every run in ``store``'s results dataset, from the records that
+    count.
 
     Raises:
         HubskillsError: the Hub could not be asked.
     """
     by_run: dict[str, list[Record]] = defaultdict(list)
-    for record in store.results.records():
+    for record in read_records(store):
         by_run[str(record.get("run_id"))].append(record)
     return {run.run_id: badge_from(for_rows(by_run.get(run.run_id, []), run))
             for run in store.results.run_files()}
@@ -53,13 +98,8 @@ def pending_badges(store: SkillStore) -> dict[str, Badge]:
     waiting = store.results.pending_run_files()
     if not waiting:
         return {}
-    records = store.results.records()
+    records = read_records(store)
     return {run.run_id: badge_from(for_rows(records, run)) for _, run in waiting}
-
-
-def read_records(store: SkillStore) -> list[Record]:
-    """Every verification record of ``store``'s results dataset (oldest file first)."""
-    return store.results.records()
 
 
 def run_files(store: SkillStore) -> dict[str, RunFile]:

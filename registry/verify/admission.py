@@ -1,136 +1,245 @@
-"""Pending submissions replayed for the results dataset's owner, and the result told on the PR.
+"""Submissions admitted through one gate: pull requests on the results dataset, reviewed for its
+owner, told on their thread, and merged only as the bytes that were replayed.
 
-A contributor's run waits in an open pull request on the results dataset (`review.py`).
-`replay_pending` replays each one from the exact bytes the pull request holds (no model is
-called; code checks in the sandbox, or `not replayable` where none works), records the
-verification beside the runs (`verifications.verify_and_record`: it names the rows by their
-hash, so it still holds once the pull request is merged unchanged) and posts the result as a
-comment on the pull request. The comment carries a marker naming the run and its rows hash, so
-a pull request gets one comment per version of its rows, however often the Space refreshes.
-What the rows say (a problem quotes stored values) is shown as code, never as markdown.
+A contributor's runs wait in an open pull request on the results dataset. Reviewing one
+(`examine`) reads what it changes (`stores.submissions`); the gate (`gate.py`) refuses it whole
+unless it only adds new run files within the verifier's bounds; then each run file is replayed
+from the exact bytes at the commit reviewed (no model is called; in a child process within the
+verifier's time cap, `bounded.py`), unless a record of these rows that counts says so already.
+The new records go in one commit, the result in one comment (`thread.py`), per pull request.
 
-`merge_submission` is the only way hubskills merges a submission: it replays first and
-refuses a `mismatch`. `verify_and_keep` is `hubskills verify NS/NAME --run`'s replay, recorded.
+`replay_pending` reviews the open pull requests, at most `Settings.review_max_prs` of them a
+call that the verifier has not settled yet at their current commit (the others are listed as
+waiting); `merge_submission` is the only way hubskills merges: it reviews the pull request
+again, refuses it (naming the first problem) unless every run replays clean and, under the
+owner's `review_spot_check`, was spot-checked, then commits exactly the replayed files to
+`main` and closes the pull request (`ResultsDataset.admit`). `verify_and_keep` is `hubskills
+verify NS/NAME --run`'s replay, recorded.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
-from functools import partial
-from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from registry._version import __version__
 from registry.errors import HubskillsError
-from registry.format.untrusted import code_span
-from registry.results.leaderboard_badges import REPLAY
-from registry.stores.base import ResultsDataset, SkillStore
-from registry.stores.verifications import Record, RunFile, for_rows, read_records, rows_hash
-from registry.verify.records import CONCLUSIVE, verify_and_record
+from registry.results.leaderboard_badges import REPLAY, SPOT_CHECK
+from registry.stores.verifications import RunFile, for_rows, read_records, rows_hash
+from registry.verify.bounded import limits, replay_bounded
+from registry.verify.gate import RunFileAdded, added_runs, refusal, rows_refusal
+from registry.verify.records import CONCLUSIVE, append_records, make_record, verify_and_record
+from registry.verify.thread import (
+    NOT_CHECKED,
+    Review,
+    SubmissionCheck,
+    admitted_text,
+    comment_text,
+    said,
+    settled,
+)
 
 if TYPE_CHECKING:
     from registry.config import Settings
-    from registry.hub import PullRequest, RemoteFile
+    from registry.hub import PullRequest
+    from registry.stores.base import SkillStore
+    from registry.stores.records import Record
     from registry.verify.replay import Verification
 
 log = logging.getLogger(__name__)
-MARKER = "<!-- hubskills-verification run={run} rows={rows} -->"
-NOT_CHECKED = "not checked"  # the run could not be read, or its record not written
-_ICONS = {"verified": "✅", "mismatch": "❌", "not replayable": "⚠️", NOT_CHECKED: "⏳"}
-
-
-@dataclass(frozen=True)
-class SubmissionCheck:
-    """What replaying one pending run found, and whether its pull request was told now."""
-
-    num: int
-    url: str
-    author: str
-    run_id: str
-    skill_repo: str | None
-    rows_hash: str
-    status: str  # verified, mismatch, not replayable, not checked
-    first_problem: str | None
-    commented: bool = False
-
-    def line(self) -> str:
-        """One markdown line for a view: PR, run, status and the first problem."""
-        why = f": {code_span(self.first_problem)}" if self.first_problem else ""
-        told = " (commented on the pull request)" if self.commented else ""
-        return (f"{_ICONS.get(self.status, '')} [PR #{self.num}]({self.url}) by {self.author}, "
-                f"run `{self.run_id}`: **{self.status}**{why}{told}")
+__all__ = ["NOT_CHECKED", "SubmissionCheck", "comment_text", "merge_submission",
+           "replay_pending", "verify_and_keep"]
 
 
 def replay_pending(store: SkillStore, settings: Settings, *,
                    comment: bool = True) -> list[SubmissionCheck]:
-    """Replay every run waiting in an open pull request on ``store``'s results dataset (rows
-    already replayed are not replayed again) and, with ``comment``, post each result on its
-    pull request once per version of its rows. A local store has no pull requests: [].
+    """Review the open pull requests on ``store``'s results dataset (module docstring) and,
+    with ``comment``, tell each reviewed one on its thread, once per review. A local store has
+    no pull requests: [].
 
     Raises:
-        HubskillsError: the Hub could not be asked, or a record could not be written.
+        HubskillsError: the Hub could not be asked, or no token says who the verifier is.
     """
-    waiting = store.results.pending()
-    records = read_records(store) if waiting else []
-    checks = [_check(store, settings, pr, entry, records) for pr, added in waiting
-              for entry in added]
-    return [_told(store.results, c) for c in checks] if comment else checks
+    pulls = store.results.open_pull_requests()
+    if not pulls:
+        return []
+    verifier, records = store.results.producer(), read_records(store)
+    found: list[SubmissionCheck] = []
+    examined = 0
+    for pr in pulls:
+        review, (mine, head) = _settled(store, pr, verifier)
+        if review is None and examined >= settings.review_max_prs:
+            review = Review(pr, head, waiting=(
+                f"waits for a later refresh: hubskills examines at most "
+                f"{settings.review_max_prs} pull request(s) a refresh"))
+        elif review is None:
+            examined += 1
+            review = examine(store, settings, pr, head, records, verifier)
+            review = _told(store, review, mine) if comment else review
+        found += review.outcome()
+    return found
 
 
-def _check(store: SkillStore, settings: Settings, pr: PullRequest, entry: RemoteFile,
-           records: list[Record]) -> SubmissionCheck:
-    """`_replay` one run of one pull request; a run that could not be read or recorded is
-    `not checked` (said in the view, never commented): one never hides the others."""
+def _settled(store: SkillStore, pr: PullRequest, verifier: str
+             ) -> tuple[Review | None, tuple[list[str], str]]:
+    """The review the verifier already gave ``pr`` at its current commit, if one stands, and
+    (the verifier's comments on it, that commit); a pull request that cannot be read is a
+    review that waits."""
     try:
-        return _replay(store, settings, pr, entry, records)
+        head = store.results.pull_head(pr)
+        mine = [c.text for c in store.results.comments(pr.num) if c.author == verifier]
     except HubskillsError as err:
-        log.warning("could not replay %s of pull request #%d: %s", entry.path, pr.num, err)
-        return SubmissionCheck(pr.num, pr.url, pr.author, PurePosixPath(entry.path).stem, None,
-                               entry.blob_id or "", NOT_CHECKED, str(err))
+        return Review(pr, "", waiting=f"could not be read: {err}"), ([], "")
+    return settled(mine, pr, head), (mine, head)
+
+
+def examine(store: SkillStore, settings: Settings, pr: PullRequest, head: str,
+            records: list[Record], verifier: str) -> Review:
+    """Review ``pr`` at commit ``head``: refused by the gate, or each run file replayed (or
+    read from ``records``, the records that count; new ones are appended to it and to the
+    dataset, in one commit). Never raises: what cannot be read or recorded waits."""
+    try:
+        submission = store.results.submission(pr, head)
+        if (why := refusal(submission, settings)) is not None:
+            return Review(pr, head, refused=why)
+        runs = added_runs(submission)
+        for run in runs:  # every run's rows within bounds before any replay
+            if (why := rows_refusal(run, store.results.read_at(run.path, head),
+                                    settings)) is not None:
+                return Review(pr, head, refused=why)
+    except HubskillsError as err:
+        return Review(pr, head, waiting=f"could not be read: {err}")
+    checks, new = [], []
+    for run in runs:
+        check, record = _replayed(store, settings, pr, head, run, records, verifier)
+        checks.append(check)
+        new += [record] if record is not None else []
+    if new:
+        try:
+            append_records(store, new, f"Verify {len(new)} run(s) of pull request #{pr.num}: "
+                           + ", ".join(f"{r['run_id']} {r['status']}" for r in new))
+        except HubskillsError as err:
+            log.warning("could not record the replays of pull request #%d: %s", pr.num, err)
+            return Review(pr, head, waiting=f"its replays could not be recorded: {err}")
+        records += new
+    return Review(pr, head, checks)
+
+
+def _replayed(store: SkillStore, settings: Settings, pr: PullRequest, head: str,
+              run: RunFileAdded, records: list[Record], verifier: str
+              ) -> tuple[SubmissionCheck, Record | None]:
+    """One run file's check, and the record to append (None: one that counts exists, or the
+    replay judged nothing)."""
+    def check(status: str, problem: str | None, repo: str | None, rows: str) -> SubmissionCheck:
+        return SubmissionCheck(pr.num, pr.url, pr.author, run.run_id, repo, rows, status,
+                               problem, path=run.path)
+
+    try:
+        data = store.results.read_at(run.path, head)
+    except HubskillsError as err:
+        return check(NOT_CHECKED, str(err), None, run.blob_id or ""), None
+    repo, revision = _named_skill(data)
+    rows = RunFile(run.run_id, run.path, rows_hash(data))
+    record = _kept(records, rows)
+    new = None
+    if record is None:
+        found = replay_bounded(store, repo or "", run.run_id, data, settings)
+        record = make_record(found, rows, skill_repo=repo, skill_revision=revision,
+                             verified_by=verifier)
+        new = record if found.recorded else None
+    return check(str(record.get("status")), record.get("first_problem"), repo,
+                 rows.rows_hash), new
+
+
+def _told(store: SkillStore, review: Review, mine: list[str]) -> Review:
+    """``review``, commented on its pull request unless the verifier said it already (nothing
+    is said of a review that waits; a comment that cannot be posted is logged, and the view
+    still lists the review)."""
+    if not review.is_complete or said(mine, review):
+        return review
+    text = comment_text(review)
+    try:
+        store.results.comment(review.pr.num, text)
+    except HubskillsError as err:
+        log.warning("could not comment on pull request #%d: %s", review.pr.num, err)
+        return review
+    mine.append(text)
+    return review.told()
 
 
 def merge_submission(store: SkillStore, settings: Settings, num: int) -> list[SubmissionCheck]:
-    """Merge pull request ``num`` on ``store``'s results dataset after replaying its runs;
-    returns what the replay found.
+    """Admit pull request ``num`` on ``store``'s results dataset: review it again (and tell
+    it), then commit exactly the replayed run files to `main` and close it; returns its checks.
 
     Raises:
-        HubskillsError: no such open pull request, or one of its runs is a `mismatch`
-            (hubskills never merges those) or could not be replayed, or the Hub refused.
+        HubskillsError: no such open pull request, or it is refused, or a run does not replay
+            clean (or awaits the owner's spot check), or it changed meanwhile, or the Hub
+            refused.
     """
-    checks = [c for c in replay_pending(store, settings) if c.num == num]  # (and comment)
-    if not checks:
-        raise HubskillsError(f"no open pull request #{num} adds runs to "
-                             f"{store.results.source()}",
-                             hint="hubskills leaderboard --registry hub --pending")
-    bad = next((c for c in checks if c.status in ("mismatch", NOT_CHECKED)), None)
-    if bad is not None:
-        said = "is a mismatch" if bad.status == "mismatch" else "could not be replayed"
-        raise HubskillsError(
-            f"pull request #{num} is not merged: run {bad.run_id} {said} "
-            f"({bad.first_problem})", hint=f"hubskills verify {bad.skill_repo or 'NS/NAME'} "
-            f"--run {bad.run_id} --revision refs/pr/{num}")
-    store.results.merge(num, "Merged by hubskills after a replay: "
-                        + ", ".join(f"{c.run_id} {c.status}" for c in checks))
-    return checks
+    pr = next((p for p in store.results.open_pull_requests() if p.num == num), None)
+    if pr is None:
+        raise HubskillsError(f"no open pull request #{num} on {store.results.source()}",
+                             hint="hubskills review pending  # the open pull requests")
+    verifier, records = store.results.producer(), read_records(store)
+    _, (mine, head) = _settled(store, pr, verifier)
+    review = _told(store, examine(store, settings, pr, head, records, verifier), mine)
+    _refuse_unless_clean(review, settings, records)
+    files = {c.path: store.results.read_at(c.path, head) for c in review.checks}
+    if store.results.pull_head(pr) != head or any(
+            rows_hash(files[c.path]) != c.rows_hash for c in review.checks):
+        raise HubskillsError(f"pull request #{num} is not merged: it changed while it was "
+                             "replayed", hint=f"hubskills review merge {num}  # again")
+    store.results.close(num, admitted_text(review, store.results.admit(num, files)))
+    return review.checks
+
+
+def _refuse_unless_clean(review: Review, settings: Settings, records: list[Record]) -> None:
+    """Raise, naming the first problem, unless ``review`` may be admitted."""
+    num = review.pr.num
+    if review.refused is not None or review.waiting is not None:
+        said_ = "is refused" if review.waiting is None else "could not be examined"
+        raise HubskillsError(f"pull request #{num} {said_}: {review.refused or review.waiting}",
+                             hint="hubskills review pending  # what each pull request holds")
+    for check in review.checks:
+        again = (f"hubskills verify {check.skill_repo or 'NS/NAME'} --run {check.run_id} "
+                 f"--revision refs/pr/{num}")
+        why = {"mismatch": "is a mismatch", NOT_CHECKED: "could not be replayed",
+               "not replayable": "is not replayable (hubskills admits only runs that replay "
+                                 "clean)"}.get(check.status)
+        if why is None and settings.review_spot_check and not _spot_checked(records, check):
+            why, again = ("awaits a spot check (the owner's HUBSKILLS_REVIEW_SPOT_CHECK)",
+                          f"{again} --resample 10")
+        if why is not None:
+            raise HubskillsError(f"pull request #{num} is not merged: run {check.run_id} {why} "
+                                 f"({check.first_problem or 'no problem named'})", hint=again)
+
+
+def _spot_checked(records: list[Record], check: SubmissionCheck) -> bool:
+    """Whether a record that counts found ``check``'s rows consistent when re-asked."""
+    rows = RunFile(check.run_id, check.path, check.rows_hash)
+    spot = sorted((r for r in for_rows(records, rows) if r.get("kind") == SPOT_CHECK),
+                  key=lambda r: str(r.get("verified_at")))
+    return bool(spot) and spot[-1].get("status") == "consistent"
 
 
 def verify_and_keep(store: SkillStore, repo: str, run_id: str, settings: Settings, *,
                     revision: str | None = None) -> tuple[Verification, str]:
     """Replay run ``run_id`` of ``repo`` as ``store``'s dataset holds it (at ``revision``) and
-    record the result beside the runs, unless a conclusive record of these exact rows exists;
-    returns the replay and a line saying what was kept (a record that cannot be written, e.g.
-    without write access, is said, never raised: the replay stands).
+    record the result beside the runs, unless a conclusive record of these exact rows counts
+    already; returns the replay and a line saying what was kept (a record that cannot be
+    written, e.g. without write access, is said, never raised: the replay stands).
 
     Raises:
         RunNotFound: no such run (at ``revision``).
         HubskillsError: the dataset could not be read.
     """
-    from registry.verify.pushed import read_pushed, verify_published
+    from registry.verify.pushed import verify_published
+    from registry.verify.reading import read_pushed
 
     data = read_pushed(store, run_id, revision)
-    report = verify_published(store, repo, run_id, settings, data=data)
+    report = verify_published(store, repo, run_id, settings, data=data,
+                              limits=limits(settings))
     run = RunFile(run_id, "", rows_hash(data))
     try:
         record, kept = verify_and_record(store, run, lambda: report, skill_repo=repo,
@@ -141,46 +250,6 @@ def verify_and_keep(store: SkillStore, repo: str, run_id: str, settings: Setting
         return report, (f"already recorded: {record.get('status')} by "
                         f"{record.get('verified_by')} at {record.get('verified_at')}")
     return report, f"recorded as {record['status']} in the results dataset's verifications"
-
-
-def comment_text(check: SubmissionCheck) -> str:
-    """The pull request comment for ``check`` (markdown, ending with its marker)."""
-    head = (f"{_ICONS.get(check.status, '')} **hubskills replay: {check.status}** for run "
-            f"`{check.run_id}`")
-    if check.status == "verified":
-        body = ("The skill and suite are the ones the rows name, every planned sample is there "
-                "once, every stored output regrades to its stored verdict and the summary "
-                "recomputes. A replay proves the grading and the arithmetic, not that the "
-                "outputs came from the model: a spot check (`--resample K`) speaks to that.")
-    elif check.status == "mismatch":
-        body = (f"First problem: {code_span(check.first_problem)}\n\nhubskills will not "
-                "merge this pull request while its rows do not replay.")
-    else:
-        body = f"Why: {code_span(check.first_problem)}"
-    again = (f"hubskills verify {check.skill_repo or 'NS/NAME'} --run {check.run_id} "
-             f"--revision refs/pr/{check.num}")
-    return (f"{head}\n\n{body}\n\nReplayed without calling any model by hubskills "
-            f"{__version__}. To replay it yourself: `{again}`\n\n"
-            + MARKER.format(run=check.run_id, rows=check.rows_hash))
-
-
-def _replay(store: SkillStore, settings: Settings, pr: PullRequest, entry: RemoteFile,
-            records: list[Record]) -> SubmissionCheck:
-    """Replay one run of one pull request (or reuse the record of these exact rows)."""
-    from registry.verify.pushed import read_pushed, verify_published
-
-    run_id = PurePosixPath(entry.path).stem
-    data = read_pushed(store, run_id, pr.revision)
-    run = RunFile(run_id, entry.path, rows_hash(data))
-    repo, revision = _named_skill(data)
-    record = _kept(records, run)
-    if record is None:
-        replay = partial(verify_published, store, repo or "", run_id, settings, data=data)
-        record, _ = verify_and_record(store, run, replay, skill_repo=repo,
-                                      skill_revision=revision, records=records)
-        records.append(record)
-    return SubmissionCheck(pr.num, pr.url, pr.author, run_id, repo, run.rows_hash,
-                           str(record.get("status")), record.get("first_problem"))
 
 
 def _kept(records: list[Record], run: RunFile) -> Record | None:
@@ -203,21 +272,3 @@ def _named_skill(data: bytes) -> tuple[str | None, str | None]:
     repo, revision = row.get("skill_repo"), row.get("skill_revision")
     return (repo if isinstance(repo, str) else None,
             revision if isinstance(revision, str) else None)
-
-
-def _told(results: ResultsDataset, check: SubmissionCheck) -> SubmissionCheck:
-    """``check``, commented on its pull request unless a comment names these rows already (a
-    comment that cannot be posted is logged, never raised: the view still shows it)."""
-    from dataclasses import replace
-
-    if check.status == NOT_CHECKED:
-        return check
-    marker = MARKER.format(run=check.run_id, rows=check.rows_hash)
-    try:
-        if any(marker in text for text in results.comments(check.num)):
-            return check
-        results.comment(check.num, comment_text(check))
-    except HubskillsError as err:
-        log.warning("could not comment on pull request #%d: %s", check.num, err)
-        return check
-    return replace(check, commented=True)

@@ -8,6 +8,10 @@ has no reviews: its pending frame is empty.
 Who submitted a pending row is the pull request's author as the Hub reports it: anyone can
 write any name into a row's `produced_by`, so `pending_frame` replaces it with the author and
 keeps a differing claim in `claimed_by` (`forged_claims` lists them), for a view to flag.
+
+What is read is bounded, since a page load reads it: only files the gate could admit (a run
+path, `gate.run_id_of`, of at most `MAX_BYTES`), at most `SHOWN_RUNS` of a pull request and
+`SHOWN_PRS` pull requests; the rest is left out unread (the review says why it is refused).
 """
 
 from __future__ import annotations
@@ -15,12 +19,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from registry.stores.base import SkillStore
+from registry.verify.gate import MB, run_id_of
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from registry.hub import RemoteFile
+
 UNREVIEWED = "unreviewed"
 CLAIMED = "claimed_by"
+SHOWN_PRS, SHOWN_RUNS, MAX_BYTES = 50, 20, 64 * MB
 
 
 def pending_frame(store: SkillStore) -> pd.DataFrame:
@@ -34,14 +42,20 @@ def pending_frame(store: SkillStore) -> pd.DataFrame:
 
     from registry.stores.frame import empty_frame
 
+    waiting = [(pr, _readable(added)) for pr, added in store.results.pending()[:SHOWN_PRS]]
     frames = [attributed(store.results.pending_frame(pr, added), pr.author)
-              for pr, added in store.results.pending()]
+              for pr, added in waiting if added]
     if not frames:
         return attributed(empty_frame(), "")
     joined = pd.concat(frames, ignore_index=True)
     strings = [name for name, kind in frames[0].dtypes.items()
                if isinstance(kind, pd.CategoricalDtype)]
     return joined.astype(dict.fromkeys(strings, "category"))
+
+
+def _readable(added: list[RemoteFile]) -> list[RemoteFile]:
+    """The files of ``added`` a view may read (module docstring)."""
+    return [f for f in added if run_id_of(f.path) and f.size <= MAX_BYTES][:SHOWN_RUNS]
 
 
 def attributed(frame: pd.DataFrame, author: str) -> pd.DataFrame:

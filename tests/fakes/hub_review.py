@@ -4,10 +4,11 @@
 token was registered with `hub.add_user(name, token)`: such a user may write only repos in
 their own namespace (and those granted with `writes=`). Anyone signed in may still open a pull
 request (`create_commit(..., create_pr=True)`): the commit goes to `refs/pr/N`, `main` does not
-move, and the PR is listed by `GET /api/{t}/{id}/discussions` (what `get_repo_discussions`
-reads) until `hub.merge_pr(...)` (or the client's `merge_pull_request`) merges it into `main`
-or `hub.close_pr(...)` closes it. Comments (`comment_discussion`) are kept on the pull request
-(`pr.comments`, each `{author, text}`) and read back by `get_discussion_details`.
+move (its author, or a writer, may push more commits to `refs/pr/N`), and the PR is listed by
+`GET /api/{t}/{id}/discussions` (what `get_repo_discussions` reads) until `hub.merge_pr(...)`
+(or the client's `merge_pull_request`) merges it into `main`, or `hub.close_pr(...)` (or the
+client's `change_discussion_status`) closes it. Comments (`comment_discussion`) are kept on the
+pull request (`pr.comments`, each `{author, text}`) and read back by `get_discussion_details`.
 """
 
 from __future__ import annotations
@@ -82,10 +83,37 @@ def discussion_details(pr: PullRequest, repo_id: str, repo_type: str) -> dict[st
             "changes": {"base": "refs/heads/main"}, "filesWithConflicts": [], "diff": ""}
 
 
+def pull_request_ref(repo: Any, revision: str) -> PullRequest | None:
+    """The open pull request whose `refs/pr/N` is `revision` (None: not one)."""
+    if not revision.startswith("refs/pr/") or not revision[8:].isdigit():
+        return None
+    pr = repo.pulls.get(int(revision[8:]))
+    return pr if pr is not None and pr.status == "open" else None
+
+
+def change_status(handler: Any, repo: Any, pr: PullRequest, author: str,
+                  body: dict[str, Any], now: str) -> dict[str, Any]:
+    """`POST .../discussions/{num}/status` `{status, comment?}`: by its author or a writer."""
+    from .hub_server import HubError
+
+    if author != pr.author:
+        handler._require_write(repo.id)
+    status = str(body.get("status") or "")
+    if status not in ("open", "closed") or pr.status == "merged":
+        raise HubError(400, f"Cannot change pull request #{pr.num} to {status!r}")
+    pr.status = status
+    if body.get("comment"):
+        add_comment(pr, author, body, now)
+    return {"newStatus": {"id": f"{pr.num}-status-{len(pr.comments)}", "type": "status-change",
+                          "createdAt": now, "author": {"name": author},
+                          "data": {"status": status}}}
+
+
 def discussion_route(handler: Any, repo: Any, method: str, num: int,
                      rest: list[str]) -> dict[str, Any] | None:
-    """`/api/{t}/{id}/discussions/{num}[/comment|/merge]` for a pull request (None: no such
-    route). Commenting needs a token; merging needs write access to the repo."""
+    """`/api/{t}/{id}/discussions/{num}[/comment|/merge|/status]` for a pull request (None: no
+    such route). Commenting needs a token; merging needs write access to the repo; closing is
+    for its author or a writer."""
     from .hub_server import HubError, now_iso
 
     pr = repo.pulls.get(num)
@@ -93,12 +121,14 @@ def discussion_route(handler: Any, repo: Any, method: str, num: int,
         raise HubError(404, f"Discussion #{num} not found")
     if method == "GET" and not rest:
         return discussion_details(pr, repo.id, repo.repo_type)
-    if method != "POST" or rest not in (["comment"], ["merge"]):
+    if method != "POST" or rest not in (["comment"], ["merge"], ["status"]):
         return None
     handler._require_auth()
     author, body = handler.hub.user_of(handler._bearer())[0], handler._json()
     if rest == ["comment"]:
         return add_comment(pr, author, body, now_iso())
+    if rest == ["status"]:
+        return change_status(handler, repo, pr, author, body, now_iso())
     handler._require_write(repo.id)
     if pr.status != "open":
         raise HubError(400, f"Pull request #{num} is {pr.status}")

@@ -40,6 +40,7 @@ from .hub_review import (
     discussions_page,
     may_write,
     merged_files,
+    pull_request_ref,
 )
 from .jobs_server import FakeJobs
 
@@ -701,15 +702,20 @@ class _Handler(BaseHTTPRequestHandler):
         bearer = self._bearer()
         self.hub.commit_tokens.append((repo.id, bearer))
         create_pr = self._flag("create_pr")
-        if not create_pr:
+        pull = pull_request_ref(repo, branch)  # a push to an open pull request's refs/pr/N
+        if pull is not None:
+            self._require_auth()
+            if self.hub.user_of(bearer)[0] != pull.author:
+                self._require_write(repo.id)
+        elif not create_pr:
             self._require_write(repo.id)
         lines = [json.loads(line) for line in self.body.splitlines() if line.strip()]
         header = next((line["value"] for line in lines if line["key"] == "header"), {})
         with repo.lock:
-            if branch.removeprefix("refs/heads/") not in repo.branches:
+            if pull is None and branch.removeprefix("refs/heads/") not in repo.branches:
                 raise HubError(404, f"Invalid rev id: {branch}", "RevisionNotFound")
             branch = branch.removeprefix("refs/heads/")
-            head = repo.commits[repo.branches[branch]]
+            head = repo.commits[pull.oid if pull else repo.branches[branch]]
             parent = header.get("parentCommit")
             if parent and parent != head.oid:
                 raise HubError(412, STALE_PARENT_MESSAGE)
@@ -738,7 +744,9 @@ class _Handler(BaseHTTPRequestHandler):
             commit = self.hub._new_commit(repo, head.oid, header.get("summary", ""), files,
                                           frozenset(lfs_paths), header.get("description", ""))
             pr_url = None
-            if create_pr:  # main stays; the commit waits on refs/pr/N for review
+            if pull is not None:
+                pull.oid = commit.oid
+            elif create_pr:  # main stays; the commit waits on refs/pr/N for review
                 num = len(repo.pulls) + 1
                 repo.pulls[num] = PullRequest(num, header.get("summary", ""),
                                               self.hub.user_of(bearer)[0], commit.oid, head.oid,
