@@ -253,6 +253,19 @@ def test_unknown_references(tmp_path, ref):
     assert info.value.hint
 
 
+@pytest.mark.parametrize(("ref", "meant"), [
+    ("gpt-4.1-mini", "openai/gpt-4.1-mini"), ("gpt-41-mini", "openai/gpt-4.1-mini"),
+    ("claude-opus-5-5", "anthropic/claude-opus-5-5"), ("opnai/gpt-4o", "openai/gpt-4o"),
+    ("Qwen/Qwen3-8B", "hf/Qwen/Qwen3-8B"), ("smollm2-135m", "embedded/smollm2-135m")])
+def test_an_unknown_reference_says_which_one_it_likely_means(tmp_path, ref, meant):
+    """Issue 38: `-m gpt-4.1-mini` names `openai/gpt-4.1-mini`, which resolves."""
+    with pytest.raises(UnknownModel) as info:
+        resolve(ref, make_settings(tmp_path))
+    assert f"(did you mean '{meant}'?)" in info.value.message
+    assert resolve(meant, make_settings(tmp_path, OPENAI_API_KEY="k", ANTHROPIC_API_KEY="k",
+                                        HF_TOKEN="hf_k")).ref == meant
+
+
 def test_unknown_prefix_hints_at_models_command(tmp_path):
     with pytest.raises(UnknownModel) as info:
         resolve("mistral/large", make_settings(tmp_path))

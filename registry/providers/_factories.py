@@ -23,6 +23,7 @@ from registry.providers.refs import (
     EMBEDDED_REF,
     MODELS_HINT,
     normalize_ref,
+    suggest_ref,
 )
 
 Factory = Callable[[Settings, str | None], Provider]
@@ -59,9 +60,12 @@ def resolve(ref: str, settings: Settings, *, base_url: str | None = None,
     ref = normalize_ref(ref)
     name, _, model_id = ref.partition("/")
     if name not in _FACTORIES or not model_id:
+        meant = suggest_ref(ref)
         raise UnknownModel(
-            f"unknown model reference {ref!r}: use anthropic/<model>, openai/<model>, "
-            f"hf/<org>/<model>, local/<model> or {EMBEDDED_REF}", hint=MODELS_HINT)
+            f"unknown model reference {ref!r}"
+            + (f" (did you mean {meant!r}?)" if meant else "") + ": use anthropic/<model>, "
+            f"openai/<model>, hf/<org>/<model>, local/<model> or {EMBEDDED_REF}",
+            hint=MODELS_HINT)
     if name == "hf" and "/" not in model_id.partition(":")[0]:
         raise UnknownModel(f"a Hugging Face reference is hf/<org>/<model>[:<provider>], "
                            f"not {ref!r}", hint="e.g. hf/Qwen/Qwen3-8B or hf/Qwen/Qwen3-8B:novita")

@@ -93,6 +93,11 @@ def prices_as_of() -> str:
     return _table().as_of
 
 
+def known_refs() -> list[str]:
+    """Every model reference the data file lists (`openai/gpt-4.1-mini`, ...)."""
+    return list(_table().models)
+
+
 def model_info(ref: str) -> ModelInfo | None:
     """The data file's entry for a model reference, or None when it has none.
 
