@@ -29,10 +29,15 @@ _SOURCE_NEEDLES = (".ssh", "id_", "credentials", ".netrc", ".docker", ".kube", "
                    "huggingface/token", "/etc/shadow", "env")
 _SOURCE_KEYS = re.compile(_KEY_FILES, re.M)
 _SOURCE_ANY = re.compile(f"{_KEY_FILES}|{_ENV_DUMP}", re.M)
-# Network sinks. A bare `socket.` is not one: AF_UNIX sockets stay on the machine.
+# Network sinks: what sends. A bare `socket.` is not one (AF_UNIX sockets stay on the
+# machine), nor is `urllib` as such: `urllib.parse` only takes URLs apart; its network half is
+# `urllib.request` (urlopen, Request, urlretrieve, build_opener) and Python 2's `urllib2`;
+# urllib3's pools, not its `util.parse_url`.
 _CODE_SINK = (r"\b(?:curl|wget|nc|ncat|netcat|scp|sftp|ftp|rsync|smtplib|aiohttp|axios|urlopen"
-              r"|XMLHttpRequest|Invoke-WebRequest|Invoke-RestMethod|iwr|irm)\b|/dev/(?:tcp|udp)/"
-              r"|\brequests\.(?:post|put|patch|get)\b|\bhttpx\.|\burllib\b|\bfetch\s*\("
+              r"|urlretrieve|urllib2|XMLHttpRequest|Invoke-WebRequest|Invoke-RestMethod|iwr|irm)"
+              r"\b|/dev/(?:tcp|udp)/|\burllib\.request\b|(?<![\w.])(?-i:Request)\s*\("
+              r"|\burllib3\.(?:PoolManager|ProxyManager|HTTPS?ConnectionPool|request)\b"
+              r"|\brequests\.(?:post|put|patch|get|request|Request)\b|\bhttpx\.|\bfetch\s*\("
               r"|\bsocket\.(?:create_connection|AF_INET6?)\b|\bsocket\.socket\(\s*\)"
               r"|\bhttp\.client\b")
 _SINK_CODE = re.compile(_CODE_SINK, re.I)
