@@ -242,3 +242,21 @@ def test_a_sharded_run_verifies_through_the_cli_like_a_local_one(hub, tmp_path):
     report = json.loads(found.stdout)
     assert (report["status"], report["samples"]) == ("verified", 12), report
     assert report["checks_regraded"] == 24 and report["not_replayable"] == []
+
+
+def test_a_local_model_runs_on_jobs_with_its_base_url_from_the_command_line(hub, tmp_path):
+    """Issue 38: `eval --on jobs -m local/... --base-url URL` was refused ("a local/ model needs
+    the URL") while the same line without `--on jobs` ran; the shards now get the URL too."""
+    with FakeOpenAIServer(responder=answer) as model_server:
+        skill = make_skill(tmp_path, 2)
+        env = {"HUBSKILLS_HOME": str(tmp_path / "home"), "HF_ENDPOINT": hub.url,
+               "HF_TOKEN": hub.token, "HF_HUB_OFFLINE": "", "HUBSKILLS_BASE_URL": "",
+               "NO_COLOR": "1", "COLUMNS": "200"}
+        done = CliRunner().invoke(cli, ["eval", str(skill), "-m", "local/tiny", "--runs", "1",
+                                        "--base-url", model_server.url, "--on", "jobs",
+                                        "--shards", "1", "--poll", "0.2", "--json"], env=env)
+        assert done.exit_code == 0, done.output
+        asked = {body["model"] for body in model_server.bodies}
+    summary = json.loads(done.stdout)
+    assert summary["manifest"]["status"] == "complete" and asked == {"tiny"}
+    assert summary["manifest"]["samples_done"] == 4

@@ -85,11 +85,13 @@ def _plan_run(skill_dir: Path, config: EvalConfig, tests: Path | None,
     skill = load_skill(skill_dir)
     default = agent_suite_path(skill.path) if config.mode == "agent" else suite_path(skill.path)
     full = load_suite(tests or default, skill_dir=skill.path)
-    suite = full.select(config.case_ids) if config.case_ids else full
+    suite = full.select(config.case_ids, source=tests or default) if config.case_ids else full
     if not config.judge and (judged := suite.judge_only_cases()):
         raise HubskillsError(f"{len(judged)} cases can only be graded by a judge model, and no "
                              "--judge model was given", hint=f"hubskills eval {skill_dir} --judge "
                              "MODEL --on jobs")
+    if config.base_url:  # as the shards' engine reads it: the server of local/ references
+        settings = settings.with_(base_url=config.base_url)
     for ref in [*config.models, *([config.judge] if config.judge else [])]:
         resolve(ref, settings)  # an unknown model or a missing key fails here, for free
     manifest = new_manifest(skill, full, suite, config, None)
