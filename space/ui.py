@@ -10,6 +10,7 @@ readers) and are told their place in line every `STATUS_UPDATE_S` seconds.
 from __future__ import annotations
 
 import os
+from importlib.metadata import PackageNotFoundError, metadata
 from typing import Any
 
 import gradio as gr
@@ -34,9 +35,30 @@ STATUS_UPDATE_S = 1.0  # queue positions are sent on this clock, not after every
 MAX_THREADS = 96  # worker threads: at least the sum of the per-event limits
 ANALYTICS_EVERY = 1000  # events between two rebuilds of Gradio's timing summary
 SESSIONS = 1000  # visitors' sessions kept (least recently active dropped), ~0.1 MB each
-FOOTER = ("Install skills from your terminal: `pip install hubskills` then "
-          "`hubskills pull ns/name@vX.Y.Z` · Evaluate and publish your own: "
-          "`hubskills eval SKILL --push`, `hubskills publish SKILL`.")
+
+
+def footer(settings: Settings) -> str:
+    """The footer: install the CLI, pull a skill, evaluate and publish your own.
+
+    There is no release on PyPI yet, so the install names a git URL: on a Space its own
+    repository (which holds the whole project), elsewhere the `Source` URL this install's
+    metadata lists (`[project.urls]`), else a clone.
+    """
+    source = (f"{settings.hf_endpoint}/spaces/{settings.space_id}" if settings.space_id
+              else _source_url())
+    install = f"`pipx install git+{source}`" if source else "`pipx install .` in a clone"
+    return (f"Install skills from your terminal: {install} (or `uv tool install`), then "
+            "`hubskills pull ns/name@vX.Y.Z` · Evaluate and publish your own: "
+            "`hubskills eval SKILL --push`, `hubskills publish SKILL`.")
+
+
+def _source_url() -> str | None:
+    try:
+        listed = metadata("hubskills").get_all("Project-URL") or []
+    except PackageNotFoundError:
+        return None
+    urls = dict(entry.split(",", 1) for entry in listed if "," in entry)
+    return urls["Source"].strip() if "Source" in urls else None
 
 
 def build_demo(settings: Settings | None = None, *, store: SkillStore | None = None,
@@ -64,7 +86,7 @@ def build_demo(settings: Settings | None = None, *, store: SkillStore | None = N
                 ev = evaluate_tab.build(state)
             with gr.Tab("✨ Generate", id="generate", elem_id="tab-generate"):
                 published = generate_tab.build(state, evaluate_tab.model_refs(state))
-        gr.Markdown(FOOTER, elem_classes="hs-note")
+        gr.Markdown(footer(state.settings), elem_classes="hs-note")
         _wire(demo, state, header, tabs, board, page, ev.skill, [ev.push_event, published])
     scrub_responses(demo)
     state.start_refresh()

@@ -22,33 +22,15 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT, SECRET_VARIABLES
 from fakes.openai_server import FakeOpenAIServer
+from source_tree import copy_source, succeeded
+from source_tree import run as _run
 
-#: top-level folders of a checkout that are not source (venvs, tools, build output, state)
-_NOT_SOURCE = {".git", ".venv", ".venv313", ".tools", "build", "dist", ".hubskills",
-               ".seed-home", ".agents", ".claude", "skills.lock", "site", ".hypothesis",
-               ".ruff_cache", ".pytest_cache"}
 KERNEL = "hubskills/kernel-builder-cuda-kernels"
 
 
 def wheel_test(test):
     """Slow; whichever runs first also builds and installs (over ten minutes, machine busy)."""
     return pytest.mark.slow(pytest.mark.timeout(1800)(test))
-
-
-def _ignore(folder: str, names: list[str]) -> set[str]:
-    top = Path(folder) == REPO_ROOT
-    return {n for n in names if n == "__pycache__" or n.endswith((".pyc", ".egg-info"))
-            or (top and n in _NOT_SOURCE)}
-
-
-def _run(argv: list[str | Path], **kwargs) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(a) for a in argv], capture_output=True, text=True, check=False,
-                          timeout=1200, **kwargs)
-
-
-def _succeeded(step: str, done: subprocess.CompletedProcess[str]) -> None:
-    if done.returncode != 0:
-        pytest.fail(f"{step} failed:\n{(done.stdout + done.stderr)[-3000:]}")
 
 
 @pytest.fixture(scope="module")
@@ -58,14 +40,14 @@ def tool(tmp_path_factory: pytest.TempPathFactory):
         pytest.skip("installs from the package index, minutes: HUBSKILLS_TEST_WHEEL=1 (CI sets it)")
     base = tmp_path_factory.mktemp("wheel")
     source, dist, venv = base / "source", base / "dist", base / "venv"
-    shutil.copytree(REPO_ROOT, source, ignore=_ignore, symlinks=True)
-    _succeeded("pip wheel", _run([sys.executable, "-m", "pip", "wheel", source,
-                                  "--no-deps", "--quiet", "-w", dist]))
+    copy_source(source)
+    succeeded("pip wheel", _run([sys.executable, "-m", "pip", "wheel", source,
+                                 "--no-deps", "--quiet", "-w", dist]))
     wheel = next(dist.glob("hubskills-*.whl"))
     created = _run([sys.executable, "-m", "venv", venv])
     assert created.returncode == 0, created.stderr
-    _succeeded("pip install", _run([venv / "bin" / "python", "-m", "pip", "install",
-                                    "--quiet", "--no-compile", wheel]))
+    succeeded("pip install", _run([venv / "bin" / "python", "-m", "pip", "install",
+                                   "--quiet", "--no-compile", wheel]))
     env = {k: v for k, v in os.environ.items()
            if k not in SECRET_VARIABLES and k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env.update(HOME=str(base / "home"),
