@@ -236,6 +236,20 @@ def test_links_and_submodules_in_a_git_tree_are_refused(
     assert tree(project) == before
 
 
+def test_a_refused_link_is_named_where_it_is_in_the_repository(
+        server: GitServer, project: Path, capsys: pytest.CaptureFixture[str]):
+    """Issue 38: a link in a public repository's skill is named by its path there (and a local
+    folder's by its path and target), not only "the repository is malformed or hostile"."""
+    repo = server.repo("acme/with-link.git")
+    commit_tree(repo, {"skills/linked/SKILL.md": skill_md("linked"),
+                       "skills/linked/docs/LICENSE.txt": ("link", "../../../LICENSE.txt"),
+                       "LICENSE.txt": b"MIT\n"})
+    code, _, err = run_main(capsys, "pull", f"file://{repo}//skills/linked", "--project",
+                            project)
+    assert code == 1 and f"skills/linked/docs/LICENSE.txt in file://{repo}" in _flat(err), err
+    assert "hostile" not in err and "replace the link with the file" in _flat(err)
+
+
 def test_a_fifo_or_a_link_out_of_a_local_folder_is_refused(
         project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     folder = tmp_path / "src/fifo-skill"
@@ -249,6 +263,7 @@ def test_a_fifo_or_a_link_out_of_a_local_folder_is_refused(
     (folder / "secrets").symlink_to(Path.home())
     code, _, err = run_main(capsys, "pull", str(folder), "--project", project)
     assert code == 1 and "secrets is a symlink" in err and tree(project) == before
+    assert f"{folder / 'secrets'} -> {Path.home()}" in _flat(err)
 
 
 def test_hooks_and_config_of_a_fetched_repository_never_run(

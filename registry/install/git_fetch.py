@@ -33,9 +33,12 @@ from registry.errors import RegistryUnavailable, UnsafeSkill, VersionNotFound
 from registry.install.git_runner import TIMEOUT_S, GitRunner
 from registry.scan import STORE_LIMITS, SizeLimits, check_relpath, write_file
 
-__all__ = ["HOSTILE_HINT", "LARGE_HINT", "PARTIAL_HINT", "TIMEOUT_S", "Entry", "GitRepo"]
+__all__ = ["HOSTILE_HINT", "LARGE_HINT", "LINK_HINT", "PARTIAL_HINT", "TIMEOUT_S", "Entry",
+           "GitRepo"]
 
 HOSTILE_HINT = "the repository is malformed or hostile; nothing was installed"
+LINK_HINT = ("nothing was installed; ask the publisher to replace the link with the file it "
+             "points to, or pull a copy of the folder that has the file in its place")
 LARGE_HINT = ("nothing was installed; a skill keeps large files out of its folder (link to them "
               "instead)")
 PARTIAL_HINT = ("the server seems not to support partial clone (git fetch --filter), so git had "
@@ -205,8 +208,9 @@ class GitRepo:
         return entries
 
     def write(self, entries: list[Entry], dest: Path, limits: SizeLimits, *,
-              tree: str) -> list[str]:
-        """Write `entries`, the listing of the folder `tree`, into the empty folder `dest`.
+              tree: str, subdir: str = "") -> list[str]:
+        """Write `entries`, the listing of the folder `tree` (`subdir` of the repository, for
+        messages), into the empty folder `dest`.
 
         Paths, kinds and the file count are checked before any file is fetched, a file over
         `limits.max_file_bytes` is never fetched, and the exact sizes are checked before a byte
@@ -219,13 +223,14 @@ class GitRepo:
         """
         for entry in entries:
             check_relpath(entry.path)
+            named = f"{subdir.strip('/')}/{entry.path}" if subdir.strip("/") else entry.path
             if entry.mode == "120000":
-                raise UnsafeSkill(f"{entry.path} is a symlink; links in skills are never "
-                                  "followed or installed", hint=HOSTILE_HINT)
+                raise UnsafeSkill(f"{entry.path} is a symlink ({named} in {self.url}); links "
+                                  "in skills are never followed or installed", hint=LINK_HINT)
             if entry.kind != "blob":
-                raise UnsafeSkill(f"{entry.path} is a git {entry.kind} (a submodule); skills "
-                                  "are installed as files, submodules are never fetched",
-                                  hint=HOSTILE_HINT)
+                raise UnsafeSkill(f"{entry.path} is a git {entry.kind} (a submodule) at {named} "
+                                  f"in {self.url}; skills are installed as files, submodules are "
+                                  "never fetched", hint=HOSTILE_HINT)
         limits.check([(e.path, 0) for e in entries], hint=HOSTILE_HINT)  # the count, first
         store = self._files(tree, limits, len(entries))
         try:

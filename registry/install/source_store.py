@@ -100,7 +100,8 @@ class SourceStore:
                 if entry.path.split("/")[0] == _RESERVED:
                     raise UnsafeSkill(f"unexpected file {entry.path!r}: the {_RESERVED}/ folder "
                                       "is reserved for hubskills' manifest", hint=HOSTILE_HINT)
-            files = git.write(entries, dest, limits, tree=git.tree_id(sha, source.subdir))
+            files = git.write(entries, dest, limits, tree=git.tree_id(sha, source.subdir),
+                              subdir=source.subdir)
         return Fetched(dest, files, content_hash(dest))
 
     def skills(self, source: GitSource | FolderSource, sha: str) -> list[str]:
@@ -153,8 +154,9 @@ def _folder_files(root: Path, limits: SizeLimits) -> list[tuple[str, int]]:
                 raise UnsafeSkill(f"{root}/{_RESERVED}: the folder name is reserved for "
                                   "hubskills' manifest", hint=f"rename {root}/{_RESERVED}")
             if stat.S_ISLNK(mode):
-                raise UnsafeSkill(f"{rel} is a symlink; links in skills are never followed or "
-                                  "installed", hint="replace the link with the file it points to")
+                raise UnsafeSkill(f"{rel} is a symlink ({root / rel} -> {os.readlink(full)}); "
+                                  "links in skills are never followed or installed",
+                                  hint=f"replace {root / rel} with the file it points to")
             if stat.S_ISREG(mode):
                 sizes.append((rel, full.lstat().st_size))
             elif not stat.S_ISDIR(mode):

@@ -53,8 +53,8 @@ def check_staged(root: Path, limits: SizeLimits) -> int:
             check_relpath(rel)
             mode = full.lstat().st_mode
             if stat.S_ISLNK(mode):
-                raise UnsafeSkill(f"{rel} is a symlink; links in skills are never followed or "
-                                  "installed", hint=HOSTILE_HINT)
+                raise UnsafeSkill(f"{rel} is a symlink (to {os.readlink(full)}); links in skills "
+                                  "are never followed or installed", hint=HOSTILE_HINT)
             if stat.S_ISREG(mode):
                 sizes.append((rel, full.lstat().st_size))
             elif not stat.S_ISDIR(mode):
@@ -102,7 +102,7 @@ def prepare(store: SkillStore, repo: str, resolved: Resolved, scope: Scope, *,
                               pinned_hash=expected_hash)
         staged = _verify(folder, repo, resolved, fetched.reported_hash, expected_hash, limits)
         staged.notes[:0] = list(dict.fromkeys([*resolved.notes, *fetched.notes]))
-        staged.findings = _scan(folder, repo, resolved.sha, allow_risky)
+        staged.findings = _scan(folder, repo, resolved, allow_risky, dry_run)
         staged.created = created
         return staged
     except BaseException:
@@ -172,13 +172,16 @@ def _validate(skill: Skill, repo: str, where: str) -> None:
                                 "the publisher to run hubskills validate")
 
 
-def _scan(folder: Path, repo: str, sha: str, allow_risky: bool) -> list[Finding]:
+def _scan(folder: Path, repo: str, resolved: Resolved, allow_risky: bool,
+          dry_run: bool) -> list[Finding]:
     findings = scan_folder(folder)
-    check_findings(findings, subject=f"{repo}@{sha[:12]}", action="installed",
+    pinned = f"{repo}@{resolved.sha[:12]}"  # a folder has no revisions to name: it is as it is
+    again = (f"hubskills pull {repo if resolved.registry == 'folder' else pinned}"
+             f"{' --dry-run' if dry_run else ''} --allow-risky")
+    check_findings(findings, subject=pinned, action="installed",
                    allow_risky=allow_risky,
                    secret_hint="tell the publisher to revoke the token and republish",
-                   risky_hint=f"review them (hubskills pull {repo}@{sha[:12]} --dry-run), then "
-                              "add --allow-risky to install anyway")
+                   risky_hint=f"{again}  # once the findings above are what you expect")
     return findings
 
 
