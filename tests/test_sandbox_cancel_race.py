@@ -33,9 +33,12 @@ class Parked(BwrapSandbox):
 
     def command(self, argv, limits, wall_s, env, workspace, mounts=None, launch=None):
         cmd = super().command(argv, limits, wall_s, env, workspace, mounts, launch)
-        # read-write, so opening the FIFO does not wait for a writer and reading it never ends
+        # read-write, so opening the FIFO does not wait for a writer and reading it never ends;
+        # after hubskills' own options, as bwrap takes the last `--userns-block-fd` it is given
+        # (a normal user's sandbox already waits on one, which hubskills writes to at once)
+        at = cmd.index("--die-with-parent")
         return ["/bin/sh", "-c", f'exec {PARKED_FD}<>"$0"; exec "$@"', str(self.fifo),
-                cmd[0], "--unshare-user", "--userns-block-fd", str(PARKED_FD), *cmd[1:]]
+                *cmd[:at], "--unshare-user", "--userns-block-fd", str(PARKED_FD), *cmd[at:]]
 
 
 @pytest.fixture

@@ -42,6 +42,8 @@ class Limits:
     memory_bytes: int = 1 << 30  # address space per process
     file_bytes: int = 256 << 20  # largest file a process may write (stdout included)
     processes: int = 128  # processes of the sandbox at once (bwrap only)
+    tmp_files: int = 20_000  # files and folders in each private tmpfs: /tmp, /dev/shm (bwrap)
+    shm_bytes: int = 64 << 20  # the private /dev/shm's size (bwrap; /tmp's is `file_bytes`)
     workspace: WorkspaceBounds | None = DEFAULT_BOUNDS
     """What the workspace (and any writable mount) may hold while the sandbox runs; past it
     the bwrap backend stops the sandbox (`registry.sandbox.guard`). None: not watched."""
@@ -128,11 +130,13 @@ def _tail(path: Path) -> str:
 
 async def run_process(argv: Sequence[str], *, backend: str, wall_s: float, stdin: bytes,
                       kill: Any, watch: Callable[[], Awaitable[str]] | None = None,
+                      spawned: Callable[[Any], Awaitable[None]] | None = None,
                       **popen: Any) -> SandboxResult:
     """Start `argv`, wait at most `wall_s` (or until `watch()` returns why it must stop), then
     `kill(proc)`; stdout/stderr via temp files.
 
-    `kill` is called in every case (a command that exited may have left children); `popen`
+    `kill` is called in every case (a command that exited may have left children); `spawned`,
+    when given, is awaited with the process as soon as it exists (it must return soon); `popen`
     goes to `asyncio.create_subprocess_exec` (env, cwd, pass_fds, preexec_fn...).
     """
     scratch = Path(tempfile.mkdtemp(prefix="hubskills-io-"))
@@ -144,6 +148,8 @@ async def run_process(argv: Sequence[str], *, backend: str, wall_s: float, stdin
             proc = await asyncio.create_subprocess_exec(*argv, stdin=i, stdout=o, stderr=e,
                                                         **popen)
         try:
+            if spawned is not None:
+                await spawned(proc)
             code, stopped = await _wait(proc, wall_s, watch)
         finally:
             with contextlib.suppress(ProcessLookupError, PermissionError):

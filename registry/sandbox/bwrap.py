@@ -2,11 +2,12 @@
 
 Each run gets fresh pid, network, ipc, uts and mount namespaces: the system's runtime folders
 and the project's Python prefixes bound read-only, the workspace the only writable folder
-(mounted at `/workspace`, which is also HOME), a private size-capped `/tmp`, no network at all
-(its own empty loopback). bwrap starts with an empty environment and gets only `--setenv`
-values, so the sandbox's pid 1 holds no secret in `/proc/1/environ`. When pid 1 ends (the
-command exited, or the parent killed bwrap at the time limit) the kernel kills every process
-left in the namespace.
+(mounted at `/workspace`, which is also HOME), a private `/tmp` and `/dev/shm` capped in bytes
+and in files, no network at all (its own empty loopback). The root and `/dev` that bwrap builds
+are tmpfs mounts too (a normal user's sandbox owns them): both are made read-only once built.
+bwrap starts with an empty environment and gets only `--setenv` values, so the sandbox's pid 1
+holds no secret in `/proc/1/environ`. When pid 1 ends (the command exited, or the parent killed
+bwrap at the time limit) the kernel kills every process left in the namespace.
 
 While it runs, the workspace and writable mounts are walked and the sandbox stopped once one is
 past `Limits.workspace` (`guard`: the file-size rlimit bounds one file, not the total).
@@ -17,8 +18,15 @@ root from it, and counts a user namespace's processes against its creator's limi
 So, as a normal user, bwrap makes a user namespace and util-linux `prlimit` sets the process
 limit inside it (counting only the sandbox's processes); as root, bwrap runs without a user
 namespace (one would map to host root), with the process limit set up front, and the command
-drops to uid 65534 with no capabilities through util-linux `setpriv`. Either way one small
-program runs before the command.
+drops to a uid of its own through util-linux `setpriv`. Either way `setpriv` drops every
+capability (effective, permitted, inheritable, ambient and bounding) before the command runs.
+
+bwrap sizes a tmpfs (`--size`) but cannot bound its inodes, and a tmpfs inode is host kernel
+memory that nothing reclaims (400,000 empty files in `/tmp` held ~400 MiB). So the start shim
+(`Launch.shim`: trusted, it runs before anything of the caller's) remounts each private tmpfs
+with `nr_inodes` (`Limits.tmp_files`): bwrap leaves it CAP_SYS_ADMIN (over the sandbox's own
+mounts: its user namespace's, as a normal user) and CAP_SETPCAP, for `setpriv` to drop them all.
+As a normal user that needs the user namespace mapped by hubskills (`Launch.admit`).
 
 `session()` builds the same sandbox once for many commands (an agent sample's): its command is a
 small supervisor that runs each command it is sent (`bwrap_session`; `supervisor_perl`, or
@@ -160,20 +168,27 @@ class BwrapSandbox:
         home = variables["HOME"]
         cmd = [binary, *(launch.bwrap_args() if launch else ()), "--die-with-parent",
                "--new-session", *_namespaces(), *system, "--proc", "/proc", "--dev", "/dev",
+               "--size", str(limits.shm_bytes), "--perms", "1777", "--tmpfs", "/dev/shm",
+               "--remount-ro", "/dev",
                "--size", str(limits.file_bytes), "--perms", "1777", "--tmpfs", "/tmp",
                *prefixes, "--bind", str(workspace), WORKDIR, "--chdir", WORKDIR,
                *_extra(mounts), *(launch.mounts() if launch else ())]
         if home != WORKDIR and home.startswith("/tmp/"):  # a HOME apart from the workspace
             cmd += ["--perms", "1777", "--dir", home]
+        cmd += ["--remount-ro", "/"]  # last: every folder and mount point above is made
         for key, value in variables.items():
             cmd += ["--setenv", key, value]
-        cmd += launch.shim(_tool("sh")) if launch else []
+        first = _bound_tmpfs(limits)
+        cmd += launch.shim(_tool("sh"), first) if launch else \
+            [_tool("sh"), "-c", f'{first} && exec "$@"', "sh"]
+        drop = [_tool("setpriv"), "--inh-caps=-all", "--ambient-caps=-all",
+                "--bounding-set=-all", "--no-new-privs"]
         if as_root():
             uid = launch.uid if launch and launch.uid is not None else SANDBOX_UID
-            return cmd + [_tool("setpriv"), f"--reuid={uid}", f"--regid={uid}",
-                          "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
-                          "--no-new-privs", "--", *argv]
-        return cmd + [_tool("prlimit"), f"--nproc={limits.processes}", "--", *argv]
+            return cmd + [*drop, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--",
+                          *argv]
+        return cmd + [*drop, "--", _tool("prlimit"), f"--nproc={limits.processes}", "--",
+                      *argv]
 
     def session(self, workspace: Path, *, limits: Limits = DEFAULT_LIMITS,
                 env: Mapping[str, str] | None = None,
@@ -219,7 +234,9 @@ class BwrapSandbox:
                 result = await run_process(cmd, backend=self.name, wall_s=wall_s, stdin=stdin,
                                            kill=lambda proc: _kill(proc, launch), env={},
                                            cwd="/", pass_fds=launch.pass_fds,
-                                           watch=_watcher(workspace, mounts, limits))
+                                           watch=_watcher(workspace, mounts, limits),
+                                           spawned=launch.admit_spawned
+                                           if launch.needs_admission else None)
             finally:
                 launch.spawned()
             await namespace_gone(launch.pid_one())
@@ -289,10 +306,24 @@ def _extra(mounts: Mounts | None) -> list[str]:
 
 
 def _namespaces() -> list[str]:
-    if as_root():  # see the module docstring: the command drops to uid 65534 instead
+    """Namespaces, and the capabilities the start shim needs (CAP_SYS_ADMIN to bound the
+    tmpfs mounts, and what `setpriv` needs to drop every capability before the command)."""
+    if as_root():  # see the module docstring: the command drops to a uid of its own instead
         return ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
-                "--unshare-cgroup-try", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
-    return ["--unshare-all", "--unshare-user"]
+                "--unshare-cgroup-try", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
+                "--cap-add", "CAP_SETPCAP", "--cap-add", "CAP_SYS_ADMIN"]
+    return ["--unshare-all", "--unshare-user", "--cap-add", "CAP_SETPCAP",
+            "--cap-add", "CAP_SYS_ADMIN"]
+
+
+def _bound_tmpfs(limits: Limits) -> str:
+    """Shell commands that remount the private tmpfs mounts with an inode bound (bwrap gave
+    them their size). `--options-mode=ignore`: libmount would otherwise pass the options it
+    reads back from the mount table again, which a user namespace may not map."""
+    mount = _tool("mount")
+    options = f"remount,nosuid,nodev,nr_inodes={limits.tmp_files}"
+    return " && ".join(f"{mount} --options-mode=ignore -o {options} {folder}"
+                       for folder in ("/tmp", "/dev/shm"))
 
 
 def _tool(name: str) -> str:

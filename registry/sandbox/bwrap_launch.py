@@ -13,16 +13,25 @@
   callers may treat it as the sandbox's failure rather than the command's
   (`SandboxResult.launch_error`).
 - As root, the sandbox's own uid (`namespace.lease_uid`) and the `/etc/passwd` it sees.
+- As a normal user, the sandbox's user namespace is mapped by hubskills (`admit`), not by bwrap:
+  bwrap waits on `--userns-block-fd` until its uid and gid are mapped. Left to itself, bwrap
+  nests a second user namespace (its first maps root, to mount `/dev/pts`), and the sandbox's
+  processes then hold no capability over the namespace that owns its mounts. Mapped once, by
+  hubskills, the start shim can bound the private tmpfs mounts (their inode count: bwrap has no
+  option for it) before it drops every capability (`bwrap` module docstring).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import os
 import signal
 
 from registry.sandbox.namespace import (
     lease_uid,
+    map_own_ids,
     passwd_entry,
     read_pid_one,
     readable,
@@ -48,6 +57,9 @@ class Launch:
         self._started = False
         self._pid_one = -1  # a pidfd, once bwrap named it
         self._waited = False
+        self._userns_read = self._userns_write = -1  # bwrap waits on it for `admit`
+        if not root:
+            self._userns_read, self._userns_write = os.pipe()
         if root:
             self.uid = lease_uid()
             self._passwd, write = os.pipe()
@@ -59,25 +71,72 @@ class Launch:
     @property
     def pass_fds(self) -> tuple[int, ...]:
         """The descriptors bwrap inherits."""
-        fds = (self._info_write, self._started_write, self._passwd)
+        fds = (self._info_write, self._started_write, self._passwd, self._userns_read)
         return tuple(fd for fd in fds if fd >= 0)
+
+    @property
+    def needs_admission(self) -> bool:
+        """Whether bwrap waits for `admit` (as a normal user) before it builds the sandbox."""
+        return self._userns_write >= 0
 
     def bwrap_args(self) -> list[str]:
         """Options for bwrap itself."""
-        return ["--info-fd", str(self._info_write)]
+        block = ["--userns-block-fd", str(self._userns_read)] if self._userns_read >= 0 else []
+        return ["--info-fd", str(self._info_write), *block]
 
     def mounts(self) -> list[str]:
         """Mounts over the sandbox's others (after them): its own `/etc/passwd`."""
         return ["--perms", "0644", "--ro-bind-data", str(self._passwd), "/etc/passwd"] \
             if self._passwd >= 0 else []
 
-    def shim(self, sh: str) -> list[str]:
-        """The argv prefix that marks the start, then execs what follows it."""
-        return [sh, "-c", SHIM, str(self._started_write)]
+    def shim(self, sh: str, first: str = "") -> list[str]:
+        """The argv prefix that runs the shell commands `first` (trusted: before anything of
+        the caller's), marks the start, then execs what follows it."""
+        return [sh, "-c", f"{first} && {SHIM}" if first else SHIM, str(self._started_write)]
+
+    def admit(self, bwrap: int, limit_s: float = 10.0) -> None:
+        """As a normal user, map the sandbox's user namespace to hubskills' own ids and let
+        bwrap go on (`bwrap` is its pidfd; blocks at most `limit_s` until bwrap named its
+        pid 1). A sandbox that cannot be mapped is killed, never let go on unmapped. Nothing
+        to do as root."""
+        if self._userns_write < 0:
+            return
+        admitted = False
+        try:
+            pid_one = self.pid_one(bwrap, limit_s)
+            if pid_one is not None:
+                map_own_ids(pid_one)
+                admitted = os.write(self._userns_write, b".") == 1
+        except OSError as exc:
+            log.warning("could not map the sandbox's user namespace: %s", exc)
+        finally:
+            if not admitted:  # before the pipe closes: bwrap would read its end as a go
+                self.kill(bwrap)
+            os.close(self._userns_write)
+            self._userns_write = -1
+
+    async def admit_spawned(self, proc: asyncio.subprocess.Process) -> None:
+        """`admit` for a bwrap spawned on the event loop: wait there until it named its pid 1
+        (or exited), so that `admit` no longer blocks."""
+        if proc.returncode is not None:
+            return  # reaped: it never started, and its pid may be another process's by now
+        pidfd = os.pidfd_open(proc.pid)
+        loop = asyncio.get_running_loop()
+        named: asyncio.Future[None] = loop.create_future()
+        try:
+            for fd in (self.info_read, pidfd):
+                loop.add_reader(fd, lambda: named.done() or named.set_result(None))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(named, 10.0)  # within milliseconds on a working bwrap
+            self.admit(pidfd, limit_s=0)
+        finally:
+            for fd in (self.info_read, pidfd):
+                loop.remove_reader(fd)
+            os.close(pidfd)
 
     def spawned(self) -> None:
         """Close the ends only the child needs (after it was spawned, or failed to be)."""
-        for name in ("_info_write", "_started_write", "_passwd"):
+        for name in ("_info_write", "_started_write", "_passwd", "_userns_read"):
             fd = getattr(self, name)
             if fd >= 0:
                 os.close(fd)
@@ -123,7 +182,7 @@ class Launch:
         if self._pid_one >= 0:
             os.close(self._pid_one)
             self._pid_one = -1
-        for name in ("info_read", "_started_read"):
+        for name in ("info_read", "_started_read", "_userns_write"):
             fd = getattr(self, name)
             if fd >= 0:
                 os.close(fd)

@@ -36,7 +36,7 @@ def probe(binary: str, as_root: bool, backend: Callable[[str], Any]) -> tuple[bo
     path = shutil.which(binary)
     if path is None:
         return False, f"bubblewrap is not installed ({binary} not found)"
-    for tool in ("setpriv", "prlimit", "sh") if as_root else ("prlimit", "sh"):
+    for tool in ("setpriv", "prlimit", "sh", "mount"):
         if not shutil.which(tool, path=_UTILS):
             return False, f"{tool} not found in {_UTILS}"
     return _in_thread(_run_both(backend(path), as_root))

@@ -251,6 +251,7 @@ class _Spawning:
         pidfd = os.pidfd_open(proc.pid)
         self.launch.spawned()  # nothing else touches `launch` until `_spawned` is set
         self.launch.pid_one(pidfd)
+        self.launch.admit(pidfd)  # as a normal user: bwrap waits for its user namespace map
         with self._lock:
             self._spawned = (proc, pidfd)
             if not self._cancelled:

@@ -118,6 +118,29 @@ def read_pid_one(info: int) -> int | None:
         return None
 
 
+def map_own_ids(pid_one: int) -> None:
+    """Map the user namespace of a sandbox's pid 1 (the pidfd `pid_one`, still waiting on
+    bwrap's `--userns-block-fd`) to hubskills' own uid and gid, one each: the one mapping an
+    unprivileged user may write, and what bwrap itself would write. Raises OSError when pid 1
+    is gone (its number may be another process's by now: nothing is written then)."""
+    with open(f"/proc/self/fdinfo/{pid_one}", encoding="ascii") as info:
+        pid = next(int(line.split()[1]) for line in info if line.startswith("Pid:"))
+    folder = os.open(f"/proc/{pid}", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        if pid < 1 or readable([pid_one], 0):  # exited: the folder may be another process's
+            raise ProcessLookupError(f"the sandbox's pid 1 ({pid}) is gone")
+        uid, gid = os.getuid(), os.getgid()
+        for name, text in (("uid_map", f"{uid} {uid} 1\n"), ("setgroups", "deny"),
+                           ("gid_map", f"{gid} {gid} 1\n")):
+            fd = os.open(name, os.O_WRONLY | os.O_CLOEXEC, dir_fd=folder)
+            try:
+                os.write(fd, text.encode())
+            finally:
+                os.close(fd)
+    finally:
+        os.close(folder)
+
+
 def namespace_gone_now(pid_one: int | None, limit_s: float = 10.0) -> None:
     """`namespace_gone` for a thread without an event loop (blocks)."""
     if pid_one is not None and not readable([pid_one], limit_s):
