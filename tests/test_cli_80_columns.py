@@ -158,3 +158,177 @@ def test_jobs_list_fits_80_columns_and_keeps_each_shards_stage(tmp_path):
     assert_fits(listed.stdout)
     assert "stage" in listed.stdout, listed.stdout
     assert len(re.findall(r"^[01]\s+\S+\s+[a-z]+\s", listed.stdout, re.M)) == 2, listed.stdout
+
+
+# Long ids (issue 38, item 6): two skills and two models whose ids are wider than their share of
+# 80 columns, runs of both models, and a skill pulled into many agents' folders, user's too.
+
+LONG_SKILLS = ("hubskills-community/kernel-builder-cuda-kernels-for-hopper-gpus",
+               "acme-research-laboratories/zorblax-daemon-port-configuration")
+LONG_MODELS = ("local/qwen2.5-coder-32b-instruct-q4_k_m",
+               "local/meta-llama-3.1-70b-instruct-awq-int4")
+SEPARATORS = "/-.@"
+
+
+def answers_per_model(body: dict) -> str:
+    """The first model knows the fact when told; the second misses it on four questions."""
+    prompt = str(body["messages"][-1].get("content"))
+    if body["model"].endswith("awq-int4") and re.search(r"Question [0-3]:", prompt):
+        return "Probably port 8080."
+    return knows_fact_if_told(body)
+
+
+def long_skill(root: Path, repo: str) -> Path:
+    """`make_skill`'s 12-case suite, named after ``repo``'s name."""
+    name = repo.split("/")[1]
+    folder = make_skill(root / name, 12).rename(root / name / name)
+    for path in (folder / "SKILL.md", folder / "evals" / "evals.json"):
+        path.write_text(path.read_text().replace("zorblax-ports", name))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def long_world(tmp_path_factory) -> dict:
+    """Both long skills published and evaluated on both long models (pushed: ranked), one more
+    run of one model, and a long skill pulled into the project's folders and the user's."""
+    root = tmp_path_factory.mktemp("long")
+    home, project, user = root / "home", root / "project", root / "user"
+    project.mkdir()
+    user.mkdir()
+    env = {"HOME": str(user), "PATH": "/usr/bin:/bin"}
+    runs, out = [], {}
+    with FakeOpenAIServer(responder=answers_per_model) as server:
+        for repo in LONG_SKILLS:
+            skill = long_skill(root, repo)
+            run(home, "publish", skill, "--repo", repo, cwd=project, **env)
+            done = run(home, "eval", skill, "-m", LONG_MODELS[0], "-m", LONG_MODELS[1],
+                       "--base-url", server.url, "--runs", "2", "--push", "--repo", repo,
+                       cwd=project, width="200", **env)
+            assert "replayed: verified" in done.stdout, done.stdout + done.stderr
+            runs.append(run_id(done))
+            out[repo] = done.stdout
+        runs.append(run_id(run(home, "eval", skill, "-m", LONG_MODELS[1], "--base-url",
+                               server.url, "--runs", "1", cwd=project, **env)))
+    run(home, "pull", LONG_SKILLS[0], "--agent", "claude,cursor,windsurf,cline", cwd=project,
+        **env)
+    run(home, "pull", LONG_SKILLS[0], "--global", "--agent", "claude,windsurf,goose",
+        cwd=project, **env)
+    run(home, "pull", LONG_SKILLS[1], "--agent", "cursor", cwd=project, **env)
+    run(home, "pull", SKILL, "--global", "--all", cwd=project, **env)
+    return {"home": home, "project": project, "env": env, "runs": runs, "eval_out": out}
+
+
+def _token(text: str) -> str:
+    """A word as it may stand for an id: no comma or closing bracket after it, no version."""
+    return re.sub(r"@\d+(\.\d+)*$", "", text.rstrip(",;:)"))
+
+
+def _breaks(ident: str, at: int) -> bool:
+    """Whether ``ident`` may be broken before its ``at``-th character (at a separator)."""
+    return 0 < at < len(ident) and (ident[at - 1] in SEPARATORS or ident[at] == "@")
+
+
+def _goes_on(lines: list[str], row: int, column: int, rest: str) -> bool:
+    """Whether ``rest`` (of an id broken at a separator) goes on from line ``row``: in the same
+    column (a table's cell) or first on the line (a wrapped sentence)."""
+    if row >= len(lines) or not lines[row].strip():
+        return False
+    line = lines[row]
+    for start in {column, len(line) - len(line.lstrip())}:
+        if start >= len(line) or (start and line[start - 1] != " ") or line[start] == " ":
+            continue
+        piece = _token(line[start:].split()[0])
+        if piece == rest or (rest.startswith(piece) and _breaks(rest, len(piece))
+                             and _goes_on(lines, row + 1, start, rest[len(piece):])):
+            return True
+    return False
+
+
+def shows_id(stdout: str, stderr: str, ident: str) -> bool:
+    """Whether ``stdout`` shows ``ident`` whole on a line, broken only at its separators, or,
+    with a `--json` hint on stderr, shortened with an ellipsis in the middle."""
+    lines = stdout.splitlines()
+    for row, line in enumerate(lines):
+        for word in re.finditer(r"[^\s(]+", line):
+            token = _token(word.group())
+            if token == ident:
+                return True
+            head, cut, tail = token.partition("…")
+            if cut and head and tail and ident.startswith(head) and ident.endswith(tail) \
+                    and "--json" in stderr:
+                return True
+            if ident.startswith(token) and _breaks(ident, len(token)) \
+                    and _goes_on(lines, row + 1, word.start(), ident[len(token):]):
+                return True
+    return False
+
+
+def test_shows_id_tells_a_broken_id_from_a_whole_one():
+    ident = "hubskills-community/kernel-builder-cuda-kernels-for-hopper-gpus"
+    assert shows_id(f"rank  skill@version\n1     {ident}@1.0.0  +4", "", ident)
+    wrapped = ("1  hubskills-community/  local/a\n   kernel-builder-cuda-\n"
+               "   kernels-for-hopper-\n   gpus@1.0.0\n")
+    assert shows_id(wrapped, "", ident)
+    assert not shows_id(wrapped.replace("cuda-\n   kernels", "cu\n   da-kernels"), "", ident)
+    assert not shows_id("1  hubskills-co\n   mmunity/kernel", "", "hubskills-community/kernel")
+    assert shows_id("x  hubskills-…-gpus  y", "--json shows them whole", ident)
+    assert not shows_id("x  hubskills-…-gpus  y", "", ident)
+    assert shows_id(f"Pull it:  hubskills pull\n{ident}\n", "", ident)
+
+
+LONG_COMMANDS = {  # each command, and the ids it must show
+    "leaderboard": (["leaderboard"], [*LONG_SKILLS, *LONG_MODELS]),
+    "leaderboard --include-unverified": (["leaderboard", "--include-unverified"],
+                                         [*LONG_SKILLS, *LONG_MODELS]),
+    "leaderboard --model": (["leaderboard", "--model", LONG_MODELS[1]], [*LONG_SKILLS]),
+    "runs": (["runs"], ["{0}", "{1}", "{2}", LONG_SKILLS[0], *LONG_MODELS]),
+    "runs show": (["runs", "show", "{0}"], [*LONG_MODELS]),
+    "runs compare": (["runs", "compare", "{0}", "{1}"], ["{0}", "{1}", *LONG_MODELS]),
+    "list": (["list"], [*LONG_SKILLS, SKILL, ".agents/skills", ".windsurf/skills",
+                        "~/.agents/skills", "~/.codeium/windsurf/skills",
+                        "~/.config/goose/skills", "~/.snowflake/cortex/skills"]),
+    "list --offline": (["list", "--offline"], [*LONG_SKILLS, "~/.agents/skills"]),
+    "info": (["info", LONG_SKILLS[0]], [LONG_SKILLS[0], *LONG_MODELS, "{0}"]),
+    "search": (["search"], [*LONG_SKILLS]),
+    "search --sort lift": (["search", "--sort", "lift"], [*LONG_SKILLS]),
+}
+
+
+def piped(world: dict, *args: str):
+    """`hubskills ARGS` in the long world, piped with COLUMNS unset (rich's 80 columns)."""
+    done = hubskills(*args, cwd=world["project"], HUBSKILLS_HOME=str(world["home"]),
+                     COLUMNS=None, **world["env"])
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+@pytest.mark.parametrize("name", LONG_COMMANDS)
+def test_long_ids_fit_80_columns_whole_or_broken_at_separators(long_world, name):
+    args, ids = LONG_COMMANDS[name]
+    runs = long_world["runs"]
+    done = piped(long_world, *(arg.format(*runs) for arg in args))
+    assert_fits(done.stdout)
+    for ident in (each.format(*runs) for each in ids):
+        assert shows_id(done.stdout, done.stderr, ident), f"{ident} cut:\n{done.stdout}"
+    if name.startswith("leaderboard"):  # the rank is never what is left out
+        assert re.search(r"^rank\s", done.stdout, re.M), done.stdout
+        assert "rank" not in done.stderr
+        ranks = re.findall(r"^(\d+|-) ", done.stdout, re.M)
+        assert ranks[:2] == ["1", "2"], done.stdout
+
+
+def test_said_once_lines_fit_80_columns_and_keep_ids_whole(long_world):
+    """A one-skill board says its skill once above the table; a reason too long for a line
+    wraps at spaces (a verdict's `unranked: ...`), never runs past 80 columns."""
+    done = piped(long_world, "leaderboard", "--skill", LONG_SKILLS[0])
+    assert_fits(done.stdout)
+    assert re.search(r"^skill@version:\s", done.stdout, re.M), done.stdout
+    assert shows_id(done.stdout, done.stderr, LONG_SKILLS[0]), done.stdout
+    seeded = piped(long_world, "leaderboard", "--include-unverified")  # the seeded runs too
+    assert_fits(seeded.stdout)
+
+
+def test_list_offline_says_nothing_of_an_unknown_latest(long_world):
+    done = piped(long_world, "list", "--offline")  # no registry asked: every latest unknown
+    assert "unchecked" in done.stdout, done.stdout
+    assert not re.search(r"latest:\s*(·|$)", done.stdout, re.M), done.stdout

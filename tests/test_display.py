@@ -4,7 +4,19 @@ import math
 
 import pytest
 
-from registry.results.display import detectable, lift_interval, mode, p_value, pct, points, usd
+from registry.results.display import (
+    count,
+    detectable,
+    lift_interval,
+    middle_ellipsis,
+    mode,
+    p_equals,
+    p_value,
+    pct,
+    points,
+    usd,
+    wrap_id,
+)
 
 
 @pytest.mark.parametrize(("share", "text"), [(0.0, "0%"), (1 / 3, "33%"), (1.0, "100%"),
@@ -41,3 +53,31 @@ def test_mode_and_detectable():
         "inline (user)", "inline", "tool")
     assert detectable(math.inf) == "this suite is too small to detect any lift"
     assert detectable(0.43) == "this suite can detect lifts of about 43 points or more"
+
+
+def test_p_in_a_sentence_and_counts_of_one():
+    assert p_equals(0.00049) == "p < 0.001" and p_equals(0.0078125) == "p = 0.00781"
+    assert count(1, "case") == "1 case" and count(0, "case") == "0 cases"
+    assert count(2, "entry", "entries") == "2 entries"
+
+
+@pytest.mark.parametrize(("ident", "width", "lines"), [
+    ("hubskills-community/kernel-builder@1.0.0", 22,
+     ["hubskills-community/", "kernel-builder@1.0.0"]),
+    ("hubskills/kernel-builder-cuda-kernels@1.1.0", 20,
+     ["hubskills/kernel-", "builder-cuda-kernels", "@1.1.0"]),  # never inside the version
+    ("local/qwen2.5-coder-32b", 8, ["local/", "qwen2.5-", "coder-", "32b"]),
+    ("local/qwen2.5-coder-32b", 7, ["local/", "qwen2.", "5-", "coder-", "32b"]),  # `.`: must
+    ("local/qwen2.5-coder-32b", 40, ["local/qwen2.5-coder-32b"]),
+    ("a-very-long-name-without/x", 4, None),  # a piece wider than the room: not broken
+])
+def test_wrap_id_breaks_only_at_separators(ident, width, lines):
+    assert wrap_id(ident, width) == lines
+    if lines:
+        assert "".join(lines) == ident and all(len(line) <= width for line in lines)
+
+
+def test_middle_ellipsis_keeps_both_ends():
+    shortened = middle_ellipsis("hubskills-community/kernel-builder-cuda-kernels@1.0.0", 21)
+    assert shortened == "hubskills-…nels@1.0.0" and len(shortened) == 21
+    assert middle_ellipsis("short", 20) == "short" and middle_ellipsis("abc", 1) == "…"

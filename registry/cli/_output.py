@@ -17,49 +17,58 @@ from rich import box
 from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
-from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from registry.results import display
 from registry.secrets import scrub
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-#: Columns that hold an identifier (a skill id, a model reference, a run id): a table never
-#: breaks one across lines, and never drops it to fit.
+#: Columns that hold an identifier (a skill id, a model reference, a run id, a folder): a table
+#: never drops one to fit, and breaks it across lines only at its separators (`/`, `-`, `.`,
+#: `@`), as a last resort, or else shortens it in the middle and says `--json` has it whole.
 ID_COLUMNS = frozenset({"skill", "skill@version", "model", "run", "id", "case", "name",
-                        "student", "version", "sha", "alias", "repo"})
-#: Columns that list identifiers: they wrap between ids, never inside one.
+                        "student", "version", "sha", "alias", "repo", "project folder",
+                        "user folder"})
+#: Columns that list identifiers (`a, b`): they wrap between ids (then as an id column).
 ID_LIST_COLUMNS = frozenset({"models", "where"})
 #: Columns of free text: with the id lists, the only ones that narrow to fit (cut with an
-#: ellipsis on one line, never a tall cell; id lists wrap between ids instead).
+#: ellipsis on one line, never a tall cell).
 TEXT_COLUMNS = frozenset({"description", "why", "why it failed", "message", "finding",
-                          "detail", "prompt", "checks", "assertions", "query",
-                          *ID_LIST_COLUMNS})
-#: Columns a table never drops to fit, whatever its `drop` list says: a row's answer.
+                          "detail", "prompt", "checks", "assertions", "query"})
+#: Columns a table never drops to fit, whatever its `drop` list says: a row's answer, its rank.
 KEPT_COLUMNS = frozenset({"verdict", "p", "p (exact)", "latest", "status", "lift [95% CI]",
-                          "lift pts [95% CI]", "pass", "severity", "change", "check", "stage"})
+                          "lift pts [95% CI]", "pass", "severity", "change", "check", "stage",
+                          "rank"})
+#: Free text keeps this much room at least; another cell wider than `CELL_CAP` (a verdict with
+#: its reason) is cut to it only once no column is left to drop; an id never below `ID_FLOOR`;
+#: then, the last resort, such a long value is cut to its header (`VALUE_FLOOR` at least).
+TEXT_FLOOR, CELL_CAP, ID_FLOOR, VALUE_FLOOR = 20, 24, 16, 8
 
 
 def table(
     columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None,
     drop: Sequence[str] = (), per_row: Sequence[str] = (),
 ) -> None:
-    """Print a table fitted to the terminal's width (80 columns when piped), no id broken.
+    """Print a table fitted to the terminal's width (80 columns when piped).
 
     While it is too wide, a column with one value in every row is said once above it
-    (`model: embedded/smollm2-135m`), then the `drop` columns, then any other but ids and
-    `KEPT_COLUMNS` (from the right) are left out, and stderr names them (`--json` keeps
-    them); a one-row table says its widest cells above it. Free text is cut with an ellipsis.
-    A `per_row` column (one value in every row by chance: search's versions) is never said.
+    (`model: embedded/smollm2-135m`; a blank one, nothing to say, is just left out), then the
+    `drop` columns, then any other but ids and `KEPT_COLUMNS` (from the right) are left out,
+    and stderr names them (`--json` keeps them); a one-row table says its widest cells above
+    it. Still too wide, long cells are cut with an ellipsis, then ids are wrapped at their
+    separators (`_fitted`). A `per_row` column (one value in every row by chance: search's
+    versions) is never said.
     """
     cells = [["" if cell is None else scrub(str(cell)) for cell in row] for row in rows]
+    spans = {name: _span(name, [row[i] for row in cells]) for i, name in enumerate(columns)}
     shown, hidden, said = list(columns), [], []
 
     def fits() -> bool:
-        return _min_width(_built_table(columns, shown, cells)) <= out.width
+        return sum(spans[name][0] for name in shown) + 2 * (len(shown) - 1) <= out.width
 
     def widest(name: str) -> int:  # the widest is said first
         return -cell_len(cells[0][columns.index(name)])
@@ -67,7 +76,7 @@ def table(
     same = [n for n in columns if len(cells) > 1 and len({r[columns.index(n)] for r in cells}) == 1]
     _say_once(sorted(set(same) - set(per_row), key=widest), cells, columns, shown, said, fits)
     spare = [name for name in reversed(columns) if name not in drop
-             and name not in ID_COLUMNS | TEXT_COLUMNS | KEPT_COLUMNS]
+             and name not in ID_COLUMNS | ID_LIST_COLUMNS | TEXT_COLUMNS | KEPT_COLUMNS]
     for name in [*(n for n in drop if n not in KEPT_COLUMNS), *spare]:
         if fits():
             break
@@ -80,80 +89,151 @@ def table(
         _prose(title, style="italic")
     if said:  # under the title, above the table
         _print_joined(said)
-    out.print(_built_table(columns, shown, cells, fit=True))
+    widths = _widths({name: spans[name] for name in shown})
+    kept = [columns.index(name) for name in shown]
+    fitted, shortened = _fitted(shown, [[row[i] for i in kept] for row in cells], widths)
+    out.print(_built_table(shown, fitted, widths))
     if hidden:  # wrapped at spaces to the width, as the table is
         err.print(f"(left out at {out.width} columns: {', '.join(hidden)}; a wider terminal or "
                   "--json shows them)", soft_wrap=False)
+    if shortened:
+        err.print(f"(ids shortened with … in the middle to fit {out.width} columns; --json "
+                  "shows them whole)", soft_wrap=False)
 
 
 def _say_once(names: list[str], cells: list[list[str]], columns: Sequence[str],
               shown: list[str], said: list[str], fits: Callable[[], bool]) -> None:
-    """Move columns out of the table into `name: value` lines until it fits."""
+    """Move columns out of the table into `name: value` lines until it fits (a blank value,
+    unknown, is not said: `latest: ` would tell nothing)."""
     for name in names:
         if fits() or len(shown) == 1:
             break
         shown.remove(name)
-        said.append(f"{name}: {cells[0][columns.index(name)]}")
+        if value := cells[0][columns.index(name)]:
+            said.append(f"{name}: {value}")
 
 
 def _print_joined(parts: list[str], sep: str = " · ") -> None:
-    """`a · b · c` on as few lines as fit the width, each part whole on its line."""
+    """`a · b · c` on as few lines as fit the width, each part whole on its line (one wider
+    than the width alone, wrapped at spaces and its ids at their separators)."""
     line = ""
     for part in parts:
-        if line and cell_len(Text.from_markup(line + sep + part).plain) > out.width:
+        if cell_len(Text.from_markup(part).plain) > out.width:
+            if line:
+                out.print(line)
+            for wrapped in _wrapped(Text.from_markup(part).plain, out.width):
+                out.print(wrapped, markup=False)
+            line = ""
+        elif line and cell_len(Text.from_markup(line + sep + part).plain) > out.width:
             out.print(line)
             line = part
         else:
             line = f"{line}{sep}{part}" if line else part
-    out.print(line)
+    if line:
+        out.print(line)
 
 
-def _min_width(built: Table) -> int:
-    """The narrowest the table can be drawn without breaking a cell that must stay whole
-    (measured as if the terminal were unbounded: rich clamps a measurement to its width)."""
-    return Measurement.get(out, out.options.update_width(1 << 16), built).minimum
+def _wrapped(text: str, width: int) -> list[str]:
+    """``text`` wrapped at spaces; a word still wider than ``width`` (an id) at its separators,
+    or shortened in the middle."""
+    lines = []
+    for line in textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False):
+        lines += [line] if cell_len(line) <= width else (
+            display.wrap_id(line, width) or [display.middle_ellipsis(line, width)])
+    return lines
 
 
-def _built_table(columns: Sequence[str], shown: list[str], cells: list[list[str]], *,
-                 fit: bool = False) -> Table:
-    """The table of the `shown` columns; with `fit`, free text gets widths that fit the
-    terminal (rich's own shrinking can squeeze a column below its minimum, then overflow)."""
-    spans = {name: _span(name, [row[columns.index(name)] for row in cells]) for name in shown}
-    widths = _text_widths(spans) if fit else {}
-    t = Table(header_style="bold", box=box.SIMPLE_HEAD, show_edge=False,
-              pad_edge=False, collapse_padding=True)
-    for name in shown:  # measured, text may wrap (to its minimum); drawn, it is cut short
-        wraps = name in ID_LIST_COLUMNS or (name in TEXT_COLUMNS and not fit)
-        t.add_column(name, no_wrap=not wraps, overflow="fold" if wraps else "ellipsis",
-                     min_width=spans[name][0], width=widths.get(name))
-    keep = [columns.index(name) for name in shown]
-    for row in cells:
-        t.add_row(*(row[i] for i in keep))
-    return t
+def _kind(name: str) -> str:
+    """How a column narrows: an id, a list of ids, free text, or another value."""
+    return ("list" if name in ID_LIST_COLUMNS else "id" if name in ID_COLUMNS
+            else "text" if name in TEXT_COLUMNS else "value")
+
+
+def _items(text: str) -> list[str]:
+    """The ids of an id list cell, each but the last with its comma: how it wraps."""
+    parts = text.split(", ")
+    return [part + "," for part in parts[:-1]] + parts[-1:]
 
 
 def _span(name: str, column: list[str]) -> tuple[int, int]:
-    """(narrowest, natural) width of a column: a whole column is as wide as its widest cell
-    (rich would measure it by its longest word); free text keeps room for a short word, so
-    it is never squeezed to nothing, and a list of ids for its longest id."""
-    widest = max([cell_len(Text.from_markup(cell).plain) for cell in column] + [len(name)])
-    if name not in TEXT_COLUMNS:
-        return widest, widest
-    longest = max([len(word) for cell in column for word in cell.split()]
-                  + [len(word) for word in name.split()])
-    return (longest if name in ID_LIST_COLUMNS else min(longest, 20)), widest
+    """(narrowest before any cell is cut or an id broken, natural) width of a column: a whole
+    column is as wide as its widest cell; free text keeps room for a short word, so it is never
+    squeezed to nothing, and a list of ids for its longest id."""
+    plain = [Text.from_markup(cell).plain for cell in column]
+    widest = max([cell_len(line) for cell in plain for line in cell.splitlines()]
+                 + [cell_len(name)])
+    kind = _kind(name)
+    if kind == "text":
+        return min(max(len(word) for text in [*plain, name] for word in text.split() or [""]),
+                   TEXT_FLOOR), widest
+    if kind == "list":
+        return max([cell_len(item) for cell in plain for item in _items(cell)]
+                   + [cell_len(word) for word in name.split()]), widest
+    return widest, widest
 
 
-def _text_widths(spans: dict[str, tuple[int, int]]) -> dict[str, int]:
-    """Widths for the free-text columns of a table wider than the terminal: each its minimum
-    plus a share of the room left, by how much more it would take."""
-    gaps = 2 * (len(spans) - 1)  # collapsed padding: two spaces between columns
-    if sum(high for _, high in spans.values()) + gaps <= out.width:
-        return {}
-    room = max(0, out.width - gaps - sum(low for low, _ in spans.values()))  # 0: minimums
-    text = {name: span for name, span in spans.items() if name in TEXT_COLUMNS}
-    want = sum(high - low for low, high in text.values()) or 1
-    return {name: low + (high - low) * room // want for name, (low, high) in text.items()}
+def _widths(spans: dict[str, tuple[int, int]]) -> dict[str, int]:
+    """Each column's width, all of them within the terminal when they can be: free text and id
+    lists at least their narrowest; then values wider than `CELL_CAP` cut to it; then ids
+    narrowed, the widest first, to no less than `ID_FLOOR`; then those long values cut to
+    their header. The room left is shared by how much more each column would take."""
+    room = out.width - 2 * (len(spans) - 1)  # collapsed padding: two spaces between columns
+    if sum(high for _, high in spans.values()) <= room:
+        return {name: high for name, (_, high) in spans.items()}
+    least = {name: low for name, (low, _) in spans.items()}
+    if sum(least.values()) > room:
+        least |= {name: min(high, max(CELL_CAP, cell_len(name)))
+                  for name, (_, high) in spans.items() if _kind(name) == "value"}
+    ids = [name for name in spans if _kind(name) in ("id", "list")]
+    level = max([least[name] for name in ids] + [0])
+    while sum(least.values()) > room and level > ID_FLOOR:
+        level -= 1
+        least |= {name: max(min(least[name], level),
+                            min(least[name], max(ID_FLOOR, cell_len(name)))) for name in ids}
+    if sum(least.values()) > room:  # the last resort: long values (a verdict's reason) go
+        least |= {name: max(cell_len(name), VALUE_FLOOR) for name, (_, high) in spans.items()
+                  if _kind(name) == "value" and high > CELL_CAP}
+    spare = max(0, room - sum(least.values()))
+    want = sum(high - least[name] for name, (_, high) in spans.items()) or 1
+    return {name: least[name] + (high - least[name]) * spare // want
+            for name, (_, high) in spans.items()}
+
+
+def _fitted(names: list[str], rows: list[list[str]],
+            widths: dict[str, int]) -> tuple[list[list[str]], bool]:
+    """The rows with every id cell wider than its column broken at its separators (an id list:
+    between ids first), or shortened in the middle where a piece is wider; whether any was."""
+    shortened = False
+
+    def fit(cell: str, width: int, kind: str) -> str:
+        nonlocal shortened
+        plain = Text.from_markup(cell).plain
+        if kind not in ("id", "list") or cell_len(plain) <= width:
+            return cell
+        lines: list[str] = []
+        for item in _items(plain) if kind == "list" else [plain]:
+            if lines and cell_len(lines[-1]) + 1 + cell_len(item) <= width:
+                lines[-1] += " " + item
+                continue
+            broken = [item] if cell_len(item) <= width else display.wrap_id(item, width)
+            shortened |= broken is None
+            lines += broken or [display.middle_ellipsis(item, width)]
+        return escape("\n".join(lines))
+
+    return [[fit(cell, widths[name], _kind(name)) for name, cell in zip(names, row, strict=True)]
+            for row in rows], shortened
+
+
+def _built_table(names: list[str], rows: list[list[str]], widths: dict[str, int]) -> Table:
+    """The table drawn at ``widths``: a cell wider than its column (free text, a long value) is
+    cut with an ellipsis on one line; ids arrive broken into lines that fit."""
+    t = Table(header_style="bold", box=box.SIMPLE_HEAD, show_edge=False,
+              pad_edge=False, collapse_padding=True)
+    for name in names:
+        t.add_column(name, no_wrap=True, overflow="ellipsis", width=widths[name])
+    for row in rows:
+        t.add_row(*row)
+    return t
 
 
 PROSE_WRAP_WIDTH = 100  # piped prose wraps up to this width (a pipe is 80), not wider

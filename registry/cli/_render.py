@@ -76,10 +76,11 @@ def bar(rate: float, width: int = 5) -> str:
 def render_summaries(manifest: RunManifest, summaries: list[ModelSummary]) -> None:
     """The per-model table and the notes that keep the numbers honest."""
     n_cases = len(manifest.case_ids)
-    subset = f" of {manifest.suite_cases}" if manifest.subset else ""
+    cases = f"{n_cases} of {display.count(manifest.suite_cases, 'case')}" if manifest.subset \
+        else display.count(n_cases, "case")
     out.result(
-        f"[bold]{escape(manifest.skill_name)}[/] · {n_cases}{subset} cases × {manifest.runs} "
-        f"run{'s' if manifest.runs != 1 else ''} · "
+        f"[bold]{escape(manifest.skill_name)}[/] · {cases} × "
+        f"{display.count(manifest.runs, 'run')} · "
         f"{display.mode(manifest.mode, manifest.placement)} · run {manifest.run_id} "
         f"({escape(manifest.label)})")
     rows = []
@@ -116,13 +117,13 @@ def _errors(s: ModelSummary) -> list[str]:
     """What was lost to errors, by cause, each with its first reason."""
     e, notes = s.errors, []
     if e.transport:
-        notes.append(f"{e.transport} samples failed in transport (first: "
+        notes.append(f"{display.count(e.transport, 'sample')} failed in transport (first: "
                      f"{escape(_clip(e.first_transport))})")
     if e.check:
-        notes.append(f"{e.check} samples whose checks could not run (first: "
+        notes.append(f"{display.count(e.check, 'sample')} whose checks could not run (first: "
                      f"{escape(_clip(e.first_check))})")
     if e.ungraded:
-        notes.append(f"{e.ungraded} samples had every check skipped")
+        notes.append(f"{display.count(e.ungraded, 'sample')} had every check skipped")
     return notes
 
 
@@ -138,8 +139,9 @@ def _notes(s: ModelSummary) -> None:
                    + "; ".join(_errors(s)))
         return
     notes = [
-        f"{escape(st.verdict)}; exact test p = {display.p_value(st.p_value)} ({st.b} cases "
-        f"score higher with the skill, {st.c} lower)",
+        f"{escape(st.verdict)}; exact test {display.p_equals(st.p_value)} "
+        f"({display.count(st.b, 'case')} score{'s' if st.b == 1 else ''} higher with the skill, "
+        f"{st.c} lower)",
         display.detectable(st.detectable),
     ]
     if st.normalized_gain is not None:
@@ -158,7 +160,6 @@ def _notes(s: ModelSummary) -> None:
         shown = escape(", ".join(s.non_discriminating[:5]))
         more = f" (+{len(s.non_discriminating) - 5} more)" if len(s.non_discriminating) > 5 else ""
         out.result(f"  non-discriminating checks (pass in both arms every time): {shown}{more}")
-
 
 
 def render_agent(summaries: list[ModelSummary]) -> None:
@@ -184,7 +185,7 @@ def render_agent(summaries: list[ModelSummary]) -> None:
             f"false activations {act.false_activations} of {act.unexpected} "
             f"({display.pct(act.false_rate)})")
         out.result(f"  {escape(s.model)}: activation recall {recall} ({act.activated} of "
-                   f"{act.expected} samples read SKILL.md); {false}")
+                   f"{display.count(act.expected, 'sample')} read SKILL.md); {false}")
 
 
 def render_transcript(record: dict) -> None:

@@ -51,4 +51,4 @@ def _home_relative(folder: Path, home: Path) -> str:
 def _detected(row: dict) -> str:
     found = [f"project ({row['project']})" if row["project"] else "",
              f"global ({row['global']})" if row["global"] else ""]
-    return ", ".join(f for f in found if f) or "not detected"
+    return ", ".join(f for f in found if f) or "no"  # said once: `detected: no`

@@ -1,4 +1,5 @@
-"""How figures are written, the same on every screen: shares, lift points, p-values, dollars.
+"""How figures are written, the same on every screen: shares, lift points, p-values, dollars,
+and ids too long for their room (wrapped at their separators, or cut in the middle).
 
 The one formatter of percentages and the one of money for the CLI, the Space, the leaderboard
 and the cards. A cost is "unknown" when a price is unknown (never a fake $0), and "$0 (local)"
@@ -40,6 +41,17 @@ def p_value(p: float) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3g}"
 
 
+def p_equals(p: float) -> str:
+    """A p-value in a sentence: "p = 0.0078", "p < 0.001" (never "p = <0.001")."""
+    shown = p_value(p)
+    return f"p {shown[0]} {shown[1:]}" if shown.startswith("<") else f"p = {shown}"
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """A count with its noun, plural unless one: "1 case", "3 cases"."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def detectable(lift: float) -> str:
     """The smallest lift a suite detects, as a sentence fragment."""
     if math.isinf(lift):
@@ -64,6 +76,39 @@ def usd(value: float | None, model: str | None = None) -> str:
 def mode(mode_name: str, placement: str | None) -> str:
     """The arm's mode with the skill's placement: "inline (user)", "tool"."""
     return f"{mode_name} ({placement})" if mode_name == "inline" and placement else mode_name
+
+
+#: Where an id may break across lines: after `/` and `-`, before `@` (`ns/name@1.2.0`); after
+#: `.` too (`qwen2.` `5-coder`) only where a piece is wider than its room without it.
+_ID_BREAKS = (re.compile(r"(?<=[/-])(?=.)|(?<=.)(?=@)"), re.compile(r"(?<=[/.-])(?=.)|(?<=.)(?=@)"))
+
+
+def wrap_id(ident: str, width: int) -> list[str] | None:
+    """``ident`` in lines of at most ``width`` characters, broken only at its separators (after
+    `/` or `-`, before `@`, after `.` where it must), each line as full as it can be; None when
+    a piece between two separators is wider than ``width`` (then `middle_ellipsis` it)."""
+    for breaks in _ID_BREAKS:
+        pieces = breaks.split(ident)
+        if max(map(len, pieces)) > width:
+            continue
+        lines: list[str] = []
+        for piece in pieces:
+            if lines and len(lines[-1]) + len(piece) <= width:
+                lines[-1] += piece
+            else:
+                lines.append(piece)
+        return lines
+    return None
+
+
+def middle_ellipsis(ident: str, width: int) -> str:
+    """``ident`` cut to ``width`` characters in the middle (`hubskills/kern…hopper@1.0.0`): its
+    namespace and its end (name, version) stay readable; whole when it fits."""
+    if len(ident) <= width:
+        return ident
+    keep = max(width - 1, 0)  # the characters around the ellipsis, the first half the larger
+    head, tail = (keep + 1) // 2, keep // 2
+    return ident[:head] + "…" + (ident[-tail:] if tail else "")
 
 
 def case_order(case_id: str | None) -> tuple:

@@ -1,0 +1,60 @@
+"""Wording a newcomer met (issue 38, item 11), each as the CLI runs it: a process of its own,
+piped, against the fake model server or the seeded registry. A count of one is singular, a
+p-value below 0.001 reads `p < 0.001`, a value said once above a table says something, and
+`update` says an unchanged skill in one line."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from cli_process import hubskills
+from fakes.openai_server import FakeOpenAIServer
+from test_evaluate import knows_fact_if_told, make_skill
+
+SKILL = "hubskills/agent-skill-md"
+
+
+def run(*args, cwd: Path, **env):
+    done = hubskills(*args, cwd=cwd, **{"COLUMNS": "200", **env})
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    return done
+
+
+def evaluate(tmp_path: Path, n_cases: int):
+    """`eval` of `make_skill`'s suite of ``n_cases`` (the fake model knows the fact if told)."""
+    with FakeOpenAIServer(responder=knows_fact_if_told) as server:
+        return run("eval", make_skill(tmp_path / str(n_cases), n_cases), "-m", "local/fake",
+                   "--base-url", server.url, "--runs", "1", cwd=tmp_path)
+
+
+def test_a_count_of_one_is_singular(tmp_path):
+    one = evaluate(tmp_path, 1)
+    assert "1 case × 1 run" in one.stdout and "(1 case scores higher" in one.stdout, one.stdout
+    assert not re.search(r"\b1 (cases|runs|samples)\b", one.stdout), one.stdout
+
+
+def test_a_p_value_below_the_third_decimal_reads_p_below(tmp_path):
+    many = evaluate(tmp_path, 12)  # 12 of 12 cases up: p = 0.00049
+    assert "exact test p < 0.001 (12 cases score higher" in many.stdout, many.stdout
+    assert "p = <" not in many.stdout
+
+
+def test_agents_with_none_detected_never_says_detected_not_detected(tmp_path):
+    (tmp_path / "home").mkdir()
+    done = run("agents", cwd=tmp_path, COLUMNS="80", HOME=str(tmp_path / "home"),
+               PATH=str(tmp_path / "no-bin"))
+    assert "detected: not detected" not in done.stdout, done.stdout
+    assert re.search(r"^detected: no$", done.stdout, re.M), done.stdout
+
+
+def test_update_says_an_unchanged_skill_in_one_line(tmp_path):
+    for skill in (SKILL, "hubskills/hf-hub-python-2x"):
+        run("pull", skill, "--agent", "claude", cwd=tmp_path, HOME=str(tmp_path))
+    done = run("update", cwd=tmp_path, HOME=str(tmp_path))
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2 and all(line.startswith("Up to date: ") for line in lines), lines
+    assert any(line.startswith(f"Up to date: {SKILL} ") for line in lines), lines
+    assert json.loads(run("update", "--json", cwd=tmp_path, HOME=str(tmp_path)).stdout)[0][
+        "status"] == "up-to-date"  # --json keeps every field
