@@ -60,7 +60,9 @@ def resolve(ref: str, settings: Settings, *, base_url: str | None = None,
     ref = normalize_ref(ref)
     name, _, model_id = ref.partition("/")
     if name not in _FACTORIES or not model_id:
-        meant = suggest_ref(ref)
+        from registry.providers.pricing import known_refs
+
+        meant = suggest_ref(ref, known_refs())
         raise UnknownModel(
             f"unknown model reference {ref!r}"
             + (f" (did you mean {meant!r}?)" if meant else "") + ": use anthropic/<model>, "

@@ -7,6 +7,7 @@ A reference is `<provider>/<model id>` (`anthropic/claude-opus-5-5`, `hf/Qwen/Qw
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 
 EMBEDDED_REF = "embedded/smollm2-135m"
 ALIASES: dict[str, str] = {
@@ -36,14 +37,13 @@ _ID_PREFIXES = {"claude-": "anthropic", "gpt-": "openai", "o1": "openai", "o3": 
                 "o4": "openai"}
 
 
-def suggest_ref(ref: str) -> str | None:
+def suggest_ref(ref: str, catalogue: Iterable[str]) -> str | None:
     """The reference a mistyped or incomplete `ref` most likely means, or None: a bare id the
-    price list knows (`gpt-4.1-mini`), a close spelling of a known reference or alias, a bare id
-    of a known family, or `org/model` as a Hugging Face reference (`hf/Qwen/Qwen3-8B`)."""
-    from registry.providers.pricing import known_refs
-
+    price list knows (`gpt-4.1-mini`; `catalogue`: its references, `pricing.known_refs()`), a
+    close spelling of a known reference or alias, a bare id of a known family, or `org/model`
+    as a Hugging Face reference (`hf/Qwen/Qwen3-8B`)."""
     text = ref.strip()
-    known = [*known_refs(), EMBEDDED_REF]
+    known = [*catalogue, EMBEDDED_REF]
     by_id = {k.partition("/")[2].lower(): k for k in known}
     provider, _, model_id = text.partition("/")
     exact = by_id.get(text.lower()) or by_id.get(model_id.lower())
