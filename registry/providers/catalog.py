@@ -8,6 +8,7 @@ import urllib.error
 import urllib.request
 from dataclasses import asdict, dataclass
 
+from registry._install import add_extra
 from registry.config import Settings
 from registry.providers import pricing
 from registry.providers.refs import ALIASES, DEFAULT_OPENAI_REF, EMBEDDED_REF
@@ -84,7 +85,7 @@ def known_models(settings: Settings, *, base_url: str | None = None) -> list[Mod
     rows.append(_keyed(HF_EXAMPLE, settings.hf_token, "HF_TOKEN"))
     rows += _local_rows(settings, base_url)
     ok, why = availability()
-    why = why if ok else f"{why}: pip install 'hubskills[local]'"
+    why = why if ok else f"{why}: {add_extra('local')}"
     rows.append(ModelStatus(EMBEDDED_REF, "embedded", ok, why,
                             pricing.format_price(pricing.FREE)))
     return rows
