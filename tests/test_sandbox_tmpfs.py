@@ -3,7 +3,9 @@ hole 10): the private `/tmp` and `/dev/shm` in files as well as bytes (a tmpfs i
 kernel memory nothing reclaims: 400,000 empty files in `/tmp` held ~400 MiB), and the tmpfs
 mounts bwrap builds the sandbox from (its root, `/dev`) read-only. As a normal user those were
 writable and unbounded (800 MiB in `/dev/shm` from one check); as root `/dev/shm` was not
-writable at all, so a check's `multiprocessing.Lock()` failed.
+writable at all, so a check's `multiprocessing.Lock()` failed. System V IPC objects, which
+outlive every process of the sandbox and cannot be sized, cannot be made (a check held 2 GiB in
+shared memory segments).
 
 Skipped without bubblewrap; failed under HUBSKILLS_REQUIRE_SANDBOX=1 (CI).
 """
@@ -178,3 +180,21 @@ def test_files_added_without_end_to_the_workspace_stop_the_session(sandbox, tmp_
     with pytest.raises(SessionEnded, match="more than 2,000 files and folders"):
         asyncio.run(go())
     assert len(list(tmp_path.iterdir())) < 10_000_000
+
+
+def test_no_system_v_ipc_object_can_be_made(sandbox, tmp_path):
+    # a segment stays allocated after every process detached: 256 MiB at a time under the
+    # address-space limit, as many times as the check likes, held until the sandbox ends
+    code = textwrap.dedent("""
+        import ctypes, json, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        made = {}
+        for name, call in (("shmget", lambda: libc.shmget(0, 256 << 20, 0o1600)),
+                           ("semget", lambda: libc.semget(0, 1, 0o1600)),
+                           ("msgget", lambda: libc.msgget(0, 0o1600))):
+            made[name] = [call(), os.strerror(ctypes.get_errno())]
+        print(json.dumps(made))
+    """)
+    made = json.loads(python(sandbox, tmp_path, code))
+    assert made == {name: [-1, "Operation not permitted"]
+                    for name in ("shmget", "semget", "msgget")}, made

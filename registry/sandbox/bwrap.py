@@ -26,7 +26,8 @@ memory that nothing reclaims (400,000 empty files in `/tmp` held ~400 MiB). So t
 (`Launch.shim`: trusted, it runs before anything of the caller's) remounts each private tmpfs
 with `nr_inodes` (`Limits.tmp_files`): bwrap leaves it CAP_SYS_ADMIN (over the sandbox's own
 mounts: its user namespace's, as a normal user) and CAP_SETPCAP, for `setpriv` to drop them all.
-As a normal user that needs the user namespace mapped by hubskills (`Launch.admit`).
+As a normal user that needs the user namespace mapped by hubskills (`Launch.admit`). System V
+IPC objects, which nothing can size, cannot be made at all (`seccomp`).
 
 `session()` builds the same sandbox once for many commands (an agent sample's): its command is a
 small supervisor that runs each command it is sent (`bwrap_session`; `supervisor_perl`, or

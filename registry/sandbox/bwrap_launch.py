@@ -13,6 +13,7 @@
   callers may treat it as the sandbox's failure rather than the command's
   (`SandboxResult.launch_error`).
 - As root, the sandbox's own uid (`namespace.lease_uid`) and the `/etc/passwd` it sees.
+- The system-call filter (`seccomp`: no System V IPC objects), on a pipe bwrap reads.
 - As a normal user, the sandbox's user namespace is mapped by hubskills (`admit`), not by bwrap:
   bwrap waits on `--userns-block-fd` until its uid and gid are mapped. Left to itself, bwrap
   nests a second user namespace (its first maps root, to mount `/dev/pts`), and the sandbox's
@@ -29,6 +30,7 @@ import logging
 import os
 import signal
 
+from registry.sandbox import seccomp
 from registry.sandbox.namespace import (
     lease_uid,
     map_own_ids,
@@ -58,20 +60,18 @@ class Launch:
         self._pid_one = -1  # a pidfd, once bwrap named it
         self._waited = False
         self._userns_read = self._userns_write = -1  # bwrap waits on it for `admit`
+        self._seccomp = _pipe_holding(seccomp.program())
         if not root:
             self._userns_read, self._userns_write = os.pipe()
         if root:
             self.uid = lease_uid()
-            self._passwd, write = os.pipe()
-            try:
-                os.write(write, passwd_entry(self.uid))  # far below a pipe's buffer
-            finally:
-                os.close(write)
+            self._passwd = _pipe_holding(passwd_entry(self.uid))
 
     @property
     def pass_fds(self) -> tuple[int, ...]:
         """The descriptors bwrap inherits."""
-        fds = (self._info_write, self._started_write, self._passwd, self._userns_read)
+        fds = (self._info_write, self._started_write, self._passwd, self._userns_read,
+               self._seccomp)
         return tuple(fd for fd in fds if fd >= 0)
 
     @property
@@ -82,7 +82,8 @@ class Launch:
     def bwrap_args(self) -> list[str]:
         """Options for bwrap itself."""
         block = ["--userns-block-fd", str(self._userns_read)] if self._userns_read >= 0 else []
-        return ["--info-fd", str(self._info_write), *block]
+        syscalls = ["--seccomp", str(self._seccomp)] if self._seccomp >= 0 else []
+        return ["--info-fd", str(self._info_write), *block, *syscalls]
 
     def mounts(self) -> list[str]:
         """Mounts over the sandbox's others (after them): its own `/etc/passwd`."""
@@ -136,7 +137,7 @@ class Launch:
 
     def spawned(self) -> None:
         """Close the ends only the child needs (after it was spawned, or failed to be)."""
-        for name in ("_info_write", "_started_write", "_passwd", "_userns_read"):
+        for name in ("_info_write", "_started_write", "_passwd", "_userns_read", "_seccomp"):
             fd = getattr(self, name)
             if fd >= 0:
                 os.close(fd)
@@ -189,3 +190,15 @@ class Launch:
                 setattr(self, name, -1)
         if self.uid is not None:
             release_uid(self.uid)
+
+
+def _pipe_holding(data: bytes | None) -> int:
+    """The read end of a pipe holding `data` (far below a pipe's buffer), or -1 for None."""
+    if data is None:
+        return -1
+    read, write = os.pipe()
+    try:
+        os.write(write, data)
+    finally:
+        os.close(write)
+    return read
