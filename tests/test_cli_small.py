@@ -70,7 +70,8 @@ def test_runs_compare_gives_skill_versions_and_a_noise_caveat(evals, tmp_path):
 def test_an_unknown_case_hint_names_the_suite_the_run_uses(evals):
     evaluate, skill, _ = evals
     done = evaluate("--cases", "no-such-case", ok=False)
-    assert f"Hint: hubskills suite show {skill}/evals/evals.json  #" in done.stderr
+    # the skill folder: `suite show` lists its suites (a fetched skill's reads as its reference)
+    assert f"Hint: hubskills suite show {skill}  #" in done.stderr
 
 
 def test_install_frozen_force_restores_what_the_lock_pins(tmp_path):
@@ -97,8 +98,11 @@ def test_json_on_new_publish_and_remove(tmp_path):
     created = json.loads(run("new", "my-skill", "--json", cwd=tmp_path).stdout)
     assert created["next"] == "hubskills validate my-skill"
     assert all((tmp_path / f).is_file() for f in created["files"])
-    plan = json.loads(run("publish", "my-skill", "--dry-run", "--json", cwd=tmp_path).stdout)
+    # the untouched scaffold publishes only with --force (issue 38), which says what it overrode
+    planned = run("publish", "my-skill", "--dry-run", "--json", "--force", cwd=tmp_path)
+    plan = json.loads(planned.stdout)
     assert plan["published"] is False and plan["plan"]["repo"].endswith("/my-skill")
+    assert "placeholder-description" in planned.stderr and "overridden by --force" in planned.stderr
     run("pull", SKILL, cwd=tmp_path)
     removed = json.loads(run("remove", "agent-skill-md", "--json", cwd=tmp_path).stdout)
     assert removed["repo"] == SKILL and removed["lock_updated"] is True

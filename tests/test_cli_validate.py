@@ -326,4 +326,5 @@ def test_suite_show_without_a_suite(tmp_path: Path, capsys: pytest.CaptureFixtur
     code, _, err = run_main(capsys, "suite", "show", skill)
     assert code == 1
     assert f"Error: {skill / 'evals' / 'evals.json'}: no such suite file" in err
-    assert "Hint: hubskills suite import FILE --into" in err
+    assert (f"Hint: hubskills suite generate {skill}  # or: hubskills suite import FILE "
+            "--into") in err

@@ -320,7 +320,7 @@ def test_publish_a_github_source_records_it_in_the_card(
     repo = skills_repo(server, "published", "pdf")
     sha = git(repo, "rev-parse", "v1.0.0")
     code, out, err = run_main(capsys, "publish", "github:acme/published/skills/pdf@v1.0.0",
-                              "--repo", "me/pdf", "--version", "1.0.0")
+                              "--repo", "me/pdf", "--version", "1.0.0", "--force")  # no suite
     assert code == 0, err
     code, out, err = run_main(capsys, "info", "me/pdf", "--json")
     assert code == 0, err

@@ -40,6 +40,11 @@ def make_skill(root: Path, name: str = "demo-skill", *, version: str = "1.0.0",
         f'---\nname: {name}\ndescription: "Demo {name}. Use when testing the CLI."\n'
         f'license: MIT\nmetadata:\n  version: "{version}"\n---\n\n# Demo\n\n{body}\n')
     (folder / "references" / "notes.md").write_text("Notes.\n")
+    (folder / "evals").mkdir(exist_ok=True)  # ten cases: what publish takes without --force
+    (folder / "evals/evals.json").write_text(json.dumps({"cases": [
+        {"id": f"c{i}", "prompt": f"Question {i}?", "checks": [{"type": "contains",
+                                                               "value": ["pandas"]}]}
+        for i in range(10)]}))
     return folder
 
 

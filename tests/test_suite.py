@@ -256,7 +256,10 @@ def test_many_errors_are_summarised() -> None:
 
 def test_load_suite_file_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     missing = pytest.raises(InvalidSuite, load_suite, tmp_path / "nope.json")
-    assert "no such suite file" in missing.value.message and missing.value.hint
+    assert "no such suite file" in missing.value.message
+    (tmp_path / "evals.json").write_text("{}")
+    missing = pytest.raises(InvalidSuite, load_suite, tmp_path / "evals.jsn")
+    assert missing.value.hint == f"did you mean {tmp_path / 'evals.json'}?"
     bad = DATA / "malformed" / "not_json.json"  # a trailing comma on line 2, closed on line 3
     message = pytest.raises(InvalidSuite, load_suite, bad).value.message
     assert re.match(rf"{re.escape(str(bad))}:[23]: invalid JSON: \w", message), message

@@ -30,7 +30,8 @@ def publish(tmp_path):
     skill = make_skill(tmp_path)
     (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text().replace(
         "\n---\n", "\nmetadata:\n  version: \"1.0.0\"\n---\n", 1))
-    done = CliRunner().invoke(cli, ["publish", str(skill)], catch_exceptions=False)
+    done = CliRunner().invoke(cli, ["publish", str(skill), "--force"],  # a 3-case suite
+                              catch_exceptions=False)
     assert done.exit_code == 0, done.output
     return skill
 

@@ -7,7 +7,8 @@ reference is fetched from the configured registry into a temporary folder (check
 checks it, with an install marker so it is placed as that version and never runs unsandboxed;
 not counted as a download), and removed when the command ends. A name that is neither says
 "no such folder" and hints at the registry reference when the registry holds a skill by that
-name.
+name. A folder of your own given to a command that calls models (`eval`) is checked as
+`publish` checks it first, and a warning says when publish would refuse it.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
 _REPO = re.compile(r"^(?!\.)[\w.-]+/[\w.-]+(?:@[\w.-]*)?$")
 #: temporary folder -> the reference it holds, so an error names what the user typed
 FETCHED: dict[str, str] = {}
+#: commands that call models: a folder of your own that `publish` would refuse is said first
+SPENDING = frozenset({"eval"})
 
 
 def as_typed(text: str) -> str:
@@ -68,12 +71,14 @@ def skill_folder(target: str | Path, *, command: str, scan: bool = True) -> Iter
     if path.exists() or path.is_symlink() or not (looks_like_reference(text) or git):
         if not (path.exists() or path.is_symlink()):
             raise no_such_folder(text, command)
+        if command in SPENDING:
+            _say_if_unpublishable(path)
         yield path
         return
     try:
         with _fetched(text, command) as folder:
             if scan:
-                _check_scan(folder, text)
+                _check_scan(folder, text, command)
             yield folder
     except SkillNotFound as missing:
         if text.partition("@")[0].count("/") == 1 and not text.startswith((".", "/")):
@@ -158,12 +163,32 @@ def _command_names(ctx: click.Context) -> list[str]:
     return names or [ctx.info_name or ""]
 
 
-def _check_scan(folder: Path, spec: str) -> None:
-    """Refuse what `pull` would refuse: secrets, or a high-severity finding."""
+def _say_if_unpublishable(folder: Path) -> None:
+    """Warn, before a command spends anything on a folder of your own, when `publish` would
+    refuse it as it is (a pulled folder was published already: it is left alone)."""
+    from registry.install.lockfile import read_marker
+    from registry.publishing.checks import refusal
+
+    if folder.is_dir() and read_marker(folder) is None and (why := refusal(folder)):
+        from registry.cli import _output as out
+
+        out.warn(f"publish would refuse this folder as it is ({why}), so this run measures "
+                 f"a draft: hubskills validate {folder} lists what to fix")
+
+
+def _check_scan(folder: Path, spec: str, command: str) -> None:
+    """Refuse what `pull` would refuse: secrets, or a high-severity finding (listed first).
+
+    The way on is the pull's own: `--allow-risky` once the findings are understood, then the
+    command on the pulled folder (never `scan`, which refuses the same findings again)."""
+    from registry.cli._pull_shared import show_findings
     from registry.scan import check_findings, scan_folder
 
-    check_findings(scan_folder(folder), "high", subject=spec, action="evaluated",
-                   risky_hint=f"hubskills scan {spec}  # to see the findings")
+    with show_findings():
+        check_findings(scan_folder(folder), "high", subject=spec, action="evaluated",
+                       risky_hint=f"hubskills pull {spec} --allow-risky  # once the findings "
+                                  f"above are what you expect; then: hubskills {command} "
+                                  f".agents/skills/{folder.name}")
 
 
 def no_such_folder(target: str, command: str,

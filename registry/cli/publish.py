@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import sys
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
@@ -11,7 +14,8 @@ from rich.markup import escape
 from registry.cli import _output as out
 from registry.cli import _store as shared
 from registry.cli._skill_ref import SkillSource, skill_folder
-from registry.publishing.publish import PublishResult, ValidationFailed, publish_skill
+from registry.publishing.checks import ValidationFailed
+from registry.publishing.publish import PublishResult, publish_skill
 from registry.scan import Finding, ScanFailed
 
 
@@ -27,13 +31,20 @@ from registry.scan import Finding, ScanFailed
 @click.option("--dry-run", is_flag=True, help="Check everything, print the plan, write nothing.")
 @click.option("--allow-risky", is_flag=True,
               help="Publish despite high-severity scan findings (never despite secrets).")
+@click.option("--force", is_flag=True,
+              help="Publish despite what `hubskills validate` warns about (a placeholder, a "
+                   "thin suite); never despite a validation error in SKILL.md.")
 @shared.registry_option
 @click.option("--json", "as_json", is_flag=True,
               help="The plan and what was published (revision, results) as JSON.")
 def publish_command(skill: Path, repo: str | None, version: str | None, bump: str | None,
                     private: bool, with_runs: tuple[str, ...], dry_run: bool,
-                    allow_risky: bool, registry: str | None, as_json: bool) -> None:
+                    allow_risky: bool, force: bool, registry: str | None,
+                    as_json: bool) -> None:
     """Validate, scan and publish a skill folder as a new immutable version.
+
+    What `hubskills validate` warns about (the scaffold's placeholders, a suite too small to
+    rank) is refused too; on a terminal you are asked, and --force publishes anyway.
 
     \b
     Examples:
@@ -45,15 +56,12 @@ def publish_command(skill: Path, repo: str | None, version: str | None, bump: st
     settings, store = shared.open_store(registry)
     skill = click.get_current_context().with_resource(skill_folder(skill, command="publish",
                                                                    scan=False))
+    publish = functools.partial(publish_skill, store, skill, runs_dir=settings.runs_dir,
+                                repo=repo, version=version, bump=bump, private=private,
+                                with_runs=with_runs, dry_run=dry_run, allow_risky=allow_risky,
+                                settings=settings)
     try:
-        result = publish_skill(store, skill, runs_dir=settings.runs_dir, repo=repo,
-                               version=version, bump=bump, private=private,
-                               with_runs=with_runs, dry_run=dry_run, allow_risky=allow_risky,
-                               settings=settings)
-    except ValidationFailed as err:
-        out.table(["severity", "where", "code", "message"],
-                  [(p.severity, p.location(), p.code, escape(p.message)) for p in err.problems])
-        raise
+        result = _checked(publish, force=force)
     except ScanFailed as err:
         _print_findings(err.findings)
         raise
@@ -63,6 +71,32 @@ def publish_command(skill: Path, repo: str | None, version: str | None, bump: st
                      "pull": result.pull_command})
     else:
         _print_publish(result)
+
+
+def _checked(publish: Callable[..., PublishResult], *, force: bool) -> PublishResult:
+    """Publish strictly unless `force`: what validate warns about is listed, then refused, or
+    (on a terminal) published once you say yes; either way an override is said."""
+    how = "--force"
+    try:
+        result = publish(strict=not force)
+    except ValidationFailed as err:
+        out.table(["severity", "where", "code", "message"],
+                  [(p.severity, p.location(), p.code, escape(p.message)) for p in err.problems])
+        if not (err.overridable and _on_a_terminal()
+                and click.confirm("Publish anyway?", default=False, err=True)):
+            raise
+        result, force, how = publish(strict=False), True, "your answer"
+    if force and result.plan.problems:
+        codes = ", ".join(dict.fromkeys(p.code for p in result.plan.problems))
+        out.warn(f"{'published' if result.published else 'would publish'} despite what "
+                 f"hubskills validate reports ({codes}): overridden by {how}")
+    return result
+
+
+def _on_a_terminal() -> bool:
+    """Whether someone can answer: stdin and stderr are both a terminal (never in CI or a
+    pipe, where a refusal stays a refusal)."""
+    return sys.stdin.isatty() and sys.stderr.isatty()
 
 
 def _print_findings(findings: list[Finding]) -> None:

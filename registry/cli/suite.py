@@ -12,7 +12,8 @@ from registry.cli._path_arg import ExistingPath
 from registry.cli._progress import StepProgress
 from registry.cli._skill_ref import SkillSource, skill_folder
 from registry.config import Settings
-from registry.format.suite import load_suite, suite_path
+from registry.format.suite import Suite, load_suite, suite_path
+from registry.format.suite_check import AGENT_SUITE_PATH
 from registry.format.suite_writer import import_suite
 from registry.format.triggers import load_triggers, triggers_path
 
@@ -58,7 +59,8 @@ _SHAPES = {"hubskills": "hubskills' shape", "skill-creator": "skill-creator's sh
 @click.argument("skill", type=SkillSource(exists=False), metavar="PATH|NS/NAME[@VERSION]|GIT")
 @click.option("--json", "as_json", is_flag=True, help="Print the suite as JSON.")
 def suite_show_command(skill: Path, as_json: bool) -> None:
-    """List a skill's test cases and their checks, and its trigger queries if it has any.
+    """List a skill's test cases and their checks (agent mode's evals/agent.json too), and
+    its trigger queries if it has any.
 
     \b
     Examples:
@@ -66,23 +68,43 @@ def suite_show_command(skill: Path, as_json: bool) -> None:
       hubskills suite show hubskills/agent-skill-md --json
     """
     folder = click.get_current_context().with_resource(skill_folder(skill, command="suite show"))
-    file = folder if folder.is_file() else suite_path(folder)
-    shown = file if folder == skill else f"{skill}: {file.relative_to(folder)}"
-    suite = load_suite(file)
+    files = [folder] if folder.is_file() else _suite_files(folder)
+    suites = {file: load_suite(file) for file in files}
     triggers = load_triggers(triggers_path(folder)) \
         if folder.is_dir() and triggers_path(folder).is_file() else None
     if as_json:
-        out.as_json(suite.model_dump(mode="json", exclude_unset=True, by_alias=True)
-                    | ({"triggers": triggers.to_data()} if triggers else {}))
+        data: dict = {}
+        for file, suite in suites.items():  # agent mode's suite under "agent", beside the main
+            data |= {"agent": _as_data(suite)} if len(suites) > 1 and file.name == "agent.json" \
+                else _as_data(suite)
+        out.as_json(data | ({"triggers": triggers.to_data()} if triggers else {}))
         return
+    for file, suite in suites.items():
+        shown = file if folder == skill else f"{skill}: {file.relative_to(folder)}"
+        _show_suite(suite, str(shown))
+    if triggers:
+        _show_triggers(triggers)
+
+
+def _suite_files(folder: Path) -> list[Path]:
+    """A skill's suites: evals/evals.json (required, unless only evals/agent.json is there),
+    then agent mode's evals/agent.json when it has one."""
+    agent = folder / AGENT_SUITE_PATH
+    main = suite_path(folder)
+    return [main] if not agent.is_file() else [agent] if not main.is_file() else [main, agent]
+
+
+def _as_data(suite: Suite) -> dict:
+    return suite.model_dump(mode="json", exclude_unset=True, by_alias=True)
+
+
+def _show_suite(suite: Suite, shown: str) -> None:
     rows = [(escape(c.id), escape(c.prompt[:60].replace("\n", " ")),
              escape(", ".join(ch.label() for ch in c.checks)) or "-", len(c.assertions))
             for c in suite.cases]
     out.table(["id", "prompt", "checks", "assertions"], rows,
-              title=f"{escape(str(shown))} — {len(suite.cases)} cases, {suite.suite_hash()[:19]}"
+              title=f"{escape(shown)} — {len(suite.cases)} cases, {suite.suite_hash()[:19]}"
                     + ("" if suite.shape == "hubskills" else f", {_SHAPES[suite.shape]}"))
-    if triggers:
-        _show_triggers(triggers)
 
 
 def _show_triggers(triggers) -> None:

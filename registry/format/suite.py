@@ -171,15 +171,45 @@ class Suite(BaseModel):
         Raises:
             InvalidSuite: an id is not in the suite.
         """
-        known = {case.id for case in self.cases}
+        known = [case.id for case in self.cases]
         missing = [i for i in ids if i not in known]
         if missing:
-            raise InvalidSuite(
-                f"no case with id {', '.join(missing)} in the suite",
-                hint=f"hubskills suite show {source or 'SKILL'}  # lists the case ids",
-            )
+            close = [m for i in missing for m in difflib.get_close_matches(i, known, n=1)]
+            meant = f" (did you mean {', '.join(close)}?)" if close else ""
+            raise InvalidSuite(f"no case with id {', '.join(missing)} in the suite{meant}",
+                               hint=f"hubskills suite show {_shown(source)}  # lists the case ids")
         wanted = set(ids)
         return self.model_copy(update={"cases": [c for c in self.cases if c.id in wanted]})
+
+
+def _shown(source: str | Path | None) -> str:
+    """What `suite show` takes to list a suite's cases: the skill folder for a skill's own
+    suite (`evals/evals.json`, `evals/agent.json`: `suite show` lists both; a fetched skill's
+    temporary folder reads as its reference), else the suite file itself."""
+    if source is None:
+        return "SKILL"
+    file = Path(source)
+    if file.parent.name == "evals" and file.name in ("evals.json", "agent.json"):
+        return str(file.parent.parent)
+    return str(file)
+
+
+def _missing_hint(file: Path, skill_dir: Path | None) -> str | None:
+    """The next step for a suite file that is not there: writing a skill's own suite, or (for
+    another path, such as a mistyped `--tests` file) the closest suite file next to it, else
+    the skill's own suite."""
+    skill = skill_dir if skill_dir is not None else (
+        file.parent.parent if file.parent.name == "evals" else None)
+    if skill is not None and file.parent.resolve() == (skill / "evals").resolve():
+        return (f"hubskills suite generate {skill}  # or: hubskills suite import FILE "
+                f"--into {skill}")
+    folder = file.parent
+    names = sorted(p.name for p in folder.glob("*.json")) if folder.is_dir() else []
+    close = difflib.get_close_matches(file.name, names, n=1, cutoff=0.6)
+    if close:
+        return f"did you mean {folder / close[0]}?"
+    return (f"hubskills suite show {skill_dir}  # the skill's own suite, what runs when no "
+            "suite file is named") if skill_dir is not None else None
 
 
 def detect_format(data: Any) -> Format:
@@ -219,8 +249,7 @@ def load_suite(path: str | os.PathLike[str], *, skill_dir: Path | None = None) -
     """
     file = Path(path)
     if not file.is_file():
-        raise InvalidSuite(f"{file}: no such suite file",
-                           hint=f"hubskills suite import FILE --into {file.parent.parent}")
+        raise InvalidSuite(f"{file}: no such suite file", hint=_missing_hint(file, skill_dir))
     if file.stat().st_size > MAX_SUITE_BYTES:
         raise InvalidSuite(f"{file}: larger than {MAX_SUITE_BYTES // 2**20} MiB")
     try:

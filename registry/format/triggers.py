@@ -17,6 +17,7 @@ written; queries without one are assigned the same way among the unassigned of t
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import os
@@ -55,6 +56,7 @@ class TriggerSuite:
     queries: list[TriggerQuery]
     shape: Shape = "hubskills"
     extra: dict[str, Any] = field(default_factory=dict)  # unknown top-level keys
+    skill: str | None = field(default=None, compare=False)  # its skill folder, for hints
 
     def split(self, name: Split) -> list[TriggerQuery]:
         """The queries of one split, in file order."""
@@ -78,11 +80,14 @@ class TriggerSuite:
         Raises:
             InvalidSuite: an id the suite does not have.
         """
-        known = {q.id for q in self.queries}
+        known = [q.id for q in self.queries]
         unknown = [i for i in ids if i not in known]
         if unknown:
-            raise InvalidSuite(f"no trigger query {', '.join(map(repr, unknown))}",
-                               hint="hubskills suite show SKILL  # lists the trigger queries")
+            close = [m for i in unknown for m in difflib.get_close_matches(i, known, n=1)]
+            meant = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
+            raise InvalidSuite(f"no trigger query {', '.join(map(repr, unknown))}{meant}",
+                               hint=f"hubskills suite show {self.skill or 'SKILL'}  # lists the "
+                                    "trigger queries")
         return replace(self, queries=[q for q in self.queries if q.id in ids])
 
     def to_data(self) -> Any:
@@ -126,7 +131,7 @@ def load_triggers(path: str | os.PathLike[str]) -> TriggerSuite:
         where = f":{err.lineno}" if isinstance(err, json.JSONDecodeError) else ""
         raise InvalidSuite(f"{file}{where}: not valid JSON ({err})",
                            hint=f"hubskills validate {file.parent.parent}") from None
-    return parse_triggers(data, source=str(file))
+    return replace(parse_triggers(data, source=str(file)), skill=str(file.parent.parent))
 
 
 def parse_triggers(data: Any, *, source: str = "<triggers>") -> TriggerSuite:

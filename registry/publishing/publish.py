@@ -1,11 +1,13 @@
 """Publishing a skill: validate, scan, choose the version, publish, attach recorded runs.
 
-The order is the contract: validation errors block; a committed secret blocks even with
-`allow_risky`; other high-severity findings block unless `allow_risky`; an existing version is
-never re-tagged; `with_runs` must have evaluated exactly this folder (same content hash), and
-they are appended only after the publish succeeded, linked to the new repo, version and sha
-(a run already in the dataset is attached again under `<run_id>.v<version>`). A dry run does
-every check and writes nothing. `publishing.push.push_run` is the one way a run is pushed.
+The order is the contract: validation errors block (with `strict`, the CLI's default, so does
+anything else `hubskills validate` reports: a placeholder, a thin suite); a committed secret
+blocks even with `allow_risky`; other high-severity findings block unless `allow_risky`; an
+existing version is never re-tagged; `with_runs` must have evaluated exactly this folder
+(same content hash), and they are appended only after the publish succeeded, linked to the
+new repo, version and sha (a run already in the dataset is attached again under
+`<run_id>.v<version>`). A dry run does every check and writes nothing.
+`publishing.push.push_run` is the one way a run is pushed.
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ from pathlib import Path
 from registry.config import Settings
 from registry.errors import HubskillsError, InvalidSkill, SkillNotFound, VersionExists
 from registry.format.skill import Problem, Skill, content_hash, load_skill
-from registry.format.validate import has_errors, validate_skill
+from registry.publishing.checks import ValidationFailed, check_skill, refusal
+
+__all__ = ["PublishPlan", "PublishResult", "ValidationFailed", "check_skill", "choose_version",
+           "load_runs", "publish_skill", "refusal"]
 from registry.publishing.push import check_finished, record_replay, run_producer
 from registry.results.runs import (
     ResultRow,
@@ -26,19 +31,11 @@ from registry.results.runs import (
     read_manifest,
     read_rows,
 )
-from registry.scan import Finding, check_findings, scan_folder
+from registry.scan import Finding
 from registry.scan.paths import WINDOWS_DEVICES
 from registry.stores.base import Appended, Published, SkillStore
 from registry.stores.files import skill_files
 from registry.stores.refs import bump_version, check_repo_id, normalize_version, tag_for
-
-
-class ValidationFailed(InvalidSkill):
-    """The skill has validation errors; `problems` holds every finding."""
-
-    def __init__(self, message: str, *, problems: list[Problem], hint: str | None = None):
-        super().__init__(message, hint=hint)
-        self.problems = problems
 
 
 @dataclass(frozen=True)
@@ -74,27 +71,6 @@ class PublishResult:
     def pull_command(self) -> str:
         """The command that installs exactly this version."""
         return f"hubskills pull {self.plan.repo}@{self.plan.tag}"
-
-
-def check_skill(skill_dir: Path, *, allow_risky: bool = False) -> tuple[list[Problem],
-                                                                         list[Finding]]:
-    """Validate and scan; return the non-blocking problems and findings.
-
-    Raises:
-        ValidationFailed: a validation error.
-        ScanFailed: a committed secret (always), or a high finding without `allow_risky`.
-    """
-    problems = validate_skill(skill_dir)
-    if has_errors(problems):
-        errors = sum(p.severity == "error" for p in problems)
-        raise ValidationFailed(f"{skill_dir} has {errors} validation error(s)",
-                               problems=problems, hint=f"hubskills validate {skill_dir}")
-    findings = scan_folder(skill_dir)
-    check_findings(findings, subject=str(skill_dir), action="published", allow_risky=allow_risky,
-                   secret_hint="remove the secret (and rotate it), then publish again",
-                   risky_hint=f"review them; to publish anyway: hubskills publish {skill_dir} "
-                              "--allow-risky")
-    return problems, findings
 
 
 def choose_version(store: SkillStore, repo: str, skill: Skill, *, version: str | None,
@@ -174,11 +150,12 @@ def publish_skill(store: SkillStore, skill_dir: Path, *, runs_dir: Path,
                   repo: str | None = None, version: str | None = None, bump: str | None = None,
                   private: bool = False, with_runs: Sequence[str] = (), dry_run: bool = False,
                   allow_risky: bool = False, message: str | None = None,
-                  settings: Settings | None = None) -> PublishResult:
+                  settings: Settings | None = None, strict: bool = False) -> PublishResult:
     """Validate, scan, version, publish and attach runs (see the module docstring); with
     `settings`, each attached run is replayed from the dataset and its verification recorded
-    (`push.record_replay`)."""
-    problems, findings = check_skill(skill_dir, allow_risky=allow_risky)
+    (`push.record_replay`); with `strict`, whatever `hubskills validate` reports blocks (the
+    CLI's default; `--force` lifts it)."""
+    problems, findings = check_skill(skill_dir, allow_risky=allow_risky, strict=strict)
     skill = load_skill(skill_dir)
     if skill.name in WINDOWS_DEVICES:  # pull refuses it: no folder on Windows can be named so
         raise InvalidSkill(f"{skill_dir}: the skill name '{skill.name}' is a Windows device "

@@ -1,0 +1,75 @@
+"""What `publish` checks before anything is written: validation, the suite, the scan.
+
+Kept apart from `publish.py` (which needs the stores) so `eval` can say, before it calls any
+model, that publish would refuse the folder (`refusal`) without loading a store.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from registry.errors import InvalidSkill
+from registry.format.skill import Problem
+from registry.format.suite_check import check_suite
+from registry.format.validate import has_errors, validate_skill
+from registry.scan import Finding, check_findings, scan_folder
+
+
+class ValidationFailed(InvalidSkill):
+    """The skill has validation errors (or, publishing strictly, warnings: `overridable`);
+    `problems` holds every finding."""
+
+    def __init__(self, message: str, *, problems: list[Problem], hint: str | None = None,
+                 overridable: bool = False):
+        super().__init__(message, hint=hint)
+        self.problems, self.overridable = problems, overridable
+
+
+def check_skill(skill_dir: Path, *, allow_risky: bool = False,
+                strict: bool = False) -> tuple[list[Problem], list[Finding]]:
+    """Validate (SKILL.md and its suite, as `hubskills validate` does) and scan; return the
+    problems and findings that did not block.
+
+    Raises:
+        ValidationFailed: a validation error in SKILL.md; with `strict`, anything else
+            `hubskills validate` reports too (`overridable`: `--force` publishes anyway).
+        ScanFailed: a committed secret (always), or a high finding without `allow_risky`.
+    """
+    problems = validate_skill(skill_dir)
+    if has_errors(problems):
+        errors = sum(p.severity == "error" for p in problems)
+        raise ValidationFailed(f"{skill_dir} has {errors} validation error(s)",
+                               problems=problems, hint=f"hubskills validate {skill_dir}")
+    problems += check_suite(skill_dir)
+    if strict and problems:
+        raise ValidationFailed(f"{skill_dir}: hubskills validate reports {_counted(problems)} "
+                               f"({', '.join(dict.fromkeys(p.code for p in problems))})",
+                               problems=problems, overridable=True,
+                               hint=f"fix them, or publish anyway: hubskills publish {skill_dir} "
+                                    "--force")
+    findings = scan_folder(skill_dir)
+    check_findings(findings, subject=str(skill_dir), action="published", allow_risky=allow_risky,
+                   secret_hint="remove the secret (and rotate it), then publish again",
+                   risky_hint=f"review them; to publish anyway: hubskills publish {skill_dir} "
+                              "--allow-risky")
+    return problems, findings
+
+
+def _counted(problems: list[Problem]) -> str:
+    errors = sum(p.severity == "error" for p in problems)
+    warnings = len(problems) - errors
+    parts = [f"{n} {word}{'s' * (n != 1)}" for n, word in ((errors, "error"),
+                                                         (warnings, "warning")) if n]
+    return " and ".join(parts)
+
+
+def refusal(skill_dir: Path) -> str | None:
+    """Why `hubskills publish` (without `--force` or `--allow-risky`) would refuse the folder
+    as it is, in one sentence, or None: what `eval` says before it spends anything."""
+    from registry.scan import ScanFailed
+
+    try:
+        check_skill(skill_dir, strict=True)
+    except (ValidationFailed, ScanFailed) as refused:
+        return refused.message
+    return None
