@@ -55,11 +55,13 @@ _EXPORTS: dict[str, str] = {
     "ask": "registry.providers:ask",
     "default_model_ref": "registry.providers:default_model_ref",
     "known_models": "registry.providers:known_models",
+    "price_for": "registry.providers:price_for",
     "check_public_url": "registry.providers.public_url:check_public_url",
     # evaluate
     "EvalConfig": "registry.evaluation.config:EvalConfig",
     "EvalRun": "registry.evaluation.engine:EvalRun",
     "run_evaluation": "registry.evaluation.engine:run_evaluation",
+    "StopSignal": "registry.evaluation.stopping:StopSignal",
     "latest_rows": "registry.results.runs:latest_rows",
     "ResultRow": "registry.results.runs:ResultRow",
     "RunManifest": "registry.results.runs:RunManifest",
@@ -67,6 +69,7 @@ _EXPORTS: dict[str, str] = {
     "read_manifest": "registry.results.runs:read_manifest",
     "read_rows": "registry.results.runs:read_rows",
     "read_transcripts": "registry.results.runs:read_transcripts",
+    "note_start_failure": "registry.results.runs:note_start_failure",
     "samples_planned": "registry.results.runs:samples_planned",
     "call_arguments": "registry.agent.outcome:call_arguments",
     "agent_suite_path": "registry.evaluation.agent_mode:agent_suite_path",
@@ -137,10 +140,11 @@ __all__ = [
     "ProviderError", "SkillNotFound", "UnsafeSkill", "Settings", "Skill", "Problem", "load_skill",
     "validate_skill", "has_errors", "Case", "Suite", "load_suite", "suite_path",
     "SkillVersionRef", "safe_html", "code_span", "code_block", "Finding",
-    "scan_folder", "EMBEDDED_REF", "ask", "default_model_ref", "known_models",
+    "scan_folder", "EMBEDDED_REF", "ask", "default_model_ref", "known_models", "price_for",
     "check_public_url", "EvalConfig",
-    "EvalRun", "run_evaluation", "latest_rows", "ResultRow", "RunManifest", "list_runs",
-    "read_manifest", "read_rows", "read_transcripts", "samples_planned", "call_arguments",
+    "EvalRun", "run_evaluation", "StopSignal", "latest_rows", "ResultRow", "RunManifest",
+    "list_runs", "read_manifest", "read_rows", "read_transcripts", "note_start_failure",
+    "samples_planned", "call_arguments",
     "agent_suite_path",
     "ModelSummary",
     "summarize", "per_case_table", "compare_runs",
@@ -172,6 +176,7 @@ if TYPE_CHECKING:
     from registry.evaluation.checks import has_code_checks
     from registry.evaluation.config import EvalConfig
     from registry.evaluation.engine import EvalRun, run_evaluation
+    from registry.evaluation.stopping import StopSignal
     from registry.format.skill import Problem, Skill, load_skill
     from registry.format.suite import Case, Suite, load_suite, suite_path
     from registry.format.untrusted import code_block, code_span, safe_html
@@ -184,7 +189,7 @@ if TYPE_CHECKING:
     from registry.install.pull import pull
     from registry.jobs import run_logs, run_on_jobs
     from registry.jobs.spot_remote import follow_spot_job, owns_results, start_spot_job
-    from registry.providers import EMBEDDED_REF, ask, default_model_ref, known_models
+    from registry.providers import EMBEDDED_REF, ask, default_model_ref, known_models, price_for
     from registry.providers.public_url import check_public_url
     from registry.publishing.publish import PublishResult, publish_skill
     from registry.publishing.push import push_saved_run
@@ -202,6 +207,7 @@ if TYPE_CHECKING:
         RunManifest,
         latest_rows,
         list_runs,
+        note_start_failure,
         read_manifest,
         read_rows,
         read_transcripts,

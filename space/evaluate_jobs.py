@@ -3,7 +3,8 @@
 On a Space (off a Space the owner runs everything on this machine, as the CLI does):
 
 - a small evaluation without code (at most `MAX_HERE_ANSWERS` answers, no `python`/`exec`
-  check) runs on this machine, for anyone;
+  check) runs on this machine: up to `ANONYMOUS_MAX_ANSWERS` answers for anyone, more for a
+  signed-in visitor;
 - one with code checks, in agent mode, or with more answers, runs as Hugging Face Jobs
   (`run_on_jobs`) under the **signed-in visitor's own token**: their account, their quota,
   their results repo. An
@@ -39,6 +40,7 @@ from registry import (
 from .state import SignInRequired, oauth_available
 
 MAX_HERE_ANSWERS = 60  # models × cases × runs × 2 arms: one model, 10 cases × 3 runs
+ANONYMOUS_MAX_ANSWERS = 24  # what an anonymous visitor may start (`evaluate_plan.check_cap`)
 JOB_SHARDS = 4
 POLL_S = 5.0  # seconds between looks at the Jobs' stages and logs
 Stages = Callable[[int, int, str], None]  # answers so far, answers planned, shard stages
@@ -75,7 +77,8 @@ def require_sign_in(token: str | None, what: str, hint: str) -> str:
                "sign in with Hugging Face, which this Space does not offer (it needs "
                "`hf_oauth: true` and `gradio[oauth]`)")
         raise SignInRequired(f"{what}: {how}. Anonymous visitors may run evaluations of at "
-                             f"most {MAX_HERE_ANSWERS} answers without code checks", hint=hint)
+                             f"most {ANONYMOUS_MAX_ANSWERS} answers without code checks",
+                             hint=hint)
     return token
 
 

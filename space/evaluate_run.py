@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import time
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -28,10 +29,12 @@ from registry import (
     InvalidSkill,
     ModelSummary,
     ResultRow,
+    RunManifest,
     SandboxUnavailable,
     Settings,
     SizeLimits,
     SkillVersionRef,
+    StopSignal,
     agent_suite_path,
     check_relpath,
     display,
@@ -39,6 +42,7 @@ from registry import (
     has_code_checks,
     load_skill,
     load_suite,
+    note_start_failure,
     per_case_table,
     run_evaluation,
     suite_path,
@@ -46,7 +50,8 @@ from registry import (
     write_file,
 )
 
-from .evaluate_jobs import Stages, evaluate_on_jobs, jobs_reason
+from .evaluate_jobs import Stages, evaluate_on_jobs, jobs_reason, planned_answers
+from .evaluate_plan import check_cap, plan, plan_text
 from .outbound import check_endpoints, status_line
 from .state import SpaceState
 
@@ -135,47 +140,126 @@ def _first_cases(folder: Path, count: int, config: EvalConfig) -> list[str]:
     return [case.id for case in suite.cases[:count]]
 
 
+@dataclass(frozen=True)
+class _Prepared:
+    """A request made concrete: the skill's folder, the version it is, its cases, the config."""
+
+    folder: Path
+    published: SkillVersionRef | None
+    config: EvalConfig
+    cases: list[Case]
+
+
+def _prepare(state: SpaceState, request: EvalRequest, staging: Path) -> _Prepared:
+    """Fetch or unpack the skill, pick its cases (the first `max_cases`).
+
+    Raises:
+        HubskillsError: nothing to evaluate, a bad skill or suite.
+    """
+    published = None
+    if request.upload:
+        folder = unpack_upload(request.upload, staging / "upload")
+    elif request.repo:
+        resolved = state.store.resolve(request.repo)
+        published = SkillVersionRef(request.repo, resolved.sha, resolved.version)
+        folder = state.skill_folder(published.repo, published.revision)
+    else:
+        raise HubskillsError("choose a skill to evaluate, or upload one",
+                             hint="pick a skill in the list above")
+    config = replace(request.config, via="space")
+    if request.max_cases > 0 and not config.case_ids:
+        config = replace(config, case_ids=_first_cases(folder, request.max_cases, config))
+    suite = load_suite(_suite_file(folder, config), skill_dir=folder)
+    cases = suite.select(config.case_ids).cases if config.case_ids else suite.cases
+    return _Prepared(folder, published, config, cases)
+
+
+def estimate(state: SpaceState, request: EvalRequest) -> str:
+    """What the request would run, as the line the form shows before it starts: answers, time
+    and cost (`evaluate_plan`), where it runs, and what refuses it (the anonymous cap).
+
+    Raises:
+        HubskillsError: nothing to evaluate, a bad skill or suite.
+    """
+    with tempfile.TemporaryDirectory(prefix="estimate-", dir=_uploads_dir(state)) as staging:
+        ready = _prepare(state, request, Path(staging))
+        line = plan_text(plan(state, load_skill(ready.folder), ready.cases, ready.config))
+    why = jobs_reason(ready.cases, ready.config) if state.on_space else None
+    if why:
+        return f"{line}. It runs as Hugging Face Jobs on your account because {why}."
+    try:
+        check_cap(planned_answers(ready.cases, ready.config), on_space=state.on_space,
+                  signed_in=bool(request.token))
+    except HubskillsError as err:
+        return f"{line}. ⚠️ Too many to start: {err} ({err.hint})."
+    return line + ". *Stop* keeps the answers already made."
+
+
 def evaluate(state: SpaceState, request: EvalRequest, settings: Settings,
              progress: Callable[[int, int, ResultRow], None] | None = None,
-             stages: Stages | None = None) -> EvalRun:
+             stages: Stages | None = None, *, stop: StopSignal | None = None,
+             started: Callable[[RunManifest, int], None] | None = None) -> EvalRun:
     """Run the requested evaluation with `settings` (which may carry per-request keys): here,
-    or on a Space as the visitor's Jobs (`evaluate_jobs`; `stages` follows them).
+    or on a Space as the visitor's Jobs (`evaluate_jobs`; `stages` follows them). A run here
+    ends early on `stop`, keeping its finished answers; `started` gets its manifest and the
+    answers it plans before the first call. One that fails before its first answer keeps why
+    (`note_start_failure`: listed as failed to start).
 
     Raises:
         HubskillsError: nothing to evaluate, a bad skill or suite, an unknown model, a key, an
-            anonymous visitor asking for what needs sign-in, a model server a visitor may not
-            make this Space call (`outbound.check_endpoints`).
+            anonymous visitor asking for what needs sign-in or for more answers than they may
+            start (`evaluate_plan.check_cap`), a model server a visitor may not make this
+            Space call (`outbound.check_endpoints`).
     """
     if state.on_space:
         check_endpoints(request.config.models, request.config.base_url,
                         signed_in=bool(request.token))
     staging = Path(tempfile.mkdtemp(prefix="eval-", dir=_uploads_dir(state)))
     try:
-        published = None
-        if request.upload:
-            folder = unpack_upload(request.upload, staging / "upload")
-        elif request.repo:
-            resolved = state.store.resolve(request.repo)
-            published = SkillVersionRef(request.repo, resolved.sha, resolved.version)
-            folder = state.skill_folder(published.repo, published.revision)
-        else:
-            raise HubskillsError("choose a skill to evaluate, or upload one",
-                                 hint="pick a skill in the list above")
-        config = replace(request.config, via="space")
-        if request.max_cases > 0 and not config.case_ids:
-            config = replace(config, case_ids=_first_cases(folder, request.max_cases, config))
-        suite = load_suite(_suite_file(folder, config), skill_dir=folder)
-        cases = suite.select(config.case_ids).cases if config.case_ids else suite.cases
+        ready = _prepare(state, request, staging)
+        folder, published, config = ready.folder, ready.published, ready.config
         repo = published.repo if published else None
         command = local_command(folder, repo, config)
-        if state.on_space and (why := jobs_reason(cases, config)):
+        why = jobs_reason(ready.cases, config) if state.on_space else None
+        if state.on_space and why:
             return evaluate_on_jobs(folder, config, settings, state.settings, request.token,
                                     why=why, command=command, stages=stages,
                                     published=published)
-        config = _sandboxed(cases, folder, repo, config, settings)
-        return run_evaluation(folder, config, settings, progress=progress, published=published)
+        check_cap(planned_answers(ready.cases, config), on_space=state.on_space,
+                  signed_in=bool(request.token))
+        config = _sandboxed(ready.cases, folder, repo, config, settings)
+        return _run_here(state, folder, config, settings, progress=progress,
+                         published=published, stop=stop, started=started)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _run_here(state: SpaceState, folder: Path, config: EvalConfig, settings: Settings, *,
+              progress: Callable[[int, int, ResultRow], None] | None,
+              published: SkillVersionRef | None, stop: StopSignal | None,
+              started: Callable[[RunManifest, int], None] | None) -> EvalRun:
+    """`run_evaluation` on this machine; the pace it kept is folded into `state.answer_times`
+    and a failure before the first answer is kept in its manifest."""
+    begun: list[tuple[str, float]] = []
+
+    def on_start(manifest: RunManifest, total: int) -> None:
+        begun.append((manifest.run_id, time.monotonic()))
+        if started:
+            started(manifest, total)
+
+    try:
+        run = run_evaluation(folder, config, settings, progress=progress, published=published,
+                             stop=stop, started=on_start)
+    except Exception as err:
+        if begun:
+            note_start_failure(settings.runs_dir, begun[0][0], status_line(str(err)))
+        raise
+    fresh = sum(1 for row in run.rows if not row.cached and not row.is_error)
+    if begun and fresh:
+        per_answer = (time.monotonic() - begun[0][1]) / fresh
+        for model in config.models:
+            state.answer_times.record(model, per_answer)
+    return run
 
 
 def _sandboxed(cases: list[Case], folder: Path, repo: str | None, config: EvalConfig,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import gradio as gr
@@ -10,12 +12,15 @@ import pandas as pd
 from registry import (
     EMBEDDED_REF,
     EvalConfig,
+    EvalRun,
     HubskillsError,
+    RunManifest,
     known_models,
     push_saved_run,
 )
 
-from .evaluate_jobs import MAX_HERE_ANSWERS
+from .evaluate_jobs import ANONYMOUS_MAX_ANSWERS, MAX_HERE_ANSWERS
+from .evaluate_plan import DEFAULT_CASES, DEFAULT_RUNS, duration, seconds_per_answer, time_left
 from .evaluate_run import (
     CASE_COLUMNS,
     CASE_WIDTHS,
@@ -23,15 +28,18 @@ from .evaluate_run import (
     SUMMARY_COLUMNS,
     SUMMARY_WIDTHS,
     EvalRequest,
+    estimate,
     evaluate,
     results,
 )
 from .keys import key_inputs, request_settings
-from .messages import error_markdown, ok_markdown, warn
+from .messages import describe, error_markdown, ok_markdown, warn
 from .outbound import brief
 from .state import SpaceState, oauth_available
 from .transcripts import NO_TRANSCRIPT, transcript_cases, transcript_views
 
+STOPPING = "Stopping: the answers already made are kept."
+NOTHING_TO_STOP = "No evaluation of yours is running here."
 UPLOAD_TYPES = [".zip", ".md", ".json", ".py", ".txt", ".yaml", ".toml"]
 
 
@@ -42,6 +50,7 @@ class EvaluateTab:
     skill: gr.Dropdown
     run_button: gr.Button
     push_event: gr.events.Dependency
+    on_leave: Callable[[gr.Request], None]  # `demo.unload`: a closed tab stops its runs
 
 
 def model_refs(state: SpaceState) -> list[str]:
@@ -58,24 +67,49 @@ def _config(models: list[str] | None, base_url: str, runs: float, mode: str, pla
                       max_cost=float(max_cost) if max_cost else None)
 
 
+class _Pace:
+    """The run's progress line: planned answers and time before the first, then each answer
+    and the time left at the run's own pace."""
+
+    def __init__(self, state: SpaceState, config: EvalConfig,
+                 progress: gr.Progress | None) -> None:
+        self.state, self.config, self.progress = state, config, progress
+        self.begun = time.monotonic()
+
+    def started(self, manifest: RunManifest, total: int) -> None:
+        self.begun = time.monotonic()
+        models = self.config.models
+        seconds = sum(total / len(models) * seconds_per_answer(self.state, m,
+                                                               self.config.max_tokens)[0]
+                      for m in models)
+        if self.progress is not None:
+            self.progress((0, total), unit="answers", desc=f"{total} answers planned, "
+                          f"{duration(seconds)} · Stop keeps the finished ones")
+
+    def answered(self, done: int, total: int, row) -> None:
+        mark = "error" if row.is_error else ("pass" if row.passed else "fail")
+        left = time_left(done, total, time.monotonic() - self.begun)
+        if self.progress is not None:
+            self.progress((done, total), unit="answers",
+                          desc=f"{row.case_id} [{row.arm}] {mark} · {left}")
+
+
 def run_evaluation_ui(state: SpaceState, repo: str | None,
                       upload: list[str] | None, models: list[str] | None, base_url: str,
                       runs: float, mode: str, placement: str, max_cases: float,
                       max_tokens: float, max_cost: float | None, *keys: str,
                       progress: gr.Progress | None = None,
-                      oauth: gr.OAuthToken | None = None) -> tuple:
+                      oauth: gr.OAuthToken | None = None, session: str | None = None,
+                      keep: bool = False) -> tuple:
     """Run one evaluation; returns status, summary, chart, cases and the run id (or None).
 
     On a Space, one that needs code or is large runs as the signed-in visitor's Hugging Face
-    Jobs (`evaluate_jobs`). The Space scrubs what it returns (`keys.scrub_responses`), typed
-    keys and the sign-in token included.
+    Jobs (`evaluate_jobs`). A run here is held under the visitor's `session`: the Stop button
+    and a closed tab end it (finished answers kept), unless a signed-in visitor (or, off a
+    Space, the owner) asked to `keep` it running. The Space scrubs what it returns
+    (`keys.scrub_responses`), typed keys and the sign-in token included.
     """
     settings = request_settings(state.settings, state.lends_keys, *keys)
-
-    def advance(done: int, total: int, row) -> None:
-        mark = "error" if row.is_error else ("pass" if row.passed else "fail")
-        if progress is not None:
-            progress((done, total), desc=f"{row.case_id} [{row.arm}] {mark}", unit="answers")
 
     def follow(done: int, total: int, stages: str) -> None:
         if progress is not None:
@@ -84,29 +118,68 @@ def run_evaluation_ui(state: SpaceState, repo: str | None,
 
     if progress is not None:
         progress(0, desc="Preparing the skill and loading the models…")
+    kept = keep and (bool(oauth) or not state.on_space)
     try:
         config = _config(models, base_url, runs, mode, placement, max_tokens, max_cost)
         request = EvalRequest(repo or None, list(upload or []), config, int(max_cases or 0),
                               token=oauth.token if oauth else None)
-        run = evaluate(state, request, settings, progress=advance, stages=follow)
+        pace = _Pace(state, config, progress)
+        with state.evaluations.running(session, kept=kept) as stop:
+            run = evaluate(state, request, settings, progress=pace.answered, stages=follow,
+                           stop=stop, started=pace.started)
         summaries, summary, cases, chart = results(run, brief_errors=state.on_space)
     except Exception as err:  # noqa: BLE001 - shown as a readable message, never a traceback
         err = brief(err) if state.on_space else err  # a model server's body stays unseen
         warn(err)
         return error_markdown(err), None, None, None, None
-    m = run.manifest
-    verdicts = ", ".join(f"{s.model}: **{FAILED if s.failed else s.stats.verdict}**"
-                         for s in summaries)
+    if run.manifest.status == "interrupted":
+        return (_stopped(run, stop.reason), summary, chart, cases,
+                run.manifest.run_id if run.rows else None)
     if summaries and all(s.failed for s in summaries):  # measured nothing: nothing to push
         failed = HubskillsError(f"run {run.manifest.run_id}: no model answered, so it measured "
                                 "nothing", hint="see 'why it failed' per case below; check the "
                                 "model, its key or the base URL, then run it again")
         return error_markdown(failed), summary, chart, cases, None
+    return _finished(run, summaries), summary, chart, cases, run.manifest.run_id
+
+
+def _finished(run: EvalRun, summaries) -> str:
+    m = run.manifest
+    verdicts = ", ".join(f"{s.model}: **{FAILED if s.failed else s.stats.verdict}**"
+                         for s in summaries)
     where = " · ran as Hugging Face Jobs on your account" if m.produced_via == "job" else ""
-    status = ok_markdown(f"Run `{m.run_id}` ({m.status}){where} · {m.skill_name} · "
-                         f"{len(m.case_ids)} cases × {m.runs} runs · {verdicts}. "
-                         "Press *Push results* to add it to the leaderboard.")
-    return status, summary, chart, cases, m.run_id
+    return ok_markdown(f"Run `{m.run_id}` ({m.status}){where} · {m.skill_name} · "
+                       f"{len(m.case_ids)} cases × {m.runs} runs · {verdicts}. "
+                       "Press *Push results* to add it to the leaderboard.")
+
+
+def _stopped(run: EvalRun, reason: str | None) -> str:
+    """A run stopped early (Stop, or its visitor left): what it kept."""
+    m = run.manifest
+    kept = (f"kept {len(run.rows)} of {m.samples_planned} answers, shown below" if run.rows
+            else "stopped before its first answer: nothing was kept")
+    return (f"⏹️ Run `{m.run_id}` {reason or 'stopped'}: {kept}. A stopped run is partial, so "
+            f"it is not pushed or ranked; `hubskills eval SKILL --resume {m.run_id}` in this "
+            "Space's home finishes it.")
+
+
+def estimate_ui(state: SpaceState, repo: str | None, upload: list[str] | None,
+                models: list[str] | None, runs: float, mode: str, max_cases: float,
+                max_tokens: float, oauth: gr.OAuthToken | None = None) -> str:
+    """The line under the form: what *Run evaluation* would start, how long it would take
+    and what it would cost (`evaluate_run.estimate`), before anything runs."""
+    try:
+        config = _config(models, "", runs or 1, mode, "user", max_tokens or 512, None)
+        request = EvalRequest(repo or None, list(upload or []), config, int(max_cases or 0),
+                              token=oauth.token if oauth else None)
+        if request.upload:  # a visitor's files: nothing to share with another visitor
+            return "Estimate: " + estimate(state, request)
+        key = (repo, tuple(config.models), config.runs, mode, request.max_cases,
+               config.max_tokens, bool(oauth), state.answer_times.version)
+        return "Estimate: " + state.view("estimate", key, lambda: estimate(state, request))
+    except Exception as err:  # noqa: BLE001 - a form still being filled in: say what is missing
+        message, hint = describe(err)
+        return f"Estimate: none yet ({message}{'; ' + hint if hint else ''})."
 
 
 def push_results(state: SpaceState, run_id: str | None,
@@ -137,7 +210,8 @@ def _form(state: SpaceState) -> list[gr.components.Component]:
                             info="From the registry, at its latest version", scale=2,
                             allow_custom_value=True, elem_id="eval-skill")
         upload = gr.File(label="…or upload a skill (a zip, or SKILL.md + evals.json)",
-                         file_count="multiple", file_types=UPLOAD_TYPES, scale=2, height=120)
+                         file_count="multiple", file_types=UPLOAD_TYPES, scale=2, height=120,
+                         elem_id="eval-upload")
     with gr.Row():
         models = gr.Dropdown(model_refs(state), value=[EMBEDDED_REF], multiselect=True,
                              allow_custom_value=True, label="Models", scale=3,
@@ -146,9 +220,9 @@ def _form(state: SpaceState) -> list[gr.components.Component]:
         base_url = gr.Textbox(label="Base URL for local/… models", scale=2, max_lines=1,
                               placeholder="http://127.0.0.1:8080/v1", elem_id="eval-base-url")
     with gr.Row():
-        runs = gr.Slider(1, 5, value=3, step=1, label="Runs (repeats per case)",
+        runs = gr.Slider(1, 5, value=DEFAULT_RUNS, step=1, label="Runs (repeats per case)",
                          elem_id="eval-runs")
-        max_cases = gr.Number(0, precision=0, minimum=0, label="Cases (0 = all)",
+        max_cases = gr.Number(DEFAULT_CASES, precision=0, minimum=0, label="Cases (0 = all)",
                               elem_id="eval-cases")
         mode = gr.Radio(["inline", "tool", "agent"], value="inline", label="Mode",
                         info="inline: SKILL.md in context · tool: the model must load it · "
@@ -179,18 +253,19 @@ def _transcripts() -> tuple[gr.Dropdown, gr.Markdown, gr.Markdown]:
     return case_pick, baseline, skill
 
 
-def build(state: SpaceState) -> EvaluateTab:
-    """Render the tab's components and wire its events."""
-    gr.Markdown("Evaluate a skill: every test case is answered with and without it, on each "
-                "model, and graded by its checks. The free embedded model (SmolLM2-135M) runs "
-                "right here; other models need a key." + (
-                    " Evaluations with code checks, in agent mode or with more than "
-                    f"{MAX_HERE_ANSWERS} answers run "
-                    "as Hugging Face Jobs on your own account: sign in for them."
-                    if state.on_space else ""), elem_classes="hs-note")
-    inputs = _form(state)
-    run_button = gr.Button("Run evaluation", variant="primary", elem_id="eval-run")
-    status = gr.Markdown(elem_id="eval-status", elem_classes="hs-status")
+def _intro(state: SpaceState) -> str:
+    jobs = (" Evaluations with code checks, in agent mode or with more than "
+            f"{MAX_HERE_ANSWERS} answers run as Hugging Face Jobs on your own account, and "
+            f"anonymous visitors may start at most {ANONYMOUS_MAX_ANSWERS} answers here: sign in "
+            "for more." if state.on_space else "")
+    return ("Evaluate a skill: every test case is answered with and without it, on each "
+            "model, and graded by its checks. The free embedded model (SmolLM2-135M) runs "
+            "right here; other models need a key. The estimate below the form says how long "
+            "a run takes before you start it; *Stop* ends it and keeps the answers made, and "
+            "closing the tab stops it too." + jobs)
+
+
+def _results() -> tuple[gr.Dataframe, gr.BarPlot, gr.Dataframe]:
     summary = gr.Dataframe(pd.DataFrame(columns=list(SUMMARY_COLUMNS)), interactive=False,
                            label="Summary per model", wrap=True, elem_id="eval-summary",
                            column_widths=SUMMARY_WIDTHS,
@@ -206,6 +281,79 @@ def build(state: SpaceState) -> EvaluateTab:
                              wrap=True, max_height=320, scale=3, elem_id="eval-cases-table",
                              column_widths=CASE_WIDTHS,
                              elem_classes="hs-table")
+    return summary, chart, cases
+
+
+def _estimate(state: SpaceState, inputs: list[gr.components.Component]) -> gr.Markdown:
+    """The estimate under the form, recomputed on page load and when an input it reads
+    changes (Gradio's value-from-a-function with `inputs`; API: `/estimate_evaluation`)."""
+    skill, upload, models, _, runs, mode, _, max_cases, max_tokens = inputs[:9]
+
+    def estimate_evaluation(repo, files, chosen, repeats, how, count, tokens,
+                            oauth: gr.OAuthToken | None = None) -> str:
+        return estimate_ui(state, repo, files, chosen, repeats, how, count, tokens, oauth)
+
+    return gr.Markdown(estimate_evaluation,
+                       inputs=[skill, upload, models, runs, mode, max_cases, max_tokens],
+                       elem_id="eval-estimate", elem_classes="hs-note")
+
+
+@dataclass
+class _Controls:
+    run: gr.Button
+    stop: gr.Button  # shown while a run of this tab's may be going
+    keep: gr.Checkbox
+    stopping: gr.Markdown
+
+
+def _controls(state: SpaceState) -> _Controls:
+    with gr.Row(equal_height=True):
+        run = gr.Button("Run evaluation", variant="primary", elem_id="eval-run", scale=4)
+        stop = gr.Button("Stop", variant="stop", visible=False, elem_id="eval-stop", scale=1)
+        keep = gr.Checkbox(False, label="Keep it running if I close the tab" + (
+            " (signed-in visitors)" if state.on_space else ""), elem_id="eval-keep", scale=2)
+    return _Controls(run, stop, keep, gr.Markdown(elem_id="eval-stopping",
+                                                  elem_classes="hs-note"))
+
+
+def _wire_run(state: SpaceState, controls: _Controls, inputs: list[gr.components.Component],
+              outputs: list[gr.components.Component], status: gr.Markdown) -> gr.events.Dependency:
+    """Run, Stop and Keep: the run holds one of two slots (`model-work`) under the visitor's
+    session, which Stop (API: `/stop_evaluation`) and a closed tab (`on_leave`) end."""
+    run_button, stop, keep, stopping = (controls.run, controls.stop, controls.keep,
+                                        controls.stopping)
+
+    def on_run(repo, upload, models, base_url, runs, mode, placement, max_cases, max_tokens,
+               max_cost, anthropic_key, openai_key, hf_token, keep=False,
+               oauth: gr.OAuthToken | None = None, request: gr.Request | None = None,
+               progress=gr.Progress()):  # noqa: B008 - how Gradio injects a progress bar
+        return run_evaluation_ui(state, repo, upload, models, base_url, runs,
+                                 mode, placement, max_cases, max_tokens, max_cost,
+                                 anthropic_key, openai_key, hf_token, progress=progress,
+                                 oauth=oauth, session=_session(request), keep=bool(keep))
+
+    def on_stop(request: gr.Request | None = None) -> tuple[gr.Button, str]:
+        asked = state.evaluations.stop(_session(request))
+        return (gr.Button("Stopping…" if asked else "Stop", interactive=not asked),
+                STOPPING if asked else NOTHING_TO_STOP)
+
+    run_button.click(lambda: (gr.Button("Stop", visible=True, interactive=True), ""), None,
+                     [stop, stopping], queue=False, api_visibility="private")
+    stop.click(on_stop, None, [stop, stopping], api_name="stop_evaluation", queue=False)
+    return run_button.click(on_run, [*inputs, keep], outputs, api_name="evaluate",
+                            concurrency_limit=2, concurrency_id="model-work",
+                            show_progress_on=[status]).then(
+        lambda: gr.Button(visible=False), None, stop, queue=False, api_visibility="private")
+
+
+def build(state: SpaceState) -> EvaluateTab:
+    """Render the tab's components and wire its events."""
+    gr.Markdown(_intro(state), elem_classes="hs-note")
+    inputs = _form(state)
+    _estimate(state, inputs)
+    controls = _controls(state)
+    status = gr.Markdown(elem_id="eval-status", elem_classes="hs-status")
+    summary, chart, cases = _results()
     run_id = gr.State(None)
     with gr.Row():
         if state.on_space and oauth_available():
@@ -214,14 +362,6 @@ def build(state: SpaceState) -> EvaluateTab:
         pushed = gr.Markdown(elem_id="eval-pushed")
 
     case_pick, baseline_md, skill_md = _transcripts()
-
-    def on_run(repo, upload, models, base_url, runs, mode, placement, max_cases, max_tokens,
-               max_cost, anthropic_key, openai_key, hf_token, oauth: gr.OAuthToken | None = None,
-               progress=gr.Progress()):  # noqa: B008 - how Gradio injects a progress bar
-        return run_evaluation_ui(state, repo, upload, models, base_url, runs,
-                                 mode, placement, max_cases, max_tokens, max_cost,
-                                 anthropic_key, openai_key, hf_token, progress=progress,
-                                 oauth=oauth)
 
     def on_push(run: str | None, oauth: gr.OAuthToken | None = None) -> str:
         return push_results(state, run, oauth)
@@ -233,12 +373,18 @@ def build(state: SpaceState) -> EvaluateTab:
     def on_case(run: str | None, case: str | None) -> tuple[str, str]:
         return transcript_views(state.settings.runs_dir, run, case)
 
-    run_button.click(on_run, inputs, [status, summary, chart, cases, run_id],
-                     api_name="evaluate", concurrency_limit=2, concurrency_id="model-work",
-                     show_progress_on=[status]).then(on_cases, run_id, case_pick,
-                                                     api_visibility="private")
+    def on_leave(request: gr.Request) -> None:
+        state.evaluations.left(_session(request))
+
+    ran = _wire_run(state, controls, inputs, [status, summary, chart, cases, run_id], status)
+    ran.then(on_cases, run_id, case_pick, api_visibility="private")
     case_pick.change(on_case, [run_id, case_pick], [baseline_md, skill_md],
                      api_visibility="private")
     push_event = push.click(on_push, run_id, pushed, api_name="push_results",
                             concurrency_limit=4)
-    return EvaluateTab(inputs[0], run_button, push_event)
+    return EvaluateTab(inputs[0], controls.run, push_event, on_leave)
+
+
+def _session(request: gr.Request | None) -> str | None:
+    """The visitor's session (one browser tab, or one `gradio_client.Client`)."""
+    return getattr(request, "session_hash", None) if request is not None else None

@@ -20,7 +20,9 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,7 @@ from registry import (
     Settings,
     SkillInfo,
     SkillStore,
+    StopSignal,
     get_store,
 )
 
@@ -38,13 +41,93 @@ from .snapshot import Snapshot, Snapshots
 
 REFRESH_S = 60.0  # a check asks the store's change tokens: a file listing, or two Hub calls
 VIEW_SLOTS = 1  # view computations at once: one leaves the other core to cached reads
-MEMO_SIZES = {"leaderboard": 48, "model": 16, "skill": 256, "choices": 4}
+MEMO_SIZES = {"leaderboard": 48, "model": 16, "skill": 256, "choices": 4, "estimate": 64}
 MAX_KEY_CHARS = 300  # longer visitor input is answered but not kept (it could fill memory)
 LOCAL_WRITE = "hubskills eval SKILL --push  (or hubskills publish SKILL) on your own machine"
 
 
 class SignInRequired(HubskillsError):
     """An anonymous visitor asked a Space to write."""
+
+
+LEFT = "its visitor left the Space"  # the note of a run stopped when its tab closed
+STOPPED = "stopped from the Space"
+
+
+@dataclass
+class Evaluation:
+    """One visitor's evaluation running in a slot: `stop` ends it (finished answers kept);
+    `kept` runs on after its visitor leaves (a signed-in visitor asked for it)."""
+
+    session: str
+    kept: bool
+    stop: StopSignal = field(default_factory=StopSignal)
+
+
+class Evaluations:
+    """The evaluations running in this process, by the visitor's session: what the Stop
+    button and a closed tab end (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: list[Evaluation] = []
+
+    @contextmanager
+    def running(self, session: str | None, *, kept: bool = False) -> Iterator[StopSignal]:
+        """Hold an evaluation for `session` while the block runs; its `StopSignal`."""
+        evaluation = Evaluation(session or "", kept)
+        with self._lock:
+            self._running.append(evaluation)
+        try:
+            yield evaluation.stop
+        finally:
+            with self._lock:
+                self._running.remove(evaluation)
+
+    def stop(self, session: str | None, reason: str = STOPPED, *,
+             keep_kept: bool = False) -> int:
+        """Stop the evaluations of `session` (with `keep_kept`, not those kept on leaving);
+        how many were asked to stop."""
+        with self._lock:
+            chosen = [e for e in self._running if session and e.session == session
+                      and not (keep_kept and e.kept) and not e.stop.is_set()]
+        for evaluation in chosen:
+            evaluation.stop.request(reason)
+        return len(chosen)
+
+    def left(self, session: str | None) -> int:
+        """Its visitor closed the tab: stop the session's evaluations not kept."""
+        return self.stop(session, LEFT, keep_kept=True)
+
+    def count(self) -> int:
+        """Evaluations running now."""
+        with self._lock:
+            return len(self._running)
+
+
+class AnswerTimes:
+    """Seconds of wall time per answer, per model, as measured by this Space's runs (a moving
+    average; thread-safe): what an estimate multiplies the planned answers by."""
+
+    WEIGHT = 0.3  # of the newest measurement
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seconds: dict[str, float] = {}
+        self.version = 0  # changes with every measurement (a key for estimates kept)
+
+    def record(self, model: str, seconds: float) -> None:
+        """Fold in one run's seconds per answer for `model`."""
+        with self._lock:
+            self.version += 1
+            old = self._seconds.get(model)
+            self._seconds[model] = seconds if old is None else (
+                old + self.WEIGHT * (seconds - old))
+
+    def get(self, model: str) -> float | None:
+        """The measured seconds per answer for `model`; None before any run of it here."""
+        with self._lock:
+            return self._seconds.get(model)
 
 
 def oauth_available() -> bool:
@@ -72,9 +155,11 @@ class SpaceState:
         self._lock = threading.RLock()
         self.data = Snapshots(lambda: self.store, refresh_every or REFRESH_S)
         slots = threading.Semaphore(VIEW_SLOTS)
-        self.views = {kind: Memo(size, None if kind == "skill" else slots)
+        self.views = {kind: Memo(size, None if kind in ("skill", "estimate") else slots)
                       for kind, size in MEMO_SIZES.items()}
         self.data.on_change(lambda _: self._forget_views())
+        self.evaluations = Evaluations()
+        self.answer_times = AnswerTimes()
 
     @property
     def store(self) -> SkillStore:

@@ -88,6 +88,7 @@ def build_demo(settings: Settings | None = None, *, store: SkillStore | None = N
                 published = generate_tab.build(state, evaluate_tab.model_refs(state))
         gr.Markdown(footer(state.settings), elem_classes="hs-note")
         _wire(demo, state, header, tabs, board, page, ev.skill, [ev.push_event, published])
+        demo.unload(ev.on_leave)  # a closed tab stops its evaluations (`evaluate_tab`)
     scrub_responses(demo)
     state.start_refresh()
     demo.hubskills_state = state  # type: ignore[attr-defined]  # for tests and benchmarks

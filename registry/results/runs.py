@@ -9,6 +9,9 @@ stands on its own.
 Every manifest and row leaves this module through `to_json`, which scrubs the process's secrets
 (`registry.secrets`): a model that echoes a key, an error quoting one, a check's reason showing
 the output, none of them reaches disk or a pushed file.
+
+Over 400 lines because the schema and the one reader and writer of a run folder change
+together.
 """
 
 from __future__ import annotations
@@ -122,8 +125,24 @@ class RunManifest(BaseModel):
         return self.suite_cases is not None and len(self.case_ids) < self.suite_cases
 
     @property
+    def start_failure(self) -> str | None:
+        """Why an ended run never got an answer (no row written, or every sample an error)."""
+        if self.status == "running":
+            return None
+        if self.summaries and all(s.get("failed") for s in self.summaries):
+            first = next((why for s in self.summaries for e in [s.get("errors") or {}]
+                          if (why := e.get("first_transport") or e.get("first_check"))), None)
+            return "no model answered" + (f" ({first})" if first else "")
+        if self.samples_planned and not self.samples_done:  # `note_start_failure` says why
+            return (self.note or "no answer was written").split(": finish it with")[0]
+        return None
+
+    @property
     def label(self) -> str:
-        """`complete`, or what keeps the run off the ranked leaderboard (partial, subset)."""
+        """`complete`, `failed to start: <why>`, or what keeps the run off the ranked
+        leaderboard (partial, subset)."""
+        if (failure := self.start_failure) is not None:
+            return f"failed to start: {failure}"
         done = f"{self.samples_done} of {self.samples_planned} samples" \
             if self.samples_planned else self.status
         why = f", {self.status}" if self.samples_planned and self.status in (
@@ -368,14 +387,29 @@ def read_rows(runs_root: Path, run_id: str) -> list[ResultRow]:
 
 
 def list_runs(runs_root: Path) -> list[RunManifest]:
-    """Every run's manifest, newest first."""
+    """Every run's manifest, newest first; a run still `running` (or killed) counts the rows
+    on disk as its samples done (a manifest is counted as its run closes)."""
     if not runs_root.is_dir():
         return []
     manifests = []
     for entry in os.scandir(runs_root):
         if entry.is_dir() and (Path(entry.path) / "manifest.json").is_file():
-            manifests.append(read_manifest(runs_root, entry.name))
+            manifest = read_manifest(runs_root, entry.name)
+            if manifest.status == "running":
+                manifest.samples_done = len(latest_rows(read_rows(runs_root, entry.name)))
+            manifests.append(manifest)
     return sorted(manifests, key=lambda m: m.started_at, reverse=True)
+
+
+def note_start_failure(runs_root: Path, run_id: str, reason: str) -> bool:
+    """Keep why a run that ended with no row failed: it lists as `failed to start: <reason>`.
+    False (nothing changed) when the run has a row or is still running."""
+    manifest = read_manifest(runs_root, run_id)
+    if manifest.status == "running" or read_rows(runs_root, run_id):
+        return False
+    manifest.note, manifest.samples_done = reason, 0
+    atomic_write_text(run_dir(runs_root, run_id) / "manifest.json", to_json(manifest, indent=2))
+    return True
 
 
 def rows_to_jsonl(rows: Iterable[ResultRow]) -> str:

@@ -1,0 +1,72 @@
+"""The Evaluate tab in a real browser (Debian's chromium, the harness of `test_space_browser`):
+the estimate shows before a run starts, *Stop* ends a run keeping its answers, and closing the
+tab stops the next one. The model is the fake OpenAI server behind a gate
+(`test_space_evaluate_limits.Gate`), so each run is caught after its first answers; the test
+waits on conditions (rows on disk, texts on the page), never on durations."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from test_evaluate import make_skill
+from test_space_browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS, require_browser
+from test_space_evaluate_limits import app, gate, the_run, upload_of, wait_until  # noqa: F401
+
+from registry.results.runs import read_rows
+
+pytestmark = pytest.mark.slow
+
+
+def fill_form(page, skill, url: str) -> None:
+    """Upload `skill`, ask `local/x` at `url` (not the embedded model) for 4 cases."""
+    page.get_by_role("tab", name=re.compile("Evaluate")).click()
+    page.locator("#eval-upload input[type=file]").set_input_files(upload_of(skill))
+    page.locator("#eval-models").get_by_role("button", name=re.compile("Remove|×")).first.click()
+    models = page.locator("#eval-models input")
+    models.fill("local/x")
+    models.press("Enter")
+    page.locator("#eval-base-url textarea, #eval-base-url input").first.fill(url)
+    page.locator("#eval-cases input").fill("4")
+    page.locator("#eval-cases input").press("Enter")
+
+
+def rows_of_run(runs_dir, count: int, before: set[str]):
+    """Whether a run not `before` has at least `count` rows on disk."""
+    def check() -> bool:
+        run = the_run(runs_dir)
+        return (run is not None and run.run_id not in before
+                and len(read_rows(runs_dir, run.run_id)) >= count)
+    return check
+
+
+def test_estimate_then_stop_then_a_closed_tab_stops_the_run(app, gate, tmp_path):  # noqa: F811
+    require_browser()
+    from playwright.sync_api import sync_playwright
+
+    demo, url, runs_dir = app
+    skill = make_skill(tmp_path, 4)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1440, "height": 1000})
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(url)
+        fill_form(page, skill, gate.url)
+        page.locator("#eval-estimate").get_by_text("8 answers").wait_for()  # before any run
+        assert the_run(runs_dir) is None
+        page.locator("#eval-run").click()
+        wait_until(rows_of_run(runs_dir, 2, set()), "two answers on disk")
+        page.locator("#eval-stop").click()
+        page.locator("#eval-status").get_by_text(re.compile("stopped from the Space: kept 2 "
+                                                            "of 8 answers")).wait_for()
+        first = the_run(runs_dir).run_id
+        assert the_run(runs_dir).status == "interrupted"
+
+        gate.free = gate.seen + 2  # two new answers (besides the cached two), then it waits
+        page.locator("#eval-run").click()
+        wait_until(rows_of_run(runs_dir, 4, {first}), "the second run's first answers")
+        page.close()  # the visitor leaves
+        wait_until(lambda: the_run(runs_dir).status == "interrupted", "the run to stop")
+        assert the_run(runs_dir).note.startswith("interrupted (its visitor left the Space)")
+        browser.close()
+    wait_until(lambda: demo.hubskills_state.evaluations.count() == 0, "its slot to be free")

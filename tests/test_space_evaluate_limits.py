@@ -1,0 +1,254 @@
+"""A visitor's evaluation is sized, estimated and stoppable (issue 38, items 4 and 8).
+
+The form's defaults are a few cases × 1 run; the line under it gives the answers, time and
+cost before anything runs; an anonymous visitor on a Space may start only a few answers;
+*Stop* and a closed tab end a run and keep its finished answers; `hubskills runs` counts the
+rows on disk and labels a run that never got an answer `failed to start`, with the reason.
+
+Runs go through the fake OpenAI server; a gate in its responder holds every answer after the
+first few, so a run is caught mid-way, and the tests wait on conditions (rows on disk, a
+manifest's status), never on durations.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import gradio as gr
+import pytest
+from click.testing import CliRunner
+from fakes.openai_server import FakeOpenAIServer
+from gradio_client import Client, handle_file
+from test_evaluate import knows_fact_if_told, make_skill
+from test_space import free_port
+
+from registry.cli import cli
+from registry.config import Settings
+from registry.providers import embedded
+from registry.results.runs import (
+    ResultRow,
+    RunManifest,
+    RunWriter,
+    list_runs,
+    read_manifest,
+    read_rows,
+)
+from registry.secrets import holding
+from space import build_demo, launch
+from space.evaluate_jobs import ANONYMOUS_MAX_ANSWERS
+from space.evaluate_tab import STOPPING
+from space.state import Evaluations
+
+MODEL = "openai/gpt-4o-mini"
+TYPED_KEY = "sk-typed-by-the-visitor-0123456789"
+VISITOR = gr.OAuthToken(token="hf_visitor_oauth_token_0123", scope="read", expires_at=0)
+WAIT_S = 120.0
+
+
+class Gate:
+    """A responder that answers the first `free` requests, then holds each until `open`."""
+
+    def __init__(self, free: int) -> None:
+        self.free, self.seen = free, 0
+        self.opened = threading.Event()
+        self.lock = threading.Lock()
+
+    def __call__(self, body: dict) -> str:
+        with self.lock:
+            self.seen += 1
+            held = self.seen > self.free
+        if held:
+            self.opened.wait(WAIT_S)
+        return knows_fact_if_told(body)
+
+
+def wait_until(condition: Callable[[], object], what: str) -> None:
+    """Poll `condition` until it holds (bounded by `WAIT_S`, a deadlock guard only)."""
+    deadline = time.monotonic() + WAIT_S
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.05)
+
+
+def the_run(runs_dir: Path) -> RunManifest | None:
+    found = list_runs(runs_dir)
+    return found[0] if found else None
+
+
+def upload_of(folder: Path) -> list[str]:
+    return [str(folder / "SKILL.md"), str(folder / "evals" / "evals.json")]
+
+
+def handler(demo: gr.Blocks, api_name: str):
+    return next(f.fn for f in demo.fns.values() if f.api_name == api_name)
+
+
+def runs_listing() -> str:
+    result = CliRunner().invoke(cli, ["runs"], env={"NO_COLOR": "1", "COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.fixture
+def gate():
+    gate = Gate(free=2)
+    with FakeOpenAIServer(responder=gate) as server:
+        gate.url = server.url
+        yield gate
+        gate.opened.set()
+
+
+@pytest.fixture
+def app(tmp_path, gate, monkeypatch):
+    """The Space off a Space (the owner's), launched; a short heartbeat, so a closed session
+    is noticed at once."""
+    monkeypatch.setenv("GRADIO_HEARTBEAT_INTERVAL", "0.2")
+    settings = Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home"),
+                                  "HF_HUB_OFFLINE": "1"})
+    demo = build_demo(settings, on_space=False)
+    _, url, _ = launch(demo, server_name="127.0.0.1", server_port=free_port(),
+                       prevent_thread_lock=True, quiet=True)
+    yield demo, url, settings.runs_dir
+    demo.close()
+
+
+def start(client: Client, skill: Path, url: str, *, cases: int = 4):
+    """Start an evaluation of `cases` cases × 1 run of `local/x` on the fake server."""
+    files = [handle_file(path) for path in upload_of(skill)]
+    return client.submit(None, files, ["local/x"], url, 1, "inline", "user", cases, 64, 0, "",
+                         "", "", False, api_name="/evaluate")
+
+
+def answered(job, runs_dir: Path, count: int) -> Callable[[], bool]:
+    """Whether the run has `count` rows on disk (a job that ended first fails the test)."""
+    def check() -> bool:
+        assert not job.done(), f"the run ended first: {job.result()}"
+        run = the_run(runs_dir)
+        return run is not None and len(read_rows(runs_dir, run.run_id)) == count
+    return check
+
+
+def test_the_form_asks_little_and_says_what_a_run_costs_before_it_starts(tmp_path):
+    home = tmp_path / "home"
+    demo = build_demo(Settings.from_env({"HUBSKILLS_HOME": str(home), "HF_HUB_OFFLINE": "1"}),
+                      on_space=False)
+    defaults = {block.elem_id: getattr(block, "value", None) for block in demo.blocks.values()}
+    assert defaults["eval-runs"] == 1 and defaults["eval-cases"] == 3  # not every case × 3
+    estimate = handler(demo, "estimate_evaluation")
+    skill = make_skill(tmp_path, 12)
+    with holding():
+        line = estimate(None, upload_of(skill), ["embedded/smollm2-135m"], 1, "inline", 3, 512)
+        assert "**6 answers** (3 cases × 1 runs × 2 arms on embedded/smollm2-135m)" in line
+        assert "**about 54 s** (typical)" in line and "free" in line, line
+        paid = estimate(None, upload_of(skill), [MODEL, "local/x"], 2, "inline", 0, 512)
+        assert "**96 answers** (12 cases × 2 runs × 2 arms on 2 models)" in paid, paid
+        assert "up to about $0.01" in paid  # 48 answers of 512 tokens at $0.60/M, and prompts
+        registry_skill = estimate("hubskills/agent-skill-md", [], [MODEL], 1, "inline", 2, 64)
+        assert "**4 answers**" in registry_skill, registry_skill
+    assert list_runs(home / "runs") == []  # an estimate runs nothing
+
+
+def test_an_anonymous_visitor_may_start_only_a_few_answers(tmp_path):
+    with FakeOpenAIServer(responder=knows_fact_if_told) as server:
+        demo = build_demo(Settings.from_env({
+            "HUBSKILLS_HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "1",
+            "SPACE_ID": "owner/hubskills", "OPENAI_BASE_URL": server.url}))
+        evaluate, estimate = handler(demo, "evaluate"), handler(demo, "estimate_evaluation")
+        upload = upload_of(make_skill(tmp_path, ANONYMOUS_MAX_ANSWERS // 2 + 1))
+
+        def run(oauth: gr.OAuthToken | None) -> tuple:
+            return evaluate(None, upload, [MODEL], "", 1, "inline", "user", 0, 64, 0, "",
+                            TYPED_KEY, "", progress=None, oauth=oauth)
+
+        line = estimate(None, upload, [MODEL], 1, "inline", 0, 64)
+        assert f"at most {ANONYMOUS_MAX_ANSWERS} on this Space" in line, line
+        with pytest.warns(UserWarning, match="anonymous visitor may start at most"):
+            status, *_, run_id = run(None)
+        assert f"asks for {ANONYMOUS_MAX_ANSWERS + 2} answers" in status, status
+        assert run_id is None and server.requests == []  # refused before any call
+        status, *_, run_id = run(VISITOR)  # a signed-in visitor may start more
+    assert status.startswith("✅") and run_id, status
+
+
+def test_stop_ends_the_run_and_keeps_the_finished_answers(app, gate, tmp_path):
+    demo, url, runs_dir = app
+    client = Client(url, verbose=False)
+    job = start(client, make_skill(tmp_path, 4), gate.url)
+    wait_until(answered(job, runs_dir, 2), "two answers on disk")
+    assert client.predict(api_name="/stop_evaluation") == STOPPING
+    status, summary, _, cases = job.result(timeout=WAIT_S)
+    manifest = the_run(runs_dir)
+    assert "⏹️" in status and "stopped from the Space: kept 2 of 8 answers" in status, status
+    assert manifest.status == "interrupted" and len(read_rows(runs_dir, manifest.run_id)) == 2
+    assert manifest.label == "partial: 2 of 8 samples, interrupted"
+    assert cases["data"]  # the finished answers are shown
+    assert demo.hubskills_state.evaluations.count() == 0  # its slot is free
+    client.close()
+
+
+def test_closing_the_session_stops_its_run(app, gate, tmp_path):
+    demo, url, runs_dir = app
+    client = Client(url, verbose=False)
+    job = start(client, make_skill(tmp_path, 4), gate.url)
+    wait_until(answered(job, runs_dir, 2), "two answers on disk")
+    client.close()  # the tab closes: its heartbeat ends, the Space's unload runs
+    wait_until(lambda: the_run(runs_dir).status == "interrupted", "the run to stop")
+    manifest = the_run(runs_dir)
+    assert manifest.note.startswith("interrupted (its visitor left the Space)")
+    assert len(read_rows(runs_dir, manifest.run_id)) == 2
+    wait_until(lambda: demo.hubskills_state.evaluations.count() == 0, "its slot to be free")
+
+
+def test_only_a_kept_run_outlives_its_visitor():
+    evaluations = Evaluations()
+    with evaluations.running("tab-a", kept=True) as kept, \
+            evaluations.running("tab-b") as plain, evaluations.running("tab-c") as other:
+        assert evaluations.left("tab-a") == 0 and not kept.is_set()
+        assert evaluations.left("tab-b") == 1 and plain.is_set() and not other.is_set()
+        assert evaluations.stop("tab-a") == 1 and kept.is_set()  # Stop still stops it
+    assert evaluations.count() == 0
+
+
+def test_the_listing_counts_the_answers_written():
+    runs_dir = Settings.from_env().runs_dir
+    manifest = RunManifest(run_id="20261122-103000-a1b2c3", skill_name="s", content_hash="c",
+                           suite_hash="h", models=["embedded/smollm2-135m"], runs=3,
+                           case_ids=[f"c{i}" for i in range(41)], samples_planned=246,
+                           partial=True)
+    writer = RunWriter(runs_dir, manifest)  # still running (or its process was killed)
+    for i in range(15):
+        writer.add(ResultRow(run_id=manifest.run_id, skill_name="s", model=manifest.models[0],
+                             arm="baseline" if i % 2 else "skill", case_id=f"c{i // 2}",
+                             passed=True))
+    assert "partial: 15 of 246 samples" in runs_listing()
+    listed = json.loads(CliRunner().invoke(cli, ["runs", "--json"]).output)
+    assert listed[0]["samples_done"] == 15
+
+
+def test_a_run_that_never_got_an_answer_is_labelled_failed_to_start(tmp_path, monkeypatch):
+    settings = Settings.from_env()
+    demo = build_demo(settings, on_space=False)
+    monkeypatch.setattr(embedded, "GGUF_PACKAGE", "no_such_gguf_package")  # the extra missing
+    monkeypatch.setattr(embedded, "_llama", None, raising=False)  # not loaded by an earlier test
+    with holding(), pytest.warns(UserWarning, match="needs the local extra"):
+        status, *_, run_id = handler(demo, "evaluate")(
+            None, upload_of(make_skill(tmp_path, 1)), ["embedded/smollm2-135m"], "", 1,
+            "inline", "user", 0, 16, 0, "", "", "", progress=None)
+    assert "needs the local extra" in status and run_id is None
+    [manifest] = list_runs(settings.runs_dir)
+    assert manifest.label.startswith("failed to start: the embedded model needs the local "
+                                     "extra: "), manifest.label
+    listing = runs_listing()
+    assert "failed to start: the embedded model needs" in listing and "partial" not in listing
+    with FakeOpenAIServer(responder=lambda body: {
+            "status": 400, "error": {"message": "this model is switched off"}}) as server:
+        CliRunner().invoke(cli, ["eval", str(make_skill(tmp_path / "b", 1)), "-m", "local/x",
+                                 "--base-url", server.url, "--runs", "1"])
+    refused = next(m for m in list_runs(settings.runs_dir) if m.run_id != manifest.run_id)
+    assert read_manifest(settings.runs_dir, refused.run_id).status == "complete"
+    assert refused.label.startswith("failed to start: no model answered (")
+    assert "switched off" in refused.label
