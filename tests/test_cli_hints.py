@@ -44,8 +44,12 @@ def _published_risky(root: Path, run: Run) -> None:
 
 
 def _published_clean(root: Path, run: Run) -> None:
-    shutil.copytree(REPO_ROOT / "skills/agent-skill-md", root / "agent-skill-md")
+    _clean(root, run)
     assert run("publish", "agent-skill-md", "--repo", "me/agent-skill-md")[0] == 0
+
+
+def _clean(root: Path, run: Run) -> None:
+    shutil.copytree(REPO_ROOT / "skills/agent-skill-md", root / "agent-skill-md")
 
 
 def _no_suite(root: Path, run: Run) -> None:
@@ -67,6 +71,7 @@ class Case:
     skip_reason: str = ""  # why the hinted command is not run
     code: int = 1
     names_a_command: bool = True  # False: the hint is a fact to check, not a command
+    env: dict[str, str] = field(default_factory=dict)  # for the command and its hint's
 
 
 CLOSED = ["-m", "local/m", "--base-url", "http://127.0.0.1:9/v1", "--runs", "1"]
@@ -129,10 +134,19 @@ CASES = {
     "suite show without a suite": Case(
         ["suite", "show", "draft"], "no such suite file", setup=_no_suite,
         skip_reason="its hint, suite generate, asks a teacher model to write cases"),
+    "pull for an unknown agent": Case(["pull", "hubskills/agent-skill-md", "--agent", "claud"],
+                                      "unknown agent 'claud' (did you mean 'claude'?)"),
+    "an unknown judge": Case(["eval", "hubskills/agent-skill-md", "--judge", "gpt-4o", *CLOSED],
+                             "(did you mean 'openai/gpt-4o'?)"),
+    "an unknown registry": Case(["search", "x"], "unknown registry 'nope'",
+                                env={"HUBSKILLS_REGISTRY": "nope"}, names_a_command=False),
     # flags that do not go together
     "--harness without agent mode": Case(
         ["eval", "hubskills/agent-skill-md", "--harness", "codex"],
         "--harness runs an agent CLI, which only --mode agent does"),
+    "publish --version with --bump": Case(
+        ["publish", "agent-skill-md", "--version", "2.0.0", "--bump", "patch"],
+        "--version and --bump cannot be used together", setup=_clean),
 }
 
 
@@ -178,6 +192,8 @@ def test_a_hint_never_leads_back_to_the_same_error(
     project.mkdir()
     monkeypatch.chdir(project)
     monkeypatch.setenv("COLUMNS", "1000")  # one line per message: the hint is read whole
+    for variable, value in case.env.items():
+        monkeypatch.setenv(variable, value)
     if case.setup:
         case.setup(project, lambda *argv: run_main(capsys, *argv))
     code, _, err = run_main(capsys, *case.argv)

@@ -9,6 +9,7 @@ folders we link into, relative to the project root or to HOME; `markers` are wha
 
 from __future__ import annotations
 
+import difflib
 import os
 import shutil
 from collections.abc import Iterable, Sequence
@@ -38,9 +39,12 @@ def parse_agents(names: str | Iterable[str]) -> list[Agent]:
             continue
         agent = AGENTS.get(ALIASES.get(key, key))
         if agent is None:
-            raise HubskillsError(f"unknown agent '{raw.strip()}'; valid agents: "
+            close = difflib.get_close_matches(key, [*agent_names(), *ALIASES], n=1)
+            meant = f" (did you mean '{ALIASES.get(close[0], close[0])}'?)" if close else ""
+            raise HubskillsError(f"unknown agent '{raw.strip()}'{meant}; valid agents: "
                                  + ", ".join(agent_names()),
-                                 hint="hubskills pull NS/NAME --agent claude,cursor  (or --all)")
+                                 hint="hubskills agents  # each agent's name, and which are "
+                                      "detected here")
         if agent not in chosen:
             chosen.append(agent)
     return chosen

@@ -85,7 +85,8 @@ def choose_version(store: SkillStore, repo: str, skill: Skill, *, version: str |
     """
     if version and bump:
         raise HubskillsError("--version and --bump cannot be used together",
-                             hint="pass one of them")
+                             hint=f"hubskills publish {skill.path} --version {version}  # or: "
+                                  f"--bump {bump}")
     try:
         published = store.versions(repo)
     except SkillNotFound:
