@@ -358,6 +358,9 @@ def _execute(evaluator: Evaluator, settings: Settings, progress: Progress | None
         with frozen():  # what exists now outlives the run: collections need not walk it
             status = run_until_stopped(evaluator.run(progress, stop, started), stop)
         note = run_note(status, evaluator, stop)
+    except Exception as err:  # the run's listing says why it ended (`failed to start: ...`)
+        note = getattr(err, "message", None) or f"{type(err).__name__}: {err}"
+        raise
     finally:
         if evaluator.probes.refused:  # a dead endpoint: refused as if before the run began
             writer.discard()
