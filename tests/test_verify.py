@@ -414,3 +414,23 @@ def test_a_forged_near_zero_cost_is_a_mismatch(tmp_path, monkeypatch):
     report = verify_run(run_id, home, skill_dir=skill)
     assert report.status == "mismatch"
     assert [d.field for d in report.differences if d.field == "cost_usd"] == ["cost_usd"]
+
+
+def test_cost_floors_are_per_model_when_rows_of_several_models_interleave():
+    """`cost_differences` looks each model's price up once and keeps it per model: a free
+    model's rows, an unknown model's and a priced model's interleaved are each held against
+    their own floor, and a forged cost is found after rows of the other models."""
+    from registry.results.runs import ResultRow
+    from registry.verify.costs import cost_differences, least_cost
+
+    def row(model: str, case: str, cost: float | None) -> ResultRow:
+        return ResultRow(run_id="r", skill_name="s", model=model, arm="skill", case_id=case,
+                         passed=True, input_tokens=1_000_000, output_tokens=1_000_000,
+                         cost_usd=cost)
+
+    priced = "openai/gpt-4.1-mini"  # $0.1 (cache read) + $1.6 a million: a floor of $1.70
+    rows = [row(priced, "a", 2.0), row("local/x", "a", 0.0), row("nobody/unknown", "a", 0.0),
+            row(priced, "b", 0.0), row("local/x", "b", None), row(priced, "c", 0.9)]
+    assert least_cost(rows[0]) == pytest.approx(1.7)
+    found = cost_differences(rows, lambda r: f"{r.model} {r.case_id}")
+    assert [d.sample for d in found] == [f"{priced} b"]  # 0.9 is over half the floor

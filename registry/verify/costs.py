@@ -23,11 +23,20 @@ SLACK = 0.5
 
 def least_cost(row: ResultRow) -> float | None:
     """The least the row's tokens can cost at the catalogue's price (None: price unknown)."""
-    price = price_for(row.model)
+    rates = _least_rates(row.model)
+    return None if rates is None else _floor(row, rates)
+
+
+def _least_rates(model: str) -> tuple[float, float] | None:
+    """Dollars per million prompt tokens (the cheapest rate billed) and output tokens."""
+    price = price_for(model)
     if price is None:
         return None
-    cheapest_in = min(price.input, price.cache_read or price.input)
-    return (row.input_tokens * cheapest_in + row.output_tokens * price.output) / 1_000_000
+    return min(price.input, price.cache_read or price.input), price.output
+
+
+def _floor(row: ResultRow, rates: tuple[float, float]) -> float:
+    return (row.input_tokens * rates[0] + row.output_tokens * rates[1]) / 1_000_000
 
 
 def cost_differences(rows: Iterable[ResultRow],
@@ -35,11 +44,17 @@ def cost_differences(rows: Iterable[ResultRow],
     """A `Difference` for each row whose claimed cost is under what its tokens must cost;
     `label(row)` names the sample."""
     found = []
+    rates: dict[str, tuple[float, float] | None] = {}  # a run's thousand rows share a model or few
     for row in rows:
         if row.cached or row.is_error:
             continue
-        floor = least_cost(row)
-        if floor is None or floor == 0:
+        if row.model not in rates:
+            rates[row.model] = _least_rates(row.model)
+        model_rates = rates[row.model]
+        if model_rates is None or model_rates == (0, 0):
+            continue
+        floor = _floor(row, model_rates)
+        if floor == 0:
             continue
         if row.cost_usd is None or row.cost_usd < floor * SLACK:
             found.append(Difference(label(row), "cost_usd", row.cost_usd,
