@@ -16,6 +16,7 @@ from registry.format.suite import Suite, load_suite, suite_path
 from registry.format.suite_check import AGENT_SUITE_PATH
 from registry.format.suite_writer import import_suite
 from registry.format.triggers import load_triggers, triggers_path
+from registry.results.display import count as counted
 
 
 @click.group("suite")
@@ -44,10 +45,10 @@ def suite_import_command(file: Path, skill: Path, force: bool) -> None:
     count, digest = len(done.suite.cases), done.suite.suite_hash()[:19]
     if not done.written:
         out.result(f"{done.target} is already in {_SHAPES[done.shape]}; hubskills reads it as "
-                   f"it is ({count} cases, {digest}): left unchanged")
+                   f"it is ({counted(count, 'case')}, {digest}): left unchanged")
         return
     copied = f", copied {len(done.files)} listed file(s)" if done.files else ""
-    out.result(f"Imported {count} cases into {done.target} ({digest}) in "
+    out.result(f"Imported {counted(count, 'case')} into {done.target} ({digest}) in "
                f"{_SHAPES[done.shape]}{copied}")
 
 
@@ -103,7 +104,8 @@ def _show_suite(suite: Suite, shown: str) -> None:
              escape(", ".join(ch.label() for ch in c.checks)) or "-", len(c.assertions))
             for c in suite.cases]
     out.table(["id", "prompt", "checks", "assertions"], rows,
-              title=f"{escape(shown)} — {len(suite.cases)} cases, {suite.suite_hash()[:19]}"
+              title=f"{escape(shown)} — {counted(len(suite.cases), 'case')}, "
+                    f"{suite.suite_hash()[:19]}"
                     + ("" if suite.shape == "hubskills" else f", {_SHAPES[suite.shape]}"))
 
 

@@ -25,7 +25,7 @@ from registry.config import Settings
 from registry.errors import MissingCredentials, RunNotFound, SkillNotFound
 from registry.format.version_ref import SkillVersionRef
 from registry.gate.changes import Changes
-from registry.results.display import lift_interval, p_value, points
+from registry.results.display import lift_interval, p_equals, points
 from registry.stores.base import SkillStore
 from registry.stores.seed import SEED_NAMESPACE
 
@@ -86,15 +86,15 @@ def failures(lift: LiftStats, versus: LiftStats | None, published: SkillVersionR
     why = []
     shown = lift_interval(lift.lift, lift.lo, lift.hi)
     if lift.verdict == "hurts":
-        why.append(f"hurts: lift {shown} against the baseline (exact test p = "
-                   f"{p_value(lift.p_value)})")
+        why.append(f"hurts: lift {shown} against the baseline (exact test "
+                   f"{p_equals(lift.p_value)})")
     if min_lift is not None and not lift.lo > min_lift:  # the bound must exceed it
         why.append(f"the lift's lower bound {points(lift.lo)} is not above --min-lift "
                    f"{points(min_lift)} (lift {shown})")
     if versus is not None and published is not None and versus.verdict == "hurts":
         why.append(f"significantly worse than the published {published.label}: "
                    f"{lift_interval(versus.lift, versus.lo, versus.hi)} "
-                   f"(exact test p = {p_value(versus.p_value)})")
+                   f"(exact test {p_equals(versus.p_value)})")
     return why
 
 

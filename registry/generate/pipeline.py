@@ -33,6 +33,7 @@ from registry.generate.suite import SuiteOutcome, SuiteRequest, placeholder_suit
 from registry.generate.verify import Verifier
 from registry.providers import RetryPolicy, resolve
 from registry.providers.base import add_cost
+from registry.results.display import count as counted
 
 __all__ = ["GenerateOptions", "GenerateReport", "bump_patch", "generate_skill"]
 log = logging.getLogger(__name__)
@@ -163,7 +164,7 @@ def _write_cases(session: Session, folder: Path, wanted: int, existing: list) ->
                 f"{session.teacher.ref} cannot write test cases: no case was added"])
         return placeholder_suite(load_skill(folder), session.task)
     request = SuiteRequest(folder, wanted, session.opts.examples, existing, session.task)
-    session.say(f"suite: asking for {wanted} cases")
+    session.say(f"suite: asking for {counted(wanted, 'case')}")
     outcome = write_suite(request, session.teacher, verifier, progress=session.say)
     if not outcome.cases and outcome.easy:
         outcome.cases = outcome.easy

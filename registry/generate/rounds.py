@@ -30,6 +30,7 @@ from registry.generate.session import Session
 from registry.generate.suite import skill_text
 from registry.generate.teacher import render
 from registry.providers.base import add_cost
+from registry.results.display import count as counted
 from registry.results.display import pct
 
 log = logging.getLogger(__name__)
@@ -48,7 +49,7 @@ def evaluate_round(session: Session, folder: Path, round_no: int) -> tuple[Round
                         judge=session.teacher.ref if needs_judge(suite) else None,
                         retry=opts.retry, code_checks="if_sandboxed")
     session.say(f"round {round_no}: evaluating on {', '.join(session.students)} "
-                f"({len(suite.cases)} cases × {opts.runs} runs × 2 arms)")
+                f"({counted(len(suite.cases), 'case')} × {counted(opts.runs, 'run')} × 2 arms)")
     run = run_evaluation(folder, config, session.settings)
     result = summarize_round(run, round_no)
     report = session.report

@@ -41,6 +41,7 @@ from registry.jobs.remote import (
     with_token,
 )
 from registry.jobs.sandbox_check import NO_SANDBOX, code_status, reported
+from registry.results.display import count as counted
 from registry.results.runs import (
     TRANSCRIPTS,
     RunManifest,
@@ -87,9 +88,9 @@ def _plan_run(skill_dir: Path, config: EvalConfig, tests: Path | None,
     full = load_suite(tests or default, skill_dir=skill.path)
     suite = full.select(config.case_ids, source=tests or default) if config.case_ids else full
     if not config.judge and (judged := suite.judge_only_cases()):
-        raise HubskillsError(f"{len(judged)} cases can only be graded by a judge model, and no "
-                             "--judge model was given", hint=f"hubskills eval {skill_dir} --judge "
-                             "MODEL --on jobs")
+        raise HubskillsError(f"{counted(len(judged), 'case')} can only be graded by a judge "
+                             "model, and no --judge model was given",
+                             hint=f"hubskills eval {skill_dir} --judge MODEL --on jobs")
     if config.base_url:  # as the shards' engine reads it: the server of local/ references
         settings = settings.with_(base_url=config.base_url)
     for ref in [*config.models, *([config.judge] if config.judge else [])]:
