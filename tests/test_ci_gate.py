@@ -115,9 +115,9 @@ def test_ci_fails_on_the_degraded_skill_and_never_asks_about_the_unchanged_one(
 
     text = summary.read_text()
     assert "## hubskills ci: 1 of 2 changed skills failed the gate" in text
-    assert "| skills/degraded | local/fake | 100% | 0% | -100 [-100, -100] | hurts | - | " \
+    assert "| skills/degraded | local/fake | 100% | 0% | -100 [-100, -39] | hurts | - | " \
            "**FAIL** |" in text
-    assert "| skills/improved | local/fake | 0% | 100% | +100 [+100, +100] | helps | - | " \
+    assert "| skills/improved | local/fake | 0% | 100% | +100 [+39, +100] | helps | - | " \
            "pass |" in text
     assert "1 unchanged skill not evaluated" in text
 
@@ -145,8 +145,11 @@ def test_a_skill_worse_than_its_published_version_fails_even_when_it_helps(
 
 
 def test_min_lift_fails_a_skill_whose_lower_bound_is_too_low(checkout, server):
-    result = ci(checkout, server, "skills/improved", "--base", "HEAD", "--min-lift", "99")
-    assert result.returncode == 0, result.stdout  # lower bound +100 exceeds 99
+    result = ci(checkout, server, "skills/improved", "--base", "HEAD", "--min-lift", "38")
+    assert result.returncode == 0, result.stdout  # lower bound +39 exceeds 38
+    low = ci(checkout, server, "skills/improved", "--base", "HEAD", "--min-lift", "39")
+    assert low.returncode == 1  # 12 cases that all flip: +100 [+39, +100], not [+100, +100]
+    assert "lower bound +39 is not above --min-lift +39" in low.stdout
     strict = ci(checkout, server, "skills/degraded", "--base", "HEAD", "--min-lift", "-50")
     assert strict.returncode == 1
     assert "lower bound -100 is not above --min-lift -50" in strict.stdout

@@ -37,11 +37,11 @@ def test_an_unknown_command_far_from_any_gets_no_guess():
 
 def test_min_lift_means_the_lower_bound_must_exceed_it():
     same = {f"c{i}": [True, False] for i in range(12)}
-    flat = compare_arms(same, same)  # +0 [+0, +0]
-    assert (flat.lo, flat.hi) == (0, 0)
-    assert failures(flat, None, None, 0.0) == [
-        "the lift's lower bound +0 is not above --min-lift +0 (lift +0 [+0, +0])"]
-    assert failures(flat, None, None, -0.01) == []
+    flat = compare_arms(same, same)  # +0 [-31, +31]: 12 cases, none changed
+    assert flat.lift == 0 and round(flat.lo, 4) == -0.3057 == -round(flat.hi, 4)
+    assert failures(flat, None, None, -0.3) == [
+        "the lift's lower bound -31 is not above --min-lift -30 (lift +0 [-31, +31])"]
+    assert failures(flat, None, None, -0.31) == []
     assert failures(flat, None, None, None) == []
 
 

@@ -29,7 +29,7 @@ def test_eval_prints_the_summary_with_intervals(server, tmp_path):
                     "--runs", "2", "-v")
     assert result.exit_code == 0, result.output
     assert "zorblax-ports · 6 cases × 2 runs · inline (user)" in result.output
-    assert "+100 [+100, +100]" in result.output and "too few cases (6)" in result.output
+    assert "+100 [-14, +100]" in result.output and "too few cases (6)" in result.output
     assert "exact test p = 0.0312" in result.output
     assert "$0 (local)" in result.output
     assert "non-discriminating checks" in result.output

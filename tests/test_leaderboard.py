@@ -2,8 +2,9 @@
 
 Expected values by hand (as in tests/test_stats.py): Wilson 95% for 2/12 is [0.0470, 0.4480] and
 for 9/12 [0.4677, 0.9111]; seven of twelve cases gain and none lose, so the exact test gives
-2 · 0.5⁷ = 0.015625; the paired t interval of seven 1s and five 0s is
-7/12 ± t(11) · sd/√12 with sd = √(7·5/(12·11)) = 0.5149, so [0.2562, 0.9105].
+2 · 0.5⁷ = 0.015625; the lift's interval of seven 1s and five 0s is Tango's score interval with
+b = 7, c = 0, n = 12 and t(11)·√(12/11) for z, [0.0992, 0.8316] (tests/test_stats_interval.py;
+the paired t interval was [0.2562, 0.9105]).
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def test_hand_computed_reference_values():
     assert (round(e.baseline_lo, 4), round(e.baseline_hi, 4)) == (0.0470, 0.4480)
     assert (round(e.skill_lo, 4), round(e.skill_hi, 4)) == (0.4677, 0.9111)
     assert e.lift == pytest.approx(7 / 12)
-    assert (round(e.lift_lo, 4), round(e.lift_hi, 4)) == (0.2562, 0.9105)
+    assert (round(e.lift_lo, 4), round(e.lift_hi, 4)) == (0.0992, 0.8316)
     assert (e.b, e.c, e.p_value, e.verdict, e.note) == (7, 0, 0.015625, "helps", None)
     assert (e.cases, e.repeats, e.errors, e.uneven) == (12, 1, 0, 0)
     assert (e.baseline_input_tokens, e.skill_input_tokens, e.token_overhead) == (100, 300, 200)
@@ -258,7 +259,7 @@ def test_records_are_json_ready_and_rows_are_strings():
         0, 2, cases=2, suite=12, run="sub", skill_name="s", skill_repo="me/s"))))
     assert columns == list(COLUMNS)
     assert rows[0] == ["1", "me/csv@1.0.0", "m", "inline (user)", "17%", "75%",
-                       "+58 [+26, +91]", "0.0156", "helps", "-", "+200", "$0.0120", "12×1",
+                       "+58 [+10, +83]", "0.0156", "helps", "-", "+200", "$0.0120", "12×1",
                        "2026-01-01"]  # "-": no badges looked up
     assert rows[1][0] == "-" and rows[1][8] == "too few cases (2) · unranked: subset: 2 of " \
                                                "12 cases" and rows[1][12] == "2/12×1"
@@ -308,7 +309,7 @@ def test_command_prints_the_ranked_table_and_json():
     assert "2 entries not replayed" in invoke("--skill", "me/").output  # never replayed
     result = invoke("--skill", "me/", "--include-unverified")
     assert result.exit_code == 0
-    assert "me/csv@1.0.0" in result.output and "+58 [+26, +91]" in result.output
+    assert "me/csv@1.0.0" in result.output and "+58 [+10, +83]" in result.output
     assert "helps" in result.output and "12×1" in result.output
     assert result.output.index("me/csv") < result.output.index("me/zz")
     top = invoke("--skill", "me/", "--limit", "1", "--include-unverified")

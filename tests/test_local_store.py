@@ -109,7 +109,7 @@ def test_seed_from_a_repo_root_with_runs(tmp_path: Path):
         ("hubskills/alpha", sha, "2.1.0")}
     card = store.info("hubskills/alpha").card
     # seeded without settings, so not replayed: the card says so in its verified column
-    assert ("| 2.1.0 | local/m | inline (user) | 3×1 | 0% | 100% | +100 [+100, +100] | 0.25 | "
+    assert ("| 2.1.0 | local/m | inline (user) | 3×1 | 0% | 100% | +100 [-80, +100] | 0.25 | "
             "too few cases (3) · unranked: unverified: not replayed yet | unverified | run-1 |"
             ) in card
 

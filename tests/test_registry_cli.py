@@ -159,8 +159,8 @@ def test_publish_with_a_run_attaches_its_results(tmp_path: Path):
     assert "results   data/evals/" in result.output and "run-1.jsonl" in result.output
     data = json.loads(run(info_command, "local/demo-skill", "--json").output)
     assert data["results"][0]["lift"] == 1.0 and data["results"][0]["version"] == "1.0.0"
-    assert "+100 [+100, +100]" in data["card"] and "too few cases (2)" in data["card"]
-    assert "+100 [+100, +100]" in run(info_command, "local/demo-skill").output
+    assert "+100 [-99, +100]" in data["card"] and "too few cases (2)" in data["card"]
+    assert "+100 [-99, +100]" in run(info_command, "local/demo-skill").output
     (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text() + "Changed.\n")
     stale = run(publish_command, skill, "--bump", "patch", "--with-run", "run-1")
     assert isinstance(stale.exception, HubskillsError) and "not this folder" in str(
@@ -208,7 +208,7 @@ def test_publish_and_info_on_the_hub_registry(tmp_path: Path, fake_hub: FakeHub,
     assert "Published tester/cli-hub-skill v1.0.0 to the hub registry" in result.output
     data = json.loads(run(info_command, "tester/cli-hub-skill", "--json").output)
     assert data["version"] == "1.0.0" and data["results"][0]["lift"] == 1.0
-    assert "+100 [+100, +100]" in data["card"]
+    assert "+100 [-99, +100]" in data["card"]
     assert not (store_dir() / "skills").exists()
 
 

@@ -167,13 +167,13 @@ def test_leaderboard_shows_pending_submissions_only_on_request(hub: FakeHub, tmp
 
     plain = leaderboard(hub, tmp_path, "--include-unverified")
     assert plain.exit_code == 0, plain.output
-    assert "boss/answers@1.0.0" in plain.output and "+0 [+0, +0]" in plain.output
+    assert "boss/answers@1.0.0" in plain.output and "+0 [-31, +31]" in plain.output
     assert "+100" not in plain.output and "unreviewed" not in plain.output
 
     shown = leaderboard(hub, tmp_path, "--pending", "--include-unverified")
     assert shown.exit_code == 0, shown.output
     reviewed, _, waiting = shown.output.partition("Pending submissions (unreviewed")
-    assert "+100" not in reviewed and "+100 [+100, +100]" in waiting
+    assert "+100" not in reviewed and "+100 [+39, +100]" in waiting
 
     records = leaderboard(hub, tmp_path, "--pending", "--json", "--include-unverified")
     data = json.loads(records.output)
@@ -213,7 +213,7 @@ def test_the_space_shows_pending_submissions_apart_and_marked_unreviewed(
     table, note = pending(state)
     assert note.startswith("<div><p><strong>Unreviewed</strong>")
     [row] = table["data"]
-    assert "boss/answers" in " ".join(map(str, row)) and "+100 [+100, +100]" in row
+    assert "boss/answers" in " ".join(map(str, row)) and "+100 [+39, +100]" in row
     assert set(state.board().points["run_id"]) == {"r-merged"}  # never the pending run
 
 

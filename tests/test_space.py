@@ -200,7 +200,7 @@ def test_evaluation_of_an_upload_through_a_fake_server_then_push(client, space, 
             base_url=server.url, runs=1)
     assert status.startswith("✅") and "zorblax-ports" in status, status
     [row] = summary["data"]
-    assert row[0] == "local/x" and row[1:5] == ["0%", "100%", "+100 [+100, +100]",
+    assert row[0] == "local/x" and row[1:5] == ["0%", "100%", "+100 [-80, +100]",
                                               "too few cases (3)"]
     assert len(cases["data"]) == 3 and len(chart["data"]) == 2
     refused = client.predict(api_name="/push_results")  # an upload is no registry version

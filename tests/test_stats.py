@@ -1,7 +1,8 @@
 """The statistics engine against the hand-checked values below (checked against scipy 1.17).
 
 Formulas (`registry.results.formulas`) first, then the engine (`registry.results.stats`):
-the paired t interval, the exact test, the verdict rule, errors, and bit-identical tables.
+the paired interval (its reference values and coverage: tests/test_stats_interval.py), the exact
+test, the verdict rule, errors, and bit-identical tables.
 """
 
 import math
@@ -139,18 +140,19 @@ def arms(diffs: list[float], runs: int = 1) -> tuple[dict, dict]:
     return base, skill
 
 
-def test_paired_t_interval_reference_values():
-    # six cases +1, three -1, three 0: mean 0.25, 95% CI [-0.3002, 0.8002] (scipy)
+def test_paired_interval_reference_values_through_the_engine():
+    # six cases +1, three -1, three 0: mean 0.25, the studentized Tango interval [-0.3070,
+    # 0.6711] (scipy; the paired t interval was [-0.3002, 0.8002])
     s = compare_arms(*arms([1] * 6 + [-1] * 3 + [0] * 3))
-    assert s.lift == 0.25 and (round(s.lo, 4), round(s.hi, 4)) == (-0.3002, 0.8002)
+    assert s.lift == 0.25 and (round(s.lo, 4), round(s.hi, 4)) == (-0.3070, 0.6711)
     assert (s.b, s.c, round(s.p_value, 4)) == (6, 3, 0.5078)
     assert s.verdict == "no detectable effect" and s.note is None
-    # 18 cases x 3 runs, four go 0 -> 1/3: the interval alone would say "helps"
+    # 18 cases x 3 runs, four go 0 -> 1/3: [-0.1488, +0.2662]; the t interval [+0.0032, +0.1450]
+    # excluded 0 where the sign test (p = 0.125) did not
     s = compare_arms(*arms([1 / 3] * 4 + [0] * 14, runs=3))
-    assert (round(s.lo, 4), round(s.hi, 4)) == (0.0032, 0.1450)
+    assert (round(s.lo, 4), round(s.hi, 4)) == (-0.1488, 0.2662)
     assert (s.b, s.c, s.p_value) == (4, 0, 0.125)
-    assert s.verdict == "no detectable effect"
-    assert s.note.startswith("The interval excludes 0 but the exact test does not (p = 0.125")
+    assert s.verdict == "no detectable effect" and s.note is None
 
 
 @pytest.mark.parametrize(("lo", "hi", "p", "b", "c", "n", "uneven", "expected"), [
@@ -189,7 +191,9 @@ def test_two_cases_are_too_few_whatever_their_lift():
 
 def test_clear_help_and_hurt_and_no_usable_case():
     helps = compare_arms(*arms([1] * 40))
-    assert helps.verdict == "helps" and (helps.lift, helps.lo, helps.hi) == (1.0, 1.0, 1.0)
+    assert helps.verdict == "helps" and (helps.lift, helps.hi) == (1.0, 1.0)
+    q2 = t_critical(39) ** 2 * 40 / 39  # the interval's critical value, squared
+    assert helps.lo == pytest.approx((40 - q2) / (40 + q2))  # 0.8101, not [+100, +100]
     assert compare_arms(*reversed(arms([1] * 40))).verdict == "hurts"
     empty = compare_arms({"a": [None]}, {"a": [True]})
     assert (empty.n_cases, empty.lo, empty.hi) == (0, -1.0, 1.0)
@@ -212,11 +216,14 @@ def test_arm_rates_are_case_means_inside_their_interval():
 
 
 def test_transport_errors_stay_out_of_denominators_and_uneven_ones_are_inconclusive():
-    base = {f"c{i}": [False, None, False] for i in range(12)}
-    skill = {f"c{i}": [True, True, None] for i in range(12)}
+    base = {f"c{i}": [False, None, False, False] for i in range(12)}
+    skill = {f"c{i}": [True, True, None, True] for i in range(12)}
     s = compare_arms(base, skill)
-    assert (s.baseline.n_samples, s.baseline.n_errors, s.skill.n_errors) == (24, 12, 12)
+    assert (s.baseline.n_samples, s.baseline.n_errors, s.skill.n_errors) == (36, 12, 12)
+    # filled in against the skill every case still goes 1/4 -> 3/4: the "helps" stands
     assert s.lift == 1.0 and s.verdict == "helps" and s.uneven == 0
+    thin = compare_arms({c: v[:3] for c, v in base.items()}, {c: v[:3] for c, v in skill.items()})
+    assert thin.verdict == "inconclusive: errors in 12 cases"  # 1/3 -> 2/3 each: not enough
     skill["c0"] = [None, None, None]  # usable in the baseline only
     skill["c1"] = [None]
     uneven = compare_arms(base, skill)

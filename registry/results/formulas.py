@@ -1,7 +1,8 @@
-"""Closed-form statistics of skill lift: Wilson, the exact sign test, Student t, suite power.
+"""Closed-form statistics of skill lift: Wilson, the paired score interval, the exact sign test,
+Student t, suite power.
 
-Reference values are in tests/test_stats.py (checked against scipy); `stats` builds every
-figure from these. No scipy: each formula is exact in a few lines.
+Reference values are in tests/test_stats.py and tests/test_stats_interval.py (checked against
+scipy); `stats` builds every figure from these. No scipy: each formula is exact in a few lines.
 """
 
 from __future__ import annotations
@@ -40,6 +41,98 @@ def mcnemar_exact(b: int, c: int) -> float:
     n = b + c
     tail = sum(math.comb(n, i) for i in range(min(b, c) + 1))
     return min(1.0, 2 * tail / 2**n)  # int / int is correctly rounded, even for huge n
+
+
+def paired_score_interval(group: np.ndarray, diff: np.ndarray,
+                          n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """The lift's 95% interval per group from its per-case differences ``diff`` in [-1, 1].
+
+    A studentized score interval: the lifts ``D`` with ``(n - 1) (m - D)^2 / V(D) <= t^2``
+    (``m``: the mean difference, ``t``: Student's for ``n - 1`` degrees of freedom), ``V(D)``
+    being the variance of a case's difference under the likeliest distribution with mean ``D``
+    on the differences seen plus the extremes -1 and +1 (a case can at most go from never to
+    always passing). With one run per case that is Tango's score interval for paired proportions
+    (Tango 1998), with ``t`` for ``z``: its variance ``2 q21 + D (1 - D)`` keeps discordance
+    possible, so twelve cases that all flip give ``[(n - q^2) / (n + q^2), 1]`` (``q^2 = t^2 n /
+    (n - 1)``), not ``[1, 1]``. With several runs the likeliest distribution reweights the
+    differences seen (empirical likelihood), so averaging runs narrows the interval as it narrows
+    the cases' spread, and where ``V`` does not move with ``D`` this is the paired t interval.
+    Each bound is ``S1 / S0`` at the root of ``n th (m S0 - S1) = q^2`` along the tilt ``th``
+    (``S0``, ``S1``: means of ``1 / (1 + th d)`` and ``d / (1 + th d)``), or ``(n m + q^2) /
+    (n + q^2)`` once the tilt puts mass on the extreme. ``(-1, 1)`` under two cases.
+    """
+    n = np.bincount(group, minlength=n_groups)
+    code = (diff >= 1) + 2 * (diff <= -1)  # 1: a case at +1, 2: at -1, 0: neither
+    counts = np.bincount(group * 3 + code, minlength=3 * n_groups).reshape(-1, 3)
+    frac = (code == 0) & (diff != 0)
+    cell, x = group[frac], diff[frac]
+    # the lower bound is minus the upper bound of -diff: both sides solved as one batch
+    upper = _score_upper(np.concatenate([n, n]), np.concatenate([counts[:, 1], counts[:, 2]]),
+                         np.concatenate([counts[:, 2], counts[:, 1]]),
+                         np.concatenate([cell, cell + n_groups]), np.concatenate([x, -x]))
+    return -upper[n_groups:], upper[:n_groups]
+
+
+def _score_upper(n: np.ndarray, ones: np.ndarray, minus: np.ndarray, cell: np.ndarray,
+                 x: np.ndarray) -> np.ndarray:
+    """The upper score bound per group of ``n`` cases, ``ones`` at +1, ``minus`` at -1 and the
+    fractional differences ``x`` of group ``cell`` (the rest at 0). Groups without fractions
+    (one run per case) are solved once per (cases, up, down)."""
+    size = len(n)
+    fractional = np.bincount(cell, minlength=size) > 0
+    width = n.max(initial=0) + 1
+    key = np.where(fractional, -1 - np.arange(size), (n * width + ones) * width + minus)
+    _, first, problem = np.unique(key, return_index=True, return_inverse=True)
+    problem = problem.reshape(-1)
+    return _solve_upper(n[first], ones[first], minus[first], problem[cell], x)[problem]
+
+
+def _solve_upper(n: np.ndarray, ones: np.ndarray, minus: np.ndarray, of: np.ndarray,
+                 x: np.ndarray) -> np.ndarray:
+    """`_score_upper` for problems of ``n`` cases, ``ones`` at +1, ``minus`` at -1 and the
+    fractional differences ``x`` of problem ``of``: Newton's method on the tilt ``th``, kept
+    inside a shrinking bracket (bisection where a step would leave it). With ``w = 1 / (1 + th
+    d)``, ``S0 = mean(w)`` and ``g = mean((m - d) w)``: the statistic is ``n th g`` and the
+    bound ``m - g / S0`` (``g`` is summed as such: ``m S0 - S1`` would cancel)."""
+    size, safe_n = len(n), np.maximum(n, 1)
+    cases, at = np.unique(np.maximum(n, 2), return_inverse=True)
+    q2 = np.array([t_critical(k - 1) ** 2 * k / (k - 1) for k in cases.tolist()])[at.reshape(-1)]
+    m = (ones - minus + np.bincount(of, x, minlength=size)) / safe_n
+    zeros = n - ones - minus - np.bincount(of, minlength=size) + (n == 0)  # 1: none is moot
+    gap = m[of] - x
+
+    def sums(th: np.ndarray, slope: bool = False) -> list[np.ndarray]:
+        """S0, g and, with slope, g's derivative: the means over a problem's cases."""
+        up = ones / np.maximum(1 + th, 1e-300)  # the tilt reaches -1 only where +1 is moot
+        down, w = minus / (1 - th), 1 / (1 + th[of] * x)
+        found = [zeros + up + down + np.bincount(of, w, minlength=size),
+                 m * zeros + (m - 1) * up + (m + 1) * down
+                 + np.bincount(of, gap * w, minlength=size)]
+        if slope:  # d/dth of (m - d) / (1 + th d) is -d (m - d) / (1 + th d)^2
+            up2, down2 = up * up / np.maximum(ones, 1), down * down / np.maximum(minus, 1)
+            found.append((m - 1) * -up2 + (m + 1) * down2
+                         - np.bincount(of, x * gap * w * w, minlength=size))
+        return [f / safe_n for f in found]
+
+    s0, g = sums(np.full(size, -1.0))
+    boundary = (ones == 0) & (-n * g <= q2)  # the statistic at the tilt's end, -1
+    live = ~boundary & (n >= 2) & (m < 1)
+    lo, hi = np.full(size, -1.0), np.zeros(size)  # the statistic grows as the tilt goes to -1
+    spread = (ones + minus + np.bincount(of, x * x, minlength=size)) / safe_n - m * m
+    th = np.where(live, -np.sqrt(q2 / (safe_n * np.maximum(spread, 1e-12))).clip(0, 0.5), -0.5)
+    for _ in range(200):
+        s0, g, dg = sums(th, slope=True)
+        f, slope = n * th * g - q2, n * (g + th * dg)
+        lo, hi = np.where(f > 0, th, lo), np.where(f > 0, hi, th)
+        step = th - f / np.where(slope < 0, slope, -1.0)
+        done = (slope < 0) & (np.abs(step - th) <= 1e-14)  # the root, to rounding
+        inside = (slope < 0) & (step > lo) & (step < hi)
+        th = np.where(live & ~done, np.where(inside, step, (lo + hi) / 2), th)
+        if (~live | done | (hi - lo <= 1e-14)).all():
+            break
+    s0, g = sums(th)
+    bound = np.where(boundary, (n * m + q2) / (n + q2), m - g / s0)
+    return np.where((n < 2) | (m >= 1), 1.0, np.clip(bound, m, 1.0))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -11,25 +11,24 @@ Methods (docs/statistics.md; reference values in tests/test_stats.py):
 
 - The unit of independence is the case. A case's score in an arm is its pass fraction over the
   graded repeats. An error caused by the arm (context overflow, refusal, tool loop over budget)
-  is a graded failure; a transport error (after retries) is left out of denominators.
+  is a graded failure; a transport or check error is left out of every denominator.
 - Arm rate: the mean case score, with a Wilson 95% score interval over cases evaluated at that
-  rate. Case scores lie in [0, 1], so their variance is at most p(1 - p): with repeats the
-  interval is conservative, with one run it is the textbook Wilson interval. It always contains
-  the rate.
+  rate (conservative with repeats: case scores in [0, 1] vary at most p(1 - p)).
 - Lift: the mean over paired cases (graded in both arms) of skill score minus baseline score,
-  with a paired t 95% interval (df = cases - 1). Deterministic: no resampling.
+  with a paired score 95% interval (`formulas.paired_score_interval`), which never collapses to
+  a point: 12 cases that all flip give [+39, +100]. Deterministic: no resampling.
 - Exact test: the two-sided sign test on the cases whose score changed (b up, c down), which is
   McNemar's exact test when each case runs once.
-- Errors: a transport error and a check error (a check that could not run) leave a sample out
-  of every denominator alike; an arm-caused error is a graded failure.
-- Verdict: "inconclusive: errors in N cases" when errors leave N cases usable in one arm only;
-  "inconclusive: every sample errored" when no sample was graded; "inconclusive: uneven errors
-  (B baseline, S skill)" when the arms lost different numbers of samples to errors and the lost
-  samples could change the verdict: filled in as passes in one arm and failures in the other
-  (either way round), they give another verdict; "too few cases (N)" under `MIN_CASES` paired
-  cases; "helps"/"hurts" when the interval excludes 0 *and* the exact test agrees (p < 0.05,
-  same direction); else "no detectable effect". Simulated under no effect, "helps" comes up at
-  most 2.5% of the time (tests/test_stats_verdict.py).
+- Verdict: errors first, as unchecked claims: "inconclusive: errors in N cases"
+  (`errors_verdict`) when errors leave N cases usable in one arm only, or when "helps" ("hurts")
+  does not survive its errored samples filled in against it (failures with the skill, passes
+  without, or the reverse; N: cases with an errored sample), even if both arms lost as many;
+  "inconclusive: every sample errored"; "inconclusive: uneven errors (B baseline, S skill)"
+  when another verdict changes with the unevenly lost samples filled in either way round. Then
+  "too few cases (N)" under `MIN_CASES` paired cases; "helps"/"hurts" when the interval
+  excludes 0 *and* the exact test agrees (p < 0.05, same direction); else "no detectable
+  effect". Simulated under no effect, with errors where the skill fails or not, "helps" comes
+  up at most 2.5% of the time (tests/test_stats_verdict.py).
 """
 
 from __future__ import annotations
@@ -45,13 +44,14 @@ from registry.results.formulas import (
     ALPHA,
     detectable_lift,
     mcnemar_exact,
-    t_critical,
+    paired_score_interval,
     wilson_arrays,
 )
 
 MIN_CASES = 10
 INTERVAL_METHOD = "Wilson 95% score interval over cases, at the mean case pass fraction"
-LIFT_INTERVAL_METHOD = "paired t 95% interval over per-case differences (df = cases - 1)"
+LIFT_INTERVAL_METHOD = ("paired score 95% interval over per-case differences (Tango's, "
+                        "studentized; empirical likelihood with several runs)")
 EXACT_TEST = "exact two-sided sign test on cases whose pass fraction changed (McNemar)"
 VERDICTS = ("helps", "hurts", "no detectable effect", "too few cases", "inconclusive")
 NANO = 1_000_000_000  # dollars are summed as integer nanodollars: exact in any order
@@ -61,7 +61,7 @@ def verdict(lo: float, hi: float, p_value: float, b: int, c: int, *, cases: int,
             uneven: int = 0) -> str:
     """The verdict rule (module docstring): errors first, then size, then interval AND test."""
     if uneven:
-        return f"inconclusive: errors in {uneven} case{'s' if uneven > 1 else ''}"
+        return errors_verdict(uneven)
     if cases < MIN_CASES:
         return f"too few cases ({cases})"
     significant = p_value < ALPHA
@@ -70,6 +70,12 @@ def verdict(lo: float, hi: float, p_value: float, b: int, c: int, *, cases: int,
     if hi < 0 and significant and c > b:
         return "hurts"
     return "no detectable effect"
+
+
+def errors_verdict(cases: int) -> str:
+    """The verdict of a run whose errors in ``cases`` cases could decide it: "inconclusive:
+    errors in N cases", never ranked (`is_conclusive`)."""
+    return f"inconclusive: errors in {cases} case{'s' if cases != 1 else ''}"
 
 
 def is_conclusive(verdict_text: str) -> bool:
@@ -106,10 +112,9 @@ class Table(NamedTuple):
     samples lost to transport or check errors; ``repeats``: the most rows of one case in one
     arm; ``paired``: cases graded in both arms; ``lift``/``lift_lo``/``lift_hi``,
     ``b``/``c``/``p_value``: the paired lift and the exact test; ``gain``: normalized gain
-    (NaN when the baseline is 1);
-    ``uneven``: cases usable in one arm only because of errors; ``detectable``: the
-    smallest lift the suite detects at 80% power (inf under `MIN_CASES`); token and dollar
-    sums over graded samples (``cost`` NaN when a price is unknown).
+    (NaN when the baseline is 1); ``uneven``: cases usable in one arm only because of errors;
+    ``detectable``: the smallest lift the suite detects at 80% power (inf under `MIN_CASES`);
+    token and dollar sums over graded samples (``cost`` NaN when a price is unknown).
     """
 
     cases: np.ndarray
@@ -194,7 +199,8 @@ def table(o: Outcomes, n_groups: int) -> Table:
     paired = _paired(cell_group[has[:, 0] & has[:, 1]], score[has[:, 0] & has[:, 1]], n_groups)
     uneven = np.bincount(cell_group, uneven_cell, minlength=n_groups).astype(np.int64)
     samples, errors = per_group(graded).astype(np.int64), per_group(transport).astype(np.int64)
-    verdicts = _error_verdicts(o, n_groups, _verdicts(paired, uneven), samples, errors)
+    errored = np.bincount(cell_group, transport.sum(1) > 0, minlength=n_groups).astype(np.int64)
+    verdicts = _error_verdicts(o, n_groups, _verdicts(paired, uneven), samples, errors, errored)
     return Table(cases=cases, samples=samples, passes=per_group(passes).astype(np.int64),
                  errors=errors, rate=rate, rate_lo=rate_lo,
                  rate_hi=rate_hi, repeats=repeats, uneven=uneven, verdict=verdicts,
@@ -216,29 +222,43 @@ def _verdicts(paired: dict[str, np.ndarray], uneven: np.ndarray) -> np.ndarray:
 
 
 def _error_verdicts(o: Outcomes, n_groups: int, verdicts: np.ndarray, samples: np.ndarray,
-                    errors: np.ndarray) -> np.ndarray:
+                    errors: np.ndarray, errored: np.ndarray) -> np.ndarray:
     """Verdicts the errors leave standing, the others inconclusive (module docstring): no
-    sample graded, or errors uneven between the arms that could change the verdict."""
+    sample graded; "helps"/"hurts" undone by its errored samples filled in against it; another
+    verdict changed by uneven errors filled in either way. ``errored``: cases with an error."""
     lost_all = (samples.sum(1) == 0) & (errors.sum(1) > 0)
-    if not (lost_all.any() or (errors[:, 0] != errors[:, 1]).any()):
-        return verdicts  # most tables: nothing for this rule to look at
-    verdicts = verdicts.copy()
-    open_ = ~np.array([str(v).startswith("inconclusive") for v in verdicts], dtype=bool)
-    lopsided = (errors[:, 0] != errors[:, 1]) & ~lost_all & open_
+    if not errors.any():
+        return verdicts  # most tables: nothing for these rules to look at
+    verdicts, kinds = verdicts.copy(), _kinds(verdicts)
+    claims = (errored > 0) & ((kinds == "helps") | (kinds == "hurts"))
+    if claims.any():  # every errored sample fails in the arm the claim favours, passes in the other
+        favoured = np.where(kinds == "helps", 1, 0)
+        undone = claims & (_filled_kinds(o, n_groups, claims, 1 - favoured) != kinds)
+        for i in np.flatnonzero(undone).tolist():
+            verdicts[i] = errors_verdict(int(errored[i]))
+    lopsided = (errors[:, 0] != errors[:, 1]) & ~lost_all & (kinds != "inconclusive") & ~claims
     if lopsided.any():
-        sub = Outcomes(*(np.asarray(column)[lopsided[o.group]] for column in o))
         changed = np.zeros(n_groups, dtype=bool)
-        for favoured in (0, 1):  # every lost sample passes in this arm, fails in the other
-            filled = sub._replace(graded=sub.graded | sub.transport,
-                                  passed=(sub.passed & sub.graded)
-                                  | (sub.transport & (sub.arm == favoured)),
-                                  transport=np.zeros_like(sub.transport))
-            changed |= _kinds(table(filled, n_groups).verdict) != _kinds(verdicts)
+        for passing in (0, 1):  # every lost sample passes in this arm, fails in the other
+            changed |= _filled_kinds(o, n_groups, lopsided,
+                                     np.full(n_groups, passing)) != kinds
         for i in np.flatnonzero(lopsided & changed).tolist():
             verdicts[i] = (f"inconclusive: uneven errors ({errors[i, 0]} baseline, "
                            f"{errors[i, 1]} skill)")
-    verdicts[lost_all & open_] = "inconclusive: every sample errored"
+    verdicts[lost_all & (kinds != "inconclusive")] = "inconclusive: every sample errored"
     return verdicts
+
+
+def _filled_kinds(o: Outcomes, n_groups: int, chosen: np.ndarray,
+                  passing: np.ndarray) -> np.ndarray:
+    """The verdict kinds of the ``chosen`` groups with every errored sample graded: a pass in
+    arm ``passing[group]``, a failure in the other (other groups: "")."""
+    sub = Outcomes(*(np.asarray(column)[chosen[o.group]] for column in o))
+    filled = sub._replace(graded=sub.graded | sub.transport,
+                          passed=(sub.passed & sub.graded)
+                          | (sub.transport & (sub.arm == passing[sub.group])),
+                          transport=np.zeros_like(sub.transport))
+    return np.where(chosen, _kinds(table(filled, n_groups).verdict), "")
 
 
 def _kinds(verdicts: np.ndarray) -> np.ndarray:
@@ -247,20 +267,19 @@ def _kinds(verdicts: np.ndarray) -> np.ndarray:
 
 
 def _paired(group: np.ndarray, score: np.ndarray, n_groups: int) -> dict[str, np.ndarray]:
-    """Lift, t interval, sign test and normalized gain over the paired cells of each group."""
+    """Lift, score interval, sign test and normalized gain over the paired cells of each
+    group."""
     diff = score[:, 1] - score[:, 0]
     n = np.bincount(group, minlength=n_groups)
     lift = np.divide(np.bincount(group, diff, minlength=n_groups), n, out=np.zeros(n_groups),
                      where=n > 0)
-    squares = np.bincount(group, (diff - lift[group]) ** 2, minlength=n_groups)
-    se = np.sqrt(np.divide(squares, n * (n - 1.0), out=np.zeros(n_groups), where=n > 1))
-    half = np.where(n > 1, _per_value(t_critical, np.maximum(n - 1, 1)) * se, np.inf)
+    lo, hi = paired_score_interval(group, diff, n_groups)
     b = np.bincount(group, diff > 0, minlength=n_groups).astype(np.int64)
     c = np.bincount(group, diff < 0, minlength=n_groups).astype(np.int64)
     base, skill = (np.divide(np.bincount(group, score[:, k], minlength=n_groups), n,
                              out=np.zeros(n_groups), where=n > 0) for k in (0, 1))
     return {"paired": n.astype(np.int64), "lift": lift,
-            "lift_lo": np.clip(lift - half, -1.0, 1.0), "lift_hi": np.clip(lift + half, -1.0, 1.0),
+            "lift_lo": np.minimum(lo, lift), "lift_hi": np.maximum(hi, lift),
             "b": b, "c": c, "p_value": _per_pair(mcnemar_exact, b, c),
             "gain": np.divide(skill - base, 1 - base, out=np.full(n_groups, np.nan),
                               where=(base < 1) & (n > 0)),
@@ -370,10 +389,8 @@ def compare_arms(baseline: Mapping[str, Sequence[bool | None]],
 
 
 def case_status(passes: Sequence[bool | None]) -> str:
-    """Classify one case's repeats: "stable pass", "flaky", "stable fail" or "error".
-
-    Transport errors (None) are ignored unless every repeat errored; no repeat is an "error".
-    """
+    """Classify one case's repeats: "stable pass", "flaky", "stable fail" or "error" (every
+    repeat, if any, a transport error: None)."""
     graded = [p for p in passes if p is not None]
     if not graded:
         return "error"
