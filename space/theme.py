@@ -45,14 +45,15 @@ EXPLAINER = """
 **How to read this table.** Each row is one skill version evaluated on one model, in one mode,
 over one test suite: the same cases are answered *without* the skill (baseline) and *with* it,
 and each case is graded by deterministic checks. **Lift** is the difference in pass rate, in
-percentage points, with a paired 95% t interval over cases; **p** is the exact sign test on the
+percentage points, with a paired 95% score interval over cases (one that never collapses to a
+point, however few cases vary); **p** is the exact sign test on the
 cases that changed. The **verdict** is *helps* only when the whole interval is above zero *and*
 the exact test agrees, *hurts* the same below zero, *no detectable effect* otherwise (more cases
-narrow the interval). Fewer than 10 cases is *too few cases*; transport errors that fall on one
-arm only make it *inconclusive*. **+tokens** is what the skill adds to each prompt; **cost** is
-the with-skill arm's spend ("unknown" when a price is unknown, never a fake $0). Rows are ranked
-by the interval's lower bound; rows marked `-` are unranked (too few cases, errors, a subset or
-partial run, or a skill not in the registry).
+narrow the interval). Fewer than 10 cases is *too few cases*; a verdict that would not hold
+with every errored case counted against it is *inconclusive*. **+tokens** is what the skill
+adds to each prompt; **cost** is the with-skill arm's spend ("unknown" when a price is
+unknown, never a fake $0). Rows are ranked by the interval's lower bound; rows marked `-` are
+unranked (too few cases, errors, a subset or partial run, or a skill not in the registry).
 """
 
 

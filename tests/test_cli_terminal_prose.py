@@ -35,7 +35,7 @@ def on_a_terminal(*args: str, cwd) -> list[str]:
 
 def test_leaderboard_prose_on_an_80_column_terminal_wraps_at_spaces(tmp_path):
     prose = " ".join(line.strip() for line in on_a_terminal("leaderboard", cwd=tmp_path))
-    assert "paired t 95% interval over cases" in prose  # whole words, in order
+    assert "paired score 95% interval over cases" in prose  # whole words, in order
     assert "a wider terminal or --json shows them" in prose
 
 

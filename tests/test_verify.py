@@ -434,3 +434,27 @@ def test_cost_floors_are_per_model_when_rows_of_several_models_interleave():
     assert least_cost(rows[0]) == pytest.approx(1.7)
     found = cost_differences(rows, lambda r: f"{r.model} {r.case_id}")
     assert [d.sample for d in found] == [f"{priced} b"]  # 0.9 is over half the floor
+
+
+def test_a_run_closed_with_an_earlier_interval_replays_without_that_methods_figures(run,
+                                                                                     settings):
+    """Runs closed before the score interval stored a paired t interval (and no verdict rule):
+    they replay as verified on every figure the change left alone; a method name hubskills never
+    used, or an edited figure beside an earlier method, is still a mismatch."""
+    folder, _ = run
+    manifest = json.loads((folder / "manifest.json").read_text())
+    summary = manifest["summaries"][0]
+    summary["methods"]["lift_interval"] = "paired t 95% interval over per-case differences " \
+                                          "(df = cases - 1)"
+    del summary["methods"]["verdict"]
+    summary["stats"].update(lo=1.0, hi=1.0, verdict="helps", note=None)  # what t gave
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    assert verify(settings, folder).status == "verified"
+    summary["stats"]["lift"] = 0.9
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    assert [d.field for d in verify(settings, folder).differences] == ["stats.lift"]
+    summary["stats"]["lift"] = 1.0
+    summary["methods"]["lift_interval"] = "an interval of my own"
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    fields = {d.field for d in verify(settings, folder).differences}
+    assert {"stats.lo", "methods.lift_interval"} <= fields

@@ -29,9 +29,10 @@ if TYPE_CHECKING:
 VERDICTS = ("helps", "hurts", "no detectable effect", "too few cases", "inconclusive")
 DEFAULT_LIMIT = 50
 _ALL_SKILLS = 100_000  # tag lookups list every skill once
-_LEGEND = ("lift: skill minus baseline pass rate, in points, with a paired t 95% interval over "
-           "cases; p: exact sign test on the cases that changed. Ranked by the interval's lower "
-           "bound; unranked (-): fewer than 10 cases, uneven errors, a subset or partial run, "
+_LEGEND = ("lift: skill minus baseline pass rate, in points, with a paired score 95% interval "
+           "over cases; p: exact sign test on the cases that changed. Ranked by the interval's "
+           "lower bound; unranked (-): fewer than 10 cases, errors that could decide the verdict, "
+           "a subset or partial run, "
            "or no registry repo; an entry ranks only once its run is replayed (verified: replayed "
            "proves the grading and the arithmetic, spot-checked the outputs too). +tokens: the "
            "skill's input-token overhead per call; cost: the skill arm's total.")

@@ -20,6 +20,7 @@ from registry.results.stats import (
     EXACT_TEST,
     INTERVAL_METHOD,
     LIFT_INTERVAL_METHOD,
+    VERDICT_RULE,
     LiftStats,
     case_status,
 )
@@ -120,7 +121,7 @@ class ModelSummary:
     failed: bool = False  # every sample was lost to a transport or check error
     methods: dict[str, str] = field(default_factory=lambda: {
         "arm_interval": INTERVAL_METHOD, "lift_interval": LIFT_INTERVAL_METHOD,
-        "exact_test": EXACT_TEST})
+        "exact_test": EXACT_TEST, "verdict": VERDICT_RULE})
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form for `--json` and the Space (an infinite detectable lift is null)."""

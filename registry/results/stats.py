@@ -53,6 +53,13 @@ INTERVAL_METHOD = "Wilson 95% score interval over cases, at the mean case pass f
 LIFT_INTERVAL_METHOD = ("paired score 95% interval over per-case differences (Tango's, "
                         "studentized; empirical likelihood with several runs)")
 EXACT_TEST = "exact two-sided sign test on cases whose pass fraction changed (McNemar)"
+VERDICT_RULE = ("helps/hurts when the interval and the exact test agree, and only if it holds "
+                "with every errored case counted against it")
+#: Methods earlier hubskills stored, by key: a run closed with one of them replays with the
+#: figures that method alone decides left out of the comparison (`verify.summary`).
+EARLIER_METHODS = {"lift_interval": ("paired t 95% interval over per-case differences "
+                                     "(df = cases - 1)",),
+                   "verdict": (None,)}
 VERDICTS = ("helps", "hurts", "no detectable effect", "too few cases", "inconclusive")
 NANO = 1_000_000_000  # dollars are summed as integer nanodollars: exact in any order
 

@@ -3,11 +3,13 @@ engine computes from the regraded rows (`verify_regrade.py` regrades them)."""
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any
 
 from registry.evaluation.run_manifest import stored_summaries
 from registry.results.runs import ResultRow
+from registry.results.stats import EARLIER_METHODS
 from registry.verify.regrade import TOLERANCE, Difference
 
 
@@ -24,9 +26,32 @@ def compare_summaries(stored: list[dict[str, Any]], rows: list[ResultRow]) -> li
         # Equal as computed, so equal as read back (`_plain` only makes unequal things equal:
         # a tuple and a list, NaN and null): nothing to walk (most replays).
         if kept != summary and kept != (summary := _plain(summary)):
+            kept, summary = _by_their_methods(kept, summary)
             _walk(f"summary ({model})", "", kept, summary, differences)
     differences += [Difference(f"summary ({m})", "model", m, None) for m in by_model]
     return differences
+
+
+#: The figures each method alone decides (`stats.EARLIER_METHODS`): left out of the comparison
+#: when the run closed with an earlier method (the board shows them recomputed from the rows).
+_DECIDED_BY = {"lift_interval": (("stats", "lo"), ("stats", "hi")),
+               "verdict": (("stats", "verdict"), ("stats", "note"))}
+
+
+def _by_their_methods(stored: Any, fresh: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """`stored` and `fresh` without the figures of a method the run closed with that this
+    hubskills replaced; only methods hubskills once used count (any other name differs)."""
+    methods = stored.get("methods") if isinstance(stored, dict) else None
+    if not isinstance(methods, dict):
+        return stored, fresh
+    stored, fresh = copy.deepcopy(stored), copy.deepcopy(fresh)
+    for key, figures in _DECIDED_BY.items():
+        if methods.get(key) in EARLIER_METHODS[key]:
+            for section, name in (("methods", key), *figures):
+                for summary in (stored, fresh):
+                    if isinstance(summary.get(section), dict):
+                        summary[section].pop(name, None)
+    return stored, fresh
 
 
 def _walk(sample: str, path: str, stored: Any, fresh: Any, out: list[Difference]) -> None:
