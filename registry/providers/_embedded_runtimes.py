@@ -78,6 +78,9 @@ class _Xllamacpp:
         params.cpuparams.n_threads = threads
         params.cpuparams_batch.n_threads = threads
         params.verbosity = 0  # errors only: llama.cpp's load log is ~30 lines on stderr
+        # Its default (auto: on, on CPUs) changes the numbers enough to change answers at
+        # temperature 0 ("What is 2 + 2?" then runs on past "4."); off, as in llama-cpp-python.
+        params.flash_attn_type = xllamacpp.llama_flash_attn_type.LLAMA_FLASH_ATTN_TYPE_DISABLED
         params.warmup = False
         # The engine also listens on an ephemeral 127.0.0.1 port, open to every local process
         # and web page by default; hubskills never uses it, so it gets a key nobody knows.
