@@ -139,9 +139,7 @@ def cold_install(name: str, python: str) -> None:
               flush=True)
         if code:
             return
-    size = sum(f.stat().st_size for f in (work / "cache").rglob("*") if f.is_file())
-    print(f"  total: {total_wall:.0f} s wall ({total_wall / 60:.1f} min), {total_cpu:.0f} s cpu; "
-          f"pip cache {size / 1e6:.0f} MB")
+    print(f"  total: {total_wall:.0f} s wall ({total_wall / 60:.1f} min), {total_cpu:.0f} s cpu")
 
 
 def main() -> None:
