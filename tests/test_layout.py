@@ -40,7 +40,8 @@ LAYERS: list[set[str]] = [
     {"verify"},  # the one room of verification: replay, spot checks, admission, records
     {"publishing"},  # publish, push: into the registry, replayed on the way in
     {"registries"},  # which store a command opens, seeded with its runs replayed
-    {"generate", "install", "jobs", "gate"},  # jobs: sharded evaluations on HF Jobs; gate: `ci`
+    {"generate", "install", "jobs", "gate", "mcp"},  # jobs: sharded evaluations on HF Jobs;
+    # gate: `ci`; mcp: the registry as an MCP server (`hubskills mcp`)
     {"__init__"},  # the public API
     {"cli"},
 ]

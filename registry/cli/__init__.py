@@ -46,6 +46,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "list": ("registry.cli.list:list_command",
              "List skills in every agent folder (project and user): ours, hf skills', and "
              "others."),
+    "mcp": ("registry.cli.mcp:mcp_command",
+            "Serve the registry's skills to MCP hosts (stdio by default), with a search tool."),
     "models": ("registry.cli.models:models_command",
                "List model references, whether each is usable here, why, and its price."),
     "new": ("registry.cli.new:new_command",
@@ -99,7 +101,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 TASKS: dict[str, tuple[str, ...]] = {
     "Author": ("new", "validate", "suite", "generate", "tune", "scan"),
     "Evaluate": ("eval", "runs", "verify", "leaderboard", "models", "ask", "trace"),
-    "Share": ("publish", "search", "info", "versions", "registry", "review"),
+    "Share": ("publish", "search", "info", "versions", "registry", "review", "mcp"),
     "Install": ("pull", "install", "update", "list", "remove", "agents"),
 }
 #: Old spellings that still work but are not listed: `tests generate` is `suite generate`.
