@@ -32,7 +32,7 @@ LAYERS: list[set[str]] = [
     {"errors", "config", "_io", "_gc", "_install", "_lazy", "_turns", "_version",
      "secrets"},  # base modules
     {"format"},
-    {"scan", "providers", "sandbox", "hub"},
+    {"scan", "providers", "sandbox", "hub", "signing"},  # signing: skill.oms.sig, trust anchors
     {"agent"},  # agent mode: runners and workspaces, used by the evaluation engine
     {"results"},  # rows, manifests, statistics, the leaderboard core: values, no I/O to models
     {"evaluation"},

@@ -94,6 +94,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "trace": ("registry.cli.trace:trace_group",
               "Inspect agent traces (Claude Code, Codex, OpenCode, Gemini CLI, markdown, "
               "notes)."),
+    "sign": ("registry.cli.sign:sign_command",
+             "Sign every file of a skill folder into FOLDER/skill.oms.sig, offline."),
+    "keys": ("registry.cli.keys:keys_group",
+             "Key pairs for `hubskills sign`: `keys new PATH`."),
+    "trust": ("registry.cli.trust:trust_group",
+              "Trust anchors for signed skills: `trust add NAME FILE`, `trust list`, `trust "
+              "remove`."),
 }
 
 
@@ -102,7 +109,7 @@ TASKS: dict[str, tuple[str, ...]] = {
     "Author": ("new", "validate", "suite", "generate", "tune", "scan"),
     "Evaluate": ("eval", "runs", "verify", "leaderboard", "models", "ask", "trace"),
     "Share": ("publish", "search", "info", "versions", "registry", "review", "mcp"),
-    "Install": ("pull", "install", "update", "list", "remove", "agents"),
+    "Install": ("pull", "install", "update", "list", "remove", "agents", "trust"),
 }
 #: Old spellings that still work but are not listed: `tests generate` is `suite generate`.
 HIDDEN = frozenset({"tests"})

@@ -145,6 +145,8 @@ def _print_result(r: PullResult, project: Path) -> None:
     for line in r.changed:
         out.result(f"    {escape(line)}")
     _print_visibility(r)
+    if r.signer:  # skill.oms.sig verified against a trusted anchor
+        out.result(f"  signed by {escape(r.signer)} (a signature says who, not that it is safe)")
     if r.status == "up-to-date":
         return
     _findings_table([f for f in r.findings if f.severity in ("high", "medium")])

@@ -33,12 +33,16 @@ from registry.registries import get_store
 @click.option("--dry-run", is_flag=True, help="Fetch, verify and scan; write nothing.")
 @click.option("--allow-risky", is_flag=True,
               help="Install despite high-severity findings (never despite secrets).")
+@click.option("--require-signed", is_flag=True,
+              help="Refuse a skill without a skill.oms.sig (a present one is always verified "
+                   "against the anchors `hubskills trust add` stored).")
 @shared.registry_option
 @shared.project_option
 @shared.json_option
 def pull_command(spec: str, skills: tuple[str, ...], all_skills: bool, agent: str | None,
                  all_agents: bool, global_: bool, copy: bool, force: bool, dry_run: bool,
-                 allow_risky: bool, registry: str | None, project: Path, as_json: bool) -> None:
+                 allow_risky: bool, require_signed: bool, registry: str | None, project: Path,
+                 as_json: bool) -> None:
     """Install a skill into .agents/skills and your agents' folders, pinned in skills.lock.
 
     SPEC is a registry skill, a folder, or a git source: a folder inside the repository after
@@ -54,7 +58,8 @@ def pull_command(spec: str, skills: tuple[str, ...], all_skills: bool, agent: st
       hubskills pull https://github.com/anthropics/skills --skill pdf --skill docx
       hubskills pull git@gitlab.com:team/skills.git//csv-cleaning@v2 --global --copy
     """
-    options = {"copy": copy, "force": force, "dry_run": dry_run, "allow_risky": allow_risky}
+    options = {"copy": copy, "force": force, "dry_run": dry_run, "allow_risky": allow_risky,
+               "require_signed": require_signed}
     if "/" not in spec.partition("@")[0] and not is_source(spec):  # a bare name: no ns/name
         if not Path(spec).is_dir():
             raise no_such_folder(spec, "pull")  # hints the registry skill of that name

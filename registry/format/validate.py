@@ -46,6 +46,28 @@ def validate_skill(path: str | os.PathLike[str] | Skill) -> list[Problem]:
     return problems
 
 
+#: The spec's errors a pull shows as warnings instead (`validate` and `publish` keep the letter):
+#: agents load such a skill all the same. Claude Code, Codex and the others read `name` and
+#: `description` and ignore other keys; `metadata` is never interpreted by an agent; a link out
+#: of the folder dangles after install (or points at the user's own files, which the scanner
+#: judges, not the validator). Everything else (a name or description agents cannot use,
+#: unparseable frontmatter) still refuses a pull.
+TOLERATED_AT_PULL: dict[str, str] = {
+    "unknown-key": "agents ignore keys the specification does not list",
+    "metadata-not-string": "agents do not read metadata",
+    "metadata-not-mapping": "agents do not read metadata",
+    "reference-outside": "the link will not resolve once installed",
+}
+
+
+def at_pull(problems: list[Problem]) -> list[Problem]:
+    """`problems` as a pull judges them: the errors in `TOLERATED_AT_PULL` become warnings
+    (their message says why an agent loads the skill anyway)."""
+    return [Problem(p.code, "warning", f"{p.message} ({TOLERATED_AT_PULL[p.code]}; publish "
+                    "refuses it)", p.file, p.line)
+            if p.severity == "error" and p.code in TOLERATED_AT_PULL else p for p in problems]
+
+
 def has_errors(problems: list[Problem]) -> bool:
     """Whether any finding is an error (warnings do not block publishing)."""
     return any(p.severity == "error" for p in problems)

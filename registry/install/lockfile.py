@@ -130,6 +130,7 @@ class LockEntry:
     agents: tuple[str, ...] = ()
     copy: bool = False
     source: dict[str, str] | None = None  # a folder or git source: its path, or url/subdir/ref
+    signer: str | None = None  # who signed skill.oms.sig: certificate subject or key fingerprint
 
     def to_json(self) -> dict[str, Any]:
         """The entry as written in the lock (without the name, which is its key)."""
@@ -138,6 +139,8 @@ class LockEntry:
         data["agents"] = sorted(self.agents)
         if self.source is None:  # a registry pull's entry reads as it always did
             del data["source"]
+        if self.signer is None:  # an unsigned skill's entry reads as it always did
+            del data["signer"]
         return data
 
 
@@ -192,7 +195,8 @@ def _entry(name: str, item: dict[str, Any]) -> LockEntry:
                       version=None if item.get("version") is None else str(item["version"]),
                       registry=str(item.get("registry") or "local"),
                       agents=tuple(str(a) for a in item.get("agents") or ()),
-                      copy=bool(item.get("copy", False)), source=_source(item.get("source")))
+                      copy=bool(item.get("copy", False)), source=_source(item.get("source")),
+                      signer=None if item.get("signer") is None else str(item["signer"]))
     if entry.source is not None:  # `repo` is the source's key (`github:o/r/path`, `./path`)
         if not entry.repo.startswith((".", "/", "~", "github:", "git@", "git+")) \
                 and "://" not in entry.repo:

@@ -49,6 +49,7 @@ class PullResult:
     changed: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     lock_path: Path | None = None
+    signer: str | None = None  # who signed it (skill.oms.sig verified), None when unsigned
 
     @property
     def scan_summary(self) -> dict[str, int]:
@@ -78,7 +79,7 @@ def install_staged(staged: Staged, scope: Scope, agents: list[Agent], lock: Lock
         status="dry-run" if dry_run else ("updated" if previous else "installed"),
         registry=registry, findings=staged.findings, previous=previous,
         changed=changes(dest, staged.folder) if previous else [], notes=staged.notes,
-        lock_path=scope.lock_path)
+        lock_path=scope.lock_path, signer=staged.signer)
     result.placements = [AgentLink(dest, "files", ("agents",))] + [
         AgentLink(link.path, "copy" if copy else "symlink", link.agents) for link in links]
     if dry_run:
@@ -102,7 +103,7 @@ def record(lock: Lockfile, result: PullResult, agents: list[Agent], copy: bool) 
     lock.entries[result.name] = LockEntry(result.name, result.repo, result.sha,
                                           result.content_hash, result.version, result.registry,
                                           tuple(sorted(names)), copy,
-                                          source_entry(result.repo, result.ref))
+                                          source_entry(result.repo, result.ref), result.signer)
     lock.write()
 
 
@@ -114,7 +115,8 @@ def refresh(scope: Scope, name: str, marker: Marker, agents: list[Agent], copy: 
     links = _plan_links(dest, scope, agents, marker.repo, copy=copy, force=False)
     result = PullResult(marker.repo, name, marker.sha, marker.version, marker.ref,
                         marker.content_hash, dest, "up-to-date", marker.registry,
-                        previous=marker, notes=notes, lock_path=scope.lock_path)
+                        previous=marker, notes=notes, lock_path=scope.lock_path,
+                        signer=getattr(lock.entries.get(name), "signer", None))
     result.placements = [AgentLink(dest, "files", ("agents",))]
     if dry_run:
         result.placements += [AgentLink(x.path, "copy" if copy else "symlink", x.agents)

@@ -41,6 +41,7 @@ from registry.install.sources import (
 from registry.install.staging import Staged, check_staged, discard, prepare
 from registry.install.transaction import STAGING_PREFIX
 from registry.scan import STORE_LIMITS, SizeLimits
+from registry.signing import SignaturePolicy
 from registry.stores import Resolved, SkillStore
 from registry.stores.refs import check_ref, check_repo_id, is_version, normalize_version
 
@@ -65,7 +66,7 @@ def pull(spec: str, *, project: Path, store: SkillStore | None = None,
          agents: str | Sequence[str] | None = None, all_agents: bool = False,
          global_: bool = False, copy: bool = False, force: bool = False, dry_run: bool = False,
          allow_risky: bool = False, limits: SizeLimits = STORE_LIMITS,
-         skill: str | None = None) -> PullResult:
+         skill: str | None = None, require_signed: bool = False) -> PullResult:
     """Install `ns/name[@ref]` (or a folder or git source) into `.agents/skills/<name>` and
     the selected agents' folders, pinned in `skills.lock`.
 
@@ -84,12 +85,15 @@ def pull(spec: str, *, project: Path, store: SkillStore | None = None,
         allow_risky: install despite high-severity findings (never despite secrets).
         limits: size and count caps.
         skill: the skill to take from a source holding several.
+        require_signed: refuse a skill without a `skill.oms.sig` (a present one is always
+            verified against the anchors `hubskills trust add` stored).
 
     Raises:
         HubskillsError: (and subclasses) resolution, validation, scan or placement refused.
     """
     plan = Plan.of(project, agents=agents, all_agents=all_agents, global_=global_, copy=copy,
-                   force=force, dry_run=dry_run, allow_risky=allow_risky, limits=limits)
+                   force=force, dry_run=dry_run, allow_risky=allow_risky, limits=limits,
+                   require_signed=require_signed)
     if is_source(spec):
         return pull_source(spec, plan, skills=[skill] if skill else [])[0]
     repo, ref = parse_spec(spec)
@@ -111,11 +115,15 @@ class Plan:
     dry_run: bool = False
     allow_risky: bool = False
     limits: SizeLimits = STORE_LIMITS
+    signatures: SignaturePolicy | None = None  # None: the configured trust store
 
     @classmethod
     def of(cls, project: Path, *, agents: str | Sequence[str] | None = None,
-           all_agents: bool = False, global_: bool = False, **choices: Any) -> Plan:
+           all_agents: bool = False, global_: bool = False, require_signed: bool = False,
+           **choices: Any) -> Plan:
         """The scope and agents checked (links leading out refused) before anything else."""
+        if require_signed:
+            choices["signatures"] = SignaturePolicy(Settings.from_env().home, True)
         scope = Scope.of(project, global_)
         chosen = select_agents(scope.root, agents, all_agents=all_agents, global_=scope.global_)
         check_folders(scope.root, chosen, global_=scope.global_)
@@ -173,7 +181,8 @@ def _stage(repo: str, ref: str | None, store: SkillStore, plan: Plan) -> _Ready:
             return refresh(scope, current[0], current[1], plan.agents, plan.copy, lock,
                            list(resolved.notes), dry_run=plan.dry_run)
     staged = prepare(store, repo, resolved, scope, limits=plan.limits,
-                     allow_risky=plan.allow_risky, dry_run=plan.dry_run)
+                     allow_risky=plan.allow_risky, dry_run=plan.dry_run,
+                     signatures=plan.signatures)
     return staged, resolved.registry or store.kind
 
 

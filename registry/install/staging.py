@@ -3,10 +3,12 @@
 `prepare` is the gate every pull goes through before anything is placed. The staging folder
 (`.agents/skills/.hubskills-staging-*`, or a system temp folder for a dry run) is checked again
 whatever store filled it: no links or special files, safe relative paths, size and count caps,
-no installer marker files. Then the skill must pass the validator exactly as `publish` requires
-(its `name` equal to the repository's name, and never a Windows device name); the content hash
-must equal what the registry reports (and what skills.lock pins, if it does); and the scan must
-find no secrets and, unless the caller accepts risk, nothing of high severity.
+no installer marker files. A `skill.oms.sig` must verify over exactly these files, signed by an
+anchor the user trusts (`registry/signing`). Then the skill must pass the validator as `publish`
+requires, but for the deviations agents load anyway (`at_pull`: shown as warnings); its `name`
+equal to the repository's name, and never a Windows device name; the content hash must equal
+what the registry reports (and what skills.lock pins, if it does); and the scan must find no
+secrets and, unless the caller accepts risk, nothing of high severity.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from registry._io import make_temp_dir
+from registry.config import Settings
 from registry.errors import InvalidSkill, UnsafeSkill
 from registry.format.skill import (
     NAME_RE,
@@ -28,12 +31,13 @@ from registry.format.skill import (
     content_hash,
     load_skill,
 )
-from registry.format.validate import validate_skill
+from registry.format.validate import TOLERATED_AT_PULL, at_pull, validate_skill
 from registry.install.lockfile import HF_MARKER, MARKER_FILE, Scope
 from registry.install.sources import folder_name
 from registry.install.transaction import STAGING_PREFIX, make_dirs, remove_empty
 from registry.scan import Finding, SizeLimits, check_findings, check_relpath, scan_folder
 from registry.scan.paths import WINDOWS_DEVICES
+from registry.signing import SignaturePolicy
 from registry.stores import Resolved, SkillStore
 
 HOSTILE_HINT = "the repository is malformed or hostile; nothing was installed"
@@ -77,16 +81,19 @@ class Staged:
     findings: list[Finding]
     notes: list[str]
     created: list[Path] = field(default_factory=list)
+    signer: str | None = None  # certificate subject or key fingerprint, when signed
 
 
 def prepare(store: SkillStore, repo: str, resolved: Resolved, scope: Scope, *,
             limits: SizeLimits, allow_risky: bool = False, dry_run: bool = False,
-            expected_hash: str | None = None) -> Staged:
+            expected_hash: str | None = None,
+            signatures: SignaturePolicy | None = None) -> Staged:
     """Fetch `resolved` into a fresh staging folder, then verify and scan it.
 
     The staging folder sits in `.agents/skills` (a system temp folder with `dry_run`) and is
     removed again when anything is refused. With `expected_hash` (a pin from skills.lock) the
-    store need not report a hash: the pin is the check.
+    store need not report a hash: the pin is the check. `signatures` (default: the configured
+    trust store, unsigned allowed) decides what a present or missing `skill.oms.sig` does.
 
     Raises:
         UnsafeSkill, InvalidSkill, ScanFailed: the revision is refused.
@@ -100,7 +107,9 @@ def prepare(store: SkillStore, repo: str, resolved: Resolved, scope: Scope, *,
     try:
         fetched = store.fetch(repo, resolved.sha, folder, limits=limits,
                               pinned_hash=expected_hash)
-        staged = _verify(folder, repo, resolved, fetched.reported_hash, expected_hash, limits)
+        policy = signatures or SignaturePolicy(Settings.from_env().home)
+        staged = _verify(folder, repo, resolved, fetched.reported_hash, expected_hash, limits,
+                         policy)
         staged.notes[:0] = list(dict.fromkeys([*resolved.notes, *fetched.notes]))
         staged.findings = _scan(folder, repo, resolved, allow_risky, dry_run)
         staged.created = created
@@ -112,7 +121,7 @@ def prepare(store: SkillStore, repo: str, resolved: Resolved, scope: Scope, *,
 
 
 def _verify(folder: Path, repo: str, resolved: Resolved, reported: str | None,
-            expected: str | None, limits: SizeLimits) -> Staged:
+            expected: str | None, limits: SizeLimits, policy: SignaturePolicy) -> Staged:
     where = f"{repo}@{resolved.sha[:12]}"
     check_staged(folder, limits)
     for forged in (MARKER_FILE, HF_MARKER):
@@ -130,6 +139,7 @@ def _verify(folder: Path, repo: str, resolved: Resolved, reported: str | None,
                           f"pins {expected[:19]}; nothing of it was installed",
                           hint=f"hubskills update {pinned}  # or hubskills pull {repo}@"
                                f"{resolved.sha[:12]}: both re-pin what the registry reports")
+    signed = policy.check(folder, name=folder_name(repo), where=where)  # before any parse
     try:
         skill = load_skill(folder)
     except InvalidSkill as err:
@@ -147,21 +157,23 @@ def _verify(folder: Path, repo: str, resolved: Resolved, reported: str | None,
     if name in WINDOWS_DEVICES:
         raise UnsafeSkill(f"{where} declares the skill name {name!r}, a Windows device name "
                           "no folder can have there", hint=HOSTILE_HINT)
-    _validate(skill, repo, where)
+    notes.extend(_validate(skill, repo, where))
     if not reported:
         notes.append(f"{where}: the registry reports no content hash; computed {computed[:19]}")
-    return Staged(repo, resolved, folder, name, computed, [], notes)
+    return Staged(repo, resolved, folder, name, computed, [], notes,
+                  signer=signed.signer if signed else None)
 
 
-def _validate(skill: Skill, repo: str, where: str) -> None:
-    """Block on validation errors exactly as publish does, with the validator's messages.
+def _validate(skill: Skill, repo: str, where: str) -> list[str]:
+    """Block on validation errors as publish does, but for those agents load anyway
+    (`at_pull`), with the validator's messages; returns those as warnings to show.
 
     The staging folder's own name means nothing, so the name is checked against the folder
     the skill comes from: its repository's name.
     """
     repo_name, name = folder_name(repo), skill.name
-    errors = [p for p in validate_skill(skill) if p.severity == "error"
-              and p.code != "name-mismatch"]
+    found = at_pull([p for p in validate_skill(skill) if p.code != "name-mismatch"])
+    errors = [p for p in found if p.severity == "error"]
     if name != repo_name:
         errors.insert(0, Problem("name-mismatch", "error", f"name '{name[:80]}' does not match "
                                  f"the folder name '{repo_name}'"))
@@ -170,6 +182,8 @@ def _validate(skill: Skill, repo: str, where: str) -> None:
         raise InvalidSkill(f"{where} has {len(errors)} validation error(s): {found}",
                            hint=f"hubskills versions {repo}  # pick another version, or ask "
                                 "the publisher to run hubskills validate")
+    return [f"{p.location()}: {p.message}" for p in found
+            if p.code in TOLERATED_AT_PULL]
 
 
 def _scan(folder: Path, repo: str, resolved: Resolved, allow_risky: bool,

@@ -1,0 +1,35 @@
+"""`hubskills sign`: write a skill.oms.sig (OpenSSF Model Signing) over a skill folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.markup import escape
+
+from registry.cli import _output as out
+from registry.signing import sign_folder
+
+
+@click.command("sign")
+@click.argument("folder", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option("--key", "key", required=True, type=click.Path(path_type=Path, dir_okay=False),
+              help="The private key (PEM, ECDSA; `hubskills keys new` makes one).")
+@click.option("--certificate", type=click.Path(path_type=Path, dir_okay=False),
+              help="The signing certificate for KEY (certificate mode).")
+@click.option("--chain", multiple=True, type=click.Path(path_type=Path, dir_okay=False),
+              help="Certificates from the signing certificate up to the root (repeatable).")
+def sign_command(folder: Path, key: Path, certificate: Path | None,
+                 chain: tuple[Path, ...]) -> None:
+    """Sign every file of a skill folder into FOLDER/skill.oms.sig, offline.
+
+    \b
+    Examples:
+      hubskills keys new ~/.config/hubskills/acme.key
+      hubskills sign ./skills/csv-cleaning --key ~/.config/hubskills/acme.key
+      hubskills sign ./skills/csv-cleaning --key k.pem --certificate cert.pem --chain root.pem
+    """
+    path = sign_folder(folder, key=key, certificate=certificate, chain=chain)
+    out.result(f"Signed {escape(str(folder))}: {escape(str(path))}")
+    out.result("  any change to the folder after this voids it; users trust it with: "
+               "hubskills trust add NAME KEY.pub (or your root certificate)")

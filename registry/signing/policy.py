@@ -1,0 +1,33 @@
+"""What a pull does about signatures: verify a present one against the trusted anchors, and,
+with `require_signed`, refuse a skill that has none."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from registry.signing._oms import SIGNATURE_FILE
+from registry.signing.trust import anchors
+from registry.signing.verify import SignatureRefused, Signed, verify_folder
+
+
+@dataclass(frozen=True)
+class SignaturePolicy:
+    """The trust store (`<home>/trust`) and whether an unsigned skill is refused."""
+
+    home: Path
+    require_signed: bool = False
+
+    def check(self, folder: Path, *, name: str, where: str) -> Signed | None:
+        """The signer of the staged `folder`, None when unsigned (and allowed).
+
+        Raises:
+            SignatureRefused: the signature fails, or none and one is required.
+        """
+        signed = verify_folder(folder, anchors(self.home), name=name, where=where)
+        if signed is None and self.require_signed:
+            raise SignatureRefused(f"{where} is not signed (no {SIGNATURE_FILE}) and "
+                                   "--require-signed is set; nothing was installed",
+                                   hint="pull it without --require-signed if you trust its "
+                                        "source, or ask the publisher to sign it")
+        return signed

@@ -1,0 +1,86 @@
+"""Write a `skill.oms.sig` over a skill folder (OpenSSF Model Signing, key or certificate mode,
+both offline), and make a key pair for a publisher who has none.
+
+The signature is written by `model_signing` as its command-line tool writes it: every file of
+the folder but the signature itself, `.git*` included (a pull installs them, so they are signed).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from registry.errors import HubskillsError
+from registry.signing._oms import SIGNATURE_FILE, oms
+from registry.signing.trust import key_fingerprint
+
+
+@dataclass(frozen=True)
+class KeyPair:
+    """Where `new_key_pair` wrote the keys, and the public key's fingerprint."""
+
+    private: Path
+    public: Path
+    fingerprint: str
+
+
+def new_key_pair(private: Path, *, force: bool = False) -> KeyPair:
+    """An ECDSA P-256 key pair: `private` (PEM, mode 600) and `private` + `.pub`.
+
+    Raises:
+        HubskillsError: a key file exists already (without `force`).
+    """
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    public = private.with_name(private.name + ".pub")
+    for path in (private, public):
+        if path.exists() and not force:
+            raise HubskillsError(f"{path} exists; not overwriting a key",
+                                 hint="pass another path, or --force to replace it")
+    key = ec.generate_private_key(ec.SECP256R1())
+    private.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(private, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(key.private_bytes(serialization.Encoding.PEM,
+                                       serialization.PrivateFormat.PKCS8,
+                                       serialization.NoEncryption()))
+    public.write_bytes(key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+    return KeyPair(private, public, key_fingerprint(key.public_key()))
+
+
+def sign_folder(folder: Path, *, key: Path, certificate: Path | None = None,
+                chain: Sequence[Path] = ()) -> Path:
+    """Sign every file of `folder` into `folder/skill.oms.sig` (replacing an older one).
+
+    With `certificate` (and its `chain` up to the root) the signature carries it (certificate
+    mode); without, it names the key (key mode).
+
+    Raises:
+        HubskillsError: no SKILL.md there, a link in the folder, or a key the library refuses.
+    """
+    model_signing = oms()
+    if not (folder / "SKILL.md").is_file():
+        raise HubskillsError(f"{folder} holds no SKILL.md", hint="hubskills sign ./skills/NAME")
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for item in [*dirnames, *filenames]:
+            if Path(dirpath, item).is_symlink():
+                raise HubskillsError(f"{Path(dirpath, item)} is a link; a pull never installs "
+                                     "links, so none is signed", hint="replace it with the file")
+    config = model_signing.signing.Config()
+    try:
+        if certificate is None:
+            config.use_elliptic_key_signer(private_key=key)
+        else:
+            config.use_certificate_signer(private_key=key, signing_certificate=certificate,
+                                          certificate_chain=list(chain))
+        config.set_hashing_config(model_signing.hashing.Config().set_ignored_paths(
+            paths=[SIGNATURE_FILE], ignore_git_paths=False))
+        config.sign(folder, folder / SIGNATURE_FILE)
+    except (ValueError, TypeError, OSError) as err:
+        raise HubskillsError(f"cannot sign {folder}: {err}",
+                             hint="hubskills keys new KEY  # an ECDSA P-256 key pair") from err
+    return folder / SIGNATURE_FILE

@@ -1,0 +1,112 @@
+"""Trust anchors: certificates (a root or intermediate a signing certificate must chain to)
+and public keys the user added with `hubskills trust add NAME FILE`.
+
+They are stored as `<HUBSKILLS_HOME>/trust/<NAME>.pem`, beside the config, one PEM file each,
+so the store is readable and easy to audit (`ls`, `openssl x509 -in`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from registry._io import atomic_write_bytes
+from registry.errors import HubskillsError
+
+_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+_MAX_PEM = 256 * 1024
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """One trusted certificate bundle or public key."""
+
+    name: str
+    path: Path
+    kind: str  # "certificate" | "key"
+    identity: str  # the certificate's subject, or the key's fingerprint
+
+
+def trust_dir(home: Path) -> Path:
+    """Where the anchors live: `<HUBSKILLS_HOME>/trust`."""
+    return home / "trust"
+
+
+def key_fingerprint(public_key: object) -> str:
+    """`sha256:<hex>` of a public key's DER SubjectPublicKeyInfo (what `keys new` prints)."""
+    from cryptography.hazmat.primitives import serialization
+
+    der = public_key.public_bytes(  # type: ignore[attr-defined]  # any cryptography public key
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return "sha256:" + hashlib.sha256(der).hexdigest()
+
+
+def parse_anchor(name: str, data: bytes, path: Path) -> Anchor:
+    """The anchor a PEM file holds: certificates (the first names it) or one public key.
+
+    Raises:
+        HubskillsError: not a PEM certificate or public key.
+    """
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+
+    try:
+        certs = x509.load_pem_x509_certificates(data)
+        return Anchor(name, path, "certificate", certs[0].subject.rfc4514_string())
+    except ValueError:
+        pass
+    try:
+        key = serialization.load_pem_public_key(data)
+    except (ValueError, TypeError) as err:
+        raise HubskillsError(f"{path} holds no PEM certificate or public key",
+                             hint="pass the publisher's root certificate (.pem) or public key "
+                                  "(hubskills keys new writes one)") from err
+    return Anchor(name, path, "key", key_fingerprint(key))
+
+
+def add_anchor(home: Path, name: str, source: Path) -> Anchor:
+    """Trust the certificate(s) or public key in `source` under `name` (replacing it).
+
+    Raises:
+        HubskillsError: a bad name, an unreadable or oversized file, or no PEM in it.
+    """
+    if not _NAME.match(name):
+        raise HubskillsError(f"'{name}' is not a trust name (lowercase letters, digits, '.', "
+                             "'_', '-')", hint="hubskills trust add nvidia nv-agent-root-cert.pem")
+    try:
+        if source.stat().st_size > _MAX_PEM:
+            raise HubskillsError(f"{source} is over {_MAX_PEM // 1024} KiB; not a certificate "
+                                 "or key", hint="pass the PEM file itself")
+        data = source.read_bytes()
+    except OSError as err:
+        raise HubskillsError(f"cannot read {source}: {err.strerror}",
+                             hint="check the path") from err
+    target = trust_dir(home) / f"{name}.pem"
+    anchor = parse_anchor(name, data, target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(target, data)
+    return anchor
+
+
+def anchors(home: Path) -> list[Anchor]:
+    """Every trusted anchor, by name (files that are not valid anchors are skipped)."""
+    found = []
+    folder = trust_dir(home)
+    for path in sorted(folder.glob("*.pem")) if folder.is_dir() else []:
+        try:
+            if path.is_file() and path.stat().st_size <= _MAX_PEM:
+                found.append(parse_anchor(path.stem, path.read_bytes(), path))
+        except (OSError, HubskillsError):
+            continue
+    return found
+
+
+def remove_anchor(home: Path, name: str) -> bool:
+    """Stop trusting `name`; returns whether it was trusted."""
+    path = trust_dir(home) / f"{name}.pem"
+    if _NAME.match(name) and path.is_file():
+        path.unlink()
+        return True
+    return False

@@ -1,0 +1,162 @@
+"""Check a skill folder against its `skill.oms.sig` (OpenSSF Model Signing) before install.
+
+`model_signing` does the cryptography and the comparison (`verifying.Config.verify`, configured
+as its own command-line tool configures it); on top, we refuse what it lets through for models
+but an installer must not: files it ignores (`.git*`, paths the signer listed as ignored) that
+would still be installed, a signature whose subject names another skill, and a signer no anchor
+the user trusts vouches for. A certificate is checked at its own issue time, as the library does
+(so an expired signing certificate still verifies what it signed while it was valid).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from registry.errors import UnsafeSkill
+from registry.signing._oms import SIGNATURE_FILE, oms, read_bundle
+from registry.signing.trust import Anchor
+
+MAX_SIGNATURE_BYTES = 1024 * 1024
+_TRUST_HINT = ("hubskills trust add NAME ROOT-CERT.pem  # the publisher's root certificate or "
+               "public key, once you have it from them")
+
+
+class SignatureRefused(UnsafeSkill):
+    """A present signature does not vouch for these exact bytes, or no trusted anchor for it."""
+
+
+@dataclass(frozen=True)
+class Signed:
+    """Who signed a folder that verified: the signer's identity and the anchor that vouched."""
+
+    signer: str  # certificate subject, or key fingerprint
+    anchor: str  # the trust name
+    mode: str  # "certificate" | "key"
+
+
+def verify_folder(folder: Path, trusted: Sequence[Anchor], *, name: str,
+                  where: str | None = None) -> Signed | None:
+    """Verify `folder/skill.oms.sig` over every file of `folder`; None when there is none.
+
+    Args:
+        folder: the staged skill (no links: the staging check refused them).
+        trusted: the anchors the user trusts.
+        name: the skill's name; the signature must have been made for a folder of that name.
+        where: how errors name the skill (default: the folder).
+
+    Raises:
+        SignatureRefused: malformed, untrusted, or not matching the files (naming them).
+    """
+    sig = folder / SIGNATURE_FILE
+    if not (sig.exists() or sig.is_symlink()):
+        return None
+    where = where or str(folder)
+    if not sig.is_file() or sig.stat().st_size > MAX_SIGNATURE_BYTES:
+        raise SignatureRefused(f"{where}: {SIGNATURE_FILE} is not a file under "
+                               f"{MAX_SIGNATURE_BYTES // 1024} KiB", hint=_hint(name))
+    model_signing = oms()
+    try:
+        bundle = read_bundle(sig).bundle
+    except Exception as err:  # noqa: BLE001  any parse failure of the library is "malformed"
+        raise SignatureRefused(f"{where}: {SIGNATURE_FILE} is malformed ({_short(err)})",
+                               hint=_hint(name)) from err
+    config, signed = _configure(model_signing, bundle, trusted, where)
+    config.set_hashing_config(model_signing.hashing.Config().set_ignored_paths(
+        paths=[SIGNATURE_FILE], ignore_git_paths=False))
+    try:
+        config.verify(folder, sig)
+        manifest = config._verifier.verify(read_bundle(sig))  # the signed file list (no public
+    except Exception as err:  # noqa: BLE001  getter); any failure of the library is a refusal
+        raise SignatureRefused(f"{where}: {SIGNATURE_FILE} does not verify: {_short(err)}",
+                               hint=_hint(name)) from err
+    _check_covered(folder, manifest, where, name)
+    return signed
+
+
+def _configure(model_signing: Any, bundle: Any, trusted: Sequence[Anchor],
+               where: str) -> tuple[Any, Signed]:
+    """The verifying config for the bundle's mode, with the anchors that may vouch for it."""
+    material = bundle.verification_material
+    chain = getattr(material, "x509_certificate_chain", None)
+    config = model_signing.verifying.Config()
+    if chain is not None and chain.certificates:
+        from cryptography import x509
+
+        try:
+            subject = x509.load_der_x509_certificate(
+                chain.certificates[0].raw_bytes).subject.rfc4514_string()
+        except ValueError as err:
+            raise SignatureRefused(f"{where}: the signing certificate is malformed",
+                                   hint=_TRUST_HINT) from err
+        certs = [a for a in trusted if a.kind == "certificate"]
+        if not certs:  # never an empty chain: the library would fall back to the system roots
+            raise SignatureRefused(f"{where} is signed by {subject}, and no certificate is "
+                                   "trusted here", hint=_TRUST_HINT)
+        config.use_certificate_verifier(certificate_chain=[a.path for a in certs])
+        return config, Signed(subject, _chain_anchor(chain, certs), "certificate")
+    hint = getattr(getattr(material, "public_key", None), "hint", None)
+    for anchor in (a for a in trusted if a.kind == "key"):
+        if hint and _key_hint(anchor) == hint:
+            config.use_elliptic_key_verifier(public_key=anchor.path)
+            return config, Signed(anchor.identity, anchor.name, "key")
+    raise SignatureRefused(f"{where} is signed with a key no anchor here trusts",
+                           hint=_TRUST_HINT)
+
+
+def _key_hint(anchor: Anchor) -> str:
+    """The key hint `model_signing` writes in a key-mode bundle: sha256 of the key's PEM."""
+    import hashlib
+
+    from cryptography.hazmat.primitives import serialization
+
+    key = serialization.load_pem_public_key(anchor.path.read_bytes())
+    return hashlib.sha256(key.public_bytes(serialization.Encoding.PEM,
+                                           serialization.PublicFormat.SubjectPublicKeyInfo)
+                          ).hexdigest()
+
+
+def _chain_anchor(chain: Any, certs: Sequence[Anchor]) -> str:
+    """The trust name whose certificate issued the top of the bundle's chain (best effort)."""
+    from cryptography import x509
+
+    issuers = set()
+    for item in chain.certificates:
+        try:
+            issuers.add(x509.load_der_x509_certificate(item.raw_bytes).issuer.rfc4514_string())
+        except ValueError:
+            continue
+    return next((a.name for a in certs if a.identity in issuers), certs[0].name)
+
+
+def _check_covered(folder: Path, manifest: Any, where: str, name: str) -> None:
+    """Every file that would be installed is one the signature lists, for this skill."""
+    signed_for = getattr(manifest, "model_name", name)
+    if signed_for != name:
+        raise SignatureRefused(f"{where}: {SIGNATURE_FILE} was made for '{signed_for}', not "
+                               f"'{name}'", hint=_hint(name))
+    listed = {str(rd.identifier) for rd in manifest.resource_descriptors()}
+    present = set()
+    for dirpath, _, filenames in os.walk(folder):
+        for item in filenames:
+            rel = Path(dirpath, item).relative_to(folder).as_posix()
+            if rel != SIGNATURE_FILE:
+                present.add(rel)
+    unsigned = sorted(present - listed)
+    if unsigned:
+        raise SignatureRefused(f"{where}: {', '.join(unsigned[:5])} "
+                               f"{'is' if len(unsigned) == 1 else 'are'} not covered by "
+                               f"{SIGNATURE_FILE} (added after signing)", hint=_hint(name))
+
+
+def _hint(name: str) -> str:
+    return (f"nothing was installed; get {name} again from its publisher, or ask them to "
+            "re-sign it")
+
+
+def _short(err: BaseException) -> str:
+    text = " ".join(str(err).split()) or type(err).__name__
+    return text if len(text) <= 400 else text[:400] + "…"
