@@ -244,3 +244,34 @@ async def _refuses_hostile(session: ClientSession, skills: list[dict[str, Any]])
         await _call(session, "resources/directory/read", uri=skills[0]["uri"])
     with pytest.raises(MCPError):  # a cursor we never made
         await _call(session, "skills/list", cursor="not-ours")
+
+
+def test_listing_latest_or_newest_verified(skills_dir: Path, tmp_path: Path) -> None:
+    """A new version with no runs is listed by "latest" without figures; "verified" keeps
+    listing the replayed one, and the new one is still served by URI."""
+    from registry.mcp import Catalog
+    from registry.mcp.catalog import META_KEY as KEY
+
+    store = get_store(Settings.from_env())
+    repo = "hubskills/agent-skill-md"
+    old = store.resolve(repo)
+    new = store.publish(skills_dir / "agent-skill-md", repo=repo, version="9.0.0")
+    latest = {rev.repo: rev for rev in Catalog(store).listed()}
+    assert (latest[repo].sha, latest[repo].version) == (new.sha, "9.0.0")
+    meta = Catalog(store).entry(latest[repo])["_meta"][KEY]
+    assert meta["verification"] is None and meta["lift"] == [] and meta["version"] == "9.0.0"
+    verified = Catalog(store, listing="verified")
+    listed = {rev.repo: rev for rev in verified.listed()}
+    assert (listed[repo].sha, listed[repo].version) == (old.sha, old.version)
+    assert verified.entry(listed[repo])["_meta"][KEY]["verification"] in ("replayed",
+                                                                          "spot-checked")
+    assert verified.lookup(parse(latest[repo].uri())).sha == new.sha
+
+
+def test_http_option_needs_host_and_port() -> None:
+    from click.testing import CliRunner
+
+    from registry.cli import cli
+
+    result = CliRunner().invoke(cli, ["mcp", "--http", "8765"])
+    assert result.exit_code == 2 and "HOST:PORT" in result.output

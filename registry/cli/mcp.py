@@ -23,8 +23,13 @@ def _host_port(value: str | None) -> tuple[str, int] | None:
 @click.command("mcp")
 @click.option("--http", "http", default=None, metavar="HOST:PORT",
               help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio.")
+@click.option("--listing", type=click.Choice(["latest", "verified"]), default="latest",
+              show_default=True,
+              help="Which version of each skill skills/list lists: the latest, or the newest "
+                   "whose lift is replayed or spot-checked (others stay readable by URI) "
+                   "[env: HUBSKILLS_MCP_LISTING].")
 @shared.registry_option
-def mcp_command(http: str | None, registry: str | None) -> None:
+def mcp_command(http: str | None, listing: str, registry: str | None) -> None:
     """Serve the registry's skills to MCP hosts (stdio by default), with a search tool.
 
     Every file is a skill:// resource pinned to an immutable revision; each skill's entry
@@ -34,7 +39,7 @@ def mcp_command(http: str | None, registry: str | None) -> None:
     Examples:
       hubskills mcp                          # stdio: what a host's config launches
       hubskills mcp --http 127.0.0.1:8765    # http://127.0.0.1:8765/mcp
-      hubskills mcp --registry hub
+      hubskills mcp --registry hub --listing verified
     """
     address = _host_port(http)
     if importlib.util.find_spec("mcp") is None:
@@ -43,7 +48,7 @@ def mcp_command(http: str | None, registry: str | None) -> None:
     from registry.mcp import Catalog, build_server, serve_http, serve_stdio
 
     _, store = shared.open_store(registry)
-    server = build_server(Catalog(store))
+    server = build_server(Catalog(store, listing=listing))
     if address:
         serve_http(server, *address)
     else:

@@ -15,13 +15,13 @@ import logging
 import mimetypes
 import tempfile
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from registry.errors import HubskillsError
 from registry.format.skill import parse_frontmatter, split_frontmatter
-from registry.mcp.meta import skill_meta
+from registry.mcp.meta import Figures, empty_figures, is_verified, version_figures
 from registry.mcp.uris import SkillUri, file_uri
 from registry.stores.base import SkillInfo, SkillStore
 
@@ -30,6 +30,7 @@ logger = logging.getLogger(__name__)
 #: the `_meta` key of hubskills' annotations (the extension leaves provenance to intermediaries
 #: under their own reverse-domain prefix)
 META_KEY = "io.hubskills/registry"
+LISTINGS = ("latest", "verified")  # which version of each skill `skills/list` lists
 _ALL = 100_000
 
 
@@ -55,15 +56,25 @@ class Revision:
 
 
 class Catalog:
-    """The skills of `store` as MCP serves them; thread-safe, one per server."""
+    """The skills of `store` as MCP serves them; thread-safe, one per server.
 
-    def __init__(self, store: SkillStore) -> None:
+    `listing` says which version of each skill is listed: "latest", or "verified" (the newest
+    whose best leaderboard entry is replayed or spot-checked; a skill with none is not listed,
+    yet `skills/get` and reads still answer for every revision).
+    """
+
+    def __init__(self, store: SkillStore, *, listing: str = "latest") -> None:
+        if listing not in LISTINGS:
+            raise ValueError(f"listing must be one of {LISTINGS}, not {listing!r}")
         self.store = store
+        self.listing = listing
         self._lock = threading.Lock()
         self._revisions: dict[tuple[str, str], Revision] = {}
         self._token: tuple[str, str] | None = None
         self._latest: list[tuple[SkillInfo, str]] = []
-        self._meta: dict[str, dict[str, Any]] = {}
+        self._figures: Figures = {}
+        self._licenses: dict[str, str | None] = {}
+        self._results_error: str | None = None
         self._scans: dict[tuple[str, str], dict[str, Any]] = {}
 
     def listed(self) -> list[Revision]:
@@ -71,16 +82,24 @@ class Catalog:
         self._refresh()
         return [self.revision(info.repo, sha, info.version) for info, sha in self._latest]
 
+    def figures(self, rev: Revision) -> dict[str, Any]:
+        """What the results say about `rev`'s version (`meta.version_figures`)."""
+        return self._figures.get((rev.repo, rev.version)) or empty_figures()
+
     def entry(self, rev: Revision) -> dict[str, Any]:
         """The extension's `Skill` entry of `rev`, with hubskills' `_meta`."""
+        if self._token is None:  # a skills/get before any listing: read the figures once
+            self._refresh()
         resources = [{"uri": rev.uri(path), "digest": "sha256:" + hashlib.sha256(data).hexdigest(),
                       "size": len(data)} for path, data in sorted(rev.files.items())]
-        meta = dict(self._meta.get(rev.repo, {}))
-        if meta.get("version") != rev.version:  # an older revision: its own figures only
-            meta = {"version": rev.version, "lift": []}
+        meta: dict[str, Any] = {
+            "repo": rev.repo, "revision": rev.sha, "version": rev.version,
+            "license": self._licenses.get(rev.repo), **self.figures(rev),
+            "scan": self._scan(rev)}
+        if self._results_error:
+            meta["results_error"] = self._results_error
         return {"uri": rev.uri(), "frontmatter": rev.frontmatter, "resources": resources,
-                "_meta": {META_KEY: {"repo": rev.repo, "revision": rev.sha, **meta,
-                                     "scan": self._scan(rev)}}}
+                "_meta": {META_KEY: meta}}
 
     def revision(self, repo: str, sha: str, version: str | None = None) -> Revision:
         """The files and frontmatter of `repo` at `sha`, fetched once.
@@ -152,7 +171,7 @@ class Catalog:
             text = f"{info.repo} {info.name} {info.description} {' '.join(info.tags)}".lower()
             hits = sum(word in text for word in words)
             if hits or not words:
-                lift = self._meta.get(info.repo, {}).get("best_lift_lo")
+                lift = self._figures.get((info.repo, info.version), {}).get("best_lift_lo")
                 scored.append((-hits, -(lift if lift is not None else -1.0), info.repo, info, sha))
         scored.sort(key=lambda item: item[:3])
         return [(info, self.revision(info.repo, sha, info.version))
@@ -164,11 +183,25 @@ class Catalog:
             if token == self._token:
                 return
         infos = self.store.search("", limit=_ALL)
-        latest = [(info, self.store.resolve(info.repo, info.version or None).sha)
-                  for info in infos]
-        meta = skill_meta(self.store, infos)
+        figures, error = version_figures(self.store)
+        listed = []
+        for info in infos:
+            chosen = self._chosen(info, figures)
+            if chosen is not None:
+                listed.append(chosen)
         with self._lock:
-            self._token, self._latest, self._meta = token, latest, meta
+            self._token, self._latest, self._figures = token, listed, figures
+            self._licenses = {info.repo: info.license for info in infos}
+            self._results_error = error
+
+    def _chosen(self, info: SkillInfo, figures: Figures) -> tuple[SkillInfo, str] | None:
+        """(info, revision) of the version of `info` the listing names, None for none."""
+        if self.listing == "latest":
+            return info, self.store.resolve(info.repo, info.version or None).sha
+        for version in self.store.versions(info.repo):  # newest first
+            if is_verified(figures.get((info.repo, version.version), {})):
+                return replace(info, version=version.version), version.sha
+        return None
 
     def _fetch(self, repo: str, sha: str, version: str | None) -> Revision:
         with tempfile.TemporaryDirectory(prefix="hubskills-mcp-") as tmp:

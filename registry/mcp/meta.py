@@ -1,46 +1,70 @@
-"""What hubskills knows about each served skill, for the `_meta` of its MCP entry.
+"""What hubskills knows about each served skill version, for the `_meta` of its MCP entry.
 
-Per skill (its latest version): the version, the license, the verification badge of its best
-entry and, per model and mode, the lift with its 95% interval, the verdict, the rank and the
-badge, all from the leaderboard core (`results.leaderboard.entries` with the store's badges),
-as `hubskills leaderboard` shows them. A store whose results cannot be read still serves its
-skills: their lift list is empty and `results_error` says why.
+Per (repo, version), from the leaderboard core with the store's verification badges, as
+`hubskills leaderboard` shows them: per model and mode, the lift with its 95% interval, the
+verdict, the rank and the badge (`entries`), and the trigger recall and false-trigger rate with
+their intervals (`trigger_entries`); the version's badge is its best entry's. A store whose
+results cannot be read still serves its skills: no figures, and `results_error` says why.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+from collections import defaultdict
 from typing import Any
 
 from registry.errors import HubskillsError
 from registry.results.leaderboard import Entry, entries
-from registry.stores.base import SkillInfo, SkillStore
+from registry.results.leaderboard_badges import RANKABLE
+from registry.results.trigger_board import TriggerEntry, trigger_entries
+from registry.stores.base import SkillStore
 from registry.stores.verifications import badges
 
 logger = logging.getLogger(__name__)
 
+Figures = dict[tuple[str, str | None], dict[str, Any]]
 
-def skill_meta(store: SkillStore, infos: list[SkillInfo]) -> dict[str, dict[str, Any]]:
-    """Repo id -> the `_meta` figures of its latest version (see the module docstring)."""
-    error = None
+
+def version_figures(store: SkillStore) -> tuple[Figures, str | None]:
+    """(repo, version) -> its `_meta` figures, and why the results were unreadable (or None)."""
     try:
-        ranked = entries(store.results_frame(), badges=badges(store))
+        frame = store.results_frame()
+        found = badges(store)
+        ranked, triggers = entries(frame, badges=found), trigger_entries(frame, badges=found)
     except HubskillsError as err:
-        logger.warning("results unreadable, serving skills without lift: %s", err)
-        ranked, error = [], str(err)
-    meta = {}
-    for info in infos:
-        own = [e for e in ranked if e.repo == info.repo and e.version == info.version]
+        logger.warning("results unreadable, serving skills without figures: %s", err)
+        return {}, str(err)
+    by_version: dict[tuple[str, str | None], list[Entry]] = defaultdict(list)
+    for entry in ranked:
+        if entry.repo:
+            by_version[(entry.repo, entry.version)].append(entry)
+    by_trigger: dict[tuple[str, str | None], list[TriggerEntry]] = defaultdict(list)
+    for trigger in triggers:
+        if trigger.repo:
+            by_trigger[(trigger.repo, trigger.version)].append(trigger)
+    figures: Figures = {}
+    for key in {*by_version, *by_trigger}:
+        own = by_version.get(key, [])
         best = next((e for e in own if e.rank is not None), own[0] if own else None)
-        meta[info.repo] = {
-            "version": info.version, "license": info.license,
+        figures[key] = {
             "verification": best.verification if best else None,
             "best_lift_lo": _num(best.lift_lo) if best and best.rank is not None else None,
             "lift": [_lift(e) for e in own],
-            **({"results_error": error} if error else {}),
+            "triggers": [_trigger(t) for t in by_trigger.get(key, [])],
         }
-    return meta
+    return figures, None
+
+
+def empty_figures() -> dict[str, Any]:
+    """The figures of a version with no results."""
+    return {"verification": None, "best_lift_lo": None, "lift": [], "triggers": []}
+
+
+def is_verified(figures: dict[str, Any]) -> bool:
+    """Whether a version's best entry is replayed or spot-checked (what `--listing verified`
+    lists)."""
+    return figures.get("verification") in RANKABLE
 
 
 def _lift(entry: Entry) -> dict[str, Any]:
@@ -53,6 +77,17 @@ def _lift(entry: Entry) -> dict[str, Any]:
             "verdict": entry.verdict, "rank": entry.rank, "status": entry.status,
             "verification": entry.verification, "cases": entry.cases,
             "repeats": entry.repeats, "run_id": entry.run_id}
+
+
+def _trigger(entry: TriggerEntry) -> dict[str, Any]:
+    """One trigger entry: recall over should-trigger queries, the false-trigger rate over the
+    others, each with its interval (shares)."""
+    return {"model": entry.model, "recall": _num(entry.recall), "recall_lo": _num(entry.recall_lo),
+            "recall_hi": _num(entry.recall_hi), "should": entry.should,
+            "false_triggers": _num(entry.false_triggers), "false_lo": _num(entry.false_lo),
+            "false_hi": _num(entry.false_hi), "should_not": entry.should_not,
+            "status": entry.status, "verification": entry.verification,
+            "run_id": entry.run_id}
 
 
 def _num(value: float | None) -> float | None:

@@ -35,5 +35,6 @@ def search_result(catalog: Catalog, query: str, limit: int) -> dict[str, Any]:
                      "description": info.description, "version": meta.get("version"),
                      "revision": rev.sha, "license": meta.get("license"),
                      "verification": meta.get("verification"), "lift": meta.get("lift", []),
+                     "triggers": meta.get("triggers", []),
                      "scan_findings": meta["scan"]["findings"]})
     return {"skills": hits}
