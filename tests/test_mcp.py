@@ -275,3 +275,55 @@ def test_http_option_needs_host_and_port() -> None:
 
     result = CliRunner().invoke(cli, ["mcp", "--http", "8765"])
     assert result.exit_code == 2 and "HOST:PORT" in result.output
+
+
+def test_pages_binary_files_and_nested_folders_in_process(tmp_path: Path) -> None:
+    """One skill a page through every page; a binary file comes back as a blob, byte for byte;
+    a directory read pages too and descends into subfolders."""
+    from mcp import Client
+
+    from registry.mcp import Catalog, build_server
+
+    folder = tmp_path / "odd-bytes"
+    (folder / "assets" / "img").mkdir(parents=True)
+    (folder / "SKILL.md").write_bytes(b"---\nname: odd-bytes\ndescription: Bytes of every "
+                                      b"kind. Use when testing.\n---\r\nCRLF body\r\n")
+    binary = bytes(range(256)) * 4
+    (folder / "assets" / "img" / "all.bin").write_bytes(binary)
+    (folder / "assets" / "notes.txt").write_bytes("caf\u00e9 \u2603\n".encode())
+    store = get_store(Settings.from_env())
+    published = store.publish(folder, repo="hubskills/odd-bytes", version="1.0.0")
+    server = build_server(Catalog(store), page=1)
+
+    async def main() -> None:
+        async with Client(server, mode="2026-07-28") as client:
+            session = client.session
+            pages, skills, cursor = 0, [], None
+            while True:
+                page = await _call(session, "skills/list", **({"cursor": cursor} if cursor else {}))
+                pages += 1
+                skills += page["skills"]
+                cursor = page.get("nextCursor")
+                if not cursor:
+                    break
+            assert pages == len(skills) == 4
+            (odd,) = [s for s in skills if s["frontmatter"]["name"] == "odd-bytes"]
+            root = parse(odd["uri"])
+            assert root.revision == published.sha
+            oracle = _fetched(Path(os.environ["HUBSKILLS_HOME"]), tmp_path, root.repo,
+                              root.revision)
+            for resource in odd["resources"]:
+                assert await _read(session, resource["uri"]) == oracle[parse(resource["uri"]).path]
+            blob = await session.read_resource(f"{root.root}/assets/img/all.bin")
+            assert isinstance(blob.contents[0], types.BlobResourceContents)
+            first = await _call(session, "resources/directory/read", uri=root.root)
+            assert len(first["resources"]) == 1 and first["nextCursor"]
+            second = await _call(session, "resources/directory/read", uri=root.root,
+                                 cursor=first["nextCursor"])
+            assert {first["resources"][0]["name"], second["resources"][0]["name"]} == {
+                "SKILL.md", "assets"}
+            sub = await _call(session, "resources/directory/read", uri=f"{root.root}/assets/img")
+            assert [(r["name"], r["mimeType"]) for r in sub["resources"]] == [
+                ("all.bin", "application/octet-stream")]
+
+    anyio.run(main)

@@ -68,17 +68,18 @@ async def _served(call: Callable[[], T]) -> T:
         raise MCPError(INVALID_PARAMS, str(err)) from err
 
 
-def build_server(catalog: Catalog) -> Server[Any]:
-    """The low-level `Server` serving `catalog` (run it with `serve_stdio` / `http_app`)."""
+def build_server(catalog: Catalog, *, page: int = PAGE) -> Server[Any]:
+    """The low-level `Server` serving `catalog` (run it with `serve_stdio` / `http_app`);
+    `page` is how many skills (or directory children) one page holds."""
 
     async def list_skills(_ctx: Any, params: types.PaginatedRequestParams) -> dict[str, Any]:
         start = _cursor(params.cursor)
         revs = await _served(catalog.listed)
-        page = revs[start:start + PAGE]
-        skills = await _served(lambda: [catalog.entry(rev) for rev in page])
+        shown = revs[start:start + page]
+        skills = await _served(lambda: [catalog.entry(rev) for rev in shown])
         result: dict[str, Any] = {"skills": skills, "ttlMs": LIST_TTL_MS, "cacheScope": "public"}
-        if start + PAGE < len(revs):
-            result["nextCursor"] = _encode(start + PAGE)
+        if start + page < len(revs):
+            result["nextCursor"] = _encode(start + page)
         return result
 
     async def get_skill(_ctx: Any, params: UriParams) -> dict[str, Any]:
@@ -107,9 +108,9 @@ def build_server(catalog: Catalog) -> Server[Any]:
         start = _cursor(params.cursor)
         result: dict[str, Any] = {"resources": [
             {"uri": uri, "name": name, "mimeType": mime}
-            for uri, name, mime in children[start:start + PAGE]]}
-        if start + PAGE < len(children):
-            result["nextCursor"] = _encode(start + PAGE)
+            for uri, name, mime in children[start:start + page]]}
+        if start + page < len(children):
+            result["nextCursor"] = _encode(start + page)
         return result
 
     async def list_resources(_ctx: Any,
