@@ -287,3 +287,83 @@ def test_a_folder_changed_after_signing_is_refused(project: Path, tmp_path: Path
     code, _, err = run_main(capsys, "pull", "./incoming/acme-skill", "--project", project)
     assert code == 1 and "Hash mismatch for 'SKILL.md'" in " ".join(err.split())
     assert nothing_installed(project)
+
+
+def test_certificate_mode_signs_verifies_with_model_signing_and_pins_the_subject(
+        project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    ca, leaf, key = _ca_and_leaf(tmp_path)
+    mine = project / "incoming/acme-skill"
+    mine.mkdir(parents=True)
+    (mine / "SKILL.md").write_bytes(skill_md("acme-skill"))
+    code, _, err = run_main(capsys, "sign", mine, "--key", key, "--certificate", leaf,
+                            "--chain", ca)
+    assert code == 0, err
+    done = subprocess.run([sys.executable, "-m", "model_signing", "verify", "certificate",
+                           str(mine), "--signature", str(mine / SIGNATURE_FILE),
+                           "--certificate_chain", str(ca)], capture_output=True, text=True,
+                          timeout=120)
+    assert "Verification succeeded" in done.stdout + done.stderr, done.stderr
+    assert run_main(capsys, "trust", "add", "acme-root", ca)[0] == 0
+    code, _, err = run_main(capsys, "pull", "./incoming/acme-skill", "--project", project)
+    assert code == 0, err
+    entry = json.loads((project / "skills.lock").read_text())["skills"]["acme-skill"]
+    assert entry["signer"] == "CN=Acme Skills Signing"
+
+
+def _ca_and_leaf(tmp_path: Path) -> tuple[Path, Path, Path]:
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.UTC)
+
+    def cert(subject: str, issuer: str, key, signer, ca: bool) -> x509.Certificate:
+        builder = (x509.CertificateBuilder()
+                   .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+                   .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)]))
+                   .public_key(key.public_key()).serial_number(x509.random_serial_number())
+                   .not_valid_before(now - datetime.timedelta(minutes=5))
+                   .not_valid_after(now + datetime.timedelta(days=1))
+                   .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+                   .add_extension(x509.KeyUsage(
+                       digital_signature=not ca, content_commitment=False,
+                       key_encipherment=False, data_encipherment=False, key_agreement=False,
+                       key_cert_sign=ca, crl_sign=ca, encipher_only=False,
+                       decipher_only=False), critical=True))
+        return builder.sign(signer, hashes.SHA256())
+
+    ca_key, leaf_key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(
+        ec.SECP256R1())
+    paths = tmp_path / "ca.pem", tmp_path / "leaf.pem", tmp_path / "leaf.key"
+    paths[0].write_bytes(cert("Acme Root", "Acme Root", ca_key, ca_key, True)
+                         .public_bytes(serialization.Encoding.PEM))
+    paths[1].write_bytes(cert("Acme Skills Signing", "Acme Root", leaf_key, ca_key, False)
+                         .public_bytes(serialization.Encoding.PEM))
+    paths[2].write_bytes(leaf_key.private_bytes(serialization.Encoding.PEM,
+                                                serialization.PrivateFormat.PKCS8,
+                                                serialization.NoEncryption()))
+    return paths
+
+
+def test_install_from_the_lock_verifies_again_and_holds_the_pinned_signer(
+        project: Path, trusted: None, capsys: pytest.CaptureFixture[str]):
+    copy_of("mcore-linting-and-formatting", project)
+    assert run_main(capsys, "pull", "./incoming/mcore-linting-and-formatting",
+                    "--project", project)[0] == 0
+    shutil.rmtree(project / ".agents")
+    code, _, err = run_main(capsys, "install", "--project", project)
+    assert code == 0, err
+    assert (project / ".agents/skills/mcore-linting-and-formatting/skill.oms.sig").is_file()
+    lock_path = project / "skills.lock"
+    lock = json.loads(lock_path.read_text())
+    lock["skills"]["mcore-linting-and-formatting"]["signer"] = "CN=Someone Else"
+    lock_path.write_text(json.dumps(lock))
+    shutil.rmtree(project / ".agents")
+    code, _, err = run_main(capsys, "install", "--project", project)
+    flat = " ".join(err.split())
+    assert code == 1 and f"as signed by CN=Someone Else; the files are signed by {NVIDIA_SIGNER}" \
+        in flat
+    assert not (project / ".agents/skills/mcore-linting-and-formatting").exists()

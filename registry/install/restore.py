@@ -109,6 +109,13 @@ def _install_many(todo: list[tuple[LockEntry, SkillStore, list[Agent]]], scope: 
             discard(staged)
             raise UnsafeSkill(f"skills.lock pins {entry.repo} as '{entry.name}', but the skill "
                               f"is named '{staged.name}'", hint="check skills.lock")
+        if entry.signer and staged.signer != entry.signer:  # the pin names who signed it
+            discard(staged)
+            now = f"signed by {staged.signer}" if staged.signer else "unsigned"
+            raise UnsafeSkill(f"skills.lock pins {entry.name} as signed by {entry.signer}; the "
+                              f"files are {now}",
+                              hint=f"hubskills pull {entry.repo}  # re-pins it, once you trust "
+                                   "the new signer")
         return staged
 
     if not todo:
