@@ -1,0 +1,63 @@
+"""`hubskills mcp --registry hub`'s catalog on the fake Hub over real HTTP: a skill published to
+the Hub is listed with its digests and every file read back byte for byte through the official
+SDK's in-process client."""
+
+from __future__ import annotations
+
+import os
+
+# huggingface_hub reads these once, at import: set them before anything imports it.
+os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+import hashlib  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import anyio  # noqa: E402
+import huggingface_hub.constants  # noqa: E402
+import pytest  # noqa: E402
+
+pytest.importorskip("mcp")
+
+from mcp import Client  # noqa: E402
+
+from registry.mcp import Catalog, build_server, parse  # noqa: E402
+from tests.fakes.hub_server import FakeHub  # noqa: E402
+from tests.test_hub_fallback import hub_store  # noqa: E402
+from tests.test_mcp import _call, _list_all, _read  # noqa: E402
+from tests.test_store_contract import make_skill  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def fake() -> FakeHub:
+    if huggingface_hub.constants.HF_HUB_OFFLINE:
+        pytest.skip("huggingface_hub was imported with HF_HUB_OFFLINE=1 (read once, at import)")
+    with FakeHub() as server:
+        yield server
+
+
+def test_the_hub_registry_is_served_pinned_and_byte_identical(fake: FakeHub,
+                                                              tmp_path: Path) -> None:
+    store = hub_store(fake, tmp_path / "home")
+    folder = make_skill(tmp_path / "src", "over-mcp")
+    published = store.publish(folder, repo="tester/over-mcp", version="1.0.0")
+    server = build_server(Catalog(store))
+
+    async def main() -> None:
+        async with Client(server, mode="2026-07-28") as client:
+            skills = await _list_all(client.session)
+            (skill,) = [s for s in skills if s["frontmatter"]["name"] == "over-mcp"]
+            uri = parse(skill["uri"])
+            assert (uri.repo, uri.revision) == ("tester/over-mcp", published.sha)
+            files = {p.relative_to(folder).as_posix(): p.read_bytes()
+                     for p in folder.rglob("*") if p.is_file()}
+            listed = {parse(r["uri"]).path: r for r in skill["resources"]}
+            assert set(listed) == set(files) and "SKILL.md" in listed
+            for path, resource in listed.items():
+                data = await _read(client.session, resource["uri"])
+                assert data == files[path]
+                assert resource["digest"] == "sha256:" + hashlib.sha256(data).hexdigest()
+            got = await _call(client.session, "skills/get", uri=skill["uri"])
+            assert got["skill"]["resources"] == skill["resources"]
+
+    anyio.run(main)
