@@ -48,7 +48,8 @@ def validate_skill(path: str | os.PathLike[str] | Skill) -> list[Problem]:
 
 #: The spec's errors a pull shows as warnings instead (`validate` and `publish` keep the letter):
 #: agents load such a skill all the same. Claude Code, Codex and the others read `name` and
-#: `description` and ignore other keys; `metadata` is never interpreted by an agent; a link out
+#: `description` and ignore other keys; no agent interprets `metadata` or `compatibility` (it is
+#: for people and tools choosing an environment); a link out
 #: of the folder dangles after install (or points at the user's own files, which the scanner
 #: judges, not the validator). Everything else (a name or description agents cannot use,
 #: unparseable frontmatter) still refuses a pull.
@@ -57,6 +58,7 @@ TOLERATED_AT_PULL: dict[str, str] = {
     "metadata-not-string": "agents do not read metadata",
     "metadata-not-mapping": "agents do not read metadata",
     "reference-outside": "the link will not resolve once installed",
+    "compatibility-invalid": "agents do not read compatibility",
 }
 
 

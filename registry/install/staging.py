@@ -160,6 +160,8 @@ def _verify(folder: Path, repo: str, resolved: Resolved, reported: str | None,
     notes.extend(_validate(skill, repo, where))
     if not reported:
         notes.append(f"{where}: the registry reports no content hash; computed {computed[:19]}")
+    notes += [f"{path} is not covered by the signature (its signer excluded it)"
+              for path in (signed.unsigned if signed else ())]
     return Staged(repo, resolved, folder, name, computed, [], notes,
                   signer=signed.signer if signed else None)
 

@@ -36,6 +36,7 @@ class Signed:
     signer: str  # certificate subject, or key fingerprint
     anchor: str  # the trust name
     mode: str  # "certificate" | "key"
+    unsigned: tuple[str, ...] = ()  # git metadata files the signer excluded (installed, unsigned)
 
 
 def verify_folder(folder: Path, trusted: Sequence[Anchor], *, name: str,
@@ -65,16 +66,21 @@ def verify_folder(folder: Path, trusted: Sequence[Anchor], *, name: str,
         raise SignatureRefused(f"{where}: {SIGNATURE_FILE} is malformed ({_short(err)})",
                                hint=_hint(name)) from err
     config, signed = _configure(model_signing, bundle, trusted, where)
+    try:  # the signature and its certificate chain; gives the signed file list (no public getter)
+        manifest = config._verifier.verify(read_bundle(sig))
+    except Exception as err:  # noqa: BLE001  any failure of the library is a refusal
+        raise SignatureRefused(f"{where}: {SIGNATURE_FILE} does not verify: {_reason(err)}",
+                               hint=_hint(name)) from err
     config.set_hashing_config(model_signing.hashing.Config().set_ignored_paths(
         paths=[SIGNATURE_FILE], ignore_git_paths=False))
-    try:
+    try:  # the library's own comparison of the files with the signed list
         config.verify(folder, sig)
-        manifest = config._verifier.verify(read_bundle(sig))  # the signed file list (no public
-    except Exception as err:  # noqa: BLE001  getter); any failure of the library is a refusal
-        raise SignatureRefused(f"{where}: {SIGNATURE_FILE} does not verify: {_short(err)}",
-                               hint=_hint(name)) from err
-    _check_covered(folder, manifest, where, name)
-    return signed
+    except Exception as err:  # noqa: BLE001
+        diff = _diff(model_signing, folder, manifest)
+        raise SignatureRefused(f"{where}: the files do not match {SIGNATURE_FILE}: "
+                               f"{diff or _short(err)}", hint=_hint(name)) from err
+    unsigned = _check_covered(folder, manifest, where, name)
+    return Signed(signed.signer, signed.anchor, signed.mode, unsigned)
 
 
 def _configure(model_signing: Any, bundle: Any, trusted: Sequence[Anchor],
@@ -132,24 +138,63 @@ def _chain_anchor(chain: Any, certs: Sequence[Anchor]) -> str:
     return next((a.name for a in certs if a.identity in issuers), certs[0].name)
 
 
-def _check_covered(folder: Path, manifest: Any, where: str, name: str) -> None:
-    """Every file that would be installed is one the signature lists, for this skill."""
+#: Files a signer may leave out (model_signing's CLI does, by default) that no agent reads as
+#: instructions; installed with a warning when the signature itself declares them ignored.
+_GIT_METADATA = {".gitignore", ".gitattributes"}
+
+
+def _check_covered(folder: Path, manifest: Any, where: str, name: str) -> tuple[str, ...]:
+    """Every file that would be installed is one the signature lists, for this skill, but for
+    git metadata files the signature declares ignored; returns those."""
     signed_for = getattr(manifest, "model_name", name)
     if signed_for != name:
         raise SignatureRefused(f"{where}: {SIGNATURE_FILE} was made for '{signed_for}', not "
                                f"'{name}'", hint=_hint(name))
     listed = {str(rd.identifier) for rd in manifest.resource_descriptors()}
-    present = set()
-    for dirpath, _, filenames in os.walk(folder):
-        for item in filenames:
-            rel = Path(dirpath, item).relative_to(folder).as_posix()
-            if rel != SIGNATURE_FILE:
-                present.add(rel)
-    unsigned = sorted(present - listed)
+    declared = {str(p) for p in manifest.serialization_type.get("ignore_paths", ())}
+    extra = sorted(_present(folder) - listed)
+    excused = tuple(p for p in extra if p in declared and p in _GIT_METADATA)
+    unsigned = [p for p in extra if p not in excused]
     if unsigned:
         raise SignatureRefused(f"{where}: {', '.join(unsigned[:5])} "
                                f"{'is' if len(unsigned) == 1 else 'are'} not covered by "
                                f"{SIGNATURE_FILE} (added after signing)", hint=_hint(name))
+    return excused
+
+
+def _present(folder: Path) -> set[str]:
+    """Every file's relative path but the signature's."""
+    found = set()
+    for dirpath, _, filenames in os.walk(folder):
+        for item in filenames:
+            rel = Path(dirpath, item).relative_to(folder).as_posix()
+            if rel != SIGNATURE_FILE:
+                found.add(rel)
+    return found
+
+
+def _diff(model_signing: Any, folder: Path, manifest: Any) -> str:
+    """`changed: a; added after signing: b; missing: c`, from the library's hashes."""
+    try:
+        actual = model_signing.hashing.Config().set_ignored_paths(
+            paths=[SIGNATURE_FILE], ignore_git_paths=False).hash(folder)
+    except Exception:  # noqa: BLE001  the library's own message says it then
+        return ""
+    want = {str(rd.identifier): rd.digest for rd in manifest.resource_descriptors()}
+    have = {str(rd.identifier): rd.digest for rd in actual.resource_descriptors()}
+    parts = [("changed", sorted(p for p in want.keys() & have.keys() if want[p] != have[p])),
+             ("added after signing", sorted(have.keys() - want.keys())),
+             ("missing", sorted(want.keys() - have.keys()))]
+    return "; ".join(f"{label}: {', '.join(paths[:5])}" + (f" (+{len(paths) - 5} more)"
+                                                           if len(paths) > 5 else "")
+                     for label, paths in parts if paths)
+
+
+def _reason(err: BaseException) -> str:
+    """Why the signature or its chain failed, in words (the library's detail after)."""
+    if type(err).__name__ == "X509StoreContextError":
+        return f"its certificate does not chain to a trusted certificate ({_short(err)})"
+    return _short(err)
 
 
 def _hint(name: str) -> str:
