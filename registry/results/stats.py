@@ -5,7 +5,8 @@ shows.
 leaderboard entry; a case rank; the arm; the outcome) and returns every figure per group, with
 numpy and no Python loop over rows. Every screen calls it, so one set of rows gives bit-identical
 numbers everywhere: cases are summed in case-label order whatever the order of the rows, and
-dollars are summed as integer nanodollars.
+dollars are summed as integer nanodollars. Over 400 lines because the verdict's error rule
+(errored cases filled against the verdict) works on the same per-group arrays as the table.
 
 Methods (docs/statistics.md; reference values in tests/test_stats.py):
 
@@ -53,13 +54,8 @@ INTERVAL_METHOD = "Wilson 95% score interval over cases, at the mean case pass f
 LIFT_INTERVAL_METHOD = ("paired score 95% interval over per-case differences (Tango's, "
                         "studentized; empirical likelihood with several runs)")
 EXACT_TEST = "exact two-sided sign test on cases whose pass fraction changed (McNemar)"
-VERDICT_RULE = ("helps/hurts when the interval and the exact test agree, and only if it holds "
-                "with every errored case counted against it")
-#: Methods earlier hubskills stored, by key: a run closed with one of them replays with the
-#: figures that method alone decides left out of the comparison (`verify.summary`).
-EARLIER_METHODS = {"lift_interval": ("paired t 95% interval over per-case differences "
-                                     "(df = cases - 1)",),
-                   "verdict": (None,)}
+VERDICT_RULE = "helps/hurts when the interval and the exact test agree, and only if it holds " \
+    "with every errored case counted against it"
 VERDICTS = ("helps", "hurts", "no detectable effect", "too few cases", "inconclusive")
 NANO = 1_000_000_000  # dollars are summed as integer nanodollars: exact in any order
 

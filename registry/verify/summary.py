@@ -9,7 +9,6 @@ from typing import Any
 
 from registry.evaluation.run_manifest import stored_summaries
 from registry.results.runs import ResultRow
-from registry.results.stats import EARLIER_METHODS
 from registry.verify.regrade import TOLERANCE, Difference
 
 
@@ -32,7 +31,11 @@ def compare_summaries(stored: list[dict[str, Any]], rows: list[ResultRow]) -> li
     return differences
 
 
-#: The figures each method alone decides (`stats.EARLIER_METHODS`): left out of the comparison
+#: Methods earlier hubskills stored, by key (`methods` of a summary; None: not named yet).
+EARLIER_METHODS: dict[str, tuple[str | None, ...]] = {
+    "lift_interval": ("paired t 95% interval over per-case differences (df = cases - 1)",),
+    "verdict": (None,)}
+#: The figures each method alone decides (`EARLIER_METHODS`): left out of the comparison
 #: when the run closed with an earlier method (the board shows them recomputed from the rows).
 _DECIDED_BY = {"lift_interval": (("stats", "lo"), ("stats", "hi")),
                "verdict": (("stats", "verdict"), ("stats", "note"))}
