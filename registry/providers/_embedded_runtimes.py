@@ -101,12 +101,25 @@ class _Xllamacpp:
 
     def set_threads(self, threads: int) -> None:
         # The engine fixes its threads when it loads; a reload takes about a second.
-        self._server = None
+        _retire(self._server)
         self._server = self._load(threads)
         self.threads = threads
 
     def close(self) -> None:
+        _retire(self._server)
         self._server = None
+
+
+#: Engines replaced or closed, kept until the process ends: xllamacpp's `Server` destructor
+#: joins its HTTP listener, and one destroyed soon after it started (or by a collection that
+#: runs while a new thread starts, holding the GIL) waited forever on a listener still
+#: blocked in accept(), which hung the whole test suite at a `to_thread` call.
+_RETIRED: list[Any] = []
+
+
+def _retire(server: Any) -> None:
+    if server is not None:
+        _RETIRED.append(server)
 
 
 class _LlamaCppPython:
