@@ -260,6 +260,27 @@ def test_without_the_sign_extra_a_signed_skill_is_refused_with_the_command_that_
     assert nothing_installed(project)
 
 
+def test_without_the_sign_extra_trust_and_keys_name_the_command_that_adds_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setitem(sys.modules, "model_signing", None)
+    for args in (("trust", "add", "nvidia", ROOT_CERT), ("keys", "new", tmp_path / "k.key")):
+        code, _, err = run_main(capsys, *args)
+        assert code == 1 and "pip install 'hubskills[sign]'" in " ".join(err.split()), err
+
+
+def test_trust_lists_and_removes_anchors(capsys: pytest.CaptureFixture[str], trusted: None):
+    code, out, _ = run_main(capsys, "trust", "list", "--json")
+    assert code == 0
+    assert [(a["name"], a["kind"]) for a in json.loads(out)] == [("nvidia", "certificate")]
+    assert run_main(capsys, "trust", "remove", "nvidia")[0] == 0
+    code, _, err = run_main(capsys, "trust", "remove", "nvidia")
+    assert code == 1 and "hubskills trust list" in err
+    code, _, err = run_main(capsys, "trust", "add", "Bad Name", ROOT_CERT)
+    assert code == 1 and "is not a trust name" in err
+    code, _, err = run_main(capsys, "trust", "add", "junk", FIXTURES / "LICENSE-APACHE")
+    assert code == 1 and "holds no PEM certificate or public key" in " ".join(err.split())
+
+
 # --- sign and keys: the library's own command-line tool is the second oracle ------------------
 
 

@@ -30,8 +30,9 @@ def new_key_pair(private: Path, *, force: bool = False) -> KeyPair:
     """An ECDSA P-256 key pair: `private` (PEM, mode 600) and `private` + `.pub`.
 
     Raises:
-        HubskillsError: a key file exists already (without `force`).
+        HubskillsError: a key file exists already (without `force`), or no `sign` extra.
     """
+    oms()  # cryptography comes with the `sign` extra
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import ec
 

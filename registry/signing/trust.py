@@ -14,6 +14,7 @@ from pathlib import Path
 
 from registry._io import atomic_write_bytes
 from registry.errors import HubskillsError
+from registry.signing._oms import oms
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 _MAX_PEM = 256 * 1024
@@ -47,8 +48,9 @@ def parse_anchor(name: str, data: bytes, path: Path) -> Anchor:
     """The anchor a PEM file holds: certificates (the first names it) or one public key.
 
     Raises:
-        HubskillsError: not a PEM certificate or public key.
+        HubskillsError: not a PEM certificate or public key, or the `sign` extra is missing.
     """
+    oms()  # cryptography comes with the `sign` extra, not with hubskills itself
     from cryptography import x509
     from cryptography.hazmat.primitives import serialization
 
