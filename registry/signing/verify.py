@@ -61,13 +61,14 @@ def verify_folder(folder: Path, trusted: Sequence[Anchor], *, name: str,
                                f"{MAX_SIGNATURE_BYTES // 1024} KiB", hint=_hint(name))
     model_signing = oms()
     try:
-        bundle = read_bundle(sig).bundle
+        signature = read_bundle(sig)
+        bundle = signature.bundle
     except Exception as err:  # noqa: BLE001  any parse failure of the library is "malformed"
         raise SignatureRefused(f"{where}: {SIGNATURE_FILE} is malformed ({_short(err)})",
                                hint=_hint(name)) from err
     config, signed = _configure(model_signing, bundle, trusted, where)
     try:  # the signature and its certificate chain; gives the signed file list (no public getter)
-        manifest = config._verifier.verify(read_bundle(sig))
+        manifest = config._verifier.verify(signature)
     except Exception as err:  # noqa: BLE001  any failure of the library is a refusal
         raise SignatureRefused(f"{where}: {SIGNATURE_FILE} does not verify: {_reason(err)}",
                                hint=_hint(name)) from err
