@@ -401,3 +401,24 @@ def test_install_from_the_lock_verifies_again_and_holds_the_pinned_signer(
     assert code == 1 and f"as signed by CN=Someone Else; the files are signed by {NVIDIA_SIGNER}" \
         in flat
     assert not (project / ".agents/skills/mcore-linting-and-formatting").exists()
+
+
+def test_a_signature_over_a_path_outside_the_folder_is_refused_and_nothing_outside_is_read(
+        project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    from model_signing import hashing, manifest
+    from model_signing._signing import sign_ec_key, signing  # to forge a hostile manifest
+
+    key = tmp_path / "acme.key"
+    assert run_main(capsys, "keys", "new", key)[0] == 0
+    assert run_main(capsys, "trust", "add", "acme", f"{key}.pub")[0] == 0
+    mine = project / "incoming/acme-skill"
+    mine.mkdir(parents=True)
+    (mine / "SKILL.md").write_bytes(skill_md("acme-skill"))
+    signed = hashing.Config().set_ignored_paths(paths=[SIGNATURE_FILE],
+                                                ignore_git_paths=False).hash(mine)
+    digest = next(iter(signed._item_to_digest.values()))
+    signed._item_to_digest[manifest._File(Path("../../secret.md"))] = digest
+    sign_ec_key.Signer(key).sign(signing.Payload(signed)).write(mine / SIGNATURE_FILE)
+    code, _, err = run_main(capsys, "pull", "./incoming/acme-skill", "--project", project)
+    assert code == 1 and "missing: ../../secret.md" in " ".join(err.split())
+    assert nothing_installed(project)
