@@ -228,7 +228,8 @@ def test_suite_import_each_format(
     assert result.exit_code == 0, result.output
     target = skill / "evals" / "evals.json"
     suite = load_suite(target)
-    assert f"Imported {count} cases into {target} ({suite.suite_hash()[:19]})" in result.output
+    cases = f"{count} case{'s' if count != 1 else ''}"
+    assert f"Imported {cases} into {target} ({suite.suite_hash()[:19]})" in result.output
     assert (len(suite.cases), suite.cases[0].id, suite.skill_name) == (
         count, first_id, skill_name)
 
