@@ -8,11 +8,13 @@ import click
 from rich.markup import escape
 
 from registry.cli import _output as out
+from registry.cli._path_arg import ExistingPath
 from registry.signing import sign_folder
 
 
 @click.command("sign")
-@click.argument("folder", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.argument("folder", type=ExistingPath("folder", retry="hubskills sign {path} --key KEY",
+                                            otherwise="hubskills validate .  # a skill folder"))
 @click.option("--key", "key", required=True, type=click.Path(path_type=Path, dir_okay=False),
               help="The private key (PEM, ECDSA; `hubskills keys new` makes one).")
 @click.option("--certificate", type=click.Path(path_type=Path, dir_okay=False),
