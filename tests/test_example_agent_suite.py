@@ -113,6 +113,8 @@ RIGHT: dict[str, dict[str, str]] = {
     "ci-test": {"tests/test_fused_gelu.py": TEST},
     "stream-and-guard": {"fused_gelu_cuda/fused_gelu.cu": KERNEL},
     "a100-too": {"build.toml": TOML.replace('["9.0"]', '["8.0", "9.0"]')},
+    "hub-major-version": {"build.toml": TOML.replace("version = 1", "version = 2")
+                          .replace('"myorg/fused_gelu"', '"acme/fused-gelu"')},
     "not-a-kernel-csv": {"summarize.py": SUMMARY},
     "not-a-kernel-typo": {"README.md": README.replace("Instalation", "Installation")},
 }
@@ -140,6 +142,10 @@ WRONG: list[tuple[str, str, str, str, set[str]]] = [
     ("a100-too", "build.toml", '["8.0", "9.0"]', '["8.9", "9.0"]', {"A100 built"}),  # L4, not A100
     ("a100-too", "build.toml", 'src = ["fused_gelu_cuda', 'src = ["kernel_src',
      {"kernel sources unchanged"}),
+    ("hub-major-version", "build.toml", "version = 2", "version = 1",
+     {"next major version"}),  # same branch v1: the breaking change overwrites it
+    ("hub-major-version", "build.toml", '"acme/fused-gelu"', '"acme/fused_gelu"',
+     {"Hub repository"}),
     ("not-a-kernel-csv", "summarize.py", "/ len(scores)", "/ (len(scores) + 1)",
      {"prints the mean"}),
     ("not-a-kernel-typo", "README.md", "Run `pip install .` from this folder.\n", "",
