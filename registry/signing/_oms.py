@@ -6,10 +6,10 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
+from registry._install import add_extra
 from registry.errors import HubskillsError
 
 SIGNATURE_FILE = "skill.oms.sig"
-INSTALL_HINT = "pip install 'hubskills[sign]'  # model-signing and pyopenssl"
 
 
 def oms() -> ModuleType:
@@ -26,7 +26,8 @@ def oms() -> ModuleType:
         import OpenSSL  # noqa: F401  (certificate mode imports it; fail here, not mid-check)
     except ImportError as err:
         raise HubskillsError(f"checking or writing a {SIGNATURE_FILE} needs model-signing "
-                             f"({err.name or err} is not installed)", hint=INSTALL_HINT) from err
+                             f"({err.name or err} is not installed)",
+                             hint=add_extra("sign")) from err
     return model_signing
 
 
