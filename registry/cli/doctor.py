@@ -25,10 +25,10 @@ def _sandbox(settings: Settings) -> dict[str, Any]:
 
 
 def _embedded() -> dict[str, Any]:
-    from registry.providers.embedded import availability
+    from registry.providers.embedded import availability, install_hint
 
     works, why = availability()
-    return {"available": works, "why": why}
+    return {"available": works, "why": why, "fix": "" if works else install_hint()}
 
 
 _COUNTED = 1000  # skills counted at most (a Hub registry holding more says "1000+")
@@ -89,7 +89,7 @@ def _rows(report: dict[str, Any]) -> list[Row]:
              for b in box["backends"]]
     model = report["embedded_model"]
     rows.append(("embedded model", "ok" if model["available"] else "no", model["why"],
-                 "" if model["available"] else add_extra("local")))
+                 "" if model["available"] else model["fix"]))
     keys = report["keys"]
     rows.append(("API keys", ", ".join(k for k, v in keys.items() if v) or "none set",
                  "not set: " + ", ".join(k for k, v in keys.items() if not v)

@@ -8,7 +8,6 @@ import urllib.error
 import urllib.request
 from dataclasses import asdict, dataclass
 
-from registry._install import add_extra
 from registry.config import Settings
 from registry.providers import pricing
 from registry.providers.refs import ALIASES, DEFAULT_OPENAI_REF, EMBEDDED_REF
@@ -75,7 +74,7 @@ def _local_rows(settings: Settings, base_url: str | None) -> list[ModelStatus]:
 def known_models(settings: Settings, *, base_url: str | None = None) -> list[ModelStatus]:
     """Every reference worth showing, with whether it is usable now and why (a local server is
     probed for at most a second)."""
-    from registry.providers.embedded import availability
+    from registry.providers.embedded import availability, install_hint
 
     rows = [_keyed(ref, settings.anthropic_api_key, "ANTHROPIC_API_KEY", alias)
             for alias, ref in ALIASES.items()]
@@ -85,7 +84,7 @@ def known_models(settings: Settings, *, base_url: str | None = None) -> list[Mod
     rows.append(_keyed(HF_EXAMPLE, settings.hf_token, "HF_TOKEN"))
     rows += _local_rows(settings, base_url)
     ok, why = availability()
-    why = why if ok else f"{why}: {add_extra('local')}"
+    why = why if ok else f"{why}: {install_hint()}"
     rows.append(ModelStatus(EMBEDDED_REF, "embedded", ok, why,
                             pricing.format_price(pricing.FREE)))
     return rows
