@@ -29,7 +29,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT)]
 
-from registry.providers import _embedded_runtimes as runtimes  # noqa: E402
 from registry.providers import embedded  # noqa: E402
 
 QUESTION = "How do I write a CUDA kernel for GELU on H100?"
@@ -72,12 +71,12 @@ def answers(tokens: int, thread_counts: list[int] | None) -> None:
         thread_counts = sorted({1, pick})
         if pick == 1:
             print("2 threads: skipped, the machine is busy (--threads 1,2 runs it)")
-    for module, package in runtimes.RUNTIMES:
+    for module, package in embedded.RUNTIMES:
         if importlib.util.find_spec(module) is None:
             continue
         for threads in thread_counts:
             started, cpu = time.perf_counter(), _cpu()
-            model = runtimes.open_runtime(path, n_ctx=embedded.n_ctx(), threads=threads,
+            model = embedded.open_runtime(path, n_ctx=embedded.n_ctx(), threads=threads,
                                           package=package)
             loaded, cpu_loaded = time.perf_counter(), _cpu()
             response = model.create_chat_completion(chat, temperature=0.0, max_tokens=tokens)

@@ -36,6 +36,11 @@ from registry.providers import _embedded_runtimes as runtimes
 from registry.providers import pricing
 from registry.providers.base import Completion, Message, Provider, ToolSpec, Usage
 
+#: The runtimes this provider can run on, in order of preference, and how one is opened (the
+#: bench compares them: bench/embedded.py).
+RUNTIMES = runtimes.RUNTIMES
+open_runtime = runtimes.open_runtime
+
 logger = logging.getLogger(__name__)
 
 MODEL_ID = "smollm2-135m"
