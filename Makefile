@@ -49,6 +49,11 @@ agent-clis:
 	  echo "$(AGENT_CLIS)" > $(AGENT_TOOLS)/.installed; \
 	fi
 
+# docs/cli.md, written from the commands (tests/test_cli_reference.py fails when it is stale).
+.PHONY: docs-cli
+docs-cli: install-dev
+	$(BIN)/python -m registry.cli._reference
+
 test: install-dev agent-clis
 	$(BIN)/ruff check registry space tests bench app.py
 	$(BIN)/python -m pytest -q
