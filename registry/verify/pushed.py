@@ -30,6 +30,7 @@ from registry.verify.reading import read_pushed
 from registry.verify.replay import (
     ReplayLimits,
     Verification,
+    first_of_one_run,
     parse_rows,
     replay_run,
     sample_label,
@@ -84,22 +85,8 @@ def manifest_from_rows(rows: list[ResultRow], repo: str,
                        report: Verification) -> RunManifest | None:
     """The run's manifest as its rows state it; None (with the problem or the reason it is not
     replayable in ``report``) when the rows disagree, belong elsewhere or lack a setting."""
-    if not rows:
-        if not report.problems:
-            report.problems.append("the run's results file holds no rows")
-        return None
-    first = rows[0]
-    for number, row in enumerate(rows[1:], 2):
-        wrong = [name for name in _SAME if getattr(row, name) != getattr(first, name)]
-        if wrong:
-            report.problems.append(
-                f"row {number} ({sample_label(_key(row))}): its {', '.join(wrong)} differ "
-                f"from row 1's ({getattr(row, wrong[0])!r}, not {getattr(first, wrong[0])!r}):"
-                " rows of one run agree on these, an edited row does not")
-            return None
-    if first.run_id != report.run_id or first.skill_repo != repo:
-        report.problems.append(f"the file holds run {first.run_id} of {first.skill_repo}, not "
-                               f"run {report.run_id} of {repo}")
+    first = first_of_one_run(rows, _SAME, repo, report)
+    if first is None:
         return None
     needed = [*_NEEDED, *(("agent_budget",) if first.mode == "agent" else ())]
     lacking = [name for name in needed if getattr(first, name) in (None, "")]

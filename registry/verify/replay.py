@@ -274,6 +274,30 @@ def _skill_suite(folder: Path, manifest: RunManifest, report: Verification) -> S
     return suite
 
 
+def first_of_one_run(rows: list[ResultRow], fields: tuple[str, ...], repo: str,
+                     report: Verification) -> ResultRow | None:
+    """The first of a pushed run's `rows` when every row agrees with it on `fields` and it is
+    run `report.run_id` of `repo`; None, with the problem in `report`, otherwise."""
+    if not rows:
+        if not report.problems:
+            report.problems.append("the run's results file holds no rows")
+        return None
+    first = rows[0]
+    for number, row in enumerate(rows[1:], 2):
+        wrong = [name for name in fields if getattr(row, name) != getattr(first, name)]
+        if wrong:
+            report.problems.append(
+                f"row {number} ({sample_label(_key(row))}): its {', '.join(wrong)} differ "
+                f"from row 1's ({getattr(row, wrong[0])!r}, not {getattr(first, wrong[0])!r}):"
+                " rows of one run agree on these, an edited row does not")
+            return None
+    if first.run_id != report.run_id or first.skill_repo != repo:
+        report.problems.append(f"the file holds run {first.run_id} of {first.skill_repo}, not "
+                               f"run {report.run_id} of {repo}")
+        return None
+    return first
+
+
 def sample_label(key: Key) -> str:
     """`case #repeat arm (model)`: how a sample is named in messages."""
     model, arm, case_id, repeat = key

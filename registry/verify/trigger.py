@@ -44,6 +44,7 @@ from registry.results.runs import ResultRow, RunManifest, latest_rows, run_dir, 
 from registry.verify.regrade import TOLERANCE, Difference
 from registry.verify.replay import (
     Verification,
+    first_of_one_run,
     parse_rows,
     read_rows_strictly,
     sample_label,
@@ -232,21 +233,8 @@ def trigger_manifest(rows: list[ResultRow], repo: str,
     """A pushed trigger run's manifest as its rows state it (`pushed.manifest_from_rows`'s
     counterpart, one arm a query); None, with the reason in ``report``, when the rows disagree,
     belong elsewhere or lack a setting."""
-    if not rows:
-        if not report.problems:
-            report.problems.append("the run's results file holds no rows")
-        return None
-    first = rows[0]
-    for number, row in enumerate(rows[1:], 2):
-        wrong = [name for name in _SAME if getattr(row, name) != getattr(first, name)]
-        if wrong:
-            report.problems.append(
-                f"row {number} ({sample_label(_key(row))}): its {', '.join(wrong)} differ "
-                f"from row 1's: rows of one run agree on these, an edited row does not")
-            return None
-    if first.run_id != report.run_id or first.skill_repo != repo:
-        report.problems.append(f"the file holds run {first.run_id} of {first.skill_repo}, not "
-                               f"run {report.run_id} of {repo}")
+    first = first_of_one_run(rows, _SAME, repo, report)
+    if first is None:
         return None
     lacking = [name for name in _NEEDED if getattr(first, name) in (None, "")]
     if lacking:
