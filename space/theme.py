@@ -37,6 +37,16 @@ CSS = """
   hyphens: none;}
 .gradio-container {max-width: 1480px !important; margin: 0 auto !important;
   width: 100% !important;}
+/* Keyboard focus is always visible (Soft shows a faint shadow only), and text that does not
+   fit a phone's width wraps instead of making a region that scrolls without a keyboard. */
+.gradio-container :is(input, textarea, select, button, a, summary, [tabindex]):focus-visible
+  {outline: 3px solid #4338ca !important; outline-offset: 2px !important;}
+.dark .gradio-container :is(input, textarea, select, button, a, summary, [tabindex]):focus-visible
+  {outline-color: #a5b4fc !important;}
+/* Gradio opens markdown links in a new tab: say so, visibly (an arrow) and to screen readers. */
+.gradio-container a[target=_blank]::after {content: "\2009\2197" / " (opens in a new tab)";}
+.hs-note code, #skill-body pre, #skill-body code {white-space: pre-wrap;
+  overflow-wrap: anywhere;}
 .hs-error {border-left:4px solid #dc2626; padding:6px 12px; background:rgba(220,38,38,.06);
   border-radius:6px;}
 """
@@ -58,11 +68,26 @@ unranked (too few cases, errors, a subset or partial run, or a skill not in the 
 
 
 def theme() -> gr.themes.Base:
-    """A soft indigo/emerald theme with system fonts (no web font: the Space works offline)."""
+    """A soft indigo/emerald theme with system fonts (no web font: the Space works offline).
+
+    Soft's own text colours are too faint to read (WCAG AA wants 4.5:1 for text): labels
+    indigo-500 on indigo-100 (3.6:1), links emerald-600 (3.6-3.8:1), hints slate-400 (2.6:1),
+    white on an indigo-500 button (4.5:1 less a hair). Each is one or two steps darker here
+    (`tests/test_space_a11y_browser.py` runs axe-core over every tab).
+    """
     return gr.themes.Soft(
         primary_hue="indigo", secondary_hue="emerald", neutral_hue="slate",
         font=["ui-sans-serif", "system-ui", "-apple-system", "Segoe UI", "Roboto", "sans-serif"],
         font_mono=["ui-monospace", "SFMono-Regular", "Menlo", "Consolas", "monospace"],
+    ).set(
+        block_label_text_color="*primary_700", block_title_text_color="*primary_700",  # 6.6:1
+        body_text_color_subdued="*neutral_600",  # hints and info text: 7.6:1
+        color_accent="*primary_600",  # the selected tab, upload prompts: 6:1
+        link_text_color="*secondary_700", link_text_color_hover="*secondary_800",  # 5.2:1
+        link_text_color_visited="*secondary_800", link_text_color_active="*secondary_800",
+        button_primary_background_fill="*primary_600",  # white on it: 6.3:1
+        button_primary_background_fill_hover="*primary_700",
+        checkbox_label_background_fill_selected="*primary_600",  # a picked radio: 6.3:1
     )
 
 
