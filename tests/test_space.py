@@ -71,7 +71,8 @@ def append_run(store, repo: str, model: str, p_base: float, p_skill: float, seed
     # synthetic rows cannot be replayed: a stand-in record lets them rank (replay: test_badges)
     run = run_files(store)[manifest.run_id]
     append_record(store, {"kind": "replay", "run_id": run.run_id, "rows_hash": run.rows_hash,
-                          "status": "verified", "verified_by": "local",  # this registry
+                          "status": "verified",
+                          "verified_by": store.results.producer(),  # this registry's verifier
                           "verified_at": "2026-01-01T00:00:00+00:00"})
 
 
