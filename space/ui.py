@@ -35,6 +35,12 @@ STATUS_UPDATE_S = 1.0  # queue positions are sent on this clock, not after every
 MAX_THREADS = 96  # worker threads: at least the sum of the per-event limits
 ANALYTICS_EVERY = 1000  # events between two rebuilds of Gradio's timing summary
 SESSIONS = 1000  # visitors' sessions kept (least recently active dropped), ~0.1 MB each
+# After a row opens a skill, the focus moves to the skill page's header: the row it was on is
+# hidden with the leaderboard, and a keyboard or screen reader user was left at the page's top.
+FOCUS_SKILL = """() => requestAnimationFrame(() => {
+  const header = document.getElementById('skill-header');
+  if (header) { header.tabIndex = -1; header.focus(); }
+})"""
 
 
 def footer(settings: Settings) -> str:
@@ -138,7 +144,8 @@ def _wire(demo: gr.Blocks, state: SpaceState, header: gr.HTML, tabs: gr.Tabs,
     demo.load(on_load, filters, [*refreshed, tabs], api_name="page_load",
               concurrency_limit=leaderboard_tab.READ_LIMIT, concurrency_id="page_load")
     for table in (board.table, board.model_table):
-        table.select(open_from_table, None, [page.picker, tabs], api_visibility="private")
+        table.select(open_from_table, None, [page.picker, tabs], api_visibility="private"
+                     ).then(None, js=FOCUS_SKILL, api_visibility="private")
     for write in writes:
         write.then(refresh, filters, refreshed, api_visibility="private")
 

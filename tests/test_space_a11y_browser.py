@@ -196,3 +196,33 @@ def test_the_search_box_and_dropdowns_show_where_the_focus_is(space_url):  # noq
                 missing.append(f"{name}: {ring}")
         browser.close()
     assert not missing, "no visible focus ring on " + "; ".join(missing)
+
+
+def test_a_keyboard_reaches_a_skill_page_from_the_search_box_and_keeps_its_place(
+        space_url):  # noqa: F811
+    """Search, Tab into the table, Enter on a skill's row: the skill page opens in the same
+    tab and the focus lands on its header (it fell to the page's top), with a visible ring."""
+    require_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = browser_pages(playwright)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(space_url)
+        wait_for_rows(page, "leaderboard-table", "text.includes('hubskills/')")
+        tab_to(page, FOCUSABLE["the search box"])
+        page.keyboard.type("agent-skill")
+        page.keyboard.press("Enter")
+        wait_for_rows(page, "leaderboard-table", "text.includes('agent-skill-md')")
+        tab_to(page, "#leaderboard-table [role=gridcell]")
+        page.keyboard.press("ArrowRight")  # from the rank to the skill
+        page.keyboard.press("Enter")
+        page.wait_for_function("""() => document.activeElement.closest('#skill-header')
+            && document.activeElement.innerText.includes('hubskills/agent-skill-md')""")
+        ring = page.evaluate(RING)
+        selected = page.get_by_role("tab", selected=True).inner_text()
+        pages = len(page.context.pages)
+        browser.close()
+    assert "Skill" in selected and pages == 1
+    assert ring["visible"] and ring["outline"], ring
