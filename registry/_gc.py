@@ -96,8 +96,9 @@ def import_kept(name: str) -> ModuleType:
     """`importlib.import_module(name)`, under the shared pause where `pause_for_imports`
     allowed it (module docstring)."""
     module = sys.modules.get(name)
-    if module is not None:
-        return module
+    if module is not None and not getattr(getattr(module, "__spec__", None), "_initializing",
+                                          False):
+        return module  # whole: one still being imported by another thread is waited for below
     if not _PAUSE_FOR_IMPORTS:
         return importlib.import_module(name)
     with collector(paused=True):

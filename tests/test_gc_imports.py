@@ -111,3 +111,31 @@ def test_running_inside_a_pause_pauses_again_after():
             assert gc.isenabled()  # an event loop's cycles are collected
         assert not gc.isenabled()
     assert gc.isenabled()
+
+
+def test_a_module_another_thread_is_still_importing_is_waited_for(tmp_path, monkeypatch):
+    """`import_kept` never hands out a module half imported by another thread (the Space's
+    concurrent evaluations once got an `openai` without `AsyncOpenAI`): it waits for it."""
+    import builtins
+    import threading
+
+    from registry._gc import import_kept
+
+    name = f"hs_slow_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / f"{name}.py").write_text(
+        "import builtins\nbuiltins.hs_started.set()\nbuiltins.hs_release.wait(60)\nDONE = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    started, release, got = threading.Event(), threading.Event(), {}
+    monkeypatch.setattr(builtins, "hs_started", started, raising=False)
+    monkeypatch.setattr(builtins, "hs_release", release, raising=False)
+    first = threading.Thread(target=lambda: import_kept(name))
+    first.start()
+    assert started.wait(60)  # the first import is under way, stopped half-way
+    second = threading.Thread(target=lambda: got.update(  # whole when handed out?
+        done=getattr(import_kept(name), "DONE", False)))
+    second.start()
+    second.join(5)  # a half-imported module would come back at once, without DONE
+    release.set()
+    first.join(60)
+    second.join(60)
+    assert got["done"] is True
