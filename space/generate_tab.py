@@ -116,7 +116,7 @@ def build(state: SpaceState, model_choices: list[str]) -> gr.events.Dependency:
     log = gr.Textbox(label="Progress", lines=10, max_lines=18, autoscroll=True,
                      interactive=False, elem_id="gen-log")
     summary = gr.Markdown(elem_id="gen-summary")
-    gr.Markdown("#### Preview: the skill and its test suite")
+    gr.Markdown("## Preview: the skill and its test suite")
     with gr.Row():
         body = gr.Markdown("*The generated SKILL.md appears here.*", container=True,
                            padding=True, min_height=200, max_height=520, elem_id="gen-skill")
