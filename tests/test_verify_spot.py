@@ -136,14 +136,15 @@ def test_forged_row_costs_do_not_change_the_estimate(metered, tmp_path, capsys):
     assert code == 1 and "over --max-cost $0.05" in stderr and metered.calls == asked
     assert float(genuine[1:]) > 0.16  # 20 calls of up to 2,000 output tokens at $8/M
     rewrite(run, lambda row: row.model_copy(update={"cost_usd": 1e-9}))
-    code, _, stderr = verify(capsys, run, "--resample", "10", "--max-cost", "0.05")
-    assert code == 1 and estimate_said(stderr) == genuine  # the rows' money is never read
+    code, stdout, stderr = verify(capsys, run, "--resample", "10", "--max-cost", "0.05")
+    # the rows' money is never read for the estimate, and the replay itself now holds each
+    # row's claim against what its tokens must cost: the forgery is a mismatch, no call made
+    assert code == 1 and "cost_usd" in stdout + stderr and metered.calls == asked
     assert metered.calls == asked  # refused before any call
 
 
 def test_a_spot_check_never_spends_past_max_cost(metered, tmp_path, capsys):
     run = priced_run(tmp_path, mode="tool")  # the skill arm takes two calls a sample
-    rewrite(run, lambda row: row.model_copy(update={"cost_usd": 1e-9}))
     metered.usages.clear()
     metered.peak = 0
     code, stdout, stderr = verify(capsys, run, "--resample", "10", "--max-cost", "0.4",
