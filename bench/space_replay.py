@@ -14,14 +14,21 @@ replay runs until the cap stops it and is not recorded.
 leaderboard at once, in rounds of two kinds taken in turn (B A A B B A ...): *quiet*, nothing
 else running (a burst during which a replay ran is done again); *hostile*, three bursts: the
 owner asks for the pending view while its review is settled (*pending view only*: the view
-reads the pull request's rows, the worker replays nothing); alice pushes the run file to her
+lists the pull request's files, the 32 MB run file by its size, over the view's 8 MB
+`pending.VIEW_BYTES`, unread; the worker replays nothing); alice pushes the run file to her
 pull request again (its head moves) and the owner asks again (*replay asked*: the view, the
-Space's background worker reading the pull request in the Space's process, the replay's child
-process `registry.verify.bounded` starting); and once that child has run 3 s (*replay
-regrading*). Each burst's p95 is printed with the load average and the child's CPU seconds
-during it, then the medians of `ROUNDS` bursts of each kind and each over the quiet one (goal
-for the replay's two: <= 1.2, the p95 unchanged within this machine's noise; the view alone is
-printed for the record). Exits 1 when a goal is missed.
+Space's background worker listing the pull request, the replay's child process
+`registry.verify.bounded` starting, downloading the run file once, hashing and bounding it,
+none of it in the Space's process); and once that child has run 3 s (*replay regrading*).
+Each burst's p95 is printed with the load average and the child's CPU seconds during it, then
+the medians of `ROUNDS` bursts of each kind and each over the quiet one (goal for the replay's
+two: <= 1.2, the p95 unchanged within this machine's noise; the view alone is printed for the
+record). Exits 1 when a goal is missed.
+
+Measured 2026-12-06 (docs/benchmarks.md, 2 shared cores, load average 2.2-6.9), over the quiet
+p95: before the run file's read and hash moved into the child and the view's read was bounded,
+view only 1.13-1.29, replay asked 1.41-1.89, regrading 1.02-1.14; after, 0.98-1.17,
+1.20-1.39 (the goal still missed in two runs of three) and 0.96-1.23; 0 errors.
 """
 
 from __future__ import annotations
@@ -220,7 +227,7 @@ def quiet(server: Server, clients: list[Any]) -> dict:
 
 def view_only(server: Server, clients: list[Any], owner: Any) -> dict:
     """The owner asks for the pending view while nothing changed: a burst meanwhile (the view
-    reads the pull request's rows; the worker finds its review settled and replays nothing)."""
+    lists the pull request's files; the worker finds its review settled and replays nothing)."""
     wait_for(lambda: replay_child(server.proc.pid) is None, REPLAY_CAP_S + 30)
     view = owner.submit(api_name="/pending")
     found = measured(server, clients, "pending view only")
@@ -231,8 +238,8 @@ def view_only(server: Server, clients: list[Any], owner: Any) -> dict:
 def hostile(server: Server, clients: list[Any], owner: Any, hub_env: dict[str, str],
             path: str, data: bytes, number: int) -> list[dict]:
     """Alice pushes again and the owner asks for the pending view: a burst at once (the view,
-    the worker's reads and the child's start), and one once the child has run `SETTLED_S`
-    (regrading); then waits for the child to end."""
+    the worker's listing and the child's start, read and hash), and one once the child has
+    run `SETTLED_S` (regrading); then waits for the child to end."""
     wait_for(lambda: replay_child(server.proc.pid) is None, REPLAY_CAP_S + 30)
     push_again(hub_env, path, data, number)
     view = owner.submit(api_name="/pending")  # asks the worker, which never waits on it

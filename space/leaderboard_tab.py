@@ -11,7 +11,9 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from registry import Board, forged_claims, pending_badges, pending_frame, safe_html
+from registry import Board, forged_claims, pending_badges, safe_html
+from registry.format.untrusted import code_span
+from registry.verify.pending import pending_view
 
 from .cache import wire_plot, wire_table
 from .columns import (
@@ -105,11 +107,16 @@ def pending(state: SpaceState, replays: PendingReplays | None = None) -> tuple[d
     if replays is not None:
         replays.request()
         replayed = replays.note()
-    frame = pending_frame(state.store)
+    frame, unread = pending_view(state.store)  # a run file too large is listed, not parsed
+    replayed = "\n".join(
+        [f"- PR #{pr.num} by {code_span(pr.author)}: {code_span(f.path)}, {f.size / 1e6:.1f} MB"
+         ": not read on a page load (too large); its replay says what it holds"
+         for pr, f in unread] + ([replayed] if replayed else []))
     view = leaderboard_view(Board.build(frame, badges=pending_badges(state.store)),
                             state.tags(), limit=TABLE_ROWS, include_unverified=True)
     if view.table.empty:
-        empty = "No pending submissions: nothing awaits review."
+        empty = ("No pending rows small enough to read here." if unread
+                 else "No pending submissions: nothing awaits review.")
         return wire_table(view.table), safe_html(f"{empty}\n\n{replayed}" if replayed else empty)
     claims = forged_claims(frame)
     table = view.table.assign(**{SUBMITTED_BY: [_submitter(e.produced_by, claims.get(e.run_id))

@@ -5,7 +5,9 @@ A contributor's runs wait in an open pull request on the results dataset. Review
 (`examine`) reads what it changes (`stores.submissions`); the gate (`gate.py`) refuses it whole
 unless it only adds new run files within the verifier's bounds; then each run file is replayed
 from the exact bytes at the commit reviewed (no model is called; in a child process within the
-verifier's time cap, `bounded.py`), unless a record of these rows that counts says so already.
+verifier's time cap, `bounded.py`, which also downloads, hashes and bounds those bytes: the
+reviewing process, the Space's, never reads them), unless a record of these rows that counts
+says so already.
 The new records go in one commit, the result in one comment (`thread.py`), per pull request.
 
 `replay_pending` reviews the open pull requests, at most `Settings.review_max_prs` of them a
@@ -19,16 +21,16 @@ verify NS/NAME --run`'s replay, recorded.
 
 from __future__ import annotations
 
-import json
 import logging
-from typing import TYPE_CHECKING, Any
+from contextlib import ExitStack
+from typing import TYPE_CHECKING
 
 from registry._version import __version__
 from registry.errors import HubskillsError
 from registry.results.leaderboard_badges import REPLAY, SPOT_CHECK
 from registry.stores.verifications import RunFile, for_rows, read_records, rows_hash
-from registry.verify.bounded import limits, replay_bounded
-from registry.verify.gate import RunFileAdded, added_runs, refusal, rows_refusal
+from registry.verify.bounded import Inspected, Replay, limits, named_skill, open_replay
+from registry.verify.gate import RunFileAdded, added_runs, refusal
 from registry.verify.records import CONCLUSIVE, append_records, make_record, verify_and_record
 from registry.verify.thread import (
     NOT_CHECKED,
@@ -104,17 +106,23 @@ def examine(store: SkillStore, settings: Settings, pr: PullRequest, head: str,
         if (why := refusal(submission, settings)) is not None:
             return Review(pr, head, refused=why)
         runs = added_runs(submission)
-        for run in runs:  # every run's rows within bounds before any replay
-            if (why := rows_refusal(run, store.results.read_at(run.path, head),
-                                    settings)) is not None:
-                return Review(pr, head, refused=why)
     except HubskillsError as err:
         return Review(pr, head, waiting=f"could not be read: {err}")
-    checks, new = [], []
-    for run in runs:
-        check, record = _replayed(store, settings, pr, head, run, records, verifier)
-        checks.append(check)
-        new += [record] if record is not None else []
+    with ExitStack() as stack:  # each run file read, hashed and bounded in its replay's child
+        replays = []
+        for run in runs:  # every run's rows within bounds before any replay
+            replay = stack.enter_context(open_replay(store, settings, run, head))
+            seen = replay.inspect()
+            if seen.error is not None:
+                return Review(pr, head, waiting=f"could not be read: {seen.error}")
+            if seen.refused is not None:
+                return Review(pr, head, refused=seen.refused)
+            replays.append((run, replay, seen))
+        checks, new = [], []
+        for run, replay, seen in replays:
+            check, record = _replayed(settings, pr, run, replay, seen, records, verifier)
+            checks.append(check)
+            new += [record] if record is not None else []
     if new:
         try:
             append_records(store, new, f"Verify {len(new)} run(s) of pull request #{pr.num}: "
@@ -126,30 +134,23 @@ def examine(store: SkillStore, settings: Settings, pr: PullRequest, head: str,
     return Review(pr, head, checks)
 
 
-def _replayed(store: SkillStore, settings: Settings, pr: PullRequest, head: str,
-              run: RunFileAdded, records: list[Record], verifier: str
+def _replayed(settings: Settings, pr: PullRequest, run: RunFileAdded, replay: Replay,
+              seen: Inspected, records: list[Record], verifier: str
               ) -> tuple[SubmissionCheck, Record | None]:
     """One run file's check, and the record to append (None: one that counts exists, or the
-    replay judged nothing)."""
-    def check(status: str, problem: str | None, repo: str | None, rows: str) -> SubmissionCheck:
-        return SubmissionCheck(pr.num, pr.url, pr.author, run.run_id, repo, rows, status,
-                               problem, path=run.path)
-
-    try:
-        data = store.results.read_at(run.path, head)
-    except HubskillsError as err:
-        return check(NOT_CHECKED, str(err), None, run.blob_id or ""), None
-    repo, revision = _named_skill(data)
-    rows = RunFile(run.run_id, run.path, rows_hash(data))
+    replay judged nothing); ``seen``: what ``replay``'s child read of it."""
+    rows = RunFile(run.run_id, run.path, seen.rows_hash)
     record = _kept(records, rows)
     new = None
     if record is None:
-        found = replay_bounded(store, repo or "", run.run_id, data, settings)
-        record = make_record(found, rows, skill_repo=repo, skill_revision=revision,
+        found = replay.run()
+        record = make_record(found, rows, skill_repo=seen.repo, skill_revision=seen.revision,
                              verified_by=verifier)
         new = record if found.recorded else None
-    return check(str(record.get("status")), record.get("first_problem"), repo,
-                 rows.rows_hash), new
+    replay.close()
+    return SubmissionCheck(pr.num, pr.url, pr.author, run.run_id, seen.repo, rows.rows_hash,
+                           str(record.get("status")), record.get("first_problem"),
+                           path=run.path), new
 
 
 def _told(store: SkillStore, review: Review, mine: list[str]) -> Review:
@@ -262,13 +263,4 @@ def _kept(records: list[Record], run: RunFile) -> Record | None:
 
 def _named_skill(data: bytes) -> tuple[str | None, str | None]:
     """The skill repo and revision the run's first row names (None when it names none)."""
-    first = data.split(b"\n", 1)[0]
-    try:
-        row: Any = json.loads(first)
-    except ValueError:
-        return None, None
-    if not isinstance(row, dict):
-        return None, None
-    repo, revision = row.get("skill_repo"), row.get("skill_revision")
-    return (repo if isinstance(repo, str) else None,
-            revision if isinstance(revision, str) else None)
+    return named_skill(data)

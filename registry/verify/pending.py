@@ -12,6 +12,9 @@ keeps a differing claim in `claimed_by` (`forged_claims` lists them), for a view
 What is read is bounded, since a page load reads it: only files the gate could admit (a run
 path, `gate.run_id_of`, of at most `MAX_BYTES`), at most `SHOWN_RUNS` of a pull request and
 `SHOWN_PRS` pull requests; the rest is left out unread (the review says why it is refused).
+The Space's view (`pending_view`) reads at most `VIEW_BYTES` a run file: a larger one is
+listed by its size from the pull request's listing, never parsed in the serving process (its
+replay, in a child process, says what its rows hold).
 """
 
 from __future__ import annotations
@@ -24,11 +27,12 @@ from registry.verify.gate import MB, run_id_of
 if TYPE_CHECKING:
     import pandas as pd
 
-    from registry.hub import RemoteFile
+    from registry.hub import PullRequest, RemoteFile
 
 UNREVIEWED = "unreviewed"
 CLAIMED = "claimed_by"
 SHOWN_PRS, SHOWN_RUNS, MAX_BYTES = 50, 20, 64 * MB
+VIEW_BYTES = 8 * MB
 
 
 def pending_frame(store: SkillStore) -> pd.DataFrame:
@@ -38,24 +42,38 @@ def pending_frame(store: SkillStore) -> pd.DataFrame:
     Raises:
         HubskillsError: the Hub could not be asked (offline, unreachable, no access).
     """
+    return pending_view(store, MAX_BYTES)[0]
+
+
+def pending_view(store: SkillStore, max_bytes: int = VIEW_BYTES
+                 ) -> tuple[pd.DataFrame, list[tuple[PullRequest, RemoteFile]]]:
+    """`pending_frame`'s rows, reading only run files of at most ``max_bytes``, and the run
+    files left unread for their size (each with its pull request; sizes from the listing).
+
+    Raises:
+        HubskillsError: the Hub could not be asked (offline, unreachable, no access).
+    """
     import pandas as pd
 
     from registry.stores.frame import empty_frame
 
-    waiting = [(pr, _readable(added)) for pr, added in store.results.pending()[:SHOWN_PRS]]
+    listed = store.results.pending()[:SHOWN_PRS]
+    waiting = [(pr, _readable(added, max_bytes)) for pr, added in listed]
+    unread = [(pr, f) for pr, added in listed for f in _readable(added, MAX_BYTES)
+              if f.size > max_bytes]
     frames = [attributed(store.results.pending_frame(pr, added), pr.author)
               for pr, added in waiting if added]
     if not frames:
-        return attributed(empty_frame(), "")
+        return attributed(empty_frame(), ""), unread
     joined = pd.concat(frames, ignore_index=True)
     strings = [name for name, kind in frames[0].dtypes.items()
                if isinstance(kind, pd.CategoricalDtype)]
-    return joined.astype(dict.fromkeys(strings, "category"))
+    return joined.astype(dict.fromkeys(strings, "category")), unread
 
 
-def _readable(added: list[RemoteFile]) -> list[RemoteFile]:
+def _readable(added: list[RemoteFile], max_bytes: int = MAX_BYTES) -> list[RemoteFile]:
     """The files of ``added`` a view may read (module docstring)."""
-    return [f for f in added if run_id_of(f.path) and f.size <= MAX_BYTES][:SHOWN_RUNS]
+    return [f for f in added if run_id_of(f.path) and f.size <= max_bytes][:SHOWN_RUNS]
 
 
 def attributed(frame: pd.DataFrame, author: str) -> pd.DataFrame:
