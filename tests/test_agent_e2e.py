@@ -77,7 +77,7 @@ def test_own_agent_loop_end_to_end_and_a_rerun_makes_no_model_request():
         assert script.requests == requests  # every turn came from the response cache
 
     out = first.stdout
-    assert f"{SKILL_NAME} · 2 of 9 cases × 1 run · agent" in out
+    assert f"{SKILL_NAME} · 2 of 10 cases × 1 run · agent" in out
     assert _arm_line(out, "local/fake-agent", "baseline", "tools") == "0%"
     assert _arm_line(out, "local/fake-agent", "skill", "tools") == "100%"
     assert "activation recall 100% (2 of 2 samples read SKILL.md)" in out
