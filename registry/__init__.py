@@ -121,6 +121,7 @@ _EXPORTS: dict[str, str] = {
     "scrub_logs": "registry.secrets:scrub_logs",
     "scrubber": "registry.secrets:scrubber",
     "pending_frame": "registry.verify.pending:pending_frame",
+    "pending_view": "registry.verify.pending:pending_view",
     "forged_claims": "registry.verify.pending:forged_claims",
     "verification_badges": "registry.stores.verifications:badges",
     "pending_badges": "registry.stores.verifications:pending_badges",
@@ -155,9 +156,9 @@ __all__ = [
     "check_repo_id", "tag_for", "write_file", "generate_skill", "GenerateReport", "add_tests",
     "pull", "PullResult", "SandboxUnavailable", "SecretScope", "SizeLimits", "current_scope",
     "get_sandbox", "has_code_checks", "hold", "holding", "push_saved_run", "scrub", "scrub_data",
-    "scrub_logs", "scrubber", "pending_frame", "forged_claims", "verification_badges",
-    "pending_badges", "replay_pending", "merge_submission", "run_on_jobs", "run_logs",
-    "start_spot_job", "follow_spot_job", "owns_results",
+    "scrub_logs", "scrubber", "pending_frame", "pending_view", "forged_claims",
+    "verification_badges", "pending_badges", "replay_pending", "merge_submission", "run_on_jobs",
+    "run_logs", "start_spot_job", "follow_spot_job", "owns_results",
 ]
 
 if TYPE_CHECKING:
@@ -232,7 +233,7 @@ if TYPE_CHECKING:
     from registry.stores.verifications import badges as verification_badges
     from registry.stores.verifications import pending_badges
     from registry.verify.admission import merge_submission, replay_pending
-    from registry.verify.pending import forged_claims, pending_frame
+    from registry.verify.pending import forged_claims, pending_frame, pending_view
 
 
 def __getattr__(name: str) -> Any:

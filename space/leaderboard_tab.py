@@ -11,9 +11,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from registry import Board, forged_claims, pending_badges, safe_html
-from registry.format.untrusted import code_span
-from registry.verify.pending import pending_view
+from registry import Board, code_span, forged_claims, pending_badges, pending_view, safe_html
 
 from .cache import wire_plot, wire_table
 from .columns import (
