@@ -21,6 +21,9 @@ pytestmark = pytest.mark.slow
 def fill_form(page, skill, url: str) -> None:
     """Upload `skill`, ask `local/x` at `url` (not the embedded model) for 4 cases."""
     page.get_by_role("tab", name=re.compile("Evaluate")).click()
+    # the page's load events fill the form's defaults and their estimate: wait for them, or a
+    # slow machine's page load overwrites what is typed here
+    page.locator("#eval-estimate").get_by_text(re.compile(r"\d+ answers")).wait_for()
     page.locator("#eval-upload input[type=file]").set_input_files(upload_of(skill))
     page.locator("#eval-models").get_by_role("button", name=re.compile("Remove|×")).first.click()
     models = page.locator("#eval-models input")
