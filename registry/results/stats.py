@@ -5,8 +5,7 @@ shows.
 leaderboard entry; a case rank; the arm; the outcome) and returns every figure per group, with
 numpy and no Python loop over rows. Every screen calls it, so one set of rows gives bit-identical
 numbers everywhere: cases are summed in case-label order whatever the order of the rows, and
-dollars are summed as integer nanodollars. Over 400 lines because the verdict's error rule
-(errored cases filled against the verdict) works on the same per-group arrays as the table.
+dollars are summed as integer nanodollars.
 
 Methods (docs/statistics.md; reference values in tests/test_stats.py):
 
@@ -48,60 +47,21 @@ from registry.results.formulas import (
     paired_score_interval,
     wilson_arrays,
 )
+from registry.results.verdicts import (  # noqa: F401 - the engine's public names, as before
+    MIN_CASES,
+    VERDICT_RULE,
+    VERDICTS,
+    disagreement,
+    errors_verdict,
+    is_conclusive,
+    verdict,
+)
 
-MIN_CASES = 10
 INTERVAL_METHOD = "Wilson 95% score interval over cases, at the mean case pass fraction"
 LIFT_INTERVAL_METHOD = ("paired score 95% interval over per-case differences (Tango's, "
                         "studentized; empirical likelihood with several runs)")
 EXACT_TEST = "exact two-sided sign test on cases whose pass fraction changed (McNemar)"
-VERDICT_RULE = "helps/hurts when the interval and the exact test agree, and only if it holds " \
-    "with every errored case counted against it"
-VERDICTS = ("helps", "hurts", "no detectable effect", "too few cases", "inconclusive")
 NANO = 1_000_000_000  # dollars are summed as integer nanodollars: exact in any order
-
-
-def verdict(lo: float, hi: float, p_value: float, b: int, c: int, *, cases: int,
-            uneven: int = 0) -> str:
-    """The verdict rule (module docstring): errors first, then size, then interval AND test."""
-    if uneven:
-        return errors_verdict(uneven)
-    if cases < MIN_CASES:
-        return f"too few cases ({cases})"
-    significant = p_value < ALPHA
-    if lo > 0 and significant and b > c:
-        return "helps"
-    if hi < 0 and significant and c > b:
-        return "hurts"
-    return "no detectable effect"
-
-
-def errors_verdict(cases: int) -> str:
-    """The verdict of a run whose errors in ``cases`` cases could decide it: "inconclusive:
-    errors in N cases", never ranked (`is_conclusive`)."""
-    return f"inconclusive: errors in {cases} case{'s' if cases != 1 else ''}"
-
-
-def is_conclusive(verdict_text: str) -> bool:
-    """Whether a verdict is a measurement that can be ranked (not too few cases or errors)."""
-    return not verdict_text.startswith(("too few cases", "inconclusive"))
-
-
-def disagreement(lo: float, hi: float, p_value: float, b: int, c: int) -> str | None:
-    """One sentence when the interval and the exact test disagree (None when they agree)."""
-    excludes = lo > 0 or hi < 0
-    significant = p_value < ALPHA and b != c
-    if excludes and not significant:
-        return (f"The interval excludes 0 but the exact test does not (p = {p_value:.3g}; "
-                f"{b} cases up, {c} down): too few cases changed to rule out chance, and the "
-                "verdict needs both.")
-    if significant and not excludes:
-        return (f"The exact test finds more cases going one way (p = {p_value:.3g}; {b} up, "
-                f"{c} down) but the interval includes 0: the changes are too small or too "
-                "mixed to bound the lift away from 0, and the verdict needs both.")
-    if excludes and significant and (lo > 0) != (b > c):
-        return (f"The interval and the exact test point in opposite directions ({b} cases up, "
-                f"{c} down): no verdict.")
-    return None
 
 
 # -- the table: every figure per group, from rows as arrays ---------------------------------
