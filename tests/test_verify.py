@@ -458,3 +458,17 @@ def test_a_run_closed_with_an_earlier_interval_replays_without_that_methods_figu
     (folder / "manifest.json").write_text(json.dumps(manifest))
     fields = {d.field for d in verify(settings, folder).differences}
     assert {"stats.lo", "methods.lift_interval"} <= fields
+
+
+@pytest.mark.parametrize("forged", [{"cost_usd": float("nan")}, {"cost_usd": float("-inf")},
+                                    {"input_tokens": -10_000}, {"output_tokens": -5}])
+def test_a_non_finite_cost_or_negative_tokens_is_a_mismatch(run, settings, forged):
+    """A row's money and tokens come from whoever wrote it: NaN would slip past any floor
+    comparison, negative tokens would lower the floor itself."""
+    folder, _ = run
+    rows = rows_of(folder)
+    rows[0].update(forged)
+    write_rows(folder, rows)
+    report = verify(settings, folder)
+    assert report.status == "mismatch"
+    assert "tokens or cost_usd" in {d.field for d in report.differences}

@@ -11,6 +11,7 @@ mismatch). Rows of models without a known price, cached answers and errors are l
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 
 from registry.providers.pricing import price_for
@@ -46,6 +47,12 @@ def cost_differences(rows: Iterable[ResultRow],
     found = []
     rates: dict[str, tuple[float, float] | None] = {}  # a run's thousand rows share a model or few
     for row in rows:
+        if row.input_tokens < 0 or row.output_tokens < 0 or (
+                row.cost_usd is not None and not math.isfinite(row.cost_usd)):
+            found.append(Difference(label(row), "tokens or cost_usd",  # no genuine row has one
+                                    (row.input_tokens, row.output_tokens, row.cost_usd),
+                                    "finite, not negative"))
+            continue
         if row.cached or row.is_error:
             continue
         if row.model not in rates:
