@@ -31,7 +31,13 @@ from registry.results.leaderboard_badges import REPLAY, SPOT_CHECK
 from registry.stores.verifications import RunFile, for_rows, read_records, rows_hash
 from registry.verify.bounded import Inspected, Replay, limits, named_skill, open_replay
 from registry.verify.gate import RunFileAdded, added_runs, refusal
-from registry.verify.records import CONCLUSIVE, append_records, make_record, verify_and_record
+from registry.verify.records import (
+    CONCLUSIVE,
+    append_records,
+    make_record,
+    recorded_line,
+    verify_and_record,
+)
 from registry.verify.thread import (
     NOT_CHECKED,
     Review,
@@ -247,10 +253,7 @@ def verify_and_keep(store: SkillStore, repo: str, run_id: str, settings: Setting
                                          skill_revision=_named_skill(data)[1])
     except HubskillsError as err:
         return report, f"not recorded: {err}"
-    if kept:
-        return report, (f"already recorded: {record.get('status')} by "
-                        f"{record.get('verified_by')} at {record.get('verified_at')}")
-    return report, f"recorded as {record['status']} in the results dataset's verifications"
+    return report, recorded_line(record, kept)
 
 
 def _kept(records: list[Record], run: RunFile) -> Record | None:

@@ -23,7 +23,7 @@ from registry.stores.verifications import for_rows, read_records
 if TYPE_CHECKING:
     from registry.verify.replay import Verification
 
-__all__ = ["CONCLUSIVE", "append_record", "append_records", "make_record",
+__all__ = ["CONCLUSIVE", "append_record", "append_records", "make_record", "recorded_line",
            "verify_and_record"]
 CONCLUSIVE = ("verified", "mismatch")  # replay statuses that are never replayed again
 
@@ -98,3 +98,11 @@ def append_records(store: SkillStore, records: list[Record], message: str) -> li
         HubskillsError: the records could not be written.
     """
     return store.results.append_records(records, message) if records else []
+
+
+def recorded_line(record: Record, kept: bool) -> str:
+    """What a replay's record says to the user: kept from before, or just written."""
+    if kept:
+        return (f"already recorded: {record.get('status')} by {record.get('verified_by')} at "
+                f"{record.get('verified_at')}")
+    return f"recorded as {record['status']} in the results dataset's verifications"

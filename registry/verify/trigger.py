@@ -323,10 +323,9 @@ def pushed_trigger(store: SkillStore, repo: str, run_id: str, *,
         record, kept = _record(store, run_id, data, repo, lambda: report)
     except HubskillsError as err:
         return report, f"not recorded: {err}"
-    if kept:
-        return report, (f"already recorded: {record.get('status')} by "
-                        f"{record.get('verified_by')} at {record.get('verified_at')}")
-    return report, f"recorded as {record['status']} in the results dataset's verifications"
+    from registry.verify.records import recorded_line
+
+    return report, recorded_line(record, kept)
 
 
 def record_trigger_replay(store: SkillStore, manifest: RunManifest) -> str | None:
