@@ -286,16 +286,20 @@ def _results() -> tuple[gr.Dataframe, gr.BarPlot, gr.Dataframe]:
 
 def _estimate(state: SpaceState, inputs: list[gr.components.Component]) -> gr.Markdown:
     """The estimate under the form, recomputed on page load and when an input it reads
-    changes (Gradio's value-from-a-function with `inputs`; API: `/estimate_evaluation`)."""
+    changes (API: `/estimate_evaluation`). One event for all of them, `always_last`: Gradio's
+    default drops a change that arrives while an earlier estimate is still computing (an
+    upload being read on a busy machine), which left the estimate of the form as it was."""
     skill, upload, models, _, runs, mode, _, max_cases, max_tokens = inputs[:9]
 
     def estimate_evaluation(repo, files, chosen, repeats, how, count, tokens,
                             oauth: gr.OAuthToken | None = None) -> str:
         return estimate_ui(state, repo, files, chosen, repeats, how, count, tokens, oauth)
 
-    return gr.Markdown(estimate_evaluation,
-                       inputs=[skill, upload, models, runs, mode, max_cases, max_tokens],
-                       elem_id="eval-estimate", elem_classes="hs-note")
+    shown = gr.Markdown(elem_id="eval-estimate", elem_classes="hs-note")
+    gr.on(None, estimate_evaluation,
+          inputs=[skill, upload, models, runs, mode, max_cases, max_tokens], outputs=shown,
+          api_name="estimate_evaluation", trigger_mode="always_last", show_progress="hidden")
+    return shown
 
 
 @dataclass

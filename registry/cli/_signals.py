@@ -38,6 +38,7 @@ class Interrupts:
         if self.stop.is_set():
             out.notice_now(f"{name} again: quitting now")
             out.flush()
+            self.stop.quit_now()  # e.g. the run marked `interrupted`, if the loop has not yet
             for cleanup in list(ON_QUIT):  # `os._exit` runs no `finally`: temp folders first
                 cleanup()
             os._exit(code)

@@ -4,7 +4,9 @@ and the event loop runner that honours it.
 `StopSignal.request` only records the request and calls the subscribers; the engine subscribes
 a callback that hops onto its event loop (`call_soon_threadsafe`, safe from a signal handler),
 marks the run `interrupted` on disk at once and cancels the in-flight model calls, so every
-finished row is kept and nothing half-done is written.
+finished row is kept and nothing half-done is written. A second signal may end the process
+before the loop gets to it: `quit_now` (called by that signal's handler) runs the same marking
+at once, from the handler, so the run on disk never stays `running`.
 
 `gather_until_stopped` is that subscription around `asyncio.gather`, for the engine and the
 trigger evals alike. `run_until_stopped` is `asyncio.run` except for one thing: after a stop it
@@ -28,6 +30,7 @@ class StopSignal:
     def __init__(self) -> None:
         self.reason: str | None = None
         self._subscribers: list[Callable[[], None]] = []
+        self._at_quit: list[Callable[[], None]] = []
 
     def request(self, reason: str = "stop requested") -> None:
         """Ask the run to stop; `reason` (e.g. "SIGINT") goes into the run's note. Idempotent.
@@ -53,6 +56,21 @@ class StopSignal:
             callback()
         return lambda: self._subscribers.remove(callback)
 
+    def at_quit(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call `callback` from `quit_now`, when the process is about to end without unwinding;
+        returns the function that removes it."""
+        self._at_quit.append(callback)
+        return lambda: self._at_quit.remove(callback)
+
+    def quit_now(self) -> None:
+        """The process ends now (a second Ctrl-C): run what must be on disk before it does.
+        A callback that fails is skipped: quitting must not wait on it."""
+        for callback in list(self._at_quit):
+            try:
+                callback()
+            except Exception:  # noqa: BLE001, S112 - the process is ending either way
+                continue
+
 
 async def gather_until_stopped(aws: Iterable[Awaitable[Any]], stop: StopSignal | None, *,
                                before_cancel: Callable[[], None] | None = None) -> bool:
@@ -60,16 +78,23 @@ async def gather_until_stopped(aws: Iterable[Awaitable[Any]], stop: StopSignal |
     event loop) when they are not done yet. True when they all finished, False when a stop
     cut them short; any other cancellation propagates."""
     gathered = asyncio.gather(*aws)
+    marked = False
+
+    def mark() -> None:  # from the loop, or from a second signal's handler (`quit_now`)
+        nonlocal marked
+        if before_cancel and not marked and not gathered.done():
+            marked = True
+            before_cancel()
 
     def cancel() -> None:
         if gathered.done():
             return
-        if before_cancel:
-            before_cancel()
+        mark()
         gathered.cancel()
 
     loop = asyncio.get_running_loop()
     unsubscribe = stop.subscribe(lambda: loop.call_soon_threadsafe(cancel)) if stop else None
+    forget = stop.at_quit(mark) if stop else None
     try:
         await gathered
     except asyncio.CancelledError:
@@ -79,6 +104,8 @@ async def gather_until_stopped(aws: Iterable[Awaitable[Any]], stop: StopSignal |
     finally:
         if unsubscribe:
             unsubscribe()
+        if forget:
+            forget()
     return True
 
 
