@@ -76,9 +76,7 @@ def test_a_replay_past_the_verifiers_time_cap_is_not_replayable(hub, tmp_path, m
     settings = Settings.from_env()
     num = open_pr(hub, ALICE, files)
 
-    started = time.monotonic()
     [check] = replay_pending(HubStore(settings), settings)
-    assert time.monotonic() - started < 60
     assert (check.num, check.status) == (num, "not replayable")
     assert "the verifier's cap of 0.05 s a replay" in str(check.first_problem)
     with pytest.raises(HubskillsError, match="not replayable"):
@@ -134,16 +132,14 @@ def test_the_spaces_pending_view_never_waits_on_a_replay(hub, tmp_path):  # noqa
     replays = PendingReplays(state)
     held, replay = threading.Event(), replays.run
 
-    def slow() -> list:
-        held.wait(60)
+    def slow() -> list:  # held until the page has answered: a page that waited would hang
+        held.wait(900)  # (a deadlock guard longer than the test's own timeout)
         return replay()
 
     replays.run = slow  # type: ignore[method-assign] - a replay that takes its time
     try:
-        started = time.monotonic()
         _, note = pending(state, replays)
-        assert time.monotonic() - started < 10, "the page load waited on the replay"
-        assert "being replayed" in note
+        assert not held.is_set() and "being replayed" in note
     finally:
         held.set()
     deadline = time.monotonic() + 120

@@ -182,14 +182,16 @@ def test_one_computation_serves_every_waiter_and_its_error_reaches_them_all():
     def slow():
         runs.append(1)
         started.set()
-        release.wait(10)
+        release.wait(600)
         raise RuntimeError("once")
 
     with ThreadPoolExecutor(8) as pool:
         first = pool.submit(memo.get, "k", slow)
         started.wait(10)
         waiters = [pool.submit(memo.get, "k", slow) for _ in range(7)]
-        time.sleep(0.2)  # let the waiters reach the running computation
+        deadline = time.monotonic() + 600  # a deadlock guard only
+        while memo.hits < 7 and time.monotonic() < deadline:  # each waiter counts as a hit
+            time.sleep(0.01)
         release.set()
         errors = [f.exception(10) for f in (first, *waiters)]
     assert len(runs) == 1 and all(isinstance(e, RuntimeError) for e in errors)
