@@ -15,7 +15,7 @@ from registry.config import Settings
 from registry.format.suite import Suite, load_suite, suite_path
 from registry.format.suite_check import AGENT_SUITE_PATH
 from registry.format.suite_writer import import_suite
-from registry.format.triggers import load_triggers, triggers_path
+from registry.format.triggers import load_skill_triggers, skill_triggers_path
 from registry.results.display import count as counted
 
 
@@ -30,10 +30,12 @@ def suite_group() -> None:
               help="Skill folder whose evals/evals.json receives the cases.")
 @click.option("--force", is_flag=True, help="Replace an existing suite (it keeps its shape).")
 def suite_import_command(file: Path, skill: Path, force: bool) -> None:
-    """Import an upskill or skill-creator suite into the skill's evals/evals.json.
+    """Import an upskill, skill-creator or NVIDIA suite into the skill's evals/evals.json.
 
-    skill-creator's evals.json is kept in its own shape (both tools read it); upskill cases
-    are converted, with a warning for each case whose grading does not map.
+    skill-creator's and NVIDIA's evals.json are kept in their own shape (hubskills reads them
+    in place; NVIDIA's ground_truth and expected_behavior are judge rubrics, its expected_skill
+    the trigger queries); upskill cases are converted, with a warning for each case whose
+    grading does not map.
 
     \b
     Example:
@@ -53,7 +55,8 @@ def suite_import_command(file: Path, skill: Path, force: bool) -> None:
 
 
 _SHAPES = {"hubskills": "hubskills' shape", "skill-creator": "skill-creator's shape",
-           "upskill": "upskill's shape", "upskill-meta": "upskill's skill_meta.json shape"}
+           "upskill": "upskill's shape", "upskill-meta": "upskill's skill_meta.json shape",
+           "nvidia": "NVIDIA's shape"}
 
 
 @suite_group.command("show")
@@ -71,8 +74,7 @@ def suite_show_command(skill: Path, as_json: bool) -> None:
     folder = click.get_current_context().with_resource(skill_folder(skill, command="suite show"))
     files = [folder] if folder.is_file() else _suite_files(folder)
     suites = {file: load_suite(file) for file in files}
-    triggers = load_triggers(triggers_path(folder)) \
-        if folder.is_dir() and triggers_path(folder).is_file() else None
+    triggers = load_skill_triggers(folder) if folder.is_dir() else None
     if as_json:
         data: dict = {}
         for file, suite in suites.items():  # agent mode's suite under "agent", beside the main
@@ -84,7 +86,9 @@ def suite_show_command(skill: Path, as_json: bool) -> None:
         shown = file if folder == skill else f"{skill}: {file.relative_to(folder)}"
         _show_suite(suite, str(shown))
     if triggers:
-        _show_triggers(triggers)
+        source = skill_triggers_path(folder)
+        _show_triggers(triggers, "evals/triggers.json" if source and source.name ==
+                       "triggers.json" else "evals/evals.json's expected_skill")
 
 
 def _suite_files(folder: Path) -> list[Path]:
@@ -109,12 +113,12 @@ def _show_suite(suite: Suite, shown: str) -> None:
                     + ("" if suite.shape == "hubskills" else f", {_SHAPES[suite.shape]}"))
 
 
-def _show_triggers(triggers) -> None:
+def _show_triggers(triggers, source: str) -> None:
     counts = triggers.counts()
     out.table(["id", "split", "should trigger", "query"],
               [(escape(q.id), q.split, "yes" if q.should_trigger else "no",
                 escape(q.query[:70].replace("\n", " "))) for q in triggers.queries],
-              title=f"evals/triggers.json — {len(triggers.queries)} queries (train "
+              title=f"{escape(source)} — {len(triggers.queries)} queries (train "
                     f"{sum(counts['train'].values())}, holdout "
                     f"{sum(counts['holdout'].values())}), {triggers.suite_hash()[:19]}")
 

@@ -24,7 +24,12 @@ from registry.evaluation.stopping import StopSignal, run_until_stopped
 from registry.evaluation.trigger import MODE, TriggerConfig, TriggerEvaluator
 from registry.evaluation.trigger_report import summarize_triggers
 from registry.format.skill import Skill, load_skill
-from registry.format.triggers import TRIGGERS_PATH, TriggerSuite, load_triggers, triggers_path
+from registry.format.triggers import (
+    TRIGGERS_PATH,
+    TriggerSuite,
+    load_skill_triggers,
+    triggers_path,
+)
 from registry.format.version_ref import SkillVersionRef
 from registry.results.runs import (
     ResultRow,
@@ -42,18 +47,20 @@ BUNDLED = "bundled"
 
 
 def load_trigger_suite(skill: Skill) -> TriggerSuite:
-    """The skill's `evals/triggers.json`.
+    """The skill's `evals/triggers.json`, else the queries its NVIDIA-shaped `evals/evals.json`
+    implies (`load_skill_triggers`).
 
     Raises:
         HubskillsError: the skill has none (or it does not load).
     """
-    file = triggers_path(skill.path)
-    if not file.is_file():
+    suite = load_skill_triggers(skill.path, skill.name)
+    if suite is None:
+        file = triggers_path(skill.path)
         raise HubskillsError(f"{skill.path} has no {TRIGGERS_PATH}: a trigger eval needs "
                              "queries that should and should not open the skill",
                              hint=f"write {file} as [{{\"query\": \"...\", \"should_trigger\": "
                                   "true}, ...], then hubskills validate " + str(skill.path))
-    return load_triggers(file)
+    return suite
 
 
 def run_trigger_eval(skill_dir: str | Path, config: TriggerConfig, settings: Settings, *,

@@ -10,10 +10,11 @@ Native format::
 
 A file's value is its text, or `{"path": ...}`: a file kept in the skill folder (binary files
 must be). Also read: upskill test files (`{"cases": [{"input", "expected": {"contains"}}]}` or a
-bare list) and `skill_meta.json`, and skill-creator's `evals/evals.json` (`evals` with
-`assertions` or `expectations`, `files` as paths). A suite remembers the shape and text it was
-read from, so `suite_writer.save_suite` writes skill-creator's file back in its own shape
-(`registry.format.suite_writer`) instead of converting it.
+bare list) and `skill_meta.json`, skill-creator's `evals/evals.json` (`evals` with
+`assertions` or `expectations`, `files` as paths) and NVIDIA's (`question`, `ground_truth`,
+`expected_behavior`, `expected_skill`: `registry.format.suite_nvidia`). A suite remembers the
+shape and text it was read from, so `suite_writer.save_suite` writes skill-creator's and NVIDIA's
+files back in their own shape (`registry.format.suite_writer`) instead of converting them.
 """
 
 from __future__ import annotations
@@ -29,14 +30,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from registry.errors import InvalidSuite
-from registry.format import suite_import
+from registry.format import suite_import, suite_nvidia
 from registry.format.checks_schema import CHECK_TYPES, Check
 from registry.format.inputs import InputFile, is_relative
 
 SUITE_PATH = "evals/evals.json"
 MAX_SUITE_BYTES = 20 * 1024 * 1024
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-Format = Literal["hubskills", "upskill", "upskill-meta", "skill-creator"]
+Format = Literal["hubskills", "upskill", "upskill-meta", "skill-creator", "nvidia"]
 
 
 class Case(BaseModel):
@@ -220,6 +221,8 @@ def detect_format(data: Any) -> Format:
     """
     if isinstance(data, list) and (not data or isinstance(data[0], dict) and "input" in data[0]):
         return "upskill"
+    if suite_nvidia.is_nvidia(data):
+        return "nvidia"
     if isinstance(data, dict):
         if isinstance(data.get("evals"), list):
             return "skill-creator"
@@ -232,7 +235,8 @@ def detect_format(data: Any) -> Format:
             return "hubskills"
     raise InvalidSuite(
         "unrecognised suite format: expected {\"cases\": [...]} (hubskills or upskill), "
-        "{\"evals\": [...]} (skill-creator) or skill_meta.json",
+        "{\"evals\": [...]} (skill-creator), a list of {\"question\", ...} (NVIDIA's) or "
+        "skill_meta.json",
         hint="hubskills new NAME  # shows the native evals/evals.json format",
     )
 
@@ -289,6 +293,7 @@ def parse_suite(data: Any, *, source: str = "<suite>", base_dir: Path | None = N
             "upskill": lambda d: suite_import.from_upskill(d, warnings),
             "upskill-meta": lambda d: suite_import.from_upskill_meta(d, warnings),
             "skill-creator": lambda d: suite_import.from_skill_creator(d, roots),
+            "nvidia": lambda d: suite_nvidia.from_nvidia(d, roots, warnings),
         }[fmt](data)
     except InvalidSuite as exc:
         raise InvalidSuite(f"{source}: {exc.message}",

@@ -3,7 +3,8 @@
 Native suites are written by `Suite.to_json`. A suite read from skill-creator's
 `evals/evals.json` is written back in skill-creator's shape: every entry keeps its keys (unknown
 ones included) and their order, an unchanged entry keeps its exact text, and hubskills' `checks`
-ride along in an entry's own `checks` key (skill-creator ignores it). Files a case lists by path
+ride along in an entry's own `checks` key (skill-creator ignores it). NVIDIA's format is
+written back the same way (`registry.format.suite_nvidia`). Files a case lists by path
 are written into the skill folder where missing; a different file already there is never
 overwritten. upskill's files are never rewritten: hubskills reads them, and imports them into
 its own shape.
@@ -22,6 +23,7 @@ from registry._io import atomic_write_bytes, atomic_write_text
 from registry.errors import InvalidSkill, InvalidSuite
 from registry.format.skill import SKILL_FILE
 from registry.format.suite import Format, InputFile, Suite, detect_format, load_suite, suite_path
+from registry.format.suite_nvidia import nvidia_text
 
 _WS = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
@@ -77,8 +79,8 @@ def _target_shape(target: Path, suite: Suite) -> tuple[Format, Any, str | None]:
         shape = detect_format(existing)
     except (OSError, ValueError, RecursionError, InvalidSuite):  # absent or unreadable: replaced
         original, text = suite.origin()
-        return ("skill-creator" if suite.shape == "skill-creator" else "hubskills",
-                original if suite.shape == "skill-creator" else None, text)
+        kept = suite.shape in ("skill-creator", "nvidia")
+        return (suite.shape if kept else "hubskills", original if kept else None, text)
     if shape in ("upskill", "upskill-meta"):
         raise InvalidSuite(f"{target} is an upskill test file; hubskills reads it but never "
                            "rewrites it in another shape",
@@ -96,6 +98,8 @@ def write_suite(suite: Suite, path: Path) -> list[str]:
     files: dict[str, bytes] = {}
     if suite.shape == "skill-creator":
         text = _skill_creator_text(suite, files)
+    elif suite.shape == "nvidia":
+        text = nvidia_text(suite, files)
     elif suite.shape == "hubskills":
         text = suite.to_json()
         files = {f.path: f.data for case in suite.cases for f in case.files.values()

@@ -114,6 +114,43 @@ def triggers_path(skill_dir: str | os.PathLike[str]) -> Path:
     return Path(skill_dir) / TRIGGERS_PATH
 
 
+def skill_triggers_path(skill_dir: str | os.PathLike[str]) -> Path | None:
+    """The file a skill's trigger queries are read from: `evals/triggers.json`, else an
+    `evals/evals.json` whose cases name an `expected_skill` (NVIDIA's format), else None."""
+    file = triggers_path(skill_dir)
+    if file.is_file():
+        return file
+    suite = Path(skill_dir) / "evals" / "evals.json"
+    return suite if suite.is_file() and _derived(suite, None) else None
+
+
+def load_skill_triggers(skill_dir: str | os.PathLike[str],
+                        skill_name: str | None = None) -> TriggerSuite | None:
+    """A skill's trigger suite: `evals/triggers.json`, else the queries its `evals/evals.json`
+    implies (each case with an `expected_skill`: the skill's own name, or `should_trigger:
+    true`, should trigger it; null or another skill's name should not), else None.
+
+    Raises:
+        InvalidSuite: the file does not load.
+    """
+    file = skill_triggers_path(skill_dir)
+    if file is None or file.name == "triggers.json":
+        return load_triggers(file) if file is not None else None
+    name = skill_name or Path(skill_dir).resolve().name
+    return replace(parse_triggers({"queries": _derived(file, name)}, source=str(file)),
+                   skill=str(Path(skill_dir)))
+
+
+def _derived(suite_file: Path, skill_name: str | None) -> list[dict[str, Any]]:
+    from registry.format.suite_nvidia import trigger_items
+
+    try:
+        data = json.loads(suite_file.read_bytes().decode("utf-8-sig"))
+    except (OSError, ValueError, RecursionError):
+        return []
+    return trigger_items(data, skill_name)
+
+
 def load_triggers(path: str | os.PathLike[str]) -> TriggerSuite:
     """Read a trigger suite file (either shape).
 

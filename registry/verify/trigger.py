@@ -38,7 +38,13 @@ from typing import TYPE_CHECKING, Any
 
 from registry.errors import HubskillsError
 from registry.evaluation.trigger_report import summarize_triggers
-from registry.format.triggers import TRIGGERS_PATH, TriggerSuite, load_triggers, triggers_path
+from registry.format.skill import load_skill
+from registry.format.triggers import (
+    TRIGGERS_PATH,
+    TriggerSuite,
+    load_skill_triggers,
+    skill_triggers_path,
+)
 from registry.results.leaderboard import TRIGGER_MODE
 from registry.results.runs import ResultRow, RunManifest, latest_rows, run_dir, samples_planned
 from registry.verify.regrade import TOLERANCE, Difference
@@ -105,16 +111,23 @@ def replay_trigger(manifest: RunManifest, rows: list[ResultRow], report: Verific
     return report
 
 
+def _skill_name(folder: Path) -> str | None:
+    """The skill's name from its SKILL.md (what an NVIDIA suite's `expected_skill` names)."""
+    try:
+        return load_skill(folder).name
+    except HubskillsError:
+        return None
+
+
 def _trigger_suite(folder: Path, manifest: RunManifest,
                    report: Verification) -> TriggerSuite | None:
     """The skill's own trigger suite, which must be the one the run measured."""
-    path = triggers_path(folder)
-    if not path.is_file():
+    if skill_triggers_path(folder) is None:
         report.cannot(f"the skill at {report.skill_source} has no trigger suite "
                       f"({TRIGGERS_PATH})")
         return None
     try:
-        suite = load_triggers(path)
+        suite = load_skill_triggers(folder, _skill_name(folder))
     except HubskillsError as err:
         report.cannot(f"the skill's trigger suite does not load: {err.message}")
         return None
