@@ -37,6 +37,7 @@ LAYERS: list[set[str]] = [
     {"results"},  # rows, manifests, statistics, the leaderboard core: values, no I/O to models
     {"evaluation"},
     {"stores"},  # storage only: bytes and records (nothing from evaluation, agent, sandbox)
+    {"review"},  # people's blind review of a run's answers: feedback, sides, preference
     {"verify"},  # the one room of verification: replay, spot checks, admission, records
     {"publishing"},  # publish, push: into the registry, replayed on the way in
     {"registries"},  # which store a command opens, seeded with its runs replayed

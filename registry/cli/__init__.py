@@ -63,6 +63,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
                "Remove a skill hubskills installed: its folder, links, copies and lock entry."),
     "review": ("registry.cli.review:review_group",
                "Review, comment on and admit the runs submitted as pull requests."),
+    "review-outputs": ("registry.cli.review_outputs:review_outputs_command",
+                       "Review a saved run's answers blind, side by side; --summary: what "
+                       "they tell."),
     "runs": ("registry.cli.runs:runs_group",
              "List saved evaluation runs; `runs show ID`, `runs compare A B`."),
     "scan": ("registry.cli.scan:scan_command",
@@ -107,7 +110,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
 #: `hubskills --help` lists the commands by task, in this order (the rest under "Other").
 TASKS: dict[str, tuple[str, ...]] = {
     "Author": ("new", "validate", "suite", "generate", "tune", "scan"),
-    "Evaluate": ("eval", "runs", "verify", "leaderboard", "models", "ask", "trace"),
+    "Evaluate": ("eval", "runs", "review-outputs", "verify", "leaderboard", "models", "ask",
+                 "trace"),
     "Share": ("publish", "search", "info", "versions", "registry", "review", "mcp"),
     "Install": ("pull", "install", "update", "list", "remove", "agents", "trust"),
 }

@@ -36,6 +36,7 @@ class PushedRun:
     pr_url: str | None = None
     produced_by: str = "local"
     verification: str | None = None  # the replay's status when the push replayed the run
+    feedback: tuple[str, ...] = ()  # people's review answers pushed beside the run (files)
 
     @property
     def pending(self) -> bool:
@@ -129,10 +130,19 @@ def record_replay(store: SkillStore, manifest: RunManifest, settings: Settings) 
 
 def push_saved_run(store: SkillStore, runs_dir: Path, run_id: str, *,
                    via: str | None = None, settings: Settings | None = None) -> PushedRun:
-    """`push_run` for a run saved under `runs_dir`.
+    """`push_run` for a run saved under `runs_dir`, then its review's answers (if any) beside
+    it as their own files (`review.push_feedback`; not rows: no badge reads them).
 
     Raises:
         RunNotFound: no such run.
+        HubskillsError: the review's answers fail their checks (the rows are pushed).
     """
-    return push_run(store, read_manifest(runs_dir, run_id), read_rows(runs_dir, run_id),
-                    via=via, settings=settings)
+    from dataclasses import replace
+
+    from registry.review import push_feedback
+
+    pushed = push_run(store, read_manifest(runs_dir, run_id), read_rows(runs_dir, run_id),
+                      via=via, settings=settings)
+    if pushed.pending:  # the rows wait in a pull request: the answers follow once merged
+        return pushed
+    return replace(pushed, feedback=tuple(push_feedback(store, runs_dir, run_id)))

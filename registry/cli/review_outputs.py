@@ -1,0 +1,79 @@
+"""`hubskills review-outputs RUN_ID`: review a saved run's answers blind, in a local page."""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import asdict
+from pathlib import Path
+
+import click
+from rich.markup import escape
+
+from registry._install import add_extra
+from registry.cli import _output as out
+from registry.errors import HubskillsError
+
+
+@click.command("review-outputs")
+@click.argument("run_id")
+@click.option("--summary", "summary_only", is_flag=True,
+              help="Print what the answers so far tell (preference for the skill with its "
+                   "interval, disagreements with the checks) instead of opening the page.")
+@click.option("--json", "as_json", is_flag=True, help="With --summary: the summary as JSON.")
+@click.option("--push", is_flag=True,
+              help="Push the answers to the configured registry's results dataset, beside "
+                   "the run (pushed before).")
+@click.option("--reviewer", default="local", show_default=True, metavar="NAME",
+              help="The name each answer records.")
+@click.option("--skill", "skill_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="The skill folder whose suite gives the prompts (default: "
+                                 "the folder the run evaluated).")
+@click.option("--host", default=None, metavar="HOST",
+              help="Interface to listen on (default: GRADIO_SERVER_NAME or 127.0.0.1).")
+@click.option("--port", type=click.IntRange(1, 65535), default=None, metavar="PORT",
+              help="Port (default: GRADIO_SERVER_PORT or 7860).")
+def review_outputs_command(run_id: str, summary_only: bool, as_json: bool, push: bool,
+                           reviewer: str, skill_dir: Path | None, host: str | None,
+                           port: int | None) -> None:
+    """Review a saved run's answers blind: per case the prompt and the two arms' answers side
+    by side, the sides drawn per case and the arms named only once you have answered (A, B,
+    tie or both bad, and a comment). Answers are kept in the run's folder (feedback.jsonl), so
+    a review resumes where it stopped.
+
+    People's preference is not a measured result: it is shown beside the lift, never in it,
+    and no badge reads it.
+
+    \b
+    Examples:
+      hubskills review-outputs RUN_ID              # the page, http://127.0.0.1:7860
+      hubskills review-outputs RUN_ID --summary    # what the answers tell
+      hubskills review-outputs RUN_ID --push       # the answers beside the pushed run
+    """
+    from registry.config import Settings
+    from registry.review import open_local_review, push_feedback
+
+    settings = Settings.from_env()
+    review = open_local_review(settings.runs_dir, run_id, skill_dir=skill_dir)
+    if push:
+        from registry.registries import get_store
+
+        paths = push_feedback(get_store(settings), settings.runs_dir, run_id)
+        out.result(f"Pushed {len(paths)} feedback file(s): {', '.join(paths)}" if paths else
+                   f"No answers to push yet: review run {run_id} first.")
+        return
+    if summary_only:
+        summary = review.summary()
+        if as_json:
+            out.as_json(asdict(summary) | {"headline": summary.headline})
+            return
+        for line in summary.lines():
+            out.result(escape(line))
+        return
+    if importlib.util.find_spec("gradio") is None:
+        raise HubskillsError("the review page needs Gradio, which this install does not have",
+                             hint=add_extra("space"))
+    from space.review_tab import launch_local
+
+    done, total = review.progress(reviewer)
+    out.info(f"Run {run_id}: {done} of {total} case(s) answered by {escape(reviewer)}.")
+    launch_local(review, reviewer, server_name=host, server_port=port)
