@@ -159,7 +159,7 @@ def main() -> None:
     server.start()
     url = queue.get(timeout=30)
     from registry.config import Settings
-    from registry.evaluation.trigger import TriggerConfig
+    from registry.evaluation.config import EvalConfig
     from registry.evaluation.trigger_run import run_trigger_eval
 
     print(f"load average {os.getloadavg()[0]:.1f} at the start")
@@ -168,7 +168,7 @@ def main() -> None:
                                       "HUBSKILLS_BASE_URL": url})
         skill = bench_skill(Path(tmp))
         queries = json.loads((skill / "evals" / "triggers.json").read_text())
-        config = TriggerConfig(models=MODELS, runs=RUNS, concurrency=CONCURRENCY,
+        config = EvalConfig(models=MODELS, mode="trigger", runs=RUNS, concurrency=CONCURRENCY,
                                use_cache=False)
         runs = []
         work: dict[str, Callable[[], object]] = {

@@ -15,7 +15,7 @@ from fakes.openai_server import FakeOpenAIServer
 from fakes.trigger_model import TriggerModel
 
 from registry.config import Settings
-from registry.evaluation.trigger import TriggerConfig
+from registry.evaluation.config import EvalConfig
 from registry.evaluation.trigger_run import run_trigger_eval
 
 LISTING = ("Skills available:\n- zorblax-ports: Configure zorblax ports. "
@@ -63,7 +63,8 @@ def test_a_trigger_eval_scores_the_same_against_either_fake(tmp_path: Path) -> N
     def outcomes(server: FakeOpenAIServer | AsyncOpenAIServer, home: str) -> set[tuple]:
         settings = Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / home),
                                       "HUBSKILLS_BASE_URL": server.url})
-        config = TriggerConfig(models=["local/m"], runs=2, concurrency=4, use_cache=False)
+        config = EvalConfig(models=["local/m"], mode="trigger", runs=2, concurrency=4,
+                            use_cache=False)
         run = run_trigger_eval(skill, config, settings)
         return {(r.case_id, r.repeat, r.opened_skill, r.activated, r.turns, r.is_error)
                 for r in run.rows}

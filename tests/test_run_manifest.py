@@ -45,3 +45,25 @@ def test_the_resume_hint_repeats_only_options_the_manifest_does_not_restore(tmp_
     for repeated in ("--concurrency", "--max-cost", "--no-cache", "--sandbox", "--tests",
                      "--flavor"):
         assert repeated in words
+
+
+def test_a_resumed_trigger_run_takes_back_its_modes_declared_fields(tmp_path):
+    from registry.evaluation.run_manifest import RESTORED_ON_TRIGGER_RESUME
+
+    manifest = RunManifest(
+        run_id="r", skill_name="s", content_hash="c", suite_hash="h", models=["local/a"],
+        mode="trigger", runs=5, temperature=0.1, max_tokens=99, case_ids=["q1"],
+        harness="codex", distractors=["x"], distractors_hash="d",
+        distractors_from=str(tmp_path))
+    given = EvalConfig(models=["local/b"], mode="trigger", runs=2, concurrency=7,
+                       max_cost=1.5, use_cache=False)
+    resumed = resumed_config(manifest, given)
+    assert resumed.distractors == tmp_path
+    for field in fields(EvalConfig):
+        got = getattr(resumed, field.name)
+        if field.name in RESTORED_ON_TRIGGER_RESUME and field.name != "distractors":
+            assert got == getattr(manifest, field.name), field.name
+        elif field.name not in RESTORED_ON_TRIGGER_RESUME:
+            assert got == getattr(given, field.name), field.name
+    bundled = manifest.model_copy(update={"distractors_from": "bundled"})
+    assert resumed_config(bundled, given).distractors is None

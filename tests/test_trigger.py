@@ -16,8 +16,8 @@ from stats_reference import wilson
 from registry.cli import cli
 from registry.config import Settings
 from registry.errors import HubskillsError
+from registry.evaluation.config import EvalConfig
 from registry.evaluation.distractors import bundled_distractors
-from registry.evaluation.trigger import TriggerConfig
 from registry.evaluation.trigger_report import summarize_triggers
 from registry.evaluation.trigger_run import run_trigger_eval
 from registry.providers import RetryPolicy
@@ -75,10 +75,10 @@ def settings_for(server, tmp_path) -> Settings:
                               "HUBSKILLS_BASE_URL": server.url})
 
 
-def config(tmp_path, **overrides) -> TriggerConfig:
+def config(tmp_path, **overrides) -> EvalConfig:
     values = {"models": ["local/fake-trigger"], "runs": 2, "retry": FAST,
               "distractors": make_distractors(tmp_path)}
-    return TriggerConfig(**{**values, **overrides})
+    return EvalConfig(mode="trigger", **{**values, **overrides})
 
 
 def test_recall_false_triggers_errors_and_the_distractor_opened_instead(server, model, tmp_path):
@@ -132,7 +132,7 @@ def test_the_bundled_distractors_are_listed_by_default(server, tmp_path):
     bundled = bundled_distractors()
     assert len(bundled) >= 20 and len({d.name for d in bundled}) == len(bundled)
     run = run_trigger_eval(skill, config(tmp_path, distractors=None, runs=1,
-                                         query_ids=["s1"]), settings_for(server, tmp_path))
+                                         case_ids=["s1"]), settings_for(server, tmp_path))
     system = server.bodies[0]["messages"][0]["content"]
     assert all(f"- {d.name}: {d.description} " in system for d in bundled)
     assert run.manifest.distractors == [d.name for d in bundled]  # type: ignore[attr-defined]

@@ -14,7 +14,7 @@ from fakes.trigger_model import TriggerModel
 from registry.cli import cli
 from registry.config import Settings
 from registry.errors import HubskillsError
-from registry.evaluation.trigger import TriggerConfig
+from registry.evaluation.config import EvalConfig
 from registry.format.skill import load_skill
 from registry.generate.tune import tune_description, write_description
 from registry.providers import RetryPolicy
@@ -69,10 +69,10 @@ def server(model):
         yield srv
 
 
-def config(tmp_path: Path, **overrides) -> TriggerConfig:
+def config(tmp_path: Path, **overrides) -> EvalConfig:
     values = {"models": ["local/fake-trigger"], "runs": 1, "retry": FAST,
               "distractors": tmp_path / "installed"}
-    return TriggerConfig(**{**values, **overrides})
+    return EvalConfig(mode="trigger", **{**values, **overrides})
 
 
 def settings_for(server, tmp_path) -> Settings:

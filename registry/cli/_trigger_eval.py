@@ -94,7 +94,7 @@ def eval_triggers(params: dict[str, Any], distractors: Path | None) -> None:
     if given:
         raise HubskillsError(f"{', '.join(given)} cannot be used with --mode trigger",
                              hint=f"hubskills eval {params['skill']} --mode trigger")
-    from registry.evaluation.trigger import TriggerConfig
+    from registry.evaluation.config import EvalConfig
     from registry.evaluation.trigger_run import run_trigger_eval
     from registry.providers import default_model_ref
 
@@ -103,14 +103,15 @@ def eval_triggers(params: dict[str, Any], distractors: Path | None) -> None:
     settings = Settings.from_env()
     store, published = push_target(settings, skill, params["repo"], params["registry_kind"],
                                    push=params["push"])
-    config = TriggerConfig(
-        models=list(params["models"]) or [default_model_ref(settings)], runs=params["runs"],
+    config = EvalConfig(
+        mode=MODE, models=list(params["models"]) or [default_model_ref(settings)],
+        runs=params["runs"],
         temperature=params["temperature"], max_tokens=params["max_tokens"],
         concurrency=params["concurrency"], max_cost=params["max_cost"],
         max_calls=params["max_calls"],
         use_cache=not params["no_cache"], base_url=params["base_url"], distractors=distractors,
         harness=params["harness"], sandbox=params["sandbox"],
-        query_ids=[c.strip() for c in (params["cases"] or "").split(",") if c.strip()])
+        case_ids=[c.strip() for c in (params["cases"] or "").split(",") if c.strip()])
     with eval_progress() as progress, interrupts() as caught:
         run = run_trigger_eval(skill, config, settings, progress=progress.update,
                                started=progress.start, resume=params["resume"],

@@ -11,7 +11,7 @@ from rich.markup import escape
 from registry.cli import _output as out
 from registry.cli._skill_ref import no_such_folder
 from registry.config import Settings
-from registry.evaluation.trigger import TriggerConfig
+from registry.evaluation.config import EvalConfig
 from registry.results import display
 
 
@@ -56,9 +56,9 @@ def tune_command(skill: Path, model: str, teacher: str | None, rounds: int, runs
     if not skill.is_dir():  # the README's example tunes a pulled skill: say to pull it
         raise no_such_folder(str(skill), "pull")
     settings = Settings.from_env()
-    config = TriggerConfig(models=[model], runs=runs, max_cost=max_cost, max_calls=max_calls,
-                           base_url=base_url,
-                           concurrency=concurrency, distractors=distractors)
+    config = EvalConfig(models=[model], mode="trigger", runs=runs, max_cost=max_cost,
+                        max_calls=max_calls, base_url=base_url, concurrency=concurrency,
+                        distractors=distractors)
     teacher = teacher or default_teacher(settings)[0]
     result = tune_description(skill, config, settings, teacher=teacher, rounds=rounds,
                               say=out.info)

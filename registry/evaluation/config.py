@@ -1,5 +1,9 @@
 """What an evaluation runs (`EvalConfig`): models, repeats, mode and limits.
 
+One config for every mode: the fields all runs share, then the few a mode adds, declared and
+typed (agent mode's `budget` and `harness`, trigger mode's `distractors`; a trigger run's
+`case_ids` are its query ids).
+
 Its own module so that what the engine calls back into (agent mode, a run's manifest) and what
 plans a run elsewhere (Jobs, the CI gate, the Space) name the options without importing the
 engine.
@@ -8,7 +12,8 @@ engine.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from registry.agent import Budget
 
@@ -17,6 +22,8 @@ if TYPE_CHECKING:  # names for the annotations only: importing the options loads
     from registry.providers import RetryPolicy
     from registry.sandbox import CodeChecks
 
+    RunMode = Mode | Literal["trigger"]  # trigger: does an agent open the skill?
+
 
 @dataclass
 class EvalConfig:
@@ -24,7 +31,7 @@ class EvalConfig:
 
     models: list[str]
     runs: int = 3
-    mode: Mode = "inline"
+    mode: RunMode = "inline"
     placement: Placement = "user"
     judge: str | None = None
     concurrency: int | None = None
@@ -40,4 +47,5 @@ class EvalConfig:
     code_checks: CodeChecks = "require"  # refuse without a sandbox; "skip" leaves them out
     via: str = "cli"
     budget: Budget = field(default_factory=Budget)  # agent mode: what one sample may spend
-    harness: str | None = None  # agent mode: an external agent CLI instead of hubskills' loop
+    harness: str | None = None  # agent and trigger modes: an agent CLI instead of our loop
+    distractors: Path | None = None  # trigger mode: a folder of installed skills (None: bundled)

@@ -19,16 +19,11 @@ from registry.agent import AgentRunner
 from registry.config import Settings
 from registry.errors import ProviderError
 from registry.evaluation.arms import MAX_TOOL_TURNS, build_arm, run_tool
-from registry.evaluation.cache import (
-    ResponseCache,
-    completion_from_dict,
-    completion_key,
-    completion_to_dict,
-    message_dict,
-)
+from registry.evaluation.calls import ModelCalls
 from registry.evaluation.checks import grade_row, has_code_checks, run_checks
 from registry.evaluation.config import EvalConfig
 from registry.evaluation.judge import make_judge
+from registry.evaluation.pairwise import Pairs
 from registry.evaluation.preflight import Probes, check_mode, check_suite, check_writable
 from registry.evaluation.run_manifest import (
     check_resumable,
@@ -45,16 +40,7 @@ from registry.evaluation.stopping import StopSignal, gather_until_stopped, run_u
 from registry.format.skill import Skill, load_skill
 from registry.format.suite import Case, Suite, load_suite, suite_path
 from registry.format.version_ref import SkillVersionRef
-from registry.providers import (
-    CapReached,
-    Completion,
-    CostCap,
-    Message,
-    Model,
-    ToolSpec,
-    aclose_all,
-    resolve,
-)
+from registry.providers import CapReached, Completion, Message, Model, ToolSpec
 from registry.providers.base import tally
 from registry.results.runs import (
     ResultRow,
@@ -82,59 +68,28 @@ class EvalRun:
     spent: float | None = None  # what its calls cost, samples cut short included (None: unknown)
 
 
-class Evaluator:
+class Evaluator(ModelCalls):
     """Runs one evaluation; use `run_evaluation` rather than this class directly."""
 
     writer: RunWriter
 
     def __init__(self, skill: Skill, suite: Suite, config: EvalConfig, settings: Settings,
                  done: set[tuple[str, str, str, int]], code: Choice) -> None:
-        self.skill, self.suite, self.config, self.settings = skill, suite, config, settings
+        super().__init__(config, settings)
+        self.skill, self.suite, self.settings = skill, suite, settings
         self.sandbox, self.skip_reason = code.sandbox, f"code check {code.status}"
-        if config.base_url:  # only local/ references read it: API models keep their endpoints
-            settings = settings.with_(base_url=config.base_url)
-        self.models = [resolve(ref, settings, retry=config.retry) for ref in config.models]
         # Agent samples in flight (each holds a workspace and may be running a command) are
         # bounded too: twice the model calls at once, so tool time overlaps other calls.
         self.agent_slots = asyncio.Semaphore(
             2 * (config.concurrency or max(m.default_concurrency for m in self.models)))
-        self.cache = ResponseCache(settings.cache_path)
         self.done = done
-        self.cap = CostCap(config.max_cost, config.max_calls)  # the judge's calls count too
-        self._limits: dict[tuple[str, ...], asyncio.Semaphore] = {}
         self.judge = None
         self._judge_models: list[Model] = []
         if config.judge:
-            judge_model = resolve(config.judge, settings, retry=config.retry)
-            self.judge = make_judge(judge_model, self._complete)
+            judge_model = self.resolve(config.judge)
+            self.judge = make_judge(judge_model, self.complete)
             self._judge_models.append(judge_model)
         self.probes = Probes([*self.models, *self._judge_models])
-
-    def _limit(self, model: Model) -> asyncio.Semaphore:
-        key = model.connection_key
-        if key not in self._limits:
-            size = self.config.concurrency or model.default_concurrency
-            self._limits[key] = asyncio.Semaphore(max(1, size))
-        return self._limits[key]
-
-    async def _complete(self, model: Model, messages: list[Message], *, tools: list | None = None,
-                        seed: int, repeat: int, temperature: float | None = None,
-                        max_tokens: int | None = None) -> tuple[Completion, bool]:
-        temperature = self.config.temperature if temperature is None else temperature
-        max_tokens = max_tokens or self.config.max_tokens
-        # Two servers behind one `local/` name are two models: the endpoint is part of the key.
-        key = completion_key(model=model.ref, endpoint=model.provider.endpoint,
-                             messages=[message_dict(m) for m in messages],
-                             tools=tools or (), temperature=temperature,
-                             max_tokens=max_tokens, seed=seed, repeat=repeat)
-        if self.config.use_cache and (hit := self.cache.get(key)) is not None:
-            return completion_from_dict(hit), True
-        async with self._limit(model):  # a slot first: a reservation is held only while sent
-            completion = await self.cap.complete(model, messages, tools=tools or None,
-                                                 seed=seed, temperature=temperature,
-                                                 max_tokens=max_tokens)
-        self.cache.put(key, completion_to_dict(completion))
-        return completion, False
 
     def agent_runner(self, model: Model, case: Case, arm: str) -> AgentRunner:
         """The one place agent mode picks its runner: the external harness when one is named,
@@ -149,7 +104,7 @@ class Evaluator:
 
         async def complete(messages: list[Message], tools: list[ToolSpec],
                            seed: int) -> tuple[Completion, bool]:
-            return await self._complete(model, messages, tools=tools, seed=seed, repeat=seed)
+            return await self.complete(model, messages, tools=tools, seed=seed, repeat=seed)
 
         if not model.provider.supports_tools:
             return SingleTurnRunner(complete, case, self.skill if arm == "skill" else None)
@@ -177,7 +132,7 @@ class Evaluator:
         loaded: bool | None = False if plan.tools else None
         try:
             for _turn in range(MAX_TOOL_TURNS):
-                completion, cached = await self._complete(
+                completion, cached = await self.complete(
                     model, messages, tools=plan.tools, seed=repeat, repeat=repeat)
                 tally(row, completion, cached=cached)
                 if not (plan.tools and completion.tool_calls):
@@ -225,6 +180,7 @@ class Evaluator:
         items = self.work()
         total, finished = len(items), 0
         stopped = False
+        pairs = Pairs(self.suite, self.judge, self.done)  # pairwise checks: both arms' rows
         if started:
             self.probes.show(started, self.writer.manifest, total)
 
@@ -238,11 +194,12 @@ class Evaluator:
         async def one(item: tuple[Model, str, int, int]) -> None:
             nonlocal stopped
             try:
-                row = await self.sample(*item)
+                settled = await pairs.settle(await self.sample(*item))
             except CapReached:
                 stopped = True
                 return
-            self.probes.show(keep, row)
+            for row in settled:
+                self.probes.show(keep, row)
 
         try:
             if not await self.probes.around(gather_until_stopped(
@@ -260,7 +217,7 @@ class Evaluator:
         self.writer.save_manifest()
 
     async def _close_clients(self) -> None:
-        await aclose_all([*self.models, *self._judge_models])
+        await self.aclose(self._judge_models)
 
 
 def run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Settings, *,
@@ -308,7 +265,7 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
     suite_file = tests or default_suite
     full = load_suite(suite_file, skill_dir=skill.path)
     if manifest is not None:
-        check_resumable(manifest, skill, full)
+        check_resumable(manifest, skill, full, mode=config.mode)
         config = resumed_config(manifest, config)
     suite = full.select(config.case_ids, source=suite_file) if config.case_ids else full
     check_suite(suite, judge=config.judge, runs=config.runs, command=f"hubskills eval {skill_dir}")
@@ -329,8 +286,7 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
         done = planned_rows(manifest, done)
     manifest.sandbox, manifest.code_checks = code.sandbox and code.sandbox.name, code.status
     evaluator = Evaluator(skill, suite, config, settings, {_sample(r) for r in done}, code)
-    evaluator.cap.refuse_unpriced([m.ref for m in [*evaluator.models, *evaluator._judge_models]],
-                                  f"hubskills eval {skill_dir}")
+    evaluator.refuse_unpriced(evaluator._judge_models, f"hubskills eval {skill_dir}")
     mode_warning = check_mode(evaluator.models, config.mode, f"hubskills eval {skill_dir}")
     if agent:  # a harness that cannot run fails here, before the run is saved
         mode_warning = agent_note(evaluator)

@@ -1,12 +1,14 @@
-"""A run's manifest at its start (`new_manifest`), the check before resuming one and the
-settings a resumed run takes back from it (`resumed_config`), and the note its manifest keeps
-about how it ended (`run_note`, given the running evaluation as `running.Spending`: the engine
-imports this module, never the reverse)."""
+"""A run's manifest at its start (`new_manifest`, every mode's), the check before resuming one
+(`check_resumable`) and the settings a resumed run takes back from it (`resumed_config`: one
+rule, with the fields each mode restores declared in `restored_on_resume`), and the note its
+manifest keeps about how it ended (`run_note`, given the running evaluation as
+`running.Spending`: the engine imports this module, never the reverse)."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, replace
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from registry._version import tool_versions
 from registry.agent import Budget
@@ -26,6 +28,10 @@ from registry.results.runs import (
 )
 from registry.sandbox import SKIPPED_BY_USER
 
+if TYPE_CHECKING:
+    from registry.evaluation.distractors import Listed
+    from registry.format.triggers import TriggerSuite
+
 #: The `EvalConfig` fields a resumed run takes back from its manifest, whatever the resuming
 #: command says (`resumed_config`): what it measures stays what it started measuring. Every
 #: other field (endpoint, concurrency, cost limit, cache, sandbox) is the resuming command's,
@@ -34,6 +40,17 @@ from registry.sandbox import SKIPPED_BY_USER
 #: command's.)
 RESTORED_ON_RESUME = ("models", "runs", "mode", "placement", "judge", "temperature",
                       "max_tokens", "case_ids", "harness", "budget")
+#: What a resumed trigger run takes back: the same rule, its mode's fields (its `case_ids`
+#: are query ids; `distractors` is the folder the listed skills came from, None: bundled).
+RESTORED_ON_TRIGGER_RESUME = ("models", "runs", "mode", "temperature", "max_tokens",
+                              "case_ids", "harness", "distractors")
+TRIGGER = "trigger"
+BUNDLED = "bundled"  # `distractors_from` of a run that listed the bundled distractors
+
+
+def restored_on_resume(mode: str) -> tuple[str, ...]:
+    """The `EvalConfig` fields a resumed run of `mode` takes back from its manifest."""
+    return RESTORED_ON_TRIGGER_RESUME if mode == TRIGGER else RESTORED_ON_RESUME
 
 
 def run_note(status: str, evaluator: Spending, stop: StopSignal | None) -> str | None:
@@ -43,22 +60,38 @@ def run_note(status: str, evaluator: Spending, stop: StopSignal | None) -> str |
     return evaluator.cap.note()
 
 
-def new_manifest(skill: Skill, full: Suite, suite: Suite, config: EvalConfig,
-                 published: SkillVersionRef | None) -> RunManifest:
+def new_manifest(skill: Skill, full: Suite | TriggerSuite, suite: Suite | TriggerSuite,
+                 config: EvalConfig, published: SkillVersionRef | None,
+                 distractors: list[Listed] | None = None) -> RunManifest:
     """A new run of ``suite`` (``full`` or some of its cases: a subset run), filed under the
-    ``published`` version of the skill when there is one."""
+    ``published`` version of the skill when there is one. A trigger run (`config.mode`) lists
+    ``distractors`` beside the skill, and sees only its metadata."""
+    trigger = config.mode == TRIGGER
+    cases = [c.id for c in (suite.queries if trigger else suite.cases)]  # type: ignore[union-attr]
+    all_cases = len(full.queries if trigger else full.cases)  # type: ignore[union-attr]
+    agent = config.mode == "agent"
     manifest = RunManifest(
         run_id=new_run_id(), skill_name=skill.name, skill_version=skill.version,
         content_hash=skill.content_hash(),
-        suite_hash=full.suite_hash(), suite_cases=len(full.cases), models=list(config.models),
-        mode=config.mode, placement=config.placement, runs=config.runs,
-        temperature=config.temperature, max_tokens=config.max_tokens, judge=config.judge,
-        case_ids=[c.id for c in suite.cases], skill_tokens=skill.token_estimate()["body"],
-        versions=tool_versions(), partial=True, produced_via=config.via,
-        samples_planned=samples_planned(len(config.models), len(suite.cases), config.runs),
-        agent_budget=asdict(config.budget) if config.mode == "agent" else None,
-        harness=config.harness if config.mode == "agent" else None,
+        suite_hash=full.suite_hash(), suite_cases=all_cases, models=list(config.models),
+        mode=config.mode, runs=config.runs,
+        temperature=config.temperature, max_tokens=config.max_tokens,
+        case_ids=cases, skill_tokens=skill.token_estimate()["metadata" if trigger else "body"],
+        versions=tool_versions(), partial=True, produced_via=config.via,  # type: ignore[arg-type]
+        samples_planned=samples_planned(len(config.models), len(cases), config.runs,
+                                        arms=1 if trigger else 2),
+        harness=config.harness if agent or trigger else None,
     )
+    if trigger:
+        from registry.evaluation.distractors import distractors_hash
+
+        listed = distractors or []
+        manifest.distractors, manifest.distractors_hash = [d.name for d in listed], \
+            distractors_hash(listed)
+        manifest.distractors_from = str(config.distractors) if config.distractors else BUNDLED
+    else:
+        manifest.placement, manifest.judge = config.placement, config.judge
+        manifest.agent_budget = asdict(config.budget) if agent else None
     file_under(manifest, published)
     return manifest
 
@@ -93,12 +126,21 @@ def stored_summaries(rows: list[ResultRow]) -> list[dict[str, Any]]:
     return [summary.to_dict() for summary in summarize(rows)]
 
 
-def check_resumable(manifest: RunManifest, skill: Skill, suite: Suite) -> None:
-    """Refuse to resume a run made with another version of the skill or suite."""
+def check_resumable(manifest: RunManifest, skill: Skill, suite: Suite | TriggerSuite, *,
+                    mode: str | None = None) -> None:
+    """Refuse to resume a run made with another version of the skill or suite, or (`mode`
+    "trigger" or not) a run of the other kind."""
+    trigger = manifest.mode == TRIGGER
+    if mode is not None and (mode == TRIGGER) != trigger:
+        raise HubskillsError(f"run {manifest.run_id} is a --mode {manifest.mode} run",
+                             hint=f"hubskills eval {skill.path} --resume {manifest.run_id} "
+                                  f"--mode {manifest.mode}")
     if manifest.content_hash != skill.content_hash() or manifest.suite_hash != suite.suite_hash():
+        what = "its trigger suite" if trigger else "suite"
         raise HubskillsError(
-            f"run {manifest.run_id} was made with a different version of the skill or suite",
-            hint=f"hubskills eval {skill.path}  # start a new run instead",
+            f"run {manifest.run_id} was made with a different version of the skill or {what}",
+            hint=f"hubskills eval {skill.path}{' --mode trigger' if trigger else ''}  # start a "
+                 "new run instead",
         )
 
 
@@ -123,17 +165,21 @@ def planned_rows(manifest: RunManifest, rows: list[ResultRow]) -> list[ResultRow
 
 
 def resumed_config(manifest: RunManifest, config: EvalConfig) -> EvalConfig:
-    """`config` with what the run being resumed was made with: every field of
-    `RESTORED_ON_RESUME`, and code checks left out if they were."""
+    """`config` with what the run being resumed was made with: every field its mode restores
+    (`restored_on_resume`), and code checks left out if they were."""
     return replace(config, **{name: _restored(manifest, name, config)
-                              for name in RESTORED_ON_RESUME},
+                              for name in restored_on_resume(manifest.mode)},
                    code_checks="skip" if manifest.code_checks == SKIPPED_BY_USER else
                    config.code_checks)
 
 
 def _restored(manifest: RunManifest, name: str, config: EvalConfig) -> object:
     """The value of `EvalConfig` field `name` the manifest keeps (under the same name, but the
-    budget as `agent_budget`: only agent-mode runs keep one)."""
+    budget as `agent_budget`: only agent-mode runs keep one; the distractors' folder as
+    `distractors_from`)."""
     if name == "budget":
         return Budget(**manifest.agent_budget) if manifest.agent_budget else config.budget
+    if name == "distractors":
+        source = manifest.distractors_from or BUNDLED
+        return None if source == BUNDLED else Path(source)
     return getattr(manifest, name)

@@ -28,7 +28,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -36,27 +36,13 @@ from registry.agent import SKILLS_FOLDER, TOOLS, AgentOutcome, Budget, Workspace
 from registry.agent.loop import skills_prompt
 from registry.config import Settings
 from registry.errors import HubskillsError, ProviderError
-from registry.evaluation.cache import (
-    ResponseCache,
-    completion_from_dict,
-    completion_key,
-    completion_to_dict,
-    message_dict,
-)
+from registry.evaluation.calls import ModelCalls
+from registry.evaluation.config import EvalConfig
 from registry.evaluation.distractors import Listed
 from registry.evaluation.preflight import Probes
 from registry.evaluation.stopping import StopSignal, gather_until_stopped
 from registry.format.triggers import TriggerQuery
-from registry.providers import (
-    CapReached,
-    Completion,
-    CostCap,
-    Message,
-    Model,
-    RetryPolicy,
-    ToolCall,
-    resolve,
-)
+from registry.providers import CapReached, Completion, Message, Model, ToolCall
 from registry.providers.base import tally
 from registry.results.runs import ResultRow, RunManifest
 
@@ -65,27 +51,6 @@ MAX_CALLS = 2  # the session ends at the first read or answer: one call, two aft
 _READ = re.compile(re.escape(SKILLS_FOLDER) + r"/([^/\s'\";|&<>()]+)/SKILL\.md")
 Listing = list[tuple[str, str, str]]  # (name, description, folder) as the agent sees it
 OnRow = Callable[[ResultRow], None]
-
-
-@dataclass
-class TriggerConfig:
-    """What a trigger eval runs: models, repeats, sampling, limits, and which distractors."""
-
-    models: list[str]
-    runs: int = 3
-    temperature: float = 0.7
-    max_tokens: int = 512
-    concurrency: int | None = None
-    max_cost: float | None = None  # USD: every call reserves its worst case first
-    max_calls: int | None = None  # model calls: what bounds a model without a known price
-    use_cache: bool = True
-    base_url: str | None = None
-    retry: RetryPolicy | None = None
-    distractors: Path | None = None  # a folder of installed skills; None: the bundled set
-    harness: str | None = None  # an agent CLI runs each session (`trigger_harness`)
-    sandbox: str = "auto"  # where that CLI runs: bwrap only
-    query_ids: list[str] = field(default_factory=list)
-    via: str = "cli"
 
 
 @dataclass
@@ -181,66 +146,32 @@ async def _tool_results(completion: Completion, workspace: Path) -> list[Message
     return messages
 
 
-class TriggerEvaluator:
-    """Runs trigger sessions for one skill: models resolved once, one cache, one budget."""
+class TriggerEvaluator(ModelCalls):
+    """Runs trigger sessions for one skill, through the run's model-calls core (`calls`)."""
 
-    def __init__(self, name: str, config: TriggerConfig, settings: Settings,
+    def __init__(self, name: str, config: EvalConfig, settings: Settings,
                  distractors: list[Listed], manifest: RunManifest) -> None:
-        self.name, self.config, self.distractors = name, config, distractors
-        self.manifest = manifest
-        if config.base_url:
-            settings = settings.with_(base_url=config.base_url)
-        self.settings = settings
-        self.models = [resolve(ref, settings, retry=config.retry) for ref in config.models]
+        super().__init__(config, settings)
+        self.name, self.distractors = name, distractors
+        self.settings, self.manifest = self.call_settings, manifest
         lacking = [m.ref for m in self.models if not m.provider.supports_tools]
         if lacking:
             raise HubskillsError(f"{', '.join(lacking)} cannot call tools, so it cannot open a "
                                  "skill: a trigger eval measures nothing on it",
                                  hint="hubskills models   # lists models that call tools")
-        self.cache = ResponseCache(settings.cache_path)
         self.probes = Probes(self.models)
-        self.cap = CostCap(config.max_cost, config.max_calls)  # a tune's teacher counts too
-        self._limits: dict[tuple[str, ...], asyncio.Semaphore] = {}
         self.runners: dict[str, Any] = {}  # model ref -> the agent CLI's runner (`--harness`)
         if config.harness:
             from registry.evaluation.trigger_harness import make_runners
 
             self.runners, self.skills_folder = make_runners(
-                config.harness, self.models, settings, config.sandbox, cache=self.cache,
+                config.harness, self.models, self.settings, config.sandbox, cache=self.cache,
                 use_cache=config.use_cache)
 
-    def _slots(self, model: Model) -> int:
-        return max(1, self.config.concurrency or model.default_concurrency)
-
-    def _limit(self, model: Model) -> asyncio.Semaphore:
-        key = model.connection_key
-        if key not in self._limits:
-            self._limits[key] = asyncio.Semaphore(self._slots(model))
-        return self._limits[key]
-
-    async def complete(self, model: Model, messages: list[Message], seed: int, *,
-                       tools: bool = True, max_tokens: int | None = None
-                       ) -> tuple[Completion, bool]:
-        """One cached model call under the model's concurrency limit and the cost cap."""
-        offered = TOOLS if tools else []
-        max_tokens = max_tokens or self.config.max_tokens
-        key = completion_key(model=model.ref, endpoint=model.provider.endpoint,
-                             messages=[message_dict(m) for m in messages], tools=offered,
-                             temperature=self.config.temperature, max_tokens=max_tokens,
-                             seed=seed, repeat=seed)
-        if self.config.use_cache and (hit := self.cache.get(key)) is not None:
-            return completion_from_dict(hit), True
-        async with self._limit(model):  # a slot first: a reservation is held only while sent
-            completion = await self.cap.complete(model, messages, tools=offered or None,
-                                                 seed=seed, temperature=self.config.temperature,
-                                                 max_tokens=max_tokens)
-        self.cache.put(key, completion_to_dict(completion))
-        return completion, False
-
-    @property
-    def spent(self) -> float:
-        """USD the settled calls cost (known prices only)."""
-        return self.cap.spent
+    async def session_call(self, model: Model, messages: list[Message], seed: int
+                           ) -> tuple[Completion, bool]:
+        """One call of a session: the agent loop's tools offered, seeded and keyed by `seed`."""
+        return await self.complete(model, messages, tools=TOOLS, seed=seed, repeat=seed)
 
     async def _harness_session(self, model: Model, listed: Listing, query: str,
                                repeat: int) -> Session:
@@ -248,7 +179,7 @@ class TriggerEvaluator:
         one by one: the session's cost is counted when it ends."""
         from registry.evaluation.trigger_harness import harness_session
 
-        async with self._limit(model):
+        async with self.limit(model):
             self.cap.check_open()
             outcome, opened = await harness_session(self.runners[model.ref], self.skills_folder,
                                                     listed, query, repeat, MAX_CALLS)
@@ -275,7 +206,7 @@ class TriggerEvaluator:
         await self.probes.clear_for(model)
 
         async def complete(messages: list[Message], seed: int) -> tuple[Completion, bool]:
-            return await self.complete(model, messages, seed)
+            return await self.session_call(model, messages, seed)
 
         try:
             session = await self._harness_session(model, listed, query.query, repeat) \
@@ -309,7 +240,7 @@ class TriggerEvaluator:
         # Sessions begun at once: twice the calls the connections take at once, so the first
         # calls go out before every later session has built its prompt and cache key (all of
         # them did, before a single request was sent), and a freed slot finds one ready.
-        slots = {m.connection_key: self._slots(m) for m in self.models}
+        slots = {m.connection_key: self.slots(m) for m in self.models}
         begun = asyncio.Semaphore(2 * sum(slots.values()))
 
         async def one(model: Model, query: TriggerQuery, repeat: int) -> None:

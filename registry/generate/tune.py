@@ -32,8 +32,9 @@ import yaml
 from registry._io import atomic_write_bytes, atomic_write_text
 from registry.config import Settings
 from registry.errors import HubskillsError, InvalidSkill
+from registry.evaluation.config import EvalConfig
 from registry.evaluation.distractors import distractors_for
-from registry.evaluation.trigger import TriggerConfig, TriggerEvaluator
+from registry.evaluation.trigger import TriggerEvaluator
 from registry.evaluation.trigger_report import Rate, rates
 from registry.evaluation.trigger_run import load_trigger_suite
 from registry.format.skill import (
@@ -46,7 +47,7 @@ from registry.format.skill import (
 )
 from registry.format.triggers import TriggerQuery
 from registry.format.validate import MAX_DESCRIPTION, validate_skill
-from registry.providers import CapReached, Message, Usage, cost, resolve
+from registry.providers import CapReached, Message, Usage, cost
 from registry.results import stats
 from registry.results.runs import ResultRow, RunManifest, new_run_id
 
@@ -133,7 +134,7 @@ def estimate_cost(model: str, teacher: str, description: str, queries: list[Trig
     return None if student is None or taught is None else student + taught
 
 
-def tune_description(skill_dir: str | Path, config: TriggerConfig, settings: Settings, *,
+def tune_description(skill_dir: str | Path, config: EvalConfig, settings: Settings, *,
                      teacher: str, rounds: int = 5,
                      say: Say | None = None) -> TuneResult:
     """Run the rounds (module docstring) for `config.models[0]`; `say(line)` gets progress."""
@@ -153,9 +154,9 @@ def tune_description(skill_dir: str | Path, config: TriggerConfig, settings: Set
         say("estimated cost: " + ("unknown (a price is unknown)" if estimate is None
                                   else f"${estimate:.4f}"))
     try:
-        teacher_model = resolve(teacher, ev.settings, retry=config.retry)
-        ev.cap.refuse_unpriced([ev.models[0].ref, teacher_model.ref],  # before any call
-                               f"hubskills tune {skill_dir} -m {ev.models[0].ref}")
+        teacher_model = ev.resolve(teacher)
+        ev.refuse_unpriced([teacher_model],  # before any call
+                           f"hubskills tune {skill_dir} -m {ev.models[0].ref}")
         result = asyncio.run(_rounds(ev, teacher_model, skill.name, skill.description,
                                      suite.queries, rounds, estimate, say))
     finally:
@@ -178,8 +179,6 @@ def _save(result: TuneResult, run_id: str, settings: Settings) -> TuneResult:
 async def _rounds(ev: TriggerEvaluator, teacher, name: str, original: str,
                   queries: list[TriggerQuery], rounds: int, estimate: float | None,
                   say: Say | None) -> TuneResult:
-    from registry.providers import aclose_all
-
     candidates: list[Candidate] = []
     status, description = "complete", original
     try:
@@ -205,7 +204,7 @@ async def _rounds(ev: TriggerEvaluator, teacher, name: str, original: str,
     except CapReached:
         status = "stopped"
     finally:
-        await aclose_all([*ev.models, teacher])
+        await ev.aclose([teacher])
     return _result(candidates, queries, status, estimate, ev.spent, ev.cap.reached)
 
 
@@ -261,8 +260,8 @@ async def _propose(ev: TriggerEvaluator, teacher, name: str, last: Candidate,
               + ("\n".join(wrong) or "(none)"))
     prompt = TEACHER_PROMPT.format(name=name, description=last.description, misses=misses,
                                    limit=MAX_DESCRIPTION)
-    completion, _ = await ev.complete(teacher, [Message("user", prompt)], number, tools=False,
-                                      max_tokens=1024)
+    completion, _ = await ev.complete(teacher, [Message("user", prompt)], seed=number,
+                                      repeat=number, max_tokens=1024)
     found = _ANSWER.search(completion.text)
     return (found.group(1) if found else completion.text).strip().strip('"').strip()
 

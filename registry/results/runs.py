@@ -113,6 +113,11 @@ class RunManifest(BaseModel):
     harness: str | None = None  # agent mode: the external agent CLI that ran, if any
     skill_path: str | None = None  # the folder evaluated (`hubskills verify` reads it back)
     summaries: list[dict[str, Any]] | None = None  # per model, as the run closed (verify)
+    # Trigger mode: the skills listed beside this one (names, a hash of names and descriptions,
+    # and the folder they came from, or "bundled"); None in other modes.
+    distractors: list[str] | None = None
+    distractors_hash: str | None = None
+    distractors_from: str | None = None
 
     @property
     def is_partial(self) -> bool:
