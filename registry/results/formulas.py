@@ -43,9 +43,10 @@ def mcnemar_exact(b: int, c: int) -> float:
     return min(1.0, 2 * tail / 2**n)  # int / int is correctly rounded, even for huge n
 
 
-def paired_score_interval(group: np.ndarray, diff: np.ndarray,
-                          n_groups: int) -> tuple[np.ndarray, np.ndarray]:
-    """The lift's 95% interval per group from its per-case differences ``diff`` in [-1, 1].
+def paired_score_interval(group: np.ndarray, diff: np.ndarray, n_groups: int,
+                          alpha: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The lift's 95% interval per group from its per-case differences ``diff`` in [-1, 1]
+    (``1 - alpha[group]`` with ``alpha``: an adaptive run's repeated interval at its look).
 
     A studentized score interval: the lifts ``D`` with ``(n - 1) (m - D)^2 / V(D) <= t^2``
     (``m``: the mean difference, ``t``: Student's for ``n - 1`` degrees of freedom), ``V(D)``
@@ -66,37 +67,43 @@ def paired_score_interval(group: np.ndarray, diff: np.ndarray,
     counts = np.bincount(group * 3 + code, minlength=3 * n_groups).reshape(-1, 3)
     frac = (code == 0) & (diff != 0)
     cell, x = group[frac], diff[frac]
+    levels = np.full(n_groups, ALPHA) if alpha is None else np.broadcast_to(alpha, n_groups)
     # the lower bound is minus the upper bound of -diff: both sides solved as one batch
     upper = _score_upper(np.concatenate([n, n]), np.concatenate([counts[:, 1], counts[:, 2]]),
                          np.concatenate([counts[:, 2], counts[:, 1]]),
-                         np.concatenate([cell, cell + n_groups]), np.concatenate([x, -x]))
+                         np.concatenate([cell, cell + n_groups]), np.concatenate([x, -x]),
+                         np.concatenate([levels, levels]))
     return -upper[n_groups:], upper[:n_groups]
 
 
 def _score_upper(n: np.ndarray, ones: np.ndarray, minus: np.ndarray, cell: np.ndarray,
-                 x: np.ndarray) -> np.ndarray:
+                 x: np.ndarray, alpha: np.ndarray) -> np.ndarray:
     """The upper score bound per group of ``n`` cases, ``ones`` at +1, ``minus`` at -1 and the
-    fractional differences ``x`` of group ``cell`` (the rest at 0). Groups without fractions
-    (one run per case) are solved once per (cases, up, down)."""
+    fractional differences ``x`` of group ``cell`` (the rest at 0), at level ``1 - alpha``.
+    Groups without fractions (one run per case) are solved once per (level, cases, up, down)."""
     size = len(n)
     fractional = np.bincount(cell, minlength=size) > 0
     width = n.max(initial=0) + 1
-    key = np.where(fractional, -1 - np.arange(size), (n * width + ones) * width + minus)
+    _, level = np.unique(alpha, return_inverse=True)
+    key = np.where(fractional, -1 - np.arange(size),
+                   ((level.reshape(-1) * width + n) * width + ones) * width + minus)
     _, first, problem = np.unique(key, return_index=True, return_inverse=True)
     problem = problem.reshape(-1)
-    return _solve_upper(n[first], ones[first], minus[first], problem[cell], x)[problem]
+    return _solve_upper(n[first], ones[first], minus[first], problem[cell], x,
+                        alpha[first])[problem]
 
 
 def _solve_upper(n: np.ndarray, ones: np.ndarray, minus: np.ndarray, of: np.ndarray,
-                 x: np.ndarray) -> np.ndarray:
+                 x: np.ndarray, alpha: np.ndarray) -> np.ndarray:
     """`_score_upper` for problems of ``n`` cases, ``ones`` at +1, ``minus`` at -1 and the
     fractional differences ``x`` of problem ``of``: Newton's method on the tilt ``th``, kept
     inside a shrinking bracket (bisection where a step would leave it). With ``w = 1 / (1 + th
     d)``, ``S0 = mean(w)`` and ``g = mean((m - d) w)``: the statistic is ``n th g`` and the
     bound ``m - g / S0`` (``g`` is summed as such: ``m S0 - S1`` would cancel)."""
     size, safe_n = len(n), np.maximum(n, 1)
-    cases, at = np.unique(np.maximum(n, 2), return_inverse=True)
-    q2 = np.array([t_critical(k - 1) ** 2 * k / (k - 1) for k in cases.tolist()])[at.reshape(-1)]
+    pairs, at = np.unique(np.stack([np.maximum(n, 2), alpha], 1), axis=0, return_inverse=True)
+    q2 = np.array([t_critical(int(k) - 1, LEVEL if a == ALPHA else 1 - a) ** 2 * k / (k - 1)
+                   for k, a in pairs.tolist()])[at.reshape(-1)]
     m = (ones - minus + np.bincount(of, x, minlength=size)) / safe_n
     zeros = n - ones - minus - np.bincount(of, minlength=size) + (n == 0)  # 1: none is moot
     gap = m[of] - x

@@ -132,8 +132,11 @@ def _cells(o: Outcomes, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
     return cell.reshape(-1), keys // width
 
 
-def table(o: Outcomes, n_groups: int) -> Table:
-    """Every figure for each of ``n_groups`` groups of rows (see `Table` and the module doc)."""
+def table(o: Outcomes, n_groups: int, alpha: float | np.ndarray = ALPHA) -> Table:
+    """Every figure for each of ``n_groups`` groups of rows (see `Table` and the module doc),
+    the interval at level ``1 - alpha`` and the test at ``alpha`` (per group: an adaptive run
+    reports at the level its stopping look spent, `registry.results.sequential`)."""
+    alpha = np.broadcast_to(np.asarray(alpha, dtype=float), n_groups)
     cell, cell_group = _cells(o, n_groups)
     idx, n_cells = 2 * cell + o.arm, 2 * len(cell_group)
 
@@ -159,11 +162,13 @@ def table(o: Outcomes, n_groups: int) -> Table:
                               minlength=2 * n_groups).reshape(-1, 2)
             for name, v in (("input", o.input_tokens), ("output", o.output_tokens),
                             ("cost", np.round(o.cost * NANO)))}
-    paired = _paired(cell_group[has[:, 0] & has[:, 1]], score[has[:, 0] & has[:, 1]], n_groups)
+    paired = _paired(cell_group[has[:, 0] & has[:, 1]], score[has[:, 0] & has[:, 1]], n_groups,
+                     alpha)
     uneven = np.bincount(cell_group, uneven_cell, minlength=n_groups).astype(np.int64)
     samples, errors = per_group(graded).astype(np.int64), per_group(transport).astype(np.int64)
     errored = np.bincount(cell_group, transport.sum(1) > 0, minlength=n_groups).astype(np.int64)
-    verdicts = _error_verdicts(o, n_groups, _verdicts(paired, uneven), samples, errors, errored)
+    verdicts = _error_verdicts(o, n_groups, _verdicts(paired, uneven, alpha), samples, errors,
+                               errored, alpha)
     return Table(cases=cases, samples=samples, passes=per_group(passes).astype(np.int64),
                  errors=errors, rate=rate, rate_lo=rate_lo,
                  rate_hi=rate_hi, repeats=repeats, uneven=uneven, verdict=verdicts,
@@ -171,21 +176,21 @@ def table(o: Outcomes, n_groups: int) -> Table:
                  cost=sums["cost"] / NANO, **paired)
 
 
-def _verdicts(paired: dict[str, np.ndarray], uneven: np.ndarray) -> np.ndarray:
+def _verdicts(paired: dict[str, np.ndarray], uneven: np.ndarray, alpha: np.ndarray) -> np.ndarray:
     """`verdict` per group, called once per distinct combination of what it depends on."""
     lo, hi, n = paired["lift_lo"], paired["lift_hi"], paired["paired"]
-    flags = ((lo > 0) * 1 + (hi < 0) * 2 + (paired["p_value"] < ALPHA) * 4
+    flags = ((lo > 0) * 1 + (hi < 0) * 2 + (paired["p_value"] < alpha) * 4
              + (paired["b"] > paired["c"]) * 8 + (paired["c"] > paired["b"]) * 16)
     key = (uneven * (MIN_CASES + 1) + np.minimum(n, MIN_CASES)) * 32 + flags
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     texts = [verdict(*(float(paired[k][i]) for k in ("lift_lo", "lift_hi", "p_value")),
                      int(paired["b"][i]), int(paired["c"][i]), cases=int(n[i]),
-                     uneven=int(uneven[i])) for i in first.tolist()]
+                     uneven=int(uneven[i]), alpha=float(alpha[i])) for i in first.tolist()]
     return np.array(texts, dtype=object)[inverse.reshape(-1)]
 
 
 def _error_verdicts(o: Outcomes, n_groups: int, verdicts: np.ndarray, samples: np.ndarray,
-                    errors: np.ndarray, errored: np.ndarray) -> np.ndarray:
+                    errors: np.ndarray, errored: np.ndarray, alpha: np.ndarray) -> np.ndarray:
     """Verdicts the errors leave standing, the others inconclusive (module docstring): no
     sample graded; "helps"/"hurts" undone by its errored samples filled in against it; another
     verdict changed by uneven errors filled in either way. ``errored``: cases with an error."""
@@ -196,7 +201,7 @@ def _error_verdicts(o: Outcomes, n_groups: int, verdicts: np.ndarray, samples: n
     claims = (errored > 0) & ((kinds == "helps") | (kinds == "hurts"))
     if claims.any():  # every errored sample fails in the arm the claim favours, passes in the other
         favoured = np.where(kinds == "helps", 1, 0)
-        undone = claims & (_filled_kinds(o, n_groups, claims, 1 - favoured) != kinds)
+        undone = claims & (_filled_kinds(o, n_groups, claims, 1 - favoured, alpha) != kinds)
         for i in np.flatnonzero(undone).tolist():
             verdicts[i] = errors_verdict(int(errored[i]))
     lopsided = (errors[:, 0] != errors[:, 1]) & ~lost_all & (kinds != "inconclusive") & ~claims
@@ -204,7 +209,7 @@ def _error_verdicts(o: Outcomes, n_groups: int, verdicts: np.ndarray, samples: n
         changed = np.zeros(n_groups, dtype=bool)
         for passing in (0, 1):  # every lost sample passes in this arm, fails in the other
             changed |= _filled_kinds(o, n_groups, lopsided,
-                                     np.full(n_groups, passing)) != kinds
+                                     np.full(n_groups, passing), alpha) != kinds
         for i in np.flatnonzero(lopsided & changed).tolist():
             verdicts[i] = (f"inconclusive: uneven errors ({errors[i, 0]} baseline, "
                            f"{errors[i, 1]} skill)")
@@ -213,7 +218,7 @@ def _error_verdicts(o: Outcomes, n_groups: int, verdicts: np.ndarray, samples: n
 
 
 def _filled_kinds(o: Outcomes, n_groups: int, chosen: np.ndarray,
-                  passing: np.ndarray) -> np.ndarray:
+                  passing: np.ndarray, alpha: np.ndarray) -> np.ndarray:
     """The verdict kinds of the ``chosen`` groups with every errored sample graded: a pass in
     arm ``passing[group]``, a failure in the other (other groups: "")."""
     sub = Outcomes(*(np.asarray(column)[chosen[o.group]] for column in o))
@@ -221,7 +226,7 @@ def _filled_kinds(o: Outcomes, n_groups: int, chosen: np.ndarray,
                           passed=(sub.passed & sub.graded)
                           | (sub.transport & (sub.arm == passing[sub.group])),
                           transport=np.zeros_like(sub.transport))
-    return np.where(chosen, _kinds(table(filled, n_groups).verdict), "")
+    return np.where(chosen, _kinds(table(filled, n_groups, alpha).verdict), "")
 
 
 def _kinds(verdicts: np.ndarray) -> np.ndarray:
@@ -229,14 +234,15 @@ def _kinds(verdicts: np.ndarray) -> np.ndarray:
     return np.array([str(v).split(" (")[0].split(":")[0] for v in verdicts], dtype=object)
 
 
-def _paired(group: np.ndarray, score: np.ndarray, n_groups: int) -> dict[str, np.ndarray]:
+def _paired(group: np.ndarray, score: np.ndarray, n_groups: int,
+            alpha: np.ndarray) -> dict[str, np.ndarray]:
     """Lift, score interval, sign test and normalized gain over the paired cells of each
     group."""
     diff = score[:, 1] - score[:, 0]
     n = np.bincount(group, minlength=n_groups)
     lift = np.divide(np.bincount(group, diff, minlength=n_groups), n, out=np.zeros(n_groups),
                      where=n > 0)
-    lo, hi = paired_score_interval(group, diff, n_groups)
+    lo, hi = paired_score_interval(group, diff, n_groups, alpha)
     b = np.bincount(group, diff > 0, minlength=n_groups).astype(np.int64)
     c = np.bincount(group, diff < 0, minlength=n_groups).astype(np.int64)
     base, skill = (np.divide(np.bincount(group, score[:, k], minlength=n_groups), n,

@@ -17,13 +17,14 @@ VERDICTS = ("helps", "hurts", "no detectable effect", "too few cases", "inconclu
 
 
 def verdict(lo: float, hi: float, p_value: float, b: int, c: int, *, cases: int,
-            uneven: int = 0) -> str:
-    """The verdict rule (module docstring): errors first, then size, then interval AND test."""
+            uneven: int = 0, alpha: float = ALPHA) -> str:
+    """The verdict rule (module docstring): errors first, then size, then interval AND test
+    (at level ``alpha``: an adaptive run's look spends less than `ALPHA`)."""
     if uneven:
         return errors_verdict(uneven)
     if cases < MIN_CASES:
         return f"too few cases ({cases})"
-    significant = p_value < ALPHA
+    significant = p_value < alpha
     if lo > 0 and significant and b > c:
         return "helps"
     if hi < 0 and significant and c > b:

@@ -1,0 +1,307 @@
+"""Adaptive evaluation: which samples a run asks next, and when its verdict is decided.
+
+A `Design` plans a run in rounds (docs/statistics.md#adaptive-evaluation). With several runs
+per case, round j asks run j of every case not yet settled; a case is *settled* when its first
+``settle_after`` runs all agree, in both arms (all pass or all fail: it cannot show a lift, and
+rarely changes its mind). With one run per case the rounds are batches of cases (at least
+`MIN_CASES` each, in case-label order). A "fixed" design asks everything in one round.
+
+After each round the engine (`stats.table`) looks at the rows so far, at level ``alpha_j``: the
+increment of an alpha-spending function (Lan-DeMets, O'Brien-Fleming type by default) at the
+round's share of the plan, so the looks' levels sum to ``alpha``. "helps" or "hurts" at a look
+stops the run (efficacy); so does a non-binding futility rule, when even the current trend
+carried to the end of the plan reaches the last look's bound with probability under
+``futility`` ("no effect this suite could detect"). The last round stops as "plan complete".
+
+Why the error rates hold: every rule that picks samples is symmetric in the two arms, so under
+no effect a case's arms stay exchangeable and the sign test at each look keeps its level; a
+false "helps" at any look is within the union of the looks' false "helps", at most the sum of
+their levels halved (Bonferroni over the spent increments), ``alpha / 2`` in all. Futility only
+removes chances to say "helps". The interval reported at a stop is the engine's at level
+``1 - alpha_j`` (a repeated confidence interval: over all looks, at least ``1 - alpha``).
+Pure: numpy and `stats.table`, no I/O and no model calls.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
+from statistics import NormalDist
+
+import numpy as np
+
+from registry.errors import HubskillsError
+from registry.results.formulas import ALPHA
+from registry.results.stats import Outcomes, Table, table
+from registry.results.verdicts import MIN_CASES
+
+KINDS = ("adaptive", "fixed")
+SPENDING = ("obrien-fleming", "pocock")
+ARMS = ("baseline", "skill")
+NO_EFFECT = "no effect this suite could detect"
+COMPLETE = "plan complete"
+_HINT = "hubskills eval --help"
+_NORMAL = NormalDist()
+
+History = Mapping[str, Mapping[str, Sequence[bool | None]]]
+Row = tuple[str, str, int, "bool | None"]  # (case_id, arm, run_index, outcome)
+
+
+@dataclass(frozen=True)
+class Design:
+    """How a run spends its answers: ``kind`` "adaptive" or "fixed"; ``runs`` planned runs per
+    case (the cap: the fixed design's plan); ``alpha`` the two-sided level spent over the looks
+    by ``spending``; ``settle_after`` runs agreeing in both arms settle a case; ``futility``
+    the conditional power under which the run stops for no effect (0: never); ``batches`` case
+    batches when ``runs`` is 1."""
+
+    kind: str = "adaptive"
+    runs: int = 1
+    alpha: float = ALPHA
+    spending: str = "obrien-fleming"
+    settle_after: int = 2
+    futility: float = 0.1
+    batches: int = 4
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> Design:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise HubskillsError(f"unknown design parameters: {', '.join(unknown)}",
+                                 hint="pip install -U hubskills")
+        return cls(**{k: d[k] for k in d})
+
+
+@dataclass(frozen=True)
+class RoundPlan:
+    """What to do next: ask ``samples`` ((case_id, run_index), in both arms; on a resume, the
+    arms that lack them) in ``round``, or ``stop`` with ``reason`` and the decided ``verdict``.
+    ``settled``: cases settled by agreement; ``alpha``: the level of this round's look (the
+    interval and test the engine reports at a stop); ``rounds``: rounds in the plan."""
+
+    round: int
+    samples: tuple[tuple[str, int], ...]
+    stop: bool
+    reason: str | None
+    settled: int
+    verdict: str | None
+    alpha: float = ALPHA
+    rounds: int = 1
+
+
+def validate_design(design: Design, n_cases: int) -> None:
+    """Raise `HubskillsError` (with a hint) for a design that cannot run on ``n_cases``."""
+    problems = []
+    if design.kind not in KINDS:
+        problems.append(f"kind must be one of {', '.join(KINDS)}, got {design.kind!r}")
+    if not isinstance(design.runs, int) or design.runs < 1:
+        problems.append(f"runs must be at least 1, got {design.runs!r}")
+    if not 0 < design.alpha <= 0.2:
+        problems.append(f"alpha must be in (0, 0.2], got {design.alpha!r}")
+    if design.spending not in SPENDING:
+        problems.append(f"spending must be one of {', '.join(SPENDING)}, got {design.spending!r}")
+    if not isinstance(design.settle_after, int) or design.settle_after < 2:
+        problems.append(f"settle_after must be at least 2 runs, got {design.settle_after!r}")
+    if not 0 <= design.futility < 0.5:
+        problems.append(f"futility must be in [0, 0.5), got {design.futility!r}")
+    if not isinstance(design.batches, int) or design.batches < 1:
+        problems.append(f"batches must be at least 1, got {design.batches!r}")
+    if n_cases < 1:
+        problems.append("the suite has no cases")
+    if problems:
+        raise HubskillsError("invalid evaluation design: " + "; ".join(problems),
+                             hint=_HINT)
+
+
+# -- the schedule: rounds, their share of the plan, their levels ------------------------------
+
+
+def _batch(design: Design, n: int) -> int:
+    return max(MIN_CASES, math.ceil(n / design.batches))
+
+
+def n_rounds(design: Design, n_cases: int) -> int:
+    """Rounds in the plan of a suite of ``n_cases`` cases."""
+    if design.kind == "fixed":
+        return 1
+    if design.runs > 1:
+        return design.runs
+    return max(1, math.ceil(n_cases / _batch(design, n_cases)))
+
+
+def fraction(design: Design, n_cases: int, j: int) -> float:
+    """The share of the planned samples asked by the end of round ``j`` (settling aside)."""
+    rounds = n_rounds(design, n_cases)
+    if j >= rounds:
+        return 1.0
+    if design.runs > 1:
+        return j / design.runs
+    return min(n_cases, j * _batch(design, n_cases)) / n_cases
+
+
+def spent(design: Design, t: float) -> float:
+    """The alpha spent by share ``t`` of the plan (Lan-DeMets; exactly ``alpha`` at 1)."""
+    if t >= 1:
+        return design.alpha
+    if t <= 0:
+        return 0.0
+    if design.spending == "pocock":
+        return design.alpha * math.log(1 + (math.e - 1) * t)
+    z = _NORMAL.inv_cdf(1 - design.alpha / 2)
+    return 2 * (1 - _NORMAL.cdf(z / math.sqrt(t)))
+
+
+def look_alpha(design: Design, n_cases: int, j: int) -> float:
+    """The level of the look after round ``j``: the alpha spent since the last look."""
+    if design.kind == "fixed":
+        return design.alpha
+    return (spent(design, fraction(design, n_cases, j))
+            - spent(design, fraction(design, n_cases, j - 1)))
+
+
+# -- the rules, on arrays (a simulation runs them over many suites at once) -------------------
+
+
+def settled_cases(design: Design, present: np.ndarray, graded: np.ndarray,
+                  passed: np.ndarray) -> np.ndarray:
+    """Which cases are settled, from arrays (..., case, arm, run): a case whose first
+    ``settle_after`` runs are present and graded in both arms, all passing or all failing
+    (never when a design asks each case fewer runs, or is fixed)."""
+    k = design.settle_after
+    if design.kind == "fixed" or design.runs <= k:
+        return np.zeros(present.shape[:-2], dtype=bool)
+    ok = (present[..., :k] & graded[..., :k]).all(axis=(-1, -2))
+    first = passed[..., :k]
+    same = first.all(axis=(-1, -2)) | ~first.any(axis=(-1, -2))
+    return ok & same
+
+
+def asked_runs(design: Design, n_cases: int, j: int, settled: np.ndarray) -> np.ndarray:
+    """Runs asked of each case (last axis, in case-label order) by the end of round ``j``."""
+    if design.kind == "fixed":
+        return np.full(settled.shape, design.runs if j >= 1 else 0)
+    if design.runs > 1:
+        cap = min(j, design.runs)
+        return np.where(settled & (cap > design.settle_after), design.settle_after, cap)
+    rank = np.broadcast_to(np.arange(n_cases), settled.shape)
+    return (rank < min(n_cases, j * _batch(design, n_cases))).astype(np.int64)
+
+
+def decide(design: Design, n_cases: int, j: int, tab: Table) -> np.ndarray:
+    """The look after round ``j`` for each group of ``tab`` (the engine's table at
+    `look_alpha`): 0 go on, 1 decided ("helps"/"hurts") before the last round, 2 futility, 3 plan
+    complete (whatever the verdict)."""
+    kinds = np.array([str(v) for v in tab.verdict], dtype=object)
+    code = np.where((kinds == "helps") | (kinds == "hurts"), 1, 0)
+    rounds = n_rounds(design, n_cases)
+    if j >= rounds:
+        return np.full(len(code), 3)
+    if design.futility > 0:
+        t = fraction(design, n_cases, j)
+        b, c = tab.b.astype(float), tab.c.astype(float)
+        z = np.abs(b - c) / np.sqrt(np.maximum(b + c, 1))
+        bound = _NORMAL.inv_cdf(1 - look_alpha(design, n_cases, rounds) / 2)
+        # conditional power under the current trend: P(|Z(1)| >= bound | Z(t) = z)
+        power = 1 - np.vectorize(_NORMAL.cdf)((bound - z / math.sqrt(t)) / math.sqrt(1 - t))
+        code = np.where((code == 0) & (power < design.futility), 2, code)
+    return code
+
+
+# -- one run, from its rows --------------------------------------------------------------------
+
+
+def _arrays(history: History, cases: list[str], runs: int) -> tuple[np.ndarray, ...]:
+    """(present, graded, passed), each (case, arm, run), from the history."""
+    shape = (len(cases), 2, runs)
+    present, graded, passed = (np.zeros(shape, bool) for _ in range(3))
+    for i, cid in enumerate(cases):
+        for a, arm in enumerate(ARMS):
+            values = list(history.get(cid, {}).get(arm, ()))[:runs]
+            present[i, a, :len(values)] = True
+            graded[i, a, :len(values)] = [v is not None for v in values]
+            passed[i, a, :len(values)] = [v is True for v in values]
+    return present, graded, passed
+
+
+def _look(design: Design, n: int, j: int, m: np.ndarray, graded: np.ndarray,
+          passed: np.ndarray) -> tuple[int, str]:
+    """The look after round ``j`` on the first ``m[case]`` runs: (code, the engine's verdict)."""
+    keep = np.broadcast_to(np.arange(graded.shape[-1]) < m[:, None, None], graded.shape)
+    case, arm, _ = np.nonzero(keep)
+    g, p = graded[keep], passed[keep]
+    zeros = np.zeros(len(case))
+    o = Outcomes(np.zeros(len(case), np.int64), case.astype(np.int64), arm.astype(np.int64),
+                 g, p & g, ~g, zeros, zeros, zeros)
+    tab = table(o, 1, look_alpha(design, n, j))
+    return int(decide(design, n, j, tab)[0]), str(tab.verdict[0])
+
+
+def plan_round(design: Design, history: History) -> RoundPlan:
+    """The next round of a run whose outcomes so far are ``history[case_id][arm]`` (run order,
+    None: an errored sample; every case of the suite present, empty before it is asked): the
+    plan is replayed from round 1, so a resumed run continues where its rows end."""
+    cases = sorted(history)
+    n, rounds = len(cases), n_rounds(design, len(cases))
+    present, graded, passed = _arrays(history, cases, design.runs)
+    settled = settled_cases(design, present, graded, passed)
+    before = np.zeros(n, np.int64)
+    for j in range(1, rounds + 1):
+        m = asked_runs(design, n, j, settled)
+        missing = tuple((cases[i], r) for i in range(n)
+                        for r in range(int(before[i]), int(m[i])) if not present[i, :, r].all())
+        done = int(settled.sum()) if j > design.settle_after else 0
+        alpha = look_alpha(design, n, j)
+        if missing:
+            return RoundPlan(j, missing, False, None, done, None, alpha, rounds)
+        code, verdict = _look(design, n, j, m, graded, passed)
+        if code:
+            reason = {1: f"{verdict}, decided at round {j}", 2: NO_EFFECT, 3: COMPLETE}[code]
+            return RoundPlan(j, (), True, reason, done, verdict, alpha, rounds)
+        before = m
+    raise AssertionError("the last round always stops")  # pragma: no cover
+
+
+def check_rounds(design: Design, rounds: Sequence[Iterable[Row]], *,
+                 cases: Iterable[str] = (), complete: bool = True,
+                 stopped: Mapping | None = None) -> list[str]:
+    """Recompute a run's plan from its rows grouped by the round they were asked in (rows:
+    (case_id, arm, run_index, outcome); ``cases``: the suite's case ids, so cases never asked
+    count) and return each mismatch: a sample the plan did not ask, a round asked after the
+    design stopped, rows that end where the design had not stopped (``complete``: the run
+    says it finished), a recorded stop (``stopped``: round, reason, verdict) it did not make."""
+    grouped = [list(r) for r in rounds]
+    ids = sorted({*cases, *(row[0] for rows in grouped for row in rows)})
+    history: dict[str, dict[str, list]] = {c: {a: [] for a in ARMS} for c in ids}
+    found: list[str] = []
+    for i, rows in enumerate(grouped, 1):
+        plan = plan_round(design, history)
+        if plan.stop:
+            found.append(f"round {i} asked {len(rows)} samples after the design stopped at "
+                         f"round {plan.round} ({plan.reason})")
+            return found
+        want = {(c, a, r) for c, r in plan.samples for a in ARMS}
+        got = {(c, a, r): v for c, a, r, v in rows}
+        for c, a, r in sorted(set(got) - want):
+            found.append(f"round {i} asked {c} run {r + 1} ({a}), which the design did not ask")
+        lacking = want - set(got)
+        if lacking and i < len(grouped):
+            found.append(f"round {i} lacks {len(lacking)} of the {len(want)} samples its plan "
+                         f"asked, yet round {i + 1} was asked")
+            return found
+        for c, a, r in sorted(want & set(got), key=lambda key: key[2]):
+            history[c][a].append(got[(c, a, r)])
+    final = plan_round(design, history)
+    if complete and not final.stop:
+        found.append(f"the rows end in round {final.round} of {final.rounds}, where the design "
+                     f"had not stopped: it still asks {len(final.samples)} samples")
+    if stopped is not None and final.stop:
+        for key in ("round", "reason", "verdict"):
+            if key in stopped and stopped[key] != getattr(final, key):
+                found.append(f"the run records {key} {stopped[key]!r}; its rows give "
+                             f"{getattr(final, key)!r}")
+    return found

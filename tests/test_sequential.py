@@ -1,0 +1,188 @@
+"""The adaptive design: its schedule, its rules on a run's rows, and `check_rounds` catching a
+run cut or stopped where its design did not allow (the error rates: tests/test_adaptive_sim.py).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from registry.errors import HubskillsError
+from registry.results import sequential as seq
+from registry.results.sequential import Design, check_rounds, plan_round, validate_design
+from registry.results.stats import compare_arms
+
+
+def empty(n: int) -> dict[str, dict[str, list]]:
+    return {f"c{i:02d}": {"baseline": [], "skill": []} for i in range(n)}
+
+
+def answer(history: dict, plan: seq.RoundPlan, outcome) -> list[tuple]:
+    """Ask the plan's samples: ``outcome(case_id, arm, run)``; returns the rows asked."""
+    rows = []
+    for cid, run in plan.samples:
+        for arm in seq.ARMS:
+            if len(history[cid][arm]) == run:
+                value = outcome(cid, arm, run)
+                history[cid][arm].append(value)
+                rows.append((cid, arm, run, value))
+    return rows
+
+
+def run(design: Design, n: int, outcome) -> tuple[seq.RoundPlan, list[list[tuple]]]:
+    """Play a whole run; returns the stopping plan and the rows grouped by round."""
+    history, rounds = empty(n), []
+    while not (plan := plan_round(design, history)).stop:
+        rounds.append(answer(history, plan, outcome))
+    return plan, rounds
+
+
+def test_a_design_round_trips_through_the_manifest():
+    design = Design(kind="adaptive", runs=3, futility=0.2)
+    assert Design.from_dict(design.to_dict()) == design
+    with pytest.raises(HubskillsError, match="unknown design parameters: lucky"):
+        Design.from_dict({**design.to_dict(), "lucky": True})
+
+
+@pytest.mark.parametrize("change", [dict(kind="bandit"), dict(runs=0), dict(alpha=0.5),
+                                    dict(spending="greedy"), dict(settle_after=1),
+                                    dict(futility=0.9), dict(batches=0)])
+def test_out_of_range_parameters_are_refused_with_a_hint(change):
+    with pytest.raises(HubskillsError) as err:
+        validate_design(Design(**{"runs": 3, **change}), 20)
+    assert err.value.hint and next(iter(change)) in err.value.message
+
+
+def test_the_looks_spend_exactly_alpha():
+    for design in (Design(runs=3), Design(runs=5, spending="pocock"), Design(runs=1)):
+        for n in (10, 18, 60):
+            total = sum(seq.look_alpha(design, n, j) for j in range(1, seq.n_rounds(design, n) + 1))
+            assert total == pytest.approx(0.05, abs=1e-15)
+    # O'Brien-Fleming type at half the plan: 2 (1 - Phi(1.959964 / sqrt(0.5))) = 0.005575
+    assert seq.spent(Design(runs=2), 0.5) == pytest.approx(0.0055746, abs=1e-6)
+    assert seq.spent(Design(runs=2, spending="pocock"), 0.5) == pytest.approx(
+        0.05 * math.log((1 + math.e) / 2), abs=1e-12)
+    assert seq.look_alpha(Design(kind="fixed", runs=3), 30, 1) == 0.05
+
+
+def test_one_run_per_case_goes_in_batches_of_at_least_ten_cases():
+    design = Design(runs=1)
+    assert [seq.n_rounds(design, n) for n in (9, 10, 18, 30, 60)] == [1, 1, 2, 3, 4]
+    first = plan_round(design, empty(30))
+    assert first.samples == tuple((f"c{i:02d}", 0) for i in range(10)) and first.rounds == 3
+
+
+def test_a_fixed_design_asks_everything_at_once_and_reports_the_fixed_verdict():
+    design = Design(kind="fixed", runs=3)
+    history = empty(12)
+    plan = plan_round(design, history)
+    assert len(plan.samples) == 36 and not plan.stop
+    answer(history, plan, lambda cid, arm, r: arm == "skill" or r == 0)
+    done = plan_round(design, history)
+    assert done.stop and done.reason == seq.COMPLETE and done.alpha == 0.05
+    expected = compare_arms({c: h["baseline"] for c, h in history.items()},
+                            {c: h["skill"] for c, h in history.items()})
+    assert done.verdict == expected.verdict == "helps"
+
+
+def test_cases_that_agree_on_two_runs_in_both_arms_get_no_third():
+    design = Design(runs=3, futility=0)
+    history = empty(20)
+    answer(history, plan_round(design, history), lambda cid, arm, r: cid < "c10")
+    answer(history, plan_round(design, history), lambda cid, arm, r: cid < "c10" or arm == "skill")
+    third = plan_round(design, history)
+    assert third.round == 3 and third.settled == 10
+    assert {cid for cid, _ in third.samples} == {f"c{i}" for i in range(10, 20)}
+    assert {r for _, r in third.samples} == {2}
+
+
+def test_an_errored_sample_does_not_settle_a_case():
+    design = Design(runs=3, futility=0)
+    history = empty(12)
+    answer(history, plan_round(design, history), lambda cid, arm, r: None if cid == "c00" else True)
+    answer(history, plan_round(design, history), lambda cid, arm, r: True)
+    assert [cid for cid, _ in plan_round(design, history).samples] == ["c00"]
+
+
+def test_a_resumed_round_asks_only_what_it_lacks():
+    design = Design(runs=3)
+    history = empty(12)
+    history["c00"]["baseline"].append(True)
+    history["c01"]["baseline"].append(False)
+    history["c01"]["skill"].append(False)
+    plan = plan_round(design, history)
+    assert plan.round == 1 and len(plan.samples) == 11 and ("c01", 0) not in plan.samples
+
+
+def test_a_clear_lift_stops_early_and_says_when():
+    plan, rounds = run(Design(runs=3), 30, lambda cid, arm, r: arm == "skill")
+    assert plan.stop and plan.verdict == "helps" and plan.round == 1 == len(rounds)
+    assert plan.reason == "helps, decided at round 1" and plan.alpha < 0.001
+
+
+def test_no_difference_at_all_stops_for_futility():
+    plan, rounds = run(Design(runs=5), 40, lambda cid, arm, r: int(cid[1:]) % 2 == 0)
+    assert plan.stop and plan.reason == seq.NO_EFFECT and plan.round == 1
+    assert plan.verdict == "no detectable effect"
+    assert sum(len(r) for r in rounds) == 80  # of the 400 answers the fixed design asks
+
+
+def alternating(cid: str, arm: str, r: int) -> bool:
+    return (r + int(cid[1:])) % 2 == 1
+
+
+def test_without_futility_a_null_run_completes_its_plan():
+    plan, rounds = run(Design(runs=3, futility=0), 20, alternating)
+    assert plan.stop and plan.reason == seq.COMPLETE and plan.round == 3 == len(rounds)
+
+
+# -- check_rounds: verify recomputes every stop and skip --------------------------------------
+
+
+def drifting(cid: str, arm: str, r: int) -> bool:
+    """Outcomes that keep the design going all three rounds."""
+    return (int(cid[1:]) + r + (arm == "skill")) % 3 > 0
+
+
+def test_an_honest_run_checks_clean():
+    design = Design(runs=3, futility=0)
+    plan, rounds = run(design, 20, drifting)
+    assert len(rounds) == 3
+    assert check_rounds(design, rounds, stopped={"round": plan.round, "reason": plan.reason,
+                                                 "verdict": plan.verdict}) == []
+
+
+def test_rows_cut_where_the_design_had_not_stopped_are_a_mismatch():
+    design = Design(runs=3, futility=0)
+    _, rounds = run(design, 20, drifting)
+    found = check_rounds(design, rounds[:2])
+    assert len(found) == 1 and "where the design had not stopped" in found[0]
+    cut = [rounds[0], rounds[1], rounds[2][: len(rounds[2]) // 2]]
+    assert "had not stopped" in check_rounds(design, cut)[0]
+    assert check_rounds(design, cut, complete=False) == []  # a partial run may be resumed
+
+
+def test_a_forged_early_stop_is_a_mismatch():
+    """A run that stops at a lucky moment: round 1 looked good, rounds 2 and 3 did not; it
+    records "helps" at round 1 and leaves out the rest."""
+    design = Design(runs=3, futility=0)
+    plan, rounds = run(design, 20, drifting)
+    forged = {"round": 1, "reason": "helps, decided at round 1", "verdict": "helps"}
+    found = check_rounds(design, rounds[:1], stopped=forged)
+    assert any("had not stopped" in f for f in found)
+    found = check_rounds(design, rounds, stopped=forged)
+    assert found and all("records" in f for f in found)
+
+
+def test_a_sample_the_plan_did_not_ask_and_rows_after_the_stop_are_mismatches():
+    design = Design(runs=3, futility=0)
+    _, rounds = run(design, 20, lambda cid, arm, r: cid < "c10" or (r == 1) == (arm == "skill"))
+    assert len(rounds) == 3 and len(rounds[2]) == 20  # ten cases settled after two runs
+    extra = [rounds[0], rounds[1], rounds[2] + [("c00", "skill", 2, True),
+                                                ("c00", "baseline", 2, True)]]
+    found = check_rounds(design, extra)
+    assert len(found) == 2 and "c00 run 3" in found[0] and "did not ask" in found[0]
+    stopped, later = run(Design(runs=3), 30, lambda cid, arm, r: arm == "skill")
+    more = later + [[(c, a, 1, a == "skill") for c in sorted(empty(30)) for a in seq.ARMS]]
+    assert "after the design stopped at round 1" in check_rounds(Design(runs=3), more)[0]
