@@ -156,21 +156,22 @@ def warm(state: SpaceState, _: Snapshot | None = None) -> None:
 
 
 def _filters() -> tuple[gr.Textbox, gr.Dropdown, gr.Dropdown, gr.Dropdown]:
-    with gr.Row(equal_height=True):
+    with gr.Row(equal_height=True, elem_id="board-filters"):
         query = gr.Textbox(label="Search skills", placeholder="e.g. cuda, hub, skill-md "
                            "(press Enter)", scale=3, max_lines=1, elem_id="filter-query")
+        # three narrow pickers share one line on a phone (min_width), so the table still
+        # starts on its first screen
         model = gr.Dropdown([ALL], value=ALL, label="Model", scale=2, allow_custom_value=True,
-                            elem_id="filter-model")
+                            min_width=96, elem_id="filter-model")
         tag = gr.Dropdown([ALL], value=ALL, label="Tag", scale=1, allow_custom_value=True,
-                          elem_id="filter-tag")
+                          min_width=96, elem_id="filter-tag")
         verdict = gr.Dropdown([ALL, *VERDICTS], value=ALL, label="Verdict", scale=1,
-                              elem_id="filter-verdict")
+                              min_width=96, elem_id="filter-verdict")
     return query, model, tag, verdict
 
 
 def build(state: SpaceState) -> LeaderboardTab:
     """Render the tab's components and wire its events."""
-    gr.Markdown(EXPLAINER, elem_classes="hs-note")
     query, model, tag, verdict = _filters()
     summary = gr.Markdown()
     table = gr.Dataframe(label="Leaderboard (click a row to open the skill's page)",
@@ -178,6 +179,9 @@ def build(state: SpaceState) -> LeaderboardTab:
                          show_search="filter", pinned_columns=PINNED, max_height=560,
                          column_widths=WIDTHS, buttons=["fullscreen", "copy"],
                          elem_id="leaderboard-table", elem_classes="hs-table")
+    # the table is the first screen (1280 px and a phone); how to read it, one click away
+    with gr.Accordion("How to read this table", open=False, elem_id="board-explainer"):
+        gr.Markdown(EXPLAINER, elem_classes="hs-note")
     with gr.Row():
         scatter = gr.ScatterPlot(
             x="token_overhead", y="lift_points", color="verdict", color_map=VERDICT_COLORS,

@@ -28,6 +28,15 @@ CSS = """
 .hs-count b {display:block; font-size:1.35rem;}
 .hs-count span {font-size:.78rem; text-transform:uppercase; letter-spacing:.04em; opacity:.7;}
 .hs-note {font-size:.88rem; opacity:.85;}
+/* A phone's first screen shows the table: a one-line header, the counts beside the title. */
+@media (max-width: 640px) {
+  .hs-header {padding:10px 14px; gap:6px;}
+  .hs-header h1 {font-size:1.3rem;}
+  .hs-header p {display:none;}
+  .hs-count {min-width:0; padding:2px 8px;}
+  .hs-count b {display:inline; font-size:1rem; margin-right:4px;}
+  #filter-query {flex-basis:100% !important;}
+}
 .hs-status p {margin:.2rem 0;}
 .hs-table [role=gridcell], .hs-table th {font-family: var(--font) !important;
   font-variant-numeric: tabular-nums;}
@@ -44,7 +53,7 @@ CSS = """
 .dark .gradio-container :is(input, textarea, select, button, a, summary, [tabindex]):focus-visible
   {outline-color: #a5b4fc !important;}
 /* Gradio opens markdown links in a new tab: say so, visibly (an arrow) and to screen readers. */
-.gradio-container a[target=_blank]::after {content: "\2009\2197" / " (opens in a new tab)";}
+.gradio-container a[target=_blank]::after {content: "\\2009\\2197" / " (opens in a new tab)";}
 .hs-note code, #skill-body pre, #skill-body code {white-space: pre-wrap;
   overflow-wrap: anywhere;}
 .hs-error {border-left:4px solid #dc2626; padding:6px 12px; background:rgba(220,38,38,.06);

@@ -1,0 +1,39 @@
+"""The Space's first screen, in a real browser at a laptop's 1280 × 800 and a phone's 390 × 844:
+the leaderboard's first rows are visible without scrolling (the explainer waits one click away,
+below the table), and no cell shows a glyph the page's own CSS garbled (a Python string once
+turned the new-tab arrow's CSS escapes into control characters)."""
+
+from __future__ import annotations
+
+import pytest
+from test_space_browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS, require_browser, space_url  # noqa: F401
+
+pytestmark = pytest.mark.slow
+
+ROWS = "#leaderboard-table [role=row][data-index]"
+SCREENS = {"laptop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
+
+
+@pytest.mark.parametrize("screen", SCREENS)
+def test_the_first_screen_shows_the_leaderboards_rows(space_url, screen):  # noqa: F811
+    require_browser()
+    from playwright.sync_api import sync_playwright
+
+    viewport = SCREENS[screen]
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport=viewport)
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(space_url)
+        page.wait_for_function(f"() => [...document.querySelectorAll('{ROWS}')]"
+                               ".some(r => r.innerText.includes('hubskills/'))")
+        first = page.locator(ROWS).first.bounding_box()
+        assert first is not None and first["y"] + first["height"] <= viewport["height"], (
+            f"the first row ends at {first} on a {viewport} screen")
+        explainer = page.locator("#board-explainer").bounding_box()
+        assert explainer is not None and explainer["y"] > first["y"]  # below the table
+        assert page.get_by_text("How to read this table.").is_hidden()  # one click away
+        arrow = page.evaluate("""() => getComputedStyle(
+            document.querySelector('#leaderboard-table a[target=_blank]'), '::after').content""")
+        assert arrow.startswith('"\u2009\u2197"'), arrow
+        browser.close()
