@@ -53,6 +53,8 @@ class Settings:
     space_lend_keys: bool = False
     bwrap_path: str | None = None
     github_url: str = "https://github.com"  # where `github:` sources are fetched from
+    require_signed: bool = False  # pull/install refuse skills without a skill.oms.sig
+    allow_namespaces: tuple[str, ...] = ()  # namespaces dependencies may come from (any pull)
     # Reviewing submissions (pull requests on the results dataset): the verifier's bounds,
     # never a submitter's (docs/verify.md#on-the-space), and whose records count beside the
     # dataset owner's.
@@ -88,6 +90,8 @@ class Settings:
             space_lend_keys=_flag("HUBSKILLS_SPACE_LEND_KEYS", env),
             bwrap_path=_env("HUBSKILLS_BWRAP", env),
             github_url=(_env("HUBSKILLS_GITHUB_URL", env) or "https://github.com").rstrip("/"),
+            require_signed=_flag("HUBSKILLS_REQUIRE_SIGNED", env),
+            allow_namespaces=_names("HUBSKILLS_ALLOW_NAMESPACES", env),
             verifiers=_names("HUBSKILLS_VERIFIERS", env),
             review_max_prs=int(_positive("HUBSKILLS_REVIEW_MAX_PRS", env, 5)),
             review_max_runs=int(_positive("HUBSKILLS_REVIEW_MAX_RUNS", env, 10)),

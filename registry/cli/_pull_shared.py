@@ -33,6 +33,22 @@ _allow_risky_option = click.option("--allow-risky", is_flag=True,
                                    help="Accept high-severity findings (not secrets).")
 
 
+_accept_new_signer_option = click.option(
+    "--accept-new-signer", is_flag=True,
+    help="Accept a signer other than the one skills.lock pins for the namespace (trust on "
+         "first use) and pin the new one.")
+_allow_namespace_option = click.option(
+    "--allow-namespace", "allow_namespace", multiple=True, metavar="NS[,NS]",
+    help="Namespaces dependencies may come from besides the skill's own (repeatable) "
+         "[env: HUBSKILLS_ALLOW_NAMESPACES].")
+
+
+def graph_options(command: Callable[..., None]) -> Callable[..., None]:
+    """`--accept-new-signer` and `--allow-namespace`: what a pull of a signed skill, or of one
+    with dependencies, may accept (`pull`, `update`)."""
+    return _accept_new_signer_option(_allow_namespace_option(command))
+
+
 def lock_options(command: Callable[..., None]) -> Callable[..., None]:
     """`--allow-risky`, `--registry`, `--global`, `--project` and `--json`, in that order: the
     options of the commands that follow skills.lock (`install`, `update`)."""
@@ -147,6 +163,12 @@ def _print_result(r: PullResult, project: Path) -> None:
     _print_visibility(r)
     if r.signer:  # skill.oms.sig verified against a trusted anchor
         out.result(f"  signed by {escape(r.signer)} (a signature says who, not that it is safe)")
+    for dep in r.dependencies:  # the rest of its graph, placed with it
+        for note in dep.notes:
+            out.warn(escape(note))
+        out.result(f"  requires {dep.repo} {dep.version or dep.sha[:12]}: "
+                   f"{_VERBS.get(dep.status, dep.status).rstrip(':').lower()}"
+                   + (f", signed by {escape(dep.signer)}" if dep.signer else ""))
     if r.status == "up-to-date":
         return
     _findings_table([f for f in r.findings if f.severity in ("high", "medium")])

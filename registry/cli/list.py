@@ -10,23 +10,45 @@ from rich.markup import escape
 from registry.cli import _output as out
 from registry.cli import _pull_shared as shared
 from registry.install import Installed, latest_checker, list_installed
+from registry.install.deps import render_tree
+from registry.install.deps import tree as dependency_tree
+from registry.install.lockfile import Lockfile, Scope
 
 
 @click.command("list")
 @click.option("--offline", is_flag=True, help="Do not ask the registry for newer versions.")
+@click.option("--tree", is_flag=True,
+              help="Show the dependency graph skills.lock records (offline).")
+@shared.global_option
 @shared.registry_option
 @shared.project_option
 @shared.json_option
-def list_command(offline: bool, registry: str | None, project: Path, as_json: bool) -> None:
+def list_command(offline: bool, tree: bool, global_: bool, registry: str | None,
+                 project: Path, as_json: bool) -> None:
     """List skills in every agent folder (project and user): ours, hf skills', and others.
 
     \b
     Examples:
       hubskills list
       hubskills list --json
+      hubskills list --tree   # which skill requires which (--global: the user's)
     """
+    if tree:
+        _print_tree(project, global_, as_json=as_json)
+        return
     latest = None if offline else latest_checker(shared.stores(registry, offline_fallback=False))
     _print_installed(list_installed(project, latest=latest), project, as_json=as_json)
+
+
+def _print_tree(project: Path, global_: bool, *, as_json: bool) -> None:
+    scope = Scope.of(project, global_)
+    nodes = dependency_tree(Lockfile.read(scope.lock_path))
+    if as_json:
+        out.as_json([n.to_json() for n in nodes])
+    elif not nodes:
+        out.result(f"{scope.lock_path.name} pins no skills.")
+    for line in [] if as_json else render_tree(nodes):
+        out.result(escape(line))
 
 
 def _print_installed(items: list[Installed], project: Path, *, as_json: bool) -> None:

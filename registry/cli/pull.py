@@ -36,12 +36,14 @@ from registry.registries import get_store
 @click.option("--require-signed", is_flag=True,
               help="Refuse a skill without a skill.oms.sig (a present one is always verified "
                    "against the anchors `hubskills trust add` stored).")
+@shared.graph_options
 @shared.registry_option
 @shared.project_option
 @shared.json_option
 def pull_command(spec: str, skills: tuple[str, ...], all_skills: bool, agent: str | None,
                  all_agents: bool, global_: bool, copy: bool, force: bool, dry_run: bool,
-                 allow_risky: bool, require_signed: bool, registry: str | None, project: Path,
+                 allow_risky: bool, require_signed: bool, accept_new_signer: bool,
+                 allow_namespace: tuple[str, ...], registry: str | None, project: Path,
                  as_json: bool) -> None:
     """Install a skill into .agents/skills and your agents' folders, pinned in skills.lock.
 
@@ -57,9 +59,11 @@ def pull_command(spec: str, skills: tuple[str, ...], all_skills: bool, agent: st
       hubskills pull github:anthropics/skills/skills/pdf@main
       hubskills pull https://github.com/anthropics/skills --skill pdf --skill docx
       hubskills pull git@gitlab.com:team/skills.git//csv-cleaning@v2 --global --copy
+      hubskills pull acme/report --allow-namespace tools   # its dependencies from tools/ too
     """
     options = {"copy": copy, "force": force, "dry_run": dry_run, "allow_risky": allow_risky,
-               "require_signed": require_signed}
+               "require_signed": require_signed, "accept_new_signer": accept_new_signer,
+               "allow_namespaces": _names(allow_namespace)}
     if "/" not in spec.partition("@")[0] and not is_source(spec):  # a bare name: no ns/name
         if not Path(spec).is_dir():
             raise no_such_folder(spec, "pull")  # hints the registry skill of that name

@@ -15,18 +15,23 @@ from registry.install import Removed, remove
 
 @click.command("remove")
 @click.argument("name")
+@click.option("--force", is_flag=True,
+              help="Remove it although installed skills require it.")
 @shared.global_option
 @shared.project_option
 @shared.json_option
-def remove_command(name: str, global_: bool, project: Path, as_json: bool) -> None:
-    """Remove a skill hubskills installed: its folder, links, copies and lock entry.
+def remove_command(name: str, force: bool, global_: bool, project: Path,
+                   as_json: bool) -> None:
+    """Remove a skill hubskills installed: its folder, links, copies and lock entry, and the
+    dependencies only it needed. A skill another installed skill requires stays (unless
+    --force), and so do dependencies something else still needs.
 
     \b
     Examples:
       hubskills remove csv-cleaning
       hubskills remove csv-cleaning --json
     """
-    removed = remove(project, name, global_=global_)
+    removed = remove(project, name, global_=global_, force=force)
     if as_json:
         out.as_json(asdict(removed))
     else:
@@ -37,5 +42,9 @@ def _print_removed(removed: Removed, project: Path) -> None:
     out.result(f"Removed {removed.name}" + (f" ({removed.repo})" if removed.repo else ""))
     for path in removed.paths:
         out.result(f"  - {escape(shared.rel(path, project))}")
+    for other in removed.also:
+        out.result(f"  also removed {other}: no other skill needs it")
+    for other in removed.kept:
+        out.result(f"  kept {escape(other)}")
     if removed.lock_updated:
         out.result("  skills.lock updated")

@@ -18,12 +18,18 @@ from registry.install.lockfile import Lockfile, Scope
 @click.command("update")
 @click.argument("name", required=False)
 @click.option("--force", is_flag=True, help="Discard local changes.")
+@click.option("--require-signed", is_flag=True,
+              help="Refuse a skill without a skill.oms.sig [env: HUBSKILLS_REQUIRE_SIGNED].")
+@shared.graph_options
 @shared.lock_options
-def update_command(name: str | None, force: bool, allow_risky: bool, registry: str | None,
-                   global_: bool, project: Path, as_json: bool) -> None:
+def update_command(name: str | None, force: bool, require_signed: bool,
+                   accept_new_signer: bool, allow_namespace: tuple[str, ...],
+                   allow_risky: bool, registry: str | None, global_: bool, project: Path,
+                   as_json: bool) -> None:
     """Move installed skills (or NAME) to their newest version and show what changed.
 
-    With no NAME, every skill it can, then the ones it skipped (exit 1 if any).
+    With no NAME, every skill it can, then the ones it skipped (exit 1 if any). A skill
+    other installed skills require moves only as far as they all accept.
 
     \b
     Examples:
@@ -31,12 +37,15 @@ def update_command(name: str | None, force: bool, allow_risky: bool, registry: s
       hubskills update csv-cleaning
     """
     stores = shared.stores(registry)
+    choices = {"require_signed": require_signed, "accept_new_signer": accept_new_signer,
+               "allow_namespaces": [n.strip() for each in allow_namespace
+                                    for n in each.split(",") if n.strip()]}
     results, skipped = [], []
     for each in [name] if name is not None else _ours(project, global_):
         try:
             with shared.show_findings():
                 results += update(project, each, stores=stores, global_=global_, force=force,
-                                  allow_risky=allow_risky)
+                                  allow_risky=allow_risky, **choices)
         except HubskillsError as err:
             if name is not None:
                 raise

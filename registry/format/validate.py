@@ -21,6 +21,7 @@ from registry.format.skill import (
     estimate_tokens,
     load_skill,
 )
+from registry.format.requires import check_requires
 from registry.format.triggers import check_triggers
 
 MAX_NAME = 64
@@ -269,5 +270,6 @@ def _links(body: str) -> Iterator[tuple[int, str]]:
 
 _RULES: tuple[Callable[[Skill], list[Problem]], ...] = (
     _check_keys, _check_name, _check_description, _check_optional_fields, _check_body,
+    check_requires,  # metadata.requires: references ns/name[@range] (docs/pulling.md)
     lambda skill: check_triggers(skill.path),  # evals/triggers.json, when the skill has one
 )

@@ -16,6 +16,7 @@ from typing import Any
 from registry.errors import HubskillsError
 from registry.format.skill import NAME_RE, content_hash
 from registry.install.agents import all_folders, check_inside
+from registry.install.deps import dependents, unneeded
 from registry.install.lockfile import LockEntry, Lockfile, Scope, is_hf_managed, read_marker
 from registry.install.transaction import Transaction, points_to
 from registry.stores import Resolved, SkillStore
@@ -158,19 +159,24 @@ def _item(path: Path, label: str, where: str, main: Installed | None) -> Install
 
 @dataclass
 class Removed:
-    """What `remove` took away: the folder, its links and copies, and the lock entry."""
+    """What `remove` took away: the folder, its links and copies, and the lock entry; `also`
+    the dependencies nothing needs any more (removed too), `kept` those still needed."""
 
     name: str
     repo: str | None
     paths: list[Path]
     lock_updated: bool
+    also: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
 
 
-def remove(project: Path, name: str, *, global_: bool = False) -> Removed:
-    """Remove a skill we installed: its folder, the links and copies to it, its lock entry.
+def remove(project: Path, name: str, *, global_: bool = False, force: bool = False) -> Removed:
+    """Remove a skill we installed: its folder, the links and copies to it, its lock entry,
+    and the dependencies it alone needed (installed only as dependencies).
 
     Raises:
-        HubskillsError: the folder is not ours (unmanaged, or `hf skills`'), or not there.
+        HubskillsError: the folder is not ours (unmanaged, or `hf skills`'), or not there; or
+            another installed skill requires it (unless `force`).
     """
     scope = Scope.of(project, global_)
     dest, lock = scope.skills_dir / name, Lockfile.read(scope.lock_path)
@@ -185,7 +191,15 @@ def remove(project: Path, name: str, *, global_: bool = False) -> Removed:
     if present and marker is None:
         raise HubskillsError(f"{dest} was not installed by hubskills; it is left alone",
                              hint="delete it yourself if you no longer want it")
-    entry = lock.entries.pop(name, None)
+    entry = lock.entries.get(name)
+    needed = dependents(lock, entry.repo, besides={name}) if entry else []
+    if needed and not force:
+        who = ", ".join(f"{e.repo} (requires {req})" for e, req in needed)
+        raise HubskillsError(f"{name} stays: installed skills need it: {who}",
+                             hint=f"hubskills remove {needed[0][0].name}  # removes what only "
+                                  f"it needed, or hubskills remove {name} --force")
+    also, kept = unneeded(lock, {name}) if entry else ([], [])
+    lock.entries.pop(name, None)
     if not present and entry is None:
         elsewhere = [f / name for f in all_folders(scope.root, global_=global_)
                      if (f / name).exists() or (f / name).is_symlink()]
@@ -196,11 +210,16 @@ def remove(project: Path, name: str, *, global_: bool = False) -> Removed:
                              hint="hubskills list")
     repo = marker.repo if marker else entry.repo if entry else None
     paths = [p for p in _placed(scope, dest, repo)] + ([dest] if present else [])
+    for other in also:  # dependencies only `name` needed: theirs, as `remove` would find them
+        gone = lock.entries.pop(other)
+        folder = scope.skills_dir / other
+        mine = not folder.is_symlink() and getattr(read_marker(folder), "repo", None) == gone.repo
+        paths += _placed(scope, folder, gone.repo) + ([folder] if mine else [])
     with Transaction() as txn:
         for path in paths:
             txn.remove(path)
         lock_updated = lock.write() if lock.exists else False
-    return Removed(name, repo, paths, lock_updated)
+    return Removed(name, repo, paths, lock_updated, also, kept)
 
 
 def _placed(scope: Scope, dest: Path, repo: str | None) -> list[Path]:

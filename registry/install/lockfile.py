@@ -129,8 +129,10 @@ class LockEntry:
     registry: str = "local"
     agents: tuple[str, ...] = ()
     copy: bool = False
-    source: dict[str, str] | None = None  # a folder or git source: its path, or url/subdir/ref
+    source: dict[str, Any] | None = None  # a folder or git source: its path, or url/subdir/ref
     signer: str | None = None  # who signed skill.oms.sig: certificate subject or key fingerprint
+    requires: tuple[str, ...] = ()  # its metadata.requires, as written (`ns/name@^1.2`)
+    dependency: bool = False  # installed only because another skill requires it
 
     def to_json(self) -> dict[str, Any]:
         """The entry as written in the lock (without the name, which is its key)."""
@@ -141,6 +143,10 @@ class LockEntry:
             del data["source"]
         if self.signer is None:  # an unsigned skill's entry reads as it always did
             del data["signer"]
+        data["requires"] = list(self.requires)
+        for key in ("requires", "dependency"):  # so does one without dependencies
+            if not data[key]:
+                del data[key]
         return data
 
 
@@ -151,6 +157,7 @@ class Lockfile:
     path: Path
     entries: dict[str, LockEntry] = field(default_factory=dict)
     exists: bool = False
+    signers: dict[str, str] = field(default_factory=dict)  # namespace -> first signer seen
 
     @classmethod
     def read(cls, path: Path) -> Lockfile:
@@ -165,17 +172,20 @@ class Lockfile:
             data = json.loads(path.read_text(encoding="utf-8"))
             skills = data["skills"]
             entries = {name: _entry(name, item) for name, item in skills.items()}
+            signers = {str(k): str(v) for k, v in (data.get("signers") or {}).items()}
         except (OSError, ValueError, KeyError, TypeError, AttributeError, HubskillsError) as err:
             raise HubskillsError(f"{path} is not a valid skills.lock ({err})",
                                  hint=f"git checkout {path.name}, or delete it and pull "
                                       "the skills again") from err
-        return cls(path, entries, exists=True)
+        return cls(path, entries, exists=True, signers=signers)
 
     def render(self) -> str:
         """The lock's text: sorted keys, two-space indent, trailing newline."""
         skills = {name: self.entries[name].to_json() for name in sorted(self.entries)}
-        return json.dumps({"lockfile-version": LOCK_VERSION, "skills": skills}, indent=2,
-                          sort_keys=True) + "\n"
+        data: dict[str, Any] = {"lockfile-version": LOCK_VERSION, "skills": skills}
+        if self.signers:  # trust on first use: the signer first seen per namespace
+            data["signers"] = dict(sorted(self.signers.items()))
+        return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
     def write(self) -> bool:
         """Write the lock atomically if its text changed; returns whether it wrote."""
@@ -196,7 +206,9 @@ def _entry(name: str, item: dict[str, Any]) -> LockEntry:
                       registry=str(item.get("registry") or "local"),
                       agents=tuple(str(a) for a in item.get("agents") or ()),
                       copy=bool(item.get("copy", False)), source=_source(item.get("source")),
-                      signer=None if item.get("signer") is None else str(item["signer"]))
+                      signer=None if item.get("signer") is None else str(item["signer"]),
+                      requires=tuple(str(r) for r in item.get("requires") or ()),
+                      dependency=bool(item.get("dependency", False)))
     if entry.source is not None:  # `repo` is the source's key (`github:o/r/path`, `./path`)
         if not entry.repo.startswith((".", "/", "~", "github:", "git@", "git+")) \
                 and "://" not in entry.repo:

@@ -7,7 +7,9 @@ never touched at all.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,6 +52,9 @@ class PullResult:
     notes: list[str] = field(default_factory=list)
     lock_path: Path | None = None
     signer: str | None = None  # who signed it (skill.oms.sig verified), None when unsigned
+    requires: list[str] = field(default_factory=list)  # its metadata.requires
+    dependency: bool = False  # placed because another skill of the pull requires it
+    dependencies: list[PullResult] = field(default_factory=list)  # the rest of its graph
 
     @property
     def scan_summary(self) -> dict[str, int]:
@@ -59,10 +64,11 @@ class PullResult:
 
 def install_staged(staged: Staged, scope: Scope, agents: list[Agent], lock: Lockfile, *,
                    registry: str, copy: bool = False, force: bool = False, dry_run: bool = False,
-                   write_lock: bool = True) -> PullResult:
+                   write_lock: bool = True, txn: Transaction | None = None) -> PullResult:
     """Swap the staged folder into place, link it for each agent, record it in the lock.
 
-    Every conflict is found before anything is written; on any failure every step is undone.
+    Every conflict is found before anything is written; on any failure every step is undone
+    (with `txn`, a graph's transaction, the caller undoes it with the rest).
 
     Raises:
         HubskillsError: a conflicting folder (not ours, `hf skills`', locally modified).
@@ -79,7 +85,7 @@ def install_staged(staged: Staged, scope: Scope, agents: list[Agent], lock: Lock
         status="dry-run" if dry_run else ("updated" if previous else "installed"),
         registry=registry, findings=staged.findings, previous=previous,
         changed=changes(dest, staged.folder) if previous else [], notes=staged.notes,
-        lock_path=scope.lock_path, signer=staged.signer)
+        lock_path=scope.lock_path, signer=staged.signer, requires=list(staged.requires))
     result.placements = [AgentLink(dest, "files", ("agents",))] + [
         AgentLink(link.path, "copy" if copy else "symlink", link.agents) for link in links]
     if dry_run:
@@ -87,43 +93,61 @@ def install_staged(staged: Staged, scope: Scope, agents: list[Agent], lock: Lock
     marker = Marker(staged.repo, resolved.sha, staged.content_hash, result.version,
                     resolved.ref, registry, now_iso())
     (staged.folder / MARKER_FILE).write_text(marker.to_text(), encoding="utf-8")
-    with Transaction() as txn:
-        txn.swap(dest, staged.folder)
-        result.placements[1:] = [txn.link(dest, link, copy) for link in links]
+    with _within(txn) as step:
+        step.swap(dest, staged.folder)
+        result.placements[1:] = [step.link(dest, link, copy) for link in links]
         if write_lock:
             record(lock, result, agents, copy)
     return result
 
 
-def record(lock: Lockfile, result: PullResult, agents: list[Agent], copy: bool) -> None:
-    """Pin `result` in the lock (keeping the agents an earlier pull of the same repo served)."""
+@contextlib.contextmanager
+def _within(txn: Transaction | None) -> Iterator[Transaction]:
+    """The caller's transaction as it is, or a new one finished (or undone) here."""
+    if txn is not None:
+        yield txn
+        return
+    with Transaction() as own:
+        yield own
+
+
+def record(lock: Lockfile, result: PullResult, agents: list[Agent], copy: bool, *,
+           write: bool = True) -> None:
+    """Pin `result` in the lock (keeping the agents an earlier pull of the same repo served,
+    and a skill asked for by name stays so when a graph needs it too)."""
     old = lock.entries.get(result.name)
-    names = {a.name for a in agents} | (set(old.agents) if old and old.repo == result.repo
-                                        else set())
+    same = old is not None and old.repo == result.repo
+    names = {a.name for a in agents} | (set(old.agents) if old and same else set())
+    dependency = result.dependency and (not same or bool(old and old.dependency))
     lock.entries[result.name] = LockEntry(result.name, result.repo, result.sha,
                                           result.content_hash, result.version, result.registry,
                                           tuple(sorted(names)), copy,
-                                          source_entry(result.repo, result.ref), result.signer)
-    lock.write()
+                                          source_entry(result.repo, result.ref), result.signer,
+                                          tuple(result.requires), dependency)
+    if write:
+        lock.write()
 
 
 def refresh(scope: Scope, name: str, marker: Marker, agents: list[Agent], copy: bool,
-             lock: Lockfile, notes: list[str], *, dry_run: bool,
-             write_lock: bool = True) -> PullResult:
+             lock: Lockfile, notes: list[str], *, dry_run: bool, write_lock: bool = True,
+             txn: Transaction | None = None) -> PullResult:
     """The revision is installed and intact: only add missing links and the lock entry."""
     dest = scope.skills_dir / name
     links = _plan_links(dest, scope, agents, marker.repo, copy=copy, force=False)
+    pinned = lock.entries.get(name)
     result = PullResult(marker.repo, name, marker.sha, marker.version, marker.ref,
                         marker.content_hash, dest, "up-to-date", marker.registry,
                         previous=marker, notes=notes, lock_path=scope.lock_path,
-                        signer=getattr(lock.entries.get(name), "signer", None))
+                        signer=getattr(pinned, "signer", None),
+                        requires=list(pinned.requires) if pinned and pinned.repo == marker.repo
+                        else [])
     result.placements = [AgentLink(dest, "files", ("agents",))]
     if dry_run:
         result.placements += [AgentLink(x.path, "copy" if copy else "symlink", x.agents)
                               for x in links]
         return result
-    with Transaction() as txn:
-        result.placements += [txn.link(dest, link, copy) for link in links]
+    with _within(txn) as step:
+        result.placements += [step.link(dest, link, copy) for link in links]
         entry = lock.entries.get(name)
         if write_lock and (entry is None or entry.sha != marker.sha or entry.copy != copy
                            or not {a.name for a in agents} <= set(entry.agents)):

@@ -20,6 +20,7 @@ from typing import Any, cast
 from registry.config import Settings
 from registry.errors import HubskillsError, InvalidSkill, RegistryUnavailable
 from registry.format.skill import content_hash
+from registry.install import graph
 from registry.install.agents import Agent, check_folders, select_agents
 from registry.install.lockfile import (
     MARKER_FILE,
@@ -30,6 +31,7 @@ from registry.install.lockfile import (
     read_marker,
 )
 from registry.install.place import PullResult, install_staged, refresh
+from registry.install.signers import pin_signer
 from registry.install.source_store import MAX_DEPTH, SourceStore
 from registry.install.sources import (
     FolderSource,
@@ -66,7 +68,8 @@ def pull(spec: str, *, project: Path, store: SkillStore | None = None,
          agents: str | Sequence[str] | None = None, all_agents: bool = False,
          global_: bool = False, copy: bool = False, force: bool = False, dry_run: bool = False,
          allow_risky: bool = False, limits: SizeLimits = STORE_LIMITS,
-         skill: str | None = None, require_signed: bool = False) -> PullResult:
+         skill: str | None = None, require_signed: bool = False,
+         accept_new_signer: bool = False, allow_namespaces: Sequence[str] = ()) -> PullResult:
     """Install `ns/name[@ref]` (or a folder or git source) into `.agents/skills/<name>` and
     the selected agents' folders, pinned in `skills.lock`.
 
@@ -86,14 +89,20 @@ def pull(spec: str, *, project: Path, store: SkillStore | None = None,
         limits: size and count caps.
         skill: the skill to take from a source holding several.
         require_signed: refuse a skill without a `skill.oms.sig` (a present one is always
-            verified against the anchors `hubskills trust add` stored).
+            verified against the anchors `hubskills trust add` stored); also set by
+            `HUBSKILLS_REQUIRE_SIGNED=1`.
+        accept_new_signer: accept a signer other than the one skills.lock pins for the
+            namespace (and re-pin it).
+        allow_namespaces: namespaces dependencies may come from besides the skill's own
+            (and `HUBSKILLS_ALLOW_NAMESPACES`).
 
     Raises:
         HubskillsError: (and subclasses) resolution, validation, scan or placement refused.
     """
     plan = Plan.of(project, agents=agents, all_agents=all_agents, global_=global_, copy=copy,
                    force=force, dry_run=dry_run, allow_risky=allow_risky, limits=limits,
-                   require_signed=require_signed)
+                   require_signed=require_signed, accept_new_signer=accept_new_signer,
+                   allow_namespaces=tuple(allow_namespaces))
     if is_source(spec):
         return pull_source(spec, plan, skills=[skill] if skill else [])[0]
     repo, ref = parse_spec(spec)
@@ -101,7 +110,7 @@ def pull(spec: str, *, project: Path, store: SkillStore | None = None,
         from registry.registries import get_store
 
         store = get_store(Settings.from_env(), offline_fallback=True)
-    return _install(_stage(repo, ref, store, plan), plan)
+    return _install(_stage(repo, ref, store, plan), plan, store)
 
 
 @dataclass(frozen=True)
@@ -116,14 +125,20 @@ class Plan:
     allow_risky: bool = False
     limits: SizeLimits = STORE_LIMITS
     signatures: SignaturePolicy | None = None  # None: the configured trust store
+    accept_new_signer: bool = False
+    allow_namespaces: tuple[str, ...] = ()  # dependencies' namespaces allowed besides its own
 
     @classmethod
     def of(cls, project: Path, *, agents: str | Sequence[str] | None = None,
            all_agents: bool = False, global_: bool = False, require_signed: bool = False,
            **choices: Any) -> Plan:
-        """The scope and agents checked (links leading out refused) before anything else."""
-        if require_signed:
-            choices["signatures"] = SignaturePolicy(Settings.from_env().home, True)
+        """The scope and agents checked (links leading out refused) before anything else;
+        `HUBSKILLS_REQUIRE_SIGNED` and `HUBSKILLS_ALLOW_NAMESPACES` add to the choices."""
+        settings = Settings.from_env()
+        if require_signed or settings.require_signed:
+            choices["signatures"] = SignaturePolicy(settings.home, True)
+        choices["allow_namespaces"] = tuple(dict.fromkeys(
+            (*choices.get("allow_namespaces", ()), *settings.allow_namespaces)))
         scope = Scope.of(project, global_)
         chosen = select_agents(scope.root, agents, all_agents=all_agents, global_=scope.global_)
         check_folders(scope.root, chosen, global_=scope.global_)
@@ -159,7 +174,7 @@ def pull_source(spec: str, plan: Plan, *, skills: Sequence[str] = (),
             for folder in picked:
                 staged.append(_stage(source.at(folder).key, source.ref,
                                      cast(SkillStore, store), plan))
-            return [_install(item, plan) for item in staged]
+            return [_install(item, plan, None) for item in staged]
         finally:
             for item in staged:
                 if isinstance(item, tuple):
@@ -186,14 +201,40 @@ def _stage(repo: str, ref: str | None, store: SkillStore, plan: Plan) -> _Ready:
     return staged, resolved.registry or store.kind
 
 
-def _install(ready: _Ready, plan: Plan) -> PullResult:
+def _install(ready: _Ready, plan: Plan, store: SkillStore | None) -> PullResult:
+    """Place one staged skill; one that requires others is placed with its whole graph
+    (`graph.py`), resolved from `store` (the configured registry for a source)."""
+    lock = Lockfile.read(plan.scope.lock_path)
+    item = ready[0] if isinstance(ready, tuple) else ready
+    entry = lock.entries.get(item.name)
+    if isinstance(item, Staged) and not is_source(item.repo):
+        try:
+            graph.check_needed(lock, item.repo, item.name, item.resolved.version)
+        except BaseException:
+            discard(item)
+            raise
+    if item.requires or (isinstance(item, PullResult) and entry and entry.requires):
+        if store is None:
+            from registry.registries import get_store
+
+            store = get_store(Settings.from_env(), offline_fallback=True)
+        root = graph.root_node(item, lock)
+        try:
+            return graph.install_graph(graph.resolve(root, store, plan, lock), plan, store)
+        finally:
+            if isinstance(item, Staged):
+                discard(item)
     if isinstance(ready, PullResult):
         return ready
     staged, registry = ready
     try:
-        return install_staged(staged, plan.scope, plan.agents,
-                              Lockfile.read(plan.scope.lock_path), registry=registry,
-                              copy=plan.copy, force=plan.force, dry_run=plan.dry_run)
+        note = pin_signer(lock, staged.repo, staged.name, staged.signer,
+                          accept_new=plan.accept_new_signer)
+        result = install_staged(staged, plan.scope, plan.agents, lock, registry=registry,
+                                copy=plan.copy, force=plan.force, dry_run=plan.dry_run)
+        if note:
+            result.notes.append(note)
+        return result
     finally:
         discard(staged)
 

@@ -12,14 +12,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from registry._turns import taking_turns
 from registry.config import Settings
 from registry.errors import HubskillsError, UnsafeSkill
 from registry.format.skill import content_hash
 from registry.install.agents import Agent, check_folders, select_agents
+from registry.install.deps import update_target
 from registry.install.installed import check_unpinned, managed
 from registry.install.lockfile import LockEntry, Lockfile, Scope, read_marker
 from registry.install.place import PullResult, check_dest, install_staged, refresh
@@ -141,9 +143,11 @@ def _install_many(todo: list[tuple[LockEntry, SkillStore, list[Agent]]], scope: 
 
 
 def update(project: Path, name: str | None = None, *, stores: StoreFor, global_: bool = False,
-           force: bool = False, allow_risky: bool = False,
-           limits: SizeLimits = STORE_LIMITS) -> list[PullResult]:
-    """Move one installed skill (or all) to the newest version; each result lists changes.
+           force: bool = False, allow_risky: bool = False, limits: SizeLimits = STORE_LIMITS,
+           **choices: Any) -> list[PullResult]:
+    """Move one installed skill (or all) to the newest version every installed skill that
+    requires it accepts (its own dependencies follow, as a pull resolves them); each result
+    lists changes. `choices`: `pull`'s signature and namespace options.
 
     Raises:
         HubskillsError: `name` is not ours, or a pull is refused.
@@ -155,10 +159,27 @@ def update(project: Path, name: str | None = None, *, stores: StoreFor, global_:
         if not entries:
             raise HubskillsError(f"'{name}' is not installed by hubskills in "
                                  f"{scope.skills_dir}", hint="hubskills list")
-    return [pull(_spec(entry, scope), project=project,
-                 store=None if entry.source is not None else stores(entry.registry),
-                 agents=list(entry.agents) or None, global_=global_, copy=entry.copy,
-                 force=force, allow_risky=allow_risky, limits=limits) for entry in entries]
+    results = []
+    for entry in entries:
+        spec, notes = _spec(entry, scope), []
+        store = None if entry.source is not None else stores(entry.registry)
+        if store is not None:  # what the skills that require it accept
+            spec, notes = update_target(Lockfile.read(scope.lock_path), entry, store)
+        result = pull(spec, project=project, store=store, agents=list(entry.agents) or None,
+                      global_=global_, copy=entry.copy, force=force, allow_risky=allow_risky,
+                      limits=limits, **choices)
+        result.notes[:0] = notes
+        if entry.dependency:  # still there for the skills that require it, not asked by name
+            _mark_dependency(scope, entry.name)
+        results.append(result)
+    return results
+
+
+def _mark_dependency(scope: Scope, name: str) -> None:
+    lock = Lockfile.read(scope.lock_path)
+    if name in lock.entries and not lock.entries[name].dependency:
+        lock.entries[name] = replace(lock.entries[name], dependency=True)
+        lock.write()
 
 
 def _spec(entry: LockEntry, scope: Scope) -> str:

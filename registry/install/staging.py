@@ -23,6 +23,7 @@ from pathlib import Path
 from registry._io import make_temp_dir
 from registry.config import Settings
 from registry.errors import InvalidSkill, UnsafeSkill
+from registry.format.requires import requirements
 from registry.format.skill import (
     NAME_RE,
     Problem,
@@ -82,6 +83,7 @@ class Staged:
     notes: list[str]
     created: list[Path] = field(default_factory=list)
     signer: str | None = None  # certificate subject or key fingerprint, when signed
+    requires: tuple[str, ...] = ()  # its metadata.requires references, as written
 
 
 def prepare(store: SkillStore, repo: str, resolved: Resolved, scope: Scope, *,
@@ -163,7 +165,8 @@ def _verify(folder: Path, repo: str, resolved: Resolved, reported: str | None,
     notes += [f"{path} is not covered by the signature (its signer excluded it)"
               for path in (signed.unsigned if signed else ())]
     return Staged(repo, resolved, folder, name, computed, [], notes,
-                  signer=signed.signer if signed else None)
+                  signer=signed.signer if signed else None,
+                  requires=tuple(str(r) for r in requirements(skill.frontmatter)))
 
 
 def _validate(skill: Skill, repo: str, where: str) -> list[str]:

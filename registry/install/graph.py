@@ -1,0 +1,162 @@
+"""Pull a skill with its dependencies: resolve the whole graph (`resolve.py`), then place every
+skill in one transaction and pin them all in `skills.lock`, or nothing at all.
+
+Each node is staged as a pull stages one skill (fetch, verify, signature, scan); a node whose
+picked revision is installed here already and intact is not fetched again. Signers are checked
+against the lock's pins (`signers.py`) for every node before anything is placed; then the nodes
+are placed dependencies first, the lock written once, and any failure undoes every step.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from registry.errors import HubskillsError
+from registry.format.skill import content_hash
+from registry.install.agents import Agent
+from registry.install.deps import dependents, read_requires
+from registry.install.lockfile import Lockfile, Scope, read_marker
+from registry.install.place import PullResult, install_staged, record, refresh
+from registry.install.resolve import DependencyError, Graph, Installed, Node, Resolver, show
+from registry.install.signers import pin_signer
+from registry.install.sources import is_source
+from registry.install.staging import Staged, discard, prepare
+from registry.install.transaction import Transaction
+from registry.scan import SizeLimits
+from registry.signing import SignaturePolicy
+from registry.stores import Resolved, SkillStore
+
+
+class Plan(Protocol):
+    """What `pull.Plan` tells a graph's pull (where, for whom, and the caller's choices)."""
+
+    scope: Scope
+    agents: list[Agent]
+    copy: bool
+    force: bool
+    dry_run: bool
+    allow_risky: bool
+    limits: SizeLimits
+    signatures: SignaturePolicy | None
+    accept_new_signer: bool
+    allow_namespaces: tuple[str, ...]
+
+
+def installed_skills(scope: Scope, lock: Lockfile) -> dict[str, Installed]:
+    """The registry skills the lock pins in this scope, by repo, with what they require."""
+    return {e.repo: Installed(e.name, e.sha, e.version,
+                              read_requires(e.requires, f"skills.lock ({e.name})"))
+            for e in lock.entries.values() if not is_source(e.repo)}
+
+
+def root_node(ready: Staged | PullResult, lock: Lockfile) -> Node:
+    """The node of the skill asked for: staged, or installed and up to date."""
+    if isinstance(ready, Staged):
+        return Node(ready.repo, ready.resolved, read_requires(ready.requires, ready.repo),
+                    (ready.repo,), staged=ready)
+    entry = lock.entries.get(ready.name)
+    requires = entry.requires if entry and entry.repo == ready.repo else ()
+    return Node(ready.repo, Resolved(ready.repo, ready.sha, ready.version, ready.ref),
+                read_requires(requires, ready.repo), (ready.repo,), installed=ready.name)
+
+
+def check_needed(lock: Lockfile, repo: str, name: str, version: str | None) -> None:
+    """Refuse to move `repo` to `version` when an installed skill requires another version.
+
+    Raises:
+        DependencyError: naming the installed skills and what they require.
+    """
+    wants = [(e, req) for e, req in dependents(lock, repo, besides={name})
+             if not req.constraint.allows(version)]
+    if wants:
+        asked = ", ".join(f"{e.repo} needs {req}" for e, req in wants)
+        raise DependencyError(f"{repo} {version or 'unversioned'} would break installed skills: "
+                              f"{asked}", chain=(wants[0][0].repo, repo),
+                              hint=f"hubskills update {name}  # the newest version they accept, "
+                                   f"or hubskills remove {wants[0][0].name} first")
+
+
+def resolve(root: Node, store: SkillStore, plan: Plan, lock: Lockfile) -> Graph:
+    """The graph of `root`, every dependency staged (or installed already, intact).
+
+    Raises:
+        DependencyError, HubskillsError: see `Resolver.resolve`; a refused dependency's error
+            starts with the chain that led to it.
+    """
+    scope = plan.scope
+    installed = installed_skills(scope, lock)
+
+    def expand(repo: str, resolved: Resolved, chain: tuple[str, ...]) -> Node:
+        have = installed.get(repo)
+        if have is not None and have.sha == resolved.sha:
+            folder = scope.skills_dir / have.name
+            marker = None if folder.is_symlink() else read_marker(folder)
+            if marker and marker.sha == have.sha and content_hash(folder) == \
+                    lock.entries[have.name].content_hash:
+                return Node(repo, resolved, have.requires, chain, installed=have.name)
+        try:
+            staged = prepare(store, repo, resolved, scope, limits=plan.limits,
+                             allow_risky=plan.allow_risky, dry_run=plan.dry_run,
+                             signatures=plan.signatures)
+        except HubskillsError as err:
+            err.message = f"{show(chain)}: {err.message}"
+            err.args = (err.message, *err.args[1:])
+            raise
+        try:
+            return Node(repo, resolved, read_requires(staged.requires, repo), chain,
+                        staged=staged)
+        except BaseException:
+            discard(staged)
+            raise
+
+    namespace = () if is_source(root.repo) else (root.repo.split("/")[0],)
+    allowed = frozenset((*namespace, *plan.allow_namespaces))
+    return Resolver(store, expand, installed, allowed).resolve(root)
+
+
+def install_graph(graph: Graph, plan: Plan, store: SkillStore) -> PullResult:
+    """Place every node (dependencies first) and pin them all, in one transaction.
+
+    Raises:
+        HubskillsError: a signer change, a conflicting folder; nothing of the graph is placed.
+    """
+    lock = Lockfile.read(plan.scope.lock_path)
+    try:
+        notes = [pin_signer(lock, n.repo, n.staged.name, n.staged.signer,
+                            accept_new=plan.accept_new_signer)
+                 for n in graph.order() if n.staged is not None]
+        results: list[PullResult] = []
+        with Transaction() as txn:
+            for node in graph.order():
+                results.append(_place(node, graph, plan, lock, store, txn))
+            if not plan.dry_run:
+                lock.write()
+    finally:
+        graph.discard()
+    root = results.pop()
+    root.notes[:0] = [n for n in notes if n]
+    root.dependencies = results
+    return root
+
+
+def _place(node: Node, graph: Graph, plan: Plan, lock: Lockfile, store: SkillStore,
+           txn: Transaction) -> PullResult:
+    scope, dependency = plan.scope, node.repo != graph.root
+    if node.staged is not None:
+        registry = node.resolved.registry or node.staged.resolved.registry or store.kind
+        result = install_staged(node.staged, scope, plan.agents, lock, registry=registry,
+                                copy=plan.copy, force=plan.force, dry_run=plan.dry_run,
+                                write_lock=False, txn=txn)
+    else:
+        name = node.installed or ""
+        marker = read_marker(scope.skills_dir / name)
+        if marker is None:  # checked intact when resolved; gone since
+            raise HubskillsError(f"{scope.skills_dir / name} changed while pulling",
+                                 hint=f"hubskills pull {graph.root}  # again")
+        result = refresh(scope, name, marker, plan.agents, plan.copy, lock, [],
+                         dry_run=plan.dry_run, write_lock=False, txn=txn)
+        result.requires = [str(r) for r in node.requires]
+    result.dependency = dependency
+    if not plan.dry_run:
+        record(lock, result, plan.agents, plan.copy, write=False)
+    return result

@@ -1,0 +1,306 @@
+"""Resolve a skill's dependency graph (`metadata.requires`) before anything is installed.
+
+Breadth-first from the skill asked for: each reference is checked against the namespaces the
+user allows, its versions are listed once, and the version picked is the one already installed
+when it satisfies every constraint met so far, else the newest that does; that revision is then
+staged (fetched, verified, signature-checked, scanned: `staging.prepare`) and its own
+`requires` read. A constraint met later that the pick does not satisfy re-picks that skill (the
+newest satisfying all of them) and walks again from the top, keeping what was staged; when no
+version satisfies them all, the error names every chain that asked (`a → b@^1`,
+`a → c → b@^2`). Constraints of installed skills outside the graph count too, so a pull or an
+update never breaks what another installed skill needs. A cycle, a graph over `MAX_SKILLS`
+skills or deeper than `MAX_DEPTH`, a dependency from a namespace not allowed, and any refusal
+of a dependency (hostile, invalid, unsigned when signatures are required) stop the pull with
+the chain named; nothing is placed until the whole graph is staged (`graph.py` places it).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from registry.errors import HubskillsError, VersionNotFound
+from registry.format.requires import Requirement
+from registry.install.staging import Staged, discard
+from registry.stores import Resolved, SkillStore, VersionInfo
+
+MAX_SKILLS = 500  # skills in one graph, the one asked for included
+MAX_DEPTH = 32  # skills on the longest chain from the one asked for
+MAX_ROUNDS = 20  # walks from the top after a re-pick
+ARROW = " → "
+
+
+class DependencyError(HubskillsError):
+    """A graph that cannot be installed as asked; `chain` names the skills that led there."""
+
+    def __init__(self, message: str, *, chain: Sequence[str] = (), hint: str | None = None):
+        super().__init__(message, hint=hint)
+        self.chain = tuple(chain)
+
+
+def show(chain: Iterable[str]) -> str:
+    """`acme/a → acme/b → acme/c`."""
+    return ARROW.join(chain)
+
+
+@dataclass
+class Node:
+    """One skill of the graph at the revision picked. `staged` is None when that revision is
+    installed here already and intact (`installed` is then its folder name)."""
+
+    repo: str
+    resolved: Resolved
+    requires: tuple[Requirement, ...]
+    chain: tuple[str, ...]
+    staged: Staged | None = None
+    installed: str | None = None
+
+
+@dataclass
+class Installed:
+    """What the resolver knows of one installed skill: its folder, revision and needs."""
+
+    name: str
+    sha: str
+    version: str | None
+    requires: tuple[Requirement, ...]
+
+
+@dataclass
+class Graph:
+    """The resolved graph: nodes by repo (the one asked for first) and their edges."""
+
+    root: str
+    nodes: dict[str, Node]
+    unused: list[Staged] = field(default_factory=list)  # staged, then not picked
+
+    def order(self) -> list[Node]:
+        """Every node, each after the skills it requires (the root last)."""
+        done: dict[str, Node] = {}
+
+        def visit(repo: str) -> None:
+            if repo in done:
+                return
+            node = self.nodes[repo]
+            done[repo] = node  # no cycle survives `_check_cycles`
+            for req in node.requires:
+                visit(req.repo)
+            done[repo] = done.pop(repo)  # after its requirements
+
+        visit(self.root)
+        return list(done.values())
+
+    def discard(self) -> None:
+        """Remove every staging folder the resolution made."""
+        for staged in [*(n.staged for n in self.nodes.values() if n.staged), *self.unused]:
+            discard(staged)
+
+
+Expand = Callable[[str, Resolved, tuple[str, ...]], Node]
+
+
+@dataclass
+class Resolver:
+    """Walks the graph of `root` (its node given, staged or installed already).
+
+    `store` answers versions and refs of the dependencies; `expand(repo, resolved, chain)`
+    stages one revision (or reads the installed one) and returns its node; `installed` is what
+    this scope holds, by repo; `allowed` the namespaces dependencies may come from.
+    """
+
+    store: SkillStore
+    expand: Expand
+    installed: dict[str, Installed]
+    allowed: frozenset[str]
+    allow_hint: str = "--allow-namespace"
+    _versions: dict[str, list[VersionInfo]] = field(default_factory=dict)
+    _expanded: dict[tuple[str, str], Node] = field(default_factory=dict)
+
+    def resolve(self, root: Node) -> Graph:
+        """The whole graph, every node staged or installed.
+
+        Raises:
+            DependencyError: a cycle, a conflict, a namespace not allowed, a graph too big or
+                too deep; any error staging a dependency, with its chain in the message.
+        """
+        self._expanded[(root.repo, root.resolved.sha)] = root
+        hints: dict[str, str] = {}
+        try:
+            for _ in range(MAX_ROUNDS):
+                picked = self._walk(root, hints)
+                if picked is not None:
+                    _check_cycles(root.repo, picked)
+                    used = {(n.repo, n.resolved.sha) for n in picked.values()}
+                    unused = [n.staged for key, n in self._expanded.items()
+                              if key not in used and n.staged is not None]
+                    return Graph(root.repo, picked, unused)
+        except BaseException:
+            for node in self._expanded.values():
+                if node.staged is not None and node is not root:
+                    discard(node.staged)
+            raise
+        raise DependencyError(f"the versions of {root.repo}'s dependencies did not settle in "
+                              f"{MAX_ROUNDS} rounds", chain=(root.repo,),
+                              hint=f"pin versions: hubskills pull {root.repo}@VERSION")
+
+    def _walk(self, root: Node, hints: dict[str, str]) -> dict[str, Node] | None:
+        """One walk from the top; None when a skill was re-picked (`hints`: walk again)."""
+        chosen: dict[str, Node] = {root.repo: root}
+        wants: dict[str, list[tuple[Requirement, tuple[str, ...]]]] = {}
+        queue = deque([root])
+        while queue:
+            node = queue.popleft()
+            for req in node.requires:
+                chain = (*node.chain, req.repo)
+                self._check_edge(req, chain, node)
+                wants.setdefault(req.repo, []).append((req, chain))
+                have = chosen.get(req.repo)
+                if have is not None:
+                    if not req.constraint.allows(have.resolved.version):
+                        if have is root:
+                            raise _conflict(req.repo, self._constraints(req.repo, wants,
+                                                                        chosen, root))
+                        again = self._pick(req.repo, self._constraints(req.repo, wants,
+                                                                       chosen, root), hints)
+                        hints[req.repo] = again.sha
+                        return None
+                    continue
+                if len(chosen) >= MAX_SKILLS:
+                    raise DependencyError(f"{root.repo} needs more than {MAX_SKILLS} skills "
+                                          f"(reached at {show(chain)}); refusing the graph",
+                                          chain=chain, hint="ask the publisher to trim its "
+                                                            "dependencies; nothing was installed")
+                resolved = self._pick(req.repo, self._constraints(req.repo, wants, chosen,
+                                                                  root), hints)
+                key = (req.repo, resolved.sha)
+                if key not in self._expanded:
+                    self._expanded[key] = self.expand(req.repo, resolved, chain)
+                child = self._expanded[key]
+                child.chain = chain
+                chosen[req.repo] = child
+                queue.append(child)
+        return chosen
+
+    def _check_edge(self, req: Requirement, chain: tuple[str, ...], node: Node) -> None:
+        if req.repo in node.chain:
+            loop = chain[node.chain.index(req.repo):]
+            raise DependencyError(f"dependency cycle: {show(loop)}; refusing {chain[0]}",
+                                  chain=chain, hint="ask the publisher to break the cycle; "
+                                                    "nothing was installed")
+        if len(chain) > MAX_DEPTH:
+            raise DependencyError(f"{chain[0]}'s dependencies go deeper than {MAX_DEPTH} "
+                                  f"skills ({show(chain[:3])} → … → {show(chain[-2:])}); "
+                                  "refusing the graph", chain=chain,
+                                  hint="nothing was installed; ask the publisher to flatten it")
+        if req.namespace not in self.allowed:
+            raise DependencyError(
+                f"{show(chain)}: {req.repo} is from the namespace '{req.namespace}', which "
+                f"you have not allowed ({', '.join(sorted(self.allowed)) or 'none'} allowed)",
+                chain=chain, hint=f"hubskills pull {chain[0]} {self.allow_hint} "
+                                  f"{req.namespace}  # once you trust {req.namespace}'s skills")
+
+    def _constraints(self, repo: str, wants: dict[str, list[tuple[Requirement, tuple[str, ...]]]],
+                     chosen: dict[str, Node], root: Node,
+                     ) -> list[tuple[Requirement, tuple[str, ...]]]:
+        """What the graph asks of `repo`, plus what installed skills outside it ask."""
+        found = list(wants.get(repo, []))
+        for other, item in self.installed.items():
+            node = chosen.get(other)
+            if other == root.repo or (node is not None and node.resolved.sha != item.sha):
+                continue  # replaced by this graph: its new requirements count instead
+            found += [(req, (f"{other} (installed)", repo)) for req in item.requires
+                      if req.repo == repo]
+        return found
+
+    def _pick(self, repo: str, wants: list[tuple[Requirement, tuple[str, ...]]],
+              hints: dict[str, str]) -> Resolved:
+        """The installed version if it satisfies every constraint, else the hinted one, else
+        the newest that does."""
+        if all(req.constraint.any for req, _ in wants):
+            installed = self.installed.get(repo)
+            if installed is not None:
+                return Resolved(repo, installed.sha, installed.version, "installed")
+            if repo in hints:
+                return Resolved(repo, hints[repo], self._version_of(repo, hints[repo]), "hint")
+            return self._resolve_latest(repo, wants)
+        versions = self._versions_of(repo, wants)
+        fits = [v for v in versions if all(req.constraint.allows(v.version) for req, _ in wants)]
+        if not fits:
+            raise _conflict(repo, wants, versions)
+        installed = self.installed.get(repo)
+        for sha in (installed.sha if installed else None, hints.get(repo)):
+            match = next((v for v in fits if v.sha == sha), None)
+            if match is not None:
+                return Resolved(repo, match.sha, match.version, match.version)
+        return Resolved(repo, fits[0].sha, fits[0].version, fits[0].version)
+
+    def _resolve_latest(self, repo: str, wants: list[tuple[Requirement, tuple[str, ...]]],
+                        ) -> Resolved:
+        try:
+            return self.store.resolve(repo, None)
+        except HubskillsError as err:
+            raise _prefixed(err, wants[0][1]) from err
+
+    def _versions_of(self, repo: str, wants: list[tuple[Requirement, tuple[str, ...]]],
+                     ) -> list[VersionInfo]:
+        if repo not in self._versions:
+            try:
+                self._versions[repo] = self.store.versions(repo)
+            except HubskillsError as err:
+                raise _prefixed(err, wants[0][1]) from err
+        return self._versions[repo]
+
+    def _version_of(self, repo: str, sha: str) -> str | None:
+        return next((v.version for v in self._versions.get(repo, []) if v.sha == sha), None)
+
+
+def _conflict(repo: str, wants: list[tuple[Requirement, tuple[str, ...]]],
+              versions: Sequence[VersionInfo] | None = None) -> DependencyError:
+    """No version of `repo` satisfies all of `wants`: every chain that asked, named."""
+    asked = "; ".join(f"{show(chain[:-1])} needs {req}" for req, chain in wants)
+    have = ", ".join(v.version for v in (versions or [])[:8]) or "none published"
+    if len(wants) == 1:
+        message = f"{show(wants[0][1])}: no version of {repo} satisfies {wants[0][0]} " \
+                  f"(versions: {have})"
+    else:
+        message = f"version conflict on {repo}: {asked}; no version satisfies them all " \
+                  f"(versions: {have})"
+    root = wants[0][1][0].removesuffix(" (installed)")
+    return DependencyError(message, chain=wants[0][1],
+                           hint=f"hubskills versions {repo}  # then pull {root}@VERSION that "
+                                "agrees, or ask the publishers to align; nothing was installed")
+
+
+def _prefixed(err: HubskillsError, chain: Sequence[str]) -> HubskillsError:
+    """`err` with the chain that led to it before its message (same type, same hint)."""
+    if len(chain) < 2:
+        return err
+    err.message = f"{show(chain)}: {err.message}"
+    err.args = (err.message, *err.args[1:])
+    return err
+
+
+def _check_cycles(root: str, nodes: dict[str, Node]) -> None:
+    """A cycle the breadth-first walk met only across branches (a → b → c → b)."""
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(repo: str) -> None:
+        state[repo] = 1
+        path.append(repo)
+        for req in nodes[repo].requires:
+            if state.get(req.repo) == 1:
+                loop = [*path[path.index(req.repo):], req.repo]
+                raise DependencyError(f"dependency cycle: {show(loop)}; refusing {root}",
+                                      chain=loop, hint="ask the publisher to break the cycle; "
+                                                       "nothing was installed")
+            if state.get(req.repo) is None and req.repo in nodes:
+                visit(req.repo)
+        path.pop()
+        state[repo] = 2
+
+    visit(root)
+
+
+__all__ = ["DependencyError", "Graph", "Installed", "Node", "Resolver", "VersionNotFound", "show"]

@@ -1,0 +1,68 @@
+"""Trust on first use: the signer first seen per namespace, pinned in `skills.lock`.
+
+As SSH pins a host's key, the first signed skill pulled from a namespace (`acme` of
+`acme/x`, `github:OWNER` of a GitHub source, `HOST/OWNER` of another git URL) pins its signer
+(certificate subject or key fingerprint) in the lock's `signers` map. A later skill from that
+namespace signed by someone else, or not signed at all, is refused unless the user accepts the
+change (`--accept-new-signer`, which re-pins). A folder has no namespace: its own lock entry's
+signer is the pin. The signature itself is checked before this (`registry/signing`): the pin
+only says whether this trusted signer is the one this project has seen for the namespace.
+"""
+
+from __future__ import annotations
+
+import re
+
+from registry.errors import UnsafeSkill
+from registry.install.lockfile import Lockfile
+from registry.install.sources import FolderSource, is_source, parse_source
+
+
+class SignerChanged(UnsafeSkill):
+    """A namespace's skill is signed by another signer than the pinned one (or unsigned)."""
+
+
+def namespace_of(repo: str) -> str | None:
+    """The namespace a signer is pinned for; None for a folder on this machine."""
+    if not is_source(repo):
+        return repo.split("/")[0]
+    source = parse_source(repo)
+    if isinstance(source, FolderSource):
+        return None
+    if source.github:
+        return "github:" + source.url.split("/")[0]
+    parts = [p for p in re.split(r"[/:]+", source.url.split("://")[-1]) if p]
+    return "/".join(parts[:2]).removeprefix("git@")
+
+
+def pin_signer(lock: Lockfile, repo: str, name: str, signer: str | None, *,
+               accept_new: bool = False) -> str | None:
+    """Check `signer` of `repo` against the lock's pin and pin it when first seen; returns a
+    note to show (first pin, accepted change), None when nothing changed.
+
+    Raises:
+        SignerChanged: another signer, or none, than the one pinned, without `accept_new`.
+    """
+    namespace = namespace_of(repo)
+    entry = lock.entries.get(name)
+    if namespace is None:  # a folder: its previous install's signer, if any, is the pin
+        pinned, what = (entry.signer if entry and entry.repo == repo else None), name
+    else:
+        pinned, what = lock.signers.get(namespace), f"the namespace '{namespace}'"
+    if pinned is None:
+        if signer is not None and namespace is not None:
+            lock.signers[namespace] = signer
+            return f"first signer of {what} pinned in skills.lock: {signer}"
+        return None
+    if signer == pinned:
+        return None
+    now = f"signed by {signer}" if signer else "not signed"
+    if not accept_new:
+        raise SignerChanged(f"{repo} is {now}, but skills.lock pins {pinned} as the signer of "
+                            f"{what} (first seen there); refusing a changed signer",
+                            hint=f"hubskills pull {repo} --accept-new-signer  # only once you "
+                                 "know why the publisher's signer changed")
+    if signer is not None and namespace is not None:
+        lock.signers[namespace] = signer
+        return f"{what}: accepted the new signer {signer} (was {pinned}); re-pinned"
+    return f"{repo} is not signed; {what} stays pinned to {pinned} (accepted)"
