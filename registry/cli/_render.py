@@ -156,6 +156,12 @@ def _notes(s: ModelSummary) -> None:
     out.result(f"  {escape(s.model)}: " + "; ".join(notes))
     if st.note:
         out.result(f"  {escape(st.note)}")
+    if (pw := s.pairwise) is not None:
+        decided = pw.pairs - pw.no_verdict
+        out.result(f"  pairwise judge: skill preferred in {pw.skill_wins}, baseline in "
+                   f"{pw.baseline_wins}, tie in {pw.ties} of {display.count(pw.pairs, 'pair')}; "
+                   f"position bias {display.pct(pw.bias_rate)} (the two orders disagreed in "
+                   f"{pw.disagreed} of {decided})")
     if s.non_discriminating:
         shown = escape(", ".join(s.non_discriminating[:5]))
         more = f" (+{len(s.non_discriminating) - 5} more)" if len(s.non_discriminating) > 5 else ""

@@ -69,6 +69,7 @@ class _Context:
     skip_reason: str
     sandbox_root: Path | None
     workspace: Path | None = None  # where workspace checks look (set by run_checks)
+    pair: Any = None  # pairwise checks' grader (`pairwise.PairFn`): None until both arms answer
 
     @functools.cached_property
     def files(self) -> dict[str, str]:
@@ -257,12 +258,24 @@ async def _judged(rubric: str, ctx: _Context) -> tuple[bool | None, str]:
     return bool(passed), reason, *answer
 
 
+async def _pairwise(check: cs.PairwiseCheck, ctx: _Context) -> tuple[bool | None, str]:
+    """A pairwise check (`pairwise.py`): pending while one arm is graded, then its pair's."""
+    if ctx.judge is None:
+        raise _Skipped("no --judge model given")
+    graded = None if ctx.pair is None else await ctx.pair(check)
+    if graded is None:
+        raise _Skipped("graded after both arms answered" if ctx.pair is None
+                       else "pairwise checks: the judge's answers are not stored")
+    return graded
+
+
 #: `workspace_checks.FILE_RUNNERS`' keys, named here so a suite of text checks never loads that
 #: module (nor the agent's tree walk it copies workspaces with).
 _FILE_CHECKS = (cs.FileExists, cs.FileContains, cs.FileNotContains, cs.FileRegex, cs.FileParses)
 _RUNNERS: dict[type, Callable[[Any, _Context], Any]] = {
     **TEXT_RUNNERS, cs.PythonCheck: _python, cs.ExecCheck: _exec,
     cs.JudgeCheck: lambda check, ctx: _judged(check.rubric, ctx), cs.CommandCheck: _command,
+    cs.PairwiseCheck: _pairwise,
     **dict.fromkeys(_FILE_CHECKS, _file_check),
     **dict.fromkeys((cs.Regex, cs.NotRegex, cs.FileRegex), _pattern),
 }
@@ -285,7 +298,7 @@ async def _grade(
 async def run_checks(
     case: Case, output: str, *, judge: JudgeFn | None = None, sandbox: Sandbox | None = None,
     skip_reason: str = NO_SANDBOX, sandbox_root: Path | None = None,
-    workspace: Path | None = None,
+    workspace: Path | None = None, pair: Any = None,
 ) -> list[CheckVerdict]:
     """Grade `output` against every check of `case`, then each of its assertions, concurrently.
 
@@ -294,9 +307,10 @@ async def run_checks(
     system default when None) removed when the check ends; with no sandbox they are skipped
     with `skip_reason`. Workspace checks grade `workspace` (agent mode: the folder the agent
     left) or, when None, a temp folder holding the case's inputs and the answer's fenced files.
+    Pairwise checks ask `pair` (`pairwise.PairFn`) and are pending (skipped) without one.
     Results come back in check order.
     """
-    ctx = _Context(case, output, judge, sandbox, skip_reason, sandbox_root, workspace)
+    ctx = _Context(case, output, judge, sandbox, skip_reason, sandbox_root, workspace, pair)
     chat = workspace is None and any(c.type in cs.WORKSPACE_CHECK_TYPES for c in case.checks)
     with _answer_workspace(ctx) if chat else nullcontext() as folder:
         ctx.workspace = workspace or folder

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from registry.errors import ContextOverflow, HubskillsError, ProviderError
 from registry.providers import Completion, Message, Model
@@ -62,13 +61,25 @@ def parse_verdict(text: str) -> tuple[bool, str]:
     return match.group(1).upper() == "PASS", (reason.group(1).strip() if reason else "")[:300]
 
 
-def make_judge(model: Model, complete: Complete) -> Callable[[str, str, str], Any]:
-    """A `JudgeFn` over `model`, through `complete` (the engine's cached call)."""
+class Judge:
+    """A `JudgeFn` over `model`, through `complete` (the engine's cached, capped call); `ask`
+    sends it other requests (a pairwise check's comparisons) the same way."""
 
-    async def judge(rubric: str, prompt: str, output: str) -> tuple[bool, str, str]:
-        completion, _ = await complete(model, judge_messages(rubric, prompt, output),
-                                       seed=0, repeat=0, temperature=0.0, max_tokens=200)
+    def __init__(self, model: Model, complete: Complete) -> None:
+        self.model, self._complete = model, complete
+
+    async def ask(self, messages: list[Message], max_tokens: int = 200) -> Completion:
+        """The judge's reply to `messages`: seed 0, temperature 0, cached like every call."""
+        completion, _ = await self._complete(self.model, messages, seed=0, repeat=0,
+                                             temperature=0.0, max_tokens=max_tokens)
+        return completion
+
+    async def __call__(self, rubric: str, prompt: str, output: str) -> tuple[bool, str, str]:
+        completion = await self.ask(judge_messages(rubric, prompt, output))
         # The reply is kept with the verdict, so `hubskills verify` re-parses it.
         return (*parse_verdict(completion.text), completion.text[:MAX_ANSWER])
 
-    return judge
+
+def make_judge(model: Model, complete: Complete) -> Judge:
+    """A `JudgeFn` over `model`, through `complete` (the engine's cached call)."""
+    return Judge(model, complete)

@@ -24,13 +24,17 @@ from registry.providers import Model, aclose_all
 T = TypeVar("T")
 
 
-def check_suite(suite: Suite, *, judge: str | None, runs: int, command: str) -> None:
-    """Refuse cases only a judge can grade when no judge is named, and fewer than one run;
-    `command` is the command line to hint at.
+def check_suite(suite: Suite, *, judge: str | None, runs: int, command: str,
+                arms: Iterable[str] = ("baseline", "skill")) -> None:
+    """Refuse cases only a judge can grade when no judge is named, fewer than one run, and
+    pairwise checks in a run of one arm (`arms`); `command` is the command line to hint at.
 
     Raises:
-        HubskillsError: either.
+        HubskillsError: any of them.
     """
+    from registry.evaluation.pairwise import check_pairwise
+
+    check_pairwise(suite, arms=arms, command=command)
     if not judge and (judged := suite.judge_only_cases()):
         shown = ", ".join(judged[:5]) + (f" and {len(judged) - 5} more" if len(judged) > 5 else "")
         raise HubskillsError(f"{len(judged)} of {len(suite.cases)} cases can only be graded by a "

@@ -185,6 +185,21 @@ class JudgeCheck(_Check):
     rubric: str = Field(min_length=1)
 
 
+class PairwiseCheck(_Check):
+    """A rubric the `--judge` model grades by comparing both arms' answers to one sample, in
+    both orders (`evaluation/pairwise.py`): the arm both orders prefer wins, else a tie."""
+
+    type: Literal["pairwise"]
+    rubric: str = Field(min_length=1)
+
+    @field_validator("rubric")
+    @classmethod
+    def _said(cls, rubric: str) -> str:
+        if not rubric.strip():
+            raise ValueError("a pairwise check needs a rubric: what makes one answer better")
+        return rubric
+
+
 class ExecCheck(_Check):
     """A command run in a sandboxed temp folder holding the files the model wrote."""
 
@@ -333,7 +348,7 @@ class CommandCheck(_Check):
 
 Check = Annotated[
     Contains | ContainsAny | NotContains | Regex | NotRegex | Equals | JsonCheck | PythonCheck
-    | JudgeCheck | ExecCheck | FileExists | FileContains | FileNotContains | FileRegex
+    | JudgeCheck | PairwiseCheck | ExecCheck | FileExists | FileContains | FileNotContains | FileRegex
     | FileParses | CommandCheck,
     Field(discriminator="type"),
 ]
@@ -342,5 +357,5 @@ WORKSPACE_CHECK_TYPES = (
 )
 CHECK_TYPES = (
     "contains", "icontains", "contains_any", "not_contains", "regex", "not_regex", "equals",
-    "json", "python", "judge", "exec", *WORKSPACE_CHECK_TYPES,
+    "json", "python", "judge", "pairwise", "exec", *WORKSPACE_CHECK_TYPES,
 )

@@ -79,8 +79,9 @@ class Case(BaseModel):
         return len(self.checks) + len(self.assertions)
 
     def needs_judge(self) -> bool:
-        """Whether only a judge model can grade this case (assertions and judge checks only)."""
-        return all(check.type == "judge" for check in self.checks)
+        """Whether only a judge model can grade this case (assertions, judge and pairwise checks
+        only)."""
+        return all(check.type in ("judge", "pairwise") for check in self.checks)
 
     def input_bytes(self) -> dict[str, bytes]:
         """Every input file as bytes, by the name the model sees (for checks' workspace)."""

@@ -15,6 +15,7 @@ import numpy as np
 
 from registry.results import stats
 from registry.results.display import case_order
+from registry.results.pairwise import PairwiseSummary, summarize_pairwise
 from registry.results.runs import ResultRow
 from registry.results.stats import (
     EXACT_TEST,
@@ -119,6 +120,7 @@ class ModelSummary:
     activation: Activation | None = None  # agent mode, tool-calling protocols only
     errors: Errors = field(default_factory=Errors)
     failed: bool = False  # every sample was lost to a transport or check error
+    pairwise: PairwiseSummary | None = None  # pairwise judge checks: wins, ties, position bias
     methods: dict[str, str] = field(default_factory=lambda: {
         "arm_interval": INTERVAL_METHOD, "lift_interval": LIFT_INTERVAL_METHOD,
         "exact_test": EXACT_TEST, "verdict": VERDICT_RULE})
@@ -227,6 +229,7 @@ def _summarize_model(model: str, rows: list[ResultRow], table: stats.Table,
         activation=activation(graded), errors=count_errors(errors),
         failed=bool(rows) and len(errors) == len(rows) and all(r.error is not None
                                                                for r in errors),
+        pairwise=summarize_pairwise(graded),
     )
 
 

@@ -41,6 +41,7 @@ from registry.evaluation.checks import (
     run_checks,
 )
 from registry.evaluation.judge import parse_verdict
+from registry.evaluation.pairwise import pair_key, stored_pair
 from registry.evaluation.text_checks import Grader, compile_text, unsafe_pattern
 from registry.evaluation.workspace_paths import UnsafePath, rebuild_workspace, record_problem
 from registry.format import checks_schema as cs
@@ -147,6 +148,7 @@ async def _regrade_checks(pending: list[tuple[int, ResultRow, _Plan]], suite: Su
     run, only inside this replay's own scratch folder, removed at the end."""
     sandbox, skip_reason = _sandbox(suite, manifest, settings)
     slots = asyncio.Semaphore(max(2, os.cpu_count() or 2))
+    pairs = {pair_key(row): row for _, row, _ in pending}  # pairwise checks: the other arm's
     scratch = Path(tempfile.mkdtemp(prefix="hubskills-replay-"))
 
     async def one(index: int, row: ResultRow, plan: _Plan) -> None:
@@ -159,7 +161,8 @@ async def _regrade_checks(pending: list[tuple[int, ResultRow, _Plan]], suite: Su
                     return
                 fresh = await run_checks(plan.case, row.output, sandbox=sandbox,
                                          skip_reason=skip_reason, sandbox_root=scratch,
-                                         workspace=workspace, judge=_stored_judge(row, plan))
+                                         workspace=workspace, judge=_stored_judge(row, plan),
+                                         pair=stored_pair(row, plan.full or plan.case, pairs))
         replay.rows[index] = _compare_row(row, plan, fresh, replay)
 
     try:

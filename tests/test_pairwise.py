@@ -1,0 +1,224 @@
+"""Pairwise judge checks: both arms' answers compared in both orders, over real HTTP to a
+scripted judge on the fake OpenAI server; replayed by `verify` from the stored replies."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from cli_process import hubskills, runs
+from fakes.openai_server import FakeOpenAIServer
+from test_evaluate import FAST, knows_fact_if_told, make_skill
+
+from registry.config import Settings
+from registry.errors import HubskillsError
+from registry.evaluation.config import EvalConfig
+from registry.evaluation.engine import run_evaluation
+from registry.evaluation.preflight import check_suite
+from registry.format.suite import load_suite
+from registry.registries import get_store
+from registry.results.pairwise import outcome_of
+from registry.results.report import summarize
+from registry.verify.replay import verify_run
+
+N_CASES, RUNS = 3, 2
+PAIRS = N_CASES * RUNS
+RUBRIC = "The answer names the daemon's real port."
+
+
+def pairwise_skill(root: Path, *, with_contains: bool = False) -> Path:
+    """The zorblax skill whose cases carry a pairwise check (and, if asked, a contains)."""
+    folder = make_skill(root, N_CASES)
+    suite_file = folder / "evals" / "evals.json"
+    suite = json.loads(suite_file.read_text())
+    for case in suite["cases"]:
+        case["checks"] = [{"type": "pairwise", "rubric": RUBRIC}] + (
+            [{"type": "contains", "value": ["port"]}] if with_contains else [])
+    suite_file.write_text(json.dumps(suite))
+    return folder
+
+
+def answers(body: dict) -> tuple[str, str] | None:
+    """The two answers of a pairwise request, or None for any other request."""
+    text = body["messages"][-1]["content"] if body["messages"] else ""
+    found = re.search(r"<answer_a>\n(.*)\n</answer_a>.*<answer_b>\n(.*)\n</answer_b>", text,
+                      re.S)
+    return None if found is None else (found.group(1), found.group(2))
+
+
+def first_preferring(body: dict) -> str:
+    """A judge with total position bias: whatever is shown first wins."""
+    if answers(body) is not None:
+        return "VERDICT: A\nREASON: the first answer reads better."
+    return knows_fact_if_told(body)
+
+
+def skill_preferring(body: dict) -> str:
+    """A fair judge: the answer naming port 4417 wins, in either order."""
+    pair = answers(body)
+    if pair is not None:
+        return f"VERDICT: {'A' if '4417' in pair[0] else 'B'}\nREASON: names the port."
+    return knows_fact_if_told(body)
+
+
+def judge_requests(server: FakeOpenAIServer) -> list[dict]:
+    return [b for b in server.bodies if answers(b) is not None]
+
+
+def evaluate(skill: Path, server: FakeOpenAIServer, home: Path, **overrides):
+    values = {"models": ["local/fake-student"], "runs": RUNS, "judge": "local/fake-judge",
+              "retry": FAST, **overrides}
+    config = EvalConfig(**values)
+    settings = Settings.from_env({"HUBSKILLS_HOME": str(home),
+                                  "HUBSKILLS_BASE_URL": server.url})
+    return run_evaluation(skill, config, settings), settings
+
+
+def pairwise_verdicts(rows, arm: str):
+    return [c for r in rows if r.arm == arm for c in r.checks if c.type == "pairwise"]
+
+
+def test_a_judge_that_prefers_the_first_answer_ties_every_sample(tmp_path):
+    with FakeOpenAIServer(responder=first_preferring) as server:
+        run, _ = evaluate(pairwise_skill(tmp_path), server, tmp_path / "home")
+        asked = judge_requests(server)
+    assert len(asked) == 2 * PAIRS  # each pair judged once, in both orders
+    # each order puts the other arm's answer first
+    firsts = sorted("4417" in answers(b)[0] for b in asked)
+    assert firsts == [False] * PAIRS + [True] * PAIRS
+    [summary] = summarize(run.rows)
+    pw = summary.pairwise
+    assert (pw.pairs, pw.ties, pw.skill_wins, pw.baseline_wins) == (PAIRS, PAIRS, 0, 0)
+    assert (pw.disagreed, pw.no_verdict, pw.bias_rate) == (PAIRS, 0, 1.0)
+    for arm in ("baseline", "skill"):
+        verdicts = pairwise_verdicts(run.rows, arm)
+        assert len(verdicts) == PAIRS
+        assert all(v.passed and v.reason.startswith("tie (the orders disagreed") for v in verdicts)
+    # a tie moves neither arm: no lift from a judge that only reads positions
+    assert summary.stats.lift == 0.0 and summary.stats.b == summary.stats.c == 0
+    assert run.manifest.summaries[0]["pairwise"]["bias_rate"] == 1.0  # the stored summary
+
+
+def test_a_judge_that_prefers_the_skill_in_both_orders_gives_it_the_wins(tmp_path):
+    with FakeOpenAIServer(responder=skill_preferring) as server:
+        run, _ = evaluate(pairwise_skill(tmp_path, with_contains=True), server,
+                          tmp_path / "home")
+    [summary] = summarize(run.rows)
+    pw = summary.pairwise
+    assert (pw.pairs, pw.skill_wins, pw.baseline_wins, pw.ties) == (PAIRS, PAIRS, 0, 0)
+    assert (pw.disagreed, pw.bias_rate) == (0, 0.0)
+    assert all(v.passed for v in pairwise_verdicts(run.rows, "skill"))
+    assert not any(v.passed for v in pairwise_verdicts(run.rows, "baseline"))
+    assert summary.stats.skill.pass_rate == 1.0 and summary.stats.baseline.pass_rate == 0.0
+    stored = run.manifest.summaries[0]["pairwise"]
+    assert (stored["skill_wins"], stored["bias_rate"]) == (PAIRS, 0.0)
+    # both rows of a pair store the same two replies, the skill's answer first in one
+    skill_row = next(r for r in run.rows if r.arm == "skill")
+    twin = next(r for r in run.rows if r.arm == "baseline" and r.case_id == skill_row.case_id
+                and r.repeat == skill_row.repeat)
+    assert skill_row.checks[0].answer == twin.checks[0].answer
+    assert outcome_of(skill_row.checks[0].answer).winner == "skill"
+
+
+def test_a_rerun_asks_the_judge_nothing(tmp_path):
+    skill = pairwise_skill(tmp_path)
+    with FakeOpenAIServer(responder=skill_preferring) as server:
+        first, _ = evaluate(skill, server, tmp_path / "home")
+        calls = len(server.bodies)
+        again, _ = evaluate(skill, server, tmp_path / "home")
+        assert len(server.bodies) == calls  # answers and comparisons from the cache
+    assert summarize(again.rows)[0].pairwise == summarize(first.rows)[0].pairwise
+    assert again.manifest.run_id != first.manifest.run_id
+
+
+def _rows(folder: Path) -> list[dict]:
+    return [json.loads(line) for line in (folder / "rows.jsonl").read_text().splitlines()]
+
+
+def _write(folder: Path, rows: list[dict]) -> None:
+    (folder / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_verify_replays_the_stored_comparisons_and_catches_a_tampered_one(tmp_path):
+    with FakeOpenAIServer(responder=skill_preferring) as server:
+        run, settings = evaluate(pairwise_skill(tmp_path, with_contains=True), server,
+                                 tmp_path / "home")
+        calls = len(server.bodies)
+
+        def verify():
+            return verify_run(run.manifest.run_id, settings,
+                              open_store=lambda: get_store(settings))
+
+        report = verify()
+        assert report.status == "verified", report.to_dict()
+        assert report.checks_regraded == 2 * 2 * PAIRS  # the pairwise and contains checks
+        assert len(server.bodies) == calls  # re-parsed, never asked again
+        folder = settings.runs_dir / run.manifest.run_id
+        genuine = _rows(folder)
+
+        # one stored reply edited: the baseline now "wins" the order it was shown first in
+        rows = json.loads(json.dumps(genuine))
+        row = next(r for r in rows if r["arm"] == "skill")
+        replies = json.loads(row["checks"][0]["answer"])
+        replies["baseline_as_a"] = "VERDICT: A\nREASON: edited."
+        row["checks"][0]["answer"] = json.dumps(replies)
+        _write(folder, rows)
+        report = verify()
+        assert report.status == "mismatch"
+        fields = {(d.sample.split(" #")[0], d.field) for d in report.differences}
+        assert (row["case_id"], "check 1 (pairwise)") in fields
+
+        # both rows of a pair edited alike, each verdict made to match its reply: the two
+        # rows still have to agree with each other
+        rows = json.loads(json.dumps(genuine))
+        base = next(r for r in rows if r["arm"] == "baseline")
+        replies = {"skill_as_a": "VERDICT: B", "baseline_as_a": "VERDICT: A"}
+        base["checks"][0].update(answer=json.dumps(replies), passed=True)
+        base["passed"], base["score"] = False, 0.5
+        _write(folder, rows)
+        report = verify()
+        assert report.status == "mismatch"
+        assert any(d.field == "check 1 (pairwise)" and d.regraded == "error"
+                   for d in report.differences)
+        assert len(server.bodies) == calls
+
+
+def test_bad_pairwise_input_is_refused_before_any_call(tmp_path):
+    skill = pairwise_skill(tmp_path)
+    with pytest.raises(HubskillsError) as one_arm:
+        check_suite(load_suite(skill / "evals" / "evals.json"), judge="local/j", runs=1,
+                    command=f"hubskills eval {skill}", arms=("skill",))
+    assert "one arm only" in one_arm.value.message and one_arm.value.hint
+    with FakeOpenAIServer(responder=skill_preferring) as server:
+        with pytest.raises(HubskillsError, match="no --judge model was given"):
+            evaluate(skill, server, tmp_path / "home", judge=None)
+        assert server.requests == []
+
+
+def test_an_empty_rubric_is_refused_by_the_cli(tmp_path):
+    skill = pairwise_skill(tmp_path)
+    suite_file = skill / "evals" / "evals.json"
+    suite_file.write_text(suite_file.read_text().replace(RUBRIC, "  "))
+    with FakeOpenAIServer(responder=skill_preferring) as server:
+        done = hubskills("eval", str(skill), "-m", "local/fake", "--judge", "local/judge",
+                         "--base-url", server.url, "--runs", "1")
+        assert server.requests == []
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    err = " ".join(done.stderr.split())
+    assert "a pairwise check needs a rubric" in err and "Hint:" in err
+    assert runs(Path(os.environ["HUBSKILLS_HOME"])) == []  # no run folder left behind
+
+
+def test_the_run_summary_shows_the_position_bias(tmp_path):
+    skill = pairwise_skill(tmp_path)
+    with FakeOpenAIServer(responder=first_preferring) as server:
+        done = hubskills("eval", str(skill), "-m", "local/fake", "--judge", "local/judge",
+                         "--base-url", server.url, "--runs", "1")
+    assert done.returncode == 0, done.stderr
+    out = " ".join(done.stdout.split())
+    assert f"pairwise judge: skill preferred in 0, baseline in 0, tie in {N_CASES} of " \
+           f"{N_CASES} pairs; position bias 100% (the two orders disagreed in {N_CASES} of " \
+           f"{N_CASES})" in out
