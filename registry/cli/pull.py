@@ -11,6 +11,7 @@ from registry.cli._skill_ref import no_such_folder
 from registry.config import Settings
 from registry.install import pull
 from registry.install.agents import agent_names
+from registry.install.mcp_source import is_mcp, parse_mcp, trust_command
 from registry.install.pull import Plan, pull_source
 from registry.install.sources import is_source
 from registry.registries import get_store
@@ -18,7 +19,8 @@ from registry.registries import get_store
 
 @click.command("pull")
 @click.argument("spec", metavar="NS/NAME[@VERSION|@SHA] | ./FOLDER | "
-                "github:OWNER/REPO[/PATH][@REF] | GIT-URL[//PATH][@REF]")
+                "github:OWNER/REPO[/PATH][@REF] | GIT-URL[//PATH][@REF] | mcp+URL | "
+                "'mcp+stdio:COMMAND'")
 @click.option("--skill", "skills", multiple=True, metavar="NAME",
               help="The skill to take from a source holding several (repeatable).")
 @click.option("--all-skills", is_flag=True, help="Take every skill a source holds.")
@@ -48,7 +50,9 @@ def pull_command(spec: str, skills: tuple[str, ...], all_skills: bool, agent: st
     """Install a skill into .agents/skills and your agents' folders, pinned in skills.lock.
 
     SPEC is a registry skill, a folder, or a git source: a folder inside the repository after
-    the repository (`//PATH` for a git URL), a branch, tag or commit after `@`.
+    the repository (`//PATH` for a git URL), a branch, tag or commit after `@`; or an MCP
+    server serving the Skills extension (SEP-2640): `mcp+` before its URL, or
+    `mcp+stdio:COMMAND` for one run as a command (see docs/mcp.md).
 
     \b
     Examples:
@@ -60,6 +64,8 @@ def pull_command(spec: str, skills: tuple[str, ...], all_skills: bool, agent: st
       hubskills pull https://github.com/anthropics/skills --skill pdf --skill docx
       hubskills pull git@gitlab.com:team/skills.git//csv-cleaning@v2 --global --copy
       hubskills pull acme/report --allow-namespace tools   # its dependencies from tools/ too
+      hubskills pull mcp+https://example.com/mcp --skill csv-cleaning
+      hubskills pull 'mcp+stdio:hubskills mcp --registry hub' --skill csv-cleaning
     """
     options = {"copy": copy, "force": force, "dry_run": dry_run, "allow_risky": allow_risky,
                "require_signed": require_signed, "accept_new_signer": accept_new_signer,
@@ -72,6 +78,8 @@ def pull_command(spec: str, skills: tuple[str, ...], all_skills: bool, agent: st
         if is_source(spec):
             plan = Plan.of(project, agents=agent, all_agents=all_agents, global_=global_,
                            **options)
+            if is_mcp(spec):  # a command typed here may run again from skills.lock
+                trust_command(parse_mcp(spec))
             results = pull_source(spec, plan, skills=_names(skills), all_skills=all_skills)
         elif skills or all_skills:
             raise click.UsageError("--skill and --all-skills pick skills from a folder or a "

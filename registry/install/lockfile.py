@@ -210,7 +210,7 @@ def _entry(name: str, item: dict[str, Any]) -> LockEntry:
                       requires=tuple(str(r) for r in item.get("requires") or ()),
                       dependency=bool(item.get("dependency", False)))
     if entry.source is not None:  # `repo` is the source's key (`github:o/r/path`, `./path`)
-        if not entry.repo.startswith((".", "/", "~", "github:", "git@", "git+")) \
+        if not entry.repo.startswith((".", "/", "~", "github:", "git@", "git+", "mcp+")) \
                 and "://" not in entry.repo:
             raise ValueError(f"{name}: {entry.repo!r} is no folder or git source")
         if not _SHA.match(entry.sha):
@@ -224,10 +224,14 @@ def _entry(name: str, item: dict[str, Any]) -> LockEntry:
     return entry
 
 
-def _source(item: Any) -> dict[str, str] | None:
-    """A lock entry's `source` block: string fields only."""
+def _source(item: Any) -> dict[str, Any] | None:
+    """A lock entry's `source` block: string fields, or maps of strings (an MCP source's
+    `digests`, by path)."""
     if item is None:
         return None
-    if not isinstance(item, dict) or not all(isinstance(v, str) for v in item.values()):
+    if not isinstance(item, dict) or not all(
+            isinstance(v, str) or (isinstance(v, dict) and all(
+                isinstance(k, str) and isinstance(d, str) for k, d in v.items()))
+            for v in item.values()):
         raise ValueError(f"source {item!r} is not a map of strings")
-    return {str(k): v for k, v in item.items()}
+    return {str(k): dict(v) if isinstance(v, dict) else v for k, v in item.items()}

@@ -21,11 +21,13 @@ from types import TracebackType
 from registry.errors import HubskillsError, UnsafeSkill, VersionNotFound
 from registry.format.skill import MARKER_FILES, NOISE_NAMES, NOISE_SUFFIXES, content_hash
 from registry.install.git_fetch import HOSTILE_HINT, TIMEOUT_S, GitRepo
-from registry.install.sources import GITHUB_URL, FolderSource, GitSource, parse_source
+from registry.install.mcp_source import McpSource
+from registry.install.mcp_store import McpStore
+from registry.install.sources import GITHUB_URL, FolderSource, GitSource, Source, parse_source
 from registry.scan import STORE_LIMITS, SizeLimits, check_relpath, write_file
 from registry.stores.base import Fetched, Resolved
 
-SOURCE_REGISTRIES = ("git", "folder")
+SOURCE_REGISTRIES = ("git", "folder", "mcp")  # mcp: `mcp+...`, one McpStore per server
 MAX_DEPTH = 3  # SKILL.md at most this many folders below the source
 _RESERVED = ".hubskills"
 
@@ -39,6 +41,7 @@ class SourceStore:
                  timeout: float = TIMEOUT_S) -> None:
         self.root, self.github_url, self.timeout = Path(root), github_url, timeout
         self._repos: dict[str, GitRepo] = {}
+        self._mcp: dict[str, McpStore] = {}
         self._lock = threading.Lock()
 
     def __enter__(self) -> SourceStore:
@@ -53,6 +56,16 @@ class SourceStore:
         for repo in self._repos.values():
             repo.close()
         self._repos.clear()
+        for server in self._mcp.values():
+            server.close()
+        self._mcp.clear()
+
+    def mcp(self, source: McpSource) -> McpStore:
+        """The store of `source`'s MCP server (one session per server, made on first use)."""
+        with self._lock:
+            if source.server not in self._mcp:
+                self._mcp[source.server] = McpStore(source.server)
+            return self._mcp[source.server]
 
     def repo(self, source: GitSource) -> GitRepo:
         """The temp repository of `source`'s URL (made on first use)."""
@@ -71,6 +84,8 @@ class SourceStore:
             RegistryUnavailable: the remote cannot be read.
         """
         source = parse_source(repo)
+        if isinstance(source, McpSource):
+            return self.mcp(source).resolve(repo, ref)
         if isinstance(source, FolderSource):
             folder = self._folder(source)
             _folder_files(folder, STORE_LIMITS)
@@ -87,6 +102,8 @@ class SourceStore:
             VersionNotFound: the revision is not there (a folder changed since it was pinned).
         """
         source = parse_source(repo)
+        if isinstance(source, McpSource):
+            return self.mcp(source).fetch(repo, sha, dest, limits=limits)
         if isinstance(source, FolderSource):
             folder = self._folder(source)
             files = _copy_folder(folder, dest, limits)
@@ -104,8 +121,11 @@ class SourceStore:
                               subdir=source.subdir)
         return Fetched(dest, files, content_hash(dest))
 
-    def skills(self, source: GitSource | FolderSource, sha: str) -> list[str]:
-        """The folders below `source` (relative to it) holding a SKILL.md; `""` is itself."""
+    def skills(self, source: Source, sha: str) -> list[str]:
+        """The folders below `source` (relative to it) holding a SKILL.md; `""` is itself
+        (an MCP server's: the names of the skills it lists)."""
+        if isinstance(source, McpSource):
+            return self.mcp(source).skills(source, sha)
         if isinstance(source, FolderSource):
             paths = _folder_paths(self._folder(source))
         else:

@@ -22,8 +22,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from registry.errors import HubskillsError
+from registry.install.mcp_source import McpSource, is_mcp, parse_mcp
+from registry.install.mcp_source import source_entry as mcp_entry
 from registry.scan import check_relpath
 
 GITHUB_URL = "https://github.com"
@@ -117,13 +120,13 @@ class FolderSource:
         return FolderSource(str(path))
 
 
-Source = GitSource | FolderSource
+Source = GitSource | FolderSource | McpSource  # `mcp+...`: mcp_source.py
 
 
 def is_source(text: str) -> bool:
     """Whether `text` names a folder or a git source rather than a registry id `ns/name`."""
     text = text.strip()
-    return text.startswith((".", "/", "~", "github:", "git@", "git+")) or "://" in text
+    return text.startswith((".", "/", "~", "github:", "git@", "git+", "mcp+")) or "://" in text
 
 
 def parse_source(text: str) -> Source:
@@ -135,6 +138,8 @@ def parse_source(text: str) -> Source:
     text = text.strip()
     if text.startswith((".", "/", "~")):
         return FolderSource(text)
+    if is_mcp(text):
+        return parse_mcp(text)
     match = _GITHUB.match(text)
     if match:
         owner, repo, subdir, ref = match.groups()
@@ -202,10 +207,12 @@ def folder_name(repo: str) -> str:
     return parse_source(repo).folder_name if is_source(repo) else repo.split("/")[1]
 
 
-def source_entry(repo: str, ref: str | None) -> dict[str, str] | None:
+def source_entry(repo: str, ref: str | None) -> dict[str, Any] | None:
     """What `skills.lock` records of a source besides its key; None for a registry id."""
     if not is_source(repo):
         return None
+    if is_mcp(repo):
+        return mcp_entry(repo, ref)
     source = parse_source(repo)
     if isinstance(source, FolderSource):
         return {"path": source.key}

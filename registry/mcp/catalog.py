@@ -49,6 +49,7 @@ class Revision:
     name: str
     frontmatter: dict[str, Any]
     files: dict[str, bytes]
+    executable: frozenset[str] = frozenset()  # paths with an exec bit
 
     def uri(self, path: str = "SKILL.md") -> str:
         """The `skill://` URI of `path` in this revision."""
@@ -95,7 +96,7 @@ class Catalog:
         meta: dict[str, Any] = {
             "repo": rev.repo, "revision": rev.sha, "version": rev.version,
             "license": self._licenses.get(rev.repo), **self.figures(rev),
-            "scan": self._scan(rev)}
+            "scan": self._scan(rev), "executable": sorted(rev.executable)}
         if self._results_error:
             meta["results_error"] = self._results_error
         return {"uri": rev.uri(), "frontmatter": rev.frontmatter, "resources": resources,
@@ -208,12 +209,15 @@ class Catalog:
             dest = Path(tmp) / "skill"
             fetched = self.store.fetch(repo, sha, dest, count=False)
             files = {rel: (dest / rel).read_bytes() for rel in fetched.files}
+            executable = frozenset(rel for rel in fetched.files
+                                   if (dest / rel).stat().st_mode & 0o111)
         if "SKILL.md" not in files:
             raise NotServed(f"{repo}@{sha} has no SKILL.md")
         yaml_text, _, _ = split_frontmatter(files["SKILL.md"].decode("utf-8"))
         frontmatter, _ = parse_frontmatter(yaml_text)
         frontmatter = json.loads(json.dumps(frontmatter, default=str))  # YAML dates -> strings
-        return Revision(repo, sha, version, str(frontmatter.get("name", "")), frontmatter, files)
+        return Revision(repo, sha, version, str(frontmatter.get("name", "")), frontmatter, files,
+                        executable)
 
     def _scan(self, rev: Revision) -> dict[str, Any]:
         """The scan's findings on `rev`, by severity (what `hubskills scan` would say)."""

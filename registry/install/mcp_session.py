@@ -1,0 +1,185 @@
+"""One session with an MCP server, for `pull mcp+...`: blocking calls from any thread.
+
+The official SDK's client is async; a pull is not. `McpSession` runs one `ClientSession` (over
+stdio or streamable HTTP) in a blocking portal's event loop and answers `call(method, params)`
+from any thread, each request cut at `timeout` seconds (a stalled or dripping server), each
+HTTP response cut at `cap` bytes (a flood: the SDK's own SSE event limit is set to the same cap,
+a plain JSON body is cut by the transport). A stdio command runs only once the user typed it
+(`mcp_source.check_trusted`). Errors name the server: a lie is `UnsafeSkill` with the hint
+that nothing was installed, an unreachable server `RegistryUnavailable`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import AsyncIterator
+from typing import Any
+
+from registry.errors import HubskillsError, RegistryUnavailable, UnsafeSkill
+from registry.install.mcp_source import HINT, McpSource, check_trusted, lying
+from registry.scan import SizeLimits
+
+
+class McpSession:
+    """A session with `source`'s server, opened on first `call`; `close` ends it."""
+
+    def __init__(self, source: McpSource, *, timeout: float, cap: int) -> None:
+        self.source, self.timeout, self.cap = source, timeout, cap
+        self._lock = threading.Lock()
+        self._portal: Any = None
+        self._portal_cm: Any = None
+        self._session: Any = None
+        self._stop: Any = None
+        self._overflow: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The server as messages name it."""
+        return self.source.server
+
+    def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """One request, answered within the deadline."""
+        import anyio
+        from mcp.shared.exceptions import MCPError
+
+        self._open()
+
+        async def ask() -> dict[str, Any]:
+            import mcp_types as types
+            from pydantic import TypeAdapter
+
+            request = types.Request[dict[str, Any], str](method=method, params=params)
+            with anyio.fail_after(self.timeout):
+                return await self._session.send_request(request, TypeAdapter(dict[str, Any]))
+
+        try:
+            return dict(self._portal.call(ask))
+        except TimeoutError as err:
+            raise self._overflowed() or UnsafeSkill(
+                f"{self.name} did not answer {method} within {self.timeout:g} s (a stalled or "
+                "dripping server)", hint=lying(self.name)) from err
+        except MCPError as err:
+            if self._overflowed():
+                raise self._overflowed() from err  # type: ignore[misc]
+            if method == "skills/list" and err.code == -32601:
+                raise HubskillsError(f"{self.name} does not serve the Skills extension "
+                                     "(no skills/list)", hint=HINT) from err
+            raise UnsafeSkill(f"{self.name} refused {method} {params.get('uri', '')}: "
+                              f"{err}".replace("  ", " "), hint=lying(self.name)) from err
+        except (OSError, ValueError) as err:
+            raise self._overflowed() or RegistryUnavailable(
+                f"{self.name}: {method} failed ({err})", hint=HINT) from err
+
+    def _overflowed(self) -> UnsafeSkill | None:
+        if self._overflow is None:
+            return None
+        return UnsafeSkill(self._overflow, hint=lying(self.name))
+
+    def _open(self) -> None:
+        with self._lock:
+            if self._session is not None:
+                return
+            import anyio.from_thread
+
+            if self.source.stdio:
+                check_trusted(self.source)
+            self._portal_cm = anyio.from_thread.start_blocking_portal()
+            self._portal = self._portal_cm.__enter__()
+            try:
+                self._portal.start_task(self._lifetime)
+            except BaseException as err:
+                self._close_portal()
+                if isinstance(err, HubskillsError):
+                    raise
+                raise RegistryUnavailable(f"cannot reach the MCP server {self.name}: {err}",
+                                          hint=HINT) from err
+
+    async def _lifetime(self, *, task_status: Any) -> None:
+        import anyio
+        from mcp.client.session import ClientSession
+
+        self._stop = anyio.Event()
+        async with self._transport() as (read, write), ClientSession(read, write) as session:
+            with anyio.fail_after(self.timeout):
+                await session.initialize()
+            self._session = session
+            task_status.started()
+            await self._stop.wait()
+
+    @contextlib.asynccontextmanager
+    async def _transport(self) -> AsyncIterator[Any]:
+        if self.source.stdio:
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            argv = self.source.command
+            params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
+            with open(os.devnull, "w", encoding="utf-8") as errlog:
+                async with stdio_client(params, errlog=errlog) as streams:
+                    yield streams
+            return
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        transport = _capped(httpx2.AsyncHTTPTransport(), self)
+        timeout = httpx2.Timeout(self.timeout)
+        async with httpx2.AsyncClient(transport=transport, timeout=timeout) as client, \
+                streamable_http_client(self.source.server, http_client=client,
+                                       max_sse_event_size=self.cap) as streams:
+            yield streams
+
+    def close(self) -> None:
+        """End the session (and a stdio server's process)."""
+        with self._lock:
+            if self._portal is None:
+                return
+            if self._stop is not None:
+                with contextlib.suppress(Exception):
+                    self._portal.call(self._stop.set)
+            self._close_portal()
+
+    def _close_portal(self) -> None:
+        with contextlib.suppress(Exception):
+            self._portal_cm.__exit__(None, None, None)
+        self._portal = self._portal_cm = self._session = None
+
+
+def cap_of(limits: SizeLimits) -> int:
+    """The most bytes one response may bring: the largest file allowed, as JSON may escape
+    it (a control character is 6 bytes), and a page of listing."""
+    return limits.max_file_bytes * 6 + 1024 * 1024
+
+
+def _capped(inner: Any, store: McpSession) -> Any:
+    """An httpx2 transport that stops a response body past `store.cap` bytes (a server
+    sending more than any file the caps allow), noting why on `store`."""
+    import httpx2
+
+    class Stream(httpx2.AsyncByteStream):
+        def __init__(self, body: Any) -> None:
+            self.body, self.seen = body, 0
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            async for chunk in self.body:
+                self.seen += len(chunk)
+                if self.seen > store.cap:
+                    store._overflow = (f"{store.name} sent a response of more than "
+                                       f"{store.cap} bytes, over what the size caps allow "
+                                       "for any file")
+                    raise OSError(store._overflow)
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self.body.aclose()
+
+    class Capped(httpx2.AsyncBaseTransport):
+        async def handle_async_request(self, request: Any) -> Any:
+            response = await inner.handle_async_request(request)
+            response.stream = Stream(response.stream)
+            return response
+
+        async def aclose(self) -> None:
+            await inner.aclose()
+
+    return Capped()

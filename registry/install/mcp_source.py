@@ -1,0 +1,225 @@
+"""Skills from any MCP server speaking the Skills extension (SEP-2640): `pull mcp+...`.
+
+The source grammar (`hubskills pull SOURCE --skill NAME`, or `SOURCE#NAME`):
+
+- `mcp+http://HOST:PORT/PATH`, `mcp+https://HOST/PATH`: a streamable HTTP server;
+- `mcp+stdio:COMMAND ARGS...`: a server run as a command on this machine (split as a shell
+  would, never run through one). A command runs only when the user typed it: `pull` records
+  it in `HUBSKILLS_HOME/mcp-commands.json` (`trust_command`), and `install` / `update` run a
+  command a lockfile names only when it is recorded there, so a cloned project's skills.lock
+  cannot make `hubskills install` run anything.
+
+`mcp_store.McpStore` answers what `pull` asks of a registry (`resolve`, `skills`, `fetch`),
+over one `mcp_session.McpSession` per server. It finds the
+skill in `skills/list` (the frontmatter `name`, the last segment before `SKILL.md`), checks its
+manifest (every file a `resources/read`-able URI under the skill's own root, a relative path
+with no `..`, a `sha256:` digest, a size within the caps) and reads every file, checking the
+bytes received against the digest and size listed. Its revision (the lock's `sha`) is the first
+40 hex digits of the sha256 of the manifest (`path digest` lines, sorted): the same digests,
+the same revision. A server that lies, a manifest path outside the skill, a file over the caps,
+a response over the byte cap, endless pagination or a reply slower than the deadline is refused
+with a message naming the server, and nothing is installed (staging removes the folder).
+
+Exec bits travel in hubskills' own `_meta` (`io.hubskills/registry`: `executable`, a list of
+manifest paths); other servers' files are installed 0644.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shlex
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from registry.config import Settings
+from registry.errors import HubskillsError
+from registry.format.skill import NAME_RE
+
+PREFIX = "mcp+"
+STDIO = "mcp+stdio:"
+META_KEY = "io.hubskills/registry"  # what hubskills' own server puts under `_meta`
+TIMEOUT_S = 120.0  # the most one request may take, answer included (a slow drip is cut here)
+MAX_PAGES = 1000  # skills/list pages read before the listing is called endless
+MAX_LISTED = 100_000  # skills listed before the listing is called endless
+DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+_TRUST_FILE = "mcp-commands.json"
+HINT = ("hubskills pull mcp+https://HOST/mcp --skill NAME, or 'mcp+stdio:COMMAND ARGS' "
+        "--skill NAME (see docs/mcp.md)")
+
+
+def lying(server: str) -> str:
+    """The hint of every refusal a server caused."""
+    return f"the MCP server {server} is malformed or hostile; nothing was installed"
+
+
+@dataclass(frozen=True)
+class McpSource:
+    """A skill (or, with `skill` "", every skill) an MCP server serves."""
+
+    server: str  # `http(s)://...` or `stdio:COMMAND ARGS`
+    skill: str = ""
+    ref: None = None  # a server serves what it serves now: the lock pins its digests
+
+    @property
+    def stdio(self) -> bool:
+        """Whether the server is a command run on this machine."""
+        return self.server.startswith("stdio:")
+
+    @property
+    def command(self) -> list[str]:
+        """The command and its arguments (stdio only)."""
+        return shlex.split(self.server.removeprefix("stdio:"))
+
+    @property
+    def url(self) -> str:
+        """The server (what a git source's URL is to its namespace)."""
+        return self.server
+
+    github = False  # what code telling git sources apart asks
+
+    @property
+    def key(self) -> str:
+        """The source as `skills.lock` records it: the server and the skill's name."""
+        return PREFIX + self.server + (f"#{self.skill}" if self.skill else "")
+
+    @property
+    def spec(self) -> str:
+        """The source as typed."""
+        return self.key
+
+    @property
+    def folder_name(self) -> str:
+        """The skill's name: the folder it is installed in."""
+        return self.skill
+
+    def at(self, name: str) -> McpSource:
+        """The skill `name` of this server."""
+        return replace(self, skill=name) if name else self
+
+
+def is_mcp(text: str) -> bool:
+    """Whether `text` names an MCP source."""
+    return text.strip().startswith(PREFIX)
+
+
+def parse_mcp(text: str) -> McpSource:
+    """Read `mcp+URL[#NAME]` or `mcp+stdio:COMMAND[#NAME]`.
+
+    Raises:
+        HubskillsError: no URL or command, or a skill name breaking the naming rule.
+    """
+    text = text.strip()
+    rest, hashmark, name = text.removeprefix(PREFIX).rpartition("#")
+    if not hashmark:
+        rest, name = text.removeprefix(PREFIX), ""
+    if name and (not NAME_RE.match(name) or len(name) > 64):
+        raise HubskillsError(f"'{text}': '{name}' is not a skill name (lowercase letters, "
+                             "digits, single hyphens)", hint=HINT)
+    if rest.startswith("stdio:"):
+        try:
+            argv = shlex.split(rest.removeprefix("stdio:"))
+        except ValueError as err:
+            raise HubskillsError(f"'{text}': the command does not parse ({err})",
+                                 hint=HINT) from err
+        if not argv:
+            raise HubskillsError(f"'{text}' names no command", hint=HINT)
+        return McpSource("stdio:" + shlex.join(argv), name)
+    scheme, sep, after = rest.partition("://")
+    if scheme not in ("http", "https") or not sep or not after.split("/", 1)[0] \
+            or any(c.isspace() for c in rest):
+        raise HubskillsError(f"'{text}' is not an MCP server: mcp+ takes an http(s) URL or "
+                             "stdio:COMMAND", hint=HINT)
+    return McpSource(rest, name)
+
+
+def trust_command(source: McpSource, home: Path | None = None) -> None:
+    """Record that the user typed `source`'s command, so `install` may run it again."""
+    if not source.stdio:
+        return
+    path = (home or Settings.from_env().home) / _TRUST_FILE
+    trusted = _trusted(path)
+    if source.server not in trusted:
+        from registry._io import atomic_write_text
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, json.dumps(sorted({*trusted, source.server}), indent=1) + "\n")
+
+
+def _trusted(path: Path) -> list[str]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [str(item) for item in data] if isinstance(data, list) else []
+
+
+def check_trusted(source: McpSource, home: Path | None = None) -> None:
+    """Refuse to run a command the user never typed (one a lockfile names).
+
+    Raises:
+        HubskillsError: the command is not recorded as typed by the user.
+    """
+    if source.stdio and source.server not in _trusted(
+            (home or Settings.from_env().home) / _TRUST_FILE):
+        typed = shlex.quote(PREFIX + source.server)
+        raise HubskillsError(f"{source.key}: hubskills runs a command an MCP source names only "
+                             "once you typed it yourself; this one comes from a lockfile",
+                             hint=f"hubskills pull {typed} --skill {source.skill or 'NAME'}  "
+                                  "# once you trust that command")
+
+
+def manifest_revision(digests: dict[str, str]) -> str:
+    """The lock's `sha` of a skill served over MCP: its manifest's digests, hashed."""
+    lines = "".join(f"{path} {digest}\n" for path, digest in sorted(digests.items()))
+    return hashlib.sha256(lines.encode("utf-8")).hexdigest()[:40]
+
+
+def manifest_hash(digests: dict[str, str]) -> str:
+    """The content hash (`format.skill.content_hash`) the manifest's digests promise."""
+    total = hashlib.sha256()
+    for path, digest in sorted(digests.items()):
+        total.update(b"F" + os.fsencode(path) + b"\0")
+        total.update(bytes.fromhex(digest.removeprefix("sha256:")))
+    return "sha256:" + total.hexdigest()
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """One skill's entry, checked: the URI of its SKILL.md, each file's URI, digest and size,
+    the files to install executable, and the version the server's `_meta` names."""
+
+    uri: str
+    files: dict[str, tuple[str, str, int | None]]  # path -> (uri, digest, size)
+    executable: frozenset[str]
+    version: str | None
+
+    @property
+    def digests(self) -> dict[str, str]:
+        """path -> `sha256:` digest."""
+        return {path: digest for path, (_, digest, _) in self.files.items()}
+
+
+#: what a lock entry records of the manifests this process fetched, by the skill's URI
+FETCHED: dict[str, dict[str, str]] = {}
+
+
+def source_entry(repo: str, ref: str | None) -> dict[str, Any]:
+    """The lock's `source` block of an MCP skill: the server, the URI and every digest."""
+    source = parse_mcp(repo)
+    entry: dict[str, Any] = {"server": source.server, "uri": ref or ""}
+    if ref in FETCHED:
+        entry["digests"] = dict(FETCHED[ref])
+    return entry
+
+
+def entry_name(entry: dict[str, Any]) -> str | None:
+    """A listed skill's name: the segment before `/SKILL.md` in its URI (the extension
+    requires it to equal the frontmatter `name`)."""
+    uri = entry.get("uri")
+    if not isinstance(uri, str) or not uri.endswith("/SKILL.md"):
+        return None
+    return uri.removesuffix("/SKILL.md").rsplit("/", 1)[-1]

@@ -1,0 +1,254 @@
+"""An MCP server asked as a registry, for `pull mcp+...` (see `mcp_source` for the grammar
+and what is checked).
+
+`McpStore.resolve` names a skill's revision by its manifest's digests, `skills` lists the
+names a server serves, `fetch` writes every file into an empty staging folder, each checked
+against its digest and size before it is written. The manifest is checked first: every file a
+URI under the skill's own root naming a plain relative path, a `sha256:` digest, a size within
+the caps; `skills/list` is read to its end, but never past `max_pages` pages or a repeated
+cursor.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import os
+import shlex
+import threading
+from pathlib import Path
+from typing import Any
+
+from registry.errors import HubskillsError, UnsafeSkill, VersionNotFound
+from registry.format.skill import NAME_RE
+from registry.install import mcp_source
+from registry.install.mcp_session import McpSession, cap_of
+from registry.install.mcp_source import (
+    DIGEST,
+    MAX_LISTED,
+    MAX_PAGES,
+    META_KEY,
+    PREFIX,
+    TIMEOUT_S,
+    Manifest,
+    entry_name,
+    lying,
+    manifest_hash,
+    manifest_revision,
+    parse_mcp,
+)
+from registry.scan import STORE_LIMITS, SizeLimits, check_relpath, write_file
+from registry.stores.base import Fetched, Resolved
+
+
+class McpStore:
+    """One MCP server, asked as a registry (one session, opened on first use; `close`)."""
+
+    kind = "mcp"
+
+    def __init__(self, server: str, *, timeout: float | None = None,
+                 limits: SizeLimits = STORE_LIMITS, max_pages: int = MAX_PAGES) -> None:
+        self.source = parse_mcp(PREFIX + server)
+        env = os.environ.get("HUBSKILLS_MCP_TIMEOUT")
+        self.timeout = timeout or (float(env) if env else TIMEOUT_S)
+        self.limits, self.max_pages = limits, max_pages
+        self.session = McpSession(self.source, timeout=self.timeout, cap=cap_of(limits))
+        self._lock = threading.Lock()
+        self._listing: list[dict[str, Any]] | None = None
+
+    @property
+    def name(self) -> str:
+        """The server as messages name it."""
+        return self.source.server
+
+    # --- what pull asks -------------------------------------------------------------------
+
+    def resolve(self, repo: str, ref: str | None = None) -> Resolved:
+        """The skill's revision: its manifest's digests, hashed (the server listed, for a
+        source naming no skill).
+
+        Raises:
+            VersionNotFound: the server lists no such skill; UnsafeSkill: a lying manifest.
+        """
+        source = parse_mcp(repo)
+        if not source.skill:
+            names = self.skills(source, "")
+            return Resolved(repo, hashlib.sha256("\n".join(names).encode()).hexdigest()[:40],
+                            None, "listing", registry="mcp")
+        manifest = self.manifest(source.skill)
+        return Resolved(repo, manifest_revision(manifest.digests), manifest.version,
+                        manifest.uri, registry="mcp")
+
+    def skills(self, source: Any, sha: str) -> list[str]:
+        """The names of the skills the server lists (`[""]` for a source naming one)."""
+        if source.skill:
+            return [""]
+        names = []
+        for entry in self._list():
+            name = entry_name(entry)
+            if name and NAME_RE.match(name):
+                names.append(name)
+        return sorted(set(names))
+
+    def fetch(self, repo: str, sha: str, dest: Path, *, limits: SizeLimits = STORE_LIMITS,
+              pinned_hash: str | None = None, count: bool = True) -> Fetched:
+        """Read every file of the skill into the empty folder `dest`, each checked against
+        its digest and size; `sha` must still be the manifest's revision.
+
+        Raises:
+            VersionNotFound: the server now serves other digests than `sha` pins.
+            UnsafeSkill: a byte that does not match its digest, a file over the caps.
+        """
+        source = parse_mcp(repo)
+        self.session.cap = cap_of(limits)
+        manifest = self.manifest(source.skill, limits)
+        if manifest_revision(manifest.digests) != sha:
+            raise VersionNotFound(
+                f"{source.skill} from {self.name} changed since it was pinned at {sha[:12]}: "
+                f"the server now lists other digests ({manifest.uri})",
+                hint=f"hubskills update {source.skill}  # shows what changed and re-pins it")
+        budget = limits.budget(hint=lying(self.name))
+        notes = []
+        for path, (uri, digest, size) in sorted(manifest.files.items()):
+            data = self._read(uri, path)
+            try:
+                budget.take(path, len(data))
+            except UnsafeSkill as err:
+                raise UnsafeSkill(f"{self.name} sent {source.skill}: {err.message}",
+                                  hint=lying(self.name)) from err
+            if size is not None and len(data) != size:
+                raise UnsafeSkill(f"{self.name} sent {len(data)} bytes for {path} of "
+                                  f"{source.skill}; its manifest lists {size}",
+                                  hint=lying(self.name))
+            got = "sha256:" + hashlib.sha256(data).hexdigest()
+            if digest and got != digest:
+                raise UnsafeSkill(f"{self.name} sent bytes for {path} of {source.skill} that "
+                                  f"hash to {got[:19]}, its manifest lists {digest[:19]}; "
+                                  "refusing a tampered or damaged download",
+                                  hint=lying(self.name))
+            if not digest:
+                notes.append(f"{self.name} lists no digest for {path}; computed {got[:19]}")
+            target = write_file(dest, path, data)
+            if path in manifest.executable:
+                target.chmod(0o755)
+        digests = {p: d or "sha256:" + hashlib.sha256((dest / p).read_bytes()).hexdigest()
+                   for p, (_, d, _) in manifest.files.items()}
+        with self._lock:
+            mcp_source.FETCHED[manifest.uri] = digests
+        return Fetched(dest, sorted(manifest.files), manifest_hash(digests), tuple(notes))
+
+    # --- the skill's entry ----------------------------------------------------------------
+
+    def manifest(self, name: str, limits: SizeLimits | None = None) -> Manifest:
+        """The checked entry of the skill `name`.
+
+        Raises:
+            VersionNotFound: no such skill listed; UnsafeSkill: a manifest that lies.
+        """
+        for entry in self._list():
+            if entry_name(entry) == name:
+                return self._checked(entry, name, limits or self.limits)
+        raise VersionNotFound(f"{self.name} lists no skill '{name}'",
+                              hint=f"hubskills pull {shlex.quote(self.source.key)}  "
+                                   "# names the skills it serves")
+
+    def _checked(self, entry: dict[str, Any], name: str, limits: SizeLimits) -> Manifest:
+        where = f"{self.name}: the skill {name}"
+        uri = str(entry.get("uri"))
+        root = uri.removesuffix("SKILL.md")
+        resources = entry.get("resources")
+        if not isinstance(resources, list) or not resources:
+            raise UnsafeSkill(f"{where} lists no files (no `resources` manifest)",
+                              hint=lying(self.name))
+        files: dict[str, tuple[str, str, int | None]] = {}
+        for item in resources:
+            if not isinstance(item, dict) or not isinstance(item.get("uri"), str):
+                raise UnsafeSkill(f"{where}: a manifest entry {str(item)[:80]!r} has no URI",
+                                  hint=lying(self.name))
+            file_uri = item["uri"]
+            path = file_uri[len(root):] if file_uri.startswith(root) else ""
+            if not path or any(c in path for c in "%\\?#") or path.startswith("/"):
+                raise UnsafeSkill(f"{where}: the manifest names {file_uri[:200]!r}, which is "
+                                  f"not a file inside the skill ({root})", hint=lying(self.name))
+            try:
+                check_relpath(path)
+            except HubskillsError as err:
+                raise UnsafeSkill(f"{where}: the manifest names {path[:200]!r}, a path outside "
+                                  f"the skill ({err.message})", hint=lying(self.name)) from err
+            digest, size = item.get("digest"), item.get("size")
+            if digest is not None and (not isinstance(digest, str)
+                                       or not DIGEST.fullmatch(digest)):
+                raise UnsafeSkill(f"{where}: {path} has the digest {str(digest)[:80]!r}, not "
+                                  "sha256:<64 hex>", hint=lying(self.name))
+            if size is not None and (not isinstance(size, int) or isinstance(size, bool)
+                                     or size < 0):
+                raise UnsafeSkill(f"{where}: {path} has the size {size!r}",
+                                  hint=lying(self.name))
+            if path in files:
+                raise UnsafeSkill(f"{where}: the manifest lists {path} twice",
+                                  hint=lying(self.name))
+            files[path] = (file_uri, digest or "", size)
+        if "SKILL.md" not in files:
+            raise UnsafeSkill(f"{where}: the manifest holds no SKILL.md", hint=lying(self.name))
+        try:
+            limits.check([(p, s or 0) for p, (_, _, s) in files.items()])
+        except UnsafeSkill as err:
+            raise UnsafeSkill(f"{where}: {err.message}", hint=lying(self.name)) from err
+        meta = entry.get("_meta") if isinstance(entry.get("_meta"), dict) else {}
+        ours = meta.get(META_KEY) if isinstance(meta.get(META_KEY), dict) else {}
+        executable = ours.get("executable") if isinstance(ours.get("executable"), list) else []
+        version = ours.get("version") if isinstance(ours.get("version"), str) else None
+        return Manifest(uri, files, frozenset(p for p in executable if p in files), version)
+
+    # --- the listing and the files ----------------------------------------------------------
+
+    def _list(self) -> list[dict[str, Any]]:
+        """Every entry of `skills/list`, every page (read once per store)."""
+        with self._lock:
+            if self._listing is not None:
+                return self._listing
+        entries: list[dict[str, Any]] = []
+        cursor, seen = None, set()
+        for _ in range(self.max_pages):
+            page = self.session.call("skills/list", {"cursor": cursor} if cursor else {})
+            skills = page.get("skills")
+            if not isinstance(skills, list):
+                raise UnsafeSkill(f"{self.name} answered skills/list without a `skills` list",
+                                  hint=lying(self.name))
+            entries += [s for s in skills if isinstance(s, dict)]
+            cursor = page.get("nextCursor")
+            if not cursor:
+                break
+            if not isinstance(cursor, str) or cursor in seen or len(entries) > MAX_LISTED:
+                raise UnsafeSkill(f"{self.name} pages skills/list without end (a cursor "
+                                  f"repeated or over {MAX_LISTED} skills)",
+                                  hint=lying(self.name))
+            seen.add(cursor)
+        else:
+            raise UnsafeSkill(f"{self.name} pages skills/list without end ({self.max_pages} "
+                              "pages and still a nextCursor)", hint=lying(self.name))
+        with self._lock:
+            self._listing = entries
+        return entries
+
+    def _read(self, uri: str, path: str) -> bytes:
+        result = self.session.call("resources/read", {"uri": uri})
+        contents = result.get("contents")
+        if not isinstance(contents, list) or len(contents) != 1 \
+                or not isinstance(contents[0], dict):
+            raise UnsafeSkill(f"{self.name} answered resources/read of {path} with "
+                              f"{len(contents) if isinstance(contents, list) else 'no'} "
+                              "contents, not one", hint=lying(self.name))
+        content = contents[0]
+        if isinstance(content.get("text"), str):
+            return str(content["text"]).encode("utf-8")
+        try:
+            return base64.b64decode(str(content.get("blob")), validate=True)
+        except (binascii.Error, ValueError) as err:
+            raise UnsafeSkill(f"{self.name} sent {path} as neither text nor base64",
+                              hint=lying(self.name)) from err
+
+    def close(self) -> None:
+        """End the session (and a stdio server's process)."""
+        self.session.close()
