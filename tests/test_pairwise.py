@@ -17,12 +17,18 @@ from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.config import EvalConfig
 from registry.evaluation.engine import run_evaluation
+from registry.evaluation.arms import build_arm
+from registry.evaluation.pairwise import pairwise_messages
 from registry.evaluation.preflight import check_suite
-from registry.format.suite import load_suite
+from registry.format.skill import load_skill
+from registry.format.suite import load_suite, suite_path
+from registry.providers import worst_case
 from registry.registries import get_store
 from registry.results.pairwise import outcome_of
 from registry.results.report import summarize
+from registry.results.runs import ResultRow, RunManifest
 from registry.verify.replay import verify_run
+from registry.verify.resample import ARMS, estimate, plan_check
 
 N_CASES, RUNS = 3, 2
 PAIRS = N_CASES * RUNS
@@ -222,3 +228,48 @@ def test_the_run_summary_shows_the_position_bias(tmp_path):
     assert f"pairwise judge: skill preferred in 0, baseline in 0, tie in {N_CASES} of " \
            f"{N_CASES} pairs; position bias 100% (the two orders disagreed in {N_CASES} of " \
            f"{N_CASES})" in out
+
+
+def test_a_pair_cut_short_by_the_cap_is_not_written_and_resume_finishes_it(tmp_path):
+    skill = pairwise_skill(tmp_path)
+    with FakeOpenAIServer(responder=skill_preferring) as server:
+        # 12 answers and 12 comparisons: the cap stops the run before every pair is judged
+        run, settings = evaluate(skill, server, tmp_path / "home", max_calls=2 * PAIRS + 3,
+                                 concurrency=1)
+        assert run.manifest.status == "stopped"
+        written = [r for r in run.rows if not r.is_error]
+        assert len(written) < 2 * PAIRS
+        # what was written is whole pairs, each judged
+        pairs = {(r.case_id, r.repeat) for r in written}
+        assert len(written) == 2 * len(pairs)
+        assert all(c.answer is not None for r in written for c in r.checks)
+        calls = len(server.bodies)
+        done = run_evaluation(skill, EvalConfig(models=["local/fake-student"], runs=RUNS,
+                                                judge="local/fake-judge", retry=FAST),
+                              settings, resume=run.manifest.run_id)
+        asked, new = server.bodies[:calls], server.bodies[calls:]
+    assert done.manifest.status == "complete"
+    assert summarize(done.rows)[0].pairwise.skill_wins == PAIRS
+    # only what the first run never asked is asked now (answers of cut pairs come cached)
+    assert new and not [body for body in new if body in asked]
+    assert verify_run(done.manifest.run_id, settings,
+                      open_store=lambda: get_store(settings)).status == "verified"
+
+
+def test_a_spot_check_estimate_counts_both_orders_of_each_pair(tmp_path):
+    skill = load_skill(pairwise_skill(tmp_path))
+    suite = load_suite(suite_path(skill.path), skill_dir=skill.path)
+    manifest = RunManifest(run_id="r", skill_name=skill.name, content_hash="", suite_hash="",
+                           models=["openai/gpt-4.1"], mode="inline", max_tokens=700,
+                           judge="openai/gpt-4.1-mini")
+    rows = [ResultRow(run_id="r", skill_name="s", model="openai/gpt-4.1", arm=arm,
+                      case_id=f"q{i}") for i in range(N_CASES) for arm in ARMS]
+    _, check = plan_check(manifest, rows, N_CASES, seed=0)
+    estimate(check, manifest, skill, suite, runs=1)
+    answers_only = sum(worst_case("openai/gpt-4.1", build_arm(arm, case, skill).messages, None,
+                                  700) for case in suite.cases for arm in ARMS)
+    one_order = [worst_case("openai/gpt-4.1-mini",
+                            pairwise_messages(RUBRIC, case.prompt, "", ""), None, 200,
+                            more_prompt=1400) for case in suite.cases]
+    assert check.calls == 2 * N_CASES + 2 * N_CASES
+    assert check.estimated_cost == pytest.approx(answers_only + 2 * sum(one_order))

@@ -132,11 +132,13 @@ def estimate(check: SpotCheck, manifest: RunManifest, skill: Skill, suite: Suite
     """Fill ``check``'s cost (at most, one call per sample) and calls (at least) for re-asking
     its cases ``runs`` times in both arms on each model: each arm's first request as the run
     builds it from the suite's prompt and the skill (tool mode's for agent mode), the run's max
-    output tokens, one judge call per judged check (the answer counted at its max tokens), at
-    the catalogue price. Never from the rows. The cost is None when a price is unknown."""
+    output tokens, one judge call per judged check (the answer counted at its max tokens) and
+    two per pairwise check and pair (both answers), at the catalogue price. Never from the
+    rows. The cost is None when a price is unknown."""
     from registry.evaluation.arms import build_arm
     from registry.evaluation.judge import judge_messages
-    from registry.format.checks_schema import JudgeCheck
+    from registry.evaluation.pairwise import pairwise_messages
+    from registry.format.checks_schema import JudgeCheck, PairwiseCheck
 
     by_id = {case.id: case for case in suite.cases}
     mode = "inline" if manifest.mode == "inline" else "tool"
@@ -157,6 +159,13 @@ def estimate(check: SpotCheck, manifest: RunManifest, skill: Skill, suite: Suite
                         judge, judge_messages(rubric, case.prompt, ""), None,
                         JUDGE_MAX_TOKENS, more_prompt=manifest.max_tokens))
                     calls += 1
+        for rubric in [c.rubric for c in case.checks if isinstance(c, PairwiseCheck)] \
+                if judge else []:  # once a pair, in both orders, both answers in the prompt
+            each = worst_case(judge, pairwise_messages(rubric, case.prompt, "", ""), None,
+                              JUDGE_MAX_TOKENS, more_prompt=2 * manifest.max_tokens)
+            for _order in range(2 * len(manifest.models)):
+                total = add_cost(total, each)
+                calls += 1
     check.estimated_cost = None if total is None else total * runs
     check.calls, check.priced = calls * runs, True
 
