@@ -134,6 +134,11 @@ _EXPORTS: dict[str, str] = {
     "start_spot_job": "registry.jobs.spot_remote:start_spot_job",
     "follow_spot_job": "registry.jobs.spot_remote:follow_spot_job",
     "owns_results": "registry.jobs.spot_remote:owns_results",
+    # what a published revision ships besides instructions: its signature, its publisher's
+    # claims (skill-card.md, BENCHMARK.md), read once per revision
+    "revision_facts": "registry.stores.revision_facts:revision_facts",
+    "RevisionFacts": "registry.stores.revision_facts:RevisionFacts",
+    "CLAIMS_LABEL": "registry.format.claims:CLAIMS_LABEL",
 }
 
 __all__ = [
@@ -159,6 +164,7 @@ __all__ = [
     "scrub_logs", "scrubber", "pending_frame", "pending_view", "forged_claims",
     "verification_badges", "pending_badges", "replay_pending", "merge_submission", "run_on_jobs",
     "run_logs", "start_spot_job", "follow_spot_job", "owns_results",
+    "revision_facts", "RevisionFacts", "CLAIMS_LABEL",
 ]
 
 if TYPE_CHECKING:
@@ -178,6 +184,7 @@ if TYPE_CHECKING:
     from registry.evaluation.config import EvalConfig
     from registry.evaluation.engine import EvalRun, run_evaluation
     from registry.evaluation.stopping import StopSignal
+    from registry.format.claims import CLAIMS_LABEL
     from registry.format.skill import Problem, Skill, load_skill
     from registry.format.suite import Case, Suite, load_suite, suite_path
     from registry.format.untrusted import code_block, code_span, safe_html
@@ -230,6 +237,7 @@ if TYPE_CHECKING:
     )
     from registry.stores import SkillInfo, SkillStore
     from registry.stores.refs import check_repo_id, tag_for
+    from registry.stores.revision_facts import RevisionFacts, revision_facts
     from registry.stores.verifications import badges as verification_badges
     from registry.stores.verifications import pending_badges
     from registry.verify.admission import merge_submission, replay_pending

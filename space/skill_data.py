@@ -1,16 +1,19 @@
 """What a skill page shows, gathered from the store (no Gradio here).
 
-A page is one skill at one version: its SKILL.md, files, versions, latest results per model,
-evaluation history over versions, security scan findings, and the pull command.
+A page is one skill at one version: its SKILL.md, files, versions, signature, latest results
+per model, evaluation history over versions, security scan findings, the publisher's own claims
+(skill-card.md, BENCHMARK.md, apart from the measured results) and the pull command.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import pandas as pd
 
 from registry import (
+    CLAIMS_LABEL,
     Board,
     Finding,
     board_entries,
@@ -18,6 +21,7 @@ from registry import (
     code_span,
     display,
     load_skill,
+    revision_facts,
     safe_html,
     scan_folder,
     tag_for,
@@ -48,6 +52,7 @@ class SkillPage:
     findings: str
     pull_command: str
     triggers: pd.DataFrame  # trigger evals per version and model; no rows when none
+    claims: str = ""  # the publisher's skill-card.md / BENCHMARK.md, safe HTML; "" when none
 
 
 def pull_command(repo: str, version: str | None) -> str:
@@ -56,12 +61,44 @@ def pull_command(repo: str, version: str | None) -> str:
 
 
 def _header(repo: str, version: str | None, description: str, license_: str | None,
-            downloads: int, tags: list[str]) -> str:
-    """The page's title block, as safe HTML: the description and tags are the author's text."""
+            downloads: int, tags: list[str], signature: str = "") -> str:
+    """The page's title block, as safe HTML: the description, tags and the signer's name are
+    the author's text."""
     badges = [code_span(version and tag_for(version) or "unversioned"),
               f"license: {code_span(license_ or 'unspecified')}", f"{downloads} downloads"]
     badges += [code_span(f"#{t}") for t in tags if t != "agent-skill"]
-    return safe_html(f"## {repo}\n\n{description}\n\n" + " · ".join(badges))
+    signed = f"\n\nSignature: {code_span(signature)}" if signature else ""
+    return safe_html(f"## {repo}\n\n{description}\n\n" + " · ".join(badges) + signed)
+
+
+def claims_markdown(claims: dict[str, str]) -> str:
+    """The publisher's claim files under their label, each in a closed `<details>` (their
+    headings stay out of the page's outline until opened); "" when the skill ships none."""
+    if not claims:
+        return ""
+    parts = ["## Publisher's claims", "", f"*{CLAIMS_LABEL}*", ""]
+    for name, text in claims.items():
+        parts += [f"<details><summary>{name} (publisher's claim)</summary>", "",
+                  _demoted(text), "", "</details>", ""]
+    return "\n".join(parts)
+
+
+_HEADING = re.compile(r"^(#{1,6})(?=\s)")
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+
+
+def _demoted(markdown: str) -> str:
+    """Headings two levels down (at most h6), outside code fences: the claims sit under the
+    page's h2, and a heading never skips a level back up."""
+    lines, fence = [], None
+    for line in markdown.splitlines():
+        opened = _FENCE.match(line)
+        if opened and (fence is None or opened.group(1).startswith(fence)):
+            fence = None if fence else opened.group(1)[:3]
+        elif fence is None:
+            line = _HEADING.sub(lambda m: "#" * min(6, len(m.group(1)) + 2), line)
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def _files_table(folder_files: list[tuple[str, int]]) -> pd.DataFrame:
@@ -121,12 +158,16 @@ def skill_page(state: SpaceState, repo: str, version: str | None = None) -> Skil
                             columns=["version", "tag", "revision", "date"])
     board = state.board()
     shown = resolved.version
+    facts = revision_facts(store, repo, home=state.settings.home, sha=resolved.sha,
+                           folder=folder)
     return SkillPage(
         repo=repo, version=shown, versions=[v.version for v in info.versions],
-        header=_header(repo, shown, info.description, info.license, info.downloads, info.tags),
+        header=_header(repo, shown, info.description, info.license, info.downloads, info.tags,
+                       facts.signature.label()),
         body=safe_html(skill.body), raw=(folder / "SKILL.md").read_text(encoding="utf-8"),
         files=_files_table(files), version_table=versions,
         results=results_table(board, repo), history=history_frame(board, repo),
         findings=safe_html(findings_markdown(scan_folder(folder))),
         pull_command=pull_command(repo, shown),
-        triggers=trigger_table([e for e in board.skill_triggers(repo) if e.repo == repo]))
+        triggers=trigger_table([e for e in board.skill_triggers(repo) if e.repo == repo]),
+        claims=safe_html(claims_markdown(facts.claims)) if facts.claims else "")

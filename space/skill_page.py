@@ -56,18 +56,18 @@ def render(state: SpaceState, repo: str | None, version: str | None = None) -> t
 def _render(state: SpaceState, repo: str, version: str | None) -> tuple:
     if not repo:
         return (gr.Dropdown(choices=[], value=None), EMPTY_NOTE, "", "", None, None, None,
-                None, "", gr.Dataframe(visible=False), "")
+                None, "", gr.Dataframe(visible=False), "", gr.Markdown("", visible=False))
     try:
         page = skill_page(state, repo, version)
     except HubskillsError as err:
         warn(err)
         return (gr.Dropdown(choices=[], value=None), error_markdown(err), "", "", None, None,
-                None, None, "", gr.Dataframe(visible=False), "")
+                None, None, "", gr.Dataframe(visible=False), "", gr.Markdown("", visible=False))
     return (gr.Dropdown(choices=page.versions, value=page.version), page.header, page.body,
             page.raw, wire_table(page.files), wire_table(page.version_table),
             wire_table(page.results), wire_plot(BARS, page.history), page.findings,
             gr.Dataframe(wire_table(page.triggers), visible=not page.triggers.empty),
-            page.pull_command)
+            page.pull_command, gr.Markdown(page.claims, visible=bool(page.claims)))
 
 
 def build(state: SpaceState) -> SkillTab:
@@ -112,8 +112,9 @@ def build(state: SpaceState) -> SkillTab:
                             column_widths=TRIGGER_WIDTHS, datatype=datatypes(TRIGGER_COLUMNS),
                             visible=False,
                             elem_id="skill-triggers", elem_classes="hs-table")
+    claims = gr.Markdown(visible=False, elem_id="skill-claims", container=True)
     outputs = [version, header, body, raw, files, versions, results, history, findings,
-               triggers, pull]
+               triggers, pull, claims]
     tab = SkillTab(picker, version, outputs)
     _wire(state, tab)
     return tab

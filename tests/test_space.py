@@ -178,8 +178,10 @@ def test_model_view_and_page_load(client):
 
 def test_skill_page_shows_the_pull_command_files_and_history(client):
     out = client.predict("hubskills/agent-skill-md", api_name="/skill_page")
-    version, header, body, raw, files, versions, results, history, findings, _, pull = out
+    version, header, body, raw, files, versions, results, history, findings, _, pull, claims = out
     assert pull == "hubskills pull hubskills/agent-skill-md@v1.1.0"
+    assert "Signature: <code>unsigned</code>" in header
+    assert not (claims.get("value") if isinstance(claims, dict) else claims)  # ships none
     assert version["value"] == "1.1.0" and "<h2>hubskills/agent-skill-md</h2>" in header
     assert "SKILL.md" in raw or raw.startswith("---")
     assert ["SKILL.md", "evals/evals.json"] <= [row[0] for row in files["data"]]
@@ -192,7 +194,7 @@ def test_skill_page_shows_the_pull_command_files_and_history(client):
 def test_an_unknown_skill_is_a_readable_message(client):
     out = client.predict("nobody/nothing", api_name="/skill_page")
     assert "**Error:**" in out[1] and "nobody/nothing" in out[1] and "Traceback" not in out[1]
-    assert out[-1] == ""
+    assert out[-2] == ""
 
 
 def test_evaluation_of_an_upload_through_a_fake_server_then_push(client, space, tmp_path):
@@ -288,7 +290,7 @@ def test_generate_streams_previews_and_publishes(client):
     published = client.predict(api_name="/publish")
     assert published.startswith("✅ Published **local/zorblax-ports@v0.1.0**"), published
     page = client.predict("local/zorblax-ports", api_name="/skill_page")
-    assert page[-1] == "hubskills pull local/zorblax-ports@v0.1.0"
+    assert page[-2] == "hubskills pull local/zorblax-ports@v0.1.0"
 
 
 def test_uploads_are_unpacked_safely(tmp_path):

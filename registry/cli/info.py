@@ -10,6 +10,13 @@ from rich.markup import escape
 
 from registry.cli import _output as out
 from registry.cli import _store as shared
+from registry.cli._revision_facts import (
+    claims_json,
+    facts_of,
+    print_claims,
+    print_signature,
+    signature_json,
+)
 from registry.cli._skill_ref import (
     SkillSource,
     looks_like_reference,
@@ -18,6 +25,7 @@ from registry.cli._skill_ref import (
 )
 from registry.errors import HubskillsError, SkillNotFound
 from registry.stores import SkillInfo, SkillStore
+from registry.stores.revision_facts import RevisionFacts
 from registry.stores.summary import SUMMARY_COLUMNS, latest_summary, summary_rows
 
 
@@ -26,7 +34,8 @@ from registry.stores.summary import SUMMARY_COLUMNS, latest_summary, summary_row
 @shared.json_option
 @shared.registry_option
 def info_command(target: str, as_json: bool, registry: str | None) -> None:
-    """Show a skill: description, versions, latest eval results, the pull command.
+    """Show a skill: description, versions, signature, latest eval results, the
+    publisher's own claims (skill-card.md, BENCHMARK.md), the pull command.
 
     A folder shows the published skill it is (a pulled folder, or one whose content was
     published).
@@ -36,19 +45,21 @@ def info_command(target: str, as_json: bool, registry: str | None) -> None:
       hubskills info hubskills/kernel-builder-cuda-kernels
       hubskills info .agents/skills/agent-skill-md
     """
-    _, store = shared.open_store(registry)
+    settings, store = shared.open_store(registry)
     info = _info_of(target, store)
     from registry.results import trigger_board
 
     repo, frame = info.repo, store.results_frame()
     summary = latest_summary(frame, repo)
     triggers = [e for e in trigger_board.trigger_entries(frame, skill=repo) if e.repo == repo]
+    facts = facts_of(settings, store, repo, info.version) if info.versions else \
+        "not a published version"
     if as_json:
-        out.as_json({**shared.info_json(info, card=True), "results": summary,
-                     "triggers": trigger_board.to_records(triggers),
-                     "pull": f"hubskills pull {repo}"})
+        out.as_json({**shared.info_json(info, card=True), "signature": signature_json(facts),
+                     "results": summary, "triggers": trigger_board.to_records(triggers),
+                     "publisher_claims": claims_json(facts), "pull": f"hubskills pull {repo}"})
     else:
-        _print_info(info, summary, triggers)
+        _print_info(info, summary, triggers, facts)
 
 
 def _info_of(target: str, store: SkillStore) -> SkillInfo:
@@ -77,10 +88,12 @@ def _info_of(target: str, store: SkillStore) -> SkillInfo:
     return info
 
 
-def _print_info(info: SkillInfo, summary: list[dict[str, Any]], triggers: list[Any]) -> None:
+def _print_info(info: SkillInfo, summary: list[dict[str, Any]], triggers: list[Any],
+                facts: RevisionFacts | str) -> None:
     out.result(f"{info.repo}  {info.version or '(no version)'}  license: {info.license or '-'}")
     out.result(escape(info.description))
     out.result(f"downloads {info.downloads}, likes {info.likes}, updated {info.updated or '-'}")
+    print_signature(facts)
     if info.versions:
         out.table(["version", "sha", "date"],
                   [(v.version, v.sha[:12], v.date or "-") for v in info.versions[:10]])
@@ -96,4 +109,5 @@ def _print_info(info: SkillInfo, summary: list[dict[str, Any]], triggers: list[A
         render_triggers(triggers)
     if not summary and not triggers:
         out.result("No evaluation results yet.")
+    print_claims(facts)
     out.result(f"Pull it:  hubskills pull {info.repo}")

@@ -29,22 +29,25 @@ if TYPE_CHECKING:
 @shared.registry_option
 def search_command(query: str, sort: str, limit: int, as_json: bool,
                    registry: str | None) -> None:
-    """Find skills by name or description.
+    """Find skills by name or description (--json: each with its signature status).
 
     \b
     Examples:
       hubskills search cuda
       hubskills search --sort lift --json
     """
-    _, store = shared.open_store(registry)
+    settings, store = shared.open_store(registry)
     best: dict[str, Entry] = {}
     infos = store.search(query, sort=sort, limit=limit or _ALL,
                          lift_key=(lambda frame: _best_entries(frame, best)) if sort == "lift"
                          else None)
     if as_json:
-        out.as_json([{**shared.info_json(i, card=False), **_lift_json(best.get(i.repo))}
-                     for i in infos] if sort == "lift" else
-                    [shared.info_json(i, card=False) for i in infos])
+        from registry.cli._revision_facts import facts_of, signature_json
+
+        out.as_json([{**shared.info_json(i, card=False),
+                      "signature": signature_json(facts_of(settings, store, i.repo, i.version)),
+                      **(_lift_json(best.get(i.repo)) if sort == "lift" else {})}
+                     for i in infos])
     elif not infos and query:
         _no_match(store.search(limit=_NEAR), query)
     elif not infos:
