@@ -273,3 +273,25 @@ def test_a_spot_check_estimate_counts_both_orders_of_each_pair(tmp_path):
                             more_prompt=1400) for case in suite.cases]
     assert check.calls == 2 * N_CASES + 2 * N_CASES
     assert check.estimated_cost == pytest.approx(answers_only + 2 * sum(one_order))
+
+
+def test_a_judge_that_fails_makes_both_rows_check_errors_and_no_verdict_is_a_tie(tmp_path):
+    def failing_on_one_case(body: dict):
+        pair = answers(body)
+        if pair is None:
+            return knows_fact_if_told(body)
+        if "Question 0" in body["messages"][-1]["content"]:
+            return {"status": 500}  # retried, then a failure of the judge
+        return "I cannot decide."  # no verdict line: neither answer loses for it
+
+    with FakeOpenAIServer(responder=failing_on_one_case) as server:
+        run, _ = evaluate(pairwise_skill(tmp_path), server, tmp_path / "home")
+    failed = [r for r in run.rows if r.case_id == "q0"]
+    assert len(failed) == 2 * RUNS
+    assert all(r.error_kind == "check" and r.error.startswith("pairwise: judge error")
+               and not r.checks for r in failed)
+    [summary] = summarize(run.rows)
+    assert summary.errors.check == 2 * RUNS  # out of both arms' denominators
+    pw = summary.pairwise
+    assert (pw.pairs, pw.ties, pw.no_verdict, pw.disagreed, pw.bias_rate) == \
+        (PAIRS - RUNS, PAIRS - RUNS, PAIRS - RUNS, 0, None)
