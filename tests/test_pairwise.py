@@ -15,9 +15,9 @@ from test_evaluate import FAST, knows_fact_if_told, make_skill
 
 from registry.config import Settings
 from registry.errors import HubskillsError
+from registry.evaluation.arms import build_arm
 from registry.evaluation.config import EvalConfig
 from registry.evaluation.engine import run_evaluation
-from registry.evaluation.arms import build_arm
 from registry.evaluation.pairwise import pairwise_messages
 from registry.evaluation.preflight import check_suite
 from registry.format.skill import load_skill

@@ -5,7 +5,9 @@ checks (code a suite supplies), and patterns RE2 cannot express (a backreference
 Python's `re` may backtrack for minutes), run only through the `Sandbox` the caller passes, in
 a fresh workspace holding the case's input files (as bytes) and the files the model wrote; with
 no sandbox they are skipped with the caller's reason, never run on the host. `judge` checks and
-the case's plain-language assertions go through the eval engine's `judge` function.
+the case's plain-language assertions go through the eval engine's `judge` function; `pairwise`
+checks compare both arms' answers, so they wait (skipped) until the engine pairs the rows
+(`pairwise.py`), or `verify` re-reads their stored replies.
 
 Workspace checks (`file_*`, `command`; `workspace_checks.py`) grade the final workspace: the
 folder the agent worked in, or in chat mode a temp folder holding the case's input files and the

@@ -4,8 +4,10 @@ Checks run through the check engine (`checks.run_checks`) exactly as the run gra
 checks in-process, code checks in an isolating sandbox (never on the host, whatever the run
 used) for at most the verifier's cap a check (`CHECK_TIMEOUT_S` unless the caller sets one),
 judge checks and assertions on the judge's reply stored with each verdict (re-parsed, no
-judge is called), and workspace checks (file and `command` checks) of agent samples on the
-final workspace rebuilt from the case's files and the row's record (`replay_record`), inside
+judge is called), pairwise checks on the two replies stored on both rows of their pair
+(`pairwise.stored_pair`: the rows must store the same), and workspace checks (file and
+`command` checks) of agent samples on the final workspace rebuilt from the case's files and
+the row's record (`replay_record`), inside
 the replay's own scratch folder: every path a row names is checked before any file operation
 and no link is followed (`workspace_paths`), and a refused path is a problem naming it. What
 cannot be replayed is said, and its stored verdict is kept for the sample's score: a verdict
