@@ -87,6 +87,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "verify": ("registry.cli.verify:verify_command",
                "Replay a saved or pushed run without calling any model; exit 1 unless it is "
                "verified."),
+    "verify-install": ("registry.cli.verify_install:verify_install_command",
+                       "Re-check every installed skill against skills.lock: its files' "
+                       "digests, its signature and signer, its copies and links."),
     "versions": ("registry.cli.versions:versions_command",
                  "List a skill's published versions, newest first."),
     "doctor": ("registry.cli.doctor:doctor_command",
@@ -113,7 +116,8 @@ TASKS: dict[str, tuple[str, ...]] = {
     "Evaluate": ("eval", "runs", "review-outputs", "verify", "leaderboard", "models", "ask",
                  "trace"),
     "Share": ("publish", "search", "info", "versions", "registry", "review", "mcp"),
-    "Install": ("pull", "install", "update", "list", "remove", "agents", "trust"),
+    "Install": ("pull", "install", "update", "list", "remove", "verify-install", "agents",
+                "trust"),
 }
 #: Old spellings that still work but are not listed: `tests generate` is `suite generate`.
 HIDDEN = frozenset({"tests"})

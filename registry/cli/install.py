@@ -14,9 +14,11 @@ from registry.install import install
 @click.option("--frozen", is_flag=True,
               help="Fail on any mismatch with skills.lock; never write it.")
 @click.option("--force", is_flag=True, help="Discard local changes to pinned skills.")
+@click.option("--require-signed", is_flag=True,
+              help="Refuse a lock that pins an unsigned skill [env: HUBSKILLS_REQUIRE_SIGNED].")
 @shared.lock_options
-def install_command(frozen: bool, force: bool, allow_risky: bool, registry: str | None,
-                    global_: bool, project: Path, as_json: bool) -> None:
+def install_command(frozen: bool, force: bool, require_signed: bool, allow_risky: bool,
+                    registry: str | None, global_: bool, project: Path, as_json: bool) -> None:
     """Install exactly what skills.lock pins (by sha).
 
     \b
@@ -26,6 +28,7 @@ def install_command(frozen: bool, force: bool, allow_risky: bool, registry: str 
     """
     with shared.show_findings():
         results = install(project, stores=shared.stores(registry), frozen=frozen,
-                          global_=global_, force=force, allow_risky=allow_risky)
+                          global_=global_, force=force, allow_risky=allow_risky,
+                          require_signed=require_signed)
     shared.print_results(results, project, as_json=as_json,
                          empty="skills.lock pins no skills.")

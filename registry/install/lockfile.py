@@ -36,7 +36,7 @@ HF_MARKER = ".hf-skill-manifest.json"
 LOCK_FILE = "skills.lock"
 LOCK_VERSION = 1
 _SHA = re.compile(r"^[0-9a-f]{40}$")
-_MARKER_MAX_BYTES = 64 * 1024
+_MARKER_MAX_BYTES = 1024 * 1024  # a marker lists each file's sha256 (up to 1000 files)
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,8 @@ class Marker:
     ref: str = "latest"
     registry: str = "local"
     installed_at: str = ""
+    files: dict[str, str] = field(default_factory=dict, compare=False)  # path -> sha256, to
+    # name the files `verify-install` finds changed (the lock's content hash is the check)
 
     def to_text(self) -> str:
         """The marker file's JSON text."""
@@ -105,7 +107,8 @@ def read_marker(folder: Path) -> Marker | None:
                         version=None if data.get("version") is None else str(data["version"]),
                         ref=str(data.get("ref") or "latest"),
                         registry=str(data.get("registry") or "local"),
-                        installed_at=str(data.get("installed_at") or ""))
+                        installed_at=str(data.get("installed_at") or ""),
+                        files={str(k): str(v) for k, v in (data.get("files") or {}).items()})
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return marker if _SHA.match(marker.sha) else None

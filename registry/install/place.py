@@ -27,7 +27,7 @@ from registry.install.lockfile import (
     read_marker,
 )
 from registry.install.sources import source_entry
-from registry.install.staging import Staged, changes
+from registry.install.staging import Staged, changes, file_digests
 from registry.install.transaction import LinkPlan, Transaction, points_to
 from registry.scan import Finding, summarize
 
@@ -91,7 +91,7 @@ def install_staged(staged: Staged, scope: Scope, agents: list[Agent], lock: Lock
     if dry_run:
         return result
     marker = Marker(staged.repo, resolved.sha, staged.content_hash, result.version,
-                    resolved.ref, registry, now_iso())
+                    resolved.ref, registry, now_iso(), file_digests(staged.folder))
     (staged.folder / MARKER_FILE).write_text(marker.to_text(), encoding="utf-8")
     with _within(txn) as step:
         step.swap(dest, staged.folder)

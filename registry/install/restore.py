@@ -31,6 +31,7 @@ from registry.install.sources import FolderSource
 from registry.install.staging import Staged, discard, prepare
 from registry.install.transaction import make_dirs, remove_empty
 from registry.scan import STORE_LIMITS, SizeLimits
+from registry.signing import SignatureRefused
 from registry.stores import Resolved, SkillStore
 
 StoreFor = Callable[[str], SkillStore]
@@ -41,20 +42,34 @@ WORKERS = 16  # skills fetched at once by `install`: the one pool (a pinned skil
 
 def install(project: Path, *, stores: StoreFor, frozen: bool = False, global_: bool = False,
             force: bool = False, allow_risky: bool = False, limits: SizeLimits = STORE_LIMITS,
-            workers: int = WORKERS) -> list[PullResult]:
+            workers: int = WORKERS, require_signed: bool = False) -> list[PullResult]:
     """Restore exactly what `skills.lock` pins (by sha), fetching in parallel.
 
     Installs already at their pinned sha and unmodified are left alone (links are checked).
     With `frozen` the lock is never written and any mismatch fails: no lock, a locally
     modified install, a skill installed but not pinned, files that do not hash as pinned.
+    With `require_signed` (or `HUBSKILLS_REQUIRE_SIGNED=1`) a lock pinning an unsigned skill
+    is refused before anything is fetched.
 
     Raises:
         HubskillsError: no lock, a mismatch, or a refused skill (nothing of that skill placed).
     """
-    scope = Scope.of(project, global_)
-    with SourceStore(scope.root, github_url=Settings.from_env().github_url) as sources:
+    scope, settings = Scope.of(project, global_), Settings.from_env()
+    if require_signed or settings.require_signed:
+        _check_signed(Lockfile.read(scope.lock_path))
+    with SourceStore(scope.root, github_url=settings.github_url) as sources:
         return _install(scope, _with_sources(stores, sources), frozen=frozen, force=force,
                         allow_risky=allow_risky, limits=limits, workers=workers)
+
+
+def _check_signed(lock: Lockfile) -> None:
+    unsigned = sorted(name for name, entry in lock.entries.items() if entry.signer is None)
+    if unsigned:
+        raise SignatureRefused(f"skills.lock pins {len(unsigned)} unsigned skill"
+                               f"{'s' if len(unsigned) > 1 else ''} ({', '.join(unsigned[:5])})"
+                               " and signatures are required; nothing was installed",
+                               hint=f"hubskills remove {unsigned[0]}  # or install without "
+                                    "--require-signed (HUBSKILLS_REQUIRE_SIGNED unset)")
 
 
 def _with_sources(stores: StoreFor, sources: SourceStore) -> StoreFor:

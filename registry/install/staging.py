@@ -217,14 +217,15 @@ def discard(staged: Staged) -> None:
 
 def changes(old: Path, new: Path) -> list[str]:
     """`+ path`, `- path`, `~ path` between two folders (markers ignored)."""
-    before, after = _digests(old), _digests(new)
+    before, after = file_digests(old), file_digests(new)
     return sorted([f"+ {p}" for p in after.keys() - before.keys()]
                   + [f"- {p}" for p in before.keys() - after.keys()]
                   + [f"~ {p}" for p in after.keys() & before.keys() if after[p] != before[p]],
                   key=lambda line: line[2:])
 
 
-def _digests(root: Path) -> dict[str, str]:
+def file_digests(root: Path) -> dict[str, str]:
+    """Each file's sha256 by relative path (links and the install marker left out)."""
     found = {}
     for dirpath, _, filenames in os.walk(root, followlinks=False):
         for name in filenames:

@@ -1,0 +1,133 @@
+"""`verify-install`: re-check every installed skill against what `skills.lock` pins.
+
+For each entry: the folder is there and ours (its install marker names the pinned repo and
+sha); its files hash to the pinned content hash (when not, the marker's per-file digests name
+the files added, removed or changed; a marker edited as well is said so); a signed skill's
+`skill.oms.sig` still verifies over the installed files against the trusted anchors and names
+the pinned signer; copies placed for agents hash as pinned too, and links lead to the folder.
+Nothing is modified.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from registry.config import Settings
+from registry.errors import HubskillsError
+from registry.format.skill import content_hash
+from registry.install.agents import all_folders
+from registry.install.lockfile import MARKER_FILE, LockEntry, Lockfile, Scope, read_marker
+from registry.install.staging import file_digests
+from registry.install.transaction import points_to
+
+
+@dataclass
+class Audit:
+    """One pinned skill as found: `state` is `ok`, `missing`, `not ours`, `modified`,
+    `signature invalid` or `signer changed`; `problems` say what, naming files."""
+
+    name: str
+    repo: str
+    state: str = "ok"
+    problems: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready fields."""
+        return {"name": self.name, "repo": self.repo, "state": self.state,
+                "problems": self.problems}
+
+
+def verify_installed(project: Path, *, global_: bool = False) -> list[Audit]:
+    """Every skill `skills.lock` pins in this scope, checked (see the module docstring).
+
+    Raises:
+        HubskillsError: no skills.lock here.
+    """
+    scope = Scope.of(project, global_)
+    lock = Lockfile.read(scope.lock_path)
+    if not lock.exists:
+        raise HubskillsError(f"no {scope.lock_path.name} in {scope.lock_path.parent}",
+                             hint="hubskills pull NS/NAME  # pins it in skills.lock")
+    home = Settings.from_env().home
+    return [_audit(scope, entry, home) for entry in sorted(lock.entries.values(),
+                                                           key=lambda e: e.name)]
+
+
+def _audit(scope: Scope, entry: LockEntry, home: Path) -> Audit:
+    audit, folder = Audit(entry.name, entry.repo), scope.skills_dir / entry.name
+    if folder.is_symlink() or not folder.is_dir():
+        return _fail(audit, "missing", f"{folder} is not there")
+    marker = read_marker(folder)
+    if marker is None or marker.repo != entry.repo or marker.sha != entry.sha:
+        return _fail(audit, "not ours", f"{folder} holds no install of {entry.repo} at "
+                                        f"{entry.sha[:12]}")
+    if content_hash(folder) != entry.content_hash:
+        changed = _changed(marker.files, file_digests(folder))
+        return _fail(audit, "modified", changed or "the files no longer hash as skills.lock "
+                                                   "pins, and the install marker was edited "
+                                                   "too (which files is unknown)")
+    if entry.signer is not None:
+        _check_signature(audit, folder, entry, home)
+    for path in _placements(scope, entry):
+        if path.is_symlink():
+            if not points_to(path, folder):
+                _fail(audit, "modified", f"{path} no longer links to {folder}")
+        elif content_hash(path) != entry.content_hash:
+            _fail(audit, "modified", f"the copy at {path} changed: "
+                                     + (_changed(marker.files, file_digests(path)) or "?"))
+    return audit
+
+
+def _fail(audit: Audit, state: str, problem: str) -> Audit:
+    if audit.state == "ok":
+        audit.state = state
+    audit.problems.append(problem)
+    return audit
+
+
+def _changed(pinned: dict[str, str], now: dict[str, str]) -> str:
+    """`changed: a; added: b; removed: c` (empty when the marker lists nothing)."""
+    if not pinned:
+        return ""
+    parts = [("changed", sorted(p for p in pinned.keys() & now.keys() if pinned[p] != now[p])),
+             ("added", sorted(now.keys() - pinned.keys())),
+             ("removed", sorted(pinned.keys() - now.keys()))]
+    return "; ".join(f"{label} {', '.join(paths[:5])}" + (f" (+{len(paths) - 5} more)"
+                                                          if len(paths) > 5 else "")
+                     for label, paths in parts if paths)
+
+
+def _check_signature(audit: Audit, folder: Path, entry: LockEntry, home: Path) -> None:
+    """The signature over the installed files (the marker set aside), by the pinned signer."""
+    from registry.signing import SignaturePolicy
+
+    with tempfile.TemporaryDirectory(prefix=".hubskills-verify-") as tmp:
+        copy = Path(tmp) / entry.name
+        shutil.copytree(folder, copy, symlinks=True,
+                        ignore=lambda where, names: [MARKER_FILE] if Path(where) == folder
+                        else [])
+        try:
+            signed = SignaturePolicy(home, True).check(copy, name=entry.name,
+                                                       where=f"{entry.name} (installed)")
+        except HubskillsError as err:
+            _fail(audit, "signature invalid", err.message)
+            return
+    if signed is not None and signed.signer != entry.signer:
+        _fail(audit, "signer changed", f"signed by {signed.signer}; skills.lock pins "
+                                       f"{entry.signer}")
+
+
+def _placements(scope: Scope, entry: LockEntry) -> list[Path]:
+    """The links and copies of the skill in the agents' folders of the scope."""
+    found = []
+    for folder in all_folders(scope.root, global_=scope.global_):
+        path = folder / entry.name
+        if path.parent == scope.skills_dir or not (path.exists() or path.is_symlink()):
+            continue
+        if path.is_symlink() or getattr(read_marker(path), "repo", None) == entry.repo:
+            found.append(path)
+    return found

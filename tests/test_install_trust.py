@@ -1,0 +1,172 @@
+"""Trust on first use: the first signer seen per namespace is pinned in skills.lock; another
+signer (or none) later is refused unless accepted; `--require-signed` and its setting refuse
+unsigned skills; `verify-install` re-checks installed folders against the lock."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import pytest
+
+from registry.errors import UnsafeSkill
+from registry.install import install, pull
+from registry.install.signers import SignerChanged, namespace_of
+from registry.signing import add_anchor, new_key_pair, sign_folder
+from registry.stores import LocalStore
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("HUBSKILLS_REQUIRE_SIGNED", raising=False)
+    folder = tmp_path / "proj"
+    (folder / ".claude").mkdir(parents=True)
+    return folder
+
+
+@pytest.fixture
+def keys(tmp_path: Path) -> dict[str, Path]:
+    """Two publishers' keys, both trusted (so only the pin tells them apart)."""
+    from registry.config import Settings
+
+    found = {}
+    for name in ("first", "second"):
+        key = tmp_path / "keys" / f"{name}.key"
+        key.parent.mkdir(exist_ok=True)
+        new_key_pair(key)
+        add_anchor(Settings.from_env().home, name, Path(f"{key}.pub"))
+        found[name] = key
+    return found
+
+
+def publish(store: LocalStore, tmp: Path, repo: str, key: Path | None,
+            version: str = "1.0.0", requires: str | None = None) -> None:
+    name = repo.split("/")[1]
+    folder = tmp / "src" / f"{repo.replace('/', '_')}-{version}" / name
+    folder.mkdir(parents=True)
+    meta = f'  version: "{version}"\n' + (f'  requires: "{requires}"\n' if requires else "")
+    (folder / "SKILL.md").write_text(f'---\nname: {name}\ndescription: "Skill {name}. Use when '
+                                     f'testing."\nmetadata:\n{meta}---\n\nDo it.\n')
+    if key is not None:
+        sign_folder(folder, key=key)
+    store.publish(folder, repo=repo, version=version)
+
+
+def lock(project: Path) -> dict:
+    return json.loads((project / "skills.lock").read_text())
+
+
+def test_namespaces_of_registry_ids_and_sources():
+    assert namespace_of("acme/x") == "acme"
+    assert namespace_of("github:NVIDIA/skills/skills/a") == "github:NVIDIA"
+    assert namespace_of("https://gitlab.com/team/skills.git//a") == "gitlab.com/team"
+    assert namespace_of("./incoming/a") is None
+
+
+def test_the_first_signer_is_pinned_and_a_change_refused_unless_accepted(
+        tmp_path: Path, project: Path, keys: dict[str, Path]):
+    store = LocalStore(tmp_path / "store")
+    publish(store, tmp_path, "acme/a", keys["first"])
+    publish(store, tmp_path, "acme/b", keys["second"])
+    publish(store, tmp_path, "acme/c", None)
+    first = pull("acme/a", project=project, store=store)
+    assert any("first signer of the namespace 'acme' pinned" in n for n in first.notes)
+    pinned = lock(project)["signers"]["acme"]
+    assert pinned == first.signer and pinned.startswith("sha256:")
+    with pytest.raises(SignerChanged) as err:
+        pull("acme/b", project=project, store=store)
+    assert f"pins {pinned} as the signer of the namespace 'acme'" in err.value.message
+    assert "--accept-new-signer" in err.value.hint and "b" not in lock(project)["skills"]
+    with pytest.raises(SignerChanged):  # unsigned, where a signer is pinned: refused too
+        pull("acme/c", project=project, store=store)
+    accepted = pull("acme/b", project=project, store=store, accept_new_signer=True)
+    assert lock(project)["signers"]["acme"] == accepted.signer != pinned
+    assert any("accepted the new signer" in n for n in accepted.notes)
+
+
+def test_a_graph_with_two_signers_in_one_namespace_is_refused_whole(
+        tmp_path: Path, project: Path, keys: dict[str, Path]):
+    store = LocalStore(tmp_path / "store")
+    publish(store, tmp_path, "acme/a", keys["first"], requires="acme/b")
+    publish(store, tmp_path, "acme/b", keys["second"])
+    with pytest.raises(SignerChanged):
+        pull("acme/a", project=project, store=store)
+    assert not (project / "skills.lock").exists()
+    assert not (project / ".agents").exists()
+    pull("acme/a", project=project, store=store, accept_new_signer=True)
+    assert sorted(lock(project)["skills"]) == ["a", "b"]
+
+
+def test_require_signed_by_flag_or_setting_refuses_unsigned_skills(
+        tmp_path: Path, project: Path, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch):
+    store = LocalStore(tmp_path / "store")
+    publish(store, tmp_path, "acme/signed", keys["first"])
+    publish(store, tmp_path, "acme/plain", None)
+    with pytest.raises(UnsafeSkill) as err:
+        pull("acme/plain", project=project, store=store, require_signed=True)
+    assert "not signed" in err.value.message
+    pull("acme/plain", project=project, store=store)  # allowed without the setting
+    monkeypatch.setenv("HUBSKILLS_REQUIRE_SIGNED", "1")
+    pull("acme/signed", project=project, store=store)
+    with pytest.raises(UnsafeSkill) as again:
+        install(project, stores=lambda _: store)
+    assert "pins 1 unsigned skill (plain)" in again.value.message
+
+
+# --- verify-install ----------------------------------------------------------------------------
+
+def test_verify_install_names_what_changed_and_exits_1(
+        tmp_path: Path, project: Path, keys: dict[str, Path],
+        capsys: pytest.CaptureFixture[str]):
+    from registry.install.audit import verify_installed
+    from tests.test_install import run_main
+
+    store = LocalStore(tmp_path / "store")
+    publish(store, tmp_path, "acme/signed", keys["first"], requires="acme/plain")
+    publish(store, tmp_path, "acme/plain", None)
+    pull("acme/signed", project=project, store=store)
+    assert [(a.name, a.state) for a in verify_installed(project)] == [("plain", "ok"),
+                                                                      ("signed", "ok")]
+    code, out, _ = run_main(capsys, "verify-install", "--project", project)
+    assert code == 0 and "ok" in out
+    skills = project / ".agents" / "skills"
+    (skills / "plain" / "SKILL.md").write_text("changed\n")
+    (skills / "plain" / "extra.sh").write_text("echo hi\n")
+    [plain, signed] = verify_installed(project)
+    assert plain.state == "modified" and plain.problems == ["changed SKILL.md; added extra.sh"]
+    assert signed.state == "ok"
+    code, out, err = run_main(capsys, "verify-install", "--project", project, "--json")
+    assert code == 1 and json.loads(out)[0]["state"] == "modified"
+    assert "1 of 2 installed skills do not match skills.lock: plain" in " ".join(err.split())
+
+
+def test_verify_install_re_verifies_the_signature_and_the_pinned_signer(
+        tmp_path: Path, project: Path, keys: dict[str, Path]):
+    from registry.install.audit import verify_installed
+
+    store = LocalStore(tmp_path / "store")
+    publish(store, tmp_path, "acme/signed", keys["first"])
+    pull("acme/signed", project=project, store=store)
+    lock_path = project / "skills.lock"
+    data = lock(project)
+    data["skills"]["signed"]["signer"] = "sha256:someone-else"
+    lock_path.write_text(json.dumps(data))
+    [audit] = verify_installed(project)
+    assert audit.state == "signer changed" and "skills.lock pins sha256:someone-else" in \
+        audit.problems[0]
+    folder = project / ".agents" / "skills" / "signed"
+    sig = folder / "skill.oms.sig"
+    bundle = json.loads(sig.read_text())
+    raw = bytearray(base64.b64decode(bundle["dsseEnvelope"]["signatures"][0]["sig"]))
+    raw[-1] ^= 1  # one bit of the signature flipped
+    bundle["dsseEnvelope"]["signatures"][0]["sig"] = base64.b64encode(raw).decode()
+    sig.write_text(json.dumps(bundle))
+    data["skills"]["signed"]["content_hash"] = __import__(
+        "registry.format.skill", fromlist=["content_hash"]).content_hash(folder)
+    lock_path.write_text(json.dumps(data))  # the lock re-pinned to the edited bytes: only the
+    [audit] = verify_installed(project)    # signature can tell
+    assert audit.state == "signature invalid" and "does not verify" in audit.problems[0]
