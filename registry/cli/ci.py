@@ -31,7 +31,8 @@ if TYPE_CHECKING:
               help="Student model reference (repeatable). Default: embedded/smollm2-135m.")
 @click.option("--runs", type=click.IntRange(min=1), default=3, show_default=True,
               help="Independent repeats per case.")
-@click.option("--judge", default=None, help="Model that grades judge checks and assertions.")
+@click.option("--judge", default=None,
+              help="Model that grades judge and pairwise checks and assertions.")
 @click.option("--base-url", default=None, help="Server for local/<model> references.")
 @click.option("--registry", "registry_kind", default=None,
               help="Where published versions are looked up: local or hub.")

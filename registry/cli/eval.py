@@ -38,7 +38,8 @@ _BUDGET = Budget()  # agent mode's defaults, shown in --help and docs/evaluating
               "load_skill tool; agent: a coding agent with file and shell tools in a workspace.")
 @click.option("--placement", type=click.Choice(["user", "system"]), default="user",
               show_default=True, help="Where inline mode puts the skill.")
-@click.option("--judge", default=None, help="Model that grades judge checks and assertions.")
+@click.option("--judge", default=None,
+              help="Model that grades judge and pairwise checks and assertions.")
 @click.option("--concurrency", type=click.IntRange(min=1), default=None,
               help="Parallel calls per provider.")
 @click.option("--max-cost", type=click.FloatRange(min=0, min_open=True), default=None,
