@@ -295,3 +295,21 @@ def test_a_judge_that_fails_makes_both_rows_check_errors_and_no_verdict_is_a_tie
     pw = summary.pairwise
     assert (pw.pairs, pw.ties, pw.no_verdict, pw.disagreed, pw.bias_rate) == \
         (PAIRS - RUNS, PAIRS - RUNS, PAIRS - RUNS, 0, None)
+
+
+@pytest.mark.parametrize(("skill_as_a", "baseline_as_a", "winner", "disagreed"), [
+    ("VERDICT: A", "VERDICT: B", "skill", False),  # the skill's answer, in both orders
+    ("VERDICT: B", "VERDICT: A", "baseline", False),
+    ("VERDICT: A", "VERDICT: A", None, True),  # whatever came first: position bias
+    ("VERDICT: B", "VERDICT: B", None, True),  # whatever came second
+    ("VERDICT: TIE", "VERDICT: TIE", None, False),
+    ("VERDICT: A", "VERDICT: TIE", None, True),
+    ("VERDICT: **a**", "verdict = b\nREASON: x", "skill", False),  # as the judge check reads
+    ("VERDICT: A", "no idea", None, False),  # no verdict: a tie, not a disagreement
+])
+def test_the_two_orders_decide_the_winner(skill_as_a, baseline_as_a, winner, disagreed):
+    outcome = outcome_of(json.dumps({"skill_as_a": skill_as_a, "baseline_as_a": baseline_as_a}))
+    assert (outcome.winner, outcome.disagreed) == (winner, disagreed)
+    passes = {arm: outcome.verdict(arm)[0] for arm in ARMS}
+    assert passes == ({"baseline": True, "skill": True} if winner is None
+                      else {winner: True, "skillbaseline".replace(winner, ""): False})
