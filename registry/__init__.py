@@ -139,6 +139,11 @@ _EXPORTS: dict[str, str] = {
     "revision_facts": "registry.stores.revision_facts:revision_facts",
     "RevisionFacts": "registry.stores.revision_facts:RevisionFacts",
     "CLAIMS_LABEL": "registry.format.claims:CLAIMS_LABEL",
+    # people's blind review of a run's answers (never a measured result)
+    "Review": "registry.review:Review",
+    "open_local_review": "registry.review:open_local_review",
+    "open_registry_review": "registry.review:open_registry_review",
+    "review_summary": "registry.review:runs_feedback",
 }
 
 __all__ = [
@@ -164,7 +169,8 @@ __all__ = [
     "scrub_logs", "scrubber", "pending_frame", "pending_view", "forged_claims",
     "verification_badges", "pending_badges", "replay_pending", "merge_submission", "run_on_jobs",
     "run_logs", "start_spot_job", "follow_spot_job", "owns_results",
-    "revision_facts", "RevisionFacts", "CLAIMS_LABEL",
+    "revision_facts", "RevisionFacts", "CLAIMS_LABEL", "Review", "open_local_review",
+    "open_registry_review", "review_summary",
 ]
 
 if TYPE_CHECKING:
@@ -223,6 +229,8 @@ if TYPE_CHECKING:
     )
     from registry.results.trigger_board import TriggerEntry
     from registry.results.trigger_board import rate_text as trigger_rate_text
+    from registry.review import Review, open_local_review, open_registry_review
+    from registry.review import runs_feedback as review_summary
     from registry.sandbox import SandboxUnavailable, get_sandbox
     from registry.scan import Finding, SizeLimits, check_relpath, scan_folder, write_file
     from registry.secrets import (

@@ -27,6 +27,7 @@ from .columns import (
 from .leaderboard_tab import READ_LIMIT
 from .leaderboard_view import TRIGGER_COLUMNS
 from .messages import error_markdown, warn
+from .review_tab import people_line
 from .skill_data import skill_page
 from .state import SpaceState
 
@@ -102,6 +103,7 @@ def build(state: SpaceState) -> SkillTab:
     results = gr.Dataframe(interactive=False, max_height=260, elem_id="skill-results",
                            headers=list(BOARD_COLUMNS), datatype=datatypes(BOARD_COLUMNS),
                            column_widths=WIDTHS, wrap=True, elem_classes="hs-table")
+    people = gr.Markdown(elem_id="skill-people", elem_classes="hs-note")  # beside, not in
     history = gr.BarPlot(x="point", y="lift_points", color="model",
                          x_title="version · model", y_title="lift (percentage points)",
                          title="Lift over versions", height=300,
@@ -117,6 +119,9 @@ def build(state: SpaceState) -> SkillTab:
                triggers, pull, claims]
     tab = SkillTab(picker, version, outputs)
     _wire(state, tab)
+    picker.change(lambda repo: people_line(state, repo), picker, people,
+                  api_name="skill_people", concurrency_limit=READ_LIMIT,
+                  concurrency_id="skill_people", show_progress="hidden")
     return tab
 
 

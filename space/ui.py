@@ -21,7 +21,7 @@ from registry import (
     scrub_logs,
 )
 
-from . import evaluate_tab, generate_tab, leaderboard_tab, skill_page
+from . import evaluate_tab, generate_tab, leaderboard_tab, review_tab, skill_page
 from .columns import floor_css
 from .keys import scrub_responses
 from .leaderboard_view import skill_from_link
@@ -92,6 +92,8 @@ def build_demo(settings: Settings | None = None, *, store: SkillStore | None = N
                 ev = evaluate_tab.build(state)
             with gr.Tab("✨ Generate", id="generate", elem_id="tab-generate"):
                 published = generate_tab.build(state, evaluate_tab.model_refs(state))
+            with gr.Tab("👀 Review", id="review", elem_id="tab-review"):
+                review_tab.build(state)
         gr.Markdown(footer(state.settings), elem_classes="hs-note")
         _wire(demo, state, header, tabs, board, page, ev.skill, [ev.push_event, published])
         demo.unload(ev.on_leave)  # a closed tab stops its evaluations (`evaluate_tab`)

@@ -29,7 +29,7 @@ pytestmark = pytest.mark.slow
 
 AXE = Path(__file__).resolve().parent.parent / ".tools/axe/node_modules/axe-core/axe.min.js"
 WIDTHS = (1280, 390)
-TABS = ("Leaderboard", "Skill", "Evaluate", "Generate")
+TABS = ("Leaderboard", "Skill", "Evaluate", "Generate", "Review")
 # Nodes that Gradio renders and our theme and markup cannot reach, with why (a CSS selector the
 # node matches or lies inside). Every other node of a serious or critical violation fails.
 GRADIO_INTERNALS = {

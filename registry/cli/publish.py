@@ -15,7 +15,7 @@ from registry.cli import _output as out
 from registry.cli import _store as shared
 from registry.cli._skill_ref import SkillSource, skill_folder
 from registry.publishing.checks import ValidationFailed
-from registry.publishing.publish import PublishResult, publish_skill
+from registry.publishing.publish import PublishResult, SignWith, publish_skill
 from registry.scan import Finding, ScanFailed
 
 
@@ -34,12 +34,23 @@ from registry.scan import Finding, ScanFailed
 @click.option("--force", is_flag=True,
               help="Publish despite what `hubskills validate` warns about (a placeholder, a "
                    "thin suite); never despite a validation error in SKILL.md.")
+@click.option("--sign", is_flag=True,
+              help="Sign the published files into skill.oms.sig (OpenSSF Model Signing, as "
+                   "`hubskills sign` does), written into the folder and the revision.")
+@click.option("--key", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+              help="With --sign: the private key (PEM; `hubskills keys new` makes one).")
+@click.option("--certificate", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+              help="With --sign: the signing certificate for --key (certificate mode).")
+@click.option("--chain", multiple=True,
+              type=click.Path(path_type=Path, dir_okay=False, exists=True),
+              help="With --sign --certificate: certificates up to the root (repeatable).")
 @shared.registry_option
 @click.option("--json", "as_json", is_flag=True,
               help="The plan and what was published (revision, results) as JSON.")
 def publish_command(skill: Path, repo: str | None, version: str | None, bump: str | None,
                     private: bool, with_runs: tuple[str, ...], dry_run: bool,
-                    allow_risky: bool, force: bool, registry: str | None,
+                    allow_risky: bool, force: bool, sign: bool, key: Path | None,
+                    certificate: Path | None, chain: tuple[Path, ...], registry: str | None,
                     as_json: bool) -> None:
     """Validate, scan and publish a skill folder as a new immutable version.
 
@@ -52,14 +63,16 @@ def publish_command(skill: Path, repo: str | None, version: str | None, bump: st
       hubskills publish skills/csv-cleaning --bump patch --with-run 20261122-103000-a1b2c3
       hubskills publish skills/csv-cleaning --registry hub --repo me/csv-cleaning
       hubskills publish github:anthropics/skills/skills/pdf --repo me/pdf   # source in the card
+      hubskills publish skills/csv-cleaning --sign --key ~/.config/hubskills/acme.key
     """
+    signing = _sign_with(skill, sign, key, certificate, chain)
     settings, store = shared.open_store(registry)
     skill = click.get_current_context().with_resource(skill_folder(skill, command="publish",
                                                                    scan=False))
     publish = functools.partial(publish_skill, store, skill, runs_dir=settings.runs_dir,
                                 repo=repo, version=version, bump=bump, private=private,
                                 with_runs=with_runs, dry_run=dry_run, allow_risky=allow_risky,
-                                settings=settings)
+                                settings=settings, sign=signing)
     try:
         result = _checked(publish, force=force)
     except ScanFailed as err:
@@ -67,10 +80,27 @@ def publish_command(skill: Path, repo: str | None, version: str | None, bump: st
         raise
     if as_json:
         out.as_json({**asdict(result), "published": result.published is not None,
+                     "signature": result.signature.to_dict() if result.signature else None,
                      "results": [appended.path for appended in result.results],
                      "pull": result.pull_command})
     else:
         _print_publish(result)
+
+
+def _sign_with(skill: Path, sign: bool, key: Path | None, certificate: Path | None,
+               chain: tuple[Path, ...]) -> SignWith | None:
+    """What `--sign` asks for, or None; the key options without `--sign` (or `--sign` without
+    a key) are refused before anything is read."""
+    if not sign:
+        if key or certificate or chain:
+            raise click.UsageError("--key, --certificate and --chain sign the publish: add "
+                                   f"--sign (hubskills publish {skill} --sign --key KEY)")
+        return None
+    if key is None:
+        raise click.UsageError("--sign needs --key KEY (hubskills keys new KEY makes one)")
+    if chain and certificate is None:
+        raise click.UsageError("--chain goes with --certificate (certificate mode)")
+    return SignWith(key, certificate, tuple(chain))
 
 
 def _checked(publish: Callable[..., PublishResult], *, force: bool) -> PublishResult:
@@ -123,6 +153,10 @@ def _print_publish(result: PublishResult) -> None:
     out.result(f"Published {plan.repo} {plan.tag} to the {plan.registry} registry")
     out.result(f"  revision  {result.published.sha}")
     out.result(f"  version   {plan.version} ({plan.version_source})")
+    if result.signature is not None:
+        sig = result.signature
+        out.result(f"  signature {sig.mode} mode, signer {escape(str(sig.signer))}, in "
+                   f"{escape(str(plan.skill_dir / 'skill.oms.sig'))}")
     for appended in result.results:  # a pull request: someone else's dataset, awaiting review
         out.result(f"  results   {appended.path}" + (
             f" (unreviewed: proposed in {appended.pr_url})" if appended.pr_url else ""))

@@ -13,16 +13,17 @@ new repo, version and sha (a run already in the dataset is attached again under
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from registry.config import Settings
 from registry.errors import HubskillsError, InvalidSkill, SkillNotFound, VersionExists
 from registry.format.skill import Problem, Skill, content_hash, load_skill
 from registry.publishing.checks import ValidationFailed, check_skill, refusal
+from registry.publishing.signed import SignWith, sign_for_publish
 
-__all__ = ["PublishPlan", "PublishResult", "ValidationFailed", "check_skill", "choose_version",
-           "load_runs", "publish_skill", "refusal"]
+__all__ = ["PublishPlan", "PublishResult", "SignWith", "ValidationFailed", "check_skill",
+           "choose_version", "load_runs", "publish_skill", "refusal"]
 from registry.publishing.push import check_finished, record_replay, run_producer
 from registry.results.runs import (
     ResultRow,
@@ -33,6 +34,8 @@ from registry.results.runs import (
 )
 from registry.scan import Finding
 from registry.scan.paths import WINDOWS_DEVICES
+from registry.signing import SIGNATURE_FILE
+from registry.signing.status import SignatureStatus
 from registry.stores.base import Appended, Published, SkillStore
 from registry.stores.files import skill_files
 from registry.stores.refs import bump_version, check_repo_id, normalize_version, tag_for
@@ -66,6 +69,7 @@ class PublishResult:
     plan: PublishPlan
     published: Published | None = None
     results: list[Appended] = field(default_factory=list)
+    signature: SignatureStatus | None = None  # `sign`: the signature the revision carries
 
     @property
     def pull_command(self) -> str:
@@ -151,11 +155,24 @@ def publish_skill(store: SkillStore, skill_dir: Path, *, runs_dir: Path,
                   repo: str | None = None, version: str | None = None, bump: str | None = None,
                   private: bool = False, with_runs: Sequence[str] = (), dry_run: bool = False,
                   allow_risky: bool = False, message: str | None = None,
-                  settings: Settings | None = None, strict: bool = False) -> PublishResult:
+                  settings: Settings | None = None, strict: bool = False,
+                  sign: SignWith | None = None) -> PublishResult:
     """Validate, scan, version, publish and attach runs (see the module docstring); with
     `settings`, each attached run is replayed from the dataset and its verification recorded
     (`push.record_replay`); with `strict`, whatever `hubskills validate` reports blocks (the
-    CLI's default; `--force` lifts it)."""
+    CLI's default; `--force` lifts it); with `sign`, the revision carries a `skill.oms.sig`
+    over its files, written into `skill_dir` just before the publish (`publishing.signed`).
+
+    Raises:
+        HubskillsError: `sign` with `with_runs` (the runs measured the folder unsigned: sign
+            first, evaluate, then publish the signed folder), besides the checks above.
+    """
+    if sign is not None and with_runs:
+        raise HubskillsError("--sign changes the folder the runs measured (its content hash "
+                             "includes skill.oms.sig), so it cannot attach --with-run runs",
+                             hint=f"hubskills sign {skill_dir} --key KEY, then hubskills eval "
+                                  f"{skill_dir}, then hubskills publish {skill_dir} --with-run "
+                                  "RUN_ID")
     problems, findings = check_skill(skill_dir, allow_risky=allow_risky, strict=strict)
     skill = load_skill(skill_dir)
     if skill.name in WINDOWS_DEVICES:  # pull refuses it: no folder on Windows can be named so
@@ -170,8 +187,13 @@ def publish_skill(store: SkillStore, skill_dir: Path, *, runs_dir: Path,
     runs = load_runs(runs_dir, with_runs, skill, digest)
     plan = PublishPlan(skill_dir, repo, chosen, source, files, digest, store.kind, problems,
                        findings, list(with_runs))
+    if sign is not None and SIGNATURE_FILE not in files:
+        plan = replace(plan, files=sorted([*files, SIGNATURE_FILE]))
     if dry_run:
         return PublishResult(plan)
+    signature = sign_for_publish(skill, sign) if sign is not None else None
+    if signature is not None:
+        plan = replace(plan, content_hash=content_hash(skill_dir))
     published = store.publish(skill_dir, repo=repo, version=chosen, private=private,
                               message=message)
     link = {"skill_repo": repo, "skill_revision": published.sha, "skill_version": chosen,
@@ -183,4 +205,4 @@ def publish_skill(store: SkillStore, skill_dir: Path, *, runs_dir: Path,
         record_replay(store, manifest, settings)
     if paths:
         store.refresh_card(repo)
-    return PublishResult(plan, published, paths)
+    return PublishResult(plan, published, paths, signature)

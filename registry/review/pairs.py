@@ -99,14 +99,19 @@ def review_cases(run_id: str, rows: list[ResultRow], secret: str,
 def suite_prompts(manifest: RunManifest, skill_dir: Path | None = None) -> dict[str, str]:
     """Each case's prompt from the suite of the skill folder the run graded ({} when it
     cannot be read: the folder moved, or the suite changed since)."""
+    folder = skill_dir or (Path(manifest.skill_path) if manifest.skill_path else None)
+    return {} if folder is None else folder_prompts(folder, manifest.mode)
+
+
+def folder_prompts(folder: Path, mode: str) -> dict[str, str]:
+    """Each case's prompt from the suite of the skill folder `folder` ({} when unreadable)."""
     from registry.evaluation.agent_mode import agent_suite_path
     from registry.format.suite import load_suite, suite_path
 
-    folder = skill_dir or (Path(manifest.skill_path) if manifest.skill_path else None)
-    if folder is None or not folder.is_dir():
+    if not folder.is_dir():
         return {}
     try:
-        path = agent_suite_path(folder) if manifest.mode == "agent" else suite_path(folder)
+        path = agent_suite_path(folder) if mode == "agent" else suite_path(folder)
         suite = load_suite(path, skill_dir=folder)
     except (HubskillsError, OSError):
         return {}

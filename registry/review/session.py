@@ -28,7 +28,7 @@ from registry.review.feedback import (
     parse_answers,
     sealed,
 )
-from registry.review.pairs import ReviewCase, review_cases, suite_prompts
+from registry.review.pairs import ReviewCase, folder_prompts, review_cases, suite_prompts
 from registry.review.summary import PreferenceSummary, summarize
 from registry.stores.base import SkillStore
 
@@ -199,9 +199,12 @@ def registry_answers(store: SkillStore, run_id: str, cases: list[ReviewCase]) ->
     return answers
 
 
-def open_registry_review(store: SkillStore, run_id: str, secret: str,
-                         prompts: Mapping[str, str] | None = None) -> Review:
+def open_registry_review(store: SkillStore, run_id: str, secret: str, *,
+                         prompts: Mapping[str, str] | None = None,
+                         skill_folder: Callable[[str, str], Path] | None = None) -> Review:
     """The review of run `run_id` in `store`'s results dataset; sides drawn from `secret`.
+    The prompts are `prompts`, else read from the suite of the skill folder that
+    `skill_folder(repo, revision)` gives for the revision the rows name (when they name one).
 
     Raises:
         RunNotFound: the dataset holds no such run.
@@ -214,7 +217,15 @@ def open_registry_review(store: SkillStore, run_id: str, secret: str,
     if data is None:
         raise RunNotFound(f"the results dataset holds no run {run_id}",
                           hint="hubskills leaderboard")
-    cases = review_cases(run_id, parse_run_rows(data), secret, prompts)
+    rows = parse_run_rows(data)
+    if prompts is None and skill_folder is not None and rows and rows[0].skill_repo \
+            and rows[0].skill_revision:
+        try:
+            prompts = folder_prompts(skill_folder(rows[0].skill_repo, rows[0].skill_revision),
+                                     rows[0].mode)
+        except HubskillsError:
+            prompts = None  # the skill cannot be fetched: the answers are shown without
+    cases = review_cases(run_id, rows, secret, prompts)
     answers = registry_answers(store, run_id, cases)
 
     def save(reviewer: str, mine: list[Answer]) -> None:

@@ -39,7 +39,8 @@ class SignatureStatus:
     """A skill folder's signature as shown by `info`, `search --json` and the Space."""
 
     status: State
-    signer: str | None = None  # certificate subject, or key fingerprint / key hint
+    signer: str | None = None  # certificate subject; key fingerprint (`keys new`'s sha256:),
+    # or, for a key no anchor here holds, the hint the signature carries (pem-sha256: of it)
     mode: str | None = None  # "certificate" | "key"
     root: str | None = None  # certificate mode: the subject at the top of the carried chain
     trusted_by: str | None = None  # the reader's trust anchor that vouched, if any
@@ -96,9 +97,9 @@ def signature_status(folder: Path, trusted: Sequence[Anchor], *, name: str) -> S
     if chain is None or not chain.certificates:
         hint = getattr(bundle.verification_material.public_key, "hint", "") or "?"
         if "with a key no anchor here trusts" not in first.message:
-            return SignatureStatus("invalid", f"key sha256:{hint}", "key",
+            return SignatureStatus("invalid", f"pem-sha256:{hint}", "key",
                                    reason=_reason(first, name))
-        return SignatureStatus("signed", f"key sha256:{hint}", "key", reason="no trusted key "
+        return SignatureStatus("signed", f"pem-sha256:{hint}", "key", reason="no trusted key "
                                "matches it (hubskills trust add NAME KEY.pub)")
     return _self_contained(folder, chain, name, first)
 

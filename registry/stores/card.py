@@ -55,8 +55,35 @@ def render_card(skill: Skill, *, repo: str, version: str, content_hash: str,
             "instructions; this README is the registry card.\n\n"
             f"## Install\n\n```bash\nhubskills pull {repo}\n"
             f"hubskills pull {repo}@v{version}   # pinned\n```\n\n"
+            f"{signature_section(skill)}"
             f"## Evaluation\n\n{evals_section(summary)}\n")
     return f"---\n{dump_frontmatter(meta)}---\n\n{body}"
+
+
+def signature_section(skill: Skill) -> str:
+    """`## Signature` for a skill that ships a `skill.oms.sig`, as checked when published
+    (against the chain the signature carries: the card is the publisher's word, and `info`,
+    `search --json` and `pull` check again); "" for an unsigned skill."""
+    from registry.signing import SIGNATURE_FILE
+
+    if not (skill.path / SIGNATURE_FILE).is_file():
+        return ""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from registry.signing.status import signature_status
+
+    with tempfile.TemporaryDirectory(prefix="hubskills-card-") as scratch:
+        staged = Path(scratch) / skill.name  # what is published: no editor noise
+        for rel in skill.files():
+            (staged / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(skill.path / rel, staged / rel)
+        status = signature_status(staged, [], name=skill.name)
+    return (f"## Signature\n\nThis revision carries `{SIGNATURE_FILE}` (OpenSSF Model "
+            f"Signing): {status.label()} when it was published. A signature says who published "
+            "these exact files, not that they are safe; `hubskills pull` checks it against "
+            "the certificates and keys you trust (`hubskills trust add`).\n\n")
 
 
 def git_source(skill: Skill) -> dict[str, str] | None:

@@ -1,0 +1,367 @@
+"""Blind review of a run's answers: the Space's *Review* tab and `hubskills review-outputs`.
+
+Per case the prompt and the two arms' answers side by side, as "Answer A" and "Answer B": which
+side is the skill's is drawn per case (`registry.review`) and said only once the reviewer has
+answered (A, B, tie or both bad, with a comment). Keys: `a`, `b`, `t`, `x` answer, `n` opens
+the next case (not while typing a comment). Everything shown was written by a model or a
+suite's author, so it goes through the one sanitiser (`safe_html`).
+
+In the Space the run is one of the registry's: a signed-in visitor reviews under their Hub name
+(off a Space, the local user), one answer per case, at most `RATE` answers a minute; an
+anonymous visitor sees the summary only. Answers are written to the results dataset with the
+Space's own store (`registry.review`), never as results: no badge or ranking reads them.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import gradio as gr
+
+from registry import (
+    HubskillsError,
+    Review,
+    board_entries,
+    code_block,
+    code_span,
+    open_registry_review,
+    safe_html,
+)
+
+from .messages import error_markdown, friendly
+from .state import SpaceState, oauth_available
+
+SECRET_ENV = "HUBSKILLS_REVIEW_SECRET"  # keeps the sides across the Space's restarts
+RATE = 20  # answers per reviewer per minute
+LABELS = {"A": "A is better", "B": "B is better", "tie": "Tie", "both_bad": "Both bad"}
+KEYS = {"A": "a", "B": "b", "tie": "t", "both_bad": "x"}
+ANONYMOUS = ("Sign in with Hugging Face to review this run's answers; until then you see "
+             "what reviewers said so far.")
+# Keyboard shortcuts: a letter clicks its button while the review is on screen and the focus
+# is not in a text field.
+KEYS_JS = """
+document.addEventListener('keydown', (event) => {
+  const target = event.target;
+  if (event.ctrlKey || event.metaKey || event.altKey) return;
+  if (target && (target.tagName === 'TEXTAREA' || target.tagName === 'INPUT')) return;
+  const ids = {a: 'review-choose-A', b: 'review-choose-B', t: 'review-choose-tie',
+               x: 'review-choose-both_bad', n: 'review-next'};
+  const button = document.getElementById(ids[event.key]);
+  if (button && button.offsetParent !== null && !button.disabled) {
+    event.preventDefault();
+    button.click();
+  }
+});
+"""
+
+
+class RateLimit:
+    """At most `limit` answers per reviewer in any `window` seconds."""
+
+    def __init__(self, limit: int = RATE, window: float = 60.0) -> None:
+        self.limit, self.window = limit, window
+        self._seen: dict[str, deque[float]] = {}
+        self._lock = threading.Lock()
+
+    def take(self, reviewer: str) -> None:
+        """Count one answer of `reviewer`.
+
+        Raises:
+            HubskillsError: over the limit (nothing counted).
+        """
+        now = time.monotonic()
+        with self._lock:
+            seen = self._seen.setdefault(reviewer, deque())
+            while seen and now - seen[0] > self.window:
+                seen.popleft()
+            if len(seen) >= self.limit:
+                wait = int(self.window - (now - seen[0])) + 1
+                raise HubskillsError(f"{reviewer} answered {self.limit} cases in the last "
+                                     f"{self.window:.0f} s: wait {wait} s",
+                                     hint="read the next case, then answer")
+            seen.append(now)
+
+
+@dataclass
+class Panel:
+    """The review's components."""
+
+    run: gr.State | gr.Dropdown
+    case: gr.State
+    progress: gr.Markdown
+    prompt: gr.HTML
+    answers: tuple[gr.HTML, gr.HTML]
+    comment: gr.Textbox
+    choices: dict[str, gr.Button]
+    next: gr.Button
+    revealed: gr.Markdown
+    summary: gr.Markdown
+    pair: gr.Group
+
+
+def shown(review: Review, case_id: str, side: str) -> str:
+    """One side's answer as sanitised HTML (agent mode: then its final files)."""
+    answer = review.case(case_id).side(side)  # type: ignore[arg-type]
+    parts = [answer.output or "_(no text answer)_"]
+    for path, text in answer.files.items():
+        parts.append(f"**{code_span(path)}**\n\n{code_block(text)}")
+    return safe_html("\n\n".join(parts))
+
+
+def summary_markdown(review: Review) -> str:
+    """The preference summary in words, with its interval."""
+    summary = review.summary()
+    lines = [f"**{summary.headline.capitalize()}** ({summary.apart}).", summary.interval]
+    lines += [f"- {line}" for line in summary.lines()[2:]]
+    lines.append("_People's preference, not a measured result: shown beside the lift, "
+                 "never in it._")
+    return "\n\n".join(lines)
+
+
+def case_updates(review: Review | None, reviewer: str | None) -> tuple:
+    """(case id, progress, prompt, answer A, answer B, comment, 4 choices, next, revealed,
+    summary, pair group) for `reviewer`'s next case."""
+    if review is None:
+        return (None, "", "", "", "", gr.Textbox(value=""), *_buttons(False), gr.Button(
+            visible=False), "", "", gr.Group(visible=False))
+    summary = summary_markdown(review)
+    if reviewer is None:
+        return (None, ANONYMOUS, "", "", "", gr.Textbox(value=""), *_buttons(False),
+                gr.Button(visible=False), "", summary, gr.Group(visible=False))
+    done, total = review.progress(reviewer)
+    case = review.next_case(reviewer)
+    if case is None:
+        return (None, f"**{done} of {total}** cases answered: the review is done, thank you.",
+                "", "", "", gr.Textbox(value=""), *_buttons(False), gr.Button(visible=False),
+                "", summary, gr.Group(visible=False))
+    progress = (f"**Case {done + 1} of {total}** ({done} answered) · {code_span(case.case)}"
+                f" · keys: a, b, t (tie), x (both bad), n (next)")
+    prompt = safe_html(f"**Prompt**{' (the task)' if case.mode == 'agent' else ''}\n\n"
+                       + case.prompt)
+    return (case.case, progress, prompt, shown(review, case.case, "A"),
+            shown(review, case.case, "B"), gr.Textbox(value=""), *_buttons(True),
+            gr.Button(visible=False), "", summary, gr.Group(visible=True))
+
+
+def _buttons(active: bool) -> list[gr.Button]:
+    return [gr.Button(interactive=active) for _ in LABELS]
+
+
+def reveal(review: Review, case_id: str, choice: str) -> str:
+    """What the reviewer learns once they answered: which side was which, and the checks."""
+    case = review.case(case_id)
+    other = "B" if case.skill_side == "A" else "A"
+    picked = {"tie": "a tie", "both_bad": "both bad"}.get(
+        choice, f"{choice}, the {'skill' if choice == case.skill_side else 'baseline'}'s")
+
+    def verdict(passed: bool | None) -> str:
+        return "passed" if passed else "failed" if passed is False else "not graded"
+
+    return (f"Answer **{case.skill_side}** was the skill's, **{other}** the baseline's "
+            f"(sample {code_span(case.sample)}). You chose {picked}. The checks: the skill's "
+            f"answer {verdict(case.skill.passed)}, the baseline's "
+            f"{verdict(case.baseline.passed)}.")
+
+
+def wire(panel: Panel, resolve: Callable[..., tuple[Review | None, str | None]],
+         limit: RateLimit) -> None:
+    """The events: open (the run), answer, next. `resolve(run, profile)` gives the review
+    and who is reviewing (None: anonymous)."""
+    case_outputs = [panel.case, panel.progress, panel.prompt, *panel.answers, panel.comment,
+                    *panel.choices.values(), panel.next, panel.revealed, panel.summary,
+                    panel.pair]
+
+    @friendly
+    def open_case(run: str | None, profile: gr.OAuthProfile | None = None) -> tuple:
+        review, reviewer = resolve(run, profile)
+        return case_updates(review, reviewer)
+
+    def answer_with(choice: str) -> Callable[..., tuple]:
+        @friendly
+        def answer(run: str | None, case_id: str | None, comment: str,
+                   profile: gr.OAuthProfile | None = None) -> tuple:
+            review, reviewer = resolve(run, profile)
+            if review is None or reviewer is None or not case_id:
+                raise HubskillsError("sign in to review", hint="the Sign in button above")
+            limit.take(reviewer)
+            review.answer(reviewer, case_id, choice, comment or "")
+            done, total = review.progress(reviewer)
+            return (f"**{done} of {total}** cases answered · press n for the next case",
+                    *_buttons(False), gr.Button(visible=True), reveal(review, case_id, choice),
+                    summary_markdown(review))
+        return answer
+
+    after = [panel.progress, *panel.choices.values(), panel.next, panel.revealed,
+             panel.summary]
+    for choice, button in panel.choices.items():
+        button.click(answer_with(choice), [panel.run, panel.case, panel.comment], after,
+                     api_name=f"review_{choice.lower()}", concurrency_limit=4,
+                     concurrency_id="review_answer")
+    panel.next.click(open_case, panel.run, case_outputs, api_name="review_next",
+                     concurrency_limit=8, concurrency_id="review_open")
+    if isinstance(panel.run, gr.Dropdown):
+        panel.run.change(open_case, panel.run, case_outputs, api_name="review_open",
+                         concurrency_limit=8, concurrency_id="review_open")
+
+
+def panel(run: gr.State | gr.Dropdown) -> Panel:
+    """The review's components, under `run` (a picker in the Space, a fixed run locally)."""
+    summary = gr.Markdown(elem_id="review-summary", elem_classes="hs-note")
+    progress = gr.Markdown(elem_id="review-progress")
+    case = gr.State(None)
+    with gr.Group(visible=False, elem_id="review-pair") as pair:
+        prompt = gr.HTML(elem_id="review-prompt", padding=True)
+        with gr.Row(equal_height=False):
+            with gr.Column():
+                gr.Markdown("## Answer A")
+                left = gr.HTML(elem_id="review-a", padding=True)
+            with gr.Column():
+                gr.Markdown("## Answer B")
+                right = gr.HTML(elem_id="review-b", padding=True)
+        comment = gr.Textbox(label="Comment (optional): what made one better?", lines=2,
+                             max_length=4000, elem_id="review-comment")
+        with gr.Row():
+            choices = {c: gr.Button(f"{label} ({KEYS[c]})", elem_id=f"review-choose-{c}",
+                                    variant="primary" if c in "AB" else "secondary",
+                                    interactive=False)
+                       for c, label in LABELS.items()}
+        revealed = gr.Markdown(elem_id="review-revealed")
+        nxt = gr.Button("Next case (n)", visible=False, elem_id="review-next", size="sm")
+    gr.HTML("", js_on_load=KEYS_JS, elem_id="review-keys", visible="hidden")
+    return Panel(run, case, progress, prompt, (left, right), comment, choices, nxt, revealed,
+                 summary, pair)
+
+
+# -- the Space's tab ---------------------------------------------------------------------------
+
+
+class Reviews:
+    """Each run's review, opened once per process (its answers then kept in memory)."""
+
+    def __init__(self, state: SpaceState) -> None:
+        self.state = state
+        self.secret = os.environ.get(SECRET_ENV) or secrets.token_hex(32)
+        self._open: dict[str, Review] = {}
+        self._lock = threading.Lock()
+
+    def get(self, run_id: str) -> Review:
+        with self._lock:
+            if run_id not in self._open:
+                self._open[run_id] = open_registry_review(
+                    self.state.store, run_id, self.secret, skill_folder=self._folder)
+            return self._open[run_id]
+
+    def _folder(self, repo: str, sha: str) -> Any:
+        return self.state.skill_folder(repo, sha)
+
+    def reviewer(self, profile: gr.OAuthProfile | None) -> str | None:
+        """Who is reviewing: the signed-in visitor; off a Space, the local user."""
+        if profile is not None and getattr(profile, "username", None):
+            return str(profile.username)
+        if self.state.on_space:
+            return None
+        try:
+            return self.state.store.results.producer()
+        except HubskillsError:
+            return None
+
+
+def run_choices(state: SpaceState) -> list[tuple[str, str]]:
+    """The registry's runs to pick from, newest first: "skill · model · run id"."""
+    found: dict[str, str] = {}
+    for entry in board_entries(state.board().select(include_unverified=True)):
+        if entry.run_id and entry.run_id not in found:
+            found[entry.run_id] = f"{entry.skill} · {entry.model} · run {entry.run_id}"
+    return sorted(((label, run) for run, label in found.items()), key=lambda p: p[1],
+                  reverse=True)
+
+
+def build(state: SpaceState) -> Panel:
+    """The *Review* tab."""
+    reviews, limit = Reviews(state), RateLimit()
+    gr.Markdown("Which answer is better? Each case shows a run's two answers, with and "
+                "without the skill, on random sides; the sides are named once you answer. "
+                "Signed-in users answer once per case; everyone sees the summary.",
+                elem_classes="hs-note")
+    with gr.Row():
+        run = gr.Dropdown(run_choices(state), value=None, label="Run", scale=4,
+                          allow_custom_value=True, elem_id="review-run")
+        if state.on_space and oauth_available():
+            gr.LoginButton()
+    built = panel(run)
+
+    def resolve(run_id: str | None, profile: gr.OAuthProfile | None
+                ) -> tuple[Review | None, str | None]:
+        if not (run_id or "").strip():
+            return None, None
+        return reviews.get(run_id.strip()), reviews.reviewer(profile)
+
+    wire(built, resolve, limit)
+    return built
+
+
+def people_line(state: SpaceState, repo: str | None) -> str:
+    """A skill page's line: people's preference on its runs, apart from the measured lift."""
+    from registry import review_summary
+
+    repo = (repo or "").strip()
+    if not repo:
+        return ""
+    runs = {e.run_id for e in board_entries(state.board().select(include_unverified=True))
+            if e.repo == repo and e.run_id}
+    try:
+        summary = review_summary(state.store, runs)  # not memoised: answers are not results
+    except HubskillsError as err:
+        return error_markdown(err)
+    if not summary.reviewed:
+        return "_People's review: no case reviewed yet (the Review tab)._"
+    return (f"**People's review** (not part of the lift): {summary.headline} "
+            f"({summary.apart}); {summary.interval}.")
+
+
+# -- the local page (`hubskills review-outputs`) --------------------------------------------
+
+
+def local_page(review: Review, reviewer: str) -> gr.Blocks:
+    """A page reviewing `review` as `reviewer`."""
+    from .theme import TITLE
+
+    with gr.Blocks(title=f"Review run {review.run_id} · {TITLE}",
+                   analytics_enabled=False) as demo:
+        gr.Markdown(f"# Blind review of run {code_span(review.run_id)}\n\nWhich answer is "
+                    "better? The sides are drawn per case and named once you answer. "
+                    f"Answers are kept in the run's folder as {code_span(reviewer)}.")
+        run = gr.State(review.run_id)
+        built = panel(run)
+
+        def resolve(_run: str | None, _profile: Any = None
+                    ) -> tuple[Review | None, str | None]:
+            return review, reviewer
+
+        wire(built, resolve, RateLimit(limit=10_000))
+        demo.load(lambda: case_updates(review, reviewer), None,
+                  [built.case, built.progress, built.prompt, *built.answers, built.comment,
+                   *built.choices.values(), built.next, built.revealed, built.summary,
+                   built.pair], api_name="review_load")
+    return demo
+
+
+def launch_local(review: Review, reviewer: str, *, server_name: str | None = None,
+                 server_port: int | None = None, **kwargs: Any) -> Any:
+    """Serve `local_page` (see `ui.launch` for the defaults)."""
+    from .columns import floor_css
+    from .theme import CSS, theme
+
+    demo = local_page(review, reviewer)
+    demo.queue(default_concurrency_limit=4)
+    return demo.launch(
+        server_name=server_name or os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1",
+        server_port=server_port, theme=theme(), css=CSS + floor_css(), footer_links=["api"],
+        run_history=False, **kwargs)

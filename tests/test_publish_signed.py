@@ -1,0 +1,158 @@
+"""`publish --sign`: the published revision carries a skill.oms.sig over exactly its files
+(key and certificate modes), which round-trips through the local registry and the fake Hub
+(publish, pull back) and verifies with `model_signing`'s own command-line tool, the second
+oracle besides hubskills' pull."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import huggingface_hub.constants
+import pytest
+
+from registry.signing import SIGNATURE_FILE
+from tests.fakes.hub_server import FakeHub
+from tests.test_hostile_repos import skill_md
+from tests.test_install import run_main
+from tests.test_signing import _ca_and_leaf
+
+pytest.importorskip("model_signing")
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HUBSKILLS_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    (tmp_path / "user").mkdir()
+    (tmp_path / "proj" / ".claude").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "proj")
+    return tmp_path
+
+
+def _skill(root: Path, name: str = "acme-tool") -> Path:
+    folder = root / "src" / name
+    (folder / "scripts").mkdir(parents=True)
+    (folder / "SKILL.md").write_bytes(skill_md(name, extra='metadata:\n  version: "1.0.0"\n'))
+    (folder / "scripts" / "run.sh").write_text("echo hi\n")
+    (folder / "scripts" / "run.sh").chmod(0o755)
+    (folder / ".DS_Store").write_bytes(b"noise, never published")  # must not be signed
+    return folder
+
+
+def _model_signing(*args: str | Path) -> str:
+    done = subprocess.run([sys.executable, "-m", "model_signing", "verify", *map(str, args)],
+                          capture_output=True, text=True, timeout=300)
+    return done.stdout + done.stderr
+
+
+def _pulled(env: Path, capsys: pytest.CaptureFixture[str], ref: str, *extra: str) -> Path:
+    code, _, err = run_main(capsys, "pull", ref, "--project", env / "proj", *extra)
+    assert code == 0, err
+    folder = env / "proj" / ".agents" / "skills" / ref.split("/")[-1].split("@")[0]
+    assert (folder / SIGNATURE_FILE).is_file()
+    return folder
+
+
+def _verify_key(folder: Path, public: Path) -> str:
+    """model_signing's CLI over what pull installed; the install marker is hubskills' own."""
+    return _model_signing("key", folder, "--signature", folder / SIGNATURE_FILE, "--public_key",
+                          public, "--ignore-paths", folder / ".hubskills.json")
+
+
+def test_key_mode_round_trips_through_the_local_registry(env: Path,
+                                                         capsys: pytest.CaptureFixture[str]):
+    key = env / "acme.key"
+    assert run_main(capsys, "keys", "new", key)[0] == 0
+    folder = _skill(env)
+    code, out, err = run_main(capsys, "publish", folder, "--sign", "--key", key, "--force",
+                              "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["signature"]["status"] == "signed" and data["signature"]["mode"] == "key"
+    assert SIGNATURE_FILE in data["plan"]["files"]
+    assert (folder / SIGNATURE_FILE).is_file()  # the folder is the published revision
+    code, out, _ = run_main(capsys, "info", "local/acme-tool", "--json")
+    assert json.loads(out)["signature"]["status"] == "signed"
+    assert run_main(capsys, "pull", "local/acme-tool", "--project", env / "proj")[0] == 1
+    assert run_main(capsys, "trust", "add", "acme", f"{key}.pub")[0] == 0
+    pulled = _pulled(env, capsys, "local/acme-tool")
+    assert not (pulled / ".DS_Store").exists()
+    assert "Verification succeeded" in _verify_key(pulled, Path(f"{key}.pub"))
+    assert "Verification succeeded" in _model_signing(
+        "key", folder, "--signature", folder / SIGNATURE_FILE, "--public_key", f"{key}.pub",
+        "--ignore-paths", folder / ".DS_Store")
+
+
+def test_certificate_mode_round_trips_and_the_card_says_who(env: Path,
+                                                            capsys: pytest.CaptureFixture[str]):
+    ca, leaf, key = _ca_and_leaf(env)
+    folder = _skill(env, "acme-cert")
+    code, out, err = run_main(capsys, "publish", folder, "--sign", "--key", key,
+                              "--certificate", leaf, "--chain", ca, "--force")
+    assert code == 0, err
+    assert "signature certificate mode, signer CN=Acme Skills Signing" in " ".join(out.split())
+    card = next((env / "home" / "registry" / "skills").glob("*/acme-cert/README.md")).read_text()
+    assert "## Signature" in card, card
+    assert "signed by CN=Acme Skills Signing" in card
+    assert "not that they are safe" in card
+    assert run_main(capsys, "trust", "add", "acme-root", ca)[0] == 0
+    pulled = _pulled(env, capsys, "local/acme-cert")
+    said = _model_signing("certificate", pulled, "--signature", pulled / SIGNATURE_FILE,
+                          "--certificate_chain", ca, "--ignore-paths", pulled / ".hubskills.json")
+    assert "Verification succeeded" in said, said
+    (pulled / "SKILL.md").write_bytes(b"changed")  # the oracle itself can say no
+    assert "Verification failed" in _model_signing(
+        "certificate", pulled, "--signature", pulled / SIGNATURE_FILE, "--certificate_chain", ca,
+        "--ignore-paths", pulled / ".hubskills.json")
+
+
+def test_key_mode_round_trips_through_the_fake_hub(env: Path, capsys: pytest.CaptureFixture[str],
+                                                   monkeypatch: pytest.MonkeyPatch):
+    if huggingface_hub.constants.HF_HUB_OFFLINE:
+        pytest.skip("huggingface_hub was imported with HF_HUB_OFFLINE=1 (read once, at import)")
+    key = env / "acme.key"
+    assert run_main(capsys, "keys", "new", key)[0] == 0
+    assert run_main(capsys, "trust", "add", "acme", f"{key}.pub")[0] == 0
+    with FakeHub() as hub:
+        monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        monkeypatch.setenv("HF_TOKEN", hub.token)
+        monkeypatch.setenv("HUBSKILLS_REGISTRY", "hub")
+        folder = _skill(env, "hub-tool")
+        code, _, err = run_main(capsys, "publish", folder, "--sign", "--key", key, "--force",
+                                "--repo", "tester/hub-tool")
+        assert code == 0, err
+        pulled = _pulled(env, capsys, "tester/hub-tool@v1.0.0")
+        code, out, _ = run_main(capsys, "search", "--json")
+    assert "Verification succeeded" in _verify_key(pulled, Path(f"{key}.pub"))
+    shown = {d["repo"]: d["signature"] for d in json.loads(out)}
+    assert shown["tester/hub-tool"]["trusted_by"] == "acme"
+
+
+def test_sign_options_are_checked_before_anything_is_written(env: Path,
+                                                             capsys: pytest.CaptureFixture[str]):
+    folder = _skill(env)
+    code, _, err = run_main(capsys, "publish", folder, "--key", env / "nothing.key")
+    assert code == 2 and "does not exist" in err
+    key = env / "acme.key"
+    assert run_main(capsys, "keys", "new", key)[0] == 0
+    code, _, err = run_main(capsys, "publish", folder, "--key", key)
+    assert code == 2 and "add --sign" in err
+    code, _, err = run_main(capsys, "publish", folder, "--sign")
+    assert code == 2 and "--sign needs --key" in err
+    code, _, err = run_main(capsys, "publish", folder, "--sign", "--key", key, "--with-run",
+                            "20261122-103000-a1b2c3")
+    assert code == 1 and "cannot attach --with-run" in err and "Traceback" not in err
+    code, _, err = run_main(capsys, "publish", folder, "--sign", "--key", key, "--force",
+                            "--dry-run")
+    assert code == 0, err
+    assert not (folder / SIGNATURE_FILE).exists()  # a dry run writes nothing
+    code, _, err = run_main(capsys, "publish", folder, "--sign", "--key", f"{key}.pub",
+                            "--force")
+    assert code == 1 and "Traceback" not in err  # a public key cannot sign
+    assert not (folder / SIGNATURE_FILE).exists()
+    code, _, _ = run_main(capsys, "info", "local/acme-tool")
+    assert code == 1  # nothing was published

@@ -1,0 +1,70 @@
+"""The Space's *Review* tab without a browser (issue 42): who may review on a Space, under which
+name, once per case, at a bounded rate; the skill page's line beside the lift."""
+
+from __future__ import annotations
+
+import gradio as gr
+import pytest
+from test_review_browser import CASES, MODEL, REPO, RUN_ID, mixed_secret, rows_and_manifest
+from test_space import handler
+
+from registry.config import Settings
+from registry.errors import HubskillsError
+from registry.review.feedback import skill_side
+from registry.stores.feedback import read_feedback
+from space import build_demo
+from space.review_tab import ANONYMOUS, SECRET_ENV, RateLimit, people_line
+
+
+def profile(name: str) -> gr.OAuthProfile:
+    return gr.OAuthProfile({"preferred_username": name, "name": name, "profile": "",
+                            "picture": ""})
+
+
+@pytest.fixture
+def space(tmp_path, monkeypatch):
+    monkeypatch.setenv(SECRET_ENV, mixed_secret())
+    settings = Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home"),
+                                  "HF_HUB_OFFLINE": "1", "HUBSKILLS_REGISTRY": "local"})
+    demo = build_demo(settings, on_space=True)
+    state = demo.hubskills_state
+    manifest, rows = rows_and_manifest(state.store.resolve(REPO).sha)
+    state.store.append_results(manifest, rows)
+    state.invalidate()
+    return demo
+
+
+def test_an_anonymous_visitor_sees_the_summary_only(space):
+    opened = handler(space, "review_open")(RUN_ID, None)
+    case, progress, prompt, a, b = opened[:5]
+    assert case is None and progress == ANONYMOUS and (prompt, a, b) == ("", "", "")
+    assert "no case reviewed yet" in opened[-2].lower()
+    with pytest.raises(gr.Error, match="sign in to review"):
+        handler(space, "review_a")(RUN_ID, CASES[0], "", None)
+    assert read_feedback(space.hubskills_state.store, RUN_ID) == {}
+
+
+def test_a_signed_in_reviewer_answers_once_per_case_under_their_hub_name(space):
+    opened = handler(space, "review_open")(RUN_ID, profile("alice"))
+    assert opened[0] == CASES[0] and "Case 1 of 5" in opened[1]
+    handler(space, "review_tie")(RUN_ID, CASES[0], "close call", profile("alice"))
+    with pytest.raises(gr.Error, match="already answered case"):
+        handler(space, "review_a")(RUN_ID, CASES[0], "", profile("alice"))
+    handler(space, "review_b")(RUN_ID, CASES[0], "", profile("bob"))
+    files = read_feedback(space.hubskills_state.store, RUN_ID)
+    assert sorted(files) == [f"feedback/{RUN_ID}/alice.jsonl", f"feedback/{RUN_ID}/bob.jsonl"]
+    assert b'"reviewer":"alice"' in files[f"feedback/{RUN_ID}/alice.jsonl"]
+    assert handler(space, "review_next")(RUN_ID, profile("alice"))[0] == CASES[1]
+    line = people_line(space.hubskills_state, REPO)
+    bob_for_skill = skill_side(mixed_secret(), RUN_ID, CASES[0], f"{MODEL}#0") == "B"
+    assert "not part of the lift" in line  # a tie and a vote: the case goes to bob's side
+    assert f"in {int(bob_for_skill)} of 1 reviewed case" in line
+
+
+def test_answers_are_rate_limited_per_reviewer():
+    limit = RateLimit(limit=3, window=3600)
+    for _ in range(3):
+        limit.take("alice")
+    with pytest.raises(HubskillsError, match="answered 3 cases in the last 3600 s"):
+        limit.take("alice")
+    limit.take("bob")  # another reviewer has their own budget
