@@ -313,3 +313,24 @@ def test_the_two_orders_decide_the_winner(skill_as_a, baseline_as_a, winner, dis
     passes = {arm: outcome.verdict(arm)[0] for arm in ARMS}
     assert passes == ({"baseline": True, "skill": True} if winner is None
                       else {winner: True, "skillbaseline".replace(winner, ""): False})
+
+
+def test_a_judge_check_with_the_same_rubric_replays_apart_from_the_pairwise_one(tmp_path):
+    def both_judges(body: dict) -> str:
+        text = body["messages"][-1]["content"] if body["messages"] else ""
+        if "<answer>" in text:  # the judge check's request: one answer
+            return f"VERDICT: {'PASS' if '4417' in text.split('<answer>')[1] else 'FAIL'}"
+        return skill_preferring(body)
+
+    skill = pairwise_skill(tmp_path)
+    suite_file = skill / "evals" / "evals.json"
+    suite = json.loads(suite_file.read_text())
+    for case in suite["cases"]:
+        case["checks"].insert(0, {"type": "judge", "rubric": RUBRIC})  # before the pairwise one
+    suite_file.write_text(json.dumps(suite))
+    with FakeOpenAIServer(responder=both_judges) as server:
+        run, settings = evaluate(skill, server, tmp_path / "home")
+        report = verify_run(run.manifest.run_id, settings,
+                            open_store=lambda: get_store(settings))
+    assert report.status == "verified", report.to_dict()
+    assert report.checks_regraded == 2 * 2 * PAIRS

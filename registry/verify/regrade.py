@@ -7,13 +7,12 @@ judge checks and assertions on the judge's reply stored with each verdict (re-pa
 judge is called), pairwise checks on the two replies stored on both rows of their pair
 (`pairwise.stored_pair`: the rows must store the same), and workspace checks (file and
 `command` checks) of agent samples on the final workspace rebuilt from the case's files and
-the row's record (`replay_record`), inside
-the replay's own scratch folder: every path a row names is checked before any file operation
-and no link is followed (`workspace_paths`), and a refused path is a problem naming it. What
-cannot be replayed is said, and its stored verdict is kept for the sample's score: a verdict
-stored without the judge's reply, an agent sample without a complete workspace record (older
-rows, or files over the record's size caps), code checks when no sandbox works here, and a
-code check that timed out only under the cap."""
+the row's record (`replay_record`), inside the replay's own scratch folder: every path a row
+names is checked before any file operation and no link is followed (`workspace_paths`), and a
+refused path is a problem naming it. What cannot be replayed is said, and its stored verdict
+is kept for the sample's score: a verdict stored without the judge's reply, an agent sample
+without a complete workspace record (older rows, or files over the record's size caps), code
+checks when no sandbox works here, and a code check that timed out only under the cap."""
 
 from __future__ import annotations
 
@@ -310,7 +309,8 @@ def _stored_judge(row: ResultRow, plan: _Plan) -> Any:
     """A judge that answers each rubric with the reply stored on its verdict (re-parsed as the
     run parsed it); a verdict stored without one is skipped (not replayable)."""
     case = plan.full or plan.case
-    rubrics = [getattr(c, "rubric", None) for c in case.checks] + list(case.assertions)
+    rubrics = [c.rubric if isinstance(c, cs.JudgeCheck) else None  # pairwise: `stored_pair`
+               for c in case.checks] + list(case.assertions)
     answers = {rubric: stored.answer for rubric, stored in zip(rubrics, row.checks, strict=False)
                if rubric is not None and stored.answer is not None}
 
