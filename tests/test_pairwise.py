@@ -334,3 +334,10 @@ def test_a_judge_check_with_the_same_rubric_replays_apart_from_the_pairwise_one(
                             open_store=lambda: get_store(settings))
     assert report.status == "verified", report.to_dict()
     assert report.checks_regraded == 2 * 2 * PAIRS
+
+
+def test_generate_rounds_give_a_pairwise_suite_its_judge(tmp_path):
+    from registry.generate.rounds import needs_judge
+
+    suite = load_suite(pairwise_skill(tmp_path) / "evals" / "evals.json")
+    assert needs_judge(suite) and suite.judge_only_cases() == ["q0", "q1", "q2"]

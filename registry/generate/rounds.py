@@ -37,8 +37,10 @@ log = logging.getLogger(__name__)
 
 
 def needs_judge(suite: Suite) -> bool:
-    """Whether any case is graded by a judge (judge checks or plain-language assertions)."""
-    return any(c.assertions or any(ch.type == "judge" for ch in c.checks) for c in suite.cases)
+    """Whether any case is graded by a judge (judge or pairwise checks, plain-language
+    assertions)."""
+    return any(c.assertions or any(ch.type in ("judge", "pairwise") for ch in c.checks)
+               for c in suite.cases)
 
 
 def evaluate_round(session: Session, folder: Path, round_no: int) -> tuple[RoundResult, EvalRun]:
