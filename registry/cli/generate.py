@@ -17,7 +17,15 @@ from registry.results.display import lift_interval, pct, usd
 
 
 @click.command("generate")
-@click.argument("task")
+@click.argument("task", required=False)
+@click.option("--improve", "improve", type=ExistingPath(
+    "folder", retry="hubskills generate --improve {path}", otherwise="{new}"),
+              default=None, help="A skill folder to improve (as --from FOLDER; TASK is then "
+              "optional).")
+@click.option("--feedback", default=None, metavar="RUN_ID",
+              help="With --improve: give the teacher the reviewers' comments and marked cases "
+              "of this reviewed run (hubskills review-outputs RUN_ID); the new version "
+              "records it.")
 @click.option("--from", "sources", multiple=True, type=ExistingPath(
     "path", retry="hubskills generate TASK --from {path}",
     otherwise="ls ~/.claude/projects  # Claude Code's sessions (or a skill folder to improve)"),
@@ -44,7 +52,8 @@ from registry.results.display import lift_interval, pct, usd
 @click.option("--base-url", default=None, help="Server for local/<model> references.")
 @click.option("--max-tokens", type=int, default=None, help="Longest teacher reply (tokens).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable report on stdout.")
-def generate_command(task: str, sources: tuple[Path, ...], examples: tuple[str, ...],
+def generate_command(task: str | None, improve: Path | None, feedback: str | None,
+                     sources: tuple[Path, ...], examples: tuple[str, ...],
                      teacher: str | None, students: tuple[str, ...], n_tests: int, rounds: int,
                      runs: int, mode: str, out_dir: Path, name: str | None, force: bool,
                      no_eval: bool, base_url: str | None, max_tokens: int | None,
@@ -61,15 +70,26 @@ def generate_command(task: str, sources: tuple[Path, ...], examples: tuple[str, 
       hubskills generate "Fix flaky pytest fixtures" --from ~/.claude/projects/x/session.jsonl
       hubskills generate "Improve this skill" --from ./skills/my-skill --out ./skills --force
       hubskills generate "Parse CSV" --teacher embedded/smollm2-135m --no-eval   # offline
+      hubskills generate --improve ./skills/my-skill --feedback RUN_ID --out ./skills --force
     """
+    from registry.errors import HubskillsError
     from registry.generate.pipeline import generate_skill
+
+    if improve is not None:
+        sources = (improve, *sources)
+        task = task or (f"Improve the skill in {improve.name}"
+                        + (" using the reviewers' feedback" if feedback else ""))
+    if not task:
+        raise HubskillsError("name what to teach (TASK), or a skill folder with --improve",
+                             hint='hubskills generate "Clean messy CSV files with pandas"')
 
     with StepProgress() as steps:
         report = generate_skill(
             task, settings=Settings.from_env(), progress=steps.say, base_url=base_url,
             sources=list(sources), examples=list(examples), teacher=teacher,
             students=list(students), n_tests=n_tests, rounds=rounds, runs=runs, mode=mode,
-            out_dir=out_dir, force=force, no_eval=no_eval, max_tokens=max_tokens, name=name)
+            out_dir=out_dir, force=force, no_eval=no_eval, max_tokens=max_tokens, name=name,
+            feedback=feedback)
     if as_json:
         out.as_json(report.to_dict())
     else:

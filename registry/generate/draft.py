@@ -40,6 +40,8 @@ def finish_draft(session: Session, draft: SkillDraft, parent: Path, *, base: Ski
                                name=base.name if base else session.opts.name,
                                base=dict(base.frontmatter) if base else None)
     fm["metadata"]["version"] = version or fm["metadata"].get("version") or "0.1.0"
+    if session.feedback is not None:  # the version says which people's review it answers
+        fm["metadata"]["feedback"] = f"run {session.feedback.run_id}"
     draft.frontmatter = fm
     return validated(write_skill(draft, parent / fm["name"],
                                  base_dir=base.path if base else None))
@@ -51,6 +53,8 @@ def _sources(session: Session, limit: int | None = None) -> str:
         text += ("\nImprove this existing skill: keep its name, what is right in it and its "
                  "files; fix what is wrong or missing.\n<existing_skill>\n"
                  f"{skill_text(session.base.path, limit or 60_000)}\n</existing_skill>\n")
+    if session.feedback is not None:
+        text += session.feedback.text
     return text[:limit] if limit else text
 
 

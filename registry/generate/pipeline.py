@@ -47,7 +47,7 @@ def generate_skill(
     settings: Settings | None = None, progress: Progress | None = None,
     base_url: str | None = None, max_tokens: int | None = None,
     target: float = TARGET_PASS_RATE, retry: RetryPolicy | None = None,
-    name: str | None = None,
+    name: str | None = None, feedback: str | None = None,
 ) -> GenerateReport:
     """Generate (or improve) a skill with its suite, evaluate and refine it, and save it.
 
@@ -56,7 +56,9 @@ def generate_skill(
     first student is the one new cases must defeat); `runs` is the eval's repeats; the loop
     stops early once every student shows a significant lift and `target` with the skill;
     `max_tokens` bounds each teacher reply; `base_url` serves `local/` references; `name`
-    fixes the skill's name (else the teacher picks it). Everything that can be checked for free
+    fixes the skill's name (else the teacher picks it); `feedback` names a reviewed run of the
+    skill to improve whose marked cases and comments the teacher is given (`review.teacher`),
+    recorded in the new version's `metadata.feedback`. Everything that can be checked for free
     (the output folder, `out_dir/name` when the name is known, the students' keys and
     capabilities) is checked before the teacher is called. Progress lines go to `progress`.
     Call it outside an event loop (it runs its own).
@@ -75,7 +77,7 @@ def generate_skill(
         sources=[Path(p) for p in sources], examples=list(examples), teacher=teacher,
         students=list(students), n_tests=n_tests, rounds=rounds, runs=runs, mode=mode,
         out_dir=Path(out_dir), force=force, no_eval=no_eval, target=target,
-        max_tokens=max_tokens, retry=retry, name=name)
+        max_tokens=max_tokens, retry=retry, name=name, feedback=feedback)
     return _run(Session(task, opts, settings, progress))
 
 

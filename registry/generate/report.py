@@ -85,6 +85,7 @@ class GenerateReport:
     """Dollars of every round's evaluation (None: a price is unknown)."""
     fallback: bool = False
     workdir: Path | None = None
+    feedback_run: str | None = None  # the reviewed run whose feedback the teacher was given
 
     @property
     def run_ids(self) -> list[str]:

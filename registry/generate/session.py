@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from registry.config import Settings
 from registry.errors import HubskillsError
@@ -21,6 +21,9 @@ from registry.generate.teacher import Teacher, default_students, default_teacher
 from registry.generate.traces import DEFAULT_BUDGET, read_trace
 from registry.generate.verify import Verifier
 from registry.providers import RetryPolicy, normalize_ref
+
+if TYPE_CHECKING:
+    from registry.review.teacher import TeacherFeedback
 
 Progress = Callable[[str], None]
 TARGET_PASS_RATE = 0.8
@@ -46,6 +49,7 @@ class GenerateOptions:
     target: float = TARGET_PASS_RATE
     max_tokens: int | None = None
     retry: RetryPolicy | None = None
+    feedback: str | None = None  # a reviewed run of the skill to improve (`review-outputs`)
 
 
 class Session:
@@ -78,10 +82,31 @@ class Session:
                        for p in traces]
         self.report = GenerateReport(name="", path=None, teacher=self.teacher.ref,
                                      students=self.students, workdir=self.work)
+        self.feedback = self._feedback()
         self.verifier: Verifier | None = None
         if warning or self.teacher.is_weak:
             self.warn(warning or f"{self.teacher.ref} is a 135M model: it writes weak skills "
                       "(use --teacher opus or a strong hf/ model for real work)")
+
+    def _feedback(self) -> TeacherFeedback | None:
+        """People's review of `opts.feedback` for the teacher (None: none asked for).
+
+        Raises:
+            HubskillsError: no skill to improve, or the run's feedback cannot be used.
+        """
+        if self.opts.feedback is None:
+            return None
+        if self.base is None:
+            raise HubskillsError("--feedback improves a skill: name it with --improve",
+                                 hint=f"hubskills generate --improve SKILL_DIR --feedback "
+                                      f"{self.opts.feedback}")
+        from registry.review.teacher import teacher_feedback
+
+        found = teacher_feedback(self.settings.runs_dir, self.opts.feedback, self.base.name)
+        self.report.feedback_run = found.run_id
+        self.say(f"feedback: {found.marked} case(s) marked by reviewers in run {found.run_id} "
+                 f"({found.answers} answer(s))")
+        return found
 
     def warn(self, message: str) -> None:
         """Record a warning in the report and stream it."""
