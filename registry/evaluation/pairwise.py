@@ -27,7 +27,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from registry.errors import ContextOverflow, HubskillsError
+from registry.errors import HubskillsError
 from registry.evaluation.checks import grade_row
 from registry.evaluation.judge import MAX_ANSWER, judge_failure
 from registry.format import checks_schema as cs
@@ -134,9 +134,10 @@ class Pairs:
             completion = await self.judge.ask(pairwise_messages(rubric, prompt, first or "",
                                                                 second or ""))
         except HubskillsError as exc:
-            if judge_failure(exc) and not isinstance(exc, ContextOverflow):
+            if judge_failure(exc):
                 raise
-            return f"(no reply: {exc})"[:MAX_ANSWER]  # the answers' doing: no verdict, a tie
+            # a prompt over the judge's context: the answers' doing, so no verdict (a tie)
+            return f"(no reply: {exc})"[:MAX_ANSWER]
         return completion.text[:MAX_ANSWER]
 
 
@@ -175,20 +176,15 @@ def stored_pair(row: ResultRow, case: Case, rows: dict[tuple[Any, ...], ResultRo
     """`hubskills verify`'s pairwise grader for `row`: each verdict re-derived from the replies
     stored on it, which must be those stored on the other arm's row (`rows`, by
     `pair_key`); a row with no stored replies leaves the check skipped (not replayable)."""
-    stored = {check.rubric: verdict.answer for check, verdict in zip(case.checks, row.checks,
-                                                                     strict=False)
-              if isinstance(check, cs.PairwiseCheck)}
+    stored = _stored_answers(row, case)
     other = rows.get(pair_key(row, other=True))
+    mirrored = {} if other is None or other.error is not None else _stored_answers(other, case)
 
     async def grade(check: cs.PairwiseCheck) -> tuple[bool | None, str, str] | None:
         answer = stored.get(check.rubric)
         if answer is None:
             return None
-        mirrored = None if other is None or other.error is not None else dict(
-            zip((c.rubric for c in case.checks if isinstance(c, cs.PairwiseCheck)),
-                (v.answer for c, v in zip(case.checks, other.checks, strict=False)
-                 if isinstance(c, cs.PairwiseCheck)), strict=False)).get(check.rubric)
-        if mirrored != answer:
+        if mirrored.get(check.rubric) != answer:
             return None, "the other arm's row does not store the same judge replies", answer
         try:
             return (*outcome_of(answer).verdict(row.arm), answer)
@@ -196,6 +192,13 @@ def stored_pair(row: ResultRow, case: Case, rows: dict[tuple[Any, ...], ResultRo
             return None, str(err), answer
 
     return grade
+
+
+def _stored_answers(row: ResultRow, case: Case) -> dict[str, str | None]:
+    """The replies `row` stores for each of `case`'s pairwise checks, by rubric."""
+    return {check.rubric: verdict.answer
+            for check, verdict in zip(case.checks, row.checks, strict=False)
+            if isinstance(check, cs.PairwiseCheck)}
 
 
 def pair_key(row: ResultRow, *, other: bool = False) -> tuple[Any, ...]:
