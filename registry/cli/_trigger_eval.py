@@ -35,7 +35,7 @@ HELP = ("; trigger: whether an agent opens the skill listed among other skills, 
         "of evals/triggers.json")
 # Options a trigger run does not use: given, they are refused rather than ignored.
 _UNUSED = {"placement": "user", "judge": None, "tests": None, "skip_code_checks": False,
-           "on": "local"}
+           "on": "local", "design": None, "design_option": ()}  # trigger runs: the fixed plan
 
 
 def trigger_mode(command: click.Command) -> click.Command:

@@ -48,6 +48,14 @@ _BUDGET = Budget()  # agent mode's defaults, shown in --help and docs/evaluating
 @click.option("--max-calls", type=click.IntRange(min=1), default=None, metavar="N",
               help="At most N model calls (the judge's too): what --max-cost needs for a "
                    "model without a known price.")
+@click.option("--design", type=click.Choice(["adaptive", "fixed"]), default=None,
+              help="adaptive: ask in rounds and stop once the verdict is decided, never more "
+                   "than the fixed plan; fixed: every case x run x arm. Default: adaptive for "
+                   "a suite of 10 cases or more (fewer never reach a verdict), and a resumed "
+                   "run keeps its own.")
+@click.option("--design-option", "design_option", multiple=True, metavar="KEY=VALUE",
+              help="A parameter of the design (alpha, spending, settle_after, futility, "
+                   "batches; docs/evaluating.md), repeatable.")
 @click.option("--cases", default=None, help="Comma-separated case ids to run.")
 @click.option("--tests", type=click.Path(path_type=Path), default=None,
               help="Suite file in any supported format (default: SKILL/evals/evals.json).")
@@ -95,7 +103,8 @@ _BUDGET = Budget()  # agent mode's defaults, shown in --help and docs/evaluating
 @click.option("-v", "--verbose", is_flag=True, help="Also print the per-case table.")
 def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, placement: str,
                  judge: str | None, concurrency: int | None, max_cost: float | None,
-                 max_calls: int | None, cases: str | None, tests: Path | None,
+                 max_calls: int | None, design: str | None, design_option: tuple[str, ...],
+                 cases: str | None, tests: Path | None,
                  temperature: float, max_tokens: int, base_url: str | None,
                  resume: str | None, no_cache: bool, push: bool,
                  repo: str | None, registry_kind: str | None, sandbox: str,
@@ -128,10 +137,14 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
     if registry_kind is not None and not push:
         out.warn(f"--registry {registry_kind} is used only with --push: nothing will be pushed")
     store, published = push_target(settings, skill, repo, registry_kind, push=push)
+    if on == "jobs" and design == "adaptive":
+        raise HubskillsError("--design adaptive runs here only: Jobs' shards ask the fixed plan",
+                             hint=f"hubskills eval {skill} --on jobs --design fixed")
     config = EvalConfig(
         models=list(models) or [default_model_ref(settings)], runs=runs, mode=mode,
         placement=placement, judge=judge, concurrency=concurrency, max_cost=max_cost,
-        max_calls=max_calls,
+        max_calls=max_calls, design=design or (None if resume or on == "jobs" else "auto"),
+        design_options=_design_options(design_option, skill),
         case_ids=[c.strip() for c in cases.split(",") if c.strip()] if cases else [],
         temperature=temperature, max_tokens=max_tokens, use_cache=not no_cache,
         base_url=base_url, sandbox=sandbox,
@@ -157,7 +170,8 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
     with eval_progress() as progress, interrupts() as caught:
         result = run_evaluation(skill, config, settings, tests=tests, progress=progress.update,
                                 started=progress.start, resume=resume, warn=out.warn,
-                                stop=caught.stop, published=published)
+                                stop=caught.stop, published=published,
+                                on_round=lambda line: out.info(escape(line)))
     if result.manifest.status == "interrupted":
         _interrupted(result, as_json=as_json, push=push)
         exit_now(caught.exit_code or 130)
@@ -167,8 +181,33 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
 
     _answered(result.manifest, report_run(result.manifest, result.rows, as_json=as_json,
                                           verbose=verbose))
+    from registry.evaluation.adaptive import saved_line
+
+    if saved := saved_line(result.manifest, result.rows):
+        out.info(escape(saved))
     if store is not None:
         _push(store, skill, result.manifest, result.rows, quiet=as_json, settings=settings)
+
+
+def _design_options(given: tuple[str, ...], skill: Path) -> dict[str, object]:
+    """`--design-option KEY=VALUE`s as the design's parameters (numbers read as numbers)."""
+    options: dict[str, object] = {}
+    for text in given:
+        key, sep, value = text.partition("=")
+        if not sep or not key.strip():
+            raise HubskillsError(f"--design-option {text!r} is not KEY=VALUE",
+                                 hint=f"hubskills eval {skill} --design-option alpha=0.01")
+        options[key.strip()] = _number(value.strip())
+    return options
+
+
+def _number(text: str) -> object:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
 
 
 def _cap_on_jobs(config: EvalConfig, skill: Path) -> None:
@@ -187,6 +226,7 @@ def _cap_on_jobs(config: EvalConfig, skill: Path) -> None:
 
 # The `EvalConfig` field each option sets, where the names differ (the others share theirs).
 _FIELD_OF = {"cases": "case_ids", "no_cache": "use_cache", "skip_code_checks": "code_checks",
+             "design_option": "design_options",
              "max_turns": "budget", "max_tool_calls": "budget", "max_agent_tokens": "budget",
              "agent_wall_time": "budget", "command_timeout": "budget"}
 # Options outside `EvalConfig` that a resumed run needs again: the resume hint repeats them
@@ -239,6 +279,8 @@ def _repeated_on_resume(name: str) -> bool:
     from registry.evaluation.run_manifest import RESTORED_ON_RESUME
 
     field = _FIELD_OF.get(name, name)
+    if field in ("design", "design_options"):  # a resumed run keeps its design
+        return False
     if field in {f.name for f in fields(EvalConfig)}:
         return field not in RESTORED_ON_RESUME
     return name in _OUTSIDE_CONFIG_REPEATED

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from registry.agent import Budget
 
@@ -49,3 +49,9 @@ class EvalConfig:
     budget: Budget = field(default_factory=Budget)  # agent mode: what one sample may spend
     harness: str | None = None  # agent and trigger modes: an agent CLI instead of our loop
     distractors: Path | None = None  # trigger mode: a folder of installed skills (None: bundled)
+    # "adaptive" (rounds that stop when the verdict is decided: `evaluation.adaptive`),
+    # "fixed" (every sample), "auto" (adaptive when the suite can reach a verdict, as `eval`
+    # defaults to); None: a resumed run's own, else fixed. Its parameters
+    # (`results.sequential.Design`: alpha, spending, settle_after, futility, batches).
+    design: str | None = None
+    design_options: dict[str, Any] = field(default_factory=dict)

@@ -13,11 +13,20 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from registry._gc import frozen
 from registry.agent import AgentRunner
 from registry.config import Settings
 from registry.errors import ProviderError
+from registry.evaluation.adaptive import (
+    History,
+    RoundLine,
+    check_round_budget,
+    history_of,
+    make_design,
+    run_rounds,
+)
 from registry.evaluation.arms import MAX_TOOL_TURNS, build_arm, run_tool
 from registry.evaluation.calls import ModelCalls
 from registry.evaluation.checks import grade_row, has_code_checks, run_checks
@@ -53,6 +62,9 @@ from registry.results.runs import (
 from registry.sandbox import Choice, choose
 from registry.secrets import holding
 
+if TYPE_CHECKING:  # the statistics (numpy) load only when a design is made
+    from registry.results.sequential import Design
+
 log = logging.getLogger(__name__)
 ARMS = ("baseline", "skill")
 Progress = Callable[[int, int, ResultRow], None]
@@ -83,6 +95,9 @@ class Evaluator(ModelCalls):
         self.agent_slots = asyncio.Semaphore(
             2 * (config.concurrency or max(m.default_concurrency for m in self.models)))
         self.done = done
+        self.design: Design | None = None  # the run's (`run_evaluation` sets it); None: fixed
+        self.history: History = {}  # an adaptive design's outcomes so far (`adaptive`)
+        self.design_stops: dict[str, dict[str, Any]] = {}  # per model: where its plan stopped
         self.judge = None
         self._judge_models: list[Model] = []
         if config.judge:
@@ -90,6 +105,11 @@ class Evaluator(ModelCalls):
             self.judge = make_judge(judge_model, self.complete)
             self._judge_models.append(judge_model)
         self.probes = Probes([*self.models, *self._judge_models])
+
+    @property
+    def adaptive(self) -> bool:
+        """Whether the run's design is adaptive (asked in rounds, `adaptive.run_rounds`)."""
+        return self.design is not None and self.design.kind == "adaptive"
 
     def agent_runner(self, model: Model, case: Case, arm: str) -> AgentRunner:
         """The one place agent mode picks its runner: the external harness when one is named,
@@ -175,10 +195,11 @@ class Evaluator(ModelCalls):
         return items
 
     async def run(self, progress: Progress | None, stop: StopSignal | None = None,
-                  started: Started | None = None) -> str:
-        """Run all pending samples; returns the final status ("interrupted" after `stop`)."""
+                  started: Started | None = None, on_round: RoundLine | None = None) -> str:
+        """Run all pending samples (an adaptive design: round by round, until it stops);
+        returns the final status ("interrupted" after `stop`)."""
         items = self.work()
-        total, finished = len(items), 0
+        total, finished = len(items), 0  # adaptive: at most these (the fixed plan's)
         stopped = False
         pairs = Pairs(self.suite, self.judge, self.done)  # pairwise checks: both arms' rows
         if started:
@@ -191,20 +212,31 @@ class Evaluator(ModelCalls):
             if progress:
                 progress(finished, total, row)
 
-        async def one(item: tuple[Model, str, int, int]) -> None:
+        async def one(item: tuple[Model, str, int, int], round_: int | None = None) -> None:
             nonlocal stopped
             try:
-                settled = await pairs.settle(await self.sample(*item))
+                answered = await self.sample(*item)
+                answered.round = round_
+                settled = await pairs.settle(answered)  # may ask the judge: capped too
             except CapReached:
                 stopped = True
                 return
             for row in settled:
+                if round_ is not None:  # an outcome of the design, in run order
+                    self.history[row.model][row.case_id][row.arm].append(
+                        None if row.is_error else row.passed)
                 self.probes.show(keep, row)
 
+        async def asked(round_items: list[tuple[tuple[Model, str, int, int], int]]) -> bool:
+            return await gather_until_stopped((one(item, r) for item, r in round_items), stop,
+                                              before_cancel=self._mark_interrupted) \
+                and not stopped
+
+        work = run_rounds(self, asked, on_round) if self.adaptive else \
+            gather_until_stopped((one(item) for item in items), stop,
+                                 before_cancel=self._mark_interrupted)
         try:
-            if not await self.probes.around(gather_until_stopped(
-                    (one(item) for item in items), stop, before_cancel=self._mark_interrupted),
-                    stop):
+            if not await self.probes.around(work, stop) and stop is not None and stop.is_set():
                 return "interrupted"
         finally:
             await self._close_clients()
@@ -225,7 +257,8 @@ def run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Settings
                    resume: str | None = None, done: list[ResultRow] | None = None,
                    published: SkillVersionRef | None = None,
                    warn: Callable[[str], None] | None = None, stop: StopSignal | None = None,
-                   started: Started | None = None) -> EvalRun:
+                   started: Started | None = None,
+                   on_round: RoundLine | None = None) -> EvalRun:
     """Evaluate a skill folder: baseline vs skill on each model; results saved as a run.
 
     The keys `settings` carries (typed into the Space, say) are held for the run, so they are
@@ -237,25 +270,28 @@ def run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Settings
     call. After `stop` is requested the run ends within moments as `interrupted`, keeping every
     finished row (`resume` finishes it). `done` are rows answered elsewhere (a shard's earlier
     tries): the new run keeps those it plans and asks only for the other samples.
+    `config.design` "adaptive" asks in rounds until the verdict is decided (`adaptive`);
+    `on_round` gets a line saying what the design is doing before each round.
 
     Raises:
         HubskillsError: a bad skill or suite, code checks and no sandbox, an unknown model or
-            a missing key, rows `done` of another version of the skill or suite, before any
-            model is called.
+            a missing key, rows `done` of another version of the skill or suite, a design
+            parameter out of range, a design that is not the resumed run's, a `--max-cost`
+            below one adaptive round's estimated cost, before any model is called.
     """
     if resume and done is not None:
         raise ValueError("run_evaluation takes `resume` or `done`, not both")
     with holding(*settings.secrets()):
         return _run_evaluation(skill_dir, config, settings, tests=tests, progress=progress,
                                resume=resume, done=done or [], published=published, warn=warn,
-                               stop=stop, started=started)
+                               stop=stop, started=started, on_round=on_round)
 
 
 def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Settings, *,
                     tests: str | Path | None, progress: Progress | None, resume: str | None,
                     done: list[ResultRow], published: SkillVersionRef | None,
                     warn: Callable[[str], None] | None, stop: StopSignal | None,
-                    started: Started | None) -> EvalRun:
+                    started: Started | None, on_round: RoundLine | None) -> EvalRun:
     skill = load_skill(skill_dir)
     manifest = read_manifest(settings.runs_dir, resume) if resume else None
     agent = (manifest.mode if manifest else config.mode) == "agent"
@@ -268,15 +304,20 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
         check_resumable(manifest, skill, full, mode=config.mode)
         config = resumed_config(manifest, config)
     suite = full.select(config.case_ids, source=suite_file) if config.case_ids else full
-    check_suite(suite, judge=config.judge, runs=config.runs, command=f"hubskills eval {skill_dir}")
+    command = f"hubskills eval {skill_dir}"
+    check_suite(suite, judge=config.judge, runs=config.runs, command=command)
+    design = make_design(config, len(suite.cases), None if manifest is None else
+                         manifest.design or {"kind": "fixed"}, command=command)
     check_writable(settings)
     if agent:
         check_agent_sandbox(config.sandbox, skill.path)
     code = choose(config.sandbox, settings, has_code=agent or has_code_checks(suite.cases),
                   code_checks=config.code_checks, folder=None if published else skill.path)
     if manifest is not None:
+        # already the run's: kept as they are (an adaptive design's errors too: outcomes it
+        # planned on; a fixed run asks its errored samples again)
         done = [r for r in latest_rows(read_rows(settings.runs_dir, manifest.run_id))
-                if not r.is_error]  # already the run's: kept as they are
+                if design and design.kind == "adaptive" or not r.is_error]
         manifest.status = "running"
         if not manifest.skill_repo:  # identified now: the resumed rows join it
             file_under(manifest, published)
@@ -284,9 +325,14 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
         manifest = new_manifest(skill, full, suite, config, published)
         manifest.skill_path = str(skill.path.resolve())  # local runs only: verify reads it
         done = planned_rows(manifest, done)
+        manifest.design = design.to_dict() if design else {"kind": "fixed", "runs": config.runs}
     manifest.sandbox, manifest.code_checks = code.sandbox and code.sandbox.name, code.status
     evaluator = Evaluator(skill, suite, config, settings, {_sample(r) for r in done}, code)
-    evaluator.refuse_unpriced(evaluator._judge_models, f"hubskills eval {skill_dir}")
+    evaluator.refuse_unpriced(evaluator._judge_models, command)
+    evaluator.design = design
+    if evaluator.adaptive:
+        evaluator.history = history_of(config.models, [c.id for c in suite.cases], done)
+        check_round_budget(evaluator, command)
     mode_warning = check_mode(evaluator.models, config.mode, f"hubskills eval {skill_dir}")
     if agent:  # a harness that cannot run fails here, before the run is saved
         mode_warning = agent_note(evaluator)
@@ -296,7 +342,7 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
     evaluator.writer = RunWriter(settings.runs_dir, manifest, resume=bool(resume))
     for row in [] if resume else done:  # told, not resumed: they join the new run
         evaluator.writer.add(row.model_copy(update={"run_id": manifest.run_id}))
-    return _execute(evaluator, settings, progress, stop, started)
+    return _execute(evaluator, settings, progress, stop, started, on_round)
 
 
 def _sample(row: ResultRow) -> tuple[str, str, str, int]:
@@ -304,7 +350,8 @@ def _sample(row: ResultRow) -> tuple[str, str, str, int]:
 
 
 def _execute(evaluator: Evaluator, settings: Settings, progress: Progress | None,
-             stop: StopSignal | None, started: Started | None) -> EvalRun:
+             stop: StopSignal | None, started: Started | None,
+             on_round: RoundLine | None = None) -> EvalRun:
     """Run the evaluator's pending samples, then close its run with what it has; the run as
     written, read back."""
     writer = evaluator.writer
@@ -312,7 +359,7 @@ def _execute(evaluator: Evaluator, settings: Settings, progress: Progress | None
     status, note = "interrupted", None
     try:
         with frozen():  # what exists now outlives the run: collections need not walk it
-            status = run_until_stopped(evaluator.run(progress, stop, started), stop)
+            status = run_until_stopped(evaluator.run(progress, stop, started, on_round), stop)
         note = run_note(status, evaluator, stop)
     except Exception as err:  # the run's listing says why it ended (`failed to start: ...`)
         note = getattr(err, "message", None) or f"{type(err).__name__}: {err}"
@@ -323,6 +370,10 @@ def _execute(evaluator: Evaluator, settings: Settings, progress: Progress | None
         else:
             rows = latest_rows(read_rows(settings.runs_dir, run_id))
             count_samples(writer.manifest, rows, status)
+            if evaluator.adaptive:  # complete once every plan has stopped
+                writer.manifest.design_stops = evaluator.design_stops
+                writer.manifest.partial = status != "complete" or \
+                    len(evaluator.design_stops) < len(evaluator.models)
             writer.manifest.summaries = stored_summaries(rows)
             writer.close(status, note)
         evaluator.cache.close()

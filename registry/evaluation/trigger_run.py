@@ -77,7 +77,7 @@ def run_trigger_eval(skill_dir: str | Path, config: EvalConfig, settings: Settin
             a missing key, or a resumed run made from another skill, suite or distractor set,
             all before any model is called.
     """
-    config = replace(config, mode=MODE)
+    config = replace(config, mode="trigger")
     with holding(*settings.secrets()):
         skill = load_skill(skill_dir)
         full = load_trigger_suite(skill)

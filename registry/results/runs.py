@@ -118,6 +118,11 @@ class RunManifest(BaseModel):
     distractors: list[str] | None = None
     distractors_hash: str | None = None
     distractors_from: str | None = None
+    # The design that planned the run (`results.sequential.Design.to_dict()`; None: fixed, as
+    # every run before designs), and per model where an adaptive plan stopped (round, reason,
+    # verdict, settled), so `verify` recomputes each decision.
+    design: dict[str, Any] | None = None
+    design_stops: dict[str, dict[str, Any]] | None = None
 
     @property
     def is_partial(self) -> bool:
@@ -228,6 +233,7 @@ class ResultRow(BaseModel):
     agent_budget: str | None = None  # JSON of the agent's `Budget`
     hubskills_version: str | None = None
     run_summary: str | None = None  # JSON: its model's closing summary (its first row only)
+    round: int | None = None  # an adaptive run's round that asked this sample (None: fixed)
 
     def tool_counts(self) -> dict[str, int]:
         """Agent mode: calls per tool name (empty in other modes)."""

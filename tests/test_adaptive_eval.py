@@ -1,0 +1,206 @@
+"""The adaptive design in the engine (`evaluation.adaptive`), against fake models over real HTTP:
+rounds that stop once the verdict is decided, never more than the fixed plan, a resume that
+continues the same design, and the bad input refused before any call."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+from click.testing import CliRunner
+from fakes.metered_server import MeteredOpenAIServer, billing_max
+from fakes.openai_server import FakeOpenAIServer
+from test_evaluate import FAST, knows_fact_if_told, make_skill
+
+from registry.cli import cli
+from registry.config import Settings
+from registry.errors import HubskillsError
+from registry.evaluation.adaptive import saved_line
+from registry.evaluation.config import EvalConfig
+from registry.evaluation.engine import run_evaluation
+from registry.results.sequential import Design, plan_round
+
+PRICED = "openai/gpt-4.1"
+
+
+def coin(body: dict) -> str:
+    """A model the skill does not change: each (question, seed) passes or fails by a hash,
+    the same in both arms, so cases disagree across runs and the lift is zero."""
+    question = json.dumps(body["messages"][-1]["content"])[-60:]
+    digest = hashlib.sha256(f"{question}:{body.get('seed')}".encode()).digest()
+    return "port 4417" if digest[0] % 2 else "port 8080"
+
+
+@pytest.fixture
+def server():
+    with FakeOpenAIServer(responder=knows_fact_if_told) as srv:
+        yield srv
+
+
+def settings_for(server, tmp_path) -> Settings:
+    return Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home"),
+                              "HUBSKILLS_BASE_URL": server.url})
+
+
+def config(**overrides) -> EvalConfig:
+    return EvalConfig(**{"models": ["local/fake"], "runs": 3, "retry": FAST, "use_cache": False,
+                         "design": "adaptive", **overrides})
+
+
+def test_a_decided_verdict_stops_early_with_fewer_calls_than_the_fixed_plan(server, tmp_path):
+    skill, settings = make_skill(tmp_path, 20), settings_for(server, tmp_path)
+    lines: list[str] = []
+    run = run_evaluation(skill, config(), settings, on_round=lines.append)
+    # round 1 asks run 1 of every case in both arms: 20 of 20 cases lifted decides "helps"
+    # at O'Brien-Fleming's first look (the 0.00069 spent by a third of the plan)
+    assert len(server.bodies) == len(run.rows) == 40 < 20 * 3 * 2
+    assert {r.round for r in run.rows} == {1} and {r.repeat for r in run.rows} == {0}
+    assert run.manifest.status == "complete" and not run.manifest.is_partial
+    assert run.manifest.samples_planned == 120 and run.manifest.design["kind"] == "adaptive"
+    assert Design.from_dict(run.manifest.design) == Design(kind="adaptive", runs=3)
+    assert run.manifest.design_stops == {"local/fake": {
+        "round": 1, "reason": "helps, decided at round 1", "verdict": "helps", "settled": 0}}
+    assert lines == ["round 1 of 3 · 0 cases settled · verdict not yet decided",
+                     "round 1 of 3 · 0 cases settled · stopped: helps, decided at round 1"]
+    assert saved_line(run.manifest, run.rows) == \
+        "stopped at 33% of the planned answers (40 of 120): helps, decided at round 1"
+
+
+def test_the_fixed_design_asks_every_sample_as_before(server, tmp_path):
+    skill, settings = make_skill(tmp_path, 12), settings_for(server, tmp_path)
+    run = run_evaluation(skill, config(design="fixed"), settings)
+    assert len(server.bodies) == len(run.rows) == 72
+    assert {r.round for r in run.rows} == {None} and run.manifest.design_stops is None
+    assert run.manifest.design == {"kind": "fixed", "runs": 3}
+    assert saved_line(run.manifest, run.rows) is None
+    default = run_evaluation(skill, config(design=None), settings)  # the library's default
+    assert len(default.rows) == 72 and default.manifest.design["kind"] == "fixed"
+
+
+def _rows_by_round(run) -> list[list[tuple[str, str, int, bool | None]]]:
+    rounds: dict[int, list] = {}
+    for r in run.rows:
+        rounds.setdefault(r.round, []).append((r.case_id, r.arm, r.repeat,
+                                               None if r.is_error else r.passed))
+    return [rounds[k] for k in sorted(rounds)]
+
+
+def test_no_effect_runs_round_by_round_as_the_design_plans_and_never_past_the_cap(tmp_path):
+    with FakeOpenAIServer(responder=coin) as server:
+        skill, settings = make_skill(tmp_path, 12), settings_for(server, tmp_path)
+        run = run_evaluation(skill, config(), settings)
+        asked = len(server.bodies)
+    assert asked == len(run.rows) <= 72
+    # every round's samples are the ones the design planned from the rows before them
+    history = {f"q{i}": {"baseline": [], "skill": []} for i in range(12)}
+    design = Design.from_dict(run.manifest.design)
+    for number, rows in enumerate(_rows_by_round(run), 1):
+        plan = plan_round(design, history)
+        assert not plan.stop and plan.round == number
+        assert sorted((c, r) for c, a, r, _ in rows if a == "skill") == sorted(plan.samples)
+        for c, a, _, v in sorted(rows, key=lambda row: row[2]):
+            history[c][a].append(v)
+    final = plan_round(design, history)
+    assert final.stop and run.manifest.design_stops["local/fake"]["reason"] == final.reason
+    assert final.verdict != "helps" and not run.manifest.is_partial
+
+
+def test_a_resumed_adaptive_run_continues_the_same_design(tmp_path):
+    with FakeOpenAIServer(responder=coin) as server:
+        skill, settings = make_skill(tmp_path, 12), settings_for(server, tmp_path)
+        first = run_evaluation(skill, config(design_options={"futility": 0}), settings)
+        last = max(r.round for r in first.rows)
+        assert last == 3  # no futility stop: the plan runs to its end, settled cases apart
+        assert first.manifest.design_stops["local/fake"]["reason"] == "plan complete"
+        assert len(first.rows) < 72 and first.manifest.design_stops["local/fake"]["settled"]
+        rows_file = settings.runs_dir / first.manifest.run_id / "rows.jsonl"
+        kept = [line for line in rows_file.read_text().splitlines()
+                if json.loads(line)["round"] < last]
+        cut = len(first.rows) - len(kept)
+        rows_file.write_text("\n".join(kept) + "\n")
+        before = len(server.bodies)
+        # no --design: the run's own; the same design said again is accepted too
+        resumed = run_evaluation(skill, config(design=None), settings,
+                                 resume=first.manifest.run_id)
+        assert len(server.bodies) - before == cut  # only the cut round is asked again
+    assert resumed.manifest.design == first.manifest.design
+    assert resumed.manifest.design_stops == first.manifest.design_stops
+    assert sorted((r.case_id, r.arm, r.repeat, r.round, r.passed) for r in resumed.rows) == \
+        sorted((r.case_id, r.arm, r.repeat, r.round, r.passed) for r in first.rows)
+
+
+def test_a_resume_with_another_design_is_refused_before_any_call(server, tmp_path):
+    skill, settings = make_skill(tmp_path, 12), settings_for(server, tmp_path)
+    fixed = run_evaluation(skill, config(design="fixed", runs=1), settings)
+    adaptive = run_evaluation(skill, config(runs=1), settings)
+    calls = len(server.bodies)
+    with pytest.raises(HubskillsError, match="started with the fixed design") as err:
+        run_evaluation(skill, config(runs=1), settings, resume=fixed.manifest.run_id)
+    assert "--design fixed" in err.value.hint
+    with pytest.raises(HubskillsError, match="started with the adaptive design"):
+        run_evaluation(skill, config(design="fixed", runs=1), settings,
+                       resume=adaptive.manifest.run_id)
+    with pytest.raises(HubskillsError, match="adaptive design"):  # a parameter changed
+        run_evaluation(skill, config(runs=1, design_options={"alpha": 0.01}), settings,
+                       resume=adaptive.manifest.run_id)
+    assert len(server.bodies) == calls
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"alpha": 0.5}, "alpha must be in"), ({"settle_after": 1}, "settle_after must be"),
+    ({"spending": "linear"}, "spending must be one of"), ({"bogus": 1}, "unknown design"),
+])
+def test_a_design_parameter_out_of_range_is_refused_before_any_call(server, tmp_path, options,
+                                                                    message):
+    skill, settings = make_skill(tmp_path, 12), settings_for(server, tmp_path)
+    with pytest.raises(HubskillsError, match=message):
+        run_evaluation(skill, config(design_options=options), settings)
+    assert server.bodies == [] and not settings.runs_dir.exists() or \
+        not any(settings.runs_dir.iterdir())
+
+
+def test_a_budget_below_one_round_is_refused_before_any_call(tmp_path, monkeypatch):
+    with MeteredOpenAIServer(responder=billing_max(lambda body: "port 4417"),
+                             api_key="k") as metered:
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        monkeypatch.setenv("OPENAI_BASE_URL", metered.url)
+        skill = make_skill(tmp_path, 20)
+        monkeypatch.setenv("HUBSKILLS_HOME", str(tmp_path / "home"))
+        settings = Settings.from_env()
+        with pytest.raises(HubskillsError, match="below the .* its next round is estimated "
+                                                 r"to cost \(40 answers\)") as err:
+            run_evaluation(skill, config(models=[PRICED], max_cost=0.01), settings)
+        assert "--max-cost 0." in err.value.hint and "--design fixed" in err.value.hint
+        assert metered.calls == 0
+        # one round fits: the run goes ahead (and decides at round 1, under the cap)
+        run = run_evaluation(skill, config(models=[PRICED], max_cost=1.0, max_tokens=64),
+                             settings)
+        assert len(run.rows) == 40 and metered.billed(PRICED) <= 1.0
+
+
+def test_eval_is_adaptive_by_default_and_says_what_the_design_does(server, tmp_path):
+    skill = make_skill(tmp_path, 20)
+    env = {"NO_COLOR": "1", "COLUMNS": "200", "HUBSKILLS_HOME": str(tmp_path / "home")}
+    result = CliRunner().invoke(cli, ["eval", str(skill), "-m", "local/fake", "--base-url",
+                                      server.url, "--no-cache"], env=env)
+    assert result.exit_code == 0, result.output
+    assert "round 1 of 3 · 0 cases settled · verdict not yet decided" in result.output
+    assert "stopped at 33% of the planned answers (40 of 120): helps, decided at round 1" in \
+        result.output
+    assert len(server.bodies) == 40
+    fixed = CliRunner().invoke(cli, ["eval", str(skill), "-m", "local/fake", "--base-url",
+                                     server.url, "--no-cache", "--design", "fixed", "--json"],
+                               env=env)
+    assert fixed.exit_code == 0 and len(server.bodies) == 40 + 120
+    run_id = json.loads(fixed.stdout)["manifest"]["run_id"]
+    refused = CliRunner().invoke(cli, ["eval", str(skill), "--resume", run_id, "--design",
+                                       "adaptive"], env=env)
+    assert "started with the fixed design" in str(refused.exception)
+    bad = CliRunner().invoke(cli, ["eval", str(skill), "--design-option", "alpha"], env=env)
+    assert "is not KEY=VALUE" in str(bad.exception)
+    assert len(server.bodies) == 40 + 120  # neither asked anything
+    # a suite too small to reach a verdict (under 10 cases) runs the fixed plan by default
+    small = CliRunner().invoke(cli, ["eval", str(make_skill(tmp_path / "small", 6)), "-m",
+                                     "local/fake", "--base-url", server.url, "--json"], env=env)
+    assert json.loads(small.stdout)["manifest"]["design"] == {"kind": "fixed", "runs": 3}
