@@ -124,6 +124,10 @@ CASES = {
     "runs show of a missing run": Case(["runs", "show", "nope"], "no run 'nope'"),
     "runs compare of missing runs": Case(["runs", "compare", "a", "b"], "no run 'a'"),
     "verify of a missing run": Case(["verify", "nope"], "no run 'nope'"),
+    "review-outputs of a missing run": Case(["review-outputs", "nope", "--summary"],
+                                            "no run 'nope'"),
+    "generate with no task": Case(["generate"], "name what to teach (TASK)",
+                                  skip_reason="the hinted generate calls a teacher model"),
     "eval --resume of a missing run": Case(
         ["eval", "hubskills/agent-skill-md", "--resume", "nope"], "no run 'nope'"),
     "remove of what is not installed": Case(["remove", "nope"], "'nope' is not installed"),

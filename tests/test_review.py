@@ -226,3 +226,32 @@ def test_answers_are_pushed_beside_the_run_and_change_no_badge(tmp_path: Path):
     online.answer("bob", "c0", "tie")
     assert store.results.change_token() == token_after_push  # feedback changes no result
     assert runs_feedback(store, {run_id}).reviewed == 5
+
+
+def test_answers_are_pushed_to_a_hub_dataset_with_the_run(tmp_path: Path):
+    import huggingface_hub
+    from fakes.hub_server import FakeHub
+
+    if huggingface_hub.constants.HF_HUB_OFFLINE:
+        pytest.skip("huggingface_hub was imported with HF_HUB_OFFLINE=1 (read once, at import)")
+    with FakeHub() as hub:
+        settings = Settings.from_env({
+            "HUBSKILLS_HOME": str(tmp_path / "home"), "HUBSKILLS_REGISTRY": "hub",
+            "HF_ENDPOINT": hub.url, "HF_TOKEN": hub.token,
+            "HUBSKILLS_RESULTS_REPO": "tester/evals"})
+        store = get_store(settings)
+        run_id = seeded_run(settings.runs_dir, repo="tester/agent-skill-md")
+        review = open_local_review(settings.runs_dir, run_id)
+        for case in review.cases[:2]:
+            review.answer("ann", case.case, "tie", "close")
+        pushed = push_saved_run(store, settings.runs_dir, run_id)
+        path = f"feedback/{run_id}/ann.jsonl"
+        assert pushed.feedback == (path,)
+        files = hub.repo("tester/evals", "dataset").head.files
+        assert files[path] == (settings.runs_dir / run_id / "feedback.jsonl").read_bytes()
+        assert [p for p in files if p.startswith("data/evals/")] == [
+            f"data/evals/{pushed.path.split('/')[2]}/{run_id}.jsonl"]
+        online = open_registry_review(store, run_id, "3" * 64)  # the Space's reading
+        assert len(online.answers) == 2
+        online.answer("bob", "c0", "A")
+        assert f"feedback/{run_id}/bob.jsonl" in hub.repo("tester/evals", "dataset").head.files
