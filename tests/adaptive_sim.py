@@ -14,7 +14,6 @@ from typing import NamedTuple
 import numpy as np
 
 from registry.results import sequential as seq
-from registry.results.stats import Outcomes, table
 
 Lost = Callable[[np.ndarray, np.random.Generator], np.ndarray]
 
@@ -51,14 +50,8 @@ def simulate(design: seq.Design, p_base: np.ndarray, p_skill: np.ndarray, seed: 
     active = np.arange(n_suites)
     for j in range(1, seq.n_rounds(design, n) + 1):
         m = seq.asked_runs(design, n, j, settled[active])
-        keep = np.arange(runs)[None, None, None, :] < m[:, :, None, None]
-        keep = np.broadcast_to(keep, (len(active), n, 2, runs))
-        group, case, arm, _ = np.nonzero(keep)
-        err, ok = errors[active][keep], passed[active][keep]
-        zeros = np.zeros(len(group))
-        o = Outcomes(group, case, arm, ~err, ok & ~err, err, zeros, zeros, zeros)
-        tab = table(o, len(active), seq.look_alpha(design, n, j))
-        stop = seq.decide(design, n, j, tab) > 0
+        codes, tab = seq.look(design, n, j, m, ~errors[active], passed[active])
+        stop = codes > 0
         done = active[stop]
         verdict[done] = tab.verdict[stop]
         lo[done], hi[done] = tab.lift_lo[stop], tab.lift_hi[stop]

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
+from adaptive_sim import simulate
 
 from registry.errors import HubskillsError
 from registry.results import sequential as seq
@@ -186,3 +188,68 @@ def test_a_sample_the_plan_did_not_ask_and_rows_after_the_stop_are_mismatches():
     stopped, later = run(Design(runs=3), 30, lambda cid, arm, r: arm == "skill")
     more = later + [[(c, a, 1, a == "skill") for c in sorted(empty(30)) for a in seq.ARMS]]
     assert "after the design stopped at round 1" in check_rounds(Design(runs=3), more)[0]
+
+
+# -- error rates, by simulation through the engine (the full grid: bench/adaptive.py) ----------
+
+
+SUITES = 2000  # a 2.5% rate is measured within about +-0.7%
+
+
+def suites(kind: str, n: int, lift: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    if kind == "mixed":  # U-shaped: most cases nearly always pass or fail, some flaky
+        base = rng.beta(0.5, 0.5, size=(SUITES, n)) * (1 - lift)
+    else:
+        base = np.full((SUITES, n), float(kind))
+    return base, np.minimum(base + lift, 1.0)
+
+
+NULL = [(n, runs, kind) for n, runs in ((10, 3), (18, 1), (30, 5), (40, 3), (60, 1))
+        for kind in ("0.1", "0.5", "mixed")]
+
+
+@pytest.mark.parametrize("n_cases, runs, kind", NULL)
+def test_no_effect_rarely_says_helps_and_the_interval_covers(n_cases: int, runs: int, kind: str):
+    seed = n_cases * 100 + runs * 10 + len(kind)
+    base, skill = suites(kind, n_cases, 0.0, seed)
+    s = simulate(Design(runs=runs), base, skill, seed)
+    helps, hurts = np.mean(s.verdict == "helps"), np.mean(s.verdict == "hurts")
+    assert helps <= 0.025 and hurts <= 0.025, f"false 'helps' {helps:.2%}, 'hurts' {hurts:.2%}"
+    assert np.mean((s.lo <= s.truth) & (s.truth <= s.hi)) >= 0.95
+    assert s.calls.max() <= s.planned
+
+
+def test_no_effect_costs_far_fewer_answers():
+    saved = []
+    for n_cases, runs, kind in NULL:
+        base, skill = suites(kind, n_cases, 0.0, 1)
+        s = simulate(Design(runs=runs), base[:500], skill[:500], 1)
+        saved.append(1 - s.calls.mean() / s.planned)
+    assert np.median(saved) >= 0.4, sorted(saved)
+
+
+@pytest.mark.parametrize("kind", ["0.1", "0.5", "mixed"])
+def test_a_thirty_point_lift_on_40_cases_and_3_runs_is_found_for_less(kind: str):
+    base, skill = suites(kind, 40, 0.3, 40)
+    fixed = simulate(Design(kind="fixed", runs=3), base, skill, 41)
+    s = simulate(Design(runs=3), base, skill, 41)
+    power = np.mean(s.verdict == "helps")
+    assert power >= 0.95 and power >= np.mean(fixed.verdict == "helps") - 0.04
+    assert not np.any(s.verdict == "hurts")
+    assert np.mean((s.lo <= s.truth) & (s.truth <= s.hi)) >= 0.95
+    assert s.calls.mean() <= 0.75 * s.planned
+
+
+def test_errors_where_the_skill_fails_do_not_make_it_help():
+    """A third of the skill arm's failing samples lost: the errors rule keeps it honest when
+    the run stops early too."""
+    def lost(passed: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        mask = np.zeros(passed.shape, bool)
+        mask[:, :, 1] = ~passed[:, :, 1] & (rng.random(passed[:, :, 1].shape) < 1 / 3)
+        return mask
+
+    for n_cases, runs in ((30, 3), (60, 1)):
+        base, skill = suites("0.5", n_cases, 0.0, n_cases)
+        s = simulate(Design(runs=runs), base, skill, n_cases, lost)
+        assert np.mean(s.verdict == "helps") <= 0.025

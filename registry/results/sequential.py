@@ -202,14 +202,22 @@ def decide(design: Design, n_cases: int, j: int, tab: Table) -> np.ndarray:
     if j >= rounds:
         return np.full(len(code), 3)
     if design.futility > 0:
-        t = fraction(design, n_cases, j)
-        b, c = tab.b.astype(float), tab.c.astype(float)
-        z = np.abs(b - c) / np.sqrt(np.maximum(b + c, 1))
-        bound = _NORMAL.inv_cdf(1 - look_alpha(design, n_cases, rounds) / 2)
-        # conditional power under the current trend: P(|Z(1)| >= bound | Z(t) = z)
-        power = 1 - np.vectorize(_NORMAL.cdf)((bound - z / math.sqrt(t)) / math.sqrt(1 - t))
+        power = conditional_power(design, n_cases, j, tab.b, tab.c)
         code = np.where((code == 0) & (power < design.futility), 2, code)
     return code
+
+
+def conditional_power(design: Design, n_cases: int, j: int, b: np.ndarray,
+                      c: np.ndarray) -> np.ndarray:
+    """The chance that the last look's exact test rejects, in the direction seen so far, if the
+    trend of the sign statistic ``z = (b - c) / sqrt(b + c)`` after round ``j`` (share ``t`` of
+    the plan) goes on: ``1 - Phi((z_last - |z| / sqrt(t)) / sqrt(1 - t))`` (the B-value under
+    the current trend), ``z_last`` the last look's two-sided critical value."""
+    t = fraction(design, n_cases, j)
+    z = np.abs(b - c) / np.sqrt(np.maximum(b + c, 1))
+    bound = _NORMAL.inv_cdf(1 - look_alpha(design, n_cases, n_rounds(design, n_cases)) / 2)
+    return 1 - np.array([_NORMAL.cdf(x) for x in ((bound - z / math.sqrt(t))
+                                                   / math.sqrt(1 - t)).tolist()])
 
 
 # -- one run, from its rows --------------------------------------------------------------------
@@ -228,17 +236,17 @@ def _arrays(history: History, cases: list[str], runs: int) -> tuple[np.ndarray, 
     return present, graded, passed
 
 
-def _look(design: Design, n: int, j: int, m: np.ndarray, graded: np.ndarray,
-          passed: np.ndarray) -> tuple[int, str]:
-    """The look after round ``j`` on the first ``m[case]`` runs: (code, the engine's verdict)."""
-    keep = np.broadcast_to(np.arange(graded.shape[-1]) < m[:, None, None], graded.shape)
-    case, arm, _ = np.nonzero(keep)
-    g, p = graded[keep], passed[keep]
+def look(design: Design, n: int, j: int, asked: np.ndarray, graded: np.ndarray,
+         passed: np.ndarray) -> tuple[np.ndarray, Table]:
+    """The look after round ``j`` on the first ``asked[group, case]`` runs of each group's
+    samples (group, case, arm, run): the `decide` codes and the engine's table."""
+    keep = np.broadcast_to(np.arange(graded.shape[-1]) < asked[:, :, None, None], graded.shape)
+    group, case, arm, _ = np.nonzero(keep)
+    g, p = graded[keep], passed[keep] & graded[keep]
     zeros = np.zeros(len(case))
-    o = Outcomes(np.zeros(len(case), np.int64), case.astype(np.int64), arm.astype(np.int64),
-                 g, p & g, ~g, zeros, zeros, zeros)
-    tab = table(o, 1, look_alpha(design, n, j))
-    return int(decide(design, n, j, tab)[0]), str(tab.verdict[0])
+    o = Outcomes(group, case, arm, g, p, ~g, zeros, zeros, zeros)
+    tab = table(o, len(asked), look_alpha(design, n, j))
+    return decide(design, n, j, tab), tab
 
 
 def plan_round(design: Design, history: History) -> RoundPlan:
@@ -258,7 +266,8 @@ def plan_round(design: Design, history: History) -> RoundPlan:
         alpha = look_alpha(design, n, j)
         if missing:
             return RoundPlan(j, missing, False, None, done, None, alpha, rounds)
-        code, verdict = _look(design, n, j, m, graded, passed)
+        codes, tab = look(design, n, j, m[None], graded[None], passed[None])
+        code, verdict = int(codes[0]), str(tab.verdict[0])
         if code:
             reason = {1: f"{verdict}, decided at round {j}", 2: NO_EFFECT, 3: COMPLETE}[code]
             return RoundPlan(j, (), True, reason, done, verdict, alpha, rounds)
