@@ -299,9 +299,10 @@ def build(state: SpaceState) -> Panel:
 
     def resolve(run_id: str | None, profile: gr.OAuthProfile | None
                 ) -> tuple[Review | None, str | None]:
-        if not (run_id or "").strip():
+        run_id = (run_id or "").strip()
+        if not run_id:
             return None, None
-        return reviews.get(run_id.strip()), reviews.reviewer(profile)
+        return reviews.get(run_id), reviews.reviewer(profile)
 
     wire(built, resolve, limit)
     return built

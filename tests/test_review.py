@@ -95,6 +95,8 @@ def test_a_second_answer_to_a_case_is_refused_and_nothing_changes(runs_dir: Path
         review.answer("ann", "c1", "A")
     with pytest.raises(HubskillsError, match="not a choice"):
         review.answer("ann", "c2", "C")
+    with pytest.raises(HubskillsError, match="not a reviewer name"):
+        review.answer("../ann", "c2", "A")  # it names the pushed file
     assert path.read_bytes() == before
     review.answer("bob", "c1", "both_bad")  # another reviewer may
     duplicated = path.read_bytes() + before

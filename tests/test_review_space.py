@@ -68,3 +68,23 @@ def test_answers_are_rate_limited_per_reviewer():
     with pytest.raises(HubskillsError, match="answered 3 cases in the last 3600 s"):
         limit.take("alice")
     limit.take("bob")  # another reviewer has their own budget
+
+
+def test_agent_mode_shows_the_final_files_through_the_sanitiser(tmp_path):
+    from registry.results.replay_record import WorkspaceFile
+    from registry.results.runs import ResultRow
+    from registry.review.pairs import review_cases
+    from registry.review.session import Review
+    from space.review_tab import shown
+
+    rows = [ResultRow(run_id="r", skill_name="s", model="m", arm=arm, case_id="c", mode="agent",
+                      passed=True, output=f"{arm} done",
+                      workspace=[WorkspaceFile(path="kernel.cu", status="added", size=9,
+                                               content=f"<img src=x onerror=alert(1)>{arm}"),
+                                 WorkspaceFile(path="big.bin", status="added", size=10**7)])
+            for arm in ("baseline", "skill")]
+    cases = review_cases("r", rows, "5" * 64, {"c": "Write the kernel"})
+    review = Review("r", cases, [], save=lambda *_: None)
+    html = shown(review, "c", cases[0].skill_side)
+    assert "skill done" in html and "kernel.cu" in html and "content not stored" in html
+    assert "<img" not in html and "&lt;img" in html  # the file's text is shown, not run

@@ -49,9 +49,16 @@ def review_outputs_command(run_id: str, summary_only: bool, as_json: bool, push:
       hubskills review-outputs RUN_ID --summary    # what the answers tell
       hubskills review-outputs RUN_ID --push       # the answers beside the pushed run
     """
+    import re
+
     from registry.config import Settings
     from registry.review import open_local_review, push_feedback
+    from registry.review.feedback import REVIEWER
 
+    if not re.match(REVIEWER, reviewer) or ".." in reviewer:
+        raise HubskillsError(f"--reviewer {reviewer!r} is not a name: letters, digits, '.', "
+                             "'_' and '-', as a Hub user name",
+                             hint=f"hubskills review-outputs {run_id} --reviewer local")
     settings = Settings.from_env()
     review = open_local_review(settings.runs_dir, run_id, skill_dir=skill_dir)
     if push:

@@ -31,6 +31,7 @@ Side = Literal["A", "B"]
 Choice = Literal["A", "B", "tie", "both_bad"]
 CHOICES: tuple[str, ...] = ("A", "B", "tie", "both_bad")
 MAX_COMMENT = 4000  # characters of one comment
+REVIEWER = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 
 
 class Answer(BaseModel):
@@ -44,7 +45,7 @@ class Answer(BaseModel):
     skill_side: Side  # where the skill's answer was shown
     choice: Choice
     comment: str = Field(default="", max_length=MAX_COMMENT)
-    reviewer: str = Field(min_length=1, max_length=128)
+    reviewer: str = Field(pattern=REVIEWER)  # a Hub user name: it names the pushed file
     time: str
     seal: str | None = None  # HMAC of the line under the review's secret (local reviews)
 

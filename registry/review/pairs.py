@@ -88,9 +88,9 @@ def review_cases(run_id: str, rows: list[ResultRow], secret: str,
                                 arms["skill"].mode, skill_side(secret, run_id, case, sample),
                                 shown["skill"], shown["baseline"]))
     if not cases:
-        arms = sorted({r.arm for r in rows})
-        why = ("it has no rows" if not rows else f"only the {arms[0]} arm answered"
-               if len(arms) == 1 else "every sample is an error in one arm or the other")
+        found = sorted({r.arm for r in rows})
+        why = ("it has no rows" if not rows else f"only the {found[0]} arm answered"
+               if len(found) == 1 else "every sample is an error in one arm or the other")
         raise HubskillsError(f"run {run_id} has no pairs of answers to review: {why}",
                              hint=hint or f"hubskills runs show {run_id}")
     return cases

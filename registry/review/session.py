@@ -12,6 +12,7 @@ rewritten.
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -21,6 +22,7 @@ from registry.errors import HubskillsError
 from registry.results.runs import ResultRow, read_manifest, read_rows, run_dir
 from registry.review.feedback import (
     CHOICES,
+    REVIEWER,
     Answer,
     as_jsonl,
     new_secret,
@@ -94,9 +96,14 @@ class Review:
                 raise HubskillsError(f"{reviewer} already answered case {case!r} of run "
                                      f"{self.run_id}: one answer per reviewer and case",
                                      hint=f"hubskills review-outputs {self.run_id} --summary")
-            new = sealed(self._secret, Answer(
+            if not re.match(REVIEWER, reviewer) or ".." in reviewer:
+                raise HubskillsError(f"{reviewer!r} is not a reviewer name: letters, digits, "
+                                     "'.', '_' and '-', as a Hub user name",
+                                     hint=f"hubskills review-outputs {self.run_id} "
+                                          "--reviewer NAME")
+            new = sealed(self._secret, Answer.model_validate(dict(
                 run_id=self.run_id, case=case, sample=shown.sample, skill_side=shown.skill_side,
-                choice=choice, comment=comment.strip()[:4000], reviewer=reviewer, time=now()))
+                choice=choice, comment=comment.strip()[:4000], reviewer=reviewer, time=now())))
             self._save(reviewer, [*[a for a in self._answers if a.reviewer == reviewer], new])
             self._answers.append(new)
             return new
