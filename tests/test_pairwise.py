@@ -35,9 +35,9 @@ PAIRS = N_CASES * RUNS
 RUBRIC = "The answer names the daemon's real port."
 
 
-def pairwise_skill(root: Path, *, with_contains: bool = False) -> Path:
+def pairwise_skill(root: Path, *, with_contains: bool = False, cases: int = N_CASES) -> Path:
     """The zorblax skill whose cases carry a pairwise check (and, if asked, a contains)."""
-    folder = make_skill(root, N_CASES)
+    folder = make_skill(root, cases)
     suite_file = folder / "evals" / "evals.json"
     suite = json.loads(suite_file.read_text())
     for case in suite["cases"]:
@@ -341,3 +341,14 @@ def test_generate_rounds_give_a_pairwise_suite_its_judge(tmp_path):
 
     suite = load_suite(pairwise_skill(tmp_path) / "evals" / "evals.json")
     assert needs_judge(suite) and suite.judge_only_cases() == ["q0", "q1", "q2"]
+
+
+def test_an_adaptive_run_judges_each_round_s_pairs_before_it_plans_the_next(tmp_path):
+    with FakeOpenAIServer(responder=skill_preferring) as server:
+        run, _ = evaluate(pairwise_skill(tmp_path, cases=20), server, tmp_path / "home",
+                          runs=3, design="adaptive")
+    # every case won in both orders at the first look: "helps" is decided after round 1
+    assert run.manifest.design_stops["local/fake-student"]["verdict"] == "helps"
+    assert len(run.rows) == 40 and {r.round for r in run.rows} == {1}
+    pw = summarize(run.rows)[0].pairwise
+    assert (pw.pairs, pw.skill_wins, pw.bias_rate) == (20, 20, 0.0)
