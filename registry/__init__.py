@@ -144,6 +144,9 @@ _EXPORTS: dict[str, str] = {
     "open_local_review": "registry.review:open_local_review",
     "open_registry_review": "registry.review:open_registry_review",
     "review_summary": "registry.review:runs_feedback",
+    # the registry as an MCP server (the Skills extension), for the Space's /mcp
+    "mcp_server": "registry.mcp:build_server",
+    "mcp_snapshot_catalog": "registry.mcp.snapshot:snapshot_catalog",
 }
 
 __all__ = [
@@ -170,7 +173,7 @@ __all__ = [
     "verification_badges", "pending_badges", "replay_pending", "merge_submission", "run_on_jobs",
     "run_logs", "start_spot_job", "follow_spot_job", "owns_results",
     "revision_facts", "RevisionFacts", "CLAIMS_LABEL", "Review", "open_local_review",
-    "open_registry_review", "review_summary",
+    "open_registry_review", "review_summary", "mcp_server", "mcp_snapshot_catalog",
 ]
 
 if TYPE_CHECKING:
@@ -203,6 +206,8 @@ if TYPE_CHECKING:
     from registry.install.pull import pull
     from registry.jobs import run_logs, run_on_jobs
     from registry.jobs.spot_remote import follow_spot_job, owns_results, start_spot_job
+    from registry.mcp import build_server as mcp_server
+    from registry.mcp.snapshot import snapshot_catalog as mcp_snapshot_catalog
     from registry.providers import EMBEDDED_REF, ask, default_model_ref, known_models, price_for
     from registry.providers.public_url import check_public_url
     from registry.publishing.publish import PublishResult, publish_skill

@@ -15,9 +15,11 @@ import logging
 import mimetypes
 import tempfile
 import threading
+from collections import OrderedDict
+from collections.abc import Hashable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from registry.errors import HubskillsError
 from registry.format.skill import parse_frontmatter, split_frontmatter
@@ -32,6 +34,7 @@ logger = logging.getLogger(__name__)
 META_KEY = "io.hubskills/registry"
 LISTINGS = ("latest", "verified")  # which version of each skill `skills/list` lists
 _ALL = 100_000
+MAX_REVISIONS = 4096  # fetched revisions kept in memory (a revision never changes)
 
 
 class NotServed(LookupError):
@@ -64,24 +67,50 @@ class Catalog:
     yet `skills/get` and reads still answer for every revision).
     """
 
-    def __init__(self, store: SkillStore, *, listing: str = "latest") -> None:
+    def __init__(self, store: SkillStore, *, listing: str = "latest",
+                 reads: Reads | None = None) -> None:
         if listing not in LISTINGS:
             raise ValueError(f"listing must be one of {LISTINGS}, not {listing!r}")
         self.store = store
         self.listing = listing
+        self.reads = reads or StoreReads(store)
         self._lock = threading.Lock()
-        self._revisions: dict[tuple[str, str], Revision] = {}
-        self._token: tuple[str, str] | None = None
-        self._latest: list[tuple[SkillInfo, str]] = []
+        self._revisions: OrderedDict[tuple[str, str], Revision] = OrderedDict()
+        self._token: Hashable | None = None
+        self._latest: list[tuple[SkillInfo, str | None]] = []  # sha None: resolved on use
+        self._shas: dict[tuple[str, str | None], str] = {}
         self._figures: Figures = {}
         self._licenses: dict[str, str | None] = {}
         self._results_error: str | None = None
         self._scans: dict[tuple[str, str], dict[str, Any]] = {}
 
-    def listed(self) -> list[Revision]:
-        """The latest version of every skill, by repo id."""
+    def listed(self, start: int = 0, stop: int | None = None) -> list[Revision]:
+        """The listed version of every skill, by repo id (those in `start:stop`: only they
+        are resolved and fetched)."""
         self._refresh()
-        return [self.revision(info.repo, sha, info.version) for info, sha in self._latest]
+        chosen = self._latest[start:stop]
+        return [self.revision(info.repo, self._sha(info, sha), info.version, checked=True)
+                for info, sha in chosen]
+
+    def count(self) -> int:
+        """How many skills are listed."""
+        self._refresh()
+        return len(self._latest)
+
+    def _sha(self, info: SkillInfo, sha: str | None) -> str:
+        """The revision `info`'s version names (a tag is resolved once: it never moves)."""
+        if sha is not None:
+            return sha
+        key = (info.repo, info.version)
+        with self._lock:
+            if key in self._shas:
+                return self._shas[key]
+        try:
+            found = self.store.resolve(info.repo, info.version or None).sha
+        except HubskillsError as err:
+            raise NotServed(f"{info.repo} cannot be resolved now: {err}") from err
+        with self._lock:
+            return self._shas.setdefault(key, found)
 
     def figures(self, rev: Revision) -> dict[str, Any]:
         """What the results say about `rev`'s version (`meta.version_figures`)."""
@@ -102,8 +131,10 @@ class Catalog:
         return {"uri": rev.uri(), "frontmatter": rev.frontmatter, "resources": resources,
                 "_meta": {META_KEY: meta}}
 
-    def revision(self, repo: str, sha: str, version: str | None = None) -> Revision:
-        """The files and frontmatter of `repo` at `sha`, fetched once.
+    def revision(self, repo: str, sha: str, version: str | None = None, *,
+                 checked: bool = False) -> Revision:
+        """The files and frontmatter of `repo` at `sha`, fetched once (the `MAX_REVISIONS`
+        most recently read are kept); `checked`: `sha` came from the store's own resolve.
 
         Raises:
             NotServed: no such skill or revision in the store.
@@ -111,16 +142,22 @@ class Catalog:
         key = (repo, sha)
         with self._lock:
             if key in self._revisions:
+                self._revisions.move_to_end(key)
                 return self._revisions[key]
-        try:
-            resolved = self.store.resolve(repo, sha)
-        except HubskillsError as err:
-            raise NotServed(f"no revision {sha} of {repo} is served here: {err}") from err
-        if resolved.sha != sha:
-            raise NotServed(f"no revision {sha} of {repo} is served here")
-        rev = self._fetch(repo, sha, version or resolved.version)
+        if not checked:
+            try:
+                resolved = self.store.resolve(repo, sha)
+            except HubskillsError as err:
+                raise NotServed(f"no revision {sha} of {repo} is served here: {err}") from err
+            if resolved.sha != sha:
+                raise NotServed(f"no revision {sha} of {repo} is served here")
+            version = version or resolved.version
+        rev = self._fetch(repo, sha, version)
         with self._lock:
-            return self._revisions.setdefault(key, rev)
+            rev = self._revisions.setdefault(key, rev)
+            while len(self._revisions) > MAX_REVISIONS:
+                self._revisions.popitem(last=False)
+            return rev
 
     def lookup(self, uri: SkillUri) -> Revision:
         """The revision `uri` names, checking that its name is that revision's own.
@@ -175,18 +212,17 @@ class Catalog:
                 lift = self._figures.get((info.repo, info.version), {}).get("best_lift_lo")
                 scored.append((-hits, -(lift if lift is not None else -1.0), info.repo, info, sha))
         scored.sort(key=lambda item: item[:3])
-        return [(info, self.revision(info.repo, sha, info.version))
-                for *_, info, sha in scored[:limit]]
+        return [(info, self.revision(info.repo, self._sha(info, sha), info.version,
+                                     checked=True)) for *_, info, sha in scored[:limit]]
 
     def _refresh(self) -> None:
-        token = self.store.change_token()
+        token = self.reads.token()
         with self._lock:
             if token == self._token:
                 return
-        infos = self.store.search("", limit=_ALL)
-        figures, error = version_figures(self.store)
+        infos, figures, error = self.reads.load()
         listed = []
-        for info in infos:
+        for info in sorted(infos, key=lambda info: info.repo):
             chosen = self._chosen(info, figures)
             if chosen is not None:
                 listed.append(chosen)
@@ -194,23 +230,28 @@ class Catalog:
             self._token, self._latest, self._figures = token, listed, figures
             self._licenses = {info.repo: info.license for info in infos}
             self._results_error = error
+            self._shas = {key: sha for key, sha in self._shas.items() if key[1]}
 
-    def _chosen(self, info: SkillInfo, figures: Figures) -> tuple[SkillInfo, str] | None:
-        """(info, revision) of the version of `info` the listing names, None for none."""
+    def _chosen(self, info: SkillInfo, figures: Figures) -> tuple[SkillInfo, str | None] | None:
+        """(info, revision or None to resolve on use) of the version of `info` the listing
+        names, None for none."""
         if self.listing == "latest":
-            return info, self.store.resolve(info.repo, info.version or None).sha
+            return info, None
         for version in self.store.versions(info.repo):  # newest first
             if is_verified(figures.get((info.repo, version.version), {})):
                 return replace(info, version=version.version), version.sha
         return None
 
-    def _fetch(self, repo: str, sha: str, version: str | None) -> Revision:
+    def files(self, repo: str, sha: str) -> tuple[dict[str, bytes], frozenset[str]]:
+        """The bytes of every file of `repo` at `sha`, and the paths with an exec bit (a
+        subclass may read them from elsewhere: the Space, from its own fetched folders)."""
         with tempfile.TemporaryDirectory(prefix="hubskills-mcp-") as tmp:
             dest = Path(tmp) / "skill"
             fetched = self.store.fetch(repo, sha, dest, count=False)
-            files = {rel: (dest / rel).read_bytes() for rel in fetched.files}
-            executable = frozenset(rel for rel in fetched.files
-                                   if (dest / rel).stat().st_mode & 0o111)
+            return read_folder(dest, fetched.files)
+
+    def _fetch(self, repo: str, sha: str, version: str | None) -> Revision:
+        files, executable = self.files(repo, sha)
         if "SKILL.md" not in files:
             raise NotServed(f"{repo}@{sha} has no SKILL.md")
         yaml_text, _, _ = split_frontmatter(files["SKILL.md"].decode("utf-8"))
@@ -238,6 +279,41 @@ class Catalog:
             counts[finding.severity] = counts.get(finding.severity, 0) + 1
         self._scans[key] = {"findings": len(findings), "by_severity": counts}
         return self._scans[key]
+
+
+class Reads(Protocol):
+    """Where a catalog's listing comes from: a change token, and the skills with their figures
+    when it moves."""
+
+    def token(self) -> Hashable:
+        """What changes when the listing or the results may have."""
+        ...
+
+    def load(self) -> tuple[list[SkillInfo], Figures, str | None]:
+        """Every skill, the figures per (repo, version), why the results are unreadable."""
+        ...
+
+
+class StoreReads:
+    """A store's own listing and results (`hubskills mcp`)."""
+
+    def __init__(self, store: SkillStore) -> None:
+        self.store = store
+
+    def token(self) -> Hashable:
+        """The store's change token."""
+        return self.store.change_token()
+
+    def load(self) -> tuple[list[SkillInfo], Figures, str | None]:
+        """Search everything; the figures from the results (see `meta.version_figures`)."""
+        figures, error = version_figures(self.store)
+        return self.store.search("", limit=_ALL), figures, error
+
+
+def read_folder(root: Path, paths: list[str]) -> tuple[dict[str, bytes], frozenset[str]]:
+    """The bytes of `paths` under `root`, and those with an exec bit."""
+    files = {rel: (root / rel).read_bytes() for rel in paths}
+    return files, frozenset(rel for rel in paths if (root / rel).stat().st_mode & 0o111)
 
 
 def mime_type(path: str) -> str:

@@ -15,6 +15,7 @@ from collections import defaultdict
 from typing import Any
 
 from registry.errors import HubskillsError
+from registry.results.board import Board
 from registry.results.leaderboard import Entry, entries
 from registry.results.leaderboard_badges import RANKABLE
 from registry.results.trigger_board import TriggerEntry, trigger_entries
@@ -35,6 +36,25 @@ def version_figures(store: SkillStore) -> tuple[Figures, str | None]:
     except HubskillsError as err:
         logger.warning("results unreadable, serving skills without figures: %s", err)
         return {}, str(err)
+    return figures_of(ranked, triggers), None
+
+
+def board_figures(board: Board) -> Figures:
+    """The same figures from a leaderboard `Board` already built (the Space's snapshot): its
+    entries table read back into `Entry` rows, so nothing is aggregated twice."""
+    ints = {name for name, kind in Entry.__annotations__.items()
+            if "int" in str(kind) and "float" not in str(kind)}
+    ranked = []
+    for row in board.entries.itertuples(index=False, name=None):
+        values = dict(zip(board.entries.columns, row, strict=True))
+        cells = {name: _value(values.get(name)) for name in Entry._fields}
+        ranked.append(Entry(**{name: int(v) if name in ints and isinstance(v, float) else v
+                               for name, v in cells.items()}))
+    return figures_of(ranked, list(board.triggers))
+
+
+def figures_of(ranked: list[Entry], triggers: list[TriggerEntry]) -> Figures:
+    """(repo, version) -> figures, from leaderboard and trigger entries."""
     by_version: dict[tuple[str, str | None], list[Entry]] = defaultdict(list)
     for entry in ranked:
         if entry.repo:
@@ -53,7 +73,18 @@ def version_figures(store: SkillStore) -> tuple[Figures, str | None]:
             "lift": [_lift(e) for e in own],
             "triggers": [_trigger(t) for t in by_trigger.get(key, [])],
         }
-    return figures, None
+    return figures
+
+
+def _value(value: Any) -> Any:
+    """A table cell as the entry held it: NaN (a missing number) is None, a whole float of an
+    integer column an int."""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None
+    if hasattr(value, "item"):  # numpy scalars
+        return _value(value.item())
+    return value
 
 
 def empty_figures() -> dict[str, Any]:

@@ -60,25 +60,30 @@ class _Search(types.RequestParams):
     limit: int = Field(default=5, ge=1, le=50)
 
 
-async def _served(call: Callable[[], T]) -> T:
-    """Run a blocking catalog call in a worker; what the client named badly is -32602."""
+async def _served(call: Callable[[], T], limiter: anyio.CapacityLimiter | None = None) -> T:
+    """Run a blocking catalog call in a worker (of `limiter`'s, when given); what the client
+    named badly is -32602."""
     try:
-        return await anyio.to_thread.run_sync(call)
+        return await anyio.to_thread.run_sync(call, limiter=limiter)
     except (BadSkillUri, NotServed) as err:
         raise MCPError(INVALID_PARAMS, str(err)) from err
 
 
-def build_server(catalog: Catalog, *, page: int = PAGE) -> Server[Any]:
+def build_server(catalog: Catalog, *, page: int = PAGE,
+                 limiter: anyio.CapacityLimiter | None = None) -> Server[Any]:
     """The low-level `Server` serving `catalog` (run it with `serve_stdio` / `http_app`);
-    `page` is how many skills (or directory children) one page holds."""
+    `page` is how many skills (or directory children) one page holds; `limiter` bounds the
+    worker threads its store reads take (the Space keeps them off its own pool)."""
 
     async def list_skills(_ctx: Any, params: types.PaginatedRequestParams) -> dict[str, Any]:
         start = _cursor(params.cursor)
-        revs = await _served(catalog.listed)
-        shown = revs[start:start + page]
-        skills = await _served(lambda: [catalog.entry(rev) for rev in shown])
+
+        def listed() -> tuple[list[dict[str, Any]], int]:
+            shown = catalog.listed(start, start + page)
+            return [catalog.entry(rev) for rev in shown], catalog.count()
+        skills, total = await _served(listed, limiter)
         result: dict[str, Any] = {"skills": skills, "ttlMs": LIST_TTL_MS, "cacheScope": "public"}
-        if start + page < len(revs):
+        if start + page < total:
             result["nextCursor"] = _encode(start + page)
         return result
 
@@ -88,11 +93,12 @@ def build_server(catalog: Catalog, *, page: int = PAGE) -> Server[Any]:
             if uri.path != "SKILL.md":
                 raise NotServed(f"{params.uri} is not the URI of a skill's SKILL.md")
             return catalog.entry(catalog.lookup(uri))
-        return {"skill": await _served(entry), "ttlMs": FILE_TTL_MS, "cacheScope": "public"}
+        return {"skill": await _served(entry, limiter), "ttlMs": FILE_TTL_MS,
+                "cacheScope": "public"}
 
     async def read_resource(_ctx: Any,
                             params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-        data, mime = await _served(lambda: catalog.read(parse(str(params.uri))))
+        data, mime = await _served(lambda: catalog.read(parse(str(params.uri))), limiter)
         contents: types.TextResourceContents | types.BlobResourceContents
         try:
             contents = types.TextResourceContents(uri=params.uri, mime_type=mime,
@@ -104,7 +110,7 @@ def build_server(catalog: Catalog, *, page: int = PAGE) -> Server[Any]:
                                         cache_scope="public")
 
     async def read_directory(_ctx: Any, params: DirectoryParams) -> dict[str, Any]:
-        children = await _served(lambda: catalog.directory(parse(params.uri)))
+        children = await _served(lambda: catalog.directory(parse(params.uri)), limiter)
         start = _cursor(params.cursor)
         result: dict[str, Any] = {"resources": [
             {"uri": uri, "name": name, "mimeType": mime}
@@ -116,11 +122,14 @@ def build_server(catalog: Catalog, *, page: int = PAGE) -> Server[Any]:
     async def list_resources(_ctx: Any,
                              params: types.PaginatedRequestParams | None
                              ) -> types.ListResourcesResult:
-        revs = await _served(catalog.listed)
+        start = _cursor(params.cursor if params else None)
+        revs, total = await _served(lambda: (catalog.listed(start, start + page),
+                                             catalog.count()), limiter)
         return types.ListResourcesResult(resources=[
             types.Resource(uri=rev.uri(), name=rev.name, mime_type="text/markdown",
                            description=str(rev.frontmatter.get("description", "")))
-            for rev in revs], ttl_ms=LIST_TTL_MS, cache_scope="public")
+            for rev in revs], ttl_ms=LIST_TTL_MS, cache_scope="public",
+            next_cursor=_encode(start + page) if start + page < total else None)
 
     async def list_tools(_ctx: Any,
                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
@@ -131,7 +140,7 @@ def build_server(catalog: Catalog, *, page: int = PAGE) -> Server[Any]:
         if params.name != SEARCH_TOOL.name:
             raise MCPError(INVALID_PARAMS, f"unknown tool {params.name!r}")
         args = _Search.model_validate(params.arguments or {})
-        found = await _served(lambda: search_result(catalog, args.query, args.limit))
+        found = await _served(lambda: search_result(catalog, args.query, args.limit), limiter)
         return types.CallToolResult(
             content=[types.TextContent(text=json.dumps(found, indent=1))],
             structured_content=found)
