@@ -257,3 +257,13 @@ def test_answers_are_pushed_to_a_hub_dataset_with_the_run(tmp_path: Path):
         assert len(online.answers) == 2
         online.answer("bob", "c0", "A")
         assert f"feedback/{run_id}/bob.jsonl" in hub.repo("tester/evals", "dataset").head.files
+
+
+def test_a_run_id_that_is_a_pattern_or_a_path_is_refused(tmp_path: Path):
+    settings = Settings.from_env({"HUBSKILLS_HOME": str(tmp_path), "HUBSKILLS_REGISTRY":
+                                  "local"})
+    store = get_store(settings)
+    push_saved_run(store, settings.runs_dir, seeded_run(settings.runs_dir, repo=SKILL_REPO))
+    for typed in ("*", "../x", "a/b"):
+        with pytest.raises(HubskillsError, match="not a usable run id"):
+            open_registry_review(store, typed, "1" * 64)

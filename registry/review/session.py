@@ -218,8 +218,9 @@ def open_registry_review(store: SkillStore, run_id: str, secret: str, *,
         HubskillsError: no pairs to review, or a feedback file fails its checks.
     """
     from registry.errors import RunNotFound
-    from registry.stores.feedback import put_feedback
+    from registry.stores.feedback import feedback_path, put_feedback
 
+    feedback_path(run_id, "reviewer")  # a run id that could name another path is refused
     data = store.results.read_run(run_id)
     if data is None:
         raise RunNotFound(f"the results dataset holds no run {run_id}",
@@ -272,7 +273,7 @@ def runs_feedback(store: SkillStore, run_ids: set[str]) -> PreferenceSummary:
     from registry.stores.feedback import read_feedback
 
     kept: dict[tuple[str, str, str], Answer] = {}
-    for path, data in read_feedback(store).items():
+    for path, data in read_feedback(store, runs=run_ids).items():
         run_id = path.split("/")[1] if path.count("/") == 2 else ""
         if run_id not in run_ids:
             continue

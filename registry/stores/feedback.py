@@ -10,6 +10,7 @@ lines their meaning; here they are bytes.
 from __future__ import annotations
 
 import re
+from collections.abc import Set
 from typing import TYPE_CHECKING
 
 from registry._io import atomic_write_bytes
@@ -58,8 +59,10 @@ def put_feedback(store: SkillStore, run_id: str, reviewer: str, data: bytes) -> 
     return path
 
 
-def read_feedback(store: SkillStore, run_id: str | None = None) -> dict[str, bytes]:
-    """The feedback files (path -> bytes) of run `run_id`, or of every run; {} when none.
+def read_feedback(store: SkillStore, run_id: str | None = None, *,
+                  runs: Set[str] | None = None) -> dict[str, bytes]:
+    """The feedback files (path -> bytes) of run `run_id`, or of every run (of `runs` only,
+    when given: the others are listed, not read); {} when none.
 
     Raises:
         HubskillsError: the dataset could not be read.
@@ -79,8 +82,13 @@ def read_feedback(store: SkillStore, run_id: str | None = None) -> dict[str, byt
             return {e.path: client.download(repo, e.path, revision=head,
                                             repo_type="dataset").read_bytes()
                     for e in sorted(listed, key=lambda e: e.path)
-                    if e.path.endswith(".jsonl")}
+                    if e.path.endswith(".jsonl") and _wanted(e.path, runs)}
     results.source()
     base = results.dataset_dir  # type: ignore[attr-defined]
-    return {p.relative_to(base).as_posix(): p.read_bytes()
-            for p in sorted((base / prefix).rglob("*.jsonl"))}
+    return {path: p.read_bytes() for p in sorted((base / prefix).rglob("*.jsonl"))
+            if _wanted(path := p.relative_to(base).as_posix(), runs)}
+
+
+def _wanted(path: str, runs: Set[str] | None) -> bool:
+    parts = path.split("/")
+    return runs is None or (len(parts) == 3 and parts[1] in runs)
