@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 from registry.cli import main
+from registry.config import Settings
 from registry.errors import HubskillsError, InvalidSkill, UnsafeSkill
 from registry.format.requires import BadRequirement, parse_requirement
 from registry.format.validate import validate_skill
-from registry.install import pull, remove, update
+from registry.install import install, pull, remove, update
 from registry.install import resolve as resolve_module
 from registry.install.deps import render_tree, tree
 from registry.install.lockfile import Lockfile
@@ -307,3 +309,43 @@ def test_list_tree_shows_the_graph(store: LocalStore, tmp_path: Path, project: P
     main(["list", "--tree", "--project", str(project), "--json"])
     data = json.loads(capsys.readouterr().out)
     assert [n["name"] for n in data[0]["requires"]] == ["b", "c"]
+
+
+def test_a_pull_puts_back_a_dependency_removed_by_force_and_install_keeps_the_graph_whole(
+        store: LocalStore, tmp_path: Path, project: Path):
+    publish(store, tmp_path, "acme/a", requires="acme/b@^1")
+    publish(store, tmp_path, "acme/b")
+    pull("acme/a", project=project, store=store)
+    remove(project, "b", force=True)
+    with pytest.raises(HubskillsError) as err:  # the lock no longer pins what a requires
+        install(project, stores=lambda _: store)
+    assert "pins acme/a, which requires acme/b@^1, and does not pin it" in err.value.message
+    result = pull("acme/a", project=project, store=store)
+    assert [r.name for r in result.dependencies] == ["b"] and installed(project) == ["a", "b"]
+    shutil.rmtree(project / ".agents")
+    assert sorted(r.name for r in install(project, stores=lambda _: store)) == ["a", "b"]
+
+
+def test_the_cli_says_what_a_graph_pull_and_a_remove_did(
+        store: LocalStore, tmp_path: Path, project: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch):
+    from tests.test_install import run_main
+
+    monkeypatch.setenv("HUBSKILLS_REGISTRY", "local")
+    monkeypatch.setenv("HUBSKILLS_HOME", str(store.root.parent / "cli-home"))
+    cli_store = LocalStore(Settings.from_env().store_dir)
+    publish(cli_store, tmp_path / "cli", "acme/a", requires="acme/b other/x")
+    publish(cli_store, tmp_path / "cli", "acme/b")
+    publish(cli_store, tmp_path / "cli", "other/x")
+    code, _, err = run_main(capsys, "pull", "acme/a", "--project", project)
+    flat = " ".join(err.split())
+    assert code == 1 and "acme/a → other/x" in flat and "--allow-namespace other" in flat
+    code, out, err = run_main(capsys, "pull", "acme/a", "--project", project,
+                              "--allow-namespace", "other")
+    assert code == 0, err
+    assert "requires acme/b 1.0.0: installed" in out and "requires other/x 1.0.0" in out
+    code, _, err = run_main(capsys, "remove", "x", "--project", project)
+    assert code == 1 and "x stays: installed skills need it: acme/a" in " ".join(err.split())
+    code, out, err = run_main(capsys, "remove", "a", "--project", project)
+    assert code == 0, err
+    assert "also removed b: no other skill needs it" in out and installed(project) == []

@@ -39,6 +39,24 @@ def dependents(lock: Lockfile, repo: str, *, besides: set[str] | frozenset[str] 
             for req in _needs(e) if req.repo == repo]
 
 
+def check_whole(lock: Lockfile) -> None:
+    """Every reference a pinned skill requires is pinned too, at a version it accepts.
+
+    Raises:
+        HubskillsError: naming the skill, what it requires and what the lock pins instead.
+    """
+    by_repo = {e.repo: e for e in lock.entries.values()}
+    for entry in sorted(lock.entries.values(), key=lambda e: e.name):
+        for req in _needs(entry):
+            have = by_repo.get(req.repo)
+            if have is None or not req.constraint.allows(have.version):
+                pinned = f"pins {have.version or have.sha[:12]}" if have else "does not pin it"
+                raise HubskillsError(f"skills.lock pins {entry.repo}, which requires {req}, and "
+                                     f"{pinned}; the graph is not whole",
+                                     hint=f"hubskills pull {entry.repo}  # resolves its "
+                                          "dependencies again and re-pins them")
+
+
 def unneeded(lock: Lockfile, gone: set[str]) -> tuple[list[str], list[str]]:
     """After removing the entries named `gone`: the dependencies no remaining skill needs (to
     remove with them), and those another skill still needs (kept, as `name (needed by x)`)."""

@@ -21,7 +21,7 @@ from registry.config import Settings
 from registry.errors import HubskillsError, UnsafeSkill
 from registry.format.skill import content_hash
 from registry.install.agents import Agent, check_folders, select_agents
-from registry.install.deps import update_target
+from registry.install.deps import check_whole, update_target
 from registry.install.installed import check_unpinned, managed
 from registry.install.lockfile import LockEntry, Lockfile, Scope, read_marker
 from registry.install.place import PullResult, check_dest, install_staged, refresh
@@ -84,6 +84,7 @@ def _install(scope: Scope, stores: StoreFor, *, frozen: bool, force: bool, allow
         raise HubskillsError(f"no {scope.lock_path.name} in {scope.lock_path.parent.resolve()}",
                              hint="hubskills pull NS/NAME  # pins it in skills.lock")
     check_unpinned(scope, lock, frozen)
+    check_whole(lock)  # every dependency pinned at a version its dependents accept
     entries = sorted(lock.entries.values(), key=lambda e: e.name)
     chosen = {e.name: select_agents(scope.root, list(e.agents) or None) for e in entries}
     check_folders(scope.root, [a for agents in chosen.values() for a in agents],
