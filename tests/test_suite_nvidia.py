@@ -174,3 +174,27 @@ def test_eval_reads_the_suite_in_place_and_judges_by_its_rubric(tmp_path: Path) 
     entry = json.loads(suite_path(skill).read_text())[0]
     assert json.dumps(entry["question"])[1:-1] in sent
     assert json.dumps(entry["ground_truth"])[1:-1] in sent  # the judge got the rubric
+
+
+def test_skill_creator_assertion_objects_load_and_stay_objects(tmp_path: Path) -> None:
+    """Some NVIDIA skills write skill-creator's assertions as objects with a `text`."""
+    first = {"name": "imports", "text": "Uses import nvidia.dali as ndd",
+             "type": "contains_phrase", "phrase": "ndd"}
+    data = {"skill_name": "dali", "evals": [
+        {"id": 1, "prompt": "Write a DALI pipeline.", "expected_output": "code",
+         "assertions": [first, {"text": "No batch_size in the reader"}]}]}
+    file = tmp_path / "evals.json"
+    file.write_text(json.dumps(data))
+    suite = load_suite(file)
+    assert suite.cases[0].assertions == ["Uses import nvidia.dali as ndd",
+                                         "No batch_size in the reader"]
+    case = suite.cases[0].model_copy(update={"prompt": "Write a DALI pipeline, please."})
+    save_suite(suite.model_copy(update={"cases": [case]}), file)
+    assert json.loads(file.read_text())["evals"][0]["assertions"] == data["evals"][0][
+        "assertions"]  # unchanged assertions keep their objects
+    case = case.model_copy(update={"assertions": ["Uses ndd"]})
+    save_suite(suite.model_copy(update={"cases": [case]}), file)
+    assert json.loads(file.read_text())["evals"][0]["assertions"] == ["Uses ndd"]
+    file.write_text(json.dumps({"evals": [{"id": 1, "prompt": "p", "assertions": [{"x": 1}]}]}))
+    with pytest.raises(HubskillsError, match='objects with a "text"'):
+        load_suite(file)

@@ -234,9 +234,10 @@ def _skill_creator_case(index: int, item: Any, roots: tuple[Path, ...]) -> dict[
     case_id = str(item["id"]) if item.get("id") is not None else str(index + 1)
     where += f" ('{case_id}')"
     key = "assertions" if "assertions" in item else "expectations"
-    assertions = item.get(key, [])
-    if not isinstance(assertions, list) or not all(isinstance(a, str) for a in assertions):
-        raise InvalidSuite(f"{where}: field {key}: expected a list of strings")
+    assertions = assertion_texts(item.get(key, []))
+    if assertions is None:
+        raise InvalidSuite(f"{where}: field {key}: expected a list of strings (or of objects "
+                           'with a "text")')
     prompt = item.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         raise InvalidSuite(f"{where}: field prompt: a non-empty string is required")
@@ -258,6 +259,17 @@ def _skill_creator_case(index: int, item: Any, roots: tuple[Path, ...]) -> dict[
     if files:
         native["files"] = files
     return native
+
+
+def assertion_texts(assertions: Any) -> list[str] | None:
+    """The assertions as text: strings, or objects with a `text` (as some skill-creator files,
+    NVIDIA's among them, write them: `{"name", "text", "type", ...}`; the judge grades the
+    text, the object is kept on write-back); None when neither."""
+    if not isinstance(assertions, list):
+        return None
+    texts = [a if isinstance(a, str) else a.get("text") if isinstance(a, dict) else None
+             for a in assertions]
+    return texts if all(isinstance(t, str) and t for t in texts) else None
 
 
 def from_skill_creator(data: dict[str, Any], roots: tuple[Path, ...]) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from registry._io import atomic_write_bytes, atomic_write_text
 from registry.errors import InvalidSkill, InvalidSuite
 from registry.format.skill import SKILL_FILE
 from registry.format.suite import Format, InputFile, Suite, detect_format, load_suite, suite_path
+from registry.format.suite_import import assertion_texts
 from registry.format.suite_nvidia import nvidia_text
 
 _WS = re.compile(r"[ \t\n\r]*")
@@ -171,7 +172,8 @@ def _entries(suite: Suite, old: Any, files: dict[str, bytes]) -> list[dict[str, 
         if paths or "files" in entry:
             entry["files"] = paths
         key = next((k for k in ("assertions", "expectations") if k in entry), default_key)
-        entry[key] = list(case.assertions)
+        if assertion_texts(entry.get(key)) != list(case.assertions):  # objects kept if unchanged
+            entry[key] = list(case.assertions)
         for extension, value in (("checks", _checks(case)), ("metadata", case.metadata)):
             if value:
                 entry[extension] = value
