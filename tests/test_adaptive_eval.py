@@ -204,3 +204,35 @@ def test_eval_is_adaptive_by_default_and_says_what_the_design_does(server, tmp_p
     small = CliRunner().invoke(cli, ["eval", str(make_skill(tmp_path / "small", 6)), "-m",
                                      "local/fake", "--base-url", server.url, "--json"], env=env)
     assert json.loads(small.stdout)["manifest"]["design"] == {"kind": "fixed", "runs": 3}
+
+
+def test_verify_recomputes_every_stop_and_catches_rows_cut_where_the_design_did_not_stop(
+        tmp_path):
+    from registry.verify.replay import verify_run
+
+    with FakeOpenAIServer(responder=coin) as server:
+        skill, settings = make_skill(tmp_path, 12), settings_for(server, tmp_path)
+        run = run_evaluation(skill, config(design_options={"futility": 0}), settings)
+    run_id = run.manifest.run_id
+    assert verify_run(run_id, settings).status == "verified"
+    folder = settings.runs_dir / run_id
+    lines = (folder / "rows.jsonl").read_text().splitlines()
+    # cut at the end of round 2, the manifest still saying the run finished: not allowed
+    (folder / "rows.jsonl").write_text("\n".join(
+        line for line in lines if json.loads(line)["round"] < 3) + "\n")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["samples_done"] = sum(json.loads(line)["round"] < 3 for line in lines)
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    found = verify_run(run_id, settings)
+    assert found.status == "mismatch"
+    assert any("the rows end in round 3 of 3, where the design had not stopped" in p
+               for p in found.problems), found.problems
+    # the whole rows back, but a stop the design did not make recorded
+    (folder / "rows.jsonl").write_text("\n".join(lines) + "\n")
+    manifest["samples_done"] = len(lines)
+    manifest["design_stops"]["local/fake"] |= {"reason": "helps, decided at round 1",
+                                               "round": 1, "verdict": "helps"}
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    found = verify_run(run_id, settings)
+    assert found.status == "mismatch"
+    assert any("records round 1" in p for p in found.problems), found.problems

@@ -32,6 +32,7 @@ from typing import Any, Literal
 from registry._gc import collector
 from registry.config import Settings
 from registry.errors import HubskillsError, RunNotFound
+from registry.evaluation.adaptive import design_problems, is_adaptive
 from registry.evaluation.agent_mode import agent_suite_path
 from registry.format.skill import content_hash
 from registry.format.suite import Suite, load_suite, suite_path
@@ -340,7 +341,9 @@ def _check_plan(manifest: RunManifest, rows: list[ResultRow],
             report.problems.append(f"sample {sample_label(key)} appears {count} times")
             return latest
     missing = sorted(planned - present)
-    if missing and not manifest.is_partial:
+    if adaptive := design_problems(manifest, latest):  # what an adaptive run's design allows
+        report.problems.extend(adaptive)
+    elif missing and not manifest.is_partial and not is_adaptive(manifest):
         report.problems.append(f"{len(missing)} planned sample(s) missing, first "
                                f"{sample_label(missing[0])}; the manifest says the run is "
                                "complete")
