@@ -349,3 +349,30 @@ def test_the_cli_says_what_a_graph_pull_and_a_remove_did(
     code, out, err = run_main(capsys, "remove", "a", "--project", project)
     assert code == 0, err
     assert "also removed b: no other skill needs it" in out and installed(project) == []
+
+
+def test_a_dry_run_resolves_the_graph_and_writes_nothing(store: LocalStore, tmp_path: Path,
+                                                         project: Path):
+    publish(store, tmp_path, "acme/a", requires="acme/b")
+    publish(store, tmp_path, "acme/b")
+    result = pull("acme/a", project=project, store=store, dry_run=True)
+    assert result.status == "dry-run" and [d.status for d in result.dependencies] == ["dry-run"]
+    assert installed(project) == [] and not (project / "skills.lock").exists()
+
+
+def test_a_folder_skill_s_dependencies_come_from_the_registry_once_their_namespace_is_allowed(
+        tmp_path: Path, home: Path, project: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("HUBSKILLS_REGISTRY", "local")
+    registry = LocalStore(Settings.from_env().store_dir)
+    publish(registry, tmp_path, "acme/b")
+    mine = project / "mine" / "report"
+    mine.mkdir(parents=True)
+    (mine / "SKILL.md").write_text('---\nname: report\ndescription: "Skill report. Use when '
+                                   'testing."\nmetadata:\n  requires: "acme/b"\n---\n\nDo it.\n')
+    monkeypatch.chdir(project)
+    with pytest.raises(DependencyError) as err:  # a folder has no namespace of its own
+        pull("./mine/report", project=project)
+    assert "./mine/report → acme/b" in err.value.message
+    result = pull("./mine/report", project=project, allow_namespaces=["acme"])
+    assert [d.repo for d in result.dependencies] == ["acme/b"]
+    assert lock(project)["report"]["requires"] == ["acme/b"] and lock(project)["b"]["dependency"]
