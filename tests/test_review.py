@@ -267,3 +267,20 @@ def test_a_run_id_that_is_a_pattern_or_a_path_is_refused(tmp_path: Path):
     for typed in ("*", "../x", "a/b"):
         with pytest.raises(HubskillsError, match="not a usable run id"):
             open_registry_review(store, typed, "1" * 64)
+
+
+def test_the_cli_pushes_the_answers_of_a_pushed_run(tmp_path: Path, capsys, monkeypatch):
+    monkeypatch.setenv("HUBSKILLS_HOME", str(tmp_path))
+    monkeypatch.setenv("HUBSKILLS_REGISTRY", "local")
+    settings = Settings.from_env()
+    run_id = seeded_run(settings.runs_dir, repo=SKILL_REPO)
+    review = open_local_review(settings.runs_dir, run_id)
+    review.answer("ann", "c0", "tie")
+    code, out, err = run_main(capsys, "review-outputs", run_id, "--push")
+    assert code == 1 and "does not hold run" in err + out  # the run first
+    push_saved_run(get_store(settings), settings.runs_dir, run_id)
+    review.answer("ann", "c1", "A")
+    code, out, err = run_main(capsys, "review-outputs", run_id, "--push")
+    assert code == 0 and f"feedback/{run_id}/ann.jsonl" in out, err
+    [data] = read_feedback(get_store(settings), run_id).values()
+    assert len(data.splitlines()) == 2
