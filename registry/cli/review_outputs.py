@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.markup import escape
@@ -12,6 +13,10 @@ from rich.markup import escape
 from registry._install import add_extra
 from registry.cli import _output as out
 from registry.errors import HubskillsError
+
+if TYPE_CHECKING:
+    from registry.config import Settings
+    from registry.review import Review
 
 
 @click.command("review-outputs")
@@ -49,38 +54,55 @@ def review_outputs_command(run_id: str, summary_only: bool, as_json: bool, push:
       hubskills review-outputs RUN_ID --summary    # what the answers tell
       hubskills review-outputs RUN_ID --push       # the answers beside the pushed run
     """
+    from registry.config import Settings
+    from registry.review import open_local_review
+
+    _check_reviewer(reviewer, run_id)
+    settings = Settings.from_env()
+    review = open_local_review(settings.runs_dir, run_id, skill_dir=skill_dir)
+    if push:
+        _push(settings, run_id)
+    elif summary_only:
+        _summary(review, as_json)
+    else:
+        _page(review, reviewer, host, port)
+
+
+def _check_reviewer(reviewer: str, run_id: str) -> None:
     import re
 
-    from registry.config import Settings
-    from registry.review import open_local_review, push_feedback
     from registry.review.feedback import REVIEWER
 
     if not re.match(REVIEWER, reviewer) or ".." in reviewer:
         raise HubskillsError(f"--reviewer {reviewer!r} is not a name: letters, digits, '.', "
                              "'_' and '-', as a Hub user name",
                              hint=f"hubskills review-outputs {run_id} --reviewer local")
-    settings = Settings.from_env()
-    review = open_local_review(settings.runs_dir, run_id, skill_dir=skill_dir)
-    if push:
-        from registry.registries import get_store
 
-        paths = push_feedback(get_store(settings), settings.runs_dir, run_id)
-        out.result(f"Pushed {len(paths)} feedback file(s): {', '.join(paths)}" if paths else
-                   f"No answers to push yet: review run {run_id} first.")
+
+def _push(settings: Settings, run_id: str) -> None:
+    from registry.registries import get_store
+    from registry.review import push_feedback
+
+    paths = push_feedback(get_store(settings), settings.runs_dir, run_id)
+    out.result(f"Pushed {len(paths)} feedback file(s): {', '.join(paths)}" if paths else
+               f"No answers to push yet: review run {run_id} first.")
+
+
+def _summary(review: Review, as_json: bool) -> None:
+    summary = review.summary()
+    if as_json:
+        out.as_json(asdict(summary) | {"headline": summary.headline})
         return
-    if summary_only:
-        summary = review.summary()
-        if as_json:
-            out.as_json(asdict(summary) | {"headline": summary.headline})
-            return
-        for line in summary.lines():
-            out.result(escape(line))
-        return
+    for line in summary.lines():
+        out.result(escape(line))
+
+
+def _page(review: Review, reviewer: str, host: str | None, port: int | None) -> None:
     if importlib.util.find_spec("gradio") is None:
         raise HubskillsError("the review page needs Gradio, which this install does not have",
                              hint=add_extra("space"))
     from space.review_tab import launch_local
 
     done, total = review.progress(reviewer)
-    out.info(f"Run {run_id}: {done} of {total} case(s) answered by {escape(reviewer)}.")
+    out.info(f"Run {review.run_id}: {done} of {total} case(s) answered by {escape(reviewer)}.")
     launch_local(review, reviewer, server_name=host, server_port=port)
