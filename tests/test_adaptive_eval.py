@@ -236,3 +236,31 @@ def test_verify_recomputes_every_stop_and_catches_rows_cut_where_the_design_did_
     found = verify_run(run_id, settings)
     assert found.status == "mismatch"
     assert any("records round 1" in p for p in found.problems), found.problems
+
+
+def test_a_pushed_adaptive_run_replays_from_its_rows_alone(server, tmp_path, monkeypatch):
+    from registry.format.version_ref import SkillVersionRef
+    from registry.publishing.push import push_saved_run
+    from registry.registries import get_store
+    from registry.verify.pushed import verify_published
+
+    monkeypatch.setenv("HUBSKILLS_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HUBSKILLS_BASE_URL", server.url)
+    skill, settings = make_skill(tmp_path, 20), Settings.from_env()
+    published = CliRunner().invoke(cli, ["publish", str(skill), "--version", "1.0.0"])
+    assert published.exit_code == 0, published.output
+    store, repo = get_store(settings), "local/zorblax-ports"
+    run = run_evaluation(skill, config(), settings,
+                         published=SkillVersionRef(repo, store.resolve(repo).sha))
+    push_saved_run(store, settings.runs_dir, run.manifest.run_id)
+    [path] = store.dataset_dir.glob(f"data/evals/*/{run.manifest.run_id}.jsonl")
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    carried = json.loads(rows[0]["design"])
+    assert carried["stops"]["local/fake"]["verdict"] == "helps" and len(carried["cases"]) == 20
+    report = verify_published(store, repo, run.manifest.run_id, settings)
+    assert report.status == "verified", report.to_dict()
+    # a case's round-1 samples dropped: the design had not stopped where the rows end
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows if r["case_id"] != "q3"))
+    report = verify_published(store, repo, run.manifest.run_id, settings)
+    assert report.status == "mismatch"
+    assert any("had not stopped" in p for p in report.problems), report.problems

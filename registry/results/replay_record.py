@@ -41,7 +41,19 @@ def replay_fields(manifest: Any) -> dict[str, Any]:
     return {"temperature": manifest.temperature, "max_tokens": manifest.max_tokens,
             "judge": manifest.judge, "samples_planned": manifest.samples_planned or None,
             "code_checks": manifest.code_checks, "harness": manifest.harness,
-            "agent_budget": budget, "hubskills_version": manifest.versions.get("hubskills")}
+            "agent_budget": budget, "hubskills_version": manifest.versions.get("hubskills"),
+            "design": design_json(manifest)}
+
+
+def design_json(manifest: Any) -> str | None:
+    """An adaptive run's design as its rows carry it (JSON: the parameters, each model's stop
+    as `stops`, the cases planned as `cases`), so a pushed run's every stop is recomputed from
+    its rows alone; None for a fixed run."""
+    design = manifest.design or {}
+    if design.get("kind") != "adaptive":
+        return None
+    return json.dumps({**design, "stops": manifest.design_stops or {},
+                       "cases": list(manifest.case_ids)}, sort_keys=True)
 
 
 def summary_json(manifest: Any, model: str) -> str | None:

@@ -234,6 +234,7 @@ class ResultRow(BaseModel):
     hubskills_version: str | None = None
     run_summary: str | None = None  # JSON: its model's closing summary (its first row only)
     round: int | None = None  # an adaptive run's round that asked this sample (None: fixed)
+    design: str | None = None  # JSON: an adaptive run's design (`replay_record.design_json`)
 
     def tool_counts(self) -> dict[str, int]:
         """Agent mode: calls per tool name (empty in other modes)."""

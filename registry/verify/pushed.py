@@ -44,7 +44,8 @@ if TYPE_CHECKING:
 _SAME = ("run_id", "skill_name", "skill_version", "skill_repo", "skill_revision",
          "content_hash", "mode", "suite_hash", "suite_cases", "run_cases", "planned_runs",
          "placement", "produced_by", "produced_via", "temperature", "max_tokens", "judge",
-         "samples_planned", "code_checks", "harness", "agent_budget", "hubskills_version")
+         "samples_planned", "code_checks", "harness", "agent_budget", "hubskills_version",
+         "design")
 """Run-level fields: every row of a run's file holds the same value."""
 _NEEDED = ("skill_revision", "suite_hash", "suite_cases", "run_cases", "planned_runs",
            "placement", "temperature", "max_tokens", "samples_planned", "hubskills_version")
@@ -125,7 +126,9 @@ def _manifest(first: ResultRow, rows: list[ResultRow],
     models = list(dict.fromkeys(row.model for row in rows))
     cases = list(dict.fromkeys(row.case_id for row in rows))
     budget = json.loads(first.agent_budget) if first.agent_budget else None
-    return RunManifest(
+    design = _design(first)  # an adaptive run's: its plan, its stops, its cases
+    stops, cases = design.pop("stops", None), design.pop("cases", cases)
+    return RunManifest(design=design or None, design_stops=stops,
         run_id=first.run_id, skill_name=first.skill_name, skill_version=first.skill_version,
         skill_repo=first.skill_repo, skill_revision=first.skill_revision,
         content_hash=first.content_hash, suite_hash=str(first.suite_hash), models=models,
@@ -137,6 +140,14 @@ def _manifest(first: ResultRow, rows: list[ResultRow],
         samples_planned=int(first.samples_planned or 0), samples_done=len(latest_rows(rows)),
         produced_by=first.produced_by or "local", agent_budget=budget, harness=first.harness,
         summaries=summaries, produced_via=first.produced_via or "cli")
+
+
+def _design(first: ResultRow) -> dict[str, Any]:
+    try:
+        found = json.loads(first.design) if first.design else {}
+    except ValueError:  # then its rows are checked as a fixed run's, and fall short
+        found = {}
+    return found if isinstance(found, dict) else {}
 
 
 def _check_counts(manifest: RunManifest, first: ResultRow, report: Verification) -> None:
