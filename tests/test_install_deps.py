@@ -357,7 +357,7 @@ def test_a_dry_run_resolves_the_graph_and_writes_nothing(store: LocalStore, tmp_
     publish(store, tmp_path, "acme/b")
     result = pull("acme/a", project=project, store=store, dry_run=True)
     assert result.status == "dry-run" and [d.status for d in result.dependencies] == ["dry-run"]
-    assert installed(project) == [] and not (project / "skills.lock").exists()
+    assert not (project / ".agents").exists() and not (project / "skills.lock").exists()
 
 
 def test_a_folder_skill_s_dependencies_come_from_the_registry_once_their_namespace_is_allowed(

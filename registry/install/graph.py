@@ -9,8 +9,10 @@ are placed dependencies first, the lock written once, and any failure undoes eve
 
 from __future__ import annotations
 
+import threading
 from typing import Protocol
 
+from registry._turns import taking_turns
 from registry.errors import HubskillsError
 from registry.format.skill import content_hash
 from registry.install.agents import Agent
@@ -21,7 +23,7 @@ from registry.install.resolve import DependencyError, Graph, Installed, Node, Re
 from registry.install.signers import pin_signer
 from registry.install.sources import is_source
 from registry.install.staging import Staged, discard, prepare
-from registry.install.transaction import Transaction
+from registry.install.transaction import Transaction, make_dirs
 from registry.scan import SizeLimits
 from registry.signing import SignaturePolicy
 from registry.stores import Resolved, SkillStore
@@ -85,6 +87,9 @@ def resolve(root: Node, store: SkillStore, plan: Plan, lock: Lockfile) -> Graph:
     """
     scope = plan.scope
     installed = installed_skills(scope, lock)
+    turns = threading.Lock()  # stagers overlap their waits for the registry, not their CPU
+    if not plan.dry_run:  # there already (the root was staged in it); never made twice at once
+        make_dirs(scope.skills_dir, [])
 
     def expand(repo: str, resolved: Resolved, chain: tuple[str, ...]) -> Node:
         have = installed.get(repo)
@@ -95,9 +100,10 @@ def resolve(root: Node, store: SkillStore, plan: Plan, lock: Lockfile) -> Graph:
                     lock.entries[have.name].content_hash:
                 return Node(repo, resolved, have.requires, chain, installed=have.name)
         try:
-            staged = prepare(store, repo, resolved, scope, limits=plan.limits,
-                             allow_risky=plan.allow_risky, dry_run=plan.dry_run,
-                             signatures=plan.signatures)
+            with taking_turns(turns):
+                staged = prepare(store, repo, resolved, scope, limits=plan.limits,
+                                 allow_risky=plan.allow_risky, dry_run=plan.dry_run,
+                                 signatures=plan.signatures)
         except HubskillsError as err:
             err.message = f"{show(chain)}: {err.message}"
             err.args = (err.message, *err.args[1:])

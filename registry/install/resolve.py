@@ -4,7 +4,9 @@ Breadth-first from the skill asked for: each reference is checked against the na
 user allows, its versions are listed once, and the version picked is the one already installed
 when it satisfies every constraint met so far, else the newest that does; that revision is then
 staged (fetched, verified, signature-checked, scanned: `staging.prepare`) and its own
-`requires` read. A constraint met later that the pick does not satisfy re-picks that skill (the
+`requires` read; up to `WORKERS` skills are staged at once, in the order they were picked, while
+the walk goes on (their waits for the registry overlap; a node is read when the walk reaches
+it). A constraint met later that the pick does not satisfy re-picks that skill (the
 newest satisfying all of them) and walks again from the top, keeping what was staged; when no
 version satisfies them all, the error names every chain that asked (`a → b@^1`,
 `a → c → b@^2`). Constraints of installed skills outside the graph count too, so a pull or an
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from registry.errors import HubskillsError, VersionNotFound
@@ -28,6 +31,7 @@ from registry.stores import Resolved, SkillStore, VersionInfo
 MAX_SKILLS = 500  # skills in one graph, the one asked for included
 MAX_DEPTH = 32  # skills on the longest chain from the one asked for
 MAX_ROUNDS = 20  # walks from the top after a re-pick
+WORKERS = 8  # skills staged at once
 ARROW = " → "
 
 
@@ -114,8 +118,9 @@ class Resolver:
     installed: dict[str, Installed]
     allowed: frozenset[str]
     allow_hint: str = "--allow-namespace"
+    workers: int = WORKERS
     _versions: dict[str, list[VersionInfo]] = field(default_factory=dict)
-    _expanded: dict[tuple[str, str], Node] = field(default_factory=dict)
+    _expanded: dict[tuple[str, str], Future[Node]] = field(default_factory=dict)
 
     def resolve(self, root: Node) -> Graph:
         """The whole graph, every node staged or installed.
@@ -124,62 +129,81 @@ class Resolver:
             DependencyError: a cycle, a conflict, a namespace not allowed, a graph too big or
                 too deep; any error staging a dependency, with its chain in the message.
         """
-        self._expanded[(root.repo, root.resolved.sha)] = root
-        hints: dict[str, str] = {}
+        done: Future[Node] = Future()
+        done.set_result(root)
+        self._expanded[(root.repo, root.resolved.sha)] = done
+        pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="resolve")
         try:
-            for _ in range(MAX_ROUNDS):
-                picked = self._walk(root, hints)
-                if picked is not None:
-                    _check_cycles(root.repo, picked)
-                    used = {(n.repo, n.resolved.sha) for n in picked.values()}
-                    unused = [n.staged for key, n in self._expanded.items()
-                              if key not in used and n.staged is not None]
-                    return Graph(root.repo, picked, unused)
+            graph = self._rounds(root, pool)
         except BaseException:
-            for node in self._expanded.values():
+            pool.shutdown(wait=True, cancel_futures=True)
+            for node in self._nodes():
                 if node.staged is not None and node is not root:
                     discard(node.staged)
             raise
+        pool.shutdown(wait=True)
+        return graph
+
+    def _nodes(self) -> list[Node]:
+        """Every node staged so far (a cancelled or failed staging has none)."""
+        return [f.result() for f in self._expanded.values()
+                if f.done() and not f.cancelled() and f.exception() is None]
+
+    def _rounds(self, root: Node, pool: ThreadPoolExecutor) -> Graph:
+        hints: dict[str, str] = {}
+        for _ in range(MAX_ROUNDS):
+            picked = self._walk(root, hints, pool)
+            if picked is not None:
+                _check_cycles(root.repo, picked)
+                for future in self._expanded.values():  # staged meanwhile, maybe unused
+                    future.exception()
+                used = {(n.repo, n.resolved.sha) for n in picked.values()}
+                unused = [n.staged for n in self._nodes()
+                          if (n.repo, n.resolved.sha) not in used and n.staged is not None]
+                return Graph(root.repo, picked, unused)
         raise DependencyError(f"the versions of {root.repo}'s dependencies did not settle in "
                               f"{MAX_ROUNDS} rounds", chain=(root.repo,),
                               hint=f"pin versions: hubskills pull {root.repo}@VERSION")
 
-    def _walk(self, root: Node, hints: dict[str, str]) -> dict[str, Node] | None:
+    def _walk(self, root: Node, hints: dict[str, str],
+              pool: ThreadPoolExecutor) -> dict[str, Node] | None:
         """One walk from the top; None when a skill was re-picked (`hints`: walk again)."""
-        chosen: dict[str, Node] = {root.repo: root}
+        picks: dict[str, Resolved] = {root.repo: root.resolved}
+        chosen: dict[str, Node] = {}
         wants: dict[str, list[tuple[Requirement, tuple[str, ...]]]] = {}
-        queue = deque([root])
+        queue: deque[tuple[str, tuple[str, ...]]] = deque([(root.repo, root.chain)])
         while queue:
-            node = queue.popleft()
+            repo, at = queue.popleft()
+            node = self._expanded[(repo, picks[repo].sha)].result()  # raises its staging error
+            node.chain = at
+            chosen[repo] = node
             for req in node.requires:
                 chain = (*node.chain, req.repo)
                 self._check_edge(req, chain, node)
                 wants.setdefault(req.repo, []).append((req, chain))
-                have = chosen.get(req.repo)
+                have = picks.get(req.repo)
                 if have is not None:
-                    if not req.constraint.allows(have.resolved.version):
-                        if have is root:
+                    if not req.constraint.allows(have.version):
+                        if req.repo == root.repo:
                             raise _conflict(req.repo, self._constraints(req.repo, wants,
-                                                                        chosen, root))
+                                                                        picks, root))
                         again = self._pick(req.repo, self._constraints(req.repo, wants,
-                                                                       chosen, root), hints)
+                                                                       picks, root), hints)
                         hints[req.repo] = again.sha
                         return None
                     continue
-                if len(chosen) >= MAX_SKILLS:
+                if len(picks) >= MAX_SKILLS:
                     raise DependencyError(f"{root.repo} needs more than {MAX_SKILLS} skills "
                                           f"(reached at {show(chain)}); refusing the graph",
                                           chain=chain, hint="ask the publisher to trim its "
                                                             "dependencies; nothing was installed")
-                resolved = self._pick(req.repo, self._constraints(req.repo, wants, chosen,
+                resolved = self._pick(req.repo, self._constraints(req.repo, wants, picks,
                                                                   root), hints)
                 key = (req.repo, resolved.sha)
                 if key not in self._expanded:
-                    self._expanded[key] = self.expand(req.repo, resolved, chain)
-                child = self._expanded[key]
-                child.chain = chain
-                chosen[req.repo] = child
-                queue.append(child)
+                    self._expanded[key] = pool.submit(self.expand, req.repo, resolved, chain)
+                picks[req.repo] = resolved
+                queue.append((req.repo, chain))
         return chosen
 
     def _check_edge(self, req: Requirement, chain: tuple[str, ...], node: Node) -> None:
@@ -201,13 +225,13 @@ class Resolver:
                                   f"{req.namespace}  # once you trust {req.namespace}'s skills")
 
     def _constraints(self, repo: str, wants: dict[str, list[tuple[Requirement, tuple[str, ...]]]],
-                     chosen: dict[str, Node], root: Node,
+                     picks: dict[str, Resolved], root: Node,
                      ) -> list[tuple[Requirement, tuple[str, ...]]]:
         """What the graph asks of `repo`, plus what installed skills outside it ask."""
         found = list(wants.get(repo, []))
         for other, item in self.installed.items():
-            node = chosen.get(other)
-            if other == root.repo or (node is not None and node.resolved.sha != item.sha):
+            picked = picks.get(other)
+            if other == root.repo or (picked is not None and picked.sha != item.sha):
                 continue  # replaced by this graph: its new requirements count instead
             found += [(req, (f"{other} (installed)", repo)) for req in item.requires
                       if req.repo == repo]
