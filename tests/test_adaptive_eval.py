@@ -264,3 +264,26 @@ def test_a_pushed_adaptive_run_replays_from_its_rows_alone(server, tmp_path, mon
     report = verify_published(store, repo, run.manifest.run_id, settings)
     assert report.status == "mismatch"
     assert any("had not stopped" in p for p in report.problems), report.problems
+
+
+def test_agent_mode_asks_in_the_same_rounds(tmp_path):
+    from fakes.tool_script import SKILL_PORT, AgentScript
+    from sandbox_required import bwrap_sandbox
+
+    bwrap_sandbox()
+    folder = tmp_path / "zorblax-ports"
+    (folder / "evals").mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        "---\nname: zorblax-ports\ndescription: \"Ports of the zorblax daemon. Use when "
+        f"configuring zorblax.\"\n---\n\nZorblax listens on port {SKILL_PORT}.\n")
+    (folder / "evals" / "agent.json").write_text(json.dumps({"cases": [
+        {"id": f"c{i:02}", "prompt": f"Task {i}: write config.toml for the zorblax daemon.",
+         "checks": [{"type": "contains", "value": [SKILL_PORT]}]} for i in range(20)]}))
+    with FakeOpenAIServer(responder=AgentScript(skill="zorblax-ports",
+                                                trigger="zorblax")) as server:
+        run = run_evaluation(folder, config(models=["local/fake-agent"], mode="agent"),
+                             settings_for(server, tmp_path))
+    # the skill arm reads SKILL.md and writes its port, the baseline guesses: decided at once
+    assert len(run.rows) == 40 and {r.round for r in run.rows} == {1}
+    assert run.manifest.mode == "agent" and not run.manifest.is_partial
+    assert run.manifest.design_stops["local/fake-agent"]["verdict"] == "helps"
