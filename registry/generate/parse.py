@@ -188,7 +188,9 @@ def normalize_frontmatter(data: dict[str, Any], *, task: str, name: str | None =
     proposed = slugify(str(merged.pop("name", None) or ""))
     merged = {"name": name or proposed or name_from_task(task),
               "description": _clip_sentence(description, MAX_DESCRIPTION), **merged}
-    metadata = merged.get("metadata") if isinstance(merged.get("metadata"), dict) else {}
+    metadata = merged.get("metadata")
+    if not isinstance(metadata, dict):
+        metadata = {}
     for key in [k for k in merged if k not in SPEC_KEYS and k not in AGENT_KEYS]:
         value = merged.pop(key)
         metadata.setdefault(key, value)

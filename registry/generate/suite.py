@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from registry.errors import InvalidSuite
 from registry.evaluation.text_checks import unsafe_pattern
+from registry.format.checks_schema import Contains, ContainsAny
 from registry.format.markdown import fenced_blocks
 from registry.format.skill import SKILL_FILE, Skill, load_skill
 from registry.format.suite import Case, detect_format, parse_suite
@@ -114,7 +115,7 @@ def parse_suite_reply(text: str, taken: set[str]) -> tuple[list[Case], list[tupl
     return cases, invalid
 
 
-_SUBSTRING_TYPES = ("contains", "icontains", "contains_any")
+_SUBSTRING_TYPES = (Contains, ContainsAny)  # types contains, icontains, contains_any
 
 
 def screen_leaks(case: Case) -> tuple[Case | None, str | None]:
@@ -123,10 +124,11 @@ def screen_leaks(case: Case) -> tuple[Case | None, str | None]:
 
     Returns the (possibly rewritten) case, or None and the reason.
     """
-    given = case.prompt + "\n" + "\n".join(case.files.values())
+    given = case.prompt + "\n" + "\n".join(
+        file if isinstance(file, str) else file.text() or "" for file in case.files.values())
     checks = []
     for check in case.checks:
-        if check.type in _SUBSTRING_TYPES:
+        if isinstance(check, _SUBSTRING_TYPES):
             sensitive = getattr(check, "case_sensitive", False) and check.type != "icontains"
             hay = given if sensitive else given.casefold()
             leaked = [v for v in check.values() if (v if sensitive else v.casefold()) in hay]
@@ -195,10 +197,13 @@ def write_suite(request: SuiteRequest, teacher: Teacher, verifier: Verifier | No
     for attempt in range(2):
         wanted = request.n - len(outcome.cases)
         fmt = render("suite_format", name=load_skill(request.folder).name)
+        def parse(text: str, taken_now: frozenset[str] = frozenset(taken)
+                  ) -> tuple[list[Case], list[tuple[str, str]]]:
+            return parse_suite_reply(text, set(taken_now))
+
         cases, invalid = teacher.ask_parsed(
             _prompt(request, teacher, wanted, avoid, outcome.cases),
-            "suite" if not attempt else "suite-more",
-            lambda text, t=frozenset(taken): parse_suite_reply(text, set(t)), fmt)
+            "suite" if not attempt else "suite-more", parse, fmt)
         outcome.dropped += invalid
         kept, dropped, easy = _screen(cases, request.folder, verifier)
         outcome.cases += kept[:wanted]  # a teacher that writes more than asked: keep the first

@@ -222,7 +222,8 @@ def _result(candidates: list[Candidate], queries: list[TriggerQuery], status: st
         raise HubskillsError(f"the cost cap was reached before the original description was "
                              f"scored ({reached})", hint="hubskills tune SKILL --max-cost 1  "
                                                          "# a larger cap (or --max-calls)")
-    best = max(scored, key=lambda c: (c.holdout.accuracy.lo or 0.0, -c.round))  # type: ignore
+    lower = {c.round: c.holdout.accuracy.lo or 0.0 for c in candidates if c.holdout is not None}
+    best = max(scored, key=lambda c: (lower[c.round], -c.round))
     holdout = {q.id for q in queries if q.split == "holdout"}
 
     def verdicts(candidate: Candidate) -> dict[str, list[bool | None]]:

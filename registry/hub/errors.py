@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from typing import TypedDict
 
 from registry.errors import (
     HubskillsError,
@@ -73,6 +74,15 @@ class RefusedPath(HubError):
     """huggingface_hub refused a path that would leave its cache folder."""
 
 
+class _Where(TypedDict):
+    """Which repo a Hub call was about: the keyword arguments every `HubError` takes."""
+
+    endpoint: str
+    repo_id: str | None
+    repo_type: str
+    revision: str | None
+
+
 @contextlib.contextmanager
 def translate(endpoint: str, repo_id: str | None = None, *, repo_type: str = "model",
               revision: str | None = None) -> Iterator[None]:
@@ -80,7 +90,7 @@ def translate(endpoint: str, repo_id: str | None = None, *, repo_type: str = "mo
     from huggingface_hub import errors as hf
     from huggingface_hub.utils import httpx
 
-    where = dict(endpoint=endpoint, repo_id=repo_id, repo_type=repo_type, revision=revision)
+    where = _Where(endpoint=endpoint, repo_id=repo_id, repo_type=repo_type, revision=revision)
     try:
         yield
     except hf.RepositoryNotFoundError as err:
@@ -107,7 +117,7 @@ def _status(err: BaseException) -> int | None:
     return getattr(getattr(err, "response", None), "status_code", None)
 
 
-def _http_error(err: BaseException, where: dict) -> HubError:
+def _http_error(err: BaseException, where: _Where) -> HubError:
     status = _status(err)
     first = (str(err) or type(err).__name__).splitlines()[0]
     kind = {401: AuthFailed, 403: AuthFailed, 409: Conflict, 412: StaleParent}.get(

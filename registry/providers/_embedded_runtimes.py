@@ -131,7 +131,9 @@ class _LlamaCppPython:
         import llama_cpp
 
         self.threads = threads
-        self._llama = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads,
+        # Any: llama-cpp-python is optional (not in the dev install), so its types cannot be
+        # relied on; its TypedDict messages and responses are the plain dicts used here.
+        self._llama: Any = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads,
                                       n_threads_batch=threads, verbose=False)
 
     def create_chat_completion(self, messages: list[dict[str, str]],

@@ -77,9 +77,9 @@ def resolve(ref: str, settings: Settings, *, base_url: str | None = None,
     instance = _FACTORIES[name](settings, base_url)
     # On a Space, an endpoint a visitor chose (`base_url`; the owner's own come from settings)
     # is connected to only at checked public addresses, each time it is connected to.
-    pinned = settings.on_space and base_url is not None and isinstance(instance, SDKProvider)
-    if pinned:
-        instance.public_only = True
+    pinned = False
+    if settings.on_space and base_url is not None and isinstance(instance, SDKProvider):
+        instance.public_only = pinned = True
     with _instances_lock:
         instance = _INSTANCES.setdefault((instance.connection_key(), pinned), instance)
     return Model(ref=f"{name}/{model_id}", provider=instance, model_id=model_id,

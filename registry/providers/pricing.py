@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib.resources import files
 from typing import Any, Protocol
@@ -26,10 +26,14 @@ class TokenCounts(Protocol):
     """What a price is applied to (`providers.Usage` has these; kept structural so this module
     stays below `base`, which imports it)."""
 
-    input_tokens: int
-    output_tokens: int
-    cache_read_tokens: int
-    cache_write_tokens: int
+    @property
+    def input_tokens(self) -> int: ...
+    @property
+    def output_tokens(self) -> int: ...
+    @property
+    def cache_read_tokens(self) -> int: ...
+    @property
+    def cache_write_tokens(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -71,11 +75,12 @@ class _Table:
 def _price(data: dict[str, Any] | None, long_prompt: dict[str, Any] | None = None) -> Price | None:
     if data is None:
         return None
-    fields = [float(data[k]) for k in ("input", "output", "cache_read", "cache_write")]
+    base = Price(float(data["input"]), float(data["output"]), float(data["cache_read"]),
+                 float(data["cache_write"]))
     if long_prompt is None:
-        return Price(*fields)
-    return Price(*fields, long_prompt=_price(long_prompt["price"]),
-                 long_prompt_threshold=int(long_prompt["above_input_tokens"]))
+        return base
+    return replace(base, long_prompt=_price(long_prompt["price"]),
+                   long_prompt_threshold=int(long_prompt["above_input_tokens"]))
 
 
 @cache

@@ -46,7 +46,10 @@ def _fill(account: TraceAccount, budget: int, reserve: int) -> Fitted:
     head = f"# Account of an agent session ({account.format})"
     used, parts, cuts = len(head), [head], []
     for key, title, items in account.sections():
-        heading, kept, dropped, trimmed = f"## {title}\n\n", [], [], []
+        heading = f"## {title}\n\n"
+        kept: list[str] = []
+        dropped: list[str] = []
+        trimmed: list[str] = []
         for label, item in items:
             extra = 2 + (len(heading) if not kept else 2)
             room = budget - reserve - used - extra
@@ -90,8 +93,8 @@ def _trim(key: str, item: str, limit: int) -> str | None:
             return None
         return f"{head}\n```\n{body[:room]}\n[... {len(body) - room} characters cut]\n```{tail}"
     cut = len(item) - limit + 40  # keep the head (what failed) and the tail (what fixed it)
-    head = (limit - 40) * 3 // 5
-    return f"{item[:head]}\n[... {cut} characters cut ...]\n{item[head + cut:]}"
+    kept = (limit - 40) * 3 // 5
+    return f"{item[:kept]}\n[... {cut} characters cut ...]\n{item[kept + cut:]}"
 
 
 def _describe(items: list[tuple[str, str]], dropped: list[str], trimmed: list[str],

@@ -14,6 +14,7 @@ from typing import Any
 
 from registry.generate.traces.events import (
     Parsed,
+    Role,
     Step,
     blocks_text,
     exit_code,
@@ -49,13 +50,13 @@ def parse(text: str) -> Parsed:
     return parsed
 
 
-def _block(role: str, block: dict[str, Any], root: str,
+def _block(role: Role, block: dict[str, Any], root: str,
            originals: dict[str, str]) -> list[Step]:
     kind = block.get("type")
     if kind == "text":
         body = str(block.get("text") or "")
         return [] if not body.strip() or body.lstrip().startswith(_SKIP_TEXT) \
-            else [Step(role, body)]  # type: ignore[arg-type]
+            else [Step(role, body)]
     if kind == "tool_use":
         args = dict(block.get("input") or {})
         for key in ("file_path", "notebook_path", "path"):

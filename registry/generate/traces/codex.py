@@ -38,7 +38,9 @@ def parse(text: str) -> Parsed:
     parsed = Parsed()
     prompts, root = [], ""
     for event in read_jsonl(text, parsed):
-        payload = event.get("payload") if isinstance(event.get("payload"), dict) else {}
+        payload = event.get("payload")
+        if not isinstance(payload, dict):
+            payload = {}
         kind = payload.get("type")
         root = str(payload.get("cwd") or root) if event.get("type") in (
             "session_meta", "turn_context") else root

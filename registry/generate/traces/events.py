@@ -25,11 +25,15 @@ _NAME = re.compile(r'"name"\s*:\s*"(\w+)"')
 _PATH = re.compile(r'"(?:file_?[pP]ath|path)"\s*:\s*"([^"]{1,200})"')
 
 
+StepKind = Literal["user", "assistant", "call", "result"]
+Role = Literal["user", "assistant"]  # who wrote a message (a text step's kind)
+
+
 @dataclass
 class Step:
     """One normalized event; `call_id` pairs a result with its call."""
 
-    kind: Literal["user", "assistant", "call", "result"]
+    kind: StepKind
     text: str = ""
     tool: str = ""
     args: dict[str, Any] = field(default_factory=dict)

@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from registry.generate.traces.events import Parsed, Step, exit_code, is_denial, relative
+from registry.generate.traces.events import (
+    Parsed,
+    Role,
+    Step,
+    exit_code,
+    is_denial,
+    relative,
+)
 
 _SNAKE = {"filePath": "file_path", "oldString": "old_string", "newString": "new_string",
           "replaceAll": "replace_all"}
@@ -38,10 +45,10 @@ def parse(document: dict[str, Any]) -> Parsed:
     return parsed
 
 
-def _part(role: str, part: dict[str, Any], root: str) -> list[Step]:
+def _part(role: Role, part: dict[str, Any], root: str) -> list[Step]:
     if part.get("type") == "text" and not part.get("synthetic"):
         text = str(part.get("text") or "")
-        return [Step(role, text)] if text.strip() else []  # type: ignore[arg-type]
+        return [Step(role, text)] if text.strip() else []
     if part.get("type") != "tool":
         return []
     state = part.get("state") or {}

@@ -115,7 +115,7 @@ def _from_document(text: str, parse_document: Callable[[Any], Parsed]) -> Parsed
     """Parse a one-document format; a damaged document is recorded, not guessed at."""
     try:
         return parse_document(json.loads(text))
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         parsed = Parsed()
         parsed.damaged.append(Damage(exc.lineno, len(text.encode()),
                                      not text.rstrip().endswith("}"), "a JSON document"))
@@ -218,6 +218,7 @@ def read_trace(path: str | Path, *, budget: int = DEFAULT_BUDGET, secrets: Itera
     """
     secrets = list(secrets)
     trace = load_trace(path, secrets=secrets)
-    for line in trace.summary(budget)[1:] if progress else ():
-        progress(f"trace {trace.path.name}: {line}")
+    if progress:
+        for line in trace.summary(budget)[1:]:
+            progress(f"trace {trace.path.name}: {line}")
     return redact(trace.render(budget), secrets)

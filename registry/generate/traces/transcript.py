@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from registry.generate.traces.events import Parsed, Step
+from registry.generate.traces.events import Parsed, Step, StepKind
 
 ERROR_TEXT = re.compile(r"Traceback \(most recent|\b\w*Error\b:|\berror:|\b(?-i:FAILED)\b|"
                         r"\bexit (?:code|status) [1-9]|command not found|No such file", re.I)
@@ -17,8 +17,9 @@ _ROLE = (r"(user|human|you|me|assistant|ai|claude|codex|agent|model|chatgpt|tool
          r"tool result|output|system)")
 ROLE_LINE = re.compile(rf"^(?:#{{1,6}}\s+{_ROLE}\b.*|\*\*{_ROLE}\s*:?\*\*\s*:?\s*(.*)|"
                        r"(user|human|assistant|ai|claude|codex|agent|tool)\s*:\s*(.*))$", re.I)
-_RESULT_ROLES = {"tool": "result", "tool output": "result", "tool result": "result",
-                 "output": "result", "system": "system"}
+# a "system" block is not a step (`parse_markdown` skips it)
+_RESULT_ROLES: dict[str, StepKind] = {"tool": "result", "tool output": "result",
+                                      "tool result": "result", "output": "result"}
 
 
 def is_markdown(text: str) -> bool:
@@ -29,7 +30,8 @@ def is_markdown(text: str) -> bool:
 def parse_markdown(text: str) -> Parsed:
     """The steps of a markdown transcript; each role block is one event."""
     parsed = Parsed()
-    role, lines = "system", []  # a title before the first role marker is not the goal
+    role = "system"  # a title before the first role marker is not the goal
+    lines: list[str] = []
 
     def flush() -> None:
         body = "\n".join(lines).strip()
@@ -37,9 +39,9 @@ def parse_markdown(text: str) -> Parsed:
             return
         parsed.events += 1
         if role != "system":
-            kind = "user" if role in ("user", "human", "you", "me") \
+            kind: StepKind = "user" if role in ("user", "human", "you", "me") \
                 else _RESULT_ROLES.get(role, "assistant")
-            parsed.add(Step(kind, body, is_error=kind != "assistant"  # type: ignore[arg-type]
+            parsed.add(Step(kind, body, is_error=kind != "assistant"
                             and bool(ERROR_TEXT.search(body))))
 
     for line in text.splitlines():
