@@ -22,6 +22,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 from registry.errors import HubskillsError, VersionNotFound
 from registry.format.requires import Requirement
@@ -120,6 +121,8 @@ class Resolver:
     allow_hint: str = "--allow-namespace"
     workers: int = WORKERS
     _versions: dict[str, list[VersionInfo]] = field(default_factory=dict)
+    _asked: dict[tuple[str, bool], Future[Any]] = field(default_factory=dict)  # listings
+    _lister: ThreadPoolExecutor | None = None
     _expanded: dict[tuple[str, str], Future[Node]] = field(default_factory=dict)
 
     def resolve(self, root: Node) -> Graph:
@@ -133,14 +136,17 @@ class Resolver:
         done.set_result(root)
         self._expanded[(root.repo, root.resolved.sha)] = done
         pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="resolve")
+        self._lister = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="list")
         try:
             graph = self._rounds(root, pool)
         except BaseException:
+            self._lister.shutdown(wait=True, cancel_futures=True)
             pool.shutdown(wait=True, cancel_futures=True)
             for node in self._nodes():
                 if node.staged is not None and node is not root:
                     discard(node.staged)
             raise
+        self._lister.shutdown(wait=True)
         pool.shutdown(wait=True)
         return graph
 
@@ -177,6 +183,7 @@ class Resolver:
             node = self._expanded[(repo, picks[repo].sha)].result()  # raises its staging error
             node.chain = at
             chosen[repo] = node
+            self._prefetch(node)
             for req in node.requires:
                 chain = (*node.chain, req.repo)
                 self._check_edge(req, chain, node)
@@ -259,10 +266,27 @@ class Resolver:
                 return Resolved(repo, match.sha, match.version, match.version)
         return Resolved(repo, fits[0].sha, fits[0].version, fits[0].version)
 
+    def _prefetch(self, node: Node) -> None:
+        """Ask the registry, all at once, what picking `node`'s requirements will need: the
+        versions of a ranged one, the latest revision of an unranged one not installed."""
+        for req in node.requires:
+            key = (req.repo, req.constraint.any)
+            if key in self._asked or (req.constraint.any and req.repo in self.installed) \
+                    or self._lister is None:
+                continue
+            ask = self.store.resolve if req.constraint.any else self.store.versions
+            self._asked[key] = self._lister.submit(ask, req.repo)
+
+    def _asked_for(self, repo: str, latest: bool) -> Any:
+        future = self._asked.get((repo, latest))
+        if future is not None:
+            return future.result()
+        return self.store.resolve(repo, None) if latest else self.store.versions(repo)
+
     def _resolve_latest(self, repo: str, wants: list[tuple[Requirement, tuple[str, ...]]],
                         ) -> Resolved:
         try:
-            return self.store.resolve(repo, None)
+            return self._asked_for(repo, True)
         except HubskillsError as err:
             raise _prefixed(err, wants[0][1]) from err
 
@@ -270,7 +294,7 @@ class Resolver:
                      ) -> list[VersionInfo]:
         if repo not in self._versions:
             try:
-                self._versions[repo] = self.store.versions(repo)
+                self._versions[repo] = self._asked_for(repo, False)
             except HubskillsError as err:
                 raise _prefixed(err, wants[0][1]) from err
         return self._versions[repo]
