@@ -287,3 +287,15 @@ def test_agent_mode_asks_in_the_same_rounds(tmp_path):
     assert len(run.rows) == 40 and {r.round for r in run.rows} == {1}
     assert run.manifest.mode == "agent" and not run.manifest.is_partial
     assert run.manifest.design_stops["local/fake-agent"]["verdict"] == "helps"
+
+
+def test_a_spot_check_of_an_adaptive_run_re_asks_samples_it_asked(server, tmp_path):
+    from registry.results.runs import read_manifest, read_rows
+    from registry.verify.spot import spot_check
+
+    skill, settings = make_skill(tmp_path, 20), settings_for(server, tmp_path)
+    run = run_evaluation(skill, config(), settings)
+    run_id = run.manifest.run_id
+    check = spot_check(read_manifest(settings.runs_dir, run_id),
+                       read_rows(settings.runs_dir, run_id), skill, settings, k=10, seed=1)
+    assert check.consistent, check.to_dict()
