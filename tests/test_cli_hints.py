@@ -103,6 +103,12 @@ CASES = {
     "a mistyped command": Case(["evl"], "No such command 'evl'. Did you mean 'eval'?", code=2),
     "a bare model id": Case(["eval", "hubskills/agent-skill-md", "-m", "gpt-4.1-mini"],
                             "(did you mean 'openai/gpt-4.1-mini'?)"),
+    "a design parameter out of range": Case(
+        ["eval", "hubskills/agent-skill-md", *CLOSED, "--design", "adaptive",
+         "--design-option", "alpha=0.5"], "alpha must be in (0, 0.2]"),
+    "a design option that is not KEY=VALUE": Case(
+        ["eval", "hubskills/agent-skill-md", "--design-option", "alpha"], "is not KEY=VALUE",
+        skip_reason="it would call a model"),
     # publish
     "publish the untouched scaffold": Case(["publish", "draft"],
                                            "hubskills validate reports 4 warnings",
