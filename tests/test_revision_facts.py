@@ -182,3 +182,37 @@ def test_the_space_skill_page_shows_signer_and_sanitised_claims(home: Path, tmp_
     assert "<form" not in page.claims and "<input" not in page.claims
     assert "<script" not in page.claims and "alert(1)" not in page.claims
     demo.close()
+
+
+def test_info_of_a_pulled_folder_and_of_a_git_source_shows_the_signer(
+        home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch):
+    from tests.fakes.git_server import GitServer, commit_tree
+
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    (tmp_path / "user").mkdir()
+    project = tmp_path / "proj"
+    (project / ".claude").mkdir(parents=True)
+    assert run_main(capsys, "trust", "add", "nvidia", ROOT_CERT)[0] == 0
+    assert run_main(capsys, "pull", str(_copy(tmp_path)), "--project", project)[0] == 0
+    pulled = project / ".agents" / "skills" / NAME
+    code, out, err = run_main(capsys, "info", pulled)  # its install marker is left out
+    assert code == 0, err
+    assert f"signature: signed by {SIGNER} (trusted: nvidia)" in " ".join(out.split())
+    assert "no published version of a skill in the local registry" in " ".join(err.split())
+    (pulled / "SKILL.md").write_text((pulled / "SKILL.md").read_text() + "Changed later.\n")
+    code, out, _ = run_main(capsys, "info", pulled, "--json")
+    data = json.loads(out)
+    assert data["published"] is False and data["signature"]["status"] == "invalid"
+    assert "changed: SKILL.md" in data["signature"]["reason"]
+    with GitServer(tmp_path / "git") as server:
+        monkeypatch.setenv("HUBSKILLS_GITHUB_URL", server.url)
+        tree = {f"skills/{NAME}/{p.relative_to(FIXTURES / NAME).as_posix()}": p.read_bytes()
+                for p in sorted((FIXTURES / NAME).rglob("*")) if p.is_file()}
+        commit_tree(server.repo("nvidia/skills.git"), tree, tag="v1")
+        code, out, err = run_main(capsys, "info", f"github:nvidia/skills/skills/{NAME}@v1",
+                                  "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["signature"]["trusted_by"] == "nvidia" and data["signature"]["signer"] == SIGNER
+    assert set(data["publisher_claims"]["files"]) == {"skill-card.md", "BENCHMARK.md"}

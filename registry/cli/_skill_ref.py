@@ -110,14 +110,14 @@ def _fetched(text: str, command: str) -> Iterator[Path]:
             ON_QUIT.remove(remove)
 
 
-def source_info(target: str) -> SkillInfo:
-    """What `info` shows for a git source: the skill it names, fetched (no registry entry)."""
+def folder_info(target: str, folder: Path) -> SkillInfo:
+    """What `info` shows for a skill folder that is no registry entry (a git source's, or a
+    folder that is no published version): its SKILL.md and install marker."""
     from registry.format.skill import load_skill
     from registry.install.lockfile import read_marker
     from registry.stores.base import SkillInfo
 
-    with skill_folder(target, command="info", scan=False) as folder:
-        skill, marker = load_skill(folder), read_marker(folder)
+    skill, marker = load_skill(folder), read_marker(folder)
     license_ = skill.frontmatter.get("license")
     return SkillInfo(repo=marker.repo if marker else target, name=skill.name,
                      description=skill.description, version=None, tags=[], downloads=0,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +20,15 @@ from registry.cli._revision_facts import (
 )
 from registry.cli._skill_ref import (
     SkillSource,
+    folder_info,
     looks_like_reference,
     no_such_folder,
-    source_info,
+    skill_folder,
 )
-from registry.errors import HubskillsError, SkillNotFound
+from registry.config import Settings
+from registry.errors import SkillNotFound
 from registry.stores import SkillInfo, SkillStore
-from registry.stores.revision_facts import RevisionFacts
+from registry.stores.revision_facts import RevisionFacts, folder_facts
 from registry.stores.summary import SUMMARY_COLUMNS, latest_summary, summary_rows
 
 
@@ -38,7 +41,8 @@ def info_command(target: str, as_json: bool, registry: str | None) -> None:
     publisher's own claims (skill-card.md, BENCHMARK.md), the pull command.
 
     A folder shows the published skill it is (a pulled folder, or one whose content was
-    published).
+    published); any other folder or a git source shows itself, with its signature checked
+    against the anchors you trust.
 
     \b
     Examples:
@@ -46,36 +50,49 @@ def info_command(target: str, as_json: bool, registry: str | None) -> None:
       hubskills info .agents/skills/agent-skill-md
     """
     settings, store = shared.open_store(registry)
-    info = _info_of(target, store)
+    with ExitStack() as stack:
+        info, facts, unpublished = _info_of(target, settings, store, stack)
     from registry.results import trigger_board
 
     repo, frame = info.repo, store.results_frame()
-    summary = latest_summary(frame, repo)
-    triggers = [e for e in trigger_board.trigger_entries(frame, skill=repo) if e.repo == repo]
-    facts = facts_of(settings, store, repo, info.version) if info.versions else \
-        "not a published version"
+    summary = [] if unpublished else latest_summary(frame, repo)
+    triggers = [] if unpublished else [
+        e for e in trigger_board.trigger_entries(frame, skill=repo) if e.repo == repo]
     if as_json:
-        out.as_json({**shared.info_json(info, card=True), "signature": signature_json(facts),
-                     "results": summary, "triggers": trigger_board.to_records(triggers),
+        out.as_json({**shared.info_json(info, card=True), "published": not unpublished,
+                     "signature": signature_json(facts), "results": summary,
+                     "triggers": trigger_board.to_records(triggers),
                      "publisher_claims": claims_json(facts), "pull": f"hubskills pull {repo}"})
     else:
         _print_info(info, summary, triggers, facts)
+        if unpublished:
+            out.hint(unpublished)
 
 
-def _info_of(target: str, store: SkillStore) -> SkillInfo:
-    """The registry skill `info` shows for a folder or an `ns/name[@version]` reference."""
+def _info_of(target: str, settings: Settings, store: SkillStore,
+             stack: ExitStack) -> tuple[SkillInfo, RevisionFacts | str, str | None]:
+    """The skill `info` shows for a folder, a git source or an `ns/name[@version]` reference,
+    its signature and claims (of that version, or of the folder itself), and, for a folder or
+    source that is no published version, the hint to publish it (else None)."""
     from registry.install import parse_spec
     from registry.install.identity import identify, unidentified_hint
 
     folder = Path(target).expanduser()
     if SkillSource.is_git(target) and not folder.exists():
-        return source_info(target)
+        fetched = stack.enter_context(skill_folder(target, command="info", scan=False))
+        return (folder_info(target, fetched), folder_facts(fetched, home=settings.home),
+                f"a git source, not a registry entry: hubskills pull {target}")
     if folder.is_dir():
         placed = identify(folder, store)
-        if placed is None:
-            raise HubskillsError(f"{target} is no published version of a skill in the "
-                                 f"{store.kind} registry", hint=unidentified_hint(folder))
-        return store.info(placed.repo)
+        try:  # a folder or git source's marker names no registry entry
+            if placed is not None and looks_like_reference(placed.repo):
+                return (store.info(placed.repo), facts_of(settings, store, placed.repo,
+                                                          placed.version), None)
+        except SkillNotFound:
+            pass
+        return (folder_info(target, folder), folder_facts(folder, home=settings.home),
+                f"{target} is no published version of a skill in the {store.kind} registry: "
+                f"{unidentified_hint(folder)}")
     if not looks_like_reference(target):
         raise no_such_folder(target, "info")
     repo, ref = parse_spec(target)
@@ -83,9 +100,9 @@ def _info_of(target: str, store: SkillStore) -> SkillInfo:
         info = store.info(repo)
     except SkillNotFound as missing:
         raise no_such_folder(target, "info", missing) from None
-    if ref is not None:
-        store.resolve(repo, ref)  # an unknown version is an error, not the latest's info
-    return info
+    version = store.resolve(repo, ref).version if ref is not None else info.version
+    return info, facts_of(settings, store, repo, version) if info.versions else \
+        "no published version", None
 
 
 def _print_info(info: SkillInfo, summary: list[dict[str, Any]], triggers: list[Any],

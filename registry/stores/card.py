@@ -68,18 +68,9 @@ def signature_section(skill: Skill) -> str:
 
     if not (skill.path / SIGNATURE_FILE).is_file():
         return ""
-    import shutil
-    import tempfile
-    from pathlib import Path
+    from registry.stores.revision_facts import folder_facts
 
-    from registry.signing.status import signature_status
-
-    with tempfile.TemporaryDirectory(prefix="hubskills-card-") as scratch:
-        staged = Path(scratch) / skill.name  # what is published: no editor noise
-        for rel in skill.files():
-            (staged / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(skill.path / rel, staged / rel)
-        status = signature_status(staged, [], name=skill.name)
+    status = folder_facts(skill.path, trusted=[]).signature  # what is published: no noise
     return (f"## Signature\n\nThis revision carries `{SIGNATURE_FILE}` (OpenSSF Model "
             f"Signing): {status.label()} when it was published. A signature says who published "
             "these exact files, not that they are safe; `hubskills pull` checks it against "

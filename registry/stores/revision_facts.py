@@ -32,6 +32,7 @@ from registry.signing.trust import Anchor, anchors
 from registry.stores.base import SkillRepos
 
 _MEMORY: dict[str, RevisionFacts] = {}
+_MEMORY_MAX = 512  # revisions kept in memory (the oldest go first; the disk keeps them all)
 _LOCK = threading.Lock()
 
 
@@ -82,8 +83,8 @@ def _key(store: SkillRepos, repo: str, revision: str, trusted: list[Anchor]) -> 
 
 
 def _cached(home: Path, key: str) -> RevisionFacts | None:
-    if key in _MEMORY:
-        return _MEMORY[key]
+    if (hit := _MEMORY.get(key)) is not None:
+        return hit
     try:
         facts = RevisionFacts.from_dict(json.loads(
             (cache_dir(home) / f"{key}.json").read_text(encoding="utf-8")))
@@ -99,6 +100,8 @@ def _keep(home: Path, keys: list[str], facts: RevisionFacts) -> None:
     with _LOCK:
         for key in keys:
             _MEMORY[key] = facts
+            while len(_MEMORY) > _MEMORY_MAX:
+                _MEMORY.pop(next(iter(_MEMORY)))
             try:
                 atomic_write_text(cache_dir(home) / f"{key}.json",
                                   json.dumps(facts.to_dict(), sort_keys=True))
@@ -145,6 +148,30 @@ def _compute(store: SkillRepos, repo: str, sha: str, trusted: list[Anchor],
 def _read(folder: Path, repo: str, trusted: list[Anchor]) -> RevisionFacts:
     return RevisionFacts(signature_status(folder, trusted, name=_name(folder, repo)),
                          publisher_claims(folder))
+
+
+def folder_facts(folder: Path, *, home: Path | None = None,
+                 trusted: list[Anchor] | None = None) -> RevisionFacts:
+    """The facts of a skill folder that is not (or not known as) a published revision: a
+    pulled folder, a git source, a folder about to be published. Only the skill's files are
+    checked (`Skill.files()`: install markers such as `.hubskills.json` and editor noise left
+    out, as a publish leaves them out), copied into a scratch folder named after the skill.
+    `trusted` defaults to the anchors in `home` (none without it).
+
+    Raises:
+        InvalidSkill: `folder` is not a skill.
+    """
+    import shutil
+
+    skill = load_skill(folder)
+    trusted = trusted if trusted is not None else anchors(home) if home is not None else []
+    with tempfile.TemporaryDirectory(prefix="hubskills-facts-") as scratch:
+        staged = Path(scratch) / skill.name
+        for rel in skill.files():
+            (staged / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(skill.path / rel, staged / rel)
+        return RevisionFacts(signature_status(staged, trusted, name=skill.name),
+                             publisher_claims(staged))
 
 
 def _name(folder: Path, repo: str) -> str:
