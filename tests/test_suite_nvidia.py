@@ -198,3 +198,30 @@ def test_skill_creator_assertion_objects_load_and_stay_objects(tmp_path: Path) -
     file.write_text(json.dumps({"evals": [{"id": 1, "prompt": "p", "assertions": [{"x": 1}]}]}))
     with pytest.raises(HubskillsError, match='objects with a "text"'):
         load_suite(file)
+
+
+def test_a_trigger_eval_and_its_verification_read_expected_skill_in_place(tmp_path: Path):
+    from registry.evaluation.trigger_run import load_trigger_suite
+    from registry.format.skill import load_skill
+    from registry.verify.trigger import _trigger_suite
+
+    skill = _nvidia_skill(tmp_path)
+    suite = load_trigger_suite(load_skill(skill))
+    assert [(q.id, q.should_trigger) for q in suite.queries] == [
+        ("etl", True), ("not-me", False), ("other", False), ("route-only", True)]
+    (skill / "evals" / "triggers.json").write_text(json.dumps(
+        [{"query": "only this one", "should_trigger": True}]))
+    assert [q.query for q in load_trigger_suite(load_skill(skill)).queries] == ["only this one"]
+    (skill / "evals" / "triggers.json").unlink()
+
+    class Manifest:  # what the replay compares: the suite's hash, size and ids
+        suite_hash, suite_cases, case_ids = suite.suite_hash(), 4, ["etl"]
+
+    class Report:
+        skill_source, problems = str(skill), []
+
+        def cannot(self, why: str) -> None:
+            raise AssertionError(why)
+
+    report = Report()
+    assert _trigger_suite(skill, Manifest(), report) == suite and report.problems == []
