@@ -155,6 +155,11 @@ def test_five_cases_reviewed_in_the_space(tmp_path, browser_page, monkeypatch):
             page, "#review-prompt")  # the suite's prompt, read at the run's revision
         sides, for_skill = review_five(page)
         check_summary(page, for_skill)
+        page.goto(f"{url}?skill={REPO}")  # the skill page: beside the lift, not in it
+        page.wait_for_function(
+            "n => (document.querySelector('#skill-people') || {}).innerText"
+            "?.includes(`in ${n} of 5 reviewed cases`)", arg=for_skill)
+        assert "not part of the lift" in _text(page, "#skill-people")
     finally:
         demo.close()
     assert sides == [skill_side(secret, RUN_ID, c, f"{MODEL}#0") for c in CASES]
