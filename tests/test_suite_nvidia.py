@@ -225,3 +225,27 @@ def test_a_trigger_eval_and_its_verification_read_expected_skill_in_place(tmp_pa
 
     report = Report()
     assert _trigger_suite(skill, Manifest(), report) == suite and report.problems == []
+
+
+def test_a_chat_run_over_agent_tasks_says_how_to_run_them_as_tasks(tmp_path: Path) -> None:
+    skill = _nvidia_skill(tmp_path)
+    with FakeOpenAIServer(responder=lambda body: "VERDICT: PASS\nREASON: fine.") as server:
+        result = invoke("eval", skill, "-m", "local/fake", "--judge", "local/judge",
+                        "--base-url", server.url, "--runs", "1", "--sandbox", "none",
+                        "--cases", "etl,not-me")
+        sent = json.dumps([r["body"] for r in server.requests])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "1 case(s) (etl) are agent tasks with starter files" in said
+    assert f"hubskills eval {skill} --mode agent" in said
+    assert "import pandas" in sent  # the starter file, inline in chat mode
+
+
+def test_agent_mode_seeds_the_starter_files_where_the_question_names_them(tmp_path: Path):
+    from registry.agent import seed_workspace
+
+    case = load_suite(suite_path(_nvidia_skill(tmp_path))).cases[0]
+    assert "Task folder: evals/files/etl/" in case.prompt
+    seed_workspace(tmp_path / "ws", case.files)
+    assert (tmp_path / "ws/evals/files/etl/code/etl.py").read_bytes() == b"import pandas\n"
+    assert (tmp_path / "ws/evals/files/etl/code/data.bin").read_bytes() == b"\0\1\2"
