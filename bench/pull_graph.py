@@ -6,6 +6,9 @@
    run on the same skills, is what the graph costs without resolving: staging each revision
    (`staging.prepare`: the download from the registry, the checks, the scan) one after another.
    The difference is what resolution and placement add; goal <= 1 s.
+   With `--hub-latency-ms N` (default 20) the same graph is also pulled from the fake Hub (in
+   this process) answering every request N ms late, as across a network, with a cold download
+   cache on each side; the peer stages the same revisions from it one by one.
 2. A 1 MB skill (SKILL.md and 1 MiB of reference files) pulled signed (key mode, verified
    through model_signing against a trusted key) vs the same files unsigned: median of per-pair
    ratios over `--rounds` interleaved pairs; goal <= 1.2.
@@ -20,9 +23,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT)]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
+os.environ["HF_HUB_OFFLINE"] = "0"
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 from registry.config import Settings  # noqa: E402
 from registry.install import pull  # noqa: E402
@@ -45,9 +52,9 @@ def _skill(root: Path, name: str, version: str, requires: list[str], body: str =
     return folder
 
 
-def _graph_store(tmp: Path, skills: int) -> LocalStore:
+def _graph_store(tmp: Path, skills: int, store: Any = None) -> Any:
     """`bench/s0` requires s1..s14; s_k (k >= 1) requires up to 14 skills of the next layer."""
-    store = LocalStore(tmp / "store")
+    store = store or LocalStore(tmp / "store")
     names = [f"s{i}" for i in range(skills)]
     for i, name in enumerate(names):
         first = 1 + i * FAN if i else 1
@@ -60,8 +67,11 @@ def _graph_store(tmp: Path, skills: int) -> LocalStore:
     return store
 
 
-def bench_graph(tmp: Path, skills: int, rounds: int) -> None:
-    store = _graph_store(tmp, skills)
+def bench_graph(tmp: Path, skills: int, rounds: int, stores: Any = None,
+                label: str = "local registry") -> None:
+    """`stores(side, round)`: a fresh store per side and round (a cold download cache)."""
+    shared = None if stores else _graph_store(tmp, skills)
+    stores = stores or (lambda side, r: shared)
     wall: dict[str, list[float]] = {"graph": [], "stage": []}
     cpu: dict[str, list[float]] = {"graph": [], "stage": []}
     count = skills
@@ -70,10 +80,11 @@ def bench_graph(tmp: Path, skills: int, rounds: int) -> None:
         nonlocal count
         project = tmp / f"graph-{r}"
         (project / ".claude").mkdir(parents=True)
+        store = stores("graph", r)
         count = 1 + len(pull("bench/s0", project=project, store=store).dependencies)
 
     def stage(r: int) -> None:
-        scope = Scope(tmp / f"peer-{r}")
+        scope, store = Scope(tmp / f"peer-{r}"), stores("stage", r)
         scope.root.mkdir()
         for i in range(count):
             repo = f"bench/s{i}"
@@ -81,19 +92,44 @@ def bench_graph(tmp: Path, skills: int, rounds: int) -> None:
                             limits=STORE_LIMITS))
 
     for r in range(rounds):  # pairs alternate which side goes first
-        for label, side in [("graph", graph), ("stage", stage)][:: 1 if r % 2 else -1]:
+        for name, side in [("graph", graph), ("stage", stage)][:: 1 if r % 2 else -1]:
             start, start_cpu = time.perf_counter(), time.process_time()
             side(r)
-            wall[label].append(time.perf_counter() - start)
-            cpu[label].append(time.process_time() - start_cpu)
+            wall[name].append(time.perf_counter() - start)
+            cpu[name].append(time.process_time() - start_cpu)
     extra = statistics.median(g - s for g, s in zip(wall["graph"], wall["stage"], strict=True))
     extra_cpu = statistics.median(g - s for g, s in zip(cpu["graph"], cpu["stage"], strict=True))
-    print(f"graph of {count} skills (median of {rounds} pairs): pull with dependencies "
+    print(f"graph of {count} skills, {label} (median of {rounds} pairs): pull with dependencies "
           f"{statistics.median(wall['graph']):.2f} s ({statistics.median(cpu['graph']):.2f} s "
           f"CPU), staging the same revisions one by one {statistics.median(wall['stage']):.2f} s "
           f"({statistics.median(cpu['stage']):.2f} s CPU)")
     print(f"  resolution and placement beyond the downloads = {extra:.2f} s wall, "
           f"{extra_cpu:.2f} s CPU  (goal <= 1 s)")
+
+
+def bench_graph_hub(tmp: Path, skills: int, rounds: int, latency_ms: float) -> None:
+    from fakes.hub_server import FakeHub
+    from huggingface_hub.utils import disable_progress_bars
+
+    from registry.stores.hub import HubStore
+
+    class DistantHub(FakeHub):
+        latency_s = 0.0
+
+        def _take_failure(self, path: str) -> tuple[int, str] | None:  # once per request
+            time.sleep(self.latency_s)
+            return super()._take_failure(path)
+
+    disable_progress_bars()
+    with DistantHub(user="bench") as hub:
+        def store(home: Path) -> HubStore:
+            return HubStore(Settings(home=home, registry="hub", hf_endpoint=hub.url,
+                                     hf_token=hub.token, namespace="bench"))
+
+        _graph_store(tmp, skills, store(tmp / "publisher"))
+        hub.latency_s = latency_ms / 1000
+        bench_graph(tmp, skills, rounds, lambda side, r: store(tmp / f"home-{side}-{r}"),
+                    f"fake Hub answering {latency_ms:g} ms late")
 
 
 def bench_signature(tmp: Path, rounds: int) -> None:
@@ -142,12 +178,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skills", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--hub-latency-ms", type=float, default=20.0)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="hubskills-bench-graph-") as tmp:
         os.environ["HUBSKILLS_HOME"] = str(Path(tmp) / "home")
         os.environ["HOME"] = str(Path(tmp) / "user")
         (Path(tmp) / "user").mkdir()
         bench_graph(Path(tmp) / "graph", args.skills, args.rounds)
+        bench_graph_hub(Path(tmp) / "hub", args.skills, args.rounds, args.hub_latency_ms)
         try:
             import model_signing  # noqa: F401
         except ImportError:
