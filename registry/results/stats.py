@@ -183,7 +183,7 @@ def _verdicts(paired: dict[str, np.ndarray], uneven: np.ndarray, alpha: np.ndarr
              + (paired["b"] > paired["c"]) * 8 + (paired["c"] > paired["b"]) * 16)
     key = (uneven * (MIN_CASES + 1) + np.minimum(n, MIN_CASES)) * 32 + flags
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    texts = [verdict(*(float(paired[k][i]) for k in ("lift_lo", "lift_hi", "p_value")),
+    texts = [verdict(float(lo[i]), float(hi[i]), float(paired["p_value"][i]),
                      int(paired["b"][i]), int(paired["c"][i]), cases=int(n[i]),
                      uneven=int(uneven[i]), alpha=float(alpha[i])) for i in first.tolist()]
     return np.array(texts, dtype=object)[inverse.reshape(-1)]
@@ -316,13 +316,14 @@ class LiftStats:
 
 def lift_stats(t: Table, i: int) -> LiftStats:
     """Group ``i`` of a `table` as values."""
-    arms = [ArmStats(int(t.cases[i, k]), int(t.samples[i, k]), int(t.errors[i, k]),
-                     float(t.rate[i, k]), float(t.rate_lo[i, k]), float(t.rate_hi[i, k]))
-            for k in (0, 1)]
+    baseline, skill = (ArmStats(int(t.cases[i, k]), int(t.samples[i, k]), int(t.errors[i, k]),
+                                float(t.rate[i, k]), float(t.rate_lo[i, k]),
+                                float(t.rate_hi[i, k]))
+                       for k in (0, 1))
     lo, hi, p, b, c = (float(t.lift_lo[i]), float(t.lift_hi[i]), float(t.p_value[i]),
                        int(t.b[i]), int(t.c[i]))
     gain = float(t.gain[i])
-    return LiftStats(*arms, lift=float(t.lift[i]), lo=lo, hi=hi, p_value=p, b=b, c=c,
+    return LiftStats(baseline, skill, lift=float(t.lift[i]), lo=lo, hi=hi, p_value=p, b=b, c=c,
                      normalized_gain=None if math.isnan(gain) else gain,
                      verdict=str(t.verdict[i]), detectable=float(t.detectable[i]),
                      n_cases=int(t.paired[i]), uneven=int(t.uneven[i]),
@@ -338,9 +339,9 @@ def outcomes(groups: Sequence[Mapping[str, Sequence[Sequence[bool | None]]]]) ->
     cols: list[list[Any]] = [[], [], [], []]
     for gi, cases in enumerate(groups):
         for cid, arms in cases.items():
-            for arm, repeats in enumerate(arms):
+            for side, repeats in enumerate(arms):
                 for value in repeats:
-                    for col, v in zip(cols, (gi, rank[cid], arm, value), strict=True):
+                    for col, v in zip(cols, (gi, rank[cid], side, value), strict=True):
                         col.append(v)
     group, case, arm = (np.asarray(c, dtype=np.int64) for c in cols[:3])
     passed = np.array([v is True for v in cols[3]], dtype=bool)

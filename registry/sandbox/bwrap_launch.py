@@ -124,9 +124,14 @@ class Launch:
         pidfd = os.pidfd_open(proc.pid)
         loop = asyncio.get_running_loop()
         named: asyncio.Future[None] = loop.create_future()
+
+        def resolve() -> None:
+            if not named.done():
+                named.set_result(None)
+
         try:
             for fd in (self.info_read, pidfd):
-                loop.add_reader(fd, lambda: named.done() or named.set_result(None))
+                loop.add_reader(fd, resolve)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(named, 10.0)  # within milliseconds on a working bwrap
             self.admit(pidfd, limit_s=0)

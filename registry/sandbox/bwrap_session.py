@@ -70,7 +70,8 @@ class BwrapSession(SessionContext):
         self.workspace, self.limits = workspace, limits
         self._proc: subprocess.Popen[bytes] | None = None
         self._launch: Launch | None = None  # its pipes and, as root, the session's own uid
-        self._cancelled_spawn: asyncio.Future[subprocess.Popen[bytes] | None] | None = None
+        self._cancelled_spawn: asyncio.Future[tuple[subprocess.Popen[bytes], int] | None] \
+            | None = None
         self._pidfd = -1  # bwrap's: readable once it exited; signals never reach a reused pid
         self._stderr: IO[bytes] | None = None
         self._pending = bytearray()  # what the supervisor sent beyond the last answer
@@ -286,10 +287,15 @@ def _kill(proc: subprocess.Popen[bytes], pidfd: int, launch: Launch) -> None:
 async def _ready(fd: int, *, write: bool = False) -> None:
     """Wait until `fd` is readable (or writable)."""
     loop = asyncio.get_running_loop()
-    ready = loop.create_future()
+    ready: asyncio.Future[None] = loop.create_future()
     watch, unwatch = (loop.add_writer, loop.remove_writer) if write \
         else (loop.add_reader, loop.remove_reader)
-    watch(fd, lambda: ready.done() or ready.set_result(None))
+
+    def resolve() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    watch(fd, resolve)
     try:
         await ready
     finally:

@@ -8,6 +8,7 @@ behind that escape its session. `WARNING` says so and the CLI prints it.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import signal
@@ -65,7 +66,7 @@ class DirectSandbox:
                                 (resource.RLIMIT_FSIZE, limits.file_bytes)):
                 resource.setrlimit(kind, (value, value))
 
-        def kill(proc) -> None:  # type: ignore[no-untyped-def]
+        def kill(proc: asyncio.subprocess.Process) -> None:
             os.killpg(proc.pid, signal.SIGKILL)
 
         return await run_process(argv, backend=self.name, wall_s=wall_s, stdin=stdin, kill=kill,

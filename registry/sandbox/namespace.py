@@ -164,8 +164,13 @@ async def namespace_gone(pid_one: int | None, limit_s: float = 10.0) -> None:
     if pid_one is None:
         return
     loop = asyncio.get_running_loop()
-    gone = loop.create_future()
-    loop.add_reader(pid_one, lambda: gone.done() or gone.set_result(None))
+    gone: asyncio.Future[None] = loop.create_future()
+
+    def resolve() -> None:
+        if not gone.done():
+            gone.set_result(None)
+
+    loop.add_reader(pid_one, resolve)
     try:
         await asyncio.wait_for(gone, limit_s)
     except TimeoutError:

@@ -24,7 +24,7 @@ import struct
 _X86_64 = {0xC000003E: (29, 64, 68, 0x40000000 | 29, 0x40000000 | 64, 0x40000000 | 68),
            0x40000003: (117, 393, 395, 399)}  # i386: ipc, semget, shmget, msgget
 _GENERIC = (194, 190, 186)  # shmget, semget, msgget on the asm-generic table
-TABLES = {"x86_64": _X86_64, "amd64": _X86_64,
+TABLES: dict[str, dict[int, tuple[int, ...]]] = {"x86_64": _X86_64, "amd64": _X86_64,
           "aarch64": {0xC00000B7: _GENERIC, 0x40000028: (307, 299, 303)},  # and arm32
           "arm64": {0xC00000B7: _GENERIC, 0x40000028: (307, 299, 303)},
           "riscv64": {0xC00000F3: _GENERIC}}

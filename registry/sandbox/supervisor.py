@@ -68,8 +68,8 @@ def run(argv: list[bytes], timeout: float, cap: int) -> tuple[int | None, bool, 
             pid = os.posix_spawnp(argv[0], argv, os.environ, setsid=True, file_actions=[
                 STDIN, (os.POSIX_SPAWN_DUP2, out, 1), (os.POSIX_SPAWN_DUP2, err, 2)])
         except OSError as exc:
-            code = NOT_FOUND if isinstance(exc, FileNotFoundError) else CANNOT_RUN
-            return code, False, b"", os.fsencode(f"{os.fsdecode(argv[0])}: {exc.strerror}\n")
+            failed = NOT_FOUND if isinstance(exc, FileNotFoundError) else CANNOT_RUN
+            return failed, False, b"", os.fsencode(f"{os.fsdecode(argv[0])}: {exc.strerror}\n")
         code, timed_out = wait(pid, timeout)
         return code, timed_out, tail(out, cap), tail(err, cap)
     finally:

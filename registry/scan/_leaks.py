@@ -100,7 +100,8 @@ def _names(names: Iterable[str], suffix: str = "") -> re.Pattern[str]:
 def _script_flows(doc: Doc) -> Iterator[Finding]:
     tainted: dict[str, str] = {}  # variable -> the source its value came from
     handles: set[str] = set()  # variables holding a network connection
-    via_re = via_handle = None
+    via_re: re.Pattern[str] | None = None
+    via_handle: re.Pattern[str] | None = None
     loose: list[tuple[int, str]] = []  # sources with no path to a sink
     for start, end in _statements(doc):
         src = _SOURCE_ANY.search(doc.text, start, end)

@@ -20,7 +20,9 @@ def allowed_tools(doc: Doc) -> Iterator[Finding]:
     """`*`, `Bash`, `Bash(*)` grant everything (medium); `Bash(git status:*)` is scoped."""
     front = _FRONTMATTER.match(doc.text) if doc.path == "SKILL.md" else None
     m = _ALLOWED_TOOLS.search(front.group(1)) if front else None
-    for tool in _TOOL.findall(m.group(1)) if front and m else ():
+    if front is None or m is None:
+        return
+    for tool in _TOOL.findall(m.group(1)):
         name, _, args = tool.partition("(")
         if "*" in name or tool == "Bash" or args.rstrip(")").strip() in {"*", ":*"}:
             yield Finding("wildcard-allowed-tools", "medium", f"allowed-tools grants {tool!r}, "

@@ -32,7 +32,7 @@ class Finding:
 
 def summarize(findings: Iterable[Finding]) -> dict[str, int]:
     """Count findings per severity; every severity is present, zero or not."""
-    counts = dict.fromkeys(SEVERITIES, 0)
+    counts: dict[str, int] = dict.fromkeys(SEVERITIES, 0)
     for finding in findings:
         counts[finding.severity] += 1
     return counts
