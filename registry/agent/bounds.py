@@ -211,7 +211,8 @@ def _identity(fd: int) -> tuple[int, int]:
 
 def _empty(fd: int) -> list[str]:
     """Unlink everything in the folder `fd` but its subfolders; their names."""
-    subfolders, others = [], []
+    subfolders: list[str] = []
+    others: list[str] = []
     with contextlib.suppress(OSError), os.scandir(fd) as listing:
         for item in listing:
             (subfolders if item.is_dir(follow_symlinks=False) else others).append(item.name)

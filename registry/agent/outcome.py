@@ -54,9 +54,9 @@ class TranscriptEntry:
 
     def to_dict(self) -> dict[str, Any]:
         """The entry without its empty fields."""
-        data = {"kind": self.kind, "text": self.text, "tool": self.tool,
-                "arguments": self.arguments, "call_id": self.call_id}
-        data = {k: v for k, v in data.items() if v not in (None, "")}
+        fields = {"kind": self.kind, "text": self.text, "tool": self.tool,
+                  "arguments": self.arguments, "call_id": self.call_id}
+        data: dict[str, Any] = {k: v for k, v in fields.items() if v not in (None, "")}
         if self.is_error:
             data["is_error"] = True
         return data

@@ -18,7 +18,7 @@ import secrets
 import stat
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -39,7 +39,7 @@ EVENTS = ".hubskills-events.jsonl"
 AUX_REQUESTS = 2
 MAX_EVENTS_BYTES = 64 << 20
 # Node and Bun reserve far more address space than they use: RLIMIT_AS must not bite them.
-CLI_LIMITS = dict(memory_bytes=64 << 30, file_bytes=1 << 30, processes=512)
+CLI_LIMITS = Limits(memory_bytes=64 << 30, file_bytes=1 << 30, processes=512)
 _SKILL_TOOLS = {"Skill": "skill", "skill": "name", "activate_skill": "name"}
 
 
@@ -177,7 +177,7 @@ class Harness:
         mounts = Mounts(read_only=(str(self.install), str(self.node.parent)),
                         writable=((str(home), HOME_INSIDE),),
                         private=(str(proxy.socket_path.parent),))
-        limits = Limits(wall_s=task.budget.wall_s, **CLI_LIMITS)
+        limits = replace(CLI_LIMITS, wall_s=task.budget.wall_s)
         return await self.sandbox.run(argv, task.workspace, limits=limits, env=env,
                                       mounts=mounts)
 
