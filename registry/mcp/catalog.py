@@ -13,18 +13,20 @@ import hashlib
 import json
 import logging
 import mimetypes
+import shutil
 import tempfile
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Hashable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 from registry.errors import HubskillsError
 from registry.format.skill import parse_frontmatter, split_frontmatter
 from registry.mcp.meta import Figures, empty_figures, is_verified, version_figures
-from registry.mcp.uris import SkillUri, file_uri
+from registry.mcp.uris import BadSkillUri, SkillUri, file_uri, parse
 from registry.stores.base import SkillInfo, SkillStore
 
 logger = logging.getLogger(__name__)
@@ -53,6 +55,12 @@ class Revision:
     frontmatter: dict[str, Any]
     files: dict[str, bytes]
     executable: frozenset[str] = frozenset()  # paths with an exec bit
+    digests: dict[str, str] = field(default_factory=dict)  # path -> "sha256:..." (set on fetch)
+
+    def __post_init__(self) -> None:
+        if not self.digests:  # a revision never changes: its digests are computed once
+            self.digests.update({path: "sha256:" + hashlib.sha256(data).hexdigest()
+                                 for path, data in self.files.items()})
 
     def uri(self, path: str = "SKILL.md") -> str:
         """The `skill://` URI of `path` in this revision."""
@@ -79,6 +87,7 @@ class Catalog:
         self._token: Hashable | None = None
         self._latest: list[tuple[SkillInfo, str | None]] = []  # sha None: resolved on use
         self._shas: dict[tuple[str, str | None], str] = {}
+        self._mirror: Path | None = None
         self._figures: Figures = {}
         self._licenses: dict[str, str | None] = {}
         self._results_error: str | None = None
@@ -120,8 +129,8 @@ class Catalog:
         """The extension's `Skill` entry of `rev`, with hubskills' `_meta`."""
         if self._token is None:  # a skills/get before any listing: read the figures once
             self._refresh()
-        resources = [{"uri": rev.uri(path), "digest": "sha256:" + hashlib.sha256(data).hexdigest(),
-                      "size": len(data)} for path, data in sorted(rev.files.items())]
+        resources = [{"uri": rev.uri(path), "digest": rev.digests[path],
+                      "size": len(rev.files[path])} for path in sorted(rev.files)]
         meta: dict[str, Any] = {
             "repo": rev.repo, "revision": rev.sha, "version": rev.version,
             "license": self._licenses.get(rev.repo), **self.figures(rev),
@@ -158,6 +167,17 @@ class Catalog:
             while len(self._revisions) > MAX_REVISIONS:
                 self._revisions.popitem(last=False)
             return rev
+
+    def in_memory(self, uri: str) -> bool:
+        """Whether everything `uri` names is in memory (its revision, the listing, the scan):
+        an answer that never waits on the store."""
+        try:
+            parsed = parse(uri)
+        except BadSkillUri:
+            return True  # refused at once
+        key = (parsed.repo, parsed.revision)
+        with self._lock:
+            return key in self._revisions and self._token is not None and key in self._scans
 
     def lookup(self, uri: SkillUri) -> Revision:
         """The revision `uri` names, checking that its name is that revision's own.
@@ -245,10 +265,13 @@ class Catalog:
     def files(self, repo: str, sha: str) -> tuple[dict[str, bytes], frozenset[str]]:
         """The bytes of every file of `repo` at `sha`, and the paths with an exec bit (a
         subclass may read them from elsewhere: the Space, from its own fetched folders)."""
-        with tempfile.TemporaryDirectory(prefix="hubskills-mcp-") as tmp:
-            dest = Path(tmp) / "skill"
-            fetched = self.store.fetch(repo, sha, dest, count=False)
-            return read_folder(dest, fetched.files)
+        if self._mirror is None:  # one folder for the catalog's life: removing a fetched
+            # folder costs more than fetching it, so each revision stays where it was fetched
+            self._mirror = Path(tempfile.mkdtemp(prefix="hubskills-mcp-"))
+            weakref.finalize(self, shutil.rmtree, self._mirror, True)
+        dest = Path(tempfile.mkdtemp(prefix=f"{sha[:12]}-", dir=self._mirror)) / "skill"
+        fetched = self.store.fetch(repo, sha, dest, count=False)
+        return read_folder(dest, fetched.files)
 
     def _fetch(self, repo: str, sha: str, version: str | None) -> Revision:
         files, executable = self.files(repo, sha)

@@ -60,11 +60,13 @@ class _Search(types.RequestParams):
     limit: int = Field(default=5, ge=1, le=50)
 
 
-async def _served(call: Callable[[], T], limiter: anyio.CapacityLimiter | None = None) -> T:
-    """Run a blocking catalog call in a worker (of `limiter`'s, when given); what the client
-    named badly is -32602."""
+async def _served(call: Callable[[], T], limiter: anyio.CapacityLimiter | None = None, *,
+                  quick: bool = False) -> T:
+    """Run a blocking catalog call in a worker (of `limiter`'s, when given), or right here
+    when it is `quick` (answered from memory: a thread hop costs more than the answer); what
+    the client named badly is -32602."""
     try:
-        return await anyio.to_thread.run_sync(call, limiter=limiter)
+        return call() if quick else await anyio.to_thread.run_sync(call, limiter=limiter)
     except (BadSkillUri, NotServed) as err:
         raise MCPError(INVALID_PARAMS, str(err)) from err
 
@@ -93,12 +95,13 @@ def build_server(catalog: Catalog, *, page: int = PAGE,
             if uri.path != "SKILL.md":
                 raise NotServed(f"{params.uri} is not the URI of a skill's SKILL.md")
             return catalog.entry(catalog.lookup(uri))
-        return {"skill": await _served(entry, limiter), "ttlMs": FILE_TTL_MS,
-                "cacheScope": "public"}
+        return {"skill": await _served(entry, limiter, quick=catalog.in_memory(params.uri)),
+                "ttlMs": FILE_TTL_MS, "cacheScope": "public"}
 
     async def read_resource(_ctx: Any,
                             params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-        data, mime = await _served(lambda: catalog.read(parse(str(params.uri))), limiter)
+        data, mime = await _served(lambda: catalog.read(parse(str(params.uri))), limiter,
+                                   quick=catalog.in_memory(str(params.uri)))
         contents: types.TextResourceContents | types.BlobResourceContents
         try:
             contents = types.TextResourceContents(uri=params.uri, mime_type=mime,
