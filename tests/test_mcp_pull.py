@@ -197,6 +197,14 @@ def test_a_lying_server_is_refused_and_nothing_installed(
     nothing_installed(project)
 
 
+def test_a_dynamic_manifest_is_refused(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    with FakeSkillsServer("dynamic") as fake, pytest.raises(UnsafeSkill) as err:
+        pull_source(f"mcp+{fake.url}#{NAME}", _plan(project))
+    assert "dynamic manifest" in err.value.message and fake.url in err.value.message
+    nothing_installed(project)
+
+
 def test_stdio_server_by_command_and_a_lockfile_cannot_run_one(tmp_path: Path) -> None:
     """`pull 'mcp+stdio:...'` typed by the user runs the command; `install` from a lock runs
     it again only once the user typed it (a cloned project's lock runs nothing)."""

@@ -158,6 +158,11 @@ class McpStore:
         uri = str(entry.get("uri"))
         root = uri.removesuffix("SKILL.md")
         resources = entry.get("resources")
+        if resources == "dynamic":
+            raise UnsafeSkill(f"{where} has a dynamic manifest (no files and digests listed): "
+                              "nothing to check the bytes against or to pin",
+                              hint="read it through the server instead; hubskills installs "
+                                   "only skills whose files are listed with digests")
         if not isinstance(resources, list) or not resources:
             raise UnsafeSkill(f"{where} lists no files (no `resources` manifest)",
                               hint=lying(self.name))

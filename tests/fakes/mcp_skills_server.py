@@ -12,7 +12,8 @@ by `mode`, lies about it:
 - "flood": a file is read back as 4 MB, whatever the manifest says;
 - "endless": every skills/list page has a new nextCursor;
 - "drip": resources/read never ends, a log line every 50 ms keeps the stream busy;
-- "changed": after `change()`, SKILL.md's bytes (and digest) are new ones.
+- "changed": after `change()`, SKILL.md's bytes (and digest) are new ones;
+- "dynamic": the entry's manifest is "dynamic" (no files listed).
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ from mcp_types.jsonrpc import INVALID_PARAMS
 
 NAME = "honest-skill"
 ROOT = f"skill://fake/{NAME}"
-MODES = ("honest", "digest", "outside", "foreign", "huge", "flood", "endless", "drip", "changed")
+MODES = ("honest", "digest", "outside", "foreign", "huge", "flood", "endless", "drip", "changed",
+         "dynamic")
 
 
 class _Uri(types.RequestParams):
@@ -81,7 +83,7 @@ class FakeSkillsServer:
             resources[0]["size"] = 10 * 1024 ** 3
         return {"uri": f"{ROOT}/SKILL.md",
                 "frontmatter": {"name": NAME, "description": "An honest skill."},
-                "resources": resources,
+                "resources": "dynamic" if self.mode == "dynamic" else resources,
                 "_meta": {"io.hubskills/registry": {"executable": ["scripts/run.sh"],
                                                     "version": "1.0.0"}}}
 
