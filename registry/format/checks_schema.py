@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePosixPath
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -25,10 +25,12 @@ class _Check(BaseModel):
 
     weight: float = Field(1.0, gt=0, allow_inf_nan=False, description="share of the case's score")
     name: str | None = None
+    if TYPE_CHECKING:  # each concrete check declares its own `type: Literal[...]` field
+        type: str
 
     def label(self) -> str:
         """A short human label for reports."""
-        return self.name or self.type  # type: ignore[attr-defined]
+        return self.name or self.type
 
 
 def _as_list(value: str | list[str]) -> list[str]:

@@ -130,9 +130,10 @@ def parse_requirement(entry: str) -> Requirement:
     written = [int(n) for n in numbers if n is not None]
     if pre is not None and len(written) < 3:
         raise BadRequirement(entry, "a pre-release needs a full version (1.2.0-rc.1)")
-    version = tuple(written + [0] * (3 - len(written)))
+    padded = written + [0] * (3 - len(written))  # the pattern has at most three numbers
+    version = (padded[0], padded[1], padded[2])
     return Requirement(f"{namespace}/{name}",
-                       Constraint(constraint, op or "", version, len(written), pre))  # type: ignore[arg-type]
+                       Constraint(constraint, op or "", version, len(written), pre))
 
 
 def split_requires(value: Any) -> list[str]:

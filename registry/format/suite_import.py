@@ -208,9 +208,9 @@ def _where(index: int, item: Any) -> str:
 
 def from_native(data: dict[str, Any], roots: tuple[Path, ...]) -> dict[str, Any]:
     """The native shape, with each `{"path": ...}` file read from the skill folder."""
-    cases = data.get("cases")
+    cases = data.get("cases") or []
     if not any(isinstance(c, dict) and isinstance(c.get("files"), dict)
-               and any(_is_ref(v) for v in c["files"].values()) for c in cases or []):
+               and any(_is_ref(v) for v in c["files"].values()) for c in cases):
         return data
     resolved = []
     for index, case in enumerate(cases):
@@ -269,7 +269,8 @@ def assertion_texts(assertions: Any) -> list[str] | None:
         return None
     texts = [a if isinstance(a, str) else a.get("text") if isinstance(a, dict) else None
              for a in assertions]
-    return texts if all(isinstance(t, str) and t for t in texts) else None
+    strings = [t for t in texts if isinstance(t, str) and t]
+    return strings if len(strings) == len(texts) else None
 
 
 def from_skill_creator(data: dict[str, Any], roots: tuple[Path, ...]) -> dict[str, Any]:

@@ -79,9 +79,9 @@ def _target_shape(target: Path, suite: Suite) -> tuple[Format, Any, str | None]:
         existing = json.loads(text)
         shape = detect_format(existing)
     except (OSError, ValueError, RecursionError, InvalidSuite):  # absent or unreadable: replaced
-        original, text = suite.origin()
+        original, read_from = suite.origin()
         kept = suite.shape in ("skill-creator", "nvidia")
-        return (suite.shape if kept else "hubskills", original if kept else None, text)
+        return (suite.shape if kept else "hubskills", original if kept else None, read_from)
     if shape in ("upskill", "upskill-meta"):
         raise InvalidSuite(f"{target} is an upskill test file; hubskills reads it but never "
                            "rewrites it in another shape",

@@ -31,8 +31,8 @@ from registry.format.skill import Problem
 TRIGGERS_PATH = "evals/triggers.json"
 HOLDOUT_SHARE = 0.4
 MIN_QUERIES = 20  # skill-creator's size: fewer cannot tell descriptions apart
-SPLITS = ("train", "holdout")
 Split = Literal["train", "holdout"]
+SPLITS: tuple[Split, ...] = ("train", "holdout")
 Shape = Literal["skill-creator", "hubskills"]
 _KNOWN = ("id", "query", "should_trigger", "split")
 
