@@ -69,7 +69,12 @@ class SignatureStatus:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SignatureStatus:
         """The status `to_dict` wrote (extra keys ignored)."""
-        return cls(**{k: data.get(k) for k in cls.__dataclass_fields__ if k in data})
+        status = data.get("status")
+        if status not in ("signed", "unsigned", "invalid"):
+            raise TypeError(f"not a signature status: {status!r}")
+        text = {k: str(data[k]) if data.get(k) is not None else None
+                for k in ("signer", "mode", "root", "trusted_by", "reason")}
+        return cls(status, checked=bool(data.get("checked")), **text)
 
 
 def signature_status(folder: Path, trusted: Sequence[Anchor], *, name: str) -> SignatureStatus:
@@ -83,6 +88,8 @@ def signature_status(folder: Path, trusted: Sequence[Anchor], *, name: str) -> S
         return SignatureStatus("unsigned")
     try:
         signed = verify_folder(folder, trusted, name=name, where=name)
+        if signed is None:  # removed meanwhile
+            return SignatureStatus("unsigned")
         return SignatureStatus("signed", signed.signer, signed.mode, trusted_by=signed.anchor,
                                checked=True, root=_root(sig))
     except SignatureRefused as refused:
