@@ -376,3 +376,37 @@ def test_a_folder_skill_s_dependencies_come_from_the_registry_once_their_namespa
     result = pull("./mine/report", project=project, allow_namespaces=["acme"])
     assert [d.repo for d in result.dependencies] == ["acme/b"]
     assert lock(project)["report"]["requires"] == ["acme/b"] and lock(project)["b"]["dependency"]
+
+
+@pytest.mark.parametrize("answer", ["y", "n"])
+def test_on_a_terminal_pull_asks_before_taking_another_namespace(
+        store: LocalStore, tmp_path: Path, project: Path, answer: str):
+    import pty
+    import subprocess
+    import sys
+
+    from cli_process import REPO_ROOT, cli_env
+
+    registry = LocalStore(Settings.from_env().store_dir)
+    publish(registry, tmp_path, "acme/a", requires="other/x")
+    publish(registry, tmp_path, "other/x")
+    primary, secondary = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "registry.cli", "pull", "acme/a", "--project", str(project)],
+        cwd=REPO_ROOT, env=cli_env(COLUMNS="200", HUBSKILLS_REGISTRY="local"),
+        stdin=secondary, stdout=subprocess.PIPE, stderr=secondary, text=True)
+    os.close(secondary)
+    seen = b""
+    while b"for this pull?" not in seen:  # the question, after the chain it is about
+        chunk = os.read(primary, 65536)
+        assert chunk, seen.decode()
+        seen += chunk
+    os.write(primary, f"{answer}\n".encode())
+    out, _ = process.communicate(timeout=120)
+    os.close(primary)
+    assert "acme/a → other/x" in " ".join(seen.decode().split())
+    if answer == "y":
+        assert process.returncode == 0 and "requires other/x 1.0.0: installed" in out
+        assert installed(project) == ["a", "x"]
+    else:
+        assert process.returncode == 1 and installed(project) == []

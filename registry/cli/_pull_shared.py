@@ -4,6 +4,7 @@ stores they open, and how they print a refused scan and the skills that landed."
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
@@ -16,6 +17,7 @@ from registry.cli import _output as out
 from registry.config import Settings
 from registry.install import PullResult
 from registry.install.agents import AGENTS, Agent, readers
+from registry.install.resolve import DependencyError
 from registry.registries import get_store
 from registry.scan import Finding, ScanFailed
 from registry.stores import SkillStore
@@ -47,6 +49,24 @@ def graph_options(command: Callable[..., None]) -> Callable[..., None]:
     """`--accept-new-signer` and `--allow-namespace`: what a pull of a signed skill, or of one
     with dependencies, may accept (`pull`, `update`)."""
     return _accept_new_signer_option(_allow_namespace_option(command))
+
+
+def asking(run: Callable[[], list[PullResult]], allowed: list[str], *,
+           quiet: bool = False) -> list[PullResult]:
+    """`run()`; on a terminal, a dependency from a namespace not allowed is asked about (the
+    chain shown) and, once allowed, the pull runs again with it. Elsewhere (a pipe, CI,
+    `--json`) the refusal stands, its hint naming `--allow-namespace`."""
+    while True:
+        try:
+            return run()
+        except DependencyError as err:
+            if err.namespace is None or quiet or not sys.stdin.isatty():
+                raise
+            out.warn(escape(err.message))
+            if not click.confirm(f"Allow skills from the namespace '{err.namespace}' for this "
+                                 "pull?", default=False, err=True):
+                raise
+            allowed.append(err.namespace)
 
 
 def lock_options(command: Callable[..., None]) -> Callable[..., None]:

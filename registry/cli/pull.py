@@ -9,7 +9,7 @@ import click
 from registry.cli import _pull_shared as shared
 from registry.cli._skill_ref import no_such_folder
 from registry.config import Settings
-from registry.install import pull
+from registry.install import PullResult, pull
 from registry.install.agents import agent_names
 from registry.install.mcp_source import is_mcp, parse_mcp, trust_command
 from registry.install.pull import Plan, pull_source
@@ -74,20 +74,22 @@ def pull_command(spec: str, skills: tuple[str, ...], all_skills: bool, agent: st
         if not Path(spec).is_dir():
             raise no_such_folder(spec, "pull")  # hints the registry skill of that name
         spec = f"./{spec}"  # `hubskills new my-skill && hubskills pull my-skill`
-    with shared.show_findings():
-        if is_source(spec):
-            plan = Plan.of(project, agents=agent, all_agents=all_agents, global_=global_,
-                           **options)
-            if is_mcp(spec):  # a command typed here may run again from skills.lock
-                trust_command(parse_mcp(spec))
-            results = pull_source(spec, plan, skills=_names(skills), all_skills=all_skills)
-        elif skills or all_skills:
-            raise click.UsageError("--skill and --all-skills pick skills from a folder or a "
-                                   "git source; a registry skill is one skill")
-        else:
+    def run() -> list[PullResult]:
+        with shared.show_findings():
+            if is_source(spec):
+                plan = Plan.of(project, agents=agent, all_agents=all_agents, global_=global_,
+                               **options)
+                if is_mcp(spec):  # a command typed here may run again from skills.lock
+                    trust_command(parse_mcp(spec))
+                return pull_source(spec, plan, skills=_names(skills), all_skills=all_skills)
+            if skills or all_skills:
+                raise click.UsageError("--skill and --all-skills pick skills from a folder or "
+                                       "a git source; a registry skill is one skill")
             store = get_store(Settings.from_env(), registry, offline_fallback=True)
-            results = [pull(spec, project=project, store=store, agents=agent,
-                            all_agents=all_agents, global_=global_, **options)]
+            return [pull(spec, project=project, store=store, agents=agent,
+                         all_agents=all_agents, global_=global_, **options)]
+
+    results = shared.asking(run, options["allow_namespaces"], quiet=as_json)
     shared.print_results(results, project, as_json=as_json)
 
 

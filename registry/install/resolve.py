@@ -39,9 +39,11 @@ ARROW = " → "
 class DependencyError(HubskillsError):
     """A graph that cannot be installed as asked; `chain` names the skills that led there."""
 
-    def __init__(self, message: str, *, chain: Sequence[str] = (), hint: str | None = None):
+    def __init__(self, message: str, *, chain: Sequence[str] = (), hint: str | None = None,
+                 namespace: str | None = None):
         super().__init__(message, hint=hint)
         self.chain = tuple(chain)
+        self.namespace = namespace  # set when the refusal is a namespace not allowed
 
 
 def show(chain: Iterable[str]) -> str:
@@ -229,7 +231,8 @@ class Resolver:
                 f"{show(chain)}: {req.repo} is from the namespace '{req.namespace}', which "
                 f"you have not allowed ({', '.join(sorted(self.allowed)) or 'none'} allowed)",
                 chain=chain, hint=f"hubskills pull {chain[0]} {self.allow_hint} "
-                                  f"{req.namespace}  # once you trust {req.namespace}'s skills")
+                                  f"{req.namespace}  # once you trust {req.namespace}'s skills",
+                namespace=req.namespace)
 
     def _constraints(self, repo: str, wants: dict[str, list[tuple[Requirement, tuple[str, ...]]]],
                      picks: dict[str, Resolved], root: Node,
