@@ -286,6 +286,7 @@ def run_choices(state: SpaceState) -> list[tuple[str, str]]:
 def build(state: SpaceState) -> Panel:
     """The *Review* tab."""
     reviews, limit = Reviews(state), RateLimit()
+    tab = gr.context.Context.block  # the tab this is built in (`ui.build_demo`)
     gr.Markdown("Which answer is better? Each case shows a run's two answers, with and "
                 "without the skill, on random sides; the sides are named once you answer. "
                 "Signed-in users answer once per case; everyone sees the summary.",
@@ -295,7 +296,19 @@ def build(state: SpaceState) -> Panel:
                           allow_custom_value=True, elem_id="review-run")
         if state.on_space and oauth_available():
             gr.LoginButton()
+    listed = gr.Markdown(elem_id="review-runs", elem_classes="hs-note")
     built = panel(run)
+
+    @friendly
+    def runs_now() -> tuple[gr.Dropdown, str]:
+        """The runs as the registry lists them now (the picker was filled at the start)."""
+        choices = run_choices(state)
+        return gr.Dropdown(choices=choices), (f"{len(choices)} run(s) in the registry: pick "
+                                              "one, or type a run id.")
+
+    if isinstance(tab, gr.Tab):
+        tab.select(runs_now, None, [run, listed], api_visibility="private",
+                   concurrency_limit=8, concurrency_id="review_open", show_progress="hidden")
 
     def resolve(run_id: str | None, profile: gr.OAuthProfile | None
                 ) -> tuple[Review | None, str | None]:

@@ -88,3 +88,11 @@ def test_agent_mode_shows_the_final_files_through_the_sanitiser(tmp_path):
     html = shown(review, "c", cases[0].skill_side)
     assert "skill done" in html and "kernel.cu" in html and "content not stored" in html
     assert "<img" not in html and "&lt;img" in html  # the file's text is shown, not run
+
+
+def test_the_run_picker_lists_runs_pushed_after_the_space_started(space):
+    picker = next(b for b in space.blocks.values() if getattr(b, "elem_id", "") == "review-run")
+    assert RUN_ID not in [value for _, value in picker.choices]  # pushed after the build
+    runs_now = next(f.fn for f in space.fns.values() if f.fn.__name__ == "runs_now")
+    update, said = runs_now()
+    assert RUN_ID in [value for _, value in update.choices] and "run(s) in the registry" in said
