@@ -239,12 +239,33 @@ def _sha(repo: str) -> str:
 
 
 def test_a_graph_of_thousands_of_skills_is_refused_at_the_limit(tmp_path: Path, home: Path,
-                                                                project: Path,
-                                                                monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(resolve_module, "MAX_SKILLS", 30)  # 500 by default
+                                                                project: Path):
     with pytest.raises(DependencyError) as err:
         pull("wide/n", project=project, store=WideStore(tmp_path / "wide"))
-    assert "needs more than 30 skills" in err.value.message
+    assert f"needs more than {resolve_module.MAX_SKILLS} skills" in err.value.message
+    assert installed(project) == []
+
+
+class DeepStore(WideStore):
+    """`deep/nK` requires `deep/n(K+1)`, 100 deep."""
+
+    def fetch(self, repo: str, sha: str, dest: Path, **_):
+        from registry.stores import Fetched
+
+        name, depth = repo.split("/")[1], int(repo.rsplit("n", 1)[1])
+        needs = f'  requires: "deep/n{depth + 1}"\n' if depth < 100 else ""
+        dest.mkdir(exist_ok=True)
+        (dest / "SKILL.md").write_text(f'---\nname: {name}\ndescription: "Skill {name}. Use '
+                                       f'when testing."\nmetadata:\n{needs}---\n\nBody.\n')
+        return Fetched(dest, ["SKILL.md"], None)
+
+
+def test_a_chain_100_deep_is_refused_at_the_default_depth(tmp_path: Path, home: Path,
+                                                          project: Path):
+    with pytest.raises(DependencyError) as err:
+        pull("deep/n0", project=project, store=DeepStore(tmp_path / "deep"))
+    assert f"deeper than {resolve_module.MAX_DEPTH} skills (deep/n0 → deep/n1 → deep/n2 → … → " \
+        in err.value.message
     assert installed(project) == []
 
 
