@@ -70,6 +70,8 @@ def main() -> None:
             page.set_default_timeout(60_000)
             page.goto(url)
             page.get_by_role("tab", name=re.compile("Review")).click()
+            page.wait_for_function("() => document.querySelector('#review-runs')"
+                                   "?.innerText.includes('run(s) in the registry')")
             page.locator("#review-run input").fill(RUN_ID)
             page.locator("#review-run input").press("Enter")
             page.locator("#review-pair").first.wait_for(state="visible")
