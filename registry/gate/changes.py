@@ -88,7 +88,7 @@ def find_changes(paths: list[Path], base: str | None, *, cwd: Path) -> Changes:
     """
     root = repo_root(cwd)
     ref = resolve_base(root, base)
-    scopes = []
+    scopes: list[PurePosixPath] = []
     for path in paths:
         full = (cwd / path).resolve()
         if not full.is_relative_to(root.resolve()):
@@ -102,10 +102,10 @@ def find_changes(paths: list[Path], base: str | None, *, cwd: Path) -> Changes:
     touched = [*_listed(root, "diff", "--name-only", ref, "--"),
                *_listed(root, "ls-files", "--others", "--exclude-standard")]
     changed: set[str] = set()
-    for path in touched:
+    for file in touched:
         # The deepest skill folder holding the file owns it (a skill inside a skill's folder).
         owner = next((s for s in skills if s == "." or PurePosixPath(s) in
-                      PurePosixPath(path).parents), None)
+                      PurePosixPath(file).parents), None)
         if owner is not None:
             changed.add(owner)
     ordered = sorted(skills)

@@ -45,6 +45,7 @@ from registry.results.display import count as counted
 from registry.results.runs import (
     TRANSCRIPTS,
     RunManifest,
+    RunStatus,
     RunWriter,
     latest_rows,
     read_manifest,
@@ -311,7 +312,7 @@ def _skill_copy(folder: Path, there: Remote) -> str:
 
 
 def _outcome(manifest: RunManifest, plan: JobPlan, there: Remote,
-             latest: dict[int, JobState]) -> tuple[str, str | None]:
+             latest: dict[int, JobState]) -> tuple[RunStatus, str | None]:
     """The run's status and note from its shards' Jobs; `manifest` gets the sandbox the
     shards' probes found (as a local run records its own)."""
     said = {shard: reported(there.jobs.logs(job.id)) for shard, job in latest.items()}

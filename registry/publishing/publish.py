@@ -201,8 +201,9 @@ def publish_skill(store: SkillStore, skill_dir: Path, *, runs_dir: Path,
     pushed = _pushed_run_ids(store) if runs else set()
     attached = [_attached(manifest, rows, link, pushed) for manifest, rows in runs]
     paths = [store.append_results(manifest, rows) for manifest, rows in attached]
-    for manifest, _ in attached if settings is not None else ():
-        record_replay(store, manifest, settings)
+    if settings is not None:
+        for manifest, _ in attached:
+            record_replay(store, manifest, settings)
     if paths:
         store.refresh_card(repo)
     return PublishResult(plan, published, paths, signature)
