@@ -88,6 +88,20 @@ def test_the_first_signer_is_pinned_and_a_change_refused_unless_accepted(
     assert any("accepted the new signer" in n for n in accepted.notes)
 
 
+def test_a_lock_from_before_the_pins_pins_the_signer_its_entries_name(
+        tmp_path: Path, project: Path, keys: dict[str, Path]):
+    store = LocalStore(tmp_path / "store")
+    publish(store, tmp_path, "acme/a", keys["first"])
+    publish(store, tmp_path, "acme/b", keys["second"])
+    pull("acme/a", project=project, store=store)
+    data = lock(project)
+    del data["signers"]  # as an older hubskills wrote it: the signer per entry only
+    (project / "skills.lock").write_text(json.dumps(data))
+    with pytest.raises(SignerChanged):
+        pull("acme/b", project=project, store=store)
+    assert "b" not in lock(project)["skills"]
+
+
 def test_a_graph_with_two_signers_in_one_namespace_is_refused_whole(
         tmp_path: Path, project: Path, keys: dict[str, Path]):
     store = LocalStore(tmp_path / "store")

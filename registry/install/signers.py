@@ -49,6 +49,12 @@ def pin_signer(lock: Lockfile, repo: str, name: str, signer: str | None, *,
         pinned, what = (entry.signer if entry and entry.repo == repo else None), name
     else:
         pinned, what = lock.signers.get(namespace), f"the namespace '{namespace}'"
+        if pinned is None:  # a lock from before these pins: its signed entries of the namespace
+            pinned = next((e.signer for e in sorted(lock.entries.values(), key=lambda e: e.name)
+                           if e.signer and e.name != name and namespace_of(e.repo) == namespace),
+                          None)
+            if pinned is not None:
+                lock.signers[namespace] = pinned
     if pinned is None:
         if signer is not None and namespace is not None:
             lock.signers[namespace] = signer
