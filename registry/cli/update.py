@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.markup import escape
@@ -37,9 +38,10 @@ def update_command(name: str | None, force: bool, require_signed: bool,
       hubskills update csv-cleaning
     """
     stores = shared.stores(registry)
-    choices = {"require_signed": require_signed, "accept_new_signer": accept_new_signer,
-               "allow_namespaces": [n.strip() for each in allow_namespace
-                                    for n in each.split(",") if n.strip()]}
+    choices: dict[str, Any] = {
+        "require_signed": require_signed, "accept_new_signer": accept_new_signer,
+        "allow_namespaces": [n.strip() for each in allow_namespace
+                             for n in each.split(",") if n.strip()]}
     results, skipped = [], []
     for each in [name] if name is not None else _ours(project, global_):
         try:

@@ -32,16 +32,26 @@ from registry.stores import Resolved, SkillStore
 class Plan(Protocol):
     """What `pull.Plan` tells a graph's pull (where, for whom, and the caller's choices)."""
 
-    scope: Scope
-    agents: list[Agent]
-    copy: bool
-    force: bool
-    dry_run: bool
-    allow_risky: bool
-    limits: SizeLimits
-    signatures: SignaturePolicy | None
-    accept_new_signer: bool
-    allow_namespaces: tuple[str, ...]
+    @property
+    def scope(self) -> Scope: ...
+    @property
+    def agents(self) -> list[Agent]: ...
+    @property
+    def copy(self) -> bool: ...
+    @property
+    def force(self) -> bool: ...
+    @property
+    def dry_run(self) -> bool: ...
+    @property
+    def allow_risky(self) -> bool: ...
+    @property
+    def limits(self) -> SizeLimits: ...
+    @property
+    def signatures(self) -> SignaturePolicy | None: ...
+    @property
+    def accept_new_signer(self) -> bool: ...
+    @property
+    def allow_namespaces(self) -> tuple[str, ...]: ...
 
 
 def installed_skills(scope: Scope, lock: Lockfile) -> dict[str, Installed]:

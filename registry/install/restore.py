@@ -177,7 +177,7 @@ def update(project: Path, name: str | None = None, *, stores: StoreFor, global_:
                                  f"{scope.skills_dir}", hint="hubskills list")
     results = []
     for entry in entries:
-        spec, notes = _spec(entry, scope), []
+        spec, notes = _spec(entry, scope), list[str]()
         store = None if entry.source is not None else stores(entry.registry)
         if store is not None:  # what the skills that require it accept
             spec, notes = update_target(Lockfile.read(scope.lock_path), entry, store)
