@@ -33,11 +33,11 @@ import shlex
 import shutil
 import sys
 import tempfile
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from registry.errors import HubskillsError
 from registry.evaluation import check_bootstrap
@@ -249,7 +249,8 @@ async def _command(check: cs.CommandCheck, ctx: _Context) -> tuple[bool | None, 
 # --- judged checks and the driver -----------------------------------------------------------
 
 
-async def _judged(rubric: str, ctx: _Context) -> tuple[bool | None, str]:
+async def _judged(rubric: str, ctx: _Context) -> tuple[bool | None, str, *tuple[Any, ...]]:
+    """(passed, reason) and, when the judge returned it, its answer."""
     if ctx.judge is None:
         raise _Skipped("no --judge model given")
     try:
@@ -346,7 +347,18 @@ def grade_row(row: ResultRow, results: list[CheckVerdict]) -> None:
     row.passed, row.score = case_score(results)
 
 
-def case_score(results: list[CheckVerdict]) -> tuple[bool | None, float]:
+class Scored(Protocol):
+    """What `case_score` reads of a verdict (a `CheckVerdict`, or verify's lighter `Graded`)."""
+
+    @property
+    def passed(self) -> bool | None: ...
+    @property
+    def skipped(self) -> bool: ...
+    @property
+    def weight(self) -> float: ...
+
+
+def case_score(results: Sequence[Scored]) -> tuple[bool | None, float]:
     """(passed, score) for one case; skipped checks count for neither.
 
     `passed` is True when every non-skipped check passed, False when one failed, and None when

@@ -23,7 +23,7 @@ import shutil
 import stat
 import tempfile
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
@@ -222,7 +222,8 @@ def _parse(text: str, kind: str) -> Any:
 
 def _lookup(data: Any, key: str) -> Any:
     """The value at the dotted `key` (list items by index); Unreadable names the missing part."""
-    value, walked = data, []
+    value = data
+    walked: list[str] = []
     for part in key.split("."):
         if isinstance(value, dict) and part in value:
             value = value[part]
@@ -277,7 +278,8 @@ def file_parses(check: cs.FileParses, root: Path) -> tuple[bool, str]:
                                            f"{_clip(_canonical(expected), 80)}")
 
 
-FILE_RUNNERS = {
+# Any: each runner takes the check type it is listed under.
+FILE_RUNNERS: dict[type, Callable[[Any, Path], tuple[bool, str]]] = {
     cs.FileExists: file_exists, cs.FileContains: file_contains,
     cs.FileNotContains: file_contains, cs.FileRegex: file_regex, cs.FileParses: file_parses,
 }
