@@ -161,7 +161,7 @@ def test_a_design_parameter_out_of_range_is_refused_before_any_call(server, tmp_
 
 
 def test_a_budget_below_one_round_is_refused_before_any_call(tmp_path, monkeypatch):
-    with MeteredOpenAIServer(responder=billing_max(lambda body: "port 4417"),
+    with MeteredOpenAIServer(responder=billing_max(knows_fact_if_told),
                              api_key="k") as metered:
         monkeypatch.setenv("OPENAI_API_KEY", "k")
         monkeypatch.setenv("OPENAI_BASE_URL", metered.url)
@@ -200,10 +200,14 @@ def test_eval_is_adaptive_by_default_and_says_what_the_design_does(server, tmp_p
     bad = CliRunner().invoke(cli, ["eval", str(skill), "--design-option", "alpha"], env=env)
     assert "is not KEY=VALUE" in str(bad.exception)
     assert len(server.bodies) == 40 + 120  # neither asked anything
-    # a suite too small to reach a verdict (under 10 cases) runs the fixed plan by default
+    # a suite too small to reach a verdict (under 10 cases), or one run per case (rounds
+    # would be batches of cases, leaving some unasked): the fixed plan by default
     small = CliRunner().invoke(cli, ["eval", str(make_skill(tmp_path / "small", 6)), "-m",
                                      "local/fake", "--base-url", server.url, "--json"], env=env)
     assert json.loads(small.stdout)["manifest"]["design"] == {"kind": "fixed", "runs": 3}
+    once = CliRunner().invoke(cli, ["eval", str(skill), "-m", "local/fake", "--base-url",
+                                    server.url, "--runs", "1", "--json"], env=env)
+    assert json.loads(once.stdout)["manifest"]["design"] == {"kind": "fixed", "runs": 1}
 
 
 def test_verify_recomputes_every_stop_and_catches_rows_cut_where_the_design_did_not_stop(

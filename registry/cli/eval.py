@@ -51,7 +51,7 @@ _BUDGET = Budget()  # agent mode's defaults, shown in --help and docs/evaluating
 @click.option("--design", type=click.Choice(["adaptive", "fixed"]), default=None,
               help="adaptive: ask in rounds and stop once the verdict is decided, never more "
                    "than the fixed plan; fixed: every case x run x arm. Default: adaptive for "
-                   "a suite of 10 cases or more (fewer never reach a verdict), and a resumed "
+                   "a suite of 10 cases or more with --runs 2 or more, else fixed; a resumed "
                    "run keeps its own.")
 @click.option("--design-option", "design_option", multiple=True, metavar="KEY=VALUE",
               help="A parameter of the design (alpha, spending, settle_after, futility, "

@@ -64,9 +64,12 @@ def make_design(config: EvalConfig, n_cases: int, recorded: dict[str, Any] | Non
                 *, command: str = "hubskills eval") -> Design | None:
     """The design `config` asks for (a resumed run's: `recorded`, its manifest's), checked;
     None for a fixed design with no parameters (today's run: the statistics are not loaded).
-    "auto" is adaptive for a suite that can reach a verdict (`MIN_CASES` cases or more), else
-    fixed: a smaller suite never gets one, so rounds could only stop it for "no effect" after
-    its first run, and its repeats (per-case pass fractions) are what it is run for.
+    "auto" (what `hubskills eval` asks for) is adaptive for a suite that can reach a verdict
+    (`MIN_CASES` cases or more) asked more than one run per case, else fixed: a smaller suite
+    never gets a verdict, so rounds could only stop it for "no effect" after its first run
+    while its repeats (per-case pass fractions) are what it is run for; and with one run per
+    case the rounds are batches of cases, so a stop would leave cases never asked (no figure
+    for them) to save at most a few batches.
 
     Raises:
         HubskillsError: a parameter out of range or unknown, or a `config.design` that is not
@@ -82,7 +85,7 @@ def make_design(config: EvalConfig, n_cases: int, recorded: dict[str, Any] | Non
                 hint=f"{command} --design {recorded.get('kind')}  # or start a new run")
         kept = dict(recorded)
     else:
-        kept = {"kind": _kind(config.design, n_cases), **config.design_options}
+        kept = {"kind": _kind(config.design, n_cases, config.runs), **config.design_options}
     kept["runs"] = config.runs
     if kept == {"kind": "fixed", "runs": config.runs}:
         return None
@@ -97,12 +100,12 @@ def make_design(config: EvalConfig, n_cases: int, recorded: dict[str, Any] | Non
     return design
 
 
-def _kind(asked: str | None, n_cases: int) -> str:
+def _kind(asked: str | None, n_cases: int, runs: int) -> str:
     if asked != "auto":
         return asked or "fixed"
     from registry.results.verdicts import MIN_CASES
 
-    return "adaptive" if n_cases >= MIN_CASES else "fixed"
+    return "adaptive" if n_cases >= MIN_CASES and runs > 1 else "fixed"
 
 
 def _params(design: dict[str, Any]) -> str:

@@ -50,7 +50,7 @@ class EvalConfig:
     harness: str | None = None  # agent and trigger modes: an agent CLI instead of our loop
     distractors: Path | None = None  # trigger mode: a folder of installed skills (None: bundled)
     # "adaptive" (rounds that stop when the verdict is decided: `evaluation.adaptive`),
-    # "fixed" (every sample), "auto" (adaptive when the suite can reach a verdict, as `eval`
+    # "fixed" (every sample), "auto" (adaptive for 10+ cases and 2+ runs, as `eval`
     # defaults to); None: a resumed run's own, else fixed. Its parameters
     # (`results.sequential.Design`: alpha, spending, settle_after, futility, batches).
     design: str | None = None
