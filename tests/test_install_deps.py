@@ -431,3 +431,19 @@ def test_on_a_terminal_pull_asks_before_taking_another_namespace(
         assert installed(project) == ["a", "x"]
     else:
         assert process.returncode == 1 and installed(project) == []
+
+
+def test_prose_in_requires_is_a_note_at_pull_and_an_error_for_publishing(
+        store: LocalStore, tmp_path: Path, project: Path):
+    # as one of NVIDIA's skills has it: a sentence about hardware, no skill reference
+    publish(store, tmp_path, "acme/tile", requires="GPU node Blackwell, Hopper for benchmarking")
+    result = pull("acme/tile", project=project, store=store)
+    assert result.dependencies == [] and "requires" not in lock(project)["tile"]
+    assert any("names no skill reference" in note and "not as dependencies" in note
+               for note in result.notes)
+    found = validate_skill(project / ".agents" / "skills" / "tile")
+    assert [p.severity for p in found if p.code == "requires-prose"] == ["error"]
+    publish(store, tmp_path, "acme/mixed", requires="acme/tile GPU")  # a list with a bad entry
+    with pytest.raises(InvalidSkill) as err:
+        pull("acme/mixed", project=project, store=store)
+    assert "'GPU'" in err.value.message

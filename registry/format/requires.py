@@ -158,15 +158,26 @@ def split_requires(value: Any) -> list[str]:
     return entries
 
 
+def is_prose(value: Any) -> bool:
+    """Whether a `metadata.requires` value names no skill reference at all: a sentence some
+    publishers write there ("GPU node Blackwell, Hopper"), not a dependency list."""
+    try:
+        entries = split_requires(value)
+    except BadRequirement:
+        return False
+    return bool(entries) and not any(_REF.match(e) for e in entries)
+
+
 def requirements(frontmatter: dict[str, Any]) -> list[Requirement]:
-    """Every reference in a skill's `metadata.requires`, in order, each repo once.
+    """Every reference in a skill's `metadata.requires`, in order, each repo once (none when
+    the value is prose: `is_prose`).
 
     Raises:
-        BadRequirement: an entry that is not a reference (the error names it), or two entries
-            for one skill.
+        BadRequirement: an entry that is not a reference in a list that has some (the error
+            names it), or two entries for one skill.
     """
     metadata = frontmatter.get("metadata")
-    if not isinstance(metadata, dict):
+    if not isinstance(metadata, dict) or is_prose(metadata.get("requires")):
         return []
     found: dict[str, Requirement] = {}
     for entry in split_requires(metadata.get("requires")):
@@ -178,7 +189,17 @@ def requirements(frontmatter: dict[str, Any]) -> list[Requirement]:
 
 
 def check_requires(skill: Skill) -> list[Problem]:
-    """`validate`'s finding for `metadata.requires` entries that are not references."""
+    """`validate`'s finding for `metadata.requires` entries that are not references: prose
+    (`requires-prose`, which a pull only warns about: it declares no dependency) or a list
+    with a bad entry (`requires-invalid`, which refuses a pull too)."""
+    metadata = skill.frontmatter.get("metadata")
+    value = metadata.get("requires") if isinstance(metadata, dict) else None
+    if is_prose(value):
+        return [Problem("requires-prose", "error",
+                        f"metadata.requires names no skill reference ('{str(value)[:80]}'): "
+                        "it declares dependencies as ns/name[@range]",
+                        line=skill.key_lines.get("metadata.requires")
+                        or skill.key_lines.get("metadata"))]
     try:
         requirements(skill.frontmatter)
     except BadRequirement as err:

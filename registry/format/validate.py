@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from registry.errors import InvalidSkill
+from registry.format.requires import check_requires
 from registry.format.skill import (
     _LINK_RE,
     AGENT_KEYS,
@@ -21,7 +22,6 @@ from registry.format.skill import (
     estimate_tokens,
     load_skill,
 )
-from registry.format.requires import check_requires
 from registry.format.triggers import check_triggers
 
 MAX_NAME = 64
@@ -60,6 +60,7 @@ TOLERATED_AT_PULL: dict[str, str] = {
     "metadata-not-mapping": "agents do not read metadata",
     "reference-outside": "the link will not resolve once installed",
     "compatibility-invalid": "agents do not read compatibility",
+    "requires-prose": "read as a note, not as dependencies",
 }
 
 
