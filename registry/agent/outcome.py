@@ -7,6 +7,7 @@ folder: `skill_files` holds those paths relative to the skill (`SKILL.md`, `refe
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -25,6 +26,13 @@ class Budget:
     wall_s: float = 600.0
     command_timeout_s: float = 120.0  # one `run` tool call
     output_chars: int = 8_000  # a tool result is clipped to this many characters
+
+    @classmethod
+    def recorded(cls, limits: Mapping[str, float]) -> Budget:
+        """The budget a run's manifest recorded (`agent_budget`), its numbers as stored there:
+        floats, which bound a sample exactly as the whole numbers they were written from."""
+        fields: dict[str, Any] = dict(limits)
+        return cls(**fields)
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import io
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from registry.results.runs import ResultRow, RunManifest, latest_rows, samples_planned
+from registry.results.runs import ResultRow, RunManifest, Via, latest_rows, samples_planned
 from registry.verify.reading import read_pushed
 from registry.verify.replay import (
     ReplayLimits,
@@ -139,7 +139,8 @@ def _manifest(first: ResultRow, rows: list[ResultRow],
         partial=False, code_checks=first.code_checks, suite_cases=first.suite_cases,
         samples_planned=int(first.samples_planned or 0), samples_done=len(latest_rows(rows)),
         produced_by=first.produced_by or "local", agent_budget=budget, harness=first.harness,
-        summaries=summaries, produced_via=first.produced_via or "cli")
+        # RunManifest (pydantic) refuses a value that is not a Via
+        summaries=summaries, produced_via=cast(Via, first.produced_via or "cli"))
 
 
 def _design(first: ResultRow) -> dict[str, Any]:

@@ -35,8 +35,10 @@ class Found(Protocol):
     @property
     def status(self) -> str: ...  # noqa: D102
 
-    samples: int
-    checks_regraded: int
+    @property
+    def samples(self) -> int: ...  # noqa: D102
+    @property
+    def checks_regraded(self) -> int: ...  # noqa: D102
 
     def to_dict(self) -> dict[str, Any]: ...  # noqa: D102
 

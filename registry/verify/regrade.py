@@ -372,6 +372,8 @@ def _compare_check(label: str, number: int, stored: CheckVerdict,
     if new is None:
         replay.unreplayable[NO_WORKSPACE] += 1
         return stored
+    was: Any
+    now: Any  # a label, a verdict or a weight, as `Difference` holds them
     if (stored.type, stored.label) != (new.type, new.label):
         what, was, now = f"check {number}", stored.label, new.label
     elif new.skipped and not stored.skipped:

@@ -47,6 +47,7 @@ from registry.results.leaderboard_badges import SPOT_CHECK
 from registry.results.runs import ResultRow, RunManifest, latest_rows, utc_now
 
 if TYPE_CHECKING:
+    from registry.evaluation.arms import Mode, Placement
     from registry.format.skill import Skill
     from registry.format.suite import Suite
 
@@ -141,8 +142,8 @@ def estimate(check: SpotCheck, manifest: RunManifest, skill: Skill, suite: Suite
     from registry.format.checks_schema import JudgeCheck, PairwiseCheck
 
     by_id = {case.id: case for case in suite.cases}
-    mode = "inline" if manifest.mode == "inline" else "tool"
-    placement = "system" if manifest.placement == "system" else "user"
+    mode: Mode = "inline" if manifest.mode == "inline" else "tool"
+    placement: Placement = "system" if manifest.placement == "system" else "user"
     judge = manifest.judge or ""
     total: float | None = 0.0
     calls = 0

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from registry.errors import HubskillsError
 from registry.verify.resample import (
@@ -30,6 +30,8 @@ from registry.verify.resample import (
 
 if TYPE_CHECKING:
     from registry.config import Settings
+    from registry.evaluation.arms import Placement
+    from registry.evaluation.config import RunMode
     from registry.evaluation.engine import EvalRun
     from registry.format.skill import Skill
     from registry.format.suite import Suite
@@ -61,13 +63,15 @@ def spot_check(manifest: RunManifest, rows: list[ResultRow], skill_dir: Path,
         announce(check)
     check_limits(check, manifest, max_cost, max_calls,
                  command or f"hubskills verify {manifest.run_id} --resample {k}")
+    # the mode and placement as the run's manifest recorded them from its own EvalConfig
     config = EvalConfig(
-        models=list(manifest.models), runs=max(r for _, r in slots) + 1, mode=manifest.mode,
-        placement=manifest.placement, judge=manifest.judge,  # type: ignore[arg-type]
+        models=list(manifest.models), runs=max(r for _, r in slots) + 1,
+        mode=cast("RunMode", manifest.mode), placement=cast("Placement", manifest.placement),
+        judge=manifest.judge,
         case_ids=check.cases, temperature=manifest.temperature,
         max_tokens=manifest.max_tokens, use_cache=False, max_cost=max_cost,
         max_calls=max_calls, harness=manifest.harness,
-        budget=Budget(**manifest.agent_budget) if manifest.agent_budget else Budget())
+        budget=Budget.recorded(manifest.agent_budget) if manifest.agent_budget else Budget())
     fresh = run_evaluation(skill_dir, config, settings)
     _account(check, fresh)
     wanted = set(slots)

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from operator import attrgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from registry.errors import HubskillsError
 from registry.evaluation.trigger_report import summarize_triggers
@@ -46,7 +46,14 @@ from registry.format.triggers import (
     skill_triggers_path,
 )
 from registry.results.leaderboard import TRIGGER_MODE
-from registry.results.runs import ResultRow, RunManifest, latest_rows, run_dir, samples_planned
+from registry.results.runs import (
+    ResultRow,
+    RunManifest,
+    Via,
+    latest_rows,
+    run_dir,
+    samples_planned,
+)
 from registry.verify.regrade import TOLERANCE, Difference
 from registry.verify.replay import (
     Verification,
@@ -130,6 +137,10 @@ def _trigger_suite(folder: Path, manifest: RunManifest,
         suite = load_skill_triggers(folder, _skill_name(folder))
     except HubskillsError as err:
         report.cannot(f"the skill's trigger suite does not load: {err.message}")
+        return None
+    if suite is None:  # removed since it was found
+        report.cannot(f"the skill at {report.skill_source} has no trigger suite "
+                      f"({TRIGGERS_PATH})")
         return None
     found, size = suite.suite_hash(), len(suite.queries)
     if found != manifest.suite_hash or manifest.suite_cases not in (None, size):
@@ -272,7 +283,8 @@ def trigger_manifest(rows: list[ResultRow], repo: str,
         versions={"hubskills": str(first.hubskills_version)}, status="complete", partial=False,
         suite_cases=first.suite_cases, samples_planned=int(first.samples_planned or 0),
         samples_done=len(latest_rows(rows)), produced_by=first.produced_by or "local",
-        produced_via=first.produced_via or "cli", harness=first.harness,
+        # RunManifest (pydantic) refuses a value that is not a Via
+        produced_via=cast(Via, first.produced_via or "cli"), harness=first.harness,
         summaries=_pushed_summaries(rows, report))
 
 
