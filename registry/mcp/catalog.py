@@ -16,6 +16,7 @@ import mimetypes
 import shutil
 import tempfile
 import threading
+import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Hashable
@@ -36,6 +37,7 @@ logger = logging.getLogger(__name__)
 META_KEY = "io.hubskills/registry"
 LISTINGS = ("latest", "verified")  # which version of each skill `skills/list` lists
 _ALL = 100_000
+RECHECK_S = 5.0  # seconds between two looks at the store's change token (lists say ttlMs 60 s)
 MAX_REVISIONS = 4096  # fetched revisions kept in memory (a revision never changes)
 
 
@@ -76,9 +78,11 @@ class Catalog:
     """
 
     def __init__(self, store: SkillStore, *, listing: str = "latest",
-                 reads: Reads | None = None) -> None:
+                 reads: Reads | None = None, recheck_s: float = RECHECK_S) -> None:
         if listing not in LISTINGS:
             raise ValueError(f"listing must be one of {LISTINGS}, not {listing!r}")
+        self.recheck_s = recheck_s
+        self._checked_at = -float("inf")
         self.store = store
         self.listing = listing
         self.reads = reads or StoreReads(store)
@@ -236,8 +240,16 @@ class Catalog:
                                      checked=True)) for *_, info, sha in scored[:limit]]
 
     def _refresh(self) -> None:
+        """Read the listing again when the change token moved; the token itself is asked at
+        most every `recheck_s` seconds (a local store's walks every skill's refs: on 10,000
+        skills, more than a page's whole answer)."""
+        now = time.monotonic()
+        with self._lock:
+            if self._token is not None and now - self._checked_at < self.recheck_s:
+                return
         token = self.reads.token()
         with self._lock:
+            self._checked_at = now
             if token == self._token:
                 return
         infos, figures, error = self.reads.load()
