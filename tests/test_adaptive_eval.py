@@ -109,7 +109,8 @@ def test_no_effect_runs_round_by_round_as_the_design_plans_and_never_past_the_ca
 def test_a_resumed_adaptive_run_continues_the_same_design(tmp_path):
     with FakeOpenAIServer(responder=coin) as server:
         skill, settings = make_skill(tmp_path, 12), settings_for(server, tmp_path)
-        first = run_evaluation(skill, config(design_options={"futility": 0}), settings)
+        first = run_evaluation(skill, config(design_options={"futility": 0, "settle_after": 2}),
+                               settings)
         last = max(r.round for r in first.rows)
         assert last == 3  # no futility stop: the plan runs to its end, settled cases apart
         assert first.manifest.design_stops["local/fake"]["reason"] == "plan complete"
@@ -150,6 +151,7 @@ def test_a_resume_with_another_design_is_refused_before_any_call(server, tmp_pat
 @pytest.mark.parametrize("options, message", [
     ({"alpha": 0.5}, "alpha must be in"), ({"settle_after": 1}, "settle_after must be"),
     ({"spending": "linear"}, "spending must be one of"), ({"bogus": 1}, "unknown design"),
+    ({"alpha": "often"}, "invalid evaluation design"),
 ])
 def test_a_design_parameter_out_of_range_is_refused_before_any_call(server, tmp_path, options,
                                                                     message):

@@ -93,10 +93,10 @@ def make_design(config: EvalConfig, n_cases: int, recorded: dict[str, Any] | Non
 
     try:
         design = Design.from_dict(kept)
-    except TypeError as err:  # a parameter of the wrong type
+        validate_design(design, n_cases)
+    except (TypeError, ValueError) as err:  # a parameter of the wrong type
         raise HubskillsError(f"invalid evaluation design: {err}", hint="hubskills eval --help"
                              ) from None
-    validate_design(design, n_cases)
     return design
 
 
@@ -127,10 +127,8 @@ def history_of(models: Iterable[str], case_ids: Iterable[str],
             history[model][case] = {}
             for arm in ARMS:
                 runs = found.get((model, case, arm), {})
-                history[model][case][arm] = [runs[r] for r in range(len(runs)) if r in runs]
-                if len(history[model][case][arm]) != len(runs):  # a gap: the prefix only
-                    cut = next(r for r in range(len(runs) + 1) if r not in runs)
-                    history[model][case][arm] = [runs[r] for r in range(cut)]
+                cut = next(r for r in range(len(runs) + 1) if r not in runs)  # the first gap
+                history[model][case][arm] = [runs[r] for r in range(cut)]
     return history
 
 
