@@ -305,3 +305,26 @@ def test_a_spot_check_of_an_adaptive_run_re_asks_samples_it_asked(server, tmp_pa
     check = spot_check(read_manifest(settings.runs_dir, run_id),
                        read_rows(settings.runs_dir, run_id), skill, settings, k=10, seed=1)
     assert check.consistent, check.to_dict()
+
+
+def test_max_cost_still_caps_an_adaptive_run_and_a_resume_finishes_its_design(tmp_path,
+                                                                              monkeypatch):
+    with MeteredOpenAIServer(responder=billing_max(coin), api_key="k") as metered:
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        monkeypatch.setenv("OPENAI_BASE_URL", metered.url)
+        monkeypatch.setenv("HUBSKILLS_HOME", str(tmp_path / "home"))
+        skill, settings = make_skill(tmp_path, 12), Settings.from_env()
+        options = {"futility": 0, "settle_after": 2}
+        base = config(models=[PRICED], max_tokens=64, design_options=options)
+        whole = run_evaluation(skill, base, settings)  # uncapped: what the design asks
+        spent = metered.billed(PRICED)
+        assert whole.manifest.design_stops[PRICED]["reason"] == "plan complete"
+        cap = spent / 2  # above round 1's estimate, below the whole run's cost
+        capped = run_evaluation(skill, config(models=[PRICED], max_tokens=64, max_cost=cap,
+                                              design_options=options), settings)
+        assert capped.manifest.status == "stopped" and capped.manifest.is_partial
+        assert metered.billed(PRICED) - spent <= cap and len(capped.rows) < len(whole.rows)
+        resumed = run_evaluation(skill, base, settings, resume=capped.manifest.run_id)
+    assert resumed.manifest.status == "complete" and not resumed.manifest.is_partial
+    assert sorted((r.case_id, r.arm, r.repeat, r.round, r.passed) for r in resumed.rows) == \
+        sorted((r.case_id, r.arm, r.repeat, r.round, r.passed) for r in whole.rows)
