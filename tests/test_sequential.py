@@ -49,7 +49,8 @@ def test_a_design_round_trips_through_the_manifest():
 
 @pytest.mark.parametrize("change", [dict(kind="bandit"), dict(runs=0), dict(alpha=0.5),
                                     dict(spending="greedy"), dict(settle_after=1),
-                                    dict(futility=0.9), dict(batches=0)])
+                                    dict(futility=0.9), dict(futility_from=0),
+                                    dict(batches=0)])
 def test_out_of_range_parameters_are_refused_with_a_hint(change):
     with pytest.raises(HubskillsError) as err:
         validate_design(Design(**{"runs": 3, **change}), 20)
@@ -62,17 +63,22 @@ def test_the_looks_spend_exactly_alpha():
             total = sum(seq.look_alpha(design, n, j) for j in range(1, seq.n_rounds(design, n) + 1))
             assert total == pytest.approx(0.05, abs=1e-15)
     # O'Brien-Fleming type at half the plan: 2 (1 - Phi(1.959964 / sqrt(0.5))) = 0.005575
-    assert seq.spent(Design(runs=2), 0.5) == pytest.approx(0.0055746, abs=1e-6)
+    obf = Design(runs=2, spending="obrien-fleming")
+    assert seq.spent(obf, 0.5) == pytest.approx(0.0055746, abs=1e-6)
+    # Haybittle-Peto type (the default): a fiftieth of alpha per tenth of the plan
+    assert seq.spent(Design(runs=2), 0.5) == pytest.approx(0.005, abs=1e-15)
     assert seq.spent(Design(runs=2, spending="pocock"), 0.5) == pytest.approx(
         0.05 * math.log((1 + math.e) / 2), abs=1e-12)
     assert seq.look_alpha(Design(kind="fixed", runs=3), 30, 1) == 0.05
 
 
-def test_one_run_per_case_goes_in_batches_of_at_least_ten_cases():
+def test_one_run_per_case_goes_in_batches_of_at_least_five_cases():
     design = Design(runs=1)
-    assert [seq.n_rounds(design, n) for n in (9, 10, 18, 30, 60)] == [1, 1, 2, 3, 4]
+    assert [seq.n_rounds(design, n) for n in (4, 10, 18, 30, 60)] == [1, 2, 4, 4, 4]
     first = plan_round(design, empty(30))
-    assert first.samples == tuple((f"c{i:02d}", 0) for i in range(10)) and first.rounds == 3
+    assert first.samples == tuple((f"c{i:02d}", 0) for i in range(8)) and first.rounds == 4
+    # five cases cannot decide: their look spends nothing, the next spends it all
+    assert seq.look_alpha(design, 10, 1) == 0 and seq.look_alpha(design, 10, 2) == 0.05
 
 
 def test_a_fixed_design_asks_everything_at_once_and_reports_the_fixed_verdict():
@@ -89,7 +95,7 @@ def test_a_fixed_design_asks_everything_at_once_and_reports_the_fixed_verdict():
 
 
 def test_cases_that_agree_on_two_runs_in_both_arms_get_no_third():
-    design = Design(runs=3, futility=0)
+    design = Design(runs=3, futility=0, settle_after=2)
     history = empty(20)
     answer(history, plan_round(design, history), lambda cid, arm, r: cid < "c10")
     answer(history, plan_round(design, history), lambda cid, arm, r: cid < "c10" or arm == "skill")
@@ -100,7 +106,7 @@ def test_cases_that_agree_on_two_runs_in_both_arms_get_no_third():
 
 
 def test_an_errored_sample_does_not_settle_a_case():
-    design = Design(runs=3, futility=0)
+    design = Design(runs=3, futility=0, settle_after=2)
     history = empty(12)
     answer(history, plan_round(design, history), lambda cid, arm, r: None if cid == "c00" else True)
     answer(history, plan_round(design, history), lambda cid, arm, r: True)
@@ -120,14 +126,15 @@ def test_a_resumed_round_asks_only_what_it_lacks():
 def test_a_clear_lift_stops_early_and_says_when():
     plan, rounds = run(Design(runs=3), 30, lambda cid, arm, r: arm == "skill")
     assert plan.stop and plan.verdict == "helps" and plan.round == 1 == len(rounds)
-    assert plan.reason == "helps, decided at round 1" and plan.alpha < 0.001
+    assert plan.reason == "helps, decided at round 1"
+    assert plan.alpha == pytest.approx(0.05 / 50 * 10 / 3, abs=1e-15)
 
 
 def test_no_difference_at_all_stops_for_futility():
     plan, rounds = run(Design(runs=5), 40, lambda cid, arm, r: int(cid[1:]) % 2 == 0)
-    assert plan.stop and plan.reason == seq.NO_EFFECT and plan.round == 1
+    assert plan.stop and plan.reason == seq.NO_EFFECT and plan.round == 2
     assert plan.verdict == "no detectable effect"
-    assert sum(len(r) for r in rounds) == 80  # of the 400 answers the fixed design asks
+    assert sum(len(r) for r in rounds) == 160  # of the 400 answers the fixed design asks
 
 
 def alternating(cid: str, arm: str, r: int) -> bool:
@@ -135,7 +142,7 @@ def alternating(cid: str, arm: str, r: int) -> bool:
 
 
 def test_without_futility_a_null_run_completes_its_plan():
-    plan, rounds = run(Design(runs=3, futility=0), 20, alternating)
+    plan, rounds = run(Design(runs=3, futility=0, settle_after=2), 20, alternating)
     assert plan.stop and plan.reason == seq.COMPLETE and plan.round == 3 == len(rounds)
 
 
@@ -148,7 +155,7 @@ def drifting(cid: str, arm: str, r: int) -> bool:
 
 
 def test_an_honest_run_checks_clean():
-    design = Design(runs=3, futility=0)
+    design = Design(runs=3, futility=0, settle_after=2)
     plan, rounds = run(design, 20, drifting)
     assert len(rounds) == 3
     assert check_rounds(design, rounds, stopped={"round": plan.round, "reason": plan.reason,
@@ -156,7 +163,7 @@ def test_an_honest_run_checks_clean():
 
 
 def test_rows_cut_where_the_design_had_not_stopped_are_a_mismatch():
-    design = Design(runs=3, futility=0)
+    design = Design(runs=3, futility=0, settle_after=2)
     _, rounds = run(design, 20, drifting)
     found = check_rounds(design, rounds[:2])
     assert len(found) == 1 and "where the design had not stopped" in found[0]
@@ -168,7 +175,7 @@ def test_rows_cut_where_the_design_had_not_stopped_are_a_mismatch():
 def test_a_forged_early_stop_is_a_mismatch():
     """A run that stops at a lucky moment: round 1 looked good, rounds 2 and 3 did not; it
     records "helps" at round 1 and leaves out the rest."""
-    design = Design(runs=3, futility=0)
+    design = Design(runs=3, futility=0, settle_after=2)
     plan, rounds = run(design, 20, drifting)
     forged = {"round": 1, "reason": "helps, decided at round 1", "verdict": "helps"}
     found = check_rounds(design, rounds[:1], stopped=forged)
@@ -178,7 +185,7 @@ def test_a_forged_early_stop_is_a_mismatch():
 
 
 def test_a_sample_the_plan_did_not_ask_and_rows_after_the_stop_are_mismatches():
-    design = Design(runs=3, futility=0)
+    design = Design(runs=3, futility=0, settle_after=2)
     _, rounds = run(design, 20, lambda cid, arm, r: cid < "c10" or (r == 1) == (arm == "skill"))
     assert len(rounds) == 3 and len(rounds[2]) == 20  # ten cases settled after two runs
     extra = [rounds[0], rounds[1], rounds[2] + [("c00", "skill", 2, True),

@@ -67,7 +67,8 @@ def paired_score_interval(group: np.ndarray, diff: np.ndarray, n_groups: int,
     counts = np.bincount(group * 3 + code, minlength=3 * n_groups).reshape(-1, 3)
     frac = (code == 0) & (diff != 0)
     cell, x = group[frac], diff[frac]
-    levels = np.full(n_groups, ALPHA) if alpha is None else np.broadcast_to(alpha, n_groups)
+    levels = np.full(n_groups, ALPHA) if alpha is None else \
+        np.clip(np.broadcast_to(alpha, n_groups), 1e-12, 1.0)  # a look that spends none
     # the lower bound is minus the upper bound of -diff: both sides solved as one batch
     upper = _score_upper(np.concatenate([n, n]), np.concatenate([counts[:, 1], counts[:, 2]]),
                          np.concatenate([counts[:, 2], counts[:, 1]]),

@@ -24,6 +24,7 @@ Pure: numpy and `stats.table`, no I/O and no model calls.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
@@ -32,16 +33,17 @@ from statistics import NormalDist
 import numpy as np
 
 from registry.errors import HubskillsError
-from registry.results.formulas import ALPHA
+from registry.results.formulas import ALPHA, mcnemar_exact
 from registry.results.stats import Outcomes, Table, table
 from registry.results.verdicts import MIN_CASES
 
 KINDS = ("adaptive", "fixed")
-SPENDING = ("obrien-fleming", "pocock")
+SPENDING = ("obrien-fleming", "pocock", "haybittle-peto")
 ARMS = ("baseline", "skill")
 NO_EFFECT = "no effect this suite could detect"
 COMPLETE = "plan complete"
 _HINT = "hubskills eval --help"
+MIN_BATCH = 5  # cases in a batch (one run per case): a first look that can stop for futility
 _NORMAL = NormalDist()
 
 History = Mapping[str, Mapping[str, Sequence[bool | None]]]
@@ -59,10 +61,11 @@ class Design:
     kind: str = "adaptive"
     runs: int = 1
     alpha: float = ALPHA
-    spending: str = "obrien-fleming"
-    settle_after: int = 2
-    futility: float = 0.1
+    spending: str = "haybittle-peto"
+    settle_after: int = 4
+    futility: float = 0.2
     batches: int = 4
+    futility_from: int = 2
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -109,6 +112,8 @@ def validate_design(design: Design, n_cases: int) -> None:
         problems.append(f"settle_after must be at least 2 runs, got {design.settle_after!r}")
     if not 0 <= design.futility < 0.5:
         problems.append(f"futility must be in [0, 0.5), got {design.futility!r}")
+    if not isinstance(design.futility_from, int) or design.futility_from < 1:
+        problems.append(f"futility_from must be a round, 1 or more, got {design.futility_from!r}")
     if not isinstance(design.batches, int) or design.batches < 1:
         problems.append(f"batches must be at least 1, got {design.batches!r}")
     if n_cases < 1:
@@ -122,7 +127,7 @@ def validate_design(design: Design, n_cases: int) -> None:
 
 
 def _batch(design: Design, n: int) -> int:
-    return max(MIN_CASES, math.ceil(n / design.batches))
+    return max(MIN_BATCH, math.ceil(n / design.batches))
 
 
 def n_rounds(design: Design, n_cases: int) -> int:
@@ -152,16 +157,28 @@ def spent(design: Design, t: float) -> float:
         return 0.0
     if design.spending == "pocock":
         return design.alpha * math.log(1 + (math.e - 1) * t)
+    if design.spending == "haybittle-peto":  # a fiftieth of alpha per tenth of the plan
+        return design.alpha / 50 * min(t * 10, 10)
     z = _NORMAL.inv_cdf(1 - design.alpha / 2)
     return 2 * (1 - _NORMAL.cdf(z / math.sqrt(t)))
 
 
 def look_alpha(design: Design, n_cases: int, j: int) -> float:
-    """The level of the look after round ``j``: the alpha spent since the last look."""
+    """The level of the look after round ``j``: the alpha spent since the last look that could
+    decide (one with fewer than `MIN_CASES` cases asked spends none: it can only stop for
+    futility, and what it would have spent passes to the next)."""
     if design.kind == "fixed":
         return design.alpha
-    return (spent(design, fraction(design, n_cases, j))
-            - spent(design, fraction(design, n_cases, j - 1)))
+    return _spent_by(design, n_cases, j) - _spent_by(design, n_cases, j - 1)
+
+
+def _spent_by(design: Design, n_cases: int, j: int) -> float:
+    if j < 1:
+        return 0.0
+    if j < n_rounds(design, n_cases) and design.runs == 1 \
+            and j * _batch(design, n_cases) < MIN_CASES:
+        return 0.0
+    return spent(design, fraction(design, n_cases, j))
 
 
 # -- the rules, on arrays (a simulation runs them over many suites at once) -------------------
@@ -201,23 +218,52 @@ def decide(design: Design, n_cases: int, j: int, tab: Table) -> np.ndarray:
     rounds = n_rounds(design, n_cases)
     if j >= rounds:
         return np.full(len(code), 3)
-    if design.futility > 0:
-        power = conditional_power(design, n_cases, j, tab.b, tab.c)
-        code = np.where((code == 0) & (power < design.futility), 2, code)
+    if design.futility > 0 and (design.runs == 1 or j >= design.futility_from):
+        power = conditional_power(design, n_cases, j, tab.b, tab.c, tab.paired)
+        seen = tab.paired >= MIN_CASES  # fewer cases say too little of where the suite goes
+        code = np.where((code == 0) & seen & (power < design.futility), 2, code)
     return code
 
 
-def conditional_power(design: Design, n_cases: int, j: int, b: np.ndarray,
-                      c: np.ndarray) -> np.ndarray:
-    """The chance that the last look's exact test rejects, in the direction seen so far, if the
-    trend of the sign statistic ``z = (b - c) / sqrt(b + c)`` after round ``j`` (share ``t`` of
-    the plan) goes on: ``1 - Phi((z_last - |z| / sqrt(t)) / sqrt(1 - t))`` (the B-value under
-    the current trend), ``z_last`` the last look's two-sided critical value."""
-    t = fraction(design, n_cases, j)
-    z = np.abs(b - c) / np.sqrt(np.maximum(b + c, 1))
-    bound = _NORMAL.inv_cdf(1 - look_alpha(design, n_cases, n_rounds(design, n_cases)) / 2)
-    return 1 - np.array([_NORMAL.cdf(x) for x in ((bound - z / math.sqrt(t))
-                                                   / math.sqrt(1 - t)).tolist()])
+def conditional_power(design: Design, n_cases: int, j: int, b: np.ndarray, c: np.ndarray,
+                      paired: np.ndarray) -> np.ndarray:
+    """The chance that the last look's exact test says "helps" or "hurts" if the trend after
+    round ``j`` goes on: every one of the suite's ``n_cases`` cases ends up, independently,
+    better with the skill with the share of the ``paired`` cases seen so far that are better
+    (``b / paired``), worse with the share seen worse (``c / paired``), else unchanged; summed
+    exactly over the (up, down) counts this gives, the test at the last look's level.
+    Deterministic, so a check recomputes it to the last digit."""
+    last = look_alpha(design, n_cases, n_rounds(design, n_cases))
+    rejects = _p_values(n_cases) < last
+    keys, inverse = np.unique(np.stack([b, c, np.maximum(paired, 1)], 1).astype(np.int64),
+                              axis=0, return_inverse=True)
+    power = np.array([_power(n_cases, up / seen, down / seen, rejects)
+                      for up, down, seen in keys.tolist()])
+    return power[inverse.reshape(-1)]
+
+
+def _power(n: int, up: float, down: float, rejects: np.ndarray) -> float:
+    """P(the final counts fall where the test rejects) under the multinomial of `conditional_
+    power` with shares ``up`` and ``down`` of the ``n`` cases."""
+    share = np.array([up, down, max(1 - up - down, 0.0)])
+    ups, downs = np.meshgrid(np.arange(n + 1), np.arange(n + 1), indexing="ij")
+    rest = n - ups - downs
+    ok = (rest >= 0) & rejects
+    if not ok.any():
+        return 0.0
+    lg = np.vectorize(math.lgamma)
+    logs = np.log(np.maximum(share, 1e-300))  # a zero share only meets a zero count
+    terms = (lg(n + 1) - lg(ups + 1) - lg(downs + 1) - lg(np.maximum(rest, 0) + 1)
+             + np.where(ups > 0, ups * logs[0], 0) + np.where(downs > 0, downs * logs[1], 0)
+             + np.where(rest > 0, rest * logs[2], 0))
+    return float(np.exp(terms[ok]).sum())
+
+
+@functools.lru_cache(maxsize=64)
+def _p_values(n: int) -> np.ndarray:
+    """The exact sign test's p-value for every (up, down) with up + down <= n (1 beyond)."""
+    return np.array([[mcnemar_exact(u, d) if u + d <= n else 1.0 for d in range(n + 1)]
+                     for u in range(n + 1)])
 
 
 # -- one run, from its rows --------------------------------------------------------------------
