@@ -372,23 +372,20 @@ def _compare_check(label: str, number: int, stored: CheckVerdict,
     if new is None:
         replay.unreplayable[NO_WORKSPACE] += 1
         return stored
-    was: Any
-    now: Any  # a label, a verdict or a weight, as `Difference` holds them
-    if (stored.type, stored.label) != (new.type, new.label):
-        what, was, now = f"check {number}", stored.label, new.label
+    if (stored.type, stored.label) != (new.type, new.label):  # (what, was, now)
+        change: tuple[str, Any, Any] = (f"check {number}", stored.label, new.label)
     elif new.skipped and not stored.skipped:
-        replay.unreplayable[NO_JUDGE if new.type in ("judge", "assertion")
-                            else new.reason] += 1
+        replay.unreplayable[NO_JUDGE if new.type in ("judge", "assertion") else new.reason] += 1
         return stored
     elif (stored.passed, stored.skipped) != (new.passed, new.skipped):
-        what, was, now = f"check {number} ({new.label})", _verdict(stored), _verdict(new)
+        change = (f"check {number} ({new.label})", _verdict(stored), _verdict(new))
     elif stored.weight != new.weight:
-        what, was, now = f"check {number} ({new.label}) weight", stored.weight, new.weight
+        change = (f"check {number} ({new.label}) weight", stored.weight, new.weight)
     else:
         replay.checks += 1
         return stored  # the same verdict: kept as stored (its reason too)
     replay.checks += 1
-    replay.differences.append(Difference(label, what, was, now))
+    replay.differences.append(Difference(label, *change))
     return CheckVerdict(**new._asdict()) if isinstance(new, Graded) else new
 
 
