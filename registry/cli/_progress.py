@@ -53,8 +53,11 @@ class _Heartbeat:
 
 
 def _started(manifest: Any, total: int) -> None:
-    out.info(f"run {manifest.run_id} ({escape(manifest.skill_name)}): {total} answers to get; "
-             "Ctrl-C stops and keeps the finished ones")
+    adaptive = (getattr(manifest, "design", None) or {}).get("kind") == "adaptive"
+    out.info(f"run {manifest.run_id} ({escape(manifest.skill_name)}): "
+             + ("at most " if adaptive else "") + f"{total} answers to get"
+             + (" (adaptive: it stops once the verdict is decided)" if adaptive else "")
+             + "; Ctrl-C stops and keeps the finished ones")
 
 
 def _left_text(time_left: TimeLeft, total: int, now: float) -> str:
