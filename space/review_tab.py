@@ -292,8 +292,10 @@ def build(state: SpaceState) -> Panel:
                 "Signed-in users answer once per case; everyone sees the summary.",
                 elem_classes="hs-note")
     with gr.Row():
-        run = gr.Dropdown(run_choices(state), value=None, label="Run", scale=4,
-                          allow_custom_value=True, elem_id="review-run")
+        # In the Space the tab's opening fills the picker (`runs_now`): a list in the page
+        # would be in every visitor's page and session (10,000 runs: 1 MB), opened or not.
+        run = gr.Dropdown([] if isinstance(tab, gr.Tab) else run_choices(state), value=None,
+                          label="Run", scale=4, allow_custom_value=True, elem_id="review-run")
         if state.on_space and oauth_available():
             gr.LoginButton()
     listed = gr.Markdown(elem_id="review-runs", elem_classes="hs-note")
@@ -301,7 +303,7 @@ def build(state: SpaceState) -> Panel:
 
     @friendly
     def runs_now() -> tuple[gr.Dropdown, str]:
-        """The runs as the registry lists them now (the picker was filled at the start)."""
+        """The runs as the registry lists them now (the picker is empty in the page)."""
         choices = run_choices(state)
         return gr.Dropdown(choices=choices), (f"{len(choices)} run(s) in the registry: pick "
                                               "one, or type a run id.")

@@ -21,7 +21,15 @@ from registry import (
     scrub_logs,
 )
 
-from . import evaluate_tab, generate_tab, leaderboard_tab, mcp_endpoint, review_tab, skill_page
+from . import (
+    evaluate_tab,
+    generate_tab,
+    leaderboard_tab,
+    mcp_endpoint,
+    page_cache,
+    review_tab,
+    skill_page,
+)
 from .columns import floor_css
 from .keys import scrub_responses
 from .leaderboard_view import skill_from_link
@@ -169,6 +177,7 @@ def launch(demo: gr.Blocks | None = None, *, server_name: str | None = None,
     kwargs.setdefault("max_threads", MAX_THREADS)
     kwargs.setdefault("state_session_capacity", SESSIONS)
     mcp_endpoint.attach(demo, kwargs)  # /mcp: the registry as an MCP server (docs/mcp.md)
+    page_cache.attach(kwargs)  # GET / from memory once rendered (issue 38)
     return demo.launch(
         server_name=server_name or os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1",
         server_port=server_port, theme=theme(), css=CSS + floor_css(), footer_links=["api"],
