@@ -184,4 +184,6 @@ def _breakable(headers: list[str], data: list[list[Any]]) -> dict[str, Any] | No
 
 def wire_plot(plot: gr.components.NativePlot, frame: pd.DataFrame) -> dict[str, Any]:
     """A plot's points as `plot` sends them (its own `postprocess`), for keeping in a view."""
-    return plot.postprocess(frame).model_dump()
+    data = plot.postprocess(frame)
+    assert data is not None  # None only for a None value
+    return data.model_dump()

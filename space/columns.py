@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Literal
 
 from .evaluate_run import CASE_COLUMNS, SUMMARY_COLUMNS
 from .leaderboard_view import MODEL_VIEW_COLUMNS, TRIGGER_COLUMNS, display_table
@@ -58,7 +59,7 @@ FILE_COLUMNS = ("file", "size")
 VERSION_COLUMNS = ("version", "tag", "revision", "date")
 # The trigger evals' shares: the model id has room to stay on two lines or fewer, the rates
 # with their intervals on one, in a 1024 px window.
-TRIGGER_WIDTHS = ["8%", "26%", "14%", "14%", "7%", "11%", "10%", "10%"]
+TRIGGER_WIDTHS: list[str | int] = ["8%", "26%", "14%", "14%", "7%", "11%", "10%", "10%"]
 
 
 def tables() -> dict[str, Sequence[str]]:
@@ -70,7 +71,7 @@ def tables() -> dict[str, Sequence[str]]:
             "skill-versions": VERSION_COLUMNS}
 
 
-def datatypes(columns: Sequence[str]) -> list[str]:
+def datatypes(columns: Sequence[str]) -> list[Literal["markdown", "str"]]:
     """`gr.Dataframe`'s datatype per column: markdown for the identifiers `cache.wire_table`
     gives break points (`<wbr>`, which copied text leaves out), text for the rest."""
     return ["markdown" if column in ("skill@version", "model") else "str" for column in columns]

@@ -60,8 +60,9 @@ MAX_UPLOAD_BYTES = 10 * 1024 * 1024
 UPLOAD_LIMITS = SizeLimits(max_file_bytes=MAX_UPLOAD_BYTES, max_total_bytes=MAX_UPLOAD_BYTES)
 SUMMARY_COLUMNS = ("model", "baseline", "with skill", "lift [95% CI]", "verdict",
                    "p (exact)", "+tokens", "cost (skill arm)", "cases × runs", "errors")
-SUMMARY_WIDTHS = ["18%", "8%", "8%", "12%", "13%", "9%", "8%", "10%", "8%", "6%"]
-CASE_WIDTHS = ["20%", "18%", "11%", "10%", "13%", "28%"]
+# gr.Dataframe's column_widths (a list of str or int)
+SUMMARY_WIDTHS: list[str | int] = ["18%", "8%", "8%", "12%", "13%", "9%", "8%", "10%", "8%", "6%"]
+CASE_WIDTHS: list[str | int] = ["20%", "18%", "11%", "10%", "13%", "28%"]
 FAILED = "failed: no sample graded"  # a model's verdict when it measured nothing
 CASE_COLUMNS = ("model", "case", "baseline", "with skill", "status (skill)", "why it failed")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal, cast
 
 import gradio as gr
 import pandas as pd
@@ -62,7 +63,10 @@ def model_refs(state: SpaceState) -> list[str]:
 def _config(models: list[str] | None, base_url: str, runs: float, mode: str, placement: str,
             max_tokens: float, max_cost: float | None) -> EvalConfig:
     chosen = [m.strip() for m in models or [] if m and m.strip()] or [EMBEDDED_REF]
-    return EvalConfig(models=chosen, runs=int(runs), mode=mode, placement=placement,
+    # from the form's radios, and gr.Radio refuses a value that is not one of its choices
+    return EvalConfig(models=chosen, runs=int(runs),
+                      mode=cast(Literal["inline", "tool", "agent"], mode),
+                      placement=cast(Literal["user", "system"], placement),
                       max_tokens=int(max_tokens), base_url=(base_url or "").strip() or None,
                       max_cost=float(max_cost) if max_cost else None)
 
@@ -129,9 +133,9 @@ def run_evaluation_ui(state: SpaceState, repo: str | None,
                            stop=stop, started=pace.started)
         summaries, summary, cases, chart = results(run, brief_errors=state.on_space)
     except Exception as err:  # noqa: BLE001 - shown as a readable message, never a traceback
-        err = brief(err) if state.on_space else err  # a model server's body stays unseen
-        warn(err)
-        return error_markdown(err), None, None, None, None
+        shown = brief(err) if state.on_space else err  # a model server's body stays unseen
+        warn(shown)
+        return error_markdown(shown), None, None, None, None
     if run.manifest.status == "interrupted":
         return (_stopped(run, stop.reason), summary, chart, cases,
                 run.manifest.run_id if run.rows else None)
@@ -386,7 +390,9 @@ def build(state: SpaceState) -> EvaluateTab:
                      api_visibility="private")
     push_event = push.click(on_push, run_id, pushed, api_name="push_results",
                             concurrency_limit=4)
-    return EvaluateTab(inputs[0], controls.run, push_event, on_leave)
+    skill = inputs[0]
+    assert isinstance(skill, gr.Dropdown)  # `_form` puts the skill's dropdown first
+    return EvaluateTab(skill, controls.run, push_event, on_leave)
 
 
 def _session(request: gr.Request | None) -> str | None:

@@ -41,6 +41,7 @@ RATE = 20.0  # requests per second a client may keep up
 BURST = 60  # requests a client may make at once
 CLIENTS = 10_000  # clients whose buckets are kept (least recently seen dropped)
 WORKERS = 2  # threads all MCP requests share for store reads and entries
+IN_FLIGHT = 4  # MCP requests answered at once (the rest wait their turn, off the pages' pool)
 
 
 class RateLimit:
@@ -87,7 +88,7 @@ def lifespan(state: SpaceState, *, limits: RateLimit | None = None,
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from starlette.routing import Route
 
-    limits = limits or RateLimit()
+    rate = limits or RateLimit()
     proxied = state.on_space if behind_proxy is None else behind_proxy
 
     def load() -> tuple[list[Any], Any]:
@@ -102,7 +103,7 @@ def lifespan(state: SpaceState, *, limits: RateLimit | None = None,
 
     class Endpoint:  # an ASGI app (Starlette calls a plain function with a Request)
         async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-            wait = limits.wait(client_key(scope, behind_proxy=proxied))
+            wait = rate.wait(client_key(scope, behind_proxy=proxied))
             if wait > 0:
                 await _too_many(send, wait)
                 return

@@ -27,6 +27,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def describe(err: BaseException, secrets: Iterable[str] = ()) -> tuple[str, str | None]:
     """(message, hint) for any exception; every known secret (and `secrets`) masked in both."""
+    hint: str | None
     if isinstance(err, MissingCredentials):
         message = err.message
         hint = f"type a key under 'API keys' (used for this request only), or set {err.variable}"

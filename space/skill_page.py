@@ -102,7 +102,7 @@ def build(state: SpaceState) -> SkillTab:
                 elem_classes="hs-note")
     results = gr.Dataframe(interactive=False, max_height=260, elem_id="skill-results",
                            headers=list(BOARD_COLUMNS), datatype=datatypes(BOARD_COLUMNS),
-                           column_widths=WIDTHS, wrap=True, elem_classes="hs-table")
+                           column_widths=list(WIDTHS), wrap=True, elem_classes="hs-table")
     people = gr.Markdown(elem_id="skill-people", elem_classes="hs-note")  # beside, not in
     history = gr.BarPlot(x="point", y="lift_points", color="model",
                          x_title="version · model", y_title="lift (percentage points)",

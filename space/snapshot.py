@@ -155,11 +155,14 @@ class Snapshots:
         results, skills_token = store.change_token()
         if previous is not None and (results, skills_token) == previous.key:
             return previous
-        same_results = previous is not None and results == previous.results
-        board = previous.board if same_results else _board(store)
-        same_skills = previous is not None and skills_token == previous.skills_token
-        skills = previous.skills if same_skills else tuple(sorted(
-            store.search("", limit=SKILL_LIMIT), key=lambda info: info.repo))
+        if previous is not None and results == previous.results:
+            board = previous.board
+        else:
+            board = _board(store)
+        if previous is not None and skills_token == previous.skills_token:
+            skills = previous.skills
+        else:
+            skills = tuple(sorted(store.search("", limit=SKILL_LIMIT), key=lambda info: info.repo))
         return Snapshot(results, skills_token, board, skills)
 
     def note(self) -> str:
