@@ -159,6 +159,21 @@ def test_frozen_install_refuses_a_changed_digest_and_update_shows_it(tmp_path: P
     assert Lockfile.read(project / "skills.lock").entries[NAME].sha != pinned.sha
 
 
+def test_pulling_again_keeps_the_pin_whole(tmp_path: Path) -> None:
+    """An up-to-date pull rewrites the lock entry from what the server lists now."""
+    from registry.install import mcp_source
+
+    project = tmp_path / "proj"
+    with FakeSkillsServer("honest") as fake:
+        pull_source(f"mcp+{fake.url}", _plan(project), skills=[NAME])
+        pinned = Lockfile.read(project / "skills.lock").entries[NAME]
+        mcp_source.FETCHED.clear()  # as in a new process
+        (again,) = pull_source(f"mcp+{fake.url}", _plan(project), skills=[NAME])
+        reads = fake.reads
+    assert again.status == "up-to-date" and reads == len(skill_files())  # no file read again
+    assert Lockfile.read(project / "skills.lock").entries[NAME] == pinned
+
+
 def test_update_lists_the_changed_file(tmp_path: Path) -> None:
     project = tmp_path / "proj"
     with FakeSkillsServer("honest") as fake:

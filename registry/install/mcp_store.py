@@ -77,6 +77,9 @@ class McpStore:
             return Resolved(repo, hashlib.sha256("\n".join(names).encode()).hexdigest()[:40],
                             None, "listing", registry="mcp")
         manifest = self.manifest(source.skill)
+        if all(manifest.digests.values()):  # what the lock records, even when nothing is
+            with self._lock:                # fetched again (the install is up to date)
+                mcp_source.FETCHED[manifest.uri] = dict(manifest.digests)
         return Resolved(repo, manifest_revision(manifest.digests), manifest.version,
                         manifest.uri, registry="mcp")
 
