@@ -35,7 +35,7 @@ def _run_check(pipe: int) -> None:
     sys.stdout = sys.stderr
     try:
         data = json.loads(sys.stdin.buffer.read())
-        namespace = {"__name__": "__check__"}
+        namespace: dict = {"__name__": "__check__"}  # the check's globals: anything
         exec(compile(data["code"], "<check>", "exec"), namespace)
         verdict = namespace["check"](data["output"], data["files"])
         if isinstance(verdict, tuple) and len(verdict) == 2:

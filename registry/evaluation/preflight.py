@@ -146,8 +146,8 @@ class Probes:
             self._held = []
         self._probes = {key: asyncio.ensure_future(m.provider.probe())
                         for key, m in self._endpoints.items()}
-        running = asyncio.ensure_future(work)
-        probes = asyncio.gather(*self._probes.values())
+        running: asyncio.Future[T] = asyncio.ensure_future(work)
+        probes: asyncio.Future[Any] = asyncio.gather(*self._probes.values())
         try:
             await asyncio.wait({probes, running}, return_when=asyncio.FIRST_COMPLETED)
             if probes.done() or stop is None or not stop.is_set():

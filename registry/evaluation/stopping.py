@@ -29,7 +29,7 @@ class StopSignal:
 
     def __init__(self) -> None:
         self.reason: str | None = None
-        self._subscribers: list[Callable[[], None]] = []
+        self._subscribers: list[Callable[[], object]] = []  # what they return is ignored
         self._at_quit: list[Callable[[], None]] = []
 
     def request(self, reason: str = "stop requested") -> None:
@@ -48,7 +48,7 @@ class StopSignal:
         """Whether a stop was requested."""
         return self.reason is not None
 
-    def subscribe(self, callback: Callable[[], None]) -> Callable[[], None]:
+    def subscribe(self, callback: Callable[[], object]) -> Callable[[], None]:
         """Call `callback` on the request (at once if it already happened); returns the
         function that unsubscribes it."""
         self._subscribers.append(callback)

@@ -44,7 +44,7 @@ from registry.evaluation.stopping import StopSignal, gather_until_stopped
 from registry.format.triggers import TriggerQuery
 from registry.providers import CapReached, Completion, Message, Model, ToolCall
 from registry.providers.base import tally
-from registry.results.runs import ResultRow, RunManifest
+from registry.results.runs import ResultRow, RunManifest, RunStatus
 
 MODE = "trigger"
 MAX_CALLS = 2  # the session ends at the first read or answer: one call, two after a look around
@@ -226,7 +226,7 @@ class TriggerEvaluator(ModelCalls):
 
     async def run(self, description: str, queries: list[TriggerQuery], on_row: OnRow, *,
                   done: frozenset[tuple[str, str, int]] = frozenset(),
-                  stop: StopSignal | None = None) -> str:
+                  stop: StopSignal | None = None) -> RunStatus:
         """Every (model, query, repeat) not in `done`, concurrently, repeat-major; each row
         goes to `on_row` as it finishes (once the endpoints' probes have answered). Returns
         "complete", "stopped" (`max_cost`) or "interrupted" (`stop`).

@@ -20,17 +20,22 @@ import json
 import shutil
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from registry.agent import AgentOutcome, AgentTask, Budget, TranscriptEntry, seed_workspace
 from registry.agent.outcome import AgentRunner
 from registry.config import Settings
 from registry.errors import ProviderError
+from registry.format.inputs import InputFile
 from registry.providers import Model
 from registry.sandbox import choose
 
+if TYPE_CHECKING:
+    from registry.agent.harness.replay import ResponseStore
+
 
 def make_runners(harness: str, models: list[Model], settings: Settings, sandbox: str, *,
-                 cache: object, use_cache: bool) -> tuple[dict[str, AgentRunner], str]:
+                 cache: ResponseStore, use_cache: bool) -> tuple[dict[str, AgentRunner], str]:
     """One runner per model and the skills folder that CLI reads, checked before any call.
 
     Raises:
@@ -40,7 +45,7 @@ def make_runners(harness: str, models: list[Model], settings: Settings, sandbox:
 
     chosen = choose(sandbox, settings, has_code=True, code_checks="require", folder=None)
     runners = {m.ref: make_harness(harness, model=m, sandbox=chosen.sandbox, settings=settings,
-                                   cache=cache, read_cache=use_cache)  # type: ignore[arg-type]
+                                   cache=cache, read_cache=use_cache)
                for m in models}
     return runners, ADAPTERS[harness].skills_folder
 
@@ -67,7 +72,7 @@ async def harness_session(runner: AgentRunner, folder: str,
     """
     root = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="hubskills-trigger-"))
     try:
-        files = {f"{folder}/{name}/SKILL.md":
+        files: dict[str, str | InputFile] = {f"{folder}/{name}/SKILL.md":
                  f"---\nname: {name}\ndescription: {json.dumps(description)}\n---\n"
                  for name, description, _ in listed}
         workspace = await asyncio.to_thread(seed_workspace, root / "workspace", files)

@@ -74,9 +74,9 @@ def rates(rows: list[ResultRow], groups: list[tuple[str, str]]) -> list[Rate]:
     found = []
     for i in range(len(groups)):
         n = int(table.cases[i, 1])
-        found.append(Rate(*(float(a[i, 1]) if n else None
-                            for a in (table.rate, table.rate_lo, table.rate_hi)),
-                          queries=n, samples=int(table.samples[i, 1])))
+        rate, lo, hi = (float(a[i, 1]) if n else None
+                        for a in (table.rate, table.rate_lo, table.rate_hi))
+        found.append(Rate(rate, lo, hi, queries=n, samples=int(table.samples[i, 1])))
     return found
 
 
@@ -92,8 +92,9 @@ def summarize_triggers(rows: list[ResultRow]) -> list[TriggerSummary]:
         missed = Counter(r.opened_skill or "(none)" for r in graded
                          if r.expect_skill and not r.activated)
         costs = [r.cost_usd for r in graded]
+        recall, false_triggers, accuracy = found[3 * index: 3 * index + 3]
         summaries.append(TriggerSummary(
-            model, *found[3 * index: 3 * index + 3], errors=len(mine) - len(graded),
+            model, recall, false_triggers, accuracy, errors=len(mine) - len(graded),
             opened_instead=dict(missed.most_common()),
             input_tokens=sum(r.input_tokens for r in graded),
             output_tokens=sum(r.output_tokens for r in graded),

@@ -8,6 +8,7 @@ refused.
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ from registry.format.triggers import (
 from registry.format.version_ref import SkillVersionRef
 from registry.results.runs import (
     ResultRow,
+    RunStatus,
     RunWriter,
     latest_rows,
     read_manifest,
@@ -121,7 +123,7 @@ def _run(ev: TriggerEvaluator, skill: Skill, suite: TriggerSuite, settings: Sett
 
     if started:  # shown once the endpoints' probes have answered, as the rows are
         ev.probes.show(started, manifest, total)
-    status = "interrupted"
+    status: RunStatus = "interrupted"
     try:
         with frozen():
             status = run_until_stopped(_closing(ev, ev.run(
@@ -139,7 +141,7 @@ def _run(ev: TriggerEvaluator, skill: Skill, suite: TriggerSuite, settings: Sett
     return EvalRun(read_manifest(settings.runs_dir, manifest.run_id), rows)
 
 
-async def _closing(ev: TriggerEvaluator, work: Any) -> str:
+async def _closing(ev: TriggerEvaluator, work: Coroutine[Any, Any, RunStatus]) -> RunStatus:
     try:
         return await work
     finally:
