@@ -247,11 +247,14 @@ def _print_arrivals(server: Server, visitors: int = 100) -> bool:
     whatever the machine's load."""
     floor_server = Server(Path(tempfile.gettempdir()), script=FLOOR)  # reads nothing there
     try:
-        load, floor = os.getloadavg()[0], arrivals(floor_server.url, visitors)
+        load, floor_cpu = os.getloadavg()[0], floor_server.cpu_s()
+        floor = arrivals(floor_server.url, visitors)
+        floor_cpu = floor_server.cpu_s() - floor_cpu
     finally:
         floor_server.stop()
     cpu = server.cpu_s()
     found = arrivals(server.url, visitors)
+    cpu = server.cpu_s() - cpu
     errors = found["errors"] + floor["errors"]
     print(f"{visitors} visitors arriving at once (page, then its load events "
           f"{', '.join(found['events'])} through the queue; load average {load:.1f}): page "
@@ -259,11 +262,11 @@ def _print_arrivals(server: Server, visitors: int = 100) -> bool:
           f"p95 {found['p95']:.2f} s, slowest {found['max']:.2f} s (goal <= "
           f"{ARRIVAL_GOAL_S:g} s, ratio {found['p95'] / ARRIVAL_GOAL_S:.2f}); {len(errors)} "
           f"errors{f' ({errors[0]})' if errors else ''}; server CPU "
-          f"{server.cpu_s() - cpu:.2f} s, visitors' CPU {found['client_cpu']:.2f} s")
+          f"{cpu:.2f} s, visitors' CPU {found['client_cpu']:.2f} s")
     print(f"the floor, {FLOOR} (same {visitors} arrivals, just before): page p95 "
           f"{floor['page_p95']:.2f} s; data median {floor['median']:.2f} s, p95 "
-          f"{floor['p95']:.2f} s; the Space's p95 / the floor's: "
-          f"{found['p95'] / floor['p95']:.2f}")
+          f"{floor['p95']:.2f} s; server CPU {floor_cpu:.2f} s; the Space / the floor: p95 "
+          f"{found['p95'] / floor['p95']:.2f}, server CPU {cpu / max(floor_cpu, 0.01):.2f}")
     return not errors and found["p95"] <= ARRIVAL_GOAL_S
 
 
