@@ -34,11 +34,12 @@ AGENT_SYSTEM = (
 
 
 def system_prompt(task: AgentTask) -> str:
-    """The system prompt of `task`'s arm: the skill listing only when it has a skill."""
+    """The system prompt of `task`'s arm: the skill listing only when it has a skill (then the
+    skills it requires after it)."""
     if task.skill_path is None:
         return AGENT_SYSTEM
     return skills_prompt([(task.skill_name or "", task.skill_description or "",
-                           task.skill_path)])
+                           task.skill_path), *task.required])
 
 
 def skills_prompt(skills: list[tuple[str, str, str]]) -> str:

@@ -45,6 +45,8 @@ class AgentTask:
     skill_name: str | None = None
     skill_description: str | None = None
     skill_path: str | None = None  # relative to the workspace: `.agents/skills/<name>`
+    # the skills the skill requires, placed beside it: (name, description, folder) each
+    required: tuple[tuple[str, str, str], ...] = ()
     budget: Budget = field(default_factory=Budget)
     seed: int = 0  # the repeat index: cache keys and sampling seeds include it
 

@@ -15,6 +15,7 @@ import hashlib
 import os
 import shutil
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -105,11 +106,12 @@ class Workspace:
 
 
 def seed_workspace(root: Path, files: dict[str, str | InputFile], *,
-                   skill: Skill | None = None,
+                   skill: Skill | None = None, required: Sequence[Skill] = (),
                    bounds: WorkspaceBounds = DEFAULT_BOUNDS) -> Workspace:
     """Create `root` (which must not exist) with the case's `files`, bytes preserved, and the
     skill folder's files under `.agents/skills/<name>/` when `skill` is given (all but its
-    `evals/`: the agent never sees the checks that grade it)."""
+    `evals/`: the agent never sees the checks that grade it), each skill it `required` beside
+    it, as a pull installs them."""
     root.mkdir(parents=True)
     for name, file in files.items():
         if not is_relative(name):
@@ -118,18 +120,26 @@ def seed_workspace(root: Path, files: dict[str, str | InputFile], *,
         _write(root, name, data)
     skill_path = None
     if skill is not None:
-        skill_path = f"{SKILLS_FOLDER}/{skill.name}"
-        for rel in skill.files():
-            if PurePosixPath(rel).parts[0] == EVALS_FOLDER:
-                continue  # the suite and its checks are the grader's, never the agent's
-            source = skill.path / rel
-            target = root / skill_path / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, target, follow_symlinks=False)
-            target.chmod(source.stat().st_mode & 0o755 | 0o600)
+        skill_path = _place_skill(root, skill)
+        for other in required:
+            _place_skill(root, other)
     workspace = Workspace(root, skill_path, bounds)
     workspace._seeded = _snapshot(root, bounds)
     return workspace
+
+
+def _place_skill(root: Path, skill: Skill) -> str:
+    """Copy `skill` (but its `evals/`) to `.agents/skills/<name>/`; that folder, relative."""
+    skill_path = f"{SKILLS_FOLDER}/{skill.name}"
+    for rel in skill.files():
+        if PurePosixPath(rel).parts[0] == EVALS_FOLDER:
+            continue  # the suite and its checks are the grader's, never the agent's
+        source = skill.path / rel
+        target = root / skill_path / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target, follow_symlinks=False)
+        target.chmod(source.stat().st_mode & 0o755 | 0o600)
+    return skill_path
 
 
 def _write(root: Path, rel: str, data: bytes) -> None:

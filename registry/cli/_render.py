@@ -83,6 +83,11 @@ def render_summaries(manifest: RunManifest, summaries: list[ModelSummary]) -> No
         f"{display.count(manifest.runs, 'run')} · "
         f"{display.mode(manifest.mode, manifest.placement)} · run {manifest.run_id} "
         f"({escape(manifest.label)})")
+    if manifest.dependencies:  # loaded in the skill arm only
+        from registry.evaluation.dependencies import dependency_lines
+
+        out.result("  the skill arm also loaded the skills it requires: "
+                   + "; ".join(escape(line) for line in dependency_lines(manifest.dependencies)))
     rows = []
     for s in summaries:
         st = s.stats

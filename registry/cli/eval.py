@@ -11,6 +11,7 @@ from rich.markup import escape
 
 from registry.agent import Budget
 from registry.cli import _output as out
+from registry.cli._dependencies import EvalDependencyLoader, refuse_on_jobs
 from registry.cli._progress import eval_progress
 from registry.cli._push_target import push_target
 from registry.cli._signals import exit_now, interrupts
@@ -149,6 +150,7 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
         temperature=temperature, max_tokens=max_tokens, use_cache=not no_cache,
         base_url=base_url, sandbox=sandbox,
         code_checks="skip" if skip_code_checks else "require", harness=harness,
+        dependencies=EvalDependencyLoader(settings),
         budget=Budget(max_turns=max_turns, max_tool_calls=max_tool_calls,
                       max_tokens=max_agent_tokens, wall_s=agent_wall_time,
                       command_timeout_s=command_timeout))
@@ -156,6 +158,7 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, pla
         from registry.cli.jobs import eval_on_jobs
 
         _cap_on_jobs(config, skill)
+        refuse_on_jobs(skill)
         run = eval_on_jobs(skill, config, settings, tests=tests, shards=shards, flavor=flavor,
                            image=image, detach=detach, resume=resume, poll=poll,
                            published=published)

@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from registry.agent import (
+    SKILLS_FOLDER,
     AgentOutcome,
     AgentRunner,
     AgentTask,
@@ -96,13 +97,15 @@ class SingleTurnRunner:
 
     name = SINGLE_TURN
 
-    def __init__(self, complete: CompleteFn, case: Case, skill: Skill | None) -> None:
-        self.complete, self.case, self.skill = complete, case, skill
+    def __init__(self, complete: CompleteFn, case: Case, skill: Skill | None,
+                 required: tuple[Skill, ...] = ()) -> None:
+        self.complete, self.case, self.skill, self.required = complete, case, skill, required
 
     async def run(self, task: AgentTask) -> AgentOutcome:
         """One model call; each named fenced block becomes a file in the workspace."""
         arm = "skill" if self.skill is not None else "baseline"
-        plan = build_arm(arm, self.case, self.skill, mode="inline")  # type: ignore[arg-type]
+        plan = build_arm(arm, self.case, self.skill, mode="inline",  # type: ignore[arg-type]
+                         dependencies=self.required)
         completion, cached = await self.complete(plan.messages, [], task.seed)
         outcome = AgentOutcome(final_text=completion.text, protocol=self.name, turns=1,
                                input_tokens=completion.usage.input_tokens,
@@ -147,10 +150,12 @@ async def agent_sample(ev: RunningEval, model: Model, arm: str, case: Case, repe
     root = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="hubskills-agent-"))
     try:
         ws = await asyncio.to_thread(seed_workspace, root / "workspace", case.files,
-                                     skill=ev.skill if arm == "skill" else None)
+                                     skill=ev.skill if arm == "skill" else None,
+                                     required=ev.dependencies)  # placed with the skill only
         task = AgentTask(case.prompt, ws.path, skill_name=ws.skill_path and ev.skill.name,
                          skill_description=ws.skill_path and ev.skill.description,
-                         skill_path=ws.skill_path, budget=ev.config.budget, seed=repeat)
+                         skill_path=ws.skill_path, budget=ev.config.budget, seed=repeat,
+                         required=required_listing(ev.dependencies) if ws.skill_path else ())
         runner: AgentRunner = ev.agent_runner(model, case, arm)
         try:
             outcome = await runner.run(task)
@@ -178,6 +183,11 @@ async def agent_sample(ev: RunningEval, model: Model, arm: str, case: Case, repe
         return row
     finally:
         await asyncio.to_thread(remove_tree, root)  # however deep the agent made it
+
+
+def required_listing(skills: tuple[Skill, ...]) -> tuple[tuple[str, str, str], ...]:
+    """The skills the skill requires as an agent lists them: (name, description, folder)."""
+    return tuple((s.name, s.description, f"{SKILLS_FOLDER}/{s.name}") for s in skills)
 
 
 def _fill(row: ResultRow, outcome: AgentOutcome, case: Case, arm: str) -> None:

@@ -12,6 +12,7 @@ the case's prompt and the case's own files.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -69,6 +70,20 @@ def skill_block(skill: Skill) -> str:
     return f"<skill name=\"{skill.name}\">\n{skill.render().strip()}\n</skill>"
 
 
+def skills_block(skill: Skill, dependencies: Sequence[Skill] = ()) -> str:
+    """The skill inline, then each skill it requires (`metadata.requires`) in its own block."""
+    return skill_block(skill) + required_text(skill, dependencies)
+
+
+def required_text(skill: Skill, dependencies: Sequence[Skill]) -> str:
+    """What follows the skill's own text when it requires others: each SKILL.md, delimited."""
+    if not dependencies:
+        return ""
+    names = ", ".join(d.name for d in dependencies)
+    return (f"\n\n{skill.name} requires these skills, loaded with it: {names}\n\n"
+            + "\n\n".join(skill_block(d) for d in dependencies))
+
+
 @dataclass
 class ArmPlan:
     """The first request of one arm: messages and tools."""
@@ -78,9 +93,11 @@ class ArmPlan:
 
 
 def build_arm(
-    arm: str, case: Case, skill: Skill, *, mode: Mode = "inline", placement: Placement = "user"
+    arm: str, case: Case, skill: Skill, *, mode: Mode = "inline", placement: Placement = "user",
+    dependencies: Sequence[Skill] = (),
 ) -> ArmPlan:
-    """Messages for `arm` ("baseline" or "skill"); the baseline never sees the skill."""
+    """Messages for `arm` ("baseline" or "skill"); the baseline never sees the skill, nor the
+    skills it requires (`dependencies`, given after it inline; loaded with it in tool mode)."""
     question = user_content(case)
     if arm == "baseline":
         return ArmPlan([Message("system", NEUTRAL_SYSTEM), Message("user", question)])
@@ -94,19 +111,23 @@ def build_arm(
             [LOAD_SKILL, READ_SKILL_FILE],
         )
     if placement == "system":
-        system = f"{NEUTRAL_SYSTEM}\n\nUse this skill when it applies:\n\n{skill_block(skill)}"
+        system = f"{NEUTRAL_SYSTEM}\n\nUse this skill when it applies:\n\n" \
+            f"{skills_block(skill, dependencies)}"
         return ArmPlan([Message("system", system), Message("user", question)])
-    prefixed = f"Use this skill when it applies:\n\n{skill_block(skill)}\n\n---\n\n{question}"
+    prefixed = f"Use this skill when it applies:\n\n{skills_block(skill, dependencies)}" \
+        f"\n\n---\n\n{question}"
     return ArmPlan([Message("system", NEUTRAL_SYSTEM), Message("user", prefixed)])
 
 
-def run_tool(call: ToolCall, skill: Skill) -> tuple[str, bool]:
-    """Execute a skill tool call; returns (result text, whether SKILL.md was loaded)."""
+def run_tool(call: ToolCall, skill: Skill,
+             dependencies: Sequence[Skill] = ()) -> tuple[str, bool]:
+    """Execute a skill tool call; returns (result text, whether SKILL.md was loaded). Loading
+    the skill loads the skills it requires with it (`dependencies`, after its text)."""
     name = str(call.arguments.get("name", ""))
     if name != skill.name:
         return f"No skill named '{name}'. Available: {skill.name}.", False
     if call.name == "load_skill":
-        return skill.render(), True
+        return skill.render() + required_text(skill, dependencies), True
     if call.name == "read_skill_file":
         return _read_file(skill, str(call.arguments.get("path", ""))), False
     return f"Unknown tool '{call.name}'.", False

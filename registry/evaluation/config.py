@@ -19,6 +19,7 @@ from registry.agent import Budget
 
 if TYPE_CHECKING:  # names for the annotations only: importing the options loads nothing else
     from registry.evaluation.arms import Mode, Placement
+    from registry.evaluation.dependencies import DependencyLoader
     from registry.providers import RetryPolicy
     from registry.sandbox import CodeChecks
 
@@ -55,3 +56,6 @@ class EvalConfig:
     # (`results.sequential.Design`: alpha, spending, settle_after, futility, batches).
     design: str | None = None
     design_options: dict[str, Any] = field(default_factory=dict)
+    # loads the skills the skill requires for its skill arm (`evaluation.dependencies`); None:
+    # such a skill is refused before any call
+    dependencies: DependencyLoader | None = None

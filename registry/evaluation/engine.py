@@ -31,6 +31,7 @@ from registry.evaluation.arms import MAX_TOOL_TURNS, build_arm, run_tool
 from registry.evaluation.calls import ModelCalls
 from registry.evaluation.checks import grade_row, has_code_checks, run_checks
 from registry.evaluation.config import EvalConfig
+from registry.evaluation.dependencies import load_dependencies
 from registry.evaluation.judge import make_judge
 from registry.evaluation.pairwise import Pairs
 from registry.evaluation.preflight import Probes, check_mode, check_suite, check_writable
@@ -84,6 +85,7 @@ class Evaluator(ModelCalls):
     """Runs one evaluation; use `run_evaluation` rather than this class directly."""
 
     writer: RunWriter
+    dependencies: tuple[Skill, ...] = ()  # the skills the skill requires: its arm's only
 
     def __init__(self, skill: Skill, suite: Suite, config: EvalConfig, settings: Settings,
                  done: set[tuple[str, str, str, int]], code: Choice) -> None:
@@ -127,7 +129,8 @@ class Evaluator(ModelCalls):
             return await self.complete(model, messages, tools=tools, seed=seed, repeat=seed)
 
         if not model.provider.supports_tools:
-            return SingleTurnRunner(complete, case, self.skill if arm == "skill" else None)
+            return SingleTurnRunner(complete, case, self.skill if arm == "skill" else None,
+                                    self.dependencies)  # the baseline's ignores them
         return ToolLoopRunner(complete, self.sandbox)
 
     async def sample(self, model: Model, arm: str, case_index: int, repeat: int) -> ResultRow:
@@ -146,7 +149,7 @@ class Evaluator(ModelCalls):
                 self.cap.record(row.cost_usd)
             return row
         plan = build_arm(arm, case, self.skill, mode=self.config.mode,
-                         placement=self.config.placement)
+                         placement=self.config.placement, dependencies=self.dependencies)
         messages = list(plan.messages)
         row = self._row(model, arm, case.id, repeat)
         loaded: bool | None = False if plan.tools else None
@@ -160,7 +163,7 @@ class Evaluator(ModelCalls):
                 messages.append(Message("assistant", completion.text,
                                         tool_calls=completion.tool_calls))
                 for call in completion.tool_calls:
-                    result, was_loaded = run_tool(call, self.skill)
+                    result, was_loaded = run_tool(call, self.skill, self.dependencies)
                     loaded = loaded or was_loaded
                     messages.append(Message("tool", result, tool_call_id=call.id))
         except ProviderError as exc:  # its context overflowed, or no answer came
@@ -339,6 +342,8 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
     for warning in (code.warning, mode_warning, None if agent else _agent_tasks(suite, command)):
         if warning and warn:
             warn(warning)
+    evaluator.dependencies = load_dependencies(  # after every check that costs nothing
+        skill, config.dependencies, manifest, resume=bool(resume), command=command)
     evaluator.writer = RunWriter(settings.runs_dir, manifest, resume=bool(resume))
     for row in [] if resume else done:  # told, not resumed: they join the new run
         evaluator.writer.add(row.model_copy(update={"run_id": manifest.run_id}))

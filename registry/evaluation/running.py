@@ -33,6 +33,7 @@ class RunningEval(Spending, Protocol):
     """What an agent-mode sample uses of the evaluation running it."""
 
     skill: Skill
+    dependencies: tuple[Skill, ...]  # the skills it requires: the skill arm's only
     settings: Settings
     models: list[Model]
     judge: JudgeFn | None

@@ -72,6 +72,21 @@ class ToolCount(BaseModel):
     calls: int
 
 
+class DependencyRecord(BaseModel):
+    """A skill the evaluated skill requires (`metadata.requires`), loaded in the skill arm with
+    it and never in the baseline: which one, at which version and revision, how it was asked
+    for (`acme/b@^1.2`; blank for one that only a dependency requires, then `via` names the
+    chain), and its content hash (a resumed run or a spot check loads exactly this)."""
+
+    skill: str  # its registry id, `ns/name`
+    name: str  # the skill's name, as the model sees it
+    version: str | None = None
+    revision: str
+    content_hash: str | None = None
+    required_as: str = ""
+    via: str = ""  # the chain that required it, `acme/a → acme/b`
+
+
 class RunManifest(BaseModel):
     """What was run, on what, with which parameters and versions."""
 
@@ -123,6 +138,9 @@ class RunManifest(BaseModel):
     # verdict, settled), so `verify` recomputes each decision.
     design: dict[str, Any] | None = None
     design_stops: dict[str, dict[str, Any]] | None = None
+    # The skills the evaluated skill requires, loaded in its skill arm (never the baseline's)
+    # at these revisions (`evaluation.dependencies`); empty when it requires none.
+    dependencies: list[DependencyRecord] = Field(default_factory=list)
 
     @property
     def is_partial(self) -> bool:

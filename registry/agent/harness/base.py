@@ -107,7 +107,7 @@ class Harness:
         """Run the CLI once in `task.workspace`; see the module docstring."""
         started = time.monotonic()
         scratch = Path(tempfile.mkdtemp(prefix="hubskills-harness-"))
-        link = _link_skill(task, self.adapter.skills_folder)
+        links = _link_skills(task, self.adapter.skills_folder)
         try:
             home, sockets = scratch / "home", scratch / "socket"
             home.mkdir(mode=0o700)
@@ -122,7 +122,8 @@ class Harness:
                 result = await self._sandboxed(task, home, proxy, env)
             events = _read_events(home / EVENTS, redact=proxy.secret)
         finally:
-            _unlink_skill(link, task.workspace)
+            for link in reversed(links):  # the last one removed leaves folders empty
+                _unlink_skill(link, task.workspace)
             remove_tree(scratch)  # the CLI's HOME and the secret's file: however deep it is
         if result.stopped:  # the workspace or HOME grew past the bounds: the arm's failure
             raise WorkspaceOverLimit(result.stopped)
@@ -233,16 +234,25 @@ def skill_files(entries: list[TranscriptEntry], skill: str) -> list[str]:
     return found
 
 
-def _link_skill(task: AgentTask, folder: str) -> Path | None:
-    """The relative link `folder/<name>` -> the seeded skill, when the CLI reads another
-    folder than the seeded one; None when nothing was made."""
-    if not task.skill_name or not task.skill_path or folder == str(Path(task.skill_path).parent):
+def _link_skills(task: AgentTask, folder: str) -> list[Path]:
+    """The seeded skill's link (`_link_skill`), then those of the skills it requires."""
+    if not task.skill_name or not task.skill_path:
+        return []
+    found = [_link_skill(task.workspace, folder, name, path)
+             for name, _, path in [(task.skill_name, "", task.skill_path), *task.required]]
+    return [link for link in found if link is not None]
+
+
+def _link_skill(workspace: Path, folder: str, name: str, skill_path: str) -> Path | None:
+    """The relative link `folder/<name>` -> the seeded skill at `skill_path`, when the CLI
+    reads another folder than the seeded one; None when nothing was made."""
+    if folder == str(Path(skill_path).parent):
         return None
-    link = task.workspace / folder / task.skill_name
+    link = workspace / folder / name
     if link.exists() or link.is_symlink():
         return None
     link.parent.mkdir(parents=True, exist_ok=True)
-    link.symlink_to(os.path.relpath(task.workspace / task.skill_path, link.parent))
+    link.symlink_to(os.path.relpath(workspace / skill_path, link.parent))
     return link
 
 
