@@ -277,6 +277,10 @@ class Catalog:
     def files(self, repo: str, sha: str) -> tuple[dict[str, bytes], frozenset[str]]:
         """The bytes of every file of `repo` at `sha`, and the paths with an exec bit (a
         subclass may read them from elsewhere: the Space, from its own fetched folders)."""
+        read_files = getattr(self.store, "read_files", None)  # the local store: no folder
+        if read_files is not None:
+            files, executable = read_files(repo, sha)
+            return dict(files), frozenset(executable)
         if self._mirror is None:  # one folder for the catalog's life: removing a fetched
             # folder costs more than fetching it, so each revision stays where it was fetched
             self._mirror = Path(tempfile.mkdtemp(prefix="hubskills-mcp-"))

@@ -59,7 +59,13 @@ from registry.stores.refs import (
     tag_for,
     version_tags,
 )
-from registry.stores.revisions import read_json, read_revision, write_json, write_revision
+from registry.stores.revisions import (
+    read_json,
+    read_revision,
+    revision_bytes,
+    write_json,
+    write_revision,
+)
 
 _SHA = frozenset("0123456789abcdef")
 
@@ -219,6 +225,23 @@ class LocalStore(ResultsShorthands):
             meta = read_json(meta_path, {})
             write_json(meta_path, {**meta, "downloads": int(meta.get("downloads", 0)) + 1})
         return Fetched(dest, paths, digest)
+
+    def read_files(self, repo: str, sha: str, *,
+                   limits: SizeLimits = STORE_LIMITS) -> tuple[dict[str, bytes], frozenset[str]]:
+        """The skill's files at `sha` as bytes, checked as `fetch` checks them but written
+        nowhere, and the paths with an exec bit (for a server handing them out: writing and
+        removing a folder per revision would cost more than the reading).
+
+        Raises:
+            VersionNotFound: no such revision; UnsafeSkill: as for `fetch`.
+        """
+        self._ensure_seeded()
+        rev = self._existing(repo) / "revisions" / sha
+        if len(sha) != 40 or not set(sha) <= _SHA or not (rev / "tree.json").is_file():
+            raise VersionNotFound(f"{repo} has no revision '{sha}'",
+                                  hint=f"hubskills versions {repo}")
+        files, layout, _ = revision_bytes(rev, f"{repo}@{sha[:12]}", limits)
+        return files, frozenset(layout.executable)
 
     def search(self, query: str = "", *, sort: str = "downloads", limit: int = 50,
                lift_key: LiftKey | None = None) -> list[SkillInfo]:

@@ -68,13 +68,30 @@ def read_revision(rev: Path, where: str, dest: Path, limits: SizeLimits) -> tupl
     Raises:
         UnsafeSkill: an unsafe path, a link, files over `limits`, a digest that does not match.
     """
+    files, layout, content = revision_bytes(rev, where, limits)
+    require_empty(dest)
+    for path, data in files.items():
+        write_file(dest, path, data)
+    apply_layout(dest, layout)
+    return list(files), content
+
+
+def revision_bytes(rev: Path, where: str, limits: SizeLimits) -> tuple[dict[str, bytes], Layout,
+                                                                       str | None]:
+    """Revision `rev`'s files as bytes, each checked as `read_revision` checks it, written
+    nowhere; with its layout (exec bits, empty folders) and the content hash `tree.json`
+    records.
+
+    Raises:
+        UnsafeSkill: an unsafe path, a link, files over `limits`, a digest that does not match.
+    """
     tree = read_json(rev / "tree.json", {})
     entries = [e for e in tree["files"] if check_relpath(e["path"])]
     limits.check([(e["path"], int(e.get("size", 0))) for e in entries], hint=HOSTILE_HINT)
     paths = [e["path"] for e in entries]
     layout = read_layout(json.dumps(tree).encode() if "executable" in tree else None,
                          paths, limits)
-    require_empty(dest)
+    files = {}
     for entry in entries:
         src = rev / "files" / entry["path"]
         if src.is_symlink() or not src.is_file():
@@ -86,9 +103,8 @@ def read_revision(rev: Path, where: str, dest: Path, limits: SizeLimits) -> tupl
             raise UnsafeSkill(f"{where}: {entry['path']} does not match its digest; the local "
                               "registry is damaged",
                               hint="hubskills registry seed --force, or publish again")
-        write_file(dest, entry["path"], data)
-    apply_layout(dest, layout)
-    return paths, tree.get("content_hash")
+        files[entry["path"]] = data
+    return files, layout, tree.get("content_hash")
 
 
 def read_json(path: Path, default: Any) -> Any:
