@@ -260,3 +260,37 @@ def test_errors_where_the_skill_fails_do_not_make_it_help():
         base, skill = suites("0.5", n_cases, 0.0, n_cases)
         s = simulate(Design(runs=runs), base, skill, n_cases, lost)
         assert np.mean(s.verdict == "helps") <= 0.025
+
+
+# -- one engine: an adaptive run's figures at its stopping level, in the report and the board --
+
+
+def test_an_adaptive_run_reports_at_its_stopping_level_in_the_summary_and_the_board():
+    from result_frames import rows_frame
+
+    from registry.results.leaderboard import run_entries
+    from registry.results.report import summarize
+    from registry.results.runs import ResultRow, RunManifest
+
+    design = Design(runs=3)
+    cases = sorted(empty(40))
+    plan, rounds = run(design, 40, lambda cid, arm, r: arm == "skill" and cid < "c22"
+                       or cid >= "c32")
+    assert plan.verdict == "helps" and plan.round == 1
+    manifest = RunManifest(run_id="r1", skill_name="s", content_hash="h", suite_hash="x",
+                           models=["m"], runs=3, case_ids=cases, design=design.to_dict(),
+                           design_stops={"m": {"round": 1, "reason": plan.reason,
+                                               "verdict": plan.verdict, "settled": 0}})
+    rows = [ResultRow(run_id="r1", skill_name="s", content_hash="h", model="m", arm=arm,
+                      case_id=cid, repeat=r, passed=value, round=1, **manifest.row_fields())
+            for cid, arm, r, value in rounds[0]]
+    [summary] = summarize(rows, manifest)
+    [entry] = run_entries(rows_frame(rows))
+    at_level = compare_arms({c: [v for d, a, _, v in rounds[0] if d == c and a == "baseline"]
+                             for c in cases},
+                            {c: [v for d, a, _, v in rounds[0] if d == c and a == "skill"]
+                             for c in cases})  # the 95% figures, for contrast
+    assert (summary.stats.lo, summary.stats.hi) == (entry.lift_lo, entry.lift_hi)
+    assert summary.stats.verdict == entry.verdict == "helps"
+    assert summary.stats.lo < at_level.lo  # the interval at 1 - 0.00333 is wider than at 95%
+    assert [s.stats.lo for s in summarize(rows)] == [at_level.lo]  # without the design: 95%

@@ -16,7 +16,7 @@ def report_run(manifest: RunManifest, rows: list[ResultRow], *, as_json: bool,
                verbose: bool) -> list[ModelSummary]:
     """A run's report (JSON, or the table and its notes); its summaries, for the caller to act
     on (a run where no model answered fails)."""
-    summaries = summarize(rows)
+    summaries = summarize(rows, manifest)
     if as_json:
         out.as_json({"manifest": manifest_json(manifest),
                      "summaries": [s.to_dict() for s in summaries]})

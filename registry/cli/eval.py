@@ -256,7 +256,7 @@ def _interrupted(result, *, as_json: bool, push: bool) -> None:
     manifest = result.manifest
     if as_json:
         out.as_json({"manifest": manifest.model_dump(),
-                     "summaries": [s.to_dict() for s in summarize(result.rows)]})
+                     "summaries": [s.to_dict() for s in summarize(result.rows, manifest)]})
     out.info(f"stopped: run {manifest.run_id} is marked interrupted; {len(result.rows)} of "
              f"{manifest.samples_planned} answers are kept"
              + ("; nothing was pushed" if push else ""))

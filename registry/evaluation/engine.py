@@ -391,7 +391,7 @@ def _execute(evaluator: Evaluator, settings: Settings, progress: Progress | None
                 writer.manifest.design_stops = evaluator.design_stops
                 writer.manifest.partial = status != "complete" or \
                     len(evaluator.design_stops) < len(evaluator.models)
-            writer.manifest.summaries = stored_summaries(rows)
+            writer.manifest.summaries = stored_summaries(rows, writer.manifest)
             writer.close(status, note)
         evaluator.cache.close()
     # What was written, read back: the caller sees the scrubbed run, as a later reader would.

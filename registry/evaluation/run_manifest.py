@@ -119,11 +119,13 @@ def count_samples(manifest: RunManifest, rows: list[ResultRow], status: str) -> 
     manifest.partial = status != "complete" or manifest.samples_done < manifest.samples_planned
 
 
-def stored_summaries(rows: list[ResultRow]) -> list[dict[str, Any]]:
-    """The per-model summaries a closing run stores, so `hubskills verify` can recompute them."""
+def stored_summaries(rows: list[ResultRow],
+                     manifest: RunManifest | None = None) -> list[dict[str, Any]]:
+    """The per-model summaries a closing run stores, so `hubskills verify` can recompute them
+    (an adaptive run's at its design's stopping level: ``manifest``)."""
     from registry.results.report import summarize
 
-    return [summary.to_dict() for summary in summarize(rows)]
+    return [summary.to_dict() for summary in summarize(rows, manifest)]
 
 
 def check_resumable(manifest: RunManifest, skill: Skill, suite: Suite | TriggerSuite, *,

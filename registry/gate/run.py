@@ -165,7 +165,7 @@ def gate_skill(folder: Path, root: Path, config: EvalConfig, settings: Settings,
             changes = None
     ours = skill_arms(run.rows)
     checks = []
-    for summary in summarize(run.rows):
+    for summary in summarize(run.rows, run.manifest):
         versus = (compare_arms(theirs[summary.model], ours[summary.model])
                   if summary.model in theirs else None)
         checks.append(GateCheck(

@@ -108,7 +108,7 @@ class GenerateReport:
 def summarize_round(run: EvalRun, round_no: int) -> RoundResult:
     """Per-student results of one evaluation run."""
     students = []
-    for s in summarize(run.rows):
+    for s in summarize(run.rows, run.manifest):
         st = s.stats
         cost = add_cost(s.baseline.cost_usd, s.skill.cost_usd)
         students.append(StudentResult(

@@ -293,7 +293,8 @@ def _save(settings: Settings, plan: JobPlan, there: Remote,
                 writer.add_transcript(record)
     status, note = _outcome(writer.manifest, plan, there, latest)
     count_samples(writer.manifest, rows, status)
-    writer.manifest.summaries = stored_summaries(rows)  # as a local run closes: verify's
+    # as a local run closes: verify's
+    writer.manifest.summaries = stored_summaries(rows, writer.manifest)
     writer.close(status, note)
     return EvalRun(read_manifest(settings.runs_dir, plan.run_id), rows)
 

@@ -53,7 +53,7 @@ def compare_runs(runs_root: Path, run_a: str, run_b: str) -> dict[str, Any]:
                f"{counts['same']} unchanged" + (f", {only} in one run only" if only else ""))
     runs = {m.run_id: {"label": m.label, "skill": m.skill_repo or m.skill_name,
                        "version": m.skill_version, "revision": m.skill_revision,
-                       "runs": m.runs, "summaries": [s.to_dict() for s in summarize(rows)]}
+                       "runs": m.runs, "summaries": [s.to_dict() for s in summarize(rows, m)]}
             for m, rows in zip(manifests, (rows_a, rows_b), strict=True)}
     return {"run_a": run_a, "run_b": run_b, "differences": differences(*manifests),
             "summary": summary, "counts": counts, "runs": runs, "cases": cases,

@@ -19,7 +19,7 @@ from registry.results.stats import Outcomes
 
 NAT = np.iinfo(np.int64).min
 CODED = ("skill_version", "model", "run_id", "mode", "placement", "suite_hash", "case_id",
-         "produced_by", "produced_via")
+         "produced_by", "produced_via", "design")
 COUNTS = ("suite_cases", "run_cases", "planned_runs")
 
 
@@ -41,12 +41,12 @@ class Rows(NamedTuple):
                                  for a in arms], -1).astype(np.int64)[arm]
         cols.update(_outcome(frame))
         cols["time"] = _times(frame)
-        for name in ("input_tokens", "output_tokens", "cost_usd", *COUNTS):
+        for name in ("input_tokens", "output_tokens", "cost_usd", "repeat", *COUNTS):
             missing = pd.Series(np.nan if name == "cost_usd" or name in COUNTS else 0.0,
                                 frame.index)
             values = pd.to_numeric(frame.get(name, missing), errors="coerce")
             cols[name] = values.to_numpy(dtype=float, na_value=np.nan)
-            if name in ("input_tokens", "output_tokens"):
+            if name in ("input_tokens", "output_tokens", "repeat"):
                 cols[name] = np.nan_to_num(cols[name])
         return cls(cols, labels)
 
@@ -61,6 +61,33 @@ class Rows(NamedTuple):
         return Outcomes(group, rank(self.labels["case_id"])[c["case_id"]], c["arm"],
                         c["graded"], c["passed"], c["transport"], c["input_tokens"],
                         c["output_tokens"], c["cost_usd"])
+
+
+def levels(rows: Rows, group: np.ndarray, n_groups: int) -> np.ndarray:
+    """Per group of one run, the level `stats.table` reports it at: `stats.ALPHA`, or an
+    adaptive run's stopping look's (`sequential.reporting_alpha`, from the design its rows
+    carry and its rows), as the run's own summary is (`report.levels`)."""
+    from registry.results.stats import ALPHA
+
+    found = np.full(n_groups, ALPHA)
+    design = rows.cols["design"]
+    if not (design >= 0).any():
+        return found
+    import json
+
+    from registry.results.sequential import Design, history_of, reporting_alpha
+
+    c, cases = rows.cols, rows.labels["case_id"]
+    for g in np.unique(group[design >= 0]).tolist():
+        at = np.flatnonzero(group == g)
+        spec = json.loads(str(rows.labels["design"][design[at[0]]]))
+        spec.pop("stops", None)
+        planned = spec.pop("cases", None) or sorted({str(cases[k]) for k in c["case_id"][at]})
+        found[g] = reporting_alpha(Design.from_dict(spec), history_of(planned, (
+            (str(cases[c["case_id"][i]]), "skill" if c["arm"][i] else "baseline",
+             int(c["repeat"][i]), None if c["transport"][i] else bool(c["passed"][i]))
+            for i in at.tolist() if c["arm"][i] >= 0)))
+    return found
 
 
 def _outcome(frame: pd.DataFrame) -> dict[str, np.ndarray]:

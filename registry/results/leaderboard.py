@@ -27,6 +27,7 @@ from registry.results.grouping import (
     combine,
     combine_all,
     group_max,
+    levels,
     lookup,
     rank,
 )
@@ -200,7 +201,9 @@ def entries(frame: pd.DataFrame, *, skill: str | None = None, model: str | None 
     on_chosen = np.zeros(len(runs["key"]), dtype=bool)
     on_chosen[chosen] = True
     rows = rows.take(on_chosen[runs["of"]])
-    built = _build(rows, keys, stats.table(rows.outcomes(k[on_chosen[runs["of"]]]), len(keys)),
+    chosen_k = k[on_chosen[runs["of"]]]
+    built = _build(rows, keys, stats.table(rows.outcomes(chosen_k), len(keys),
+                                           levels(rows, chosen_k, len(keys))),
                    {name: values[chosen] for name, values in runs.items() if name != "of"},
                    status[chosen], verification[chosen])
     return [e for e in built if not verdict or e.verdict.startswith(verdict)]
@@ -351,5 +354,6 @@ def _run_entries(rows: Rows) -> list[Entry]:
     runs = run_groups(rows, k, len(keys))
     status = run_status(rows, keys, runs)
     return _build(rows, keys[runs["key"]], stats.table(rows.outcomes(runs["of"]),
-                                                       len(runs["key"])),
+                                                       len(runs["key"]),
+                                                       levels(rows, runs["of"], len(runs["key"]))),
                   {name: v for name, v in runs.items() if name != "of"}, status)

@@ -16,7 +16,7 @@ import numpy as np
 from registry.results import stats
 from registry.results.display import case_order
 from registry.results.pairwise import PairwiseSummary, summarize_pairwise
-from registry.results.runs import ResultRow
+from registry.results.runs import ResultRow, RunManifest
 from registry.results.stats import (
     EXACT_TEST,
     INTERVAL_METHOD,
@@ -150,17 +150,32 @@ def _as_dict(value: Any) -> Any:
     return value
 
 
-def summarize(rows: list[ResultRow]) -> list[ModelSummary]:
-    """One summary per model, in the order models first appear in the rows."""
+def summarize(rows: list[ResultRow], manifest: RunManifest | None = None) -> list[ModelSummary]:
+    """One summary per model, in the order models first appear in the rows; an adaptive run's
+    (``manifest.design``) at the level its design stopped at (`sequential.reporting_alpha`)."""
     if not rows:
         return []
     models = list(dict.fromkeys(r.model for r in rows if r.model is not None))
-    table = stats.table(_outcomes(rows, models), len(models))
+    table = stats.table(_outcomes(rows, models), len(models), levels(manifest, rows, models))
     by_model: dict[str, list[ResultRow]] = defaultdict(list)
     for row in rows:
         by_model[row.model].append(row)
     return [_summarize_model(str(model), by_model[str(model)], table, i)
             for i, model in enumerate(models)]
+
+
+def levels(manifest: RunManifest | None, rows: list[ResultRow], models: list[str]) -> np.ndarray:
+    """Per model, the level its figures are reported at: `stats.ALPHA`, or an adaptive run's
+    stopping look's (the design recomputed from the rows, as `hubskills verify` does)."""
+    design = manifest.design if manifest is not None else None
+    if not design or design.get("kind") != "adaptive":
+        return np.full(len(models), stats.ALPHA)
+    from registry.results.sequential import Design, history_of, reporting_alpha
+
+    plan, cases = Design.from_dict(design), manifest.case_ids  # type: ignore[union-attr]
+    return np.array([reporting_alpha(plan, history_of(cases, (
+        (r.case_id, r.arm, r.repeat, None if r.is_error else r.passed)
+        for r in rows if r.model == model))) for model in models])
 
 
 def _outcomes(rows: list[ResultRow], models: list[str]) -> stats.Outcomes:

@@ -321,6 +321,37 @@ def plan_round(design: Design, history: History) -> RoundPlan:
     raise AssertionError("the last round always stops")  # pragma: no cover
 
 
+def reporting_alpha(design: Design, history: History) -> float:
+    """The level a run's figures are reported at (`stats.table`'s ``alpha``): a fixed run's
+    ``alpha``; an adaptive run's stopping look's, so its interval is a repeated confidence
+    interval valid under the stop and its verdict the one the design decided; while it is
+    partial, its last complete look's."""
+    if design.kind == "fixed":
+        return design.alpha
+    plan = plan_round(design, history)
+    if plan.stop:
+        return plan.alpha
+    return look_alpha(design, len(history), plan.round - 1) if plan.round > 1 else design.alpha
+
+
+def history_of(case_ids: Iterable[str],
+               rows: Iterable[tuple[str, str, int, bool | None]]) -> dict[str, dict[str, list]]:
+    """A run's history for `plan_round` from its rows ((case_id, arm, run_index, outcome),
+    None: an errored sample): every case present, each arm's outcomes in run order up to its
+    first missing run."""
+    found: dict[tuple[str, str], dict[int, bool | None]] = {}
+    for case, arm, run, outcome in rows:
+        found.setdefault((case, arm), {})[run] = outcome
+    history: dict[str, dict[str, list]] = {}
+    for case in case_ids:
+        history[case] = {}
+        for arm in ARMS:
+            runs = found.get((case, arm), {})
+            cut = next(r for r in range(len(runs) + 1) if r not in runs)
+            history[case][arm] = [runs[r] for r in range(cut)]
+    return history
+
+
 def check_rounds(design: Design, rounds: Sequence[Iterable[Row]], *,
                  cases: Iterable[str] = (), complete: bool = True,
                  stopped: Mapping | None = None) -> list[str]:

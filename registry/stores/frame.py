@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 
 _STRING = ("run_id", "skill_name", "skill_version", "skill_repo", "skill_revision",
            "content_hash", "model", "mode", "arm", "case_id", "error", "error_kind",
-           "suite_hash", "placement", "produced_by", "produced_via")
+           "suite_hash", "placement", "produced_by", "produced_via", "design")
 _TIME = pa.timestamp("us", tz="UTC")
 _FIELDS: list[tuple[str, pa.DataType]] = [
     *((name, pa.string()) for name in _STRING[:10]),
@@ -49,10 +49,11 @@ _FIELDS: list[tuple[str, pa.DataType]] = [
 _PARSE_SCHEMA = pa.schema(_FIELDS)
 SCHEMA = pa.schema([*_FIELDS[:-1], ("created_at", _TIME)])
 COLUMNS = tuple(SCHEMA.names)
-#: What a frame holds: every column `evaluation.grouping.Rows` reads (repeat, score, latency,
-#: revision, content hash and the cache/load flags are for whole rows only).
+#: What a frame holds: every column `evaluation.grouping.Rows` reads (score, latency, revision,
+#: content hash and the cache/load flags are for whole rows only; an adaptive run's design and
+#: each row's repeat give the level its figures are reported at).
 FRAME_COLUMNS = tuple(name for name in COLUMNS if name not in (
-    "repeat", "score", "latency_s", "skill_revision", "content_hash", "skill_loaded", "cached"))
+    "score", "latency_s", "skill_revision", "content_hash", "skill_loaded", "cached"))
 FANOUT = 16  # shards of one size class merged at a time
 COLUMN_GROUP = 4  # frame columns read and converted at a time (bounds a load's peak memory)
 FETCHERS = 8  # sources fetched at once (huggingface_hub's own default for snapshots)

@@ -368,5 +368,5 @@ def _replay(manifest: RunManifest, latest: list[ResultRow], suite: Suite, settin
     if manifest.summaries is None:
         report.cannot("the run stores no summary to recompute (a run made before verify)")
         return
-    report.differences.extend(compare_summaries(manifest.summaries, replay.rows))
+    report.differences.extend(compare_summaries(manifest.summaries, replay.rows, manifest))
 

@@ -8,15 +8,17 @@ import math
 from typing import Any
 
 from registry.evaluation.run_manifest import stored_summaries
-from registry.results.runs import ResultRow
+from registry.results.runs import ResultRow, RunManifest
 from registry.verify.regrade import TOLERANCE, Difference
 
 
-def compare_summaries(stored: list[dict[str, Any]], rows: list[ResultRow]) -> list[Difference]:
-    """Where the summaries the run stored differ from those recomputed from `rows`."""
+def compare_summaries(stored: list[dict[str, Any]], rows: list[ResultRow],
+                      manifest: RunManifest | None = None) -> list[Difference]:
+    """Where the summaries the run stored differ from those recomputed from `rows` (an
+    adaptive run's at its design's stopping level, from ``manifest``)."""
     by_model = {s.get("model"): s for s in stored if isinstance(s, dict)}
     differences: list[Difference] = []
-    for summary in stored_summaries(rows):
+    for summary in stored_summaries(rows, manifest):
         model = summary["model"]
         if model not in by_model:
             differences.append(Difference(f"summary ({model})", "model", None, model))
