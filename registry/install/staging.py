@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 import shutil
 import stat
 from dataclasses import dataclass, field
@@ -195,7 +196,8 @@ def _scan(folder: Path, repo: str, resolved: Resolved, allow_risky: bool,
           dry_run: bool) -> list[Finding]:
     findings = scan_folder(folder)
     pinned = f"{repo}@{resolved.sha[:12]}"  # a folder has no revisions to name: it is as it is
-    again = (f"hubskills pull {repo if resolved.registry == 'folder' else pinned}"
+    source = repo if resolved.registry in ("folder", "mcp") else pinned  # no revision to name
+    again = (f"hubskills pull {shlex.quote(source)}"
              f"{' --dry-run' if dry_run else ''} --allow-risky")
     check_findings(findings, subject=pinned, action="installed",
                    allow_risky=allow_risky,
