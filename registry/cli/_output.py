@@ -65,7 +65,9 @@ def table(
     """
     cells = [["" if cell is None else scrub(str(cell)) for cell in row] for row in rows]
     spans = {name: _span(name, [row[i] for row in cells]) for i, name in enumerate(columns)}
-    shown, hidden, said = list(columns), [], []
+    shown = list(columns)
+    hidden: list[str] = []
+    said: list[str] = []
 
     def fits() -> bool:
         return sum(spans[name][0] for name in shown) + 2 * (len(shown) - 1) <= out.width

@@ -84,7 +84,8 @@ def stores(registry: str | None = None, *,
 
     With `offline_fallback` (pulls), the Hub falls back to the local registry when offline.
     """
-    settings, cache = Settings.from_env(), {}  # type: ignore[var-annotated]
+    settings = Settings.from_env()
+    cache: dict[str, SkillStore] = {}
 
     def store_for(name: str) -> SkillStore:
         key = registry or name

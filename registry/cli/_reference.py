@@ -51,7 +51,9 @@ def commands() -> list[tuple[click.Context, click.Command]]:
         ctx = stack.pop()
         found.append((ctx, ctx.command))
         group = ctx.command
-        for name in group.list_commands(ctx) if isinstance(group, click.Group) else ():
+        if not isinstance(group, click.Group):
+            continue
+        for name in group.list_commands(ctx):
             command = group.get_command(ctx, name)
             if command is not None and not command.hidden and not (group is cli
                                                                    and name in HIDDEN):

@@ -156,7 +156,7 @@ class SkillSource(click.ParamType):
 
 def _command_names(ctx: click.Context) -> list[str]:
     """`["suite", "show"]`: the command's names after the program's (or its own, alone)."""
-    names = []
+    names: list[str] = []
     while ctx.parent is not None:
         names.insert(0, ctx.info_name or "")
         ctx = ctx.parent

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import click
 from rich.markup import escape
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 # registry.evaluation.trigger.MODE, spelled out: that module (imported by a trigger run only)
 # loads the agent's tools, which a chat run does not need
-MODE = "trigger"
+MODE: Final = "trigger"
 HELP = ("; trigger: whether an agent opens the skill listed among other skills, for each query "
         "of evals/triggers.json")
 # Options a trigger run does not use: given, they are refused rather than ignored.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.markup import escape
@@ -28,12 +29,12 @@ def agents_command(project: Path, as_json: bool) -> None:
       hubskills agents --json
     """
     home = Path.home()
-    rows = [{"name": a.name, "title": a.title,
-             "project_folder": str(a.folder(Path(), global_=False)),
-             "user_folder": _home_relative(a.folder(home, global_=True), home),
-             "reads_agents_skills": a.is_native(global_=False),
-             "project": why_detected(a, project), "global": why_detected(a, home, global_=True)}
-            for a in AGENTS.values()]
+    rows: list[dict[str, Any]] = [  # JSON-ready
+        {"name": a.name, "title": a.title, "project_folder": str(a.folder(Path(), global_=False)),
+         "user_folder": _home_relative(a.folder(home, global_=True), home),
+         "reads_agents_skills": a.is_native(global_=False),
+         "project": why_detected(a, project), "global": why_detected(a, home, global_=True)}
+        for a in AGENTS.values()]
     if as_json:
         out.as_json(rows)
         return

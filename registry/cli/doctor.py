@@ -18,7 +18,8 @@ _KEYS = (("ANTHROPIC_API_KEY", "anthropic_api_key"), ("OPENAI_API_KEY", "openai_
 
 
 def _sandbox(settings: Settings) -> dict[str, Any]:
-    backends = [{"name": n, "works": ok, "why": why} for n, ok, why in sandbox_report(settings)]
+    backends: list[dict[str, Any]] = [{"name": n, "works": ok, "why": why}
+                                      for n, ok, why in sandbox_report(settings)]
     isolating = [b for b in backends if BACKENDS[b["name"]](settings).isolating]
     chosen = next((b["name"] for b in isolating if b["works"]), None)
     return {"selected": chosen, "backends": backends}

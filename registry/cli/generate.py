@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import click
 from rich.markup import escape
@@ -55,9 +56,9 @@ from registry.results.display import lift_interval, pct, usd
 def generate_command(task: str | None, improve: Path | None, feedback: str | None,
                      sources: tuple[Path, ...], examples: tuple[str, ...],
                      teacher: str | None, students: tuple[str, ...], n_tests: int, rounds: int,
-                     runs: int, mode: str, out_dir: Path, name: str | None, force: bool,
-                     no_eval: bool, base_url: str | None, max_tokens: int | None,
-                     as_json: bool) -> None:
+                     runs: int, mode: Literal["inline", "tool"],  # click.Choice's values
+                     out_dir: Path, name: str | None, force: bool, no_eval: bool,
+                     base_url: str | None, max_tokens: int | None, as_json: bool) -> None:
     """Generate a skill and a test suite with a teacher model, measure it on students, refine.
 
     The output folder, the students' keys and what --mode needs are checked before the

@@ -95,11 +95,11 @@ def board_of(frame: object, filters: dict, found: dict,
     from registry.results.leaderboard_badges import is_shown
     from registry.results.trigger_board import trigger_entries
 
-    everything = entries(frame, **filters, badges=found)  # type: ignore[arg-type]
+    everything = entries(frame, **filters, badges=found)
     ranked = everything if include_unverified else [e for e in everything if is_shown(e)]
     # a verdict is a lift's: no trigger entry has one
     listed = [] if filters["verdict"] else trigger_entries(
-        frame, **{k: v for k, v in filters.items() if k != "verdict"},  # type: ignore[arg-type]
+        frame, **{k: v for k, v in filters.items() if k != "verdict"},
         badges=found)
     triggers = listed if include_unverified else [e for e in listed if is_shown(e)]
     return ranked, len(everything) - len(ranked) + len(listed) - len(triggers), triggers
