@@ -105,12 +105,13 @@ def pending(state: SpaceState, replays: PendingReplays | None = None) -> tuple[d
     if replays is not None:
         replays.request()
         replayed = replays.note()
-    frame, unread = pending_view(state.store)  # a run file too large is listed, not parsed
+    listed = state.store.results.pending()  # listed once, for the rows and their badges
+    frame, unread = pending_view(state.store, listed=listed)  # too large: listed, not parsed
     replayed = "\n".join(
         [f"- PR #{pr.num} by {code_span(pr.author)}: {code_span(f.path)}, {f.size / 1e6:.1f} MB"
          ": not read on a page load (too large); its replay says what it holds"
          for pr, f in unread] + ([replayed] if replayed else []))
-    view = leaderboard_view(Board.build(frame, badges=pending_badges(state.store)),
+    view = leaderboard_view(Board.build(frame, badges=pending_badges(state.store, listed)),
                             state.tags(), limit=TABLE_ROWS, include_unverified=True)
     if view.table.empty:
         empty = ("No pending rows small enough to read here." if unread

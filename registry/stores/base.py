@@ -228,8 +228,10 @@ class ResultsDataset(Protocol):
         """Open pull requests and the run files each adds that the dataset does not hold."""
         ...
 
-    def pending_run_files(self) -> list[tuple[PullRequest, RunFile]]:
-        """Each run file waiting in an open pull request, with the hash of its rows."""
+    def pending_run_files(self, listed: list[tuple[PullRequest, list[RemoteFile]]] | None = None
+                          ) -> list[tuple[PullRequest, RunFile]]:
+        """Each run file waiting in an open pull request, with the hash of its rows (of
+        ``listed``, `pending`'s answer, when given)."""
         ...
 
     def pending_frame(self, pr: PullRequest, added: list[RemoteFile]) -> pd.DataFrame:

@@ -49,6 +49,7 @@ from registry.stores.dataset import (
 )
 from registry.stores.files import CARD_FILE
 from registry.stores.hub_reviews import HubReviews
+from registry.stores.listings import CommitListings
 from registry.stores.records import (
     RECORDS_DIR,
     Record,
@@ -83,6 +84,7 @@ class HubResults(HubReviews):
                  writable: Callable[[], None] = lambda: None,
                  verifiers: tuple[str, ...] = ()) -> None:
         self.client, self.cache_dir = client, cache_dir
+        self.listings = CommitListings(client)  # by commit: a commit's files never change
         self._verifiers, self._me = verifiers, None
         self._repo, self._namespace = configured, namespace
         self._online, self._writable = online, writable
@@ -109,8 +111,10 @@ class HubResults(HubReviews):
         Raises:
             MissingCredentials: no valid token.
         """
-        with user_errors():
-            return self.client.whoami()
+        if self._me is None:  # the token's user, asked once: a client's token never changes
+            with user_errors():
+                self._me = self.client.whoami()
+        return self._me
 
     def append(self, manifest: RunManifest, rows: list[ResultRow]) -> Appended:
         """Add the run's file in one commit, or propose it as a pull request when this token
@@ -170,7 +174,7 @@ class HubResults(HubReviews):
         repo = self.repo()
         try:
             head = self.client.repo_info(repo, repo_type="dataset").sha
-            entries = self.client.tree(repo, RESULTS_DIR, head, repo_type="dataset")
+            entries = self.listings.tree(repo, RESULTS_DIR, head)
         except (RepoNotFound, EntryNotFound):
             return [], None
         return sorted((e for e in entries if e.path.endswith(".jsonl")),
@@ -257,8 +261,7 @@ class HubResults(HubReviews):
                     entries, at = self.files()
                 else:
                     at = revision
-                    entries = self.client.tree(self.repo(), RESULTS_DIR, revision,
-                                               repo_type="dataset")
+                    entries = self.listings.tree(self.repo(), RESULTS_DIR, revision)
             except (RepoNotFound, EntryNotFound):
                 return None
             except RevisionNotFound as err:
@@ -276,11 +279,14 @@ class HubResults(HubReviews):
             files, head = self.files()
             return [self._run_file(e.path, e.blob_id, head) for e in files]
 
-    def pending_run_files(self) -> list[tuple[PullRequest, RunFile]]:
-        """Each run file waiting in an open pull request, with the hash of its rows."""
+    def pending_run_files(self, listed: list[tuple[PullRequest, list[RemoteFile]]] | None = None
+                          ) -> list[tuple[PullRequest, RunFile]]:
+        """Each run file waiting in an open pull request, with the hash of its rows (of
+        ``listed``, `pending`'s answer, when given: not listed again)."""
         with user_errors():
             return [(pr, self._run_file(e.path, e.blob_id, pr.revision))
-                    for pr, added in self._pending() for e in added]
+                    for pr, added in (self._pending() if listed is None else listed)
+                    for e in added]
 
     def _run_file(self, path: str, blob_id: str | None, revision: str | None) -> RunFile:
         if not blob_id:  # not reported: hash the bytes
@@ -293,7 +299,7 @@ class HubResults(HubReviews):
         with user_errors():
             try:
                 head = self.client.repo_info(repo, repo_type="dataset").sha
-                listed = self.client.tree(repo, RECORDS_DIR, head, repo_type="dataset")
+                listed = self.listings.tree(repo, RECORDS_DIR, head)
             except (RepoNotFound, EntryNotFound):
                 return []
             return parse_records((e.path, self._download(e.path, head).read_bytes())

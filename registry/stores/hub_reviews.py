@@ -2,7 +2,8 @@
 
 A mixin of `HubResults` (kept apart so `hub_results.py` keeps to runs and records): list the
 open pull requests and the commit each stands at, what one changes (`submissions.py`: three
-file listings and two bounded histories), the bytes of a file at that commit, the thread with
+file listings and two bounded histories, each kept by commit, `listings.py`: a commit listed
+once is not asked again), the bytes of a file at that commit, the thread with
 its authors, and the two answers: a comment, or the admission of exactly the files the
 reviewer replayed (committed to `main` by the reviewer, then the pull request closed: the Hub's
 own merge takes no commit to merge, so it could apply a commit pushed after the replay).
@@ -23,6 +24,7 @@ from registry.stores.submissions import Submission, changes_of, merge_base
 if TYPE_CHECKING:
     from registry.hub import HubClient, PullRequest, RemoteFile
     from registry.hub.discussions import Comment
+    from registry.stores.listings import CommitListings
 
 HISTORY = 1000  # commits read back, each side, to find where a pull request branched
 
@@ -31,6 +33,7 @@ class HubReviews:
     """Pull requests on the results dataset (see the module docstring)."""
 
     client: HubClient
+    listings: CommitListings
     repo: Callable[[], str]
     producer: Callable[[], str]
     _download: Callable[[str, str | None], Path]
@@ -55,10 +58,8 @@ class HubReviews:
         repo = self.repo()
         with user_errors():
             main = self.client.repo_info(repo, repo_type="dataset").sha
-            base = merge_base(self.client.history(repo, head, limit=HISTORY,
-                                                  repo_type="dataset"),
-                              self.client.history(repo, main, limit=HISTORY,
-                                                  repo_type="dataset"))
+            base = merge_base(self.listings.history(repo, head, limit=HISTORY),
+                              self.listings.history(repo, main, limit=HISTORY))
             on_main = self._listing(repo, main)
             if base is None:
                 return Submission(pr, head, on_main=frozenset(f.path for f in on_main),
@@ -68,7 +69,7 @@ class HubReviews:
 
     def _listing(self, repo: str, revision: str) -> list[RemoteFile]:
         try:
-            return self.client.tree(repo, None, revision, repo_type="dataset")
+            return self.listings.tree(repo, None, revision)
         except EntryNotFound:
             return []
 

@@ -168,7 +168,8 @@ class LocalResults:
         """Nothing: a local dataset takes no pull requests."""
         return []
 
-    def pending_run_files(self) -> list[tuple[PullRequest, RunFile]]:
+    def pending_run_files(self, listed: list[tuple[PullRequest, list[RemoteFile]]] | None = None
+                          ) -> list[tuple[PullRequest, RunFile]]:
         """Nothing: a local dataset takes no pull requests."""
         return []
 

@@ -25,10 +25,14 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from registry.results.leaderboard_badges import REPLAY, SPOT_CHECK, Badge, badge_from
 from registry.stores.base import SkillStore
 from registry.stores.records import RECORDS_DIR, Record, RunFile, record_path, rows_hash
+
+if TYPE_CHECKING:
+    from registry.hub import PullRequest, RemoteFile
 
 __all__ = ["RECORDS_DIR", "Record", "RunFile", "badges", "for_rows", "pending_badges",
            "read_records", "record_path", "rows_hash", "run_files", "trusted"]
@@ -88,14 +92,16 @@ def badges(store: SkillStore) -> dict[str, Badge]:
             for run in store.results.run_files()}
 
 
-def pending_badges(store: SkillStore) -> dict[str, Badge]:
+def pending_badges(store: SkillStore, listed: list[tuple[PullRequest, list[RemoteFile]]]
+                   | None = None) -> dict[str, Badge]:
     """Run id -> `Badge` for every run waiting in an open pull request on ``store``'s results
-    dataset (a replay recorded while it waited still holds once it is merged unchanged).
+    dataset (a replay recorded while it waited still holds once it is merged unchanged);
+    ``listed``: the pull requests' files as `store.results.pending()` listed them already.
 
     Raises:
         HubskillsError: the Hub could not be asked.
     """
-    waiting = store.results.pending_run_files()
+    waiting = store.results.pending_run_files(listed)
     if not waiting:
         return {}
     records = read_records(store)

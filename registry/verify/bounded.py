@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 GRACE_S = 5.0  # a killed child's group is waited on this long
 READ_S = 300.0  # a child reads and hashes a run file within this long (the cap bounds replays)
+NICE = 19  # the child's nice value (`give_way`): the visitors' requests come first
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,7 @@ def replay_bounded(store: SkillStore, repo: str, run_id: str, data: bytes,
                 [sys.executable, "-m", "registry.verify.bounded", str(out)],
                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=errors,
                 start_new_session=True, env=_child_env())
+            give_way(child.pid)
             try:
                 child.communicate(pickle.dumps((settings, repo, run_id, data)), timeout=cap)
             except subprocess.TimeoutExpired:
@@ -152,6 +154,7 @@ class Replay:
                 [sys.executable, "-m", "registry.verify.bounded", str(folder / "found.json")],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors,
                 start_new_session=True, env=_child_env())
+        give_way(self._child.pid)
         assert self._child.stdin is not None and self._child.stdout is not None
         try:
             self._child.stdin.write(pickle.dumps((self.settings, self.run_file, self.head)))
@@ -266,6 +269,21 @@ def _child_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (home, env.get("PYTHONPATH")) if p)
     return env
+
+
+def give_way(pid: int) -> None:
+    """Have the child ``pid`` yield the CPU to the process serving visitors: nice `NICE`, for
+    it and for its session's autogroup (Linux gives a new session an autogroup of its own,
+    weighed against the Space's whole group whatever the nice of the tasks inside it). Raising
+    a nice value needs no privilege; where either cannot be set, the child runs as it is."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, pid, NICE)
+    except (OSError, AttributeError):
+        pass
+    try:
+        Path(f"/proc/{pid}/autogroup").write_text(f"{NICE}\n")
+    except OSError:  # no autogroups (not Linux, or turned off)
+        pass
 
 
 def _kill(child: subprocess.Popen[bytes]) -> None:

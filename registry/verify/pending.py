@@ -45,10 +45,12 @@ def pending_frame(store: SkillStore) -> pd.DataFrame:
     return pending_view(store, MAX_BYTES)[0]
 
 
-def pending_view(store: SkillStore, max_bytes: int = VIEW_BYTES
+def pending_view(store: SkillStore, max_bytes: int = VIEW_BYTES, *,
+                 listed: list[tuple[PullRequest, list[RemoteFile]]] | None = None
                  ) -> tuple[pd.DataFrame, list[tuple[PullRequest, RemoteFile]]]:
     """`pending_frame`'s rows, reading only run files of at most ``max_bytes``, and the run
-    files left unread for their size (each with its pull request; sizes from the listing).
+    files left unread for their size (each with its pull request; sizes from the listing);
+    ``listed``: `store.results.pending()`'s answer, when the caller has it (not asked again).
 
     Raises:
         HubskillsError: the Hub could not be asked (offline, unreachable, no access).
@@ -57,7 +59,7 @@ def pending_view(store: SkillStore, max_bytes: int = VIEW_BYTES
 
     from registry.stores.frame import empty_frame
 
-    listed = store.results.pending()[:SHOWN_PRS]
+    listed = (store.results.pending() if listed is None else listed)[:SHOWN_PRS]
     waiting = [(pr, _readable(added, max_bytes)) for pr, added in listed]
     unread = [(pr, f) for pr, added in listed for f in _readable(added, MAX_BYTES)
               if f.size > max_bytes]
