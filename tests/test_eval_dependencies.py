@@ -290,3 +290,35 @@ def test_the_cli_resolves_from_the_configured_registry_and_the_summary_says_so(
     assert code == 0 and said in " ".join(shown.split())
     code, _, err = run_main(capsys, "eval", skill, "-m", "local/fake-student", "--on", "jobs")
     assert code == 1 and "do not load a skill's dependencies yet" in " ".join(err.split())
+
+
+def test_verify_replays_and_re_asks_with_the_recorded_revisions(capsys, server, tmp_path,
+                                                                monkeypatch):
+    monkeypatch.setenv("HUBSKILLS_HOME", str(tmp_path / "hs"))
+    monkeypatch.setenv("HUBSKILLS_BASE_URL", server.url)
+    monkeypatch.delenv("HUBSKILLS_REGISTRY", raising=False)
+    registry = LocalStore(Settings.from_env().store_dir)
+    publish(registry, tmp_path, "acme/zorblax-facts", "1.2.0", body=f"FACTS-1.2.0. {FACT}")
+    skill = make_skill(tmp_path, "acme/zorblax-facts@^1", n_cases=2)
+    assert run_main(capsys, "eval", skill, "-m", "local/fake-student", "--runs", "1")[0] == 0
+    [run] = list_runs(Settings.from_env().runs_dir)
+    code, out, err = run_main(capsys, "verify", run.run_id)  # regrades: asks no model
+    assert code == 0 and "verified" in out, out + err
+
+    publish(registry, tmp_path, "acme/zorblax-facts", "1.5.0", body=f"FACTS-1.5.0. {FACT}")
+    server.reset()
+    code, out, err = run_main(capsys, "verify", run.run_id, "--resample", "1")
+    assert code == 0, out + err
+    skill_arm, baseline = by_arm(server)
+    assert skill_arm and all("FACTS-1.2.0" in t and "FACTS-1.5.0" not in t for t in skill_arm)
+    assert baseline and not any("FACTS" in t for t in baseline)
+
+    # a run that does not record them cannot be re-asked as it ran: refused before any call
+    manifest_file = Settings.from_env().runs_dir / run.run_id / "manifest.json"
+    data = json.loads(manifest_file.read_text())
+    data["dependencies"] = []
+    manifest_file.write_text(json.dumps(data))
+    server.reset()
+    code, out, err = run_main(capsys, "verify", run.run_id, "--resample", "1")
+    assert code == 1 and server.requests == []
+    assert "does not record which revisions of them" in " ".join(err.split())

@@ -5,7 +5,7 @@ yet."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,14 +19,17 @@ if TYPE_CHECKING:
     from registry.format.requires import Requirement
     from registry.format.skill import Skill
     from registry.results.runs import DependencyRecord
+    from registry.stores import SkillStore
 
 
 class EvalDependencyLoader:
-    """`evaluation.dependencies.DependencyLoader` for the CLI: resolves from the configured
-    registry (`HUBSKILLS_REGISTRY`); the folders it stages are removed when the command ends."""
+    """`evaluation.dependencies.DependencyLoader` for the CLI: loads from the registry
+    `open_store` opens (None: the configured one, `HUBSKILLS_REGISTRY`), only when called; the
+    folders it stages are removed when the command ends."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
+    def __init__(self, settings: Settings,
+                 open_store: Callable[[], SkillStore] | None = None) -> None:
+        self.settings, self.open_store = settings, open_store
 
     def __call__(self, skill: Skill, needs: Sequence[Requirement], *, root: str | None,
                  recorded: Sequence[DependencyRecord] | None) -> list[Dependency]:
@@ -34,7 +37,7 @@ class EvalDependencyLoader:
         from registry.registries import get_store
 
         loader = click.get_current_context().with_resource(
-            EvalDependencies(lambda: get_store(self.settings, None)))
+            EvalDependencies(self.open_store or (lambda: get_store(self.settings, None))))
         return loader(skill, needs, root=root, recorded=recorded)
 
 

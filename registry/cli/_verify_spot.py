@@ -57,11 +57,13 @@ def spot_check(target: str, run_id: str | None, revision: str | None, skill_dir:
                                       f"{k} --max-calls {max_calls}  # here")
         return _on_jobs(target, run_id, revision, settings, open_store(), k=k, seed=seed,
                         max_cost=max_cost, flavor=flavor)
+    from registry.cli._dependencies import EvalDependencyLoader
     from registry.verify.spot_job import spot_check_and_record
 
     check, record = spot_check_and_record(target, run_id, revision, skill_dir, settings,
                                           open_store, k=k, seed=seed, max_cost=max_cost,
-                                          max_calls=max_calls, announce=_announce)
+                                          max_calls=max_calls, announce=_announce,
+                                          dependencies=EvalDependencyLoader(settings, open_store))
     return {**check.to_dict(), "record": record}
 
 

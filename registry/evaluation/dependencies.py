@@ -83,6 +83,34 @@ def load_dependencies(skill: Skill, loader: DependencyLoader | None, manifest: R
     return tuple(d.skill for d in loaded)
 
 
+def pinned(loader: DependencyLoader | None, manifest: RunManifest, skill: Skill,
+           command: str) -> DependencyLoader | None:
+    """For a fresh run that re-asks run `manifest` (a spot check): `loader` held to the
+    revisions the run recorded, never resolved afresh; None when the skill requires nothing.
+
+    Raises:
+        HubskillsError: the skill requires others and the run records none (a pushed run,
+            whose rows do not carry them, or a run made before `eval` loaded them), or there
+            is no loader: it cannot be re-asked as it ran.
+    """
+    needs = requirements(skill.frontmatter)
+    if not needs:
+        return None
+    if not manifest.dependencies or loader is None:
+        why = "no loader for them was given" if manifest.dependencies else \
+            "the run does not record which revisions of them its skill arm loaded"
+        raise HubskillsError(f"{skill.name} requires {', '.join(map(str, needs))}, and {why}: "
+                             f"run {manifest.run_id} cannot be re-asked as it ran",
+                             hint=f"{command}  # the replay alone, which asks no model")
+    records = list(manifest.dependencies)
+
+    def load(skill: Skill, needs: Sequence[Requirement], *, root: str | None,
+             recorded: Sequence[DependencyRecord] | None) -> list[Dependency]:
+        return loader(skill, needs, root=root, recorded=records if recorded is None else recorded)
+
+    return load
+
+
 def dependency_lines(records: Sequence[DependencyRecord]) -> list[str]:
     """How a report names the loaded dependencies: `acme/b 1.2.3 @abc123def456 (acme/b@^1.2)`,
     one a line (`via acme/a → acme/b` for one only another dependency requires)."""

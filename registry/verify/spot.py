@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from registry.errors import HubskillsError
+from registry.evaluation.dependencies import DependencyLoader  # a seam's type, read at runtime
 from registry.verify.resample import (
     ALPHA,
     SpotCheck,
@@ -43,11 +44,15 @@ def spot_check(manifest: RunManifest, rows: list[ResultRow], skill_dir: Path,
                settings: Settings, *, k: int, seed: int = 0, alpha: float = ALPHA,
                max_cost: float | None = None, max_calls: int | None = None,
                announce: Callable[[SpotCheck], None] | None = None,
-               command: str | None = None) -> SpotCheck:
+               command: str | None = None,
+               dependencies: DependencyLoader | None = None) -> SpotCheck:
     """Re-ask K samples per arm of the run (`verify.resample`) and test them against the
     stored. ``announce`` is shown the plan and its estimated cost before any call (and before
     a refusal); the fresh run never spends past ``max_cost`` nor calls past ``max_calls``.
-    ``command`` is the one a refusal's hint repeats (default: a local run's).
+    ``command`` is the one a refusal's hint repeats (default: a local run's). A skill that
+    requires others is re-asked with the revisions of them the run recorded, which
+    ``dependencies`` loads (`evaluation.dependencies.pinned`); a run that records none is
+    refused before any call.
 
     Raises:
         HubskillsError: over ``max_cost`` or ``max_calls``, a model without a known price under
@@ -56,8 +61,12 @@ def spot_check(manifest: RunManifest, rows: list[ResultRow], skill_dir: Path,
     """
     from registry.agent import Budget
     from registry.evaluation.config import EvalConfig
+    from registry.evaluation.dependencies import pinned
     from registry.evaluation.engine import run_evaluation
+    from registry.format.skill import load_skill
 
+    held = pinned(dependencies, manifest, load_skill(skill_dir),
+                  f"hubskills verify {manifest.run_id}")
     slots, check = _priced(manifest, rows, skill_dir, k, seed, alpha)
     if announce is not None:
         announce(check)
@@ -71,7 +80,8 @@ def spot_check(manifest: RunManifest, rows: list[ResultRow], skill_dir: Path,
         case_ids=check.cases, temperature=manifest.temperature,
         max_tokens=manifest.max_tokens, use_cache=False, max_cost=max_cost,
         max_calls=max_calls, harness=manifest.harness,
-        budget=Budget.recorded(manifest.agent_budget) if manifest.agent_budget else Budget())
+        budget=Budget.recorded(manifest.agent_budget) if manifest.agent_budget else Budget(),
+        dependencies=held)
     fresh = run_evaluation(skill_dir, config, settings)
     _account(check, fresh)
     wanted = set(slots)
@@ -166,6 +176,7 @@ def resample_run(target: str, run_id: str | None, revision: str | None,
                  open_store: Callable[[], SkillStore], *, k: int, seed: int,
                  max_cost: float | None, max_calls: int | None = None,
                  announce: Callable[[SpotCheck], None] | None = None,
+                 dependencies: DependencyLoader | None = None,
                  ) -> tuple[SpotCheck, RunManifest, bytes | None]:
     """Spot-check a run read by `load_run` with the skill it names (the revision it names, the
     folder it recorded, or ``skill_dir``); the check, the run's manifest and its file's bytes.
@@ -180,7 +191,8 @@ def resample_run(target: str, run_id: str | None, revision: str | None,
         where = f"{target} --run {run_id}" if run_id else target
         check = spot_check(manifest, rows, folder, settings, k=k, seed=seed,
                            max_cost=max_cost, max_calls=max_calls, announce=announce,
-                           command=f"hubskills verify {where} --resample {k}")
+                           command=f"hubskills verify {where} --resample {k}",
+                           dependencies=dependencies)
     return check, manifest, data
 
 

@@ -23,6 +23,7 @@ from registry.secrets import scrub
 
 if TYPE_CHECKING:
     from registry.config import Settings
+    from registry.evaluation.dependencies import DependencyLoader
     from registry.results.runs import RunManifest
     from registry.stores import SkillStore
     from registry.verify.resample import SpotCheck
@@ -37,6 +38,7 @@ def spot_check_and_record(target: str, run_id: str | None, revision: str | None,
                           open_store: Callable[[], SkillStore], *, k: int, seed: int,
                           max_cost: float | None, max_calls: int | None = None,
                           announce: Callable[[SpotCheck], None] | None = None,
+                          dependencies: DependencyLoader | None = None,
                           ) -> tuple[SpotCheck, str | None]:
     """Spot-check the run (see `publishing.resample.resample_run`); the check and, for a registry
     run, the path of the record written to its results dataset.
@@ -49,7 +51,8 @@ def spot_check_and_record(target: str, run_id: str | None, revision: str | None,
 
     check, manifest, data = resample_run(target, run_id, revision, skill_dir, settings,
                                          open_store, k=k, seed=seed, max_cost=max_cost,
-                                         max_calls=max_calls, announce=announce)
+                                         max_calls=max_calls, announce=announce,
+                                         dependencies=dependencies)
     if data is None:
         return check, None
     return check, record_spot_check(check, manifest, data, open_store())
