@@ -32,12 +32,12 @@ from typing import Any, Literal
 from registry._gc import collector
 from registry.config import Settings
 from registry.errors import HubskillsError, RunNotFound
-from registry.evaluation.adaptive import design_problems, is_adaptive
 from registry.evaluation.agent_mode import agent_suite_path
 from registry.format.skill import content_hash
 from registry.format.suite import Suite, load_suite, suite_path
 from registry.results.runs import ResultRow, RunManifest, latest_rows, run_dir, samples_planned
 from registry.verify.costs import cost_differences
+from registry.verify.design import design_problems, is_adaptive
 from registry.verify.regrade import CHECK_TIMEOUT_S, Difference, regrade_rows
 from registry.verify.summary import compare_summaries
 

@@ -1,0 +1,56 @@
+"""An adaptive run's rows held against its design: `hubskills verify` recomputes every round.
+
+An adaptive run (`RunManifest.design`) asks in rounds that `results.sequential` plans; each row
+records the round it was asked in and the manifest where each model's plan stopped
+(`design_stops`). From the rows alone, grouped by round, `design_problems` replays the plan
+(`sequential.check_rounds`) and names each decision the design did not make: a sample its plan
+did not ask, a round asked after it stopped, rows that end where it had not stopped although
+the run says it finished (a run cut at a lucky moment), a recorded stop it did not make, a row
+without its round. A fixed run has no rounds: its plan is checked as before (`replay`).
+"""
+
+from __future__ import annotations
+
+from registry.errors import HubskillsError
+from registry.results.runs import ResultRow, RunManifest
+
+
+def is_adaptive(manifest: RunManifest) -> bool:
+    """Whether the run was planned by an adaptive design (its rows end where it stopped)."""
+    return bool(manifest.design) and manifest.design.get("kind") == "adaptive"  # type: ignore
+
+
+def design_problems(manifest: RunManifest, rows: list[ResultRow]) -> list[str]:
+    """Why an adaptive run's rows are not what its design allows (`results.sequential.
+    check_rounds`, per model): a sample its plan did not ask, a round asked after it stopped,
+    rows that end where it had not stopped although the run says it finished, a recorded stop
+    it did not make, a row without its round. Empty for a fixed run."""
+    if not is_adaptive(manifest):
+        return []
+    from registry.results.sequential import Design, check_rounds, validate_design
+
+    try:
+        design = Design.from_dict(manifest.design or {})
+        validate_design(design, len(manifest.case_ids))
+    except (HubskillsError, TypeError) as err:  # a design no hubskills could have run
+        return [f"the run's design cannot be replayed: {getattr(err, 'message', err)}"]
+    found = []
+    for model in manifest.models:
+        mine = [r for r in rows if r.model == model]
+        unplaced = [r for r in mine if r.round is None or r.round < 1]
+        if unplaced:
+            found.append(f"{model}: {len(unplaced)} row(s) record no round, first "
+                         f"{unplaced[0].case_id} #{unplaced[0].repeat} {unplaced[0].arm}")
+            continue
+        rounds: list[list[tuple[str, str, int, bool | None]]] = \
+            [[] for _ in range(max((r.round or 0 for r in mine), default=0))]
+        for r in mine:
+            rounds[(r.round or 1) - 1].append(
+                (r.case_id, r.arm, r.repeat, None if r.is_error else r.passed))
+        stopped = (manifest.design_stops or {}).get(model)
+        found += [f"{model}: {problem}" for problem in check_rounds(
+            design, rounds, cases=manifest.case_ids, complete=not manifest.is_partial,
+            stopped=stopped)]
+        if not manifest.is_partial and stopped is None:
+            found.append(f"{model}: the run says it finished, but records no stop of its design")
+    return found
