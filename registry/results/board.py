@@ -85,12 +85,12 @@ class Board:
             exact = model in self.models
             keep &= (table["model"] == model).to_numpy() if exact else \
                 table["model"].str.lower().str.contains(model.lower(), regex=False).to_numpy()
-        if tag and tags is None:
-            raise ValueError("filtering by tag needs the repo -> tags mapping")
         if tag:
-            wanted = tag.lower()
+            if tags is None:
+                raise ValueError("filtering by tag needs the repo -> tags mapping")
+            wanted, known = tag.lower(), tags
             keep &= _per_label(table, lambda s, n: wanted in {t.lower() for t in (
-                tags.get(s) or tags.get(n) or [])})
+                known.get(s) or known.get(n) or [])})
         if not include_unverified:
             keep &= is_shown(table["verification"])
         chosen = table[keep].copy()

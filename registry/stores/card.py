@@ -122,8 +122,12 @@ def parse_card(text: str) -> dict[str, Any]:
 
 def card_fields(meta: dict[str, Any], repo: str) -> dict[str, Any]:
     """`name`, `description`, `version`, `license`, `tags` for a `SkillInfo`, from card data."""
-    block = meta.get("hubskills") if isinstance(meta.get("hubskills"), dict) else {}
-    tags = meta.get("tags") if isinstance(meta.get("tags"), list) else []
+    block = meta.get("hubskills")
+    if not isinstance(block, dict):
+        block = {}
+    tags = meta.get("tags")
+    if not isinstance(tags, list):
+        tags = []
     version = block.get("version")
     license_value = block.get("license") or meta.get("license")
     return {

@@ -82,7 +82,9 @@ def dataset_card(repo: str) -> str:
 def card_is_current(card: str) -> bool:
     """Whether a dataset card declares the `evals` split with today's row features."""
     meta = parse_card(card)
-    info = meta.get("dataset_info") if isinstance(meta.get("dataset_info"), dict) else {}
+    info = meta.get("dataset_info")
+    if not isinstance(info, dict):
+        info = {}
     return bool(meta.get("configs")) and info.get("features") == results_features()
 
 

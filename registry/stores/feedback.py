@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Set
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from registry._io import atomic_write_bytes
 from registry.errors import HubskillsError
 
 if TYPE_CHECKING:
     from registry.stores.base import SkillStore
+    from registry.stores.hub_results import HubResults
+    from registry.stores.local_results import LocalResults
 
 FEEDBACK_DIR = "feedback"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -48,14 +50,15 @@ def put_feedback(store: SkillStore, run_id: str, reviewer: str, data: bytes) -> 
     if store.kind == "hub":
         from registry.hub import user_errors, with_retry
 
-        client, repo = results.client, results.repo()  # type: ignore[attr-defined]
+        hub = cast("HubResults", results)  # a "hub" store's dataset (a fallback's: its primary's)
+        client, repo = hub.client, hub.repo()
         with user_errors():
             client.create_repo(repo, repo_type="dataset")
             with_retry(lambda: client.commit(repo, {path: data}, repo_type="dataset",
                                              message=f"Feedback on run {run_id} by {reviewer}"))
         return path
     results.source()  # a local store seeds itself on first use
-    atomic_write_bytes(results.dataset_dir / path, data)  # type: ignore[attr-defined]
+    atomic_write_bytes(cast("LocalResults", results).dataset_dir / path, data)  # not a hub's
     return path
 
 
@@ -72,7 +75,8 @@ def read_feedback(store: SkillStore, run_id: str | None = None, *,
     if store.kind == "hub":
         from registry.hub import EntryNotFound, RepoNotFound, user_errors
 
-        client, repo = results.client, results.repo()  # type: ignore[attr-defined]
+        hub = cast("HubResults", results)  # a "hub" store's dataset (a fallback's: its primary's)
+        client, repo = hub.client, hub.repo()
         with user_errors():
             try:
                 head = client.repo_info(repo, repo_type="dataset").sha
@@ -84,7 +88,7 @@ def read_feedback(store: SkillStore, run_id: str | None = None, *,
                     for e in sorted(listed, key=lambda e: e.path)
                     if e.path.endswith(".jsonl") and _wanted(e.path, runs)}
     results.source()
-    base = results.dataset_dir  # type: ignore[attr-defined]
+    base = cast("LocalResults", results).dataset_dir  # not a hub store's
     return {path: p.read_bytes() for p in sorted((base / prefix).rglob("*.jsonl"))
             if _wanted(path := p.relative_to(base).as_posix(), runs)}
 

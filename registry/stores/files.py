@@ -129,7 +129,8 @@ def read_layout(data: bytes | None, files: list[str], limits: SizeLimits) -> Lay
     if data is None:
         return Layout()
     try:
-        raw = json.loads(data) if len(data) <= MAX_MANIFEST_BYTES else None
+        # too large: None, which fails below as malformed
+        raw: Any = json.loads(data) if len(data) <= MAX_MANIFEST_BYTES else None
         executable, empty = list(raw["executable"]), list(raw["empty_dirs"])
     except (ValueError, TypeError, KeyError) as err:
         raise UnsafeSkill(f"{MANIFEST_FILE} is malformed ({err})", hint=HOSTILE_HINT) from err

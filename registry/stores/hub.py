@@ -90,10 +90,10 @@ class HubStore(ResultsShorthands):
         # bytes stay out of the cache other tools read (and `HUBSKILLS_HOME` holds all state).
         self.cache_dir = settings.home / "hub-cache"
         self.client = client or HubClient(self.endpoint, settings.hf_token, self.cache_dir)
-        self.results = HubResults(self.client, configured=settings.results_repo,
-                                  namespace=self._results_namespace,
-                                  cache_dir=self.cache_dir / "frame", online=self._online,
-                                  writable=self._write_token, verifiers=settings.verifiers)
+        self.results: HubResults = HubResults(
+            self.client, configured=settings.results_repo, namespace=self._results_namespace,
+            cache_dir=self.cache_dir / "frame", online=self._online,
+            writable=self._write_token, verifiers=settings.verifiers)
         self._unreachable = False
         self._listings: dict[tuple[str, str], Listing] = {}
         self._tags: dict[tuple[str, str], str] = {}

@@ -87,8 +87,8 @@ class LocalStore(ResultsShorthands):
         self._seed = seed
         self._lock = StoreLock(self.root / ".lock")
         self._seeding = False
-        self.results = LocalResults(self.root, results_repo, lock=self._lock,
-                                    ready=self._ensure_seeded)
+        self.results: LocalResults = LocalResults(self.root, results_repo, lock=self._lock,
+                                              ready=self._ensure_seeded)
 
     # -- paths ----------------------------------------------------------------------------
 

@@ -63,7 +63,7 @@ def summary_rows(summary: list[dict[str, Any]], *,
     ones), and the notes on disagreements."""
     rows, notes = [], []
     for s in summary:
-        entry = Entry(**{k: s.get(k) for k in Entry._fields})
+        entry = Entry._make(s.get(k) for k in Entry._fields)
         rows.append([s["version"] or "-", s["model"], display.mode(s["mode"], s["placement"]),
                      cases_runs(entry), display.pct(s["baseline"]),
                      display.pct(s["with_skill"]),
@@ -88,8 +88,8 @@ def summary_markdown(summary: list[dict[str, Any]]) -> str:
     if triggers:
         from registry.results import trigger_board
 
-        found = [trigger_board.TriggerEntry(**{k: s.get(k) for k in
-                                                trigger_board.TriggerEntry._fields})
+        found = [trigger_board.TriggerEntry._make(s.get(k) for k in
+                                                  trigger_board.TriggerEntry._fields)
                  for s in triggers]
         parts.append("Trigger evals (does the description make an agent open the skill?):\n\n"
                      + _markdown_table(*trigger_board.table_rows(found)))
