@@ -198,7 +198,7 @@ LIES = {
 def test_a_lying_server_is_refused_and_nothing_installed(
         mode: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if mode == "drip":  # the server drips forever: any deadline is passed
-        monkeypatch.setenv("HUBSKILLS_MCP_TIMEOUT", "2")
+        monkeypatch.setenv("HUBSKILLS_MCP_TIMEOUT", "5")
     limits = SizeLimits(max_file_bytes=256 * 1024) if mode == "flood" else SizeLimits()
     project = tmp_path / "proj"
     with FakeSkillsServer(mode) as fake:
