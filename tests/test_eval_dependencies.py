@@ -322,3 +322,22 @@ def test_verify_replays_and_re_asks_with_the_recorded_revisions(capsys, server, 
     code, out, err = run_main(capsys, "verify", run.run_id, "--resample", "1")
     assert code == 1 and server.requests == []
     assert "does not record which revisions of them" in " ".join(err.split())
+
+
+def test_a_harness_that_reads_another_folder_gets_a_link_to_each_dependency(tmp_path):
+    from registry.agent.harness.base import _link_skills, _unlink_skill
+
+    ws = tmp_path / "ws"
+    for name in ("zorblax-ports", "zorblax-facts"):
+        (ws / ".agents" / "skills" / name).mkdir(parents=True)
+        (ws / ".agents" / "skills" / name / "SKILL.md").write_text(name)
+    task = AgentTask("p", ws, skill_name="zorblax-ports", skill_description="d",
+                     skill_path=".agents/skills/zorblax-ports",
+                     required=(("zorblax-facts", "d", ".agents/skills/zorblax-facts"),))
+    links = _link_skills(task, ".claude/skills")
+    assert [link.name for link in links] == ["zorblax-ports", "zorblax-facts"]
+    assert (ws / ".claude/skills/zorblax-facts/SKILL.md").read_text() == "zorblax-facts"
+    for link in reversed(links):
+        _unlink_skill(link, ws)
+    assert not (ws / ".claude").exists()
+    assert _link_skills(task, ".agents/skills") == []  # the CLI reads the seeded folder itself

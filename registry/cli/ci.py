@@ -134,8 +134,12 @@ def _local_evaluate(stop: Any) -> Any:
     stopped by `stop` (Ctrl-C, SIGTERM): then no further skill is evaluated."""
 
     def evaluate(skill_dir: Path, config: Any, settings: Settings, **kw: Any) -> Any:
+        from dataclasses import replace
+
+        from registry.cli._dependencies import EvalDependencyLoader
         from registry.evaluation.engine import run_evaluation
 
+        config = replace(config, dependencies=EvalDependencyLoader(settings))  # their skill arm
         with eval_progress() as progress:
             run = run_evaluation(skill_dir, config, settings, progress=progress.update,
                                  started=progress.start, warn=out.warn, stop=stop, **kw)
