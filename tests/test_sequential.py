@@ -281,7 +281,8 @@ def test_an_adaptive_run_reports_at_its_stopping_level_in_the_summary_and_the_bo
                            models=["m"], runs=3, case_ids=cases, design=design.to_dict(),
                            design_stops={"m": {"round": 1, "reason": plan.reason,
                                                "verdict": plan.verdict, "settled": 0}})
-    rows = [ResultRow(run_id="r1", skill_name="s", content_hash="h", model="m", arm=arm,
+    rows = [ResultRow(run_id="r1", skill_name="s", skill_repo="org/s", content_hash="h",
+                      model="m", arm=arm,
                       case_id=cid, repeat=r, passed=value, round=1, **manifest.row_fields())
             for cid, arm, r, value in rounds[0]]
     [summary] = summarize(rows, manifest)
@@ -292,5 +293,8 @@ def test_an_adaptive_run_reports_at_its_stopping_level_in_the_summary_and_the_bo
                              for c in cases})  # the 95% figures, for contrast
     assert (summary.stats.lo, summary.stats.hi) == (entry.lift_lo, entry.lift_hi)
     assert summary.stats.verdict == entry.verdict == "helps"
+    assert entry.status == "" and entry.rank == 1  # 80 of 240 answers: whole, as its design stopped
+    cut = [r for r in rows if r.case_id != "c39"]  # not where the design stopped: partial
+    assert run_entries(rows_frame(cut))[0].status.startswith("partial")
     assert summary.stats.lo < at_level.lo  # the interval at 1 - 0.00333 is wider than at 95%
     assert [s.stats.lo for s in summarize(rows)] == [at_level.lo]  # without the design: 95%

@@ -63,19 +63,20 @@ class Rows(NamedTuple):
                         c["output_tokens"], c["cost_usd"])
 
 
-def levels(rows: Rows, group: np.ndarray, n_groups: int) -> np.ndarray:
-    """Per group of one run, the level `stats.table` reports it at: `stats.ALPHA`, or an
-    adaptive run's stopping look's (`sequential.reporting_alpha`, from the design its rows
-    carry and its rows), as the run's own summary is (`report.levels`)."""
+def designed(rows: Rows, group: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per group of one run: the level `stats.table` reports it at (`stats.ALPHA`, or an
+    adaptive run's stopping look's, `sequential.reporting`, from the design its rows carry and
+    its rows, as the run's own summary is: `report.levels`), and whether its design stopped
+    (an adaptive run that stopped early is whole with fewer rows than its plan)."""
     from registry.results.stats import ALPHA
 
-    found = np.full(n_groups, ALPHA)
+    found, stopped = np.full(n_groups, ALPHA), np.zeros(n_groups, dtype=bool)
     design = rows.cols["design"]
     if not (design >= 0).any():
-        return found
+        return found, stopped
     import json
 
-    from registry.results.sequential import Design, history_of, reporting_alpha
+    from registry.results.sequential import Design, history_of, reporting
 
     c, cases = rows.cols, rows.labels["case_id"]
     for g in np.unique(group[design >= 0]).tolist():
@@ -83,11 +84,11 @@ def levels(rows: Rows, group: np.ndarray, n_groups: int) -> np.ndarray:
         spec = json.loads(str(rows.labels["design"][design[at[0]]]))
         spec.pop("stops", None)
         planned = spec.pop("cases", None) or sorted({str(cases[k]) for k in c["case_id"][at]})
-        found[g] = reporting_alpha(Design.from_dict(spec), history_of(planned, (
+        found[g], stopped[g] = reporting(Design.from_dict(spec), history_of(planned, (
             (str(cases[c["case_id"][i]]), "skill" if c["arm"][i] else "baseline",
              int(c["repeat"][i]), None if c["transport"][i] else bool(c["passed"][i]))
             for i in at.tolist() if c["arm"][i] >= 0)))
-    return found
+    return found, stopped
 
 
 def _outcome(frame: pd.DataFrame) -> dict[str, np.ndarray]:

@@ -26,8 +26,8 @@ from registry.results.grouping import (
     allowed,
     combine,
     combine_all,
+    designed,
     group_max,
-    levels,
     lookup,
     rank,
 )
@@ -121,7 +121,8 @@ def is_trigger(rows: Rows) -> np.ndarray:
 
 def run_groups(rows: Rows, k: np.ndarray, n_k: int) -> dict[str, np.ndarray]:
     """Per (key, run) group: key, run code, newest time, rows, the planned counts (-1 when
-    unknown, as in rows older than them), and per row its group ``of``."""
+    unknown, as in rows older than them), an adaptive run's reporting level and whether its
+    design stopped (`grouping.designed`), and per row its group ``of``."""
     n_run = len(rows.labels["run_id"])
     g, keys = combine(k, n_k, rows.cols["run_id"], n_run)
     n_g = len(keys)
@@ -129,7 +130,9 @@ def run_groups(rows: Rows, k: np.ndarray, n_k: int) -> dict[str, np.ndarray]:
                for name in ("suite_cases", "run_cases", "planned_runs")}
     planned |= {name: group_max(g, rows.cols[name], n_g, -1)
                 for name in ("produced_by", "produced_via")}
-    return {"of": g, "key": keys // (n_run + 1) - 1, "run": keys % (n_run + 1) - 1,
+    alpha, stopped = designed(rows, g, n_g)  # an adaptive run: its level, and where it stopped
+    return {"of": g, "alpha": alpha, "stopped": stopped, "key": keys // (n_run + 1) - 1,
+            "run": keys % (n_run + 1) - 1,
             "date": group_max(g, rows.cols["time"], n_g),
             "rows": np.bincount(g, minlength=n_g), **planned}
 
@@ -138,20 +141,21 @@ def run_status(rows: Rows, keys: np.ndarray, runs: dict[str, np.ndarray], *, arm
                words: tuple[str, str] = ("cases", "samples")) -> np.ndarray:
     """Per run group of `run_groups`, why it cannot rank by its data ("" when it can): not in
     the registry (no repo), a subset of its suite, or partial (fewer rows than the samples it
-    planned, one model a run with `arms` arms a case). `words` names its cases and samples."""
+    planned, one model a run with `arms` arms a case; an adaptive run whose design stopped is
+    whole). `words` names its cases and samples."""
     from registry.results.runs import samples_planned  # loaded by then: keeps this module light
 
     repo = lookup(rows.labels["repo"], keys[runs["key"], 0])
     want = samples_planned(1, runs["run_cases"], runs["planned_runs"], arms=arms)
     found = []
-    for i, (n, planned, cases, suite) in enumerate(zip(
+    for i, (n, planned, cases, suite, stopped) in enumerate(zip(
             runs["rows"].tolist(), want.tolist(), runs["run_cases"].tolist(),
-            runs["suite_cases"].tolist(), strict=True)):
+            runs["suite_cases"].tolist(), runs["stopped"].tolist(), strict=True)):
         if repo[i] is None:
             found.append("not in the registry")
         elif cases > 0 and suite > cases:
             found.append(f"subset: {cases} of {suite} {words[0]}")
-        elif planned > 0 and n < planned:
+        elif planned > 0 and n < planned and not stopped:  # a design's stop: the whole run
             found.append(f"partial: {n} of {planned} {words[1]}")
         else:
             found.append("")
@@ -201,9 +205,9 @@ def entries(frame: pd.DataFrame, *, skill: str | None = None, model: str | None 
     on_chosen = np.zeros(len(runs["key"]), dtype=bool)
     on_chosen[chosen] = True
     rows = rows.take(on_chosen[runs["of"]])
-    chosen_k = k[on_chosen[runs["of"]]]
-    built = _build(rows, keys, stats.table(rows.outcomes(chosen_k), len(keys),
-                                           levels(rows, chosen_k, len(keys))),
+    alpha = np.where(chosen >= 0, runs["alpha"][chosen], stats.ALPHA)
+    built = _build(rows, keys, stats.table(rows.outcomes(k[on_chosen[runs["of"]]]), len(keys),
+                                           alpha),
                    {name: values[chosen] for name, values in runs.items() if name != "of"},
                    status[chosen], verification[chosen])
     return [e for e in built if not verdict or e.verdict.startswith(verdict)]
@@ -354,6 +358,5 @@ def _run_entries(rows: Rows) -> list[Entry]:
     runs = run_groups(rows, k, len(keys))
     status = run_status(rows, keys, runs)
     return _build(rows, keys[runs["key"]], stats.table(rows.outcomes(runs["of"]),
-                                                       len(runs["key"]),
-                                                       levels(rows, runs["of"], len(runs["key"]))),
+                                                       len(runs["key"]), runs["alpha"]),
                   {name: v for name, v in runs.items() if name != "of"}, status)

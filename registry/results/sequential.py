@@ -326,12 +326,19 @@ def reporting_alpha(design: Design, history: History) -> float:
     ``alpha``; an adaptive run's stopping look's, so its interval is a repeated confidence
     interval valid under the stop and its verdict the one the design decided; while it is
     partial, its last complete look's."""
+    return reporting(design, history)[0]
+
+
+def reporting(design: Design, history: History) -> tuple[float, bool]:
+    """`reporting_alpha`, and whether the design stopped (its rows are the whole run, however
+    few of the planned samples they are)."""
     if design.kind == "fixed":
-        return design.alpha
+        return design.alpha, False
     plan = plan_round(design, history)
     if plan.stop:
-        return plan.alpha
-    return look_alpha(design, len(history), plan.round - 1) if plan.round > 1 else design.alpha
+        return plan.alpha, True
+    return (look_alpha(design, len(history), plan.round - 1) if plan.round > 1
+            else design.alpha), False
 
 
 def history_of(case_ids: Iterable[str],
