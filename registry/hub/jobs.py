@@ -7,6 +7,7 @@ nothing secret may go there. Answers are our `JobState`, never a `huggingface_hu
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -110,7 +111,7 @@ class JobsClient:
             labels=dict(labels) if labels else None, status=list(stages) if stages else None,
             namespace=self.namespace)))]
 
-    def hardware(self) -> list[Hardware]:
+    def hardware(self) -> builtins.list[Hardware]:  # `list` here is the method above
         """The flavors jobs may run on, with their prices."""
         return [Hardware(h.name, h.pretty_name,
                          h.unit_cost_usd if h.unit_label == "minute" else None)

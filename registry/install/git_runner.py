@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from registry.errors import HubskillsError, RegistryUnavailable, UnsafeSkill
 
@@ -102,9 +102,10 @@ class GitRunner:
         """
         command = self.command(git_dir, *args, remote=remote)
         try:
+            # git reads `data` when given, else nothing (an empty stdin, never the terminal)
+            stdin: dict[str, Any] = {} if data is not None else {"stdin": subprocess.DEVNULL}
             done = subprocess.run(command, capture_output=True, env=self.env, check=False,
-                                  timeout=self.timeout, input=data,
-                                  **({} if data is not None else {"stdin": subprocess.DEVNULL}))
+                                  timeout=self.timeout, input=data, **stdin)
         except FileNotFoundError as err:
             raise _no_git() from err
         except subprocess.TimeoutExpired as err:

@@ -203,9 +203,15 @@ class McpStore:
             limits.check([(p, s or 0) for p, (_, _, s) in files.items()])
         except UnsafeSkill as err:
             raise UnsafeSkill(f"{where}: {err.message}", hint=lying(self.name)) from err
-        meta = entry.get("_meta") if isinstance(entry.get("_meta"), dict) else {}
-        ours = meta.get(META_KEY) if isinstance(meta.get(META_KEY), dict) else {}
-        executable = ours.get("executable") if isinstance(ours.get("executable"), list) else []
+        meta = entry.get("_meta")
+        if not isinstance(meta, dict):
+            meta = {}
+        ours = meta.get(META_KEY)
+        if not isinstance(ours, dict):
+            ours = {}
+        executable = ours.get("executable")
+        if not isinstance(executable, list):
+            executable = []
         version = ours.get("version") if isinstance(ours.get("version"), str) else None
         return Manifest(uri, files, frozenset(p for p in executable if p in files), version)
 

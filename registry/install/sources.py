@@ -216,4 +216,6 @@ def source_entry(repo: str, ref: str | None) -> dict[str, Any] | None:
     source = parse_source(repo)
     if isinstance(source, FolderSource):
         return {"path": source.key}
+    if isinstance(source, McpSource):  # taken above (`is_mcp`)
+        return mcp_entry(repo, ref)
     return {"url": source.clone_url(), "subdir": source.subdir, "ref": ref or "HEAD"}

@@ -184,8 +184,8 @@ def _validate(skill: Skill, repo: str, where: str) -> list[str]:
         errors.insert(0, Problem("name-mismatch", "error", f"name '{name[:80]}' does not match "
                                  f"the folder name '{repo_name}'"))
     if errors:
-        found = "; ".join(f"{p.location()}: {p.message}" for p in errors[:3])
-        raise InvalidSkill(f"{where} has {len(errors)} validation error(s): {found}",
+        first = "; ".join(f"{p.location()}: {p.message}" for p in errors[:3])
+        raise InvalidSkill(f"{where} has {len(errors)} validation error(s): {first}",
                            hint=f"hubskills versions {repo}  # pick another version, or ask "
                                 "the publisher to run hubskills validate")
     return [f"{p.location()}: {p.message}" for p in found

@@ -48,8 +48,8 @@ def board_figures(board: Board) -> Figures:
     for row in board.entries.itertuples(index=False, name=None):
         values = dict(zip(board.entries.columns, row, strict=True))
         cells = {name: _value(values.get(name)) for name in Entry._fields}
-        ranked.append(Entry(**{name: int(v) if name in ints and isinstance(v, float) else v
-                               for name, v in cells.items()}))
+        ranked.append(Entry._make(int(v) if name in ints and isinstance(v, float) else v
+                                  for name, v in cells.items()))
     return figures_of(ranked, list(board.triggers))
 
 
