@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from registry._io import atomic_write_text
 from registry._turns import waiting
@@ -105,7 +105,7 @@ def _quiet_tqdm() -> type:
     """huggingface_hub's tqdm with the bars off: the library never prints."""
     from huggingface_hub.utils import tqdm as hf_tqdm
 
-    class Quiet(hf_tqdm):  # type: ignore[misc]
+    class Quiet(hf_tqdm):
         def __init__(self, *args: object, **kwargs: object) -> None:
             kwargs["disable"] = True
             super().__init__(*args, **kwargs)
@@ -163,7 +163,8 @@ class HubClient(Discussions):
             repo_type=repo_type, revision=revision)
         return _repo_info(info)
 
-    def list_models(self, *, tag: str, search: str | None, sort: str, limit: int | None,
+    def list_models(self, *, tag: str, search: str | None,
+                    sort: Literal["downloads", "likes", "last_modified"], limit: int | None,
                     cap: int) -> list[RepoInfo]:
         """Models tagged `tag` (with card data), at most `cap` of them."""
         def listing() -> list[RepoInfo]:
@@ -366,7 +367,7 @@ def _capped_tqdm(cap: int) -> type:
     public per-chunk hook)."""
     quiet = _quiet_tqdm()
 
-    class Capped(quiet):  # type: ignore[misc, valid-type]
+    class Capped(quiet):  # type: ignore[misc, valid-type]  # a base made at run time: `_quiet_tqdm`
         received = 0
         lock = threading.Lock()
 

@@ -22,7 +22,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -56,7 +56,8 @@ class RemoteFile(Protocol):
 
 
 def read_pinned(client: HubClient, repo: str, sha: str, paths: list[str],
-                listing: list[RemoteFile], *, max_file_bytes: int) -> Iterator[tuple[str, bytes]]:
+                listing: Sequence[RemoteFile], *,
+                max_file_bytes: int) -> Iterator[tuple[str, bytes]]:
     """Yield (path, bytes) of `paths` at commit `sha`: from the HF cache, else one GET each.
 
     Raises:
@@ -191,7 +192,7 @@ class _Cache:
             folder.mkdir(parents=True, exist_ok=True)
             self._made.add(folder)
 
-    def keep_listing(self, listing: list[RemoteFile]) -> None:
+    def keep_listing(self, listing: Sequence[RemoteFile]) -> None:
         """Write `trees/<sha>.json` (what `get_cached_repo_tree` answers offline) unless there."""
         path = self.repo_dir / "trees" / f"{self.sha}.json"
         if path.is_file():

@@ -332,7 +332,7 @@ class HubStore(ResultsShorthands):
         dataset's head (each append commits) and the skill modified last, with its date."""
         head = self.results.change_token()
         with user_errors():
-            newest = self.client.list_models(tag=SKILL_TAG, search=None, sort="lastModified",
+            newest = self.client.list_models(tag=SKILL_TAG, search=None, sort="last_modified",
                                              limit=1, cap=1)
         return head, ";".join(f"{m.id}@{m.last_modified}" for m in newest)
 
