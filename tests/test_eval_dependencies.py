@@ -341,3 +341,33 @@ def test_a_harness_that_reads_another_folder_gets_a_link_to_each_dependency(tmp_
         _unlink_skill(link, ws)
     assert not (ws / ".claude").exists()
     assert _link_skills(task, ".agents/skills") == []  # the CLI reads the seeded folder itself
+
+
+def test_a_pushed_run_carries_its_dependencies_and_is_re_asked_with_them(
+        capsys, server, tmp_path, monkeypatch):
+    monkeypatch.setenv("HUBSKILLS_HOME", str(tmp_path / "hs"))
+    monkeypatch.setenv("HUBSKILLS_BASE_URL", server.url)
+    monkeypatch.delenv("HUBSKILLS_REGISTRY", raising=False)
+    registry = LocalStore(Settings.from_env().store_dir)
+    publish(registry, tmp_path, "acme/zorblax-facts", "1.2.0", body=f"FACTS-1.2.0. {FACT}")
+    skill = make_skill(tmp_path, "acme/zorblax-facts@^1", n_cases=2)
+    registry.publish(skill, repo="acme/zorblax-ports", version="1.0.0")
+    code, out, err = run_main(capsys, "eval", skill, "-m", "local/fake-student", "--runs", "1",
+                              "--push", "--repo", "acme/zorblax-ports")
+    assert code == 0, out + err
+    [run] = list_runs(Settings.from_env().runs_dir)
+    rows = registry.read_results(skill="acme/zorblax-ports")
+    assert len(rows) == 4 and {r.dependencies for r in rows} == {rows[0].dependencies}
+    [facts] = json.loads(rows[0].dependencies or "[]")
+    assert (facts["skill"], facts["version"]) == ("acme/zorblax-facts", "1.2.0")
+
+    code, out, err = run_main(capsys, "verify", "acme/zorblax-ports", "--run", run.run_id)
+    assert code == 0 and "verified" in out, out + err
+    publish(registry, tmp_path, "acme/zorblax-facts", "1.5.0", body=f"FACTS-1.5.0. {FACT}")
+    server.reset()
+    code, out, err = run_main(capsys, "verify", "acme/zorblax-ports", "--run", run.run_id,
+                              "--resample", "1")
+    assert code == 0, out + err
+    skill_arm, baseline = by_arm(server)
+    assert skill_arm and all("FACTS-1.2.0" in t and "FACTS-1.5.0" not in t for t in skill_arm)
+    assert baseline and not any("FACTS" in t for t in baseline)

@@ -42,7 +42,17 @@ def replay_fields(manifest: Any) -> dict[str, Any]:
             "judge": manifest.judge, "samples_planned": manifest.samples_planned or None,
             "code_checks": manifest.code_checks, "harness": manifest.harness,
             "agent_budget": budget, "hubskills_version": manifest.versions.get("hubskills"),
-            "design": design_json(manifest)}
+            "design": design_json(manifest), "dependencies": dependencies_json(manifest)}
+
+
+def dependencies_json(manifest: Any) -> str | None:
+    """The skills the run's skill arm loaded besides the skill (`RunManifest.dependencies`) as
+    its rows carry them (JSON), so a pushed run says so and is re-asked with them; None when
+    there were none."""
+    found = getattr(manifest, "dependencies", None)
+    if not found:
+        return None
+    return json.dumps([d.model_dump() for d in found], sort_keys=True, ensure_ascii=False)
 
 
 def design_json(manifest: Any) -> str | None:

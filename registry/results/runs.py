@@ -253,6 +253,8 @@ class ResultRow(BaseModel):
     run_summary: str | None = None  # JSON: its model's closing summary (its first row only)
     round: int | None = None  # an adaptive run's round that asked this sample (None: fixed)
     design: str | None = None  # JSON: an adaptive run's design (`replay_record.design_json`)
+    # JSON: the skills its skill arm loaded with the skill (`replay_record.dependencies_json`)
+    dependencies: str | None = None
 
     def tool_counts(self) -> dict[str, int]:
         """Agent mode: calls per tool name (empty in other modes)."""

@@ -25,7 +25,14 @@ import io
 import json
 from typing import TYPE_CHECKING, Any, cast
 
-from registry.results.runs import ResultRow, RunManifest, Via, latest_rows, samples_planned
+from registry.results.runs import (
+    DependencyRecord,
+    ResultRow,
+    RunManifest,
+    Via,
+    latest_rows,
+    samples_planned,
+)
 from registry.verify.reading import read_pushed
 from registry.verify.replay import (
     ReplayLimits,
@@ -45,7 +52,7 @@ _SAME = ("run_id", "skill_name", "skill_version", "skill_repo", "skill_revision"
          "content_hash", "mode", "suite_hash", "suite_cases", "run_cases", "planned_runs",
          "placement", "produced_by", "produced_via", "temperature", "max_tokens", "judge",
          "samples_planned", "code_checks", "harness", "agent_budget", "hubskills_version",
-         "design")
+         "design", "dependencies")
 """Run-level fields: every row of a run's file holds the same value."""
 _NEEDED = ("skill_revision", "suite_hash", "suite_cases", "run_cases", "planned_runs",
            "placement", "temperature", "max_tokens", "samples_planned", "hubskills_version")
@@ -140,7 +147,18 @@ def _manifest(first: ResultRow, rows: list[ResultRow],
         samples_planned=int(first.samples_planned or 0), samples_done=len(latest_rows(rows)),
         produced_by=first.produced_by or "local", agent_budget=budget, harness=first.harness,
         # RunManifest (pydantic) refuses a value that is not a Via
-        summaries=summaries, produced_via=cast(Via, first.produced_via or "cli"))
+        summaries=summaries, produced_via=cast(Via, first.produced_via or "cli"),
+        dependencies=_dependencies(first))
+
+
+def _dependencies(first: ResultRow) -> list[DependencyRecord]:
+    """The skills the run's skill arm loaded, as its rows state them (none when they do not
+    parse: then a spot check refuses the run, and the replay needs none)."""
+    try:
+        return [DependencyRecord.model_validate(d) for d in json.loads(first.dependencies)] \
+            if first.dependencies else []
+    except (ValueError, TypeError):
+        return []
 
 
 def _design(first: ResultRow) -> dict[str, Any]:
