@@ -47,7 +47,7 @@ def test_a_design_round_trips_through_the_manifest():
         Design.from_dict({**design.to_dict(), "lucky": True})
 
 
-@pytest.mark.parametrize("change", [dict(kind="bandit"), dict(runs=0), dict(alpha=0.5),
+@pytest.mark.parametrize("change", [dict(kind="bandit"), dict(runs=0), dict(alpha=0.1),
                                     dict(spending="greedy"), dict(settle_after=1),
                                     dict(futility=0.9), dict(futility_from=0),
                                     dict(batches=0)])

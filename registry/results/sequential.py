@@ -104,8 +104,8 @@ def validate_design(design: Design, n_cases: int) -> None:
         problems.append(f"kind must be one of {', '.join(KINDS)}, got {design.kind!r}")
     if not isinstance(design.runs, int) or design.runs < 1:
         problems.append(f"runs must be at least 1, got {design.runs!r}")
-    if not 0 < design.alpha <= 0.2:
-        problems.append(f"alpha must be in (0, 0.2], got {design.alpha!r}")
+    if not 0 < design.alpha <= ALPHA:  # stricter only: "helps" means as much on every screen
+        problems.append(f"alpha must be in (0, {ALPHA}], got {design.alpha!r}")
     if design.spending not in SPENDING:
         problems.append(f"spending must be one of {', '.join(SPENDING)}, got {design.spending!r}")
     if not isinstance(design.settle_after, int) or design.settle_after < 2:
