@@ -134,13 +134,11 @@ def settle_heap() -> None:
     gc.freeze()
 
 
-def wire_table(frame: pd.DataFrame | None) -> dict[str, Any] | None:
+def wire_table(frame: pd.DataFrame) -> dict[str, Any]:
     """A table in the form `gr.Dataframe` sends (its `postprocess` of this dict is the dict
     itself), for keeping in a view: Gradio passes it on without pandas work, scrubbing lists
     of strings costs a fraction of scrubbing a DataFrame, and a read event may skip
     postprocessing altogether (`postprocess=False`)."""
-    if frame is None:
-        return None
     split = frame.to_dict(orient="split")
     headers = [str(c) for c in split["columns"]]
     return {"headers": headers, "data": split["data"],

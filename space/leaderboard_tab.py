@@ -50,7 +50,7 @@ POINTS = gr.ScatterPlot(render=False)  # turns scatter points into what the brow
 # top 250 points, sent without postprocessing, 8 ms).
 TABLE_ROWS = 100
 SCATTER_POINTS = 250
-MODEL_VIEW_WIDTHS = ["11%", "35%", "12%", "18%", "24%"]
+MODEL_VIEW_WIDTHS: list[str | int] = ["11%", "35%", "12%", "18%", "24%"]  # gr.Dataframe's
 
 
 @dataclass
@@ -83,7 +83,7 @@ def _leaderboard(state: SpaceState, query: str, model: str, tag: str,
     view = leaderboard_view(state.board(), state.tags(), query=query, model=model,
                             tag=tag, verdict=verdict, limit=TABLE_ROWS)
     points = wire_plot(POINTS, view.scatter.head(SCATTER_POINTS))  # ranked: the top ones
-    scatter = gr.ScatterPlot(points, x_lim=view.x_lim, render=False)
+    scatter = gr.ScatterPlot(points, x_lim=list(view.x_lim), render=False)
     return wire_table(view.table), scatter, view.summary
 
 
@@ -178,7 +178,7 @@ def build(state: SpaceState) -> LeaderboardTab:
     table = gr.Dataframe(label="Leaderboard (click a row to open the skill's page)",
                          datatype=datatypes(BOARD_COLUMNS), interactive=False, wrap=True,
                          show_search="filter", pinned_columns=PINNED, max_height=560,
-                         column_widths=WIDTHS, buttons=["fullscreen", "copy"],
+                         column_widths=list(WIDTHS), buttons=["fullscreen", "copy"],
                          elem_id="leaderboard-table", elem_classes="hs-table")
     # the table is the first screen (1280 px and a phone); how to read it, one click away
     with gr.Accordion("How to read this table", open=False, elem_id="board-explainer"):
@@ -215,7 +215,7 @@ def _pending_section(state: SpaceState, replays: PendingReplays) -> None:
         note = gr.Markdown()
         rows = gr.Dataframe(headers=list(PENDING_COLUMNS),  # not 1 2 3
                             datatype=datatypes(PENDING_COLUMNS), interactive=False, wrap=True,
-                            pinned_columns=PINNED, column_widths=PENDING_WIDTHS,
+                            pinned_columns=PINNED, column_widths=list(PENDING_WIDTHS),
                             elem_id="pending-table", elem_classes="hs-table")
 
         spot = _spot_section(state)

@@ -107,7 +107,7 @@ def build_demo(settings: Settings | None = None, *, store: SkillStore | None = N
         demo.unload(ev.on_leave)  # a closed tab stops its evaluations (`evaluate_tab`)
     scrub_responses(demo)
     state.start_refresh()
-    demo.hubskills_state = state  # type: ignore[attr-defined]  # for tests and benchmarks
+    demo.hubskills_state = state  # for tests and benchmarks
     return demo
 
 
@@ -121,9 +121,10 @@ def _wire(demo: gr.Blocks, state: SpaceState, header: gr.HTML, tabs: gr.Tabs,
 
     built_with = state.snapshot().skills_token  # the skill lists in the page's config
 
-    def skill_picker(**value: str) -> gr.Dropdown:
+    def skill_picker(**value: Any) -> gr.Dropdown:
         """A skill picker's update: new choices only when the list changed since the build
-        (10,000 skills are a megabyte per visitor)."""
+        (10,000 skills are a megabyte per visitor); `value`: gr.Dropdown's, when given (an
+        update sets only the arguments passed)."""
         snapshot = state.snapshot()
         if snapshot.skills_token == built_with:
             return gr.Dropdown(**value)

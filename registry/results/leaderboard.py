@@ -106,11 +106,12 @@ def row_mask(rows: Rows, skill: str | None, model: str | None,
         exact = model in set(lab["model"])
         mask &= allowed(lab["model"], lambda i: lab["model"][i] == model if exact
                         else model.lower() in str(lab["model"][i]).lower())[c["model"]]
-    if tag and tags is None:
-        raise ValueError("filtering by tag needs the repo -> tags mapping")
     if tag:
-        mask &= allowed(lab["skill"], lambda i: tag.lower() in {t.lower() for t in (
-            tags.get(lab["skill"][i]) or tags.get(lab["name"][i]) or [])})[c["skill"]]
+        if tags is None:
+            raise ValueError("filtering by tag needs the repo -> tags mapping")
+        wanted, known = tag.lower(), tags
+        mask &= allowed(lab["skill"], lambda i: wanted in {t.lower() for t in (
+            known.get(lab["skill"][i]) or known.get(lab["name"][i]) or [])})[c["skill"]]
     return mask
 
 
