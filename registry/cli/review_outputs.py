@@ -101,8 +101,11 @@ def _page(review: Review, reviewer: str, host: str | None, port: int | None) -> 
     if importlib.util.find_spec("gradio") is None:
         raise HubskillsError("the review page needs Gradio, which this install does not have",
                              hint=add_extra("space"))
+    from registry.cli.space import serve
     from space.review_tab import launch_local
 
     done, total = review.progress(reviewer)
     out.info(f"Run {review.run_id}: {done} of {total} case(s) answered by {escape(reviewer)}.")
-    launch_local(review, reviewer, server_name=host, server_port=port)
+    serve(lambda **kw: launch_local(review, reviewer, server_name=host, server_port=port, **kw),
+          "The review page", again=f"hubskills review-outputs {review.run_id} --port {{port}}",
+          port=port)
