@@ -371,3 +371,17 @@ def test_a_pushed_run_carries_its_dependencies_and_is_re_asked_with_them(
     skill_arm, baseline = by_arm(server)
     assert skill_arm and all("FACTS-1.2.0" in t and "FACTS-1.5.0" not in t for t in skill_arm)
     assert baseline and not any("FACTS" in t for t in baseline)
+
+
+def test_runs_compare_says_when_the_dependencies_differ(store, server, settings, tmp_path):
+    from registry.results.compare import differences
+
+    skill = make_skill(tmp_path, "acme/zorblax-facts@^1", n_cases=1)
+    with EvalDependencies(lambda: store) as loader:
+        first = run_evaluation(skill, config(dependencies=loader), settings)
+        publish(store, tmp_path, "acme/zorblax-facts", "1.4.0", requires="acme/zorblax-units",
+                body=f"FACTS-1.4.0. {FACT}")
+        second = run_evaluation(skill, config(dependencies=loader), settings)
+    assert differences(first.manifest, second.manifest) == [
+        "dependencies: acme/zorblax-facts 1.3.0, acme/zorblax-units 1.0.0 → "
+        "acme/zorblax-facts 1.4.0, acme/zorblax-units 1.0.0"]

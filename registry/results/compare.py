@@ -23,7 +23,9 @@ SETTINGS = (("mode", lambda m: mode(m.mode, m.placement)),
             ("cases", lambda m: len(m.case_ids)),
             ("runs", lambda m: m.runs), ("judge", lambda m: m.judge or "-"),
             ("temperature", lambda m: m.temperature), ("max tokens", lambda m: m.max_tokens),
-            ("harness", lambda m: m.harness or "-"), ("sandbox", lambda m: m.sandbox or "-"))
+            ("harness", lambda m: m.harness or "-"), ("sandbox", lambda m: m.sandbox or "-"),
+            ("dependencies", lambda m: ", ".join(  # what the skill arm loaded with the skill
+                f"{d.skill} {d.version or d.revision[:12]}" for d in m.dependencies) or "-"))
 
 
 def _skill_rates(rows: list[ResultRow]) -> dict[tuple[str, str], float]:
