@@ -76,8 +76,8 @@ def bar(rate: float, width: int = 5) -> str:
 def render_summaries(manifest: RunManifest, summaries: list[ModelSummary]) -> None:
     """The per-model table and the notes that keep the numbers honest."""
     n_cases = len(manifest.case_ids)
-    cases = f"{n_cases} of {display.count(manifest.suite_cases, 'case')}" if manifest.subset \
-        else display.count(n_cases, "case")
+    cases = f"{n_cases} of {display.count(manifest.suite_cases, 'case')}" \
+        if manifest.subset and manifest.suite_cases is not None else display.count(n_cases, "case")
     out.result(
         f"[bold]{escape(manifest.skill_name)}[/] · {cases} × "
         f"{display.count(manifest.runs, 'run')} · "

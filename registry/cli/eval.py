@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import fields
 from pathlib import Path
+from typing import Literal
 
 import click
 from rich.markup import escape
@@ -102,8 +103,10 @@ _BUDGET = Budget()  # agent mode's defaults, shown in --help and docs/evaluating
 @click.option("--poll", type=click.FloatRange(min=0.05), default=5.0, hidden=True)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable summary on stdout.")
 @click.option("-v", "--verbose", is_flag=True, help="Also print the per-case table.")
-def eval_command(skill: Path, models: tuple[str, ...], runs: int, mode: str, placement: str,
-                 judge: str | None, concurrency: int | None, max_cost: float | None,
+def eval_command(skill: Path, models: tuple[str, ...], runs: int,
+                 mode: Literal["inline", "tool", "agent", "trigger"],  # click.Choice's values
+                 placement: Literal["user", "system"], judge: str | None,
+                 concurrency: int | None, max_cost: float | None,
                  max_calls: int | None, design: str | None, design_option: tuple[str, ...],
                  cases: str | None, tests: Path | None,
                  temperature: float, max_tokens: int, base_url: str | None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypedDict
 
 import click
 
@@ -67,9 +68,9 @@ def pull_command(spec: str, skills: tuple[str, ...], all_skills: bool, agent: st
       hubskills pull mcp+https://example.com/mcp --skill csv-cleaning
       hubskills pull 'mcp+stdio:hubskills mcp --registry hub' --skill csv-cleaning
     """
-    options = {"copy": copy, "force": force, "dry_run": dry_run, "allow_risky": allow_risky,
-               "require_signed": require_signed, "accept_new_signer": accept_new_signer,
-               "allow_namespaces": _names(allow_namespace)}
+    options = _Options(copy=copy, force=force, dry_run=dry_run, allow_risky=allow_risky,
+                       require_signed=require_signed, accept_new_signer=accept_new_signer,
+                       allow_namespaces=_names(allow_namespace))
     if "/" not in spec.partition("@")[0] and not is_source(spec):  # a bare name: no ns/name
         if not Path(spec).is_dir():
             raise no_such_folder(spec, "pull")  # hints the registry skill of that name
@@ -91,6 +92,18 @@ def pull_command(spec: str, skills: tuple[str, ...], all_skills: bool, agent: st
 
     results = shared.asking(run, options["allow_namespaces"], quiet=as_json)
     shared.print_results(results, project, as_json=as_json)
+
+
+class _Options(TypedDict):
+    """What a pull is asked beyond its scope: `pull`'s and `Plan.of`'s keywords."""
+
+    copy: bool
+    force: bool
+    dry_run: bool
+    allow_risky: bool
+    require_signed: bool
+    accept_new_signer: bool
+    allow_namespaces: list[str]
 
 
 def _names(skills: tuple[str, ...]) -> list[str]:
