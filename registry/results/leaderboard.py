@@ -235,11 +235,11 @@ def _optional(values: np.ndarray) -> list[float | None]:
 def _notes(a: dict[str, np.ndarray]) -> list[str | None]:
     """`stats.disagreement` per entry, computed only where the interval and test disagree."""
     excludes = (a["lift_lo"] > 0) | (a["lift_hi"] < 0)
-    significant = (a["p_value"] < stats.ALPHA) & (a["b"] != a["c"])
+    significant = (a["p_value"] < a["alpha"]) & (a["b"] != a["c"])
     notes: list[str | None] = [None] * len(excludes)
     for i in np.flatnonzero(excludes | significant).tolist():
         notes[i] = stats.disagreement(*(a[k][i].item() for k in
-                                        ("lift_lo", "lift_hi", "p_value", "b", "c")))
+                                        ("lift_lo", "lift_hi", "p_value", "b", "c", "alpha")))
     return notes
 
 

@@ -24,7 +24,7 @@ import shutil
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal, overload
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -32,6 +32,9 @@ from registry._io import atomic_write_text
 from registry.errors import HubskillsError, RunNotFound
 from registry.results.replay_record import WorkspaceFile, replay_fields
 from registry.secrets import scrub
+
+if TYPE_CHECKING:
+    import numpy as np
 
 log = logging.getLogger(__name__)
 
@@ -449,7 +452,12 @@ def rows_to_jsonl(rows: Iterable[ResultRow]) -> str:
     return "".join(to_json(row) + "\n" for row in rows)
 
 
-def samples_planned(models: int, cases: int, runs: int, *, arms: int = 2) -> int:
+@overload
+def samples_planned(models: int, cases: int, runs: int, *, arms: int = 2) -> int: ...
+@overload
+def samples_planned(models: int, cases: np.ndarray, runs: np.ndarray, *,
+                    arms: int = 2) -> np.ndarray: ...
+def samples_planned(models: Any, cases: Any, runs: Any, *, arms: int = 2) -> Any:
     """Samples a run plans: each of `cases` in each of `arms` (baseline and skill; a trigger
     run's query has one) on each of `models`, `runs` times. Counts may be numpy arrays."""
     return models * cases * runs * arms
