@@ -52,3 +52,40 @@ def test_doctor_outside_a_clone_names_npm_not_the_makefile(monkeypatch):
     fix = rows["agent CLIs (--harness)"][3]
     assert fix.startswith("npm install -g @") or fix == ""
     assert "make" not in " ".join(r[3] for r in rows.values())
+
+
+def test_doctors_fixes_fit_80_columns_and_paste_into_a_shell_as_printed(
+        monkeypatch, capsys, tmp_path):
+    """Cut at spaces to fit, `pipx inject hubskills 'gradio…'` / `mcp==2.3.0` ran as two commands
+    when pasted: now each line ends in ` \\` where the command goes on, and the shell runs
+    exactly the commands the hint names (here with a `pipx` and an `npm` that record them)."""
+    import os
+    import shlex
+    import subprocess
+
+    from registry.cli import _output
+    from registry.providers import embedded
+    from tests.test_install import run_main
+
+    monkeypatch.setattr(_install, "install_kind", lambda: "pipx")
+    monkeypatch.setattr("registry.cli.doctor.install_kind", lambda: "pipx")
+    monkeypatch.setattr(embedded, "install_kind", lambda: "pipx")
+    monkeypatch.setattr(embedded, "gguf_path", lambda: None)
+    monkeypatch.setattr(embedded.runtimes, "installed", lambda: None)
+    monkeypatch.setattr(_output.out, "width", 80)
+    rows = _rows(diagnose(Settings.from_env()))
+    fixes = [fix for *_, fix in rows if fix]
+    assert any(len(fix) > 80 for fix in fixes)  # the case at hand: a fix wider than the page
+    _, stdout, _ = run_main(capsys, "doctor")
+    assert max(map(len, stdout.splitlines())) <= 80
+    printed = stdout.split("\n", 1 + stdout.splitlines().index(next(
+        line for line in stdout.splitlines() if line.endswith(":") and not line[0].isspace())))
+    commands = "\n".join(line for line in printed[-1].splitlines() if line.startswith("  "))
+    for tool in ("pipx", "npm"):
+        (tmp_path / tool).write_text(f'#!/bin/sh\nprintf "{tool} %s\\n" "$*" >> {tmp_path}/ran\n')
+        (tmp_path / tool).chmod(0o755)
+    env = {**os.environ, "PATH": f"{tmp_path}{os.pathsep}{os.environ['PATH']}"}
+    subprocess.run(["bash", "-c", commands], env=env, check=True, cwd=tmp_path)
+    ran = (tmp_path / "ran").read_text().splitlines()
+    wanted = [step for fix in fixes for step in fix.split(" && ")]
+    assert ran == [" ".join(shlex.split(step)) for step in wanted]

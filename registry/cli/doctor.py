@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import click
@@ -112,6 +113,21 @@ def _rows(report: dict[str, Any]) -> list[Row]:
     return rows
 
 
+def command_lines(command: str, width: int) -> list[str]:
+    """`command` as lines that paste into a shell as printed: one per `&&` step, each cut
+    between words (never inside quotes) with a ` \\` continuation to fit `width`."""
+    lines = []
+    for step in command.split(" && "):
+        line, words = "  ", 0
+        for word in re.findall(r"""(?:'[^']*'|"[^"]*"|\S)+""", step):
+            if words and len(line) + 1 + len(word) + 2 > width:
+                lines.append(f"{line} \\")
+                line, words = "    ", 0
+            line, words = f"{line}{' ' * bool(words)}{word}", words + 1
+        lines.append(line)
+    return lines
+
+
 @click.command("doctor")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable report on stdout.")
 def doctor_command(as_json: bool) -> None:
@@ -130,6 +146,9 @@ def doctor_command(as_json: bool) -> None:
         out.table(["check", "status", "detail"], [r[:3] for r in rows], title="hubskills doctor")
         for check, _, _, fix in rows:  # whole, on lines of their own: never cut to fit a column
             if fix:
-                out.result(f"{check.strip()}: {escape(fix)}")
+                out.result(f"{check.strip()}:")
+                for line in command_lines(fix, out.out.width):
+                    goes_on = line.endswith(" \\")  # escaped, the `\` would be doubled
+                    out.result(escape(line.removesuffix(" \\")) + " \\" * goes_on)
     if report["sandbox"]["selected"] is None:  # scripts can gate on it: code checks cannot run
         raise SystemExit(1)
