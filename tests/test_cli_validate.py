@@ -329,3 +329,17 @@ def test_suite_show_without_a_suite(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert f"Error: {skill / 'evals' / 'evals.json'}: no such suite file" in err
     assert (f"Hint: hubskills suite generate {skill}  # or: hubskills suite import FILE "
             "--into") in err
+
+
+def test_a_missing_folder_gets_a_hint_that_runs(tmp_path: Path, capsys, monkeypatch) -> None:
+    """A typo names the closest folder (`hubskills validate demo`, which runs), anything else
+    `hubskills new`: the finding alone left a newcomer with no next command."""
+    write_skill(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_main(capsys, "validate", "dem")
+    assert code == 1 and "dem/SKILL.md: error missing-skill-md" in out
+    assert "Hint: hubskills validate demo  # the closest name there" in err
+    assert run_main(capsys, "validate", "demo")[0] == 0
+    code, _, err = run_main(capsys, "validate", "nothing-like-it")
+    assert code == 1 and "Hint: hubskills new nothing-like-it" in err
+    assert run_main(capsys, "new", "nothing-like-it")[0] == 0

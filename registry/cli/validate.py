@@ -8,6 +8,7 @@ import click
 from rich.markup import escape
 
 from registry.cli import _output as out
+from registry.cli._path_arg import ExistingPath
 from registry.format.skill import SKILL_FILE
 from registry.format.suite_check import check_suite
 from registry.format.validate import has_errors, validate_skill
@@ -32,6 +33,9 @@ def validate_command(paths: tuple[Path, ...], as_json: bool) -> None:
     else:
         for path, found in report.items():
             _print_findings(path, found)
+        for missing in (p for p in paths if not p.exists()):  # a typo, or a skill to make
+            out.hint(ExistingPath("folder", retry="hubskills validate {path}",
+                                  otherwise="{new}")._hint(missing))
     if any(has_errors(found) for found in report.values()):
         raise SystemExit(1)
 
