@@ -6,6 +6,7 @@ resumed run; a graph that does not resolve refuses before the fake server sees a
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -385,3 +386,17 @@ def test_runs_compare_says_when_the_dependencies_differ(store, server, settings,
     assert differences(first.manifest, second.manifest) == [
         "dependencies: acme/zorblax-facts 1.3.0, acme/zorblax-units 1.0.0 → "
         "acme/zorblax-facts 1.4.0, acme/zorblax-units 1.0.0"]
+
+
+def test_a_dependency_named_as_the_skill_is_refused_before_any_call_leaving_nothing(
+        store, server, settings, tmp_path, monkeypatch):
+    publish(store, tmp_path, "other/zorblax-ports", body="Another skill of the same name.")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # where staging folders go
+    with EvalDependencies(lambda: store) as loader, pytest.raises(HubskillsError) as err:
+        run_evaluation(make_skill(tmp_path, "other/zorblax-ports"),
+                       config(dependencies=loader), settings)
+    assert "other/zorblax-ports is named 'zorblax-ports', as zorblax-ports is" in \
+        err.value.message
+    assert server.requests == [] and list(scratch.iterdir()) == []  # every staging removed
