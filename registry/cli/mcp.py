@@ -47,8 +47,10 @@ def mcp_command(http: str | None, listing: str, registry: str | None) -> None:
                              "have", hint=add_extra("mcp"))
     from registry.mcp import Catalog, build_server, serve_http, serve_stdio
 
-    _, store = shared.open_store(registry)
-    server = build_server(Catalog(store, listing=listing))
+    from registry.stores.revision_facts import cache_dir
+
+    settings, store = shared.open_store(registry)
+    server = build_server(Catalog(store, listing=listing, facts=cache_dir(settings.home)))
     if address:
         serve_http(server, *address)
     else:

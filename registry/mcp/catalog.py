@@ -5,6 +5,9 @@ Skills extension's entries (`uri`, verbatim `frontmatter`, `resources` with `sha
 and sizes) plus hubskills' own `_meta`, and answers reads by `SkillUri`. Files are fetched once
 per (repo, revision) and kept in memory: a revision is immutable, so they never go stale.
 What can change (new versions, new runs) is read again when the store's change token moves.
+A revision's frontmatter and scan summary are kept by the content key of the bytes just read
+(`facts.FactsCache`, on disk when given a folder): a fresh server's first walk reads them
+instead of parsing and scanning every skill, and digests are always of the bytes served.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any, Protocol
 
 from registry.errors import HubskillsError
 from registry.format.skill import parse_frontmatter, split_frontmatter
+from registry.mcp.facts import FactsCache, content_key
 from registry.mcp.meta import Figures, empty_figures, is_verified, version_figures
 from registry.mcp.uris import BadSkillUri, SkillUri, file_uri, parse
 from registry.stores.base import SkillInfo, SkillStore
@@ -58,11 +62,14 @@ class Revision:
     files: dict[str, bytes]
     executable: frozenset[str] = frozenset()  # paths with an exec bit
     digests: dict[str, str] = field(default_factory=dict)  # path -> "sha256:..." (set on fetch)
+    key: str = ""  # the content key of `files` and `executable` (`facts.content_key`)
 
     def __post_init__(self) -> None:
         if not self.digests:  # a revision never changes: its digests are computed once
             self.digests.update({path: "sha256:" + hashlib.sha256(data).hexdigest()
                                  for path, data in self.files.items()})
+        if not self.key:
+            object.__setattr__(self, "key", content_key(self.digests, self.executable))
 
     def uri(self, path: str = "SKILL.md") -> str:
         """The `skill://` URI of `path` in this revision."""
@@ -74,11 +81,14 @@ class Catalog:
 
     `listing` says which version of each skill is listed: "latest", or "verified" (the newest
     whose best leaderboard entry is replayed or spot-checked; a skill with none is not listed,
-    yet `skills/get` and reads still answer for every revision).
+    yet `skills/get` and reads still answer for every revision). `facts` is the folder that
+    keeps each revision's frontmatter and scan summary by content (`facts.FactsCache`; memory
+    alone without it).
     """
 
     def __init__(self, store: SkillStore, *, listing: str = "latest",
-                 reads: Reads | None = None, recheck_s: float = RECHECK_S) -> None:
+                 reads: Reads | None = None, recheck_s: float = RECHECK_S,
+                 facts: Path | None = None) -> None:
         if listing not in LISTINGS:
             raise ValueError(f"listing must be one of {LISTINGS}, not {listing!r}")
         self.recheck_s = recheck_s
@@ -96,6 +106,7 @@ class Catalog:
         self._licenses: dict[str, str | None] = {}
         self._results_error: str | None = None
         self._scans: dict[tuple[str, str], dict[str, Any]] = {}
+        self.facts = FactsCache(facts)
 
     def listed(self, start: int = 0, stop: int | None = None) -> list[Revision]:
         """The listed version of every skill, by repo id (those in `start:stop`: only they
@@ -293,11 +304,18 @@ class Catalog:
         files, executable = self.files(repo, sha)
         if "SKILL.md" not in files:
             raise NotServed(f"{repo}@{sha} has no SKILL.md")
-        yaml_text, _, _ = split_frontmatter(files["SKILL.md"].decode("utf-8"))
-        frontmatter, _ = parse_frontmatter(yaml_text)
-        frontmatter = json.loads(json.dumps(frontmatter, default=str))  # YAML dates -> strings
+        digests = {path: "sha256:" + hashlib.sha256(data).hexdigest()
+                   for path, data in files.items()}  # of the bytes served, every time
+        key = content_key(digests, executable)
+        facts = self.facts.get(key)
+        frontmatter = facts.get("frontmatter")
+        if not isinstance(frontmatter, dict):
+            yaml_text, _, _ = split_frontmatter(files["SKILL.md"].decode("utf-8"))
+            parsed, _ = parse_frontmatter(yaml_text)
+            frontmatter = json.loads(json.dumps(parsed, default=str))  # YAML dates -> strings
+            self.facts.put(key, {**facts, "frontmatter": frontmatter})
         return Revision(repo, sha, version, str(frontmatter.get("name", "")), frontmatter, files,
-                        executable)
+                        executable, digests, key)
 
     def _scan(self, rev: Revision) -> dict[str, Any]:
         """The scan's findings on `rev`, by severity (what `hubskills scan` would say)."""
@@ -306,6 +324,10 @@ class Catalog:
         key = (rev.repo, rev.sha)
         if key in self._scans:
             return self._scans[key]
+        facts = self.facts.get(rev.key)
+        if isinstance(kept := facts.get("scan"), dict):
+            self._scans[key] = kept
+            return kept
 
         with tempfile.TemporaryDirectory(prefix="hubskills-mcp-scan-") as tmp:
             root = Path(tmp) / rev.name
@@ -317,6 +339,7 @@ class Catalog:
         for finding in findings:
             counts[finding.severity] = counts.get(finding.severity, 0) + 1
         self._scans[key] = {"findings": len(findings), "by_severity": counts}
+        self.facts.put(rev.key, {**facts, "scan": self._scans[key]})
         return self._scans[key]
 
 

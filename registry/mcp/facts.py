@@ -1,0 +1,108 @@
+"""What a `skills/list` entry needs from a revision besides its digests, kept per content.
+
+Parsing a SKILL.md's frontmatter (the guarded YAML loader) and scanning the files were most of
+a fresh server's first `skills/list` page. Both depend on the files' bytes alone, so they are
+kept by *content key*: the SHA-256 of every path with its digest and exec bit, and of
+`FACTS_VERSION` and hubskills' version (a new scanner or parser computes them again). They are
+kept in memory and on disk, one JSON file each under `<HUBSKILLS_HOME>/cache/revision-facts/`
+(`mcp-<key>.json`, beside `stores.revision_facts`' files), so a server started later answers a
+first walk from them; a read-only home keeps them in memory alone.
+
+Digests never come from here. The catalog hashes the bytes it serves whenever it reads a
+revision from the store and looks the facts up by the key those digests make: a file that
+changed since the facts were kept makes another key, so its entry is computed again and is
+never served with a stale digest or frontmatter. A kept file names its own key, so a file
+copied under another key's name is not used either.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from registry._version import __version__
+
+FACTS_VERSION = 1  # bump when what is kept, or how it is computed, changes
+MEMORY_MAX = 16_384  # entries kept in memory (the oldest go first; the disk keeps them all)
+
+
+def content_key(digests: dict[str, str], executable: Iterable[str]) -> str:
+    """The key of a revision's content: its paths, their digests and its exec bits."""
+    text = f"hubskills-mcp-facts {FACTS_VERSION} {__version__}\n"
+    text += "".join(f"{path}\0{digests[path]}\n" for path in sorted(digests))
+    text += "".join(f"{path}\0+x\n" for path in sorted(executable))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class FactsCache:
+    """Facts per content key: in memory, and under `folder` when given (thread-safe)."""
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = folder
+        self._memory: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def _path(self, key: str) -> Path | None:
+        return self.folder / f"mcp-{key}.json" if self.folder is not None else None
+
+    def get(self, key: str) -> dict[str, Any]:
+        """What is kept for `key` ({} for nothing, or a file that is damaged or not its own)."""
+        with self._lock:
+            if (hit := self._memory.get(key)) is not None:
+                return hit
+        path = self._path(key)
+        if path is None:
+            return {}
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict) or data.pop("key", None) != key:
+            return {}
+        with self._lock:
+            self._remember(key, data)
+        return data
+
+    def put(self, key: str, facts: dict[str, Any]) -> dict[str, Any]:
+        """Keep `facts` for `key` (replacing what was); returns them."""
+        with self._lock:
+            self._remember(key, facts)
+        path = self._path(key)
+        if path is not None:
+            try:
+                _write(path, json.dumps({**facts, "key": key}, sort_keys=True))
+            except OSError:  # a read-only home: memory alone
+                pass
+        return facts
+
+    def forget(self) -> None:
+        """Drop what is in memory (the disk keeps it): what a server started now would see."""
+        with self._lock:
+            self._memory.clear()
+
+    def _remember(self, key: str, facts: dict[str, Any]) -> None:
+        self._memory[key] = facts
+        self._memory.move_to_end(key)
+        while len(self._memory) > MEMORY_MAX:
+            self._memory.popitem(last=False)
+
+
+def _write(path: Path, text: str) -> None:
+    """Replace `path` by a rename, unsynced: a cache file lost or cut short in a crash reads
+    as damaged and is computed again (an fsync per entry would cost a first walk more)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
