@@ -46,7 +46,6 @@ def mcp_command(http: str | None, listing: str, registry: str | None) -> None:
         raise HubskillsError("hubskills mcp needs the MCP SDK, which this install does not "
                              "have", hint=add_extra("mcp"))
     from registry.mcp import Catalog, build_server, serve_http, serve_stdio
-
     from registry.stores.revision_facts import cache_dir
 
     settings, store = shared.open_store(registry)
