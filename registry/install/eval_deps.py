@@ -16,10 +16,12 @@ its manifest recorded, each checked against its recorded content hash, or refuse
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 
+from registry._turns import taking_turns
 from registry.errors import HubskillsError
 from registry.evaluation.dependencies import Dependency
 from registry.format.requires import Requirement
@@ -50,6 +52,7 @@ class EvalDependencies:
         self._store: SkillStore | None = None
         self.limits = limits
         self.staged: list[Staged] = []
+        self._turns = threading.Lock()  # stagers overlap their waits, not their CPU (as pulls)
 
     def __enter__(self) -> EvalDependencies:
         return self
@@ -79,8 +82,9 @@ class EvalDependencies:
 
     def _stage(self, repo: str, resolved: Resolved, expected: str | None = None) -> Staged:
         # dry_run: a staging folder in the system's temp folder; the scope is never written
-        return prepare(self.store, repo, resolved, Scope(Path(".")), limits=self.limits,
-                       dry_run=True, expected_hash=expected)
+        with taking_turns(self._turns):
+            return prepare(self.store, repo, resolved, Scope(Path(".")), limits=self.limits,
+                           dry_run=True, expected_hash=expected)
 
     def _resolved(self, skill: Skill, needs: Sequence[Requirement], root: str,
                   ) -> list[Dependency]:
@@ -117,24 +121,26 @@ class EvalDependencies:
 
     def _recorded(self, skill: Skill, recorded: Sequence[DependencyRecord]) -> list[Dependency]:
         found: list[Dependency] = []
+        staged: list[Staged] = []
         try:
             for rec in recorded:
                 where = f"{rec.skill} {rec.version or 'unversioned'} at {rec.revision[:12]}"
                 try:
-                    staged = self._stage(rec.skill, Resolved(rec.skill, rec.revision,
-                                                             rec.version, rec.revision),
-                                         rec.content_hash)
+                    staged.append(self._stage(rec.skill, Resolved(rec.skill, rec.revision,
+                                                                  rec.version, rec.revision),
+                                              rec.content_hash))
                 except HubskillsError as err:
                     raise HubskillsError(
                         f"the run loaded {where} with {skill.name}, which cannot be loaded "
                         f"again: {err.message}",
                         hint=f"hubskills eval {skill.path}  # a new run, which resolves "
                              f"{skill.name}'s dependencies again") from err
-                self.staged.append(staged)
-                found.append(Dependency(load_skill(staged.folder), rec))
+                found.append(Dependency(load_skill(staged[-1].folder), rec))
         except BaseException:
-            self.close()
+            for each in staged:
+                discard(each)
             raise
+        self.staged += staged
         return found
 
 
