@@ -201,7 +201,8 @@ def round_cost(ev: Evaluator) -> tuple[float | None, int]:
     for (model, arm, index, run), _ in items:
         case = ev.suite.cases[index]
         plan = build_arm(arm, case, ev.skill, mode="inline" if ev.config.mode == "agent" else
-                         ev.config.mode, placement=ev.config.placement)  # type: ignore[arg-type]
+                         ev.config.mode, placement=ev.config.placement,  # type: ignore[arg-type]
+                         dependencies=ev.dependencies)
         if ev.config.use_cache and ev.config.mode != "agent" and ev.cache.get(completion_key(
                 model=model.ref, endpoint=model.provider.endpoint,
                 messages=[message_dict(m) for m in plan.messages], tools=plan.tools,
@@ -209,7 +210,7 @@ def round_cost(ev: Evaluator) -> tuple[float | None, int]:
                 repeat=run)) is not None:
             continue
         prompt = sum(estimate_tokens(m.content) for m in plan.messages)
-        price = cost(model.ref, Usage(input_tokens=prompt,  # type: ignore[arg-type]
+        price = cost(model.ref, Usage(input_tokens=prompt,
                                       output_tokens=ev.config.max_tokens))
         if price is None:
             return None, len(items)

@@ -175,12 +175,12 @@ def resumed_config(manifest: RunManifest, config: EvalConfig) -> EvalConfig:
                    config.code_checks)
 
 
-def _restored(manifest: RunManifest, name: str, config: EvalConfig) -> object:
+def _restored(manifest: RunManifest, name: str, config: EvalConfig) -> Any:
     """The value of `EvalConfig` field `name` the manifest keeps (under the same name, but the
     budget as `agent_budget`: only agent-mode runs keep one; the distractors' folder as
-    `distractors_from`)."""
+    `distractors_from`). Any: its type is the field's, which `name` picks."""
     if name == "budget":
-        return Budget(**manifest.agent_budget) if manifest.agent_budget else config.budget
+        return Budget.recorded(manifest.agent_budget) if manifest.agent_budget else config.budget
     if name == "distractors":
         source = manifest.distractors_from or BUNDLED
         return None if source == BUNDLED else Path(source)
