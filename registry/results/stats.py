@@ -102,6 +102,7 @@ class Table(NamedTuple):
     input_tokens: np.ndarray
     output_tokens: np.ndarray
     cost: np.ndarray
+    alpha: np.ndarray  # the level of each group's interval and test (`table`'s ``alpha``)
 
 
 class Outcomes(NamedTuple):
@@ -173,7 +174,7 @@ def table(o: Outcomes, n_groups: int, alpha: float | np.ndarray = ALPHA) -> Tabl
                  errors=errors, rate=rate, rate_lo=rate_lo,
                  rate_hi=rate_hi, repeats=repeats, uneven=uneven, verdict=verdicts,
                  input_tokens=sums["input"], output_tokens=sums["output"],
-                 cost=sums["cost"] / NANO, **paired)
+                 cost=sums["cost"] / NANO, alpha=alpha.copy(), **paired)
 
 
 def _verdicts(paired: dict[str, np.ndarray], uneven: np.ndarray, alpha: np.ndarray) -> np.ndarray:
@@ -327,7 +328,7 @@ def lift_stats(t: Table, i: int) -> LiftStats:
                      normalized_gain=None if math.isnan(gain) else gain,
                      verdict=str(t.verdict[i]), detectable=float(t.detectable[i]),
                      n_cases=int(t.paired[i]), uneven=int(t.uneven[i]),
-                     note=disagreement(lo, hi, p, b, c))
+                     note=disagreement(lo, hi, p, b, c, float(t.alpha[i])))
 
 
 def outcomes(groups: Sequence[Mapping[str, Sequence[Sequence[bool | None]]]]) -> Outcomes:

@@ -43,10 +43,12 @@ def is_conclusive(verdict_text: str) -> bool:
     return not verdict_text.startswith(("too few cases", "inconclusive"))
 
 
-def disagreement(lo: float, hi: float, p_value: float, b: int, c: int) -> str | None:
-    """One sentence when the interval and the exact test disagree (None when they agree)."""
+def disagreement(lo: float, hi: float, p_value: float, b: int, c: int,
+                 alpha: float = ALPHA) -> str | None:
+    """One sentence when the interval and the exact test disagree at level ``alpha`` (None when
+    they agree)."""
     excludes = lo > 0 or hi < 0
-    significant = p_value < ALPHA and b != c
+    significant = p_value < alpha and b != c
     if excludes and not significant:
         return (f"The interval excludes 0 but the exact test does not (p = {p_value:.3g}; "
                 f"{b} cases up, {c} down): too few cases changed to rule out chance, and the "
