@@ -6,6 +6,7 @@ resumed run; a graph that does not resolve refuses before the fake server sees a
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from pathlib import Path
 
@@ -400,3 +401,21 @@ def test_a_dependency_named_as_the_skill_is_refused_before_any_call_leaving_noth
     assert "other/zorblax-ports is named 'zorblax-ports', as zorblax-ports is" in \
         err.value.message
     assert server.requests == [] and list(scratch.iterdir()) == []  # every staging removed
+
+
+def test_an_adaptive_rounds_price_counts_the_dependencies_of_the_skill_arm(store, tmp_path):
+    def estimate(requires: str) -> float:
+        home = tmp_path / f"h-{requires.replace('/', '_')}"
+        settings = Settings.from_env({"HUBSKILLS_HOME": str(home), "OPENAI_API_KEY": "sk-test",
+                                      "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
+        with EvalDependencies(lambda: store) as loader, pytest.raises(HubskillsError) as err:
+            run_evaluation(make_skill(home, requires, n_cases=10),
+                           config(models=["openai/gpt-4o-mini"], runs=2, design="adaptive",
+                                  max_cost=1e-9, dependencies=loader), settings)
+        found = re.search(r"below the \$([0-9.]+) its next round", err.value.message)
+        assert found, err.value.message
+        return float(found[1])
+
+    publish(store, tmp_path, "acme/big-facts", body="word " * 20_000)
+    small, big = estimate("acme/zorblax-units"), estimate("acme/big-facts")
+    assert big > small + 0.001  # 20,000 words more in every skill-arm prompt of the round

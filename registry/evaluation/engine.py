@@ -333,6 +333,8 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
     evaluator = Evaluator(skill, suite, config, settings, {_sample(r) for r in done}, code)
     evaluator.refuse_unpriced(evaluator._judge_models, command)
     evaluator.design = design
+    evaluator.dependencies = load_dependencies(  # costs nothing; before a round is priced
+        skill, config.dependencies, manifest, resume=bool(resume), command=command)
     if evaluator.adaptive:
         evaluator.history = history_of(config.models, [c.id for c in suite.cases], done)
         check_round_budget(evaluator, command)
@@ -342,8 +344,6 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
     for warning in (code.warning, mode_warning, None if agent else _agent_tasks(suite, command)):
         if warning and warn:
             warn(warning)
-    evaluator.dependencies = load_dependencies(  # after every check that costs nothing
-        skill, config.dependencies, manifest, resume=bool(resume), command=command)
     evaluator.writer = RunWriter(settings.runs_dir, manifest, resume=bool(resume))
     for row in [] if resume else done:  # told, not resumed: they join the new run
         evaluator.writer.add(row.model_copy(update={"run_id": manifest.run_id}))
