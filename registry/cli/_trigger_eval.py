@@ -16,6 +16,7 @@ import click
 from rich.markup import escape
 
 from registry.cli import _output as out
+from registry.cli._design_options import design_options as _design_options
 from registry.cli._progress import eval_progress
 from registry.cli._push_target import push_target
 from registry.cli._signals import exit_now, interrupts
@@ -35,7 +36,7 @@ HELP = ("; trigger: whether an agent opens the skill listed among other skills, 
         "of evals/triggers.json")
 # Options a trigger run does not use: given, they are refused rather than ignored.
 _UNUSED = {"placement": "user", "judge": None, "tests": None, "skip_code_checks": False,
-           "on": "local", "design": None, "design_option": ()}  # trigger runs: the fixed plan
+           "on": "local"}
 
 
 def trigger_mode(command: click.Command) -> click.Command:
@@ -111,17 +112,24 @@ def eval_triggers(params: dict[str, Any], distractors: Path | None) -> None:
         max_calls=params["max_calls"],
         use_cache=not params["no_cache"], base_url=params["base_url"], distractors=distractors,
         harness=params["harness"], sandbox=params["sandbox"],
+        design=params["design"] or (None if params["resume"] else "auto"),
+        design_options=_design_options(params["design_option"], skill),
         case_ids=[c.strip() for c in (params["cases"] or "").split(",") if c.strip()])
     with eval_progress() as progress, interrupts() as caught:
         run = run_trigger_eval(skill, config, settings, progress=progress.update,
                                started=progress.start, resume=params["resume"],
-                               stop=caught.stop, published=published)
+                               stop=caught.stop, published=published,
+                               on_round=lambda line: out.info(escape(line)))
     if run.manifest.status == "interrupted":
         out.info(f"stopped: run {run.manifest.run_id} is marked interrupted; "
                  f"{len(run.rows)} of {run.manifest.samples_planned} sessions are kept")
         out.hint(f"hubskills eval {params['skill']} --resume {run.manifest.run_id}")
         exit_now(caught.exit_code or 130)
     report(run.manifest, run.rows, as_json=params["as_json"], verbose=params["verbose"])
+    from registry.evaluation.adaptive import saved_line
+
+    if not params["as_json"] and (saved := saved_line(run.manifest, run.rows)):
+        out.info(escape(saved.replace("answers", "sessions")))
     if store is not None:
         _push(store, skill, run, quiet=params["as_json"])
 
@@ -152,8 +160,9 @@ def rate_text(rate: Rate) -> str:
 def report(manifest: RunManifest, rows: list, *, as_json: bool, verbose: bool) -> None:
     """A trigger run's figures per model (and, with `verbose`, each query's sessions)."""
     from registry.evaluation.trigger_report import INTERVAL, summarize_triggers
+    from registry.evaluation.trigger_rounds import reporting_alphas
 
-    summaries = summarize_triggers(rows)
+    summaries = summarize_triggers(rows, reporting_alphas(manifest, rows))
     if as_json:
         out.as_json({"manifest": {**manifest.model_dump(), "partial": manifest.is_partial,
                                   "label": manifest.label},
@@ -172,6 +181,10 @@ def report(manifest: RunManifest, rows: list, *, as_json: bool, verbose: bool) -
     out.result(f"  recall: should-trigger queries where the agent read this SKILL.md; false "
                f"triggers: should-not queries where it did. Intervals: {INTERVAL}; errors "
                "are failed sessions, in no denominator")
+    levels = {s.model: s.level for s in summaries if s.level is not None}
+    if levels:  # an adaptive run: its figures at its stopping look's level
+        out.result("  intervals at the level of the look the adaptive design stopped at: "
+                   + ", ".join(f"{escape(m)} {level:.2%}" for m, level in levels.items()))
     if verbose:
         _query_table(rows)
 

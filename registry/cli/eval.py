@@ -13,6 +13,7 @@ from rich.markup import escape
 from registry.agent import Budget
 from registry.cli import _output as out
 from registry.cli._dependencies import EvalDependencyLoader, refuse_on_jobs
+from registry.cli._design_options import design_options as _design_options
 from registry.cli._progress import eval_progress
 from registry.cli._push_target import push_target
 from registry.cli._signals import exit_now, interrupts
@@ -193,27 +194,6 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int,
         out.info(escape(saved))
     if store is not None:
         _push(store, skill, result.manifest, result.rows, quiet=as_json, settings=settings)
-
-
-def _design_options(given: tuple[str, ...], skill: Path) -> dict[str, object]:
-    """`--design-option KEY=VALUE`s as the design's parameters (numbers read as numbers)."""
-    options: dict[str, object] = {}
-    for text in given:
-        key, sep, value = text.partition("=")
-        if not sep or not key.strip():
-            raise HubskillsError(f"--design-option {text!r} is not KEY=VALUE",
-                                 hint=f"hubskills eval {skill} --design-option alpha=0.01")
-        options[key.strip()] = _number(value.strip())
-    return options
-
-
-def _number(text: str) -> object:
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
 
 
 def _cap_on_jobs(config: EvalConfig, skill: Path) -> None:

@@ -30,7 +30,7 @@ import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from registry.agent import SKILLS_FOLDER, TOOLS, AgentOutcome, Budget, WorkspaceTools
 from registry.agent.loop import skills_prompt
@@ -45,6 +45,10 @@ from registry.format.triggers import TriggerQuery
 from registry.providers import CapReached, Completion, Message, Model, ToolCall
 from registry.providers.base import tally
 from registry.results.runs import ResultRow, RunManifest, RunStatus
+
+if TYPE_CHECKING:  # the statistics (numpy) load only when a design is made
+    from registry.evaluation.trigger_rounds import Item
+    from registry.results.sequential_rates import RateDesign
 
 MODE = "trigger"
 MAX_CALLS = 2  # the session ends at the first read or answer: one call, two after a look around
@@ -160,6 +164,10 @@ class TriggerEvaluator(ModelCalls):
                                  "skill: a trigger eval measures nothing on it",
                                  hint="hubskills models   # lists models that call tools")
         self.probes = Probes(self.models)
+        self.design: RateDesign | None = None  # adaptive: asked in rounds (`trigger_rounds`)
+        self.history: dict[str, dict[str, tuple[bool, list[bool | None]]]] = {}
+        self.design_stops: dict[str, dict[str, Any]] = {}  # per model: where its plan stopped
+        self.on_round: Callable[[str], None] | None = None  # told what each round does
         self.runners: dict[str, Any] = {}  # model ref -> the agent CLI's runner (`--harness`)
         if config.harness:
             from registry.evaluation.trigger_harness import make_runners
@@ -233,7 +241,7 @@ class TriggerEvaluator(ModelCalls):
 
         Raises:
             ProviderError: an endpoint cannot answer (`self.probes.refused`)."""
-        items = [(model, query, repeat) for repeat in range(self.config.runs)
+        items = [(model, query, repeat, None) for repeat in range(self.config.runs)
                  for query in queries for model in self.models
                  if (model.ref, query.id, repeat) not in done]
         stopped = False
@@ -243,16 +251,36 @@ class TriggerEvaluator(ModelCalls):
         slots = {m.connection_key: self.slots(m) for m in self.models}
         begun = asyncio.Semaphore(2 * sum(slots.values()))
 
-        async def one(model: Model, query: TriggerQuery, repeat: int) -> None:
+        async def one(model: Model, query: TriggerQuery, repeat: int,
+                      round_: int | None) -> None:
             nonlocal stopped
             async with begun:
                 try:
-                    self.probes.show(on_row, await self.sample(model, description, query,
-                                                               repeat))
+                    row = await self.sample(model, description, query, repeat)
                 except CapReached:  # --max-cost or --max-calls: no further call
                     stopped = True
+                    return
+                row.round = round_
+                if round_ is not None:  # an outcome of the design, in run order
+                    self.history[model.ref][query.id][1].append(
+                        None if row.is_error else row.activated)
+                self.probes.show(on_row, row)
 
-        if not await self.probes.around(
-                gather_until_stopped((one(*item) for item in items), stop), stop):
+        async def asked(round_items: list[Item]) -> bool:
+            return await gather_until_stopped((one(*item) for item in round_items), stop) \
+                and not stopped
+
+        if self.adaptive:
+            from registry.evaluation.trigger_rounds import run_rounds
+
+            work = run_rounds(self, queries, asked, self.on_round)
+        else:
+            work = gather_until_stopped((one(*item) for item in items), stop)
+        if not await self.probes.around(work, stop) and stop is not None and stop.is_set():
             return "interrupted"
         return "stopped" if stopped else "complete"
+
+    @property
+    def adaptive(self) -> bool:
+        """Whether the run's design is adaptive (asked in rounds, `trigger_rounds`)."""
+        return self.design is not None and self.design.kind == "adaptive"

@@ -11,10 +11,14 @@ apart and are in no denominator.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import numpy as np
+
 from registry.results import stats
+from registry.results.formulas import ALPHA
 from registry.results.runs import ResultRow
 
 INTERVAL = stats.INTERVAL_METHOD
@@ -47,10 +51,14 @@ class TriggerSummary:
     output_tokens: int
     cost_usd: float | None
     method: str = INTERVAL
+    level: float | None = None  # an adaptive run's intervals' level (its stopping look's)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready."""
-        return asdict(self)
+        """JSON-ready (``level`` only when it is not 95%: a fixed run's figures as before)."""
+        data = asdict(self)
+        if data["level"] is None:
+            del data["level"]
+        return data
 
 
 def _value(row: ResultRow, kind: str) -> bool | None:
@@ -59,9 +67,11 @@ def _value(row: ResultRow, kind: str) -> bool | None:
     return bool(row.passed) if kind == "accuracy" else bool(row.activated)
 
 
-def rates(rows: list[ResultRow], groups: list[tuple[str, str]]) -> list[Rate]:
+def rates(rows: list[ResultRow], groups: list[tuple[str, str]],
+          alphas: Mapping[str, float] | None = None) -> list[Rate]:
     """One `Rate` per (model, kind) in `groups`, kind being "recall", "false_triggers" or
-    "accuracy", all from one `stats.table` call."""
+    "accuracy", all from one `stats.table` call; a model in `alphas` (an adaptive run's, at
+    its stopping look) has its intervals at that level (`sequential_rates.interval`)."""
     wanted = {"recall": (True,), "false_triggers": (False,), "accuracy": (True, False)}
     mappings: list[dict[str, tuple[list[bool | None], list[bool | None]]]] = []
     for model, kind in groups:
@@ -76,15 +86,23 @@ def rates(rows: list[ResultRow], groups: list[tuple[str, str]]) -> list[Rate]:
         n = int(table.cases[i, 1])
         rate, lo, hi = (float(a[i, 1]) if n else None
                         for a in (table.rate, table.rate_lo, table.rate_hi))
+        alpha = (alphas or {}).get(groups[i][0])
+        if n and alpha is not None and alpha != ALPHA:
+            from registry.results.sequential_rates import interval
+
+            lo, hi = (float(v) for v in interval(table.rate[i, 1], np.int64(n), alpha))
         found.append(Rate(rate, lo, hi, queries=n, samples=int(table.samples[i, 1])))
     return found
 
 
-def summarize_triggers(rows: list[ResultRow]) -> list[TriggerSummary]:
-    """One summary per model, in the order models first appear in the rows."""
+def summarize_triggers(rows: list[ResultRow],
+                       alphas: Mapping[str, float] | None = None) -> list[TriggerSummary]:
+    """One summary per model, in the order models first appear in the rows; a model in
+    `alphas` has its intervals at that level (an adaptive run's: `trigger_rounds.
+    reporting_alphas`), and says so in `level`."""
     models = list(dict.fromkeys(r.model for r in rows))
     kinds = ("recall", "false_triggers", "accuracy")
-    found = rates(rows, [(m, k) for m in models for k in kinds])
+    found = rates(rows, [(m, k) for m in models for k in kinds], alphas)
     summaries = []
     for index, model in enumerate(models):
         mine = [r for r in rows if r.model == model]
@@ -98,5 +116,6 @@ def summarize_triggers(rows: list[ResultRow]) -> list[TriggerSummary]:
             opened_instead=dict(missed.most_common()),
             input_tokens=sum(r.input_tokens for r in graded),
             output_tokens=sum(r.output_tokens for r in graded),
-            cost_usd=None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)))
+            cost_usd=None if any(c is None for c in costs) else sum(c or 0.0 for c in costs),
+            **({"level": 1 - alphas[model]} if alphas and model in alphas else {})))
     return summaries

@@ -29,6 +29,12 @@ from registry.evaluation.run_manifest import (
 from registry.evaluation.stopping import StopSignal, run_until_stopped
 from registry.evaluation.trigger import MODE, TriggerEvaluator
 from registry.evaluation.trigger_report import summarize_triggers
+from registry.evaluation.trigger_rounds import (
+    RoundLine,
+    history_of,
+    make_design,
+    reporting_alphas,
+)
 from registry.format.skill import Skill, load_skill
 from registry.format.triggers import (
     TRIGGERS_PATH,
@@ -69,15 +75,21 @@ def load_trigger_suite(skill: Skill) -> TriggerSuite:
 def run_trigger_eval(skill_dir: str | Path, config: EvalConfig, settings: Settings, *,
                      progress: Progress | None = None, started: Started | None = None,
                      resume: str | None = None, stop: StopSignal | None = None,
-                     published: SkillVersionRef | None = None) -> EvalRun:
+                     published: SkillVersionRef | None = None,
+                     on_round: RoundLine | None = None) -> EvalRun:
     """Run (or, with `resume`, finish) a trigger eval of a skill folder, saved as a run (filed
     under the `published` version the folder is, when there is one). `config.mode` is taken
     as "trigger" whatever it says.
 
     Raises:
         HubskillsError: no trigger suite, an unknown query id, a model that cannot call tools,
-            a missing key, or a resumed run made from another skill, suite or distractor set,
-            all before any model is called.
+            a missing key, a resumed run made from another skill, suite or distractor set, a
+            design parameter out of range or a design that is not the resumed run's, all
+            before any model is called.
+
+    `config.design` "adaptive" ("auto": adaptive when the suite can settle) asks in rounds
+    until recall and the false-trigger rate are settled (`trigger_rounds`); `on_round` gets
+    a line saying what the design is doing before each round.
     """
     config = replace(config, mode="trigger")
     with holding(*settings.secrets()):
@@ -97,18 +109,30 @@ def run_trigger_eval(skill_dir: str | Path, config: EvalConfig, settings: Settin
             raise HubskillsError(f"run {manifest.run_id} listed other distractors than "
                                  f"{manifest.distractors_from} holds now",
                                  hint=f"hubskills eval {skill_dir} --mode trigger  # a new run")
+        command = f"hubskills eval {skill_dir} --mode trigger"
+        design = make_design(config, len(suite.queries), None if not resume else
+                             manifest.design or {"kind": "fixed"}, command=command)
+        if not resume:
+            manifest.design = design.to_dict() if design else {"kind": "fixed",
+                                                               "runs": config.runs}
         ev = TriggerEvaluator(skill.name, config, settings, distractors, manifest)
-        ev.refuse_unpriced([], f"hubskills eval {skill_dir} --mode trigger")
-        return _run(ev, skill, suite, settings, progress, started, resume, stop)
+        ev.design = design
+        ev.refuse_unpriced([], command)
+        return _run(ev, skill, suite, settings, progress, started, resume, stop, on_round)
 
 
 def _run(ev: TriggerEvaluator, skill: Skill, suite: TriggerSuite, settings: Settings,
          progress: Progress | None, started: Started | None, resume: str | None,
-         stop: StopSignal | None) -> EvalRun:
+         stop: StopSignal | None, on_round: RoundLine | None = None) -> EvalRun:
     manifest = ev.manifest
-    done = frozenset((r.model, r.case_id, r.repeat) for r in latest_rows(
-        read_rows(settings.runs_dir, manifest.run_id)) if not r.is_error) if resume \
-        else frozenset()
+    kept = latest_rows(read_rows(settings.runs_dir, manifest.run_id)) if resume else []
+    # an adaptive design's errored sessions are outcomes it planned on: kept, not asked again
+    done = frozenset((r.model, r.case_id, r.repeat) for r in kept
+                     if ev.adaptive or not r.is_error)
+    if ev.adaptive:
+        ev.history = history_of([m.ref for m in ev.models], suite.queries, kept)
+        ev.design_stops = {}
+        ev.on_round = on_round
     manifest.status = "running"
     writer = RunWriter(settings.runs_dir, manifest, resume=bool(resume))
     total = samples_planned(len(ev.models), len(suite.queries), ev.config.runs, arms=1) - len(done)
@@ -135,7 +159,12 @@ def _run(ev: TriggerEvaluator, skill: Skill, suite: TriggerSuite, settings: Sett
             rows = latest_rows(read_rows(settings.runs_dir, manifest.run_id))
             manifest.samples_done = len(rows)
             manifest.partial = status != "complete" or len(rows) < manifest.samples_planned
-            manifest.summaries = [s.to_dict() for s in summarize_triggers(rows)]  # verify's
+            if ev.adaptive:  # complete once every model's plan has stopped
+                manifest.design_stops = ev.design_stops
+                manifest.partial = status != "complete" or \
+                    len(ev.design_stops) < len(ev.models)
+            manifest.summaries = [s.to_dict() for s in summarize_triggers(  # verify's
+                rows, reporting_alphas(manifest, rows))]
             writer.close(status, run_note(status, ev, stop))
         ev.cache.close()
     return EvalRun(read_manifest(settings.runs_dir, manifest.run_id), rows)

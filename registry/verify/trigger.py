@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from registry.errors import HubskillsError
 from registry.evaluation.trigger_report import summarize_triggers
+from registry.evaluation.trigger_rounds import reporting_alphas
 from registry.format.skill import load_skill
 from registry.format.triggers import (
     TRIGGERS_PATH,
@@ -63,6 +64,7 @@ from registry.verify.replay import (
     sample_label,
     skill_folder,
 )
+from registry.verify.trigger_design import is_adaptive, trigger_design_problems
 
 if TYPE_CHECKING:
     from registry.config import Settings
@@ -180,6 +182,8 @@ def _check_plan(manifest: RunManifest, rows: list[ResultRow],
         report.problems.append(f"sample {sample_label(twice[0][0])} appears {twice[0][1]} times")
         return latest
     missing = sorted(planned - set(map(_key, latest)))
+    if is_adaptive(manifest):  # its rows end where its design stopped: replayed in _regrade
+        missing = []
     if missing and not manifest.is_partial:
         report.problems.append(f"{len(missing)} planned sample(s) missing, first "
                                f"{sample_label(missing[0])}; the manifest says the run is "
@@ -218,6 +222,7 @@ def _regrade(manifest: RunManifest, latest: list[ResultRow], suite: TriggerSuite
         report.checks_regraded += 1
         regraded.append(row.model_copy(update=fresh))
     report.samples = len(latest)
+    report.problems += trigger_design_problems(manifest, regraded, classes)  # adaptive runs
     return regraded
 
 
@@ -228,7 +233,7 @@ def _recompute(manifest: RunManifest, rows: list[ResultRow], report: Verificatio
                       "verify)")
         return
     stored = {s.get("model"): s for s in manifest.summaries if isinstance(s, dict)}
-    for summary in summarize_triggers(rows):
+    for summary in summarize_triggers(rows, reporting_alphas(manifest, rows)):
         where = f"summary ({summary.model})"
         if summary.model not in stored:
             report.differences.append(Difference(where, "model", None, summary.model))
