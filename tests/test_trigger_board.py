@@ -90,12 +90,14 @@ def test_the_spaces_skill_page_shows_recall_and_false_triggers_per_model(server,
     push_trigger_run(publish(tmp_path), server, tmp_path)
     settings = Settings.from_env()
     state = SpaceState(settings, get_store(settings, None), on_space=False)
-    shown = skill_page.render(state, "local/zorblax-ports")[-2]
+    triggers = 9  # the page's outputs: picker, header, body, raw, files, versions, results,
+    #               history, findings, triggers, pull command, the publisher's claims
+    shown = skill_page.render(state, "local/zorblax-ports")[triggers]
     assert shown.visible is True
     (row,) = shown.value["data"]
     assert row[:5] == ["1.0.0", "local/fake-trigger", "60% [23–88%]", "33% [6–79%]", "1"]
     assert skill_page.render(state, "local/zorblax-ports")[6]["data"] == []  # no A/B entry
-    assert skill_page.render(state, "hubskills/agent-skill-md")[-2].visible is False
+    assert skill_page.render(state, "hubskills/agent-skill-md")[triggers].visible is False
 
 
 def test_the_registry_card_shows_the_trigger_evals_after_a_push(server, tmp_path):
