@@ -419,3 +419,17 @@ def test_an_adaptive_rounds_price_counts_the_dependencies_of_the_skill_arm(store
     publish(store, tmp_path, "acme/big-facts", body="word " * 20_000)
     small, big = estimate("acme/zorblax-units"), estimate("acme/big-facts")
     assert big > small + 0.001  # 20,000 words more in every skill-arm prompt of the round
+
+
+@pytest.mark.parametrize(("skill", "revision"), [("../../etc/passwd", "a" * 40),
+                                                 ("acme/zorblax-facts", "../../x"),
+                                                 ("acme/zorblax-facts@^1", "a" * 40)])
+def test_a_recorded_dependency_that_names_no_registry_skill_is_refused(store, tmp_path, skill,
+                                                                      revision):
+    from registry.results.runs import DependencyRecord
+
+    evaluated = load_skill(make_skill(tmp_path, "acme/zorblax-facts"))
+    record = DependencyRecord(skill=skill, name="x", revision=revision)
+    with EvalDependencies(lambda: store) as loader, pytest.raises(HubskillsError) as err:
+        loader(evaluated, [], root=None, recorded=[record])
+    assert "not a registry skill at a revision" in err.value.message and loader.staged == []

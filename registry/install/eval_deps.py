@@ -16,6 +16,7 @@ its manifest recorded, each checked against its recorded content hash, or refuse
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -24,7 +25,7 @@ from types import TracebackType
 from registry._turns import taking_turns
 from registry.errors import HubskillsError
 from registry.evaluation.dependencies import Dependency
-from registry.format.requires import Requirement
+from registry.format.requires import Requirement, parse_requirement
 from registry.format.skill import Skill, load_skill
 from registry.install.deps import read_requires
 from registry.install.lockfile import Scope
@@ -33,6 +34,8 @@ from registry.install.staging import Staged, discard, prepare
 from registry.results.runs import DependencyRecord
 from registry.scan import STORE_LIMITS, SizeLimits
 from registry.stores import Resolved, SkillStore
+
+_REVISION = re.compile(r"[0-9a-f]{7,64}")
 
 
 class _AnyNamespace(frozenset[str]):
@@ -124,6 +127,7 @@ class EvalDependencies:
         staged: list[Staged] = []
         try:
             for rec in recorded:
+                _check_record(rec, skill)
                 where = f"{rec.skill} {rec.version or 'unversioned'} at {rec.revision[:12]}"
                 try:
                     staged.append(self._stage(rec.skill, Resolved(rec.skill, rec.revision,
@@ -142,6 +146,24 @@ class EvalDependencies:
             raise
         self.staged += staged
         return found
+
+
+def _check_record(rec: DependencyRecord, skill: Skill) -> None:
+    """A recorded dependency names a registry skill and a revision, nothing else (a pushed
+    run's rows are anyone's text: never a path handed to a store).
+
+    Raises:
+        HubskillsError: naming the entry.
+    """
+    try:
+        ok = parse_requirement(rec.skill).repo == rec.skill
+    except HubskillsError:
+        ok = False
+    if not ok or not _REVISION.fullmatch(rec.revision):
+        raise HubskillsError(f"the run records a dependency that is not a registry skill at a "
+                             f"revision ({rec.skill[:80]!r} at {rec.revision[:80]!r})",
+                             hint=f"hubskills eval {skill.path}  # a new run, which resolves "
+                                  "its dependencies again")
 
 
 def _dependency(graph: Graph, node: Node) -> Dependency:
