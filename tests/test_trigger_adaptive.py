@@ -161,3 +161,26 @@ def test_the_cli_says_what_the_design_does_and_what_it_saved(server, tmp_path, m
     assert "round 2 of 4 · 0 queries settled · figures not yet settled" in result.output
     assert "stopped at 50% of the planned sessions (24 of 48): plan complete" in result.output
     assert "intervals at the level of the look the adaptive design stopped at" in result.output
+
+
+def test_tune_scores_each_candidate_with_an_adaptive_trigger_eval(server, tmp_path):
+    from registry.generate.tune import tune_description
+
+    skill, settings = make_skill(tmp_path), settings_for(server, tmp_path)
+    suite = skill / "evals" / "triggers.json"
+    queries = json.loads(suite.read_text())["queries"]
+    for i, q in enumerate(queries):  # half of each kind held out
+        q["split"] = "holdout" if i % 2 else "train"
+    suite.write_text(json.dumps({"queries": queries}))
+    config = EvalConfig(models=["local/fake-trigger"], mode="trigger", runs=RUNS, retry=FAST,
+                        distractors=tmp_path / "installed")  # design: auto, as `tune` does
+    result = tune_description(skill, config, settings, teacher="local/fake-trigger", rounds=1)
+    assert result.design == RateDesign(runs=RUNS).to_dict()
+    original = result.candidates[0]
+    assert len(original.rows) == 24 < 12 * RUNS  # settled after 2 runs, as an eval
+    assert original.stop == {"round": RUNS, "reason": "plan complete", "settled": 12}
+    assert original.level == pytest.approx(1 - look_alpha(RateDesign(runs=RUNS), RUNS))
+    assert original.holdout.recall.rate == 1.0
+    assert original.holdout.recall.lo < wilson(3, 3)[0]  # at the stopping look's level
+    report = json.loads((result.saved / "report.json").read_text())
+    assert report["design"]["kind"] == "adaptive" and report["candidates"][0]["level"] > 0.95

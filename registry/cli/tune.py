@@ -33,13 +33,18 @@ from registry.results import display
               metavar="FOLDER", help="List these installed skills (default: the bundled set).")
 @click.option("--base-url", default=None, help="Server for local/<model> references.")
 @click.option("--concurrency", type=click.IntRange(min=1), default=None)
+@click.option("--design", type=click.Choice(["adaptive", "fixed"]), default=None,
+              help="How each candidate's trigger eval spends its sessions: adaptive (rounds "
+                   "that stop once the figures are settled) or fixed (every query x run). "
+                   "Default: adaptive for 10 queries or more with --runs 3 or more.")
 @click.option("--write", is_flag=True, help="Put the best description in SKILL.md (only "
                                             "that value changes).")
 @click.option("--json", "as_json", is_flag=True, help="Every round as JSON.")
 def tune_command(skill: Path, model: str, teacher: str | None, rounds: int, runs: int,
                  max_cost: float | None, max_calls: int | None, distractors: Path | None,
                  base_url: str | None,
-                 concurrency: int | None, write: bool, as_json: bool) -> None:
+                 concurrency: int | None, design: str | None, write: bool,
+                 as_json: bool) -> None:
     """Rewrite a skill's description so agents open it when they should.
 
     Trigger evals (evals/triggers.json) score each candidate; the teacher sees only the train
@@ -58,7 +63,7 @@ def tune_command(skill: Path, model: str, teacher: str | None, rounds: int, runs
     settings = Settings.from_env()
     config = EvalConfig(models=[model], mode="trigger", runs=runs, max_cost=max_cost,
                         max_calls=max_calls, base_url=base_url, concurrency=concurrency,
-                        distractors=distractors)
+                        distractors=distractors, design=design or "auto")
     teacher = teacher or default_teacher(settings)[0]
     result = tune_description(skill, config, settings, teacher=teacher, rounds=rounds,
                               say=out.info)

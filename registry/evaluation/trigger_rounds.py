@@ -137,21 +137,25 @@ async def run_rounds(ev: Rounds, queries: list[TriggerQuery],
 def reporting_alphas(manifest: Any, rows: list[ResultRow]) -> dict[str, float]:
     """Per model, the level its figures are reported at: an adaptive run's stopping look's
     (`sequential_rates.reporting`, recomputed from the rows), else none (95%)."""
-    design = getattr(manifest, "design", None) or {}
+    return alphas_of(getattr(manifest, "design", None) or {}, list(manifest.case_ids),
+                     list(manifest.models), rows)
+
+
+def alphas_of(design: dict[str, Any], case_ids: list[str], models: list[str],
+              rows: list[ResultRow]) -> dict[str, float]:
+    """`reporting_alphas` from a design record, the run's query ids and models, and its rows
+    (each query's class read from its rows: a query never asked adds nothing)."""
     if design.get("kind") != "adaptive":
         return {}
     from registry.results.sequential_rates import RateDesign, reporting
     from registry.results.sequential_rates import history_of as one
 
-    kinds: dict[str, bool] = {}
-    for row in rows:
-        kinds[row.case_id] = bool(row.expect_skill)
-    ids = list(manifest.case_ids) or list(kinds)
+    kinds = {row.case_id: bool(row.expect_skill) for row in rows}
+    known = {q: kinds.get(q, True) for q in (case_ids or list(kinds))}
     found = {}
-    for model in dict.fromkeys([*manifest.models, *(r.model for r in rows)]):
+    for model in dict.fromkeys([*models, *(r.model for r in rows)]):
         mine = [(r.case_id, r.repeat, None if r.is_error else bool(r.activated))
                 for r in rows if r.model == model]
-        known = {q: kinds.get(q, True) for q in ids}
         try:
             found[model] = reporting(RateDesign.from_dict(design), one(known, mine))[0]
         except (HubskillsError, TypeError, ValueError):

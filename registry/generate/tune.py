@@ -24,7 +24,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import yaml
@@ -36,6 +36,7 @@ from registry.evaluation.config import EvalConfig
 from registry.evaluation.distractors import distractors_for
 from registry.evaluation.trigger import TriggerEvaluator
 from registry.evaluation.trigger_report import Rate, rates
+from registry.evaluation.trigger_rounds import alphas_of, make_design
 from registry.evaluation.trigger_run import load_trigger_suite
 from registry.format.skill import (
     SKILL_FILE,
@@ -88,6 +89,8 @@ class Candidate:
     refused: str | None = None
     cost_usd: float = 0.0
     rows: list[ResultRow] = field(default_factory=list, repr=False)
+    stop: dict | None = None  # an adaptive design's stop: round, reason, queries settled
+    level: float | None = None  # its figures' level (the stopping look's), None: 95%
 
 
 @dataclass
@@ -103,11 +106,12 @@ class TuneResult:
     run_id: str = ""  # the tune run: its report and rows are kept under `saved`
     saved: Path | None = None
     stopped_by: str | None = None  # the limit that stopped the rounds, in words
+    design: dict | None = None  # each candidate's trigger eval's design (`sequential_rates`)
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready: every field but each candidate's rows, and whether the best is better."""
         data = {f: getattr(self, f) for f in ("status", "estimate_usd", "spent_usd", "run_id",
-                                              "stopped_by")}
+                                              "stopped_by", "design")}
         candidates = [{k: v for k, v in asdict(c).items() if k != "rows"}
                       for c in self.candidates]
         return {**data, "candidates": candidates, "best": candidates[
@@ -144,9 +148,13 @@ def tune_description(skill_dir: str | Path, config: EvalConfig, settings: Settin
         raise HubskillsError("tune needs train and holdout queries in evals/triggers.json",
                              hint=f"hubskills suite show {skill_dir}  # shows the split")
     distractors = distractors_for(skill.name, config.distractors)
+    command = f"hubskills tune {skill_dir} -m {config.models[0]}"
+    design = make_design(replace(config, design=config.design or "auto"), len(suite.queries),
+                         command=command)
     manifest = RunManifest(run_id=new_run_id(), skill_name=skill.name, content_hash="",
                            suite_hash=suite.suite_hash(), models=config.models[:1], mode="trigger")
     ev = TriggerEvaluator(skill.name, config, settings, distractors, manifest)
+    ev.design = design
     listing_tokens = estimate_tokens(" ".join(f"{d.name} {d.description}" for d in distractors))
     estimate = estimate_cost(ev.models[0].ref, teacher, skill.description, suite.queries,
                              config.runs, rounds, listing_tokens)
@@ -155,12 +163,12 @@ def tune_description(skill_dir: str | Path, config: EvalConfig, settings: Settin
                                   else f"${estimate:.4f}"))
     try:
         teacher_model = ev.resolve(teacher)
-        ev.refuse_unpriced([teacher_model],  # before any call
-                           f"hubskills tune {skill_dir} -m {ev.models[0].ref}")
+        ev.refuse_unpriced([teacher_model], command)  # before any call
         result = asyncio.run(_rounds(ev, teacher_model, skill.name, skill.description,
                                      suite.queries, rounds, estimate, say))
     finally:
         ev.cache.close()
+    result.design = design.to_dict() if design else {"kind": "fixed", "runs": config.runs}
     return _save(result, manifest.run_id, settings)
 
 
@@ -192,12 +200,14 @@ async def _rounds(ev: TriggerEvaluator, teacher, name: str, original: str,
             if candidate.refused is not None:
                 continue
             before = ev.spent
+            ev.history, ev.design_stops = {}, {}  # each candidate's eval: its own design
             status = await ev.run(description, queries, candidate.rows.append)
             candidate.cost_usd = ev.spent - before
             if status != "complete":
                 candidate.refused = f"stopped before it was scored ({ev.cap.reached})"
                 break
-            candidate.train, candidate.holdout = (_scores(candidate.rows, queries, split)
+            alphas = _alphas(ev, candidate, queries)
+            candidate.train, candidate.holdout = (_scores(candidate.rows, queries, split, alphas)
                                                   for split in ("train", "holdout"))
             if say:
                 say(f"round {number}: holdout accuracy {candidate.holdout.accuracy.rate:.0%}")
@@ -208,11 +218,27 @@ async def _rounds(ev: TriggerEvaluator, teacher, name: str, original: str,
     return _result(candidates, queries, status, estimate, ev.spent, ev.cap.reached)
 
 
-def _scores(rows: list[ResultRow], queries: list[TriggerQuery], split: str) -> Scores:
+def _alphas(ev: TriggerEvaluator, candidate: Candidate,
+            queries: list[TriggerQuery]) -> dict[str, float]:
+    """The level a candidate's figures are reported at: an adaptive design's stopping look's
+    (`trigger_rounds.alphas_of`), and where it stopped (`Candidate.stop`)."""
+    if ev.design is None or ev.design.kind != "adaptive":
+        return {}
+    candidate.stop = dict(next(iter(ev.design_stops.values()), {}))
+    found = alphas_of(ev.design.to_dict(), [q.id for q in queries], [ev.models[0].ref],
+                      candidate.rows)
+    if found:
+        candidate.level = 1 - next(iter(found.values()))
+    return found
+
+
+def _scores(rows: list[ResultRow], queries: list[TriggerQuery], split: str,
+            alphas: dict[str, float] | None = None) -> Scores:
     ids = {q.id for q in queries if q.split == split}
     mine = [r for r in rows if r.case_id in ids]
     model = rows[0].model if rows else ""
-    return Scores(*rates(mine, [(model, k) for k in ("accuracy", "recall", "false_triggers")]))
+    return Scores(*rates(mine, [(model, k) for k in ("accuracy", "recall", "false_triggers")],
+                         alphas))
 
 
 def _result(candidates: list[Candidate], queries: list[TriggerQuery], status: str,
