@@ -126,10 +126,11 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int,
     \b
     Example:
       hubskills eval hubskills/kernel-builder-cuda-kernels --runs 3
-      hubskills eval ./my-skill -m sonnet -m openai/gpt-5-mini --judge opus --max-cost 2
+      hubskills eval ./my-skill -m sonnet -m openai/gpt-5-mini --max-cost 2
+      hubskills eval ./my-skill -m sonnet --judge opus
       hubskills eval ./pulled-skill --skip-code-checks   # no bubblewrap here
-      hubskills eval skills/kernel-builder-cuda-kernels --mode agent -m sonnet --max-turns 30
-      hubskills eval .agents/skills/csv-cleaning --push   # a pulled skill: results join it
+      hubskills eval ./my-skill --mode agent -m sonnet --max-turns 30
+      hubskills eval .agents/skills/csv --push   # a pulled skill: results join it
     """
     from registry.providers import default_model_ref
 

@@ -67,11 +67,11 @@ def generate_command(task: str | None, improve: Path | None, feedback: str | Non
 
     \b
     Example:
-      hubskills generate "Clean messy CSV files with pandas" --student haiku --name csv-clean
-      hubskills generate "Fix flaky pytest fixtures" --from ~/.claude/projects/x/session.jsonl
-      hubskills generate "Improve this skill" --from ./skills/my-skill --out ./skills --force
-      hubskills generate "Parse CSV" --teacher embedded/smollm2-135m --no-eval   # offline
-      hubskills generate --improve ./skills/my-skill --feedback RUN_ID --out ./skills --force
+      hubskills generate "Clean messy CSV files" --student haiku --name csv-clean
+      hubskills generate "Fix flaky fixtures" --from ~/.claude/projects/x/s.jsonl
+      hubskills generate "Improve it" --from skills/my-skill --out skills --force
+      hubskills generate "Parse CSV" --teacher embedded/smollm2-135m --no-eval
+      hubskills generate --improve skills/x --feedback RUN_ID --out skills --force
     """
     from registry.errors import HubskillsError
     from registry.generate.pipeline import generate_skill

@@ -67,8 +67,8 @@ def leaderboard_command(skill: str | None, model: str | None, tag: str | None,
       hubskills leaderboard
       hubskills leaderboard --model sonnet --verdict helps
       hubskills leaderboard --skill cuda --json
-      hubskills leaderboard --include-unverified       # runs not replayed yet, unranked
-      hubskills leaderboard --registry hub --pending   # and unreviewed submissions
+      hubskills leaderboard --include-unverified      # not replayed yet: unranked
+      hubskills leaderboard --registry hub --pending  # and unreviewed ones
     """
     from registry.config import Settings
     from registry.registries import get_store

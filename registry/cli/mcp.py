@@ -37,7 +37,7 @@ def mcp_command(http: str | None, listing: str, registry: str | None) -> None:
 
     \b
     Examples:
-      hubskills mcp                          # stdio: what a host's config launches
+      hubskills mcp                          # stdio: what a host launches
       hubskills mcp --http 127.0.0.1:8765    # http://127.0.0.1:8765/mcp
       hubskills mcp --registry hub --listing verified
     """

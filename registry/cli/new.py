@@ -23,7 +23,7 @@ def new_command(name: str, parent: Path, description: str | None, as_json: bool)
 
     \b
     Example:
-      hubskills new csv-cleaning --description "Clean CSV files with pandas. Use when ..."
+      hubskills new csv-cleaning --description "Clean CSV files. Use when ..."
     """
     folder = scaffold_skill(parent, name, description)
     if as_json:

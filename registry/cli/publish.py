@@ -60,10 +60,10 @@ def publish_command(skill: Path, repo: str | None, version: str | None, bump: st
     \b
     Examples:
       hubskills publish skills/csv-cleaning --dry-run
-      hubskills publish skills/csv-cleaning --bump patch --with-run 20261122-103000-a1b2c3
+      hubskills publish skills/csv-cleaning --with-run 20261122-103000-a1b2c3
       hubskills publish skills/csv-cleaning --registry hub --repo me/csv-cleaning
-      hubskills publish github:anthropics/skills/skills/pdf --repo me/pdf   # source in the card
-      hubskills publish skills/csv-cleaning --sign --key ~/.config/hubskills/acme.key
+      hubskills publish github:anthropics/skills/skills/pdf --repo me/pdf
+      hubskills publish skills/csv-cleaning --sign --key acme.key
     """
     signing = _sign_with(skill, sign, key, certificate, chain)
     settings, store = shared.open_store(registry)

@@ -63,8 +63,8 @@ def pull_command(spec: str, skills: tuple[str, ...], all_skills: bool, agent: st
       hubskills pull ./my-skill
       hubskills pull github:anthropics/skills/skills/pdf@main
       hubskills pull https://github.com/anthropics/skills --skill pdf --skill docx
-      hubskills pull git@gitlab.com:team/skills.git//csv-cleaning@v2 --global --copy
-      hubskills pull acme/report --allow-namespace tools   # its dependencies from tools/ too
+      hubskills pull git@gitlab.com:team/skills.git//csv@v2 --global --copy
+      hubskills pull acme/report --allow-namespace tools  # deps from tools/ too
       hubskills pull mcp+https://example.com/mcp --skill csv-cleaning
       hubskills pull 'mcp+stdio:hubskills mcp --registry hub' --skill csv-cleaning
     """

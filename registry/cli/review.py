@@ -25,7 +25,7 @@ def review_group() -> None:
     \b
     Examples:
       hubskills review pending              # review, record, comment on each PR
-      hubskills review merge 3              # admit PR #3 if every run replays clean
+      hubskills review merge 3              # admit PR #3 if all runs replay
     """
 
 

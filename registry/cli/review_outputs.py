@@ -50,9 +50,9 @@ def review_outputs_command(run_id: str, summary_only: bool, as_json: bool, push:
 
     \b
     Examples:
-      hubskills review-outputs RUN_ID              # the page, http://127.0.0.1:7860
-      hubskills review-outputs RUN_ID --summary    # what the answers tell
-      hubskills review-outputs RUN_ID --push       # the answers beside the pushed run
+      hubskills review-outputs RUN_ID            # the page, http://127.0.0.1:7860
+      hubskills review-outputs RUN_ID --summary  # what the answers tell
+      hubskills review-outputs RUN_ID --push     # beside the pushed run
     """
     from registry.config import Settings
     from registry.review import open_local_review

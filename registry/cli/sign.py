@@ -29,7 +29,7 @@ def sign_command(folder: Path, key: Path, certificate: Path | None,
     Examples:
       hubskills keys new ~/.config/hubskills/acme.key
       hubskills sign ./skills/csv-cleaning --key ~/.config/hubskills/acme.key
-      hubskills sign ./skills/csv-cleaning --key k.pem --certificate cert.pem --chain root.pem
+      hubskills sign ./csv --key k.pem --certificate c.pem --chain root.pem
     """
     path = sign_folder(folder, key=key, certificate=certificate, chain=chain)
     out.result(f"Signed {escape(str(folder))}: {escape(str(path))}")

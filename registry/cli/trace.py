@@ -31,7 +31,7 @@ def trace_show_command(file: Path, budget: int | None, as_json: bool) -> None:
     \b
     Examples:
       hubskills trace show ~/.claude/projects/my-app/5f0c….jsonl
-      hubskills trace show ~/.codex/sessions/2026/11/24/rollout-….jsonl --budget 4000
+      hubskills trace show ~/.codex/sessions/…/rollout-….jsonl --budget 4000
     """
     from registry.generate.traces import DEFAULT_BUDGET, load_trace
 

@@ -69,7 +69,7 @@ def verify_command(target: str, run_id: str | None, revision: str | None,
       hubskills verify 20261122-103000-a1b2c3 --skill ./my-skill --json
       hubskills verify alice/csv-skill --run 20261122-103000-a1b2c3 --registry hub
       hubskills verify 20261122-103000-a1b2c3 --resample 10 --max-cost 1
-      hubskills verify alice/csv-skill --run 20261122-103000-a1b2c3 --resample 10 --on jobs
+      hubskills verify 20261122-103000-a1b2c3 --resample 10 --on jobs
     """
     from functools import cache
 
