@@ -433,3 +433,41 @@ def test_a_recorded_dependency_that_names_no_registry_skill_is_refused(store, tm
     with EvalDependencies(lambda: store) as loader, pytest.raises(HubskillsError) as err:
         loader(evaluated, [], root=None, recorded=[record])
     assert "not a registry skill at a revision" in err.value.message and loader.staged == []
+
+
+def test_a_spot_checks_price_counts_the_dependencies_it_will_load(store, tmp_path):
+    from registry.format.suite import load_suite, suite_path
+    from registry.results.runs import RunManifest
+    from registry.verify.resample import SpotCheck, estimate
+
+    publish(store, tmp_path, "acme/big-facts", body="word " * 20_000)
+    skill = load_skill(make_skill(tmp_path, "acme/big-facts"))
+    suite = load_suite(suite_path(skill.path), skill_dir=skill.path)
+    manifest = RunManifest(run_id="r", skill_name=skill.name, content_hash="h", suite_hash="s",
+                           models=["openai/gpt-4o-mini"])
+    with EvalDependencies(lambda: store) as loader:
+        [big] = loader(skill, requirements(skill.frontmatter), root=None, recorded=None)
+        prices = []
+        for required in ((), (big.skill,)):
+            check = SpotCheck(k=1, seed=0, alpha=0.01, cases=["q0"], estimated_cost=None)
+            estimate(check, manifest, skill, suite, runs=1, dependencies=required)
+            prices.append(check.estimated_cost or 0.0)
+    assert prices[1] > prices[0] + 0.001  # 20,000 words more in the skill arm's prompt
+
+
+def test_a_spot_check_on_jobs_of_a_skill_with_dependencies_is_refused_before_any_job(
+        store, tmp_path):
+    from registry.format.skill import content_hash
+    from registry.results.runs import RunManifest
+    from registry.verify.spot import priced_plan
+
+    folder = make_skill(tmp_path, "acme/zorblax-facts@^1")
+    store.publish(folder, repo="acme/zorblax-ports", version="1.0.0")
+    [published] = store.versions("acme/zorblax-ports")
+    manifest = RunManifest(run_id="r", skill_name="zorblax-ports", skill_repo="acme/zorblax-ports",
+                           skill_revision=published.sha, content_hash=content_hash(folder),
+                           suite_hash="s", models=["local/m"])
+    with pytest.raises(HubskillsError) as err:
+        priced_plan("acme/zorblax-ports", manifest, [], lambda: store, k=1)
+    assert "a spot check on Jobs does not load a skill's dependencies yet" in err.value.message
+    assert err.value.hint and "--resample 1  # here" in err.value.hint

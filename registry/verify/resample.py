@@ -129,13 +129,14 @@ def draw_cases(rows: list[ResultRow], k: int, seed: int) -> list[tuple[str, int]
 
 
 def estimate(check: SpotCheck, manifest: RunManifest, skill: Skill, suite: Suite,
-             runs: int) -> None:
+             runs: int, dependencies: tuple[Skill, ...] = ()) -> None:
     """Fill ``check``'s cost (at most, one call per sample) and calls (at least) for re-asking
     its cases ``runs`` times in both arms on each model: each arm's first request as the run
     builds it from the suite's prompt and the skill (tool mode's for agent mode), the run's max
     output tokens, one judge call per judged check (the answer counted at its max tokens) and
     two per pairwise check and pair (both answers), at the catalogue price. Never from the
-    rows. The cost is None when a price is unknown."""
+    rows. The cost is None when a price is unknown. The skill arm's prompt holds the skills the
+    skill requires (`dependencies`, as the run loaded them)."""
     from registry.evaluation.arms import build_arm
     from registry.evaluation.judge import judge_messages
     from registry.evaluation.pairwise import pairwise_messages
@@ -150,7 +151,8 @@ def estimate(check: SpotCheck, manifest: RunManifest, skill: Skill, suite: Suite
     for case in (by_id[case_id] for case_id in check.cases if case_id in by_id):
         rubrics = [c.rubric for c in case.checks if isinstance(c, JudgeCheck)] + case.assertions
         for arm in ARMS:
-            plan = build_arm(arm, case, skill, mode=mode, placement=placement)
+            plan = build_arm(arm, case, skill, mode=mode, placement=placement,
+                             dependencies=dependencies)
             for model in manifest.models:
                 total = add_cost(total, worst_case(model, plan.messages, plan.tools,
                                                    manifest.max_tokens))

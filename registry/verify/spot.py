@@ -19,7 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from registry.errors import HubskillsError
-from registry.evaluation.dependencies import DependencyLoader  # a seam's type, read at runtime
+from registry.evaluation.dependencies import (  # a seam's types, read at runtime
+    Dependency,
+    DependencyLoader,
+)
 from registry.verify.resample import (
     ALPHA,
     SpotCheck,
@@ -65,9 +68,11 @@ def spot_check(manifest: RunManifest, rows: list[ResultRow], skill_dir: Path,
     from registry.evaluation.engine import run_evaluation
     from registry.format.skill import load_skill
 
-    held = pinned(dependencies, manifest, load_skill(skill_dir),
-                  f"hubskills verify {manifest.run_id}")
-    slots, check = _priced(manifest, rows, skill_dir, k, seed, alpha)
+    skill = load_skill(skill_dir)
+    held = pinned(dependencies, manifest, skill, f"hubskills verify {manifest.run_id}")
+    loaded = [] if held is None else held(skill, [], root=manifest.skill_repo, recorded=None)
+    slots, check = _priced(manifest, rows, skill_dir, k, seed, alpha,
+                           tuple(d.skill for d in loaded))
     if announce is not None:
         announce(check)
     check_limits(check, manifest, max_cost, max_calls,
@@ -81,7 +86,7 @@ def spot_check(manifest: RunManifest, rows: list[ResultRow], skill_dir: Path,
         max_tokens=manifest.max_tokens, use_cache=False, max_cost=max_cost,
         max_calls=max_calls, harness=manifest.harness,
         budget=Budget.recorded(manifest.agent_budget) if manifest.agent_budget else Budget(),
-        dependencies=held)
+        dependencies=None if held is None else _given(loaded))
     fresh = run_evaluation(skill_dir, config, settings)
     _account(check, fresh)
     wanted = set(slots)
@@ -102,8 +107,17 @@ def priced_plan(target: str, manifest: RunManifest, rows: list[ResultRow],
         HubskillsError: no skill to price it with, a trigger run, or what `check_limits`
             refuses.
     """
+    from registry.format.requires import requirements
+    from registry.format.skill import load_skill
+
     with ExitStack() as stack:
         folder = _skill_folder(stack, target, manifest, None, open_store, k)
+        needs = requirements(load_skill(folder).frontmatter)
+        if needs:
+            raise HubskillsError(f"{target} requires {', '.join(map(str, needs))}: a spot check "
+                                 "on Jobs does not load a skill's dependencies yet",
+                                 hint=f"hubskills verify {target} --run {manifest.run_id} "
+                                      f"--resample {k}  # here, where they are loaded")
         _, check = _priced(manifest, rows, folder, k, seed, ALPHA)
     if announce is not None:
         announce(check)
@@ -113,12 +127,24 @@ def priced_plan(target: str, manifest: RunManifest, rows: list[ResultRow],
 
 
 def _priced(manifest: RunManifest, rows: list[ResultRow], skill_dir: Path, k: int, seed: int,
-            alpha: float) -> tuple[list[tuple[str, int]], SpotCheck]:
-    """The slots and the check, priced from the catalogue (`resample.estimate`)."""
+            alpha: float, required: tuple[Skill, ...] = ()
+            ) -> tuple[list[tuple[str, int]], SpotCheck]:
+    """The slots and the check, priced from the catalogue (`resample.estimate`; the skill
+    arm's prompts with the skills it `required`)."""
     slots, check = plan_check(manifest, rows, k, seed, alpha)
     estimate(check, manifest, *_skill_and_suite(skill_dir, manifest),
-             runs=max(r for _, r in slots) + 1)
+             runs=max(r for _, r in slots) + 1, dependencies=required)
     return slots, check
+
+
+def _given(loaded: list[Dependency]) -> DependencyLoader:
+    """A loader that answers the dependencies already loaded (to price the check)."""
+
+    def load(skill: Skill, needs: object, *, root: str | None,
+             recorded: object) -> list[Dependency]:
+        return loaded
+
+    return load
 
 
 def _account(check: SpotCheck, fresh: EvalRun) -> None:
