@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from platformdirs import user_data_dir
 
@@ -105,9 +106,9 @@ class Settings:
             openai_api_key=_env("OPENAI_API_KEY", env),
         )
 
-    def with_(self, **changes: object) -> Settings:
+    def with_(self, **changes: Any) -> Settings:
         """Return a copy with some fields changed (e.g. a `--base-url` from the CLI)."""
-        return replace(self, **changes)  # type: ignore[arg-type]
+        return replace(self, **changes)
 
     @property
     def on_space(self) -> bool:

@@ -230,5 +230,5 @@ def scrub_logs() -> None:
             record.exc_info = None
         return record
 
-    factory.hubskills_scrubs = True  # type: ignore[attr-defined]
+    factory.hubskills_scrubs = True  # type: ignore[attr-defined]  # a mark on the function
     logging.setLogRecordFactory(factory)

@@ -104,8 +104,8 @@ class SingleTurnRunner:
     async def run(self, task: AgentTask) -> AgentOutcome:
         """One model call; each named fenced block becomes a file in the workspace."""
         arm = "skill" if self.skill is not None else "baseline"
-        plan = build_arm(arm, self.case, self.skill, mode="inline",  # type: ignore[arg-type]
-                         dependencies=self.required)
+        plan = build_arm(arm, self.case, self.skill,  # type: ignore[arg-type]  # baseline: None,
+                         mode="inline", dependencies=self.required)  # which it never reads
         completion, cached = await self.complete(plan.messages, [], task.seed)
         outcome = AgentOutcome(final_text=completion.text, protocol=self.name, turns=1,
                                input_tokens=completion.usage.input_tokens,

@@ -125,7 +125,8 @@ class Pairs:
                 raise reply  # the cost cap reached, a cancellation: the pair is not written
             if isinstance(reply, HubskillsError):
                 return check, None, f"judge error: {reply}"
-        return check, answer_text(*replies), ""  # type: ignore[arg-type]
+        first, second = (r for r in replies if isinstance(r, str))  # no error left (above)
+        return check, answer_text(first, second), ""
 
     async def _ask(self, rubric: str, prompt: str, first: str | None,
                    second: str | None) -> str:

@@ -61,8 +61,8 @@ class McpSession:
                 f"{self.name} did not answer {method} within {self.timeout:g} s (a stalled or "
                 "dripping server)", hint=lying(self.name)) from err
         except MCPError as err:
-            if self._overflowed():
-                raise self._overflowed() from err  # type: ignore[misc]
+            if (overflowed := self._overflowed()) is not None:
+                raise overflowed from err
             if method == "skills/list" and err.code == -32601:
                 raise HubskillsError(f"{self.name} does not serve the Skills extension "
                                      "(no skills/list)", hint=HINT) from err

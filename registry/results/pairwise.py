@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 if TYPE_CHECKING:
     from registry.results.runs import ResultRow
@@ -37,7 +37,8 @@ class BadAnswer(ValueError):
 def parse_preference(reply: str) -> Preference | None:
     """The answer the judge preferred in one order (A, B or TIE), or None without a verdict."""
     match = _VERDICT.search(reply)
-    return None if match is None else match.group(1).upper()  # type: ignore[return-value]
+    # the pattern matches A, B or TIE in any case: upper-cased, a Preference
+    return None if match is None else cast(Preference, match.group(1).upper())
 
 
 def _arm(preference: Preference | None, first: Arm) -> str | None:

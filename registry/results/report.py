@@ -168,11 +168,11 @@ def levels(manifest: RunManifest | None, rows: list[ResultRow], models: list[str
     """Per model, the level its figures are reported at: `stats.ALPHA`, or an adaptive run's
     stopping look's (the design recomputed from the rows, as `hubskills verify` does)."""
     design = manifest.design if manifest is not None else None
-    if not design or design.get("kind") != "adaptive":
+    if manifest is None or not design or design.get("kind") != "adaptive":
         return np.full(len(models), stats.ALPHA)
     from registry.results.sequential import Design, history_of, reporting_alpha
 
-    plan, cases = Design.from_dict(design), manifest.case_ids  # type: ignore[union-attr]
+    plan, cases = Design.from_dict(design), manifest.case_ids
     return np.array([reporting_alpha(plan, history_of(cases, (
         (r.case_id, r.arm, r.repeat, None if r.is_error else r.passed)
         for r in rows if r.model == model))) for model in models])
@@ -269,7 +269,8 @@ def agent_arms(rows: list[ResultRow]) -> dict[str, AgentArm]:
             tool_calls=dict(sorted(calls.items())),
             input_tokens=sum(r.input_tokens for r in graded),
             output_tokens=sum(r.output_tokens for r in graded),
-            cost_usd=None if any(c is None for c in costs) else float(sum(costs)),  # type: ignore[arg-type]
+            cost_usd=None if any(c is None for c in costs)
+            else float(sum(c for c in costs if c is not None)),
             wall_s=sum(r.wall_s or 0.0 for r in graded),
             tokens_per_pass=tokens / passes if passes else None,
             stop_reasons=dict(sorted(stops.items())))
