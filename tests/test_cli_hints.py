@@ -134,6 +134,9 @@ CASES = {
                                             "no run 'nope'"),
     "generate with no task": Case(["generate"], "name what to teach (TASK)",
                                   skip_reason="the hinted generate calls a teacher model"),
+    "ask with a question and no model": Case(
+        ["ask", "What is a SKILL.md?"], "name the model, then the question",
+        skip_reason="the hinted ask calls a model"),
     "eval --resume of a missing run": Case(
         ["eval", "hubskills/agent-skill-md", "--resume", "nope"], "no run 'nope'"),
     "remove of what is not installed": Case(["remove", "nope"], "'nope' is not installed"),

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import shlex
+from typing import Any
+
 import click
 from rich.markup import escape
 
 from registry.cli import _output as out
 from registry.config import Settings
-from registry.providers import Completion, ask
+from registry.errors import HubskillsError
+from registry.providers import Completion, ask, default_model_ref
 from registry.results.display import usd
 
 # Room for a full short answer from an API model; a small local model that rambles is cut in
@@ -15,9 +19,22 @@ from registry.results.display import usd
 ASK_MAX_TOKENS = 256
 
 
+class _Prompt(click.Argument):
+    """Required; `hubskills ask "a question"` (the question read as the model) is an error
+    whose hint asks the default model that question, not click's "Missing argument"."""
+
+    def process_value(self, ctx: click.Context, value: Any) -> Any:
+        if self.value_is_missing(value) and ctx.params.get("model"):
+            question = shlex.quote(ctx.params["model"])
+            raise HubskillsError("name the model, then the question: hubskills ask MODEL PROMPT",
+                                 hint=f"hubskills ask {default_model_ref(Settings.from_env())} "
+                                      f"{question}")
+        return super().process_value(ctx, value)
+
+
 @click.command("ask")
 @click.argument("model")
-@click.argument("prompt")
+@click.argument("prompt", cls=_Prompt)
 @click.option("--base-url", default=None, help="Server for local/<model> (or another endpoint).")
 @click.option("--system", default=None, help="System prompt.")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=ASK_MAX_TOKENS,
