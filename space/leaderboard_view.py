@@ -8,6 +8,7 @@ module only shapes them for the UI and caps what is sent to the browser.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -103,11 +104,11 @@ def leaderboard_view(board: Board, tags: dict[str, list[str]] | None = None, *,
                      include_unverified: bool = False) -> LeaderboardView:
     """Rank, filter and shape the leaderboard (`ALL` or empty means no filter); entries not
     replayed or better are left out unless ``include_unverified`` (the count is said)."""
-    filters = dict(skill=query.strip() or None, model=_option(model), tags=tags or {},
-                   tag=_option(tag), verdict=_option(verdict))
-    chosen = board.select(**filters, include_unverified=include_unverified)  # type: ignore[arg-type]
+    select = functools.partial(board.select, skill=query.strip() or None, model=_option(model),
+                               tags=tags or {}, tag=_option(tag), verdict=_option(verdict))
+    chosen = select(include_unverified=include_unverified)
     hidden = 0 if include_unverified else \
-        len(board.select(**filters, include_unverified=True)) - len(chosen)  # type: ignore[arg-type]
+        len(select(include_unverified=True)) - len(chosen)
     shown = to_entries(chosen.head(limit))  # only what is shown becomes `Entry` values
     summary = _summary(chosen, len(shown), board.runs, hidden)
     points = scatter_points(to_entries(chosen.head(MAX_POINTS)))

@@ -11,7 +11,7 @@ import functools
 import html
 import logging
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from typing import ParamSpec, TypeVar
 
 import gradio as gr
 
@@ -22,7 +22,8 @@ from registry import (
 )
 
 log = logging.getLogger(__name__)
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def describe(err: BaseException, secrets: Iterable[str] = ()) -> tuple[str, str | None]:
@@ -57,11 +58,11 @@ def warn(err: BaseException, secrets: Iterable[str] = ()) -> None:
     gr.Warning(html.escape(f"{message} — hint: {hint}" if hint else message, quote=False))
 
 
-def friendly(fn: F) -> F:
+def friendly(fn: Callable[P, R]) -> Callable[P, R]:
     """Turn a handler's `HubskillsError` (or any error) into a readable `gr.Error`."""
 
     @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return fn(*args, **kwargs)
         except gr.Error:
@@ -73,7 +74,7 @@ def friendly(fn: F) -> F:
             text = f"{message} Hint: {hint}" if hint else message
             raise gr.Error(html.escape(text, quote=False), print_exception=False) from None
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
 def ok_markdown(text: str) -> str:

@@ -30,11 +30,12 @@ def transcript_pair(runs_dir: Path, run_id: str | None, case_id: str | None,
         return NO_TRANSCRIPT, NO_TRANSCRIPT
     records = [t for t in read_transcripts(runs_dir, run_id)
                if t.get("case_id") == case_id and t.get("repeat") == repeat]
-    return tuple(  # type: ignore[return-value]
+    baseline, skill = (
         "\n\n---\n\n".join(render(t) for t in sorted(
             (r for r in records if r.get("arm") == arm), key=lambda r: str(r.get("model"))))
         or NO_TRANSCRIPT
         for arm in ("baseline", "skill"))
+    return baseline, skill
 
 
 def transcript_views(runs_dir: Path, run_id: str | None, case_id: str | None,
