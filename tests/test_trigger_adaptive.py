@@ -184,3 +184,27 @@ def test_tune_scores_each_candidate_with_an_adaptive_trigger_eval(server, tmp_pa
     assert original.holdout.recall.lo < wilson(3, 3)[0]  # at the stopping look's level
     report = json.loads((result.saved / "report.json").read_text())
     assert report["design"]["kind"] == "adaptive" and report["candidates"][0]["level"] > 0.95
+
+
+def test_a_pushed_adaptive_run_is_whole_on_the_board_with_the_runs_own_intervals(server,
+                                                                                 tmp_path,
+                                                                                 monkeypatch):
+    skill = make_skill(tmp_path)
+    (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text().replace(
+        "\n---\n", "\nmetadata:\n  version: \"1.0.0\"\n---\n", 1))
+    monkeypatch.setenv("HUBSKILLS_HOME", str(tmp_path / "home"))
+    runner = CliRunner()
+    assert runner.invoke(cli, ["publish", str(skill), "--force"],
+                         catch_exceptions=False).exit_code == 0
+    pushed = runner.invoke(cli, ["eval", str(skill), "--mode", "trigger", "-m",
+                                 "local/fake-trigger", "--base-url", server.url, "--runs",
+                                 str(RUNS), "--distractors", str(tmp_path / "installed"),
+                                 "--push", "--json"], catch_exceptions=False)
+    assert pushed.exit_code == 0, pushed.output
+    shown = json.loads(pushed.stdout)
+    (summary,) = shown["summaries"]
+    board = runner.invoke(cli, ["leaderboard", "--json"], catch_exceptions=False)
+    (record,) = [r for r in json.loads(board.output) if r["mode"] == "trigger"]
+    assert record["status"] == "" and record["verification"] == "replayed"
+    assert (record["recall"], record["recall_lo"], record["false_hi"]) == (
+        summary["recall"]["rate"], summary["recall"]["lo"], summary["false_triggers"]["hi"])

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from registry._gc import collector
+from registry.errors import HubskillsError
 from registry.results import display, stats
 from registry.results.grouping import Rows, combine_all, lookup, rank
 from registry.results.leaderboard import (
@@ -96,13 +97,18 @@ def trigger_entries(frame: pd.DataFrame, *, skill: str | None = None,
     part = frame[mine]
     expect = part["expect_skill"].astype("boolean").to_numpy(dtype=bool, na_value=True) \
         if "expect_skill" in part else np.ones(len(part), dtype=bool)
-    rows = Rows.from_frame(part)
+    # a trigger run's design is one-arm (`sequential_rates`): replayed here, not as an A/B's
+    designs = part["design"].to_numpy(dtype=object) if "design" in part \
+        else np.full(len(part), None, dtype=object)
+    rows = Rows.from_frame(part.drop(columns=["design"], errors="ignore"))
     keep = row_mask(rows, skill, model, tags, tag)
-    rows, expect = rows.take(keep), expect[keep]
+    rows, expect, designs = rows.take(keep), expect[keep], designs[keep]
     if not len(expect):
         return []
     k, keys = combine_all(rows, KEY)
     runs = run_groups(rows, k, len(keys))
+    runs["alpha"], runs["stopped"] = _designed(rows, expect, designs, runs["of"],
+                                               len(runs["key"]))
     status = run_status(rows, keys, runs, arms=1, words=("queries", "sessions"))
     status, fit, verification = _verified(rows, runs, status, badges)
     chosen = chosen_runs(rows, runs, fit, len(keys))
@@ -113,6 +119,39 @@ def trigger_entries(frame: pd.DataFrame, *, skill: str | None = None,
     table = stats.table(_outcomes(rows, expect, k), 2 * len(keys))
     return _build(rows, keys, table, {n: v[chosen] for n, v in runs.items() if n != "of"},
                   status[chosen], verification[chosen])
+
+
+def _designed(rows: Rows, expect: np.ndarray, designs: np.ndarray, of: np.ndarray,
+              n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per run group: the level its figures are reported at (95%, or an adaptive trigger
+    run's stopping look's, `sequential_rates.reporting`, from the design its rows carry and
+    its rows, as the run's own summary is) and whether its design stopped (an adaptive run
+    that stopped early is whole with fewer rows than its plan)."""
+    found, stopped = np.full(n_groups, stats.ALPHA), np.zeros(n_groups, dtype=bool)
+    carried = np.array([isinstance(d, str) and bool(d) for d in designs], dtype=bool)
+    if not carried.any():
+        return found, stopped
+    import json
+
+    from registry.results.sequential_rates import RateDesign, history_of, reporting
+
+    c, cases = rows.cols, rows.labels["case_id"]
+    for g in np.unique(of[carried]).tolist():
+        at = np.flatnonzero((of == g) & carried)
+        spec = json.loads(str(designs[at[0]]))
+        spec.pop("stops", None)
+        planned = spec.pop("cases", None)
+        kinds = {str(cases[c["case_id"][i]]): bool(expect[i]) for i in at.tolist()}
+        queries = {str(q): kinds.get(str(q), True) for q in planned or kinds}
+        outcomes = [(str(cases[c["case_id"][i]]), int(c["repeat"][i]),
+                     None if c["transport"][i] else bool(c["passed"][i]) == bool(expect[i]))
+                    for i in at.tolist()]
+        try:
+            found[g], stopped[g] = reporting(RateDesign.from_dict(spec),
+                                             history_of(queries, outcomes))
+        except (ValueError, TypeError, HubskillsError):  # a design no hubskills could run
+            continue
+    return found, stopped
 
 
 def _verified(rows: Rows, runs: dict[str, np.ndarray], status: np.ndarray,
@@ -140,9 +179,15 @@ def _outcomes(rows: Rows, expect: np.ndarray, k: np.ndarray) -> stats.Outcomes:
                           c["transport"], c["input_tokens"], c["output_tokens"], c["cost_usd"])
 
 
-def _rate(t: stats.Table, g: int) -> tuple[float | None, float | None, float | None]:
+def _rate(t: stats.Table, g: int,
+          alpha: float = stats.ALPHA) -> tuple[float | None, float | None, float | None]:
     if not t.cases[g, 1]:
         return None, None, None
+    if alpha != stats.ALPHA:  # an adaptive run's: at its stopping look's level
+        from registry.results.sequential_rates import interval
+
+        lo, hi = interval(t.rate[g, 1], t.cases[g, 1], alpha)
+        return float(t.rate[g, 1]), float(lo), float(hi)
     return float(t.rate[g, 1]), float(t.rate_lo[g, 1]), float(t.rate_hi[g, 1])
 
 
@@ -166,7 +211,8 @@ def _build(rows: Rows, keys: np.ndarray, t: stats.Table, run: dict[str, np.ndarr
             status[i], labels["skill"][i], labels["repo"][i], labels["name"][i], version[i],
             model[i], TRIGGER_MODE, suite[i],
             None if run["suite_cases"][i] < 0 else int(run["suite_cases"][i]),
-            *_rate(t, s), int(t.cases[s, 1]), *_rate(t, n), int(t.cases[n, 1]),
+            *_rate(t, s, float(run["alpha"][i])), int(t.cases[s, 1]),
+            *_rate(t, n, float(run["alpha"][i])), int(t.cases[n, 1]),
             samples=int(t.samples[s, 1] + t.samples[n, 1]),
             repeats=int(max(t.repeats[s], t.repeats[n])),
             errors=int(t.errors[s, 1] + t.errors[n, 1]), cost=None if cost != cost else cost,

@@ -64,7 +64,7 @@ from registry.verify.replay import (
     sample_label,
     skill_folder,
 )
-from registry.verify.trigger_design import is_adaptive, trigger_design_problems
+from registry.verify.trigger_design import carried_design, is_adaptive, trigger_design_problems
 
 if TYPE_CHECKING:
     from registry.config import Settings
@@ -76,7 +76,7 @@ _key: Callable[[ResultRow], Key] = attrgetter("model", "arm", "case_id", "repeat
 _SAME = ("run_id", "skill_name", "skill_version", "skill_repo", "skill_revision",
          "content_hash", "mode", "suite_hash", "suite_cases", "run_cases", "planned_runs",
          "produced_by", "produced_via", "temperature", "max_tokens", "samples_planned",
-         "harness", "hubskills_version")
+         "harness", "hubskills_version", "design")
 """Run-level fields every row of a pushed trigger run holds alike."""
 _NEEDED = ("skill_revision", "suite_hash", "suite_cases", "run_cases", "planned_runs",
            "samples_planned", "hubskills_version")
@@ -273,6 +273,9 @@ def trigger_manifest(rows: list[ResultRow], repo: str,
     models = list(dict.fromkeys(row.model for row in rows))
     cases = list(dict.fromkeys(row.case_id for row in rows))
     runs = int(first.planned_runs or 1)
+    design = carried_design(first)  # an adaptive run's: its plan, its stops, its queries
+    stops = design.pop("stops", None)
+    design.pop("cases", None)  # the queries in the rows: each is asked in round 1
     if first.run_cases != len(cases) or first.samples_planned != samples_planned(
             len(models), len(cases), runs, arms=1):
         report.problems.append(f"the rows hold sessions of {len(models)} model(s) x "
@@ -290,7 +293,8 @@ def trigger_manifest(rows: list[ResultRow], repo: str,
         samples_done=len(latest_rows(rows)), produced_by=first.produced_by or "local",
         # RunManifest (pydantic) refuses a value that is not a Via
         produced_via=cast(Via, first.produced_via or "cli"), harness=first.harness,
-        summaries=_pushed_summaries(rows, report))
+        summaries=_pushed_summaries(rows, report), design=design or None,
+        design_stops=stops if isinstance(stops, dict) else None)
 
 
 def _pushed_summaries(rows: list[ResultRow], report: Verification) -> list[dict] | None:

@@ -10,6 +10,9 @@ stop it did not make, a row without its round.
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from registry.errors import HubskillsError
 from registry.results.runs import ResultRow, RunManifest
 
@@ -54,3 +57,14 @@ def trigger_design_problems(manifest: RunManifest, rows: list[ResultRow],
         if not manifest.is_partial and stopped is None:
             found.append(f"{model}: the run says it finished, but records no stop of its design")
     return found
+
+
+def carried_design(first: ResultRow) -> dict[str, Any]:
+    """The design a pushed run's rows carry (JSON: its parameters, `stops` and `cases`; {} for
+    a fixed run or one unreadable, whose rows are then checked as a fixed run's, and fall
+    short)."""
+    try:
+        found = json.loads(first.design) if first.design else {}
+    except ValueError:
+        found = {}
+    return found if isinstance(found, dict) else {}
