@@ -105,7 +105,7 @@ CASES = {
                             "(did you mean 'openai/gpt-4.1-mini'?)"),
     "a design parameter out of range": Case(
         ["eval", "hubskills/agent-skill-md", *CLOSED, "--design", "adaptive",
-         "--design-option", "alpha=0.5"], "alpha must be in (0, 0.2]"),
+         "--design-option", "alpha=0.5"], "alpha must be in (0, 0.05]"),
     "a design option that is not KEY=VALUE": Case(
         ["eval", "hubskills/agent-skill-md", "--design-option", "alpha"], "is not KEY=VALUE",
         skip_reason="it would call a model"),
