@@ -208,3 +208,15 @@ def test_a_pushed_adaptive_run_is_whole_on_the_board_with_the_runs_own_intervals
     assert record["status"] == "" and record["verification"] == "replayed"
     assert (record["recall"], record["recall_lo"], record["false_hi"]) == (
         summary["recall"]["rate"], summary["recall"]["lo"], summary["false_triggers"]["hi"])
+
+
+def test_a_budget_below_one_round_is_refused_before_any_call(tmp_path):
+    skill = make_skill(tmp_path)
+    settings = Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home"),
+                                  "OPENAI_API_KEY": "sk-test-not-sent"})
+    cheap = config(tmp_path, models=["openai/gpt-4.1-mini"], max_cost=0.0001)
+    with pytest.raises(HubskillsError, match=r"below the \$0\.0\d+ its next round costs at "
+                                             r"least \(12 sessions\)") as caught:
+        run_trigger_eval(skill, cheap, settings)
+    assert "--design fixed" in caught.value.hint
+    assert not list(settings.runs_dir.glob("*/rows.jsonl"))  # nothing written, nothing asked

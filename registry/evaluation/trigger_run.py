@@ -27,7 +27,7 @@ from registry.evaluation.run_manifest import (
     run_note,
 )
 from registry.evaluation.stopping import StopSignal, run_until_stopped
-from registry.evaluation.trigger import MODE, TriggerEvaluator
+from registry.evaluation.trigger import MODE, TriggerEvaluator, listing
 from registry.evaluation.trigger_report import summarize_triggers
 from registry.evaluation.trigger_rounds import (
     RoundLine,
@@ -38,6 +38,7 @@ from registry.evaluation.trigger_rounds import (
 from registry.format.skill import Skill, load_skill
 from registry.format.triggers import (
     TRIGGERS_PATH,
+    TriggerQuery,
     TriggerSuite,
     load_skill_triggers,
     triggers_path,
@@ -133,6 +134,8 @@ def _run(ev: TriggerEvaluator, skill: Skill, suite: TriggerSuite, settings: Sett
         ev.history = history_of([m.ref for m in ev.models], suite.queries, kept)
         ev.design_stops = {}
         ev.on_round = on_round
+        check_round_budget(ev, skill.description, suite.queries,
+                           f"hubskills eval {skill.path} --mode trigger")
     manifest.status = "running"
     writer = RunWriter(settings.runs_dir, manifest, resume=bool(resume))
     total = samples_planned(len(ev.models), len(suite.queries), ev.config.runs, arms=1) - len(done)
@@ -168,6 +171,57 @@ def _run(ev: TriggerEvaluator, skill: Skill, suite: TriggerSuite, settings: Sett
             writer.close(status, run_note(status, ev, stop))
         ev.cache.close()
     return EvalRun(read_manifest(settings.runs_dir, manifest.run_id), rows)
+
+
+def check_round_budget(ev: TriggerEvaluator, description: str, queries: list[TriggerQuery],
+                       command: str) -> None:
+    """Before any call: refuse a `--max-cost` below what the next round of an adaptive run
+    costs at least (each of its sessions' first call at the catalogue price: the listing and
+    the query in, `max_tokens` out; a cached call costs nothing), as `adaptive.
+    check_round_budget` does for A/B runs: an adaptive run that cannot finish a round settles
+    nothing.
+
+    Raises:
+        HubskillsError: the cap is below that estimate.
+    """
+    if not ev.adaptive or ev.config.max_cost is None:
+        return
+    from registry.agent import TOOLS
+    from registry.agent.loop import skills_prompt
+    from registry.evaluation.cache import completion_key, message_dict
+    from registry.format.skill import estimate_tokens
+    from registry.providers import Message, Usage, cost
+    from registry.results.sequential_rates import plan_round
+
+    by_id, total, sessions = {q.id: q for q in queries}, 0.0, 0
+    for model in ev.models:
+        history = ev.history.get(model.ref) or {q.id: (q.should_trigger, []) for q in queries}
+        plan = plan_round(ev.design, history)  # type: ignore[arg-type]
+        for qid, run in () if plan.stop else plan.samples:
+            if len(history[qid][1]) > run:
+                continue
+            listed = listing(ev.name, description, ev.distractors, f"{qid}:{run}")
+            messages = [Message("system", skills_prompt(listed)),
+                        Message("user", by_id[qid].query)]
+            sessions += 1
+            if ev.config.use_cache and ev.cache.get(completion_key(
+                    model=model.ref, endpoint=model.provider.endpoint,
+                    messages=[message_dict(m) for m in messages], tools=TOOLS,
+                    temperature=ev.config.temperature, max_tokens=ev.config.max_tokens,
+                    seed=run, repeat=run)) is not None:
+                continue
+            price = cost(model.ref, Usage(input_tokens=sum(estimate_tokens(m.content)
+                                                           for m in messages),
+                                          output_tokens=ev.config.max_tokens))
+            if price is None:
+                return  # an unpriced model: --max-calls bounds it (`refuse_unpriced`)
+            total += price
+    if total > ev.config.max_cost:
+        raise HubskillsError(
+            f"--max-cost {ev.config.max_cost:g} is below the ${total:.4f} its next round costs "
+            f"at least ({sessions} sessions): the design could not settle anything",
+            hint=f"{command} --max-cost {total * 1.5 + 0.01:.2f}  # or --design fixed, which "
+                 "stops cleanly at the cap")
 
 
 async def _closing(ev: TriggerEvaluator, work: Coroutine[Any, Any, RunStatus]) -> RunStatus:
