@@ -15,8 +15,6 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import numpy as np
-
 from registry.results import stats
 from registry.results.formulas import ALPHA
 from registry.results.runs import ResultRow
@@ -90,7 +88,8 @@ def rates(rows: list[ResultRow], groups: list[tuple[str, str]],
         if n and alpha is not None and alpha != ALPHA:
             from registry.results.sequential_rates import interval
 
-            lo, hi = (float(v) for v in interval(table.rate[i, 1], np.int64(n), alpha))
+            los, his = interval(table.rate[i:i + 1, 1], table.cases[i:i + 1, 1], alpha)
+            lo, hi = float(los[0]), float(his[0])
         found.append(Rate(rate, lo, hi, queries=n, samples=int(table.samples[i, 1])))
     return found
 
@@ -117,5 +116,5 @@ def summarize_triggers(rows: list[ResultRow],
             input_tokens=sum(r.input_tokens for r in graded),
             output_tokens=sum(r.output_tokens for r in graded),
             cost_usd=None if any(c is None for c in costs) else sum(c or 0.0 for c in costs),
-            **({"level": 1 - alphas[model]} if alphas and model in alphas else {})))
+            level=1 - alphas[model] if alphas and model in alphas else None))
     return summaries

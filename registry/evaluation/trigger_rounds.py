@@ -124,10 +124,11 @@ async def run_rounds(ev: Rounds, queries: list[TriggerQuery],
                                                   "settled": plan.settled}
         if on_round and plans:
             on_round(round_line(plans))
+        live = [(model, p) for model in ev.models
+                if (p := plans.get(model.ref)) is not None and not p.stop]
         items: list[Item] = [
-            (model, by_id[qid], run, plan.round)
-            for model in ev.models if (plan := plans.get(model.ref)) and not plan.stop
-            for qid, run in plan.samples if len(ev.history[model.ref][qid][1]) <= run]
+            (model, by_id[qid], run, p.round) for model, p in live
+            for qid, run in p.samples if len(ev.history[model.ref][qid][1]) <= run]
         if not items:
             return True
         if not await asked(items):

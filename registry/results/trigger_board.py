@@ -186,8 +186,8 @@ def _rate(t: stats.Table, g: int,
     if alpha != stats.ALPHA:  # an adaptive run's: at its stopping look's level
         from registry.results.sequential_rates import interval
 
-        lo, hi = interval(t.rate[g, 1], t.cases[g, 1], alpha)
-        return float(t.rate[g, 1]), float(lo), float(hi)
+        lo, hi = interval(t.rate[g:g + 1, 1], t.cases[g:g + 1, 1], alpha)
+        return float(t.rate[g, 1]), float(lo[0]), float(hi[0])
     return float(t.rate[g, 1]), float(t.rate_lo[g, 1]), float(t.rate_hi[g, 1])
 
 
