@@ -54,11 +54,13 @@ _BUDGET = Budget()  # agent mode's defaults, shown in --help and docs/evaluating
 @click.option("--design", type=click.Choice(["adaptive", "fixed"]), default=None,
               help="adaptive: ask in rounds and stop once the verdict is decided, never more "
                    "than the fixed plan; fixed: every case x run x arm. Default: adaptive for "
-                   "a suite of 10 cases or more with --runs 2 or more, else fixed; a resumed "
-                   "run keeps its own.")
+                   "a suite of 10 cases or more with --runs 2 or more (trigger mode: 10 "
+                   "queries, --runs 3: docs/triggers.md), else fixed; a resumed run keeps its "
+                   "own.")
 @click.option("--design-option", "design_option", multiple=True, metavar="KEY=VALUE",
               help="A parameter of the design (alpha, spending, settle_after, futility, "
-                   "batches; docs/evaluating.md), repeatable.")
+                   "batches; docs/evaluating.md; trigger mode: alpha, spending, settle_after, "
+                   "width), repeatable.")
 @click.option("--cases", default=None, help="Comma-separated case ids to run.")
 @click.option("--tests", type=click.Path(path_type=Path), default=None,
               help="Suite file in any supported format (default: SKILL/evals/evals.json).")
