@@ -161,6 +161,12 @@ def test_the_cli_says_what_the_design_does_and_what_it_saved(server, tmp_path, m
     assert "round 2 of 4 · 0 queries settled · figures not yet settled" in result.output
     assert "stopped at 50% of the planned sessions (24 of 48): plan complete" in result.output
     assert "intervals at the level of the look the adaptive design stopped at" in result.output
+    (run_id,) = [p.name for p in (tmp_path / "home" / "runs").iterdir() if p.is_dir()]
+    shown = CliRunner().invoke(cli, ["runs", "show", run_id, "--json"], catch_exceptions=False)
+    (summary,) = json.loads(shown.stdout)["summaries"]
+    assert summary["level"] == pytest.approx(1 - look_alpha(RateDesign(runs=RUNS), RUNS))
+    verified = CliRunner().invoke(cli, ["verify", run_id], catch_exceptions=False)
+    assert verified.exit_code == 0, verified.output
 
 
 def test_tune_scores_each_candidate_with_an_adaptive_trigger_eval(server, tmp_path):
