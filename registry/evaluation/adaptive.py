@@ -26,7 +26,7 @@ from registry.evaluation.arms import build_arm
 from registry.evaluation.cache import completion_key, message_dict
 from registry.evaluation.config import EvalConfig
 from registry.providers import Usage, cost
-from registry.results.runs import ResultRow, RunManifest
+from registry.results.runs import Arm, ResultRow, RunManifest
 
 if TYPE_CHECKING:  # `results.sequential` (numpy, the statistics) loads when a design is made
     from registry.evaluation.cache import ResponseCache
@@ -37,9 +37,9 @@ if TYPE_CHECKING:  # `results.sequential` (numpy, the statistics) loads when a d
 
 History = dict[str, dict[str, dict[str, list[bool | None]]]]  # model -> case -> arm -> outcomes
 RoundLine = Callable[[str], None]
-Sample = tuple[Any, str, int, int]  # (model, arm, case index, run index), as `Evaluator.work`
+Sample = tuple[Any, Arm, int, int]  # (model, arm, case index, run index), as `Evaluator.work`
 UNDECIDED = "verdict not yet decided"
-ARMS = ("baseline", "skill")  # `results.sequential.ARMS`: the order its history is kept in
+ARMS: tuple[Arm, ...] = ("baseline", "skill")  # `results.sequential.ARMS`: the history's order
 
 
 class Evaluator(Protocol):
@@ -47,6 +47,7 @@ class Evaluator(Protocol):
 
     config: EvalConfig
     skill: Skill
+    dependencies: tuple[Skill, ...]
     suite: Suite
     models: list[Model]
     cache: ResponseCache

@@ -9,11 +9,10 @@ provider layer, then recorded as error rows that stay out of pass rates.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from registry._gc import frozen
 from registry.agent import AgentRunner
@@ -27,7 +26,7 @@ from registry.evaluation.adaptive import (
     make_design,
     run_rounds,
 )
-from registry.evaluation.arms import MAX_TOOL_TURNS, build_arm, run_tool
+from registry.evaluation.arms import MAX_TOOL_TURNS, Mode, build_arm, run_tool
 from registry.evaluation.calls import ModelCalls
 from registry.evaluation.checks import grade_row, has_code_checks, run_checks
 from registry.evaluation.config import EvalConfig
@@ -64,10 +63,10 @@ from registry.sandbox import Choice, choose
 from registry.secrets import holding
 
 if TYPE_CHECKING:  # the statistics (numpy) load only when a design is made
+    from registry.results.runs import Arm, RunStatus
     from registry.results.sequential import Design
 
-log = logging.getLogger(__name__)
-ARMS = ("baseline", "skill")
+ARMS: tuple[Arm, ...] = ("baseline", "skill")
 Progress = Callable[[int, int, ResultRow], None]
 Started = Callable[[RunManifest, int], None]
 
@@ -133,7 +132,7 @@ class Evaluator(ModelCalls):
                                     self.dependencies)  # the baseline's ignores them
         return ToolLoopRunner(complete, self.sandbox)
 
-    async def sample(self, model: Model, arm: str, case_index: int, repeat: int) -> ResultRow:
+    async def sample(self, model: Model, arm: Arm, case_index: int, repeat: int) -> ResultRow:
         """One answer to one case in one arm, graded."""
         case = self.suite.cases[case_index]
         await self.probes.clear_for(model)
@@ -148,7 +147,7 @@ class Evaluator(ModelCalls):
             if self.config.harness and not row.cached:
                 self.cap.record(row.cost_usd)
             return row
-        plan = build_arm(arm, case, self.skill, mode=self.config.mode,
+        plan = build_arm(arm, case, self.skill, mode=cast("Mode", self.config.mode),  # no trigger
                          placement=self.config.placement, dependencies=self.dependencies)
         messages = list(plan.messages)
         row = self._row(model, arm, case.id, repeat)
@@ -178,7 +177,7 @@ class Evaluator(ModelCalls):
                                         sandbox=self.sandbox, skip_reason=self.skip_reason))
         return row
 
-    def _row(self, model: Model, arm: str, case_id: str, repeat: int) -> ResultRow:
+    def _row(self, model: Model, arm: Arm, case_id: str, repeat: int) -> ResultRow:
         m = self.writer.manifest
         return ResultRow(run_id=m.run_id, skill_name=m.skill_name, skill_version=m.skill_version,
                          skill_repo=m.skill_repo, skill_revision=m.skill_revision,
@@ -186,7 +185,7 @@ class Evaluator(ModelCalls):
                          case_id=case_id, repeat=repeat, cost_usd=0.0, cached=True,
                          **m.row_fields())
 
-    def work(self) -> list[tuple[Model, str, int, int]]:
+    def work(self) -> list[tuple[Model, Arm, int, int]]:
         """Every (model, arm, case, repeat) still to run, repeat-major so a stop is balanced."""
         items = []
         for repeat in range(self.config.runs):
@@ -198,7 +197,7 @@ class Evaluator(ModelCalls):
         return items
 
     async def run(self, progress: Progress | None, stop: StopSignal | None = None,
-                  started: Started | None = None, on_round: RoundLine | None = None) -> str:
+                  started: Started | None = None, on_round: RoundLine | None = None) -> RunStatus:
         """Run all pending samples (an adaptive design: round by round, until it stops);
         returns the final status ("interrupted" after `stop`)."""
         items = self.work()
@@ -215,7 +214,7 @@ class Evaluator(ModelCalls):
             if progress:
                 progress(finished, total, row)
 
-        async def one(item: tuple[Model, str, int, int], round_: int | None = None) -> None:
+        async def one(item: tuple[Model, Arm, int, int], round_: int | None = None) -> None:
             nonlocal stopped
             try:
                 answered = await self.sample(*item)
@@ -230,7 +229,7 @@ class Evaluator(ModelCalls):
                         None if row.is_error else row.passed)
                 self.probes.show(keep, row)
 
-        async def asked(round_items: list[tuple[tuple[Model, str, int, int], int]]) -> bool:
+        async def asked(round_items: list[tuple[tuple[Model, Arm, int, int], int]]) -> bool:
             return await gather_until_stopped((one(item, r) for item, r in round_items), stop,
                                               before_cancel=self._mark_interrupted) \
                 and not stopped
@@ -329,7 +328,7 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
         manifest.skill_path = str(skill.path.resolve())  # local runs only: verify reads it
         done = planned_rows(manifest, done)
         manifest.design = design.to_dict() if design else {"kind": "fixed", "runs": config.runs}
-    manifest.sandbox, manifest.code_checks = code.sandbox and code.sandbox.name, code.status
+    manifest.sandbox, manifest.code_checks = code.sandbox_name, code.status
     evaluator = Evaluator(skill, suite, config, settings, {_sample(r) for r in done}, code)
     evaluator.refuse_unpriced(evaluator._judge_models, command)
     evaluator.design = design
@@ -373,7 +372,8 @@ def _execute(evaluator: Evaluator, settings: Settings, progress: Progress | None
     written, read back."""
     writer = evaluator.writer
     run_id = writer.manifest.run_id
-    status, note = "interrupted", None
+    status: RunStatus = "interrupted"
+    note = None
     try:
         with frozen():  # what exists now outlives the run: collections need not walk it
             status = run_until_stopped(evaluator.run(progress, stop, started, on_round), stop)

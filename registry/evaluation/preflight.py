@@ -16,7 +16,6 @@ from typing import Any, TypeVar
 from registry._io import why_unwritable
 from registry.config import Settings
 from registry.errors import HubskillsError
-from registry.evaluation.arms import Mode
 from registry.evaluation.stopping import StopSignal
 from registry.format.suite import Suite
 from registry.providers import Model, aclose_all
@@ -44,7 +43,7 @@ def check_suite(suite: Suite, *, judge: str | None, runs: int, command: str,
         raise HubskillsError("--runs must be at least 1", hint=f"{command} --runs 3")
 
 
-def check_mode(models: list[Model], mode: Mode, command: str) -> str | None:
+def check_mode(models: list[Model], mode: str, command: str) -> str | None:
     """A warning when some `models` lack what `mode` needs (None when all have it); `command`
     is the command line to hint at, ending where `--mode` would go.
 

@@ -36,7 +36,8 @@ class RunningEval(Spending, Protocol):
     dependencies: tuple[Skill, ...]  # the skills it requires: the skill arm's only
     settings: Settings
     models: list[Model]
-    judge: JudgeFn | None
+    @property
+    def judge(self) -> JudgeFn | None: ...  # noqa: D102
     sandbox: Sandbox | None  # where checks and the agent's commands run; None: nowhere
     skip_reason: str  # why code checks are skipped when there is no sandbox
     writer: RunWriter

@@ -53,6 +53,11 @@ class Choice:
     status: str  # recorded in the run manifest: "bwrap", "skipped: ...", "none in the suite"
     warning: str | None = None
 
+    @property
+    def sandbox_name(self) -> str | None:
+        """The sandbox's backend name, as the run manifest records it (None: no sandbox)."""
+        return self.sandbox.name if self.sandbox is not None else None
+
 
 def sandbox_report(settings: Settings) -> list[tuple[str, bool, str]]:
     """(backend, works here, why) for every registered backend."""
