@@ -147,10 +147,11 @@ def test_agents_lists_every_agent_and_detects_claude_by_its_command(tmp_path):
 
 
 def test_a_pull_says_which_agents_see_it_and_how_to_add_the_others(tmp_path):
-    done = run("pull", SKILL, cwd=tmp_path, HOME=str(tmp_path / "home"))
+    done = run("pull", SKILL, cwd=tmp_path, HOME=str(tmp_path / "home"), COLUMNS="80")
     assert "will see it: Codex, Cursor" in done.stdout
     assert "not seen by: Claude Code" in done.stdout
-    assert f"hubskills pull {SKILL} --agent claude (a comma list" in done.stdout
+    # the command whole on a line of its own, at 80 columns too (it was cut after --agent)
+    assert f"    hubskills pull {SKILL} --agent claude" in done.stdout.splitlines()
     added = run("pull", SKILL, "--agent", "claude", "--json", cwd=tmp_path,
                 HOME=str(tmp_path / "home"))
     [result] = json.loads(added.stdout)

@@ -147,8 +147,9 @@ def _print_visibility(result: PullResult) -> None:
         scope = " --global" if result.path.parent.parent.parent.resolve() \
             == Path.home().resolve() else ""
         out.result("  not seen by: " + ", ".join(a.title for a in unseen)
-                   + f"; add one with: hubskills pull {result.repo} --agent "
-                   + f"{unseen[0].name}{scope} (a comma list adds several, --all every one)")
+                   + "; add one with (a comma list adds several, --all every one):")
+        # on a line of its own: cut to fit among the names, it was cut mid-command
+        out.result(f"    hubskills pull {result.repo} --agent {unseen[0].name}{scope}")
 
 
 def print_results(results: list[PullResult], project: Path, *, as_json: bool,
