@@ -298,3 +298,47 @@ def test_an_adaptive_run_reports_at_its_stopping_level_in_the_summary_and_the_bo
     assert run_entries(rows_frame(cut))[0].status.startswith("partial")
     assert summary.stats.lo < at_level.lo  # the interval at 1 - 0.00333 is wider than at 95%
     assert [s.stats.lo for s in summarize(rows)] == [at_level.lo]  # without the design: 95%
+
+
+def test_the_boards_replay_of_many_runs_gives_each_runs_own_level_to_the_last_digit():
+    """`grouping.designed` replays every adaptive run of a frame together
+    (`sequential.reportings`); each run's level and stop must be `reporting`'s for its own rows:
+    runs played to their stop, cut short (partial), with errored samples, of several designs
+    and suite sizes, one without its case list."""
+    import json
+
+    import pandas as pd
+
+    from registry.results.grouping import Rows, designed
+
+    rng = np.random.default_rng(41)
+    designs = [Design(runs=3), Design(runs=5), Design(runs=1), Design(runs=3, futility=0),
+               Design(runs=5, spending="pocock", settle_after=2)]
+    records, want = [], []
+    for k in range(80):
+        design, n = designs[k % len(designs)], int(rng.choice([12, 20, 40]))
+        p = rng.uniform(0, 1, n)
+        lift = rng.choice([0.0, 0.2, 0.5])
+        chance = {"baseline": p, "skill": np.minimum(p + lift, 1)}
+        _, rounds = run(design, n, lambda cid, arm, r, c=chance: None if rng.random() < 0.05
+                        else bool(rng.random() < c[arm][int(cid[1:])]))
+        rows = [row for found in rounds for row in found]
+        if k % 3 == 1:  # stopped mid-run (a kill): partial
+            rows = rows[:int(rng.integers(1, len(rows) + 1))]
+        cases = sorted(empty(n))
+        spec = {**design.to_dict(), "stops": {}, **({} if k == 7 else {"cases": cases})}
+        if k == 7:
+            cases = sorted({row[0] for row in rows})
+        want.append(seq.reporting(design, seq.history_of(cases, rows)))
+        records += [{"run_id": f"r{k:02d}", "model": "m", "arm": arm, "case_id": cid,
+                     "repeat": r, "passed": v, "error": "timeout" if v is None else None,
+                     "design": json.dumps(spec, sort_keys=True)} for cid, arm, r, v in rows]
+    frame = pd.DataFrame(records).sample(frac=1, random_state=0)  # rows in any order
+    rows = Rows.from_frame(frame)
+    group = rows.cols["run_id"]
+    alpha, stopped = designed(rows, group, len(rows.labels["run_id"]))
+    by_run = {str(label): (float(alpha[i]), bool(stopped[i]))
+              for i, label in enumerate(rows.labels["run_id"])}
+    assert [by_run[f"r{k:02d}"] for k in range(80)] == [(float(a), s) for a, s in want]
+    assert {s for _, s in want} == {True, False}  # both kinds of run were replayed
+    assert len({a for a, _ in want}) >= 5  # stops at several looks, partial runs at others

@@ -67,28 +67,90 @@ def designed(rows: Rows, group: np.ndarray, n_groups: int) -> tuple[np.ndarray, 
     """Per group of one run: the level `stats.table` reports it at (`stats.ALPHA`, or an
     adaptive run's stopping look's, `sequential.reporting`, from the design its rows carry and
     its rows, as the run's own summary is: `report.levels`), and whether its design stopped
-    (an adaptive run that stopped early is whole with fewer rows than its plan)."""
+    (an adaptive run that stopped early is whole with fewer rows than its plan). The runs of
+    one design and suite size are replayed together (`sequential.reportings`): no loop over
+    runs, so a board of thousands of adaptive runs costs what its rows do."""
     from registry.results.stats import ALPHA
 
     found, stopped = np.full(n_groups, ALPHA), np.zeros(n_groups, dtype=bool)
     design = rows.cols["design"]
     if not (design >= 0).any():
         return found, stopped
+    from registry.results.sequential import reportings
+
+    at = np.flatnonzero(design >= 0)
+    groups, first = np.unique(group[at], return_index=True)
+    plans, pos = _planned(rows, group, groups, design[at[first]])
+    c = rows.cols
+    case, arm, run = pos[group[at], c["case_id"][at]], c["arm"][at], c["repeat"][at]
+    for (plan, n), members in plans.items():
+        local = np.full(n_groups, -1, dtype=np.int64)
+        local[members] = np.arange(len(members))
+        g = local[group[at]]
+        use = (g >= 0) & (case >= 0) & (arm >= 0) & (run >= 0) & (run < plan.runs)
+        where = (g[use], case[use], arm[use], run[use].astype(np.int64))
+        shape = (len(members), n, 2, plan.runs)
+        recorded, graded, passed = (np.zeros(shape, dtype=bool) for _ in range(3))
+        recorded[where] = True
+        graded[where], passed[where] = ~c["transport"][at][use], c["passed"][at][use]
+        present = np.logical_and.accumulate(recorded, axis=-1)  # up to the first missing run
+        found[members], stopped[members] = reportings(plan, present, graded & present,
+                                                      passed & present)
+    return found, stopped
+
+
+def _planned(rows: Rows, group: np.ndarray, groups: np.ndarray,
+             labels: np.ndarray) -> tuple[dict[tuple[Any, int], np.ndarray], Any]:
+    """For the adaptive groups ``groups`` (each with its design label's code): the groups of
+    each (design, suite size), and ``pos[g, case code]``, a case's place among its group's
+    planned cases in label order (the design's ``cases``, else the cases in its rows; -1 for
+    a case outside them), as a lookup indexed by (group, case code)."""
     import json
 
-    from registry.results.sequential import Design, history_of, reporting
+    from registry.results.sequential import Design
 
-    c, cases = rows.cols, rows.labels["case_id"]
-    for g in np.unique(group[design >= 0]).tolist():
-        at = np.flatnonzero(group == g)
-        spec = json.loads(str(rows.labels["design"][design[at[0]]]))
+    cases = rows.labels["case_id"]
+    code_of = {str(label): i for i, label in enumerate(cases.tolist())}
+    specs: dict[int, tuple[Design, tuple[str, ...] | None]] = {}
+    for label in np.unique(labels).tolist():
+        spec = json.loads(str(rows.labels["design"][label]))
         spec.pop("stops", None)
-        planned = spec.pop("cases", None) or sorted({str(cases[k]) for k in c["case_id"][at]})
-        found[g], stopped[g] = reporting(Design.from_dict(spec), history_of(planned, (
-            (str(cases[c["case_id"][i]]), "skill" if c["arm"][i] else "baseline",
-             int(c["repeat"][i]), None if c["transport"][i] else bool(c["passed"][i]))
-            for i in at.tolist() if c["arm"][i] >= 0)))
-    return found, stopped
+        planned = spec.pop("cases", None)
+        specs[label] = (Design.from_dict(spec),
+                        tuple(sorted(set(map(str, planned)))) if planned else None)
+    per_plan: dict[tuple[Any, int], list[int]] = {}
+    known: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray]] = {}
+    keys, places = [], []
+    for g, label in zip(groups.tolist(), labels.tolist(), strict=True):
+        plan, planned = specs[label]
+        if planned is None:  # rows older than the design's case list: the cases in its rows
+            seen = rows.cols["case_id"][(group == g) & (rows.cols["case_id"] >= 0)]
+            planned = tuple(sorted(str(cases[k]) for k in np.unique(seen).tolist()))
+        per_plan.setdefault((plan, len(planned)), []).append(g)
+        if planned not in known:  # a case never asked has no code and no rows
+            pairs = [(code_of[cid], i) for i, cid in enumerate(planned) if cid in code_of]
+            known[planned] = (np.array([k for k, _ in pairs], dtype=np.int64),
+                              np.array([i for _, i in pairs], dtype=np.int64))
+        codes_of, places_of = known[planned]
+        keys.append(g * (len(cases) + 1) + codes_of + 1)
+        places.append(places_of)
+    return ({key: np.array(members, dtype=np.int64) for key, members in per_plan.items()},
+            _PairLookup(np.concatenate(keys), np.concatenate(places), len(cases)))
+
+
+class _PairLookup:
+    """``lookup[g, k]``: the value stored for (group g, case code k), -1 where none."""
+
+    def __init__(self, keys: np.ndarray, values: np.ndarray, n_cases: int) -> None:
+        order = np.argsort(keys, kind="stable")
+        self.keys, self.values, self.width = keys[order], values[order], n_cases + 1
+
+    def __getitem__(self, index: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        g, k = index
+        wanted = g.astype(np.int64) * self.width + k + 1
+        at = np.minimum(np.searchsorted(self.keys, wanted), max(len(self.keys) - 1, 0))
+        hit = (self.keys[at] == wanted) if len(self.keys) else np.zeros(len(wanted), bool)
+        return np.where(hit, self.values[at] if len(self.keys) else -1, -1)
 
 
 def _outcome(frame: pd.DataFrame) -> dict[str, np.ndarray]:
