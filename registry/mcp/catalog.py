@@ -313,7 +313,8 @@ class Catalog:
             yaml_text, _, _ = split_frontmatter(files["SKILL.md"].decode("utf-8"))
             parsed, _ = parse_frontmatter(yaml_text)
             frontmatter = json.loads(json.dumps(parsed, default=str))  # YAML dates -> strings
-            self.facts.put(key, {**facts, "frontmatter": frontmatter})
+            # on disk with the scan (`_scan`): one write per revision
+            self.facts.put(key, {**facts, "frontmatter": frontmatter}, disk=False)
         return Revision(repo, sha, version, str(frontmatter.get("name", "")), frontmatter, files,
                         executable, digests, key)
 

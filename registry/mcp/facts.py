@@ -70,11 +70,12 @@ class FactsCache:
             self._remember(key, data)
         return data
 
-    def put(self, key: str, facts: dict[str, Any]) -> dict[str, Any]:
-        """Keep `facts` for `key` (replacing what was); returns them."""
+    def put(self, key: str, facts: dict[str, Any], *, disk: bool = True) -> dict[str, Any]:
+        """Keep `facts` for `key` (replacing what was), on disk too unless `disk` is false
+        (the caller writes them once it has them all); returns them."""
         with self._lock:
             self._remember(key, facts)
-        path = self._path(key)
+        path = self._path(key) if disk else None
         if path is not None:
             try:
                 _write(path, json.dumps({**facts, "key": key}, sort_keys=True))
