@@ -58,9 +58,11 @@ _BUDGET = Budget()  # agent mode's defaults, shown in --help and docs/evaluating
                    "queries, --runs 3: docs/triggers.md), else fixed; a resumed run keeps its "
                    "own.")
 @click.option("--design-option", "design_option", multiple=True, metavar="KEY=VALUE",
-              help="A parameter of the design (alpha, spending, settle_after, futility, "
-                   "batches; docs/evaluating.md; trigger mode: alpha, spending, settle_after, "
-                   "width), repeatable.")
+              help="A parameter of the adaptive design, repeatable: alpha (default 0.05), "
+                   "spending (haybittle-peto, obrien-fleming or pocock; default "
+                   "haybittle-peto), settle_after (4), futility (0.2), futility_from (2), "
+                   "batches (4); docs/evaluating.md. Trigger mode: alpha, spending, "
+                   "settle_after, width (docs/triggers.md).")
 @click.option("--cases", default=None, help="Comma-separated case ids to run.")
 @click.option("--tests", type=click.Path(path_type=Path), default=None,
               help="Suite file in any supported format (default: SKILL/evals/evals.json).")

@@ -4,12 +4,14 @@ A `Design` plans a run in rounds (docs/statistics.md#adaptive-evaluation). With 
 per case, round j asks run j of every case not yet settled; a case is *settled* when its first
 ``settle_after`` runs all agree, in both arms (all pass or all fail: it cannot show a lift, and
 rarely changes its mind). With one run per case the rounds are batches of cases (at least
-`MIN_CASES` each, in case-label order). A "fixed" design asks everything in one round.
+`MIN_BATCH` each, in case-label order). A "fixed" design asks everything in one round.
 
 After each round the engine (`stats.table`) looks at the rows so far, at level ``alpha_j``: the
-increment of an alpha-spending function (Lan-DeMets, O'Brien-Fleming type by default) at the
-round's share of the plan, so the looks' levels sum to ``alpha``. "helps" or "hurts" at a look
-stops the run (efficacy); so does a non-binding futility rule, when even the current trend
+increment of an alpha-spending function (Lan-DeMets; by default Haybittle-Peto type, a
+fiftieth of ``alpha`` per tenth of the plan, the rest at the last look) at the round's share of
+the plan, so the looks' levels sum to ``alpha``. "helps" or "hurts" at a look stops the run
+(efficacy); so does a non-binding futility rule (from round ``futility_from`` when there are
+several runs per case, at any look with one), when even the current trend
 carried to the end of the plan reaches the last look's bound with probability under
 ``futility`` ("no effect this suite could detect"). The last round stops as "plan complete".
 
@@ -57,8 +59,9 @@ class Design:
     """How a run spends its answers: ``kind`` "adaptive" or "fixed"; ``runs`` planned runs per
     case (the cap: the fixed design's plan); ``alpha`` the two-sided level spent over the looks
     by ``spending``; ``settle_after`` runs agreeing in both arms settle a case; ``futility``
-    the conditional power under which the run stops for no effect (0: never); ``batches`` case
-    batches when ``runs`` is 1."""
+    the conditional power under which the run stops for no effect (0: never), at the looks from
+    round ``futility_from`` on when ``runs`` is above 1; ``batches`` case batches when ``runs``
+    is 1."""
 
     kind: str = "adaptive"
     runs: int = 1
