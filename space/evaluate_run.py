@@ -347,7 +347,7 @@ def chart_frame(summaries: list[ModelSummary]) -> pd.DataFrame:
 def results(run: EvalRun, *, brief_errors: bool = False) -> tuple[
         list[ModelSummary], pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The summaries and the three frames the tab shows (`brief_errors`: see `case_table`)."""
-    summaries = summarize(run.rows)
+    summaries = summarize(run.rows, run.manifest)  # an adaptive run at its own level, as the CLI
     models = [s.model for s in summaries]
     return (summaries, summary_table(summaries, run.manifest.runs),
             case_table(run.rows, models, brief_errors=brief_errors), chart_frame(summaries))

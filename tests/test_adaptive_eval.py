@@ -330,3 +330,15 @@ def test_max_cost_still_caps_an_adaptive_run_and_a_resume_finishes_its_design(tm
     assert resumed.manifest.status == "complete" and not resumed.manifest.is_partial
     assert sorted((r.case_id, r.arm, r.repeat, r.round, r.passed) for r in resumed.rows) == \
         sorted((r.case_id, r.arm, r.repeat, r.round, r.passed) for r in whole.rows)
+
+
+def test_the_space_summarises_an_adaptive_run_at_its_own_level_as_the_cli_does(server, tmp_path):
+    from registry.results.report import summarize
+    from space.evaluate_run import results
+
+    run = run_evaluation(make_skill(tmp_path, 20), config(), settings_for(server, tmp_path))
+    [space], *_ = results(run)
+    [cli_summary] = summarize(run.rows, run.manifest)
+    [at_95] = summarize(run.rows)  # without its design: the fixed run's 95% figures
+    assert (space.stats.lo, space.stats.hi) == (cli_summary.stats.lo, cli_summary.stats.hi)
+    assert space.stats.lo < at_95.stats.lo  # stopped at round 1: the interval at 1 - 0.00333
