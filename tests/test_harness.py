@@ -275,6 +275,12 @@ def test_a_missing_cli_names_its_npm_package_and_the_make_target(tmp_path, monke
                      tools=tmp_path)
     assert "@openai/codex@0.169.0" in str(caught.value)
     assert "make agent-clis" in (caught.value.hint or "")
+    # a tool install (pipx, uv, pip) has no Makefile: npm alone (issue 38)
+    monkeypatch.setattr("registry.agent.harness.install_kind", lambda: "pipx")
+    with pytest.raises(HubskillsError) as caught:
+        make_harness("codex", model=model, sandbox=BwrapSandbox(), settings=Settings.from_env({}),
+                     tools=tmp_path)
+    assert caught.value.hint == "npm install -g @openai/codex@0.169.0"
 
 
 def test_harness_refuses_a_model_it_cannot_speak_to_and_a_non_isolating_sandbox(tmp_path):

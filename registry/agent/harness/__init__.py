@@ -16,6 +16,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from registry._install import install_kind
 from registry.agent.harness.adapters import ADAPTERS
 from registry.agent.harness.base import (
     AUX_REQUESTS,
@@ -68,6 +69,14 @@ def installed_clis(tools: Path = TOOLS_DIR) -> dict[str, Installed | None]:
     return {name: find_cli(name, tools) for name in HARNESSES}
 
 
+def _install_hint(adapter: Adapter) -> str:
+    """The command that installs `adapter`'s CLI: `make agent-clis` only in a clone (a pipx or
+    pip install has no Makefile), npm everywhere."""
+    npm = f"npm install -g {adapter.package}@{adapter.version}"
+    return (f"make agent-clis (installs it under .tools/agents), or {npm}"
+            if install_kind() == "clone" else npm)
+
+
 def make_harness(name: str, *, model: Model, sandbox: Sandbox | None, settings: Settings,
                  tools: Path = TOOLS_DIR, cache: ResponseStore | None = None,
                  read_cache: bool = True) -> AgentRunner:
@@ -101,12 +110,11 @@ def make_harness(name: str, *, model: Model, sandbox: Sandbox | None, settings: 
         raise HubskillsError(
             f"the {name} harness needs the npm package {adapter.package}@{adapter.version}, "
             "which is not installed",
-            hint=f"make agent-clis (installs it under .tools/agents), or npm install -g "
-                 f"{adapter.package}@{adapter.version}")
+            hint=_install_hint(adapter))
     node = shutil.which("node")
     if node is None:
         raise HubskillsError(f"the {name} harness needs Node.js (node not found)",
-                             hint="install Node.js 20 or newer, then: make agent-clis")
+                             hint=f"install Node.js 20 or newer, then: {_install_hint(adapter)}")
     del settings  # the model carries its endpoint and key; kept for the engine's one call shape
     return Harness(adapter, model=model, sandbox=sandbox, cli=installed.binary,
                    install=installed.install, base_url=str(base_url),
