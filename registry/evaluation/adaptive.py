@@ -19,7 +19,7 @@ sample, and its rows record no round.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from registry.errors import HubskillsError
 from registry.evaluation.arms import build_arm
@@ -29,6 +29,7 @@ from registry.providers import Usage, cost
 from registry.results.runs import Arm, ResultRow, RunManifest
 
 if TYPE_CHECKING:  # `results.sequential` (numpy, the statistics) loads when a design is made
+    from registry.evaluation.arms import Mode
     from registry.evaluation.cache import ResponseCache
     from registry.format.skill import Skill
     from registry.format.suite import Suite
@@ -154,11 +155,13 @@ async def run_rounds(ev: Evaluator,
     finished."""
     from registry.results.sequential import plan_round
 
+    design = ev.design
+    assert design is not None  # rounds are an adaptive design's
     while True:
         plans: dict[str, RoundPlan] = {}
         for model in ev.models:
             if model.ref not in ev.design_stops:
-                plan = plan_round(ev.design, ev.history[model.ref])  # type: ignore[arg-type]
+                plan = plan_round(design, ev.history[model.ref])
                 plans[model.ref] = plan
                 if plan.stop:
                     ev.design_stops[model.ref] = {"round": plan.round, "reason": plan.reason,
@@ -195,15 +198,16 @@ def round_cost(ev: Evaluator) -> tuple[float | None, int]:
     from registry.format.skill import estimate_tokens
     from registry.results.sequential import plan_round
 
-    plans = {m.ref: plan_round(ev.design, ev.history[m.ref])  # type: ignore[arg-type]
-             for m in ev.models}
+    design = ev.design
+    assert design is not None  # rounds are an adaptive design's
+    plans = {m.ref: plan_round(design, ev.history[m.ref]) for m in ev.models}
     items = _round_items(ev, plans)
     total = 0.0
     for (model, arm, index, run), _ in items:
         case = ev.suite.cases[index]
-        plan = build_arm(arm, case, ev.skill, mode="inline" if ev.config.mode == "agent" else
-                         ev.config.mode, placement=ev.config.placement,  # type: ignore[arg-type]
-                         dependencies=ev.dependencies)
+        mode = "inline" if ev.config.mode == "agent" else ev.config.mode  # never "trigger":
+        plan = build_arm(arm, case, ev.skill, mode=cast("Mode", mode),  # `trigger_rounds` plans
+                         placement=ev.config.placement, dependencies=ev.dependencies)
         if ev.config.use_cache and ev.config.mode != "agent" and ev.cache.get(completion_key(
                 model=model.ref, endpoint=model.provider.endpoint,
                 messages=[message_dict(m) for m in plan.messages], tools=plan.tools,
@@ -258,7 +262,7 @@ def saved_line(manifest: RunManifest, rows: list[ResultRow]) -> str | None:
            f"({len(rows)} of {planned}): {why}"
     costs = [r.cost_usd for r in rows]
     if rows and all(c is not None for c in costs):
-        spent = sum(costs)  # type: ignore[arg-type]
+        spent = sum(c for c in costs if c is not None)  # all of them (above)
         if spent > 0:
             line += f"; ${spent:.2f} of ~${spent / len(rows) * planned:.2f} (the fixed plan)"
     return line

@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # names for the annotations only: importing the options loads
     from registry.evaluation.arms import Mode, Placement
     from registry.evaluation.dependencies import DependencyLoader
     from registry.providers import RetryPolicy
+    from registry.results.runs import Via
     from registry.sandbox import CodeChecks
 
     RunMode = Mode | Literal["trigger"]  # trigger: does an agent open the skill?
@@ -46,7 +47,7 @@ class EvalConfig:
     retry: RetryPolicy | None = None
     sandbox: str = "auto"  # which backend runs code checks: auto, bwrap, none
     code_checks: CodeChecks = "require"  # refuse without a sandbox; "skip" leaves them out
-    via: str = "cli"
+    via: Via = "cli"
     budget: Budget = field(default_factory=Budget)  # agent mode: what one sample may spend
     harness: str | None = None  # agent and trigger modes: an agent CLI instead of our loop
     distractors: Path | None = None  # trigger mode: a folder of installed skills (None: bundled)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from registry._version import tool_versions
 from registry.agent import Budget
@@ -67,8 +67,12 @@ def new_manifest(skill: Skill, full: Suite | TriggerSuite, suite: Suite | Trigge
     ``published`` version of the skill when there is one. A trigger run (`config.mode`) lists
     ``distractors`` beside the skill, and sees only its metadata."""
     trigger = config.mode == TRIGGER
-    cases = [c.id for c in (suite.queries if trigger else suite.cases)]  # type: ignore[union-attr]
-    all_cases = len(full.queries if trigger else full.cases)  # type: ignore[union-attr]
+    if trigger:  # a trigger run's suites are TriggerSuites, any other run's Suites
+        cases = [q.id for q in cast("TriggerSuite", suite).queries]
+        all_cases = len(cast("TriggerSuite", full).queries)
+    else:
+        cases = [c.id for c in cast("Suite", suite).cases]
+        all_cases = len(cast("Suite", full).cases)
     agent = config.mode == "agent"
     manifest = RunManifest(
         run_id=new_run_id(), skill_name=skill.name, skill_version=skill.version,
@@ -77,7 +81,7 @@ def new_manifest(skill: Skill, full: Suite | TriggerSuite, suite: Suite | Trigge
         mode=config.mode, runs=config.runs,
         temperature=config.temperature, max_tokens=config.max_tokens,
         case_ids=cases, skill_tokens=skill.token_estimate()["metadata" if trigger else "body"],
-        versions=tool_versions(), partial=True, produced_via=config.via,  # type: ignore[arg-type]
+        versions=tool_versions(), partial=True, produced_via=config.via,
         samples_planned=samples_planned(len(config.models), len(cases), config.runs,
                                         arms=1 if trigger else 2),
         harness=config.harness if agent or trigger else None,

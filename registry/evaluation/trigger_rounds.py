@@ -110,6 +110,8 @@ async def run_rounds(ev: Rounds, queries: list[TriggerQuery],
     (False: a stop or the cost cap)."""
     from registry.results.sequential_rates import plan_round
 
+    design = ev.design
+    assert design is not None  # rounds are an adaptive design's
     by_id = {q.id: q for q in queries}
     for model in ev.models:
         ev.history.setdefault(model.ref, {q.id: (q.should_trigger, []) for q in queries})
@@ -117,7 +119,7 @@ async def run_rounds(ev: Rounds, queries: list[TriggerQuery],
         plans: dict[str, RoundPlan] = {}
         for model in ev.models:
             if model.ref not in ev.design_stops:
-                plan = plan_round(ev.design, ev.history[model.ref])  # type: ignore[arg-type]
+                plan = plan_round(design, ev.history[model.ref])
                 plans[model.ref] = plan
                 if plan.stop:
                     ev.design_stops[model.ref] = {"round": plan.round, "reason": plan.reason,

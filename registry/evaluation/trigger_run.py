@@ -193,10 +193,12 @@ def check_round_budget(ev: TriggerEvaluator, description: str, queries: list[Tri
     from registry.providers import Message, Usage, cost
     from registry.results.sequential_rates import plan_round
 
+    design = ev.design
+    assert design is not None  # rounds are an adaptive design's
     by_id, total, sessions = {q.id: q for q in queries}, 0.0, 0
     for model in ev.models:
         history = ev.history.get(model.ref) or {q.id: (q.should_trigger, []) for q in queries}
-        plan = plan_round(ev.design, history)  # type: ignore[arg-type]
+        plan = plan_round(design, history)
         for qid, run in () if plan.stop else plan.samples:
             if len(history[qid][1]) > run:
                 continue

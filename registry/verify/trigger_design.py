@@ -20,7 +20,7 @@ from registry.results.runs import ResultRow, RunManifest
 def is_adaptive(manifest: RunManifest) -> bool:
     """Whether the trigger run was planned by an adaptive design (its rows end where it
     stopped, short of the fixed plan)."""
-    return bool(manifest.design) and manifest.design.get("kind") == "adaptive"  # type: ignore
+    return manifest.design is not None and manifest.design.get("kind") == "adaptive"
 
 
 def trigger_design_problems(manifest: RunManifest, rows: list[ResultRow],
