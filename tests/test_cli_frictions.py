@@ -181,3 +181,18 @@ def test_update_all_updates_every_skill_it_can_and_reports_the_skipped(tmp_path)
     assert "has local changes" in result.exception.message
     assert result.exception.hint.startswith("hubskills update NAME --force")
     assert "My own note." in edited.read_text()  # the local change is kept
+
+
+def test_doctor_shows_the_registrys_count_and_folder_whole_at_80_columns():
+    """Under a long HOME the row read `/tmp/…/registry answers (3 ski…`: the count first, and
+    the folder under HOME as `~/…` (issue 38)."""
+    import os
+    from pathlib import Path
+
+    from cli_process import hubskills
+
+    store_home = Path(os.environ["HUBSKILLS_HOME"])
+    done = hubskills("doctor", COLUMNS="80", HOME=str(store_home.parent))
+    [row] = [line for line in done.stdout.splitlines() if line.startswith("registry (local)")]
+    assert row.split()[-3:] == ["skills", "at", f"~/{store_home.name}/registry"]
+    assert row.split()[-4] == "3"

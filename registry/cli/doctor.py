@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import click
@@ -48,7 +49,7 @@ def _registry(settings: Settings) -> dict[str, Any]:
         return {"kind": kind, "reachable": False, "why": f"{type(err).__name__}: {err}"[:200]}
     where = settings.store_dir if kind == "local" else settings.hf_endpoint
     count = f"{len(found)}{'+' if len(found) == _COUNTED else ''}"
-    return {"kind": kind, "reachable": True, "skills": len(found),
+    return {"kind": kind, "reachable": True, "skills": len(found), "where": str(where),
             "why": f"{where} answers ({count} skill{'' if len(found) == 1 else 's'})"}
 
 
@@ -98,7 +99,7 @@ def _rows(report: dict[str, Any]) -> list[Row]:
                  if not all(keys.values()) else "", ""))
     reg = report["registry"]
     rows.append((f"registry ({reg['kind']})", "ok" if reg["reachable"] else "unreachable",
-                 reg["why"], ""))
+                 _registry_detail(reg), ""))
     clis = report["harnesses"]
     missing = [c["package"] for c in clis.values() if not c["found"]]
     rows.append(("agent CLIs (--harness)", f"{len(clis) - len(missing)} of {len(clis)}",
@@ -111,6 +112,18 @@ def _rows(report: dict[str, Any]) -> list[Row]:
     rows.append(("Space (hubskills space)", "ok" if space["installed"] else "no",
                  escape(space["why"]), "" if space["installed"] else add_extra("space")))
     return rows
+
+
+def _registry_detail(reg: dict[str, Any]) -> str:
+    """The count first, the folder under HOME as `~/…`: the column cuts the end (it cut the
+    count off a registry under a long HOME)."""
+    if not reg["reachable"]:
+        return str(reg["why"])
+    where, home = str(reg["where"]), str(Path.home())
+    if where == home or where.startswith(home.rstrip("/") + "/"):
+        where = "~" + where[len(home.rstrip("/")):]
+    skills = reg["skills"]
+    return f"{skills}{'+' if skills == _COUNTED else ''} skill{'s' * (skills != 1)} at {where}"
 
 
 def command_lines(command: str, width: int) -> list[str]:
