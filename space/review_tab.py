@@ -21,7 +21,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import gradio as gr
 
@@ -106,9 +106,9 @@ class Panel:
     pair: gr.Group
 
 
-def shown(review: Review, case_id: str, side: str) -> str:
+def shown(review: Review, case_id: str, side: Literal["A", "B"]) -> str:
     """One side's answer as sanitised HTML (agent mode: then its final files)."""
-    answer = review.case(case_id).side(side)  # type: ignore[arg-type]
+    answer = review.case(case_id).side(side)
     parts = [answer.output or "_(no text answer)_"]
     for path, text in answer.files.items():
         parts.append(f"**{code_span(path)}**\n\n{code_block(text)}")
