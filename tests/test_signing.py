@@ -295,8 +295,9 @@ def test_a_folder_signed_here_verifies_with_model_signing_and_through_pull(
     (mine / "references").mkdir(parents=True)
     (mine / "SKILL.md").write_bytes(skill_md("acme-skill"))
     (mine / "references/guide.md").write_text("# guide\n")
-    code, _, err = run_main(capsys, "sign", mine, "--key", key)
+    code, out, err = run_main(capsys, "sign", mine, "--key", key)
     assert code == 0, err
+    assert "    hubskills trust add NAME KEY.pub" in out.splitlines()  # not cut across lines
     done = subprocess.run([sys.executable, "-m", "model_signing", "verify", "key", str(mine),
                            "--signature", str(mine / SIGNATURE_FILE), "--public_key",
                            f"{key}.pub"], capture_output=True, text=True, timeout=120)

@@ -33,5 +33,6 @@ def sign_command(folder: Path, key: Path, certificate: Path | None,
     """
     path = sign_folder(folder, key=key, certificate=certificate, chain=chain)
     out.result(f"Signed {escape(str(folder))}: {escape(str(path))}")
-    out.result("  any change to the folder after this voids it; users trust it with: "
-               "hubskills trust add NAME KEY.pub (or your root certificate)")
+    out.result("  any change to the folder after this voids it; users trust your public key"
+               " (or your root certificate) with:")
+    out.result("    hubskills trust add NAME KEY.pub")  # whole on its line: never cut at 80
