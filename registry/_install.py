@@ -61,3 +61,44 @@ def add_extra(extra: str) -> str:
     if kind == "uv":
         return f"uv pip install --python {shlex.quote(sys.executable)} {wanted}"
     return f"{shlex.quote(sys.executable)} -m pip install {wanted}"
+
+
+def upgrade() -> str:
+    """The command that brings this install to the newest hubskills (a record written by a
+    newer version names something this one does not know)."""
+    kind = install_kind()
+    if kind == "clone":
+        checkout = shlex.quote(str(_CHECKOUT))
+        return f"git -C {checkout} pull && make -C {checkout} install"
+    if kind == "pipx":
+        return "pipx upgrade hubskills"
+    if kind == "uv":
+        return "uv tool upgrade hubskills"
+    source = _installed_from()
+    return f"{shlex.quote(sys.executable)} -m pip install -U {shlex.quote(source or 'hubskills')}"
+
+
+def _installed_from() -> str | None:
+    """The URL pip installed hubskills from (PEP 610's direct_url.json), None from an index."""
+    from importlib.metadata import distribution
+
+    try:
+        return source_of(distribution("hubskills").read_text("direct_url.json"))
+    except PackageNotFoundError:
+        return None
+
+
+def source_of(direct_url: str | None) -> str | None:
+    """What `pip install -U` takes to fetch anew from where a PEP 610 record says the install
+    came from: `git+URL` for a VCS, the URL of an archive; None for an index or a local folder
+    (nothing newer to fetch from it)."""
+    import json
+
+    try:
+        record = json.loads(direct_url) if direct_url else {}
+        url, vcs = record.get("url"), (record.get("vcs_info") or {}).get("vcs")
+    except (ValueError, AttributeError):
+        return None
+    if not isinstance(url, str) or not url or (url.startswith("file:") and not vcs):
+        return None
+    return f"{vcs}+{url}" if vcs and not url.startswith(f"{vcs}+") else url

@@ -89,3 +89,35 @@ def test_doctors_fixes_fit_80_columns_and_paste_into_a_shell_as_printed(
     ran = (tmp_path / "ran").read_text().splitlines()
     wanted = [step for fix in fixes for step in fix.split(" && ")]
     assert ran == [" ".join(shlex.split(step)) for step in wanted]
+
+
+@pytest.mark.parametrize(("kind", "expected"), [
+    ("clone", f"git -C {ROOT} pull && make -C {ROOT} install"),
+    ("pipx", "pipx upgrade hubskills"),
+    ("uv", "uv tool upgrade hubskills"),
+])
+def test_an_upgrade_hint_names_this_installs_own_upgrade(monkeypatch, kind, expected):
+    monkeypatch.setattr(_install, "install_kind", lambda: kind)
+    assert _install.upgrade() == expected
+
+
+def test_a_pip_install_from_git_upgrades_from_where_it_came(monkeypatch):
+    """pip records a git install's URL (PEP 610); `pip install -U hubskills` would ask an index
+    that has no release yet."""
+    monkeypatch.setattr(_install, "install_kind", lambda: "pip")
+    monkeypatch.setattr(_install, "_installed_from",
+                        lambda: "git+https://huggingface.co/spaces/hubskills/hubskills")
+    assert _install.upgrade() == (f"{sys.executable} -m pip install -U "
+                                  "git+https://huggingface.co/spaces/hubskills/hubskills")
+
+
+@pytest.mark.parametrize(("record", "source"), [
+    ('{"url": "https://huggingface.co/spaces/hubskills/hubskills", "vcs_info": '
+     '{"vcs": "git", "commit_id": "abc"}}', "git+https://huggingface.co/spaces/hubskills/hubskills"),
+    ('{"url": "https://example.org/hubskills-0.9.tar.gz", "archive_info": {}}',
+     "https://example.org/hubskills-0.9.tar.gz"),
+    ('{"url": "file:///home/me/hubskills", "dir_info": {"editable": true}}', None),
+    (None, None), ("not json", None), ('["a list"]', None),
+])
+def test_the_source_pip_recorded_is_read_from_its_direct_url(record, source):
+    assert _install.source_of(record) == source

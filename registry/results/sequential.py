@@ -80,8 +80,10 @@ class Design:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(d) - known)
         if unknown:
-            raise HubskillsError(f"unknown design parameters: {', '.join(unknown)}",
-                                 hint="pip install -U hubskills")
+            from registry._install import upgrade  # only on this error: a newer record
+
+            raise HubskillsError(f"unknown design parameters: {', '.join(unknown)} (a run "
+                                 "recorded by a newer hubskills?)", hint=upgrade())
         return cls(**{k: d[k] for k in d})
 
 
