@@ -424,3 +424,119 @@ def test_a_signature_over_a_path_outside_the_folder_is_refused_and_nothing_outsi
     code, _, err = run_main(capsys, "pull", "./incoming/acme-skill", "--project", project)
     assert code == 1 and "missing: ../../secret.md" in " ".join(err.split())
     assert nothing_installed(project)
+
+
+# --- certificates out of date, or a chain that loops (issue 39's bad input) -------------------
+# model_signing checks a chain as of the signing certificate's own start date and verifies all
+# of these; a pull refuses them before the library is asked, naming skill.oms.sig and the cause.
+
+_DAY = 86400
+
+
+def _cert(subject: str, issuer: str, key, signer, *, ca: bool, days: tuple[int, int]):
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.UTC)
+    return (x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+            .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)]))
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now + datetime.timedelta(days=days[0]))
+            .not_valid_after(now + datetime.timedelta(days=days[1]))
+            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+            .add_extension(x509.KeyUsage(
+                digital_signature=True, content_commitment=False, key_encipherment=False,
+                data_encipherment=False, key_agreement=False, key_cert_sign=ca, crl_sign=ca,
+                encipher_only=False, decipher_only=False), critical=True)
+            .sign(signer, hashes.SHA256()))
+
+
+def _write(path: Path, *objects) -> Path:
+    from cryptography.hazmat.primitives import serialization
+
+    path.write_bytes(b"".join(
+        o.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                        serialization.NoEncryption()) if hasattr(o, "private_bytes")
+        else o.public_bytes(serialization.Encoding.PEM) for o in objects))
+    return path
+
+
+def _signed_with(project: Path, tmp_path: Path, capsys, *, key, leaf, chain, trust) -> str:
+    """Sign a new skill with `leaf` (the signer does not look at dates), trust `trust`, pull it;
+    the pull's stderr, flat, after checking it was refused with nothing installed."""
+    mine = project / "incoming/acme-skill"
+    mine.mkdir(parents=True)
+    (mine / "SKILL.md").write_bytes(skill_md("acme-skill"))
+    code, _, err = run_main(capsys, "sign", mine, "--key", _write(tmp_path / "leaf.key", key),
+                            "--certificate", _write(tmp_path / "leaf.pem", leaf),
+                            "--chain", _write(tmp_path / "chain.pem", *chain))
+    assert code == 0, err
+    assert run_main(capsys, "trust", "add", "acme", _write(tmp_path / "root.pem", trust))[0] == 0
+    code, _, err = run_main(capsys, "pull", "./incoming/acme-skill", "--project", project)
+    flat = " ".join(err.split())
+    assert code == 1, flat
+    assert "Hint:" in flat and "Traceback" not in flat
+    assert "./incoming/acme-skill" in flat and nothing_installed(project)
+    return flat
+
+
+DATES = {  # what is out of date: (root, intermediate, signing certificate) validity, in days
+    "expired signing certificate": ((-30, 30), (-30, 30), (-2, -1)),
+    "signing certificate not yet valid": ((-30, 30), (-30, 30), (1, 2)),
+    "expired intermediate": ((-30, 30), (-30, -1), (-20, 30)),
+    "expired trusted root": ((-30, -1), (-30, 30), (-20, 30)),
+}
+
+
+@pytest.mark.parametrize("case", DATES)
+def test_a_certificate_out_of_date_today_is_refused(
+        case: str, project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    keys = [ec.generate_private_key(ec.SECP256R1()) for _ in range(3)]
+    days = DATES[case]
+    root = _cert("Acme Root", "Acme Root", keys[0], keys[0], ca=True, days=days[0])
+    ica = _cert("Acme ICA", "Acme Root", keys[1], keys[0], ca=True, days=days[1])
+    leaf = _cert("Acme Skills Signing", "Acme ICA", keys[2], keys[1], ca=False, days=days[2])
+    flat = _signed_with(project, tmp_path, capsys, key=keys[2], leaf=leaf, chain=[ica, root],
+                        trust=root)
+    bad = {"expired signing certificate": leaf, "signing certificate not yet valid": leaf,
+           "expired intermediate": ica, "expired trusted root": root}[case]
+    when = (f"is not valid before {bad.not_valid_before_utc:%Y-%m-%d %H:%M} UTC"
+            if "not yet" in case else f"expired on {bad.not_valid_after_utc:%Y-%m-%d %H:%M} UTC")
+    what = {leaf: "its signing certificate CN=Acme Skills Signing", ica: "its certificate CN=Acme "
+            "ICA", root: "it chains to the trusted certificate CN=Acme Root, which"}[bad]
+    assert f"skill.oms.sig is refused: {what} {when}" in flat
+    assert ("Hint: hubskills trust add acme ROOT-CERT.pem" in flat) == (bad is root)
+
+
+def test_a_certificate_chain_that_loops_is_refused(
+        project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    key_a, key_b = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(
+        ec.SECP256R1())
+    a = _cert("Loop A", "Loop B", key_a, key_b, ca=True, days=(-1, 1))  # B issued A,
+    b = _cert("Loop B", "Loop A", key_b, key_a, ca=True, days=(-1, 1))  # and A issued B
+    flat = _signed_with(project, tmp_path, capsys, key=key_a, leaf=a, chain=[b, a, b], trust=b)
+    assert ("skill.oms.sig is refused: its certificate chain loops "
+            "(CN=Loop A → CN=Loop B → CN=Loop A)") in flat
+
+
+def test_a_certificate_chain_longer_than_any_real_one_is_refused(
+        project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from registry.signing._chain import MAX_CHAIN
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    root = _cert("Acme Root", "Acme Root", key, key, ca=True, days=(-1, 1))
+    leaf = _cert("Acme Skills Signing", "Acme Root", key, key, ca=False, days=(-1, 1))
+    flat = _signed_with(project, tmp_path, capsys, key=key, leaf=leaf,
+                        chain=[root] * MAX_CHAIN, trust=root)
+    assert (f"skill.oms.sig is refused: its certificate chain holds {MAX_CHAIN + 1} "
+            f"certificates (at most {MAX_CHAIN} are read)") in flat

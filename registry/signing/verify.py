@@ -4,8 +4,9 @@
 as its own command-line tool configures it); on top, we refuse what it lets through for models
 but an installer must not: files it ignores (`.git*`, paths the signer listed as ignored) that
 would still be installed, a signature whose subject names another skill, and a signer no anchor
-the user trusts vouches for. A certificate is checked at its own issue time, as the library does
-(so an expired signing certificate still verifies what it signed while it was valid).
+the user trusts vouches for. The library checks a certificate chain as of the signing
+certificate's own start date; an installer refuses a chain with a certificate expired or not yet
+valid today, or one that loops (`_chain`), before the library verifies it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from registry.errors import UnsafeSkill
+from registry.signing._chain import ChainProblem, check_chain, fingerprint
 from registry.signing._oms import SIGNATURE_FILE, oms, read_bundle
 from registry.signing.trust import Anchor
 
@@ -66,7 +68,7 @@ def verify_folder(folder: Path, trusted: Sequence[Anchor], *, name: str,
     except Exception as err:  # noqa: BLE001  any parse failure of the library is "malformed"
         raise SignatureRefused(f"{where}: {SIGNATURE_FILE} is malformed ({_short(err)})",
                                hint=_hint(name)) from err
-    config, signed = _configure(model_signing, bundle, trusted, where)
+    config, signed = _configure(model_signing, bundle, trusted, where, name)
     try:  # the signature and its certificate chain; gives the signed file list (no public getter)
         manifest = config._verifier.verify(signature)
     except Exception as err:  # noqa: BLE001  any failure of the library is a refusal
@@ -85,7 +87,7 @@ def verify_folder(folder: Path, trusted: Sequence[Anchor], *, name: str,
 
 
 def _configure(model_signing: Any, bundle: Any, trusted: Sequence[Anchor],
-               where: str) -> tuple[Any, Signed]:
+               where: str, name: str) -> tuple[Any, Signed]:
     """The verifying config for the bundle's mode, with the anchors that may vouch for it."""
     material = bundle.verification_material
     chain = getattr(material, "x509_certificate_chain", None)
@@ -94,15 +96,16 @@ def _configure(model_signing: Any, bundle: Any, trusted: Sequence[Anchor],
         from cryptography import x509
 
         try:
-            subject = x509.load_der_x509_certificate(
-                chain.certificates[0].raw_bytes).subject.rfc4514_string()
+            carried = [x509.load_der_x509_certificate(c.raw_bytes) for c in chain.certificates]
         except ValueError as err:
-            raise SignatureRefused(f"{where}: the signing certificate is malformed",
-                                   hint=_TRUST_HINT) from err
+            raise SignatureRefused(f"{where}: a certificate in {SIGNATURE_FILE} is malformed",
+                                   hint=_hint(name)) from err
+        subject = carried[0].subject.rfc4514_string()
         certs = [a for a in trusted if a.kind == "certificate"]
         if not certs:  # never an empty chain: the library would fall back to the system roots
             raise SignatureRefused(f"{where} is signed by {subject}, and no certificate is "
                                    "trusted here", hint=_TRUST_HINT)
+        _check_dates_and_loops(carried, certs, where, name)
         config.use_certificate_verifier(certificate_chain=[a.path for a in certs])
         return config, Signed(subject, _chain_anchor(chain, certs), "certificate")
     hint = getattr(getattr(material, "public_key", None), "hint", None)
@@ -112,6 +115,33 @@ def _configure(model_signing: Any, bundle: Any, trusted: Sequence[Anchor],
             return config, Signed(anchor.identity, anchor.name, "key")
     raise SignatureRefused(f"{where} is signed with a key no anchor here trusts",
                            hint=_TRUST_HINT)
+
+
+def _check_dates_and_loops(carried: Sequence[Any], certs: Sequence[Anchor], where: str,
+                           name: str) -> None:
+    """`_chain.check_chain` over the bundle's chain and the trusted certificates, as a refusal."""
+    from cryptography import x509
+
+    anchors: list[Any] = []  # the trusted certificates
+    held: dict[bytes, str] = {}  # a trusted certificate's fingerprint -> its trust name
+    for anchor in certs:
+        try:
+            loaded = x509.load_pem_x509_certificates(anchor.path.read_bytes())
+        except (OSError, ValueError) as err:
+            raise SignatureRefused(f"the trusted certificate '{anchor.name}' ({anchor.path}) "
+                                   f"cannot be read: {_short(err)}", hint=_TRUST_HINT) from err
+        anchors += loaded
+        held.update((fingerprint(c), anchor.name) for c in loaded)
+    try:
+        check_chain(carried, anchors)
+    except ChainProblem as problem:
+        hint = (f"hubskills trust add {held[fingerprint(problem.trusted)]} ROOT-CERT.pem  # a "
+                "current root certificate from the publisher, in place of this one"
+                if problem.trusted is not None else
+                f"nothing was installed; ask the publisher of {name} to re-sign it with a "
+                "valid certificate chain")
+        raise SignatureRefused(f"{where}: {SIGNATURE_FILE} is refused: {problem}",
+                               hint=hint) from problem
 
 
 def _key_hint(anchor: Anchor) -> str:
