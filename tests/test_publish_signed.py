@@ -135,8 +135,8 @@ def test_key_mode_round_trips_through_the_fake_hub(env: Path, capsys: pytest.Cap
 def test_sign_options_are_checked_before_anything_is_written(env: Path,
                                                              capsys: pytest.CaptureFixture[str]):
     folder = _skill(env)
-    code, _, err = run_main(capsys, "publish", folder, "--key", env / "nothing.key")
-    assert code == 2 and "does not exist" in err
+    code, _, err = run_main(capsys, "publish", folder, "--sign", "--key", env / "nothing.key")
+    assert code == 1 and "--key" in err and "no such file" in err and "keys new" in err
     key = env / "acme.key"
     assert run_main(capsys, "keys", "new", key)[0] == 0
     code, _, err = run_main(capsys, "publish", folder, "--key", key)

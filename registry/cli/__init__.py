@@ -34,7 +34,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                  "Generate a skill and a test suite with a teacher model, measure it on "
                  "students, refine."),
     "info": ("registry.cli.info:info_command",
-             "Show a skill: description, versions, latest eval results, the pull command."),
+             "Show a skill: description, versions, signature, latest eval results, the "
+             "publisher's own claims (skill-card.md, BENCHMARK.md), the pull command."),
     "install": ("registry.cli.install:install_command",
                 "Install exactly what skills.lock pins (by sha)."),
     "jobs": ("registry.cli.jobs:jobs_group",
@@ -60,18 +61,20 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "registry": ("registry.cli.registry:registry_group",
                  "Manage the embedded local registry."),
     "remove": ("registry.cli.remove:remove_command",
-               "Remove a skill hubskills installed: its folder, links, copies and lock entry."),
+               "Remove a skill hubskills installed: its folder, links, copies and lock entry, "
+               "and the dependencies only it needed."),
     "review": ("registry.cli.review:review_group",
                "Review, comment on and admit the runs submitted as pull requests."),
     "review-outputs": ("registry.cli.review_outputs:review_outputs_command",
-                       "Review a saved run's answers blind, side by side; --summary: what "
-                       "they tell."),
+                       "Review a saved run's answers blind, side by side: A, B, tie or both "
+                       "bad."),
     "runs": ("registry.cli.runs:runs_group",
              "List saved evaluation runs; `runs show ID`, `runs compare A B`."),
     "scan": ("registry.cli.scan:scan_command",
              "Scan a skill folder for hidden instructions, download-and-run, secrets and more."),
     "search": ("registry.cli.search:search_command",
-               "Find skills by name or description."),
+               "Find skills by name or description (--json: each with its signature "
+               "status)."),
     "space": ("registry.cli.space:space_command",
               "Serve the hubskills Space on this machine, on the configured registry."),
     "suite": ("registry.cli.suite:suite_group",

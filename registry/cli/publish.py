@@ -14,6 +14,7 @@ from rich.markup import escape
 from registry.cli import _output as out
 from registry.cli import _store as shared
 from registry.cli._skill_ref import SkillSource, skill_folder
+from registry.errors import HubskillsError
 from registry.publishing.checks import ValidationFailed
 from registry.publishing.publish import PublishResult, SignWith, publish_skill
 from registry.scan import Finding, ScanFailed
@@ -37,12 +38,12 @@ from registry.scan import Finding, ScanFailed
 @click.option("--sign", is_flag=True,
               help="Sign the published files into skill.oms.sig (OpenSSF Model Signing, as "
                    "`hubskills sign` does), written into the folder and the revision.")
-@click.option("--key", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+@click.option("--key", type=click.Path(path_type=Path, dir_okay=False),
               help="With --sign: the private key (PEM; `hubskills keys new` makes one).")
-@click.option("--certificate", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+@click.option("--certificate", type=click.Path(path_type=Path, dir_okay=False),
               help="With --sign: the signing certificate for --key (certificate mode).")
 @click.option("--chain", multiple=True,
-              type=click.Path(path_type=Path, dir_okay=False, exists=True),
+              type=click.Path(path_type=Path, dir_okay=False),
               help="With --sign --certificate: certificates up to the root (repeatable).")
 @shared.registry_option
 @click.option("--json", "as_json", is_flag=True,
@@ -100,6 +101,12 @@ def _sign_with(skill: Path, sign: bool, key: Path | None, certificate: Path | No
         raise click.UsageError("--sign needs --key KEY (hubskills keys new KEY makes one)")
     if chain and certificate is None:
         raise click.UsageError("--chain goes with --certificate (certificate mode)")
+    for option, path in [("--key", key), ("--certificate", certificate),
+                         *[("--chain", c) for c in chain]]:
+        if path is not None and not path.is_file():  # said before anything is staged
+            raise HubskillsError(f"{option} {path}: no such file",
+                                 hint=f"hubskills keys new {path}" if option == "--key"
+                                 else "ls  # the certificate files you were given")
     return SignWith(key, certificate, tuple(chain))
 
 
