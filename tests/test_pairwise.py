@@ -91,10 +91,14 @@ def test_a_judge_that_prefers_the_first_answer_ties_every_sample(tmp_path):
     with FakeOpenAIServer(responder=first_preferring) as server:
         run, _ = evaluate(pairwise_skill(tmp_path), server, tmp_path / "home")
         asked = judge_requests(server)
-    assert len(asked) == 2 * PAIRS  # each pair judged once, in both orders
+    # each pair judged in both orders; a case's repeats answer alike here, so their pairs ask
+    # the same two questions, and a second asking may be served by the response cache (or
+    # not, when both are in flight at once): count the questions, not the requests
+    distinct = {json.dumps(b["messages"], sort_keys=True): b for b in asked}.values()
+    assert len(distinct) == 2 * N_CASES and 2 * N_CASES <= len(asked) <= 2 * PAIRS
     # each order puts the other arm's answer first
-    firsts = sorted("4417" in answers(b)[0] for b in asked)
-    assert firsts == [False] * PAIRS + [True] * PAIRS
+    firsts = sorted("4417" in answers(b)[0] for b in distinct)
+    assert firsts == [False] * N_CASES + [True] * N_CASES
     [summary] = summarize(run.rows)
     pw = summary.pairwise
     assert (pw.pairs, pw.ties, pw.skill_wins, pw.baseline_wins) == (PAIRS, PAIRS, 0, 0)

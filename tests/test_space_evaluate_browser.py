@@ -69,7 +69,9 @@ def test_estimate_then_stop_then_a_closed_tab_stops_the_run(app, gate, tmp_path)
         page.locator("#eval-run").click()
         wait_until(rows_of_run(runs_dir, 4, {first}), "the second run's first answers")
         page.close()  # the visitor leaves
-        wait_until(lambda: the_run(runs_dir).status == "interrupted", "the run to stop")
-        assert the_run(runs_dir).note.startswith("interrupted (its visitor left the Space)")
+        # the run is marked `interrupted` as the stop begins, and its note written as it ends
+        wait_until(lambda: (the_run(runs_dir).note or "").startswith(
+            "interrupted (its visitor left the Space)"), "the run to stop, saying why")
+        assert the_run(runs_dir).status == "interrupted"
         browser.close()
     wait_until(lambda: demo.hubskills_state.evaluations.count() == 0, "its slot to be free")
