@@ -14,12 +14,19 @@ import pytest
 
 from registry.config import Settings
 from registry.registries import get_store
-from registry.signing import new_key_pair, sign_folder
+from registry.signing import _chain, new_key_pair, sign_folder
 from registry.signing.status import signature_status
 from registry.signing.trust import parse_anchor
 from registry.stores import revision_facts as facts_module
 from registry.stores.revision_facts import revision_facts
 from tests.test_install import run_main
+from tests.test_signing import CLOCK
+
+
+@pytest.fixture(autouse=True)
+def _held_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """NVIDIA's fixtures read as signed and valid on any date (`test_signing.CLOCK`)."""
+    monkeypatch.setattr(_chain, "_now", lambda: CLOCK)
 
 pytest.importorskip("model_signing")
 

@@ -9,6 +9,7 @@ lands, naming the file or the reason.
 
 from __future__ import annotations
 
+import datetime
 import json
 import shutil
 import subprocess
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from registry._install import add_extra
-from registry.signing import SIGNATURE_FILE
+from registry.signing import SIGNATURE_FILE, _chain
 from tests.fakes.git_server import GitServer, commit_tree
 from tests.test_hostile_repos import skill_md
 from tests.test_install import run_main
@@ -28,6 +29,17 @@ FIXTURES = Path(__file__).parent / "fixtures" / "nvidia"
 ROOT_CERT = FIXTURES / "nv-agent-root-cert.pem"
 SKILLS = sorted(p.name for p in FIXTURES.iterdir() if (p / SIGNATURE_FILE).is_file())
 NVIDIA_SIGNER = "CN=NVIDIA Agent Skills Signing 001,O=NVIDIA Corporation,C=US"
+
+
+#: The signing tests' clock: inside NVIDIA's fixtures' signing certificate (it expires
+#: 2028-04-22), so these tests read the same on any date; certificates made here are dated
+#: from it too.
+CLOCK = datetime.datetime(2026, 12, 6, 12, 0, tzinfo=datetime.UTC)
+
+
+@pytest.fixture(autouse=True)
+def _held_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_chain, "_now", lambda: CLOCK)
 
 
 @pytest.fixture(scope="module")
@@ -226,7 +238,7 @@ def _self_signed_ca(tmp_path: Path) -> Path:
 
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Not NVIDIA CA")])
-    now = datetime.datetime.now(datetime.UTC)
+    now = _chain._now()
     cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
             .public_key(key.public_key()).serial_number(1).not_valid_before(now)
             .not_valid_after(now + datetime.timedelta(days=1))
@@ -354,7 +366,7 @@ def _ca_and_leaf(tmp_path: Path) -> tuple[Path, Path, Path]:
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import NameOID
 
-    now = datetime.datetime.now(datetime.UTC)
+    now = _chain._now()
 
     def cert(subject: str, issuer: str, key, signer, ca: bool) -> x509.Certificate:
         builder = (x509.CertificateBuilder()
@@ -440,7 +452,7 @@ def _cert(subject: str, issuer: str, key, signer, *, ca: bool, days: tuple[int, 
     from cryptography.hazmat.primitives import hashes
     from cryptography.x509.oid import NameOID
 
-    now = datetime.datetime.now(datetime.UTC)
+    now = _chain._now()
     return (x509.CertificateBuilder()
             .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
             .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)]))

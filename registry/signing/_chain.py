@@ -19,6 +19,12 @@ from typing import Any
 MAX_CHAIN = 10
 
 
+def _now() -> datetime.datetime:
+    """The time certificates are checked against: the current time, UTC (one place, so the
+    tests can hold the clock where their fixed certificates are valid)."""
+    return datetime.datetime.now(datetime.UTC)
+
+
 class ChainProblem(Exception):
     """What is wrong with the chain, in words; `trusted`: the trusted certificate at fault."""
 
@@ -42,7 +48,7 @@ def check_chain(chain: Sequence[Any], trusted: Sequence[Any],
     if len(chain) > MAX_CHAIN:
         raise ChainProblem(f"its certificate chain holds {len(chain)} certificates (at most "
                            f"{MAX_CHAIN} are read)")
-    now = now or datetime.datetime.now(datetime.UTC)
+    now = now or _now()
     trusted_fps = {fingerprint(c) for c in trusted}
     pool = {fingerprint(c): c for c in [*chain, *trusted]}
     path = [chain[0]]
