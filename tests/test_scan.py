@@ -433,14 +433,12 @@ def test_links_outside_the_skill():
 # --- folder layout -------------------------------------------------------------------------------
 
 
-def test_clean_skill_has_no_findings_and_is_fast(tmp_path):
+def test_clean_skill_has_no_findings(tmp_path):
+    """(How fast a scan is, is measured in bench/, never timed here.)"""
     make_skill(tmp_path, {"scripts/clean.py": "import pandas as pd\n" * 200,
                           "references/guide.md": "# Guide\n" + "Use `df.dropna()`.\n" * 300,
                           "assets/logo.png": b"\x89PNG\r\n\x1a\n" + b"\0" * 500})
-    scan_folder(tmp_path)
-    start = time.perf_counter()
     assert scan_folder(tmp_path) == []
-    assert time.perf_counter() - start < 0.05
 
 
 def test_symlink_reported_and_not_followed(tmp_path):
