@@ -19,12 +19,12 @@ import shlex
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 from cli_process import REPO_ROOT, cli_env, hubskills, row_count, runs, start
+from fakes.gate import Gate
 from fakes.openai_server import FakeOpenAIServer
 from test_evaluate import knows_fact_if_told, make_skill
 
@@ -35,34 +35,14 @@ ANSWERS = CASES * 2 * RUNS
 HELD_S = 900  # how long a held call waits at most: longer than any wait below (a guard only)
 
 
-class Held:
-    """Answers the first `free` calls, then holds each until `release()` (or `HELD_S`)."""
-
-    def __init__(self, free: int) -> None:
-        self.free, self.seen = free, 0
-        self.released = threading.Event()
-        self.lock = threading.Lock()
-
-    def __call__(self, body: dict) -> str:
-        with self.lock:
-            self.seen += 1
-            held = self.seen > self.free
-        if held:
-            self.released.wait(HELD_S)
-        return knows_fact_if_told(body)
-
-    def release(self) -> None:
-        self.released.set()
-
-
 @pytest.fixture
 def held():
-    """A fake model whose first 12 answers come at once and the others wait for `release`."""
-    gate = Held(free=12)
+    """A fake model whose first 12 answers come at once and the others wait for the gate."""
+    gate = Gate(free=12, answer=knows_fact_if_told, wait_s=HELD_S)
     with FakeOpenAIServer(responder=gate) as srv:
         srv.gate = gate
         yield srv
-        gate.release()  # let the server's threads end
+        gate.opened.set()  # let the server's threads end
 
 
 @pytest.fixture
@@ -89,10 +69,10 @@ def wait_for_rows(process: subprocess.Popen, home: Path, at_least: int,
 
 def interrupt(process: subprocess.Popen, sig: int, server: FakeOpenAIServer) -> tuple[str, str]:
     """Send `sig`; the process's stdout and stderr once it ended, which it must do while the
-    server still holds its calls in flight (`Held`)."""
+    server still holds its calls in flight (`fakes.gate.Gate`)."""
     process.send_signal(sig)
     out, err = process.communicate(timeout=HELD_S / 2)
-    assert not server.gate.released.is_set()
+    assert not server.gate.opened.is_set()
     return out, err
 
 
@@ -127,7 +107,7 @@ def test_a_signal_mid_eval_stops_cleanly_and_the_run_resumes(held, tmp_path, hom
     assert words[:3] == ["hubskills", "eval", str(skill)]
     assert words[-2:] == ["--resume", run_id] and "--base-url" in words
     asked_before = completions(held)
-    held.gate.release()
+    held.gate.opened.set()
     resumed = hubskills(*words[1:])
     assert resumed.returncode == 0, resumed.stderr
     assert f"run {run_id} (complete)" in resumed.stdout

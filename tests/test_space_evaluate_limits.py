@@ -13,7 +13,6 @@ manifest's status), never on durations.
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +20,7 @@ from pathlib import Path
 import gradio as gr
 import pytest
 from click.testing import CliRunner
+from fakes.gate import Gate
 from fakes.openai_server import FakeOpenAIServer
 from gradio_client import Client, handle_file
 from test_evaluate import knows_fact_if_told, make_skill
@@ -47,23 +47,6 @@ MODEL = "openai/gpt-4o-mini"
 TYPED_KEY = "sk-typed-by-the-visitor-0123456789"
 VISITOR = gr.OAuthToken(token="hf_visitor_oauth_token_0123", scope="read", expires_at=0)
 WAIT_S = 120.0
-
-
-class Gate:
-    """A responder that answers the first `free` requests, then holds each until `open`."""
-
-    def __init__(self, free: int) -> None:
-        self.free, self.seen = free, 0
-        self.opened = threading.Event()
-        self.lock = threading.Lock()
-
-    def __call__(self, body: dict) -> str:
-        with self.lock:
-            self.seen += 1
-            held = self.seen > self.free
-        if held:
-            self.opened.wait(WAIT_S)
-        return knows_fact_if_told(body)
 
 
 def wait_until(condition: Callable[[], object], what: str) -> None:
@@ -95,7 +78,7 @@ def runs_listing() -> str:
 
 @pytest.fixture
 def gate():
-    gate = Gate(free=2)
+    gate = Gate(free=2, answer=knows_fact_if_told, wait_s=WAIT_S)
     with FakeOpenAIServer(responder=gate) as server:
         gate.url = server.url
         yield gate
