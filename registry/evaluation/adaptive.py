@@ -78,14 +78,7 @@ def make_design(config: EvalConfig, n_cases: int, recorded: dict[str, Any] | Non
             the resumed run's, before any call.
     """
     if recorded is not None:
-        kind = recorded.get("kind") if config.design in (None, "auto") else config.design
-        asked = {"kind": kind, **config.design_options}
-        if any(recorded.get(k) != v for k, v in asked.items()):
-            raise HubskillsError(
-                f"this run was started with the {recorded.get('kind')} design "
-                f"({_params(recorded)}), and a resumed run continues the same design",
-                hint=f"{command} --design {recorded.get('kind')}  # or start a new run")
-        kept = dict(recorded)
+        kept = resumed_design(config, recorded, command)
     else:
         kept = {"kind": _kind(config.design, n_cases, config.runs), **config.design_options}
     kept["runs"] = config.runs
@@ -108,6 +101,20 @@ def _kind(asked: str | None, n_cases: int, runs: int) -> str:
     from registry.results.verdicts import MIN_CASES
 
     return "adaptive" if n_cases >= MIN_CASES and runs > 1 else "fixed"
+
+
+def resumed_design(config: EvalConfig, recorded: dict[str, Any], command: str) -> dict[str, Any]:
+    """A resumed run's recorded design, when `config` asks for no other (a kind or a parameter
+    that differs is refused before any call: a resumed run continues the same design, chat,
+    agent and trigger runs alike)."""
+    kind = recorded.get("kind") if config.design in (None, "auto") else config.design
+    asked = {"kind": kind, **config.design_options}
+    if any(recorded.get(k) != v for k, v in asked.items()):
+        raise HubskillsError(
+            f"this run was started with the {recorded.get('kind')} design "
+            f"({_params(recorded)}), and a resumed run continues the same design",
+            hint=f"{command} --design {recorded.get('kind')}  # or start a new run")
+    return dict(recorded)
 
 
 def _params(design: dict[str, Any]) -> str:

@@ -50,14 +50,9 @@ def make_design(config: EvalConfig, n_queries: int, recorded: dict[str, Any] | N
             the resumed run's, before any call.
     """
     if recorded is not None:
-        kind = recorded.get("kind") if config.design in (None, "auto") else config.design
-        asked = {"kind": kind, **config.design_options}
-        if any(recorded.get(k) != v for k, v in asked.items()):
-            raise HubskillsError(
-                f"this run was started with the {recorded.get('kind')} design, and a resumed "
-                "run continues the same design",
-                hint=f"{command} --design {recorded.get('kind')}  # or start a new run")
-        kept = dict(recorded)
+        from registry.evaluation.adaptive import resumed_design
+
+        kept = resumed_design(config, recorded, command)
     else:
         kind = config.design or "fixed"
         if kind == "auto":
