@@ -34,11 +34,12 @@ from registry.config import Settings
 from registry.errors import HubskillsError, RunNotFound
 from registry.evaluation.agent_mode import agent_suite_path
 from registry.format.skill import content_hash
-from registry.format.suite import Suite, load_suite, suite_path
+from registry.format.suite import Suite, suite_path
 from registry.results.runs import ResultRow, RunManifest, latest_rows, run_dir, samples_planned
 from registry.verify.costs import cost_differences
 from registry.verify.design import design_problems, is_adaptive
 from registry.verify.regrade import CHECK_TIMEOUT_S, Difference, regrade_rows
+from registry.verify.suites import load_suite_once
 from registry.verify.summary import compare_summaries
 
 Status = Literal["verified", "mismatch", "not replayable"]
@@ -189,7 +190,7 @@ def parse_rows(lines: Iterable[str], name: str, report: Verification) -> list[Re
     problem, and so is every one after it (reported once, with how many)."""
     rows, bad = [], 0
     for number, line in enumerate(lines, 1):
-        if not line.strip():
+        if not line or line.isspace():  # `not line.strip()`, without copying the line
             continue
         try:
             rows.append(ResultRow.model_validate_json(line))
@@ -259,11 +260,11 @@ def _skill_suite(folder: Path, manifest: RunManifest, report: Verification) -> S
                       f"({path.relative_to(folder)})")
         return None
     try:
-        suite = load_suite(path, skill_dir=folder)
+        suite, found = load_suite_once(path, folder)
     except HubskillsError as err:
         report.cannot(f"the skill's suite does not load: {err.message}")
         return None
-    found, size = suite.suite_hash(), len(suite.cases)
+    size = len(suite.cases)
     if found != manifest.suite_hash or manifest.suite_cases not in (None, size):
         report.problems.append(
             f"the run names suite {manifest.suite_hash} ({manifest.suite_cases} cases), but "
