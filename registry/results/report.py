@@ -143,10 +143,12 @@ def _as_dict(value: Any) -> Any:
         return value
     if is_dataclass(value):
         return {f.name: _as_dict(getattr(value, f.name)) for f in fields(value)}
-    if isinstance(value, dict):
-        return {key: _as_dict(item) for key, item in value.items()}
+    if isinstance(value, dict):  # a leaf is kept as it is without a call (case statuses)
+        return {key: item if isinstance(item, _LEAVES) else _as_dict(item)
+                for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return type(value)(_as_dict(item) for item in value)
+        return type(value)([item if isinstance(item, _LEAVES) else _as_dict(item)
+                            for item in value])
     return value
 
 
@@ -303,13 +305,17 @@ def _non_discriminating(graded: list[ResultRow]) -> list[str]:
     seen: dict[tuple[str, int, str], dict[str, bool]] = {}  # per check: arm -> passed in all
     counted = set()  # (case, arm, verdicts): a repeat with the same verdicts adds nothing
     for row in graded:
-        verdicts = tuple(map(_LABEL_PASSED, row.checks))
-        if (row.case_id, row.arm, verdicts) in counted:
+        case_id, arm = row.case_id, row.arm
+        key = (case_id, arm, tuple(map(_LABEL_PASSED, row.checks)))
+        if key in counted:
             continue
-        counted.add((row.case_id, row.arm, verdicts))
-        for index, (label, passed) in enumerate(verdicts):
-            arms = seen.setdefault((row.case_id, index, label), {})
-            arms[row.arm] = arms.get(row.arm, True) and bool(passed)
+        counted.add(key)
+        for index, (label, passed) in enumerate(key[2]):
+            arms = seen.get(check := (case_id, index, label))
+            if arms is None:
+                seen[check] = {arm: bool(passed)}
+            elif arms.get(arm, True):  # once failed in an arm, failed in it
+                arms[arm] = bool(passed)
     found = [key for key, arms in seen.items() if arms.get("baseline") and arms.get("skill")]
     order = {case_id: case_order(case_id) for case_id in {key[0] for key in found}}
     found.sort(key=lambda key: (order[key[0]], key[1]))  # stable: ties as first seen
