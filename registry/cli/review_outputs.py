@@ -43,8 +43,8 @@ def review_outputs_command(run_id: str, summary_only: bool, as_json: bool, push:
     """Review a saved run's answers blind, side by side: A, B, tie or both bad.
 
     Per case the prompt and the two arms' answers side by side, the sides drawn per case and
-    the arms named only once you have answered (and a comment, if you like). Answers are kept in the run's folder (feedback.jsonl), so
-    a review resumes where it stopped.
+    the arms named only once you have answered (and a comment, if you like). Answers are kept
+    in the run's folder (feedback.jsonl), so a review resumes where it stopped.
 
     People's preference is not a measured result: it is shown beside the lift, never in it,
     and no badge reads it.

@@ -350,8 +350,8 @@ class CommandCheck(_Check):
 
 Check = Annotated[
     Contains | ContainsAny | NotContains | Regex | NotRegex | Equals | JsonCheck | PythonCheck
-    | JudgeCheck | PairwiseCheck | ExecCheck | FileExists | FileContains | FileNotContains | FileRegex
-    | FileParses | CommandCheck,
+    | JudgeCheck | PairwiseCheck | ExecCheck | FileExists | FileContains | FileNotContains
+    | FileRegex | FileParses | CommandCheck,
     Field(discriminator="type"),
 ]
 WORKSPACE_CHECK_TYPES = (
