@@ -142,7 +142,9 @@ def test_left_behind_processes_live_until_the_session_ends(sandbox, tmp_path):
                    f"'sleep 600; echo late > late.txt # {marker}'])\n    os._exit(0)\n"
                    "os.waitpid(child, 0)\"")
     left, seen = in_session(sandbox, tmp_path, double_fork, seen_inside(marker))
-    assert left.exit_code == 0 and seen.stdout.strip() == "1"  # alive while the session is
+    # alive while the session is (the shell, and for a moment its child forked for `sleep`
+    # that has not yet exec'd: both carry the marker, so count at least one)
+    assert left.exit_code == 0 and int(seen.stdout.strip()) >= 1
     assert survivors(marker) == []  # gone with the session
     assert not (tmp_path / "late.txt").exists()
 
