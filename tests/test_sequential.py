@@ -302,9 +302,9 @@ def test_an_adaptive_run_reports_at_its_stopping_level_in_the_summary_and_the_bo
 
 def test_the_boards_replay_of_many_runs_gives_each_runs_own_level_to_the_last_digit():
     """`grouping.designed` replays every adaptive run of a frame together
-    (`sequential.reportings`); each run's level and stop must be `reporting`'s for its own rows:
-    runs played to their stop, cut short (partial), with errored samples, of several designs
-    and suite sizes, one without its case list."""
+    (`sequential_board.reportings`); each run's level and stop must be `reporting`'s for its
+    own rows: runs played to their stop, cut short (partial), with errored samples, of several
+    designs and suite sizes, one without its case list."""
     import json
 
     import pandas as pd

@@ -68,7 +68,7 @@ def designed(rows: Rows, group: np.ndarray, n_groups: int) -> tuple[np.ndarray, 
     adaptive run's stopping look's, `sequential.reporting`, from the design its rows carry and
     its rows, as the run's own summary is: `report.levels`), and whether its design stopped
     (an adaptive run that stopped early is whole with fewer rows than its plan). The runs of
-    one design and suite size are replayed together (`sequential.reportings`): no loop over
+    one design and suite size are replayed together (`sequential_board.reportings`): no loop over
     runs, so a board of thousands of adaptive runs costs what its rows do."""
     from registry.results.stats import ALPHA
 
@@ -76,7 +76,7 @@ def designed(rows: Rows, group: np.ndarray, n_groups: int) -> tuple[np.ndarray, 
     design = rows.cols["design"]
     if not (design >= 0).any():
         return found, stopped
-    from registry.results.sequential import reportings
+    from registry.results.sequential_board import reportings
 
     at = np.flatnonzero(design >= 0)
     groups, first = np.unique(group[at], return_index=True)

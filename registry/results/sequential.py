@@ -21,14 +21,12 @@ false "helps" at any look is within the union of the looks' false "helps", at mo
 their levels halved (Bonferroni over the spent increments), ``alpha / 2`` in all. Futility only
 removes chances to say "helps". The interval reported at a stop is the engine's at level
 ``1 - alpha_j`` (a repeated confidence interval: over all looks, at least ``1 - alpha``).
-Pure: numpy and `stats.table`, no I/O and no model calls. Over 400 lines because the
-schedule, the rules and their replays (`plan_round` for one run, `reportings` for a board's
-many, `check_rounds` for verify) must agree to the last digit, and read best side by side.
+Pure: numpy and `stats.table`, no I/O and no model calls. The exact multinomial sum behind the
+futility rule's conditional power is `results.futility`.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
@@ -37,7 +35,8 @@ from statistics import NormalDist
 import numpy as np
 
 from registry.errors import HubskillsError
-from registry.results.formulas import ALPHA, mcnemar_exact
+from registry.results.formulas import ALPHA
+from registry.results.futility import trend_power
 from registry.results.stats import Outcomes, Table, table
 from registry.results.verdicts import MIN_CASES
 
@@ -241,45 +240,11 @@ def conditional_power(design: Design, n_cases: int, j: int, b: np.ndarray, c: np
     exactly over the (up, down) counts this gives, the test at the last look's level.
     Deterministic, so a check recomputes it to the last digit."""
     last = look_alpha(design, n_cases, n_rounds(design, n_cases))
-    rejects = _p_values(n_cases) < last
     keys, inverse = np.unique(np.stack([b, c, np.maximum(paired, 1)], 1).astype(np.int64),
                               axis=0, return_inverse=True)
-    power = np.array([_power(n_cases, up / seen, down / seen, rejects)
+    power = np.array([trend_power(n_cases, up / seen, down / seen, last)
                       for up, down, seen in keys.tolist()])
     return power[inverse.reshape(-1)]
-
-
-def _power(n: int, up: float, down: float, rejects: np.ndarray) -> float:
-    """P(the final counts fall where the test rejects) under the multinomial of `conditional_
-    power` with shares ``up`` and ``down`` of the ``n`` cases."""
-    share = np.array([up, down, max(1 - up - down, 0.0)])
-    ups, downs, rest, coefficient = _grid(n)
-    ok = (rest >= 0) & rejects
-    if not ok.any():
-        return 0.0
-    logs = np.log(np.maximum(share, 1e-300))  # a zero share only meets a zero count
-    terms = (coefficient
-             + np.where(ups > 0, ups * logs[0], 0) + np.where(downs > 0, downs * logs[1], 0)
-             + np.where(rest > 0, rest * logs[2], 0))
-    return float(np.exp(terms[ok]).sum())
-
-
-@functools.lru_cache(maxsize=64)
-def _grid(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Every (up, down) count of ``n`` cases, the rest, and the log multinomial coefficient
-    (``lgamma`` of each count, summed in the order `_power` always used: the same floats)."""
-    ups, downs = np.meshgrid(np.arange(n + 1), np.arange(n + 1), indexing="ij")
-    rest = n - ups - downs
-    lg = np.vectorize(math.lgamma)
-    coefficient = lg(n + 1) - lg(ups + 1) - lg(downs + 1) - lg(np.maximum(rest, 0) + 1)
-    return ups, downs, rest, coefficient
-
-
-@functools.lru_cache(maxsize=64)
-def _p_values(n: int) -> np.ndarray:
-    """The exact sign test's p-value for every (up, down) with up + down <= n (1 beyond)."""
-    return np.array([[mcnemar_exact(u, d) if u + d <= n else 1.0 for d in range(n + 1)]
-                     for u in range(n + 1)])
 
 
 # -- one run, from its rows --------------------------------------------------------------------
@@ -355,37 +320,6 @@ def reporting(design: Design, history: History) -> tuple[float, bool]:
         return plan.alpha, True
     return (look_alpha(design, len(history), plan.round - 1) if plan.round > 1
             else design.alpha), False
-
-
-def reportings(design: Design, present: np.ndarray, graded: np.ndarray,
-               passed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`reporting` of many runs of one design on suites of one size at once, from arrays
-    (run, case, arm, run index) as `_arrays` builds them (``present``: each arm's outcomes up to
-    its first missing run; ``graded``/``passed`` False where absent): per run the level and
-    whether the design stopped. The rounds are replayed over all runs together, as
-    `plan_round` replays them one run at a time, with the same `look`, so the levels agree to
-    the last digit (tests/test_sequential.py); the leaderboard's path over many runs."""
-    count, n = present.shape[:2]
-    alpha, stopped = np.full(count, design.alpha), np.zeros(count, dtype=bool)
-    if design.kind == "fixed" or not count:
-        return alpha, stopped
-    settled = settled_cases(design, present, graded, passed)
-    both = present.all(axis=-2)  # (run, case, run index): asked in both arms
-    gap = np.where(both.all(axis=-1), design.runs, np.argmin(both, axis=-1))
-    active = np.arange(count)
-    for j in range(1, n_rounds(design, n) + 1):
-        m = asked_runs(design, n, j, settled[active])
-        missing = (m > gap[active]).any(axis=1)  # the round is not all there: partial
-        alpha[active[missing]] = look_alpha(design, n, j - 1) if j > 1 else design.alpha
-        go, m = active[~missing], m[~missing]
-        if len(go):
-            codes, _ = look(design, n, j, m, graded[go], passed[go])
-            alpha[go[codes > 0]], stopped[go[codes > 0]] = look_alpha(design, n, j), True
-            go = go[codes == 0]
-        active = go
-        if not len(active):
-            break
-    return alpha, stopped
 
 
 def history_of(case_ids: Iterable[str],
