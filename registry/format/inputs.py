@@ -7,6 +7,7 @@ importing the suite model that uses them.
 from __future__ import annotations
 
 import mimetypes
+from collections.abc import Mapping
 from pathlib import PurePosixPath
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, field_validator
@@ -59,3 +60,16 @@ class InputFile(BaseModel):
         """The MIME type guessed from the name; a generic one when unknown."""
         guessed = mimetypes.guess_type(self.path)[0]
         return guessed or ("text/plain" if self.text() is not None else "application/octet-stream")
+
+
+def listed_paths(case_id: str, case_files: Mapping[str, InputFile | str],
+                 out: dict[str, bytes]) -> list[str]:
+    """The paths a file-listing shape (skill-creator's, NVIDIA's) lists a case's files under:
+    an `InputFile` keeps its path, inline text goes to `evals/files/<case id>/<name>`. Each
+    file's bytes go into `out` (path -> bytes), for the writer to put in the skill folder."""
+    paths = []
+    for name, file in case_files.items():
+        rel = file.path if isinstance(file, InputFile) else f"evals/files/{case_id}/{name}"
+        out[rel] = file.data if isinstance(file, InputFile) else file.encode("utf-8")
+        paths.append(rel)
+    return paths

@@ -201,7 +201,26 @@ def read_listed_file(name: Any, roots: tuple[Path, ...], where: str) -> InputFil
                        hint="put the file in the skill folder, or remove it from 'files'")
 
 
-def _where(index: int, item: Any) -> str:
+def read_listed_files(names: Any, roots: tuple[Path, ...], where: str) -> dict[str, InputFile]:
+    """The files a case's `files` key lists (None: none), by path, each read by
+    `read_listed_file`.
+
+    Raises:
+        InvalidSuite: not a list, a path listed twice, or a file `read_listed_file` refuses.
+    """
+    if names is not None and not isinstance(names, list):
+        raise InvalidSuite(f"{where}: field files: expected a list of relative file paths")
+    files: dict[str, InputFile] = {}
+    for name in names or []:
+        file = read_listed_file(name, roots, where)
+        if file.path in files:
+            raise InvalidSuite(f"{where}: field files: {name!r} is listed twice")
+        files[file.path] = file
+    return files
+
+
+def case_where(index: int, item: Any) -> str:
+    """How messages name the case at `index`: `case 3 ('x-003')`."""
     case_id = item.get("id") if isinstance(item, dict) else None
     return f"case {index + 1}" + (f" ('{case_id}')" if case_id is not None else "")
 
@@ -215,7 +234,7 @@ def from_native(data: dict[str, Any], roots: tuple[Path, ...]) -> dict[str, Any]
     resolved = []
     for index, case in enumerate(cases):
         if isinstance(case, dict) and isinstance(case.get("files"), dict):
-            where = _where(index, case)
+            where = case_where(index, case)
             files = {name: read_listed_file(v["path"], roots, where) if _is_ref(v) else v
                      for name, v in case["files"].items()}
             case = {**case, "files": files}
@@ -247,16 +266,7 @@ def _skill_creator_case(index: int, item: Any, roots: tuple[Path, ...]) -> dict[
     for extension in ("checks", "metadata"):  # hubskills' own keys; skill-creator ignores them
         if extension in item:
             native[extension] = item[extension]
-    names = item.get("files")
-    if names is not None and not isinstance(names, list):
-        raise InvalidSuite(f"{where}: field files: expected a list of relative file paths")
-    files: dict[str, InputFile] = {}
-    for name in names or []:
-        file = read_listed_file(name, roots, where)
-        if file.path in files:
-            raise InvalidSuite(f"{where}: field files: {name!r} is listed twice")
-        files[file.path] = file
-    if files:
+    if files := read_listed_files(item.get("files"), roots, where):
         native["files"] = files
     return native
 

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from registry.errors import InvalidSuite
-from registry.format.inputs import InputFile
-from registry.format.suite_import import read_listed_file
+from registry.format.inputs import listed_paths
+from registry.format.suite_import import case_where, read_listed_files
 
 RUBRIC_KEYS = ("ground_truth", "expected_behavior", "must_not")
 _MAPPED = {"id", "question", "files", "expected_skill", *RUBRIC_KEYS}
@@ -87,14 +87,9 @@ def expects_skill(entry: dict[str, Any], skill_name: str | None) -> bool:
     return wanted is not None and (skill_name is None or wanted == skill_name)
 
 
-def _where(index: int, entry: Any) -> str:
-    case_id = entry.get("id") if isinstance(entry, dict) else None
-    return f"case {index + 1}" + (f" ('{case_id}')" if case_id is not None else "")
-
-
 def _case(index: int, entry: Any, roots: tuple[Path, ...], skill_name: str | None,
           warnings: list[str]) -> dict[str, Any] | None:
-    where = _where(index, entry)
+    where = case_where(index, entry)
     if not isinstance(entry, dict):
         raise InvalidSuite(f"{where}: expected an object with 'question'")
     question = entry.get("question")
@@ -108,15 +103,7 @@ def _case(index: int, entry: Any, roots: tuple[Path, ...], skill_name: str | Non
     native: dict[str, Any] = {"id": str(entry["id"]) if entry.get("id") is not None
                               else f"case-{index + 1}", "prompt": question, "checks": checks,
                               "expect_skill": expects_skill(entry, skill_name)}
-    names = entry.get("files")
-    if names is not None and not isinstance(names, list):
-        raise InvalidSuite(f"{where}: field files: expected a list of relative file paths")
-    files: dict[str, InputFile] = {}
-    for name in names or []:
-        file = read_listed_file(name, roots, where)
-        if file.path in files:
-            raise InvalidSuite(f"{where}: field files: {name!r} is listed twice")
-        files[file.path] = file
+    files = read_listed_files(entry.get("files"), roots, where)
     metadata: dict[str, Any] = {}
     if files:
         native["files"], metadata["mode"] = files, "agent"
@@ -175,11 +162,7 @@ def _entry(case: Any, old: dict[str, Any], files: dict[str, bytes],
                                    "expected_skill": skill_name if case.expect_skill else None}
     entry["id"] = old.get("id", case.id) if str(old.get("id")) == case.id else case.id
     entry["question"] = case.prompt
-    paths = []
-    for name, file in case.files.items():
-        rel = file.path if isinstance(file, InputFile) else f"evals/files/{case.id}/{name}"
-        files[rel] = file.data if isinstance(file, InputFile) else file.encode("utf-8")
-        paths.append(rel)
+    paths = listed_paths(case.id, case.files, files)
     if paths or "files" in entry:
         entry["files"] = paths
     derived = {c.name: c for c in case.checks if c.type == "judge" and c.name in RUBRIC_KEYS}

@@ -21,6 +21,7 @@ from typing import Any
 
 from registry._io import atomic_write_bytes, atomic_write_text
 from registry.errors import InvalidSkill, InvalidSuite
+from registry.format.inputs import listed_paths
 from registry.format.skill import SKILL_FILE
 from registry.format.suite import Format, InputFile, Suite, detect_format, load_suite, suite_path
 from registry.format.suite_import import assertion_texts
@@ -164,11 +165,7 @@ def _entries(suite: Suite, old: Any, files: dict[str, bytes]) -> list[dict[str, 
         entry["prompt"] = case.prompt
         if case.expected_output is not None:
             entry["expected_output"] = case.expected_output
-        paths = []
-        for name, file in case.files.items():
-            rel = file.path if isinstance(file, InputFile) else f"evals/files/{case.id}/{name}"
-            files[rel] = file.data if isinstance(file, InputFile) else file.encode("utf-8")
-            paths.append(rel)
+        paths = listed_paths(case.id, case.files, files)
         if paths or "files" in entry:
             entry["files"] = paths
         key = next((k for k in ("assertions", "expectations") if k in entry), default_key)
