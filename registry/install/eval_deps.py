@@ -27,9 +27,8 @@ from registry.errors import HubskillsError
 from registry.evaluation.dependencies import Dependency
 from registry.format.requires import Requirement, parse_requirement
 from registry.format.skill import Skill, load_skill
-from registry.install.deps import read_requires
 from registry.install.lockfile import Scope
-from registry.install.resolve import Graph, Node, Resolver, show
+from registry.install.resolve import Graph, Node, Resolver, show, staged_node
 from registry.install.staging import Staged, discard, prepare
 from registry.results.runs import DependencyRecord
 from registry.scan import STORE_LIMITS, SizeLimits
@@ -95,18 +94,7 @@ class EvalDependencies:
                    tuple(needs), (root,), installed=skill.name)
 
         def expand(repo: str, resolved: Resolved, chain: tuple[str, ...]) -> Node:
-            try:
-                staged = self._stage(repo, resolved)
-            except HubskillsError as err:
-                err.message = f"{show(chain)}: {err.message}"
-                err.args = (err.message, *err.args[1:])
-                raise
-            try:
-                return Node(repo, resolved, read_requires(staged.requires, repo), chain,
-                            staged=staged)
-            except BaseException:
-                discard(staged)
-                raise
+            return staged_node(repo, resolved, chain, lambda: self._stage(repo, resolved))
 
         graph = Resolver(self.store, expand, {}, _AnyNamespace()).resolve(top)
         for unused in graph.unused:

@@ -19,10 +19,17 @@ from registry.install.agents import Agent
 from registry.install.deps import dependents, read_requires
 from registry.install.lockfile import Lockfile, Scope, read_marker
 from registry.install.place import PullResult, install_staged, record, refresh
-from registry.install.resolve import DependencyError, Graph, Installed, Node, Resolver, show
+from registry.install.resolve import (
+    DependencyError,
+    Graph,
+    Installed,
+    Node,
+    Resolver,
+    staged_node,
+)
 from registry.install.signers import pin_signer
 from registry.install.sources import is_source
-from registry.install.staging import Staged, discard, prepare
+from registry.install.staging import Staged, prepare
 from registry.install.transaction import Transaction, make_dirs
 from registry.scan import SizeLimits
 from registry.signing import SignaturePolicy
@@ -109,21 +116,14 @@ def resolve(root: Node, store: SkillStore, plan: Plan, lock: Lockfile) -> Graph:
             if marker and marker.sha == have.sha and content_hash(folder) == \
                     lock.entries[have.name].content_hash:
                 return Node(repo, resolved, have.requires, chain, installed=have.name)
-        try:
+
+        def stage() -> Staged:
             with taking_turns(turns):
-                staged = prepare(store, repo, resolved, scope, limits=plan.limits,
-                                 allow_risky=plan.allow_risky, dry_run=plan.dry_run,
-                                 signatures=plan.signatures)
-        except HubskillsError as err:
-            err.message = f"{show(chain)}: {err.message}"
-            err.args = (err.message, *err.args[1:])
-            raise
-        try:
-            return Node(repo, resolved, read_requires(staged.requires, repo), chain,
-                        staged=staged)
-        except BaseException:
-            discard(staged)
-            raise
+                return prepare(store, repo, resolved, scope, limits=plan.limits,
+                               allow_risky=plan.allow_risky, dry_run=plan.dry_run,
+                               signatures=plan.signatures)
+
+        return staged_node(repo, resolved, chain, stage)
 
     namespace = () if is_source(root.repo) else (root.repo.split("/")[0],)
     allowed = frozenset((*namespace, *plan.allow_namespaces))

@@ -26,6 +26,7 @@ from typing import Any
 
 from registry.errors import HubskillsError, VersionNotFound
 from registry.format.requires import Requirement
+from registry.install.deps import read_requires
 from registry.install.staging import Staged, discard
 from registry.stores import Resolved, SkillStore, VersionInfo
 
@@ -62,6 +63,28 @@ class Node:
     chain: tuple[str, ...]
     staged: Staged | None = None
     installed: str | None = None
+
+
+def staged_node(repo: str, resolved: Resolved, chain: tuple[str, ...],
+                stage: Callable[[], Staged]) -> Node:
+    """The node of `repo` at `resolved`, staged by `stage` (an expander's common part, for a
+    pull's graph and an evaluation's alike).
+
+    Raises:
+        HubskillsError: the staging's, its message led by the chain; a staged skill whose
+            requires do not parse is discarded before its error goes up.
+    """
+    try:
+        staged = stage()
+    except HubskillsError as err:
+        err.message = f"{show(chain)}: {err.message}"
+        err.args = (err.message, *err.args[1:])
+        raise
+    try:
+        return Node(repo, resolved, read_requires(staged.requires, repo), chain, staged=staged)
+    except BaseException:
+        discard(staged)
+        raise
 
 
 @dataclass
@@ -354,4 +377,5 @@ def _check_cycles(root: str, nodes: dict[str, Node]) -> None:
     visit(root)
 
 
-__all__ = ["DependencyError", "Graph", "Installed", "Node", "Resolver", "VersionNotFound", "show"]
+__all__ = ["DependencyError", "Graph", "Installed", "Node", "Resolver", "VersionNotFound", "show",
+           "staged_node"]
