@@ -11,11 +11,15 @@ methods (`skills/list`, `skills/get`, `resources/directory/read`).
   kept per client) and answered as JSON.
 - The same cached reads as the leaderboard: the listing and the figures come from the Space's
   snapshot (its skill list and its `Board`, refreshed in the background; `registry.mcp.snapshot`)
-  and the files from the folders the skill pages already fetched (`SpaceState.skill_folder`).
-- Rate limited per client (`RateLimit`: a token bucket per address; on a Space, the first
-  address of X-Forwarded-For, else the peer's), answered 429 with Retry-After past it; and all
-  clients together get `WORKERS` threads for store reads, apart from the pool the leaderboard's
-  events use, so a crowd of MCP clients queues behind itself, not in front of the pages.
+  and the files from the folders the skill pages already fetched (`SpaceState.skill_folder`);
+  each revision's frontmatter and scan summary are kept under the Space's home, so a restarted
+  Space does not parse and scan every skill again (memory alone where the home is read-only).
+- Rate limited per client (`RateLimit`: a token bucket per address; on a Space, the address
+  the Space's proxy appended to X-Forwarded-For, its LAST one: the addresses before it are
+  whatever the client sent and cost nothing to change; else the socket peer's), answered 429
+  with Retry-After past it; and all clients together get `WORKERS` threads for store reads,
+  apart from the pool the leaderboard's events use, so a crowd of MCP clients queues behind
+  itself, not in front of the pages.
 """
 
 from __future__ import annotations
@@ -68,14 +72,16 @@ class RateLimit:
 
 
 def client_key(scope: dict[str, Any], *, behind_proxy: bool) -> str:
-    """Who is asking: behind the Space's proxy the first X-Forwarded-For address, else the
-    peer's address."""
+    """Who is asking: behind the Space's proxy the last X-Forwarded-For address (the one the
+    proxy appended; a client writes the others itself, a new one per request if it likes),
+    else, or with no such header, the socket peer's address."""
     if behind_proxy:
-        for name, value in scope.get("headers") or []:
-            if name == b"x-forwarded-for":
-                first = value.decode("latin-1").split(",")[0].strip()
-                if first:
-                    return first
+        forwarded = [value for name, value in scope.get("headers") or []
+                     if name == b"x-forwarded-for"]
+        if forwarded:  # several header lines read as one list, in order
+            last = forwarded[-1].decode("latin-1").split(",")[-1].strip()
+            if last:
+                return last
     client = scope.get("client")
     return str(client[0]) if client else "unknown"
 
@@ -97,7 +103,8 @@ def lifespan(state: SpaceState, *, limits: RateLimit | None = None,
 
     catalog = mcp_snapshot_catalog(
         state.store, token=lambda: state.snapshot().key, load=load, folder=state.skill_folder,
-        listing=os.environ.get("HUBSKILLS_SPACE_MCP_LISTING", "latest"))
+        listing=os.environ.get("HUBSKILLS_SPACE_MCP_LISTING", "latest"),
+        home=state.settings.home)
     server = mcp_server(catalog, limiter=anyio.CapacityLimiter(WORKERS))
     manager = StreamableHTTPSessionManager(app=server, json_response=True, stateless=True)
 

@@ -138,5 +138,9 @@ def test_rate_limit_buckets_are_per_client_and_refill() -> None:
 
 def test_client_key_behind_the_proxy() -> None:
     scope = {"client": ("10.0.0.1", 5), "headers": [(b"x-forwarded-for", b"1.2.3.4, 10.0.0.9")]}
-    assert client_key(scope, behind_proxy=True) == "1.2.3.4"
+    assert client_key(scope, behind_proxy=True) == "10.0.0.9"  # what the proxy appended
     assert client_key(scope, behind_proxy=False) == "10.0.0.1"
+    lines = {"client": ("10.0.0.1", 5), "headers": [(b"x-forwarded-for", b"6.6.6.6"),
+                                                    (b"x-forwarded-for", b"7.7.7.7, 5.5.5.5")]}
+    assert client_key(lines, behind_proxy=True) == "5.5.5.5"
+    assert client_key({"client": ("10.0.0.1", 5), "headers": []}, behind_proxy=True) == "10.0.0.1"

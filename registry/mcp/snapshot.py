@@ -2,7 +2,11 @@
 
 `snapshot_catalog` lists what a snapshot holds (its skills, its leaderboard `Board`, read back
 into `_meta` figures once per snapshot by `meta.board_figures`) and serves files from folders
-already fetched, so an MCP client costs the Space no store read its pages have not made.
+already fetched, so an MCP client costs the Space no store read its pages have not made. Each
+revision's frontmatter and scan summary are kept on disk under the Space's home
+(`<home>/cache/revision-facts/`, as `hubskills mcp` keeps them) when it is given one: a
+restarted Space answers its first walk from them instead of parsing and scanning every skill
+again (a home it cannot write keeps them in memory alone).
 """
 
 from __future__ import annotations
@@ -52,6 +56,11 @@ class FolderCatalog(Catalog):
 
 def snapshot_catalog(store: SkillStore, *, token: Callable[[], Hashable],
                      load: Callable[[], tuple[list[SkillInfo], Board]],
-                     folder: Callable[[str, str], Path], listing: str = "latest") -> Catalog:
-    """A catalog listing a snapshot's skills and figures, serving files from `folder`."""
-    return FolderCatalog(store, folder, listing=listing, reads=SnapshotReads(token, load))
+                     folder: Callable[[str, str], Path], listing: str = "latest",
+                     home: Path | None = None) -> Catalog:
+    """A catalog listing a snapshot's skills and figures, serving files from `folder`; with
+    `home`, the revisions' facts are kept under it (`stores.revision_facts.cache_dir`)."""
+    from registry.stores.revision_facts import cache_dir
+
+    return FolderCatalog(store, folder, listing=listing, reads=SnapshotReads(token, load),
+                         facts=cache_dir(home) if home is not None else None)
