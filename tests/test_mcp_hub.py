@@ -61,3 +61,36 @@ def test_the_hub_registry_is_served_pinned_and_byte_identical(fake: FakeHub,
             assert got["skill"]["resources"] == skill["resources"]
 
     anyio.run(main)
+
+
+def test_the_hub_store_reads_a_revision_into_no_folder(fake: FakeHub, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`HubStore.read_files`: the bytes and exec bits `fetch` would write, checked the same
+    way, with no folder of the catalog's made (a Hub-backed server's first read)."""
+    import tempfile
+
+    from registry.errors import UnsafeSkill
+    from registry.scan import SizeLimits
+
+    store = hub_store(fake, tmp_path / "home")
+    folder = make_skill(tmp_path / "src", "read-only", files={
+        "references/notes.md": "Notes.\n", "scripts/run.sh": "#!/bin/sh\necho run\n",
+        "assets/blob.bin": "\x00\x01\x02 binary\n"})
+    (folder / "scripts" / "run.sh").chmod(0o755)
+    published = store.publish(folder, repo="tester/read-only", version="1.0.0")
+
+    fetched = store.fetch("tester/read-only", published.sha, tmp_path / "fetched", count=False)
+    oracle = {rel: (tmp_path / "fetched" / rel).read_bytes() for rel in fetched.files}
+    files, executable = store.read_files("tester/read-only", published.sha)
+    assert files == oracle and executable == {"scripts/run.sh"}
+    with pytest.raises(UnsafeSkill, match="too large|max|over"):
+        store.read_files("tester/read-only", published.sha,
+                         limits=SizeLimits(max_file_bytes=8))
+
+    scratch = tmp_path / "scratch"  # where the catalog would make its folders
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    catalog = Catalog(hub_store(fake, tmp_path / "home"))  # a fresh server
+    rev = catalog.revision("tester/read-only", published.sha)
+    assert rev.files == oracle and rev.executable == {"scripts/run.sh"}
+    assert list(scratch.iterdir()) == []

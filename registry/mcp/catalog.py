@@ -288,7 +288,7 @@ class Catalog:
     def files(self, repo: str, sha: str) -> tuple[dict[str, bytes], frozenset[str]]:
         """The bytes of every file of `repo` at `sha`, and the paths with an exec bit (a
         subclass may read them from elsewhere: the Space, from its own fetched folders)."""
-        read_files = getattr(self.store, "read_files", None)  # the local store: no folder
+        read_files = getattr(self.store, "read_files", None)  # local and Hub: no folder
         if read_files is not None:
             files, executable = read_files(repo, sha)
             return dict(files), frozenset(executable)

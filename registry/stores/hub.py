@@ -16,13 +16,14 @@ repo (`hub_results.py`).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from registry.config import Settings
-from registry.errors import MissingCredentials, RegistryUnavailable, VersionExists
+from registry.errors import MissingCredentials, RegistryUnavailable, UnsafeSkill, VersionExists
 from registry.format.skill import load_skill
 from registry.hub import (
     Conflict,
@@ -53,6 +54,7 @@ from registry.stores.files import (
     HOSTILE_HINT,
     MANIFEST_FILE,
     RESERVED_ROOT_FILES,
+    Layout,
     apply_layout,
     read_layout,
     repo_files,
@@ -235,24 +237,64 @@ class HubStore(ResultsShorthands):
         """
         with user_errors():
             files, reported = self._listing(repo, sha, pinned=pinned_hash is not None)
-            wanted = {f.path: rel for f in files if (rel := skill_path(f.path)) is not None}
-            limits.check([(f.path, f.size) for f in files if f.path in wanted], hint=HOSTILE_HINT)
-            require_empty(dest)
-            layout = read_layout(None, [], limits)  # a repository without a manifest
-            manifest = [MANIFEST_FILE] if any(f.path == MANIFEST_FILE for f in files) else []
-            for path, data in self.client.read_snapshot(
-                    repo, sha, [*wanted, *manifest], offline=self.offline, listing=files,
-                    max_file_bytes=limits.max_file_bytes, ignore=sorted(RESERVED_ROOT_FILES),
-                    pinned=pinned_hash is not None):
-                if path == MANIFEST_FILE:
-                    layout = read_layout(data, list(wanted.values()), limits)
-                else:
-                    write_file(dest, wanted[path], data)
+            wanted, layout = self._read(repo, sha, files, limits, pinned=pinned_hash is not None,
+                                        each=lambda rel, data: write_file(dest, rel, data),
+                                        ready=lambda: require_empty(dest))
             apply_layout(dest, layout)
-            if (repo, sha) in self._tags:
-                self.client.remember_ref(repo, self._tags[(repo, sha)], sha)
         notes = (self._cache_note(),) if self.offline else ()
-        return Fetched(dest, list(wanted.values()), reported, notes)
+        return Fetched(dest, wanted, reported, notes)
+
+    def read_files(self, repo: str, sha: str, *,
+                   limits: SizeLimits = STORE_LIMITS) -> tuple[dict[str, bytes], frozenset[str]]:
+        """The skill's files at `sha` as bytes, checked as `fetch` checks them (the listing
+        against `limits` first, then the bytes as they arrive, through the same HF cache) but
+        written into no folder of ours, and the paths with an exec bit: what a server handing
+        files out reads (`hubskills mcp --registry hub`).
+
+        Raises:
+            UnsafeSkill: as for `fetch`, or two repository paths naming one file or a file
+                and a folder at once (a folder could not hold both).
+            RegistryUnavailable: as for `fetch`.
+        """
+        read: dict[str, bytes] = {}
+
+        def keep(rel: str, data: bytes) -> None:
+            if rel in read:
+                raise UnsafeSkill(f"{repo}@{sha[:12]} holds {rel!r} twice", hint=HOSTILE_HINT)
+            read[rel] = data
+
+        with user_errors():
+            files, _ = self._listing(repo, sha, pinned=False)
+            _, layout = self._read(repo, sha, files, limits, pinned=False, each=keep)
+        folders = {rel.rsplit("/", i)[0] for rel in read for i in range(1, rel.count("/") + 1)}
+        for rel in read:
+            if rel in folders:
+                raise UnsafeSkill(f"{repo}@{sha[:12]} holds {rel!r} as a file and as a folder",
+                                  hint=HOSTILE_HINT)
+        return read, frozenset(layout.executable)
+
+    def _read(self, repo: str, sha: str, files: list[RemoteFile], limits: SizeLimits, *,
+              pinned: bool, each: Callable[[str, bytes], object],
+              ready: Callable[[], object] = lambda: None) -> tuple[list[str], Layout]:
+        """Hand `each` (skill path, bytes) of every skill file at `sha`, once the listing is
+        checked against `limits` (and `ready()` called); the skill paths and the manifest's
+        layout."""
+        wanted = {f.path: rel for f in files if (rel := skill_path(f.path)) is not None}
+        limits.check([(f.path, f.size) for f in files if f.path in wanted], hint=HOSTILE_HINT)
+        ready()
+        layout = read_layout(None, [], limits)  # a repository without a manifest
+        manifest = [MANIFEST_FILE] if any(f.path == MANIFEST_FILE for f in files) else []
+        for path, data in self.client.read_snapshot(
+                repo, sha, [*wanted, *manifest], offline=self.offline, listing=files,
+                max_file_bytes=limits.max_file_bytes, ignore=sorted(RESERVED_ROOT_FILES),
+                pinned=pinned):
+            if path == MANIFEST_FILE:
+                layout = read_layout(data, list(wanted.values()), limits)
+            else:
+                each(wanted[path], data)
+        if (repo, sha) in self._tags:
+            self.client.remember_ref(repo, self._tags[(repo, sha)], sha)
+        return list(wanted.values()), layout
 
     def _listing(self, repo: str, sha: str, *, pinned: bool) -> Listing:
         """The files at `sha` and the content hash the card reports (None from the cache)."""
