@@ -9,13 +9,14 @@ one runs.
 
 from __future__ import annotations
 
-import importlib.util
 import secrets
 from pathlib import Path
 from typing import Any, Protocol
 
-# In order of preference: the first one installed runs.
-RUNTIMES = (("xllamacpp", "xllamacpp"), ("llama_cpp", "llama-cpp-python"))
+from registry._version import EMBEDDED_RUNTIMES, embedded_runtime
+
+# In order of preference: the first one installed runs (run manifests record it: _version).
+RUNTIMES = EMBEDDED_RUNTIMES
 
 
 class PromptTooLong(Exception):
@@ -45,10 +46,7 @@ class Runtime(Protocol):
 
 def installed() -> str | None:
     """The distribution name of the runtime that would run (None: neither is installed)."""
-    for module, package in RUNTIMES:
-        if importlib.util.find_spec(module) is not None:
-            return package
-    return None
+    return embedded_runtime()
 
 
 def open_runtime(path: Path, *, n_ctx: int, threads: int, package: str | None = None) -> Runtime:
