@@ -31,10 +31,10 @@ from registry.config import Settings  # noqa: E402
 from registry.errors import HubskillsError, UnsafeSkill, VersionNotFound  # noqa: E402
 from registry.install import install, update  # noqa: E402
 from registry.install.lockfile import MARKER_FILE, Lockfile  # noqa: E402
-from registry.install.mcp_source import parse_mcp  # noqa: E402
+from registry.install.mcp_source import parse_mcp, trust_command  # noqa: E402
 from registry.install.pull import Plan, pull_source  # noqa: E402
 from registry.registries import get_store  # noqa: E402
-from registry.scan import SizeLimits  # noqa: E402
+from registry.scan import STORE_LIMITS, SizeLimits  # noqa: E402
 from registry.stores import SkillStore  # noqa: E402
 from tests.fakes.mcp_skills_server import NAME, FakeSkillsServer, skill_files  # noqa: E402
 from tests.test_pull_fidelity import make_full_skill  # noqa: E402
@@ -268,3 +268,25 @@ def test_source_forms() -> None:
     assert stdio.command == ["hubskills", "mcp", "--registry", "hub"]
     assert stdio.key == "mcp+stdio:hubskills mcp --registry hub"
     assert json.loads(json.dumps(stdio.at("x").key)).endswith("#x")
+
+
+@pytest.mark.parametrize("mode", ["at-once", "after-initialize"])
+def test_a_flooding_stdio_server_is_refused_and_nothing_installed(mode: str,
+                                                                  tmp_path: Path) -> None:
+    """A stdio server's output is held to the same cap as an HTTP response: one that prints
+    without end, in `initialize` or in `skills/list`, is stopped there (not when the request's
+    deadline passes, nor when memory runs out) and named."""
+    from registry.install.mcp_session import cap_of
+
+    limits = SizeLimits(max_file_bytes=64 * 1024)
+    project = tmp_path / "proj"
+    script = ROOT / "tests" / "fakes" / "mcp_stdio_flood.py"
+    source = f"mcp+stdio:{sys.executable} {script} {mode}"
+    trust_command(parse_mcp(source))  # typed by the user, as `hubskills pull` records it
+    with pytest.raises(UnsafeSkill) as err:
+        pull_source(f"{source}#{NAME}", _plan(project, limits=limits))
+    assert f"{sys.executable} {script} {mode}" in err.value.message
+    # the listing is read under the store's caps (the pull's own apply to its files)
+    assert f"more than {cap_of(STORE_LIMITS)} bytes" in err.value.message, err.value.message
+    assert err.value.hint is not None and "nothing was installed" in err.value.hint
+    nothing_installed(project)

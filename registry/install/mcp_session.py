@@ -4,9 +4,10 @@ The official SDK's client is async; a pull is not. `McpSession` runs one `Client
 stdio or streamable HTTP) in a blocking portal's event loop and answers `call(method, params)`
 from any thread, each request cut at `timeout` seconds (a stalled or dripping server), each
 HTTP response cut at `cap` bytes (a flood: the SDK's own SSE event limit is set to the same cap,
-a plain JSON body is cut by the transport). A stdio command runs only once the user typed it
-(`mcp_source.check_trusted`). Errors name the server: a lie is `UnsafeSkill` with the hint
-that nothing was installed, an unreachable server `RegistryUnavailable`.
+a plain JSON body is cut by the transport), and each stdio message too (`mcp_stdio`). A stdio
+command runs only once the user typed it (`mcp_source.check_trusted`). Errors name the server:
+a lie is `UnsafeSkill` with the hint that nothing was installed, an unreachable server
+`RegistryUnavailable`.
 """
 
 from __future__ import annotations
@@ -93,6 +94,8 @@ class McpSession:
                 self._close_portal()
                 if isinstance(err, HubskillsError):
                     raise
+                if (overflowed := self._overflowed()) is not None:
+                    raise overflowed from err
                 raise RegistryUnavailable(f"cannot reach the MCP server {self.name}: {err}",
                                           hint=HINT) from err
 
@@ -110,14 +113,15 @@ class McpSession:
 
     @contextlib.asynccontextmanager
     async def _transport(self) -> AsyncIterator[Any]:
-        if self.source.stdio:
-            from mcp.client.stdio import StdioServerParameters, stdio_client
+        if self.source.stdio:  # the SDK's stdio client reads a line without bound
+            from registry.install.mcp_stdio import capped_stdio
 
-            argv = self.source.command
-            params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
-            with open(os.devnull, "w", encoding="utf-8") as errlog:
-                async with stdio_client(params, errlog=errlog) as streams:
-                    yield streams
+            def overflow(why: str) -> None:
+                self._overflow = f"{self.name} {why}"
+
+            async with capped_stdio(self.source.command, cap=lambda: self.cap, on_overflow=overflow,
+                                    env=dict(os.environ)) as streams:
+                yield streams
             return
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
