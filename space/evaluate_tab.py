@@ -288,20 +288,24 @@ def _results() -> tuple[gr.Dataframe, gr.BarPlot, gr.Dataframe]:
     return summary, chart, cases
 
 
-def _estimate(state: SpaceState, inputs: list[gr.components.Component]) -> gr.Markdown:
-    """The estimate under the form, recomputed on page load and when an input it reads
-    changes (API: `/estimate_evaluation`). One event for all of them, `always_last`: Gradio's
-    default drops a change that arrives while an earlier estimate is still computing (an
-    upload being read on a busy machine), which left the estimate of the form as it was."""
+def _estimate(state: SpaceState, inputs: list[gr.components.Component],
+              opened: gr.Tab) -> gr.Markdown:
+    """The estimate under the form, computed when the tab is opened and again when an input it
+    reads changes (API: `/estimate_evaluation`); not on page load, where it cost every arriving
+    visitor a second queued event for a line on a tab most never open (issue 38). One event
+    for all of them, `always_last`: Gradio's default drops a change that arrives while an
+    earlier estimate is still computing (an upload being read on a busy machine), which left
+    the estimate of the form as it was."""
     skill, upload, models, _, runs, mode, _, max_cases, max_tokens = inputs[:9]
+    read = [skill, upload, models, runs, mode, max_cases, max_tokens]
 
     def estimate_evaluation(repo, files, chosen, repeats, how, count, tokens,
                             oauth: gr.OAuthToken | None = None) -> str:
         return estimate_ui(state, repo, files, chosen, repeats, how, count, tokens, oauth)
 
     shown = gr.Markdown(elem_id="eval-estimate", elem_classes="hs-note")
-    gr.on(None, estimate_evaluation,
-          inputs=[skill, upload, models, runs, mode, max_cases, max_tokens], outputs=shown,
+    gr.on([opened.select, *(box.change for box in read)], estimate_evaluation,
+          inputs=read, outputs=shown,
           api_name="estimate_evaluation", trigger_mode="always_last", show_progress="hidden")
     return shown
 
@@ -354,11 +358,11 @@ def _wire_run(state: SpaceState, controls: _Controls, inputs: list[gr.components
         lambda: gr.Button(visible=False), None, stop, queue=False, api_visibility="private")
 
 
-def build(state: SpaceState) -> EvaluateTab:
-    """Render the tab's components and wire its events."""
+def build(state: SpaceState, tab: gr.Tab) -> EvaluateTab:
+    """Render the tab's components (inside `tab`) and wire its events."""
     gr.Markdown(_intro(state), elem_classes="hs-note")
     inputs = _form(state)
-    _estimate(state, inputs)
+    _estimate(state, inputs, tab)
     controls = _controls(state)
     status = gr.Markdown(elem_id="eval-status", elem_classes="hs-status")
     summary, chart, cases = _results()

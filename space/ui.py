@@ -96,14 +96,15 @@ def build_demo(settings: Settings | None = None, *, store: SkillStore | None = N
                 board = leaderboard_tab.build(state)
             with gr.Tab("📄 Skill", id="skill", elem_id="tab-skill"):
                 page = skill_page.build(state)
-            with gr.Tab("🧪 Evaluate", id="evaluate", elem_id="tab-evaluate"):
-                ev = evaluate_tab.build(state)
+            with gr.Tab("🧪 Evaluate", id="evaluate", elem_id="tab-evaluate") as evaluate:
+                ev = evaluate_tab.build(state, evaluate)
             with gr.Tab("✨ Generate", id="generate", elem_id="tab-generate"):
                 published = generate_tab.build(state, evaluate_tab.model_refs(state))
             with gr.Tab("👀 Review", id="review", elem_id="tab-review"):
                 review_tab.build(state)
         gr.Markdown(footer(state.settings), elem_classes="hs-note")
-        _wire(demo, state, header, tabs, board, page, ev.skill, [ev.push_event, published])
+        _wire(demo, state, header, tabs, board, page, (evaluate, ev.skill),
+              [ev.push_event, published])
         demo.unload(ev.on_leave)  # a closed tab stops its evaluations (`evaluate_tab`)
     scrub_responses(demo)
     state.start_refresh()
@@ -113,8 +114,12 @@ def build_demo(settings: Settings | None = None, *, store: SkillStore | None = N
 
 def _wire(demo: gr.Blocks, state: SpaceState, header: gr.HTML, tabs: gr.Tabs,
           board: leaderboard_tab.LeaderboardTab, page: skill_page.SkillTab,
-          eval_skill: gr.Dropdown, writes: list[gr.events.Dependency]) -> None:
-    """Page load (with `?skill=`), row clicks that open a skill, refresh after writes."""
+          evaluate: tuple[gr.Tab, gr.Dropdown], writes: list[gr.events.Dependency]) -> None:
+    """Page load (with `?skill=`), row clicks that open a skill, refresh after writes.
+
+    The Evaluate tab's skill picker is refreshed when that tab is opened, not on page load:
+    each output of a load event is rebuilt in every arriving visitor's session (issue 38)."""
+    eval_tab, eval_skill = evaluate
     filters = [board.query, board.model, board.tag, board.verdict]
     refreshed = [header, board.table, board.scatter, board.summary, board.model, board.tag,
                  board.view_model, page.picker, eval_skill]
@@ -143,7 +148,7 @@ def _wire(demo: gr.Blocks, state: SpaceState, header: gr.HTML, tabs: gr.Tabs,
         opened = gr.Tabs(selected="skill") if wanted else gr.Tabs()
         values = refresh(query, model, tag, verdict)
         picker = skill_picker(value=wanted) if wanted else values[7]
-        return (*values[:7], picker, values[8], opened)
+        return (*values[:7], picker, opened)
 
     def open_from_table(evt: gr.SelectData) -> tuple[Any, Any]:
         row = evt.row_value or []
@@ -152,8 +157,13 @@ def _wire(demo: gr.Blocks, state: SpaceState, header: gr.HTML, tabs: gr.Tabs,
             return gr.Dropdown(), gr.Tabs()
         return gr.Dropdown(value=repo), gr.Tabs(selected="skill")
 
-    demo.load(on_load, filters, [*refreshed, tabs], api_name="page_load",
+    demo.load(on_load, filters, [*refreshed[:-1], tabs], api_name="page_load",
               concurrency_limit=leaderboard_tab.READ_LIMIT, concurrency_id="page_load")
+    def eval_picker() -> gr.Dropdown:
+        return skill_picker()
+
+    eval_tab.select(eval_picker, None, eval_skill, api_visibility="private",
+                    concurrency_limit=leaderboard_tab.READ_LIMIT, concurrency_id="page_load")
     for table in (board.table, board.model_table):
         table.select(open_from_table, None, [page.picker, tabs], api_visibility="private"
                      ).then(None, js=FOCUS_SKILL, api_visibility="private")

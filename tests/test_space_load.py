@@ -223,13 +223,16 @@ def test_reads_run_many_at_once_and_heavy_work_shares_two_slots(settings):
 def test_page_loads_send_the_skill_lists_only_when_they_changed(settings, skills_dir):
     demo = build_demo(settings, on_space=False)
     state, load = demo.hubskills_state, handler(demo, "page_load")
+    # the Evaluate tab's picker is refreshed when that tab opens, not on every page load
+    opened = next(f.fn for f in demo.fns.values()
+                  if [o.elem_id for o in f.outputs] == ["eval-skill"])
     try:
-        picker, eval_skill = load("", ALL, ALL, ALL, None)[7:9]
+        picker, eval_skill = load("", ALL, ALL, ALL, None)[7], opened()
         assert picker.choices == [] and eval_skill.choices == []  # the page has them
         state.store.publish(skills_dir / "agent-skill-md", repo="someone/agent-skill-md",
                             version="1.0.0")
         state.invalidate()
-        picker, eval_skill = load("", ALL, ALL, ALL, None)[7:9]
+        picker, eval_skill = load("", ALL, ALL, ALL, None)[7], opened()
         assert ("someone/agent-skill-md", "someone/agent-skill-md") in picker.choices
         assert picker.choices == eval_skill.choices
     finally:
