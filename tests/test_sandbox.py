@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -276,3 +277,22 @@ def test_doctor_names_keys_never_values_and_the_missing_sandbox(tmp_path):
     human = human.output
     assert "apt-get install bubblewrap" in human and "ANTHROPIC_API_KEY" in human
     assert "sk-ant-doctor-secret-value" not in human + json.dumps(data)
+
+
+def test_doctors_sandbox_fix_pastes_into_a_shell_as_printed(tmp_path):
+    """It printed `apt-get install bubblewrap (or run evals with --skip-code-checks)`: pasted,
+    bash refused it (`syntax error near unexpected token '('`) and installed nothing. The
+    alternative is a comment under the command now."""
+    import subprocess
+
+    human = invoke("doctor", **NO_BWRAP).output.splitlines()
+    fix = human[human.index("sandbox:") + 1:]
+    fix = fix[:next((i for i, line in enumerate(fix) if not line.startswith("  ")), len(fix))]
+    assert any("--skip-code-checks" in line for line in fix)
+    (tmp_path / "apt-get").write_text(f'#!/bin/sh\necho "apt-get $*" >> {tmp_path}/ran\n')
+    (tmp_path / "apt-get").chmod(0o755)
+    path = f"{tmp_path}{os.pathsep}{os.environ['PATH']}"
+    shell = subprocess.run(["bash", "-c", "\n".join(fix)], capture_output=True, text=True,
+                           env={**os.environ, "PATH": path})
+    assert shell.returncode == 0, shell.stderr
+    assert (tmp_path / "ran").read_text() == "apt-get install bubblewrap\n"

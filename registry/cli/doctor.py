@@ -80,14 +80,16 @@ def diagnose(settings: Settings) -> dict[str, Any]:
 
 
 Row = tuple[str, str, str, str]  # check, status, detail, the command that fixes it ("": none)
+# The way round a missing piece, printed as a shell comment under its fix (a fix is a command;
+# "apt-get install bubblewrap (or run evals with --skip-code-checks)" failed when pasted)
+_OTHERWISE = {"sandbox": "or leave code checks out: hubskills eval SKILL --skip-code-checks"}
 
 
 def _rows(report: dict[str, Any]) -> list[Row]:
     box = report["sandbox"]
     rows: list[Row] = [("sandbox", box["selected"] or "none works",
                         "code checks run there" if box["selected"] else "code checks are refused",
-                        "" if box["selected"] else
-                        "apt-get install bubblewrap (or run evals with --skip-code-checks)")]
+                        "" if box["selected"] else "apt-get install bubblewrap")]
     rows += [(f"  {b['name']}", "ok" if b["works"] else "no", b["why"], "")
              for b in box["backends"]]
     model = report["embedded_model"]
@@ -163,5 +165,7 @@ def doctor_command(as_json: bool) -> None:
                 for line in command_lines(fix, out.out.width):
                     goes_on = line.endswith(" \\")  # escaped, the `\` would be doubled
                     out.result(escape(line.removesuffix(" \\")) + " \\" * goes_on)
+                if check in _OTHERWISE:  # a comment: the lines still paste as printed
+                    out.result(escape(f"  # {_OTHERWISE[check]}"))
     if report["sandbox"]["selected"] is None:  # scripts can gate on it: code checks cannot run
         raise SystemExit(1)
