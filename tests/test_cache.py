@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from pathlib import Path
 
+from fakes.gate import Gate
 from fakes.openai_server import FakeOpenAIServer
 
 from registry.config import Settings
+from registry.errors import HubskillsError
 from registry.evaluation.cache import ResponseCache, completion_key
+from registry.evaluation.calls import ModelCalls
 from registry.evaluation.config import EvalConfig
 from registry.evaluation.engine import run_evaluation
+from registry.evaluation.judge import make_judge
 from registry.secrets import MASK, holding
 
 
@@ -85,3 +90,71 @@ def test_runs_opening_one_new_cache_at_once_never_see_database_is_locked(tmp_pat
         for thread in threads:
             thread.join()
     assert failures == []
+
+
+def test_two_identical_judge_calls_in_flight_call_the_judge_once(tmp_path: Path):
+    arrived = threading.Event()
+    gate = Gate(free=0, answer=lambda body: "VERDICT: PASS\nREASON: it cites one")
+
+    def responder(body: dict) -> str:
+        arrived.set()
+        return gate(body)  # held until the test opens the gate
+
+    settings = Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home")})
+    with FakeOpenAIServer(responder=responder) as server:
+        calls = ModelCalls(EvalConfig(models=["local/x"], base_url=server.url, concurrency=4),
+                           settings)
+        judge = make_judge(calls.resolve("local/judge"), calls.complete)
+
+        async def grade_twice() -> list[tuple[bool, str, str]]:
+            first = asyncio.create_task(judge("Cites a source.", "Why?", "See RFC 9110."))
+            await asyncio.to_thread(arrived.wait)  # the first call is at the judge, held
+            second = asyncio.create_task(judge("Cites a source.", "Why?", "See RFC 9110."))
+            # One turn of the loop: the second runs until it waits (on the first's answer, or,
+            # before the fix, on a call of its own), past its look in the cache either way.
+            await asyncio.sleep(0)
+            gate.opened.set()
+            try:
+                return list(await asyncio.gather(first, second))
+            finally:
+                await calls.aclose()
+
+        verdicts = asyncio.run(grade_twice())
+        sent = [r for r in server.requests if r["path"].endswith("/chat/completions")]
+    assert len(sent) == 1
+    assert verdicts[0] == verdicts[1] and verdicts[0][:2] == (True, "it cites one")
+    calls.cache.close()
+
+
+def test_a_failed_call_in_flight_fails_the_identical_one_waiting_and_is_not_cached(
+        tmp_path: Path):
+    arrived = threading.Event()
+    gate = Gate(free=0, answer=lambda body: "never sent")
+
+    def responder(body: dict) -> object:
+        arrived.set()
+        gate(body)
+        return {"status": 400, "error": {"message": "bad request"}}
+
+    settings = Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home")})
+    with FakeOpenAIServer(responder=responder) as server:
+        calls = ModelCalls(EvalConfig(models=["local/x"], base_url=server.url, concurrency=4),
+                           settings)
+        judge = make_judge(calls.resolve("local/judge"), calls.complete)
+
+        async def grade_twice() -> list[object]:
+            first = asyncio.create_task(judge("r", "p", "o"))
+            await asyncio.to_thread(arrived.wait)
+            second = asyncio.create_task(judge("r", "p", "o"))
+            await asyncio.sleep(0)
+            gate.opened.set()
+            try:
+                return list(await asyncio.gather(first, second, return_exceptions=True))
+            finally:
+                await calls.aclose()
+
+        outcomes = asyncio.run(grade_twice())
+        sent = [r for r in server.requests if r["path"].endswith("/chat/completions")]
+    assert len(sent) == 1 and all(isinstance(o, HubskillsError) for o in outcomes)
+    assert len(calls.cache) == 0
+    calls.cache.close()

@@ -5,7 +5,9 @@
 content-addressed response cache and the cost cap (`--max-cost`, `--max-calls`). `complete` is
 the one cached, limited and budgeted model call: a cached request is answered from the cache
 without a slot or a reservation; otherwise a slot of the model's connection is taken first, and
-the cap reserves the call's worst case only while it is sent.
+the cap reserves the call's worst case only while it is sent. A request identical to one in
+flight (two judges grading one answer by one rubric) waits for that call's answer instead of
+sending its own: the cache would answer it a moment later, for nothing.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ class ModelCalls:
         self.cache = ResponseCache(settings.cache_path)
         self.cap = CostCap(config.max_cost, config.max_calls)  # a judge's, a teacher's calls too
         self._limits: dict[tuple[str, ...], asyncio.Semaphore] = {}
+        self._in_flight: dict[str, asyncio.Future[Completion]] = {}  # by cache key
 
     def resolve(self, ref: str) -> Model:
         """`ref` as this run resolves models (its endpoint and retry policy)."""
@@ -71,13 +74,31 @@ class ModelCalls:
                              messages=[message_dict(m) for m in messages], tools=tools,
                              temperature=temperature, max_tokens=max_tokens, seed=seed,
                              repeat=repeat)
-        if self.config.use_cache and (hit := self.cache.get(key)) is not None:
-            return completion_from_dict(hit), True
-        async with self.limit(model):  # a slot first: a reservation is held only while sent
-            completion = await self.cap.complete(model, messages, tools=list(tools) or None,
-                                                 seed=seed, temperature=temperature,
-                                                 max_tokens=max_tokens)
-        self.cache.put(key, completion_to_dict(completion))
+        while self.config.use_cache:
+            if (hit := self.cache.get(key)) is not None:
+                return completion_from_dict(hit), True
+            if (pending := self._in_flight.get(key)) is None:
+                break
+            try:  # shielded: this caller's cancellation must not cancel the first's call
+                return await asyncio.shield(pending), True
+            except asyncio.CancelledError:
+                if not pending.cancelled():
+                    raise
+                # the first caller was cancelled: look again (the cache, or send it ourselves)
+        pending = self._in_flight[key] = asyncio.get_running_loop().create_future()
+        try:
+            async with self.limit(model):  # a slot first: a reservation is held only while sent
+                completion = await self.cap.complete(model, messages, tools=list(tools) or None,
+                                                     seed=seed, temperature=temperature,
+                                                     max_tokens=max_tokens)
+            self.cache.put(key, completion_to_dict(completion))
+        except BaseException as err:
+            _settle(pending, err)
+            raise
+        finally:
+            if self._in_flight.get(key) is pending:
+                del self._in_flight[key]
+        pending.set_result(completion)
         return completion, False
 
     @property
@@ -96,3 +117,13 @@ class ModelCalls:
     async def aclose(self, extra: Iterable[Model] = ()) -> None:
         """Close the clients of the run's models (and `extra`)."""
         await aclose_all([*self.models, *extra])
+
+
+def _settle(pending: asyncio.Future[Completion], err: BaseException) -> None:
+    """Hand the first call's failure to the identical calls waiting on it (the same request
+    would fail the same way); a cancelled first call lets them look again."""
+    if isinstance(err, asyncio.CancelledError):
+        pending.cancel()
+    else:
+        pending.set_exception(err)
+        pending.exception()  # retrieved: no "never retrieved" warning when nobody waited
