@@ -71,6 +71,24 @@ async def _served(call: Callable[[], T], limiter: anyio.CapacityLimiter | None =
         raise MCPError(INVALID_PARAMS, str(err)) from err
 
 
+class SkillsServer(Server[Any]):
+    """The SDK's low-level `Server`, whose initialization options carry its extensions under
+    `capabilities.experimental` too (all a legacy `initialize` handshake can carry) on every
+    transport: stdio passes them itself, but streamable HTTP's session manager asks for the
+    defaults, which leave `experimental` empty."""
+
+    def create_initialization_options(self, notification_options: Any = None,
+                                      experimental_capabilities: dict[str, dict[str, Any]]
+                                      | None = None,
+                                      extensions: dict[str, dict[str, Any]] | None = None
+                                      ) -> Any:
+        """The SDK's options, `experimental` defaulting to the extensions map."""
+        if experimental_capabilities is None:
+            experimental_capabilities = dict(self.extensions)
+        return super().create_initialization_options(notification_options,
+                                                     experimental_capabilities, extensions)
+
+
 def build_server(catalog: Catalog, *, page: int = PAGE,
                  limiter: anyio.CapacityLimiter | None = None) -> Server[Any]:
     """The low-level `Server` serving `catalog` (run it with `serve_stdio` / `http_app`);
@@ -148,7 +166,7 @@ def build_server(catalog: Catalog, *, page: int = PAGE,
             content=[types.TextContent(text=json.dumps(found, indent=1))],
             structured_content=found)
 
-    server: Server[Any] = Server(
+    server: Server[Any] = SkillsServer(
         "hubskills", version=__version__,
         instructions="Skills of the hubskills registry, each measured: call search_skills "
                      "with the task in words, then read the skill:// URI it returns.",

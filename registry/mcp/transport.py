@@ -14,7 +14,7 @@ def serve_stdio(server: Server[Any]) -> None:
 
     async def run() -> None:
         async with stdio_server() as (read, write):
-            await server.run(read, write, _options(server))
+            await server.run(read, write, server.create_initialization_options())
 
     anyio.run(run)
 
@@ -30,10 +30,3 @@ def serve_http(server: Server[Any], host: str, port: int) -> None:
     import uvicorn
 
     uvicorn.run(http_app(server, host), host=host, port=port, log_level="warning")
-
-
-def _options(server: Server[Any]) -> Any:
-    """Initialization options: the extensions map also under `experimental`, which some SDKs
-    keep instead of `extensions`."""
-    return server.create_initialization_options(
-        experimental_capabilities=dict(server.extensions))
