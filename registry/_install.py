@@ -78,6 +78,28 @@ def upgrade() -> str:
     return f"{shlex.quote(sys.executable)} -m pip install -U {shlex.quote(source or 'hubskills')}"
 
 
+def hf_command() -> str:
+    """huggingface_hub's `hf` as this install can run it: `hf` where it is on PATH, else the
+    one beside this Python (a pipx or uv tool puts only `hubskills` on PATH, so a hint of
+    `hf auth login` answered `command not found` there), as `~/…` under HOME. A clone's is
+    run from its activated `.venv` or by make: `hf`."""
+    import shutil
+
+    beside = Path(sys.executable).parent / "hf"
+    if install_kind() == "clone" or shutil.which("hf") or not beside.is_file():
+        return "hf"
+    home = str(Path.home()).rstrip("/")
+    where = str(beside)
+    if home and where.startswith(home + "/"):
+        return "~/" + shlex.quote(where[len(home) + 1:])
+    return shlex.quote(where)
+
+
+def login_hint() -> str:
+    """The hint of a missing Hugging Face token."""
+    return f"{hf_command()} auth login  or  export HF_TOKEN=..."
+
+
 def _installed_from() -> str | None:
     """The URL pip installed hubskills from (PEP 610's direct_url.json), None from an index."""
     from importlib.metadata import distribution

@@ -121,3 +121,29 @@ def test_a_pip_install_from_git_upgrades_from_where_it_came(monkeypatch):
 ])
 def test_the_source_pip_recorded_is_read_from_its_direct_url(record, source):
     assert _install.source_of(record) == source
+
+
+def test_the_login_hint_runs_where_only_hubskills_is_on_path(monkeypatch, capsys, tmp_path):
+    """A pipx or uv tool install puts `hubskills` alone on PATH: the hint `hf auth login` was
+    `command not found` there. It names the `hf` beside this Python now, and that runs."""
+    import os
+    import subprocess
+
+    from tests.test_install import run_main
+
+    for variable in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # no stored token either
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # as a tool install's user has it
+    monkeypatch.setattr(_install, "install_kind", lambda: "pipx")
+    assert (Path(sys.executable).parent / "hf").is_file()  # huggingface_hub's CLI, installed
+    code, _, err = run_main(capsys, "eval", ROOT / "skills" / "agent-skill-md", "--on", "jobs",
+                            "-m", "local/x", "--base-url", "http://127.0.0.1:9/v1")
+    assert code == 1 and "needs your Hugging Face token" in err
+    hint = next(line for line in err.splitlines() if line.startswith("Hint: "))
+    command = hint.removeprefix("Hint: ").split("  or  ")[0]
+    assert command.endswith(" auth login") and command != "hf auth login"
+    ran = subprocess.run(["bash", "-c", f"{command} --help"], capture_output=True, text=True,
+                         env={**os.environ, "HOME": str(Path.home())})
+    assert ran.returncode == 0, ran.stderr
+    assert "login" in ran.stdout.lower()

@@ -13,6 +13,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import TypedDict
 
+from registry._install import login_hint
 from registry.errors import (
     HubskillsError,
     MissingCredentials,
@@ -23,7 +24,6 @@ from registry.errors import (
     VersionNotFound,
 )
 
-LOGIN_HINT = "hf auth login  or  export HF_TOKEN=..."
 RETRY_HINT = "retry later (HUBSKILLS_DEBUG=1 shows details)"
 
 
@@ -142,7 +142,7 @@ def user_error(err: HubError) -> HubskillsError:
         return RegistryUnavailable(err.message, hint="retry online, or add --registry local")
     if isinstance(err, AuthFailed):
         return MissingCredentials(f"{err.message} (the token is missing, invalid, or cannot "
-                                  f"write to {repo})", variable="HF_TOKEN", hint=LOGIN_HINT)
+                                  f"write to {repo})", variable="HF_TOKEN", hint=login_hint())
     if isinstance(err, RefusedPath):
         return UnsafeSkill(err.message, hint="the repository is malformed or hostile")
     return RegistryError(err.message, hint=RETRY_HINT)

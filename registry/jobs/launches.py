@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from registry._install import hf_command
 from registry.errors import HubskillsError
 from registry.hub import HubError, JobsClient, JobState
 
@@ -45,7 +46,8 @@ class Undone:
     def commands(self) -> str:
         """The `hf` command that lists, then cancels, what may be left (the label's Jobs)."""
         where = f" --namespace {self.namespace}" if self.namespace else ""
-        return f"hf jobs ps --label {self.label}{where} -q | xargs -n1 hf jobs cancel{where}"
+        hf = hf_command()
+        return f"{hf} jobs ps --label {self.label}{where} -q | xargs -n1 {hf} jobs cancel{where}"
 
     def summary(self) -> str:
         """One clause: what was cancelled, and what may be left."""

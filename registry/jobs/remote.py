@@ -10,6 +10,7 @@ import json
 import os
 from dataclasses import dataclass
 
+from registry._install import login_hint
 from registry.config import Settings
 from registry.errors import MissingCredentials
 from registry.hub import JobsClient, JobState
@@ -45,7 +46,7 @@ def with_token(settings: Settings) -> Settings:
     if not token:
         raise MissingCredentials("running on Hugging Face Jobs needs your Hugging Face token "
                                  "(the Jobs run, and are billed, on your account)",
-                                 variable="HF_TOKEN", hint="hf auth login  or  export HF_TOKEN=...")
+                                 variable="HF_TOKEN", hint=login_hint())
     return settings if token == settings.hf_token else settings.with_(hf_token=token)
 
 

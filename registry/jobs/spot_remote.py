@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from registry._install import hf_command
 from registry.errors import HubskillsError
 from registry.hub import JobsClient, JobState
 from registry.jobs.bootstrap import module_command
@@ -112,7 +113,7 @@ def _cannot_record(repo: str, target: str, run_id: str, k: int) -> HubskillsErro
     return HubskillsError(
         f"this token may not write the results dataset {repo}, where the Job would record its "
         "verdict: no Job was started (it would run, and cost, and then fail to record)",
-        hint=f"hf auth login  # a token with write access to {repo} (its owner's, or a "
+        hint=f"{hf_command()} auth login  # a token with write access to {repo} (its owner's, or a "
              f"member's); or ask its owner to run: hubskills verify {target} --run {run_id} "
              f"--resample {k} --on jobs")
 

@@ -22,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from registry._install import login_hint
 from registry.config import Settings
 from registry.errors import MissingCredentials, RegistryUnavailable, UnsafeSkill, VersionExists
 from registry.format.skill import load_skill
@@ -35,7 +36,6 @@ from registry.hub import (
     user_errors,
     with_retry,
 )
-from registry.hub.errors import LOGIN_HINT
 from registry.scan import STORE_LIMITS, SizeLimits, write_file
 from registry.stores.base import (
     Fetched,
@@ -130,7 +130,7 @@ class HubStore(ResultsShorthands):
         self._online()
         if not self.client.has_token():
             raise MissingCredentials("writing to the Hub needs a Hugging Face token",
-                                     variable="HF_TOKEN", hint=LOGIN_HINT)
+                                     variable="HF_TOKEN", hint=login_hint())
 
     def default_namespace(self) -> str:
         """`settings.namespace`, else the token's user name."""
