@@ -234,30 +234,58 @@ def test_the_run_summary_shows_the_position_bias(tmp_path):
            f"{N_CASES})" in out
 
 
-def test_a_pair_cut_short_by_the_cap_is_not_written_and_resume_finishes_it(tmp_path):
-    skill = pairwise_skill(tmp_path)
-    with FakeOpenAIServer(responder=skill_preferring) as server:
-        # 12 answers and 12 comparisons: the cap stops the run before every pair is judged
-        run, settings = evaluate(skill, server, tmp_path / "home", max_calls=2 * PAIRS + 3,
-                                 concurrency=1)
-        assert run.manifest.status == "stopped"
-        written = [r for r in run.rows if not r.is_error]
-        assert len(written) < 2 * PAIRS
-        # what was written is whole pairs, each judged
-        pairs = {(r.case_id, r.repeat) for r in written}
-        assert len(written) == 2 * len(pairs)
-        assert all(c.answer is not None for r in written for c in r.checks)
-        calls = len(server.bodies)
-        done = run_evaluation(skill, EvalConfig(models=["local/fake-student"], runs=RUNS,
-                                                judge="local/fake-judge", retry=FAST),
-                              settings, resume=run.manifest.run_id)
-        asked, new = server.bodies[:calls], server.bodies[calls:]
+def stopped_by_the_cap(skill: Path, server: FakeOpenAIServer, home: Path):
+    """A run the cap stops mid-way (12 answers and 12 comparisons; room for 15 calls), checked:
+    every answer the student gave is written, judged pairs whole, the others saying why."""
+    run, settings = evaluate(skill, server, home, max_calls=2 * PAIRS + 3, concurrency=1)
+    assert run.manifest.status == "stopped"
+    assert len(run.rows) == len([b for b in server.bodies if answers(b) is None])
+    verdicts = {(r.case_id, r.repeat, r.arm): c for r in run.rows for c in r.checks
+                if c.type == "pairwise"}
+    judged = {(case, repeat) for (case, repeat, _), c in verdicts.items() if c.answer}
+    unjudged = {(case, repeat) for (case, repeat, _), c in verdicts.items() if not c.answer}
+    assert judged and unjudged and not judged & unjudged
+    for (case, repeat, arm), verdict in verdicts.items():
+        if (case, repeat) in judged:  # both arms store the same replies
+            other = "skill" if arm == "baseline" else "baseline"
+            assert verdicts[(case, repeat, other)].answer == verdict.answer
+        else:
+            assert verdict.passed is None and "run stopped before" in verdict.reason
+    return run, settings, judged
+
+
+def resumed(skill: Path, server: FakeOpenAIServer, run, settings):
+    calls = len(server.bodies)
+    done = run_evaluation(skill, EvalConfig(models=["local/fake-student"], runs=RUNS,
+                                            judge="local/fake-judge", retry=FAST),
+                          settings, resume=run.manifest.run_id)
+    asked, new = server.bodies[:calls], server.bodies[calls:]
     assert done.manifest.status == "complete"
-    assert summarize(done.rows)[0].pairwise.skill_wins == PAIRS
-    # only what the first run never asked is asked now (answers of cut pairs come cached)
-    assert new and not [body for body in new if body in asked]
+    assert not [body for body in new if body in asked]  # nothing is asked twice
     assert verify_run(done.manifest.run_id, settings,
                       open_store=lambda: get_store(settings)).status == "verified"
+    return done
+
+
+def test_a_pair_cut_short_by_the_cap_keeps_its_answers_and_resume_judges_it(tmp_path):
+    skill = pairwise_skill(tmp_path)
+    with FakeOpenAIServer(responder=skill_preferring) as server:
+        run, settings, _ = stopped_by_the_cap(skill, server, tmp_path / "home")
+        # a row with no verdict but the skipped pairwise one is an error row: resume retries
+        # both arms (their answers from the cache) and judges the pair
+        assert all(r.is_error for r in run.rows if not r.checks[0].answer)
+        done = resumed(skill, server, run, settings)
+    assert summarize(done.rows)[0].pairwise.skill_wins == PAIRS
+
+
+def test_a_pair_cut_short_keeps_its_other_verdicts_and_stays_unjudged_on_resume(tmp_path):
+    skill = pairwise_skill(tmp_path, with_contains=True)
+    with FakeOpenAIServer(responder=skill_preferring) as server:
+        run, settings, judged = stopped_by_the_cap(skill, server, tmp_path / "home")
+        assert not any(r.is_error for r in run.rows)  # graded by `contains`: kept as answered
+        done = resumed(skill, server, run, settings)
+    assert len(done.rows) == 2 * PAIRS
+    assert summarize(done.rows)[0].pairwise.skill_wins == len(judged)
 
 
 def test_a_spot_check_estimate_counts_both_orders_of_each_pair(tmp_path):

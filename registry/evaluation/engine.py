@@ -238,7 +238,10 @@ class Evaluator(ModelCalls):
             gather_until_stopped((one(item) for item in items), stop,
                                  before_cancel=self._mark_interrupted)
         try:
-            if not await self.probes.around(work, stop) and stop is not None and stop.is_set():
+            finished_all = await self.probes.around(work, stop)
+            for row in pairs.left():  # answers a stop or the cap left unpaired: kept
+                self.probes.show(keep, row)
+            if not finished_all and stop is not None and stop.is_set():
                 return "interrupted"
         finally:
             await self._close_clients()

@@ -17,8 +17,11 @@ response cache and cost cap (a rerun asks nothing; `--max-cost` counts them).
 - A judge call that fails after retries is a check error for both rows (out of both arms'
   denominators, retried by `--resume`), as a judge check's failure is. A reply without a
   verdict, or a prompt over the judge's context, is a tie: either answer could have caused it.
-- A row whose other arm never finished (a stop, the cost cap) is not written: `--resume`
-  answers both again, from the cache.
+- A row whose pair a stop or the cost cap left unjudged (the other arm unanswered, or the
+  comparison cut short) is written when the run ends (`Pairs.left`), its answer and other checks
+  kept, its pairwise checks skipped saying so: an answer costs more than the comparison (in
+  agent mode it is not cached). `--resume` answers the other arm; the pair stays unjudged, as
+  any pair answered across two tries does.
 """
 
 from __future__ import annotations
@@ -88,6 +91,7 @@ class Pairs:
         self.cases = {case.id: case for case in suite.cases if has_pairwise([case])}
         self.judge, self.done = judge, set(done)
         self.held: dict[tuple[str | None, str, int], ResultRow] = {}
+        self._cut: list[ResultRow] = []  # both rows of a comparison a stop or the cap cut short
 
     async def settle(self, row: ResultRow) -> list[ResultRow]:
         """The rows to write now that `row` is graded: itself alone (no pairwise check), none
@@ -107,11 +111,23 @@ class Pairs:
         if skill.error is not None or baseline.error is not None:  # no answer to compare
             return [_unpaired(r, case, "the other arm has no graded answer")
                     for r in (baseline, skill)]
-        verdicts = await asyncio.gather(*(self._compare(check, case, skill, baseline)
-                                          for check in case.checks
-                                          if isinstance(check, cs.PairwiseCheck)))
+        try:
+            verdicts = await asyncio.gather(*(self._compare(check, case, skill, baseline)
+                                              for check in case.checks
+                                              if isinstance(check, cs.PairwiseCheck)))
+        except BaseException:  # the cap, a stop: the answers are still whole (see `left`)
+            self._cut += [baseline, skill]
+            raise
         return [_with_verdicts(r, case, [(v, r.arm) for v in verdicts])
                 for r in (baseline, skill)]
+
+    def left(self) -> list[ResultRow]:
+        """The rows a stop or the cost cap left without their pair's verdict (none after a run
+        that finished), each with its pairwise checks skipped saying so; taken once."""
+        rows, self._cut = [*self._cut, *self.held.values()], []
+        self.held = {}
+        return [_unpaired(r, self.cases[r.case_id], "the run stopped before they were compared")
+                for r in rows]
 
     async def _compare(self, check: cs.PairwiseCheck, case: Case, skill: ResultRow,
                        baseline: ResultRow) -> tuple[cs.PairwiseCheck, str | None, str]:
