@@ -36,11 +36,15 @@ FACT = f"The zorblax daemon listens on port {SKILL_PORT}."
 
 
 def publish(store: LocalStore, tmp: Path, repo: str, version: str = "1.0.0",
-            requires: str | None = None, body: str = "Do it.") -> str:
-    """Publish a skill; its revision."""
+            requires: str | None = None, body: str = "Do it.",
+            files: dict[str, str] | None = None) -> str:
+    """Publish a skill (with `files` besides its SKILL.md); its revision."""
     name = repo.split("/")[1]
     folder = tmp / "src" / f"{repo.replace('/', '_')}-{version}" / name
     folder.mkdir(parents=True)
+    for rel, text in (files or {}).items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(text)
     meta = f'  version: "{version}"\n' + (f'  requires: "{requires}"\n' if requires else "")
     (folder / "SKILL.md").write_text(f'---\nname: {name}\ndescription: "Skill {name}. Use when '
                                      f'testing."\nmetadata:\n{meta}---\n\n{body}\n')
@@ -162,6 +166,42 @@ def test_tool_mode_loads_them_with_the_skill(store, tmp_path):
                         if m["role"] == "tool"]
     assert tool_results and all("OWN-BODY" in t and "FACTS-1.3.0" in t for t in tool_results)
     [summary] = summarize(run.rows)
+    assert summary.stats.skill.pass_rate == 1.0 and summary.stats.baseline.pass_rate == 0.0
+
+
+def test_tool_mode_reads_a_dependencys_files_with_the_same_path_checks(store, tmp_path):
+    publish(store, tmp_path, "acme/zorblax-docs", files={
+        "references/ports.md": f"DOCS-REFERENCE: {FACT}"}, body="See references/ports.md.")
+    reads = [[("zorblax-docs", "references/ports.md")],  # the dependency's file
+             [("zorblax-docs", "../zorblax-docs/SKILL.md"),  # out of its folder: refused
+              ("zorblax-docs", "/etc/hostname")]]
+
+    def reads_files(body: dict):
+        turn = [m["role"] for m in body["messages"]].count("assistant")
+        if not body.get("tools"):
+            return "Probably port 8080."
+        if turn == 0:
+            calls = [{"name": "load_skill", "arguments": {"name": "zorblax-ports"}}]
+        elif turn <= len(reads):
+            calls = [{"name": "read_skill_file", "arguments": {"name": name, "path": path}}
+                     for name, path in reads[turn - 1]]
+        else:
+            return knows_fact_if_told(body)
+        return {"text": "", "tool_calls": calls}
+
+    with FakeOpenAIServer(responder=reads_files) as srv, \
+            EvalDependencies(lambda: store) as loader:
+        settings = Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "h"),
+                                      "HUBSKILLS_BASE_URL": srv.url})
+        run = run_evaluation(make_skill(tmp_path, "acme/zorblax-docs", n_cases=1),
+                             config(mode="tool", dependencies=loader), settings)
+        last = max(srv.bodies, key=lambda b: len(b["messages"]))
+    results = [m["content"] for m in last["messages"] if m["role"] == "tool"]
+    assert len(results) == 4 and "See references/ports.md." in results[0]
+    assert results[1] == f"DOCS-REFERENCE: {FACT}"
+    assert results[2:] == ["'../zorblax-docs/SKILL.md' is not a file of this skill.",
+                           "'/etc/hostname' is not a file of this skill."]
+    [summary] = summarize(run.rows)  # the port is only in the dependency's file
     assert summary.stats.skill.pass_rate == 1.0 and summary.stats.baseline.pass_rate == 0.0
 
 

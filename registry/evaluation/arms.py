@@ -122,14 +122,19 @@ def build_arm(
 def run_tool(call: ToolCall, skill: Skill,
              dependencies: Sequence[Skill] = ()) -> tuple[str, bool]:
     """Execute a skill tool call; returns (result text, whether SKILL.md was loaded). Loading
-    the skill loads the skills it requires with it (`dependencies`, after its text)."""
+    the skill loads the skills it requires with it (`dependencies`, after its text), so
+    `read_skill_file` reads their files too, by their names, with the same path checks."""
     name = str(call.arguments.get("name", ""))
+    if call.name == "read_skill_file":
+        owner = next((s for s in (skill, *dependencies) if s.name == name), None)
+        if owner is None:
+            names = ", ".join(s.name for s in (skill, *dependencies))
+            return f"No skill named '{name}'. Available: {names}.", False
+        return _read_file(owner, str(call.arguments.get("path", ""))), False
     if name != skill.name:
         return f"No skill named '{name}'. Available: {skill.name}.", False
     if call.name == "load_skill":
         return skill.render() + required_text(skill, dependencies), True
-    if call.name == "read_skill_file":
-        return _read_file(skill, str(call.arguments.get("path", ""))), False
     return f"Unknown tool '{call.name}'.", False
 
 
