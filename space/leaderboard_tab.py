@@ -142,11 +142,20 @@ def _choices(state: SpaceState) -> tuple[list[str], list[str], str | None]:
     return models, tags, models[1] if len(models) > 1 else None
 
 
-def filter_choices(state: SpaceState) -> tuple[gr.Dropdown, gr.Dropdown, gr.Dropdown]:
-    """Fresh choices for the model and tag filters and the model view's picker."""
+def filter_choices(state: SpaceState, opened_on: str | None = None
+                   ) -> tuple[gr.Dropdown, gr.Dropdown, gr.Dropdown]:
+    """Fresh choices for the model and tag filters and the model view's picker. The picker's
+    value is set only when it is not `opened_on` (the model it shows already): a new value
+    fires its change event, one more queued call."""
     models, tags, first = _choices(state)
-    return (gr.Dropdown(choices=models), gr.Dropdown(choices=tags),
-            gr.Dropdown(choices=models[1:], value=first))
+    picker = (gr.Dropdown(choices=models[1:]) if opened_on is not None and first == opened_on
+              else gr.Dropdown(choices=models[1:], value=first))
+    return gr.Dropdown(choices=models), gr.Dropdown(choices=tags), picker
+
+
+def first_model_view(state: SpaceState) -> dict:
+    """The model view the page opens on (its picker's first model), as page load fills it."""
+    return per_model(state, _choices(state)[2])
 
 
 def warm(state: SpaceState, _: Snapshot | None = None) -> None:
@@ -193,7 +202,11 @@ def build(state: SpaceState) -> LeaderboardTab:
             elem_id="lift-scatter")
         with gr.Column(scale=1):
             gr.Markdown("## Model view\nPick a model to see which skills help it most.")
-            view_model = gr.Dropdown([], label="Model", allow_custom_value=True,
+            # opens on the first model in the page (page load fills its table): were it set
+            # by page load, its change would queue one more call for every arriving visitor
+            models = _choices(state)[0][1:]
+            view_model = gr.Dropdown(models, value=models[0] if models else None,
+                                     label="Model", allow_custom_value=True,
                                      elem_id="model-view-picker")
             model_rows = gr.Dataframe(interactive=False, max_height=300, wrap=True,
                                      datatype=datatypes(MODEL_VIEW_COLUMNS),
@@ -301,3 +314,4 @@ def _wire(state: SpaceState, tab: LeaderboardTab) -> None:
                           concurrency_limit=READ_LIMIT, concurrency_id="model_view",
                           show_progress="minimal", postprocess=False)
     state.data.on_change(lambda snapshot: warm(state, snapshot))
+    warm(state)  # the data the page was built on (read above for the model view's picker)

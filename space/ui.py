@@ -125,6 +125,7 @@ def _wire(demo: gr.Blocks, state: SpaceState, header: gr.HTML, tabs: gr.Tabs,
                  board.view_model, page.picker, eval_skill]
 
     built_with = state.snapshot().skills_token  # the skill lists in the page's config
+    opened_on = board.view_model.value  # the model view's model in the page's config
 
     def skill_picker(**value: Any) -> gr.Dropdown:
         """A skill picker's update: new choices only when the list changed since the build
@@ -147,8 +148,10 @@ def _wire(demo: gr.Blocks, state: SpaceState, header: gr.HTML, tabs: gr.Tabs,
         wanted = (request.query_params.get("skill") or "").strip() if request else ""
         opened = gr.Tabs(selected="skill") if wanted else gr.Tabs()
         values = refresh(query, model, tag, verdict)
+        view_model = leaderboard_tab.filter_choices(state, opened_on)[2]
         picker = skill_picker(value=wanted) if wanted else values[7]
-        return (*values[:7], picker, opened)
+        return (*values[:6], view_model, picker, opened,
+                leaderboard_tab.first_model_view(state))
 
     def open_from_table(evt: gr.SelectData) -> tuple[Any, Any]:
         row = evt.row_value or []
@@ -157,11 +160,12 @@ def _wire(demo: gr.Blocks, state: SpaceState, header: gr.HTML, tabs: gr.Tabs,
             return gr.Dropdown(), gr.Tabs()
         return gr.Dropdown(value=repo), gr.Tabs(selected="skill")
 
-    demo.load(on_load, filters, [*refreshed[:-1], tabs], api_name="page_load",
-              concurrency_limit=leaderboard_tab.READ_LIMIT, concurrency_id="page_load")
     def eval_picker() -> gr.Dropdown:
         return skill_picker()
 
+    demo.load(on_load, filters, [*refreshed[:-1], tabs, board.model_table],
+              api_name="page_load", concurrency_limit=leaderboard_tab.READ_LIMIT,
+              concurrency_id="page_load")
     eval_tab.select(eval_picker, None, eval_skill, api_visibility="private",
                     concurrency_limit=leaderboard_tab.READ_LIMIT, concurrency_id="page_load")
     for table in (board.table, board.model_table):

@@ -16,7 +16,7 @@ from fakes.hub_server import FakeHub
 from fakes.openai_server import FakeOpenAIServer
 from gradio_client import Client
 from gradio_client.utils import Status
-from test_space import SEEDED, append_run, free_port, handler
+from test_space import MODELS, SEEDED, append_run, free_port, handler
 
 from registry.config import Settings
 from registry.stores import LocalStore
@@ -237,6 +237,25 @@ def test_page_loads_send_the_skill_lists_only_when_they_changed(settings, skills
         assert picker.choices == eval_skill.choices
     finally:
         state.data.stop()
+
+
+def test_an_arriving_visitor_queues_one_event_that_fills_the_model_view_too(settings):
+    """Issue 38: the page's only load event is `page_load`; it fills the model view without
+    setting its picker's value (a new value fires `model_view`, one more queued call), and the
+    Evaluate tab's estimate waits until that tab opens."""
+    demo = build_demo(settings, on_space=False)
+    try:
+        loads = [f.api_name for f in demo.fns.values()
+                 if any(event == "load" for _, event in f.targets)]
+        assert loads == ["page_load"]
+        picker = next(b for b in demo.blocks.values() if b.elem_id == "model-view-picker")
+        assert picker.value in MODELS  # the page opens the model view on a model
+        out = handler(demo, "page_load")("", ALL, ALL, ALL, None)
+        assert "value" not in out[6].constructor_args and "choices" in out[6].constructor_args
+        assert out[9] == handler(demo, "model_view")(picker.value)
+        assert {skill_from_link(r[1]) for r in out[9]["data"]} == set(SEEDED)
+    finally:
+        demo.hubskills_state.data.stop()
 
 
 def test_a_burst_of_100_reads_waits_rather_than_fails(state):
