@@ -238,13 +238,13 @@ class Evaluator(ModelCalls):
             gather_until_stopped((one(item) for item in items), stop,
                                  before_cancel=self._mark_interrupted)
         try:
-            finished_all = await self.probes.around(work, stop)
+            ended = await self.probes.around(work, stop)
             for row in pairs.left():  # answers a stop or the cap left unpaired: kept
-                self.probes.show(keep, row)
-            if not finished_all and stop is not None and stop.is_set():
+                keep(row)
+            if not ended and stop is not None and stop.is_set():
                 return "interrupted"
         finally:
-            await self._close_clients()
+            await self.aclose(self._judge_models)  # the run's models, and its judge's
         return "stopped" if stopped else "complete"
 
     def _mark_interrupted(self) -> None:
@@ -252,9 +252,6 @@ class Evaluator(ModelCalls):
         Ctrl-C may end the process at any moment); finished rows are already written."""
         self.writer.manifest.status = "interrupted"
         self.writer.save_manifest()
-
-    async def _close_clients(self) -> None:
-        await self.aclose(self._judge_models)
 
 
 def run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Settings, *,
