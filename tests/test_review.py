@@ -18,8 +18,9 @@ from registry.publishing.push import push_saved_run
 from registry.registries import get_store
 from registry.results.runs import ResultRow, RunManifest, RunWriter, new_run_id
 from registry.review import open_local_review, open_registry_review, summarize
-from registry.review.feedback import Answer, skill_side
+from registry.review.feedback import MAX_COMMENT, MAX_FILE_BYTES, Answer, seal, skill_side
 from registry.review.session import SECRET, runs_feedback
+from registry.review.teacher import MAX_FEEDBACK, teacher_feedback
 from registry.stores.feedback import read_feedback
 from tests.test_install import run_main
 
@@ -284,3 +285,60 @@ def test_the_cli_pushes_the_answers_of_a_pushed_run(tmp_path: Path, capsys, monk
     assert code == 0 and f"feedback/{run_id}/ann.jsonl" in out, err
     [data] = read_feedback(get_store(settings), run_id).values()
     assert len(data.splitlines()) == 2
+
+
+def _sealed_line(runs_dir: Path, run_id: str, **fields: str) -> str:
+    """A line of the run's feedback file sealed with its review's own secret: only its
+    bounds can refuse it."""
+    secret = (runs_dir / run_id / SECRET).read_text().strip()
+    sample = "local/x#0"
+    body = {"run_id": run_id, "case": "c0", "sample": sample, "choice": "tie",
+            "skill_side": skill_side(secret, run_id, fields.get("case", "c0"), sample),
+            "comment": "", "reviewer": "ann", "time": "2026-12-06T10:00:00+00:00", **fields}
+    answer = Answer.model_construct(**body)
+    return json.dumps({**body, "seal": seal(secret, answer)})
+
+
+@pytest.mark.parametrize("line, says", [
+    ({"time": "2026-12-06T10:00:00+00:00" + " " * 200}, "time"),  # no time, and long
+    ({"time": "x" * 70_000}, "longer than 64 KiB"),
+    ({"case": "c0" + "\u200b" * 2000}, "case"),  # an id over MAX_ID is refused unread
+])
+def test_feedback_lines_are_bounded_before_they_are_used(runs_dir: Path, line, says):
+    run_id = seeded_run(runs_dir)
+    open_local_review(runs_dir, run_id)  # makes its secret
+    path = runs_dir / run_id / "feedback.jsonl"
+    path.write_text(_sealed_line(runs_dir, run_id, **line) + "\n")
+    with pytest.raises(HubskillsError, match=f"line 1 .*{says}") as info:
+        open_local_review(runs_dir, run_id)
+    assert len(info.value.message) < 1000  # the line is not echoed back
+
+
+def test_a_feedback_file_over_its_size_is_refused_whole(runs_dir: Path):
+    run_id = seeded_run(runs_dir)
+    open_local_review(runs_dir, run_id).answer("ann", "c0", "A")
+    path = runs_dir / run_id / "feedback.jsonl"
+    path.write_bytes(path.read_bytes() + b"\n" * (MAX_FILE_BYTES + 1))  # blank lines: no shape
+    with pytest.raises(HubskillsError, match="larger than 16 MiB"):
+        open_local_review(runs_dir, run_id)
+
+
+def test_the_teacher_gets_comments_without_control_characters_and_within_a_budget(
+        runs_dir: Path):
+    run_id = seeded_run(runs_dir, cases=40)
+    review = open_local_review(runs_dir, run_id)
+    typed = "\x1b[2Jcleared \u202eesrever\x07 screen"  # as a visitor could type it
+    review.answer("ann", "c0", "both_bad", typed)
+    kept = review.answered("ann")["c0"].comment
+    assert kept == "[2Jcleared esrever screen"  # written without what a terminal acts on
+    path = runs_dir / run_id / "feedback.jsonl"
+    hand = _sealed_line(runs_dir, run_id, case="c1", comment="\x1b]0;owned\x07title \ue000ok")
+    path.write_text(path.read_text() + hand + "\n")  # written by an older version, or by hand
+    for i in range(2, 39):
+        review = open_local_review(runs_dir, run_id)
+        review.answer("ann", f"c{i}", "both_bad", "w" * MAX_COMMENT)
+    found = teacher_feedback(runs_dir, run_id, "agent-skill-md")
+    assert "[2Jcleared esrever screen" in found.text and "]0;ownedtitle ok" in found.text
+    assert not any(c in found.text for c in "\x1b\x07\u202e\ue000")
+    assert found.marked == 39 and len(found.text) < MAX_FEEDBACK + 2000
+    assert "more marked case(s) left out" in found.text

@@ -10,7 +10,13 @@ refused rather than counted.
 
 Parsing is strict (`parse_answers`): a line that does not validate, names another run, a case
 with no pair, another sample or side than the review drew, or a reviewer's second answer to a
-case is a `HubskillsError` naming the line, and nothing is rewritten.
+case is a `HubskillsError` naming the line, and nothing is rewritten. The lines are anyone's
+text (a dataset's file, a hand-edited one), so they are bounded before they are parsed: a file
+over `MAX_FILE_BYTES`, a line over `MAX_LINE_BYTES`, and a field over its length (a comment
+over `MAX_COMMENT` characters, an id over `MAX_ID`, a time that is not an ISO 8601 time) are
+refused. A comment is kept as written (its seal covers it) and shown or given to a model as
+`comment_text`: without control, format or private-use characters (escape sequences, bidi
+overrides), as the publisher's claims are (`format.claims.plain_text`).
 """
 
 from __future__ import annotations
@@ -23,14 +29,18 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from registry.errors import HubskillsError
+from registry.format.claims import plain_text
 
 Side = Literal["A", "B"]
 Choice = Literal["A", "B", "tie", "both_bad"]
 CHOICES: tuple[str, ...] = ("A", "B", "tie", "both_bad")
 MAX_COMMENT = 4000  # characters of one comment
+MAX_ID = 1000  # characters of a run id, a case id or a sample ("<model>#<repeat>")
+MAX_LINE_BYTES = 64 * 1024  # one answer: a longest comment in any script, with room to spare
+MAX_FILE_BYTES = 16 * 1024 * 1024  # one feedback file
 REVIEWER = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 
 
@@ -39,15 +49,26 @@ class Answer(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    run_id: str
-    case: str
-    sample: str  # "<model>#<repeat>": which pair of answers was shown
+    run_id: str = Field(max_length=MAX_ID)
+    case: str = Field(max_length=MAX_ID)
+    sample: str = Field(max_length=MAX_ID)  # "<model>#<repeat>": which pair of answers was shown
     skill_side: Side  # where the skill's answer was shown
     choice: Choice
     comment: str = Field(default="", max_length=MAX_COMMENT)
     reviewer: str = Field(pattern=REVIEWER)  # a Hub user name: it names the pushed file
-    time: str
-    seal: str | None = None  # HMAC of the line under the review's secret (local reviews)
+    time: str = Field(max_length=40)
+    seal: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")  # HMAC (local reviews)
+
+    @field_validator("time")
+    @classmethod
+    def _iso_time(cls, value: str) -> str:
+        datetime.fromisoformat(value)  # a ValueError: not a time
+        return value
+
+    @property
+    def comment_text(self) -> str:
+        """The comment as it may be shown or given to a model: see the module docstring."""
+        return plain_text(self.comment)
 
     @property
     def preferred(self) -> str:
@@ -104,7 +125,11 @@ def parse_answers(data: bytes | str, *, run_id: str, samples: Mapping[str, str],
         HubskillsError: the first line that is not a valid answer of this review (naming
             `source` and the line), with `hint`.
     """
-    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+    data = data.encode("utf-8") if isinstance(data, str) else data
+    if len(data) > MAX_FILE_BYTES:
+        raise HubskillsError(f"{source} is larger than {MAX_FILE_BYTES // 2**20} MiB: not a "
+                             "feedback file; nothing was changed", hint=hint)
+    text = data.decode("utf-8", errors="replace")
     answers: list[Answer] = []
     seen: set[tuple[str, str]] = set()
     for number, raw in enumerate(text.splitlines(), 1):
@@ -115,6 +140,8 @@ def parse_answers(data: bytes | str, *, run_id: str, samples: Mapping[str, str],
             return HubskillsError(f"{source} line {number} {why}; nothing was changed",
                                   hint=hint)
 
+        if len(raw.encode("utf-8", errors="replace")) > MAX_LINE_BYTES:
+            raise bad(f"is longer than {MAX_LINE_BYTES // 1024} KiB: not a review answer")
         try:
             answer = Answer.model_validate_json(raw)
         except ValidationError as err:

@@ -19,9 +19,13 @@ from pathlib import Path
 
 from registry._io import atomic_write_bytes
 from registry.errors import HubskillsError
+from registry.format.claims import plain_text
 from registry.results.runs import ResultRow, read_manifest, read_rows, run_dir
 from registry.review.feedback import (
     CHOICES,
+    MAX_COMMENT,
+    MAX_FILE_BYTES,
+    MAX_LINE_BYTES,
     REVIEWER,
     Answer,
     as_jsonl,
@@ -103,7 +107,8 @@ class Review:
                                           "--reviewer NAME")
             new = sealed(self._secret, Answer.model_validate(dict(
                 run_id=self.run_id, case=case, sample=shown.sample, skill_side=shown.skill_side,
-                choice=choice, comment=comment.strip()[:4000], reviewer=reviewer, time=now())))
+                choice=choice, comment=plain_text(comment).strip()[:MAX_COMMENT],
+                reviewer=reviewer, time=now())))
             self._save(reviewer, [*[a for a in self._answers if a.reviewer == reviewer], new])
             self._answers.append(new)
             return new
@@ -275,9 +280,11 @@ def runs_feedback(store: SkillStore, run_ids: set[str]) -> PreferenceSummary:
     kept: dict[tuple[str, str, str], Answer] = {}
     for path, data in read_feedback(store, runs=run_ids).items():
         run_id = path.split("/")[1] if path.count("/") == 2 else ""
-        if run_id not in run_ids:
+        if run_id not in run_ids or len(data) > MAX_FILE_BYTES:
             continue
         for line in data.decode("utf-8", errors="replace").splitlines():
+            if len(line) > MAX_LINE_BYTES:  # characters: a bound as good as bytes here
+                continue
             try:
                 answer = Answer.model_validate_json(line)
             except ValueError:
