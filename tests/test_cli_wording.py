@@ -1,12 +1,13 @@
 """Wording a newcomer met (issue 38, item 11), each as the CLI runs it: a process of its own,
 piped, against the fake model server or the seeded registry. A count of one is singular, a
 p-value below 0.001 reads `p < 0.001`, a value said once above a table says something, and
-`update` says an unchanged skill in one line."""
+`update` and `install` say an unchanged skill in one line."""
 
 from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 from cli_process import hubskills
@@ -58,3 +59,17 @@ def test_update_says_an_unchanged_skill_in_one_line(tmp_path):
     assert any(line.startswith(f"Up to date: {SKILL} ") for line in lines), lines
     assert json.loads(run("update", "--json", cwd=tmp_path, HOME=str(tmp_path)).stdout)[0][
         "status"] == "up-to-date"  # --json keeps every field
+
+
+def test_install_says_a_skill_already_in_place_in_one_line(tmp_path):
+    """`install --frozen` (CI's command) printed nine lines for each pinned skill already in
+    place: its folders, which agents see it, which do not, a pull to add one. One line, as
+    `update` says it."""
+    for skill in (SKILL, "hubskills/hf-hub-python-2x"):
+        run("pull", skill, "--agent", "claude", cwd=tmp_path, HOME=str(tmp_path))
+    done = run("install", "--frozen", cwd=tmp_path, HOME=str(tmp_path))
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2 and all(line.startswith("Up to date: ") for line in lines), lines
+    shutil.rmtree(tmp_path / ".agents" / "skills" / "hf-hub-python-2x")
+    again = run("install", cwd=tmp_path, HOME=str(tmp_path)).stdout  # one to put back: whole
+    assert "Installed hubskills/hf-hub-python-2x" in again and "will see it" in again, again

@@ -163,6 +163,25 @@ def print_results(results: list[PullResult], project: Path, *, as_json: bool,
         _print_result(result, project)
 
 
+def print_moves(results: list[PullResult], project: Path, *, as_json: bool,
+                empty: str = "") -> None:
+    """`update`'s and `install`'s results: each as `pull` prints it, but a skill already in
+    place in one line (its folders, agents and scan are those of its last pull: `hubskills
+    list` shows them); `install --frozen` in CI printed nine lines for each."""
+    if as_json or not results:
+        print_results(results, project, as_json=as_json, empty=empty)
+        return
+    for result in results:
+        if result.status != "up-to-date":
+            _print_result(result, project)
+            continue
+        for note in result.notes:
+            out.warn(escape(note))
+        version = f" {result.version}" if result.version else ""
+        out.result(f"Up to date: {result.repo}{version} at sha {result.sha[:12]} "
+                   + escape(f"[{result.registry}]"))
+
+
 _VERBS = {"installed": "Installed", "updated": "Updated", "up-to-date": "Up to date:",
           "dry-run": "Would install"}
 

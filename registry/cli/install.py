@@ -30,5 +30,4 @@ def install_command(frozen: bool, force: bool, require_signed: bool, allow_risky
         results = install(project, stores=shared.stores(registry), frozen=frozen,
                           global_=global_, force=force, allow_risky=allow_risky,
                           require_signed=require_signed)
-    shared.print_results(results, project, as_json=as_json,
-                         empty="skills.lock pins no skills.")
+    shared.print_moves(results, project, as_json=as_json, empty="skills.lock pins no skills.")

@@ -6,12 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.markup import escape
 
-from registry.cli import _output as out
 from registry.cli import _pull_shared as shared
 from registry.errors import HubskillsError
-from registry.install import PullResult, update
+from registry.install import update
 from registry.install.installed import managed
 from registry.install.lockfile import Lockfile, Scope
 
@@ -52,30 +50,12 @@ def update_command(name: str | None, force: bool, require_signed: bool,
             if name is not None:
                 raise
             skipped.append(f"{each}: {err.message}")
-    _print_updates(results, project, as_json=as_json,
-                   empty="" if skipped else "No skills installed by hubskills.")
+    shared.print_moves(results, project, as_json=as_json,
+                       empty="" if skipped else "No skills installed by hubskills.")
     if skipped:
         raise HubskillsError(f"{len(skipped)} skill{'s' if len(skipped) > 1 else ''} not "
                              "updated:\n  " + "\n  ".join(skipped),
                              hint="hubskills update NAME --force  (discards its local changes)")
-
-
-def _print_updates(results: list[PullResult], project: Path, *, as_json: bool,
-                   empty: str) -> None:
-    """Each update as `pull` prints it; a skill already at its newest version in one line (its
-    folders, agents and scan are those of its last pull: `hubskills list` shows them)."""
-    if as_json or not results:
-        shared.print_results(results, project, as_json=as_json, empty=empty)
-        return
-    for result in results:
-        if result.status != "up-to-date":
-            shared.print_results([result], project, as_json=False)
-            continue
-        for note in result.notes:
-            out.warn(escape(note))
-        version = f" {result.version}" if result.version else ""
-        out.result(f"Up to date: {result.repo}{version} at sha {result.sha[:12]} "
-                   + escape(f"[{result.registry}]"))
 
 
 def _ours(project: Path, global_: bool) -> list[str]:
