@@ -33,12 +33,12 @@ def reported(design: seq.Design, passed: np.ndarray) -> np.ndarray:
     n = passed.shape[1]
     ones = np.ones(passed.shape, bool)
     settled = seq.settled_cases(design, ones, ones, passed)
-    lift, active = np.full(len(passed), np.nan), np.arange(len(passed))
+    lift, active, spent = np.full(len(passed), np.nan), np.arange(len(passed)), None
     for j in range(1, seq.n_rounds(design, n) + 1):
         m = seq.asked_runs(design, n, j, settled[active])
-        codes, tab = seq.look(design, n, j, m, ones[active], passed[active])
+        codes, tab, spent = seq.look(design, n, j, m, ones[active], passed[active], spent)
         lift[active[codes > 0]] = tab.lift[codes > 0]
-        active = active[codes == 0]
+        active, spent = active[codes == 0], spent.take(np.flatnonzero(codes == 0))
         if not len(active):
             break
     return lift

@@ -148,12 +148,14 @@ def synthesize_adaptive(*, runs: int = 1000, cases: int = 40, repeats: int = 3,
     passed = rng.random(shape) < np.stack([base, skill], axis=2)[..., None]
     settled = seq.settled_cases(design, np.ones(shape, bool), np.ones(shape, bool), passed)
     asked = np.zeros((runs, cases), dtype=np.int64)
-    active = np.arange(runs)
+    active, spent = np.arange(runs), None
     for j in range(1, seq.n_rounds(design, cases) + 1):
         m = seq.asked_runs(design, cases, j, settled[active])
-        stops = seq.look(design, cases, j, m, np.ones_like(passed[active]), passed[active])[0] > 0
+        codes, _, spent = seq.look(design, cases, j, m, np.ones_like(passed[active]),
+                                   passed[active], spent)
+        stops = codes > 0
         asked[active[stops]] = m[stops]
-        active = active[~stops]
+        active, spent = active[~stops], spent.take(np.flatnonzero(~stops))
     keep = np.arange(repeats) < asked[:, :, None, None]
     r, c, arm, rep = np.nonzero(np.broadcast_to(keep, shape))
     names = [f"case-{i:02d}" for i in range(cases)]

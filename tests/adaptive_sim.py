@@ -47,11 +47,12 @@ def simulate(design: seq.Design, p_base: np.ndarray, p_skill: np.ndarray, seed: 
     verdict = np.empty(n_suites, dtype=object)
     lo, hi = np.zeros(n_suites), np.zeros(n_suites)
     calls, stop_round = np.zeros(n_suites, np.int64), np.zeros(n_suites, np.int64)
-    active = np.arange(n_suites)
+    active, spent = np.arange(n_suites), None
     for j in range(1, seq.n_rounds(design, n) + 1):
         m = seq.asked_runs(design, n, j, settled[active])
-        codes, tab = seq.look(design, n, j, m, ~errors[active], passed[active])
+        codes, tab, spent = seq.look(design, n, j, m, ~errors[active], passed[active], spent)
         stop = codes > 0
+        spent = spent.take(np.flatnonzero(~stop))
         done = active[stop]
         verdict[done] = tab.verdict[stop]
         lo[done], hi[done] = tab.lift_lo[stop], tab.lift_hi[stop]

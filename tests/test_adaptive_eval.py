@@ -53,7 +53,7 @@ def test_a_decided_verdict_stops_early_with_fewer_calls_than_the_fixed_plan(serv
     lines: list[str] = []
     run = run_evaluation(skill, config(), settings, on_round=lines.append)
     # round 1 asks run 1 of every case in both arms: 20 of 20 cases lifted decides "helps"
-    # at the first look's level (0.00333: a fiftieth of 0.05 per tenth of the plan, a third)
+    # at the first look's level (chained, within the 0.0226 that Pocock spends by a third)
     assert len(server.bodies) == len(run.rows) == 40 < 20 * 3 * 2
     assert {r.round for r in run.rows} == {1} and {r.repeat for r in run.rows} == {0}
     assert run.manifest.status == "complete" and not run.manifest.is_partial

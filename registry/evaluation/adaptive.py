@@ -87,7 +87,7 @@ def make_design(config: EvalConfig, n_cases: int, recorded: dict[str, Any] | Non
     from registry.results.sequential import Design, validate_design
 
     try:
-        design = Design.from_dict(kept)
+        design = Design.from_dict(kept) if recorded is None else Design.from_record(kept)
         validate_design(design, n_cases)
     except (TypeError, ValueError) as err:  # a parameter of the wrong type
         raise HubskillsError(f"invalid evaluation design: {err}", hint="hubskills eval --help"

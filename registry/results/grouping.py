@@ -116,7 +116,7 @@ def _planned(rows: Rows, group: np.ndarray, groups: np.ndarray,
         spec = json.loads(str(rows.labels["design"][label]))
         spec.pop("stops", None)
         planned = spec.pop("cases", None)
-        specs[label] = (Design.from_dict(spec),
+        specs[label] = (Design.from_record(spec),
                         tuple(sorted(set(map(str, planned)))) if planned else None)
     per_plan: dict[tuple[Any, int], list[int]] = {}
     known: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray]] = {}

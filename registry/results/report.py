@@ -174,7 +174,7 @@ def levels(manifest: RunManifest | None, rows: list[ResultRow], models: list[str
         return np.full(len(models), stats.ALPHA)
     from registry.results.sequential import Design, history_of, reporting_alpha
 
-    plan, cases = Design.from_dict(design), manifest.case_ids
+    plan, cases = Design.from_record(design), manifest.case_ids
     return np.array([reporting_alpha(plan, history_of(cases, (
         (r.case_id, r.arm, r.repeat, None if r.is_error else r.passed)
         for r in rows if r.model == model))) for model in models])

@@ -6,23 +6,20 @@ per case, round j asks run j of every case not yet settled; a case is *settled* 
 rarely changes its mind). With one run per case the rounds are batches of cases (at least
 `MIN_BATCH` each, in case-label order). A "fixed" design asks everything in one round.
 
-After each round the engine (`stats.table`) looks at the rows so far, at level ``alpha_j``: the
-increment of an alpha-spending function (Lan-DeMets; by default Haybittle-Peto type, a
-fiftieth of ``alpha`` per tenth of the plan, the rest at the last look) at the round's share of
-the plan, so the looks' levels sum to ``alpha``. "helps" or "hurts" at a look stops the run
-(efficacy); so does a non-binding futility rule (from round ``futility_from`` when there are
-several runs per case, at any look with one), when even the current trend
-carried to the end of the plan reaches the last look's bound with probability under
+After each round the engine (`stats.table`) looks at the rows so far at the look's level: an
+alpha-spending function (Lan-DeMets; Pocock type by default) says how much of ``alpha`` may be
+spent by the round's share of the plan, and the *chained* levels (`results.chained_levels`)
+spend it against the sign test's exact joint null over the looks, so that under no effect any
+look says "helps" or "hurts" with probability at most ``alpha`` (a record made before them
+spent each look's increment, Bonferroni: ``levels`` "bonferroni"). "helps" or "hurts" at a
+look stops the run (efficacy); so does a non-binding futility rule (from round
+``futility_from`` when there are several runs per case, at any look with one), when even the
+current trend carried to the end of the plan reaches the last look with probability under
 ``futility`` ("no effect this suite could detect"). The last round stops as "plan complete".
-
-Why the error rates hold: every rule that picks samples is symmetric in the two arms, so under
-no effect a case's arms stay exchangeable and the sign test at each look keeps its level; a
-false "helps" at any look is within the union of the looks' false "helps", at most the sum of
-their levels halved (Bonferroni over the spent increments), ``alpha / 2`` in all. Futility only
-removes chances to say "helps". The interval reported at a stop is the engine's at level
-``1 - alpha_j`` (a repeated confidence interval: over all looks, at least ``1 - alpha``).
-Pure: numpy and `stats.table`, no I/O and no model calls. The exact multinomial sum behind the
-futility rule's conditional power is `results.futility`.
+Every rule that picks samples is symmetric in the two arms, which is what the levels' null
+rests on; futility only removes chances to say "helps". The interval reported at a stop is the
+engine's at the stopping look's level (a repeated confidence interval). Pure: numpy and
+`stats.table`, no I/O and no model calls. The futility rule's exact sum: `results.futility`.
 """
 
 from __future__ import annotations
@@ -35,6 +32,7 @@ from statistics import NormalDist
 import numpy as np
 
 from registry.errors import HubskillsError
+from registry.results.chained_levels import Spent, chained, statuses
 from registry.results.formulas import ALPHA
 from registry.results.futility import trend_power
 from registry.results.stats import Outcomes, Table, table
@@ -42,6 +40,7 @@ from registry.results.verdicts import MIN_CASES
 
 KINDS = ("adaptive", "fixed")
 SPENDING = ("obrien-fleming", "pocock", "haybittle-peto")
+LEVELS = ("chained", "bonferroni")
 ARMS = ("baseline", "skill")
 NO_EFFECT = "no effect this suite could detect"
 COMPLETE = "plan complete"
@@ -60,16 +59,17 @@ class Design:
     by ``spending``; ``settle_after`` runs agreeing in both arms settle a case; ``futility``
     the conditional power under which the run stops for no effect (0: never), at the looks from
     round ``futility_from`` on when ``runs`` is above 1; ``batches`` case batches when ``runs``
-    is 1."""
+    is 1; ``levels`` how the looks spend: "chained" (exact) or "bonferroni"."""
 
     kind: str = "adaptive"
     runs: int = 1
     alpha: float = ALPHA
-    spending: str = "haybittle-peto"
+    spending: str = "pocock"
     settle_after: int = 4
-    futility: float = 0.2
-    batches: int = 4
+    futility: float = 0.1
+    batches: int = 8
     futility_from: int = 2
+    levels: str = "chained"
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -85,13 +85,21 @@ class Design:
                                  "recorded by a newer hubskills?)", hint=upgrade())
         return cls(**{k: d[k] for k in d})
 
+    @classmethod
+    def from_record(cls, d: Mapping) -> Design:
+        """A design as a run's manifest recorded it: one recorded before `levels` existed spent
+        its looks by Bonferroni, and replays as it ran."""
+        return cls.from_dict({"levels": "bonferroni", **d})
+
 
 @dataclass(frozen=True)
 class RoundPlan:
     """What to do next: ask ``samples`` ((case_id, run_index), in both arms; on a resume, the
     arms that lack them) in ``round``, or ``stop`` with ``reason`` and the decided ``verdict``.
     ``settled``: cases settled by agreement; ``alpha``: the level of this round's look (the
-    interval and test the engine reports at a stop); ``rounds``: rounds in the plan."""
+    interval and test the engine reports at a stop; before the round is asked, its spending
+    increment); ``rounds``: rounds in the plan; ``reported``: the level the run's figures are
+    reported at now (the stopping look's, else the last complete look's, else the design's)."""
 
     round: int
     samples: tuple[tuple[str, int], ...]
@@ -101,6 +109,7 @@ class RoundPlan:
     verdict: str | None
     alpha: float = ALPHA
     rounds: int = 1
+    reported: float = ALPHA
 
 
 def validate_design(design: Design, n_cases: int) -> None:
@@ -120,6 +129,8 @@ def validate_design(design: Design, n_cases: int) -> None:
         problems.append(f"futility must be in [0, 0.5), got {design.futility!r}")
     if not isinstance(design.futility_from, int) or design.futility_from < 1:
         problems.append(f"futility_from must be a round, 1 or more, got {design.futility_from!r}")
+    if design.levels not in LEVELS:
+        problems.append(f"levels must be one of {', '.join(LEVELS)}, got {design.levels!r}")
     if not isinstance(design.batches, int) or design.batches < 1:
         problems.append(f"batches must be at least 1, got {design.batches!r}")
     if n_cases < 1:
@@ -239,7 +250,8 @@ def conditional_power(design: Design, n_cases: int, j: int, b: np.ndarray, c: np
     (``b / paired``), worse with the share seen worse (``c / paired``), else unchanged; summed
     exactly over the (up, down) counts this gives, the test at the last look's level.
     Deterministic, so a check recomputes it to the last digit."""
-    last = look_alpha(design, n_cases, n_rounds(design, n_cases))
+    last = (design.alpha if design.levels == "chained"  # the last look can spend up to it
+            else look_alpha(design, n_cases, n_rounds(design, n_cases)))
     keys, inverse = np.unique(np.stack([b, c, np.maximum(paired, 1)], 1).astype(np.int64),
                               axis=0, return_inverse=True)
     power = np.array([trend_power(n_cases, up / seen, down / seen, last)
@@ -264,16 +276,24 @@ def _arrays(history: History, cases: list[str], runs: int) -> tuple[np.ndarray, 
 
 
 def look(design: Design, n: int, j: int, asked: np.ndarray, graded: np.ndarray,
-         passed: np.ndarray) -> tuple[np.ndarray, Table]:
+         passed: np.ndarray, spent: Spent | None = None) -> tuple[np.ndarray, Table, Spent]:
     """The look after round ``j`` on the first ``asked[group, case]`` runs of each group's
-    samples (group, case, arm, run): the `decide` codes and the engine's table."""
+    samples (group, case, arm, run), after the looks that ``spent`` sums up (None: the first):
+    the `decide` codes, the engine's table at the look's level, and what is spent with it
+    (its ``level`` per group: `chained` levels, or `look_alpha`'s increment with Bonferroni)."""
+    spent = spent if spent is not None else Spent.start(len(asked), n)
+    if design.kind == "adaptive" and design.levels == "chained":
+        spent = chained(spent, statuses(asked, graded, passed), _spent_by(design, n, j),
+                        design.alpha)
+    else:
+        spent = spent._replace(level=np.full(len(asked), look_alpha(design, n, j)))
     keep = np.broadcast_to(np.arange(graded.shape[-1]) < asked[:, :, None, None], graded.shape)
     group, case, arm, _ = np.nonzero(keep)
     g, p = graded[keep], passed[keep] & graded[keep]
     zeros = np.zeros(len(case))
     o = Outcomes(group, case, arm, g, p, ~g, zeros, zeros, zeros)
-    tab = table(o, len(asked), look_alpha(design, n, j))
-    return decide(design, n, j, tab), tab
+    tab = table(o, len(asked), spent.level)
+    return decide(design, n, j, tab), tab, spent
 
 
 def plan_round(design: Design, history: History) -> RoundPlan:
@@ -285,19 +305,20 @@ def plan_round(design: Design, history: History) -> RoundPlan:
     present, graded, passed = _arrays(history, cases, design.runs)
     settled = settled_cases(design, present, graded, passed)
     before = np.zeros(n, np.int64)
+    spent, reported = Spent.start(1, n), design.alpha
     for j in range(1, rounds + 1):
         m = asked_runs(design, n, j, settled)
         missing = tuple((cases[i], r) for i in range(n)
                         for r in range(int(before[i]), int(m[i])) if not present[i, :, r].all())
         done = int(settled.sum()) if j > design.settle_after else 0
-        alpha = look_alpha(design, n, j)
         if missing:
-            return RoundPlan(j, missing, False, None, done, None, alpha, rounds)
-        codes, tab = look(design, n, j, m[None], graded[None], passed[None])
-        code, verdict = int(codes[0]), str(tab.verdict[0])
+            return RoundPlan(j, missing, False, None, done, None, look_alpha(design, n, j),
+                             rounds, reported)
+        codes, tab, spent = look(design, n, j, m[None], graded[None], passed[None], spent)
+        code, verdict, reported = int(codes[0]), str(tab.verdict[0]), float(spent.level[0])
         if code:
             reason = {1: f"{verdict}, decided at round {j}", 2: NO_EFFECT, 3: COMPLETE}[code]
-            return RoundPlan(j, (), True, reason, done, verdict, alpha, rounds)
+            return RoundPlan(j, (), True, reason, done, verdict, reported, rounds, reported)
         before = m
     raise AssertionError("the last round always stops")  # pragma: no cover
 
@@ -316,10 +337,7 @@ def reporting(design: Design, history: History) -> tuple[float, bool]:
     if design.kind == "fixed":
         return design.alpha, False
     plan = plan_round(design, history)
-    if plan.stop:
-        return plan.alpha, True
-    return (look_alpha(design, len(history), plan.round - 1) if plan.round > 1
-            else design.alpha), False
+    return plan.reported, plan.stop
 
 
 def history_of(case_ids: Iterable[str],

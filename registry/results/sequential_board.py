@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from registry.results.chained_levels import Spent
 from registry.results.sequential import (
     Design,
     asked_runs,
     look,
-    look_alpha,
     n_rounds,
     settled_cases,
 )
@@ -32,16 +32,16 @@ def reportings(design: Design, present: np.ndarray, graded: np.ndarray,
     settled = settled_cases(design, present, graded, passed)
     both = present.all(axis=-2)  # (run, case, run index): asked in both arms
     gap = np.where(both.all(axis=-1), design.runs, np.argmin(both, axis=-1))
-    active = np.arange(count)
+    active, spent = np.arange(count), Spent.start(count, n)
     for j in range(1, n_rounds(design, n) + 1):
         m = asked_runs(design, n, j, settled[active])
         missing = (m > gap[active]).any(axis=1)  # the round is not all there: partial
-        alpha[active[missing]] = look_alpha(design, n, j - 1) if j > 1 else design.alpha
-        go, m = active[~missing], m[~missing]
+        alpha[active[missing]] = spent.level[missing] if j > 1 else design.alpha
+        go, m, spent = active[~missing], m[~missing], spent.take(np.flatnonzero(~missing))
         if len(go):
-            codes, _ = look(design, n, j, m, graded[go], passed[go])
-            alpha[go[codes > 0]], stopped[go[codes > 0]] = look_alpha(design, n, j), True
-            go = go[codes == 0]
+            codes, _, spent = look(design, n, j, m, graded[go], passed[go], spent)
+            alpha[go[codes > 0]], stopped[go[codes > 0]] = spent.level[codes > 0], True
+            go, spent = go[codes == 0], spent.take(np.flatnonzero(codes == 0))
         active = go
         if not len(active):
             break

@@ -30,7 +30,7 @@ def design_problems(manifest: RunManifest, rows: list[ResultRow]) -> list[str]:
     from registry.results.sequential import Design, check_rounds, validate_design
 
     try:
-        design = Design.from_dict(manifest.design or {})
+        design = Design.from_record(manifest.design or {})
         validate_design(design, len(manifest.case_ids))
     except (HubskillsError, TypeError) as err:  # a design no hubskills could have run
         return [f"the run's design cannot be replayed: {getattr(err, 'message', err)}"]

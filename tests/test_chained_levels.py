@@ -1,0 +1,59 @@
+"""The chained levels of an adaptive run's looks (`results.chained_levels`): exact under the
+sign-flip null, checked by enumerating every swap of the arms on small suites."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from registry.results.chained_levels import Spent, chained
+from registry.results.formulas import mcnemar_exact
+from registry.results.sequential import Design, spent
+
+
+def test_a_first_look_takes_the_largest_level_its_spending_allows():
+    # ten decided cases: p = 0.00195 (0 or 10 better), 0.0215 (1 or 9), 0.109 (2 or 8), ...
+    status = np.array([[1] * 6 + [-1] * 4 + [0] * 2], np.int8)
+    spent = chained(Spent.start(1, 12), status, 0.05, 0.05)
+    assert spent.level[0] == 0.05  # p <= 0.0215 rejects; adding 2 or 8 would spend 0.109
+    assert spent.union[0] == pytest.approx(2 * (1 + 10) / 1024, abs=1e-15)
+    tight = chained(Spent.start(1, 12), status, 0.01, 0.05)
+    assert tight.level[0] == 0.01 and tight.union[0] == pytest.approx(2 / 1024, abs=1e-15)
+    assert chained(Spent.start(1, 12), status, 0.0, 0.05).level[0] == 0.0  # spends nothing
+
+
+def looks(trajectory: np.ndarray, caps: list[float]) -> list[tuple[float, int, int]]:
+    """Per look: (level, better, worse) for one suite's signs (look x case)."""
+    state, out = Spent.start(1, trajectory.shape[1]), []
+    for status, cap in zip(trajectory, caps, strict=True):
+        state = chained(state, status[None].astype(np.int8), cap, 0.05)
+        out.append((float(state.level[0]), int((status > 0).sum()), int((status < 0).sum())))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_under_every_swap_of_the_arms_the_looks_reject_within_what_was_spent(seed: int):
+    """Enumerate all 2^n swaps of a suite's cases: each look's level is the same for every
+    swap (it depends only on what swaps leave alone), and the share of swaps rejecting at any
+    look so far stays within the spending function's value there."""
+    rng = np.random.default_rng(seed)
+    n, design = 11, Design(runs=3)
+    # signs that drift from look to look, as a case's pass fractions do with more runs
+    first = rng.choice([-1, 0, 1], size=n, p=[0.3, 0.3, 0.4])
+    second = np.where(rng.random(n) < 0.3, rng.choice([-1, 0, 1], size=n), first)
+    third = np.where(rng.random(n) < 0.3, rng.choice([-1, 0, 1], size=n), second)
+    trajectory = np.stack([first, second, third])
+    caps = [spent(design, t) for t in (1 / 3, 2 / 3, 1.0)]
+    levels = None
+    rejected_by = np.zeros(3)
+    for flips in itertools.product([1, -1], repeat=n):
+        seen = looks(trajectory * np.array(flips), caps)
+        mine = [level for level, _, _ in seen]
+        levels = levels or mine
+        assert mine == levels  # the levels do not depend on the swap
+        hit = [mcnemar_exact(b, c) < level for level, b, c in seen]
+        rejected_by += np.cumsum(hit) > 0
+    share = rejected_by / 2**n
+    assert np.all(share <= np.array(caps) + 1e-12), (share, caps)
