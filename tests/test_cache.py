@@ -92,13 +92,16 @@ def test_runs_opening_one_new_cache_at_once_never_see_database_is_locked(tmp_pat
     assert failures == []
 
 
-def test_two_identical_judge_calls_in_flight_call_the_judge_once(tmp_path: Path):
+def grade_twice_at_once(tmp_path: Path, reply: object) -> tuple[list[object], int, int]:
+    """Two identical judge calls, the second made while the first is held at the judge (a
+    gated fake that answers `reply`): (their outcomes, requests the judge got, cached keys)."""
     arrived = threading.Event()
-    gate = Gate(free=0, answer=lambda body: "VERDICT: PASS\nREASON: it cites one")
+    gate = Gate(free=0, answer=lambda body: "")
 
-    def responder(body: dict) -> str:
+    def responder(body: dict) -> object:
         arrived.set()
-        return gate(body)  # held until the test opens the gate
+        gate(body)  # held until the test opens the gate
+        return reply
 
     settings = Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home")})
     with FakeOpenAIServer(responder=responder) as server:
@@ -106,7 +109,7 @@ def test_two_identical_judge_calls_in_flight_call_the_judge_once(tmp_path: Path)
                            settings)
         judge = make_judge(calls.resolve("local/judge"), calls.complete)
 
-        async def grade_twice() -> list[tuple[bool, str, str]]:
+        async def both() -> list[object]:
             first = asyncio.create_task(judge("Cites a source.", "Why?", "See RFC 9110."))
             await asyncio.to_thread(arrived.wait)  # the first call is at the judge, held
             second = asyncio.create_task(judge("Cites a source.", "Why?", "See RFC 9110."))
@@ -115,46 +118,26 @@ def test_two_identical_judge_calls_in_flight_call_the_judge_once(tmp_path: Path)
             await asyncio.sleep(0)
             gate.opened.set()
             try:
-                return list(await asyncio.gather(first, second))
-            finally:
-                await calls.aclose()
-
-        verdicts = asyncio.run(grade_twice())
-        sent = [r for r in server.requests if r["path"].endswith("/chat/completions")]
-    assert len(sent) == 1
-    assert verdicts[0] == verdicts[1] and verdicts[0][:2] == (True, "it cites one")
-    calls.cache.close()
-
-
-def test_a_failed_call_in_flight_fails_the_identical_one_waiting_and_is_not_cached(
-        tmp_path: Path):
-    arrived = threading.Event()
-    gate = Gate(free=0, answer=lambda body: "never sent")
-
-    def responder(body: dict) -> object:
-        arrived.set()
-        gate(body)
-        return {"status": 400, "error": {"message": "bad request"}}
-
-    settings = Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home")})
-    with FakeOpenAIServer(responder=responder) as server:
-        calls = ModelCalls(EvalConfig(models=["local/x"], base_url=server.url, concurrency=4),
-                           settings)
-        judge = make_judge(calls.resolve("local/judge"), calls.complete)
-
-        async def grade_twice() -> list[object]:
-            first = asyncio.create_task(judge("r", "p", "o"))
-            await asyncio.to_thread(arrived.wait)
-            second = asyncio.create_task(judge("r", "p", "o"))
-            await asyncio.sleep(0)
-            gate.opened.set()
-            try:
                 return list(await asyncio.gather(first, second, return_exceptions=True))
             finally:
                 await calls.aclose()
 
-        outcomes = asyncio.run(grade_twice())
+        outcomes = asyncio.run(both())
         sent = [r for r in server.requests if r["path"].endswith("/chat/completions")]
-    assert len(sent) == 1 and all(isinstance(o, HubskillsError) for o in outcomes)
-    assert len(calls.cache) == 0
+    cached = len(calls.cache)
     calls.cache.close()
+    return outcomes, len(sent), cached
+
+
+def test_two_identical_judge_calls_in_flight_call_the_judge_once(tmp_path: Path):
+    verdicts, sent, cached = grade_twice_at_once(tmp_path, "VERDICT: PASS\nREASON: it cites one")
+    assert sent == 1 and cached == 1
+    assert verdicts[0] == verdicts[1] and verdicts[0][:2] == (True, "it cites one")
+
+
+def test_a_failed_call_in_flight_fails_the_identical_one_waiting_and_is_not_cached(
+        tmp_path: Path):
+    outcomes, sent, cached = grade_twice_at_once(
+        tmp_path, {"status": 400, "error": {"message": "bad request"}})
+    assert sent == 1 and cached == 0
+    assert all(isinstance(o, HubskillsError) for o in outcomes)

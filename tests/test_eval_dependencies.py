@@ -30,26 +30,10 @@ from registry.results.report import summarize
 from registry.results.runs import list_runs, read_manifest
 from registry.stores import LocalStore
 from tests.test_install import run_main
+from tests.test_install_deps import publish
 
 FAST = RetryPolicy(attempts=3, base_delay=0.001, max_delay=0.005, max_retry_after=0.01)
 FACT = f"The zorblax daemon listens on port {SKILL_PORT}."
-
-
-def publish(store: LocalStore, tmp: Path, repo: str, version: str = "1.0.0",
-            requires: str | None = None, body: str = "Do it.",
-            files: dict[str, str] | None = None) -> str:
-    """Publish a skill (with `files` besides its SKILL.md); its revision."""
-    name = repo.split("/")[1]
-    folder = tmp / "src" / f"{repo.replace('/', '_')}-{version}" / name
-    folder.mkdir(parents=True)
-    for rel, text in (files or {}).items():
-        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
-        (folder / rel).write_text(text)
-    meta = f'  version: "{version}"\n' + (f'  requires: "{requires}"\n' if requires else "")
-    (folder / "SKILL.md").write_text(f'---\nname: {name}\ndescription: "Skill {name}. Use when '
-                                     f'testing."\nmetadata:\n{meta}---\n\n{body}\n')
-    store.publish(folder, repo=repo, version=version)
-    return next(v.sha for v in store.versions(repo) if v.version == version)
 
 
 def make_skill(root: Path, requires: str, n_cases: int = 2, agent: bool = False) -> Path:

@@ -8,6 +8,7 @@ with a hint naming the next command.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 # huggingface_hub reads these once, at import: set them before anything imports it.
 os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
@@ -32,16 +33,14 @@ from registry.errors import (  # noqa: E402
 from registry.hub import HubClient, user_error, user_errors  # noqa: E402
 from registry.stores.hub import HubStore  # noqa: E402
 from tests.fakes.hub_server import FakeHub  # noqa: E402
+from tests.hub_setup import online_hub  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
-def fake() -> FakeHub:
-    if huggingface_hub.constants.HF_HUB_OFFLINE:
-        pytest.skip("huggingface_hub was imported with HF_HUB_OFFLINE=1 (read once, at import)")
-    with FakeHub() as server:
-        yield server
+def fake() -> Iterator[FakeHub]:
+    yield from online_hub()
 
 
 @pytest.fixture

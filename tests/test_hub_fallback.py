@@ -5,6 +5,7 @@ that HubStore.fetch enforces before any download, on the fake Hub over real HTTP
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 # huggingface_hub reads these once, at import: set them before anything imports it.
 os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
@@ -12,7 +13,6 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 from pathlib import Path  # noqa: E402
 
-import huggingface_hub.constants  # noqa: E402
 import pytest  # noqa: E402
 
 from registry.config import Settings  # noqa: E402
@@ -23,16 +23,14 @@ from registry.scan import SizeLimits  # noqa: E402
 from registry.stores import FallbackStore, LocalStore  # noqa: E402
 from registry.stores.hub import HubStore  # noqa: E402
 from tests.fakes.hub_server import FakeHub  # noqa: E402
+from tests.hub_setup import online_hub  # noqa: E402
 from tests.test_hub import closed_port_url  # noqa: E402
 from tests.test_store_contract import make_skill  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def fake() -> FakeHub:
-    if huggingface_hub.constants.HF_HUB_OFFLINE:
-        pytest.skip("huggingface_hub was imported with HF_HUB_OFFLINE=1 (read once, at import)")
-    with FakeHub() as server:
-        yield server
+def fake() -> Iterator[FakeHub]:
+    yield from online_hub()
 
 
 def hub_store(fake: FakeHub, home: Path, *, offline: bool = False,

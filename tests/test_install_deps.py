@@ -21,6 +21,7 @@ from registry.install import resolve as resolve_module
 from registry.install.deps import render_tree, tree
 from registry.install.lockfile import Lockfile
 from registry.install.resolve import DependencyError
+from registry.signing import sign_folder
 from registry.stores import LocalStore
 
 
@@ -47,14 +48,22 @@ def project(tmp_path: Path) -> Path:
 
 
 def publish(store: LocalStore, tmp: Path, repo: str, version: str = "1.0.0",
-            requires: str | None = None, body: str = "Do it.") -> None:
+            requires: str | None = None, body: str = "Do it.",
+            files: dict[str, str] | None = None, key: Path | None = None) -> str:
+    """Publish a skill (with `files` besides its SKILL.md; signed with `key`); its revision."""
     name = repo.split("/")[1]
     folder = tmp / "src" / f"{repo.replace('/', '_')}-{version}" / name
     folder.mkdir(parents=True)
+    for rel, text in (files or {}).items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(text)
     meta = f'  version: "{version}"\n' + (f'  requires: "{requires}"\n' if requires else "")
     (folder / "SKILL.md").write_text(f'---\nname: {name}\ndescription: "Skill {name}. Use when '
                                      f'testing."\nmetadata:\n{meta}---\n\n{body}\n')
+    if key is not None:
+        sign_folder(folder, key=key)
     store.publish(folder, repo=repo, version=version)
+    return next(v.sha for v in store.versions(repo) if v.version == version)
 
 
 def installed(project: Path) -> list[str]:

@@ -13,8 +13,9 @@ import pytest
 from registry.errors import UnsafeSkill
 from registry.install import install, pull
 from registry.install.signers import SignerChanged, namespace_of
-from registry.signing import add_anchor, new_key_pair, sign_folder
+from registry.signing import add_anchor, new_key_pair
 from registry.stores import LocalStore
+from tests.test_install_deps import publish as publish_skill
 
 
 @pytest.fixture
@@ -45,15 +46,7 @@ def keys(tmp_path: Path) -> dict[str, Path]:
 
 def publish(store: LocalStore, tmp: Path, repo: str, key: Path | None,
             version: str = "1.0.0", requires: str | None = None) -> None:
-    name = repo.split("/")[1]
-    folder = tmp / "src" / f"{repo.replace('/', '_')}-{version}" / name
-    folder.mkdir(parents=True)
-    meta = f'  version: "{version}"\n' + (f'  requires: "{requires}"\n' if requires else "")
-    (folder / "SKILL.md").write_text(f'---\nname: {name}\ndescription: "Skill {name}. Use when '
-                                     f'testing."\nmetadata:\n{meta}---\n\nDo it.\n')
-    if key is not None:
-        sign_folder(folder, key=key)
-    store.publish(folder, repo=repo, version=version)
+    publish_skill(store, tmp, repo, version, requires, key=key)
 
 
 def lock(project: Path) -> dict:

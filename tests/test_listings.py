@@ -8,6 +8,7 @@ Space's p95 bench (bench/space_replay.py) measures.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 # huggingface_hub reads these once, at import: set them before anything imports it.
 os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
@@ -17,13 +18,13 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-import huggingface_hub.constants  # noqa: E402
 import pytest  # noqa: E402
 
 from registry.hub import EntryNotFound, HubClient  # noqa: E402
 from registry.stores.listings import KEPT, CommitListings  # noqa: E402
 from registry.verify.bounded import NICE, give_way  # noqa: E402
 from tests.fakes.hub_server import FakeHub  # noqa: E402
+from tests.hub_setup import online_hub  # noqa: E402
 
 REPO = "tester/evals"
 FILES = {"data/evals/a.jsonl": b'{"a": 1}\n', "data/evals/b.jsonl": b'{"b": 2}\n',
@@ -31,11 +32,8 @@ FILES = {"data/evals/a.jsonl": b'{"a": 1}\n', "data/evals/b.jsonl": b'{"b": 2}\n
 
 
 @pytest.fixture(scope="module")
-def fake() -> FakeHub:
-    if huggingface_hub.constants.HF_HUB_OFFLINE:
-        pytest.skip("huggingface_hub was imported with HF_HUB_OFFLINE=1 (read once, at import)")
-    with FakeHub() as server:
-        yield server
+def fake() -> Iterator[FakeHub]:
+    yield from online_hub()
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ SDK's in-process client."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 # huggingface_hub reads these once, at import: set them before anything imports it.
 os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
@@ -14,7 +15,6 @@ import hashlib  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import anyio  # noqa: E402
-import huggingface_hub.constants  # noqa: E402
 import pytest  # noqa: E402
 
 pytest.importorskip("mcp")
@@ -23,17 +23,15 @@ from mcp import Client  # noqa: E402
 
 from registry.mcp import Catalog, build_server, parse  # noqa: E402
 from tests.fakes.hub_server import FakeHub  # noqa: E402
+from tests.hub_setup import online_hub  # noqa: E402
 from tests.test_hub_fallback import hub_store  # noqa: E402
 from tests.test_mcp import _call, _list_all, _read  # noqa: E402
 from tests.test_store_contract import make_skill  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def fake() -> FakeHub:
-    if huggingface_hub.constants.HF_HUB_OFFLINE:
-        pytest.skip("huggingface_hub was imported with HF_HUB_OFFLINE=1 (read once, at import)")
-    with FakeHub() as server:
-        yield server
+def fake() -> Iterator[FakeHub]:
+    yield from online_hub()
 
 
 def test_the_hub_registry_is_served_pinned_and_byte_identical(fake: FakeHub,
