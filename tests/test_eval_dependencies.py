@@ -318,14 +318,22 @@ def test_the_cli_resolves_from_the_configured_registry_and_the_summary_says_so(
     assert code == 1 and "do not load a skill's dependencies yet" in " ".join(err.split())
 
 
-def test_verify_replays_and_re_asks_with_the_recorded_revisions(capsys, server, tmp_path,
-                                                                monkeypatch):
+def cli_registry(server: FakeOpenAIServer, tmp_path: Path,
+                 monkeypatch: pytest.MonkeyPatch) -> tuple[LocalStore, Path]:
+    """The CLI's registry (its own home, the fake model) holding acme/zorblax-facts 1.2.0, and
+    a skill that requires it."""
     monkeypatch.setenv("HUBSKILLS_HOME", str(tmp_path / "hs"))
     monkeypatch.setenv("HUBSKILLS_BASE_URL", server.url)
     monkeypatch.delenv("HUBSKILLS_REGISTRY", raising=False)
     registry = LocalStore(Settings.from_env().store_dir)
     publish(registry, tmp_path, "acme/zorblax-facts", "1.2.0", body=f"FACTS-1.2.0. {FACT}")
     skill = make_skill(tmp_path, "acme/zorblax-facts@^1", n_cases=2)
+    return registry, skill
+
+
+def test_verify_replays_and_re_asks_with_the_recorded_revisions(capsys, server, tmp_path,
+                                                                monkeypatch):
+    registry, skill = cli_registry(server, tmp_path, monkeypatch)
     assert run_main(capsys, "eval", skill, "-m", "local/fake-student", "--runs", "1")[0] == 0
     [run] = list_runs(Settings.from_env().runs_dir)
     code, out, err = run_main(capsys, "verify", run.run_id)  # regrades: asks no model
@@ -371,12 +379,7 @@ def test_a_harness_that_reads_another_folder_gets_a_link_to_each_dependency(tmp_
 
 def test_a_pushed_run_carries_its_dependencies_and_is_re_asked_with_them(
         capsys, server, tmp_path, monkeypatch):
-    monkeypatch.setenv("HUBSKILLS_HOME", str(tmp_path / "hs"))
-    monkeypatch.setenv("HUBSKILLS_BASE_URL", server.url)
-    monkeypatch.delenv("HUBSKILLS_REGISTRY", raising=False)
-    registry = LocalStore(Settings.from_env().store_dir)
-    publish(registry, tmp_path, "acme/zorblax-facts", "1.2.0", body=f"FACTS-1.2.0. {FACT}")
-    skill = make_skill(tmp_path, "acme/zorblax-facts@^1", n_cases=2)
+    registry, skill = cli_registry(server, tmp_path, monkeypatch)
     registry.publish(skill, repo="acme/zorblax-ports", version="1.0.0")
     code, out, err = run_main(capsys, "eval", skill, "-m", "local/fake-student", "--runs", "1",
                               "--push", "--repo", "acme/zorblax-ports")
