@@ -20,7 +20,6 @@ import functools
 import re
 import unicodedata
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from registry.errors import HubskillsError
@@ -53,11 +52,19 @@ class UnsafePattern(HubskillsError):
         self.pattern, self.why = pattern, why
 
 
-@dataclass(frozen=True)
 class Match:
-    """Where a pattern matched: `group(0)` is the matched text, as with `re`."""
+    """Where a pattern matched: `group(0)` is the matched text, as with `re`, decoded only
+    when read (a verdict needs only whether it matched; `verify` regrades hundreds)."""
 
-    text: str
+    __slots__ = ("_found",)
+
+    def __init__(self, found: Any) -> None:
+        self._found = found  # RE2's match over the UTF-8 bytes
+
+    @property
+    def text(self) -> str:
+        """The matched text."""
+        return self._found.group(0).decode("utf-8", "replace")
 
     def group(self, index: int = 0) -> str:
         """The matched text (only group 0 is kept)."""
@@ -74,7 +81,7 @@ class Pattern:
         """The first (leftmost) match in `text`, or None."""
         # Bytes both ways: an answer may hold lone surrogates, which do not encode as UTF-8.
         found = self._compiled.search(text.encode("utf-8", "surrogatepass"))
-        return None if found is None else Match(found.group(0).decode("utf-8", "replace"))
+        return None if found is None else Match(found)
 
 
 def compile_pattern(pattern: str, flags: str = "") -> Pattern:

@@ -47,18 +47,18 @@ def cost_differences(rows: Iterable[ResultRow],
     found = []
     rates: dict[str, tuple[float, float] | None] = {}  # a run's thousand rows share a model or few
     for row in rows:
+        cost = row.cost_usd
         if row.input_tokens < 0 or row.output_tokens < 0 or (
-                row.cost_usd is not None and not math.isfinite(row.cost_usd)):
+                cost is not None and not math.isfinite(cost)):
             found.append(Difference(label(row), "tokens or cost_usd",  # no genuine row has one
-                                    (row.input_tokens, row.output_tokens, row.cost_usd),
+                                    (row.input_tokens, row.output_tokens, cost),
                                     "finite, not negative"))
-            continue
-        if row.cached or row.is_error:
             continue
         if row.model not in rates:
             rates[row.model] = _least_rates(row.model)
         model_rates = rates[row.model]
-        if model_rates is None or model_rates == (0, 0):
+        # A free or unpriced model's rows have no floor (asked first: it needs no property).
+        if model_rates is None or model_rates == (0, 0) or row.cached or row.is_error:
             continue
         floor = _floor(row, model_rates)
         if floor == 0:

@@ -253,7 +253,7 @@ def _plan(case: Case, *, agent: bool, scored: dict[_Shape, dict[tuple[bool, ...]
         positions += [len(kept) + i for i in range(len(case.assertions))]
         rerun = case.model_copy(update={"checks": [case.checks[i] for i in kept]})
     if None in positions or rerun.assertions or not _TEXT.issuperset(map(type, rerun.checks)) \
-            or any(unsafe_pattern(check) for check in rerun.checks):  # sandboxed, as graded
+            or any(map(unsafe_pattern, rerun.checks)):  # sandboxed, as graded
         # (a case of workspace checks alone leaves nothing to rerun as text: it is never
         # text-only, so its samples are regraded on their rebuilt workspaces)
         return _Plan(rerun, positions, full=case, capped=capped)

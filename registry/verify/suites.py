@@ -28,6 +28,8 @@ def load_suite_once(path: Path, folder: Path) -> tuple[Suite, str]:
         HubskillsError: `load_suite`'s.
     """
     place = (str(path.resolve()), str(folder.resolve()))
+    text: str | None = None
+    key: tuple[str, str, bytes] | None = None
     try:
         if path.stat().st_size <= MAX_SUITE_BYTES:
             text = path.read_bytes().decode("utf-8-sig")
@@ -43,8 +45,10 @@ def load_suite_once(path: Path, folder: Path) -> tuple[Suite, str]:
     parsed = suite.origin()[1]  # the text it was parsed from, as load_suite read it
     if parsed is not None and not any(isinstance(file, InputFile) for case in suite.cases
                                     for file in case.files.values()):
+        if parsed != text or key is None:  # changed between the two reads: its own key
+            key = (*place, hashlib.sha256(parsed.encode()).digest())
         with _SUITES_LOCK:
-            _SUITES[(*place, hashlib.sha256(parsed.encode()).digest())] = suite, found
+            _SUITES[key] = suite, found
             while len(_SUITES) > _SUITES_KEPT:
                 _SUITES.popitem(last=False)
     return suite, found
