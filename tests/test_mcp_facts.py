@@ -107,3 +107,34 @@ def test_a_changed_file_is_never_served_with_kept_facts(tmp_path: Path) -> None:
     assert served["frontmatter"]["description"] == "Other words entirely. Use when testing."
     assert served["uri"] == first["uri"]  # the same revision, served as its bytes now are
     assert json.loads((facts / f"mcp-{new_key}.json").read_text())["key"] == new_key
+
+
+def test_a_listed_revision_removed_from_the_store_is_not_served(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A revision the listing resolved is read again without asking the store to resolve it
+    (it named that very sha); gone from the store since, it is an MCP error naming it."""
+    import shutil
+
+    from mcp.shared.exceptions import MCPError
+
+    import registry.mcp.catalog as catalog_module
+    from registry.mcp import Catalog, build_server
+
+    monkeypatch.setattr(catalog_module, "MAX_REVISIONS", 1)  # each read evicts the last
+    store = get_store(Settings.from_env())
+    published = store.publish(_skill(tmp_path / "src" / "kept-facts", "Gone soon. Use when "
+                                     "testing."), repo=REPO, version="1.0.0")
+    catalog = Catalog(store, facts=tmp_path / "facts")
+    (rev,) = [r for r in catalog.listed() if r.repo == REPO]  # then evicted by the others
+    assert (REPO, rev.sha) not in catalog._revisions
+    shutil.rmtree(store.root / "skills" / "hubskills" / "kept-facts" / "revisions"
+                  / published.sha)
+
+    async def main() -> None:
+        async with Client(build_server(catalog), mode="2026-07-28") as client:
+            with pytest.raises(MCPError) as err:
+                await client.session.send_request(types.Request[dict[str, Any], str](
+                    method="skills/get", params={"uri": rev.uri()}), ANY)
+            assert err.value.error.code == -32602 and published.sha in err.value.error.message
+
+    anyio.run(main)

@@ -25,12 +25,13 @@ from collections import OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from registry.errors import HubskillsError
+from registry.errors import HubskillsError, VersionNotFound
 from registry.format.skill import parse_frontmatter, split_frontmatter
 from registry.mcp.facts import FactsCache, content_key
-from registry.mcp.meta import Figures, empty_figures, is_verified, version_figures
+from registry.mcp.meta import Figures, empty_figures, is_verified
+from registry.mcp.reads import Reads, StoreReads
 from registry.mcp.uris import BadSkillUri, SkillUri, file_uri, parse
 from registry.stores.base import SkillInfo, SkillStore
 
@@ -40,7 +41,6 @@ logger = logging.getLogger(__name__)
 #: under their own reverse-domain prefix)
 META_KEY = "io.hubskills/registry"
 LISTINGS = ("latest", "verified")  # which version of each skill `skills/list` lists
-_ALL = 100_000
 RECHECK_S = 5.0  # seconds between two looks at the store's change token (lists say ttlMs 60 s)
 MAX_REVISIONS = 4096  # fetched revisions kept in memory (a revision never changes)
 
@@ -101,6 +101,9 @@ class Catalog:
         self._token: Hashable | None = None
         self._latest: list[tuple[SkillInfo, str | None]] = []  # sha None: resolved on use
         self._shas: dict[tuple[str, str | None], str] = {}
+        self._versions: dict[tuple[str, str], str | None] = {}  # revisions the store named
+        self._entries: OrderedDict[tuple[str, str], tuple[Hashable, dict[str, Any]]] = \
+            OrderedDict()
         self._mirror: Path | None = None
         self._figures: Figures = {}
         self._licenses: dict[str, str | None] = {}
@@ -134,6 +137,7 @@ class Catalog:
         except HubskillsError as err:
             raise NotServed(f"{info.repo} cannot be resolved now: {err}") from err
         with self._lock:
+            self._versions[(info.repo, found)] = info.version
             return self._shas.setdefault(key, found)
 
     def figures(self, rev: Revision) -> dict[str, Any]:
@@ -141,9 +145,24 @@ class Catalog:
         return self._figures.get((rev.repo, rev.version)) or empty_figures()
 
     def entry(self, rev: Revision) -> dict[str, Any]:
-        """The extension's `Skill` entry of `rev`, with hubskills' `_meta`."""
+        """The extension's `Skill` entry of `rev`, with hubskills' `_meta` (built once per
+        revision and listing: its figures move with the store's change token)."""
         if self._token is None:  # a skills/get before any listing: read the figures once
             self._refresh()
+        key, token = (rev.repo, rev.sha), self._token
+        with self._lock:
+            kept = self._entries.get(key)
+            if kept is not None and kept[0] == token:
+                return kept[1]
+        built = self._entry(rev)
+        with self._lock:
+            self._entries[key] = (token, built)
+            self._entries.move_to_end(key)
+            while len(self._entries) > MAX_REVISIONS:
+                self._entries.popitem(last=False)
+        return built
+
+    def _entry(self, rev: Revision) -> dict[str, Any]:
         resources = [{"uri": rev.uri(path), "digest": rev.digests[path],
                       "size": len(rev.files[path])} for path in sorted(rev.files)]
         meta: dict[str, Any] = {
@@ -168,6 +187,10 @@ class Catalog:
             if key in self._revisions:
                 self._revisions.move_to_end(key)
                 return self._revisions[key]
+            if checked:
+                self._versions[key] = version
+            elif key in self._versions:  # a listing resolved this very revision: no need to
+                checked, version = True, version or self._versions[key]  # ask the store again
         if not checked:
             try:
                 resolved = self.store.resolve(repo, sha)
@@ -176,23 +199,35 @@ class Catalog:
             if resolved.sha != sha:
                 raise NotServed(f"no revision {sha} of {repo} is served here")
             version = version or resolved.version
-        rev = self._fetch(repo, sha, version)
+        try:
+            rev = self._fetch(repo, sha, version)
+        except VersionNotFound as err:  # removed from the store since it was listed
+            raise NotServed(f"no revision {sha} of {repo} is served here: {err}") from err
         with self._lock:
             rev = self._revisions.setdefault(key, rev)
             while len(self._revisions) > MAX_REVISIONS:
                 self._revisions.popitem(last=False)
             return rev
 
-    def in_memory(self, uri: str) -> bool:
+    def in_memory(self, uri: str | SkillUri) -> bool:
         """Whether everything `uri` names is in memory (its revision, the listing, the scan):
         an answer that never waits on the store."""
         try:
-            parsed = parse(uri)
+            parsed = parse(uri) if isinstance(uri, str) else uri
         except BadSkillUri:
             return True  # refused at once
         key = (parsed.repo, parsed.revision)
         with self._lock:
             return key in self._revisions and self._token is not None and key in self._scans
+
+    @property
+    def reads_inline(self) -> bool:
+        """Whether a revision is read where the request is answered, not in a worker thread:
+        the local registry's revisions, read from this machine's disk (a revision's bytes
+        within the size caps, checked as they are read), cost about what a thread hop does.
+        A Hub store's reads wait on the network, and a subclass's (the Space's) may fetch:
+        they go to a worker."""
+        return type(self).files is Catalog.files and getattr(self.store, "kind", "") == "local"
 
     def lookup(self, uri: SkillUri) -> Revision:
         """The revision `uri` names, checking that its name is that revision's own.
@@ -342,35 +377,6 @@ class Catalog:
         self._scans[key] = {"findings": len(findings), "by_severity": counts}
         self.facts.put(rev.key, {**facts, "scan": self._scans[key]})
         return self._scans[key]
-
-
-class Reads(Protocol):
-    """Where a catalog's listing comes from: a change token, and the skills with their figures
-    when it moves."""
-
-    def token(self) -> Hashable:
-        """What changes when the listing or the results may have."""
-        ...
-
-    def load(self) -> tuple[list[SkillInfo], Figures, str | None]:
-        """Every skill, the figures per (repo, version), why the results are unreadable."""
-        ...
-
-
-class StoreReads:
-    """A store's own listing and results (`hubskills mcp`)."""
-
-    def __init__(self, store: SkillStore) -> None:
-        self.store = store
-
-    def token(self) -> Hashable:
-        """The store's change token."""
-        return self.store.change_token()
-
-    def load(self) -> tuple[list[SkillInfo], Figures, str | None]:
-        """Search everything; the figures from the results (see `meta.version_figures`)."""
-        figures, error = version_figures(self.store)
-        return self.store.search("", limit=_ALL), figures, error
 
 
 def read_folder(root: Path, paths: list[str]) -> tuple[dict[str, bytes], frozenset[str]]:

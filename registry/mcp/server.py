@@ -33,7 +33,7 @@ from pydantic import Field
 from registry._version import __version__
 from registry.mcp.catalog import Catalog, NotServed
 from registry.mcp.search import SEARCH_TOOL, search_result
-from registry.mcp.uris import BadSkillUri, parse
+from registry.mcp.uris import BadSkillUri, SkillUri, parse
 
 EXTENSION = "io.modelcontextprotocol/skills"
 PAGE = 50  # skills per skills/list page
@@ -94,6 +94,7 @@ def build_server(catalog: Catalog, *, page: int = PAGE,
     """The low-level `Server` serving `catalog` (run it with `serve_stdio` / `http_app`);
     `page` is how many skills (or directory children) one page holds; `limiter` bounds the
     worker threads its store reads take (the Space keeps them off its own pool)."""
+    inline = catalog.reads_inline  # a revision's first read too: see `Catalog.reads_inline`
 
     async def list_skills(_ctx: Any, params: types.PaginatedRequestParams) -> dict[str, Any]:
         start = _cursor(params.cursor)
@@ -108,18 +109,18 @@ def build_server(catalog: Catalog, *, page: int = PAGE,
         return result
 
     async def get_skill(_ctx: Any, params: UriParams) -> dict[str, Any]:
-        def entry() -> dict[str, Any]:
-            uri = parse(params.uri)
-            if uri.path != "SKILL.md":
-                raise NotServed(f"{params.uri} is not the URI of a skill's SKILL.md")
-            return catalog.entry(catalog.lookup(uri))
-        return {"skill": await _served(entry, limiter, quick=catalog.in_memory(params.uri)),
-                "ttlMs": FILE_TTL_MS, "cacheScope": "public"}
+        uri = _parsed(params.uri)
+        if uri.path != "SKILL.md":
+            raise MCPError(INVALID_PARAMS, f"{params.uri} is not the URI of a skill's SKILL.md")
+        entry = await _served(lambda: catalog.entry(catalog.lookup(uri)), limiter,
+                              quick=inline or catalog.in_memory(uri))
+        return {"skill": entry, "ttlMs": FILE_TTL_MS, "cacheScope": "public"}
 
     async def read_resource(_ctx: Any,
                             params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-        data, mime = await _served(lambda: catalog.read(parse(str(params.uri))), limiter,
-                                   quick=catalog.in_memory(str(params.uri)))
+        uri = _parsed(str(params.uri))
+        data, mime = await _served(lambda: catalog.read(uri), limiter,
+                                   quick=inline or catalog.in_memory(uri))
         contents: types.TextResourceContents | types.BlobResourceContents
         try:
             contents = types.TextResourceContents(uri=params.uri, mime_type=mime,
@@ -177,6 +178,14 @@ def build_server(catalog: Catalog, *, page: int = PAGE,
     server.add_request_handler("resources/directory/read", DirectoryParams, read_directory)
     server.extensions[EXTENSION] = {"directoryRead": True}
     return server
+
+
+def _parsed(uri: str) -> SkillUri:
+    """`uri` parsed once per request; a bad one is -32602."""
+    try:
+        return parse(uri)
+    except BadSkillUri as err:
+        raise MCPError(INVALID_PARAMS, str(err)) from err
 
 
 def _encode(offset: int) -> str:
