@@ -73,3 +73,27 @@ def test_install_says_a_skill_already_in_place_in_one_line(tmp_path):
     shutil.rmtree(tmp_path / ".agents" / "skills" / "hf-hub-python-2x")
     again = run("install", cwd=tmp_path, HOME=str(tmp_path)).stdout  # one to put back: whole
     assert "Installed hubskills/hf-hub-python-2x" in again and "will see it" in again, again
+
+
+def test_pull_it_pastes_into_a_shell_as_printed_with_a_long_id(tmp_path):
+    """At 80 columns `Pull it:  hubskills pull` and the long id on the next line ran as two
+    commands when pasted (the pull without its skill, then the id). The command goes on lines
+    of its own now, cut with a ` \\` continuation where it must be."""
+    import subprocess
+
+    name = "an-extremely-long-skill-name-that-tests-how-wide-tables-get-ok"
+    run("new", name, cwd=tmp_path, HOME=str(tmp_path))
+    shim = tmp_path / "bin" / "hubskills"
+    shim.parent.mkdir()
+    shim.write_text(f'#!/bin/sh\necho "$*" >> {tmp_path}/ran\n')
+    shim.chmod(0o755)
+    published = run("publish", name, "--force", cwd=tmp_path, HOME=str(tmp_path), COLUMNS="80")
+    shown = run("info", f"local/{name}", cwd=tmp_path, HOME=str(tmp_path), COLUMNS="80")
+    for done in (published, shown):
+        assert max(map(len, done.stdout.splitlines())) <= 80, done.stdout
+        pasted = done.stdout.split("Pull it:", 1)[1].strip()
+        (tmp_path / "ran").unlink(missing_ok=True)
+        shell = subprocess.run(["bash", "-c", pasted], capture_output=True, text=True,
+                               env={"PATH": f"{shim.parent}:/usr/bin:/bin"})
+        assert shell.returncode == 0, (pasted, shell.stderr)
+        assert (tmp_path / "ran").read_text().startswith(f"pull local/{name}"), pasted

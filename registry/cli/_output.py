@@ -8,6 +8,7 @@ output ends up in CI logs and bug reports.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import textwrap
 from collections.abc import Callable, Iterable, Sequence
@@ -258,6 +259,33 @@ def _prose(message: str, style: str | None = None) -> None:
         for part in textwrap.wrap(line, out.width, subsequent_indent=indent,
                                   break_long_words=False, break_on_hyphens=False) or [""]:
             out.print(part, markup=False, style=style)
+
+
+def command_lines(command: str, width: int) -> list[str]:
+    """`command` as lines that paste into a shell as printed: one per `&&` step, each cut
+    between words (never inside quotes) with a ` \\` continuation to fit `width`."""
+    lines = []
+    for step in command.split(" && "):
+        line, words = "  ", 0
+        for word in re.findall(r"""(?:'[^']*'|"[^"]*"|\S)+""", step):
+            if words and len(line) + 1 + len(word) + 2 > width:
+                lines.append(f"{line} \\")
+                line, words = "    ", 0
+            line, words = f"{line}{' ' * bool(words)}{word}", words + 1
+        lines.append(line)
+    return lines
+
+
+def command(label: str, line: str) -> None:
+    """`label  LINE` where it fits the width; else the label, then the command LINE on lines
+    of its own that paste into a shell as printed (`Pull it:  hubskills pull` and the id on
+    the next line ran as two commands)."""
+    if cell_len(f"{label}  {line}") <= out.width:
+        result(f"{label}  {line}")
+        return
+    result(label)
+    for part in command_lines(scrub(line), out.width):  # as they are: markup, no re-wrapping
+        out.print(part, markup=False, soft_wrap=True)
 
 
 def as_json(data: Any) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -128,21 +127,6 @@ def _registry_detail(reg: dict[str, Any]) -> str:
     return f"{skills}{'+' if skills == _COUNTED else ''} skill{'s' * (skills != 1)} at {where}"
 
 
-def command_lines(command: str, width: int) -> list[str]:
-    """`command` as lines that paste into a shell as printed: one per `&&` step, each cut
-    between words (never inside quotes) with a ` \\` continuation to fit `width`."""
-    lines = []
-    for step in command.split(" && "):
-        line, words = "  ", 0
-        for word in re.findall(r"""(?:'[^']*'|"[^"]*"|\S)+""", step):
-            if words and len(line) + 1 + len(word) + 2 > width:
-                lines.append(f"{line} \\")
-                line, words = "    ", 0
-            line, words = f"{line}{' ' * bool(words)}{word}", words + 1
-        lines.append(line)
-    return lines
-
-
 @click.command("doctor")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable report on stdout.")
 def doctor_command(as_json: bool) -> None:
@@ -162,7 +146,7 @@ def doctor_command(as_json: bool) -> None:
         for check, _, _, fix in rows:  # whole, on lines of their own: never cut to fit a column
             if fix:
                 out.result(f"{check.strip()}:")
-                for line in command_lines(fix, out.out.width):
+                for line in out.command_lines(fix, out.out.width):
                     goes_on = line.endswith(" \\")  # escaped, the `\` would be doubled
                     out.result(escape(line.removesuffix(" \\")) + " \\" * goes_on)
                 if check in _OTHERWISE:  # a comment: the lines still paste as printed

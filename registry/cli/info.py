@@ -127,4 +127,4 @@ def _print_info(info: SkillInfo, summary: list[dict[str, Any]], triggers: list[A
     if not summary and not triggers:
         out.result("No evaluation results yet.")
     print_claims(facts)
-    out.result(f"Pull it:  hubskills pull {info.repo}")
+    out.command("Pull it:", f"hubskills pull {info.repo}")

@@ -167,4 +167,4 @@ def _print_publish(result: PublishResult) -> None:
     for appended in result.results:  # a pull request: someone else's dataset, awaiting review
         out.result(f"  results   {appended.path}" + (
             f" (unreviewed: proposed in {appended.pr_url})" if appended.pr_url else ""))
-    out.result(f"Pull it:  {result.pull_command}")
+    out.command("Pull it:", result.pull_command)
