@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from fakes.openai_server import FakeOpenAIServer
-from fakes.tool_script import GUESSED_PORT, SKILL_PORT, AgentScript
+from fakes.tool_script import GUESSED_PORT, SKILL_MD, SKILL_PORT, AgentScript
 from sandbox_required import bwrap_sandbox
 
 from registry.agent import AgentTask, seed_workspace
@@ -38,9 +38,7 @@ def make_skill(root: Path) -> Path:
     """A skill with an agent suite (and a chat suite the agent mode must not pick)."""
     folder = root / "zorblax-ports"
     (folder / "evals").mkdir(parents=True)
-    (folder / "SKILL.md").write_text(
-        "---\nname: zorblax-ports\ndescription: \"Ports of the zorblax daemon. Use when "
-        f"configuring zorblax.\"\n---\n\nZorblax listens on port {SKILL_PORT}.\n")
+    (folder / "SKILL.md").write_text(SKILL_MD)
     cases = [{"id": case, "expect_skill": expect,
               "prompt": f"Task {case}: write config.toml for " + (
                   "the zorblax daemon." if named else "the daemon."),

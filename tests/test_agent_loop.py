@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from fakes.anthropic_server import FakeAnthropicServer
 from fakes.openai_server import FakeOpenAIServer
-from fakes.tool_script import CHECK, SKILL_PORT, AgentScript
+from fakes.tool_script import CHECK, SKILL_MD, SKILL_PORT, AgentScript
 from sandbox_required import bwrap_sandbox
 
 from registry.agent import (
@@ -24,9 +24,6 @@ from registry.agent import (
 from registry.config import Settings
 from registry.format.skill import load_skill
 from registry.providers import Message, ToolCall, ToolSpec, resolve
-
-SKILL_MD = ("---\nname: zorblax-ports\ndescription: \"Ports of the zorblax daemon. Use when "
-            f"configuring zorblax.\"\n---\n\nZorblax listens on port {SKILL_PORT}.\n")
 
 
 @pytest.fixture

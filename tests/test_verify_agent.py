@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from fakes.openai_server import FakeOpenAIServer
-from fakes.tool_script import SKILL_PORT, AgentScript
+from fakes.tool_script import SKILL_MD, SKILL_PORT, AgentScript
 from sandbox_required import bwrap_sandbox
 
 from registry.cli import cli
@@ -35,9 +35,7 @@ CHECKS = [{"type": "contains", "value": [SKILL_PORT]},
 def make_skill(root: Path) -> Path:
     folder = root / "zorblax-ports"
     (folder / "evals").mkdir(parents=True)
-    (folder / "SKILL.md").write_text(
-        "---\nname: zorblax-ports\ndescription: \"Ports of the zorblax daemon. Use when "
-        f"configuring zorblax.\"\n---\n\nZorblax listens on port {SKILL_PORT}.\n")
+    (folder / "SKILL.md").write_text(SKILL_MD)
     cases = [{"id": f"c{i}", "prompt": f"Task {i}: write config.toml for the zorblax daemon.",
               "files": {"README.md": "Config goes in config.toml.\n"}, "checks": CHECKS}
              for i in range(3)]

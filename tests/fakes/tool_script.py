@@ -18,6 +18,9 @@ from typing import Any
 
 CHECK = "python3 -c \"import tomllib; print(tomllib.load(open('config.toml', 'rb'))['port'])\""
 GUESSED_PORT, SKILL_PORT = "8080", "4417"
+#: The skill the script plays against: it says the port the script looks for.
+SKILL_MD = ("---\nname: zorblax-ports\ndescription: \"Ports of the zorblax daemon. Use when "
+            f"configuring zorblax.\"\n---\n\nZorblax listens on port {SKILL_PORT}.\n")
 
 
 def _assistant_turns(body: dict[str, Any]) -> int:
