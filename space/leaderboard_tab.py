@@ -165,15 +165,16 @@ def warm(state: SpaceState, _: Snapshot | None = None) -> None:
     per_model(state, _choices(state)[2])
 
 
-def _filters() -> tuple[gr.Textbox, gr.Dropdown, gr.Dropdown, gr.Dropdown]:
+def _filters(state: SpaceState) -> tuple[gr.Textbox, gr.Dropdown, gr.Dropdown, gr.Dropdown]:
+    models, tags, _ = _choices(state)  # as the data stand at the build (page load: `ui`)
     with gr.Row(equal_height=True, elem_id="board-filters"):
         query = gr.Textbox(label="Search skills", placeholder="e.g. cuda, hub, skill-md "
                            "(press Enter)", scale=3, max_lines=1, elem_id="filter-query")
         # three narrow pickers share one line on a phone (min_width), so the table still
         # starts on its first screen
-        model = gr.Dropdown([ALL], value=ALL, label="Model", scale=2, allow_custom_value=True,
+        model = gr.Dropdown(models, value=ALL, label="Model", scale=2, allow_custom_value=True,
                             min_width=96, elem_id="filter-model")
-        tag = gr.Dropdown([ALL], value=ALL, label="Tag", scale=1, allow_custom_value=True,
+        tag = gr.Dropdown(tags, value=ALL, label="Tag", scale=1, allow_custom_value=True,
                           min_width=96, elem_id="filter-tag")
         verdict = gr.Dropdown([ALL, *VERDICTS], value=ALL, label="Verdict", scale=1,
                               min_width=96, elem_id="filter-verdict")
@@ -182,7 +183,7 @@ def _filters() -> tuple[gr.Textbox, gr.Dropdown, gr.Dropdown, gr.Dropdown]:
 
 def build(state: SpaceState) -> LeaderboardTab:
     """Render the tab's components and wire its events."""
-    query, model, tag, verdict = _filters()
+    query, model, tag, verdict = _filters(state)
     summary = gr.Markdown()
     table = gr.Dataframe(label="Leaderboard (click a row to open the skill's page)",
                          datatype=datatypes(BOARD_COLUMNS), interactive=False, wrap=True,

@@ -117,15 +117,21 @@ def _wire(demo: gr.Blocks, state: SpaceState, header: gr.HTML, tabs: gr.Tabs,
           evaluate: tuple[gr.Tab, gr.Dropdown], writes: list[gr.events.Dependency]) -> None:
     """Page load (with `?skill=`), row clicks that open a skill, refresh after writes.
 
-    The Evaluate tab's skill picker is refreshed when that tab is opened, not on page load:
-    each output of a load event is rebuilt in every arriving visitor's session (issue 38)."""
+    Page load sends the data only (the header's counts, the leaderboard, the model view): the
+    pickers' choices are in the page as built, and Gradio rebuilds every output a handler
+    updates in the arriving visitor's session (issue 38). When the visitor asked for a skill
+    (`?skill=`) or the data changed since the build, page load changes `follow_up`, which
+    updates the pickers (and opens the skill) in a second call; the Evaluate tab's skill picker
+    is brought up to date when that tab is opened."""
     eval_tab, eval_skill = evaluate
     filters = [board.query, board.model, board.tag, board.verdict]
     refreshed = [header, board.table, board.scatter, board.summary, board.model, board.tag,
                  board.view_model, page.picker, eval_skill]
 
+    built_on = state.snapshot().key  # the data the page's config holds (pickers' choices)
     built_with = state.snapshot().skills_token  # the skill lists in the page's config
     opened_on = board.view_model.value  # the model view's model in the page's config
+    follow_up = gr.State(None)  # what page load leaves to a second call, if anything
 
     def skill_picker(**value: Any) -> gr.Dropdown:
         """A skill picker's update: new choices only when the list changed since the build
@@ -146,12 +152,18 @@ def _wire(demo: gr.Blocks, state: SpaceState, header: gr.HTML, tabs: gr.Tabs,
     @friendly
     def on_load(query: str, model: str, tag: str, verdict: str, request: gr.Request) -> tuple:
         wanted = (request.query_params.get("skill") or "").strip() if request else ""
-        opened = gr.Tabs(selected="skill") if wanted else gr.Tabs()
-        values = refresh(query, model, tag, verdict)
-        view_model = leaderboard_tab.filter_choices(state, opened_on)[2]
-        picker = skill_picker(value=wanted) if wanted else values[7]
-        return (*values[:6], view_model, picker, opened,
-                leaderboard_tab.first_model_view(state))
+        table, scatter, summary = leaderboard_tab.leaderboard(state, query, model, tag, verdict)
+        later = (wanted, state.snapshot().key) if wanted or state.snapshot().key != built_on \
+            else None
+        return (header_html(state.counts()), table, scatter, summary,
+                leaderboard_tab.first_model_view(state), later)
+
+    @friendly
+    def follow(later: tuple[str, Any] | None) -> tuple:
+        wanted = later[0] if later else ""
+        models, tags, view_model = leaderboard_tab.filter_choices(state, opened_on)
+        return (models, tags, view_model, skill_picker(value=wanted) if wanted
+                else skill_picker(), gr.Tabs(selected="skill") if wanted else gr.Tabs())
 
     def open_from_table(evt: gr.SelectData) -> tuple[Any, Any]:
         row = evt.row_value or []
@@ -163,9 +175,11 @@ def _wire(demo: gr.Blocks, state: SpaceState, header: gr.HTML, tabs: gr.Tabs,
     def eval_picker() -> gr.Dropdown:
         return skill_picker()
 
-    demo.load(on_load, filters, [*refreshed[:-1], tabs, board.model_table],
+    demo.load(on_load, filters, [*refreshed[:4], board.model_table, follow_up],
               api_name="page_load", concurrency_limit=leaderboard_tab.READ_LIMIT,
               concurrency_id="page_load")
+    follow_up.change(follow, follow_up, [*refreshed[4:8], tabs], api_visibility="private",
+                     concurrency_limit=leaderboard_tab.READ_LIMIT, concurrency_id="page_load")
     eval_tab.select(eval_picker, None, eval_skill, api_visibility="private",
                     concurrency_limit=leaderboard_tab.READ_LIMIT, concurrency_id="page_load")
     for table in (board.table, board.model_table):

@@ -220,19 +220,28 @@ def test_reads_run_many_at_once_and_heavy_work_shares_two_slots(settings):
         demo.hubskills_state.data.stop()
 
 
+def private_handler(demo, *outputs: str):
+    """The handler of the event whose outputs have these `elem_id`s."""
+    return next(f.fn for f in demo.fns.values()
+                if [o.elem_id for o in f.outputs] == list(outputs))
+
+
 def test_page_loads_send_the_skill_lists_only_when_they_changed(settings, skills_dir):
     demo = build_demo(settings, on_space=False)
     state, load = demo.hubskills_state, handler(demo, "page_load")
-    # the Evaluate tab's picker is refreshed when that tab opens, not on every page load
-    opened = next(f.fn for f in demo.fns.values()
-                  if [o.elem_id for o in f.outputs] == ["eval-skill"])
+    # what page load leaves to a second call; the Evaluate tab's picker, when that tab opens
+    follow = private_handler(demo, "filter-model", "filter-tag", "model-view-picker",
+                             "skill-picker", "hs-tabs")
+    opened = private_handler(demo, "eval-skill")
     try:
-        picker, eval_skill = load("", ALL, ALL, ALL, None)[7], opened()
-        assert picker.choices == [] and eval_skill.choices == []  # the page has them
+        assert load("", ALL, ALL, ALL, None)[-1] is None  # the page has them: no second call
+        assert opened().choices == []
         state.store.publish(skills_dir / "agent-skill-md", repo="someone/agent-skill-md",
                             version="1.0.0")
         state.invalidate()
-        picker, eval_skill = load("", ALL, ALL, ALL, None)[7], opened()
+        later = load("", ALL, ALL, ALL, None)[-1]
+        assert later is not None and later[0] == ""  # the data changed; no skill asked for
+        picker, eval_skill = follow(later)[3], opened()
         assert ("someone/agent-skill-md", "someone/agent-skill-md") in picker.choices
         assert picker.choices == eval_skill.choices
     finally:
@@ -240,20 +249,24 @@ def test_page_loads_send_the_skill_lists_only_when_they_changed(settings, skills
 
 
 def test_an_arriving_visitor_queues_one_event_that_fills_the_model_view_too(settings):
-    """Issue 38: the page's only load event is `page_load`; it fills the model view without
-    setting its picker's value (a new value fires `model_view`, one more queued call), and the
-    Evaluate tab's estimate waits until that tab opens."""
+    """Issue 38: the page's only load event is `page_load`; it fills the model view, whose
+    picker the page opens on its first model (a value set by page load fires `model_view`,
+    one more queued call), and the Evaluate tab's estimate waits until that tab opens."""
     demo = build_demo(settings, on_space=False)
     try:
         loads = [f.api_name for f in demo.fns.values()
                  if any(event == "load" for _, event in f.targets)]
         assert loads == ["page_load"]
         picker = next(b for b in demo.blocks.values() if b.elem_id == "model-view-picker")
-        assert picker.value in MODELS  # the page opens the model view on a model
-        out = handler(demo, "page_load")("", ALL, ALL, ALL, None)
-        assert "value" not in out[6].constructor_args and "choices" in out[6].constructor_args
-        assert out[9] == handler(demo, "model_view")(picker.value)
-        assert {skill_from_link(r[1]) for r in out[9]["data"]} == set(SEEDED)
+        assert picker.value in MODELS
+        header, _, _, _, model_view, later = handler(demo, "page_load")("", ALL, ALL, ALL, None)
+        assert "3</b><span>skills" in header and later is None
+        assert model_view == handler(demo, "model_view")(picker.value)
+        assert {skill_from_link(r[1]) for r in model_view["data"]} == set(SEEDED)
+        follow = private_handler(demo, "filter-model", "filter-tag", "model-view-picker",
+                                 "skill-picker", "hs-tabs")
+        view_picker = follow(("", None))[2]  # the data changed, but not the first model
+        assert "value" not in view_picker.constructor_args
     finally:
         demo.hubskills_state.data.stop()
 
