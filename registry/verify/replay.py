@@ -308,7 +308,7 @@ def sample_label(key: Key) -> str:
 
 _key: Callable[[ResultRow], Key] = attrgetter("model", "arm", "case_id", "repeat")
 _SAME = ("run_id", "content_hash", "mode", "skill_name")  # as on the manifest, on every row
-_SUITE_HASH = attrgetter("suite_hash")
+_AGREED = attrgetter(*_SAME, "suite_hash")  # a row's, as the manifest's (its suite: or None)
 
 
 def _check_plan(manifest: RunManifest, rows: list[ResultRow],
@@ -322,10 +322,10 @@ def _check_plan(manifest: RunManifest, rows: list[ResultRow],
                                f"its models x cases x repeats x arms make {len(planned)}")
     keys = list(map(_key, rows))
     same, fields = attrgetter(*_SAME)(manifest), attrgetter(*_SAME)
-    # Most runs: every row agrees with the manifest and is in the plan, as three sets built
+    # Most runs: every row agrees with the manifest and is in the plan, as two sets built
     # without a Python loop say; else the loop below names the first row that does not.
-    if set(map(fields, rows)) <= {same} and planned.issuperset(keys) \
-            and set(map(_SUITE_HASH, rows)) <= {None, manifest.suite_hash}:
+    if planned.issuperset(keys) and set(map(_AGREED, rows)) <= {
+            (*same, None), (*same, manifest.suite_hash)}:
         rows_to_name: list[tuple[ResultRow, Key]] = []
     else:
         rows_to_name = list(zip(rows, keys, strict=True))
