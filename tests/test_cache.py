@@ -92,9 +92,11 @@ def test_runs_opening_one_new_cache_at_once_never_see_database_is_locked(tmp_pat
     assert failures == []
 
 
-def grade_twice_at_once(tmp_path: Path, reply: object) -> tuple[list[object], int, int]:
+def grade_twice_at_once(tmp_path: Path, reply: object, *, cancel_first: bool = False
+                        ) -> tuple[list[object], int, int]:
     """Two identical judge calls, the second made while the first is held at the judge (a
-    gated fake that answers `reply`): (their outcomes, requests the judge got, cached keys)."""
+    gated fake that answers `reply`; the first cancelled then, if asked): (their outcomes,
+    requests the judge got, cached keys)."""
     arrived = threading.Event()
     gate = Gate(free=0, answer=lambda body: "")
 
@@ -116,6 +118,9 @@ def grade_twice_at_once(tmp_path: Path, reply: object) -> tuple[list[object], in
             # One turn of the loop: the second runs until it waits (on the first's answer, or,
             # before the fix, on a call of its own), past its look in the cache either way.
             await asyncio.sleep(0)
+            if cancel_first:
+                first.cancel()
+                await asyncio.wait([first])
             gate.opened.set()
             try:
                 return list(await asyncio.gather(first, second, return_exceptions=True))
@@ -141,3 +146,12 @@ def test_a_failed_call_in_flight_fails_the_identical_one_waiting_and_is_not_cach
         tmp_path, {"status": 400, "error": {"message": "bad request"}})
     assert sent == 1 and cached == 0
     assert all(isinstance(o, HubskillsError) for o in outcomes)
+
+
+def test_when_the_call_in_flight_is_cancelled_the_identical_one_waiting_makes_its_own(
+        tmp_path: Path):
+    outcomes, sent, cached = grade_twice_at_once(
+        tmp_path, "VERDICT: FAIL\nREASON: no source", cancel_first=True)
+    assert isinstance(outcomes[0], asyncio.CancelledError)
+    assert outcomes[1][:2] == (False, "no source")
+    assert sent == 2 and cached == 1

@@ -80,11 +80,13 @@ class ModelCalls:
             if (pending := self._in_flight.get(key)) is None:
                 break
             try:  # shielded: this caller's cancellation must not cancel the first's call
-                return await asyncio.shield(pending), True
+                shared = await asyncio.shield(pending)
             except asyncio.CancelledError:
-                if not pending.cancelled():
-                    raise
-                # the first caller was cancelled: look again (the cache, or send it ourselves)
+                task = asyncio.current_task()
+                if not pending.cancelled() or (task is not None and task.cancelling()):
+                    raise  # this caller is cancelled, not (only) the first
+                continue  # the first caller was cancelled: look again (or send it ourselves)
+            return completion_from_dict(completion_to_dict(shared)), True  # a copy of its own
         pending = self._in_flight[key] = asyncio.get_running_loop().create_future()
         try:
             async with self.limit(model):  # a slot first: a reservation is held only while sent
