@@ -75,10 +75,11 @@ def test_install_says_a_skill_already_in_place_in_one_line(tmp_path):
     assert "Installed hubskills/hf-hub-python-2x" in again and "will see it" in again, again
 
 
-def test_pull_it_pastes_into_a_shell_as_printed_with_a_long_id(tmp_path):
+def test_pull_commands_paste_into_a_shell_as_printed_with_a_long_id(tmp_path):
     """At 80 columns `Pull it:  hubskills pull` and the long id on the next line ran as two
-    commands when pasted (the pull without its skill, then the id). The command goes on lines
-    of its own now, cut with a ` \\` continuation where it must be."""
+    commands when pasted (the pull without its skill, then the id), and pull's command that
+    adds an agent was cut likewise. Each goes on lines of its own now, cut with a ` \\`
+    continuation where it must be."""
     import subprocess
 
     name = "an-extremely-long-skill-name-that-tests-how-wide-tables-get-ok"
@@ -97,3 +98,11 @@ def test_pull_it_pastes_into_a_shell_as_printed_with_a_long_id(tmp_path):
                                env={"PATH": f"{shim.parent}:/usr/bin:/bin"})
         assert shell.returncode == 0, (pasted, shell.stderr)
         assert (tmp_path / "ran").read_text().startswith(f"pull local/{name}"), pasted
+    pulled = run("pull", f"local/{name}", cwd=tmp_path, HOME=str(tmp_path), COLUMNS="80")
+    assert max(map(len, pulled.stdout.splitlines())) <= 80, pulled.stdout
+    pasted = pulled.stdout.split("every one):", 1)[1].split("  scan:", 1)[0].strip()
+    (tmp_path / "ran").unlink()
+    shell = subprocess.run(["bash", "-c", pasted], capture_output=True, text=True,
+                           env={"PATH": f"{shim.parent}:/usr/bin:/bin"})
+    assert shell.returncode == 0, (pasted, shell.stderr)  # it was cut mid-command too
+    assert (tmp_path / "ran").read_text().startswith(f"pull local/{name} --agent claude")

@@ -261,30 +261,31 @@ def _prose(message: str, style: str | None = None) -> None:
             out.print(part, markup=False, style=style)
 
 
-def command_lines(command: str, width: int) -> list[str]:
+def command_lines(command: str, width: int, indent: str = "  ") -> list[str]:
     """`command` as lines that paste into a shell as printed: one per `&&` step, each cut
     between words (never inside quotes) with a ` \\` continuation to fit `width`."""
     lines = []
     for step in command.split(" && "):
-        line, words = "  ", 0
+        line, words = indent, 0
         for word in re.findall(r"""(?:'[^']*'|"[^"]*"|\S)+""", step):
             if words and len(line) + 1 + len(word) + 2 > width:
                 lines.append(f"{line} \\")
-                line, words = "    ", 0
+                line, words = indent + "  ", 0
             line, words = f"{line}{' ' * bool(words)}{word}", words + 1
         lines.append(line)
     return lines
 
 
-def command(label: str, line: str) -> None:
-    """`label  LINE` where it fits the width; else the label, then the command LINE on lines
-    of its own that paste into a shell as printed (`Pull it:  hubskills pull` and the id on
-    the next line ran as two commands)."""
-    if cell_len(f"{label}  {line}") <= out.width:
+def command(label: str, line: str, indent: str = "  ") -> None:
+    """`label  LINE` where it fits the width; else the label (if any), then the command LINE on
+    lines of its own, indented, that paste into a shell as printed (`Pull it:  hubskills pull`
+    and the id on the next line ran as two commands)."""
+    if label and cell_len(f"{label}  {line}") <= out.width:
         result(f"{label}  {line}")
         return
-    result(label)
-    for part in command_lines(scrub(line), out.width):  # as they are: markup, no re-wrapping
+    if label:
+        result(label)
+    for part in command_lines(scrub(line), out.width, indent):  # as they are: no re-wrapping
         out.print(part, markup=False, soft_wrap=True)
 
 

@@ -148,8 +148,9 @@ def _print_visibility(result: PullResult) -> None:
             == Path.home().resolve() else ""
         out.result("  not seen by: " + ", ".join(a.title for a in unseen)
                    + "; add one with (a comma list adds several, --all every one):")
-        # on a line of its own: cut to fit among the names, it was cut mid-command
-        out.result(f"    hubskills pull {result.repo} --agent {unseen[0].name}{scope}")
+        # on lines of its own that paste as printed: cut to fit, it was cut mid-command
+        out.command("", f"hubskills pull {result.repo} --agent {unseen[0].name}{scope}",
+                    indent="    ")
 
 
 def print_results(results: list[PullResult], project: Path, *, as_json: bool,
