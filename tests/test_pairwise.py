@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from cli_process import hubskills, runs
+from fakes.gate import Gate
 from fakes.openai_server import FakeOpenAIServer
 from test_evaluate import FAST, knows_fact_if_told, make_skill
 
@@ -20,6 +21,7 @@ from registry.evaluation.config import EvalConfig
 from registry.evaluation.engine import run_evaluation
 from registry.evaluation.pairwise import pairwise_messages
 from registry.evaluation.preflight import check_suite
+from registry.evaluation.stopping import StopSignal
 from registry.format.skill import load_skill
 from registry.format.suite import load_suite, suite_path
 from registry.providers import worst_case
@@ -286,6 +288,31 @@ def test_a_pair_cut_short_keeps_its_other_verdicts_and_stays_unjudged_on_resume(
         done = resumed(skill, server, run, settings)
     assert len(done.rows) == 2 * PAIRS
     assert summarize(done.rows)[0].pairwise.skill_wins == len(judged)
+
+
+def test_a_stop_while_the_judge_compares_keeps_both_answers(tmp_path):
+    skill = pairwise_skill(tmp_path, cases=1)
+    stop = StopSignal()
+    gate = Gate(free=0, answer=skill_preferring)  # holds the judge until the test ends
+
+    def stop_at_the_judge(body: dict) -> str:
+        if answers(body) is None:
+            return skill_preferring(body)
+        stop.request("test")  # both arms are answered and graded: the pair is being compared
+        return gate(body)
+
+    with FakeOpenAIServer(responder=stop_at_the_judge) as server:
+        settings = Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home"),
+                                      "HUBSKILLS_BASE_URL": server.url})
+        try:
+            run = run_evaluation(skill, EvalConfig(models=["local/fake-student"], runs=1,
+                                                   judge="local/fake-judge", retry=FAST),
+                                 settings, stop=stop)
+        finally:
+            gate.opened.set()
+    assert run.manifest.status == "interrupted"
+    assert sorted(r.arm for r in run.rows) == ["baseline", "skill"]
+    assert all(r.output and "run stopped before" in r.checks[0].reason for r in run.rows)
 
 
 def test_a_spot_check_estimate_counts_both_orders_of_each_pair(tmp_path):
