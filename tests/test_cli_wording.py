@@ -78,31 +78,35 @@ def test_install_says_a_skill_already_in_place_in_one_line(tmp_path):
 def test_pull_commands_paste_into_a_shell_as_printed_with_a_long_id(tmp_path):
     """At 80 columns `Pull it:  hubskills pull` and the long id on the next line ran as two
     commands when pasted (the pull without its skill, then the id), and pull's command that
-    adds an agent was cut likewise. Each goes on lines of its own now, cut with a ` \\`
-    continuation where it must be."""
+    adds an agent was cut likewise, and new's `validate` and keys new's `sign`. Each goes on
+    lines of its own now, cut with a ` \\` continuation where it must be."""
     import subprocess
 
     name = "an-extremely-long-skill-name-that-tests-how-wide-tables-get-ok"
-    run("new", name, cwd=tmp_path, HOME=str(tmp_path))
     shim = tmp_path / "bin" / "hubskills"
     shim.parent.mkdir()
     shim.write_text(f'#!/bin/sh\necho "$*" >> {tmp_path}/ran\n')
     shim.chmod(0o755)
-    published = run("publish", name, "--force", cwd=tmp_path, HOME=str(tmp_path), COLUMNS="80")
-    shown = run("info", f"local/{name}", cwd=tmp_path, HOME=str(tmp_path), COLUMNS="80")
-    for done in (published, shown):
-        assert max(map(len, done.stdout.splitlines())) <= 80, done.stdout
-        pasted = done.stdout.split("Pull it:", 1)[1].strip()
+
+    def pasted_runs(printed: str, after: str) -> str:
+        pasted = printed.split(after, 1)[1].split("\n  scan:", 1)[0].strip()
         (tmp_path / "ran").unlink(missing_ok=True)
         shell = subprocess.run(["bash", "-c", pasted], capture_output=True, text=True,
                                env={"PATH": f"{shim.parent}:/usr/bin:/bin"})
         assert shell.returncode == 0, (pasted, shell.stderr)
-        assert (tmp_path / "ran").read_text().startswith(f"pull local/{name}"), pasted
+        return (tmp_path / "ran").read_text()
+
+    created = run("new", name, cwd=tmp_path, HOME=str(tmp_path), COLUMNS="80").stdout
+    assert pasted_runs(created, "then run") == f"validate {name}\n", created
+    key = tmp_path / "a-folder-of-signing-keys-with-a-long-name" / "acme-signing-key.key"
+    made = run("keys", "new", key, cwd=tmp_path, HOME=str(tmp_path), COLUMNS="80").stdout
+    assert pasted_runs(made, "sign with:") == f"sign FOLDER --key {key}\n", made
+    published = run("publish", name, "--force", cwd=tmp_path, HOME=str(tmp_path), COLUMNS="80")
+    shown = run("info", f"local/{name}", cwd=tmp_path, HOME=str(tmp_path), COLUMNS="80")
+    for done in (published, shown):
+        assert max(map(len, done.stdout.splitlines())) <= 80, done.stdout
+        assert pasted_runs(done.stdout, "Pull it:").startswith(f"pull local/{name}")
     pulled = run("pull", f"local/{name}", cwd=tmp_path, HOME=str(tmp_path), COLUMNS="80")
     assert max(map(len, pulled.stdout.splitlines())) <= 80, pulled.stdout
-    pasted = pulled.stdout.split("every one):", 1)[1].split("  scan:", 1)[0].strip()
-    (tmp_path / "ran").unlink()
-    shell = subprocess.run(["bash", "-c", pasted], capture_output=True, text=True,
-                           env={"PATH": f"{shim.parent}:/usr/bin:/bin"})
-    assert shell.returncode == 0, (pasted, shell.stderr)  # it was cut mid-command too
-    assert (tmp_path / "ran").read_text().startswith(f"pull local/{name} --agent claude")
+    assert pasted_runs(pulled.stdout, "every one):").startswith(
+        f"pull local/{name} --agent claude")  # it was cut mid-command too

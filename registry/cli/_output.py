@@ -280,11 +280,11 @@ def command(label: str, line: str, indent: str = "  ") -> None:
     """`label  LINE` where it fits the width; else the label (if any), then the command LINE on
     lines of its own, indented, that paste into a shell as printed (`Pull it:  hubskills pull`
     and the id on the next line ran as two commands)."""
-    if label and cell_len(f"{label}  {line}") <= out.width:
-        result(f"{label}  {line}")
+    if label and cell_len(f"{label}  {line}") <= out.width:  # both plain text, never markup
+        result(escape(f"{label}  {line}"))
         return
     if label:
-        result(label)
+        result(escape(label))
     for part in command_lines(scrub(line), out.width, indent):  # as they are: no re-wrapping
         out.print(part, markup=False, soft_wrap=True)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import click
@@ -29,4 +30,5 @@ def keys_new(path: Path, force: bool) -> None:
     pair = new_key_pair(path, force=force)
     out.result(f"Private key: {escape(str(pair.private))} (keep it secret)")
     out.result(f"Public key:  {escape(str(pair.public))} ({pair.fingerprint})")
-    out.result(f"  sign with: hubskills sign FOLDER --key {escape(str(pair.private))}")
+    out.command("  sign with:", f"hubskills sign FOLDER --key {shlex.quote(str(pair.private))}",
+                indent="    ")

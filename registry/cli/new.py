@@ -32,4 +32,4 @@ def new_command(name: str, parent: Path, description: str | None, as_json: bool)
                      "next": f"hubskills validate {folder}"})
         return
     out.result(f"Created {folder}/SKILL.md and {folder}/evals/evals.json")
-    out.result(f"Next: edit them, then run  hubskills validate {folder}")
+    out.command("Next: edit them, then run", f"hubskills validate {folder}")
