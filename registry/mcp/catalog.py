@@ -12,6 +12,7 @@ instead of parsing and scanning every skill, and digests are always of the bytes
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -385,6 +386,7 @@ def read_folder(root: Path, paths: list[str]) -> tuple[dict[str, bytes], frozens
     return files, frozenset(rel for rel in paths if (root / rel).stat().st_mode & 0o111)
 
 
+@functools.lru_cache(maxsize=4096)
 def mime_type(path: str) -> str:
     """The MIME type a file is served with (markdown and unknown text as the extension says)."""
     if path.endswith(".md"):
