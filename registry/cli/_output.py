@@ -53,6 +53,7 @@ TEXT_FLOOR, CELL_CAP, ID_FLOOR, VALUE_FLOOR = 20, 24, 16, 8
 def table(
     columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None,
     drop: Sequence[str] = (), per_row: Sequence[str] = (),
+    whole: str = "a wider terminal or --json",
 ) -> None:
     """Print a table fitted to the terminal's width (80 columns when piped).
 
@@ -62,7 +63,7 @@ def table(
     and stderr names them (`--json` keeps them); a one-row table says its widest cells above
     it. Still too wide, long cells are cut with an ellipsis, then ids are wrapped at their
     separators (`_fitted`). A `per_row` column (one value in every row by chance: search's
-    versions) is never said.
+    versions) is never said. `whole` says what shows cut text whole.
     """
     cells = [["" if cell is None else scrub(str(cell)) for cell in row] for row in rows]
     spans = {name: _span(name, [row[i] for row in cells]) for i, name in enumerate(columns)}
@@ -102,6 +103,10 @@ def table(
     if shortened:
         err.print(f"(ids shortened with … in the middle to fit {out.width} columns; --json "
                   "shows them whole)", soft_wrap=False)
+    if any(cell_len(Text.from_markup(row[i]).plain) > widths[name] for row in fitted
+           for i, name in enumerate(shown) if _kind(name) == "text"):  # a scan's findings
+        err.print(f"(text cut with … to fit {out.width} columns; {whole} shows it whole)",
+                  soft_wrap=False)
 
 
 def _say_once(names: list[str], cells: list[list[str]], columns: Sequence[str],

@@ -110,7 +110,8 @@ def _findings_table(findings: list[Finding]) -> None:
     if findings:
         out.table(["severity", "code", "where", "message"],
                   [(f.severity, f.code, escape(f"{f.path}:{f.line}" if f.line else f.path),
-                    escape(f.message)) for f in findings])
+                    escape(f.message)) for f in findings],
+                  whole="a wider terminal or hubskills scan SKILL --json")  # pull has no JSON
 
 
 def rel(path: Path, project: Path) -> str:
