@@ -3,10 +3,12 @@
 
 A browser that opens the Space gets the page (`GET /`: the HTML with Gradio's whole config in
 it), loads the front end's scripts, then joins the queue with each of the page's `load` events
-(`POST /gradio_api/queue/join`: the leaderboard's `/page_load` and the Evaluate tab's
-estimate) and reads their results from one stream (`GET /gradio_api/queue/data`, server-sent
+(`POST /gradio_api/queue/join`: since issue 38's second round, the leaderboard's `/page_load`
+alone) and reads their results from one stream (`GET /gradio_api/queue/data`, server-sent
 events) until each completes; the leaderboard is filled when `/page_load`'s completes (seen in
-chromium's network log). Each arriving visitor here does the same over raw HTTP with a client
+chromium's network log, where no other call follows unless the visitor came with `?skill=` or
+the data changed since the page was built). Each arriving visitor here does the same over raw
+HTTP with a client
 of its own (a new connection, a new session), all released at once after a barrier: the time
 to the page, and to the leaderboard's data. Not sent: the front end's scripts and styles (106
 static files, cached by a returning browser; `space_load.py`'s first paint times one visitor
