@@ -329,3 +329,17 @@ def test_command_empty_states_point_to_eval_push(capsys: pytest.CaptureFixture[s
     render_leaderboard([])
     printed = capsys.readouterr().out
     assert "No evaluation results" in printed and "hubskills eval SKILL --push" in printed
+
+
+def test_a_model_filter_no_model_contains_names_the_boards_models_and_the_nearest():
+    """`--model gpt` on a board without it said only that nothing matched."""
+    _push(run_rows(2, 9, run="20260101-000000-aaaaaa", model="openai/gpt-4.1-mini"))
+    _push(run_rows(2, 5, run="20260101-000000-bbbbbb", model="anthropic/claude-haiku-4-5"))
+    said = invoke("--model", "gtp-4.1", "--include-unverified").output
+    assert "No model on this board contains 'gtp-4.1'; its models: " in said, said
+    assert "anthropic/claude-haiku-4-5, " in said and "openai/gpt-4.1-mini" in said, said
+    nearest = said.split("Nearest:", 1)[1].split()
+    assert nearest[:3] == ["hubskills", "leaderboard", "--model"]
+    board = invoke(*nearest[2:], "--include-unverified").output
+    assert "me/csv@1.0.0" in board and "No results match" not in board, board
+    assert "its models" not in invoke("--model", "gpt", "--verdict", "hurts").output

@@ -77,14 +77,31 @@ def leaderboard_command(skill: str | None, model: str | None, tag: str | None,
     store = get_store(Settings.from_env(), registry)
     tags = {info.repo: info.tags for info in store.search("", limit=_ALL_SKILLS)} if tag else None
     filters = dict(skill=skill, model=model, tags=tags, tag=tag, verdict=verdict)
-    ranked, hidden, triggers = board_of(store.results_frame(), filters, badges(store),
-                                        include_unverified)
+    frame, found = store.results_frame(), badges(store)
+    ranked, hidden, triggers = board_of(frame, filters, found, include_unverified)
     if pending:
         _with_pending(ranked, triggers, store, filters, limit=limit, as_json=as_json)
         return
     render_leaderboard(ranked, limit=limit, as_json=as_json,
                        filtered=any((skill, model, tag, verdict)), triggers=triggers,
                        hidden=hidden)
+    if model and not (ranked or triggers or hidden or as_json):
+        _no_such_model(model, frame, found)
+
+
+def _no_such_model(model: str, frame: object, found: dict) -> None:
+    """Where no model on the board contains `--model`, say which ones it has and the nearest
+    (`--model gpt` on a board of one embedded model said only that nothing matched)."""
+    import difflib
+
+    every, _, triggers = board_of(frame, dict(skill=None, model=None, tags=None, tag=None,
+                                              verdict=None), found, True)
+    models = sorted({e.model for e in every} | {t.model for t in triggers})
+    if not models or any(model.lower() in m.lower() for m in models):
+        return  # another filter emptied it
+    out.result(f"No model on this board contains {model!r}; its models: " + ", ".join(models))
+    nearest = difflib.get_close_matches(model, models, n=1, cutoff=0) or models
+    out.command("Nearest:", f"hubskills leaderboard --model {nearest[0]}")
 
 
 def board_of(frame: object, filters: dict, found: dict,
