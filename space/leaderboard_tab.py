@@ -153,6 +153,12 @@ def filter_choices(state: SpaceState, opened_on: str | None = None
     return gr.Dropdown(choices=models), gr.Dropdown(choices=tags), picker
 
 
+def filter_lists(state: SpaceState) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The model and tag filters' choices, to compare with those a page was built with."""
+    models, tags, _ = _choices(state)
+    return tuple(models), tuple(tags)
+
+
 def first_model_view(state: SpaceState) -> dict:
     """The model view the page opens on (its picker's first model), as page load fills it."""
     return per_model(state, _choices(state)[2])

@@ -121,14 +121,15 @@ def _wire(demo: gr.Blocks, state: SpaceState, header: gr.HTML, tabs: gr.Tabs,
     pickers' choices are in the page as built, and Gradio rebuilds every output a handler
     updates in the arriving visitor's session (issue 38). When the visitor asked for a skill
     (`?skill=`) or the data changed since the build, page load changes `follow_up`, which
-    updates the pickers (and opens the skill) in a second call; the Evaluate tab's skill picker
-    is brought up to date when that tab is opened."""
+    updates the pickers (and opens the skill) in a second call; new results alone (the same
+    models, tags and skills) need none. The Evaluate tab's skill picker is brought up to date
+    when that tab is opened."""
     eval_tab, eval_skill = evaluate
     filters = [board.query, board.model, board.tag, board.verdict]
     refreshed = [header, board.table, board.scatter, board.summary, board.model, board.tag,
                  board.view_model, page.picker, eval_skill]
 
-    built_on = state.snapshot().key  # the data the page's config holds (pickers' choices)
+    built_lists = leaderboard_tab.filter_lists(state)  # the filters' choices in the page
     built_with = state.snapshot().skills_token  # the skill lists in the page's config
     opened_on = board.view_model.value  # the model view's model in the page's config
     follow_up = gr.State(None)  # what page load leaves to a second call, if anything
@@ -153,13 +154,14 @@ def _wire(demo: gr.Blocks, state: SpaceState, header: gr.HTML, tabs: gr.Tabs,
     def on_load(query: str, model: str, tag: str, verdict: str, request: gr.Request) -> tuple:
         wanted = (request.query_params.get("skill") or "").strip() if request else ""
         table, scatter, summary = leaderboard_tab.leaderboard(state, query, model, tag, verdict)
-        later = (wanted, state.snapshot().key) if wanted or state.snapshot().key != built_on \
-            else None
+        changed = (state.snapshot().skills_token != built_with
+                   or leaderboard_tab.filter_lists(state) != built_lists)
+        later = (wanted, changed) if wanted or changed else None
         return (header_html(state.counts()), table, scatter, summary,
                 leaderboard_tab.first_model_view(state), later)
 
     @friendly
-    def follow(later: tuple[str, Any] | None) -> tuple:
+    def follow(later: tuple[str, bool] | None) -> tuple:
         wanted = later[0] if later else ""
         models, tags, view_model = leaderboard_tab.filter_choices(state, opened_on)
         return (models, tags, view_model, skill_picker(value=wanted) if wanted
