@@ -7,12 +7,12 @@ it), loads the front end's scripts, then joins the queue with each of the page's
 alone) and reads their results from one stream (`GET /gradio_api/queue/data`, server-sent
 events) until each completes; the leaderboard is filled when `/page_load`'s completes (seen in
 chromium's network log, where no other call follows unless the visitor came with `?skill=` or
-the data changed since the page was built). Each arriving visitor here does the same over raw
-HTTP with a client
-of its own (a new connection, a new session), all released at once after a barrier: the time
-to the page, and to the leaderboard's data. Not sent: the front end's scripts and styles (106
-static files, cached by a returning browser; `space_load.py`'s first paint times one visitor
-with them) and the heartbeat stream a browser holds open. The load events and their inputs are
+the skills, models or tags changed since the page was built). Each arriving visitor here does
+the same over raw HTTP with a client of its own (a new connection, a new session), all
+released at once after a barrier: the time to the page, and to the leaderboard's data. Not
+sent: the front end's scripts and styles (106 static files, cached by a returning browser;
+`space_load.py`'s first paint times one visitor with them) and the heartbeat stream a browser
+holds open. The load events and their inputs are
 read from the page's config once, before the burst, as the browser reads them from the page.
 """
 
