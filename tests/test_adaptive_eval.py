@@ -44,8 +44,12 @@ def settings_for(server, tmp_path) -> Settings:
 
 
 def config(**overrides) -> EvalConfig:
+    """An adaptive run whose rounds are whole runs (``splits`` 1), so a round here is a run
+    (the default, two rounds a run: `test_eval_is_adaptive_by_default_and_says_...`)."""
+    options = {} if overrides.get("design") == "fixed" else {"splits": 1}
+    options |= overrides.pop("design_options", {})
     return EvalConfig(**{"models": ["local/fake"], "runs": 3, "retry": FAST, "use_cache": False,
-                         "design": "adaptive", **overrides})
+                         "design": "adaptive", "design_options": options, **overrides})
 
 
 def test_a_decided_verdict_stops_early_with_fewer_calls_than_the_fixed_plan(server, tmp_path):
@@ -58,7 +62,7 @@ def test_a_decided_verdict_stops_early_with_fewer_calls_than_the_fixed_plan(serv
     assert {r.round for r in run.rows} == {1} and {r.repeat for r in run.rows} == {0}
     assert run.manifest.status == "complete" and not run.manifest.is_partial
     assert run.manifest.samples_planned == 120 and run.manifest.design["kind"] == "adaptive"
-    assert Design.from_dict(run.manifest.design) == Design(kind="adaptive", runs=3)
+    assert Design.from_dict(run.manifest.design) == Design(kind="adaptive", runs=3, splits=1)
     assert run.manifest.design_stops == {"local/fake": {
         "round": 1, "reason": "helps, decided at round 1", "verdict": "helps", "settled": 0}}
     assert lines == ["round 1 of 3 · 0 cases settled · verdict not yet decided",
@@ -150,7 +154,7 @@ def test_a_resume_with_another_design_is_refused_before_any_call(server, tmp_pat
 
 @pytest.mark.parametrize("options, message", [
     ({"alpha": 0.5}, "alpha must be in"), ({"settle_after": 1}, "settle_after must be"),
-    ({"spending": "linear"}, "spending must be one of"), ({"bogus": 1}, "unknown design"),
+    ({"spending": "cubic"}, "spending must be one of"), ({"bogus": 1}, "unknown design"),
     ({"alpha": "often"}, "invalid evaluation design"),
 ])
 def test_a_design_parameter_out_of_range_is_refused_before_any_call(server, tmp_path, options,
@@ -187,10 +191,11 @@ def test_eval_is_adaptive_by_default_and_says_what_the_design_does(server, tmp_p
     result = CliRunner().invoke(cli, ["eval", str(skill), "-m", "local/fake", "--base-url",
                                       server.url, "--no-cache"], env=env)
     assert result.exit_code == 0, result.output
-    assert "round 1 of 3 · 0 cases settled · verdict not yet decided" in result.output
+    # two rounds a run: half the cases, then the other half (splits 2)
+    assert "round 1 of 6 · 0 cases settled · verdict not yet decided" in result.output
     assert "at most 120 answers to get (adaptive: it stops once the verdict is decided)" in \
         result.output
-    assert "stopped at 33% of the planned answers (40 of 120): helps, decided at round 1" in \
+    assert "stopped at 33% of the planned answers (40 of 120): helps, decided at round 2" in \
         result.output
     assert len(server.bodies) == 40
     fixed = CliRunner().invoke(cli, ["eval", str(skill), "-m", "local/fake", "--base-url",

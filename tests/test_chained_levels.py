@@ -57,3 +57,31 @@ def test_under_every_swap_of_the_arms_the_looks_reject_within_what_was_spent(see
         rejected_by += np.cumsum(hit) > 0
     share = rejected_by / 2**n
     assert np.all(share <= np.array(caps) + 1e-12), (share, caps)
+
+
+def test_the_statistics_page_example_by_hand():
+    """docs/statistics.md, "Check it by hand": 40 cases x 3 runs at the defaults, stopping at
+    round 3 (the first half's second run) after half the answers."""
+    from registry.results.sequential import plan_round, spent_by
+
+    outcomes = ([([False] * 3, [True] * 3)] * 3 + [([True, False, True], [True] * 3)] * 3
+                + [([True] * 3, [True] * 3)] * 14 + [([False] * 3, [True] * 3)] * 2
+                + [([True] * 3, [True] * 3)] * 18)
+    truth = {f"c{i:02d}": pair for i, pair in enumerate(outcomes)}
+    history = {c: {"baseline": [], "skill": []} for c in truth}
+    design = Design(runs=3)
+    assert [spent_by(design, 40, j) for j in (1, 2, 3)] == [0.05 / 6, 0.05 / 3, 0.025]
+    while not (plan := plan_round(design, history)).stop:
+        for case, run in plan.samples:
+            history[case]["baseline"].append(truth[case][0][run])
+            history[case]["skill"].append(truth[case][1][run])
+    assert plan.round == 3 and plan.verdict == "helps" and plan.alpha == 0.025
+    assert sum(len(h["skill"]) for h in history.values()) == 60  # of 120 a arm
+    # the looks by hand: nothing can reject at looks 1 and 2; at look 3 only 0 or 8 of 8
+    state = Spent.start(1, 40)
+    for j, up in ((1, [0, 1, 2]), (2, [0, 1, 2, 20, 21]), (3, [0, 1, 2, 3, 4, 5, 20, 21])):
+        status = np.zeros((1, 40), np.int8)
+        status[0, up] = 1
+        state = chained(state, status, spent_by(design, 40, j), 0.05)
+        assert state.union[0] == (2 / 256 if j == 3 else 0)  # 3 or 5 decided: p >= 0.0625
+    assert mcnemar_exact(8, 0) == 2 / 256 < state.level[0] == 0.025

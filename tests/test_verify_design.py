@@ -38,7 +38,7 @@ def adaptive_run(design: Design) -> tuple[RunManifest, list[ResultRow]]:
     return manifest, rows
 
 
-DESIGN = Design(runs=3, futility=0, settle_after=2)
+DESIGN = Design(runs=3, futility=0, settle_after=2, splits=1)  # a round a run
 
 
 def test_an_honest_adaptive_run_checks_clean():

@@ -59,9 +59,10 @@ _BUDGET = Budget()  # agent mode's defaults, shown in --help and docs/evaluating
                    "own.")
 @click.option("--design-option", "design_option", multiple=True, metavar="KEY=VALUE",
               help="A parameter of the adaptive design, repeatable: alpha (default 0.05), "
-                   "spending (pocock, obrien-fleming or haybittle-peto; default "
-                   "pocock), settle_after (4), futility (0.1), futility_from (2), "
-                   "batches (8), levels (chained or bonferroni); docs/evaluating.md. "
+                   "spending (linear, pocock, obrien-fleming or haybittle-peto; default "
+                   "linear), settle_after (4), futility (0.15), futility_from (2), "
+                   "early_futility (0.01), splits (2), batches (8), levels (chained or "
+                   "bonferroni); docs/evaluating.md. "
                    "Trigger mode: alpha, spending, "
                    "settle_after, width (docs/triggers.md).")
 @click.option("--cases", default=None, help="Comma-separated case ids to run.")

@@ -1,33 +1,27 @@
 """Adaptive evaluation: which samples a run asks next, and when its verdict is decided.
 
 A `Design` plans a run in rounds (docs/statistics.md#adaptive-evaluation). With several runs
-per case, round j asks run j of every case not yet settled; a case is *settled* when its first
-``settle_after`` runs all agree, in both arms (all pass or all fail: it cannot show a lift, and
-rarely changes its mind). With one run per case the rounds are batches of cases (at least
-`MIN_BATCH` each, in case-label order). A "fixed" design asks everything in one round.
+per case, round j asks run j of every case not yet settled (*settled*: its first
+``settle_after`` runs all pass or all fail, in both arms); with one run per case the rounds are
+batches of cases (at least `MIN_BATCH`, in case-label order); a "fixed" design is one round.
 
 After each round the engine (`stats.table`) looks at the rows so far at the look's level: an
-alpha-spending function (Lan-DeMets; Pocock type by default) says how much of ``alpha`` may be
+alpha-spending function (Lan-DeMets; linear by default) says how much of ``alpha`` may be
 spent by the round's share of the plan, and the *chained* levels (`results.chained_levels`)
 spend it against the sign test's exact joint null over the looks, so that under no effect any
-look says "helps" or "hurts" with probability at most ``alpha`` (a record made before them
-spent each look's increment, Bonferroni: ``levels`` "bonferroni"). "helps" or "hurts" at a
-look stops the run (efficacy); so does a non-binding futility rule (from round
+look says "helps" or "hurts" with probability at most ``alpha`` (``levels`` "bonferroni":
+each look its increment). "helps" or "hurts" stops the run; so does a futility rule (from round
 ``futility_from`` when there are several runs per case, at any look with one), when even the
 current trend carried to the end of the plan reaches the last look with probability under
-``futility`` ("no effect this suite could detect"). The last round stops as "plan complete".
-Every rule that picks samples is symmetric in the two arms, which is what the levels' null
-rests on; futility only removes chances to say "helps". The interval reported at a stop is the
-engine's at the stopping look's level (a repeated confidence interval). Pure: numpy and
-`stats.table`, no I/O and no model calls. The futility rule's exact sum: `results.futility`.
+``futility`` (``early_futility`` before that round): "no effect this suite could detect".
+The last round stops as "plan complete". The interval reported at a stop is the engine's at
+the stopping look's level. Pure: numpy and `stats.table`, no I/O, no model calls.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
-from statistics import NormalDist
 
 import numpy as np
 
@@ -35,18 +29,27 @@ from registry.errors import HubskillsError
 from registry.results.chained_levels import Spent, chained, statuses
 from registry.results.formulas import ALPHA
 from registry.results.futility import trend_power
+from registry.results.schedule import (  # noqa: F401  (the schedule's names, re-exported)
+    MIN_BATCH,
+    asked_runs,
+    fraction,
+    look_alpha,
+    n_rounds,
+    runs_by,
+    spent,
+    spent_by,
+    whole_runs,
+)
 from registry.results.stats import Outcomes, Table, table
 from registry.results.verdicts import MIN_CASES
 
 KINDS = ("adaptive", "fixed")
-SPENDING = ("obrien-fleming", "pocock", "haybittle-peto")
+SPENDING = ("linear", "pocock", "obrien-fleming", "haybittle-peto")
 LEVELS = ("chained", "bonferroni")
 ARMS = ("baseline", "skill")
 NO_EFFECT = "no effect this suite could detect"
 COMPLETE = "plan complete"
 _HINT = "hubskills eval --help"
-MIN_BATCH = 5  # cases in a batch (one run per case): a first look that can stop for futility
-_NORMAL = NormalDist()
 
 History = Mapping[str, Mapping[str, Sequence[bool | None]]]
 Row = tuple[str, str, int, "bool | None"]  # (case_id, arm, run_index, outcome)
@@ -59,17 +62,21 @@ class Design:
     by ``spending``; ``settle_after`` runs agreeing in both arms settle a case; ``futility``
     the conditional power under which the run stops for no effect (0: never), at the looks from
     round ``futility_from`` on when ``runs`` is above 1; ``batches`` case batches when ``runs``
-    is 1; ``levels`` how the looks spend: "chained" (exact) or "bonferroni"."""
+    is 1; ``levels`` how the looks spend: "chained" (exact) or "bonferroni";
+    ``early_futility`` the one at the looks before ``futility_from`` (at most ``futility``);
+    ``splits`` the rounds each run is asked in when ``runs`` is above 1 (`results.schedule`)."""
 
     kind: str = "adaptive"
     runs: int = 1
     alpha: float = ALPHA
-    spending: str = "pocock"
+    spending: str = "linear"
     settle_after: int = 4
-    futility: float = 0.1
+    futility: float = 0.15
     batches: int = 8
     futility_from: int = 2
     levels: str = "chained"
+    early_futility: float = 0.01
+    splits: int = 2
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -87,19 +94,18 @@ class Design:
 
     @classmethod
     def from_record(cls, d: Mapping) -> Design:
-        """A design as a run's manifest recorded it: one recorded before `levels` existed spent
-        its looks by Bonferroni, and replays as it ran."""
-        return cls.from_dict({"levels": "bonferroni", **d})
+        """A design as a manifest recorded it (one from before `levels`: Bonferroni, no early
+        futility, as it ran)."""
+        return cls.from_dict({"levels": "bonferroni", "early_futility": 0.0, "splits": 1, **d})
 
 
 @dataclass(frozen=True)
 class RoundPlan:
     """What to do next: ask ``samples`` ((case_id, run_index), in both arms; on a resume, the
     arms that lack them) in ``round``, or ``stop`` with ``reason`` and the decided ``verdict``.
-    ``settled``: cases settled by agreement; ``alpha``: the level of this round's look (the
-    interval and test the engine reports at a stop; before the round is asked, its spending
-    increment); ``rounds``: rounds in the plan; ``reported``: the level the run's figures are
-    reported at now (the stopping look's, else the last complete look's, else the design's)."""
+    ``settled``: cases settled by agreement; ``alpha``: this round's look's level (before it
+    is asked, its increment); ``rounds``: rounds in the plan; ``reported``: the level the
+    figures are reported at now (the stopping look's, else the last complete look's)."""
 
     round: int
     samples: tuple[tuple[str, int], ...]
@@ -121,16 +127,20 @@ def validate_design(design: Design, n_cases: int) -> None:
         problems.append(f"runs must be at least 1, got {design.runs!r}")
     if not 0 < design.alpha <= ALPHA:  # stricter only: "helps" means as much on every screen
         problems.append(f"alpha must be in (0, {ALPHA}], got {design.alpha!r}")
-    if design.spending not in SPENDING:
-        problems.append(f"spending must be one of {', '.join(SPENDING)}, got {design.spending!r}")
+    for name, allowed in (("spending", SPENDING), ("levels", LEVELS)):
+        if getattr(design, name) not in allowed:
+            problems.append(f"{name} must be one of {', '.join(allowed)}, got "
+                            f"{getattr(design, name)!r}")
     if not isinstance(design.settle_after, int) or design.settle_after < 2:
         problems.append(f"settle_after must be at least 2 runs, got {design.settle_after!r}")
     if not 0 <= design.futility < 0.5:
         problems.append(f"futility must be in [0, 0.5), got {design.futility!r}")
+    if not 0 <= design.early_futility < 0.5:
+        problems.append(f"early_futility must be in [0, 0.5), got {design.early_futility!r}")
     if not isinstance(design.futility_from, int) or design.futility_from < 1:
         problems.append(f"futility_from must be a round, 1 or more, got {design.futility_from!r}")
-    if design.levels not in LEVELS:
-        problems.append(f"levels must be one of {', '.join(LEVELS)}, got {design.levels!r}")
+    if not isinstance(design.splits, int) or design.splits < 1:
+        problems.append(f"splits must be at least 1, got {design.splits!r}")
     if not isinstance(design.batches, int) or design.batches < 1:
         problems.append(f"batches must be at least 1, got {design.batches!r}")
     if n_cases < 1:
@@ -138,64 +148,6 @@ def validate_design(design: Design, n_cases: int) -> None:
     if problems:
         raise HubskillsError("invalid evaluation design: " + "; ".join(problems),
                              hint=_HINT)
-
-
-# -- the schedule: rounds, their share of the plan, their levels ------------------------------
-
-
-def _batch(design: Design, n: int) -> int:
-    return max(MIN_BATCH, math.ceil(n / design.batches))
-
-
-def n_rounds(design: Design, n_cases: int) -> int:
-    """Rounds in the plan of a suite of ``n_cases`` cases."""
-    if design.kind == "fixed":
-        return 1
-    if design.runs > 1:
-        return design.runs
-    return max(1, math.ceil(n_cases / _batch(design, n_cases)))
-
-
-def fraction(design: Design, n_cases: int, j: int) -> float:
-    """The share of the planned samples asked by the end of round ``j`` (settling aside)."""
-    rounds = n_rounds(design, n_cases)
-    if j >= rounds:
-        return 1.0
-    if design.runs > 1:
-        return j / design.runs
-    return min(n_cases, j * _batch(design, n_cases)) / n_cases
-
-
-def spent(design: Design, t: float) -> float:
-    """The alpha spent by share ``t`` of the plan (Lan-DeMets; exactly ``alpha`` at 1)."""
-    if t >= 1:
-        return design.alpha
-    if t <= 0:
-        return 0.0
-    if design.spending == "pocock":
-        return design.alpha * math.log(1 + (math.e - 1) * t)
-    if design.spending == "haybittle-peto":  # a fiftieth of alpha per tenth of the plan
-        return design.alpha / 50 * min(t * 10, 10)
-    z = _NORMAL.inv_cdf(1 - design.alpha / 2)
-    return 2 * (1 - _NORMAL.cdf(z / math.sqrt(t)))
-
-
-def look_alpha(design: Design, n_cases: int, j: int) -> float:
-    """The level of the look after round ``j``: the alpha spent since the last look that could
-    decide (one with fewer than `MIN_CASES` cases asked spends none: it can only stop for
-    futility, and what it would have spent passes to the next)."""
-    if design.kind == "fixed":
-        return design.alpha
-    return _spent_by(design, n_cases, j) - _spent_by(design, n_cases, j - 1)
-
-
-def _spent_by(design: Design, n_cases: int, j: int) -> float:
-    if j < 1:
-        return 0.0
-    if j < n_rounds(design, n_cases) and design.runs == 1 \
-            and j * _batch(design, n_cases) < MIN_CASES:
-        return 0.0
-    return spent(design, fraction(design, n_cases, j))
 
 
 # -- the rules, on arrays (a simulation runs them over many suites at once) -------------------
@@ -215,17 +167,6 @@ def settled_cases(design: Design, present: np.ndarray, graded: np.ndarray,
     return ok & same
 
 
-def asked_runs(design: Design, n_cases: int, j: int, settled: np.ndarray) -> np.ndarray:
-    """Runs asked of each case (last axis, in case-label order) by the end of round ``j``."""
-    if design.kind == "fixed":
-        return np.full(settled.shape, design.runs if j >= 1 else 0)
-    if design.runs > 1:
-        cap = min(j, design.runs)
-        return np.where(settled & (cap > design.settle_after), design.settle_after, cap)
-    rank = np.broadcast_to(np.arange(n_cases), settled.shape)
-    return (rank < min(n_cases, j * _batch(design, n_cases))).astype(np.int64)
-
-
 def decide(design: Design, n_cases: int, j: int, tab: Table) -> np.ndarray:
     """The look after round ``j`` for each group of ``tab`` (the engine's table at
     `look_alpha`): 0 go on, 1 decided ("helps"/"hurts") before the last round, 2 futility, 3 plan
@@ -235,10 +176,13 @@ def decide(design: Design, n_cases: int, j: int, tab: Table) -> np.ndarray:
     rounds = n_rounds(design, n_cases)
     if j >= rounds:
         return np.full(len(code), 3)
-    if design.futility > 0 and (design.runs == 1 or j >= design.futility_from):
+    limit = (design.futility if design.runs == 1
+             or whole_runs(design, n_cases, j) >= design.futility_from
+             else min(design.early_futility, design.futility))
+    if limit > 0:
         power = conditional_power(design, n_cases, j, tab.b, tab.c, tab.paired)
         seen = tab.paired >= MIN_CASES  # fewer cases say too little of where the suite goes
-        code = np.where((code == 0) & seen & (power < design.futility), 2, code)
+        code = np.where((code == 0) & seen & (power < limit), 2, code)
     return code
 
 
@@ -276,24 +220,24 @@ def _arrays(history: History, cases: list[str], runs: int) -> tuple[np.ndarray, 
 
 
 def look(design: Design, n: int, j: int, asked: np.ndarray, graded: np.ndarray,
-         passed: np.ndarray, spent: Spent | None = None) -> tuple[np.ndarray, Table, Spent]:
+         passed: np.ndarray, state: Spent | None = None) -> tuple[np.ndarray, Table, Spent]:
     """The look after round ``j`` on the first ``asked[group, case]`` runs of each group's
-    samples (group, case, arm, run), after the looks that ``spent`` sums up (None: the first):
+    samples (group, case, arm, run), after the looks that ``state`` sums up (None: the first):
     the `decide` codes, the engine's table at the look's level, and what is spent with it
     (its ``level`` per group: `chained` levels, or `look_alpha`'s increment with Bonferroni)."""
-    spent = spent if spent is not None else Spent.start(len(asked), n)
+    state = state if state is not None else Spent.start(len(asked), n)
     if design.kind == "adaptive" and design.levels == "chained":
-        spent = chained(spent, statuses(asked, graded, passed), _spent_by(design, n, j),
+        state = chained(state, statuses(asked, graded, passed), spent_by(design, n, j),
                         design.alpha)
     else:
-        spent = spent._replace(level=np.full(len(asked), look_alpha(design, n, j)))
+        state = state._replace(level=np.full(len(asked), look_alpha(design, n, j)))
     keep = np.broadcast_to(np.arange(graded.shape[-1]) < asked[:, :, None, None], graded.shape)
     group, case, arm, _ = np.nonzero(keep)
     g, p = graded[keep], passed[keep] & graded[keep]
     zeros = np.zeros(len(case))
     o = Outcomes(group, case, arm, g, p, ~g, zeros, zeros, zeros)
-    tab = table(o, len(asked), spent.level)
-    return decide(design, n, j, tab), tab, spent
+    tab = table(o, len(asked), state.level)
+    return decide(design, n, j, tab), tab, state
 
 
 def plan_round(design: Design, history: History) -> RoundPlan:
@@ -305,17 +249,17 @@ def plan_round(design: Design, history: History) -> RoundPlan:
     present, graded, passed = _arrays(history, cases, design.runs)
     settled = settled_cases(design, present, graded, passed)
     before = np.zeros(n, np.int64)
-    spent, reported = Spent.start(1, n), design.alpha
+    state, reported = Spent.start(1, n), design.alpha
     for j in range(1, rounds + 1):
         m = asked_runs(design, n, j, settled)
         missing = tuple((cases[i], r) for i in range(n)
                         for r in range(int(before[i]), int(m[i])) if not present[i, :, r].all())
-        done = int(settled.sum()) if j > design.settle_after else 0
+        done = int(settled.sum()) if whole_runs(design, n, j - 1) >= design.settle_after else 0
         if missing:
             return RoundPlan(j, missing, False, None, done, None, look_alpha(design, n, j),
                              rounds, reported)
-        codes, tab, spent = look(design, n, j, m[None], graded[None], passed[None], spent)
-        code, verdict, reported = int(codes[0]), str(tab.verdict[0]), float(spent.level[0])
+        codes, tab, state = look(design, n, j, m[None], graded[None], passed[None], state)
+        code, verdict, reported = int(codes[0]), str(tab.verdict[0]), float(state.level[0])
         if code:
             reason = {1: f"{verdict}, decided at round {j}", 2: NO_EFFECT, 3: COMPLETE}[code]
             return RoundPlan(j, (), True, reason, done, verdict, reported, rounds, reported)
