@@ -13,11 +13,12 @@ design's; coverage >= 95%; answers saved >= 40% as the median over the settings 
 at +30, and no setting above the fixed plan. The table goes to stdout and into
 docs/benchmarks.md between the `adaptive` markers (`--no-write` leaves the page alone).
 
-Measured 2026-12-06 (38 settings a lift, 2,000 suites each, about a minute): false "helps" at
-most 1.05% (one-sided bound 1.50%), coverage at least 96.9%, answers saved 47% at +0 (met) and
-21% at +30 (not met: 40-73% on 40-60 cases with 3-5 runs, 0-21% on smaller suites and one
-run); power at 40 x 3, +30 within 0.7 points of the fixed design's (98.5% vs 98.8% at a 50%
-base rate), not at least it. docs/statistics.md#adaptive-evaluation says why.
+Measured 2026-12-06 at the defaults of 12a01ac (38 settings a lift, 2,000 suites each, about
+90 s): false "helps" at most 1.90% (one-sided bound 2.47%), coverage at least 95.3% (the fixed
+design's own interval 94.7% at its lowest), answers saved 52.8% at +0 and 41.7% at +30 (met);
+power at 40 x 3, +30 within 0.1 point of the fixed design's at 10%/50%/U-shaped base rates,
+0.3-0.4 with flaky cases or errors, not at least it. docs/statistics.md#adaptive-evaluation
+says why.
 """
 
 from __future__ import annotations

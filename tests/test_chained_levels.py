@@ -85,3 +85,24 @@ def test_the_statistics_page_example_by_hand():
         state = chained(state, status, spent_by(design, 40, j), 0.05)
         assert state.union[0] == (2 / 256 if j == 3 else 0)  # 3 or 5 decided: p >= 0.0625
     assert mcnemar_exact(8, 0) == 2 / 256 < state.level[0] == 0.025
+
+
+def test_the_boards_codes_only_look_agrees_with_the_full_look():
+    """`look_codes` (the leaderboard's replay) skips the engine's table where the sign test
+    cannot reject: its codes and levels are `look`'s on random suites, errors included."""
+    from registry.results import sequential as seq
+
+    rng = np.random.default_rng(7)
+    design = Design(runs=3)
+    for lift in (0.0, 0.2, 0.4):
+        base = rng.uniform(0.1, 0.9, size=(300, 30))
+        passed = rng.random((300, 30, 2, 3)) < np.stack(
+            [base, np.minimum(base + lift, 1)], 2)[..., None]
+        graded = rng.random(passed.shape) > 0.05
+        settled = seq.settled_cases(design, np.ones_like(passed), graded, passed)
+        full = codes_only = None
+        for j in range(1, seq.n_rounds(design, 30) + 1):
+            m = seq.asked_runs(design, 30, j, settled)
+            a, _, full = seq.look(design, 30, j, m, graded, passed, full)
+            b, codes_only = seq.look_codes(design, 30, j, m, graded, passed, codes_only)
+            assert np.array_equal(a, b) and np.array_equal(full.level, codes_only.level)

@@ -115,6 +115,15 @@ def _level(same: int, flipped: int, gone: int, new: int, prev_level: float, unio
     return level, union + float(free[pv < level].sum())
 
 
+def sign_test(up: np.ndarray, down: np.ndarray) -> np.ndarray:
+    """The exact sign test's p-value (`formulas.mcnemar_exact`) per pair of counts."""
+    out = np.ones(len(up))
+    for d in np.unique(up + down).tolist():
+        at = np.flatnonzero(up + down == d)
+        out[at] = _pvalues(int(d))[up[at]]
+    return out
+
+
 @lru_cache(maxsize=4096)
 def _pvalues(d: int) -> np.ndarray:
     """The exact sign test's p-value for each count of "better" cases out of ``d`` decided."""

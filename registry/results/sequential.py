@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, fields
 import numpy as np
 
 from registry.errors import HubskillsError
-from registry.results.chained_levels import Spent, chained, statuses
+from registry.results.chained_levels import Spent, chained, sign_test, statuses
 from registry.results.formulas import ALPHA
 from registry.results.futility import trend_power
 from registry.results.schedule import (  # noqa: F401  (the schedule's names, re-exported)
@@ -171,7 +171,12 @@ def decide(design: Design, n_cases: int, j: int, tab: Table) -> np.ndarray:
     """The look after round ``j`` for each group of ``tab`` (the engine's table at
     `look_alpha`): 0 go on, 1 decided ("helps"/"hurts") before the last round, 2 futility, 3 plan
     complete (whatever the verdict)."""
-    kinds = np.array([str(v) for v in tab.verdict], dtype=object)
+    return _codes(design, n_cases, j, tab.verdict, tab.b, tab.c, tab.paired)
+
+
+def _codes(design: Design, n_cases: int, j: int, verdicts: np.ndarray, b: np.ndarray,
+           c: np.ndarray, paired: np.ndarray) -> np.ndarray:
+    kinds = np.array([str(v) for v in verdicts], dtype=object)
     code = np.where((kinds == "helps") | (kinds == "hurts"), 1, 0)
     rounds = n_rounds(design, n_cases)
     if j >= rounds:
@@ -180,8 +185,8 @@ def decide(design: Design, n_cases: int, j: int, tab: Table) -> np.ndarray:
              or whole_runs(design, n_cases, j) >= design.futility_from
              else min(design.early_futility, design.futility))
     if limit > 0:
-        power = conditional_power(design, n_cases, j, tab.b, tab.c, tab.paired)
-        seen = tab.paired >= MIN_CASES  # fewer cases say too little of where the suite goes
+        power = conditional_power(design, n_cases, j, b, c, paired)
+        seen = paired >= MIN_CASES  # fewer cases say too little of where the suite goes
         code = np.where((code == 0) & seen & (power < limit), 2, code)
     return code
 
@@ -225,19 +230,44 @@ def look(design: Design, n: int, j: int, asked: np.ndarray, graded: np.ndarray,
     samples (group, case, arm, run), after the looks that ``state`` sums up (None: the first):
     the `decide` codes, the engine's table at the look's level, and what is spent with it
     (its ``level`` per group: `chained` levels, or `look_alpha`'s increment with Bonferroni)."""
-    state = state if state is not None else Spent.start(len(asked), n)
+    state = _levels(design, n, j, statuses(asked, graded, passed), state)
+    tab = _table(asked, graded, passed, state.level)
+    return decide(design, n, j, tab), tab, state
+
+
+def look_codes(design: Design, n: int, j: int, asked: np.ndarray, graded: np.ndarray,
+               passed: np.ndarray, state: Spent | None = None) -> tuple[np.ndarray, Spent]:
+    """`look`'s codes and state without its table (the leaderboard's replay of many runs):
+    the engine's table is computed only for the runs whose sign test is under the look's
+    level, the only ones whose verdict can be "helps" or "hurts"; the others' codes follow
+    from their up, down and paired counts. The same codes as `look`'s, to the last digit."""
+    status = statuses(asked, graded, passed)
+    state = _levels(design, n, j, status, state)
+    keep = np.arange(graded.shape[-1]) < asked[:, :, None, None]
+    paired = ((graded & keep).sum(-1) > 0).all(-1).sum(1)
+    up, down = (status > 0).sum(1), (status < 0).sum(1)
+    verdicts = np.full(len(asked), "", dtype=object)
+    maybe = np.flatnonzero(sign_test(up, down) < state.level)
+    if len(maybe):
+        verdicts[maybe] = _table(asked[maybe], graded[maybe], passed[maybe],
+                                 state.level[maybe]).verdict
+    return _codes(design, n, j, verdicts, up, down, paired), state
+
+
+def _levels(design: Design, n: int, j: int, status: np.ndarray, state: Spent | None) -> Spent:
+    state = state if state is not None else Spent.start(len(status), n)
     if design.kind == "adaptive" and design.levels == "chained":
-        state = chained(state, statuses(asked, graded, passed), spent_by(design, n, j),
-                        design.alpha)
-    else:
-        state = state._replace(level=np.full(len(asked), look_alpha(design, n, j)))
+        return chained(state, status, spent_by(design, n, j), design.alpha)
+    return state._replace(level=np.full(len(status), look_alpha(design, n, j)))
+
+
+def _table(asked: np.ndarray, graded: np.ndarray, passed: np.ndarray,
+           level: np.ndarray) -> Table:
     keep = np.broadcast_to(np.arange(graded.shape[-1]) < asked[:, :, None, None], graded.shape)
     group, case, arm, _ = np.nonzero(keep)
     g, p = graded[keep], passed[keep] & graded[keep]
     zeros = np.zeros(len(case))
-    o = Outcomes(group, case, arm, g, p, ~g, zeros, zeros, zeros)
-    tab = table(o, len(asked), state.level)
-    return decide(design, n, j, tab), tab, state
+    return table(Outcomes(group, case, arm, g, p, ~g, zeros, zeros, zeros), len(asked), level)
 
 
 def plan_round(design: Design, history: History) -> RoundPlan:

@@ -11,7 +11,7 @@ from registry.results.chained_levels import Spent
 from registry.results.sequential import (
     Design,
     asked_runs,
-    look,
+    look_codes,
     n_rounds,
     settled_cases,
 )
@@ -39,7 +39,7 @@ def reportings(design: Design, present: np.ndarray, graded: np.ndarray,
         alpha[active[missing]] = spent.level[missing] if j > 1 else design.alpha
         go, m, spent = active[~missing], m[~missing], spent.take(np.flatnonzero(~missing))
         if len(go):
-            codes, _, spent = look(design, n, j, m, graded[go], passed[go], spent)
+            codes, spent = look_codes(design, n, j, m, graded[go], passed[go], spent)
             alpha[go[codes > 0]], stopped[go[codes > 0]] = spent.level[codes > 0], True
             go, spent = go[codes == 0], spent.take(np.flatnonzero(codes == 0))
         active = go
