@@ -12,21 +12,23 @@ much as reading what it replays), in wall time and in the process's CPU time: on
 machine the CPU ratio moves least, since a round is timed while others' load comes and goes.
 The three alternate round by round, so all see the same load.
 
-Last measured 2026-12-06, 13:30 UTC, 16 runs each taken in turn with the code before (fd71c31),
-at load 7-13: a first replay / read in CPU 1.96 (1.85-2.06; before 1.99, 1.90-2.09), a replay
-repeated 1.72 (before 1.77); <= 2 for a first replay is not met robustly (docs/benchmarks.md,
-Verify, says what is left). Earlier that day, at load 2.6-3.9: verify / read in CPU 1.84 (median
-of 8 runs) once the skill's suite is parsed (it is kept a process: the warm-up parses it), 2.11
-when each replay parses it (a process's first), 2.11 with the code before (ab00db5); where the
-time goes: docs/benchmarks.md, Verify. Earlier that day, five runs each taken in turn with the
-code of that morning (c19a8ae, verification moved into registry/verify/) and the code before the
-cost floors were looked up once a model (cf3ca74): verify / read in CPU 1.89 (morning), 2.19
-(before), 2.11 (after) at load average 1.5-2.3; 2.08 before and 1.95 after at load 6-7; the
-morning's code 1.95 at load 8.5-11. What RE2 (about 3 us a search through its Python wrapper,
-0.15 us in `re`) and the plan's per-case pattern and cap checks added is most of what is left
-over 2; where the time goes: docs/benchmarks.md, Verify. Earlier: 1.93 CPU at load 2-3 and 2.12
-at load 3-6 (2026-11-29), 3.13 and 4.12 before that day's changes. Python checks: 0.56 of one
-sandboxed check (one run, load 7-10; 0.46 on 2026-11-29).
+Last measured 2026-12-06, 13:30-14:10 UTC, runs taken in turn with the code before (fd71c31): a
+first replay / read in CPU 1.96 (16 runs, load 7-13; before 1.99) and 1.94 (8 runs, load 6-7;
+before 2.01), a replay repeated 1.72 and 1.67; in instructions (callgrind), which the load does
+not move, a first replay is 2.12x the read (2.21 before), a repeated one 1.78x (1.86): <= 2 for
+a first replay is not met (docs/benchmarks.md, Verify, says what is left). Earlier that day, at
+load 2.6-3.9: verify / read in CPU 1.84 (median of 8 runs) once the skill's suite is parsed (it
+is kept a process: the warm-up parses it), 2.11 when each replay parses it (a process's first),
+2.11 with the code before (ab00db5); where the time goes: docs/benchmarks.md, Verify. Earlier
+that day, five runs each taken in turn with the code of that morning (c19a8ae, verification
+moved into registry/verify/) and the code before the cost floors were looked up once a model
+(cf3ca74): verify / read in CPU 1.89 (morning), 2.19 (before), 2.11 (after) at load average
+1.5-2.3; 2.08 before and 1.95 after at load 6-7; the morning's code 1.95 at load 8.5-11. What
+RE2 (about 3 us a search through its Python wrapper, 0.15 us in `re`) and the plan's per-case
+pattern and cap checks added is most of what is left over 2; where the time goes:
+docs/benchmarks.md, Verify. Earlier: 1.93 CPU at load 2-3 and 2.12 at load 3-6 (2026-11-29),
+3.13 and 4.12 before that day's changes. Python checks: 0.56 of one sandboxed check (one run,
+load 7-10; 0.46 on 2026-11-29).
 
 Python: a run of 50 cases x 2 arms, each graded by one `python` check in the sandbox, is
 replayed (median of `PY_ROUNDS`), and the time per check is printed as a ratio to one check
