@@ -132,9 +132,10 @@ bench: install-dev
 	@status=0; for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f || status=1; done; exit $$status
 
 # Re-record the example skills' evaluations on the embedded model (the registry's seed data).
+# Fixed runs: every case x run x arm (bench/adaptive_examples.py replays them adaptively).
 record-seed-runs: install
 	rm -rf .seed-home skills/.runs
-	for s in skills/*/; do HUBSKILLS_HOME=.seed-home $(BIN)/hubskills eval $$s --runs 3 --max-tokens 160 || exit 1; done
+	for s in skills/*/; do HUBSKILLS_HOME=.seed-home $(BIN)/hubskills eval $$s --runs 3 --design fixed --max-tokens 160 || exit 1; done
 	mkdir -p skills/.runs && cp -r .seed-home/runs/* skills/.runs/ && rm -rf .seed-home
 
 # A release: the sdist and the wheel of the commit checked out (HEAD, exported with git archive:
