@@ -65,17 +65,28 @@ def add_extra(extra: str) -> str:
 
 def upgrade() -> str:
     """The command that brings this install to the newest hubskills (a record written by a
-    newer version names something this one does not know)."""
+    newer version names something this one does not know).
+
+    From a git URL the version stays 0.1.0 from commit to commit, and pip (so `pipx upgrade`)
+    keeps an installed version it sees as the same: tried with pip 26.3 and pipx 1.18.4, both
+    left the newer commit out. `pipx reinstall` fetches the spec anew (and drops what `pipx
+    runpip` added: doctor names it again), pip is told to reinstall hubskills itself, and
+    `uv tool upgrade` does fetch the newest commit (and drops what `uv pip` added)."""
     kind = install_kind()
     if kind == "clone":
         checkout = shlex.quote(str(_CHECKOUT))
         return f"git -C {checkout} pull && make -C {checkout} install"
-    if kind == "pipx":
-        return "pipx upgrade hubskills"
-    if kind == "uv":
-        return "uv tool upgrade hubskills"
     source = _installed_from()
-    return f"{shlex.quote(sys.executable)} -m pip install -U {shlex.quote(source or 'hubskills')}"
+    if kind == "pipx":
+        return "pipx reinstall hubskills && hubskills doctor" if source else \
+            "pipx upgrade hubskills"
+    if kind == "uv":
+        return "uv tool upgrade hubskills && hubskills doctor"
+    pip = f"{shlex.quote(sys.executable)} -m pip install"
+    if source is None:
+        return f"{pip} -U hubskills"
+    source = shlex.quote(source)
+    return f"{pip} -U {source} && {pip} --force-reinstall --no-deps {source}"
 
 
 def hf_command() -> str:

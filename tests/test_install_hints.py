@@ -94,21 +94,34 @@ def test_doctors_fixes_fit_80_columns_and_paste_into_a_shell_as_printed(
 @pytest.mark.parametrize(("kind", "expected"), [
     ("clone", f"git -C {ROOT} pull && make -C {ROOT} install"),
     ("pipx", "pipx upgrade hubskills"),
-    ("uv", "uv tool upgrade hubskills"),
+    ("uv", "uv tool upgrade hubskills && hubskills doctor"),
 ])
 def test_an_upgrade_hint_names_this_installs_own_upgrade(monkeypatch, kind, expected):
     monkeypatch.setattr(_install, "install_kind", lambda: kind)
+    monkeypatch.setattr(_install, "_installed_from", lambda: None)  # from an index
     assert _install.upgrade() == expected
 
 
 def test_a_pip_install_from_git_upgrades_from_where_it_came(monkeypatch):
     """pip records a git install's URL (PEP 610); `pip install -U hubskills` would ask an index
-    that has no release yet."""
+    that has no release yet, and `pip install -U git+URL` alone keeps the installed 0.1.0 of
+    an older commit (the version does not change between commits)."""
     monkeypatch.setattr(_install, "install_kind", lambda: "pip")
     monkeypatch.setattr(_install, "_installed_from",
                         lambda: "git+https://huggingface.co/spaces/hubskills/hubskills")
-    assert _install.upgrade() == (f"{sys.executable} -m pip install -U "
-                                  "git+https://huggingface.co/spaces/hubskills/hubskills")
+    pip = f"{sys.executable} -m pip install"
+    assert _install.upgrade() == (
+        f"{pip} -U git+https://huggingface.co/spaces/hubskills/hubskills && "
+        f"{pip} --force-reinstall --no-deps git+https://huggingface.co/spaces/hubskills/hubskills")
+
+
+def test_a_pipx_install_from_git_is_reinstalled_not_upgraded(monkeypatch):
+    """`pipx upgrade hubskills` of a git install said 'hubskills is unchanged at version 0.1.0
+    because it is installed from the local source ...' and kept the older commit."""
+    monkeypatch.setattr(_install, "install_kind", lambda: "pipx")
+    monkeypatch.setattr(_install, "_installed_from",
+                        lambda: "git+https://huggingface.co/spaces/hubskills/hubskills")
+    assert _install.upgrade() == "pipx reinstall hubskills && hubskills doctor"
 
 
 @pytest.mark.parametrize(("record", "source"), [
