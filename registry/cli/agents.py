@@ -32,7 +32,7 @@ def agents_command(project: Path, as_json: bool) -> None:
     rows: list[dict[str, Any]] = [  # JSON-ready
         {"name": a.name, "title": a.title, "project_folder": str(a.folder(Path(), global_=False)),
          "user_folder": _home_relative(a.folder(home, global_=True), home),
-         "reads_agents_skills": a.is_native(global_=False),
+         "reads_agents_skills": a.is_native(global_=False), "own_folder": a.own or None,
          "project": why_detected(a, project), "global": why_detected(a, home, global_=True)}
         for a in AGENTS.values()]
     if as_json:
@@ -41,8 +41,11 @@ def agents_command(project: Path, as_json: bool) -> None:
     out.table(["name", "agent", "project folder", "user folder", "detected"],
               [(r["name"], escape(r["title"]), r["project_folder"], escape(r["user_folder"]),
                 escape(_detected(r))) for r in rows], drop=("user folder", "agent"))
-    out.result(f"Agents reading {SKILLS_DIR} see every pull; the others get a link. Serve one "
-               "that is not detected: hubskills pull NS/NAME --agent claude")
+    own = [f"{a.title} {a.own}" for a in AGENTS.values() if a.own]
+    out.result(f"Agents reading {SKILLS_DIR} see every pull; the others get a link. Some also "
+               f"read a folder of their own ({', '.join(own)}): a skill there works as well, "
+               "but one copy in .agents/skills serves them all. Serve one that is not "
+               "detected:\n  hubskills pull NS/NAME --agent claude")
 
 
 def _home_relative(folder: Path, home: Path) -> str:

@@ -26,6 +26,8 @@ class Agent:
         binaries: commands whose presence on PATH means the agent is installed (`--global`
             serves it even before it has made its folder in HOME).
         config_env: a variable that moves the agent's user folder (its value + `/skills`).
+        own: the agent's own project folder when it reads `.agents/skills` too (where its
+            documentation, and skills written for it, may point instead).
     """
 
     name: str
@@ -35,6 +37,7 @@ class Agent:
     markers: tuple[str, ...]
     binaries: tuple[str, ...] = ()
     config_env: str | None = None
+    own: str = ""
 
     def folder(self, root: Path, *, global_: bool) -> Path:
         """The folder this agent reads under `root` (the project, or HOME with `--global`)."""
@@ -57,22 +60,25 @@ AGENTS: dict[str, Agent] = {a.name: a for a in (
     Agent("claude", "Claude Code", ".claude/skills", ".claude/skills", (".claude", "CLAUDE.md"),
           ("claude",), "CLAUDE_CONFIG_DIR"),
     # developers.openai.com/codex/skills: .agents/skills up to the repo root, ~/.agents/skills
-    Agent("codex", "Codex", SKILLS_DIR, SKILLS_DIR, (".codex", "AGENTS.md"), ("codex",)),
+    Agent("codex", "Codex", SKILLS_DIR, SKILLS_DIR, (".codex", "AGENTS.md"), ("codex",),
+          own=".codex/skills"),
     # cursor.com/docs/context/skills: .agents/skills, .cursor/skills (and ~/ of each)
-    Agent("cursor", "Cursor", SKILLS_DIR, SKILLS_DIR, (".cursor",), ("cursor-agent",)),
+    Agent("cursor", "Cursor", SKILLS_DIR, SKILLS_DIR, (".cursor",), ("cursor-agent",),
+          own=".cursor/skills"),
     # opencode.ai/docs/skills: .opencode/skills, .claude/skills, .agents/skills
     Agent("opencode", "OpenCode", SKILLS_DIR, SKILLS_DIR, (".opencode", "opencode.json"),
-          ("opencode",)),
+          ("opencode",), own=".opencode/skills"),
     # geminicli.com/docs/cli/skills: .gemini/skills, .agents/skills (and ~/ of each)
     Agent("gemini", "Gemini CLI", SKILLS_DIR, SKILLS_DIR, (".gemini", "GEMINI.md"),
-          ("gemini",)),
+          ("gemini",), own=".gemini/skills"),
     # code.visualstudio.com/docs/copilot/customization/agent-skills: .github/skills,
     # .claude/skills, .agents/skills; ~/.copilot/skills, ~/.agents/skills
     Agent("copilot", "GitHub Copilot", SKILLS_DIR, SKILLS_DIR,
-          (".github/skills", ".github/copilot-instructions.md", ".copilot"), ("copilot",)),
+          (".github/skills", ".github/copilot-instructions.md", ".copilot"), ("copilot",),
+          own=".github/skills"),
     # block.github.io/goose/docs/guides/context-engineering/using-skills
     Agent("goose", "Goose", SKILLS_DIR, ".config/goose/skills", (".goose", ".config/goose"),
-          ("goose",)),
+          ("goose",), own=".goose/skills"),
     # ampcode.com/manual#agent-skills: .agents/skills, ~/.config/agents/skills
     Agent("amp", "Amp", SKILLS_DIR, ".config/agents/skills", (".amp", ".config/amp"),
           ("amp",)),
