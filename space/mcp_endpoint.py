@@ -18,8 +18,11 @@ methods (`skills/list`, `skills/get`, `resources/directory/read`).
   the Space's proxy appended to X-Forwarded-For, its LAST one: the addresses before it are
   whatever the client sent and cost nothing to change; else the socket peer's), answered 429
   with Retry-After past it; and all clients together get `WORKERS` threads for store reads,
-  apart from the pool the leaderboard's events use, so a crowd of MCP clients queues behind
-  itself, not in front of the pages.
+  apart from the pool the leaderboard's events use, `IN_FLIGHT` requests answered at once and
+  15% of the process's CPU time (`CpuShare`), so a crowd of MCP clients queues behind
+  itself, not in front of the pages: a per-client limit alone let 50 clients take all of it
+  (bench/mcp.py --space: the leaderboard's p95 1.4-2.6x its p95 alone; within
+  the share, 0.7-1.1x).
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ BURST = 60  # requests a client may make at once
 CLIENTS = 10_000  # clients whose buckets are kept (least recently seen dropped)
 WORKERS = 2  # threads all MCP requests share for store reads and entries
 IN_FLIGHT = 4  # MCP requests answered at once (the rest wait their turn, off the pages' pool)
+SHARE = 0.15  # of the process's CPU time all MCP requests together may take
+SHARE_BURST = 0.05  # CPU seconds MCP may take at once after a quiet spell
 
 
 class RateLimit:
@@ -71,6 +76,45 @@ class RateLimit:
         return 0.0 if allowed else (1.0 - tokens) / self.rate
 
 
+class CpuShare:
+    """All MCP requests together held to `share` of the process's CPU time: a token bucket of
+    CPU seconds, refilled at `share` per second (at most `burst`); a request starts while the
+    bucket holds any, and the process's CPU time while one or more are in flight is taken
+    from it (the pages' work meanwhile too: MCP yields more while the pages are busy, but
+    never waits more than a second). Not thread-safe: the endpoint uses it from the event
+    loop alone."""
+
+    def __init__(self, share: float = SHARE, burst: float = SHARE_BURST,
+                 clock: Callable[[], float] = time.monotonic,
+                 cpu: Callable[[], float] = time.process_time) -> None:
+        if not 0 < share <= 1:
+            raise ValueError(f"share must be in (0, 1], not {share}")
+        self.share, self.burst, self.clock, self.cpu = share, burst, clock, cpu
+        self._tokens, self._at = burst, clock()
+        self._busy, self._mark = 0, 0.0
+
+    def wait(self) -> float:
+        """0 when a request may start now (it is then in flight until `done`), else the
+        seconds until the bucket refills."""
+        now = self.clock()
+        self._tokens = min(self.burst, self._tokens + (now - self._at) * self.share)
+        self._at = now
+        if self._tokens <= 0:
+            return -self._tokens / self.share + 1e-3
+        if self._busy == 0:
+            self._mark = self.cpu()
+        self._busy += 1
+        return 0.0
+
+    def done(self) -> None:
+        """A request that `wait` let start has ended: the CPU time since the last charge is
+        taken from the bucket."""
+        now = self.cpu()
+        used, self._mark = now - self._mark, now
+        self._tokens = max(self._tokens - used, -self.share)  # a wait of 1 s at most
+        self._busy -= 1
+
+
 def client_key(scope: dict[str, Any], *, behind_proxy: bool) -> str:
     """Who is asking: behind the Space's proxy the last X-Forwarded-For address (the one the
     proxy appended; a client writes the others itself, a new one per request if it likes),
@@ -87,7 +131,8 @@ def client_key(scope: dict[str, Any], *, behind_proxy: bool) -> str:
 
 
 def lifespan(state: SpaceState, *, limits: RateLimit | None = None,
-             behind_proxy: bool | None = None) -> Callable[[Any], Any]:
+             behind_proxy: bool | None = None, share: CpuShare | None = None
+             ) -> Callable[[Any], Any]:
     """The lifespan that mounts `/mcp` on the Space's app and runs its session manager (pass
     it to `launch` as `app_kwargs={"lifespan": ...}`)."""
     import anyio
@@ -107,6 +152,8 @@ def lifespan(state: SpaceState, *, limits: RateLimit | None = None,
         home=state.settings.home)
     server = mcp_server(catalog, limiter=anyio.CapacityLimiter(WORKERS))
     manager = StreamableHTTPSessionManager(app=server, json_response=True, stateless=True)
+    in_flight = anyio.Semaphore(IN_FLIGHT)
+    cpu = share or CpuShare()
 
     class Endpoint:  # an ASGI app (Starlette calls a plain function with a Request)
         async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -114,7 +161,13 @@ def lifespan(state: SpaceState, *, limits: RateLimit | None = None,
             if wait > 0:
                 await _too_many(send, wait)
                 return
-            await manager.handle_request(scope, receive, send)
+            async with in_flight:
+                while (rest := cpu.wait()) > 0:
+                    await anyio.sleep(rest)
+                try:
+                    await manager.handle_request(scope, receive, send)
+                finally:
+                    cpu.done()
 
     @contextlib.asynccontextmanager
     async def run(app: Any) -> AsyncIterator[None]:
@@ -139,7 +192,8 @@ def attach(demo: Any, launch_kwargs: dict[str, Any]) -> bool:
     """Serve `/mcp` beside the pages of `demo` (built by `ui.build_demo`) once launched: sets
     the lifespan in `launch_kwargs["app_kwargs"]`. Not when HUBSKILLS_SPACE_MCP=0 or the `mcp`
     package is missing (it is in the `space` extra); returns whether it will.
-    HUBSKILLS_SPACE_MCP_RATE and HUBSKILLS_SPACE_MCP_BURST set the per-client limit."""
+    HUBSKILLS_SPACE_MCP_RATE and HUBSKILLS_SPACE_MCP_BURST set the per-client limit,
+    HUBSKILLS_SPACE_MCP_SHARE the share of the CPU all clients together may take."""
     state = getattr(demo, "hubskills_state", None)
     if state is None or os.environ.get("HUBSKILLS_SPACE_MCP", "1") == "0":
         return False
@@ -149,7 +203,8 @@ def attach(demo: Any, launch_kwargs: dict[str, Any]) -> bool:
     app_kwargs = dict(launch_kwargs.get("app_kwargs") or {})
     limits = RateLimit(float(os.environ.get("HUBSKILLS_SPACE_MCP_RATE", RATE)),
                        int(os.environ.get("HUBSKILLS_SPACE_MCP_BURST", BURST)))
-    app_kwargs["lifespan"] = lifespan(state, limits=limits)
+    share = CpuShare(float(os.environ.get("HUBSKILLS_SPACE_MCP_SHARE", SHARE)))
+    app_kwargs["lifespan"] = lifespan(state, limits=limits, share=share)
     launch_kwargs["app_kwargs"] = app_kwargs
     return True
 

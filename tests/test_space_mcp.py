@@ -25,7 +25,7 @@ from mcp.shared.exceptions import MCPError  # noqa: E402
 
 from registry import Settings  # noqa: E402
 from registry.mcp import META_KEY, Catalog, parse  # noqa: E402
-from space.mcp_endpoint import RateLimit, client_key  # noqa: E402
+from space.mcp_endpoint import CpuShare, RateLimit, client_key  # noqa: E402
 from tests.mcp_clients import inspector  # noqa: E402
 from tests.test_mcp import _list_all, _read  # noqa: E402
 from tests.test_space import seeded_space  # noqa: E402
@@ -134,6 +134,39 @@ def test_rate_limit_buckets_are_per_client_and_refill() -> None:
     assert limits.wait("a") == 0.0 and limits.wait("a") > 0
     limits.wait("c")  # a third client: the least recently seen bucket ("b") is dropped
     assert limits.wait("b") == 0.0
+
+
+def test_cpu_share_holds_a_crowd_to_its_share() -> None:
+    """Requests of 4 ms CPU each, back to back for 100 s, 4 in flight: MCP gets a quarter of
+    the CPU time (the rest of each second is the pages'), whatever the overlap."""
+    now, cpu = [0.0], [0.0]
+    share = CpuShare(0.25, burst=0.05, clock=lambda: now[0], cpu=lambda: cpu[0])
+    mcp = 0.0
+    while now[0] < 100.0:
+        rest = share.wait()
+        if rest > 0:
+            now[0] += rest  # idle: no CPU spent by MCP meanwhile
+            continue
+        assert share.wait() == 0.0  # more in flight at once: the CPU meanwhile counts once
+        now[0] += 0.004
+        cpu[0] += 0.004
+        mcp += 0.004
+        share.done()
+        share.done()
+    assert mcp / now[0] == pytest.approx(0.25, abs=0.01)
+
+
+def test_cpu_share_waits_a_second_at_most() -> None:
+    now, cpu = [0.0], [0.0]
+    share = CpuShare(0.25, clock=lambda: now[0], cpu=lambda: cpu[0])
+    assert share.wait() == 0.0
+    cpu[0] += 30.0  # a long page event ran while one MCP request was in flight
+    share.done()
+    assert share.wait() == pytest.approx(1.0, abs=0.01)
+    now[0] += 1.01
+    assert share.wait() == 0.0
+    with pytest.raises(ValueError):
+        CpuShare(0.0)
 
 
 def test_client_key_behind_the_proxy() -> None:
