@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 import gradio as gr
 import pandas as pd
@@ -297,7 +297,7 @@ def _estimate(state: SpaceState, inputs: list[gr.components.Component],
     earlier estimate is still computing (an upload being read on a busy machine), which left
     the estimate of the form as it was."""
     skill, upload, models, _, runs, mode, _, max_cases, max_tokens = inputs[:9]
-    read = [skill, upload, models, runs, mode, max_cases, max_tokens]
+    read: list[Any] = [skill, upload, models, runs, mode, max_cases, max_tokens]  # .change
 
     def estimate_evaluation(repo, files, chosen, repeats, how, count, tokens,
                             oauth: gr.OAuthToken | None = None) -> str:
