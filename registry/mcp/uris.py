@@ -16,6 +16,7 @@ server never turns a URI into a filesystem path.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -55,8 +56,11 @@ def file_uri(repo: str, revision: str, name: str, path: str) -> str:
     return f"{skill_root(repo, revision, name)}/{path}"
 
 
+@functools.lru_cache(maxsize=8192)
 def parse(uri: str) -> SkillUri:
-    """Parse a file or directory URI of this server.
+    """Parse a file or directory URI of this server (the URIs parsed last are kept: a
+    `SkillUri` is immutable, and a host reads the same URIs again; a refused one is checked
+    anew every time).
 
     Raises:
         BadSkillUri: not of the form above, or with a segment that could escape the skill.
