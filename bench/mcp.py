@@ -18,7 +18,9 @@
    same run and alternation, the floor the required dependency sets: the smallest server the
    official `mcp` SDK allows (its low-level `Server`, no hubskills code) answering the same 11
    requests (`skills/get` and the 10 `resources/read`) with answers already built in memory,
-   through the same client; what a first or later read costs above it is ours.
+   through the same client; what a first or later read costs above it is ours. And that bare
+   server reading the revision with the store's `read_files` at `skills/get`, its reads
+   answered from those bytes: the least a first read can cost on this SDK and store.
 3. The Space's leaderboard read p95 alone, then while 50 MCP clients walk `skills/list` on its
    `/mcp` at once (the small seeded registry), in 4 rounds of each in turn; the clients run in
    a process of their own (on a small machine their CPU is taken from the Space's too: a harsher
