@@ -7,8 +7,10 @@ Every figure comes from `stats.table` over the run's rows, grouped by model: the
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, is_dataclass
-from operator import attrgetter
+from itertools import chain, compress, repeat
+from operator import attrgetter, eq, is_, is_not, itemgetter
 from typing import Any
 
 import numpy as np
@@ -141,11 +143,11 @@ def _as_dict(value: Any) -> Any:
     immutable values), without its deep copy of each value: every replay recomputes them."""
     if isinstance(value, _LEAVES):  # most of it: case statuses, check labels
         return value
-    if is_dataclass(value):
-        return {f.name: _as_dict(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, dict):  # a leaf is kept as it is without a call (case statuses)
         return {key: item if isinstance(item, _LEAVES) else _as_dict(item)
                 for key, item in value.items()}
+    if is_dataclass(value):
+        return {f.name: _as_dict(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, list | tuple):
         return type(value)([item if isinstance(item, _LEAVES) else _as_dict(item)
                             for item in value])
@@ -157,13 +159,10 @@ def summarize(rows: list[ResultRow], manifest: RunManifest | None = None) -> lis
     (``manifest.design``) at the level its design stopped at (`sequential.reporting_alpha`)."""
     if not rows:
         return []
-    models = list(dict.fromkeys(r.model for r in rows if r.model is not None))
-    table = stats.table(_outcomes(rows, models), len(models), levels(manifest, rows, models))
-    by_model: dict[str, list[ResultRow]] = defaultdict(list)
-    for row in rows:
-        by_model[row.model].append(row)
-    return [_summarize_model(str(model), by_model[str(model)], table, i)
-            for i, model in enumerate(models)]
+    columns = _Columns(rows)
+    models = columns.models
+    table = stats.table(columns.outcomes(), len(models), levels(manifest, rows, models))
+    return [_summarize_model(str(model), columns, table, i) for i, model in enumerate(models)]
 
 
 def levels(manifest: RunManifest | None, rows: list[ResultRow], models: list[str]) -> np.ndarray:
@@ -180,27 +179,55 @@ def levels(manifest: RunManifest | None, rows: list[ResultRow], models: list[str
         for r in rows if r.model == model))) for model in models])
 
 
-def _outcomes(rows: list[ResultRow], models: list[str]) -> stats.Outcomes:
-    """The engine's input for ``rows`` grouped by model, as `grouping.Rows.outcomes` builds it
-    from a frame, but straight from the rows: summarizing a run needs no pandas (about a
-    second of `hubskills eval`'s import time). An arm-caused error is a graded failure; any
-    other error (transport or check), or no verdict, is out of denominators."""
-    case_rank = {c: i for i, c in enumerate(sorted({r.case_id for r in rows
-                                                    if r.case_id is not None}))}
-    group = {m: i for i, m in enumerate(models)}
-    used = [r for r in rows if r.arm in ("baseline", "skill") and r.case_id is not None
-            and r.model is not None]
-    by_arm = np.array([r.error_kind == "arm" for r in used], dtype=bool)
-    graded = np.array([r.passed is not None and r.error is None for r in used],
-                      dtype=bool) | by_arm
-    passed = np.array([bool(r.passed) for r in used], dtype=bool) & graded & ~by_arm
-    return stats.Outcomes(
-        np.array([group[r.model] for r in used], dtype=np.int64),
-        np.array([case_rank[r.case_id] for r in used], dtype=np.int64),
-        np.array([r.arm == "skill" for r in used], dtype=np.int64), graded, passed, ~graded,
-        np.array([r.input_tokens or 0 for r in used], dtype=float),
-        np.array([r.output_tokens or 0 for r in used], dtype=float),
-        np.array([np.nan if r.cost_usd is None else r.cost_usd for r in used], dtype=float))
+#: What a summary reads of a row, from its `__dict__` (an attribute passes pydantic's hook).
+_ROW_FIELDS = itemgetter("model", "case_id", "arm", "error_kind", "passed", "error",
+                         "input_tokens", "output_tokens", "cost_usd", "cached", "skill_loaded",
+                         "mode", "activated", "checks")
+_STATUSES = ("error", "stable fail", "flaky", "stable pass")  # `case_status` by code
+
+
+def _flags(test: Any, values: Any, against: Any, n: int) -> np.ndarray:  # no Python loop
+    return np.fromiter(map(test, values, repeat(against)), dtype=bool, count=n)
+
+
+class _Columns:
+    """The rows' fields every figure of a summary reads, fetched once a row, as columns: an
+    arm-caused error is graded (a failure); any other error, or no verdict, is not."""
+
+    def __init__(self, rows: list[ResultRow]) -> None:
+        columns = list(zip(*map(_ROW_FIELDS, map(vars, rows)), strict=True))
+        if None in columns[0] or None in columns[1] or set(columns[2]) - {"baseline", "skill"}:
+            keep = [m is not None and c is not None and a in ("baseline", "skill")
+                    for m, c, a in zip(*columns[:3], strict=True)]  # rows no figure counts
+            rows, columns = list(compress(rows, keep)), [(*compress(c, keep),) for c in columns]
+        (model, case, arm, kind, passed, error, inputs, outputs, cost, cached, loaded, mode,
+         activated, checks) = columns
+        n = len(rows)
+        self.rows, self.n = rows, n
+        self.models = list(dict.fromkeys(model))
+        self.case_ids = sorted(set(case))
+        group = {m: i for i, m in enumerate(self.models)}
+        rank = {c: i for i, c in enumerate(self.case_ids)}
+        self.group = np.fromiter(map(group.__getitem__, model), dtype=np.int64, count=n)
+        self.case = np.fromiter(map(rank.__getitem__, case), dtype=np.int64, count=n)
+        self.skill = _flags(eq, arm, "skill", n)
+        by_arm = _flags(eq, kind, "arm", n)
+        # not `is_error`: a verdict and no error, or an error the arm caused
+        self.graded = (_flags(is_not, passed, None, n) & _flags(is_, error, None, n)) | by_arm
+        self.passed, self.by_arm = np.fromiter(map(bool, passed), dtype=bool, count=n), by_arm
+        self.inputs, self.outputs = (np.array(
+            column if None not in column else [x or 0 for x in column], dtype=float)
+            for column in (inputs, outputs))
+        self.cost = np.array(cost, dtype=float)  # an unknown price (None) is NaN
+        self.cached = np.fromiter(map(bool, cached), dtype=bool, count=n)
+        self.loaded, self.mode, self.activated = loaded, mode, activated
+        self.case_id, self.arm, self.checks = case, arm, checks
+
+    def outcomes(self) -> stats.Outcomes:
+        """The engine's input, as `grouping.Rows.outcomes` builds it, with no pandas."""
+        passed = self.passed & self.graded & ~self.by_arm
+        return stats.Outcomes(self.group, self.case, self.skill.astype(np.int64), self.graded,
+                              passed, ~self.graded, self.inputs, self.outputs, self.cost)
 
 
 def _totals(table: stats.Table, i: int, k: int, cached: int) -> ArmTotals:
@@ -211,42 +238,54 @@ def _totals(table: stats.Table, i: int, k: int, cached: int) -> ArmTotals:
                      cost_usd=None if np.isnan(cost) else cost, cached=cached)
 
 
-def _summarize_model(model: str, rows: list[ResultRow], table: stats.Table,
+def _case_statuses(columns: _Columns, mine: np.ndarray) -> dict[str, dict[str, str]]:
+    """`case_status` of each case of one model's rows (``mine``) in each arm, by case id in
+    sorted order: from counts of rows, graded rows and graded passes a (case, arm)."""
+    index, graded, names = (2 * columns.case + columns.skill)[mine], columns.graded[mine], \
+        columns.case_ids
+    rows, marks, passes = (np.bincount(index, weights, minlength=2 * len(names)).reshape(-1, 2)
+                           for weights in (None, graded, graded & columns.passed[mine]))
+    codes = np.where(marks == 0, 0, np.where(passes == marks, 3, np.where(passes > 0, 2, 1)))
+    present = np.flatnonzero(rows.sum(1) > 0)
+    return {names[c]: {"baseline": _STATUSES[a], "skill": _STATUSES[b]}
+            for c, a, b in zip(present.tolist(), codes[present, 0].tolist(),
+                               codes[present, 1].tolist(), strict=True)}
+
+
+def _summarize_model(model: str, columns: _Columns, table: stats.Table,
                      i: int) -> ModelSummary:
-    # A case's verdicts in any order: its status reads only whether all or any passed.
-    verdicts: dict[str, dict[str, list[bool | None]]] = {"baseline": {}, "skill": {}}
-    cached = dict.fromkeys(verdicts, 0)  # graded samples answered from the cache, per arm
-    loaded: list[bool] = []
-    graded, errors = [], []  # each row asked once whether it is an error, here
-    for row in rows:
-        if row.is_error:
-            verdicts[row.arm].setdefault(row.case_id, []).append(None)
-            errors.append(row)
-            continue
-        verdicts[row.arm].setdefault(row.case_id, []).append(bool(row.passed))
-        graded.append(row)
-        cached[row.arm] += row.cached
-        if row.arm == "skill" and row.skill_loaded is not None:
-            loaded.append(row.skill_loaded)
-    base, skill = (_totals(table, i, k, cached[arm])
-                   for k, arm in enumerate(("baseline", "skill")))
-    cost_per_pass = None
-    if skill.cost_usd is not None and skill.passes:
-        cost_per_pass = skill.cost_usd / skill.passes
-    cases = sorted(set(verdicts["baseline"]) | set(verdicts["skill"]))
+    single = len(columns.models) == 1
+    mine = np.ones(columns.n, dtype=bool) if single else columns.group == i
+    graded_mask, chosen = columns.graded & mine, mine.tolist()
+    rows = columns.rows if single else list(compress(columns.rows, chosen))
+    graded = list(compress(columns.rows, graded_mask.tolist()))
+    errors = list(compress(columns.rows, (mine & ~columns.graded).tolist()))
+    # graded samples answered from the cache, per arm
+    cached = np.bincount(columns.skill[graded_mask & columns.cached].astype(np.int64),
+                         minlength=2)
+    base, skill = (_totals(table, i, k, int(cached[k])) for k in (0, 1))
+    cost_per_pass = skill.cost_usd / skill.passes if skill.cost_usd is not None \
+        and skill.passes else None
+    # the skill arm's graded rows that say whether the skill was loaded
+    asked = [loaded for loaded in compress(columns.loaded, (graded_mask & columns.skill).tolist())
+             if loaded is not None]
+    modes, activated = (column if single else (*compress(column, chosen),)
+                        for column in (columns.mode, columns.activated))
+    kept = graded_mask.tolist()
+    verdicts = _distinct(compress(columns.case_id, kept), compress(columns.arm, kept),
+                         compress(columns.checks, kept))
     return ModelSummary(
         model=model, stats=stats.lift_stats(table, i), baseline=base, skill=skill,
-        skill_overhead_tokens=skill.mean_input() - base.mean_input(),
-        cost_per_pass=cost_per_pass,
-        case_status={c: {arm: case_status(verdicts[arm].get(c, [])) for arm in verdicts}
-                     for c in cases},
-        non_discriminating=_non_discriminating(graded),
-        invocation_rate=sum(loaded) / len(loaded) if loaded else None,
-        agent=agent_arms(rows) if any(r.mode == "agent" for r in rows) else None,
-        activation=activation(graded), errors=count_errors(errors),
+        skill_overhead_tokens=skill.mean_input() - base.mean_input(), cost_per_pass=cost_per_pass,
+        case_status=_case_statuses(columns, mine), non_discriminating=_found(verdicts),
+        invocation_rate=sum(asked) / len(asked) if asked else None,
+        agent=agent_arms(rows) if "agent" in modes else None,
+        activation=activation(graded) if any(a is not None for a in activated) else None,
+        errors=count_errors(errors),  # `activation` asked only where a row measured it
         failed=bool(rows) and len(errors) == len(rows) and all(r.error is not None
                                                                for r in errors),
-        pairwise=summarize_pairwise(graded),
+        pairwise=summarize_pairwise(graded) if "pairwise" in set(map(
+            itemgetter(2), chain.from_iterable(map(itemgetter(2), verdicts)))) else None,
     )
 
 
@@ -297,32 +336,50 @@ def activation(rows: list[ResultRow]) -> Activation | None:
 
 def non_discriminating_checks(rows: list[ResultRow]) -> list[str]:
     """Checks that passed in both arms on every repeat: they cannot show lift."""
-    return _non_discriminating([row for row in rows if not row.is_error])
+    graded = [row for row in rows if not row.is_error]
+    return _found(_distinct(map(attrgetter("case_id"), graded), map(attrgetter("arm"), graded),
+                            map(attrgetter("checks"), graded)))
 
 
-def _non_discriminating(graded: list[ResultRow]) -> list[str]:
-    """`non_discriminating_checks` of rows that are not errors."""
-    seen: dict[tuple[str, int, str], dict[str, bool]] = {}  # per check: arm -> passed in all
-    counted = set()  # (case, arm, verdicts): a repeat with the same verdicts adds nothing
-    for row in graded:
-        case_id, arm = row.case_id, row.arm
-        key = (case_id, arm, tuple(map(_LABEL_PASSED, row.checks)))
-        if key in counted:
+_Verdicts = tuple[tuple[str, Any, str], ...]  # a row's checks: (label, passed, type) each
+_VERDICT = itemgetter("label", "passed", "type")  # of a check's `__dict__` (`_ROW_FIELDS`)
+
+
+def _distinct(cases: Iterable[str], arms: Iterable[str],
+              checks: Iterable[list[Any]]) -> dict[tuple[str, str, _Verdicts], None]:
+    """Rows' distinct (case, arm, check verdicts), in first-seen order (no Python loop)."""
+    verdicts = map(tuple, map(map, repeat(_VERDICT), map(map, repeat(vars), checks)))
+    return dict.fromkeys(zip(cases, arms, verdicts, strict=True))
+
+
+def _found(distinct: dict[tuple[str, str, _Verdicts], None]) -> list[str]:
+    """The checks (a case's index and label) that passed in both arms every time, from rows'
+    distinct (case, arm, verdicts), by case (natural order) and index, ties as first seen."""
+    by_case: dict[str, list[tuple[int, str, _Verdicts]]] = {}
+    for position, (case_id, arm, verdicts) in enumerate(distinct):
+        by_case.setdefault(case_id, []).append((position, arm, verdicts))
+    found: list[tuple[str, int, str, int]] = []  # case, index, label, first seen
+    for case_id, keys in by_case.items():
+        if len(keys) == 2 and keys[0][1] != keys[1][1]:  # one set of verdicts in each arm
+            (first, _, one), (_, _, other) = keys
+            found += [(case_id, index, a[0], first)
+                      for index, (a, b) in enumerate(zip(one, other, strict=False))
+                      if a[1] and b[1] and a[0] == b[0]]
             continue
-        counted.add(key)
-        for index, (label, passed) in enumerate(key[2]):
-            arms = seen.get(check := (case_id, index, label))
-            if arms is None:
-                seen[check] = {arm: bool(passed)}
-            elif arms.get(arm, True):  # once failed in an arm, failed in it
-                arms[arm] = bool(passed)
-    found = [key for key, arms in seen.items() if arms.get("baseline") and arms.get("skill")]
+        seen: dict[tuple[int, str], tuple[int, dict[str, bool]]] = {}  # -> first seen, arms
+        for position, arm, verdicts in keys:
+            for index, (label, passed, _) in enumerate(verdicts):
+                entry = seen.get((index, label))
+                if entry is None:
+                    seen[index, label] = position, {arm: bool(passed)}
+                elif entry[1].get(arm, True):  # once failed in an arm, failed in it
+                    entry[1][arm] = bool(passed)
+        found += [(case_id, index, label, position)
+                  for (index, label), (position, arms) in seen.items()
+                  if arms.get("baseline") and arms.get("skill")]
     order = {case_id: case_order(case_id) for case_id in {key[0] for key in found}}
-    found.sort(key=lambda key: (order[key[0]], key[1]))  # stable: ties as first seen
-    return [f"{case_id}: {label}" for case_id, _, label in found]
-
-
-_LABEL_PASSED = attrgetter("label", "passed")
+    found.sort(key=lambda key: (order[key[0]], key[1], key[3]))
+    return [f"{case_id}: {label}" for case_id, _, label, _ in found]
 
 
 def per_case_table(rows: list[ResultRow], model: str) -> list[dict[str, Any]]:
