@@ -22,7 +22,7 @@ methods (`skills/list`, `skills/get`, `resources/directory/read`).
   10% of the process's CPU time (`CpuShare`), so a crowd of MCP clients queues behind
   itself, not in front of the pages: a per-client limit alone let 50 clients take all of it
   (bench/mcp.py: the leaderboard's p95 1.4-2.6x its p95 alone; with a 15% share 0.7-1.4x,
-  its median +10-30%; with 10%, 0.53-1.22x and the median unchanged, 70 walks a second).
+  its median +10-30%; with 10%, 0.53-1.22x, the median +0-10%, 70 walks a second).
 """
 
 from __future__ import annotations
