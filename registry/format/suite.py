@@ -138,14 +138,13 @@ class Suite(BaseModel):
     def _unique_graded_cases(cls, cases: list[Case]) -> list[Case]:
         seen: dict[str, int] = {}
         for number, case in enumerate(cases, start=1):
-            where = f"case {number} ('{case.id}')"
             if case.id in seen:
-                raise ValueError(f"{where}: field id: duplicate id, already used by case "
-                                 f"{seen[case.id]}")
+                raise ValueError(f"case {number} ('{case.id}'): field id: duplicate id, "
+                                 f"already used by case {seen[case.id]}")
             seen[case.id] = number
-            if not case.graded_items():
-                raise ValueError(f"{where}: field checks: no checks and no assertions "
-                                 "(add one, or the case can never fail)")
+            if not (case.checks or case.assertions):  # `graded_items`, as a suite has many
+                raise ValueError(f"case {number} ('{case.id}'): field checks: no checks and no "
+                                 "assertions (add one, or the case can never fail)")
         return cases
 
     def suite_hash(self) -> str:
