@@ -12,7 +12,11 @@ much as reading what it replays), in wall time and in the process's CPU time: on
 machine the CPU ratio moves least, since a round is timed while others' load comes and goes.
 The three alternate round by round, so all see the same load.
 
-Last measured 2026-12-06, 13:30-13:55 UTC, runs taken in turn with the code before (fd71c31): a
+Last measured 2026-12-06, 14:35-14:45 UTC, runs taken in turn with the code before (0f736f3): a
+first replay / read in CPU 1.83 (median of 5, load 2.1-2.4; before 1.98), a replay repeated
+1.58 (1.70); in instructions (callgrind) a first replay is 1.98x the read (2.12 before): <= 2 met
+(the summary reads each row once; docs/benchmarks.md, Verify, says what is left). Earlier,
+13:30-13:55 UTC, runs taken in turn with the code before (fd71c31): a
 first replay / read in CPU 1.96 (16 runs, load 7-13; before 1.99) and 1.94 (8 runs, load 6-7;
 before 2.01), a replay repeated 1.72 and 1.67; in instructions (callgrind), which the load does
 not move, a first replay is 2.12x the read (2.21 before), a repeated one 1.78x (1.86): <= 2 for
