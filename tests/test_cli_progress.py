@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from cli_process import REPO_ROOT, cli_env, hubskills, read_all, row_count, runs, start
+from fakes.gate import Gate
 from fakes.openai_server import FakeOpenAIServer
 from test_evaluate import knows_fact_if_told, make_skill
 from test_generate import Scripted
@@ -44,7 +45,8 @@ def progress_counts(stderr: str, run_id: str) -> list[int]:
 
 
 def test_without_a_terminal_the_run_id_comes_first_then_steady_lines(tmp_path, home):
-    with FakeOpenAIServer(responder=knows_fact_if_told, latency=0.5) as server:
+    gate = Gate(free=0, answer=knows_fact_if_told)  # every answer held until the id is read
+    with FakeOpenAIServer(responder=gate, latency=0.5) as server:
         process = start("eval", make_skill(tmp_path, 6), "-m", "local/fake", "--base-url",
                         server.url, "--runs", "2", "--json")
         first = process.stderr.readline()  # blocks until the CLI says something
@@ -52,6 +54,7 @@ def test_without_a_terminal_the_run_id_comes_first_then_steady_lines(tmp_path, h
             first = process.stderr.readline()
         [manifest] = runs(home)
         assert row_count(home, manifest["run_id"]) == 0  # said before any answer came back
+        gate.opened.set()
         out, err = process.communicate(timeout=120)
     assert process.returncode == 0, err
     run_id = manifest["run_id"]
