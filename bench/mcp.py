@@ -33,7 +33,6 @@
 from __future__ import annotations
 
 import argparse
-import base64
 import multiprocessing
 import os
 import statistics
@@ -49,11 +48,12 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 ROOT = Path(__file__).resolve().parents[1]
 # this file's own folder out of the path: it would make `import mcp` import this file
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "bench" / "peers")]
 
 import anyio  # noqa: E402
 import mcp_types as types  # noqa: E402
 from mcp import Client  # noqa: E402
+from mcp_floor import floor_server  # noqa: E402
 from pydantic import TypeAdapter  # noqa: E402
 
 from registry.config import Settings  # noqa: E402
@@ -261,57 +261,6 @@ def bench_read(reps: int = 15) -> bool:
 
 
 KINDS = ["local", "cold", "warm", "floor", "store", "floor_read"]
-
-
-def floor_server(entries: dict[str, dict[str, Any]],
-                 files: dict[str, tuple[bytes, str]], reads: Any = None) -> Any:
-    """The smallest server the official SDK allows that answers `skills/get` and
-    `resources/read` for `entries` and `files`: every answer built before the first request,
-    each request a dictionary lookup (no hubskills code runs while it serves). With `reads`
-    (store, skill URI -> (repo, sha), file URI -> (skill URI, path)): its `skills/get` also
-    reads the revision with the store's `read_files` (the bytes and the checks any first
-    read needs), and each `resources/read` answers from those bytes, as a first read must."""
-    from mcp.server.lowlevel import Server
-
-    class UriParams(types.RequestParams):
-        uri: str
-
-    contents: dict[str, types.TextResourceContents | types.BlobResourceContents] = {}
-    for uri, (data, mime) in files.items():
-        try:
-            contents[uri] = types.TextResourceContents(uri=uri, mime_type=mime,
-                                                       text=data.decode("utf-8"))
-        except UnicodeDecodeError:
-            contents[uri] = types.BlobResourceContents(
-                uri=uri, mime_type=mime, blob=base64.b64encode(data).decode("ascii"))
-    answers = {uri: {"skill": entry, "ttlMs": 86_400_000, "cacheScope": "public"}
-               for uri, entry in entries.items()}
-
-    fresh: dict[str, dict[str, bytes]] = {}
-
-    async def get_skill(_ctx: Any, params: UriParams) -> dict[str, Any]:
-        if reads is not None:
-            fresh[params.uri], _ = reads[0].read_files(*reads[1][params.uri])
-        return answers[params.uri]
-
-    async def read_resource(_ctx: Any,
-                            params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-        uri = str(params.uri)
-        if reads is None:
-            return types.ReadResourceResult(contents=[contents[uri]])
-        skill, path = reads[2][uri]
-        data, mime = fresh[skill][path], files[uri][1]
-        read: types.TextResourceContents | types.BlobResourceContents
-        try:
-            read = types.TextResourceContents(uri=uri, mime_type=mime, text=data.decode("utf-8"))
-        except UnicodeDecodeError:
-            read = types.BlobResourceContents(uri=uri, mime_type=mime,
-                                              blob=base64.b64encode(data).decode("ascii"))
-        return types.ReadResourceResult(contents=[read])
-
-    server: Any = Server("floor", on_read_resource=read_resource)
-    server.add_request_handler("skills/get", UriParams, get_skill)
-    return server
 
 
 def bench_space(clients: int = 50, reads: int = 30, rounds: int = 4) -> bool:

@@ -22,6 +22,7 @@ from registry import (
 )
 
 from . import (
+    evaluate_actions,
     evaluate_tab,
     generate_tab,
     leaderboard_tab,
@@ -99,7 +100,7 @@ def build_demo(settings: Settings | None = None, *, store: SkillStore | None = N
             with gr.Tab("🧪 Evaluate", id="evaluate", elem_id="tab-evaluate") as evaluate:
                 ev = evaluate_tab.build(state, evaluate)
             with gr.Tab("✨ Generate", id="generate", elem_id="tab-generate"):
-                published = generate_tab.build(state, evaluate_tab.model_refs(state))
+                published = generate_tab.build(state, evaluate_actions.model_refs(state))
             with gr.Tab("👀 Review", id="review", elem_id="tab-review"):
                 review_tab.build(state)
         gr.Markdown(footer(state.settings), elem_classes="hs-note")

@@ -36,7 +36,7 @@ def zipped(folder) -> str:
 
 
 def test_the_evaluate_tab_says_which_model_failed_and_offers_no_push_when_all_did(tmp_path):
-    from space.evaluate_tab import run_evaluation_ui
+    from space.evaluate_actions import run_evaluation_ui
     from space.state import SpaceState
 
     state = SpaceState(Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home")}),
