@@ -106,3 +106,15 @@ def test_the_boards_codes_only_look_agrees_with_the_full_look():
             a, _, full = seq.look(design, 30, j, m, graded, passed, full)
             b, codes_only = seq.look_codes(design, 30, j, m, graded, passed, codes_only)
             assert np.array_equal(a, b) and np.array_equal(full.level, codes_only.level)
+
+
+def test_a_look_too_large_for_the_exact_table_spends_what_is_left_by_bonferroni():
+    """A submitted run may claim any number of cases: past `MAX_EXACT` decided cases no
+    (d + 1)^2 table is built, and the level is what the spending has left (valid)."""
+    from registry.results import chained_levels
+
+    n = chained_levels.MAX_EXACT + 100
+    first = chained(Spent.start(1, n), np.ones((1, n), np.int8), 0.02, 0.05)
+    assert first.level[0] == 0.02 and first.union[0] == 0.02
+    second = chained(first, np.ones((1, n), np.int8), 0.05, 0.05)
+    assert second.level[0] == pytest.approx(0.03) and second.union[0] == pytest.approx(0.05)

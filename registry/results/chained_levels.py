@@ -28,6 +28,8 @@ a run says "helps" or "hurts" at any look with probability at most ``alpha``, an
 being symmetric, a false "helps" at most ``alpha / 2``. Futility stops only remove chances to
 reject, so they are left out of the bound (non-binding).
 
+A look with more than `MAX_EXACT` decided cases (the table grows with their square, and the
+rows are a submitter's) spends what is left by Bonferroni instead: valid, a little stricter.
 Each level is a function of the signs seen so far, which the swaps do not change up to sign,
 so a replay from the rows recomputes every level to the last digit. Pure: numpy and exact
 binomial coefficients; no I/O.
@@ -44,6 +46,9 @@ import numpy as np
 from registry.results.formulas import mcnemar_exact
 
 _SLACK = 1e-12  # float sums of exact probabilities: a level that meets the cap exactly passes
+# Decided cases a look's exact joint sum takes (its table is (d + 1)^2 floats): a run's rows come
+# from whoever submits them, and a look with more spends by Bonferroni instead (below).
+MAX_EXACT = 500
 
 
 class Spent(NamedTuple):
@@ -101,6 +106,10 @@ def _level(same: int, flipped: int, gone: int, new: int, prev_level: float, unio
     """(level, union) of a look whose cases relate to the previous look's in the four kinds."""
     if cap <= 0:
         return 0.0, union
+    if max(same + flipped + gone, same + flipped + new) > MAX_EXACT:
+        # P(R_j and not R_j-1) <= P(R_j) <= the level: valid, and no table to build
+        level = max(0.0, min(cap - union, alpha))
+        return level, union + level
     joint = _joint(same, flipped, gone, new)
     earlier = _pvalues(same + flipped + gone)
     free = joint[earlier >= prev_level].sum(0)  # not rejected at the previous look
@@ -135,7 +144,7 @@ def _binomial(n: int) -> np.ndarray:
     return np.array([math.comb(n, k) / 2**n for k in range(n + 1)])
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=128)  # at most (MAX_EXACT + 1)^2 floats each
 def _joint(same: int, flipped: int, gone: int, new: int) -> np.ndarray:
     """P(u better at the previous look, v better at this one) under the swaps: ``same`` cases
     with one sign at both, ``flipped`` with opposite signs, ``gone`` decided only before,
