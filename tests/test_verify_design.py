@@ -83,3 +83,12 @@ def test_a_design_no_hubskills_could_run_is_a_mismatch_not_a_crash():
     for bad in ({**DESIGN.to_dict(), "alpha": 0.9}, {**DESIGN.to_dict(), "lucky": 1}):
         found = design_problems(manifest.model_copy(update={"design": bad}), rows)
         assert found and "cannot be replayed" in found[0]
+
+
+def test_a_row_claiming_a_round_far_past_the_plan_is_a_mismatch_without_replaying_it():
+    """A row's round sizes the replay's list of rounds: a submitter's round 10**12 is named,
+    not allocated."""
+    manifest, rows = adaptive_run(DESIGN)
+    forged = [rows[0].model_copy(update={"round": 10**12}), *rows[1:]]
+    found = design_problems(manifest, forged)
+    assert len(found) == 1 and "past the design's 3" in found[0] and "1000000000000" in found[0]

@@ -27,7 +27,7 @@ def design_problems(manifest: RunManifest, rows: list[ResultRow]) -> list[str]:
     it did not make, a row without its round. Empty for a fixed run."""
     if not is_adaptive(manifest):
         return []
-    from registry.results.sequential import Design, check_rounds, validate_design
+    from registry.results.sequential import Design, check_rounds, n_rounds, validate_design
 
     try:
         design = Design.from_record(manifest.design or {})
@@ -35,12 +35,18 @@ def design_problems(manifest: RunManifest, rows: list[ResultRow]) -> list[str]:
     except (HubskillsError, TypeError) as err:  # a design no hubskills could have run
         return [f"the run's design cannot be replayed: {getattr(err, 'message', err)}"]
     found = []
+    most = n_rounds(design, len(manifest.case_ids))
     for model in manifest.models:
         mine = [r for r in rows if r.model == model]
         unplaced = [r for r in mine if r.round is None or r.round < 1]
         if unplaced:
             found.append(f"{model}: {len(unplaced)} row(s) record no round, first "
                          f"{unplaced[0].case_id} #{unplaced[0].repeat} {unplaced[0].arm}")
+            continue
+        beyond = [r for r in mine if (r.round or 0) > most]
+        if beyond:  # a row's round sizes the replay: one past the plan is refused, unread
+            found.append(f"{model}: {len(beyond)} row(s) record a round past the design's "
+                         f"{most}, first round {beyond[0].round} ({beyond[0].case_id})")
             continue
         rounds: list[list[tuple[str, str, int, bool | None]]] = \
             [[] for _ in range(max((r.round or 0 for r in mine), default=0))]
