@@ -15,12 +15,7 @@ from typing import Any
 
 from registry.errors import HubskillsError
 from registry.results.runs import ResultRow, RunManifest
-
-
-def is_adaptive(manifest: RunManifest) -> bool:
-    """Whether the trigger run was planned by an adaptive design (its rows end where it
-    stopped, short of the fixed plan)."""
-    return manifest.design is not None and manifest.design.get("kind") == "adaptive"
+from registry.verify.design import is_adaptive, rounds_problems
 
 
 def trigger_design_problems(manifest: RunManifest, rows: list[ResultRow],
@@ -38,25 +33,11 @@ def trigger_design_problems(manifest: RunManifest, rows: list[ResultRow],
     except (HubskillsError, TypeError) as err:  # a design no hubskills could have run
         return [f"the run's design cannot be replayed: {getattr(err, 'message', err)}"]
     queries = {q: kinds.get(q, True) for q in manifest.case_ids}
-    found = []
-    for model in manifest.models:
-        mine = [r for r in rows if r.model == model]
-        unplaced = [r for r in mine if r.round is None or r.round < 1]
-        if unplaced:
-            found.append(f"{model}: {len(unplaced)} row(s) record no round, first "
-                         f"{unplaced[0].case_id} #{unplaced[0].repeat}")
-            continue
-        rounds: list[list[tuple[str, int, bool | None]]] = \
-            [[] for _ in range(max((r.round or 0 for r in mine), default=0))]
-        for r in mine:
-            rounds[(r.round or 1) - 1].append(
-                (r.case_id, r.repeat, None if r.is_error else bool(r.activated)))
-        stopped = (manifest.design_stops or {}).get(model)
-        found += [f"{model}: {problem}" for problem in check_rounds(
-            design, queries, rounds, complete=not manifest.is_partial, stopped=stopped)]
-        if not manifest.is_partial and stopped is None:
-            found.append(f"{model}: the run says it finished, but records no stop of its design")
-    return found
+    return rounds_problems(
+        manifest, rows, where=lambda r: f"{r.case_id} #{r.repeat}",
+        entry=lambda r: (r.case_id, r.repeat, None if r.is_error else bool(r.activated)),
+        check=lambda rounds, stopped: check_rounds(
+            design, queries, rounds, complete=not manifest.is_partial, stopped=stopped))
 
 
 def carried_design(first: ResultRow) -> dict[str, Any]:
