@@ -117,6 +117,21 @@ def test_verify_catches_a_trigger_run_cut_where_its_design_had_not_stopped(serve
     assert any("where the design had not stopped" in p for p in found.problems)
 
 
+def test_verify_names_a_trigger_row_claiming_a_round_far_past_the_plan(server, tmp_path):
+    """A row's round sizes the replay's list of rounds: a submitter's round 10**12 is named,
+    not allocated (as for A/B runs, tests/test_verify_design.py)."""
+    skill, settings = make_skill(tmp_path), settings_for(server, tmp_path)
+    run = run_trigger_eval(skill, config(tmp_path), settings)
+    rows = settings.runs_dir / run.manifest.run_id / "rows.jsonl"
+    lines = rows.read_text().splitlines()
+    rows.write_text("\n".join([json.dumps({**json.loads(lines[0]), "round": 10**12}),
+                               *lines[1:]]) + "\n")
+    found = local_trigger(run.manifest.run_id, settings)
+    assert found.status == "mismatch"
+    assert any(f"past the design's {RUNS}, first round 1000000000000" in p
+               for p in found.problems)
+
+
 def test_a_resume_continues_the_design_and_refuses_another(server, tmp_path):
     skill, settings = make_skill(tmp_path), settings_for(server, tmp_path)
     run = run_trigger_eval(skill, config(tmp_path), settings)

@@ -5,7 +5,8 @@ From the rows alone, grouped by the round each records, `trigger_design_problems
 plan (`sequential_rates.check_rounds`, per model) and names each decision the design did not
 make: a session its plan did not ask, a round asked after it stopped, rows that end where it
 had not stopped although the run says it finished (a run cut at a lucky moment), a recorded
-stop it did not make, a row without its round.
+stop it did not make, a row without its round, or one past the plan's last round (named before
+the replay, whose list of rounds a row's round would size).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def trigger_design_problems(manifest: RunManifest, rows: list[ResultRow],
     run."""
     if not is_adaptive(manifest):
         return []
-    from registry.results.sequential_rates import RateDesign, check_rounds, validate
+    from registry.results.sequential_rates import RateDesign, check_rounds, n_rounds, validate
 
     try:
         design = RateDesign.from_dict(manifest.design or {})
@@ -34,7 +35,7 @@ def trigger_design_problems(manifest: RunManifest, rows: list[ResultRow],
         return [f"the run's design cannot be replayed: {getattr(err, 'message', err)}"]
     queries = {q: kinds.get(q, True) for q in manifest.case_ids}
     return rounds_problems(
-        manifest, rows, where=lambda r: f"{r.case_id} #{r.repeat}",
+        manifest, rows, most=n_rounds(design), where=lambda r: f"{r.case_id} #{r.repeat}",
         entry=lambda r: (r.case_id, r.repeat, None if r.is_error else bool(r.activated)),
         check=lambda rounds, stopped: check_rounds(
             design, queries, rounds, complete=not manifest.is_partial, stopped=stopped))
