@@ -33,6 +33,13 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) else 0
 
 
+def _exchange(tool: str, arguments: dict[str, Any], call_id: Any, result: str,
+              is_error: bool) -> list[TranscriptEntry]:
+    """A tool call and its result, for CLIs that report both in one event."""
+    return [TranscriptEntry("tool_call", tool=tool, arguments=arguments, call_id=call_id),
+            TranscriptEntry("tool_result", result, call_id=call_id, is_error=is_error)]
+
+
 def _final(entries: list[TranscriptEntry]) -> str:
     """The assistant text after the last tool result: the CLI's answer."""
     tail: list[str] = []
@@ -160,18 +167,14 @@ class Codex(Adapter):
         if kind == "agent_message":
             parsed.entries.append(TranscriptEntry("assistant", str(item.get("text", ""))))
         elif kind == "command_execution":
-            parsed.entries += [
-                TranscriptEntry("tool_call", tool="exec_command",
-                                arguments={"cmd": item.get("command")}, call_id=call_id),
-                TranscriptEntry("tool_result", str(item.get("aggregated_output", "")),
-                                call_id=call_id, is_error=item.get("exit_code") != 0)]
+            parsed.entries += _exchange("exec_command", {"cmd": item.get("command")}, call_id,
+                                        str(item.get("aggregated_output", "")),
+                                        item.get("exit_code") != 0)
         elif kind in ("file_change", "mcp_tool_call", "web_search"):
             tool = "apply_patch" if kind == "file_change" else str(item.get("tool") or kind)
             arguments = {k: v for k, v in item.items() if k not in ("id", "type", "status")}
-            parsed.entries += [
-                TranscriptEntry("tool_call", tool=tool, arguments=arguments, call_id=call_id),
-                TranscriptEntry("tool_result", str(item.get("status", "")), call_id=call_id,
-                                is_error=item.get("status") == "failed")]
+            parsed.entries += _exchange(tool, arguments, call_id, str(item.get("status", "")),
+                                        item.get("status") == "failed")
 
 
 class OpenCode(Adapter):
@@ -217,13 +220,10 @@ class OpenCode(Adapter):
                 parsed.entries.append(TranscriptEntry("assistant", str(part.get("text", ""))))
             elif kind == "tool_use":
                 state = _dict(part.get("state"))
-                call_id = part.get("callID")
-                parsed.entries += [
-                    TranscriptEntry("tool_call", tool=str(part.get("tool")),
-                                    arguments=_dict(state.get("input")), call_id=call_id),
-                    TranscriptEntry("tool_result", str(state.get("output")
-                                                       or state.get("error") or ""),
-                                    call_id=call_id, is_error=state.get("status") == "error")]
+                parsed.entries += _exchange(
+                    str(part.get("tool")), _dict(state.get("input")), part.get("callID"),
+                    str(state.get("output") or state.get("error") or ""),
+                    state.get("status") == "error")
             elif kind == "step_finish":
                 tokens = _dict(part.get("tokens"))
                 cache = _dict(tokens.get("cache"))
