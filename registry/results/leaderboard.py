@@ -201,7 +201,7 @@ def entries(frame: pd.DataFrame, *, skill: str | None = None, model: str | None 
     k, keys = combine_all(rows, KEY)
     runs = run_groups(rows, k, len(keys))
     status = run_status(rows, keys, runs)
-    status, fit, verification = _verified(rows, runs, status, badges)
+    status, fit, verification = verified_runs(rows, runs, status, badges)
     chosen = chosen_runs(rows, runs, fit, len(keys))
     on_chosen = np.zeros(len(runs["key"]), dtype=bool)
     on_chosen[chosen] = True
@@ -214,10 +214,12 @@ def entries(frame: pd.DataFrame, *, skill: str | None = None, model: str | None 
     return [e for e in built if not verdict or e.verdict.startswith(verdict)]
 
 
-def _verified(rows: Rows, runs: dict[str, np.ndarray], status: np.ndarray,
-              badges: Mapping[str, Badge] | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per run group: its status with the badge's reason where the data alone would rank it,
-    how fit it is to be chosen (2: full and replayed, 1: full, 0: neither), its badge name."""
+def verified_runs(rows: Rows, runs: dict[str, np.ndarray], status: np.ndarray,
+                  badges: Mapping[str, Badge] | None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per run group: its status with the badge's reason where the data alone would rank it
+    (or list it as complete, on the trigger board), how fit it is to be chosen (2: full and
+    replayed, 1: full, 0: neither), its badge name; ``badges`` None: the data alone."""
     full = status == ""
     if badges is None:
         return status, full, np.full(len(status), None, dtype=object)

@@ -33,8 +33,9 @@ from registry.results.leaderboard import (
     row_mask,
     run_groups,
     run_status,
+    verified_runs,
 )
-from registry.results.leaderboard_badges import Badge, run_badges
+from registry.results.leaderboard_badges import Badge
 
 COLUMNS = ("skill@version", "model", "recall [95% CI]", "false triggers [95% CI]", "errors",
            "verified", "should+not × runs", "status", "date")
@@ -110,7 +111,7 @@ def trigger_entries(frame: pd.DataFrame, *, skill: str | None = None,
     runs["alpha"], runs["stopped"] = _designed(rows, expect, designs, runs["of"],
                                                len(runs["key"]))
     status = run_status(rows, keys, runs, arms=1, words=("queries", "sessions"))
-    status, fit, verification = _verified(rows, runs, status, badges)
+    status, fit, verification = verified_runs(rows, runs, status, badges)
     chosen = chosen_runs(rows, runs, fit, len(keys))
     on = np.zeros(len(runs["key"]), dtype=bool)
     on[chosen] = True
@@ -152,21 +153,6 @@ def _designed(rows: Rows, expect: np.ndarray, designs: np.ndarray, of: np.ndarra
         except (ValueError, TypeError, HubskillsError):  # a design no hubskills could run
             continue
     return found, stopped
-
-
-def _verified(rows: Rows, runs: dict[str, np.ndarray], status: np.ndarray,
-              badges: Mapping[str, Badge] | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per run group: its status with the badge's reason where the data alone would list it
-    as complete, how fit it is to be chosen (2: full and replayed, 1: full, 0: neither), its
-    badge name (as `leaderboard.entries` weighs A/B runs)."""
-    full = status == ""
-    if badges is None:
-        return status, full, np.full(len(status), None, dtype=object)
-    found = run_badges(badges, lookup(rows.labels["run_id"], runs["run"], ""))
-    rankable = np.array([b.is_rankable for b in found], dtype=bool)
-    why = np.array([b.status() for b in found], dtype=object)
-    return (np.where(full, why, status), full.astype(np.int8) * (1 + rankable),
-            np.array([b.verification for b in found], dtype=object))
 
 
 def _outcomes(rows: Rows, expect: np.ndarray, k: np.ndarray) -> stats.Outcomes:
