@@ -10,7 +10,6 @@ machine.
 from __future__ import annotations
 
 import os
-import re
 import sys
 import tempfile
 from pathlib import Path
@@ -18,13 +17,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from playwright.sync_api import sync_playwright  # noqa: E402
-
-from docs.screenshot import free_port  # noqa: E402
+from docs.screenshot import space_page  # noqa: E402
 from registry.config import Settings  # noqa: E402
 from registry.format.suite import load_suite, suite_path  # noqa: E402
 from registry.results.runs import ResultRow, RunManifest  # noqa: E402
-from space import build_demo, launch  # noqa: E402
+from space import build_demo  # noqa: E402
 
 REPO = "hubskills/agent-skill-md"
 RUN_ID = "20261206-090000-a1b2c3"
@@ -60,33 +57,22 @@ def main() -> None:
                                          "HUBSKILLS_REGISTRY": "local"}), on_space=False)
     seed(demo.hubskills_state.store)
     demo.hubskills_state.invalidate()
-    _, url, _ = launch(demo, server_name="127.0.0.1", server_port=free_port(),
-                       prevent_thread_lock=True, quiet=True)
-    try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path="/usr/bin/chromium",
-                                                 args=["--headless", "--no-sandbox"])
-            page = browser.new_page(viewport={"width": 1360, "height": 1100})
-            page.set_default_timeout(60_000)
-            page.goto(url)
-            page.get_by_role("tab", name=re.compile("Review")).click()
-            page.wait_for_function("() => document.querySelector('#review-runs')"
-                                   "?.innerText.includes('run(s) in the registry')")
-            page.locator("#review-run input").fill(RUN_ID)
-            page.locator("#review-run input").press("Enter")
-            page.locator("#review-pair").first.wait_for(state="visible")
-            page.locator("#review-progress").first.click()
-            page.keyboard.press("t")
-            page.wait_for_function("() => document.querySelector('#review-revealed')"
-                                   "?.innerText.includes(\"was the skill's\")")
-            page.keyboard.press("n")
-            page.wait_for_function("() => document.querySelector('#review-progress')"
-                                   "?.innerText.includes('Case 2 of')")
-            page.wait_for_timeout(800)
-            page.screenshot(path=str(ROOT / "docs" / "images" / "review.png"))
-            browser.close()
-    finally:
-        demo.close()
+    with space_page(demo, 1100) as (page, url):
+        page.goto(f"{url}work/?tab=review")  # the workbench's page
+        page.wait_for_function("() => document.querySelector('#review-runs')"
+                               "?.innerText.includes('run(s) in the registry')")
+        page.locator("#review-run input").fill(RUN_ID)
+        page.locator("#review-run input").press("Enter")
+        page.locator("#review-pair").first.wait_for(state="visible")
+        page.locator("#review-progress").first.click()
+        page.keyboard.press("t")
+        page.wait_for_function("() => document.querySelector('#review-revealed')"
+                               "?.innerText.includes(\"was the skill's\")")
+        page.keyboard.press("n")
+        page.wait_for_function("() => document.querySelector('#review-progress')"
+                               "?.innerText.includes('Case 2 of')")
+        page.wait_for_timeout(800)
+        page.screenshot(path=str(ROOT / "docs" / "images" / "review.png"))
 
 
 if __name__ == "__main__":

@@ -123,8 +123,9 @@ def _results() -> tuple[gr.Dataframe, gr.BarPlot, gr.Dataframe]:
 
 
 def _estimate(state: SpaceState, inputs: list[gr.components.Component],
-              opened: gr.Tab) -> gr.Markdown:
-    """The estimate under the form, computed when the tab is opened and again when an input it
+              opened: list[Any]) -> gr.Markdown:
+    """The estimate under the form, computed when the tab is `opened` (its select, the
+    workbench's load, where it is the first tab) and again when an input it
     reads changes (API: `/estimate_evaluation`); not on page load, where it cost every arriving
     visitor a second queued event for a line on a tab most never open (issue 38). One event
     for all of them, `always_last`: Gradio's default drops a change that arrives while an
@@ -138,7 +139,7 @@ def _estimate(state: SpaceState, inputs: list[gr.components.Component],
         return estimate_ui(state, repo, files, chosen, repeats, how, count, tokens, oauth)
 
     shown = gr.Markdown(elem_id="eval-estimate", elem_classes="hs-note")
-    gr.on([opened.select, *(box.change for box in read)], estimate_evaluation,
+    gr.on([*opened, *(box.change for box in read)], estimate_evaluation,
           inputs=read, outputs=shown,
           api_name="estimate_evaluation", trigger_mode="always_last", show_progress="hidden")
     return shown
@@ -192,11 +193,12 @@ def _wire_run(state: SpaceState, controls: _Controls, inputs: list[gr.components
         lambda: gr.Button(visible=False), None, stop, queue=False, api_visibility="private")
 
 
-def build(state: SpaceState, tab: gr.Tab) -> EvaluateTab:
-    """Render the tab's components (inside `tab`) and wire its events."""
+def build(state: SpaceState, opened: list[Any]) -> EvaluateTab:
+    """Render the tab's components and wire its events; `opened`: the triggers that mean the
+    visitor sees the tab (they compute the estimate)."""
     gr.Markdown(_intro(state), elem_classes="hs-note")
     inputs = _form(state)
-    _estimate(state, inputs, tab)
+    _estimate(state, inputs, opened)
     controls = _controls(state)
     status = gr.Markdown(elem_id="eval-status", elem_classes="hs-status")
     summary, chart, cases = _results()

@@ -19,7 +19,7 @@ import secrets
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -283,8 +283,9 @@ def run_choices(state: SpaceState) -> list[tuple[str, str]]:
                   reverse=True)
 
 
-def build(state: SpaceState) -> Panel:
-    """The *Review* tab."""
+def build(state: SpaceState, also: Sequence[Any] = ()) -> Panel:
+    """The *Review* tab; `also`: triggers besides the tab's own select that mean the visitor
+    sees it (the workbench opened at `?tab=review`), which fill the run picker."""
     reviews, limit = Reviews(state), RateLimit()
     tab = gr.context.Context.block  # the tab this is built in (`ui.build_demo`)
     gr.Markdown("Which answer is better? Each case shows a run's two answers, with and "
@@ -309,8 +310,8 @@ def build(state: SpaceState) -> Panel:
                                               "one, or type a run id.")
 
     if isinstance(tab, gr.Tab):
-        tab.select(runs_now, None, [run, listed], api_visibility="private",
-                   concurrency_limit=8, concurrency_id="review_open", show_progress="hidden")
+        gr.on([tab.select, *also], runs_now, None, [run, listed], api_visibility="private",
+              concurrency_limit=8, concurrency_id="review_open", show_progress="hidden")
 
     def resolve(run_id: str | None, profile: gr.OAuthProfile | None
                 ) -> tuple[Review | None, str | None]:

@@ -28,6 +28,10 @@ CSS = """
 .hs-count b {display:block; font-size:1.35rem;}
 .hs-count span {font-size:.78rem; text-transform:uppercase; letter-spacing:.04em; opacity:.7;}
 .hs-note {font-size:.88rem; opacity:.85;}
+.hs-nav {flex-basis:100%; display:flex; flex-wrap:wrap; gap:4px 18px; font-weight:600;}
+.hs-nav a {color:#3730a3; text-decoration:underline; text-underline-offset:3px;}
+.dark .hs-nav a {color:#c7d2fe;}
+.hs-nav a[aria-current=page] {text-decoration:none; color:inherit;}
 /* A phone's first screen shows the table: a one-line header, the counts beside the title. */
 @media (max-width: 640px) {
   .hs-header {padding:10px 14px; gap:6px;}
@@ -35,6 +39,7 @@ CSS = """
   .hs-header p {display:none;}
   .hs-count {min-width:0; padding:2px 8px;}
   .hs-count b {display:inline; font-size:1rem; margin-right:4px;}
+  .hs-nav {gap:2px 12px; font-size:.9rem;}
   #filter-query {flex-basis:100% !important;}
 }
 .hs-status p {margin:.2rem 0;}
@@ -100,14 +105,28 @@ def theme() -> gr.themes.Base:
     )
 
 
-def header_html(counts: dict[str, int] | None = None) -> str:
-    """The banner: name, one-line pitch and the skill/run/model counts."""
+# The Space's two pages: the leaderboard's at `/`, the workbench's at `/work/` (`workbench`);
+# links relative to each, so a Space served under any root or proxy path keeps them.
+PAGES = {"board": (("🏆 Leaderboard", "./"), ("🧪 Evaluate", "work/?tab=evaluate"),
+                   ("✨ Generate", "work/?tab=generate"), ("👀 Review", "work/?tab=review")),
+         "work": (("🏆 Leaderboard", "../"), ("🧪 Evaluate", "?tab=evaluate"),
+                  ("✨ Generate", "?tab=generate"), ("👀 Review", "?tab=review"))}
+
+
+def header_html(counts: dict[str, int] | None = None, page: str = "board") -> str:
+    """The banner: name, one-line pitch, the links between the two pages and, on the
+    leaderboard's (`page="board"`), the skill/run/model counts."""
     counts = counts or {}
     chips = "".join(
         f'<div class="hs-count"><b>{counts.get(key, "–")}</b><span>{escape(label)}</span></div>'
         for key, label in (("skills", "skills"), ("runs", "eval runs"), ("models", "models")))
+    current = ' aria-current="page"'
+    links = " ".join(
+        f'<a href="{href}"{current if page == "board" and k == 0 else ""}>{escape(label)}</a>'
+        for k, (label, href) in enumerate(PAGES[page]))
     return (
         '<div class="hs-header"><div><h1>🧰 hubskills</h1>'
         f"<p>{escape(PITCH)}</p></div>"
-        f'<div class="hs-counts">{chips}</div></div>'
+        + (f'<div class="hs-counts">{chips}</div>' if page == "board" else "")
+        + f'<nav class="hs-nav" aria-label="Pages">{links}</nav></div>'
     )

@@ -1,4 +1,5 @@
-"""The Space: header, four tabs, page-load wiring (`?skill=ns/name`), queue and launch.
+"""The Space: header, the leaderboard and skill tabs, page-load wiring (`?skill=ns/name`), the
+workbench's page (`workbench`: Evaluate, Generate, Review at `/work/`), queue and launch.
 
 Capacity: reads (leaderboard, model view, skill pages, page load) are served from memory and
 run up to `leaderboard_tab.READ_LIMIT` at once per event; evaluations and generations share
@@ -22,14 +23,11 @@ from registry import (
 )
 
 from . import (
-    evaluate_actions,
-    evaluate_tab,
-    generate_tab,
     leaderboard_tab,
     mcp_endpoint,
     page_cache,
-    review_tab,
     skill_page,
+    workbench,
 )
 from .columns import floor_css
 from .keys import scrub_responses
@@ -97,38 +95,29 @@ def build_demo(settings: Settings | None = None, *, store: SkillStore | None = N
                 board = leaderboard_tab.build(state)
             with gr.Tab("📄 Skill", id="skill", elem_id="tab-skill"):
                 page = skill_page.build(state)
-            with gr.Tab("🧪 Evaluate", id="evaluate", elem_id="tab-evaluate") as evaluate:
-                ev = evaluate_tab.build(state, evaluate)
-            with gr.Tab("✨ Generate", id="generate", elem_id="tab-generate"):
-                published = generate_tab.build(state, evaluate_actions.model_refs(state))
-            with gr.Tab("👀 Review", id="review", elem_id="tab-review"):
-                review_tab.build(state)
         gr.Markdown(footer(state.settings), elem_classes="hs-note")
-        _wire(demo, state, header, tabs, board, page, (evaluate, ev.skill),
-              [ev.push_event, published])
-        demo.unload(ev.on_leave)  # a closed tab stops its evaluations (`evaluate_tab`)
+        _wire(demo, state, header, tabs, board, page)
     scrub_responses(demo)
     state.start_refresh()
     demo.hubskills_state = state  # for tests and benchmarks
+    demo.hubskills_workbench = workbench.build(state)  # `/work/`, mounted by `launch`
     return demo
 
 
 def _wire(demo: gr.Blocks, state: SpaceState, header: gr.HTML, tabs: gr.Tabs,
-          board: leaderboard_tab.LeaderboardTab, page: skill_page.SkillTab,
-          evaluate: tuple[gr.Tab, gr.Dropdown], writes: list[gr.events.Dependency]) -> None:
-    """Page load (with `?skill=`), row clicks that open a skill, refresh after writes.
+          board: leaderboard_tab.LeaderboardTab, page: skill_page.SkillTab) -> None:
+    """Page load (with `?skill=`) and row clicks that open a skill.
 
     Page load sends the data only (the header's counts, the leaderboard, the model view): the
     pickers' choices are in the page as built, and Gradio rebuilds every output a handler
     updates in the arriving visitor's session (issue 38). When the visitor asked for a skill
     (`?skill=`) or the data changed since the build, page load changes `follow_up`, which
     updates the pickers (and opens the skill) in a second call; new results alone (the same
-    models, tags and skills) need none. The Evaluate tab's skill picker is brought up to date
-    when that tab is opened."""
-    eval_tab, eval_skill = evaluate
+    models, tags and skills) need none. A visitor's writes happen on the workbench's page
+    (`workbench`); this page shows them when next loaded."""
     filters = [board.query, board.model, board.tag, board.verdict]
     refreshed = [header, board.table, board.scatter, board.summary, board.model, board.tag,
-                 board.view_model, page.picker, eval_skill]
+                 board.view_model, page.picker]
 
     built_lists = leaderboard_tab.filter_lists(state)  # the filters' choices in the page
     built_with = state.snapshot().skills_token  # the skill lists in the page's config
@@ -143,13 +132,6 @@ def _wire(demo: gr.Blocks, state: SpaceState, header: gr.HTML, tabs: gr.Tabs,
         if snapshot.skills_token == built_with:
             return gr.Dropdown(**value)
         return gr.Dropdown(choices=snapshot.skill_ids, **value)
-
-    @friendly
-    def refresh(query: str, model: str, tag: str, verdict: str) -> tuple:
-        table, scatter, summary = leaderboard_tab.leaderboard(state, query, model, tag, verdict)
-        models, tags, view_model = leaderboard_tab.filter_choices(state)
-        return (header_html(state.counts()), table, scatter, summary, models, tags, view_model,
-                skill_picker(), skill_picker())
 
     @friendly
     def on_load(query: str, model: str, tag: str, verdict: str, request: gr.Request) -> tuple:
@@ -175,9 +157,6 @@ def _wire(demo: gr.Blocks, state: SpaceState, header: gr.HTML, tabs: gr.Tabs,
             return gr.Dropdown(), gr.Tabs()
         return gr.Dropdown(value=repo), gr.Tabs(selected="skill")
 
-    def eval_picker() -> gr.Dropdown:
-        return skill_picker()
-
     # what page load returns is what the browser is sent, as `/leaderboard` and `/model_view`
     # return it: Gradio's postprocessing (a walk over every cell) is skipped, 0.8 ms an arrival
     demo.load(on_load, filters, [*refreshed[:4], board.model_table, follow_up],
@@ -185,13 +164,9 @@ def _wire(demo: gr.Blocks, state: SpaceState, header: gr.HTML, tabs: gr.Tabs,
               concurrency_id="page_load", postprocess=False)
     follow_up.change(follow, follow_up, [*refreshed[4:8], tabs], api_visibility="private",
                      concurrency_limit=leaderboard_tab.READ_LIMIT, concurrency_id="page_load")
-    eval_tab.select(eval_picker, None, eval_skill, api_visibility="private",
-                    concurrency_limit=leaderboard_tab.READ_LIMIT, concurrency_id="page_load")
     for table in (board.table, board.model_table):
         table.select(open_from_table, None, [page.picker, tabs], api_visibility="private"
                      ).then(None, js=FOCUS_SKILL, api_visibility="private")
-    for write in writes:
-        write.then(refresh, filters, refreshed, api_visibility="private")
 
 
 def launch(demo: gr.Blocks | None = None, *, server_name: str | None = None,
@@ -210,9 +185,16 @@ def launch(demo: gr.Blocks | None = None, *, server_name: str | None = None,
                status_update_rate=STATUS_UPDATE_S)
     kwargs.setdefault("max_threads", MAX_THREADS)
     kwargs.setdefault("state_session_capacity", SESSIONS)
+    look: dict[str, Any] = {"theme": theme(), "css": CSS + floor_css(),
+                            "footer_links": ["api"], "run_history": False}
+    name = server_name or os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
     mcp_endpoint.attach(demo, kwargs)  # /mcp: the registry as an MCP server (docs/mcp.md)
     page_cache.attach(kwargs)  # GET / from memory once rendered (issue 38)
-    return demo.launch(
-        server_name=server_name or os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1",
-        server_port=server_port, theme=theme(), css=CSS + floor_css(), footer_links=["api"],
-        run_history=False, **kwargs)
+    work = getattr(demo, "hubskills_workbench", None)
+    if work is not None:  # /work/: Evaluate, Generate, Review (`workbench`)
+        work.queue(default_concurrency_limit=DEFAULT_CONCURRENCY, max_size=QUEUE_SIZE,
+                   status_update_rate=STATUS_UPDATE_S)
+        workbench.attach(demo, kwargs, sessions=kwargs["state_session_capacity"],
+                         threads=kwargs["max_threads"], server_name=name,
+                         server_port=server_port or 7860, **look)
+    return demo.launch(server_name=name, server_port=server_port, **look, **kwargs)

@@ -145,8 +145,8 @@ def test_five_cases_reviewed_in_the_space(tmp_path, browser_page, monkeypatch):
     page = browser_page
     try:
         page.goto(url)
-        page.get_by_role("tab", name=re.compile("Review")).click()
-        page.wait_for_function(  # the picker is refreshed as the tab opens
+        page.locator("#hs-header nav").get_by_role("link", name=re.compile("Review")).click()
+        page.wait_for_function(  # the picker is filled as the tab opens
             "() => (document.querySelector('#review-runs') || {}).innerText"
             "?.includes('run(s) in the registry')")
         box = page.locator("#review-run input")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gradio as gr
 import pytest
+from space_pages import blocks, pages
 from test_review_browser import CASES, MODEL, REPO, RUN_ID, mixed_secret, rows_and_manifest
 from test_space import handler
 
@@ -91,8 +92,9 @@ def test_agent_mode_shows_the_final_files_through_the_sanitiser(tmp_path):
 
 
 def test_the_run_picker_lists_runs_pushed_after_the_space_started(space):
-    picker = next(b for b in space.blocks.values() if getattr(b, "elem_id", "") == "review-run")
+    picker = next(b for b in blocks(space) if getattr(b, "elem_id", "") == "review-run")
     assert RUN_ID not in [value for _, value in picker.choices]  # pushed after the build
-    runs_now = next(f.fn for f in space.fns.values() if f.fn.__name__ == "runs_now")
+    runs_now = next(f.fn for page in pages(space) for f in page.fns.values()
+                    if getattr(f.fn, "__name__", "") == "runs_now")
     update, said = runs_now()
     assert RUN_ID in [value for _, value in update.choices] and "run(s) in the registry" in said

@@ -23,6 +23,7 @@ import pytest
 from fakes.hub_server import FakeHub
 from fakes.openai_server import FakeOpenAIServer
 from gradio_client import Client, handle_file
+from space_pages import handler, pages
 
 from registry.config import Settings
 from registry.errors import InvalidSkill, UnsafeSkill
@@ -32,7 +33,7 @@ from registry.results.runs import ResultRow, RunManifest, RunWriter, new_run_id
 from registry.secrets import MASK, hold, scrub
 from registry.stores.verifications import run_files
 from registry.verify.records import append_record
-from space import build_demo, launch
+from space import build_demo, launch, workbench
 from space.evaluate_run import unpack_upload
 from space.keys import scrub_responses
 from space.leaderboard_view import skill_from_link
@@ -112,6 +113,12 @@ def client(space) -> Client:
     return Client(space.url, verbose=False)
 
 
+@pytest.fixture
+def work(space) -> Client:
+    """The workbench's page (Evaluate, Generate, Review): `space.workbench`."""
+    return Client(workbench.url(space.url), verbose=False)
+
+
 def evaluate(client: Client, *, repo=None, upload=None, models=("embedded/smollm2-135m",),
              base_url="", runs=1, max_cases=0, max_tokens=64, openai_key="") -> tuple:
     return client.predict(repo, upload or [], list(models), base_url, runs, "inline", "user",
@@ -141,11 +148,18 @@ def knows_fact_if_told(body: dict) -> str:
     return "Port 4417." if told else "Probably 8080."
 
 
-def test_the_blocks_build_with_every_endpoint(space):
+def test_the_blocks_build_with_every_endpoint(space, client, work):
     assert isinstance(space.demo, gr.Blocks)
-    names = {fn.api_name for fn in space.demo.fns.values()}
-    assert {"leaderboard", "model_view", "skill_page", "evaluate", "push_results", "generate",
-            "publish", "page_load"} <= names
+    board = {fn.api_name for fn in space.demo.fns.values()}
+    bench = {fn.api_name for fn in space.demo.hubskills_workbench.fns.values()}
+    assert {"leaderboard", "model_view", "skill_page", "page_load"} <= board
+    assert {"evaluate", "estimate_evaluation", "stop_evaluation", "push_results", "generate",
+            "publish", "review_next"} <= bench and not board & {"evaluate", "generate"}
+    # each page lists its own endpoints to API clients, at its own URL (`workbench.PATH`)
+    board_api = client.view_api(return_format="dict", print_info=False)["named_endpoints"]
+    bench_api = work.view_api(return_format="dict", print_info=False)["named_endpoints"]
+    assert "/page_load" in board_api and "/evaluate" not in board_api
+    assert {"/evaluate", "/publish", "/review_open"} <= set(bench_api)
 
 
 def test_leaderboard_ranks_by_the_lower_bound_and_filters(client):
@@ -197,33 +211,33 @@ def test_an_unknown_skill_is_a_readable_message(client):
     assert out[-2] == ""
 
 
-def test_evaluation_of_an_upload_through_a_fake_server_then_push(client, space, tmp_path):
+def test_evaluation_of_an_upload_through_a_fake_server_then_push(client, space, tmp_path, work):
     with FakeOpenAIServer(responder=knows_fact_if_told) as server:
         status, summary, chart, cases = evaluate(
-            client, upload=[handle_file(str(zipped_skill(tmp_path)))], models=["local/x"],
+            work, upload=[handle_file(str(zipped_skill(tmp_path)))], models=["local/x"],
             base_url=server.url, runs=1)
     assert status.startswith("✅") and "zorblax-ports" in status, status
     [row] = summary["data"]
     assert row[0] == "local/x" and row[1:5] == ["0%", "100%", "+100 [-80, +100]",
                                               "too few cases (3)"]
     assert len(cases["data"]) == 3 and len(chart["data"]) == 2
-    refused = client.predict(api_name="/push_results")  # an upload is no registry version
+    refused = work.predict(api_name="/push_results")  # an upload is no registry version
     assert "belongs to no registry repo" in refused and "Pushed" not in refused
     table, _, _ = client.predict("zorblax", "All", "All", "All", api_name="/leaderboard")
     assert table["data"] in ([], [[""] * 13])
     with FakeOpenAIServer(responder=knows_fact_if_told) as server:
-        status, summary, _, _ = evaluate(client, repo="hubskills/hf-hub-python-2x",
+        status, summary, _, _ = evaluate(work, repo="hubskills/hf-hub-python-2x",
                                          models=["local/x"], base_url=server.url, runs=1)
     assert status.startswith("✅"), status
-    pushed = client.predict(api_name="/push_results")
+    pushed = work.predict(api_name="/push_results")
     assert pushed.startswith("✅") and "Pushed" in pushed
     records = board_entries(space.state.board().select(model="local/x"))
     assert [(e.repo, e.produced_by, e.produced_via) for e in records] == [
         ("hubskills/hf-hub-python-2x", "local", "space")]
 
 
-def test_a_typed_key_is_used_but_never_shown_or_saved(client, space, keyed_server):
-    out = evaluate(client, repo="hubskills/agent-skill-md", models=["openai/fake-student"],
+def test_a_typed_key_is_used_but_never_shown_or_saved(space, keyed_server, work):
+    out = evaluate(work, repo="hubskills/agent-skill-md", models=["openai/fake-student"],
                    max_cases=1, openai_key=SECRET)
     answered = [r for r in keyed_server.requests if r["path"].endswith("/chat/completions")]
     assert out[0].startswith("✅"), out[0]
@@ -234,24 +248,24 @@ def test_a_typed_key_is_used_but_never_shown_or_saved(client, space, keyed_serve
     assert leaked == []
 
 
-def test_errors_are_readable_messages(client):
-    status, summary, *_ = evaluate(client, repo="hubskills/agent-skill-md",
+def test_errors_are_readable_messages(client, work):
+    status, summary, *_ = evaluate(work, repo="hubskills/agent-skill-md",
                                    models=["anthropic/claude-sonnet-5-5"])
     assert status.startswith("**Error:**") and "ANTHROPIC_API_KEY" in status
     assert "**Hint:** `type a key under 'API keys'" in status and "Traceback" not in status
     assert summary["data"] == []
-    status, *_ = evaluate(client, repo="hubskills/agent-skill-md", models=["nosuch/model"])
+    status, *_ = evaluate(work, repo="hubskills/agent-skill-md", models=["nosuch/model"])
     assert "unknown model reference" in status and "hubskills models" in status
-    log, message, *_ = client.predict("   ", [], "auto", [], 4, 1, True, "", "", "", "",
+    log, message, *_ = work.predict("   ", [], "auto", [], 4, 1, True, "", "", "", "",
                                       api_name="/generate")
     assert "**Error:** the task is empty" in message
-    assert client.predict(api_name="/publish") == "Generate a skill first."
+    assert work.predict(api_name="/publish") == "Generate a skill first."
 
 
 @pytest.mark.skipif(not availability()[0], reason="the embedded model is not installed")
-def test_one_case_on_the_embedded_model(client):
+def test_one_case_on_the_embedded_model(work):
     status, summary, chart, cases = evaluate(
-        client, repo="hubskills/kernel-builder-cuda-kernels", max_cases=1, max_tokens=24)
+        work, repo="hubskills/kernel-builder-cuda-kernels", max_cases=1, max_tokens=24)
     assert status.startswith("✅"), status
     assert [r[0] for r in summary["data"]] == ["embedded/smollm2-135m"]
     assert summary["data"][0][8] == "1×1" and len(cases["data"]) == 1
@@ -275,9 +289,9 @@ def teacher_and_student(body: dict) -> str:
     return "Port 4417." if body["model"] == "teacher" else knows_fact_if_told(body)
 
 
-def test_generate_streams_previews_and_publishes(client):
+def test_generate_streams_previews_and_publishes(client, work):
     with FakeOpenAIServer(responder=teacher_and_student) as server:
-        job = client.submit("Answer questions about the zorblax daemon", [], "local/teacher",
+        job = work.submit("Answer questions about the zorblax daemon", [], "local/teacher",
                             ["local/student"], 2, 1, False, server.url, "", "", "",
                             api_name="/generate")
         streamed = [out[0] for out in job]
@@ -287,7 +301,7 @@ def test_generate_streams_previews_and_publishes(client):
     assert "`local/student`: 0% → 100% with the skill" in summary, summary
     assert body.startswith("<div><h2>zorblax-ports</h2>") and FACT in body
     assert len(json.loads(suite)["cases"]) >= 1
-    published = client.predict(api_name="/publish")
+    published = work.predict(api_name="/publish")
     assert published.startswith("✅ Published **local/zorblax-ports@v0.1.0**"), published
     page = client.predict("local/zorblax-ports", api_name="/skill_page")
     assert page[-2] == "hubskills pull local/zorblax-ports@v0.1.0"
@@ -310,11 +324,6 @@ def test_uploads_are_unpacked_safely(tmp_path):
     loose[1].write_text("{}")
     folder = unpack_upload([str(p) for p in loose], tmp_path / "c")
     assert (folder / "SKILL.md").is_file() and (folder / "evals" / "evals.json").is_file()
-
-
-def handler(demo: gr.Blocks, api_name: str):
-    """An event's handler as the Space runs it (in its own secret scope, output scrubbed)."""
-    return next(f.fn for f in demo.fns.values() if f.api_name == api_name)
 
 
 def run_as_visitor(demo: gr.Blocks, models: list[str]) -> str:
@@ -377,7 +386,7 @@ def test_on_a_space_a_push_needs_sign_in_and_uses_the_visitors_token(tmp_path):
         assert {repo for repo, _ in hub.commit_tokens} == {"owner/evals"}
 
 
-def test_a_space_response_never_shows_a_key(client, space, monkeypatch, tmp_path):
+def test_a_space_response_never_shows_a_key(client, space, monkeypatch, tmp_path, work):
     env_key, file_key = "sk-server-env-key-0123456789", "hf_server_token_file_0123456"
     monkeypatch.setenv("ACME_API_KEY", env_key)  # the server's own, in its environment
     (tmp_path / "hf-home").mkdir()
@@ -387,11 +396,11 @@ def test_a_space_response_never_shows_a_key(client, space, monkeypatch, tmp_path
     echo = " ".join(leaked)
     with FakeOpenAIServer(responder=lambda body: echo) as server:
         quoting = zipped_skill(tmp_path, [{"type": "equals", "value": "4417"}])  # quotes output
-        out = evaluate(client, upload=[handle_file(str(quoting))], models=["local/x"],
+        out = evaluate(work, upload=[handle_file(str(quoting))], models=["local/x"],
                        base_url=server.url, openai_key=SECRET)
     why = [row[-1] for row in out[3]["data"]]
     assert out[0].startswith("✅") and all(MASK in w for w in why), why  # the echo got through
-    status, *_ = evaluate(client, models=[f"nosuch/{key}" for key in leaked],
+    status, *_ = evaluate(work, models=[f"nosuch/{key}" for key in leaked],
                           repo="hubskills/agent-skill-md", openai_key=SECRET)
     assert "unknown model reference" in status and MASK in status, status
     shown = json.dumps([out, status])
@@ -401,8 +410,8 @@ def test_a_space_response_never_shows_a_key(client, space, monkeypatch, tmp_path
 
 
 def test_every_handler_runs_in_its_own_scope_and_is_scrubbed(space, monkeypatch):
-    assert all(getattr(f.fn, "hubskills_scrubbed", False) for f in space.demo.fns.values()
-               if f.fn is not None)
+    assert all(getattr(f.fn, "hubskills_scrubbed", False) for page in pages(space.demo)
+               for f in page.fns.values() if f.fn is not None)
     monkeypatch.setenv("ACME_TOKEN", "server-token-0123456789")
 
     def plain(key: str):
@@ -438,12 +447,12 @@ def test_every_handler_runs_in_its_own_scope_and_is_scrubbed(space, monkeypatch)
     assert scrub(SECRET) == SECRET  # every request is over: its key is no longer held
 
 
-def test_a_generated_skill_never_keeps_a_typed_key(client, space):
+def test_a_generated_skill_never_keeps_a_typed_key(space, work):
     def leaky_teacher(body: dict) -> str:
         return teacher_and_student(body).replace(FACT, f"{FACT} Use the key {SECRET}.")
 
     with FakeOpenAIServer(responder=leaky_teacher) as server:
-        log, summary, body, *_ = client.predict(
+        log, summary, body, *_ = work.predict(
             "Answer questions about the zorblax daemon", [], "local/teacher", ["local/student"],
             2, 0, True, server.url, "", SECRET, "", api_name="/generate")
     assert f"Use the key {MASK}." in body, (body, summary)  # the key reached the writer

@@ -30,6 +30,8 @@ pytestmark = pytest.mark.slow
 AXE = Path(__file__).resolve().parent.parent / ".tools/axe/node_modules/axe-core/axe.min.js"
 WIDTHS = (1280, 390)
 TABS = ("Leaderboard", "Skill", "Evaluate", "Generate", "Review")
+# the workbench's tabs (`space.workbench`, a page of its own) and what shows each is built
+WORK_TABS = {"Evaluate": "#eval-run", "Generate": "#gen-run", "Review": "#review-run"}
 # Nodes that Gradio renders and our theme and markup cannot reach, with why (a CSS selector the
 # node matches or lies inside). Every other node of a serious or critical violation fails.
 GRADIO_INTERNALS = {
@@ -89,8 +91,10 @@ def tabs(page, url: str):
     page.goto(f"{url}?skill=hubskills/agent-skill-md")
     wait_for_rows(page, "skill-results", "text.includes('hubskills/agent-skill-md')")
     yield "Skill"
-    for name in TABS[2:]:
-        open_tab(page, name)
+    for name, shown in WORK_TABS.items():  # as the header's links open them
+        page.goto(f"{url}work/?tab={name.lower()}")
+        page.locator(shown).first.wait_for(state="visible")
+        page.wait_for_timeout(600)
         yield name
 
 

@@ -151,7 +151,8 @@ def test_browse_filter_open_a_skill_and_evaluate(space_url, page, tmp_path):
 
     if not availability()[0]:
         pytest.skip("the embedded model is not installed: evaluation not exercised")
-    page.get_by_role("tab", name=re.compile("Evaluate")).click()
+    page.locator("#hs-header nav").get_by_role("link", name=re.compile("Evaluate")).click()
+    page.wait_for_url(re.compile(r"/work/\?tab=evaluate$"))  # the workbench's own page
     page.locator("#eval-skill input").click()
     page.get_by_role("option", name="hubskills/kernel-builder-cuda-kernels").click()
     page.locator("#eval-cases input").fill("2")

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow
 
 def fill_form(page, skill, url: str) -> None:
     """Upload `skill`, ask `local/x` at `url` (not the embedded model) for 4 cases."""
-    page.get_by_role("tab", name=re.compile("Evaluate")).click()
+    page.locator("#hs-header nav").get_by_role("link", name=re.compile("Evaluate")).click()
     # the page's load events fill the form's defaults and their estimate: wait for them, or a
     # slow machine's page load overwrites what is typed here
     page.locator("#eval-estimate").get_by_text(re.compile(r"\d+ answers")).wait_for()

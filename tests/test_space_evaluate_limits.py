@@ -23,6 +23,7 @@ from click.testing import CliRunner
 from fakes.gate import Gate
 from fakes.openai_server import FakeOpenAIServer
 from gradio_client import Client, handle_file
+from space_pages import blocks, handler
 from test_evaluate import knows_fact_if_told, make_skill
 from test_space import free_port
 
@@ -38,7 +39,7 @@ from registry.results.runs import (
     read_rows,
 )
 from registry.secrets import holding
-from space import build_demo, launch
+from space import build_demo, launch, workbench
 from space.evaluate_jobs import ANONYMOUS_MAX_ANSWERS
 from space.evaluate_tab import STOPPING
 from space.state import Evaluations
@@ -64,10 +65,6 @@ def the_run(runs_dir: Path) -> RunManifest | None:
 
 def upload_of(folder: Path) -> list[str]:
     return [str(folder / "SKILL.md"), str(folder / "evals" / "evals.json")]
-
-
-def handler(demo: gr.Blocks, api_name: str):
-    return next(f.fn for f in demo.fns.values() if f.api_name == api_name)
 
 
 def runs_listing() -> str:
@@ -119,7 +116,7 @@ def test_the_form_asks_little_and_says_what_a_run_costs_before_it_starts(tmp_pat
     home = tmp_path / "home"
     demo = build_demo(Settings.from_env({"HUBSKILLS_HOME": str(home), "HF_HUB_OFFLINE": "1"}),
                       on_space=False)
-    defaults = {block.elem_id: getattr(block, "value", None) for block in demo.blocks.values()}
+    defaults = {block.elem_id: getattr(block, "value", None) for block in blocks(demo)}
     assert defaults["eval-runs"] == 1 and defaults["eval-cases"] == 3  # not every case × 3
     estimate = handler(demo, "estimate_evaluation")
     skill = make_skill(tmp_path, 12)
@@ -159,7 +156,7 @@ def test_an_anonymous_visitor_may_start_only_a_few_answers(tmp_path):
 
 def test_stop_ends_the_run_and_keeps_the_finished_answers(app, gate, tmp_path):
     demo, url, runs_dir = app
-    client = Client(url, verbose=False)
+    client = Client(workbench.url(url), verbose=False)
     job = start(client, make_skill(tmp_path, 4), gate.url)
     wait_until(answered(job, runs_dir, 2), "two answers on disk")
     assert client.predict(api_name="/stop_evaluation") == STOPPING
@@ -175,7 +172,7 @@ def test_stop_ends_the_run_and_keeps_the_finished_answers(app, gate, tmp_path):
 
 def test_closing_the_session_stops_its_run(app, gate, tmp_path):
     demo, url, runs_dir = app
-    client = Client(url, verbose=False)
+    client = Client(workbench.url(url), verbose=False)
     job = start(client, make_skill(tmp_path, 4), gate.url)
     wait_until(answered(job, runs_dir, 2), "two answers on disk")
     client.close()  # the tab closes: its heartbeat ends, the Space's unload runs

@@ -19,6 +19,7 @@ from fakes.hub_server import FakeHub
 from fakes.openai_server import FakeOpenAIServer
 from fakes.tool_script import AgentScript
 from sandbox_required import bwrap_sandbox
+from space_pages import handler as space_handler
 from test_agent_eval import CASES
 from test_agent_eval import make_skill as make_agent_skill
 
@@ -91,7 +92,7 @@ def evaluate_as(demo: gr.Blocks, upload: list[str], oauth: gr.OAuthToken | None,
                 models: list[str], mode: str = "inline", progress=None) -> tuple:
     """The Evaluate button, as a visitor who typed `TYPED_KEY`: status, summary, chart,
     cases, run id."""
-    handler = next(f.fn for f in demo.fns.values() if f.api_name == "evaluate")
+    handler = space_handler(demo, "evaluate")
     return handler(None, upload, models, "", 1, mode, "user", 0, 64, 0, "", TYPED_KEY, "",
                    progress=progress, oauth=oauth)
 

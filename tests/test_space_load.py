@@ -10,18 +10,20 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import gradio as gr
 import huggingface_hub.constants
 import pytest
 from fakes.hub_server import FakeHub
 from fakes.openai_server import FakeOpenAIServer
 from gradio_client import Client
 from gradio_client.utils import Status
-from test_space import MODELS, SEEDED, append_run, free_port, handler
+from space_pages import handler, pages, private_handler
+from test_space import MODELS, SEEDED, append_run, free_port
 
 from registry.config import Settings
 from registry.stores import LocalStore
 from registry.stores.hub import HubStore
-from space import build_demo, launch, leaderboard_tab, skill_page
+from space import build_demo, launch, leaderboard_tab, skill_page, workbench
 from space.cache import Memo
 from space.leaderboard_view import ALL, skill_from_link
 from space.state import MAX_KEY_CHARS, SpaceState
@@ -207,7 +209,8 @@ def test_long_visitor_input_is_answered_but_not_kept(state):
 def test_reads_run_many_at_once_and_heavy_work_shares_two_slots(settings):
     demo = build_demo(settings, on_space=False)
     try:
-        fns = {fn.api_name: fn for fn in demo.fns.values() if fn.api_name}
+        fns = {fn.api_name: fn for page in pages(demo) for fn in page.fns.values()
+               if fn.api_name}
         reads = ("leaderboard", "model_view", "skill_page", "skill_version", "page_load")
         for name in reads:
             assert fns[name].concurrency_limit == leaderboard_tab.READ_LIMIT >= 8, name
@@ -220,22 +223,20 @@ def test_reads_run_many_at_once_and_heavy_work_shares_two_slots(settings):
         demo.hubskills_state.data.stop()
 
 
-def private_handler(demo, *outputs: str):
-    """The handler of the event whose outputs have these `elem_id`s."""
-    return next(f.fn for f in demo.fns.values()
-                if [o.elem_id for o in f.outputs] == list(outputs))
-
-
 def test_page_loads_send_the_skill_lists_only_when_they_changed(settings, skills_dir):
     demo = build_demo(settings, on_space=False)
     state, load = demo.hubskills_state, handler(demo, "page_load")
-    # what page load leaves to a second call; the Evaluate tab's picker, when that tab opens
+    # what page load leaves to a second call; the Evaluate tab's picker, on the workbench's load
     follow = private_handler(demo, "filter-model", "filter-tag", "model-view-picker",
                              "skill-picker", "hs-tabs")
-    opened = private_handler(demo, "eval-skill")
+    work_load = private_handler(demo, "hs-tabs", "eval-skill", None)  # None: a gr.State
+
+    def opened() -> gr.Dropdown:
+        return work_load(None)[1]
+
     try:
         first = load("", ALL, ALL, ALL, None)
-        assert first[-1] is None and opened().choices == []  # the page has them
+        assert first[-1] is None and "choices" not in opened().constructor_args  # the page has them
         append_run(state.store, SEEDED[0], MODELS[0], 0.2, 0.9, seed=7)  # new results alone
         state.invalidate()
         again = load("", ALL, ALL, ALL, None)
@@ -255,12 +256,15 @@ def test_page_loads_send_the_skill_lists_only_when_they_changed(settings, skills
 def test_an_arriving_visitor_queues_one_event_that_fills_the_model_view_too(settings):
     """Issue 38: the page's only load event is `page_load`; it fills the model view, whose
     picker the page opens on its first model (a value set by page load fires `model_view`,
-    one more queued call), and the Evaluate tab's estimate waits until that tab opens."""
+    one more queued call); the Evaluate, Generate and Review tabs are the workbench's page, so
+    an arriving visitor's session holds none of their blocks."""
     demo = build_demo(settings, on_space=False)
     try:
         loads = [f.api_name for f in demo.fns.values()
                  if any(event == "load" for _, event in f.targets)]
         assert loads == ["page_load"]
+        assert not {b.elem_id for b in demo.blocks.values()} & {"eval-run", "gen-run",
+                                                               "review-run"}
         picker = next(b for b in demo.blocks.values() if b.elem_id == "model-view-picker")
         assert picker.value in MODELS
         header, _, _, _, model_view, later = handler(demo, "page_load")("", ALL, ALL, ALL, None)
@@ -307,10 +311,11 @@ def test_evaluations_wait_in_their_own_line_told_their_place_while_reads_pass(st
     try:
         with FakeOpenAIServer(responder=held) as server:
             client = Client(url, verbose=False, ssl_verify=False)
+            work = Client(workbench.url(url), verbose=False, ssl_verify=False)
             deadline, runs = time.monotonic() + 60, []
 
             def evaluate(running: int):  # submit one, then wait until `running` hold a slot
-                runs.append(client.submit(SEEDED[0], [], ["local/x"], server.url, 1, "inline",
+                runs.append(work.submit(SEEDED[0], [], ["local/x"], server.url, 1, "inline",
                                           "user", 1, 16, 0, "", "", "", api_name="/evaluate"))
                 while time.monotonic() < deadline and sum(
                         r.status().code in RUNNING for r in runs) < running:

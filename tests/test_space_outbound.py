@@ -16,6 +16,7 @@ from pathlib import Path
 import gradio as gr
 import pytest
 from fakes.openai_server import FakeOpenAIServer
+from space_pages import handler as space_handler
 
 from registry import HubskillsError, ProviderError, ask, check_public_url
 from registry.config import Settings
@@ -44,7 +45,7 @@ def on_space(tmp_path: Path, **extra: str) -> gr.Blocks:
 
 def evaluate(demo: gr.Blocks, upload: list[str], models: list[str], base_url: str,
              oauth: gr.OAuthToken | None) -> tuple:
-    handler = next(f.fn for f in demo.fns.values() if f.api_name == "evaluate")
+    handler = space_handler(demo, "evaluate")
     return handler(None, upload, models, base_url, 1, "inline", "user", 0, 64, 0, "", "", "",
                    progress=None, oauth=oauth)
 

@@ -22,6 +22,7 @@ from pathlib import Path  # noqa: E402
 import gradio as gr  # noqa: E402
 import pytest  # noqa: E402
 from fakes.hub_server import FakeHub  # noqa: E402
+from space_pages import handler
 from spot_setup import ALICE, SKILL, fake_hub, propose_as_alice  # noqa: E402
 from test_verify_hub import evaluate, verify  # noqa: E402
 
@@ -48,10 +49,6 @@ def replayed_run(tmp_path: Path, capsys) -> str:
     code, stdout, stderr = verify(capsys, "--run", run_id)
     assert code == 0, stdout + stderr
     return run_id
-
-
-def handler(demo: gr.Blocks, name: str):
-    return next(f.fn for f in demo.fns.values() if f.api_name == name)
 
 
 def as_whom(token: str) -> gr.OAuthToken:

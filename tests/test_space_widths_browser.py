@@ -11,8 +11,6 @@ Evaluate tab's empty tables. Full-page screenshots go to the test's tmp folder.
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from test_space_browser import (  # noqa: F401 - `space_url` is the fixture
     CHROMIUM,
@@ -126,7 +124,7 @@ def views(page, url: str):
     wait_for_rows(page, "skill-results", "text.includes('hubskills/agent-skill-md')")
     page.locator("#skill-files").get_by_text("SKILL.md", exact=True).first.wait_for()
     yield "a skill page"
-    page.get_by_role("tab", name=re.compile("Evaluate")).click()
+    page.goto(f"{url}work/?tab=evaluate")  # the workbench's page (`space.workbench`)
     page.locator("#eval-summary th").first.wait_for()
     yield "the Evaluate tab"
 
