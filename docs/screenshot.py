@@ -10,12 +10,14 @@ from __future__ import annotations
 import socket
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from playwright.sync_api import sync_playwright  # noqa: E402
+from playwright.sync_api import Page, sync_playwright  # noqa: E402
 
 from registry.config import Settings  # noqa: E402
 from space import build_demo, launch  # noqa: E402
@@ -29,26 +31,34 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def main() -> None:
-    home = tempfile.mkdtemp(prefix="hubskills-shot-")
-    demo = build_demo(Settings.from_env({"HUBSKILLS_HOME": home, "HF_HUB_OFFLINE": "1"}),
-                      on_space=False)
+@contextmanager
+def space_page(demo, height: int) -> Iterator[tuple[Page, str]]:
+    """``demo`` launched on a free local port and opened in headless chromium (1360 wide,
+    ``height`` tall): the page and the Space's URL; the Space is closed after."""
     _, url, _ = launch(demo, server_name="127.0.0.1", server_port=free_port(),
                        prevent_thread_lock=True, quiet=True)
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path="/usr/bin/chromium",
                                                  args=["--headless", "--no-sandbox"])
-            page = browser.new_page(viewport={"width": 1360, "height": 960})
+            page = browser.new_page(viewport={"width": 1360, "height": height})
             page.set_default_timeout(60_000)
-            page.goto(url)
-            page.wait_for_function(f"() => [...document.querySelectorAll('{ROWS}')]"
-                                   ".some(r => r.innerText.includes('hubskills/'))")
-            page.wait_for_timeout(1500)  # let the scatter finish its transition
-            page.screenshot(path=str(ROOT / "docs" / "images" / "space.png"))
+            yield page, url
             browser.close()
     finally:
         demo.close()
+
+
+def main() -> None:
+    home = tempfile.mkdtemp(prefix="hubskills-shot-")
+    demo = build_demo(Settings.from_env({"HUBSKILLS_HOME": home, "HF_HUB_OFFLINE": "1"}),
+                      on_space=False)
+    with space_page(demo, 960) as (page, url):
+        page.goto(url)
+        page.wait_for_function(f"() => [...document.querySelectorAll('{ROWS}')]"
+                               ".some(r => r.innerText.includes('hubskills/'))")
+        page.wait_for_timeout(1500)  # let the scatter finish its transition
+        page.screenshot(path=str(ROOT / "docs" / "images" / "space.png"))
 
 
 if __name__ == "__main__":
