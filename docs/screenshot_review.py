@@ -10,7 +10,6 @@ machine.
 from __future__ import annotations
 
 import os
-import re
 import sys
 import tempfile
 from pathlib import Path
@@ -59,8 +58,7 @@ def main() -> None:
     seed(demo.hubskills_state.store)
     demo.hubskills_state.invalidate()
     with space_page(demo, 1100) as (page, url):
-        page.goto(url)
-        page.get_by_role("tab", name=re.compile("Review")).click()
+        page.goto(f"{url}work/?tab=review")  # the workbench's page
         page.wait_for_function("() => document.querySelector('#review-runs')"
                                "?.innerText.includes('run(s) in the registry')")
         page.locator("#review-run input").fill(RUN_ID)
