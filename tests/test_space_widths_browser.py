@@ -11,6 +11,10 @@ Evaluate tab's empty tables. Full-page screenshots go to the test's tmp folder.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
 import pytest
 from test_space_browser import (  # noqa: F401 - `space_url` is the fixture
     CHROMIUM,
@@ -129,25 +133,39 @@ def views(page, url: str):
     yield "the Evaluate tab"
 
 
-def test_table_headers_wrap_only_between_words(space_url, tmp_path):  # noqa: F811
-    require_browser()
+def looked_at(url: str, views: Callable[[Any, str], Iterator[str]], widths: tuple[int, ...],
+              tmp_path: Path, **launch: Any) -> Iterator[tuple[Any, str, int]]:
+    """Each of ``views(page, url)`` at each width in chromium (``launch``: more of its launch
+    options), settled and screenshot (full page) into ``tmp_path``: the page, the view's name
+    and the width."""
     from playwright.sync_api import sync_playwright
 
-    broken: list[str] = []
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        for width in WIDTHS:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS,
+                                             **launch)
+        for width in widths:
             page = browser.new_page(viewport={"width": width, "height": 900})
             page.set_default_timeout(TIMEOUT_MS)
-            for view in views(page, space_url):
+            for view in views(page, url):
                 settle(page)
                 page.screenshot(path=str(tmp_path / f"{width}-{view.split()[-1]}.png"),
                                 full_page=True)
-                broken += broken_words(page, view, width)
-                broken += [f"{view} at {width} px: {column} (header over body)"
-                           for column in page.evaluate(MISALIGNED)]
-                if view == "the leaderboard":
-                    broken += board_problems(page, width)
+                yield page, view, width
             page.close()
         browser.close()
+
+
+def table_problems(page, view: str, width: int) -> list[str]:
+    """Header words broken (`broken_words`) and headers wider than their body column."""
+    return broken_words(page, view, width) + [f"{view} at {width} px: {column} (header over body)"
+                                              for column in page.evaluate(MISALIGNED)]
+
+
+def test_table_headers_wrap_only_between_words(space_url, tmp_path):  # noqa: F811
+    require_browser()
+    broken: list[str] = []
+    for page, view, width in looked_at(space_url, views, WIDTHS, tmp_path):
+        broken += table_problems(page, view, width)
+        if view == "the leaderboard":
+            broken += board_problems(page, width)
     assert not broken, "\n".join(broken)

@@ -27,14 +27,8 @@ import pytest  # noqa: E402
 from fakes.hub_server import FakeHub  # noqa: E402
 from spot_setup import ALICE, SKILL, fake_hub, propose_as_alice  # noqa: E402
 from test_space import append_run, free_port  # noqa: E402
-from test_space_browser import (  # noqa: E402
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    TIMEOUT_MS,
-    require_browser,
-    wait_for_rows,
-)
-from test_space_widths_browser import MISALIGNED, SCROLL, broken_words, settle  # noqa: E402
+from test_space_browser import require_browser, wait_for_rows  # noqa: E402
+from test_space_widths_browser import SCROLL, looked_at, table_problems  # noqa: E402
 from test_verify import FAST, make_skill  # noqa: E402
 
 from registry.config import Settings  # noqa: E402
@@ -195,28 +189,14 @@ def views(page, url: str):
 
 def test_pending_model_ids_and_trigger_evals_at_common_widths(space_url, tmp_path):
     require_browser()
-    from playwright.sync_api import sync_playwright
-
     broken: list[str] = []
-    with sync_playwright() as playwright:  # with classic scrollbars, which take room
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS,
-                                             ignore_default_args=["--hide-scrollbars"])
-        for width in WIDTHS:
-            page = browser.new_page(viewport={"width": width, "height": 900})
-            page.set_default_timeout(TIMEOUT_MS)
-            for view in views(page, space_url):
-                settle(page)
-                page.screenshot(path=str(tmp_path / f"{width}-{view.split()[-1]}.png"),
-                                full_page=True)
-                broken += broken_words(page, view, width)
-                broken += [f"{view} at {width} px: {column} (header over body)"
-                           for column in page.evaluate(MISALIGNED)]
-                broken += [f"{view} at {width} px: {word}"
-                           for word in page.evaluate(SPLIT_ID_WORDS)]
-                broken += (pending_problems(page, width) if view == "the leaderboard"
-                           else trigger_problems(page, width))
-                if view == "the leaderboard" and width == WIDTHS[-1]:
-                    broken += filter_finds_a_model_id(page)
-            page.close()
-        browser.close()
+    # with classic scrollbars, which take room
+    for page, view, width in looked_at(space_url, views, WIDTHS, tmp_path,
+                                       ignore_default_args=["--hide-scrollbars"]):
+        broken += table_problems(page, view, width)
+        broken += [f"{view} at {width} px: {word}" for word in page.evaluate(SPLIT_ID_WORDS)]
+        broken += (pending_problems(page, width) if view == "the leaderboard"
+                   else trigger_problems(page, width))
+        if view == "the leaderboard" and width == WIDTHS[-1]:
+            broken += filter_finds_a_model_id(page)
     assert not broken, "\n".join(broken)
