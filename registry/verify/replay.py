@@ -264,16 +264,24 @@ def _skill_suite(folder: Path, manifest: RunManifest, report: Verification) -> S
     except HubskillsError as err:
         report.cannot(f"the skill's suite does not load: {err.message}")
         return None
-    size = len(suite.cases)
+    suite_problems(manifest, report, found, [case.id for case in suite.cases])
+    return suite
+
+
+def suite_problems(manifest: RunManifest, report: Verification, found: str, ids: list[str], *,
+                   suite: str = "suite", items: str = "cases") -> None:
+    """The suite the run names (its hash, its size, its case ids) held against the skill's
+    (hash ``found``, ids ``ids``), each mismatch a problem in ``report``; ``suite`` and
+    ``items`` name them ("trigger suite", "queries" for a trigger run)."""
+    size = len(ids)
     if found != manifest.suite_hash or manifest.suite_cases not in (None, size):
         report.problems.append(
-            f"the run names suite {manifest.suite_hash} ({manifest.suite_cases} cases), but "
-            f"the suite of the skill at {report.skill_source} is {found} ({size} cases)")
-    unknown = sorted(set(manifest.case_ids) - {case.id for case in suite.cases})
+            f"the run names {suite} {manifest.suite_hash} ({manifest.suite_cases} {items}), "
+            f"but the {suite} of the skill at {report.skill_source} is {found} ({size} {items})")
+    unknown = sorted(set(manifest.case_ids) - set(ids))
     if unknown:
-        report.problems.append(f"the run names cases the skill's suite lacks: "
+        report.problems.append(f"the run names {items} the skill's {suite} lacks: "
                                f"{', '.join(unknown[:5])}")
-    return suite
 
 
 def first_of_one_run(rows: list[ResultRow], fields: tuple[str, ...], repo: str,

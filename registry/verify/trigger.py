@@ -63,6 +63,7 @@ from registry.verify.replay import (
     read_rows_strictly,
     sample_label,
     skill_folder,
+    suite_problems,
 )
 from registry.verify.trigger_design import carried_design, is_adaptive, trigger_design_problems
 
@@ -144,16 +145,8 @@ def _trigger_suite(folder: Path, manifest: RunManifest,
         report.cannot(f"the skill at {report.skill_source} has no trigger suite "
                       f"({TRIGGERS_PATH})")
         return None
-    found, size = suite.suite_hash(), len(suite.queries)
-    if found != manifest.suite_hash or manifest.suite_cases not in (None, size):
-        report.problems.append(
-            f"the run names trigger suite {manifest.suite_hash} ({manifest.suite_cases} "
-            f"queries), but the trigger suite of the skill at {report.skill_source} is {found} "
-            f"({size} queries)")
-    unknown = sorted(set(manifest.case_ids) - {q.id for q in suite.queries})
-    if unknown:
-        report.problems.append(f"the run names queries the skill's trigger suite lacks: "
-                               f"{', '.join(unknown[:5])}")
+    suite_problems(manifest, report, suite.suite_hash(), [q.id for q in suite.queries],
+                   suite="trigger suite", items="queries")
     return suite
 
 
