@@ -71,6 +71,22 @@ def copy_of(name: str, project: Path) -> Path:
     return Path(shutil.copytree(FIXTURES / name, project / "incoming" / name))
 
 
+def incoming(project: Path, name: str = "acme-skill") -> Path:
+    """A new skill folder `incoming/<name>` in ``project``, holding its SKILL.md alone."""
+    mine = project / "incoming" / name
+    mine.mkdir(parents=True)
+    (mine / "SKILL.md").write_bytes(skill_md(name))
+    return mine
+
+
+def trusted_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """A new key pair (`keys new`) whose public half is trusted as "acme": the private key."""
+    key = tmp_path / "acme.key"
+    assert run_main(capsys, "keys", "new", key)[0] == 0
+    assert run_main(capsys, "trust", "add", "acme", f"{key}.pub")[0] == 0
+    return key
+
+
 def files(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes()
             for p in sorted(folder.rglob("*")) if p.is_file() and p.name != ".hubskills.json"}
@@ -251,9 +267,7 @@ def _self_signed_ca(tmp_path: Path) -> Path:
 
 def test_require_signed_refuses_an_unsigned_skill(project: Path,
                                                   capsys: pytest.CaptureFixture[str]):
-    mine = project / "incoming/plain"
-    mine.mkdir(parents=True)
-    (mine / "SKILL.md").write_bytes(skill_md("plain"))
+    incoming(project, "plain")
     code, _, err = run_main(capsys, "pull", "./incoming/plain", "--require-signed",
                             "--project", project)
     assert code == 1 and "is not signed (no skill.oms.sig)" in " ".join(err.split())
@@ -324,12 +338,8 @@ def test_a_folder_signed_here_verifies_with_model_signing_and_through_pull(
 
 def test_a_folder_changed_after_signing_is_refused(project: Path, tmp_path: Path,
                                                    capsys: pytest.CaptureFixture[str]):
-    key = tmp_path / "acme.key"
-    assert run_main(capsys, "keys", "new", key)[0] == 0
-    assert run_main(capsys, "trust", "add", "acme", f"{key}.pub")[0] == 0
-    mine = project / "incoming/acme-skill"
-    mine.mkdir(parents=True)
-    (mine / "SKILL.md").write_bytes(skill_md("acme-skill"))
+    key = trusted_key(tmp_path, capsys)
+    mine = incoming(project)
     assert run_main(capsys, "sign", mine, "--key", key)[0] == 0
     (mine / "SKILL.md").write_bytes(skill_md("acme-skill", body="Now do something else.\n"))
     code, _, err = run_main(capsys, "pull", "./incoming/acme-skill", "--project", project)
@@ -340,9 +350,7 @@ def test_a_folder_changed_after_signing_is_refused(project: Path, tmp_path: Path
 def test_certificate_mode_signs_verifies_with_model_signing_and_pins_the_subject(
         project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     ca, leaf, key = _ca_and_leaf(tmp_path)
-    mine = project / "incoming/acme-skill"
-    mine.mkdir(parents=True)
-    (mine / "SKILL.md").write_bytes(skill_md("acme-skill"))
+    mine = incoming(project)
     code, _, err = run_main(capsys, "sign", mine, "--key", key, "--certificate", leaf,
                             "--chain", ca)
     assert code == 0, err
@@ -422,12 +430,8 @@ def test_a_signature_over_a_path_outside_the_folder_is_refused_and_nothing_outsi
     from model_signing import hashing, manifest
     from model_signing._signing import sign_ec_key, signing  # to forge a hostile manifest
 
-    key = tmp_path / "acme.key"
-    assert run_main(capsys, "keys", "new", key)[0] == 0
-    assert run_main(capsys, "trust", "add", "acme", f"{key}.pub")[0] == 0
-    mine = project / "incoming/acme-skill"
-    mine.mkdir(parents=True)
-    (mine / "SKILL.md").write_bytes(skill_md("acme-skill"))
+    key = trusted_key(tmp_path, capsys)
+    mine = incoming(project)
     signed = hashing.Config().set_ignored_paths(paths=[SIGNATURE_FILE],
                                                 ignore_git_paths=False).hash(mine)
     digest = next(iter(signed._item_to_digest.values()))
@@ -480,9 +484,7 @@ def _write(path: Path, *objects) -> Path:
 def _signed_with(project: Path, tmp_path: Path, capsys, *, key, leaf, chain, trust) -> str:
     """Sign a new skill with `leaf` (the signer does not look at dates), trust `trust`, pull it;
     the pull's stderr, flat, after checking it was refused with nothing installed."""
-    mine = project / "incoming/acme-skill"
-    mine.mkdir(parents=True)
-    (mine / "SKILL.md").write_bytes(skill_md("acme-skill"))
+    mine = incoming(project)
     code, _, err = run_main(capsys, "sign", mine, "--key", _write(tmp_path / "leaf.key", key),
                             "--certificate", _write(tmp_path / "leaf.pem", leaf),
                             "--chain", _write(tmp_path / "chain.pem", *chain))
