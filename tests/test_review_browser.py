@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from test_space import free_port
-from test_space_browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS, require_browser
+from test_space_browser import chromium_page, require_browser
 
 from registry.config import Settings
 from registry.format.suite import load_suite, suite_path
@@ -68,14 +68,8 @@ def rows_and_manifest(revision: str | None, skill_path: str | None = None
 @pytest.fixture
 def browser_page():
     require_browser()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1360, "height": 1000})
-        page.set_default_timeout(TIMEOUT_MS)
+    with chromium_page(1360, 1000) as page:
         yield page
-        browser.close()
 
 
 def _text(page, selector: str) -> str:

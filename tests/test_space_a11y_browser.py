@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 from test_space_browser import (  # noqa: F401 - `space_url` is the fixture
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    TIMEOUT_MS,
+    chromium,
+    chromium_page,
+    new_page,
     require_browser,
     space_url,
     wait_for_rows,
@@ -124,21 +124,13 @@ def report(found: list[tuple[str, int, dict]]) -> str:
     return "\n".join(lines)
 
 
-def browser_pages(playwright):
-    return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-
-
 def test_axe_finds_no_serious_violation_on_any_tab(space_url, tmp_path):  # noqa: F811
     require_browser()
     require_axe()
-    from playwright.sync_api import sync_playwright
-
     found: list[tuple[str, int, dict]] = []
-    with sync_playwright() as playwright:
-        browser = browser_pages(playwright)
+    with chromium() as browser:
         for width in WIDTHS:
-            page = browser.new_page(viewport={"width": width, "height": 900})
-            page.set_default_timeout(TIMEOUT_MS)
+            page = new_page(browser, width, 900)
             for tab in tabs(page, space_url):
                 page.screenshot(path=str(tmp_path / f"{width}-{tab}.png"), full_page=True)
                 found += [(tab, width, v) for v in run_axe(page)]
@@ -149,7 +141,6 @@ def test_axe_finds_no_serious_violation_on_any_tab(space_url, tmp_path):  # noqa
                                         "nodes": [{"target": a, "summary": ""}]})
                           for a in page.evaluate(SILENT_NEW_TABS)]
             page.close()
-        browser.close()
     (tmp_path / "axe.json").write_text(json.dumps(found, indent=1))
     assert not found, report(found)
 
@@ -178,13 +169,8 @@ def tab_to(page, selector: str, presses: int = 40) -> None:
 
 def test_the_search_box_and_dropdowns_show_where_the_focus_is(space_url):  # noqa: F811
     require_browser()
-    from playwright.sync_api import sync_playwright
-
     missing = []
-    with sync_playwright() as playwright:
-        browser = browser_pages(playwright)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.set_default_timeout(TIMEOUT_MS)
+    with chromium_page(1280, 900) as page:
         page.goto(space_url)
         wait_for_rows(page, "leaderboard-table", "text.includes('hubskills/')")
         for name, selector in FOCUSABLE.items():
@@ -194,7 +180,6 @@ def test_the_search_box_and_dropdowns_show_where_the_focus_is(space_url):  # noq
             ring = page.evaluate(RING)
             if not (ring["visible"] and ring["outline"]):
                 missing.append(f"{name}: {ring}")
-        browser.close()
     assert not missing, "no visible focus ring on " + "; ".join(missing)
 
 
@@ -203,12 +188,7 @@ def test_a_keyboard_reaches_a_skill_page_from_the_search_box_and_keeps_its_place
     """Search, Tab into the table, Enter on a skill's row: the skill page opens in the same
     tab and the focus lands on its header (it fell to the page's top), with a visible ring."""
     require_browser()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = browser_pages(playwright)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.set_default_timeout(TIMEOUT_MS)
+    with chromium_page(1280, 900) as page:
         page.goto(space_url)
         wait_for_rows(page, "leaderboard-table", "text.includes('hubskills/')")
         tab_to(page, FOCUSABLE["the search box"])
@@ -223,6 +203,5 @@ def test_a_keyboard_reaches_a_skill_page_from_the_search_box_and_keeps_its_place
         ring = page.evaluate(RING)
         selected = page.get_by_role("tab", selected=True).inner_text()
         pages = len(page.context.pages)
-        browser.close()
     assert "Skill" in selected and pages == 1
     assert ring["visible"] and ring["outline"], ring

@@ -12,7 +12,10 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_space import ENTRIES, MODELS, seeded_space
@@ -49,17 +52,37 @@ def space_url(tmp_path):
     demo.close()
 
 
-@pytest.fixture
-def page(tmp_path):
-    require_browser()
+@contextmanager
+def chromium(**launch: Any) -> Iterator[Any]:
+    """Headless chromium (``launch``: more of its launch options), closed after."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1440, "height": 1000})
-        page.set_default_timeout(TIMEOUT_MS)
-        yield page
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS,
+                                             **launch)
+        yield browser
         browser.close()
+
+
+def new_page(browser, width: int = 1440, height: int = 1000):
+    """A page of ``browser`` with a ``width`` x ``height`` window, waiting up to TIMEOUT_MS."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.set_default_timeout(TIMEOUT_MS)
+    return page
+
+
+@contextmanager
+def chromium_page(width: int = 1440, height: int = 1000, **launch: Any) -> Iterator[Any]:
+    """One page (`new_page`) of a headless chromium (`chromium`), closed after."""
+    with chromium(**launch) as browser:
+        yield new_page(browser, width, height)
+
+
+@pytest.fixture
+def page(tmp_path):
+    require_browser()
+    with chromium_page() as page:
+        yield page
 
 
 class Shots:
@@ -108,13 +131,7 @@ def test_the_pages_fit_the_window_beside_a_real_scrollbar(space_url):
     """With classic scrollbars (not the overlay ones headless uses by default) the app was as
     wide as the window itself, so every page scrolled sideways by the scrollbar's width."""
     require_browser()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS,
-                                             ignore_default_args=["--hide-scrollbars"])
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.set_default_timeout(TIMEOUT_MS)
+    with chromium_page(1280, 900, ignore_default_args=["--hide-scrollbars"]) as page:
         for url in (space_url, f"{space_url}?skill=hubskills/agent-skill-md"):
             page.goto(url)
             wait_for_rows(page, "leaderboard-table", "text.includes('hubskills/')")
@@ -123,7 +140,6 @@ def test_the_pages_fit_the_window_beside_a_real_scrollbar(space_url):
                                            "document.documentElement.clientWidth]")
             assert client < 1280  # a real scrollbar takes its room
             assert scroll <= client, url
-        browser.close()
 
 
 def test_browse_filter_open_a_skill_and_evaluate(space_url, page, tmp_path):

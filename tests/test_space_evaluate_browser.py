@@ -10,7 +10,7 @@ import re
 
 import pytest
 from test_evaluate import make_skill
-from test_space_browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS, require_browser
+from test_space_browser import chromium_page, require_browser
 from test_space_evaluate_limits import app, gate, the_run, upload_of, wait_until  # noqa: F401
 
 from registry.results.runs import read_rows
@@ -45,14 +45,9 @@ def rows_of_run(runs_dir, count: int, before: set[str]):
 
 def test_estimate_then_stop_then_a_closed_tab_stops_the_run(app, gate, tmp_path):  # noqa: F811
     require_browser()
-    from playwright.sync_api import sync_playwright
-
     demo, url, runs_dir = app
     skill = make_skill(tmp_path, 4)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1440, "height": 1000})
-        page.set_default_timeout(TIMEOUT_MS)
+    with chromium_page() as page:
         page.goto(url)
         fill_form(page, skill, gate.url)
         page.locator("#eval-estimate").get_by_text("8 answers").wait_for()  # before any run
@@ -73,5 +68,4 @@ def test_estimate_then_stop_then_a_closed_tab_stops_the_run(app, gate, tmp_path)
         wait_until(lambda: (the_run(runs_dir).note or "").startswith(
             "interrupted (its visitor left the Space)"), "the run to stop, saying why")
         assert the_run(runs_dir).status == "interrupted"
-        browser.close()
     wait_until(lambda: demo.hubskills_state.evaluations.count() == 0, "its slot to be free")

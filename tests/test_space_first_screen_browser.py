@@ -6,7 +6,7 @@ turned the new-tab arrow's CSS escapes into control characters)."""
 from __future__ import annotations
 
 import pytest
-from test_space_browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS, require_browser, space_url  # noqa: F401
+from test_space_browser import chromium_page, require_browser, space_url  # noqa: F401
 
 pytestmark = pytest.mark.slow
 
@@ -17,13 +17,8 @@ SCREENS = {"laptop": {"width": 1280, "height": 800}, "phone": {"width": 390, "he
 @pytest.mark.parametrize("screen", SCREENS)
 def test_the_first_screen_shows_the_leaderboards_rows(space_url, screen):  # noqa: F811
     require_browser()
-    from playwright.sync_api import sync_playwright
-
     viewport = SCREENS[screen]
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport=viewport)
-        page.set_default_timeout(TIMEOUT_MS)
+    with chromium_page(viewport["width"], viewport["height"]) as page:
         page.goto(space_url)
         page.wait_for_function(f"() => [...document.querySelectorAll('{ROWS}')]"
                                ".some(r => r.innerText.includes('hubskills/'))")
@@ -36,4 +31,3 @@ def test_the_first_screen_shows_the_leaderboards_rows(space_url, screen):  # noq
         arrow = page.evaluate("""() => getComputedStyle(
             document.querySelector('#leaderboard-table a[target=_blank]'), '::after').content""")
         assert arrow.startswith('"\u2009\u2197"'), arrow
-        browser.close()

@@ -11,7 +11,7 @@ import os
 
 import pytest
 from test_space import free_port
-from test_space_browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS, require_browser
+from test_space_browser import chromium_page, require_browser
 from test_space_spot import hub, replayed_run  # noqa: F401 - `hub` is the fixture
 
 from registry.config import Settings
@@ -28,16 +28,9 @@ def test_the_owner_finds_the_control_under_pending_submissions(hub, tmp_path,  #
     demo = build_demo(settings, on_space=False)
     _, url, _ = launch(demo, server_name="127.0.0.1", server_port=free_port(),
                        prevent_thread_lock=True, quiet=True)
-    from playwright.sync_api import sync_playwright
-
     try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=str(CHROMIUM),
-                                                 args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1440, "height": 1000})
-            page.set_default_timeout(TIMEOUT_MS)
+        with chromium_page() as page:
             see_the_control(page, url, run_id)
-            browser.close()
     finally:
         demo.close()
 

@@ -17,9 +17,8 @@ from typing import Any
 
 import pytest
 from test_space_browser import (  # noqa: F401 - `space_url` is the fixture
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    TIMEOUT_MS,
+    chromium,
+    new_page,
     require_browser,
     space_url,
     wait_for_rows,
@@ -138,21 +137,15 @@ def looked_at(url: str, views: Callable[[Any, str], Iterator[str]], widths: tupl
     """Each of ``views(page, url)`` at each width in chromium (``launch``: more of its launch
     options), settled and screenshot (full page) into ``tmp_path``: the page, the view's name
     and the width."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS,
-                                             **launch)
+    with chromium(**launch) as browser:
         for width in widths:
-            page = browser.new_page(viewport={"width": width, "height": 900})
-            page.set_default_timeout(TIMEOUT_MS)
+            page = new_page(browser, width, 900)
             for view in views(page, url):
                 settle(page)
                 page.screenshot(path=str(tmp_path / f"{width}-{view.split()[-1]}.png"),
                                 full_page=True)
                 yield page, view, width
             page.close()
-        browser.close()
 
 
 def table_problems(page, view: str, width: int) -> list[str]:
