@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
+
+from .quiet_http import QuietHandler
 
 __all__ = ["SCRIPT", "ScriptedAgentServer"]
 
@@ -267,31 +269,18 @@ def _sse(events: list[tuple[str, dict[str, Any]]]) -> tuple[str, bytes]:
     return "text/event-stream", "".join(lines).encode()
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # headers and body go out in separate writes
+class _Handler(QuietHandler):
     fake: ScriptedAgentServer
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        pass
-
     def _serve(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(length) if length else b""
+        raw = self.read_body()
         try:
             body = json.loads(raw) if raw else {}
         except ValueError:
             body = {}
         kind, payload = self.fake.handle(self.path.split("?", 1)[0], body)
         status, kind = self._status(kind)
-        try:
-            self.send_response(status)
-            self.send_header("content-type", kind)
-            self.send_header("content-length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-        except ConnectionError:
-            self.close_connection = True
+        self.reply(status, {"content-type": kind}, payload)
 
     @staticmethod
     def _status(kind: str) -> tuple[int, str]:

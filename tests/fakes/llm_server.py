@@ -20,8 +20,10 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
+
+from .quiet_http import QuietHandler
 
 Reply = str | dict[str, Any]
 Responder = Callable[[dict[str, Any]], Reply]
@@ -250,28 +252,13 @@ def _error_type(status: int) -> str:
         status, "api_error" if status >= 500 else "invalid_request_error")
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # headers and body go out in separate writes
+class _Handler(QuietHandler):
     fake: FakeLLMServer
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        pass
-
     def _serve(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(length) if length else b""
+        raw = self.read_body()
         path = self.path.split("?", 1)[0]
         received = {name.lower(): value for name, value in self.headers.items()}
-        status, headers, body = self.fake.handle(self.command, path, received, raw)
-        try:
-            self.send_response(status)
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-        except ConnectionError:  # the client gave up (a timeout test): nothing to answer
-            self.close_connection = True
+        self.reply(*self.fake.handle(self.command, path, received, raw))
 
     do_GET = do_POST = _serve
