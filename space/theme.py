@@ -37,9 +37,12 @@ CSS = """
   .hs-header {padding:10px 14px; gap:6px;}
   .hs-header h1 {font-size:1.3rem;}
   .hs-header p {display:none;}
-  .hs-count {min-width:0; padding:2px 8px;}
+  .hs-count {min-width:0; padding:2px 6px; white-space:nowrap;}
+  .hs-count span {font-size:.7rem;}
   .hs-count b {display:inline; font-size:1rem; margin-right:4px;}
-  .hs-nav {gap:2px 12px; font-size:.9rem;}
+  .hs-nav {gap:2px 8px; font-size:.9rem;}  /* one line: no icons, not the page it is on */
+  .hs-nav a {padding:2px 4px !important;}
+  .hs-nav a[aria-current=page], .hs-nav span {display:none;}
   #filter-query {flex-basis:100% !important;}
 }
 .hs-status p {margin:.2rem 0;}
@@ -107,10 +110,11 @@ def theme() -> gr.themes.Base:
 
 # The Space's two pages: the leaderboard's at `/`, the workbench's at `/work/` (`workbench`);
 # links relative to each, so a Space served under any root or proxy path keeps them.
-PAGES = {"board": (("🏆 Leaderboard", "./"), ("🧪 Evaluate", "work/?tab=evaluate"),
-                   ("✨ Generate", "work/?tab=generate"), ("👀 Review", "work/?tab=review")),
-         "work": (("🏆 Leaderboard", "../"), ("🧪 Evaluate", "?tab=evaluate"),
-                  ("✨ Generate", "?tab=generate"), ("👀 Review", "?tab=review"))}
+ICONS = {"Leaderboard": "🏆", "Evaluate": "🧪", "Generate": "✨", "Review": "👀"}
+PAGES = {"board": (("Leaderboard", "./"), ("Evaluate", "work/?tab=evaluate"),
+                   ("Generate", "work/?tab=generate"), ("Review", "work/?tab=review")),
+         "work": (("Leaderboard", "../"), ("Evaluate", "?tab=evaluate"),
+                  ("Generate", "?tab=generate"), ("Review", "?tab=review"))}
 
 
 def header_html(counts: dict[str, int] | None = None, page: str = "board") -> str:
@@ -122,7 +126,8 @@ def header_html(counts: dict[str, int] | None = None, page: str = "board") -> st
         for key, label in (("skills", "skills"), ("runs", "eval runs"), ("models", "models")))
     current = ' aria-current="page"'
     links = " ".join(
-        f'<a href="{href}"{current if page == "board" and k == 0 else ""}>{escape(label)}</a>'
+        f'<a href="{href}"{current if page == "board" and k == 0 else ""}>'
+        f'<span aria-hidden="true">{ICONS[label]} </span>{escape(label)}</a>'
         for k, (label, href) in enumerate(PAGES[page]))
     return (
         '<div class="hs-header"><div><h1>🧰 hubskills</h1>'
