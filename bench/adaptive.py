@@ -18,7 +18,7 @@ Measured 2026-12-06 at the defaults of 12a01ac (38 settings a lift, 2,000 suites
 design's own interval 94.7% at its lowest), answers saved 52.8% at +0 and 41.7% at +30 (met);
 power at 40 x 3, +30 within 0.1 point of the fixed design's at 10%/50%/U-shaped base rates,
 0.3-0.4 with flaky cases or errors, not at least it. docs/statistics.md#adaptive-evaluation
-says why.
+says why; bench/adaptive_frontier.py measures the variants that trade saving for that power.
 """
 
 from __future__ import annotations
@@ -67,12 +67,16 @@ def upper(k: float, n: int, z: float = 1.6448536269514722) -> float:
     return centre + z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
 
 
-def setting(n: int, runs: int, base: str, lift: float, lost: bool = False) -> dict:
+def setting(n: int, runs: int, base: str, lift: float, lost: bool = False,
+            design: dict | None = None, fixed: bool = True) -> dict:
+    """One setting's row: the adaptive design (``design``: parameters other than the defaults)
+    and, with ``fixed``, the fixed design on the same samples ("fixed", "gained": suites only
+    the adaptive design called "helps", "lost": only the fixed one)."""
     seed = n * 1000 + runs * 100 + len(base) * 10 + round(lift * 10)
     p_base = pass_rates(base, n, lift, np.random.default_rng(seed))
     p_skill = np.minimum(p_base + lift, 1.0)
     loss = errors_at_random if lost else None
-    adaptive = simulate(Design(runs=runs), p_base, p_skill, seed + 1, loss)
+    adaptive = simulate(Design(runs=runs, **(design or {})), p_base, p_skill, seed + 1, loss)
     row = {"cases": n, "runs": runs, "base": base + (", 5% errors" if lost else ""),
            "lift": lift, "saved": 1 - adaptive.calls.mean() / adaptive.planned,
            "most": adaptive.calls.max() / adaptive.planned,
@@ -80,8 +84,12 @@ def setting(n: int, runs: int, base: str, lift: float, lost: bool = False) -> di
            "hurts": float(np.mean(adaptive.verdict == "hurts")),
            "coverage": float(np.mean((adaptive.lo <= adaptive.truth)
                                      & (adaptive.truth <= adaptive.hi)))}
+    if not fixed:
+        return row
     fixed = simulate(Design(kind="fixed", runs=runs), p_base, p_skill, seed + 1, loss)
     row["fixed"] = float(np.mean(fixed.verdict == "helps"))
+    row["gained"] = int(np.sum((adaptive.verdict == "helps") & (fixed.verdict != "helps")))
+    row["lost"] = int(np.sum((adaptive.verdict != "helps") & (fixed.verdict == "helps")))
     row["fixed_coverage"] = float(np.mean((fixed.lo <= fixed.truth) & (fixed.truth <= fixed.hi)))
     return row
 

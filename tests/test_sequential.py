@@ -82,6 +82,19 @@ def test_the_looks_spend_exactly_alpha():
     assert seq.look_alpha(Design(kind="fixed", runs=3), 30, 1) == 0.05
 
 
+def test_the_power_family_measured_against_linear_is_not_offered():
+    """bench/adaptive_frontier.py measures Kim-DeMets' alpha * t^r beside the defaults: at r = 1
+    it is the linear spending to the last digit, at r = 1.5 a third of the plan spends
+    0.05 / sqrt(27); no run can be planned or verified with it (docs/statistics.md)."""
+    for t in (0.1, 1 / 6, 0.5, 5 / 6):
+        assert seq.spent(Design(spending="power-1"), t) == seq.spent(Design(), t)
+    assert seq.spent(Design(spending="power-1.5"), 1 / 3) == pytest.approx(0.05 / 27**0.5,
+                                                                            abs=1e-15)
+    assert seq.spent(Design(spending="power-1.5"), 1.0) == 0.05
+    with pytest.raises(HubskillsError, match="spending must be one of"):
+        validate_design(Design(runs=3, spending="power-1.25"), 40)
+
+
 def test_each_run_is_asked_in_two_rounds_of_half_the_cases():
     design = Design(runs=3)  # splits 2: a look after every half of a run
     assert seq.n_rounds(design, 40) == 6 and seq.n_rounds(Design(runs=3, splits=1), 40) == 3

@@ -108,6 +108,8 @@ def spent(design: Design, t: float) -> float:
         return design.alpha * t
     if design.spending == "haybittle-peto":  # a fiftieth of alpha per tenth of the plan
         return design.alpha / 50 * min(t * 10, 10)
+    if design.spending.startswith("power-"):  # Kim-DeMets' family at rho: not offered, measured
+        return design.alpha * t ** float(design.spending[6:])  # (bench/adaptive_frontier.py)
     z = _NORMAL.inv_cdf(1 - design.alpha / 2)
     return 2 * (1 - _NORMAL.cdf(z / math.sqrt(t)))
 
