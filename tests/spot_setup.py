@@ -16,7 +16,6 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 from collections.abc import Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-import huggingface_hub.constants  # noqa: E402
 import pytest  # noqa: E402
 from fakes.hub_server import FakeHub  # noqa: E402
 from fakes.openai_server import FakeOpenAIServer  # noqa: E402
@@ -25,6 +24,7 @@ from test_verify import knows_fact_if_told  # noqa: E402
 from registry.config import Settings  # noqa: E402
 from registry.publishing.push import PushedRun, push_saved_run  # noqa: E402
 from registry.stores.hub import HubStore  # noqa: E402
+from tests.hub_setup import require_online  # noqa: E402
 
 DATASET = "boss/hubskills-evals"
 SKILL = "boss/zorblax-ports"
@@ -36,8 +36,7 @@ def fake_hub(monkeypatch: pytest.MonkeyPatch, *, users: dict[str, str] | None = 
     """A `hub` fixture's body: the fake Hub ("boss" owns it; `users` are added, by name and
     token) and the fake model (`server.model`), the environment pointing the CLI at both, as
     boss, plus `env`. Its Jobs run in an image that has hubskills' dependencies and no index."""
-    if huggingface_hub.constants.HF_HUB_OFFLINE:
-        pytest.skip("huggingface_hub was imported with HF_HUB_OFFLINE=1 (read once, at import)")
+    require_online()
     with FakeHub(user="boss") as server, \
             FakeOpenAIServer(responder=knows_fact_if_told) as model:
         server.jobs.image_env = {"PIP_NO_INDEX": "1", "PIP_NO_DEPS": "1"}

@@ -25,7 +25,6 @@ from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
-import huggingface_hub  # noqa: E402
 import pytest  # noqa: E402
 
 from registry.errors import UnsafeSkill  # noqa: E402
@@ -34,6 +33,7 @@ from registry.install import pull  # noqa: E402
 from registry.scan.paths import path_problem  # noqa: E402
 from registry.stores import LocalStore  # noqa: E402
 from tests.fakes.hub_server import Commit, FakeHub, now_iso  # noqa: E402
+from tests.hub_setup import require_online  # noqa: E402
 from tests.test_install import run_main, tree  # noqa: E402
 
 FM = '---\nname: {name}\ndescription: "A {name} skill. Use when testing."\n---\n'
@@ -170,8 +170,7 @@ def hub() -> Iterator[FakeHub]:
 @pytest.fixture
 def online(hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeHub:
     """Point the CLI at the fake Hub (conftest sets HF_HUB_OFFLINE=1; undo it here)."""
-    if huggingface_hub.constants.HF_HUB_OFFLINE:
-        pytest.skip("huggingface_hub was imported with HF_HUB_OFFLINE=1 (read once, at import)")
+    require_online()
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     monkeypatch.setenv("HF_ENDPOINT", hub.url)
     monkeypatch.setenv("HF_TOKEN", "hf_test")

@@ -18,7 +18,6 @@ from collections.abc import Iterator  # noqa: E402
 from dataclasses import replace  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-import huggingface_hub.constants  # noqa: E402
 import pytest  # noqa: E402
 
 from registry.config import Settings  # noqa: E402
@@ -28,6 +27,7 @@ from registry.install import install, pull  # noqa: E402
 from registry.install.lockfile import MARKER_FILE, Lockfile  # noqa: E402
 from registry.stores.hub import HubStore  # noqa: E402
 from tests.fakes.hub_server import FakeHub  # noqa: E402
+from tests.hub_setup import require_online  # noqa: E402
 from tests.test_install import tree  # noqa: E402
 
 NAMES = ("alpha-skill", "beta-skill", "gamma-skill")
@@ -41,8 +41,7 @@ def hub() -> Iterator[FakeHub]:
 
 @pytest.fixture
 def settings(hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    if huggingface_hub.constants.HF_HUB_OFFLINE:
-        pytest.skip("huggingface_hub was imported with HF_HUB_OFFLINE=1 (read once, at import)")
+    require_online()
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     monkeypatch.setenv("HOME", str(tmp_path / "user"))
     (tmp_path / "user").mkdir()

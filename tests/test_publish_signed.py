@@ -10,11 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import huggingface_hub.constants
 import pytest
 
 from registry.signing import SIGNATURE_FILE
 from tests.fakes.hub_server import FakeHub
+from tests.hub_setup import require_online
 from tests.test_hostile_repos import skill_md
 from tests.test_install import run_main
 from tests.test_signing import _ca_and_leaf
@@ -111,8 +111,7 @@ def test_certificate_mode_round_trips_and_the_card_says_who(env: Path,
 
 def test_key_mode_round_trips_through_the_fake_hub(env: Path, capsys: pytest.CaptureFixture[str],
                                                    monkeypatch: pytest.MonkeyPatch):
-    if huggingface_hub.constants.HF_HUB_OFFLINE:
-        pytest.skip("huggingface_hub was imported with HF_HUB_OFFLINE=1 (read once, at import)")
+    require_online()
     key = env / "acme.key"
     assert run_main(capsys, "keys", "new", key)[0] == 0
     assert run_main(capsys, "trust", "add", "acme", f"{key}.pub")[0] == 0

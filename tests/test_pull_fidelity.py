@@ -18,7 +18,6 @@ from collections.abc import Iterator  # noqa: E402
 from dataclasses import replace  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-import huggingface_hub.constants  # noqa: E402
 import pytest  # noqa: E402
 
 from registry.config import Settings  # noqa: E402
@@ -29,6 +28,7 @@ from registry.publishing.publish import publish_skill  # noqa: E402
 from registry.stores import LocalStore, SkillStore  # noqa: E402
 from registry.stores.hub import HubStore  # noqa: E402
 from tests.fakes.hub_server import FakeHub  # noqa: E402
+from tests.hub_setup import require_online  # noqa: E402
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4 + b"\x00\xff" * 100
 
@@ -40,8 +40,7 @@ def hub() -> Iterator[FakeHub]:
 
 
 def _hub_store(hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> HubStore:
-    if huggingface_hub.constants.HF_HUB_OFFLINE:
-        pytest.skip("huggingface_hub was imported with HF_HUB_OFFLINE=1 (read once, at import)")
+    require_online()
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     return HubStore(Settings(home=tmp_path / "home", hf_endpoint=hub.url, hf_token="hf_test",
                              namespace="tester", results_repo="tester/evals"))

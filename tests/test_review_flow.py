@@ -18,7 +18,6 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 from collections.abc import Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-import huggingface_hub.constants  # noqa: E402
 import pytest  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 from huggingface_hub import CommitOperationAdd, HfApi  # noqa: E402
@@ -32,6 +31,7 @@ from registry.results.runs import ResultRow, RunManifest, to_json  # noqa: E402
 from registry.stores.hub import HubStore  # noqa: E402
 from registry.verify.pending import forged_claims, pending_frame  # noqa: E402
 from tests.fakes.hub_server import FakeHub  # noqa: E402
+from tests.hub_setup import require_online  # noqa: E402
 
 DATASET = "boss/hubskills-evals"
 SKILL_REPO = "boss/answers"
@@ -41,8 +41,7 @@ N_CASES = 12
 
 @pytest.fixture
 def hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
-    if huggingface_hub.constants.HF_HUB_OFFLINE:
-        pytest.skip("huggingface_hub was imported with HF_HUB_OFFLINE=1 (read once, at import)")
+    require_online()
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     with FakeHub(user="boss") as server:
         server.add_user("alice", ALICE)

@@ -16,7 +16,6 @@ import re
 import threading
 from pathlib import Path
 
-import huggingface_hub.constants
 import pytest
 from fakes.hub_server import FakeHub
 from fakes.openai_server import FakeOpenAIServer
@@ -38,6 +37,7 @@ from registry.secrets import (
     scrub,
     scrub_logs,
 )
+from tests.hub_setup import require_online
 
 ENV_KEY = "sk-env-0123456789abcdefENV"
 FILE_KEY = "hf_fileTOKEN0123456789abcdef"
@@ -171,8 +171,7 @@ def leaky_skill(root: Path) -> Path:
 
 def test_no_write_path_lets_a_key_reach_disk_or_the_hub(planted: Path, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch):
-    if huggingface_hub.constants.HF_HUB_OFFLINE:
-        pytest.skip("huggingface_hub was imported with HF_HUB_OFFLINE=1 (read once, at import)")
+    require_online()
     with FakeOpenAIServer(responder=echo_keys) as llm, FakeHub() as hub:
         settings = Settings.from_env({
             "HUBSKILLS_HOME": str(tmp_path / "home"), "HUBSKILLS_BASE_URL": llm.url,
