@@ -69,6 +69,16 @@ def config(tmp_path, **overrides) -> EvalConfig:
     return EvalConfig(mode="trigger", **{**values, **overrides})
 
 
+def cut_after_round_1(folder: Path, **manifest_fields) -> None:
+    """Keep a run's round-1 rows alone, its manifest counting them (and ``manifest_fields``)."""
+    rows = folder / "rows.jsonl"
+    kept = [line for line in rows.read_text().splitlines() if json.loads(line)["round"] == 1]
+    rows.write_text("\n".join(kept) + "\n")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest.update(manifest_fields, samples_done=len(kept))
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
 def test_a_description_that_always_decides_right_stops_with_half_the_sessions(server, tmp_path):
     skill, settings = make_skill(tmp_path), settings_for(server, tmp_path)
     run = run_trigger_eval(skill, config(tmp_path), settings)
@@ -105,13 +115,7 @@ def test_a_fixed_trigger_run_is_unchanged(server, tmp_path):
 def test_verify_catches_a_trigger_run_cut_where_its_design_had_not_stopped(server, tmp_path):
     skill, settings = make_skill(tmp_path), settings_for(server, tmp_path)
     run = run_trigger_eval(skill, config(tmp_path), settings)
-    folder = settings.runs_dir / run.manifest.run_id
-    rows = folder / "rows.jsonl"
-    kept = [line for line in rows.read_text().splitlines() if json.loads(line)["round"] == 1]
-    rows.write_text("\n".join(kept) + "\n")  # cut after round 1, still "complete"
-    manifest = json.loads((folder / "manifest.json").read_text())
-    manifest["samples_done"] = len(kept)
-    (folder / "manifest.json").write_text(json.dumps(manifest))
+    cut_after_round_1(settings.runs_dir / run.manifest.run_id)  # still "complete"
     found = local_trigger(run.manifest.run_id, settings)
     assert found.status == "mismatch"
     assert any("where the design had not stopped" in p for p in found.problems)
@@ -135,13 +139,8 @@ def test_verify_names_a_trigger_row_claiming_a_round_far_past_the_plan(server, t
 def test_a_resume_continues_the_design_and_refuses_another(server, tmp_path):
     skill, settings = make_skill(tmp_path), settings_for(server, tmp_path)
     run = run_trigger_eval(skill, config(tmp_path), settings)
-    folder = settings.runs_dir / run.manifest.run_id
-    rows = folder / "rows.jsonl"
-    kept = [line for line in rows.read_text().splitlines() if json.loads(line)["round"] == 1]
-    rows.write_text("\n".join(kept) + "\n")
-    manifest = json.loads((folder / "manifest.json").read_text())
-    manifest.update(partial=True, status="interrupted", design_stops={}, samples_done=len(kept))
-    (folder / "manifest.json").write_text(json.dumps(manifest))
+    cut_after_round_1(settings.runs_dir / run.manifest.run_id, partial=True,
+                      status="interrupted", design_stops={})
     before = len(server.bodies)
     with pytest.raises(HubskillsError, match="continues the same design"):
         run_trigger_eval(skill, config(tmp_path, design="fixed"), settings,
