@@ -1,5 +1,6 @@
 """What the tests of verifying runs on the fake Hub share: the fake Hub and model behind their
-`hub` fixtures, and a run alice proposes as a pull request.
+`hub` fixtures, a run of the published skill (`evaluate`), and a run alice proposes as a pull
+request.
 
 "boss" owns the results dataset `DATASET` and the skill `SKILL` and uses the hub's own token;
 "alice" (`ALICE`) may only open pull requests.
@@ -19,9 +20,12 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 from fakes.hub_server import FakeHub  # noqa: E402
 from fakes.openai_server import FakeOpenAIServer  # noqa: E402
-from test_verify import knows_fact_if_told  # noqa: E402
+from test_verify import FAST, knows_fact_if_told, make_skill  # noqa: E402
 
 from registry.config import Settings  # noqa: E402
+from registry.evaluation.config import EvalConfig  # noqa: E402
+from registry.evaluation.engine import run_evaluation  # noqa: E402
+from registry.format.version_ref import SkillVersionRef  # noqa: E402
 from registry.publishing.push import PushedRun, push_saved_run  # noqa: E402
 from registry.stores.hub import HubStore  # noqa: E402
 from tests.hub_setup import require_online  # noqa: E402
@@ -49,6 +53,18 @@ def fake_hub(monkeypatch: pytest.MonkeyPatch, *, users: dict[str, str] | None = 
             monkeypatch.setenv(name, value)
         server.model = model  # type: ignore[attr-defined]
         yield server
+
+
+def evaluate(tmp_path: Path, model: str = "local/fake-student") -> str:
+    """Boss publishes the skill (`test_verify.make_skill`) as `SKILL` 1.0.0 and runs it once
+    per arm on ``model`` at that revision: the run id."""
+    settings = Settings.from_env()
+    store = HubStore(settings)
+    skill = make_skill(tmp_path, with_python=False)
+    store.publish(skill, repo=SKILL, version="1.0.0")
+    made = run_evaluation(skill, EvalConfig(models=[model], runs=1, retry=FAST), settings,
+                          published=SkillVersionRef(SKILL, store.resolve(SKILL).sha))
+    return made.manifest.run_id
 
 
 def propose_as_alice(tmp_path: Path, run_id: str) -> PushedRun:

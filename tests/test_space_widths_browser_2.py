@@ -25,18 +25,13 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 from fakes.hub_server import FakeHub  # noqa: E402
-from spot_setup import ALICE, SKILL, fake_hub, propose_as_alice  # noqa: E402
+from spot_setup import ALICE, SKILL, evaluate, fake_hub, propose_as_alice  # noqa: E402
 from test_space import append_run, free_port  # noqa: E402
 from test_space_browser import require_browser, wait_for_rows  # noqa: E402
 from test_space_widths_browser import SCROLL, looked_at, table_problems  # noqa: E402
-from test_verify import FAST, make_skill  # noqa: E402
 
 from registry.config import Settings  # noqa: E402
-from registry.evaluation.config import EvalConfig  # noqa: E402
-from registry.evaluation.engine import run_evaluation  # noqa: E402
-from registry.format.version_ref import SkillVersionRef  # noqa: E402
 from registry.results.runs import ResultRow, RunManifest, new_run_id  # noqa: E402
-from registry.stores.hub import HubStore  # noqa: E402
 from registry.stores.verifications import run_files  # noqa: E402
 from registry.verify.records import append_record  # noqa: E402
 from space import build_demo, launch  # noqa: E402
@@ -57,13 +52,7 @@ def hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
 
 def proposed_run(tmp_path: Path) -> None:
     """Boss publishes the skill and runs it on `PENDING_MODEL`; alice proposes the run."""
-    settings = Settings.from_env()
-    store = HubStore(settings)
-    skill = make_skill(tmp_path, with_python=False)
-    store.publish(skill, repo=SKILL, version="1.0.0")
-    made = run_evaluation(skill, EvalConfig(models=[PENDING_MODEL], runs=1, retry=FAST),
-                          settings, published=SkillVersionRef(SKILL, store.resolve(SKILL).sha))
-    propose_as_alice(tmp_path, made.manifest.run_id)
+    propose_as_alice(tmp_path, evaluate(tmp_path, PENDING_MODEL))
 
 
 def append_triggers(store, model: str, seed: int) -> None:

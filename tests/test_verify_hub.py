@@ -15,18 +15,13 @@ os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 from collections.abc import Iterator  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 from fakes.hub_server import FakeHub  # noqa: E402
-from spot_setup import ALICE, DATASET, SKILL, fake_hub, propose_as_alice  # noqa: E402
-from test_verify import FAST, make_skill  # noqa: E402
+from spot_setup import ALICE, DATASET, SKILL, evaluate, fake_hub, propose_as_alice  # noqa: E402
 
 from registry.cli import main  # noqa: E402
 from registry.config import Settings  # noqa: E402
-from registry.evaluation.config import EvalConfig  # noqa: E402
-from registry.evaluation.engine import run_evaluation  # noqa: E402
-from registry.format.version_ref import SkillVersionRef  # noqa: E402
 from registry.publishing.push import push_saved_run  # noqa: E402
 from registry.stores.hub import HubStore  # noqa: E402
 from registry.stores.verifications import read_records, rows_hash  # noqa: E402
@@ -37,17 +32,6 @@ def hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
     """The fake Hub, where alice may open pull requests, and the fake model; the CLI reads the
     Hub as boss."""
     yield from fake_hub(monkeypatch, users={"alice": ALICE})
-
-
-def evaluate(tmp_path: Path) -> str:
-    """Publish the skill as boss and run it once per arm at that revision: the run id."""
-    settings = Settings.from_env()
-    store = HubStore(settings)
-    skill = make_skill(tmp_path, with_python=False)
-    store.publish(skill, repo=SKILL, version="1.0.0")
-    made = run_evaluation(skill, EvalConfig(models=["local/fake-student"], runs=1, retry=FAST),
-                          settings, published=SkillVersionRef(SKILL, store.resolve(SKILL).sha))
-    return made.manifest.run_id
 
 
 def verify(capsys, *args: str) -> tuple[int, str, str]:
