@@ -11,7 +11,6 @@ to a skill page with the keyboard alone, focus landing on that page rather than 
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from test_space_browser import (  # noqa: F401 - `space_url` is the fixture
     chromium_page,
     new_page,
     require_browser,
+    require_installed,
     space_url,
     wait_for_rows,
 )
@@ -47,12 +47,7 @@ EMPTY_FRAME = ".empty.unpadded_box"
 
 
 def require_axe() -> None:
-    if AXE.is_file():
-        return
-    reason = f"axe-core is not installed at {AXE} (make axe)"
-    if os.environ.get("HUBSKILLS_REQUIRE_BROWSER") == "1":
-        pytest.fail(reason + "; HUBSKILLS_REQUIRE_BROWSER=1 requires it")
-    pytest.skip(reason)
+    require_installed(AXE, f"axe-core is not installed at {AXE} (make axe)")
 
 
 def run_axe(page) -> list[dict]:

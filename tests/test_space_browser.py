@@ -34,13 +34,19 @@ EVAL_TIMEOUT_MS = 240_000
 pytestmark = pytest.mark.slow
 
 
-def require_browser() -> None:
-    if CHROMIUM.is_file():
+def require_installed(path: Path, reason: str) -> None:
+    """Skip the test without ``path`` (``reason`` says what is missing), or fail it under
+    HUBSKILLS_REQUIRE_BROWSER=1, where CI installed what the browser tests need."""
+    if path.is_file():
         return
-    reason = f"chromium is not installed at {CHROMIUM} (apt-get install chromium)"
     if os.environ.get("HUBSKILLS_REQUIRE_BROWSER") == "1":
         pytest.fail(reason + "; HUBSKILLS_REQUIRE_BROWSER=1 requires it")
     pytest.skip(reason)
+
+
+def require_browser() -> None:
+    require_installed(CHROMIUM, f"chromium is not installed at {CHROMIUM} (apt-get install "
+                                "chromium)")
 
 
 @pytest.fixture
