@@ -44,6 +44,11 @@ ANALYTICS_EVERY = 1000  # events between two rebuilds of Gradio's timing summary
 SESSIONS = 1000  # visitors' sessions kept (least recently active dropped), ~0.1 MB each
 # After a row opens a skill, the focus moves to the skill page's header: the row it was on is
 # hidden with the leaderboard, and a keyboard or screen reader user was left at the page's top.
+# Gradio's sign-in button returns the visitor to `/` with the page's query: one pressed on the
+# workbench (`?tab=evaluate`) goes back there, in the browser (no call to the server).
+TO_WORKBENCH = ("() => { const tab = new URLSearchParams(location.search).get('tab');"
+                f" if ({list(workbench.TABS)}.includes(tab))"
+                " location.replace('work/' + location.search); }")
 FOCUS_SKILL = """() => requestAnimationFrame(() => {
   const header = document.getElementById('skill-header');
   if (header) { header.tabIndex = -1; header.focus(); }
@@ -159,6 +164,7 @@ def _wire(demo: gr.Blocks, state: SpaceState, header: gr.HTML, tabs: gr.Tabs,
 
     # what page load returns is what the browser is sent, as `/leaderboard` and `/model_view`
     # return it: Gradio's postprocessing (a walk over every cell) is skipped, 0.8 ms an arrival
+    demo.load(None, js=TO_WORKBENCH, api_visibility="private")
     demo.load(on_load, filters, [*refreshed[:4], board.model_table, follow_up],
               api_name="page_load", concurrency_limit=leaderboard_tab.READ_LIMIT,
               concurrency_id="page_load", postprocess=False)

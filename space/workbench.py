@@ -76,7 +76,9 @@ def attach(demo: gr.Blocks, launch_kwargs: dict[str, Any], *, sessions: int,
 
     @contextlib.asynccontextmanager
     async def run(app: Any) -> AsyncIterator[None]:
-        gr.mount_gradio_app(app, work, path=PATH, **mount)
+        # rendered in the browser, as the leaderboard's page is (page_cache): no second node
+        # server for a page of forms
+        gr.mount_gradio_app(app, work, path=PATH, ssr_mode=False, **mount)
         mounted = app.routes[-1].app  # the workbench's own app, mounted last
         async with mounted.router.lifespan_context(mounted):
             work.run_startup_events()  # its queue: what a mounted app's start-up runs

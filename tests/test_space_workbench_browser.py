@@ -1,0 +1,55 @@
+"""The Space's two pages in a real browser: the header's links between the leaderboard's page
+(`/`) and the workbench's (`/work/`, Evaluate, Generate and Review), `?tab=` opening a tab
+there, and a sign-in's return to `/` with the workbench's query sent back to the workbench."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from test_space_browser import (  # noqa: F401
+    chromium_page,
+    require_browser,
+    space_url,
+    wait_for_rows,
+)
+
+pytestmark = pytest.mark.slow
+
+
+def selected_tab(page) -> str:
+    return page.locator("#hs-tabs [role=tab][aria-selected=true]").first.inner_text()
+
+
+def test_the_header_links_the_two_pages_and_tab_opens_a_tab(space_url):  # noqa: F811
+    require_browser()
+    with chromium_page(1280, 900) as page:
+        page.goto(space_url)
+        page.locator("#hs-header nav").get_by_role("link", name=re.compile("Generate")).click()
+        page.wait_for_url(re.compile(r"/work/\?tab=generate$"))
+        page.locator("#gen-run").wait_for(state="visible")
+        assert "Generate" in selected_tab(page)
+        assert page.locator("#eval-run").is_hidden()  # the other tabs are there, not shown
+        page.locator("#hs-header nav").get_by_role("link", name=re.compile("Review")).click()
+        page.locator("#review-run").wait_for(state="visible")
+        page.wait_for_function("() => (document.querySelector('#review-runs') || {})"
+                               ".innerText?.includes('run(s) in the registry')")  # filled
+        page.locator("#hs-header nav").get_by_role("link", name=re.compile("Leaderboard")).click()
+        page.wait_for_url(re.compile(r"127\.0\.0\.1:\d+/$"))
+        wait_for_rows(page, "leaderboard-table", "text.includes('hubskills/')")
+        assert page.locator("#eval-run").count() == 0  # the forms are the workbench's alone
+
+
+def test_a_return_to_the_leaderboard_with_a_workbench_tab_goes_back_there(
+        space_url):  # noqa: F811
+    """Gradio's sign-in button sends the visitor to `/` with the page's query, `?tab=review`
+    when pressed on the Review tab."""
+    require_browser()
+    with chromium_page(1280, 900) as page:
+        page.goto(f"{space_url}?tab=review")
+        page.wait_for_url(re.compile(r"/work/\?tab=review$"))
+        page.locator("#review-run").wait_for(state="visible")
+        assert "Review" in selected_tab(page)
+        page.goto(f"{space_url}?tab=elsewhere")  # not a workbench tab: the leaderboard stays
+        wait_for_rows(page, "leaderboard-table", "text.includes('hubskills/')")
+        assert re.search(r"127\.0\.0\.1:\d+/\?tab=elsewhere$", page.url), page.url
