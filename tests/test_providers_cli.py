@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import socket
 import time
 
@@ -71,6 +72,29 @@ def test_ask_errors_are_typed(runner, tmp_path):
     missing = invoke(runner, ask_command, ["sonnet", "hi"], tmp_path)
     assert isinstance(missing.exception, MissingCredentials)
     assert missing.exception.variable == "ANTHROPIC_API_KEY"
+
+
+@pytest.mark.parametrize("model", ["local/tiny", "anthropic/claude-haiku-5-5", "sonnet"])
+def test_ask_with_a_model_and_no_question_hints_a_question_for_that_model(runner, tmp_path,
+                                                                        model):
+    result = invoke(runner, ask_command, [model], tmp_path)
+    assert result.exit_code == 1
+    hinted = shlex.split(result.exception.hint)
+    assert hinted[:3] == ["hubskills", "ask", model] and len(hinted) == 4
+    assert hinted[3] != model and " " in hinted[3]  # a question, not the model's name again
+    if model.startswith("local/"):  # the hint, followed, asks that question
+        with FakeOpenAIServer() as server:
+            done = invoke(runner, ask_command, [*hinted[2:], "--base-url", server.url],
+                          tmp_path)
+            asked = json.dumps(server.last["messages"])
+        assert done.exit_code == 0, done.output
+        assert hinted[3] in asked and model not in asked
+
+
+def test_ask_with_only_a_question_hints_the_default_model(runner, tmp_path):
+    result = invoke(runner, ask_command, ["What is a SKILL.md?"], tmp_path)
+    assert result.exit_code == 1
+    assert shlex.split(result.exception.hint)[3:] == ["What is a SKILL.md?"]
 
 
 def test_models_lists_usability_and_prices(runner, tmp_path):

@@ -11,7 +11,7 @@ from rich.markup import escape
 from registry.cli import _output as out
 from registry.config import Settings
 from registry.errors import HubskillsError
-from registry.providers import Completion, ask, default_model_ref
+from registry.providers import ALIASES, Completion, ask, default_model_ref, normalize_ref
 from registry.results.display import usd
 
 # Room for a full short answer from an API model; a small local model that rambles is cut in
@@ -19,16 +19,31 @@ from registry.results.display import usd
 ASK_MAX_TOKENS = 256
 
 
+#: The question a hint asks a model named without one.
+EXAMPLE_QUESTION = "What is 2 + 2?"
+_PROVIDERS = frozenset({"anthropic", "openai", "hf", "local", "embedded"})
+
+
+def _is_model_ref(text: str) -> bool:
+    """`sonnet`, `embedded/smollm2-135m`: a model reference, not a question."""
+    provider, _, model_id = normalize_ref(text).partition("/")
+    return not any(c.isspace() for c in text) and (
+        text.lower() in ALIASES or (provider in _PROVIDERS and bool(model_id)))
+
+
 class _Prompt(click.Argument):
     """Required; `hubskills ask "a question"` (the question read as the model) is an error
-    whose hint asks the default model that question, not click's "Missing argument"."""
+    whose hint asks the default model that question, and `hubskills ask MODEL` one whose hint
+    asks MODEL an example question, not click's "Missing argument"."""
 
     def process_value(self, ctx: click.Context, value: Any) -> Any:
         if self.value_is_missing(value) and ctx.params.get("model"):
-            question = shlex.quote(ctx.params["model"])
+            given = ctx.params["model"]
+            model, question = ((given, EXAMPLE_QUESTION) if _is_model_ref(given)
+                               else (default_model_ref(Settings.from_env()), given))
             raise HubskillsError("name the model, then the question: hubskills ask MODEL PROMPT",
-                                 hint=f"hubskills ask {default_model_ref(Settings.from_env())} "
-                                      f"{question}")
+                                 hint=f"hubskills ask {shlex.quote(model)} "
+                                      f"{shlex.quote(question)}")
         return super().process_value(ctx, value)
 
 
