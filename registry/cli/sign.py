@@ -14,7 +14,7 @@ from registry.signing import sign_folder
 
 @click.command("sign")
 @click.argument("folder", type=ExistingPath("folder", retry="hubskills sign {path} --key KEY",
-                                            otherwise="hubskills validate .  # a skill folder"))
+                                            otherwise="{new}  # a new skill folder there"))
 @click.option("--key", "key", required=True, type=click.Path(path_type=Path, dir_okay=False),
               help="The private key (PEM, ECDSA; `hubskills keys new` makes one).")
 @click.option("--certificate", type=click.Path(path_type=Path, dir_okay=False),
