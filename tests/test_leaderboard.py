@@ -343,3 +343,15 @@ def test_a_model_filter_no_model_contains_names_the_boards_models_and_the_neares
     board = invoke(*nearest[2:], "--include-unverified").output
     assert "me/csv@1.0.0" in board and "No results match" not in board, board
     assert "its models" not in invoke("--model", "gpt", "--verdict", "hurts").output
+
+
+def test_a_skill_filter_no_skill_contains_names_the_boards_skills_and_the_nearest():
+    """`--skill kernel-buildr` (a typo) said only that nothing matched, then `eval --push`."""
+    _push(run_rows(2, 9, run="20260101-000000-aaaaaa"))
+    said = invoke("--skill", "me/cvs", "--include-unverified").output
+    assert "No skill on this board contains 'me/cvs'; its skills: " in said, said
+    nearest = said.split("Nearest:", 1)[1].split()
+    assert nearest[:3] == ["hubskills", "leaderboard", "--skill"]
+    board = invoke(*nearest[2:], "--include-unverified").output
+    assert "me/csv@1.0.0" in board and "No results match" not in board, board
+    assert "its skills" not in invoke("--skill", "csv", "--verdict", "hurts").output

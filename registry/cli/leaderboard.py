@@ -85,23 +85,30 @@ def leaderboard_command(skill: str | None, model: str | None, tag: str | None,
     render_leaderboard(ranked, limit=limit, as_json=as_json,
                        filtered=any((skill, model, tag, verdict)), triggers=triggers,
                        hidden=hidden)
-    if model and not (ranked or triggers or hidden or as_json):
-        _no_such_model(model, frame, found)
+    if (model or skill) and not (ranked or triggers or hidden or as_json):
+        _nothing_contains(model, skill, frame, found)
 
 
-def _no_such_model(model: str, frame: object, found: dict) -> None:
-    """Where no model on the board contains `--model`, say which ones it has and the nearest
-    (`--model gpt` on a board of one embedded model said only that nothing matched)."""
+def _nothing_contains(model: str | None, skill: str | None, frame: object,
+                      found: dict) -> None:
+    """Where no model (skill) on the board contains `--model` (`--skill`), say which ones it
+    has and the nearest (`--model gpt` on a board of one embedded model, or `--skill
+    kernel-buildr`, said only that nothing matched)."""
     import difflib
 
     every, _, triggers = board_of(frame, dict(skill=None, model=None, tags=None, tag=None,
                                               verdict=None), found, True)
-    models = sorted({e.model for e in every} | {t.model for t in triggers})
-    if not models or any(model.lower() in m.lower() for m in models):
-        return  # another filter emptied it
-    out.result(f"No model on this board contains {model!r}; its models: " + ", ".join(models))
-    nearest = difflib.get_close_matches(model, models, n=1, cutoff=0) or models
-    out.command("Nearest:", f"hubskills leaderboard --model {nearest[0]}")
+    for option, wanted, names in (
+            ("model", model, {e.model for e in every} | {t.model for t in triggers}),
+            ("skill", skill, {e.repo or e.skill for e in every})):
+        if not wanted or not names or any(wanted.lower() in n.lower() for n in names):
+            continue  # not asked for, or another filter emptied it
+        listed = sorted(names)
+        shown = ", ".join(listed[:10]) + (f" and {len(listed) - 10} more"
+                                         if len(listed) > 10 else "")
+        out.result(f"No {option} on this board contains {wanted!r}; its {option}s: {shown}")
+        nearest = difflib.get_close_matches(wanted, listed, n=1, cutoff=0) or listed
+        out.command("Nearest:", f"hubskills leaderboard --{option} {nearest[0]}")
 
 
 def board_of(frame: object, filters: dict, found: dict,
