@@ -53,7 +53,8 @@ def _world(tmp_path: Path) -> Path:
      "hubskills new nope  # a new skill folder there"),
     (["trace", "show", "sesion.jsonl"], "sesion.jsonl: no such file",
      "hubskills trace show session.jsonl  # the closest name there"),
-    (["trace", "show", "skills"], "skills is a folder, not a file", "ls ~/.claude/projects"),
+    (["trace", "show", "skills"], "skills is a folder, not a file",
+     "hubskills trace show --help  # the traces it reads"),  # HOME has no agent's traces
     (["generate", "clean csv files", "--from", "sessions.jsonl"],
      "sessions.jsonl: no such file or folder",
      "hubskills generate TASK --from session.jsonl  # the closest name there"),
@@ -65,6 +66,7 @@ def _world(tmp_path: Path) -> Path:
 def test_every_path_that_must_exist_is_an_error_with_a_hint(tmp_path, monkeypatch, capsys, args,
                                                              error, hint):
     monkeypatch.chdir(_world(tmp_path))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
     with pytest.raises(SystemExit) as exited:
         main(args)
     assert exited.value.code == 1

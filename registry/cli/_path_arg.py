@@ -18,6 +18,9 @@ import click
 
 from registry.errors import HubskillsError
 
+#: Where agents keep their session traces (`trace show`, `generate --from`), for `look_in`.
+AGENT_TRACES = (("~/.claude/projects", "Claude Code"), ("~/.codex/sessions", "Codex"))
+
 
 class ExistingPath(click.ParamType):
     """A `Path` that exists (`kind`: "folder", "file" or "path"), else a `HubskillsError`.
@@ -27,10 +30,14 @@ class ExistingPath(click.ParamType):
         retry: the command line with `{path}`, shown with the closest existing name put in.
         otherwise: the hint when nothing close exists; `{new}` is filled in with
             `hubskills new NAME [--dir PARENT]`, which makes a skill folder there.
+        look_in: folders (`~/...`) and what keeps them there: when nothing close exists,
+            the hint lists those of them that exist here (`ls ~/.claude/projects`), and is
+            `otherwise` only when none does (an `ls` of a missing folder fails).
     """
 
-    def __init__(self, kind: str, *, retry: str, otherwise: str) -> None:
-        self.kind, self.retry, self.otherwise = kind, retry, otherwise
+    def __init__(self, kind: str, *, retry: str, otherwise: str,
+                 look_in: tuple[tuple[str, str], ...] = ()) -> None:
+        self.kind, self.retry, self.otherwise, self.look_in = kind, retry, otherwise, look_in
         self.name = kind  # the metavar of an option: FOLDER, FILE, PATH
         self.what = "file or folder" if kind == "path" else kind
 
@@ -63,6 +70,12 @@ class ExistingPath(click.ParamType):
         close = closest_sibling(path, self.kind)
         if close is not None:
             return self._retry(close, "the closest name there")
+        here = [(folder, who) for folder, who in self.look_in
+                if Path(folder).expanduser().is_dir()]
+        if here:
+            return (f"ls {' '.join(folder for folder, _ in here)}  # where "
+                    f"{' and '.join(who for _, who in here)} keep"
+                    f"{'s' if len(here) == 1 else ''} them")
         parent = "" if path.parent == Path(".") else f" --dir {shlex.quote(str(path.parent))}"
         return self.otherwise.format(new=f"hubskills new {shlex.quote(path.name)}{parent}")
 

@@ -9,7 +9,7 @@ import click
 from rich.markup import escape
 
 from registry.cli import _output as out
-from registry.cli._path_arg import ExistingPath
+from registry.cli._path_arg import AGENT_TRACES, ExistingPath
 from registry.cli._progress import StepProgress
 from registry.config import Settings
 from registry.generate.report import GenerateReport
@@ -29,7 +29,8 @@ from registry.results.display import lift_interval, pct, usd
               "records it.")
 @click.option("--from", "sources", multiple=True, type=ExistingPath(
     "path", retry="hubskills generate TASK --from {path}",
-    otherwise="ls ~/.claude/projects  # Claude Code's sessions (or a skill folder to improve)"),
+    otherwise="hubskills trace show --help  # the traces --from reads (or a skill folder)",
+    look_in=AGENT_TRACES),
               help="Agent trace (Claude Code/Codex JSONL, markdown) or a skill folder to "
               "improve (repeatable).")
 @click.option("--example", "examples", multiple=True, help="An example request (repeatable).")

@@ -8,7 +8,7 @@ import click
 from rich.markup import escape
 
 from registry.cli import _output as out
-from registry.cli._path_arg import ExistingPath
+from registry.cli._path_arg import AGENT_TRACES, ExistingPath
 from registry.config import Settings
 
 
@@ -20,7 +20,8 @@ def trace_group() -> None:
 @trace_group.command("show")
 @click.argument("file", type=ExistingPath(
     "file", retry="hubskills trace show {path}",
-    otherwise="ls ~/.claude/projects ~/.codex/sessions  # where Claude Code and Codex keep them"))
+    otherwise="hubskills trace show --help  # the traces it reads, and where agents keep them",
+    look_in=AGENT_TRACES))
 @click.option("--budget", type=click.IntRange(min=200), default=None,
               help="Characters the teacher gets. Default: what generate gives a single trace "
               "(it splits that among several; a 135M teacher gets 4000).")
