@@ -82,10 +82,12 @@ def test_ask_with_a_model_and_no_question_hints_a_question_for_that_model(runner
     hinted = shlex.split(result.exception.hint)
     assert hinted[:3] == ["hubskills", "ask", model] and len(hinted) == 4
     assert hinted[3] != model and " " in hinted[3]  # a question, not the model's name again
-    if model.startswith("local/"):  # the hint, followed, asks that question
+    if model.startswith("local/"):  # the hint, followed, asks that question of that server
         with FakeOpenAIServer() as server:
-            done = invoke(runner, ask_command, [*hinted[2:], "--base-url", server.url],
-                          tmp_path)
+            told = invoke(runner, ask_command, [model, "--base-url", server.url], tmp_path)
+            hinted = shlex.split(told.exception.hint)
+            assert hinted[4:] == ["--base-url", server.url]
+            done = invoke(runner, ask_command, hinted[2:], tmp_path)
             asked = json.dumps(server.last["messages"])
         assert done.exit_code == 0, done.output
         assert hinted[3] in asked and model not in asked

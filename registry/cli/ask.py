@@ -41,9 +41,11 @@ class _Prompt(click.Argument):
             given = ctx.params["model"]
             model, question = ((given, EXAMPLE_QUESTION) if _is_model_ref(given)
                                else (default_model_ref(Settings.from_env()), given))
+            url = ctx.params.get("base_url")  # typed before the missing question: kept
             raise HubskillsError("name the model, then the question: hubskills ask MODEL PROMPT",
                                  hint=f"hubskills ask {shlex.quote(model)} "
-                                      f"{shlex.quote(question)}")
+                                      f"{shlex.quote(question)}"
+                                      + (f" --base-url {shlex.quote(url)}" if url else ""))
         return super().process_value(ctx, value)
 
 
