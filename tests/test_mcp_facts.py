@@ -138,3 +138,37 @@ def test_a_listed_revision_removed_from_the_store_is_not_served(
             assert err.value.error.code == -32602 and published.sha in err.value.error.message
 
     anyio.run(main)
+
+
+def test_a_file_changed_behind_the_stores_back_is_refused_not_served(tmp_path: Path) -> None:
+    """A first read takes each file's digest from the local store's own check (the digest it
+    recorded, compared with the bytes it just read): a file that no longer matches it is an
+    MCP error, never bytes served with the recorded digest; the digests it hands out are
+    those of the bytes (hashlib, the oracle)."""
+    from mcp.shared.exceptions import MCPError
+
+    from registry.mcp import Catalog, build_server
+
+    store = get_store(Settings.from_env())
+    published = store.publish(_skill(tmp_path / "src" / "kept-facts", "Checked words. Use when "
+                                     "testing."), repo=REPO, version="1.0.0")
+    handed: dict[str, str] = {}
+    files, _ = store.read_files(REPO, published.sha, digests=handed)
+    assert handed == {path: hashlib.sha256(data).hexdigest() for path, data in files.items()}
+
+    catalog = Catalog(store, facts=tmp_path / "facts")
+    (rev,) = [r for r in catalog.listed() if r.repo == REPO]
+    catalog._revisions.clear()  # evicted: the next read is a first read from the store
+    skill_md = (store.root / "skills" / "hubskills" / "kept-facts" / "revisions" / published.sha
+                / "files" / "SKILL.md")
+    skill_md.write_bytes(skill_md.read_bytes().replace(b"Checked words.", b"Changed words."))
+
+    async def main() -> None:
+        async with Client(build_server(catalog), mode="2026-07-28") as client:
+            with pytest.raises(MCPError):
+                await client.session.send_request(types.Request[dict[str, Any], str](
+                    method="skills/get", params={"uri": rev.uri()}), ANY)
+            with pytest.raises(MCPError):
+                await client.session.read_resource(rev.uri())
+
+    anyio.run(main)

@@ -12,11 +12,9 @@ instead of parsing and scanning every skill, and digests are always of the bytes
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import logging
-import mimetypes
 import shutil
 import tempfile
 import threading
@@ -24,7 +22,7 @@ import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Hashable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +31,8 @@ from registry.format.skill import parse_frontmatter, split_frontmatter
 from registry.mcp.facts import FactsCache, content_key
 from registry.mcp.meta import Figures, empty_figures, is_verified
 from registry.mcp.reads import Reads, StoreReads
-from registry.mcp.uris import BadSkillUri, SkillUri, file_uri, parse
+from registry.mcp.revision import Revision, mime_type, read_folder
+from registry.mcp.uris import BadSkillUri, SkillUri, parse
 from registry.stores.base import SkillInfo, SkillStore
 
 logger = logging.getLogger(__name__)
@@ -48,33 +47,6 @@ MAX_REVISIONS = 4096  # fetched revisions kept in memory (a revision never chang
 
 class NotServed(LookupError):
     """The URI names nothing this server serves (the message says what is missing)."""
-
-
-@dataclass(frozen=True)
-class Revision:
-    """One fetched revision of a skill: its files' bytes, keyed by posix path, and its
-    frontmatter as the SKILL.md says it."""
-
-    repo: str
-    sha: str
-    version: str | None
-    name: str
-    frontmatter: dict[str, Any]
-    files: dict[str, bytes]
-    executable: frozenset[str] = frozenset()  # paths with an exec bit
-    digests: dict[str, str] = field(default_factory=dict)  # path -> "sha256:..." (set on fetch)
-    key: str = ""  # the content key of `files` and `executable` (`facts.content_key`)
-
-    def __post_init__(self) -> None:
-        if not self.digests:  # a revision never changes: its digests are computed once
-            self.digests.update({path: "sha256:" + hashlib.sha256(data).hexdigest()
-                                 for path, data in self.files.items()})
-        if not self.key:
-            object.__setattr__(self, "key", content_key(self.digests, self.executable))
-
-    def uri(self, path: str = "SKILL.md") -> str:
-        """The `skill://` URI of `path` in this revision."""
-        return file_uri(self.repo, self.sha, self.name, path)
 
 
 class Catalog:
@@ -164,8 +136,9 @@ class Catalog:
         return built
 
     def _entry(self, rev: Revision) -> dict[str, Any]:
-        resources = [{"uri": rev.uri(path), "digest": rev.digests[path],
-                      "size": len(rev.files[path])} for path in sorted(rev.files)]
+        root, digests, files = rev.uri(""), rev.digests, rev.files
+        resources = [{"uri": root + path, "digest": digests[path], "size": len(files[path])}
+                     for path in sorted(files)]
         meta: dict[str, Any] = {
             "repo": rev.repo, "revision": rev.sha, "version": rev.version,
             "license": self._licenses.get(rev.repo), **self.figures(rev),
@@ -242,13 +215,27 @@ class Catalog:
                             f"not {uri.name!r}")
         return rev
 
+    def answer(self, uri: SkillUri) -> dict[str, Any]:
+        """The entry of the revision `uri` names (`skills/get`).
+
+        Raises:
+            NotServed: as for `lookup`.
+        """
+        return self.entry(self.lookup(uri))
+
     def read(self, uri: SkillUri) -> tuple[bytes, str]:
         """The bytes and MIME type of the file `uri` names (only a file of its manifest).
 
         Raises:
             NotServed: not a file of that revision.
         """
-        rev = self.lookup(uri)
+        key = (uri.repo, uri.revision)
+        with self._lock:  # a revision in memory, as `revision` finds it, with no call more:
+            rev = self._revisions.get(key)  # a skill's reads are most of its requests
+            if rev is not None:
+                self._revisions.move_to_end(key)
+        if rev is None or rev.name != uri.name:
+            rev = self.lookup(uri)  # from the store, or the error naming what is wrong
         data = rev.files.get(uri.path)
         if data is None:
             raise NotServed(f"{uri.path!r} is not a file of {rev.repo}@{rev.sha}")
@@ -336,14 +323,29 @@ class Catalog:
         fetched = self.store.fetch(repo, sha, dest, count=False)
         return read_folder(dest, fetched.files)
 
+    def _checked(self, repo: str, sha: str) -> tuple[dict[str, bytes], frozenset[str],
+                                                      dict[str, str]]:
+        """`files(repo, sha)` with the `sha256:` digest of every file's bytes: the local
+        store's own (its read checks each file against the digest it recorded and hands that
+        digest out: hashing the bytes again would cost a first read 5 us), else hashed here."""
+        known: dict[str, str] = {}
+        if self.reads_inline:  # a local store, read by this class's own `files`
+            read = self.store.read_files  # type: ignore[attr-defined]  # LocalStore's
+            files, executable = read(repo, sha, digests=known)
+        else:
+            files, executable = self.files(repo, sha)
+        return files, executable, {
+            path: "sha256:" + (known.get(path) or hashlib.sha256(data).hexdigest())
+            for path, data in files.items()}  # of the bytes served, every time
+
     def _fetch(self, repo: str, sha: str, version: str | None) -> Revision:
-        files, executable = self.files(repo, sha)
+        files, executable, digests = self._checked(repo, sha)
         if "SKILL.md" not in files:
             raise NotServed(f"{repo}@{sha} has no SKILL.md")
-        digests = {path: "sha256:" + hashlib.sha256(data).hexdigest()
-                   for path, data in files.items()}  # of the bytes served, every time
         key = content_key(digests, executable)
         facts = self.facts.get(key)
+        if isinstance(kept := facts.get("scan"), dict):  # `_scan` finds it at once
+            self._scans[(repo, sha)] = kept
         frontmatter = facts.get("frontmatter")
         if not isinstance(frontmatter, dict):
             yaml_text, _, _ = split_frontmatter(files["SKILL.md"].decode("utf-8"))
@@ -378,18 +380,3 @@ class Catalog:
         self._scans[key] = {"findings": len(findings), "by_severity": counts}
         self.facts.put(rev.key, {**facts, "scan": self._scans[key]})
         return self._scans[key]
-
-
-def read_folder(root: Path, paths: list[str]) -> tuple[dict[str, bytes], frozenset[str]]:
-    """The bytes of `paths` under `root`, and those with an exec bit."""
-    files = {rel: (root / rel).read_bytes() for rel in paths}
-    return files, frozenset(rel for rel in paths if (root / rel).stat().st_mode & 0o111)
-
-
-@functools.lru_cache(maxsize=4096)
-def mime_type(path: str) -> str:
-    """The MIME type a file is served with (markdown and unknown text as the extension says)."""
-    if path.endswith(".md"):
-        return "text/markdown"
-    guessed, _ = mimetypes.guess_type(path)
-    return guessed or "application/octet-stream"

@@ -30,14 +30,14 @@ from typing import Any
 from registry._version import __version__
 
 FACTS_VERSION = 1  # bump when what is kept, or how it is computed, changes
+_HEADER = f"hubskills-mcp-facts {FACTS_VERSION} {__version__}\n"
 MEMORY_MAX = 16_384  # entries kept in memory (the oldest go first; the disk keeps them all)
 
 
 def content_key(digests: dict[str, str], executable: Iterable[str]) -> str:
     """The key of a revision's content: its paths, their digests and its exec bits."""
-    text = f"hubskills-mcp-facts {FACTS_VERSION} {__version__}\n"
-    text += "".join(f"{path}\0{digests[path]}\n" for path in sorted(digests))
-    text += "".join(f"{path}\0+x\n" for path in sorted(executable))
+    text = "".join([_HEADER, *[f"{path}\0{digests[path]}\n" for path in sorted(digests)],
+                    *[f"{path}\0+x\n" for path in sorted(executable)]])
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -46,22 +46,24 @@ class FactsCache:
 
     def __init__(self, folder: Path | None = None) -> None:
         self.folder = folder
+        self._prefix = f"{folder}{os.sep}mcp-" if folder is not None else None  # a str: a
+        # fresh server's first read of a revision reads its file (no pathlib on that path)
         self._memory: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._lock = threading.Lock()
 
     def _path(self, key: str) -> Path | None:
-        return self.folder / f"mcp-{key}.json" if self.folder is not None else None
+        return Path(f"{self._prefix}{key}.json") if self._prefix is not None else None
 
     def get(self, key: str) -> dict[str, Any]:
         """What is kept for `key` ({} for nothing, or a file that is damaged or not its own)."""
         with self._lock:
             if (hit := self._memory.get(key)) is not None:
                 return hit
-        path = self._path(key)
-        if path is None:
+        if self._prefix is None:
             return {}
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            with open(f"{self._prefix}{key}.json", "rb") as handle:
+                data = json.loads(handle.read().decode("utf-8"))
         except (OSError, ValueError):
             return {}
         if not isinstance(data, dict) or data.pop("key", None) != key:

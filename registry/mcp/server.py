@@ -60,13 +60,11 @@ class _Search(types.RequestParams):
     limit: int = Field(default=5, ge=1, le=50)
 
 
-async def _served(call: Callable[[], T], limiter: anyio.CapacityLimiter | None = None, *,
-                  quick: bool = False) -> T:
-    """Run a blocking catalog call in a worker (of `limiter`'s, when given), or right here
-    when it is `quick` (answered from memory: a thread hop costs more than the answer); what
-    the client named badly is -32602."""
+async def _served(call: Callable[[], T], limiter: anyio.CapacityLimiter | None = None) -> T:
+    """Run a blocking catalog call in a worker (of `limiter`'s, when given); what the client
+    named badly is -32602."""
     try:
-        return call() if quick else await anyio.to_thread.run_sync(call, limiter=limiter)
+        return await anyio.to_thread.run_sync(call, limiter=limiter)
     except (BadSkillUri, NotServed) as err:
         raise MCPError(INVALID_PARAMS, str(err)) from err
 
@@ -112,15 +110,21 @@ def build_server(catalog: Catalog, *, page: int = PAGE,
         uri = _parsed(params.uri)
         if uri.path != "SKILL.md":
             raise MCPError(INVALID_PARAMS, f"{params.uri} is not the URI of a skill's SKILL.md")
-        entry = await _served(lambda: catalog.entry(catalog.lookup(uri)), limiter,
-                              quick=inline or catalog.in_memory(uri))
+        try:  # where the request is (no coroutine, no thread hop) when read inline
+            entry = (catalog.answer(uri) if inline or catalog.in_memory(uri) else
+                     await anyio.to_thread.run_sync(catalog.answer, uri, limiter=limiter))
+        except (BadSkillUri, NotServed) as err:
+            raise MCPError(INVALID_PARAMS, str(err)) from err
         return {"skill": entry, "ttlMs": FILE_TTL_MS, "cacheScope": "public"}
 
     async def read_resource(_ctx: Any,
                             params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         uri = _parsed(str(params.uri))
-        data, mime = await _served(lambda: catalog.read(uri), limiter,
-                                   quick=inline or catalog.in_memory(uri))
+        try:
+            data, mime = (catalog.read(uri) if inline or catalog.in_memory(uri) else
+                          await anyio.to_thread.run_sync(catalog.read, uri, limiter=limiter))
+        except (BadSkillUri, NotServed) as err:
+            raise MCPError(INVALID_PARAMS, str(err)) from err
         contents: types.TextResourceContents | types.BlobResourceContents
         try:
             contents = types.TextResourceContents(uri=params.uri, mime_type=mime,

@@ -15,8 +15,9 @@ from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any
 
-from registry.mcp.catalog import Catalog, read_folder
+from registry.mcp.catalog import Catalog
 from registry.mcp.meta import Figures, board_figures
+from registry.mcp.revision import read_folder
 from registry.results.board import Board
 from registry.stores.base import SkillInfo, SkillStore
 

@@ -226,11 +226,13 @@ class LocalStore(ResultsShorthands):
             write_json(meta_path, {**meta, "downloads": int(meta.get("downloads", 0)) + 1})
         return Fetched(dest, paths, digest)
 
-    def read_files(self, repo: str, sha: str, *,
-                   limits: SizeLimits = STORE_LIMITS) -> tuple[dict[str, bytes], frozenset[str]]:
+    def read_files(self, repo: str, sha: str, *, limits: SizeLimits = STORE_LIMITS,
+                   digests: dict[str, str] | None = None
+                   ) -> tuple[dict[str, bytes], frozenset[str]]:
         """The skill's files at `sha` as bytes, checked as `fetch` checks them but written
         nowhere, and the paths with an exec bit (for a server handing them out: writing and
-        removing a folder per revision would cost more than the reading).
+        removing a folder per revision would cost more than the reading). `digests`, when
+        given, receives each file's SHA-256 (hex), checked against the bytes returned.
 
         Raises:
             VersionNotFound: no such revision; UnsafeSkill: as for `fetch`.
@@ -240,7 +242,7 @@ class LocalStore(ResultsShorthands):
         if len(sha) != 40 or not set(sha) <= _SHA or not (rev / "tree.json").is_file():
             raise VersionNotFound(f"{repo} has no revision '{sha}'",
                                   hint=f"hubskills versions {repo}")
-        files, layout, _ = revision_bytes(rev, f"{repo}@{sha[:12]}", limits)
+        files, layout, _ = revision_bytes(rev, f"{repo}@{sha[:12]}", limits, digests)
         return files, frozenset(layout.executable)
 
     def search(self, query: str = "", *, sort: str = "downloads", limit: int = 50,

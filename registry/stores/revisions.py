@@ -76,11 +76,13 @@ def read_revision(rev: Path, where: str, dest: Path, limits: SizeLimits) -> tupl
     return list(files), content
 
 
-def revision_bytes(rev: Path, where: str, limits: SizeLimits) -> tuple[dict[str, bytes], Layout,
-                                                                       str | None]:
+def revision_bytes(rev: Path, where: str, limits: SizeLimits,
+                   digests: dict[str, str] | None = None) -> tuple[dict[str, bytes], Layout,
+                                                                    str | None]:
     """Revision `rev`'s files as bytes, each checked as `read_revision` checks it, written
     nowhere; with its layout (exec bits, empty folders) and the content hash `tree.json`
-    records.
+    records. `digests`, when given, receives each file's SHA-256 (hex) just checked against
+    its bytes.
 
     Raises:
         UnsafeSkill: an unsafe path, a link, files over `limits`, a digest that does not match.
@@ -104,6 +106,8 @@ def revision_bytes(rev: Path, where: str, limits: SizeLimits) -> tuple[dict[str,
                               "registry is damaged",
                               hint="hubskills registry seed --force, or publish again")
         files[entry["path"]] = data
+    if digests is not None:
+        digests.update((entry["path"], entry["sha256"]) for entry in entries)
     return files, layout, tree.get("content_hash")
 
 
