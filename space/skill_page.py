@@ -7,12 +7,15 @@ served from memory (`SpaceState.view`).
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 
 import gradio as gr
 
 from registry import (
     HubskillsError,
+    SkillNotFound,
+    check_repo_id,
 )
 
 from .cache import wire_plot, wire_table
@@ -59,7 +62,13 @@ def _render(state: SpaceState, repo: str, version: str | None) -> tuple:
         return (gr.Dropdown(choices=[], value=None), EMPTY_NOTE, "", "", None, None, None,
                 None, "", gr.Dataframe(visible=False), "", gr.Markdown("", visible=False))
     try:
+        check_repo_id(repo)
+    except HubskillsError:  # a visitor's `?skill=` that is no id: nothing of it runs further
+        return _not_found(repo)
+    try:
         page = skill_page(state, repo, version)
+    except SkillNotFound:  # said in the visitor's words: the store's own names its folder
+        return _not_found(repo)
     except HubskillsError as err:
         warn(err)
         return (gr.Dropdown(choices=[], value=None), error_markdown(err), "", "", None, None,
@@ -69,6 +78,18 @@ def _render(state: SpaceState, repo: str, version: str | None) -> tuple:
             wire_table(page.results), wire_plot(BARS, page.history), page.findings,
             gr.Dataframe(wire_table(page.triggers), visible=not page.triggers.empty),
             page.pull_command, gr.Markdown(page.claims, visible=bool(page.claims)))
+
+
+def _not_found(repo: str) -> tuple:
+    return (gr.Dropdown(choices=[], value=None), not_on_board(repo), "", "", None, None, None,
+            None, "", gr.Dataframe(visible=False), "", gr.Markdown("", visible=False))
+
+
+def not_on_board(repo: str) -> str:
+    """The page's header for a skill this registry does not have (a visitor's `?skill=`)."""
+    shown = html.escape(repo[:200].replace("`", ""), quote=False)
+    return (f"### No skill `{shown}` here\n\nPick a skill from the list above, or search the "
+            "leaderboard by name, tag or description.")
 
 
 def build(state: SpaceState) -> SkillTab:

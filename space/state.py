@@ -244,7 +244,7 @@ class SpaceState:
         target.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".fetch-", dir=target.parent))
         try:
-            self.store.fetch(repo, sha, staging / "skill")
+            self.store.fetch(repo, sha, staging / "skill", count=False)  # a view, no download
             try:
                 (staging / "skill").rename(target)
             except OSError:  # another request fetched it first

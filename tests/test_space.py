@@ -33,10 +33,11 @@ from registry.results.runs import ResultRow, RunManifest, RunWriter, new_run_id
 from registry.secrets import MASK, hold, scrub
 from registry.stores.verifications import run_files
 from registry.verify.records import append_record
-from space import build_demo, launch, workbench
+from space import build_demo, launch, skill_page, workbench
 from space.evaluate_run import unpack_upload
 from space.keys import scrub_responses
 from space.leaderboard_view import skill_from_link
+from space.state import SpaceState
 
 SEEDED = ("hubskills/agent-skill-md", "hubskills/hf-hub-python-2x",
           "hubskills/kernel-builder-cuda-kernels")
@@ -205,10 +206,14 @@ def test_skill_page_shows_the_pull_command_files_and_history(client):
     assert body.strip()
 
 
-def test_an_unknown_skill_is_a_readable_message(client):
+def test_an_unknown_skill_is_a_readable_message(client, space):
     out = client.predict("nobody/nothing", api_name="/skill_page")
-    assert "**Error:**" in out[1] and "nobody/nothing" in out[1] and "Traceback" not in out[1]
+    assert "No skill `nobody/nothing` here" in out[1] and "Traceback" not in out[1]
     assert out[-2] == ""
+    shown = json.dumps(out)  # the server's folders and the CLI's hints are not a visitor's
+    assert str(space.home) not in shown and "registry" not in shown and "hubskills " not in shown
+    hostile = client.predict("x`<img src=x onerror=alert(1)>" + "y" * 500, api_name="/skill_page")
+    assert "<img" not in hostile[1] and len(hostile[1]) < 400
 
 
 def test_evaluation_of_an_upload_through_a_fake_server_then_push(client, space, tmp_path, work):
@@ -458,3 +463,17 @@ def test_a_generated_skill_never_keeps_a_typed_key(space, work):
     assert f"Use the key {MASK}." in body, (body, summary)  # the key reached the writer
     assert [p for p in space.home.rglob("*") if p.is_file()
             and SECRET.encode() in p.read_bytes()] == []
+
+
+def test_opening_a_skill_page_is_no_download(space):
+    """The page reads the skill's files to show them (`SpaceState.skill_folder`): a view, not
+    a pull, so the count people read as "downloads" stays what pulls made it."""
+    repo = SEEDED[0]
+    before = space.state.store.info(repo).downloads
+    state = SpaceState(space.state.settings, on_space=False, refresh_every=0)  # a cold cache
+    try:
+        header = skill_page.render(state, repo)[1]
+        assert f"{before} downloads" in header, header
+        assert space.state.store.info(repo).downloads == before
+    finally:
+        state.data.stop()
