@@ -358,8 +358,6 @@ class Catalog:
 
     def _scan(self, rev: Revision) -> dict[str, Any]:
         """The scan's findings on `rev`, by severity (what `hubskills scan` would say)."""
-        from registry.scan import scan_folder
-
         key = (rev.repo, rev.sha)
         if key in self._scans:
             return self._scans[key]
@@ -367,6 +365,8 @@ class Catalog:
         if isinstance(kept := facts.get("scan"), dict):
             self._scans[key] = kept
             return kept
+        from registry.scan import scan_folder  # only here: even a kept module's import
+        # statement costs more than the rest of a kept scan's lookup
 
         with tempfile.TemporaryDirectory(prefix="hubskills-mcp-scan-") as tmp:
             root = Path(tmp) / rev.name
