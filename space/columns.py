@@ -45,10 +45,12 @@ _PX = {style: {chr(33 + i): float(w) for i, w in enumerate(widths.split())}
 WIDEST_PX = 15.4
 PADDING_PX = 11  # the cell's 6 + 4 px of padding (theme.CSS), and 1 to spare
 # The widest word some columns' cells hold, kept whole too (else "inlin/e (user/)", "0.0/0391");
+# a lift's interval with two-digit bounds whole, so such a lift takes two lines at most ("+17",
+# "[+7, +28]"), not three (the pending view, one column more, holds "[+100," whole only);
 # a model id's longest part likewise ("embedded/": model ids break after each separator,
 # `cache.wire_table`). Skill ids still wrap at their hyphens.
 CELL_WORDS = {"mode": "(system)", "verdict": "detectable", "verified": "unverified",
-              "baseline": "100%", "with skill": "100%", "lift [95% CI]": "[+100,",
+              "baseline": "100%", "with skill": "100%", "lift [95% CI]": "[-10, +10]",
               "p (exact)": "0.00391", "cost": "$0.000123",
               "cases × runs": "40×10", "date": "2026-11-29", "model": "embedded/"}
 PINNED = 2  # rank and skill@version, on the leaderboard and the pending view
@@ -83,17 +85,20 @@ def text_px(text: str, style: str = "regular") -> float:
     return sum(widths.get(char, WIDEST_PX) for char in text)
 
 
-def floor_px(header: str) -> int:
+PENDING_CELL_WORDS = {**CELL_WORDS, "lift [95% CI]": "[+100,"}
+
+
+def floor_px(header: str, cells: Mapping[str, str] = CELL_WORDS) -> int:
     """The narrowest a column may be: its header's longest word on one line, and the widest
-    word its cells are known to hold (`CELL_WORDS`)."""
+    word its cells are known to hold (`cells`)."""
     head = max((text_px(word, "bold") for word in header.split()), default=0.0)
-    return math.ceil(max(head, text_px(CELL_WORDS.get(header, "")))) + PADDING_PX
+    return math.ceil(max(head, text_px(cells.get(header, "")))) + PADDING_PX
 
 
-def shares(headers: Sequence[str]) -> list[str]:
+def shares(headers: Sequence[str], cells: Mapping[str, str] = CELL_WORDS) -> list[str]:
     """Each column's share of the table, in proportion to its floor: where the table is as wide
     as the floors' sum or wider, every column gets at least its floor and nothing scrolls."""
-    floors = [floor_px(header) for header in headers]
+    floors = [floor_px(header, cells) for header in headers]
     return [f"{100 * floor / sum(floors):.2f}%" for floor in floors]
 
 
@@ -101,7 +106,7 @@ def shares(headers: Sequence[str]) -> list[str]:
 # ~1,210 px wide there, the pending view in its accordion ~1,190 px; their floors' sums are
 # ~1,080 and ~1,170 px) and scroll sideways in narrower ones.
 WIDTHS = shares(BOARD_COLUMNS)
-PENDING_WIDTHS = shares(PENDING_COLUMNS)
+PENDING_WIDTHS = shares(PENDING_COLUMNS, PENDING_CELL_WORDS)
 
 
 def _cells(elem_id: str, index: int) -> str:
@@ -125,10 +130,15 @@ def pinned_css(elem_id: str, headers: Sequence[str], shares: Sequence[str], coun
     return "\n".join(rules)
 
 
+def _cell_words(elem_id: str) -> Mapping[str, str]:
+    return PENDING_CELL_WORDS if elem_id == "pending-table" else CELL_WORDS
+
+
 def floor_css(headers_by_table: Mapping[str, Sequence[str]] | None = None) -> str:
     """CSS giving each column (header and body cells, by index) its floor, and pinning the
     first columns of the leaderboard and the pending view."""
-    rules = [f"{_cells(elem_id, index)} {{min-width: {floor_px(header)}px !important;}}"
+    rules = [f"{_cells(elem_id, index)} "
+             f"{{min-width: {floor_px(header, _cell_words(elem_id))}px !important;}}"
              for elem_id, headers in (headers_by_table or tables()).items()
              for index, header in enumerate(headers)]
     rules.append(pinned_css("leaderboard-table", BOARD_COLUMNS, WIDTHS, PINNED))

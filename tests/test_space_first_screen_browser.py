@@ -31,3 +31,14 @@ def test_the_first_screen_shows_the_leaderboards_rows(space_url, screen):  # noq
         arrow = page.evaluate("""() => getComputedStyle(
             document.querySelector('#leaderboard-table a[target=_blank]'), '::after').content""")
         assert arrow.startswith('"\u2009\u2197"'), arrow
+        if screen == "laptop":  # a lift and its interval on two lines at most, never three
+            lines = page.evaluate("""() => [...document.querySelectorAll(
+                '#leaderboard-table [role=gridcell][data-col="6"]')].map(cell => {
+                  const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+                  const tops = new Set();
+                  for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+                    const range = document.createRange(); range.selectNodeContents(node);
+                    for (const r of range.getClientRects()) tops.add(Math.round(r.top));
+                  }
+                  return [cell.innerText, tops.size]; })""")
+            assert lines and all(n <= 2 for _, n in lines), lines
