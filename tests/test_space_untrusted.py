@@ -128,4 +128,7 @@ def test_the_sanitiser_keeps_a_skill_pages_markdown_and_drops_the_rest():
                     "<iframe", "<script", "alert(1)", "id=", "class="):
         assert dropped not in shown, (dropped, shown)
     assert "\n" not in shown  # one raw HTML block: nothing in it is read as Markdown again
+    # a link into the skill's own files keeps its text: the page is not where the files are
+    relative = safe_html("See [the agents](references/agents.md) and [top](#top), [x](/x).")
+    assert "the agents" in relative and "href" not in relative, relative
     assert code_span("a ``` b") == "````a ``` b````" and code_span("`x") == "`` `x ``"

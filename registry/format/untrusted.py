@@ -3,7 +3,9 @@
 The one sanitiser for text that others wrote and a page shows. `safe_html` renders CommonMark
 (tables and strikethrough added) with markdown-it-py, then keeps only what a skill page needs
 through `nh3` (the Rust `ammonia` sanitiser): headings, paragraphs, lists, quotes, code, tables,
-emphasis, rules, `<details>`, and links with `http`, `https` or `mailto` targets. Everything
+emphasis, rules, `<details>`, and links with `http`, `https` or `mailto` targets (a relative
+link, `references/api.md`, keeps its text and loses its target: the page showing it is not
+where the skill's files are, so it led to a missing page). Everything
 else goes: forms, inputs, buttons, frames, images, `style` attributes and elements, classes and
 ids (nothing can be positioned over the page or take another element's id), every event
 handler; scripts and styles lose their content too.
@@ -42,7 +44,7 @@ def safe_html(markdown: str) -> str:
     rendered = _parser().render(markdown)
     cleaned = nh3.clean(rendered, tags=set(TAGS), attributes=ATTRIBUTES,
                         url_schemes=set(URL_SCHEMES), link_rel="noopener noreferrer nofollow",
-                        strip_comments=True)
+                        url_relative="deny", strip_comments=True)
     return "<div>" + cleaned.strip().replace("\r", "").replace("\n", "&#10;") + "</div>"
 
 
