@@ -117,11 +117,13 @@ def build(state: SpaceState, model_choices: list[str]) -> gr.events.Dependency:
                      interactive=False, elem_id="gen-log")
     summary = gr.Markdown(elem_id="gen-summary")
     gr.Markdown("## Preview: the skill and its test suite")
-    with gr.Row():
+    with gr.Row():  # side by side; stacked where the two cannot have 320 px each (a phone)
         body = gr.Markdown("*The generated SKILL.md appears here.*", container=True,
-                           padding=True, min_height=200, max_height=520, elem_id="gen-skill")
+                           padding=True, min_height=200, max_height=520, elem_id="gen-skill",
+                           min_width=320)
+        # long lines wrap: a box that scrolls sideways cannot be scrolled from the keyboard
         suite = gr.Code(language="json", label="evals/evals.json", interactive=False,
-                        max_lines=30)
+                        max_lines=30, wrap_lines=True, min_width=320, elem_id="gen-suite")
     folder = gr.State(None)
     with gr.Row():
         if state.on_space and oauth_available():

@@ -53,3 +53,18 @@ def test_a_return_to_the_leaderboard_with_a_workbench_tab_goes_back_there(
         page.goto(f"{space_url}?tab=elsewhere")  # not a workbench tab: the leaderboard stays
         wait_for_rows(page, "leaderboard-table", "text.includes('hubskills/')")
         assert re.search(r"127\.0\.0\.1:\d+/\?tab=elsewhere$", page.url), page.url
+
+
+@pytest.mark.parametrize(("width", "stacked"), [(1280, False), (390, True)])
+def test_the_generate_preview_stacks_on_a_phone(space_url, width, stacked):  # noqa: F811
+    """The skill and its suite side by side on a laptop, one under the other on a phone
+    (side by side there, the suite's box was 160 px and its lines overflowed it)."""
+    require_browser()
+    with chromium_page(width, 900) as page:
+        page.goto(f"{space_url}work/?tab=generate")
+        page.locator("#gen-suite").wait_for(state="visible")
+        skill, suite = (page.locator(f"#{name}").bounding_box()
+                        for name in ("gen-skill", "gen-suite"))
+        assert skill and suite
+        assert (suite["y"] >= skill["y"] + skill["height"]) is stacked, (skill, suite)
+        assert suite["x"] + suite["width"] <= width
