@@ -54,9 +54,11 @@ def _form(state: SpaceState) -> list[gr.components.Component]:
         models = gr.Dropdown(model_refs(state), value=[EMBEDDED_REF], multiselect=True,
                              allow_custom_value=True, label="Models", scale=3,
                              info="Type any reference: anthropic/…, openai/…, hf/org/model, "
-                                  "local/… (with a base URL)", elem_id="eval-models")
+                                  "local/… (with a base URL)", elem_id="eval-models",
+                             min_width=300)  # a model id whole on a phone: stacked there
         base_url = gr.Textbox(label="Base URL for local/… models", scale=2, max_lines=1,
-                              placeholder="http://127.0.0.1:8080/v1", elem_id="eval-base-url")
+                              placeholder="http://127.0.0.1:8080/v1", elem_id="eval-base-url",
+                              min_width=240)
     with gr.Row():
         runs = gr.Slider(1, 5, value=DEFAULT_RUNS, step=1, label="Runs (repeats per case)",
                          elem_id="eval-runs")

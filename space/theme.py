@@ -40,9 +40,11 @@ CSS = """
   .hs-count {min-width:0; padding:2px 6px; white-space:nowrap;}
   .hs-count span {font-size:.7rem;}
   .hs-count b {display:inline; font-size:1rem; margin-right:4px;}
-  .hs-nav {gap:2px 8px; font-size:.9rem;}  /* one line: no icons, not the page it is on */
+  /* one line: no icons, not the page it is on; the workbench keeps only the way back (its
+     tabs are right below) */
+  .hs-nav {gap:2px 8px; font-size:.9rem;}
   .hs-nav a {padding:2px 4px !important;}
-  .hs-nav a[aria-current=page], .hs-nav span {display:none;}
+  .hs-nav a[aria-current=page], .hs-nav span, .hs-nav-work a + a {display:none;}
   #filter-query {flex-basis:100% !important;}
 }
 .hs-status p {margin:.2rem 0;}
@@ -133,5 +135,5 @@ def header_html(counts: dict[str, int] | None = None, page: str = "board") -> st
         '<div class="hs-header"><div><h1>🧰 hubskills</h1>'
         f"<p>{escape(PITCH)}</p></div>"
         + (f'<div class="hs-counts">{chips}</div>' if page == "board" else "")
-        + f'<nav class="hs-nav" aria-label="Pages">{links}</nav></div>'
+        + f'<nav class="hs-nav hs-nav-{page}" aria-label="Pages">{links}</nav></div>'
     )

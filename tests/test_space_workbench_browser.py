@@ -68,3 +68,25 @@ def test_the_generate_preview_stacks_on_a_phone(space_url, width, stacked):  # n
         assert skill and suite
         assert (suite["y"] >= skill["y"] + skill["height"]) is stacked, (skill, suite)
         assert suite["x"] + suite["width"] <= width
+
+
+def test_on_a_phone_the_page_links_take_one_line_and_a_model_id_stays_whole(
+        space_url):  # noqa: F811
+    require_browser()
+    with chromium_page(390, 844) as page:
+        heights = {}
+        for url in (space_url, f"{space_url}work/"):
+            page.goto(url)
+            nav = page.locator("#hs-header nav")
+            nav.wait_for(state="visible")
+            heights[url] = nav.bounding_box()["height"]
+            line = page.evaluate("""() => parseFloat(getComputedStyle(
+                document.querySelector('#hs-header nav a')).lineHeight)""")
+            assert heights[url] < 2 * line, (url, heights[url], line)
+        token = page.locator("#eval-models .token").first
+        token.wait_for(state="visible")
+        lines = page.evaluate("""() => { const el = document.querySelector('#eval-models .token');
+            const range = document.createRange(); range.selectNodeContents(el.firstElementChild
+              || el);
+            return new Set([...range.getClientRects()].map(r => Math.round(r.top))).size; }""")
+        assert lines == 1, f"the model id takes {lines} lines"
