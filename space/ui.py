@@ -44,11 +44,20 @@ ANALYTICS_EVERY = 1000  # events between two rebuilds of Gradio's timing summary
 SESSIONS = 1000  # visitors' sessions kept (least recently active dropped), ~0.1 MB each
 # After a row opens a skill, the focus moves to the skill page's header: the row it was on is
 # hidden with the leaderboard, and a keyboard or screen reader user was left at the page's top.
-# Gradio's sign-in button returns the visitor to `/` with the page's query: one pressed on the
-# workbench (`?tab=evaluate`) goes back there, in the browser (no call to the server).
-TO_WORKBENCH = ("() => { const tab = new URLSearchParams(location.search).get('tab');"
-                f" if ({list(workbench.TABS)}.includes(tab))"
-                " location.replace('work/' + location.search); }")
+# In the browser as the page loads (no call to the server): Gradio's sign-in button returns the
+# visitor to `/` with the page's query, so one pressed on the workbench (`?tab=evaluate`) goes
+# back there.
+# The SKILL.md box scrolls (at most 640 px): a keyboard user reaches it to scroll it (axe's
+# scrollable-region-focusable), whether or not the skill has links in it; Gradio mounts a tab's
+# content when it is first shown, so the box is marked whenever it appears.
+ON_LOAD = ("() => { const tab = new URLSearchParams(location.search).get('tab');"
+           f" if ({list(workbench.TABS)}.includes(tab))"
+           " location.replace('work/' + location.search);"
+           " const mark = () => { const body = document.getElementById('skill-body');"
+           " if (body && body.tabIndex !== 0) { body.tabIndex = 0;"
+           " body.setAttribute('role', 'region'); body.setAttribute('aria-label', 'SKILL.md'); } };"
+           " new MutationObserver(mark).observe(document.body, {childList: true, subtree: true});"
+           " mark(); }")
 FOCUS_SKILL = """() => requestAnimationFrame(() => {
   const header = document.getElementById('skill-header');
   if (header) { header.tabIndex = -1; header.focus(); }
@@ -164,7 +173,7 @@ def _wire(demo: gr.Blocks, state: SpaceState, header: gr.HTML, tabs: gr.Tabs,
 
     # what page load returns is what the browser is sent, as `/leaderboard` and `/model_view`
     # return it: Gradio's postprocessing (a walk over every cell) is skipped, 0.8 ms an arrival
-    demo.load(None, js=TO_WORKBENCH, api_visibility="private")
+    demo.load(None, js=ON_LOAD, api_visibility="private")
     demo.load(on_load, filters, [*refreshed[:4], board.model_table, follow_up],
               api_name="page_load", concurrency_limit=leaderboard_tab.READ_LIMIT,
               concurrency_id="page_load", postprocess=False)
