@@ -60,7 +60,7 @@ def main() -> None:
     with space_page(demo, 1100) as (page, url):
         page.goto(f"{url}work/?tab=review")  # the workbench's page
         page.wait_for_function("() => document.querySelector('#review-runs')"
-                               "?.innerText.includes('run(s) in the registry')")
+                               "?.innerText.includes('in the registry: pick')")
         page.locator("#review-run input").fill(RUN_ID)
         page.locator("#review-run input").press("Enter")
         page.locator("#review-pair").first.wait_for(state="visible")

@@ -22,7 +22,7 @@ from registry import (
 from .evaluate_plan import duration, seconds_per_answer, time_left
 from .evaluate_run import FAILED, EvalRequest, estimate, evaluate, results
 from .keys import request_settings
-from .messages import describe, error_markdown, ok_markdown, warn
+from .messages import counted, describe, error_markdown, ok_markdown, warn
 from .outbound import brief
 from .state import SpaceState
 
@@ -126,7 +126,8 @@ def _finished(run: EvalRun, summaries) -> str:
                          for s in summaries)
     where = " · ran as Hugging Face Jobs on your account" if m.produced_via == "job" else ""
     return ok_markdown(f"Run `{m.run_id}` ({m.status}){where} · {m.skill_name} · "
-                       f"{len(m.case_ids)} cases × {m.runs} runs · {verdicts}. "
+                       f"{counted(len(m.case_ids), 'case')} × {counted(m.runs, 'run')} · "
+                       f"{verdicts}. "
                        "Press *Push results* to add it to the leaderboard.")
 
 

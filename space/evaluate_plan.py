@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from registry import EMBEDDED_REF, Case, EvalConfig, Skill, price_for, samples_planned
 
 from .evaluate_jobs import ANONYMOUS_MAX_ANSWERS, MAX_HERE_ANSWERS
+from .messages import counted
 from .state import SignInRequired, SpaceState, oauth_available
 
 DEFAULT_CASES = 3  # the form's defaults: 3 cases x 1 run x 2 arms on the embedded model
@@ -122,5 +123,6 @@ def plan_text(p: Plan) -> str:
         cost = f"up to about ${p.cost:.4f}" if p.cost < 0.01 else f"up to about ${p.cost:.2f}"
     else:
         cost = "free"
-    return (f"**{p.answers} answers** ({p.cases} cases × {p.runs} runs × 2 arms on {models}) · "
+    return (f"**{p.answers} answers** ({counted(p.cases, 'case')} × {counted(p.runs, 'run')} "
+            f"× 2 arms on {models}) · "
             f"**{duration(p.seconds)}** ({how}) · {cost}")

@@ -34,7 +34,7 @@ from .leaderboard_view import (
     model_table,
     tag_choices,
 )
-from .messages import error_markdown, friendly, warn
+from .messages import counted, error_markdown, friendly, warn
 from .pending_replay import PendingReplays
 from .snapshot import Snapshot
 from .spot_check import DEFAULT_K, owner_token, run_spot_check, spot_targets
@@ -124,8 +124,8 @@ def pending(state: SpaceState, replays: PendingReplays | None = None) -> tuple[d
             "and not yet merged by its owner; the *verified* column says what a replay found. "
             + view.summary)
     if claims:
-        note += (f"\n\n⚠️ {len(claims)} run(s) whose rows name another producer than the pull "
-                 "request's author: shown under the author.")
+        note += (f"\n\n⚠️ {counted(len(claims), 'run')} whose rows name another producer than "
+                 "the pull request's author: shown under the author.")
     return wire_table(table), safe_html(f"{note}\n\n{replayed}" if replayed else note)
 
 
@@ -191,7 +191,9 @@ def build(state: SpaceState) -> LeaderboardTab:
     """Render the tab's components and wire its events."""
     query, model, tag, verdict = _filters(state)
     summary = gr.Markdown()
-    table = gr.Dataframe(label="Leaderboard (click a row to open the skill's page)",
+    # named by the summary above it ("… Click a row to open its skill's page."): Gradio's label
+    # beside the table's filter box was cut off on a phone
+    table = gr.Dataframe(label="Leaderboard", show_label=False,
                          datatype=datatypes(BOARD_COLUMNS), interactive=False, wrap=True,
                          show_search="filter", pinned_columns=PINNED, max_height=560,
                          column_widths=list(WIDTHS), buttons=["fullscreen", "copy"],

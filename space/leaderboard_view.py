@@ -127,11 +127,12 @@ def _summary(chosen: pd.DataFrame, shown: int, runs: int, hidden: int) -> str:
                                          "a subset or partial run)" if unranked else "") + ".")
         if total > shown:
             summary += f" Showing the top {shown}; narrow the filters to see others."
+        summary += " Click a row to open its skill's page."
     elif hidden:
         summary = "No replayed results match these filters yet."
     elif not runs:
-        return ("No evaluation results yet. Run one in the **Evaluate** tab and press "
-                "*Push results*, or `hubskills eval SKILL --push` from the CLI.")
+        return ("No evaluation results yet. Run one in the [Evaluate](work/?tab=evaluate) tab "
+                "and press *Push results*, or `hubskills eval SKILL --push` from the CLI.")
     else:
         return "No results match these filters."
     if hidden:

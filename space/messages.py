@@ -77,6 +77,11 @@ def friendly(fn: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
+def counted(n: int, noun: str) -> str:
+    """`n` and the noun, plural unless one: "1 run", "3 cases"."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def ok_markdown(text: str) -> str:
     """A success line for a status panel."""
     return f"✅ {text}"

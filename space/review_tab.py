@@ -35,7 +35,7 @@ from registry import (
     safe_html,
 )
 
-from .messages import error_markdown, friendly
+from .messages import counted, error_markdown, friendly
 from .state import SpaceState, oauth_available
 
 SECRET_ENV = "HUBSKILLS_REVIEW_SECRET"  # keeps the sides across the Space's restarts
@@ -306,8 +306,8 @@ def build(state: SpaceState, also: Sequence[Any] = ()) -> Panel:
     def runs_now() -> tuple[gr.Dropdown, str]:
         """The runs as the registry lists them now (the picker is empty in the page)."""
         choices = run_choices(state)
-        return gr.Dropdown(choices=choices), (f"{len(choices)} run(s) in the registry: pick "
-                                              "one, or type a run id.")
+        return gr.Dropdown(choices=choices), (f"{counted(len(choices), 'run')} in the "
+                                              "registry: pick one, or type a run id.")
 
     if isinstance(tab, gr.Tab):
         gr.on([tab.select, *also], runs_now, None, [run, listed], api_visibility="private",
@@ -338,7 +338,7 @@ def people_line(state: SpaceState, repo: str | None) -> str:
     except HubskillsError as err:
         return error_markdown(err)
     if not summary.reviewed:
-        return "_People's review: no case reviewed yet (the Review tab)._"
+        return ("_People's review: no case reviewed yet (the [Review](work/?tab=review) tab)._")
     return (f"**People's review** (not part of the lift): {summary.headline} "
             f"({summary.apart}); {summary.interval}.")
 

@@ -142,7 +142,7 @@ def test_five_cases_reviewed_in_the_space(tmp_path, browser_page, monkeypatch):
         page.locator("#hs-header nav").get_by_role("link", name=re.compile("Review")).click()
         page.wait_for_function(  # the picker is filled as the tab opens
             "() => (document.querySelector('#review-runs') || {}).innerText"
-            "?.includes('run(s) in the registry')")
+            "?.includes('in the registry: pick')")
         box = page.locator("#review-run input")
         box.fill(RUN_ID)
         box.press("Enter")

@@ -245,7 +245,7 @@ def test_a_pending_submission_is_shown_under_its_pull_requests_author_and_flagge
     assert shown == ["alice", "mallory ⚠️ rows claim: someone-else"]
     assert "someone-else" not in " ".join(str(cell) for row in table["data"]
                                           for cell in row[:-1])
-    assert "1 run(s) whose rows name another producer" in note
+    assert "1 run whose rows name another producer" in note
 
     records = json.loads(leaderboard(hub, tmp_path, "--pending", "--json").output)
     assert {r["produced_by"] for r in records if r["review"] == "unreviewed"} == {

@@ -97,4 +97,4 @@ def test_the_run_picker_lists_runs_pushed_after_the_space_started(space):
     runs_now = next(f.fn for page in pages(space) for f in page.fns.values()
                     if getattr(f.fn, "__name__", "") == "runs_now")
     update, said = runs_now()
-    assert RUN_ID in [value for _, value in update.choices] and "run(s) in the registry" in said
+    assert RUN_ID in [value for _, value in update.choices] and "in the registry: pick" in said

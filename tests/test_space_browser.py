@@ -192,7 +192,7 @@ def test_browse_filter_open_a_skill_and_evaluate(space_url, page, tmp_path):
     page.locator("#eval-status").get_by_text(re.compile(r"Run \d{8}-")).wait_for(
         timeout=EVAL_TIMEOUT_MS)
     status = page.locator("#eval-status").inner_text()
-    assert "2 cases × 1 runs" in status and "kernel-builder-cuda-kernels" in status, status
+    assert "2 cases × 1 run ·" in status and "kernel-builder-cuda-kernels" in status, status
     wait_for_rows(page, "eval-summary", "text.includes('embedded/smollm2-135m')")
     shots.take(page, "evaluate-finished")
     page.get_by_role("tab", name=re.compile("Generate")).click()

@@ -122,7 +122,7 @@ def test_the_form_asks_little_and_says_what_a_run_costs_before_it_starts(tmp_pat
     skill = make_skill(tmp_path, 12)
     with holding():
         line = estimate(None, upload_of(skill), ["embedded/smollm2-135m"], 1, "inline", 3, 512)
-        assert "**6 answers** (3 cases × 1 runs × 2 arms on embedded/smollm2-135m)" in line
+        assert "**6 answers** (3 cases × 1 run × 2 arms on embedded/smollm2-135m)" in line
         assert "**about 54 s** (typical)" in line and "free" in line, line
         paid = estimate(None, upload_of(skill), [MODEL, "local/x"], 2, "inline", 0, 512)
         assert "**96 answers** (12 cases × 2 runs × 2 arms on 2 models)" in paid, paid

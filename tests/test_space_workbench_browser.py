@@ -33,7 +33,7 @@ def test_the_header_links_the_two_pages_and_tab_opens_a_tab(space_url):  # noqa:
         page.locator("#hs-header nav").get_by_role("link", name=re.compile("Review")).click()
         page.locator("#review-run").wait_for(state="visible")
         page.wait_for_function("() => (document.querySelector('#review-runs') || {})"
-                               ".innerText?.includes('run(s) in the registry')")  # filled
+                               ".innerText?.includes('in the registry: pick')")  # filled
         page.locator("#hs-header nav").get_by_role("link", name=re.compile("Leaderboard")).click()
         page.wait_for_url(re.compile(r"127\.0\.0\.1:\d+/$"))
         wait_for_rows(page, "leaderboard-table", "text.includes('hubskills/')")
