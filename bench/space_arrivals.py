@@ -55,7 +55,7 @@ def load_events(url: str) -> list[LoadEvent]:
     events = []
     for index, dependency in enumerate(config["dependencies"]):
         loads = [target for target, event in dependency["targets"] if event == "load"]
-        if loads:
+        if loads and dependency.get("backend_fn", True):  # js alone never reaches the server
             events.append(LoadEvent(dependency.get("id", index), loads[0],
                                     [_sent(components[i]) for i in dependency["inputs"]],
                                     dependency.get("api_name") or ""))
