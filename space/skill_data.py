@@ -136,8 +136,13 @@ def history_frame(board: Board, repo: str) -> pd.DataFrame:
 
 
 def results_table(board: Board, repo: str) -> pd.DataFrame:
-    """This skill's leaderboard entries (version × model × mode × suite), in leaderboard order."""
-    return display_table([e for e in board_entries(board.select(skill=repo)) if e.repo == repo])
+    """This skill's leaderboard entries (version × model × mode × suite), in leaderboard order,
+    each with its rank on the leaderboard as it opens (replayed or better, every skill), not
+    among this skill's own entries; none where the leaderboard leaves it out or unranked."""
+    mine = board.select(skill=repo)
+    mine = mine[(mine["repo"] == repo).to_numpy()].copy()
+    mine["rank"] = board.select(include_unverified=False)["rank"].reindex(mine.index)
+    return display_table(board_entries(mine))
 
 
 def skill_page(state: SpaceState, repo: str, version: str | None = None) -> SkillPage:

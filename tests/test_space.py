@@ -33,10 +33,10 @@ from registry.results.runs import ResultRow, RunManifest, RunWriter, new_run_id
 from registry.secrets import MASK, hold, scrub
 from registry.stores.verifications import run_files
 from registry.verify.records import append_record
-from space import build_demo, launch, skill_page, workbench
+from space import build_demo, launch, leaderboard_tab, skill_data, skill_page, workbench
 from space.evaluate_run import unpack_upload
 from space.keys import scrub_responses
-from space.leaderboard_view import skill_from_link
+from space.leaderboard_view import ALL, skill_from_link
 from space.state import SpaceState
 
 SEEDED = ("hubskills/agent-skill-md", "hubskills/hf-hub-python-2x",
@@ -477,3 +477,16 @@ def test_opening_a_skill_page_is_no_download(space):
         assert space.state.store.info(repo).downloads == before
     finally:
         state.data.stop()
+
+
+def test_a_skill_pages_ranks_are_its_places_on_the_leaderboard(space):
+    """The skill page's rank column is where each entry stands on the leaderboard as it opens,
+    not its place among the skill's own entries (a skill second on the board showed 'rank 1')."""
+    table, _, _ = leaderboard_tab.leaderboard(space.state, "", ALL, ALL, ALL)
+    board = [(row[0], skill_from_link(row[1])) for row in table["data"]]
+    for repo in SEEDED:
+        ranks = skill_data.results_table(space.state.board(), repo)["rank"].tolist()
+        assert ranks == [rank for rank, skill in board if skill == repo], (repo, ranks, board)
+    assert any(ranks[0] != "1" for ranks in [
+        skill_data.results_table(space.state.board(), repo)["rank"].tolist()
+        for repo in SEEDED])  # some skill's best entry is not first on the board
