@@ -204,7 +204,7 @@ def test_cli_agent_mode_and_runs_show_case(server, tmp_path, capsys):
     out = skill_arm.output
     assert "→ read_file(path='.agents/skills/zorblax-ports/SKILL.md')" in out
     assert "← exit code 1" in out and "← exit code 0" in out
-    assert "workspace diff: 1 file(s) changed" in out and '+hosts = ["a", "b"]' in out
+    assert "workspace diff: 1 file changed" in out and '+hosts = ["a", "b"]' in out
     baseline = invoke("runs", "show", run_id, "--case", "c1", "--arm", "baseline").output
     assert "read_file" not in baseline and "→ write_file(path='config.toml'" in baseline
 

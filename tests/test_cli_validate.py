@@ -238,7 +238,7 @@ def test_suite_import_keeps_listed_files(tmp_path: Path) -> None:
     skill = write_skill(tmp_path, "csv-report")
     source = DATA / "skill_creator" / "evals"
     result = run("suite", "import", source / "evals.json", "--into", skill)
-    assert "in skill-creator's shape, copied 1 listed file(s)" in result.output
+    assert "in skill-creator's shape, copied 1 listed file" in result.output
     assert (skill / "evals" / "evals.json").read_bytes() == (source / "evals.json").read_bytes()
     copied = skill / "evals" / "files" / "sales.csv"
     assert copied.read_bytes() == (source / "files" / "sales.csv").read_bytes()

@@ -215,7 +215,7 @@ def render_transcript(record: dict) -> None:
         else:
             out.result(escape(f"[{kind}] {_indent(text)}"))
     changes = record.get("diff", [])
-    out.result(f"workspace diff: {len(changes)} file(s) changed")
+    out.result(f"workspace diff: {display.count(len(changes), 'file')} changed")
     for change in changes:
         out.result(escape(f"  {change['status']} {change['path']} ({change['size']} bytes)"
                           + (f": {change['note']}" if change.get("note") else "")))

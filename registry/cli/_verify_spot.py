@@ -24,6 +24,7 @@ import click
 from rich.markup import escape
 
 from registry.cli import _output as out
+from registry.results.display import count
 
 if TYPE_CHECKING:
     from registry.config import Settings
@@ -127,8 +128,8 @@ def _announce(check: SpotCheck) -> None:
     cost = f"at most ${check.estimated_cost:.4f} (catalogue prices, one call a sample)" \
         if check.estimated_cost is not None else "unknown (a model has no known price)" \
         if check.priced else "to be priced by the Job (catalogue prices)"
-    out.info(f"Spot check: re-asking {check.k} samples per arm over {len(check.cases)} "
-             f"case(s) (seed {check.seed}); estimated cost {cost}")
+    out.info(f"Spot check: re-asking {check.k} samples per arm over "
+             f"{count(len(check.cases), 'case')} (seed {check.seed}); estimated cost {cost}")
 
 
 def render(found: dict[str, Any]) -> None:

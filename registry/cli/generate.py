@@ -14,7 +14,7 @@ from registry.cli._progress import StepProgress
 from registry.config import Settings
 from registry.generate.report import GenerateReport
 from registry.providers.pricing import is_free
-from registry.results.display import lift_interval, pct, usd
+from registry.results.display import count, lift_interval, pct, usd
 
 
 @click.command("generate")
@@ -102,10 +102,10 @@ def render_generate_report(report: GenerateReport, *, said: set[str] | None = No
     """The final report: students' baseline → with skill, suite, costs, warnings, diff."""
     rounds = max(0, len(report.rounds) - 1)
     out.result(f"[bold]{escape(report.name)}[/] saved to {escape(str(report.path))} · teacher "
-               f"{escape(report.teacher)} · {rounds} refinement round(s)"
+               f"{escape(report.teacher)} · {count(rounds, 'refinement round')}"
                + (f" · best: round {report.best_round}" if report.best_round is not None else ""))
     verified = "verified" if report.suite_verified else "NOT verified"
-    out.result(f"suite: {report.cases} case(s) ({verified}), {len(report.dropped)} dropped")
+    out.result(f"suite: {count(report.cases, 'case')} ({verified}), {len(report.dropped)} dropped")
     for case_id, reason in report.dropped[:10]:
         out.result(f"  dropped {escape(case_id)}: {escape(reason)}")
     best = report.best()

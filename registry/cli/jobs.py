@@ -15,6 +15,7 @@ from registry.errors import HubskillsError
 from registry.evaluation.config import EvalConfig
 from registry.evaluation.engine import EvalRun
 from registry.format.version_ref import SkillVersionRef
+from registry.results.display import count
 
 
 def eval_on_jobs(skill: Path, config: EvalConfig, settings: Settings, *, tests: Path | None,
@@ -154,6 +155,6 @@ def jobs_cancel_command(run_id: str) -> None:
     from registry.jobs import cancel_run
 
     cancelled = cancel_run(Settings.from_env(), run_id)
-    out.result(f"cancelled {len(cancelled)} job(s) of run {run_id}" if cancelled
+    out.result(f"cancelled {count(len(cancelled), 'job')} of run {run_id}" if cancelled
                else f"no job of run {run_id} is still going")
     out.hint(f"hubskills eval SKILL --on jobs --resume {run_id}  # finish the missing samples")

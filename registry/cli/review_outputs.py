@@ -13,6 +13,7 @@ from rich.markup import escape
 from registry._install import add_extra
 from registry.cli import _output as out
 from registry.errors import HubskillsError
+from registry.results.display import count
 
 if TYPE_CHECKING:
     from registry.config import Settings
@@ -85,7 +86,7 @@ def _push(settings: Settings, run_id: str) -> None:
     from registry.review import push_feedback
 
     paths = push_feedback(get_store(settings), settings.runs_dir, run_id)
-    out.result(f"Pushed {len(paths)} feedback file(s): {', '.join(paths)}" if paths else
+    out.result(f"Pushed {count(len(paths), 'feedback file')}: {', '.join(paths)}" if paths else
                f"No answers to push yet: review run {run_id} first.")
 
 
@@ -106,7 +107,8 @@ def _page(review: Review, reviewer: str, host: str | None, port: int | None) -> 
     from space.review_tab import launch_local
 
     done, total = review.progress(reviewer)
-    out.info(f"Run {review.run_id}: {done} of {total} case(s) answered by {escape(reviewer)}.")
+    out.info(f"Run {review.run_id}: {done} of {count(total, 'case')} answered by "
+             f"{escape(reviewer)}.")
     serve(lambda **kw: launch_local(review, reviewer, server_name=host, server_port=port, **kw),
           "The review page", again=f"hubskills review-outputs {review.run_id} --port {{port}}",
           port=port)

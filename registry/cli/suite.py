@@ -49,7 +49,7 @@ def suite_import_command(file: Path, skill: Path, force: bool) -> None:
         out.result(f"{done.target} is already in {_SHAPES[done.shape]}; hubskills reads it as "
                    f"it is ({counted(count, 'case')}, {digest}): left unchanged")
         return
-    copied = f", copied {len(done.files)} listed file(s)" if done.files else ""
+    copied = f", copied {counted(len(done.files), 'listed file')}" if done.files else ""
     out.result(f"Imported {counted(count, 'case')} into {done.target} ({digest}) in "
                f"{_SHAPES[done.shape]}{copied}")
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from registry.results.display import count
 from registry.results.formulas import LEVEL, wilson_arrays
 from registry.review.feedback import Answer
 from registry.review.pairs import ReviewCase
@@ -69,7 +70,7 @@ class PreferenceSummary:
 
     def lines(self) -> list[str]:
         """The summary in words, one line each."""
-        lines = [f"{self.headline} ({self.apart}); {self.answers} answer(s) on "
+        lines = [f"{self.headline} ({self.apart}); {count(self.answers, 'answer')} on "
                  f"{self.reviewed} of {self.cases} cases", self.interval]
         if self.checks_pass_people_baseline:
             lines.append("the skill's answer passed its checks but people preferred the "
