@@ -139,13 +139,7 @@ def _wire(demo: gr.Blocks, state: SpaceState, header: gr.HTML, tabs: gr.Tabs,
     follow_up = gr.State(None)  # what page load leaves to a second call, if anything
 
     def skill_picker(**value: Any) -> gr.Dropdown:
-        """A skill picker's update: new choices only when the list changed since the build
-        (10,000 skills are a megabyte per visitor); `value`: gr.Dropdown's, when given (an
-        update sets only the arguments passed)."""
-        snapshot = state.snapshot()
-        if snapshot.skills_token == built_with:
-            return gr.Dropdown(**value)
-        return gr.Dropdown(choices=snapshot.skill_ids, **value)
+        return workbench.picker_update(state, built_with, **value)
 
     @friendly
     def on_load(query: str, model: str, tag: str, verdict: str, request: gr.Request) -> tuple:

@@ -48,9 +48,7 @@ def build(state: SpaceState) -> gr.Blocks:
         @friendly
         def on_load(request: gr.Request) -> tuple[gr.Tabs, gr.Dropdown, str | None]:
             wanted = (request.query_params.get("tab") or "") if request else ""
-            snapshot = state.snapshot()
-            picker = (gr.Dropdown() if snapshot.skills_token == built_with
-                      else gr.Dropdown(choices=snapshot.skill_ids))
+            picker = picker_update(state, built_with)
             if wanted not in TABS[1:]:
                 return gr.Tabs(), picker, None
             return gr.Tabs(selected=wanted), picker, wanted
@@ -59,6 +57,16 @@ def build(state: SpaceState) -> gr.Blocks:
         work.unload(ev.on_leave)  # a closed tab stops its evaluations (`evaluate_tab`)
     scrub_responses(work)
     return work
+
+
+def picker_update(state: SpaceState, built_with: str, **value: Any) -> gr.Dropdown:
+    """A skill picker's update: new choices only when the skill list changed since the page
+    was built with `built_with` (10,000 skills are a megabyte per visitor); `value`:
+    gr.Dropdown's, when given (an update sets only the arguments passed)."""
+    snapshot = state.snapshot()
+    if snapshot.skills_token == built_with:
+        return gr.Dropdown(**value)
+    return gr.Dropdown(choices=snapshot.skill_ids, **value)
 
 
 def attach(demo: gr.Blocks, launch_kwargs: dict[str, Any], *, sessions: int,
