@@ -13,6 +13,7 @@ from test_evaluate import make_skill
 from test_space_browser import chromium_page, require_browser
 from test_space_evaluate_limits import app, gate, the_run, upload_of, wait_until  # noqa: F401
 
+from registry.providers.openai_compat import LocalProvider
 from registry.results.runs import read_rows
 
 pytestmark = pytest.mark.slow
@@ -54,6 +55,10 @@ def test_estimate_then_stop_then_a_closed_tab_stops_the_run(app, gate, tmp_path)
         assert the_run(runs_dir) is None
         page.locator("#eval-run").click()
         wait_until(rows_of_run(runs_dir, 2, set()), "two answers on disk")
+        # every connection slot holds a call at the gate: the run can send nothing more, so no
+        # call of this run reaches the gate after the stop and takes the next run's free answers
+        wait_until(lambda: gate.seen == 2 + LocalProvider.default_concurrency,
+                   "every slot's call at the gate")
         page.locator("#eval-stop").click()
         page.locator("#eval-status").get_by_text(re.compile("stopped from the Space: kept 2 "
                                                             "of 8 answers")).wait_for()
