@@ -341,4 +341,4 @@ def test_the_teacher_gets_comments_without_control_characters_and_within_a_budge
     assert "[2Jcleared esrever screen" in found.text and "]0;ownedtitle ok" in found.text
     assert not any(c in found.text for c in "\x1b\x07\u202e\ue000")
     assert found.marked == 39 and len(found.text) < MAX_FEEDBACK + 2000
-    assert "more marked case(s) left out" in found.text
+    assert "more marked case" in found.text and "left out" in found.text

@@ -236,7 +236,7 @@ def test_a_chat_run_over_agent_tasks_says_how_to_run_them_as_tasks(tmp_path: Pat
         sent = json.dumps([r["body"] for r in server.requests])
     assert result.exit_code == 0, result.output
     said = " ".join(result.output.split())
-    assert "1 case(s) (etl) are agent tasks with starter files" in said
+    assert "1 case (etl) is an agent task with starter files" in said
     assert f"hubskills eval {skill} --mode agent" in said
     assert "import pandas" in sent  # the starter file, inline in chat mode
 

@@ -17,6 +17,7 @@ import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from registry._docs import doc
 from registry.errors import HubskillsError
 from registry.sandbox.tree import (
     DEFAULT_BOUNDS,
@@ -41,7 +42,7 @@ class WorkspaceOverLimit(HubskillsError):
     def __init__(self, reason: str) -> None:
         super().__init__(f"the agent's workspace is over hubskills' bounds: {reason}; the "
                          "sample fails in this arm",
-                         hint="see 'What a workspace may hold' in docs/security.md")
+                         hint=f"see 'What a workspace may hold' in {doc('security')}")
         self.reason = reason
 
 

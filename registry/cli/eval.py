@@ -10,6 +10,7 @@ from typing import Literal
 import click
 from rich.markup import escape
 
+from registry._docs import doc
 from registry.agent import Budget
 from registry.cli import _output as out
 from registry.cli._dependencies import EvalDependencyLoader, refuse_on_jobs
@@ -55,16 +56,16 @@ _BUDGET = Budget()  # agent mode's defaults, shown in --help and docs/evaluating
               help="adaptive: ask in rounds and stop once the verdict is decided, never more "
                    "than the fixed plan; fixed: every case x run x arm. Default: adaptive for "
                    "a suite of 10 cases or more with --runs 2 or more (trigger mode: 10 "
-                   "queries, --runs 3: docs/triggers.md), else fixed; a resumed run keeps its "
+                   f"queries, --runs 3: {doc('triggers')}), else fixed; a resumed run keeps its "
                    "own.")
 @click.option("--design-option", "design_option", multiple=True, metavar="KEY=VALUE",
               help="A parameter of the adaptive design, repeatable: alpha (default 0.05), "
                    "spending (linear, pocock, obrien-fleming or haybittle-peto; default "
                    "linear), settle_after (4), futility (0.15), futility_from (2), "
                    "early_futility (0.01), splits (2), batches (8), levels (chained or "
-                   "bonferroni); docs/evaluating.md. "
+                   f"bonferroni); {doc('evaluating', 'adaptive-evaluation-the-default')}. "
                    "Trigger mode: alpha, spending, "
-                   "settle_after, width (docs/triggers.md).")
+                   f"settle_after, width ({doc('triggers')}).")
 @click.option("--cases", default=None, help="Comma-separated case ids to run.")
 @click.option("--tests", type=click.Path(path_type=Path), default=None,
               help="Suite file in any supported format (default: SKILL/evals/evals.json).")

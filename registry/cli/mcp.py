@@ -33,7 +33,7 @@ def mcp_command(http: str | None, listing: str, registry: str | None) -> None:
     """Serve the registry's skills to MCP hosts (stdio by default), with a search tool.
 
     Every file is a skill:// resource pinned to an immutable revision; each skill's entry
-    carries its version, verification badge and measured lift (docs/mcp.md).
+    carries its version, verification badge and measured lift (https://huggingface.co/spaces/hubskills/hubskills/blob/main/docs/mcp.md).
 
     \b
     Examples:

@@ -53,7 +53,8 @@ def pull_command(spec: str, skills: tuple[str, ...], all_skills: bool, agent: st
     SPEC is a registry skill, a folder, or a git source: a folder inside the repository after
     the repository (`//PATH` for a git URL), a branch, tag or commit after `@`; or an MCP
     server serving the Skills extension (SEP-2640): `mcp+` before its URL, or
-    `mcp+stdio:COMMAND` for one run as a command (see docs/mcp.md).
+    `mcp+stdio:COMMAND` for one run as a command (see
+    https://huggingface.co/spaces/hubskills/hubskills/blob/main/docs/mcp.md).
 
     \b
     Examples:

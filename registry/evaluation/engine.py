@@ -51,6 +51,7 @@ from registry.format.suite import Case, Suite, load_suite, suite_path
 from registry.format.version_ref import SkillVersionRef
 from registry.providers import CapReached, Completion, Message, Model, ToolSpec
 from registry.providers.base import tally
+from registry.results.display import count
 from registry.results.runs import (
     ResultRow,
     RunManifest,
@@ -356,7 +357,8 @@ def _agent_tasks(suite: Suite, command: str) -> str | None:
     if not tasks:
         return None
     shown = ", ".join(tasks[:3]) + (f" and {len(tasks) - 3} more" if len(tasks) > 3 else "")
-    return (f"{len(tasks)} case(s) ({shown}) are agent tasks with starter files: this run "
+    are = "is an agent task" if len(tasks) == 1 else "are agent tasks"
+    return (f"{count(len(tasks), 'case')} ({shown}) {are} with starter files: this run "
             f"shows the files inline; to run them as tasks in a workspace: {command} --mode "
             "agent")
 

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from registry._docs import doc
 from registry.errors import HubskillsError
 from registry.format.skill import Problem, Skill
 
@@ -26,7 +27,7 @@ _REF = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]{0,95})/([A-Za-z0-9][A-Za-z0-9._-
 _OP = re.compile(r"^(\^|~|>=|<=|>|<|=)?v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:-([0-9A-Za-z.-]+))?$")
 _SEMVER = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?$")
 HINT = ("write metadata.requires as \"ns/name ns/other@^1.2\": registry ids, each with an "
-        "optional @VERSION, @^X.Y, @~X.Y, @>=X.Y or @<X.Y (docs/pulling.md#dependencies)")
+        f"optional @VERSION, @^X.Y, @~X.Y, @>=X.Y or @<X.Y ({doc('pulling', 'dependencies')})")
 
 
 class BadRequirement(HubskillsError):

@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from registry._docs import doc
 from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.format.skill import NAME_RE
@@ -48,7 +49,7 @@ MAX_LISTED = 100_000  # skills listed before the listing is called endless
 DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 _TRUST_FILE = "mcp-commands.json"
 HINT = ("hubskills pull mcp+https://HOST/mcp --skill NAME, or 'mcp+stdio:COMMAND ARGS' "
-        "--skill NAME (see docs/mcp.md)")
+        f"--skill NAME (see {doc('mcp')})")
 
 
 def lying(server: str) -> str:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from registry._docs import doc
 from registry.errors import HubskillsError
 from registry.install.mcp_source import McpSource, is_mcp, parse_mcp
 from registry.install.mcp_source import source_entry as mcp_entry
@@ -36,7 +37,7 @@ _GITHUB = re.compile(r"^github:([A-Za-z0-9][A-Za-z0-9-]{0,38})/([A-Za-z0-9._-]{1
 _WEB_TREE = re.compile(r"^/([^/]+)/([^/]+?)(?:\.git)?/(?:-/)?tree/([^/]+)(?:/(.*))?$")
 _REF = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._/+-]{0,199}$")
 _HINT = ("hubskills pull github:OWNER/REPO/PATH@REF, or URL//PATH@REF for any git URL "
-         "(see docs/pulling.md)")
+         f"(see {doc('pulling')})")
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from registry.errors import HubskillsError
+from registry.results.display import count
 from registry.results.runs import read_manifest
 from registry.review.session import open_local_review
 
@@ -82,7 +83,7 @@ def teacher_feedback(runs_dir: Path, run_id: str, skill_name: str) -> TeacherFee
             continue
         parts.append(part)
     if left_out:
-        parts.append(f"({left_out} more marked case(s) left out: the feedback is cut at "
+        parts.append(f"({count(left_out, 'more marked case')} left out: the feedback is cut at "
                      f"{MAX_FEEDBACK:,} characters)")
     summary = review.summary()
     text = (f"\nPeople reviewed run {run_id} blind, comparing answers written with this skill "
