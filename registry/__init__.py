@@ -88,6 +88,7 @@ _EXPORTS: dict[str, str] = {
     "TriggerEntry": "registry.results.trigger_board:TriggerEntry",
     "trigger_rate_text": "registry.results.trigger_board:rate_text",
     "display": "registry.results.display",
+    "estimate": "registry.evaluation.estimate",
     # stores: open one, publish to it, and the path and size rules of anything written
     "SkillStore": "registry.stores:SkillStore",
     "SkillInfo": "registry.stores:SkillInfo",
@@ -164,6 +165,7 @@ __all__ = [
     "summarize", "per_case_table", "compare_runs",
     "leaderboard", "LeaderboardEntry", "leaderboard_label", "leaderboard_table_rows", "Board",
     "board_entries", "TriggerEntry", "trigger_rate_text", "display",
+    "estimate",
     "SkillStore", "SkillInfo", "get_store", "results_dataset", "publish_skill", "PublishResult",
     "check_relpath",
     "check_repo_id", "tag_for", "write_file", "generate_skill", "GenerateReport", "add_tests",
@@ -188,6 +190,7 @@ if TYPE_CHECKING:
         SkillNotFound,
         UnsafeSkill,
     )
+    from registry.evaluation import estimate
     from registry.evaluation.agent_mode import agent_suite_path
     from registry.evaluation.checks import has_code_checks
     from registry.evaluation.config import EvalConfig

@@ -4,11 +4,8 @@ on what an anonymous visitor may start (no Gradio here).
 The Evaluate tab shows the estimate under the form before a visitor starts a run, and again
 as the run's first progress line; while it runs, the progress line gives the time left at the
 run's own pace. Time per answer is what this Space measured for the model in its earlier runs
-(`state.AnswerTimes`), or before any, a typical figure: the embedded model decodes about
-`EMBEDDED_TOKENS_PER_S` tokens per second on a Space's two free cores (75-105 measured on an
-idle machine, less on a busy one), one answer at a time; an API model answers several at
-once. The cost counts, for each priced model, every answer's prompt (the case, and the skill
-in the skill arm) and its whole `max_tokens` of output: a figure to stay under, not a bill.
+(`state.AnswerTimes`), or before any, the typical figure `registry.evaluation.estimate` gives
+(which also counts the cost, and which `hubskills eval` prints too).
 
 On a Space an anonymous visitor may start at most `evaluate_jobs.ANONYMOUS_MAX_ANSWERS` answers
 (about three minutes of the embedded model at 512 tokens); a signed-in visitor up to
@@ -17,9 +14,7 @@ On a Space an anonymous visitor may start at most `evaluate_jobs.ANONYMOUS_MAX_A
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from registry import EMBEDDED_REF, Case, EvalConfig, Skill, price_for, samples_planned
+from registry import Case, EvalConfig, Skill, estimate
 
 from .evaluate_jobs import ANONYMOUS_MAX_ANSWERS, MAX_HERE_ANSWERS
 from .messages import counted
@@ -27,56 +22,17 @@ from .state import SignInRequired, SpaceState, oauth_available
 
 DEFAULT_CASES = 3  # the form's defaults: 3 cases x 1 run x 2 arms on the embedded model
 DEFAULT_RUNS = 1
-EMBEDDED_TOKENS_PER_S = 60.0
-EMBEDDED_OVERHEAD_S = 0.5  # the prompt's prefill, per answer
-API_SECONDS_PER_ANSWER = 1.0  # a few seconds each, several calls at once
-CHARS_PER_TOKEN = 4
-
-
-@dataclass(frozen=True)
-class Plan:
-    """An evaluation's size and estimate: `seconds` of wall time (`measured`: from this
-    Space's runs of every model), `cost` in USD of the priced models (`unpriced`: models
-    whose price is unknown)."""
-
-    answers: int
-    cases: int
-    runs: int
-    models: tuple[str, ...]
-    seconds: float
-    measured: bool
-    cost: float
-    unpriced: tuple[str, ...]
 
 
 def seconds_per_answer(state: SpaceState, model: str, max_tokens: int) -> tuple[float, bool]:
     """Wall seconds per answer of `model` and whether this Space measured it."""
-    measured = state.answer_times.get(model)
-    if measured is not None:
-        return measured, True
-    if model == EMBEDDED_REF:
-        return EMBEDDED_OVERHEAD_S + max_tokens / EMBEDDED_TOKENS_PER_S, False
-    return API_SECONDS_PER_ANSWER, False
+    return estimate.seconds_per_answer(model, max_tokens, state.answer_times)
 
 
-def plan(state: SpaceState, skill: Skill, cases: list[Case], config: EvalConfig) -> Plan:
-    """The size, time and cost of evaluating `skill` on `cases` as `config` asks."""
-    models = tuple(config.models)
-    per_model = samples_planned(1, len(cases), config.runs)
-    timed = [seconds_per_answer(state, m, config.max_tokens) for m in models]
-    skill_tokens = skill.token_estimate()["body"]
-    prompts = sum(2 * len(c.prompt) // CHARS_PER_TOKEN + skill_tokens + 32 for c in cases)
-    cost, unpriced = 0.0, []
-    for model in models:
-        price = price_for(model)
-        if price is None:
-            unpriced.append(model)
-            continue
-        cost += (config.runs * prompts * price.input
-                 + per_model * config.max_tokens * price.output) / 1_000_000
-    return Plan(samples_planned(len(models), len(cases), config.runs), len(cases), config.runs,
-                models, sum(per_model * s for s, _ in timed), all(m for _, m in timed), cost,
-                tuple(unpriced))
+def plan(state: SpaceState, skill: Skill, cases: list[Case], config: EvalConfig) -> estimate.Plan:
+    """The size, time and cost of evaluating `skill` on `cases` as `config` asks, timed by
+    what this Space measured."""
+    return estimate.plan(skill, cases, config, state.answer_times)
 
 
 def check_cap(answers: int, *, on_space: bool, signed_in: bool) -> None:
@@ -96,14 +52,7 @@ def check_cap(answers: int, *, on_space: bool, signed_in: bool) -> None:
                          hint=f"lower *Cases* or *Runs*, or {sign_in}")
 
 
-def duration(seconds: float) -> str:
-    """`about 40 s`, `about 3 min`, `about 1 h 5 min`."""
-    if seconds < 60:
-        return f"about {max(1, round(seconds))} s"
-    minutes = round(seconds / 60)
-    if minutes < 60:
-        return f"about {minutes} min"
-    return f"about {minutes // 60} h {minutes % 60} min"
+duration = estimate.duration
 
 
 def time_left(done: int, total: int, elapsed: float) -> str:
@@ -113,16 +62,10 @@ def time_left(done: int, total: int, elapsed: float) -> str:
     return f"{duration(elapsed / done * max(0, total - done))} left"
 
 
-def plan_text(p: Plan) -> str:
+def plan_text(p: estimate.Plan) -> str:
     """One line: answers planned, how they multiply, the time and the cost."""
     models = f"{len(p.models)} models" if len(p.models) > 1 else p.models[0]
     how = "measured here" if p.measured else "typical"
-    if p.unpriced:
-        cost = f"cost unknown for {', '.join(p.unpriced)}"
-    elif p.cost > 0:
-        cost = f"up to about ${p.cost:.4f}" if p.cost < 0.01 else f"up to about ${p.cost:.2f}"
-    else:
-        cost = "free"
     return (f"**{p.answers} answers** ({counted(p.cases, 'case')} × {counted(p.runs, 'run')} "
             f"× 2 arms on {models}) · "
-            f"**{duration(p.seconds)}** ({how}) · {cost}")
+            f"**{estimate.duration(p.seconds)}** ({how}) · {estimate.cost_text(p)}")

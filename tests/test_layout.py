@@ -29,7 +29,7 @@ REASON = "Over 400 lines because"
 #: Low to high. A "part" is a subpackage of `registry/`, a top-level module, or `__init__` for
 #: the public face (`registry/__init__.py`).
 LAYERS: list[set[str]] = [
-    {"errors", "config", "_io", "_gc", "_install", "_lazy", "_turns", "_version",
+    {"errors", "config", "_docs", "_io", "_gc", "_install", "_lazy", "_turns", "_version",
      "secrets"},  # base modules
     {"format"},
     {"scan", "providers", "sandbox", "hub", "signing"},  # signing: skill.oms.sig, trust anchors

@@ -52,10 +52,11 @@ class _Heartbeat:
                 self.beat()
 
 
-def _started(manifest: Any, total: int) -> None:
+def _started(manifest: Any, total: int, estimate: str = "") -> None:
     adaptive = (getattr(manifest, "design", None) or {}).get("kind") == "adaptive"
     out.info(f"run {manifest.run_id} ({escape(manifest.skill_name)}): "
              + ("at most " if adaptive else "") + f"{total} answers to get"
+             + (f" ({escape(estimate)})" if estimate else "")
              + (" (adaptive: it stops once the verdict is decided)" if adaptive else "")
              + "; Ctrl-C stops and keeps the finished ones")
 
@@ -84,12 +85,13 @@ class PlainProgress:
     def __exit__(self, *exc: object) -> None:
         self.heartbeat.stop()
 
-    def start(self, manifest: Any, total: int) -> None:
-        """The run exists: say its id before the first model call, then keep talking."""
+    def start(self, manifest: Any, total: int, estimate: str = "") -> None:
+        """The run exists: say its id (and `estimate`, its time and cost) before the first
+        model call, then keep talking."""
         self.run_id, self.total = manifest.run_id, total
         self.step = max(1, -(-total // LINES_PER_RUN))
         self.next_line = self.step
-        _started(manifest, total)
+        _started(manifest, total, estimate)
         self.heartbeat.start()
 
     def update(self, done: int, total: int, row: Any) -> None:
@@ -146,9 +148,10 @@ class BarProgress:
         if self.shown:
             self.bar.__exit__(*exc)
 
-    def start(self, manifest: Any, total: int) -> None:
-        """Say the run id, and show the bar under it counting `total` answers."""
-        _started(manifest, total)
+    def start(self, manifest: Any, total: int, estimate: str = "") -> None:
+        """Say the run id (and `estimate`), and show the bar under it counting `total`
+        answers."""
+        _started(manifest, total, estimate)
         self.bar.update(self.task, total=total)
         if not self.shown:
             self.bar.__enter__()

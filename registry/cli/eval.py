@@ -24,7 +24,7 @@ from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.config import EvalConfig
 from registry.evaluation.engine import run_evaluation
-from registry.results.runs import read_manifest
+from registry.results.runs import RunManifest, read_manifest
 from registry.sandbox import BACKENDS
 
 _BUDGET = Budget()  # agent mode's defaults, shown in --help and docs/evaluating.md
@@ -183,8 +183,12 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int,
                 _push(store, skill, run.manifest, run.rows, quiet=as_json, settings=settings)
         return
     with eval_progress() as progress, interrupts() as caught:
+        def started(manifest: RunManifest, total: int) -> None:
+            progress.start(manifest, total, "" if resume else _estimate(skill, tests, config,
+                                                                        total))
+
         result = run_evaluation(skill, config, settings, tests=tests, progress=progress.update,
-                                started=progress.start, resume=resume, warn=out.warn,
+                                started=started, resume=resume, warn=out.warn,
                                 stop=caught.stop, published=published,
                                 on_round=lambda line: out.info(escape(line)))
     if result.manifest.status == "interrupted":
@@ -228,6 +232,23 @@ _FIELD_OF = {"cases": "case_ids", "no_cache": "use_cache", "skip_code_checks": "
 _OUTSIDE_CONFIG_REPEATED = ("tests", "push", "repo", "registry_kind", "as_json", "verbose",
                             "on", "flavor", "image")
 
+
+
+def _estimate(skill_dir: Path, tests: Path | None, config: EvalConfig, answers: int) -> str:
+    """`about 54 s at a typical pace; free`: the time and cost of the run's `answers` (a chat
+    run's: an agent's turns are not known before it works). Called once the run's checks
+    passed, so its skill and suite load."""
+    if config.mode == "agent":
+        return ""
+    from registry.evaluation.estimate import cost_text, duration, plan
+    from registry.format.skill import load_skill
+    from registry.format.suite import load_suite, suite_path
+
+    skill = load_skill(skill_dir)
+    suite = load_suite(tests or suite_path(skill.path), skill_dir=skill.path)
+    cases = suite.select(config.case_ids).cases if config.case_ids else suite.cases
+    p = plan(skill, cases, config).share(answers)
+    return f"{duration(p.seconds)} at a typical pace; {cost_text(p)}"
 
 def _answered(manifest, summaries) -> None:
     """A run where no model got a sample graded measured nothing: it fails (exit 1), with the

@@ -33,7 +33,13 @@ from registry.evaluation.config import EvalConfig
 from registry.evaluation.dependencies import load_dependencies
 from registry.evaluation.judge import make_judge
 from registry.evaluation.pairwise import Pairs
-from registry.evaluation.preflight import Probes, check_mode, check_suite, check_writable
+from registry.evaluation.preflight import (
+    Probes,
+    agent_tasks,
+    check_mode,
+    check_suite,
+    check_writable,
+)
 from registry.evaluation.run_manifest import (
     check_resumable,
     count_samples,
@@ -51,7 +57,6 @@ from registry.format.suite import Case, Suite, load_suite, suite_path
 from registry.format.version_ref import SkillVersionRef
 from registry.providers import CapReached, Completion, Message, Model, ToolSpec
 from registry.providers.base import tally
-from registry.results.display import count
 from registry.results.runs import (
     ResultRow,
     RunManifest,
@@ -341,26 +346,13 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
     mode_warning = check_mode(evaluator.models, config.mode, f"hubskills eval {skill_dir}")
     if agent:  # a harness that cannot run fails here, before the run is saved
         mode_warning = agent_note(evaluator)
-    for warning in (code.warning, mode_warning, None if agent else _agent_tasks(suite, command)):
+    for warning in (code.warning, mode_warning, None if agent else agent_tasks(suite, command)):
         if warning and warn:
             warn(warning)
     evaluator.writer = RunWriter(settings.runs_dir, manifest, resume=bool(resume))
     for row in [] if resume else done:  # told, not resumed: they join the new run
         evaluator.writer.add(row.model_copy(update={"run_id": manifest.run_id}))
     return _execute(evaluator, settings, progress, stop, started, on_round)
-
-
-def _agent_tasks(suite: Suite, command: str) -> str | None:
-    """The note for a chat-mode run over cases an imported suite marks as agent tasks (NVIDIA's
-    cases with starter `files`): the model gets those files inline, not a workspace."""
-    tasks = [c.id for c in suite.cases if c.metadata.get("mode") == "agent"]
-    if not tasks:
-        return None
-    shown = ", ".join(tasks[:3]) + (f" and {len(tasks) - 3} more" if len(tasks) > 3 else "")
-    are = "is an agent task" if len(tasks) == 1 else "are agent tasks"
-    return (f"{count(len(tasks), 'case')} ({shown}) {are} with starter files: this run "
-            f"shows the files inline; to run them as tasks in a workspace: {command} --mode "
-            "agent")
 
 
 def _sample(row: ResultRow) -> tuple[str, str, str, int]:

@@ -19,6 +19,7 @@ from registry.errors import HubskillsError
 from registry.evaluation.stopping import StopSignal
 from registry.format.suite import Suite
 from registry.providers import Model, aclose_all
+from registry.results.display import count
 
 T = TypeVar("T")
 
@@ -160,3 +161,16 @@ class Probes:
             for task in (running, probes, *self._probes.values()):
                 task.cancel()
             await asyncio.gather(running, probes, return_exceptions=True)
+
+
+def agent_tasks(suite: Suite, command: str) -> str | None:
+    """The note for a chat-mode run over cases an imported suite marks as agent tasks (NVIDIA's
+    cases with starter `files`): the model gets those files inline, not a workspace."""
+    tasks = [c.id for c in suite.cases if c.metadata.get("mode") == "agent"]
+    if not tasks:
+        return None
+    shown = ", ".join(tasks[:3]) + (f" and {len(tasks) - 3} more" if len(tasks) > 3 else "")
+    return (f"{count(len(tasks), 'case')} ({shown}) "
+            f"{'is an agent task' if len(tasks) == 1 else 'are agent tasks'} with starter "
+            f"files: this run shows the files inline; to run them as tasks in a workspace: "
+            f"{command} --mode agent")
