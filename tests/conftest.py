@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 # Read once, at import, by huggingface_hub and datasets: set before anything imports them.
@@ -20,6 +21,14 @@ SECRET_VARIABLES = (
     "HUBSKILLS_NAMESPACE", "HUBSKILLS_RESULTS_REPO", "HF_ENDPOINT",
 )
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# The tests that send SIGINT play a user's Ctrl-C at a terminal, where a command never starts
+# with SIGINT ignored. A suite started in the background (`.ci/run &` in a script, `nohup`, a
+# detached job) inherits an ignored SIGINT, and every command it starts would too: Python then
+# raises no KeyboardInterrupt, so `hubskills space` or a Jobs launch would wait for a Ctrl-C that
+# never comes. A handler here (not SIG_IGN) is reset to the default in each child at exec.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)
