@@ -102,7 +102,7 @@ mcp-clients:
 
 test: install-dev typecheck agent-clis axe mcp-clients
 	$(BIN)/ruff check registry space tests bench app.py
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=30  # the slowest 30: where CI's time goes
 
 # mypy over registry/ and space/ ([tool.mypy] in pyproject.toml); `make test` runs it first.
 typecheck: install-dev
@@ -123,7 +123,7 @@ $(VENV313)/.installed-dev: pyproject.toml
 	touch $@
 
 test-py313: $(VENV313)/.installed-dev
-	$(VENV313)/bin/python -m pytest -q
+	$(VENV313)/bin/python -m pytest -q --durations=30
 
 lint: install-dev
 	$(BIN)/ruff check registry space tests bench app.py
