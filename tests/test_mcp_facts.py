@@ -158,7 +158,7 @@ def test_a_file_changed_behind_the_stores_back_is_refused_not_served(tmp_path: P
 
     catalog = Catalog(store, facts=tmp_path / "facts")
     (rev,) = [r for r in catalog.listed() if r.repo == REPO]
-    catalog._revisions.clear()  # evicted: the next read is a first read from the store
+    catalog.forget(REPO, rev.sha)  # evicted: the next read is a first read from the store
     skill_md = (store.root / "skills" / "hubskills" / "kept-facts" / "revisions" / published.sha
                 / "files" / "SKILL.md")
     skill_md.write_bytes(skill_md.read_bytes().replace(b"Checked words.", b"Changed words."))

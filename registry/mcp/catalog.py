@@ -31,8 +31,8 @@ from registry.format.skill import parse_frontmatter, split_frontmatter
 from registry.mcp.facts import FactsCache, content_key
 from registry.mcp.meta import Figures, empty_figures, is_verified
 from registry.mcp.reads import Reads, StoreReads
-from registry.mcp.revision import Revision, mime_type, read_folder
-from registry.mcp.uris import BadSkillUri, SkillUri, parse
+from registry.mcp.revision import Revision, mime_type, read_folder, scan_summary
+from registry.mcp.uris import BadSkillUri, SkillUri, parse, servable
 from registry.stores.base import SkillInfo, SkillStore
 
 logger = logging.getLogger(__name__)
@@ -83,6 +83,10 @@ class Catalog:
         self._results_error: str | None = None
         self._scans: dict[tuple[str, str], dict[str, Any]] = {}
         self.facts = FactsCache(facts)
+        #: (bytes, MIME type) of every file of the revisions in memory, by its exact URI (a
+        #: revision whose URIs all parse back to it, `uris.servable`): a read of one is a
+        #: lookup, as a bare server's is; any other URI goes through `parse` and `read`
+        self.served: dict[str, tuple[bytes, str]] = {}
 
     def listed(self, start: int = 0, stop: int | None = None) -> list[Revision]:
         """The listed version of every skill, by repo id (those in `start:stop`: only they
@@ -178,10 +182,30 @@ class Catalog:
         except VersionNotFound as err:  # removed from the store since it was listed
             raise NotServed(f"no revision {sha} of {repo} is served here: {err}") from err
         with self._lock:
-            rev = self._revisions.setdefault(key, rev)
+            kept = self._revisions.setdefault(key, rev)
+            if kept is rev and servable(repo, sha, rev.name, rev.files):
+                root = rev.uri("")
+                self.served.update({root + path: (data, mime_type(path))
+                                    for path, data in rev.files.items()})
             while len(self._revisions) > MAX_REVISIONS:
-                self._revisions.popitem(last=False)
-            return rev
+                self._drop(self._revisions.popitem(last=False)[1])
+            return kept
+
+    def forget(self, repo: str, sha: str) -> None:
+        """Drop a revision from memory (files, scan, entry) as if never read: its next read is
+        a first read, from the store (its facts stay kept by content, `facts`)."""
+        key = (repo, sha)
+        with self._lock:
+            if (rev := self._revisions.pop(key, None)) is not None:
+                self._drop(rev)
+            self._scans.pop(key, None)
+            self._entries.pop(key, None)
+
+    def _drop(self, rev: Revision) -> None:
+        """`rev`'s files out of `served` (the lock held)."""
+        root = rev.uri("")
+        for path in rev.files:
+            self.served.pop(root + path, None)
 
     def in_memory(self, uri: str | SkillUri) -> bool:
         """Whether everything `uri` names is in memory (its revision, the listing, the scan):
@@ -365,18 +389,6 @@ class Catalog:
         if isinstance(kept := facts.get("scan"), dict):
             self._scans[key] = kept
             return kept
-        from registry.scan import scan_folder  # only here: even a kept module's import
-        # statement costs more than the rest of a kept scan's lookup
-
-        with tempfile.TemporaryDirectory(prefix="hubskills-mcp-scan-") as tmp:
-            root = Path(tmp) / rev.name
-            for rel, data in rev.files.items():
-                (root / rel).parent.mkdir(parents=True, exist_ok=True)
-                (root / rel).write_bytes(data)
-            findings = scan_folder(root)
-        counts: dict[str, int] = {}
-        for finding in findings:
-            counts[finding.severity] = counts.get(finding.severity, 0) + 1
-        self._scans[key] = {"findings": len(findings), "by_severity": counts}
+        self._scans[key] = scan_summary(rev)
         self.facts.put(rev.key, {**facts, "scan": self._scans[key]})
         return self._scans[key]

@@ -1,11 +1,13 @@
 """One revision of a skill as the MCP server holds it: its files' bytes, their digests and the
-content key its kept facts go by; and how a file is read from a folder and typed."""
+content key its kept facts go by; how a file is read from a folder and typed, and how a revision
+is scanned."""
 
 from __future__ import annotations
 
 import functools
 import hashlib
 import mimetypes
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,3 +56,21 @@ def mime_type(path: str) -> str:
         return "text/markdown"
     guessed, _ = mimetypes.guess_type(path)
     return guessed or "application/octet-stream"
+
+
+def scan_summary(rev: Revision) -> dict[str, Any]:
+    """The scan's findings on `rev`'s files, by severity (what `hubskills scan` would say of
+    them, written to a temporary folder)."""
+    from registry.scan import scan_folder  # only here: even a kept module's import statement
+    # costs more than the rest of a kept scan's lookup (the catalog calls this on a miss)
+
+    with tempfile.TemporaryDirectory(prefix="hubskills-mcp-scan-") as tmp:
+        root = Path(tmp) / rev.name
+        for rel, data in rev.files.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_bytes(data)
+        findings = scan_folder(root)
+    counts: dict[str, int] = {}
+    for finding in findings:
+        counts[finding.severity] = counts.get(finding.severity, 0) + 1
+    return {"findings": len(findings), "by_severity": counts}

@@ -93,6 +93,7 @@ def build_server(catalog: Catalog, *, page: int = PAGE,
     `page` is how many skills (or directory children) one page holds; `limiter` bounds the
     worker threads its store reads take (the Space keeps them off its own pool)."""
     inline = catalog.reads_inline  # a revision's first read too: see `Catalog.reads_inline`
+    served = catalog.served
 
     async def list_skills(_ctx: Any, params: types.PaginatedRequestParams) -> dict[str, Any]:
         start = _cursor(params.cursor)
@@ -119,12 +120,15 @@ def build_server(catalog: Catalog, *, page: int = PAGE,
 
     async def read_resource(_ctx: Any,
                             params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-        uri = _parsed(str(params.uri))
-        try:
-            data, mime = (catalog.read(uri) if inline or catalog.in_memory(uri) else
-                          await anyio.to_thread.run_sync(catalog.read, uri, limiter=limiter))
-        except (BadSkillUri, NotServed) as err:
-            raise MCPError(INVALID_PARAMS, str(err)) from err
+        hit = served.get(params.uri)  # a file of a revision in memory, by its exact URI
+        if hit is None:
+            uri = _parsed(params.uri)
+            try:
+                hit = (catalog.read(uri) if inline or catalog.in_memory(uri) else
+                       await anyio.to_thread.run_sync(catalog.read, uri, limiter=limiter))
+            except (BadSkillUri, NotServed) as err:
+                raise MCPError(INVALID_PARAMS, str(err)) from err
+        data, mime = hit
         contents: types.TextResourceContents | types.BlobResourceContents
         try:
             contents = types.TextResourceContents(uri=params.uri, mime_type=mime,

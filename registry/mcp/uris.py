@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 SCHEME = "skill://"
 _SEGMENT = re.compile(r"[A-Za-z0-9._-]+")  # ns, repo, name: the Hub's repo id characters
 _FILE_SEGMENT = re.compile(r"[^\x00-\x1f\x7f/\\%?#]+")
 _REVISION = re.compile(r"[0-9a-f]{40}")
+_REFUSED = re.compile(r"[\x00-\x1f\x7f\\%?#]")  # in a path segment (`_FILE_SEGMENT`'s)
 
 
 class BadSkillUri(ValueError):
@@ -84,3 +86,17 @@ def parse(uri: str) -> SkillUri:
                               "empty segments, percent-encoding, backslashes or control "
                               "characters)")
     return SkillUri(f"{ns}/{repo_name}", revision, name, "/".join(rest))
+
+
+def servable(repo: str, revision: str, name: str, paths: Iterable[str]) -> bool:
+    """Whether `parse` gives back exactly (repo, revision, name, path) from the URI of every
+    file in `paths`, checked once for a revision (one search over all its paths): a server may
+    then answer those exact URI strings without parsing each."""
+    try:
+        whole = parse(file_uri(repo, revision, name, "SKILL.md"))
+    except BadSkillUri:
+        return False
+    joined = f"/{'/'.join(paths)}/"  # every segment between slashes: none empty, "." or ".."
+    return (whole.repo == repo and whole.revision == revision and whole.name == name
+            and whole.path == "SKILL.md" and not _REFUSED.search(joined)
+            and "//" not in joined and "/./" not in joined and "/../" not in joined)
