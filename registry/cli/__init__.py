@@ -20,6 +20,7 @@ import click
 from registry import __version__
 from registry._gc import import_kept, pause_for_imports
 from registry._lazy import import_during_first_wait
+from registry.cli._help import HelpContext, use_help_formatter
 from registry.errors import HubskillsError
 
 #: name -> ("module:attribute", the command's short help as `hubskills --help` lists it)
@@ -132,6 +133,8 @@ AFTER_FIRST_WAIT: dict[str, tuple[str, ...]] = {"eval": ("registry.cli._render",
 class LazyGroup(click.Group):
     """A group whose commands are imported when they run, listed in help from `lazy`."""
 
+    context_class = HelpContext  # `--help` keeps a docs page's address whole
+
     def __init__(self, *args: Any, lazy: dict[str, tuple[str, str]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.lazy = lazy
@@ -144,7 +147,7 @@ class LazyGroup(click.Group):
         """The command, importing its module on first use."""
         if cmd_name not in self.commands and cmd_name in self.lazy:
             module, _, attr = self.lazy[cmd_name][0].partition(":")
-            self.add_command(getattr(import_kept(module), attr), cmd_name)
+            self.add_command(use_help_formatter(getattr(import_kept(module), attr)), cmd_name)
             if cmd_name in AFTER_FIRST_WAIT:
                 import_during_first_wait(*AFTER_FIRST_WAIT[cmd_name])
         return super().get_command(ctx, cmd_name)
