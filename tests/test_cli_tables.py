@@ -109,3 +109,17 @@ def test_a_finding_cut_to_fit_says_where_it_is_whole(tmp_path):
     refused = hubskills("pull", skill, cwd=tmp_path, COLUMNS="80")
     assert refused.returncode == 1 and "…" in refused.stdout + refused.stderr
     assert "hubskills scan SKILL --json shows it whole" in " ".join(refused.stderr.split())
+
+
+@pytest.mark.parametrize("args", [("info", SEEDED[0]), ("leaderboard",), ("search", "--sort",
+                                                                         "lift")])
+def test_a_column_left_out_at_80_would_not_have_fitted(tmp_path, args):
+    """Columns are left out from the right until the table fits; a one-row table then says its
+    run id above it, which freed 15 columns: `info` printed a 65-column table and said it had
+    left out `with skill`, `baseline`, `cases × runs` and `mode` (issue 38, second walk)."""
+    out, err = narrow(*args, cwd=tmp_path)
+    rules = [line for line in out.splitlines() if line and set(line) == {"─"}]
+    left_out = re.search(r"left out at 80 columns: (.*?);", " ".join(err.split()))
+    assert rules and left_out, (out, err)
+    for name in left_out[1].split(", "):  # a column is at least as wide as its header
+        assert len(rules[-1]) + 2 + len(name) > 80, (name, out)

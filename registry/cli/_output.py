@@ -61,9 +61,10 @@ def table(
     (`model: embedded/smollm2-135m`; a blank one, nothing to say, is just left out), then the
     `drop` columns, then any other but ids and `KEPT_COLUMNS` (from the right) are left out,
     and stderr names them (`--json` keeps them); a one-row table says its widest cells above
-    it. Still too wide, long cells are cut with an ellipsis, then ids are wrapped at their
-    separators (`_fitted`). A `per_row` column (one value in every row by chance: search's
-    versions) is never said. `whole` says what shows cut text whole.
+    it, and a column left out comes back where that freed room for it. Still too wide, long
+    cells are cut with an ellipsis, then ids are wrapped at their separators (`_fitted`). A
+    `per_row` column (one value in every row by chance: search's versions) is never said.
+    `whole` says what shows cut text whole.
     """
     cells = [["" if cell is None else scrub(str(cell)) for cell in row] for row in rows]
     spans = {name: _span(name, [row[i] for row in cells]) for i, name in enumerate(columns)}
@@ -89,6 +90,12 @@ def table(
             hidden.append(name)
     if len(cells) == 1:  # one row: its widest cells are said once above it
         _say_once(sorted(shown, key=widest), cells, columns, shown, said, fits)
+    for name in reversed(hidden[:]):  # one left out early may fit now: the last one first
+        shown[:] = [n for n in columns if n in shown or n == name]
+        if fits():
+            hidden.remove(name)
+        else:
+            shown.remove(name)
     if title:
         _prose(title, style="italic")
     if said:  # under the title, above the table
