@@ -31,7 +31,7 @@ from registry.format.skill import parse_frontmatter, split_frontmatter
 from registry.mcp.facts import FactsCache, content_key
 from registry.mcp.meta import Figures, empty_figures, is_verified
 from registry.mcp.reads import Reads, StoreReads
-from registry.mcp.revision import Revision, mime_type, read_folder, scan_summary
+from registry.mcp.revision import Revision, ServedFiles, mime_type, read_folder, scan_summary
 from registry.mcp.uris import BadSkillUri, SkillUri, parse, servable
 from registry.stores.base import SkillInfo, SkillStore
 
@@ -83,10 +83,10 @@ class Catalog:
         self._results_error: str | None = None
         self._scans: dict[tuple[str, str], dict[str, Any]] = {}
         self.facts = FactsCache(facts)
-        #: (bytes, MIME type) of every file of the revisions in memory, by its exact URI (a
-        #: revision whose URIs all parse back to it, `uris.servable`): a read of one is a
-        #: lookup, as a bare server's is; any other URI goes through `parse` and `read`
-        self.served: dict[str, tuple[bytes, str]] = {}
+        #: (bytes, MIME type) of each file of the revisions in memory that a parsed URI named,
+        #: by its exact URI (`_serve`): a read of one is a lookup, as a bare server's is; any
+        #: other URI goes through `parse` and `read`
+        self.served = ServedFiles()
 
     def listed(self, start: int = 0, stop: int | None = None) -> list[Revision]:
         """The listed version of every skill, by repo id (those in `start:stop`: only they
@@ -182,14 +182,10 @@ class Catalog:
         except VersionNotFound as err:  # removed from the store since it was listed
             raise NotServed(f"no revision {sha} of {repo} is served here: {err}") from err
         with self._lock:
-            kept = self._revisions.setdefault(key, rev)
-            if kept is rev and servable(repo, sha, rev.name, rev.files):
-                root = rev.uri("")
-                self.served.update({root + path: (data, mime_type(path))
-                                    for path, data in rev.files.items()})
+            rev = self._revisions.setdefault(key, rev)
             while len(self._revisions) > MAX_REVISIONS:
-                self._drop(self._revisions.popitem(last=False)[1])
-            return kept
+                self.served.drop(self._revisions.popitem(last=False)[1])
+            return rev
 
     def forget(self, repo: str, sha: str) -> None:
         """Drop a revision from memory (files, scan, entry) as if never read: its next read is
@@ -197,15 +193,18 @@ class Catalog:
         key = (repo, sha)
         with self._lock:
             if (rev := self._revisions.pop(key, None)) is not None:
-                self._drop(rev)
+                self.served.drop(rev)
             self._scans.pop(key, None)
             self._entries.pop(key, None)
 
-    def _drop(self, rev: Revision) -> None:
-        """`rev`'s files out of `served` (the lock held)."""
-        root = rev.uri("")
-        for path in rev.files:
-            self.served.pop(root + path, None)
+    def _serve(self, rev: Revision) -> None:
+        """`rev`'s files into `served`, once a URI that parsed named it (so its root parses
+        back to it), if every path of it parses back too (`uris.servable`) and it is still
+        in memory (a listing alone puts nothing there: a walk pays nothing for it)."""
+        if rev.uri() not in self.served and servable(rev.files):
+            with self._lock:
+                if self._revisions.get((rev.repo, rev.sha)) is rev:
+                    self.served.add(rev)
 
     def in_memory(self, uri: str | SkillUri) -> bool:
         """Whether everything `uri` names is in memory (its revision, the listing, the scan):
@@ -237,6 +236,7 @@ class Catalog:
         if rev.name != uri.name:
             raise NotServed(f"{uri.repo}@{uri.revision} is the skill {rev.name!r}, "
                             f"not {uri.name!r}")
+        self._serve(rev)
         return rev
 
     def answer(self, uri: SkillUri) -> dict[str, Any]:
@@ -260,6 +260,8 @@ class Catalog:
                 self._revisions.move_to_end(key)
         if rev is None or rev.name != uri.name:
             rev = self.lookup(uri)  # from the store, or the error naming what is wrong
+        else:
+            self._serve(rev)
         data = rev.files.get(uri.path)
         if data is None:
             raise NotServed(f"{uri.path!r} is not a file of {rev.repo}@{rev.sha}")

@@ -43,6 +43,23 @@ class Revision:
         return file_uri(self.repo, self.sha, self.name, path)
 
 
+class ServedFiles(dict[str, tuple[bytes, str]]):
+    """(bytes, MIME type) of files by their exact URI (a read of one is a lookup), added and
+    dropped a whole revision at a time."""
+
+    def add(self, rev: Revision) -> None:
+        """Every file of `rev`."""
+        root = rev.uri("")
+        self.update({root + path: (data, mime_type(path)) for path, data in rev.files.items()})
+
+    def drop(self, rev: Revision) -> None:
+        """Every file of `rev` out (nothing when it is not here)."""
+        root = rev.uri("")
+        if root + "SKILL.md" in self:
+            for path in rev.files:
+                self.pop(root + path, None)
+
+
 def read_folder(root: Path, paths: list[str]) -> tuple[dict[str, bytes], frozenset[str]]:
     """The bytes of `paths` under `root`, and those with an exec bit."""
     files = {rel: (root / rel).read_bytes() for rel in paths}

@@ -88,15 +88,10 @@ def parse(uri: str) -> SkillUri:
     return SkillUri(f"{ns}/{repo_name}", revision, name, "/".join(rest))
 
 
-def servable(repo: str, revision: str, name: str, paths: Iterable[str]) -> bool:
-    """Whether `parse` gives back exactly (repo, revision, name, path) from the URI of every
-    file in `paths`, checked once for a revision (one search over all its paths): a server may
-    then answer those exact URI strings without parsing each."""
-    try:
-        whole = parse(file_uri(repo, revision, name, "SKILL.md"))
-    except BadSkillUri:
-        return False
+def servable(paths: Iterable[str]) -> bool:
+    """Whether `parse` gives back each of `paths` from its file URI under a skill root that
+    parses (one search over them all): a server that parsed a URI of the root may then answer
+    those exact URI strings without parsing each."""
     joined = f"/{'/'.join(paths)}/"  # every segment between slashes: none empty, "." or ".."
-    return (whole.repo == repo and whole.revision == revision and whole.name == name
-            and whole.path == "SKILL.md" and not _REFUSED.search(joined)
-            and "//" not in joined and "/./" not in joined and "/../" not in joined)
+    return (not _REFUSED.search(joined) and "//" not in joined and "/./" not in joined
+            and "/../" not in joined)
