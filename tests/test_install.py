@@ -170,6 +170,24 @@ def test_global_installs_under_home(store: CountingStore, project: Path, home: P
     assert tree(project) == before
 
 
+def test_remove_in_the_wrong_scope_names_the_right_one(store: CountingStore, project: Path,
+                                                        home: Path):
+    """`list` shows project and user skills; `remove NAME` of a user skill said 'not
+    installed' and hinted `hubskills list`, which led back to it (issue 38, second walk)."""
+    pull("acme/csv-clean", project=project, store=store, global_=True)
+    pull("acme/pdf-tools", project=project, store=store)
+    with pytest.raises(HubskillsError, match="not installed") as user_only:
+        remove(project, "csv-clean")
+    assert user_only.value.hint.startswith("hubskills remove csv-clean --global  #")
+    with pytest.raises(HubskillsError, match="not installed") as project_only:
+        remove(project, "pdf-tools", global_=True)
+    assert project_only.value.hint.startswith("hubskills remove pdf-tools  #")
+    with pytest.raises(HubskillsError, match="not installed") as nowhere:
+        remove(project, "nope")
+    assert nowhere.value.hint == "hubskills list"
+    assert remove(project, "csv-clean", global_=True).paths  # the hinted command works
+
+
 def test_dry_run_writes_nothing(store: CountingStore, project: Path, home: Path):
     before, before_home = tree(project), tree(home)
     result = pull("acme/csv-clean", project=project, store=store, dry_run=True)
