@@ -170,10 +170,11 @@ def test_global_installs_under_home(store: CountingStore, project: Path, home: P
     assert tree(project) == before
 
 
-def test_remove_in_the_wrong_scope_names_the_right_one(store: CountingStore, project: Path,
-                                                        home: Path):
-    """`list` shows project and user skills; `remove NAME` of a user skill said 'not
-    installed' and hinted `hubskills list`, which led back to it (issue 38, second walk)."""
+def test_remove_or_update_in_the_wrong_scope_names_the_right_one(
+        store: CountingStore, project: Path, home: Path):
+    """`list` shows project and user skills; `remove NAME` (and `update NAME`) of a user
+    skill said 'not installed' and hinted `hubskills list`, which led back to it (issue 38,
+    second walk)."""
     pull("acme/csv-clean", project=project, store=store, global_=True)
     pull("acme/pdf-tools", project=project, store=store)
     with pytest.raises(HubskillsError, match="not installed") as user_only:
@@ -185,7 +186,11 @@ def test_remove_in_the_wrong_scope_names_the_right_one(store: CountingStore, pro
     with pytest.raises(HubskillsError, match="not installed") as nowhere:
         remove(project, "nope")
     assert nowhere.value.hint == "hubskills list"
-    assert remove(project, "csv-clean", global_=True).paths  # the hinted command works
+    with pytest.raises(HubskillsError, match="not installed") as update_user_only:
+        update(project, "csv-clean", stores=lambda _: store)
+    assert update_user_only.value.hint.startswith("hubskills update csv-clean --global  #")
+    assert update(project, "csv-clean", stores=lambda _: store, global_=True)
+    assert remove(project, "csv-clean", global_=True).paths  # the hinted commands work
 
 
 def test_dry_run_writes_nothing(store: CountingStore, project: Path, home: Path):

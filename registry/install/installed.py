@@ -207,7 +207,7 @@ def remove(project: Path, name: str, *, global_: bool = False, force: bool = Fal
             raise HubskillsError(f"{elsewhere[0]} was not installed by hubskills; it is left "
                                  "alone", hint="delete it yourself if you no longer want it")
         raise HubskillsError(f"'{name}' is not installed in {scope.skills_dir}",
-                             hint=_other_scope_hint(project, name, global_))
+                             hint=other_scope_hint("remove", project, name, global_))
     repo = marker.repo if marker else entry.repo if entry else None
     paths = [p for p in _placed(scope, dest, repo)] + ([dest] if present else [])
     for other in also:  # dependencies only `name` needed: theirs, as `remove` would find them
@@ -222,12 +222,13 @@ def remove(project: Path, name: str, *, global_: bool = False, force: bool = Fal
     return Removed(name, repo, paths, lock_updated, also, kept)
 
 
-def _other_scope_hint(project: Path, name: str, global_: bool) -> str:
-    """`hubskills remove NAME --global` when the skill is installed for the user, not in the
-    project (or the other way round): `list` shows both, and the plain hint led back to it."""
+def other_scope_hint(verb: str, project: Path, name: str, global_: bool) -> str:
+    """`hubskills remove NAME --global` (`verb`: remove, update) when the skill is installed
+    for the user, not in the project (or the other way round): `list` shows both, and the
+    plain hint led back to it."""
     other = Scope.of(project, not global_)
     if (other.skills_dir / name).exists() or name in Lockfile.read(other.lock_path).entries:
-        return f"hubskills remove {name}" + ("" if global_ else " --global") + (
+        return f"hubskills {verb} {name}" + ("" if global_ else " --global") + (
             "  # it is installed in your project" if global_ else "  # it is installed for you")
     return "hubskills list"
 

@@ -22,7 +22,7 @@ from registry.errors import HubskillsError, UnsafeSkill
 from registry.format.skill import content_hash
 from registry.install.agents import Agent, check_folders, select_agents
 from registry.install.deps import check_whole, update_target
-from registry.install.installed import check_unpinned, managed
+from registry.install.installed import check_unpinned, managed, other_scope_hint
 from registry.install.lockfile import LockEntry, Lockfile, Scope, read_marker
 from registry.install.place import PullResult, check_dest, install_staged, refresh
 from registry.install.pull import pull
@@ -174,7 +174,8 @@ def update(project: Path, name: str | None = None, *, stores: StoreFor, global_:
         entries = [e for e in entries if e.name == name]
         if not entries:
             raise HubskillsError(f"'{name}' is not installed by hubskills in "
-                                 f"{scope.skills_dir}", hint="hubskills list")
+                                 f"{scope.skills_dir}",
+                                 hint=other_scope_hint("update", project, name, global_))
     results = []
     for entry in entries:
         spec, notes = _spec(entry, scope), list[str]()
