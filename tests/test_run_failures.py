@@ -27,3 +27,16 @@ def test_an_eval_that_fails_before_any_answer_lists_the_reason(tmp_path, monkeyp
     [run] = list_runs(Settings.from_env().runs_dir)
     assert run.label.startswith("failed to start: the embedded model needs the local extra"), \
         run.label  # not "no answer was written"
+
+
+def test_runs_show_of_a_failed_start_names_the_command_that_runs_it(tmp_path, monkeypatch):
+    """It said 'This run is failed to start: ...: it cannot be pushed or ranked until it
+    finishes (hubskills eval SKILL --resume ID)': a placeholder where the folder is known, in
+    a sentence that does not parse (issue 38, second walk)."""
+    test_an_eval_that_fails_before_any_answer_lists_the_reason(tmp_path, monkeypatch)
+    [run] = list_runs(Settings.from_env().runs_dir)
+    shown = CliRunner().invoke(cli, ["runs", "show", run.run_id], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.output
+    assert "This run failed to start (the embedded model needs the local extra" in shown.output
+    assert f"    hubskills eval {tmp_path / 'tiny'} --resume {run.run_id}\n" in shown.output
+    assert "is failed to start" not in shown.output and "SKILL" not in shown.output

@@ -3,10 +3,14 @@ mode and transcripts (progress is in `_output`)."""
 
 from __future__ import annotations
 
+import shlex
+from pathlib import Path
+
 from rich.markup import escape
 
 from registry.agent.outcome import call_arguments
 from registry.cli import _output as out
+from registry.install.transaction import STAGING_PREFIX
 from registry.results import display
 from registry.results.report import ModelSummary, per_case_table, summarize
 from registry.results.runs import ResultRow, RunManifest
@@ -110,12 +114,28 @@ def render_summaries(manifest: RunManifest, summaries: list[ModelSummary]) -> No
     for s in summaries:
         _notes(s)
     if manifest.is_partial:
-        out.result(f"  This run is {escape(manifest.label)}: it cannot be pushed or ranked until "
-                   f"it finishes (hubskills eval SKILL --resume {manifest.run_id}).")
+        if (failure := manifest.start_failure) is not None:
+            out.result(f"  This run failed to start ({escape(failure)}): nothing to push or "
+                       "rank; once that is fixed, run it with:")
+        else:
+            out.result(f"  This run is {escape(manifest.label)}: it cannot be pushed or ranked "
+                       "until it finishes; finish it with:")
+        out.command("", f"hubskills eval {_resumable(manifest)} --resume {manifest.run_id}",
+                    indent="    ")
     elif manifest.subset:
         out.result(f"  This run asked {len(manifest.case_ids)} of the suite's "
                    f"{manifest.suite_cases} cases: a subset of the suite is never ranked; "
                    "pushed, its rows say so and are listed unranked.")
+
+
+def _resumable(manifest: RunManifest) -> str:
+    """What `eval --resume` takes for this run: the folder it evaluated while it is there (a
+    registry skill's was a temporary copy, gone), else its registry reference."""
+    folder = manifest.skill_path
+    fetched = folder and any(part.startswith(STAGING_PREFIX) for part in Path(folder).parts)
+    if folder and not fetched and Path(folder).is_dir():
+        return shlex.quote(folder)
+    return manifest.skill_repo or (shlex.quote(folder) if folder else "SKILL")
 
 
 def _errors(s: ModelSummary) -> list[str]:
