@@ -40,3 +40,4 @@ def test_runs_show_of_a_failed_start_names_the_command_that_runs_it(tmp_path, mo
     assert "This run failed to start (the embedded model needs the local extra" in shown.output
     assert f"    hubskills eval {tmp_path / 'tiny'} --resume {run.run_id}\n" in shown.output
     assert "is failed to start" not in shown.output and "SKILL" not in shown.output
+    assert "verdict" not in shown.output and "left out" not in shown.output  # no empty table

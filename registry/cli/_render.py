@@ -108,9 +108,11 @@ def render_summaries(manifest: RunManifest, summaries: list[ModelSummary]) -> No
             f"{s.skill.mean_input():.0f} (+{s.skill_overhead_tokens:.0f})",
             display.usd(s.skill.cost_usd, s.model),
         ))
-    out.table(["model", "baseline", "with skill", "lift pts [95% CI]", "p (exact)", "verdict",
-               "input tok/call (skill +)", "cost (skill arm)"], rows,
-              drop=("input tok/call (skill +)", "cost (skill arm)", "baseline", "with skill"))
+    if rows:  # a run that never got an answer has none: no empty table, no columns left out
+        out.table(["model", "baseline", "with skill", "lift pts [95% CI]", "p (exact)",
+                   "verdict", "input tok/call (skill +)", "cost (skill arm)"], rows,
+                  drop=("input tok/call (skill +)", "cost (skill arm)", "baseline",
+                        "with skill"))
     for s in summaries:
         _notes(s)
     if manifest.is_partial:
