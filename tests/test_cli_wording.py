@@ -110,3 +110,16 @@ def test_pull_commands_paste_into_a_shell_as_printed_with_a_long_id(tmp_path):
     assert max(map(len, pulled.stdout.splitlines())) <= 80, pulled.stdout
     assert pasted_runs(pulled.stdout, "every one):").startswith(
         f"pull local/{name} --agent claude")  # it was cut mid-command too
+
+
+def test_info_of_an_unpublished_folder_gives_it_no_downloads(tmp_path):
+    """`info my-skill` of a fresh scaffold said `downloads 0, likes 0, updated -` and that
+    `my-skill is no published version of a skill` (issue 38, second walk): a folder that is
+    in no registry has no downloads, and the sentence did not parse."""
+    run("new", "my-skill", cwd=tmp_path)
+    done = run("info", "my-skill", cwd=tmp_path)
+    assert "downloads" not in done.stdout, done.stdout
+    assert "my-skill matches no published version of a skill in the local registry" in \
+        done.stderr, done.stderr
+    published = run("info", SKILL, cwd=tmp_path)
+    assert re.search(r"^downloads \d+, likes \d+, updated 20", published.stdout, re.M)

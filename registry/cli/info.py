@@ -91,8 +91,8 @@ def _info_of(target: str, settings: Settings, store: SkillStore,
         except SkillNotFound:
             pass
         return (folder_info(target, folder), folder_facts(folder, home=settings.home),
-                f"{target} is no published version of a skill in the {store.kind} registry: "
-                f"{unidentified_hint(folder)}")
+                f"{target} matches no published version of a skill in the {store.kind} "
+                f"registry: {unidentified_hint(folder)}")
     if not looks_like_reference(target):
         raise no_such_folder(target, "info")
     repo, ref = parse_spec(target)
@@ -109,7 +109,9 @@ def _print_info(info: SkillInfo, summary: list[dict[str, Any]], triggers: list[A
                 facts: RevisionFacts | str) -> None:
     out.result(f"{info.repo}  {info.version or '(no version)'}  license: {info.license or '-'}")
     out.result(escape(info.description))
-    out.result(f"downloads {info.downloads}, likes {info.likes}, updated {info.updated or '-'}")
+    if info.versions:  # a folder that matches no published version has none of these
+        out.result(f"downloads {info.downloads}, likes {info.likes}, "
+                   f"updated {info.updated or '-'}")
     print_signature(facts)
     if info.versions:
         out.table(["version", "sha", "date"],
