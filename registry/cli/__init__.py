@@ -123,6 +123,9 @@ TASKS: dict[str, tuple[str, ...]] = {
     "Install": ("pull", "install", "update", "list", "remove", "verify-install", "agents",
                 "trust"),
 }
+#: How close a mistyped option must be to one of its command's to be offered (difflib's ratio:
+#: `--limt`/`--limit` 0.91, `--sort`/`--json` 0.67, click's own cutoff 0.6).
+CLOSE_OPTION = 0.75
 #: Old spellings that still work but are not listed: `tests generate` is `suite generate`.
 HIDDEN = frozenset({"tests"})
 #: What a command needs only after its first answers, imported while it first waits on the
@@ -164,6 +167,37 @@ class LazyGroup(click.Group):
                      + (f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else "")
 )
         return super().resolve_command(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """The command; a mistyped option gets "did you mean" only for a close one (click
+        offered `leaderboard --sort` '--json' and `runs --model` '--help'), else the commands
+        that have it (`--sort`: search)."""
+        try:
+            return super().invoke(ctx)
+        except click.NoSuchOption as exc:
+            typed, message = exc.option_name, f"No such option '{exc.option_name}'."
+            close = [option for option in exc.possibilities or ()
+                     if difflib.SequenceMatcher(None, typed, option).ratio() >= CLOSE_OPTION]
+            owners = [] if close else self._commands_with(ctx, typed)
+            if close:
+                message += f" Did you mean {' or '.join(repr(option) for option in close)}?"
+            elif owners:
+                more = f" and {len(owners) - 3} more" if len(owners) > 3 else ""
+                message += f" It is an option of {', '.join(owners[:3])}{more}."
+            raise click.UsageError(message, exc.ctx) from None
+
+    def _commands_with(self, ctx: click.Context, option: str) -> list[str]:
+        """`hubskills search` for `--sort`: the commands (and subcommands) that have `option`.
+        Only a mistyped option gets here, so importing every command costs nothing that works."""
+        found = []
+        for name in (n for n in self.list_commands(ctx) if n not in HIDDEN):
+            command = self.get_command(ctx, name)
+            subs = [(f"{name} {sub}", command.get_command(ctx, sub))
+                    for sub in command.list_commands(ctx)] \
+                if isinstance(command, click.Group) else [(name, command)]
+            found += [f"hubskills {path}" for path, sub in subs if sub is not None and any(
+                option in param.opts for param in sub.params)]
+        return found
 
     def _subcommands_named(self, ctx: click.Context, name: str) -> list[str]:
         """`runs compare` for `compare`: the groups' subcommands of that name (or close to it).
