@@ -120,6 +120,7 @@ def test_eval_and_ci_output_fit_80_columns_and_keep_the_verdict(world):
     assert_fits(world["ids"]["agent_out"])
     assert_fits(world["ids"]["trigger_out"])
     assert "recall" in world["ids"]["trigger_out"]
+    assert " × 1 run among " in " ".join(world["ids"]["trigger_out"].split())  # not "1 runs"
     assert_fits(world["ids"]["ci_out"])
     assert "verdict" in world["ids"]["ci_out"]
     shown = run(world["home"], "runs", "show", world["ids"]["tool"], cwd=world["project"])

@@ -121,5 +121,9 @@ def test_info_of_an_unpublished_folder_gives_it_no_downloads(tmp_path):
     assert "downloads" not in done.stdout, done.stdout
     assert "my-skill matches no published version of a skill in the local registry" in \
         done.stderr, done.stderr
+    refused = hubskills("eval", "my-skill", "--push", "-m", "local/m", "--base-url",
+                        "http://127.0.0.1:9/v1", cwd=tmp_path, COLUMNS="200")
+    assert refused.returncode == 1 and "my-skill matches no published version of a skill in " \
+        "the local registry, so pushed results would belong to none" in refused.stderr
     published = run("info", SKILL, cwd=tmp_path)
     assert re.search(r"^downloads \d+, likes \d+, updated 20", published.stdout, re.M)

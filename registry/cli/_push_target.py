@@ -33,7 +33,7 @@ def push_target(settings: Settings, skill: Path, repo: str | None, registry_kind
     store.check_writable()
     published = identify(skill, store, repo=repo)
     if published is None:
-        raise HubskillsError(f"{skill} is no published version of a skill in the {store.kind} "
-                             "registry, so pushed results would belong to none",
+        raise HubskillsError(f"{skill} matches no published version of a skill in the "
+                             f"{store.kind} registry, so pushed results would belong to none",
                              hint=unidentified_hint(skill))
     return store, published

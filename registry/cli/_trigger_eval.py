@@ -176,8 +176,9 @@ def report(manifest: RunManifest, rows: list, *, as_json: bool, verbose: bool) -
                 escape(", ".join(f"{k} ×{v}" for k, v in list(s.opened_instead.items())[:3])),
                 display.usd(s.cost_usd, s.model)) for s in summaries],
               title=f"{escape(manifest.skill_name)} — trigger eval, run {manifest.run_id}, "
-                    f"{len(manifest.case_ids)} queries × {manifest.runs} runs among "
-                    f"{len(listed)} distractors ({escape(manifest.label)})")
+                    f"{display.count(len(manifest.case_ids), 'query', 'queries')} × "
+                    f"{display.count(manifest.runs, 'run')} among "
+                    f"{display.count(len(listed), 'distractor')} ({escape(manifest.label)})")
     out.result(f"  recall: should-trigger queries where the agent read this SKILL.md; false "
                f"triggers: should-not queries where it did. Intervals: {INTERVAL}; errors "
                "are failed sessions, in no denominator")

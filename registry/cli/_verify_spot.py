@@ -128,7 +128,7 @@ def _announce(check: SpotCheck) -> None:
     cost = f"at most ${check.estimated_cost:.4f} (catalogue prices, one call a sample)" \
         if check.estimated_cost is not None else "unknown (a model has no known price)" \
         if check.priced else "to be priced by the Job (catalogue prices)"
-    out.info(f"Spot check: re-asking {check.k} samples per arm over "
+    out.info(f"Spot check: re-asking {count(check.k, 'sample')} per arm over "
              f"{count(len(check.cases), 'case')} (seed {check.seed}); estimated cost {cost}")
 
 
