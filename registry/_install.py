@@ -15,6 +15,7 @@ import shlex
 import sys
 from functools import cache
 from importlib.metadata import PackageNotFoundError, requires
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Literal
 
@@ -58,9 +59,28 @@ def add_extra(extra: str) -> str:
         return f"pip install 'hubskills[{extra}]'"
     if kind == "pipx":
         return f"pipx inject hubskills {wanted}"
-    if kind == "uv":
-        return f"uv pip install --python {shlex.quote(sys.executable)} {wanted}"
-    return f"{shlex.quote(sys.executable)} -m pip install {wanted}"
+    return f"{pip_install()} {wanted}"
+
+
+def pip_install() -> str:
+    """The command that installs into this environment (a uv tool's or a plain one): its own
+    `python -m pip install`, or `uv pip install --python PYTHON` for a uv tool and for an
+    environment uv made and installed hubskills into (a `uv venv` has no pip: `-m pip` there
+    answered `No module named pip`)."""
+    python = shlex.quote(sys.executable)
+    if install_kind() == "uv" or (find_spec("pip") is None and installer() == "uv"):
+        return f"uv pip install --python {python}"
+    return f"{python} -m pip install"
+
+
+def installer() -> str:
+    """What installed hubskills here, as its metadata's INSTALLER file says (`pip`, `uv`)."""
+    from importlib.metadata import distribution
+
+    try:
+        return (distribution("hubskills").read_text("INSTALLER") or "").strip()
+    except PackageNotFoundError:
+        return ""
 
 
 def upgrade() -> str:
@@ -82,7 +102,7 @@ def upgrade() -> str:
             "pipx upgrade hubskills"
     if kind == "uv":
         return "uv tool upgrade hubskills && hubskills doctor"
-    pip = f"{shlex.quote(sys.executable)} -m pip install"
+    pip = pip_install()
     if source is None:
         return f"{pip} -U hubskills"
     source = shlex.quote(source)

