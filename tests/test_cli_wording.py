@@ -127,3 +127,12 @@ def test_info_of_an_unpublished_folder_gives_it_no_downloads(tmp_path):
         "the local registry, so pushed results would belong to none" in refused.stderr
     published = run("info", SKILL, cwd=tmp_path)
     assert re.search(r"^downloads \d+, likes \d+, updated 20", published.stdout, re.M)
+
+
+def test_runs_compare_with_no_changed_case_prints_no_empty_table(tmp_path):
+    """It printed the per-case table's header alone under '0 improved, 0 regressed' (issue
+    38, second walk)."""
+    ids = [re.search(r"run (\d{8}-\d{6}-\w+)", evaluate(tmp_path, n).stdout)[1] for n in (1, 2)]
+    done = run("runs", "compare", *ids, cwd=tmp_path)
+    assert "0 improved, 0 regressed" in done.stdout, done.stdout
+    assert "A (skill)" not in done.stdout, done.stdout

@@ -122,6 +122,7 @@ def runs_compare_command(run_a: str, run_b: str, as_json: bool) -> None:
                for st in [s["stats"]]], drop=("p (exact)", "baseline"))
     out.result(f"{run_a} → {run_b}: {comparison['summary']}")
     out.result(f"  note: {comparison['note']}")
-    out.table(["model", "case", "A (skill)", "B (skill)", "change"],
-              [(c["model"], c["case"], display.pct(c["a"]), display.pct(c["b"]), c["change"])
-               for c in comparison["cases"] if c["change"] != "same"])
+    changed = [(c["model"], c["case"], display.pct(c["a"]), display.pct(c["b"]), c["change"])
+               for c in comparison["cases"] if c["change"] != "same"]
+    if changed:  # none: the summary line said so, an empty table would say it again
+        out.table(["model", "case", "A (skill)", "B (skill)", "change"], changed)
