@@ -28,6 +28,7 @@ from registry import (
 )
 
 from .leaderboard_view import display_table, trigger_table
+from .messages import counted
 from .state import SpaceState
 
 HISTORY_COLUMNS = ("point", "version", "model", "date", "lift_points", "lift_ci",
@@ -65,7 +66,7 @@ def _header(repo: str, version: str | None, description: str, license_: str | No
     """The page's title block, as safe HTML: the description, tags and the signer's name are
     the author's text."""
     badges = [code_span(version and tag_for(version) or "unversioned"),
-              f"license: {code_span(license_ or 'unspecified')}", f"{downloads} downloads"]
+              f"license: {code_span(license_ or 'unspecified')}", counted(downloads, "download")]
     badges += [code_span(f"#{t}") for t in tags if t != "agent-skill"]
     signed = f"\n\nSignature: {code_span(signature)}" if signature else ""
     return safe_html(f"## {repo}\n\n{description}\n\n" + " · ".join(badges) + signed)

@@ -473,7 +473,7 @@ def test_opening_a_skill_page_is_no_download(space):
     state = SpaceState(space.state.settings, on_space=False, refresh_every=0)  # a cold cache
     try:
         header = skill_page.render(state, repo)[1]
-        assert f"{before} downloads" in header, header
+        assert f"{before} download{'' if before == 1 else 's'}" in header, header
         assert space.state.store.info(repo).downloads == before
     finally:
         state.data.stop()
@@ -490,3 +490,11 @@ def test_a_skill_pages_ranks_are_its_places_on_the_leaderboard(space):
     assert any(ranks[0] != "1" for ranks in [
         skill_data.results_table(space.state.board(), repo)["rank"].tolist()
         for repo in SEEDED])  # some skill's best entry is not first on the board
+
+
+def test_one_download_is_one_download():
+    from space.skill_data import _header
+
+    assert "1 download ·" in _header("ns/s", "1.0.0", "d", "mit", 1, ["x"])
+    assert "1 downloads" not in _header("ns/s", "1.0.0", "d", "mit", 1, [])
+    assert "2 downloads" in _header("ns/s", "1.0.0", "d", "mit", 2, [])
