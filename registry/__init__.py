@@ -89,6 +89,7 @@ _EXPORTS: dict[str, str] = {
     "trigger_rate_text": "registry.results.trigger_board:rate_text",
     "display": "registry.results.display",
     "estimate": "registry.evaluation.estimate",
+    "TimeLeft": "registry.evaluation.time_left:TimeLeft",
     # stores: open one, publish to it, and the path and size rules of anything written
     "SkillStore": "registry.stores:SkillStore",
     "SkillInfo": "registry.stores:SkillInfo",
@@ -165,7 +166,7 @@ __all__ = [
     "summarize", "per_case_table", "compare_runs",
     "leaderboard", "LeaderboardEntry", "leaderboard_label", "leaderboard_table_rows", "Board",
     "board_entries", "TriggerEntry", "trigger_rate_text", "display",
-    "estimate",
+    "estimate", "TimeLeft",
     "SkillStore", "SkillInfo", "get_store", "results_dataset", "publish_skill", "PublishResult",
     "check_relpath",
     "check_repo_id", "tag_for", "write_file", "generate_skill", "GenerateReport", "add_tests",
@@ -196,6 +197,7 @@ if TYPE_CHECKING:
     from registry.evaluation.config import EvalConfig
     from registry.evaluation.engine import EvalRun, run_evaluation
     from registry.evaluation.stopping import StopSignal
+    from registry.evaluation.time_left import TimeLeft
     from registry.format.claims import CLAIMS_LABEL
     from registry.format.skill import Problem, Skill, load_skill
     from registry.format.suite import Case, Suite, load_suite, suite_path

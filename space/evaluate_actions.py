@@ -5,6 +5,7 @@ and wiring are `evaluate_tab`."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Literal, cast
 
 import gradio as gr
@@ -15,11 +16,12 @@ from registry import (
     EvalRun,
     HubskillsError,
     RunManifest,
+    TimeLeft,
     known_models,
     push_saved_run,
 )
 
-from .evaluate_plan import duration, seconds_per_answer, time_left
+from .evaluate_plan import duration, seconds_per_answer
 from .evaluate_run import FAILED, EvalRequest, estimate, evaluate, results
 from .keys import request_settings
 from .messages import counted, describe, error_markdown, ok_markdown, warn
@@ -48,13 +50,13 @@ class _Pace:
     """The run's progress line: planned answers and time before the first, then each answer
     and the time left at the run's own pace."""
 
-    def __init__(self, state: SpaceState, config: EvalConfig,
-                 progress: gr.Progress | None) -> None:
-        self.state, self.config, self.progress = state, config, progress
-        self.begun = time.monotonic()
+    def __init__(self, state: SpaceState, config: EvalConfig, progress: gr.Progress | None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.state, self.config, self.progress, self.clock = state, config, progress, clock
+        self.pace = TimeLeft(clock())
 
     def started(self, manifest: RunManifest, total: int) -> None:
-        self.begun = time.monotonic()
+        self.pace = TimeLeft(self.clock())
         models = self.config.models
         seconds = sum(total / len(models) * seconds_per_answer(self.state, m,
                                                                self.config.max_tokens)[0]
@@ -65,10 +67,13 @@ class _Pace:
 
     def answered(self, done: int, total: int, row) -> None:
         mark = "error" if row.is_error else ("pass" if row.passed else "fail")
-        left = time_left(done, total, time.monotonic() - self.begun)
+        now = self.clock()
+        self.pace.answered(done, now)
+        seconds = self.pace.left(total, now)  # the recent pace: cached answers do not skew it
+        left = "" if seconds is None else f"{duration(seconds)} left"
         if self.progress is not None:
             self.progress((done, total), unit="answers",
-                          desc=f"{row.case_id} [{row.arm}] {mark} · {left}")
+                          desc=f"{row.case_id} [{row.arm}] {mark}" + (f" · {left}" if left else ""))
 
 
 def run_evaluation_ui(state: SpaceState, repo: str | None,

@@ -55,13 +55,6 @@ def check_cap(answers: int, *, on_space: bool, signed_in: bool) -> None:
 duration = estimate.duration
 
 
-def time_left(done: int, total: int, elapsed: float) -> str:
-    """The time left at the run's pace so far (`done` of `total` answers in `elapsed` s)."""
-    if done <= 0:
-        return ""
-    return f"{duration(elapsed / done * max(0, total - done))} left"
-
-
 def plan_text(p: estimate.Plan) -> str:
     """One line: answers planned, how they multiply, the time and the cost."""
     models = f"{len(p.models)} models" if len(p.models) > 1 else p.models[0]

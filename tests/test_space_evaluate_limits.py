@@ -29,6 +29,7 @@ from test_space import free_port
 
 from registry.cli import cli
 from registry.config import Settings
+from registry.evaluation.config import EvalConfig
 from registry.providers import embedded
 from registry.results.runs import (
     ResultRow,
@@ -232,3 +233,22 @@ def test_a_run_that_never_got_an_answer_is_labelled_failed_to_start(tmp_path, mo
     assert read_manifest(settings.runs_dir, refused.run_id).status == "complete"
     assert refused.label.startswith("failed to start: no model answered (")
     assert "switched off" in refused.label
+
+
+def test_the_time_left_is_the_recent_pace_not_the_cached_answers():
+    """Five answers from the cache at once, then one every 10 s: the progress line's time left
+    is the recent pace's (10 s an answer), not elapsed ÷ done (the cache made that 5.5 s)."""
+    from space.evaluate_actions import _Pace
+
+    said: list[str] = []
+    now = [0.0]
+    pace = _Pace(None, EvalConfig(models=["local/x"]),  # type: ignore[arg-type]
+                 lambda *_, desc, **__: said.append(desc), clock=lambda: now[0])
+    row = ResultRow(run_id="r", skill_name="s", case_id="q1", arm="skill", model="local/x",
+                    passed=True)
+    for done, at in enumerate([0.01] * 5 + [10.0, 20.0, 30.0, 40.0, 50.0, 60.0], start=1):
+        now[0] = at
+        pace.answered(done, 25, row)
+    assert said[0] == "q1 [skill] pass"  # too little known yet: no figure rather than a wrong one
+    # 14 left at 10 s each: 140 s; elapsed ÷ done would say 60 / 11 × 14 = 76 s, "about 1 min"
+    assert said[-1] == "q1 [skill] pass · about 2 min left", said

@@ -3,7 +3,7 @@
 On a terminal a rich bar (an evaluation) or a spinner (`generate`); anywhere else (CI logs,
 pipes, `> log`) the run id at once and a plain line every few answers or `HEARTBEAT_S` seconds,
 whichever comes first, so a long run never looks hung. Both say the time left as
-`registry.cli._time_left` estimates it.
+`registry.evaluation.time_left` estimates it.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from registry.cli import _output as out
-from registry.cli._time_left import TimeLeft, clock_text
+from registry.evaluation.time_left import TimeLeft, clock_text
 
 HEARTBEAT_S = 10.0
 LINES_PER_RUN = 20  # a plain line at least every 1/20th of the answers

@@ -1,4 +1,5 @@
-"""The time a run has left, as its progress says it (`~2:06 left`, on the plain line and the bar).
+"""The time a run has left, as its progress says it: `~2:06 left` on the CLI's plain line and
+bar, `about 2 min left` on the Space's Evaluate progress.
 
 `elapsed / done * left` counts the start-up (loading a model, the first connections) in the
 pace of the whole run, and with concurrent calls the answers come in waves, so the estimate
