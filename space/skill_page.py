@@ -7,7 +7,9 @@ served from memory (`SpaceState.view`).
 
 from __future__ import annotations
 
+import difflib
 import html
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import gradio as gr
@@ -64,11 +66,11 @@ def _render(state: SpaceState, repo: str, version: str | None) -> tuple:
     try:
         check_repo_id(repo)
     except HubskillsError:  # a visitor's `?skill=` that is no id: nothing of it runs further
-        return _not_found(repo)
+        return _not_found(state, repo)
     try:
         page = skill_page(state, repo, version)
     except SkillNotFound:  # said in the visitor's words: the store's own names its folder
-        return _not_found(repo)
+        return _not_found(state, repo)
     except HubskillsError as err:
         warn(err)
         return (gr.Dropdown(choices=[], value=None), error_markdown(err), "", "", None, None,
@@ -80,16 +82,20 @@ def _render(state: SpaceState, repo: str, version: str | None) -> tuple:
             page.pull_command, gr.Markdown(page.claims, visible=bool(page.claims)))
 
 
-def _not_found(repo: str) -> tuple:
-    return (gr.Dropdown(choices=[], value=None), not_on_board(repo), "", "", None, None, None,
-            None, "", gr.Dataframe(visible=False), "", gr.Markdown("", visible=False))
+def _not_found(state: SpaceState, repo: str) -> tuple:
+    return (gr.Dropdown(choices=[], value=None), not_on_board(repo, state.skill_ids()), "", "",
+            None, None, None, None, "", gr.Dataframe(visible=False), "",
+            gr.Markdown("", visible=False))
 
 
-def not_on_board(repo: str) -> str:
-    """The page's header for a skill this registry does not have (a visitor's `?skill=`)."""
+def not_on_board(repo: str, known: Sequence[str] = ()) -> str:
+    """The page's header for a skill this registry does not have (a visitor's `?skill=`),
+    naming the closest skill it has, if one is close."""
     shown = html.escape(repo[:200].replace("`", ""), quote=False)
-    return (f"### No skill `{shown}` here\n\nPick a skill from the list above, or search the "
-            "leaderboard by name, tag or description.")
+    close = difflib.get_close_matches(repo[:200], list(known), n=1, cutoff=0.6)
+    nearest = f"Did you mean `{close[0]}`? " if close else ""
+    return (f"### No skill `{shown}` here\n\n{nearest}Pick a skill from the list above, or "
+            "search the leaderboard by name, tag or description.")
 
 
 def build(state: SpaceState) -> SkillTab:

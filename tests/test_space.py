@@ -212,6 +212,9 @@ def test_an_unknown_skill_is_a_readable_message(client, space):
     assert out[-2] == ""
     shown = json.dumps(out)  # the server's folders and the CLI's hints are not a visitor's
     assert str(space.home) not in shown and "registry" not in shown and "hubskills " not in shown
+    typo = client.predict("hubskills/agent-skil-md", api_name="/skill_page")[1]
+    assert "Did you mean `hubskills/agent-skill-md`?" in typo, typo
+    assert "Did you mean" not in out[1]  # nothing close to nobody/nothing
     hostile = client.predict("x`<img src=x onerror=alert(1)>" + "y" * 500, api_name="/skill_page")
     assert "<img" not in hostile[1] and len(hostile[1]) < 400
 
