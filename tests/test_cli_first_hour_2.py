@@ -226,3 +226,12 @@ def test_a_stalled_run_says_it_will_take_longer(monkeypatch):
     before, stalled = shown(times, 100, monkeypatch, silence=30.0)[-2:]
     assert (before[0], stalled[0]) == (50, 50)
     assert stalled[1] > before[1] >= 45
+
+
+def test_pull_of_a_missing_folder_names_a_search_that_runs(tmp_path):
+    done = hubskills("pull", "./nope", cwd=tmp_path)
+    assert done.returncode == 1 and "Error: ./nope: no such folder" in done.stderr, done.stderr
+    hint = next(line for line in done.stderr.splitlines() if line.startswith("Hint: "))
+    assert hint.endswith(": hubskills search nope"), hint  # a word of the path, no placeholder
+    searched = hubskills("search", "nope", cwd=tmp_path)
+    assert searched.returncode == 0, searched.stderr

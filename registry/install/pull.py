@@ -11,6 +11,7 @@ refused before anything is written.
 from __future__ import annotations
 
 import contextlib
+import shlex
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -157,9 +158,10 @@ def pull_source(spec: str, plan: Plan, *, skills: Sequence[str] = (),
     source = parse_source(spec)
     if isinstance(source, FolderSource):
         if not Path(source.text).expanduser().is_dir():
+            word = Path(source.text).name or "WORD"
             raise InvalidSkill(f"{source.text}: no such folder",
-                               hint="check the path; a registry skill is NS/NAME "
-                                    "(hubskills search WORD finds one)")
+                               hint="check the path, or find a registry skill (NS/NAME): "
+                                    f"hubskills search {shlex.quote(word)}")
         source = source.keyed(plan.scope.root)
     url = github_url or Settings.from_env().github_url
     with SourceStore(plan.scope.root, github_url=url) as store:
