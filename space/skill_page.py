@@ -101,12 +101,14 @@ def not_on_board(repo: str, known: Sequence[str] = ()) -> str:
 def build(state: SpaceState) -> SkillTab:
     """Render the tab's components and wire its events."""
     with gr.Row(equal_height=True):
+        # the minimum widths stack them on a phone, where side by side cut the skill's id
         picker = gr.Dropdown(state.skill_ids(), value=None, label="Skill", scale=3,
-                             allow_custom_value=True, elem_id="skill-picker")
-        version = gr.Dropdown([], label="Version", scale=1, elem_id="skill-version")
+                             min_width=260, allow_custom_value=True, elem_id="skill-picker")
+        version = gr.Dropdown([], label="Version", scale=1, min_width=120,
+                              elem_id="skill-version")
     header = gr.Markdown(EMPTY_NOTE, elem_id="skill-header")
     pull = gr.Textbox(label="Install with one command", buttons=["copy"], interactive=False,
-                      max_lines=1, elem_id="pull-command")
+                      max_lines=2, elem_id="pull-command")  # 2: a phone wraps it, not cuts
     with gr.Row():
         with gr.Column(scale=3):
             body = gr.Markdown(elem_id="skill-body", container=True, max_height=640)

@@ -6,7 +6,7 @@ turned the new-tab arrow's CSS escapes into control characters)."""
 from __future__ import annotations
 
 import pytest
-from test_space_browser import chromium_page, require_browser, space_url  # noqa: F401
+from test_space_browser import chromium_page, pull_command, require_browser, space_url  # noqa: F401
 
 pytestmark = pytest.mark.slow
 
@@ -42,3 +42,17 @@ def test_the_first_screen_shows_the_leaderboards_rows(space_url, screen):  # noq
                   }
                   return [cell.innerText, tops.size]; })""")
             assert lines and all(n <= 2 for _, n in lines), lines
+
+
+def test_a_skill_page_on_a_phone_cuts_neither_its_id_nor_its_install_command(
+        space_url):  # noqa: F811
+    require_browser()
+    with chromium_page(390, 844) as page:
+        page.goto(f"{space_url}?skill=hubskills/agent-skill-md")
+        command = pull_command(page)
+        assert command.startswith("hubskills pull hubskills/agent-skill-md@v"), command
+        cut = page.evaluate("""() => ['#skill-picker input', '#pull-command textarea',
+              '#pull-command input'].map(css => { const box = document.querySelector(css);
+              return box && [css, box.value, box.scrollWidth, box.clientWidth]; })
+              .filter(found => found && found[2] > found[3])""")
+        assert cut == [], cut  # each shown whole: no text past its box's edge
