@@ -25,11 +25,7 @@
    SDK and store. Both floors answer the very results ours does (checked before timing: the same
    entries, bytes and caching fields), and a first read is also judged against the second (goal
    <= 1.05).
-3. The Space's leaderboard read p95 alone, then while 50 MCP clients walk `skills/list` on its
-   `/mcp` at once (the small seeded registry), in 4 rounds of each in turn; the clients run in
-   a process of their own (on a small machine their CPU is taken from the Space's too: a harsher
-   test than hosts elsewhere; the walks they made are printed). Goal: ratio <= 1.2.
-   `--skip-large --no-read` runs this part alone.
+The Space's leaderboard under 50 MCP clients is `bench/mcp_space.py`.
 
 `--data DIR` holds the large registry (generated once, about 7 minutes).
 """
@@ -37,7 +33,6 @@
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
 import random
 import statistics
@@ -56,10 +51,9 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"
 sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "bench" / "peers")]
 
 import anyio  # noqa: E402
-import mcp_types as types  # noqa: E402
 from mcp import Client  # noqa: E402
 from mcp_floor import floor_server  # noqa: E402
-from pydantic import TypeAdapter  # noqa: E402
+from mcp_walk import call, p95, walk  # noqa: E402
 
 from registry.config import Settings  # noqa: E402
 from registry.mcp import Catalog, build_server  # noqa: E402
@@ -67,37 +61,9 @@ from registry.mcp.reads import StoreReads  # noqa: E402
 from registry.mcp.revision import mime_type  # noqa: E402
 from registry.registries import get_store  # noqa: E402
 
-ANY = TypeAdapter(dict[str, Any])
 PAGE_GOAL_MS = 50.0
 READ_GOAL = 1.2
 BARE_GOAL = 1.05  # a first read over the bare SDK server reading the store (no code of ours)
-SPACE_GOAL = 1.2
-
-
-def p95(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
-
-
-async def _call(session: Any, method: str, **params: Any) -> dict[str, Any]:
-    return await session.send_request(types.Request[dict[str, Any], str](
-        method=method, params=params), ANY)
-
-
-async def _walk(session: Any, cpu: list[float] | None = None) -> tuple[list[float], int]:
-    """Seconds per skills/list page (wall; this process's CPU into `cpu`), and the skills
-    listed."""
-    times, cursor, listed = [], None, 0
-    while True:
-        start, used = time.perf_counter(), time.process_time()
-        page = await _call(session, "skills/list", **({"cursor": cursor} if cursor else {}))
-        times.append(time.perf_counter() - start)
-        if cpu is not None:
-            cpu.append(time.process_time() - used)
-        listed += len(page["skills"])
-        cursor = page.get("nextCursor")
-        if not cursor:
-            return times, listed
 
 
 class _LoadedOnce:
@@ -129,12 +95,12 @@ def bench_list(home: Path) -> bool:
             start = time.perf_counter()
             await anyio.to_thread.run_sync(catalog.count)
             load = time.perf_counter() - start
-            empty, listed = await _walk(client.session, cpu["empty"])
+            empty, listed = await walk(client.session, cpu["empty"])
         fresh = Catalog(store, reads=reads, facts=facts)  # a server started now
         async with Client(build_server(fresh), mode="2026-07-28") as client:
             await anyio.to_thread.run_sync(fresh.count)
-            first, _ = await _walk(client.session, cpu["first"])
-            second, _ = await _walk(client.session, cpu["second"])
+            first, _ = await walk(client.session, cpu["first"])
+            second, _ = await walk(client.session, cpu["second"])
         return load, empty, first, second, listed
 
     load, empty, first, second, listed = anyio.run(main)
@@ -187,7 +153,7 @@ def bench_read(reps: int = 15) -> bool:
 
     async def over_mcp(session: Any, rev: Any) -> tuple[float, float]:
         start, used = time.perf_counter(), time.process_time()
-        got = await _call(session, "skills/get", uri=rev.uri())
+        got = await call(session, "skills/get", uri=rev.uri())
         for resource in got["skill"]["resources"]:
             await session.read_resource(resource["uri"])
         return time.perf_counter() - start, time.process_time() - used
@@ -205,7 +171,7 @@ def bench_read(reps: int = 15) -> bool:
     async def answers(session: Any, rev: Any) -> list[Any]:
         """What a read answers (each result less its `_meta`: the SDK stamps the server's
         name there)."""
-        got = await _call(session, "skills/get", uri=rev.uri())
+        got = await call(session, "skills/get", uri=rev.uri())
         return [{k: v for k, v in got.items() if k != "_meta"}, *[
             (await session.read_resource(resource["uri"])).model_dump(exclude={"meta"})
             for resource in got["skill"]["resources"]]]
@@ -289,98 +255,13 @@ def bench_read(reps: int = 15) -> bool:
 KINDS = ["local", "cold", "warm", "floor", "store", "floor_read"]
 
 
-def bench_space(clients: int = 50, reads: int = 30, rounds: int = 4) -> bool:
-    from gradio_client import Client as GradioClient
-    from test_space import seeded_space
-
-    import space  # noqa: F401
-
-    tmp = Path(tempfile.mkdtemp(prefix="hubskills-bench-mcp-space-"))
-    os.environ["HUBSKILLS_HOME"] = str(tmp / "home")
-    os.environ["HUBSKILLS_SPACE_MCP_BURST"] = "100000"  # the clients are one address here
-    demo, url = seeded_space(Settings.from_env())
-    board = GradioClient(url, verbose=False)
-
-    def leaderboard_reads(n: int) -> list[float]:
-        times = []
-        for i in range(n):
-            start = time.perf_counter()
-            board.predict(f"skill {i % 7}", "All", "All", "All", api_name="/leaderboard")
-            times.append(time.perf_counter() - start)
-        return times
-
-    ctx = multiprocessing.get_context("spawn")
-    go, stop, walks = ctx.Event(), ctx.Event(), ctx.Value("i", 0)
-    alone: list[float] = []
-    loaded: list[float] = []
-    loads = [os.getloadavg()[0]]
-    try:
-        leaderboard_reads(5)  # warm
-        crowd = ctx.Process(target=_crowd, args=(url.rstrip("/") + "/mcp", clients, go, stop,
-                                                 walks))
-        crowd.start()  # the clients in a process of their own: only the server's work is here
-        for _ in range(rounds):  # alone and crowded in turn: the machine's load drifts
-            alone += leaderboard_reads(reads)
-            before = walks.value
-            go.set()
-            while walks.value < before + clients:  # every client is walking
-                assert crowd.is_alive(), "the MCP clients' process ended"
-                time.sleep(0.05)
-            loaded += leaderboard_reads(reads)
-            go.clear()
-            loads.append(os.getloadavg()[0])
-        stop.set()
-        go.set()
-        crowd.join(timeout=120)
-    finally:
-        demo.close()
-    ratio = p95(loaded) / p95(alone)
-    print(f"Space leaderboard reads ({rounds} rounds of {reads} alone, then {reads} with {clients} "
-          f"MCP clients listing; load average {min(loads):.1f}-{max(loads):.1f}), p95: alone "
-          f"{p95(alone) * 1000:.0f} ms, with the clients ({walks.value} walks) "
-          f"{p95(loaded) * 1000:.0f} ms: ratio {ratio:.2f} (goal <= {SPACE_GOAL}: "
-          f"{'met' if ratio <= SPACE_GOAL else 'MISSED'}); medians "
-          f"{statistics.median(alone) * 1000:.0f} and {statistics.median(loaded) * 1000:.0f} ms")
-    return ratio <= SPACE_GOAL
-
-
-def _crowd(url: str, clients: int, go: Any, stop: Any, walks: Any) -> None:
-    """`clients` MCP clients walking `skills/list` on `url` while `go` is set, until `stop`
-    (a process's body)."""
-    from mcp.client.session import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
-
-
-    async def client() -> None:
-        async with streamable_http_client(url) as (read, write), \
-                ClientSession(read, write) as session:
-            await session.initialize()
-            while not stop.is_set():
-                if not go.is_set():
-                    await anyio.sleep(0.02)
-                    continue
-                await _walk(session)
-                with walks.get_lock():
-                    walks.value += 1
-
-    async def run() -> None:
-        async with anyio.create_task_group() as group:
-            for _ in range(clients):
-                group.start_soon(client)
-
-    anyio.run(run)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir())
                         / "hubskills-bench")
-    parser.add_argument("--no-space", dest="space", action="store_false",
-                        help="leave out the Space's leaderboard under 50 MCP clients")
     parser.add_argument("--skip-large", action="store_true")
     parser.add_argument("--no-read", dest="read", action="store_false",
-                        help="leave out reading a skill's files (with --skip-large: the Space "
-                             "part alone)")
+                        help="leave out reading a skill's files")
     args = parser.parse_args()
     ok = True
     if not args.skip_large:
@@ -394,8 +275,6 @@ def main() -> int:
         ok &= bench_list(space_registry.large_registry(args.data))
     if args.read:
         ok &= bench_read()
-    if args.space:
-        ok &= bench_space()
     return 0 if ok else 1
 
 
