@@ -14,7 +14,7 @@ import re
 import shlex
 import sys
 from functools import cache
-from importlib.metadata import PackageNotFoundError, requires
+from importlib.metadata import PackageNotFoundError, distribution, requires
 from pathlib import Path
 from typing import Literal
 
@@ -76,8 +76,6 @@ def _has_pip() -> bool:
     """Whether pip is installed here, by its metadata: `find_spec("pip")` would make
     setuptools' distutils shim (Python < 3.12) step aside for pip, and a later
     `import setuptools` in this process then fails on the standard library's distutils."""
-    from importlib.metadata import distribution
-
     try:
         distribution("pip")
     except PackageNotFoundError:
@@ -87,8 +85,6 @@ def _has_pip() -> bool:
 
 def installer() -> str:
     """What installed hubskills here, as its metadata's INSTALLER file says (`pip`, `uv`)."""
-    from importlib.metadata import distribution
-
     try:
         return (distribution("hubskills").read_text("INSTALLER") or "").strip()
     except PackageNotFoundError:
@@ -145,8 +141,6 @@ def login_hint() -> str:
 
 def _installed_from() -> str | None:
     """The URL pip installed hubskills from (PEP 610's direct_url.json), None from an index."""
-    from importlib.metadata import distribution
-
     try:
         return source_of(distribution("hubskills").read_text("direct_url.json"))
     except PackageNotFoundError:
