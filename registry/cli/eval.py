@@ -63,7 +63,7 @@ _BUDGET = Budget()  # agent mode's defaults, shown in --help and docs/evaluating
                    "spending (linear, pocock, obrien-fleming or haybittle-peto; default "
                    "linear), settle_after (4), futility (0.15), futility_from (2), "
                    "early_futility (0.01), splits (2), batches (8), levels (chained or "
-                   f"bonferroni); {doc('evaluating', 'adaptive-evaluation-the-default')}. "
+                   f"bonferroni) ({doc('evaluating', 'adaptive-evaluation-the-default')}). "
                    "Trigger mode: alpha, spending, "
                    f"settle_after, width ({doc('triggers')}).")
 @click.option("--cases", default=None, help="Comma-separated case ids to run.")
