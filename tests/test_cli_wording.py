@@ -1,7 +1,8 @@
 """Wording a newcomer met (issue 38, item 11), each as the CLI runs it: a process of its own,
 piped, against the fake model server or the seeded registry. A count of one is singular, a
 p-value below 0.001 reads `p < 0.001`, a value said once above a table says something, and
-`update` and `install` say an unchanged skill in one line."""
+`update` and `install` say an unchanged skill in one line, and a pull that only links an agent
+says "Linked"."""
 
 from __future__ import annotations
 
@@ -73,6 +74,25 @@ def test_install_says_a_skill_already_in_place_in_one_line(tmp_path):
     shutil.rmtree(tmp_path / ".agents" / "skills" / "hf-hub-python-2x")
     again = run("install", cwd=tmp_path, HOME=str(tmp_path)).stdout  # one to put back: whole
     assert "Installed hubskills/hf-hub-python-2x" in again and "will see it" in again, again
+
+
+def test_a_pull_that_only_adds_an_agent_says_linked_not_up_to_date(tmp_path):
+    """`pull --agent claude` of a skill already installed for others created the Claude Code
+    link and said "Up to date:" above it; it says "Linked" (a dry run "Would link", writing
+    nothing) and marks the new link, and a pull that changes nothing still says up to date."""
+    home = {"HOME": str(tmp_path / "home")}
+    run("pull", SKILL, cwd=tmp_path, **home)
+    claude = tmp_path / ".claude" / "skills" / "agent-skill-md"
+    would = run("pull", SKILL, "--agent", "claude", "--dry-run", cwd=tmp_path, **home).stdout
+    assert would.startswith(f"Would link {SKILL} "), would
+    assert not (claude.exists() or claude.is_symlink())
+    done = run("pull", SKILL, "--agent", "claude", cwd=tmp_path, **home).stdout
+    assert done.startswith(f"Linked {SKILL} "), done
+    assert re.search(r"^  \.claude/skills/agent-skill-md  \(symlink: claude, new\)$", done,
+                     re.M), done
+    assert (claude / "SKILL.md").is_file()
+    again = run("pull", SKILL, "--agent", "claude", cwd=tmp_path, **home).stdout
+    assert again.startswith(f"Up to date: {SKILL} ") and ", new)" not in again, again
 
 
 def test_pull_commands_paste_into_a_shell_as_printed_with_a_long_id(tmp_path):

@@ -174,7 +174,7 @@ def print_moves(results: list[PullResult], project: Path, *, as_json: bool,
         print_results(results, project, as_json=as_json, empty=empty)
         return
     for result in results:
-        if result.status != "up-to-date":
+        if result.status != "up-to-date" or result.linked:
             _print_result(result, project)
             continue
         for note in result.notes:
@@ -195,12 +195,15 @@ def _print_result(r: PullResult, project: Path) -> None:
     was = ""
     if r.status == "updated" and r.previous:
         was = f" (was {r.previous.version or r.previous.sha[:12]})"
-    out.result(f"{_VERBS.get(r.status, r.status)} {r.repo}{version}{was} at sha {r.sha[:12]} "
-               + escape(f"[{r.registry}]"))
+    verb = _VERBS.get(r.status, r.status)
+    if r.status == "up-to-date" and r.linked:  # installed already: this pull adds links
+        verb = "Would link" if r.dry_run else "Linked"
+    out.result(f"{verb} {r.repo}{version}{was} at sha {r.sha[:12]} " + escape(f"[{r.registry}]"))
     for p in r.placements:
         agents = ", ".join(a for a in p.agents if a != "agents")
         serves = f": {agents}" if agents else ""
-        out.result(f"  {escape(rel(p.path, project))}  ({p.mode}{serves})")
+        new = ", new" if p.path in r.linked else ""
+        out.result(f"  {escape(rel(p.path, project))}  ({p.mode}{serves}{new})")
     for line in r.changed:
         out.result(f"    {escape(line)}")
     _print_visibility(r)

@@ -55,6 +55,8 @@ class PullResult:
     requires: list[str] = field(default_factory=list)  # its metadata.requires
     dependency: bool = False  # placed because another skill of the pull requires it
     dependencies: list[PullResult] = field(default_factory=list)  # the rest of its graph
+    linked: list[Path] = field(default_factory=list)  # links an up-to-date pull added (or would)
+    dry_run: bool = False  # nothing was written (an install's status says it: "dry-run")
 
     @property
     def scan_summary(self) -> dict[str, int]:
@@ -142,6 +144,8 @@ def refresh(scope: Scope, name: str, marker: Marker, agents: list[Agent], copy: 
                         requires=list(pinned.requires) if pinned and pinned.repo == marker.repo
                         else [])
     result.placements = [AgentLink(dest, "files", ("agents",))]
+    result.linked = [x.path for x in links if x.action != "keep"]
+    result.dry_run = dry_run
     if dry_run:
         result.placements += [AgentLink(x.path, "copy" if copy else "symlink", x.agents)
                               for x in links]
