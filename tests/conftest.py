@@ -31,6 +31,16 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+# The command line's consoles (rich) fix their width for good when COLUMNS is set as they are
+# made, and read it on every print when it is not: made here without it, each test's COLUMNS
+# (200 below, 80 where a test asks) holds, whichever test first imported the command line.
+_columns = os.environ.pop("COLUMNS", None)
+import registry.cli._output  # noqa: E402, F401
+
+if _columns is not None:
+    os.environ["COLUMNS"] = _columns
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A private HUBSKILLS_HOME per test, offline Hub, no credentials, plain output."""
