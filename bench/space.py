@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from registry.evaluation import leaderboard, leaderboard_table  # noqa: E402
+from registry.results import leaderboard, leaderboard_table  # noqa: E402
 
 SPACE_GOAL_S = 1.5
 SHAPE = {"skills": 10_000, "models": 10, "runs": 1, "cases": 10, "repeats": 1}
