@@ -80,11 +80,14 @@ async def gather_until_stopped(aws: Iterable[Awaitable[Any]], stop: StopSignal |
     gathered = asyncio.gather(*aws)
     marked = False
 
-    def mark() -> None:  # from the loop, or from a second signal's handler (`quit_now`)
+    def mark() -> None:
+        """`before_cancel`, once, from the loop or from a second signal's handler (`quit_now`).
+        Marked only once it has run: a handler that interrupts the loop's own call, after which
+        the process ends, runs it again whole (it writes the same state twice)."""
         nonlocal marked
         if before_cancel and not marked and not gathered.done():
-            marked = True
             before_cancel()
+            marked = True
 
     def cancel() -> None:
         if gathered.done():
