@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import sys
 import tomllib
 from pathlib import Path
@@ -127,7 +128,8 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory):
     succeeded("venv", run([sys.executable, "-m", "venv", tools]))
     succeeded("pip install pipx uv", run([tools / "bin" / "python", "-m", "pip", "install",
                                           "--quiet", "pipx", "uv"]))
-    return repository, tools / "bin", base / "cache"
+    yield repository, tools / "bin", base / "cache"
+    shutil.rmtree(base, ignore_errors=True)  # pipx, uv and their caches: about 750 MB
 
 
 def _script(commands: list[str], repository: Path) -> str:
