@@ -8,7 +8,7 @@ bwrap's own pid 1. Per command it reads a request from stdin,
 
 runs the argv in its own session and process group (stdin `/dev/null`, stdout and stderr into
 unlinked files in the private `/tmp`, which its size limit caps), kills the group at the
-timeout, and answers
+timeout, and once none of the group is left answers
 
     b"<id> <exit code, or - when killed at the timeout> <timed out 0|1> <o> <e>\\n"
     + the last o bytes of stdout + the last e bytes of stderr (each at most the cap).
@@ -56,7 +56,23 @@ def wait(pid: int, timeout: float) -> tuple[int | None, bool]:
         except OSError:
             pass
     status = os.waitpid(pid, 0)[1]
+    if timed_out:
+        gone(pid)
     return (None if timed_out else os.waitstatus_to_exitcode(status)), timed_out
+
+
+def gone(group: int, patience_ms: int = 5000) -> None:
+    """Wait until no process of `group` is left: SIGKILL only marks a process, which dies when
+    it next runs (on a busy machine, after the answer and the next command have), and an
+    orphan counts until the namespace's pid 1 reaps it. Killed again at each step, for at most
+    `patience_ms` milliseconds (a process stuck in the kernel is left)."""
+    pause = select.poll()
+    for _ in range(patience_ms):
+        try:
+            os.killpg(group, SIGKILL)
+        except OSError:  # ESRCH: none is left
+            return
+        pause.poll(1)
 
 
 def run(argv: list[bytes], timeout: float, cap: int) -> tuple[int | None, bool, bytes, bytes]:

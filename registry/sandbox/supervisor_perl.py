@@ -45,6 +45,7 @@ sub run {
     if (!defined $status) {
         kill(9, -$pid);  # the whole process group
         waitpid($pid, 0);
+        gone($pid);
     }
     my $code = !defined $status ? '-' : ($status & 127) ? -($status & 127) : $status >> 8;
     return ($code, defined $status ? 0 : 1, tail($out, $cap), tail($err, $cap));
@@ -69,6 +70,13 @@ sub finished {  # the wait status of $pid, or undef if it still runs after $left
     return undef unless $found > 0;
     waitpid($pid, 0);
     return $?;
+}
+
+sub gone {  # supervisor.py's `gone`: killed until none of the group is left, 5 s at most
+    my ($group) = @_;
+    for (my $left = 5000; $left > 0 && kill(9, -$group); $left--) {
+        select(undef, undef, undef, 0.001);
+    }
 }
 
 sub tail {
