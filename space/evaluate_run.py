@@ -243,7 +243,7 @@ def _run_here(state: SpaceState, folder: Path, config: EvalConfig, settings: Set
     and a failure before the first answer is kept in its manifest."""
     begun: list[tuple[str, float]] = []
 
-    def on_start(manifest: RunManifest, total: int) -> None:
+    def on_start(manifest: RunManifest, total: int, _cached: int) -> None:
         begun.append((manifest.run_id, time.monotonic()))
         if started:
             started(manifest, total)

@@ -36,6 +36,34 @@ def test_a_priced_model_is_priced_and_timed_before_it_answers(tmp_path):
     assert result.output.index(line) < result.output.index("zorblax-ports · 4 cases")
 
 
+def test_answers_the_cache_holds_are_left_out_of_the_estimate_and_are_not_asked(tmp_path):
+    """Iterating on a skill reruns its baseline arm from the cache: the estimate says so and
+    counts only the answers still to ask, and the model is asked exactly those."""
+    folder = make_skill(tmp_path, 4)
+    env = {"NO_COLOR": "1", "COLUMNS": "200", "HUBSKILLS_HOME": str(tmp_path / "home"),
+           "OPENAI_API_KEY": "sk-test"}
+    args = ["eval", str(folder), "-m", "openai/gpt-4o-mini", "--runs", "1",
+            "--max-tokens", "300"]
+    with FakeOpenAIServer(responder=knows_fact_if_told) as server:
+        env["OPENAI_BASE_URL"] = server.url
+        assert CliRunner().invoke(cli, args, env=env).exit_code == 0
+        skill_md = folder / "SKILL.md"
+        skill_md.write_text(skill_md.read_text() + "\nAsk the operator when unsure.\n")
+        asked_before = len(server.bodies)
+        edited = CliRunner().invoke(cli, args, env=env)
+        assert edited.exit_code == 0, edited.output
+        assert len(server.bodies) - asked_before == 4  # the skill arm only
+        again = CliRunner().invoke(cli, args, env=env)
+        assert again.exit_code == 0 and len(server.bodies) - asked_before == 4
+    whole = plan(load_skill(folder), load_suite(suite_path(folder), skill_dir=folder).cases,
+                 EvalConfig(models=["openai/gpt-4o-mini"], runs=1, max_tokens=300))
+    rest = whole.share(4)
+    assert (f"8 answers to get (4 of them cached; the rest {duration(rest.seconds)} at a "
+            f"typical pace; {cost_text(rest)})") in edited.output
+    assert cost_text(rest) != cost_text(whole)
+    assert "8 answers to get (all of them cached: nothing to ask, free)" in again.output
+
+
 def test_a_part_of_a_run_is_that_share_of_its_time_and_cost(tmp_path):
     folder = make_skill(tmp_path, 10)
     cases = load_suite(suite_path(folder), skill_dir=folder).cases

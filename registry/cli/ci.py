@@ -142,7 +142,8 @@ def _local_evaluate(stop: Any) -> Any:
         config = replace(config, dependencies=EvalDependencyLoader(settings))  # their skill arm
         with eval_progress() as progress:
             run = run_evaluation(skill_dir, config, settings, progress=progress.update,
-                                 started=progress.start, warn=out.warn, stop=stop, **kw)
+                                 started=lambda manifest, total, _cached: progress.start(
+                                     manifest, total), warn=out.warn, stop=stop, **kw)
         if run.manifest.status == "interrupted":
             run_id = run.manifest.run_id
             raise _Stopped(f"run {run_id} is kept as interrupted",

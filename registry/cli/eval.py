@@ -183,9 +183,9 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int,
                 _push(store, skill, run.manifest, run.rows, quiet=as_json, settings=settings)
         return
     with eval_progress() as progress, interrupts() as caught:
-        def started(manifest: RunManifest, total: int) -> None:
+        def started(manifest: RunManifest, total: int, cached: int) -> None:
             progress.start(manifest, total, "" if resume else _estimate(skill, tests, config,
-                                                                        total))
+                                                                        total, cached))
 
         result = run_evaluation(skill, config, settings, tests=tests, progress=progress.update,
                                 started=started, resume=resume, warn=out.warn,
@@ -234,12 +234,16 @@ _OUTSIDE_CONFIG_REPEATED = ("tests", "push", "repo", "registry_kind", "as_json",
 
 
 
-def _estimate(skill_dir: Path, tests: Path | None, config: EvalConfig, answers: int) -> str:
-    """`about 54 s at a typical pace; free`: the time and cost of the run's `answers` (a chat
-    run's: an agent's turns are not known before it works). Called once the run's checks
-    passed, so its skill and suite load."""
+def _estimate(skill_dir: Path, tests: Path | None, config: EvalConfig, answers: int,
+              cached: int) -> str:
+    """`about 54 s at a typical pace; free`: the time and cost of the run's `answers` but the
+    `cached` ones, which the response cache answers at once and for nothing (a chat run's: an
+    agent's turns are not known before it works). Called once the run's checks passed, so its
+    skill and suite load."""
     if config.mode == "agent":
         return ""
+    if cached >= answers:
+        return "all of them cached: nothing to ask, free"
     from registry.evaluation.estimate import cost_text, duration, plan
     from registry.format.skill import load_skill
     from registry.format.suite import load_suite, suite_path
@@ -247,8 +251,9 @@ def _estimate(skill_dir: Path, tests: Path | None, config: EvalConfig, answers: 
     skill = load_skill(skill_dir)
     suite = load_suite(tests or suite_path(skill.path), skill_dir=skill.path)
     cases = suite.select(config.case_ids).cases if config.case_ids else suite.cases
-    p = plan(skill, cases, config).share(answers)
-    return f"{duration(p.seconds)} at a typical pace; {cost_text(p)}"
+    p = plan(skill, cases, config).share(answers - cached)
+    held = f"{cached} of them cached; the rest " if cached else ""
+    return f"{held}{duration(p.seconds)} at a typical pace; {cost_text(p)}"
 
 def _answered(manifest, summaries) -> None:
     """A run where no model got a sample graded measured nothing: it fails (exit 1), with the

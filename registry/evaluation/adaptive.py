@@ -211,16 +211,9 @@ def round_cost(ev: Evaluator) -> tuple[float | None, int]:
     items = _round_items(ev, plans)
     total = 0.0
     for (model, arm, index, run), _ in items:
-        case = ev.suite.cases[index]
-        mode = "inline" if ev.config.mode == "agent" else ev.config.mode  # never "trigger":
-        plan = build_arm(arm, case, ev.skill, mode=cast("Mode", mode),  # `trigger_rounds` plans
-                         placement=ev.config.placement, dependencies=ev.dependencies)
-        if ev.config.use_cache and ev.config.mode != "agent" and ev.cache.get(completion_key(
-                model=model.ref, endpoint=model.provider.endpoint,
-                messages=[message_dict(m) for m in plan.messages], tools=plan.tools,
-                temperature=ev.config.temperature, max_tokens=ev.config.max_tokens, seed=run,
-                repeat=run)) is not None:
+        if in_cache(ev, (model, arm, index, run)):
             continue
+        plan = _arm(ev, arm, index)
         prompt = sum(estimate_tokens(m.content) for m in plan.messages)
         price = cost(model.ref, Usage(input_tokens=prompt,
                                       output_tokens=ev.config.max_tokens))
@@ -228,6 +221,26 @@ def round_cost(ev: Evaluator) -> tuple[float | None, int]:
             return None, len(items)
         total += price
     return total, len(items)
+
+
+def _arm(ev: Evaluator, arm: Arm, index: int) -> Any:
+    mode = "inline" if ev.config.mode == "agent" else ev.config.mode  # never "trigger":
+    return build_arm(arm, ev.suite.cases[index], ev.skill, mode=cast("Mode", mode),  # planned
+                     placement=ev.config.placement, dependencies=ev.dependencies)  # elsewhere
+
+
+def in_cache(ev: Evaluator, sample: Sample) -> bool:
+    """Whether the response cache holds `sample`'s first call, so asking it costs nothing
+    (never in agent mode, whose turns are not known before it works, nor with `--no-cache`)."""
+    model, arm, index, run = sample
+    if not ev.config.use_cache or ev.config.mode == "agent":
+        return False
+    plan = _arm(ev, arm, index)
+    return ev.cache.get(completion_key(
+        model=model.ref, endpoint=model.provider.endpoint,
+        messages=[message_dict(m) for m in plan.messages], tools=plan.tools,
+        temperature=ev.config.temperature, max_tokens=ev.config.max_tokens, seed=run,
+        repeat=run)) is not None
 
 
 def check_round_budget(ev: Evaluator, command: str) -> None:

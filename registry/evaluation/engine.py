@@ -23,6 +23,7 @@ from registry.evaluation.adaptive import (
     RoundLine,
     check_round_budget,
     history_of,
+    in_cache,
     make_design,
     run_rounds,
 )
@@ -74,7 +75,7 @@ if TYPE_CHECKING:  # the statistics (numpy) load only when a design is made
 
 ARMS: tuple[Arm, ...] = ("baseline", "skill")
 Progress = Callable[[int, int, ResultRow], None]
-Started = Callable[[RunManifest, int], None]
+Started = Callable[[RunManifest, int, int], None]  # (manifest, answers to get, of them cached)
 
 
 @dataclass
@@ -211,7 +212,8 @@ class Evaluator(ModelCalls):
         stopped = False
         pairs = Pairs(self.suite, self.judge, self.done)  # pairwise checks: both arms' rows
         if started:
-            self.probes.show(started, self.writer.manifest, total)
+            cached = sum(in_cache(self, item) for item in items)
+            self.probes.show(started, self.writer.manifest, total, cached)
 
         def keep(row: ResultRow) -> None:
             nonlocal finished
@@ -274,9 +276,10 @@ def run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Settings
     Code checks run in the sandbox `config.sandbox` names (`none` only for a folder of the
     user's own: not pulled, not `published`); `warn` receives a warning to show first.
     `published` is the published version the folder is: the run's rows are filed under it.
-    `started` gets the manifest (its run id) and the number of answers to get before the first
-    call. After `stop` is requested the run ends within moments as `interrupted`, keeping every
-    finished row (`resume` finishes it). `done` are rows answered elsewhere (a shard's earlier
+    `started` gets the manifest (its run id), the number of answers to get and how many of them
+    the response cache holds (they cost nothing), before the first call. After `stop` is
+    requested the run ends within moments as `interrupted`, keeping every finished row
+    (`resume` finishes it). `done` are rows answered elsewhere (a shard's earlier
     tries): the new run keeps those it plans and asks only for the other samples.
     `config.design` "adaptive" asks in rounds until the verdict is decided (`adaptive`);
     `on_round` gets a line saying what the design is doing before each round.

@@ -8,7 +8,7 @@ refused.
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,7 @@ from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.evaluation.config import EvalConfig
 from registry.evaluation.distractors import distractors_for, distractors_hash
-from registry.evaluation.engine import EvalRun, Progress, Started
+from registry.evaluation.engine import EvalRun, Progress
 from registry.evaluation.preflight import check_writable
 from registry.evaluation.run_manifest import (
     check_resumable,
@@ -46,6 +46,7 @@ from registry.format.triggers import (
 from registry.format.version_ref import SkillVersionRef
 from registry.results.runs import (
     ResultRow,
+    RunManifest,
     RunStatus,
     RunWriter,
     latest_rows,
@@ -54,6 +55,8 @@ from registry.results.runs import (
     samples_planned,
 )
 from registry.secrets import holding
+
+Started = Callable[[RunManifest, int], None]  # (manifest, answers to get)
 
 
 def load_trigger_suite(skill: Skill) -> TriggerSuite:
