@@ -116,6 +116,10 @@ def test_eval_says_first_that_publish_would_refuse_the_folder(
     shutil.copytree(REPO_ROOT / "skills/agent-skill-md", "agent-skill-md")
     code, _, err = run_main(capsys, "eval", "agent-skill-md", *closed)
     assert code == 1 and "publish would refuse" not in err, err
+    shutil.copytree("agent-skill-md", "renamed")  # its name no longer matches its folder
+    code, _, err = run_main(capsys, "eval", "renamed", *closed)
+    assert "publish would refuse this folder as it is (renamed has 1 validation error)" \
+        in _flat(err), err
 
 
 def test_eval_of_a_pulled_folder_is_not_held_to_publish(

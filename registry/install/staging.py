@@ -185,7 +185,8 @@ def _validate(skill: Skill, repo: str, where: str) -> list[str]:
                                  f"the folder name '{repo_name}'"))
     if errors:
         first = "; ".join(f"{p.location()}: {p.message}" for p in errors[:3])
-        raise InvalidSkill(f"{where} has {len(errors)} validation error(s): {first}",
+        raise InvalidSkill(f"{where} has {len(errors)} validation error"
+                           f"{'s' * (len(errors) != 1)}: {first}",
                            hint=f"hubskills versions {repo}  # pick another version, or ask "
                                 "the publisher to run hubskills validate")
     return [f"{p.location()}: {p.message}" for p in found

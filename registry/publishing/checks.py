@@ -38,7 +38,8 @@ def check_skill(skill_dir: Path, *, allow_risky: bool = False,
     problems = validate_skill(skill_dir)
     if has_errors(problems):
         errors = sum(p.severity == "error" for p in problems)
-        raise ValidationFailed(f"{skill_dir} has {errors} validation error(s)",
+        raise ValidationFailed(f"{skill_dir} has {errors} validation error"
+                               f"{'s' * (errors != 1)}",
                                problems=problems, hint=f"hubskills validate {skill_dir}")
     problems += check_suite(skill_dir)
     if strict and problems:
