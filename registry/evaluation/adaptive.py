@@ -29,7 +29,7 @@ from registry.providers import Usage, cost
 from registry.results.runs import Arm, ResultRow, RunManifest
 
 if TYPE_CHECKING:  # `results.sequential` (numpy, the statistics) loads when a design is made
-    from registry.evaluation.arms import Mode
+    from registry.evaluation.arms import ArmPlan, Mode
     from registry.evaluation.cache import ResponseCache
     from registry.format.skill import Skill
     from registry.format.suite import Suite
@@ -223,10 +223,12 @@ def round_cost(ev: Evaluator) -> tuple[float | None, int]:
     return total, len(items)
 
 
-def _arm(ev: Evaluator, arm: Arm, index: int) -> Any:
-    mode = "inline" if ev.config.mode == "agent" else ev.config.mode  # never "trigger":
-    return build_arm(arm, ev.suite.cases[index], ev.skill, mode=cast("Mode", mode),  # planned
-                     placement=ev.config.placement, dependencies=ev.dependencies)  # elsewhere
+def _arm(ev: Evaluator, arm: Arm, index: int) -> ArmPlan:
+    """The arm's messages for case `index`, as a chat sample asks them (an agent's first turn
+    is planned inline; trigger runs plan their own, `trigger_rounds`)."""
+    mode = "inline" if ev.config.mode == "agent" else ev.config.mode
+    return build_arm(arm, ev.suite.cases[index], ev.skill, mode=cast("Mode", mode),
+                     placement=ev.config.placement, dependencies=ev.dependencies)
 
 
 def in_cache(ev: Evaluator, sample: Sample) -> bool:
