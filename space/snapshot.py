@@ -79,6 +79,9 @@ def clock(stamp: float | None) -> str:
     return datetime.fromtimestamp(stamp, UTC).strftime("%H:%M:%S UTC")
 
 
+REFRESH_THREAD = "space-refresh"  # the background refresher's name (`Snapshots.start`)
+
+
 class Snapshots:
     """The current snapshot of one store, its refreshes, and how fresh it is (thread-safe).
 
@@ -176,7 +179,7 @@ class Snapshots:
     def start(self) -> None:
         """Refresh every `interval` seconds in a daemon thread (once; it ends with `self`)."""
         if self._thread is None:
-            self._thread = threading.Thread(target=_refresh_loop, name="space-refresh",
+            self._thread = threading.Thread(target=_refresh_loop, name=REFRESH_THREAD,
                                             args=(weakref.ref(self), self._wake), daemon=True)
             self._thread.start()
 
