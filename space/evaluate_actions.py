@@ -55,15 +55,20 @@ class _Pace:
         self.state, self.config, self.progress, self.clock = state, config, progress, clock
         self.pace = TimeLeft(clock())
 
-    def started(self, manifest: RunManifest, total: int) -> None:
+    def started(self, manifest: RunManifest, total: int, cached: int = 0) -> None:
+        """The first line: the answers planned and the time to get those the response cache
+        does not hold (a rerun's cached ones come back at once)."""
         self.pace = TimeLeft(self.clock())
         models = self.config.models
-        seconds = sum(total / len(models) * seconds_per_answer(self.state, m,
-                                                               self.config.max_tokens)[0]
+        seconds = sum((total - cached) / len(models)
+                      * seconds_per_answer(self.state, m, self.config.max_tokens)[0]
                       for m in models)
+        held = (": all of them cached, nothing to ask" if total and cached >= total else
+                f" ({cached} of them cached), {duration(seconds)}" if cached else
+                f", {duration(seconds)}")
         if self.progress is not None:
-            self.progress((0, total), unit="answers", desc=f"{total} answers planned, "
-                          f"{duration(seconds)} · Stop keeps the finished ones")
+            self.progress((0, total), unit="answers", desc=f"{total} answers planned{held} · "
+                          "Stop keeps the finished ones")
 
     def answered(self, done: int, total: int, row) -> None:
         mark = "error" if row.is_error else ("pass" if row.passed else "fail")

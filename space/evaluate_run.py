@@ -55,6 +55,8 @@ from .evaluate_plan import check_cap, plan, plan_text
 from .outbound import check_endpoints, status_line
 from .state import SpaceState
 
+Started = Callable[[RunManifest, int, int], None]  # (manifest, answers to get, of them cached)
+
 MAX_UPLOAD_FILES = 200
 MAX_UPLOAD_BYTES = 10 * 1024 * 1024
 UPLOAD_LIMITS = SizeLimits(max_file_bytes=MAX_UPLOAD_BYTES, max_total_bytes=MAX_UPLOAD_BYTES)
@@ -199,12 +201,13 @@ def estimate(state: SpaceState, request: EvalRequest) -> str:
 def evaluate(state: SpaceState, request: EvalRequest, settings: Settings,
              progress: Callable[[int, int, ResultRow], None] | None = None,
              stages: Stages | None = None, *, stop: StopSignal | None = None,
-             started: Callable[[RunManifest, int], None] | None = None) -> EvalRun:
+             started: Started | None = None) -> EvalRun:
     """Run the requested evaluation with `settings` (which may carry per-request keys): here,
     or on a Space as the visitor's Jobs (`evaluate_jobs`; `stages` follows them). A run here
-    ends early on `stop`, keeping its finished answers; `started` gets its manifest and the
-    answers it plans before the first call. One that fails before its first answer keeps why
-    (`note_start_failure`: listed as failed to start).
+    ends early on `stop`, keeping its finished answers; `started` gets its manifest, the
+    answers it plans and how many of them the response cache holds, before the first call.
+    One that fails before its first answer keeps why (`note_start_failure`: listed as failed
+    to start).
 
     Raises:
         HubskillsError: nothing to evaluate, a bad skill or suite, an unknown model, a key, an
@@ -238,15 +241,15 @@ def evaluate(state: SpaceState, request: EvalRequest, settings: Settings,
 def _run_here(state: SpaceState, folder: Path, config: EvalConfig, settings: Settings, *,
               progress: Callable[[int, int, ResultRow], None] | None,
               published: SkillVersionRef | None, stop: StopSignal | None,
-              started: Callable[[RunManifest, int], None] | None) -> EvalRun:
+              started: Started | None) -> EvalRun:
     """`run_evaluation` on this machine; the pace it kept is folded into `state.answer_times`
     and a failure before the first answer is kept in its manifest."""
     begun: list[tuple[str, float]] = []
 
-    def on_start(manifest: RunManifest, total: int, _cached: int) -> None:
+    def on_start(manifest: RunManifest, total: int, cached: int) -> None:
         begun.append((manifest.run_id, time.monotonic()))
         if started:
-            started(manifest, total)
+            started(manifest, total, cached)
 
     try:
         run = run_evaluation(folder, config, settings, progress=progress, published=published,

@@ -166,9 +166,11 @@ def _controls(state: SpaceState) -> _Controls:
 
 
 def _wire_run(state: SpaceState, controls: _Controls, inputs: list[gr.components.Component],
-              outputs: list[gr.components.Component], status: gr.Markdown) -> gr.events.Dependency:
+              outputs: list[gr.components.Component], status: gr.Markdown,
+              pushed: gr.Markdown) -> gr.events.Dependency:
     """Run, Stop and Keep: the run holds one of two slots (`model-work`) under the visitor's
-    session, which Stop (API: `/stop_evaluation`) and a closed tab (`on_leave`) end."""
+    session, which Stop (API: `/stop_evaluation`) and a closed tab (`on_leave`) end. A new run
+    clears what *Push* said (`pushed`) of the run before."""
     run_button, stop, keep, stopping = (controls.run, controls.stop, controls.keep,
                                         controls.stopping)
 
@@ -186,8 +188,8 @@ def _wire_run(state: SpaceState, controls: _Controls, inputs: list[gr.components
         return (gr.Button("Stopping…" if asked else "Stop", interactive=not asked),
                 STOPPING if asked else NOTHING_TO_STOP)
 
-    run_button.click(lambda: (gr.Button("Stop", visible=True, interactive=True), ""), None,
-                     [stop, stopping], queue=False, api_visibility="private")
+    run_button.click(lambda: (gr.Button("Stop", visible=True, interactive=True), "", ""), None,
+                     [stop, stopping, pushed], queue=False, api_visibility="private")
     stop.click(on_stop, None, [stop, stopping], api_name="stop_evaluation", queue=False)
     return run_button.click(on_run, [*inputs, keep], outputs, api_name="evaluate",
                             concurrency_limit=2, concurrency_id="model-work",
@@ -226,7 +228,8 @@ def build(state: SpaceState, opened: list[Any]) -> EvaluateTab:
     def on_leave(request: gr.Request) -> None:
         state.evaluations.left(_session(request))
 
-    ran = _wire_run(state, controls, inputs, [status, summary, chart, cases, run_id], status)
+    ran = _wire_run(state, controls, inputs, [status, summary, chart, cases, run_id], status,
+                    pushed)
     ran.then(on_cases, run_id, case_pick, api_visibility="private")
     case_pick.change(on_case, [run_id, case_pick], [baseline_md, skill_md],
                      api_visibility="private")

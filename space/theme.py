@@ -48,6 +48,9 @@ CSS = """
   #filter-query {flex-basis:100% !important;}
 }
 .hs-status p {margin:.2rem 0;}
+/* The Evaluate tab's progress (answers done, the last answer, the time left) is drawn over the
+   status box, which is empty while a run goes: room for its lines, or they are clipped. */
+#eval-status {min-height: 4.5rem;}
 .hs-table [role=gridcell], .hs-table th {font-family: var(--font) !important;
   font-variant-numeric: tabular-nums;}
 .hs-table th .cell-wrap, .hs-table [role=gridcell] .cell-wrap {padding-left: 6px !important;

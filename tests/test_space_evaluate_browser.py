@@ -49,6 +49,21 @@ def rows_of_run(runs_dir, count: int, before: set[str]):
     return check
 
 
+def assert_progress_seen(page) -> None:
+    """The run's progress (answers done of 8, the last answer) is drawn inside the status box
+    it is shown over, not clipped by it (a walk saw that box empty, at height 0, while a run
+    went: the lines were in the page but not on screen)."""
+    box = page.locator("#eval-status")
+    for text in (re.compile(r"\b\d/8 answers"), re.compile(r"q\d \[(skill|baseline)\]")):
+        line = box.get_by_text(text).first
+        line.wait_for()
+        inside = page.evaluate("""([el, box]) => {
+            const r = el.getBoundingClientRect(), b = box.getBoundingClientRect();
+            return r.height > 0 && r.top >= b.top && r.bottom <= b.bottom;
+        }""", [line.element_handle(), box.element_handle()])
+        assert inside, f"{text.pattern!r} is drawn outside its status box"
+
+
 def test_estimate_then_stop_then_a_closed_tab_stops_the_run(app, gate, tmp_path):  # noqa: F811
     require_browser()
     demo, url, runs_dir = app
@@ -58,12 +73,18 @@ def test_estimate_then_stop_then_a_closed_tab_stops_the_run(app, gate, tmp_path)
         fill_form(page, skill, gate.url)
         page.locator("#eval-estimate").get_by_text("8 answers").wait_for()  # before any run
         assert the_run(runs_dir) is None
+        page.locator("#eval-push").click()  # nothing to push yet: it says so
+        page.locator("#eval-pushed").get_by_text("Run an evaluation first").wait_for()
         page.locator("#eval-run").click()
+        # what the push said was about no run: the new run clears it
+        page.locator("#eval-pushed").get_by_text("Run an evaluation first").wait_for(
+            state="detached")
         wait_until(rows_of_run(runs_dir, 2, set()), "two answers on disk")
         # every connection slot holds a call at the gate: the run can send nothing more, so no
         # call of this run reaches the gate after the stop and takes the next run's free answers
         wait_until(lambda: gate.seen == 2 + LocalProvider.default_concurrency,
                    "every slot's call at the gate")
+        assert_progress_seen(page)
         page.locator("#eval-stop").click()
         page.locator("#eval-status").get_by_text(re.compile("stopped from the Space: kept 2 "
                                                             "of 8 answers")).wait_for()
