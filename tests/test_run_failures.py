@@ -5,39 +5,78 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
+from fakes.openai_server import FakeOpenAIServer
 
 from registry.cli import cli
 from registry.config import Settings
 from registry.providers import embedded
-from registry.results.runs import list_runs
+from registry.results.runs import RunManifest, RunWriter, list_runs, new_run_id
 
 
-def test_an_eval_that_fails_before_any_answer_lists_the_reason(tmp_path, monkeypatch):
-    monkeypatch.setattr(embedded, "GGUF_PACKAGE", "no_such_gguf_package")  # the extra missing
-    monkeypatch.setattr(embedded, "_llama", None, raising=False)  # not loaded by an earlier test
+def tiny_skill(tmp_path):
     skill = tmp_path / "tiny"
     (skill / "evals").mkdir(parents=True)
     (skill / "SKILL.md").write_text('---\nname: tiny\ndescription: "A tiny skill. Use when '
                                     'testing."\n---\n\nSay x.\n')
     (skill / "evals" / "evals.json").write_text(json.dumps({"cases": [
         {"id": "c1", "prompt": "q", "checks": [{"type": "contains", "value": ["x"]}]}]}))
-    done = CliRunner().invoke(cli, ["eval", str(skill), "-m", "embedded/smollm2-135m",
-                                    "--runs", "1"])
+    return skill
+
+
+def test_an_embedded_model_that_cannot_run_here_is_refused_before_the_run_is_saved(
+        tmp_path, monkeypatch):
+    """Found out without loading anything, before the run exists: it is not listed as a run
+    that failed to start (a walk without the GGUF saw one per try)."""
+    monkeypatch.setattr(embedded, "GGUF_PACKAGE", "no_such_gguf_package")  # the extra missing
+    monkeypatch.setattr(embedded, "_llama", None, raising=False)  # not loaded by an earlier test
+    done = CliRunner().invoke(cli, ["eval", str(tiny_skill(tmp_path)), "-m",
+                                    "embedded/smollm2-135m", "--runs", "1"])
     assert done.exit_code == 1 and "needs the local extra" in str(done.exception)
+    assert done.exception.hint == embedded.install_hint()
+    assert list_runs(Settings.from_env().runs_dir) == []
+
+
+def test_an_eval_that_fails_before_any_answer_lists_the_reason(tmp_path, monkeypatch):
+    with FakeOpenAIServer(responder=lambda body: {
+            "status": 400, "error": {"message": "this model is switched off"}}) as server:
+        done = CliRunner().invoke(cli, ["eval", str(tiny_skill(tmp_path)), "-m", "local/x",
+                                        "--base-url", server.url, "--runs", "1"])
+    assert done.exit_code == 1, done.output
     [run] = list_runs(Settings.from_env().runs_dir)
-    assert run.label.startswith("failed to start: the embedded model needs the local extra"), \
-        run.label  # not "no answer was written"
+    assert run.label.startswith("failed to start: no model answered ("), run.label
+    assert "switched off" in run.label  # not "no answer was written"
 
 
-def test_runs_show_of_a_failed_start_names_the_command_that_runs_it(tmp_path, monkeypatch):
+def test_runs_show_of_a_failed_start_names_the_command_that_runs_it(tmp_path):
     """It said 'This run is failed to start: ...: it cannot be pushed or ranked until it
     finishes (hubskills eval SKILL --resume ID)': a placeholder where the folder is known, in
     a sentence that does not parse (issue 38, second walk)."""
-    test_an_eval_that_fails_before_any_answer_lists_the_reason(tmp_path, monkeypatch)
-    [run] = list_runs(Settings.from_env().runs_dir)
+    runs_dir = Settings.from_env().runs_dir  # as the engine leaves a run that raised at once
+    writer = RunWriter(runs_dir, RunManifest(
+        run_id=new_run_id(), skill_name="tiny", content_hash="c", suite_hash="h",
+        models=["local/x"], runs=1, case_ids=["c1"], samples_planned=2,
+        skill_path=str(tiny_skill(tmp_path))))
+    writer.close("interrupted", note="the sandbox could not start: bwrap is gone")
+    [run] = list_runs(runs_dir)
     shown = CliRunner().invoke(cli, ["runs", "show", run.run_id], env={"COLUMNS": "200"})
     assert shown.exit_code == 0, shown.output
-    assert "This run failed to start (the embedded model needs the local extra" in shown.output
+    assert "This run failed to start (the sandbox could not start: bwrap is gone)" in shown.output
     assert f"    hubskills eval {tmp_path / 'tiny'} --resume {run.run_id}\n" in shown.output
     assert "is failed to start" not in shown.output and "SKILL" not in shown.output
     assert "verdict" not in shown.output and "left out" not in shown.output  # no empty table
+
+
+def test_a_rerun_the_cache_answers_needs_no_embedded_model(tmp_path, monkeypatch):
+    """The check asks only for what the run would ask the model: a rerun whose answers the
+    response cache holds runs without the GGUF (and says so: all of them cached)."""
+    skill = tiny_skill(tmp_path)
+    args = ["eval", str(skill), "-m", "embedded/smollm2-135m", "--runs", "1", "--max-tokens", "8"]
+    first = CliRunner().invoke(cli, args)
+    assert first.exit_code == 0, first.output
+    monkeypatch.setattr(embedded, "GGUF_PACKAGE", "no_such_gguf_package")  # the extra missing
+    monkeypatch.setattr(embedded, "_llama", None, raising=False)  # as a fresh process
+    again = CliRunner().invoke(cli, args)
+    assert again.exit_code == 0, (again.output, again.exception)
+    assert "all of them cached" in again.output
+    assert embedded._llama is None  # never loaded
+    assert len(list_runs(Settings.from_env().runs_dir)) == 2

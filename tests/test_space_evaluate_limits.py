@@ -213,26 +213,28 @@ def test_the_listing_counts_the_answers_written():
 def test_a_run_that_never_got_an_answer_is_labelled_failed_to_start(tmp_path, monkeypatch):
     settings = Settings.from_env()
     demo = build_demo(settings, on_space=False)
+    evaluate = handler(demo, "evaluate")
     monkeypatch.setattr(embedded, "GGUF_PACKAGE", "no_such_gguf_package")  # the extra missing
     monkeypatch.setattr(embedded, "_llama", None, raising=False)  # not loaded by an earlier test
     with holding(), pytest.warns(UserWarning, match="needs the local extra"):
-        status, *_, run_id = handler(demo, "evaluate")(
+        status, *_, run_id = evaluate(
             None, upload_of(make_skill(tmp_path, 1)), ["embedded/smollm2-135m"], "", 1,
             "inline", "user", 0, 16, 0, "", "", "", progress=None)
     assert "needs the local extra" in status and run_id is None
-    [manifest] = list_runs(settings.runs_dir)
-    assert manifest.label.startswith("failed to start: the embedded model needs the local "
-                                     "extra: "), manifest.label
-    listing = runs_listing()
-    assert "failed to start: the embedded model needs" in listing and "partial" not in listing
+    assert list_runs(settings.runs_dir) == []  # found out before the run was saved
     with FakeOpenAIServer(responder=lambda body: {
             "status": 400, "error": {"message": "this model is switched off"}}) as server:
-        CliRunner().invoke(cli, ["eval", str(make_skill(tmp_path / "b", 1)), "-m", "local/x",
-                                 "--base-url", server.url, "--runs", "1"])
-    refused = next(m for m in list_runs(settings.runs_dir) if m.run_id != manifest.run_id)
+        with holding():
+            status, *_, run_id = evaluate(
+                None, upload_of(make_skill(tmp_path / "b", 1)), ["local/x"], server.url, 1,
+                "inline", "user", 0, 16, 0, "", "", "", progress=None)
+    assert "no model answered" in status and run_id is None, status
+    [refused] = list_runs(settings.runs_dir)
     assert read_manifest(settings.runs_dir, refused.run_id).status == "complete"
     assert refused.label.startswith("failed to start: no model answered (")
     assert "switched off" in refused.label
+    listing = runs_listing()
+    assert "failed to start: no model answered" in listing and "partial" not in listing
 
 
 def test_the_time_left_is_the_recent_pace_not_the_cached_answers():
@@ -252,3 +254,28 @@ def test_the_time_left_is_the_recent_pace_not_the_cached_answers():
     assert said[0] == "q1 [skill] pass"  # too little known yet: no figure rather than a wrong one
     # 14 left at 10 s each: 140 s; elapsed ÷ done would say 60 / 11 × 14 = 76 s, "about 1 min"
     assert said[-1] == "q1 [skill] pass · about 2 min left", said
+
+
+def test_a_rerun_says_its_answers_are_cached_and_takes_no_time_for_them(tmp_path):
+    """The run's first progress line counts the answers the response cache holds and times
+    only the rest: a rerun of the same skill on the same model asks the model nothing."""
+    with FakeOpenAIServer(responder=knows_fact_if_told) as server:
+        demo = build_demo(Settings.from_env({
+            "HUBSKILLS_HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "1",
+            "OPENAI_BASE_URL": server.url}), on_space=False)
+        evaluate = handler(demo, "evaluate")
+        upload = upload_of(make_skill(tmp_path, 3))
+
+        def first_line() -> str:
+            said: list[str] = []
+            status, *_ = evaluate(None, upload, [MODEL], "", 1, "inline", "user", 0, 64, 0, "",
+                                  TYPED_KEY, "", progress=lambda *_, desc="", **__:
+                                  said.append(desc))
+            assert status.startswith("✅"), status
+            return next(line for line in said if "answers planned" in line)
+
+        assert first_line().startswith("6 answers planned, about "), "nothing cached yet"
+        asked = len(server.bodies)
+        assert asked == 6
+        assert first_line().startswith("6 answers planned: all of them cached, nothing to ask")
+    assert len(server.bodies) == asked  # the rerun asked the model for no answer

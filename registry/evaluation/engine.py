@@ -37,6 +37,7 @@ from registry.evaluation.pairwise import Pairs
 from registry.evaluation.preflight import (
     Probes,
     agent_tasks,
+    check_here,
     check_mode,
     check_suite,
     check_writable,
@@ -340,6 +341,8 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
     manifest.sandbox, manifest.code_checks = code.sandbox_name, code.status
     evaluator = Evaluator(skill, suite, config, settings, {_sample(r) for r in done}, code)
     evaluator.refuse_unpriced(evaluator._judge_models, command)
+    check_here(evaluator.models, lambda: {item[0].ref for item in evaluator.work()
+                                          if not in_cache(evaluator, item)})
     evaluator.design = design
     evaluator.dependencies = load_dependencies(  # costs nothing; before a round is priced
         skill, config.dependencies, manifest, resume=bool(resume), command=command)

@@ -1,8 +1,9 @@
 """Checks an evaluation makes before its first model call: what costs nothing fails first.
 
 `check_suite` asks whether the cases can be graded and repeated as asked; `check_mode` whether
-the models can do what the mode needs (tool calling for `tool`); `check_writable` whether the
-run and the response cache can be saved; `check_endpoints` whether each model's server answers
+the models can do what the mode needs (tool calling for `tool`); `check_here` whether a model
+run in this process can run on this machine; `check_writable` whether the run and the response
+cache can be saved; `check_endpoints` whether each model's server answers
 at all (`Probes` asks the same beside a run's first calls). `generate` asks the same
 of its students before its teacher is paid.
 """
@@ -73,6 +74,22 @@ def check_writable(settings: Settings) -> None:
         if why := why_unwritable(folder, create=False):
             raise HubskillsError(f"cannot save the run in {folder}: {why}",
                                  hint="set HUBSKILLS_HOME to a folder you can write to")
+
+
+def check_here(models: list[Model], asked: Callable[[], set[str]]) -> None:
+    """A model that runs in this process and cannot on this machine (the embedded one
+    without its extra) is refused before the run is saved, unless the response cache holds
+    every answer the run asks of it (`asked`: the refs of the models asked for more).
+
+    Raises:
+        HubskillsError: such a model, with the command that installs what it needs.
+    """
+    for model in models:
+        try:
+            model.provider.check_here()
+        except HubskillsError:
+            if model.ref in asked():
+                raise
 
 
 def check_endpoints(models: list[Model]) -> None:

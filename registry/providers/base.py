@@ -169,6 +169,14 @@ class Provider(ABC):
         Raises whatever the backend raises; `HubskillsError`s are final and never retried.
         """
 
+    def check_here(self) -> None:  # noqa: B027 - an optional hook, not an abstract one
+        """Find out, without loading anything, that a model run in this process can run on
+        this machine (the default: nothing to find out, as for a server's).
+
+        Raises:
+            HubskillsError: it cannot (what it needs is not installed), with the fix.
+        """
+
     async def probe(self) -> None:  # noqa: B027 - an optional hook, not an abstract one
         """Find out at no cost, before a run's first call, that the endpoint can answer (the
         default: nothing to find out, as for an in-process model).

@@ -79,6 +79,18 @@ def availability() -> tuple[bool, str]:
     return True, f"installed ({package}), runs on this machine"
 
 
+def check_here() -> None:
+    """Refuse when the embedded model cannot run here (`availability`), naming the fix.
+
+    Raises:
+        HubskillsError: no llama.cpp runtime, or no GGUF, is installed.
+    """
+    ok, why = availability()
+    if not ok:
+        raise HubskillsError(f"the embedded model needs the local extra: {why}",
+                             hint=install_hint())
+
+
 def install_hint() -> str:
     """The command(s) that make the embedded model run in this install: the `[local]` extra
     (the runtime) where no runtime is installed, and the GGUF without its dependencies."""
@@ -123,10 +135,7 @@ def load() -> Any:
         return _llama
     with _load_lock:
         if _llama is None:
-            ok, why = availability()
-            if not ok:
-                raise HubskillsError(f"the embedded model needs the local extra: {why}",
-                                     hint=install_hint())
+            check_here()
             started = time.perf_counter()
             path = gguf_path()
             assert path is not None  # availability() said so
@@ -203,6 +212,9 @@ class EmbeddedProvider(Provider):
 
     def __repr__(self) -> str:
         return "EmbeddedProvider()"
+
+    def check_here(self) -> None:
+        check_here()
 
     async def complete(self, messages: list[Message], *, model: str = MODEL_ID,
                        tools: list[ToolSpec] | None = None, temperature: float = 0.0,
