@@ -235,3 +235,26 @@ def test_pull_of_a_missing_folder_names_a_search_that_runs(tmp_path):
     assert hint.endswith(": hubskills search nope"), hint  # a word of the path, no placeholder
     searched = hubskills("search", "nope", cwd=tmp_path)
     assert searched.returncode == 0, searched.stderr
+
+
+@pytest.mark.parametrize(("args", "error", "hint"), [
+    (["runs", "show"], "Missing argument 'RUN_ID'.", "hubskills runs  # the run ids"),
+    (["runs", "compare"], "Missing argument 'RUN_A'.", "hubskills runs  # the run ids"),
+    (["eval", ".", "--runs", "0"], "Invalid value for '--runs': 0 is not in the range x>=1.",
+     "hubskills eval --help"),
+    (["search", "--sort", "bogus"], "Invalid value for '--sort': 'bogus' is not one of",
+     "hubskills search --help"),
+    (["evl"], "No such command 'evl'. Did you mean 'eval'?", "hubskills --help"),
+])
+def test_a_usage_error_is_one_error_line_and_a_hint(tmp_path, monkeypatch, capsys, args, error,
+                                                    hint):
+    """A bad option value, a missing argument or an unknown command reads like every other
+    error (a walk saw click's usage block): one line and a hint; exit code 2, as usage errors
+    exit (a failure: 1)."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exited:
+        main(args)
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"Error: {error}") and f"\nHint: {hint}\n" in err, err
+    assert "Usage:" not in err and "Try '" not in err

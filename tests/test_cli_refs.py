@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 from pathlib import Path
 
@@ -80,6 +81,14 @@ def test_pull_of_a_bare_name_takes_the_folder_here_or_hints_the_registry_skill(t
     run("new", "my-skill", cwd=tmp_path)
     pulled = run("pull", "my-skill", cwd=tmp_path)  # as `new` said it, no ./ needed
     assert (tmp_path / ".agents/skills/my-skill/SKILL.md").is_file(), pulled.stdout
+    # the scaffold is a draft: said before it reaches the agents, as `eval` says it
+    said = " ".join(pulled.stderr.split())
+    assert "publish would refuse this folder as it is" in said, pulled.stderr
+    assert "so your agents will read a draft: hubskills validate my-skill" in said
+    shutil.copytree(Path(__file__).parents[1] / "skills" / "agent-skill-md",
+                    tmp_path / "mine" / "agent-skill-md")
+    finished = run("pull", "./mine/agent-skill-md", cwd=tmp_path)
+    assert "Warning" not in finished.stderr, finished.stderr  # a skill publish takes: no word
 
 
 def test_tune_of_a_folder_not_pulled_yet_says_which_pull_makes_it(tmp_path):

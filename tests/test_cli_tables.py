@@ -84,9 +84,14 @@ def test_eval_summary_and_runs_keep_model_refs_and_run_ids_whole(tmp_path, width
                          COLUMNS=width)
     assert done.returncode == 0, done.stderr
     assert re.search(rf"^(model: )?{re.escape(model)}\s", done.stdout, re.M), done.stdout
+    header = next(line for line in done.stdout.splitlines() if "lift pts" in line)
+    # the with-skill rate is the headline: never a baseline without it (a walk saw that)
+    assert "with skill" in header or "baseline" not in header, done.stdout
+    if width == "80":  # the model said above the one-row table makes room for both rates
+        assert "baseline" in header and "with skill" in header, done.stdout
     run_id = re.search(r"run\s+(\d{8}-\d{6}-\w+)", done.stdout)[1]
     listed, _ = narrow("runs", cwd=tmp_path, COLUMNS=width)
-    assert re.search(rf"^{re.escape(run_id)}\s", listed, re.M), listed
+    assert re.search(rf"^(run: )?{re.escape(run_id)}\s", listed, re.M), listed
     assert re.search(rf"\s{re.escape(model)}", listed), listed
 
 
@@ -123,3 +128,17 @@ def test_a_column_left_out_at_80_would_not_have_fitted(tmp_path, args):
     assert rules and left_out, (out, err)
     for name in left_out[1].split(", "):  # a column is at least as wide as its header
         assert len(rules[-1]) + 2 + len(name) > 80, (name, out)
+
+
+def test_a_one_row_summary_says_its_model_above_to_show_both_rates(tmp_path):
+    """At 80 columns a one-model summary of a one-case run (verdict `too few cases (1)`) left
+    out `with skill` and kept `baseline` (a walk saw it): the model said above the table makes
+    room for both rates."""
+    model = "local/smollm2-135m-xyz"  # as long as embedded/smollm2-135m
+    with FakeOpenAIServer(responder=knows_fact_if_told) as server:
+        out, err = narrow("eval", make_skill(tmp_path, 1), "-m", model, "--base-url",
+                          server.url, "--runs", "1", cwd=tmp_path)
+    header = next(line for line in out.splitlines() if "lift pts" in line)
+    assert "baseline" in header and "with skill" in header, out
+    assert f"model: {model}" in out, out
+    assert_fits(out)

@@ -252,7 +252,9 @@ def cli() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the CLI; a `HubskillsError` becomes `Error:`/`Hint:` on stderr and exit code 1."""
+    """Run the CLI; a `HubskillsError` becomes `Error:`/`Hint:` on stderr and exit code 1, a
+    usage error (a bad option value, a missing argument, an unknown command) the same lines
+    and exit code 2."""
     from registry.secrets import scrub_logs
 
     pause_for_imports()
@@ -268,11 +270,27 @@ def main(argv: list[str] | None = None) -> None:
         _fail(130, "Aborted.")
     except KeyboardInterrupt:
         _fail(130, "Interrupted.")
+    except click.UsageError as exc:
+        _fail(2, exc.format_message(), _usage_hint(exc))
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+
+
+#: Where a missing argument's values are listed (`runs show` with no run id).
+LISTED_BY = dict.fromkeys(("run_id", "run_a", "run_b"), "hubskills runs  # the run ids")
+
+
+def _usage_hint(exc: click.UsageError) -> str:
+    """A usage error's next command: where a missing argument's values are listed, else the
+    command's `--help` (click's usage block and "Try ..." lines, said as one hint)."""
+    param = getattr(exc, "param", None)
+    if isinstance(exc, click.MissingParameter) and param is not None and \
+            param.name in LISTED_BY:
+        return LISTED_BY[param.name]
+    return f"{exc.ctx.command_path if exc.ctx else 'hubskills'} --help"
 
 
 def _fail(code: int, message: str, hint: str | None = None) -> NoReturn:

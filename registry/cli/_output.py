@@ -61,10 +61,11 @@ def table(
     (`model: embedded/smollm2-135m`; a blank one, nothing to say, is just left out), then the
     `drop` columns, then any other but ids and `KEPT_COLUMNS` (from the right) are left out,
     and stderr names them (`--json` keeps them); a one-row table says its widest cells above
-    it, and a column left out comes back where that freed room for it. Still too wide, long
-    cells are cut with an ellipsis, then ids are wrapped at their separators (`_fitted`). A
-    `per_row` column (one value in every row by chance: search's versions) is never said.
-    `whole` says what shows cut text whole.
+    it (also to make room for the column left out last), and a column left out comes back
+    where that freed room for it (the last left out first, and none left out before one that
+    still does not fit). Still too wide, long cells are cut with an ellipsis, then ids are
+    wrapped at their separators (`_fitted`). A `per_row` column (one value in every row by
+    chance: search's versions) is never said. `whole` says what shows cut text whole.
     """
     cells = [["" if cell is None else scrub(str(cell)) for cell in row] for row in rows]
     spans = {name: _span(name, [row[i] for row in cells]) for i, name in enumerate(columns)}
@@ -72,8 +73,9 @@ def table(
     hidden: list[str] = []
     said: list[str] = []
 
-    def fits() -> bool:
-        return sum(spans[name][0] for name in shown) + 2 * (len(shown) - 1) <= out.width
+    def fits(also: Sequence[str] = ()) -> bool:
+        names = [*shown, *also]
+        return sum(spans[name][0] for name in names) + 2 * (len(names) - 1) <= out.width
 
     def widest(name: str) -> int:  # the widest is said first
         return -cell_len(cells[0][columns.index(name)])
@@ -88,18 +90,21 @@ def table(
         if name in shown and len(shown) > 1:
             shown.remove(name)
             hidden.append(name)
-    if len(cells) == 1:  # one row: its widest cells are said once above it
-        _say_once(sorted(shown, key=widest), cells, columns, shown, said, fits)
+    if len(cells) == 1:  # one row: its widest cells are said once above it, also to bring
+        _say_once(sorted(shown, key=widest), cells, columns, shown, said, fits)  # back the
+        if hidden:  # column left out last (the with-skill rate beside the lift)
+            _say_once(sorted(shown, key=widest), cells, columns, shown, said,
+                      lambda: fits(hidden[-1:]))
     for name in reversed(hidden[:]):  # one left out early may fit now: the last one first
         shown[:] = [n for n in columns if n in shown or n == name]
-        if fits():
-            hidden.remove(name)
-        else:
+        if not fits():  # and none left out before it (a baseline without its with-skill rate)
             shown.remove(name)
+            break
+        hidden.remove(name)
     if title:
         _prose(title, style="italic")
     if said:  # under the title, above the table
-        _print_joined(said)
+        joined(said)
     widths = _widths({name: spans[name] for name in shown})
     kept = [columns.index(name) for name in shown]
     fitted, shortened = _fitted(shown, [[row[i] for i in kept] for row in cells], widths)
@@ -128,9 +133,9 @@ def _say_once(names: list[str], cells: list[list[str]], columns: Sequence[str],
             said.append(f"{name}: {value}")
 
 
-def _print_joined(parts: list[str], sep: str = " · ") -> None:
-    """`a · b · c` on as few lines as fit the width, each part whole on its line (one wider
-    than the width alone, wrapped at spaces and its ids at their separators)."""
+def joined(parts: list[str], sep: str = " · ") -> None:
+    """`a · b · c` on stdout, on as few lines as fit the width, each part whole on its line
+    (one wider than the width alone, wrapped at spaces and its ids at their separators)."""
     line = ""
     for part in parts:
         if cell_len(Text.from_markup(part).plain) > out.width:

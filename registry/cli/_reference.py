@@ -37,6 +37,12 @@ option. Every command also takes `-h`/`--help`. Any option can be set from the e
 instead: the variable is named in its row (`HUBSKILLS_`, the command path, then the option's
 parameter name, upper case), as `auto_envvar_prefix="HUBSKILLS"` makes click read it. The
 [guide](index.md) explains what the commands are for.
+
+A command that fails prints `Error: <what went wrong>` and `Hint: <the next command>` on
+stderr, never a traceback, and exits 1 (a folder that is not there, a refused skill, a
+failure on the way); a usage error (a bad option value, a missing argument, an unknown
+command) reads the same and exits 2, as click's and POSIX tools' usage errors do. Ctrl-C
+exits 130.
 """
 
 

@@ -14,6 +14,7 @@ from registry.install.transaction import STAGING_PREFIX
 from registry.results import display
 from registry.results.report import ModelSummary, per_case_table, summarize
 from registry.results.runs import ResultRow, RunManifest
+from registry.secrets import scrub
 
 
 def report_run(manifest: RunManifest, rows: list[ResultRow], *, as_json: bool,
@@ -82,11 +83,11 @@ def render_summaries(manifest: RunManifest, summaries: list[ModelSummary]) -> No
     n_cases = len(manifest.case_ids)
     cases = f"{n_cases} of {display.count(manifest.suite_cases, 'case')}" \
         if manifest.subset and manifest.suite_cases is not None else display.count(n_cases, "case")
-    out.result(
-        f"[bold]{escape(manifest.skill_name)}[/] · {cases} × "
-        f"{display.count(manifest.runs, 'run')} · "
-        f"{display.mode(manifest.mode, manifest.placement)} · run {manifest.run_id} "
-        f"({escape(manifest.label)})")
+    out.joined([scrub(part) for part in (  # a part is never cut (`run ID (its status)`)
+        f"[bold]{escape(manifest.skill_name)}[/]",
+        f"{cases} × {display.count(manifest.runs, 'run')}",
+        display.mode(manifest.mode, manifest.placement),
+        f"run {manifest.run_id} ({escape(manifest.label)})")])
     if manifest.dependencies:  # loaded in the skill arm only
         from registry.evaluation.dependencies import dependency_lines
 

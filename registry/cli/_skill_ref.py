@@ -72,7 +72,7 @@ def skill_folder(target: str | Path, *, command: str, scan: bool = True) -> Iter
         if not (path.exists() or path.is_symlink()):
             raise no_such_folder(text, command)
         if command in SPENDING:
-            _say_if_unpublishable(path)
+            say_if_unpublishable(path)
         yield path
         return
     try:
@@ -163,17 +163,18 @@ def _command_names(ctx: click.Context) -> list[str]:
     return names or [ctx.info_name or ""]
 
 
-def _say_if_unpublishable(folder: Path) -> None:
-    """Warn, before a command spends anything on a folder of your own, when `publish` would
-    refuse it as it is (a pulled folder was published already: it is left alone)."""
+def say_if_unpublishable(folder: Path, so: str = "this run measures a draft") -> None:
+    """Warn, before a command spends anything on a folder of your own (or `pull` hands it to
+    your agents), when `publish` would refuse it as it is, saying what follows (`so`); a
+    pulled folder was published already: it is left alone."""
     from registry.install.lockfile import read_marker
     from registry.publishing.checks import refusal
 
     if folder.is_dir() and read_marker(folder) is None and (why := refusal(folder)):
         from registry.cli import _output as out
 
-        out.warn(f"publish would refuse this folder as it is ({why}), so this run measures "
-                 f"a draft: hubskills validate {folder} lists what to fix")
+        out.warn(f"publish would refuse this folder as it is ({why}), so {so}: "
+                 f"hubskills validate {folder} lists what to fix")
 
 
 def _check_scan(folder: Path, spec: str, command: str) -> None:

@@ -8,7 +8,7 @@ from typing import TypedDict
 import click
 
 from registry.cli import _pull_shared as shared
-from registry.cli._skill_ref import no_such_folder
+from registry.cli._skill_ref import no_such_folder, say_if_unpublishable
 from registry.config import Settings
 from registry.install import PullResult, pull
 from registry.install.agents import agent_names
@@ -76,6 +76,8 @@ def pull_command(spec: str, skills: tuple[str, ...], all_skills: bool, agent: st
         if not Path(spec).is_dir():
             raise no_such_folder(spec, "pull")  # hints the registry skill of that name
         spec = f"./{spec}"  # `hubskills new my-skill && hubskills pull my-skill`
+    if Path(spec).is_dir() and (Path(spec) / "SKILL.md").is_file():
+        say_if_unpublishable(Path(spec), so="your agents will read a draft")
     def run() -> list[PullResult]:
         with shared.show_findings():
             if is_source(spec):
