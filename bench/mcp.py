@@ -267,10 +267,13 @@ def main() -> int:
     if not args.skip_large:
         import importlib.util
 
+        # from its file (this file's folder is off the path, above), and registered under its
+        # name: the generator's worker processes are handed `space_registry._publish`, which
+        # pickles by that name (it failed whenever the large registry was not there yet)
         spec = importlib.util.spec_from_file_location("space_registry",
                                                       ROOT / "bench" / "space_registry.py")
         assert spec is not None and spec.loader is not None
-        space_registry = importlib.util.module_from_spec(spec)
+        space_registry = sys.modules["space_registry"] = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(space_registry)
         ok &= bench_list(space_registry.large_registry(args.data))
     if args.read:
