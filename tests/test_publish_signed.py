@@ -6,6 +6,7 @@ oracle besides hubskills' pull."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -155,3 +156,47 @@ def test_sign_options_are_checked_before_anything_is_written(env: Path,
     assert not (folder / SIGNATURE_FILE).exists()
     code, _, _ = run_main(capsys, "info", "local/acme-tool")
     assert code == 1  # nothing was published
+
+
+def test_a_folder_changed_since_it_was_signed_is_refused_before_anything_is_published(
+        env: Path, capsys: pytest.CaptureFixture[str]):
+    """Signed, then edited: every pull of that version would refuse it, and a version cannot
+    be published twice, so publish refuses first (a walk published one: `info` then said
+    'signature invalid' and no pull took it). Also a signature over a file publish leaves
+    out (`hubskills sign` signs every file, `.DS_Store` too)."""
+    key = env / "acme.key"
+    assert run_main(capsys, "keys", "new", key)[0] == 0
+    folder = _skill(env)
+    assert run_main(capsys, "sign", folder, "--key", key)[0] == 0
+    code, _, err = run_main(capsys, "publish", folder, "--force", "--dry-run")
+    assert code == 1 and "signed, but never published: .DS_Store" in err, err
+    (folder / ".DS_Store").unlink()
+    assert run_main(capsys, "sign", folder, "--key", key)[0] == 0
+    (folder / ".DS_Store").write_bytes(b"noise again, never signed or published")
+    assert run_main(capsys, "publish", folder, "--force", "--dry-run")[0] == 0
+    with (folder / "SKILL.md").open("a") as body:
+        body.write("\nOne more line.\n")
+    code, _, err = run_main(capsys, "publish", folder, "--force")
+    said = " ".join(err.split())
+    assert code == 1 and "the files changed since skill.oms.sig was made (changed: SKILL.md)" \
+        in said, err
+    assert f"Hint: hubskills publish {folder} --sign --key KEY" in said
+    assert run_main(capsys, "info", "local/acme-tool")[0] == 1  # nothing was published
+    code, _, err = run_main(capsys, "publish", folder, "--force", "--sign", "--key", key)
+    assert code == 0, err  # signed again, it goes
+
+
+def test_info_names_an_untrusted_key_as_keys_new_said_it(env: Path,
+                                                          capsys: pytest.CaptureFixture[str]):
+    """`keys new` printed sha256:… (the key's DER) and `info` showed pem-sha256:… (the hash
+    a key-mode signature carries): a user handed the key could not match them. `keys new`
+    says both."""
+    key = env / "acme.key"
+    code, out, _ = run_main(capsys, "keys", "new", key)
+    said = " ".join(out.split())
+    hint = re.search(r"pem-sha256:[0-9a-f]{64}", said)
+    assert code == 0 and hint, out
+    folder = _skill(env)
+    assert run_main(capsys, "publish", folder, "--sign", "--key", key, "--force")[0] == 0
+    code, out, _ = run_main(capsys, "info", "local/acme-tool", "--json")
+    assert json.loads(out)["signature"]["signer"] == hint[0]

@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from registry.cli import _output as out
 from registry.signing import new_key_pair
+from registry.signing.verify import key_hint
 
 
 @click.group("keys")
@@ -30,5 +31,7 @@ def keys_new(path: Path, force: bool) -> None:
     pair = new_key_pair(path, force=force)
     out.result(f"Private key: {escape(str(pair.private))} (keep it secret)")
     out.result(f"Public key:  {escape(str(pair.public))} ({pair.fingerprint})")
+    out.result(f"  (where nobody trusts it yet, `hubskills info` names it by its PEM's hash: "
+               f"pem-sha256:{key_hint(pair.public)})")
     out.command("  sign with:", f"hubskills sign FOLDER --key {shlex.quote(str(pair.private))}",
                 indent="    ")

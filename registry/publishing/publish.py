@@ -36,6 +36,7 @@ from registry.scan import Finding
 from registry.scan.paths import WINDOWS_DEVICES
 from registry.signing import SIGNATURE_FILE
 from registry.signing.status import SignatureStatus
+from registry.signing.verify import changed_since_signing
 from registry.stores.base import Appended, Published, SkillStore
 from registry.stores.files import skill_files
 from registry.stores.refs import bump_version, check_repo_id, normalize_version, tag_for
@@ -151,6 +152,21 @@ def _attached(manifest: RunManifest, rows: list[ResultRow], link: dict[str, str]
             [row.model_copy(update={"run_id": run_id}) for row in rows])
 
 
+def check_still_signed(skill_dir: Path, files: Sequence[str]) -> None:
+    """Refuse a folder whose `files` (the ones a publish sends) changed since its
+    `skill.oms.sig` was made.
+
+    Raises:
+        HubskillsError: what changed, and the commands that sign it again.
+    """
+    if (skill_dir / SIGNATURE_FILE).is_file() and \
+            (changed := changed_since_signing(skill_dir, files)):
+        raise HubskillsError(f"{skill_dir}: the files changed since {SIGNATURE_FILE} was made "
+                             f"({changed}), so every pull would refuse this version",
+                             hint=f"hubskills publish {skill_dir} --sign --key KEY  # signs "
+                                  "exactly the files it sends")
+
+
 def publish_skill(store: SkillStore, skill_dir: Path, *, runs_dir: Path,
                   repo: str | None = None, version: str | None = None, bump: str | None = None,
                   private: bool = False, with_runs: Sequence[str] = (), dry_run: bool = False,
@@ -180,6 +196,8 @@ def publish_skill(store: SkillStore, skill_dir: Path, *, runs_dir: Path,
                            "name", hint=f"rename the skill and its folder, then hubskills "
                            f"publish {skill_dir}")
     files = [rel for rel, _ in skill_files(skill)]
+    if sign is None:  # a signature the files no longer match: every pull would refuse it
+        check_still_signed(skill_dir, files)
     repo = repo or f"{store.default_namespace()}/{skill.name}"
     check_repo_id(repo)
     chosen, source = choose_version(store, repo, skill, version=version, bump=bump)

@@ -11,6 +11,7 @@ valid today, or one that loops (`_chain`), before the library verifies it.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -145,12 +146,17 @@ def _check_dates_and_loops(carried: Sequence[Any], certs: Sequence[Anchor], wher
 
 
 def _key_hint(anchor: Anchor) -> str:
-    """The key hint `model_signing` writes in a key-mode bundle: sha256 of the key's PEM."""
+    return key_hint(anchor.path)
+
+
+def key_hint(public_key: Path) -> str:
+    """The key hint `model_signing` writes in a key-mode bundle: sha256 of the key's PEM (what
+    `info` shows, `pem-sha256:` first, for a key no anchor here holds)."""
     import hashlib
 
     from cryptography.hazmat.primitives import serialization
 
-    key = serialization.load_pem_public_key(anchor.path.read_bytes())
+    key = serialization.load_pem_public_key(public_key.read_bytes())
     return hashlib.sha256(key.public_bytes(serialization.Encoding.PEM,
                                            serialization.PublicFormat.SubjectPublicKeyInfo)
                           ).hexdigest()
@@ -193,6 +199,26 @@ def _check_covered(folder: Path, manifest: Any, where: str, name: str) -> tuple[
     return excused
 
 
+def changed_since_signing(folder: Path, files: Sequence[str]) -> str | None:
+    """What changed in `folder`'s `files` (the ones a publish sends) since its
+    `skill.oms.sig` was made (`changed: SKILL.md`), or None when it has none or nothing
+    changed: their digests against the ones the signature lists, its key unread (the
+    publisher's check that a publish will still verify, not a verification)."""
+    sig = folder / SIGNATURE_FILE
+    if not sig.is_file():
+        return None
+    model_signing = oms()
+    from model_signing._signing.signing import dsse_payload_to_manifest
+
+    try:
+        payload = read_bundle(sig).bundle.dsse_envelope.payload
+        manifest = dsse_payload_to_manifest(json.loads(payload))
+    except Exception as err:  # noqa: BLE001  any parse failure of the library is "malformed"
+        return f"{SIGNATURE_FILE} is malformed ({_short(err)})"
+    left_out = sorted(_present(folder) - set(files))  # what a publish does not send
+    return _diff(model_signing, folder, manifest, ignored=left_out) or None
+
+
 def _present(folder: Path) -> set[str]:
     """Every file's relative path but the signature's."""
     found = set()
@@ -204,18 +230,21 @@ def _present(folder: Path) -> set[str]:
     return found
 
 
-def _diff(model_signing: Any, folder: Path, manifest: Any) -> str:
-    """`changed: a; added after signing: b; missing: c`, from the library's hashes."""
+def _diff(model_signing: Any, folder: Path, manifest: Any, ignored: Sequence[str] = ()) -> str:
+    """`changed: a; added after signing: b; missing: c`, from the library's hashes (of every
+    file but the signature and `ignored`)."""
     try:
         actual = model_signing.hashing.Config().set_ignored_paths(
-            paths=[SIGNATURE_FILE], ignore_git_paths=False).hash(folder)
+            paths=[SIGNATURE_FILE, *ignored], ignore_git_paths=False).hash(folder)
     except Exception:  # noqa: BLE001  the library's own message says it then
         return ""
     want = {str(rd.identifier): rd.digest for rd in manifest.resource_descriptors()}
     have = {str(rd.identifier): rd.digest for rd in actual.resource_descriptors()}
+    gone = want.keys() - have.keys()
     parts = [("changed", sorted(p for p in want.keys() & have.keys() if want[p] != have[p])),
              ("added after signing", sorted(have.keys() - want.keys())),
-             ("missing", sorted(want.keys() - have.keys()))]
+             ("missing", sorted(gone - set(ignored))),
+             ("signed, but never published", sorted(gone & set(ignored)))]
     return "; ".join(f"{label}: {', '.join(paths[:5])}" + (f" (+{len(paths) - 5} more)"
                                                            if len(paths) > 5 else "")
                      for label, paths in parts if paths)
