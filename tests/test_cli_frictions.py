@@ -195,7 +195,8 @@ def test_update_all_updates_every_skill_it_can_and_reports_the_skipped(tmp_path)
         assert f"Updated hubskills/{name} 1.1.1 (was 1.1.0)" in result.stdout
     assert result.exception.message.startswith("1 skill not updated:\n  agent-skill-md: ")
     assert "has local changes" in result.exception.message
-    assert result.exception.hint.startswith("hubskills update NAME --force")
+    assert result.exception.hint == ("hubskills update agent-skill-md --force  # discards its "
+                                     "local changes")
     assert "My own note." in edited.read_text()  # the local change is kept
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from registry.errors import UnsafeSkill
 from registry.install import install, pull
+from registry.install.restore import update
 from registry.install.signers import SignerChanged, namespace_of
 from registry.signing import add_anchor, new_key_pair
 from registry.stores import LocalStore
@@ -122,6 +123,16 @@ def test_require_signed_by_flag_or_setting_refuses_unsigned_skills(
     with pytest.raises(UnsafeSkill) as again:
         install(project, stores=lambda _: store)
     assert "pins 1 unsigned skill (plain)" in again.value.message
+    pull("acme/signed", project=project, store=store)  # up to date and signed: fine
+    # already installed and up to date, it is still what the pull would place: a walk saw
+    # "Up to date", exit 0, and a link into a new agent's folder
+    for again_ in (lambda: pull("acme/plain", project=project, store=store),
+                   lambda: update(project, "plain", stores=lambda _: store,
+                                  require_signed=True)):
+        with pytest.raises(UnsafeSkill) as up_to_date:
+            again_()
+        assert "plain is installed unsigned" in up_to_date.value.message
+        assert up_to_date.value.hint.startswith("hubskills remove plain")
 
 
 # --- verify-install ----------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from registry.errors import HubskillsError
 from registry.install import update
 from registry.install.installed import managed
 from registry.install.lockfile import Lockfile, Scope
+from registry.install.place import LocalChanges
 
 
 @click.command("update")
@@ -40,7 +41,7 @@ def update_command(name: str | None, force: bool, require_signed: bool,
         "require_signed": require_signed, "accept_new_signer": accept_new_signer,
         "allow_namespaces": [n.strip() for each in allow_namespace
                              for n in each.split(",") if n.strip()]}
-    results, skipped = [], []
+    results, skipped, hints = [], [], []
     for each in [name] if name is not None else _ours(project, global_):
         try:
             with shared.show_findings():
@@ -50,12 +51,15 @@ def update_command(name: str | None, force: bool, require_signed: bool,
             if name is not None:
                 raise
             skipped.append(f"{each}: {err.message}")
+            hints.append(f"hubskills update {each} --force  # discards its local changes"
+                         if isinstance(err, LocalChanges) else
+                         err.hint or f"hubskills update {each}  # alone, to see why")
     shared.print_moves(results, project, as_json=as_json,
                        empty="" if skipped else "No skills installed by hubskills.")
     if skipped:
         raise HubskillsError(f"{len(skipped)} skill{'s' if len(skipped) > 1 else ''} not "
                              "updated:\n  " + "\n  ".join(skipped),
-                             hint="hubskills update NAME --force  (discards its local changes)")
+                             hint=hints[0])  # the first refusal's own way on
 
 
 def _ours(project: Path, global_: bool) -> list[str]:

@@ -32,6 +32,10 @@ from registry.install.transaction import LinkPlan, Transaction, points_to
 from registry.scan import Finding, summarize
 
 
+class LocalChanges(HubskillsError):
+    """An install whose files differ from what its marker records: a pull would discard them."""
+
+
 @dataclass
 class PullResult:
     """What a pull did (or, with `dry_run`, would do)."""
@@ -176,8 +180,8 @@ def check_dest(dest: Path, repo: str, force: bool) -> Marker | None:
         raise HubskillsError(f"{dest} holds {marker.repo}; {repo} has the same skill name",
                              hint=f"hubskills remove {dest.name} first, or pull with --force")
     if content_hash(dest) != marker.content_hash and not force:
-        raise HubskillsError(f"{dest} has local changes that this pull would discard",
-                             hint="copy your changes elsewhere, or pull with --force")
+        raise LocalChanges(f"{dest} has local changes that this pull would discard",
+                           hint="copy your changes elsewhere, or pull with --force")
     return marker
 
 

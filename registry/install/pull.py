@@ -44,7 +44,7 @@ from registry.install.sources import (
 from registry.install.staging import Staged, check_staged, discard, prepare
 from registry.install.transaction import STAGING_PREFIX
 from registry.scan import STORE_LIMITS, SizeLimits
-from registry.signing import SignaturePolicy
+from registry.signing import SignaturePolicy, SignatureRefused
 from registry.stores import Resolved, SkillStore
 from registry.stores.refs import check_ref, check_repo_id, is_version, normalize_version
 
@@ -186,6 +186,23 @@ def pull_source(spec: str, plan: Plan, *, skills: Sequence[str] = (),
 _Ready = tuple[Staged, str] | PullResult  # staged with the registry that answered, or done
 
 
+def _check_still_allowed(name: str, lock: Lockfile, plan: Plan) -> None:
+    """An install already up to date is what this pull would place: one skills.lock pins with
+    no signer is refused when signatures are required (`pull` and `update` said "Up to date"
+    and even linked it into a new agent's folder).
+
+    Raises:
+        SignatureRefused: it is unsigned and `--require-signed` (or the variable) is set.
+    """
+    entry = lock.entries.get(name)
+    if plan.signatures is not None and plan.signatures.require_signed and \
+            (entry is None or entry.signer is None):
+        raise SignatureRefused(f"{name} is installed unsigned (skills.lock pins no signer for "
+                               "it) and --require-signed is set; nothing was changed",
+                               hint=f"hubskills remove {name}  # or pull it without "
+                                    "--require-signed if you trust its source")
+
+
 def _stage(repo: str, ref: str | None, store: SkillStore, plan: Plan) -> _Ready:
     """The revision staged and checked, or the refreshed install when it is already there."""
     scope, lock = plan.scope, Lockfile.read(plan.scope.lock_path)
@@ -195,6 +212,7 @@ def _stage(repo: str, ref: str | None, store: SkillStore, plan: Plan) -> _Ready:
     if current and current[1].sha == resolved.sha and not plan.force:
         folder = scope.skills_dir / current[0]
         if content_hash(folder) == current[1].content_hash:
+            _check_still_allowed(current[0], lock, plan)
             return refresh(scope, current[0], current[1], plan.agents, plan.copy, lock,
                            list(resolved.notes), dry_run=plan.dry_run)
     staged = prepare(store, repo, resolved, scope, limits=plan.limits,
