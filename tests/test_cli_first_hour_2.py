@@ -258,3 +258,15 @@ def test_a_usage_error_is_one_error_line_and_a_hint(tmp_path, monkeypatch, capsy
     err = capsys.readouterr().err
     assert err.startswith(f"Error: {error}") and f"\nHint: {hint}\n" in err, err
     assert "Usage:" not in err and "Try '" not in err
+
+
+def test_review_offline_says_it_needs_the_hub_not_an_option_it_lacks(tmp_path):
+    """Its hint was the generic 'retry online, or add --registry local', and review has no
+    --registry (pull requests exist only on the Hub): a walk followed it into a usage error."""
+    done = hubskills("review", "pending", cwd=tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    said = " ".join(done.stderr.split())
+    assert "`review pending` reads the results dataset's pull requests, which only the Hub " \
+           "has" in said, done.stderr
+    assert "Hint: hubskills review pending # again online, with HF_TOKEN set" in said
+    assert "--registry" not in said

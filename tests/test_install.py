@@ -357,6 +357,15 @@ def test_cli_update_shows_old_new_and_changed_files(capsys: pytest.CaptureFixtur
     assert "+ references/extra.md" in out
     code, out, _ = run_main(capsys, "update", "--project", project)
     assert "Up to date: hubskills/agent-skill-md 1.1.1" in out
+    shutil.rmtree(project / ".agents")  # a fresh clone: the lock, not the agent folders
+    shutil.rmtree(project / ".claude")
+    code, out, err = run_main(capsys, "list", "--project", project, "--offline")
+    assert code == 0 and "No skills found in any agent folder." in out
+    assert "skills.lock pins 1 skill not in .agents/skills: agent-skill-md" in out
+    assert "Hint: hubskills install  # places what skills.lock pins" in err
+    assert run_main(capsys, "install", "--project", project)[0] == 0
+    code, out, err = run_main(capsys, "list", "--project", project, "--offline")
+    assert "agent-skill-md" in out and "skills.lock pins" not in out and "Hint" not in err
 
 
 def test_fetched_gives_a_temp_copy_for_scanning(store: CountingStore, project: Path):

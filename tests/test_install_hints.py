@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import tomllib
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -83,6 +84,25 @@ def test_doctor_outside_a_clone_names_npm_not_the_makefile(monkeypatch):
     fix = rows["agent CLIs (--harness)"][3]
     assert fix.startswith("npm install -g @") or fix == ""
     assert "make" not in " ".join(r[3] for r in rows.values())
+
+
+def test_doctor_says_whether_mcp_and_signing_can_run_and_how_to_add_them(monkeypatch):
+    """docs/mcp.md said doctor names the command that adds the `mcp` extra; it had no row."""
+    from importlib.metadata import PackageNotFoundError
+
+    monkeypatch.setattr("registry.cli.doctor.install_kind", lambda: "pipx")
+    rows = {r[0].strip(): r for r in _rows(diagnose(Settings.from_env()))}
+    assert rows["MCP server (hubskills mcp)"][1:3] == ("ok", f"mcp {version('mcp')}")
+    assert rows["signatures (sign, keys)"][1] == "ok"
+
+    def missing(name: str) -> str:
+        raise PackageNotFoundError(name)
+
+    monkeypatch.setattr("importlib.metadata.version", missing)
+    rows = {r[0].strip(): r for r in _rows(diagnose(Settings.from_env()))}
+    assert rows["MCP server (hubskills mcp)"][1:] == ("no", "the MCP SDK is not installed",
+                                                      _install.add_extra("mcp"))
+    assert rows["signatures (sign, keys)"][3] == _install.add_extra("sign")
 
 
 def test_doctors_fixes_fit_80_columns_and_paste_into_a_shell_as_printed(

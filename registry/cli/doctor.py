@@ -62,20 +62,28 @@ def _harnesses() -> dict[str, Any]:
 
 def _space() -> dict[str, Any]:
     """Whether the Space's extra (Gradio) is installed; the CLI and library never need it."""
+    return _package("gradio", "Gradio")
+
+
+def _package(name: str, shown: str) -> dict[str, Any]:
+    """Whether the distribution `name` (an extra's) is installed, and its version."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return {"installed": True, "why": f"gradio {version('gradio')}"}
+        return {"installed": True, "why": f"{name} {version(name)}"}
     except PackageNotFoundError:
-        return {"installed": False, "why": "Gradio is not installed"}
+        return {"installed": False, "why": f"{shown} is not installed"}
 
 
 def diagnose(settings: Settings) -> dict[str, Any]:
     """Sandbox backends, the embedded model, which keys are set (names only), the registry,
-    which agent CLIs `--harness` can run, whether the Space's extra is installed."""
+    which agent CLIs `--harness` can run, whether the Space's, MCP's and signing's extras are
+    installed."""
     return {"sandbox": _sandbox(settings), "embedded_model": _embedded(),
             "keys": {name: bool(getattr(settings, field)) for name, field in _KEYS},
-            "registry": _registry(settings), "harnesses": _harnesses(), "space": _space()}
+            "registry": _registry(settings), "harnesses": _harnesses(), "space": _space(),
+            "mcp": _package("mcp", "the MCP SDK"),
+            "signing": _package("model-signing", "model-signing")}
 
 
 Row = tuple[str, str, str, str]  # check, status, detail, the command that fixes it ("": none)
@@ -112,6 +120,11 @@ def _rows(report: dict[str, Any]) -> list[Row]:
     space = report["space"]
     rows.append(("Space (hubskills space)", "ok" if space["installed"] else "no",
                  escape(space["why"]), "" if space["installed"] else add_extra("space")))
+    for key, check, extra in (("mcp", "MCP server (hubskills mcp)", "mcp"),
+                              ("signing", "signatures (sign, keys)", "sign")):
+        found = report[key]
+        rows.append((check, "ok" if found["installed"] else "no", escape(found["why"]),
+                     "" if found["installed"] else add_extra(extra)))
     return rows
 
 

@@ -51,12 +51,27 @@ def _print_tree(project: Path, global_: bool, *, as_json: bool) -> None:
         out.result(escape(line))
 
 
+def _pinned_not_placed(project: Path, items: list[Installed]) -> list[str]:
+    """The skills the project's skills.lock pins that no project folder holds."""
+    scope = Scope.of(project, False)
+    placed = {i.name for i in items if i.scope == "project"}
+    return sorted(name for name in Lockfile.read(scope.lock_path).entries if name not in placed
+                  and not (scope.skills_dir / name).is_dir())
+
+
 def _print_installed(items: list[Installed], project: Path, *, as_json: bool) -> None:
     if as_json:
         out.as_json([i.to_json() for i in items])
         return
+    missing = _pinned_not_placed(project, items)
     if not items:
         out.result("No skills found in any agent folder.")
+    if missing:  # a fresh clone of a project: its lock, not its agent folders
+        out.result(f"skills.lock pins {len(missing)} skill{'s' if len(missing) > 1 else ''} "
+                   f"not in .agents/skills: {', '.join(missing[:5])}"
+                   + (f" (+{len(missing) - 5} more)" if len(missing) > 5 else ""))
+        out.hint("hubskills install  # places what skills.lock pins")
+    if not items:
         return
     out.table(["name", "scope", "status", "repo", "version", "latest", "where"],
               [(i.name, i.scope, i.state if i.kind == "hubskills" else i.kind, i.repo or "",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import click
@@ -40,7 +42,8 @@ def review_pending(comment: bool, as_json: bool) -> None:
     from registry.verify.admission import replay_pending
 
     settings = Settings.from_env()
-    checks = replay_pending(get_store(settings, "hub"), settings, comment=comment)
+    with _on_the_hub("review pending"):
+        checks = replay_pending(get_store(settings, "hub"), settings, comment=comment)
     if as_json:
         out.as_json([_as_dict(c) for c in checks])
     elif not checks:
@@ -59,11 +62,27 @@ def review_merge(number: int) -> None:
     from registry.verify.admission import merge_submission
 
     settings = Settings.from_env()
-    checks = merge_submission(get_store(settings, "hub"), settings, number)
+    with _on_the_hub(f"review merge {number}"):
+        checks = merge_submission(get_store(settings, "hub"), settings, number)
     for check in checks:
         _render(check)
     out.result(f"Merged pull request #{number}: its run files are on main as replayed, and "
                "the pull request is closed.")
+
+
+@contextlib.contextmanager
+def _on_the_hub(command: str) -> Iterator[None]:
+    """Pull requests live on the Hub only: the Hub out of reach says so, not the generic
+    `--registry local` way on (review has no such option; the local registry has no PRs)."""
+    from registry.errors import RegistryUnavailable
+
+    try:
+        yield
+    except RegistryUnavailable as err:
+        raise RegistryUnavailable(f"{err.message}: `{command}` reads the results dataset's "
+                                  "pull requests, which only the Hub has",
+                                  hint=f"hubskills {command}  # again online, with HF_TOKEN "
+                                       "set (hubskills doctor checks both)") from err
 
 
 def _as_dict(check: SubmissionCheck) -> dict[str, object]:
