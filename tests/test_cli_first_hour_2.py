@@ -45,6 +45,10 @@ def _world(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(("args", "error", "hint"), [
     (["publish", "skills/pdf-tool"], "skills/pdf-tool: no such folder",
      "hubskills publish skills/pdf-tools  # the closest name there"),
+    (["eval", "skills/pdf-tool"], "skills/pdf-tool: no such folder",  # not the registry's
+     "hubskills eval skills/pdf-tools  # the closest skill folder there"),
+    (["info", "skills/pdf-tool"], "skills/pdf-tool: no such folder",
+     "hubskills info skills/pdf-tools  # the closest skill folder there"),
     (["publish", "skills/nope"], "skills/nope: no such folder",
      "hubskills new nope --dir skills  # a new skill folder there"),
     (["publish", "skills/pdf-tools/SKILL.md"], "skills/pdf-tools/SKILL.md is a file, not a folder",

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import re
+import shlex
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from registry.cli._path_arg import ExistingPath
+from registry.cli._path_arg import ExistingPath, closest_sibling
 from registry.config import Settings
 from registry.errors import HubskillsError, InvalidSkill, SkillNotFound
 
@@ -194,13 +195,19 @@ def _check_scan(folder: Path, spec: str, command: str) -> None:
 
 def no_such_folder(target: str, command: str,
                     missing: HubskillsError | None = None) -> InvalidSkill:
-    """"no such folder", hinting at the registry reference of a skill with that name."""
+    """"no such folder", hinting at the registry reference of a skill with that name, else a
+    skill folder beside it with a close name (a typo), else the registry's closest name."""
     name = Path(target.partition("@")[0]).name
     known = _registry_reference(name)
+    beside = None if known or "@" in target else closest_sibling(Path(target), "folder")
+    if beside is not None and not (beside / "SKILL.md").is_file():
+        beside = None
     message = f"{target}: no such folder" + (
-        f", and {missing.message}" if missing is not None and known is None else "")
-    close = None if known else _closest_reference(target.partition("@")[0])
+        f", and {missing.message}" if missing is not None and not (known or beside) else "")
+    close = None if known or beside else _closest_reference(target.partition("@")[0])
     hint = (f"hubskills {command} {known}  # the {name} skill in the registry" if known
+            else f"hubskills {command} {shlex.quote(str(beside))}  # the closest skill folder "
+                 "there" if beside
             else f"hubskills {command} {close}  # the closest name in the registry" if close
             else f"hubskills search {name}  # or: hubskills new {name}")
     return InvalidSkill(message, hint=hint)
