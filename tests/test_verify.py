@@ -205,7 +205,7 @@ def test_a_suite_swapped_for_an_easier_one(run, settings, tmp_path):
                                          "cases), but the suite of the skill at")
 
 
-def test_a_skill_that_does_not_match_the_run(run, settings, tmp_path):
+def test_a_skill_that_does_not_match_the_run(run, settings, tmp_path, capsys):
     folder, skill = run
     edited = shutil.copytree(skill, tmp_path / "edited")
     with open(edited / "SKILL.md", "a") as handle:
@@ -214,6 +214,11 @@ def test_a_skill_that_does_not_match_the_run(run, settings, tmp_path):
     assert report.status == "mismatch"
     assert report.problems[0].startswith("the skill's content hash is sha256:")
     assert "it was made with another version of the skill" in report.problems[0]
+    from tests.test_install import run_main
+
+    code, _, err = run_main(capsys, "verify", folder.name, "--skill", edited)
+    assert code == 1  # a mismatch, with the way on (a walk saw none)
+    assert f"Hint: hubskills eval {edited}  # a run of the folder as it is now" in err, err
 
 
 def test_a_truncated_file_and_a_hand_edited_row_never_verify(run, settings):

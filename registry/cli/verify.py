@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -147,8 +148,14 @@ def _render(report: Verification) -> None:
     source = f"; skill: {escape(report.skill_source)}" if report.skill_source else ""
     out.result(f"{report.status}: run {escape(report.run_id)} ({report.samples} samples, "
                f"{report.checks_regraded} checks regraded{source})")
+    from registry.verify.replay import ANOTHER_VERSION
+
     for problem in report.problems:
         out.result(f"  {escape(problem)}")
+    if any(problem.endswith(ANOTHER_VERSION) for problem in report.problems):
+        out.hint(f"hubskills eval {shlex.quote(str(report.skill_source))}  # a run of the "
+                 "folder as it is now; --skill FOLDER checks this run against the folder it "
+                 "measured")
     for difference in report.differences[:_SHOWN]:
         out.result(f"  {escape(difference.sample)}: {escape(difference.field)}: stored "
                    f"{escape(str(difference.stored))}, regraded {escape(str(difference.regraded))}")

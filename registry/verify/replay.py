@@ -49,6 +49,8 @@ SETTINGS = ("models", "mode", "placement", "runs", "temperature", "max_tokens", 
 """Manifest fields a replayable run must have recorded (agent mode: `agent_budget` too)."""
 Key = tuple[str, str, str, int]
 
+ANOTHER_VERSION = "it was made with another version of the skill"  # the folder changed since
+
 
 @dataclass(frozen=True)
 class ReplayLimits:
@@ -229,7 +231,7 @@ def skill_folder(stack: ExitStack, manifest: RunManifest, report: Verification,
     if found != manifest.content_hash:
         report.problems.append(
             f"the skill's content hash is {found} at {report.skill_source}, but the run names "
-            f"{manifest.content_hash}: it was made with another version of the skill")
+            f"{manifest.content_hash}: {ANOTHER_VERSION}")
     return folder
 
 
