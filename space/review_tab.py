@@ -188,13 +188,19 @@ def wire(panel: Panel, resolve: Callable[..., tuple[Review | None, str | None]],
         def answer(run: str | None, case_id: str | None, comment: str,
                    profile: gr.OAuthProfile | None = None) -> tuple:
             review, reviewer = resolve(run, profile)
-            if review is None or reviewer is None or not case_id:
+            if review is None or reviewer is None:
                 raise HubskillsError("sign in to review", hint="the Sign in button above")
+            if not case_id:  # the page was reloaded on the summary: no case is open
+                raise HubskillsError("no case is open to answer",
+                                     hint="press Next (or n) to open the next case")
             limit.take(reviewer)
             review.answer(reviewer, case_id, choice, comment or "")
             done, total = review.progress(reviewer)
-            return (f"**{done} of {total}** cases answered · press n for the next case",
-                    *_buttons(False), gr.Button(visible=True), reveal(review, case_id, choice),
+            more = done < total
+            said = "press n for the next case" if more else "every case answered: the " \
+                "summary is below"
+            return (f"**{done} of {total}** cases answered · {said}",
+                    *_buttons(False), gr.Button(visible=more), reveal(review, case_id, choice),
                     summary_markdown(review))
         return answer
 

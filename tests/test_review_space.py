@@ -98,3 +98,19 @@ def test_the_run_picker_lists_runs_pushed_after_the_space_started(space):
                     if getattr(f.fn, "__name__", "") == "runs_now")
     update, said = runs_now()
     assert RUN_ID in [value for _, value in update.choices] and "in the registry: pick" in said
+
+
+def test_the_last_answer_says_every_case_is_done_and_no_case_is_not_a_sign_in(space):
+    """After the last case the line said 'press n for the next case', and an answer with no
+    case open (the page reloaded on the summary) said 'sign in to review' to a signed-in
+    reviewer (a walk saw both)."""
+    for index, case in enumerate(CASES):
+        said = handler(space, "review_a")(RUN_ID, case, "", profile("carol"))
+        next_button = said[-3]  # progress, the choices, next, what was revealed, the summary
+        if index < len(CASES) - 1:
+            assert "press n for the next case" in said[0]
+    assert said[0] == f"**{len(CASES)} of {len(CASES)}** cases answered · every case " \
+                      "answered: the summary is below", said[0]
+    assert next_button.visible is False
+    with pytest.raises(gr.Error, match="no case is open to answer"):
+        handler(space, "review_a")(RUN_ID, None, "", profile("carol"))
