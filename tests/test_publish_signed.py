@@ -200,3 +200,29 @@ def test_info_names_an_untrusted_key_as_keys_new_said_it(env: Path,
     assert run_main(capsys, "publish", folder, "--sign", "--key", key, "--force")[0] == 0
     code, out, _ = run_main(capsys, "info", "local/acme-tool", "--json")
     assert json.loads(out)["signature"]["signer"] == hint[0]
+
+
+def test_a_mistyped_or_wrong_half_key_gets_the_right_file_in_its_hint(
+        env: Path, capsys: pytest.CaptureFixture[str]):
+    """A walk: `--key acm.key` hinted `keys new …/acm.key` (a second key, whose signer the
+    lock would later refuse), `trust add` of the private key named the trust store's file,
+    not the one given, and `--key acme.key.pub` showed a temp path and the library's words."""
+    key = env / "acme.key"
+    assert run_main(capsys, "keys", "new", key)[0] == 0
+    folder = _skill(env)
+
+    def refused(*args: str | Path) -> str:
+        code, _, err = run_main(capsys, *args)
+        assert code == 1 and "Traceback" not in err, err
+        return " ".join(err.split())
+
+    said = refused("publish", folder, "--sign", "--key", env / "acm.key", "--force")
+    assert f"Hint: hubskills publish {folder} --sign --key {key} # the closest name" in said
+    said = refused("publish", folder, "--sign", "--key", f"{key}.pub", "--force")
+    assert f"--key {key}.pub is a public key; signing takes the private one" in said
+    assert f"Hint: hubskills publish {folder} --sign --key {key}" in said
+    said = refused("trust", "add", "acme", key)
+    assert f"Error: {key} is a private key" in said and f"trust add acme {key}.pub" in said
+    said = refused("trust", "add", "acme", env / "acme.ke")
+    assert f"Hint: hubskills trust add acme {key}.pub # the closest name there" in said
+    assert not (env / "home" / "trust").exists() or not any((env / "home" / "trust").iterdir())

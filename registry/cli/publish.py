@@ -13,6 +13,7 @@ from rich.markup import escape
 
 from registry.cli import _output as out
 from registry.cli import _store as shared
+from registry.cli._path_arg import closest_sibling
 from registry.cli._skill_ref import SkillSource, skill_folder
 from registry.errors import HubskillsError
 from registry.publishing.checks import ValidationFailed
@@ -104,9 +105,18 @@ def _sign_with(skill: Path, sign: bool, key: Path | None, certificate: Path | No
     for option, path in [("--key", key), ("--certificate", certificate),
                          *[("--chain", c) for c in chain]]:
         if path is not None and not path.is_file():  # said before anything is staged
-            raise HubskillsError(f"{option} {path}: no such file",
-                                 hint=f"hubskills keys new {path}" if option == "--key"
-                                 else "ls  # the certificate files you were given")
+            close = closest_sibling(path, "file")
+            raise HubskillsError(f"{option} {path}: no such file", hint=(
+                f"hubskills publish {skill} --sign {option} {close}  # the closest name there"
+                if close else f"hubskills keys new {path}" if option == "--key"
+                else "ls  # the certificate files you were given"))
+    if key.read_bytes()[:200].lstrip().startswith(b"-----BEGIN PUBLIC KEY-----"):
+        private = key.with_suffix("") if key.suffix == ".pub" else None
+        raise HubskillsError(f"--key {key} is a public key; signing takes the private one",
+                             hint=f"hubskills publish {skill} --sign --key {private}"
+                             if private is not None and private.is_file()
+                             else "hubskills keys new KEY  # a key pair: KEY signs, KEY.pub "
+                                  "is shared")
     return SignWith(key, certificate, tuple(chain))
 
 

@@ -10,6 +10,7 @@ import click
 from rich.markup import escape
 
 from registry.cli import _output as out
+from registry.cli._path_arg import closest_sibling
 from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.signing import add_anchor, anchors, remove_anchor
@@ -32,6 +33,11 @@ def trust_group() -> None:
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
 def trust_add(name: str, file: Path) -> None:
     """Trust a root certificate (PEM) or a public key (PEM) under NAME."""
+    if not file.exists() and (close := closest_sibling(file, "file")) is not None:
+        if Path(f"{close}.pub").is_file():  # `acme.ke`: acme.key's public half is the one
+            close = Path(f"{close}.pub")
+        raise HubskillsError(f"{file}: no such file",
+                             hint=f"hubskills trust add {name} {close}  # the closest name there")
     anchor = add_anchor(Settings.from_env().home, name, file)
     out.result(f"Trusted {anchor.kind} {escape(anchor.name)}: {escape(anchor.identity)}")
     out.result("  a signature it vouches for says who published the files, not that they "

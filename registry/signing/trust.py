@@ -44,12 +44,21 @@ def key_fingerprint(public_key: object) -> str:
     return "sha256:" + hashlib.sha256(der).hexdigest()
 
 
-def parse_anchor(name: str, data: bytes, path: Path) -> Anchor:
-    """The anchor a PEM file holds: certificates (the first names it) or one public key.
+def parse_anchor(name: str, data: bytes, path: Path, shown: Path | None = None) -> Anchor:
+    """The anchor a PEM file holds: certificates (the first names it) or one public key;
+    `shown`: the file errors name (default `path`).
 
     Raises:
-        HubskillsError: not a PEM certificate or public key, or the `sign` extra is missing.
+        HubskillsError: not a PEM certificate or public key (a private key: its `.pub` named),
+            or the `sign` extra is missing.
     """
+    shown = shown or path
+    if b"PRIVATE KEY-----" in data:  # never stored, never echoed
+        public = Path(f"{shown}.pub")
+        raise HubskillsError(f"{shown} is a private key: trust the public key, which is the "
+                             "one to share", hint=f"hubskills trust add {name} {public}"
+                             if public.is_file() else "ask its owner for the public key "
+                             "(hubskills keys new writes it beside the private one, .pub)")
     oms()  # cryptography comes with the `sign` extra, not with hubskills itself
     from cryptography import x509
     from cryptography.hazmat.primitives import serialization
@@ -62,7 +71,7 @@ def parse_anchor(name: str, data: bytes, path: Path) -> Anchor:
     try:
         key = serialization.load_pem_public_key(data)
     except (ValueError, TypeError) as err:
-        raise HubskillsError(f"{path} holds no PEM certificate or public key",
+        raise HubskillsError(f"{shown} holds no PEM certificate or public key",
                              hint="pass the publisher's root certificate (.pem) or public key "
                                   "(hubskills keys new writes one)") from err
     return Anchor(name, path, "key", key_fingerprint(key))
@@ -84,9 +93,10 @@ def add_anchor(home: Path, name: str, source: Path) -> Anchor:
         data = source.read_bytes()
     except OSError as err:
         raise HubskillsError(f"cannot read {source}: {err.strerror}",
-                             hint="check the path") from err
+                             hint=f"ls {source.parent}  # the .pem or .pub file you were "
+                                  "given") from err
     target = trust_dir(home) / f"{name}.pem"
-    anchor = parse_anchor(name, data, target)
+    anchor = parse_anchor(name, data, target, shown=source)
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(target, data)
     return anchor
