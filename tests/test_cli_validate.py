@@ -170,14 +170,18 @@ def test_new_refuses_an_existing_folder(tmp_path: Path, capsys: pytest.CaptureFi
     assert sorted(p.name for p in (tmp_path / "taken").iterdir()) == ["keep.txt"]
 
 
-@pytest.mark.parametrize("name", ["Bad_Name", "double--hyphen", "-lead", "a" * 65, "dé"])
+@pytest.mark.parametrize(("name", "fixed"), [
+    ("Bad_Name", "bad-name"), ("double--hyphen", "double-hyphen"), ("-lead", "lead"),
+    ("a" * 65, "a" * 64), ("dé", "d"), ("__", "my-skill")])
 def test_new_refuses_a_bad_name(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, fixed: str
 ) -> None:
+    """The hint is the name made valid (a walk got `new my-skill` for `Bad_Name`, a folder it
+    already had), or `my-skill` when nothing of it is left."""
     code, _, err = run_main(capsys, "new", "--dir", tmp_path, "--", name)
     assert code == 1
     assert f"Error: '{name}' is not a valid skill name" in err
-    assert "Hint: hubskills new my-skill" in err
+    assert f"Hint: hubskills new {fixed}\n" in err
     assert "Traceback" not in err
     assert list(tmp_path.iterdir()) == []
 

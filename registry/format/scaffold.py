@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from registry._io import atomic_write_text
@@ -40,9 +41,10 @@ def scaffold_skill(parent: Path, name: str, description: str | None = None) -> P
         InvalidSkill: the name breaks the format's rule, or the folder already exists.
     """
     if not NAME_RE.match(name) or len(name) > 64:
+        fixed = "-".join(re.findall(r"[a-z0-9]+", name.lower()))[:64].strip("-")
         raise InvalidSkill(
             f"'{name}' is not a valid skill name (lowercase letters, digits, single hyphens)",
-            hint="hubskills new my-skill",
+            hint=f"hubskills new {fixed if fixed and NAME_RE.match(fixed) else 'my-skill'}",
         )
     folder = parent / name
     if folder.exists() or folder.is_symlink():

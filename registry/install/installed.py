@@ -181,7 +181,10 @@ def remove(project: Path, name: str, *, global_: bool = False, force: bool = Fal
     scope = Scope.of(project, global_)
     dest, lock = scope.skills_dir / name, Lockfile.read(scope.lock_path)
     if not NAME_RE.match(name) or len(name) > 64:
-        raise HubskillsError(f"'{name}' is not a skill name", hint="hubskills list")
+        by_repo = next((e.name for e in lock.entries.values() if e.repo == name), None)
+        raise HubskillsError(f"'{name}' is not a skill name" + (
+            f" (it is installed as '{by_repo}')" if by_repo else ""),
+            hint=f"hubskills remove {by_repo}" if by_repo else "hubskills list")
     check_inside(scope.skills_dir, scope.root)
     present = dest.exists() or dest.is_symlink()
     if present and not dest.is_symlink() and is_hf_managed(dest):
