@@ -155,6 +155,9 @@ class _Controls:
     stopping: gr.Markdown
 
 
+NO_RUN_YET = "No run yet: while one goes, its progress shows here, then its results below."
+
+
 def _controls(state: SpaceState) -> _Controls:
     with gr.Row(equal_height=True):
         run = gr.Button("Run evaluation", variant="primary", elem_id="eval-run", scale=4)
@@ -170,7 +173,7 @@ def _wire_run(state: SpaceState, controls: _Controls, inputs: list[gr.components
               pushed: gr.Markdown) -> gr.events.Dependency:
     """Run, Stop and Keep: the run holds one of two slots (`model-work`) under the visitor's
     session, which Stop (API: `/stop_evaluation`) and a closed tab (`on_leave`) end. A new run
-    clears what *Push* said (`pushed`) of the run before."""
+    clears what *Push* said (`pushed`) of the run before, and the status it is drawn over."""
     run_button, stop, keep, stopping = (controls.run, controls.stop, controls.keep,
                                         controls.stopping)
 
@@ -188,8 +191,9 @@ def _wire_run(state: SpaceState, controls: _Controls, inputs: list[gr.components
         return (gr.Button("Stopping…" if asked else "Stop", interactive=not asked),
                 STOPPING if asked else NOTHING_TO_STOP)
 
-    run_button.click(lambda: (gr.Button("Stop", visible=True, interactive=True), "", ""), None,
-                     [stop, stopping, pushed], queue=False, api_visibility="private")
+    run_button.click(lambda: (gr.Button("Stop", visible=True, interactive=True), "", "", ""),
+                     None, [stop, stopping, pushed, status], queue=False,
+                     api_visibility="private")  # the progress is drawn over an empty status
     stop.click(on_stop, None, [stop, stopping], api_name="stop_evaluation", queue=False)
     return run_button.click(on_run, [*inputs, keep], outputs, api_name="evaluate",
                             concurrency_limit=2, concurrency_id="model-work",
@@ -204,7 +208,7 @@ def build(state: SpaceState, opened: list[Any]) -> EvaluateTab:
     inputs = _form(state)
     _estimate(state, inputs, opened)
     controls = _controls(state)
-    status = gr.Markdown(elem_id="eval-status", elem_classes="hs-status")
+    status = gr.Markdown(NO_RUN_YET, elem_id="eval-status", elem_classes="hs-status")
     summary, chart, cases = _results()
     run_id = gr.State(None)
     with gr.Row():

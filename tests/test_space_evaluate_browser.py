@@ -73,6 +73,7 @@ def test_estimate_then_stop_then_a_closed_tab_stops_the_run(app, gate, tmp_path)
         fill_form(page, skill, gate.url)
         page.locator("#eval-estimate").get_by_text("8 answers").wait_for()  # before any run
         assert the_run(runs_dir) is None
+        page.locator("#eval-status").get_by_text("No run yet").wait_for()  # where it will go
         page.locator("#eval-push").click()  # nothing to push yet: it says so
         page.locator("#eval-pushed").get_by_text("Run an evaluation first").wait_for()
         page.locator("#eval-run").click()
@@ -80,6 +81,8 @@ def test_estimate_then_stop_then_a_closed_tab_stops_the_run(app, gate, tmp_path)
         page.locator("#eval-pushed").get_by_text("Run an evaluation first").wait_for(
             state="detached")
         wait_until(rows_of_run(runs_dir, 2, set()), "two answers on disk")
+        # the progress is drawn over the status box: nothing under it (the placeholder went)
+        page.locator("#eval-status").get_by_text("No run yet").wait_for(state="detached")
         # every connection slot holds a call at the gate: the run can send nothing more, so no
         # call of this run reaches the gate after the stop and takes the next run's free answers
         wait_until(lambda: gate.seen == 2 + LocalProvider.default_concurrency,
