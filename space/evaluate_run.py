@@ -314,7 +314,7 @@ def summary_table(summaries: list[ModelSummary], runs: int) -> pd.DataFrame:
         rows.append((
             s.model, display.pct(st.baseline.pass_rate), display.pct(st.skill.pass_rate),
             display.lift_interval(st.lift, st.lo, st.hi), st.verdict,
-            display.p_value(st.p_value), f"{s.skill_overhead_tokens:+.0f}",
+            display.p_value(st.p_value), f"{s.skill_overhead_tokens:+,.0f}",
             display.usd(s.skill.cost_usd, s.model), f"{st.n_cases}×{runs}", errors))
     return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
 
