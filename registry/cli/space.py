@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import sys
@@ -58,14 +59,15 @@ def serve(launch: Callable[..., Any], what: str, *, again: str, port: int | None
         raise HubskillsError(f"port {wanted} is in use (another server listens there)"
                              if wanted else "ports 7860 to 7959 are all in use",
                              hint=again.format(port=_free_port())) from err
-    out.result(f"{what}: {url}  (Ctrl-C stops it)")
-    sys.stdout.flush()
     blocks = app.get_blocks()
-    try:
+    try:  # from the line on, Ctrl-C is the way to stop: wherever it lands, a clean stop
+        out.result(f"{what}: {url}  (Ctrl-C stops it)")
+        sys.stdout.flush()
         while blocks.is_running:
             time.sleep(0.2)
     except KeyboardInterrupt:
-        blocks.close()
+        with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C while it closes
+            blocks.close()
 
 
 def _free_port() -> int:
