@@ -61,6 +61,7 @@ _EXPORTS: dict[str, str] = {
     "EvalConfig": "registry.evaluation.config:EvalConfig",
     "EvalRun": "registry.evaluation.engine:EvalRun",
     "run_evaluation": "registry.evaluation.engine:run_evaluation",
+    "Started": "registry.evaluation.engine:Started",
     "StopSignal": "registry.evaluation.stopping:StopSignal",
     "latest_rows": "registry.results.runs:latest_rows",
     "ResultRow": "registry.results.runs:ResultRow",
@@ -158,7 +159,7 @@ __all__ = [
     "SkillVersionRef", "safe_html", "code_span", "code_block", "Finding",
     "scan_folder", "EMBEDDED_REF", "ask", "default_model_ref", "known_models", "price_for",
     "check_public_url", "EvalConfig",
-    "EvalRun", "run_evaluation", "StopSignal", "latest_rows", "ResultRow", "RunManifest",
+    "EvalRun", "run_evaluation", "Started", "StopSignal", "latest_rows", "ResultRow", "RunManifest",
     "list_runs", "read_manifest", "read_rows", "read_transcripts", "note_start_failure",
     "samples_planned", "call_arguments",
     "agent_suite_path",
@@ -195,7 +196,7 @@ if TYPE_CHECKING:
     from registry.evaluation.agent_mode import agent_suite_path
     from registry.evaluation.checks import has_code_checks
     from registry.evaluation.config import EvalConfig
-    from registry.evaluation.engine import EvalRun, run_evaluation
+    from registry.evaluation.engine import EvalRun, Started, run_evaluation
     from registry.evaluation.stopping import StopSignal
     from registry.evaluation.time_left import TimeLeft
     from registry.format.claims import CLAIMS_LABEL

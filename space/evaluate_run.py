@@ -34,6 +34,7 @@ from registry import (
     Settings,
     SizeLimits,
     SkillVersionRef,
+    Started,
     StopSignal,
     agent_suite_path,
     check_relpath,
@@ -54,8 +55,6 @@ from .evaluate_jobs import Stages, evaluate_on_jobs, jobs_reason, planned_answer
 from .evaluate_plan import check_cap, plan, plan_text
 from .outbound import check_endpoints, status_line
 from .state import SpaceState
-
-Started = Callable[[RunManifest, int, int], None]  # (manifest, answers to get, of them cached)
 
 MAX_UPLOAD_FILES = 200
 MAX_UPLOAD_BYTES = 10 * 1024 * 1024

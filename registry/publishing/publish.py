@@ -159,8 +159,7 @@ def check_still_signed(skill_dir: Path, files: Sequence[str]) -> None:
     Raises:
         HubskillsError: what changed, and the commands that sign it again.
     """
-    if (skill_dir / SIGNATURE_FILE).is_file() and \
-            (changed := changed_since_signing(skill_dir, files)):
+    if changed := changed_since_signing(skill_dir, files):
         raise HubskillsError(f"{skill_dir}: the files changed since {SIGNATURE_FILE} was made "
                              f"({changed}), so every pull would refuse this version",
                              hint=f"hubskills publish {skill_dir} --sign --key KEY  # signs "
