@@ -135,6 +135,45 @@ def test_require_signed_by_flag_or_setting_refuses_unsigned_skills(
         assert up_to_date.value.hint.startswith("hubskills remove plain")
 
 
+def test_require_signed_checks_the_folder_not_the_locks_word(
+        tmp_path: Path, project: Path, keys: dict[str, Path], monkeypatch: pytest.MonkeyPatch):
+    """A pull request can write any signer into skills.lock next to a committed install:
+    `install` and an up-to-date `pull` with signatures required verified nothing but the
+    lock's field, so an unsigned skill passed the gate. Now the folder's own signature must
+    verify, by the pinned signer."""
+    store = LocalStore(tmp_path / "store")
+    publish(store, tmp_path, "acme/signed", keys["first"])
+    publish(store, tmp_path, "other/plain", None)
+    pull("acme/signed", project=project, store=store)
+    pull("other/plain", project=project, store=store)
+    data = lock(project)
+    forged = data["skills"]["signed"]["signer"]
+    data["skills"]["plain"]["signer"] = forged  # the forgery: the lock alone says "signed"
+    (project / "skills.lock").write_text(json.dumps(data))
+    monkeypatch.setenv("HUBSKILLS_REQUIRE_SIGNED", "1")
+    before = (project / "skills.lock").read_text()
+    for attempt in (lambda: install(project, stores=lambda _: store),
+                    lambda: pull("other/plain", project=project, store=store)):
+        with pytest.raises(UnsafeSkill) as err:
+            attempt()
+        assert "plain (installed) is not signed" in err.value.message, err.value.message
+    assert (project / "skills.lock").read_text() == before  # nothing was changed
+    data["skills"]["plain"]["signer"] = None
+    data["skills"]["signed"]["signer"] = "sha256:" + "0" * 64  # pinned, not the real signer
+    (project / "skills.lock").write_text(json.dumps(data))
+    monkeypatch.delenv("HUBSKILLS_REQUIRE_SIGNED")
+    with pytest.raises(UnsafeSkill) as err:
+        install(project, stores=lambda _: store, require_signed=True)
+    assert "pins 1 unsigned skill (plain)" in err.value.message  # the free check comes first
+    pull("other/plain", project=project, store=store)  # still allowed without the setting
+    data = lock(project)
+    del data["skills"]["plain"]
+    (project / "skills.lock").write_text(json.dumps(data))
+    with pytest.raises(UnsafeSkill) as err:
+        pull("acme/signed", project=project, store=store, require_signed=True)
+    assert "skills.lock pins sha256:0000" in err.value.message, err.value.message
+
+
 # --- verify-install ----------------------------------------------------------------------------
 
 def test_verify_install_names_what_changed_and_exits_1(

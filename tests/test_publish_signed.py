@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from registry.signing import SIGNATURE_FILE
+from registry.signing.verify import MAX_SIGNATURE_BYTES
 from tests.fakes.hub_server import FakeHub
 from tests.hub_setup import require_online
 from tests.test_hostile_repos import skill_md
@@ -184,6 +185,24 @@ def test_a_folder_changed_since_it_was_signed_is_refused_before_anything_is_publ
     assert run_main(capsys, "info", "local/acme-tool")[0] == 1  # nothing was published
     code, _, err = run_main(capsys, "publish", folder, "--force", "--sign", "--key", key)
     assert code == 0, err  # signed again, it goes
+
+
+def test_an_oversized_or_malformed_signature_is_refused_before_anything_is_published(
+        env: Path, capsys: pytest.CaptureFixture[str]):
+    """Every pull refuses a signature over 1 MiB unread; publish refuses it the same way
+    (before, it parsed the whole file, past the scan's finding with --allow-risky) and says
+    what is wrong with a malformed one."""
+    folder = _skill(env)
+    (folder / SIGNATURE_FILE).write_bytes(b" " * (MAX_SIGNATURE_BYTES + 1))
+    code, _, err = run_main(capsys, "publish", folder, "--force", "--dry-run", "--allow-risky")
+    said = " ".join(err.split())
+    assert code == 1 and f"{SIGNATURE_FILE} is over 1024 KiB, so every pull would refuse" \
+        in said, err
+    (folder / SIGNATURE_FILE).write_text("{not json")
+    code, _, err = run_main(capsys, "publish", folder, "--force")
+    said = " ".join(err.split())
+    assert code == 1 and f"{SIGNATURE_FILE} is malformed" in said and "Traceback" not in err
+    assert run_main(capsys, "info", "local/acme-tool")[0] == 1  # nothing was published
 
 
 def test_info_names_an_untrusted_key_as_keys_new_said_it(env: Path,

@@ -15,7 +15,8 @@ from registry.install import install
               help="Fail on any mismatch with skills.lock; never write it.")
 @click.option("--force", is_flag=True, help="Discard local changes to pinned skills.")
 @click.option("--require-signed", is_flag=True,
-              help="Refuse a lock that pins an unsigned skill [env: HUBSKILLS_REQUIRE_SIGNED].")
+              help="Refuse a lock that pins an unsigned skill, and an install whose own "
+                   "signature does not verify [env: HUBSKILLS_REQUIRE_SIGNED].")
 @shared.lock_options
 def install_command(frozen: bool, force: bool, require_signed: bool, allow_risky: bool,
                     registry: str | None, global_: bool, project: Path, as_json: bool) -> None:

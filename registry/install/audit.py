@@ -23,6 +23,7 @@ from registry.install.agents import all_folders
 from registry.install.lockfile import MARKER_FILE, LockEntry, Lockfile, Scope, read_marker
 from registry.install.staging import file_digests
 from registry.install.transaction import points_to
+from registry.signing.verify import SignatureRefused
 
 
 @dataclass
@@ -103,6 +104,28 @@ def _changed(pinned: dict[str, str], now: dict[str, str]) -> str:
 
 def _check_signature(audit: Audit, folder: Path, entry: LockEntry, home: Path) -> None:
     """The signature over the installed files (the marker set aside), by the pinned signer."""
+    try:
+        signed_as_pinned(folder, entry, home)
+    except SignerMismatch as err:
+        _fail(audit, "signer changed", err.message)
+    except HubskillsError as err:
+        _fail(audit, "signature invalid", err.message)
+
+
+class SignerMismatch(SignatureRefused):
+    """An installed folder's signature verifies, by someone other than skills.lock pins."""
+
+
+def signed_as_pinned(folder: Path, entry: LockEntry, home: Path) -> None:
+    """Check that an installed `folder`'s `skill.oms.sig` verifies over its files (the marker
+    set aside) against the trusted anchors in `home`, by the signer `entry` pins: the lock's
+    word alone is not proof (a pull request can write any signer into skills.lock, and a
+    committed install folder with it).
+
+    Raises:
+        SignatureRefused: no signature, one that does not verify, or another signer's
+            (`SignerMismatch`).
+    """
     from registry.signing import SignaturePolicy
 
     with tempfile.TemporaryDirectory(prefix=".hubskills-verify-") as tmp:
@@ -110,15 +133,11 @@ def _check_signature(audit: Audit, folder: Path, entry: LockEntry, home: Path) -
         shutil.copytree(folder, copy, symlinks=True,
                         ignore=lambda where, names: [MARKER_FILE] if Path(where) == folder
                         else [])
-        try:
-            signed = SignaturePolicy(home, True).check(copy, name=entry.name,
-                                                       where=f"{entry.name} (installed)")
-        except HubskillsError as err:
-            _fail(audit, "signature invalid", err.message)
-            return
+        signed = SignaturePolicy(home, True).check(copy, name=entry.name,
+                                                   where=f"{entry.name} (installed)")
     if signed is not None and signed.signer != entry.signer:
-        _fail(audit, "signer changed", f"signed by {signed.signer}; skills.lock pins "
-                                       f"{entry.signer}")
+        raise SignerMismatch(f"signed by {signed.signer}; skills.lock pins {entry.signer}",
+                             hint=f"hubskills pull {entry.repo} --force  # fetches it again")
 
 
 def _placements(scope: Scope, entry: LockEntry) -> list[Path]:

@@ -23,6 +23,7 @@ from registry.errors import HubskillsError, InvalidSkill, RegistryUnavailable
 from registry.format.skill import content_hash
 from registry.install import graph
 from registry.install.agents import Agent, check_folders, select_agents
+from registry.install.audit import signed_as_pinned
 from registry.install.lockfile import (
     MARKER_FILE,
     Lockfile,
@@ -187,20 +188,24 @@ _Ready = tuple[Staged, str] | PullResult  # staged with the registry that answer
 
 
 def _check_still_allowed(name: str, lock: Lockfile, plan: Plan) -> None:
-    """An install already up to date is what this pull would place: one skills.lock pins with
-    no signer is refused when signatures are required (`pull` and `update` said "Up to date"
-    and even linked it into a new agent's folder).
+    """An install already up to date is what this pull would place: when signatures are
+    required, its folder must carry a signature that verifies, by the signer skills.lock pins
+    (`pull` and `update` said "Up to date" for an unsigned one, and even linked it into a new
+    agent's folder; the lock's signer alone is a pull request's word).
 
     Raises:
-        SignatureRefused: it is unsigned and `--require-signed` (or the variable) is set.
+        SignatureRefused: unsigned, or the signature fails, with `--require-signed` (or the
+            variable) set.
     """
     entry = lock.entries.get(name)
-    if plan.signatures is not None and plan.signatures.require_signed and \
-            (entry is None or entry.signer is None):
+    if plan.signatures is None or not plan.signatures.require_signed:
+        return
+    if entry is None or entry.signer is None:
         raise SignatureRefused(f"{name} is installed unsigned (skills.lock pins no signer for "
                                "it) and --require-signed is set; nothing was changed",
                                hint=f"hubskills remove {name}  # or pull it without "
                                     "--require-signed if you trust its source")
+    signed_as_pinned(plan.scope.skills_dir / name, entry, plan.signatures.home)
 
 
 def _stage(repo: str, ref: str | None, store: SkillStore, plan: Plan) -> _Ready:

@@ -21,6 +21,7 @@ from registry.config import Settings
 from registry.errors import HubskillsError, UnsafeSkill
 from registry.format.skill import content_hash
 from registry.install.agents import Agent, check_folders, select_agents
+from registry.install.audit import signed_as_pinned
 from registry.install.deps import check_whole, update_target
 from registry.install.installed import check_unpinned, managed, other_scope_hint
 from registry.install.lockfile import LockEntry, Lockfile, Scope, read_marker
@@ -55,11 +56,14 @@ def install(project: Path, *, stores: StoreFor, frozen: bool = False, global_: b
         HubskillsError: no lock, a mismatch, or a refused skill (nothing of that skill placed).
     """
     scope, settings = Scope.of(project, global_), Settings.from_env()
+    signed_by = None
     if require_signed or settings.require_signed:
         _check_signed(Lockfile.read(scope.lock_path))
+        signed_by = settings.home  # whose trusted anchors vouch for the folders already here
     with SourceStore(scope.root, github_url=settings.github_url) as sources:
         return _install(scope, _with_sources(stores, sources), frozen=frozen, force=force,
-                        allow_risky=allow_risky, limits=limits, workers=workers)
+                        allow_risky=allow_risky, limits=limits, workers=workers,
+                        signed_by=signed_by)
 
 
 def _check_signed(lock: Lockfile) -> None:
@@ -78,7 +82,10 @@ def _with_sources(stores: StoreFor, sources: SourceStore) -> StoreFor:
 
 
 def _install(scope: Scope, stores: StoreFor, *, frozen: bool, force: bool, allow_risky: bool,
-             limits: SizeLimits, workers: int) -> list[PullResult]:
+             limits: SizeLimits, workers: int, signed_by: Path | None) -> list[PullResult]:
+    """`install`'s work; `signed_by`: the home whose anchors must vouch for every install
+    already in place (None: signatures not required; a fetched one is checked as it is
+    staged)."""
     lock = Lockfile.read(scope.lock_path)
     if not lock.exists:
         raise HubskillsError(f"no {scope.lock_path.name} in {scope.lock_path.parent.resolve()}",
@@ -97,6 +104,8 @@ def _install(scope: Scope, stores: StoreFor, *, frozen: bool, force: bool, allow
         if marker and marker.repo == entry.repo and marker.sha == entry.sha:
             intact = content_hash(folder) == entry.content_hash
             if intact:
+                if signed_by is not None:  # the lock's signer is only its author's word
+                    signed_as_pinned(folder, entry, signed_by)
                 results.append(refresh(scope, entry.name, marker, agents, entry.copy, lock,
                                         [], dry_run=False, write_lock=False))
                 continue

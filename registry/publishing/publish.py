@@ -153,15 +153,14 @@ def _attached(manifest: RunManifest, rows: list[ResultRow], link: dict[str, str]
 
 
 def check_still_signed(skill_dir: Path, files: Sequence[str]) -> None:
-    """Refuse a folder whose `files` (the ones a publish sends) changed since its
-    `skill.oms.sig` was made.
+    """Refuse a folder whose `skill.oms.sig` would not verify over its `files` (the ones a
+    publish sends): they changed since it was made, or it is malformed or too large.
 
     Raises:
         HubskillsError: what changed, and the commands that sign it again.
     """
     if changed := changed_since_signing(skill_dir, files):
-        raise HubskillsError(f"{skill_dir}: the files changed since {SIGNATURE_FILE} was made "
-                             f"({changed}), so every pull would refuse this version",
+        raise HubskillsError(f"{skill_dir}: {changed}, so every pull would refuse this version",
                              hint=f"hubskills publish {skill_dir} --sign --key KEY  # signs "
                                   "exactly the files it sends")
 

@@ -200,13 +200,16 @@ def _check_covered(folder: Path, manifest: Any, where: str, name: str) -> tuple[
 
 
 def changed_since_signing(folder: Path, files: Sequence[str]) -> str | None:
-    """What changed in `folder`'s `files` (the ones a publish sends) since its
-    `skill.oms.sig` was made (`changed: SKILL.md`), or None when it has none or nothing
-    changed: their digests against the ones the signature lists, its key unread (the
-    publisher's check that a publish will still verify, not a verification)."""
+    """Why `folder`'s `skill.oms.sig` would not verify over its `files` (the ones a publish
+    sends): what changed since it was made (`the files changed since skill.oms.sig was made
+    (changed: SKILL.md)`), or that it is malformed or over the pulls' size cap; None when it
+    has none or nothing changed. Digests against the ones the signature lists, its key unread
+    (the publisher's check that a publish will still verify, not a verification)."""
     sig = folder / SIGNATURE_FILE
     if not sig.is_file():
         return None
+    if sig.stat().st_size > MAX_SIGNATURE_BYTES:  # the cap every pull applies
+        return f"{SIGNATURE_FILE} is over {MAX_SIGNATURE_BYTES // 1024} KiB"
     model_signing = oms()
     from model_signing._signing.signing import dsse_payload_to_manifest
 
@@ -216,7 +219,8 @@ def changed_since_signing(folder: Path, files: Sequence[str]) -> str | None:
     except Exception as err:  # noqa: BLE001  any parse failure of the library is "malformed"
         return f"{SIGNATURE_FILE} is malformed ({_short(err)})"
     left_out = sorted(_present(folder) - set(files))  # what a publish does not send
-    return _diff(model_signing, folder, manifest, ignored=left_out) or None
+    changed = _diff(model_signing, folder, manifest, ignored=left_out)
+    return f"the files changed since {SIGNATURE_FILE} was made ({changed})" if changed else None
 
 
 def _present(folder: Path) -> set[str]:
