@@ -21,6 +21,7 @@ from test_evaluate import knows_fact_if_told, make_skill
 
 from registry.cli import cli
 from registry.config import Settings
+from registry.errors import HubskillsError
 from registry.registries import get_store
 from registry.results import display
 from registry.results.board import Board
@@ -152,7 +153,12 @@ def test_a_pulled_folder_pushes_to_its_repo(server, pushed, tmp_path):
 
 
 def test_publish_with_run_attaches_a_pushed_run_to_the_new_version(pushed):
-    result = invoke("publish", str(pushed.skill), "--bump", "patch", "--with-run", pushed.run_id)
+    """The run evaluated these exact files, so the new version holds v1.0.0's: `--bump`
+    refuses a copy (it fetched v1.0.0 to tell), an explicit `--version` tags it."""
+    with pytest.raises(HubskillsError, match="holds exactly the files of .* v1.0.0"):
+        invoke("publish", str(pushed.skill), "--bump", "patch", "--with-run", pushed.run_id)
+    result = invoke("publish", str(pushed.skill), "--version", "1.0.1", "--with-run",
+                    pushed.run_id)
     assert result.exit_code == 0, result.output
     records = json.loads(invoke("leaderboard", "--skill", REPO, "--json").output)
     assert sorted((r["version"], r["run_id"]) for r in records) == [

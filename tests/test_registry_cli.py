@@ -96,6 +96,11 @@ def test_bump_and_retag(tmp_path: Path):
     bumped = run(publish_command, skill, "--bump", "minor")
     assert bumped.exit_code == 0, bumped.output
     assert "local/demo-skill v1.1.0" in bumped.output and "--bump minor of 1.0.0" in bumped.output
+    copy = run(publish_command, skill, "--bump", "patch")  # nothing changed since v1.1.0
+    assert isinstance(copy.exception, HubskillsError), copy.output
+    assert "holds exactly the files of local/demo-skill v1.1.0" in copy.exception.message
+    assert copy.exception.hint.endswith(f"hubskills publish {skill} --version 1.1.1")
+    (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text() + "And more.\n")
     assert "v1.1.1" in run(publish_command, skill, "--bump", "patch").output
     again = run(publish_command, skill)
     assert isinstance(again.exception, VersionExists)

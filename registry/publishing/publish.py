@@ -12,6 +12,7 @@ new repo, version and sha (a run already in the dataset is attached again under
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -37,7 +38,7 @@ from registry.scan.paths import WINDOWS_DEVICES
 from registry.signing import SIGNATURE_FILE
 from registry.signing.status import SignatureStatus
 from registry.signing.verify import changed_since_signing
-from registry.stores.base import Appended, Published, SkillStore
+from registry.stores.base import Appended, Published, SkillStore, VersionInfo
 from registry.stores.files import skill_files
 from registry.stores.refs import bump_version, check_repo_id, normalize_version, tag_for
 
@@ -101,6 +102,7 @@ def choose_version(store: SkillStore, repo: str, skill: Skill, *, version: str |
     elif bump and published:
         chosen = bump_version(published[0].version, bump)
         source = f"--bump {bump} of {published[0].version}, the latest published"
+        check_changed(store, repo, published[0], skill, chosen)
     elif skill.version:
         chosen, source = normalize_version(skill.version), "metadata.version"
         if bump:
@@ -112,6 +114,30 @@ def choose_version(store: SkillStore, repo: str, skill: Skill, *, version: str |
         raise VersionExists(f"{repo} {tag_for(chosen)} already exists; versions are immutable",
                             hint=f"hubskills publish {skill.path} --bump patch")
     return chosen, source
+
+
+def check_changed(store: SkillStore, repo: str, latest: VersionInfo, skill: Skill,
+                  chosen: str) -> None:
+    """Refuse a `--bump` of a folder that holds exactly the latest version's files: a copy
+    under a new number, whose results would stay on the older one (its files are fetched,
+    uncounted, and hashed as a pull does; a registry that cannot send them skips the check).
+
+    Raises:
+        HubskillsError: nothing changed since `latest`.
+    """
+    with tempfile.TemporaryDirectory(prefix=".hubskills-bump-") as tmp:
+        try:
+            fetched = store.fetch(repo, latest.sha, Path(tmp) / "latest", count=False)
+        except HubskillsError:
+            return
+        same = content_hash(fetched.folder) == content_hash(skill.path)
+    if same:
+        raise HubskillsError(f"{skill.path} holds exactly the files of {repo} "
+                             f"{tag_for(latest.version)}: --bump would publish a copy of it as "
+                             f"{tag_for(chosen)}, and its results would stay on "
+                             f"{tag_for(latest.version)}",
+                             hint=f"change the skill first; to tag the same files anyway: "
+                                  f"hubskills publish {skill.path} --version {chosen}")
 
 
 def load_runs(runs_dir: Path, run_ids: Sequence[str], skill: Skill,
