@@ -281,7 +281,7 @@ def test_a_run_of_a_published_version_is_checked_against_the_registry(settings, 
     report = verify(settings, folder)
     assert report.status == "not replayable"
     assert list(report.unreplayable)[0].startswith(
-        "revision 000000000000 of local/zorblax-ports cannot be read from the registry")
+        "revision 000000000000 of local/zorblax-ports is no published version of it")
 
 
 def _revision(settings, repo: str) -> str:

@@ -180,8 +180,8 @@ def test_a_skill_revision_that_does_not_match(settings, pushed, run_file, tmp_pa
     write_rows(run_file, rows)
     report = verify(settings, pushed[1])
     assert report.status == "not replayable"
-    assert list(report.unreplayable)[0].startswith(f"revision 000000000000 of {REPO} cannot be "
-                                                   "read from the registry")
+    assert list(report.unreplayable)[0].startswith(f"revision 000000000000 of {REPO} is no "
+                                                   "published version of it")
 
 
 def test_bad_files_never_verify(settings, pushed, run_file, capsys):

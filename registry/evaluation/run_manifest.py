@@ -101,11 +101,12 @@ def new_manifest(skill: Skill, full: Suite | TriggerSuite, suite: Suite | Trigge
 
 
 def file_under(manifest: RunManifest, published: SkillVersionRef | None) -> None:
-    """Name ``published`` as the version the run's rows belong to (the version its card gives
-    wins over the folder's own); nothing changes without one."""
+    """Name ``published`` as the version the run's rows belong to: the registry's version, or
+    none when it names none (the folder's own `metadata.version` is only its claim, and a
+    replay checks the version against the revision's tag); nothing changes without one."""
     if published is not None:
         manifest.skill_repo, manifest.skill_revision = published.repo, published.revision
-        manifest.skill_version = published.version or manifest.skill_version
+        manifest.skill_version = published.version
 
 
 def published_of(manifest: RunManifest) -> SkillVersionRef | None:

@@ -20,7 +20,6 @@ replayable` naming the problem, never an exception.
 from __future__ import annotations
 
 import json
-import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable
 from contextlib import ExitStack
@@ -39,6 +38,7 @@ from registry.results.runs import ResultRow, RunManifest, latest_rows, run_dir, 
 from registry.verify.costs import cost_differences
 from registry.verify.design import design_problems, is_adaptive
 from registry.verify.regrade import CHECK_TIMEOUT_S, Difference, regrade_rows
+from registry.verify.revision import fetch_revision
 from registry.verify.suites import load_suite_once
 from registry.verify.summary import compare_summaries
 
@@ -215,7 +215,7 @@ def skill_folder(stack: ExitStack, manifest: RunManifest, report: Verification,
     if skill_dir is not None:
         folder, report.skill_source = Path(skill_dir), str(skill_dir)
     elif manifest.skill_repo and manifest.skill_revision:
-        folder = _fetch_revision(stack, manifest, report, open_store)
+        folder = fetch_revision(stack, manifest, report, open_store)
     elif manifest.skill_path and Path(manifest.skill_path).is_dir():
         folder, report.skill_source = Path(manifest.skill_path), manifest.skill_path
     else:
@@ -233,25 +233,6 @@ def skill_folder(stack: ExitStack, manifest: RunManifest, report: Verification,
             f"the skill's content hash is {found} at {report.skill_source}, but the run names "
             f"{manifest.content_hash}: {ANOTHER_VERSION}")
     return folder
-
-
-def _fetch_revision(stack: ExitStack, manifest: RunManifest, report: Verification,
-                    open_store: Callable[[], Any] | None) -> Path | None:
-    repo, sha = str(manifest.skill_repo), str(manifest.skill_revision)
-    if open_store is None:
-        report.cannot(f"the run names revision {sha[:12]} of {repo}, and no registry was given "
-                      "to read it from")
-        return None
-    dest = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="hubskills-verify-")))
-    try:
-        store = open_store()
-        store.fetch(repo, sha, dest / "skill", count=False)
-    except HubskillsError as err:
-        report.cannot(f"revision {sha[:12]} of {repo} cannot be read from the registry: "
-                      f"{err.message}")
-        return None
-    report.skill_source = f"{repo}@{sha[:12]} ({store.kind} registry)"
-    return dest / "skill"
 
 
 def _skill_suite(folder: Path, manifest: RunManifest, report: Verification) -> Suite | None:
