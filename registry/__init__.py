@@ -150,6 +150,7 @@ _EXPORTS: dict[str, str] = {
     # the registry as an MCP server (the Skills extension), for the Space's /mcp
     "mcp_server": "registry.mcp:build_server",
     "mcp_snapshot_catalog": "registry.mcp.snapshot:snapshot_catalog",
+    "mcp_limit_body": "registry.mcp.transport:limit_body",
 }
 
 __all__ = [
@@ -178,6 +179,7 @@ __all__ = [
     "run_logs", "start_spot_job", "follow_spot_job", "owns_results",
     "revision_facts", "RevisionFacts", "CLAIMS_LABEL", "Review", "open_local_review",
     "open_registry_review", "review_summary", "mcp_server", "mcp_snapshot_catalog",
+    "mcp_limit_body",
 ]
 
 if TYPE_CHECKING:
@@ -214,6 +216,7 @@ if TYPE_CHECKING:
     from registry.jobs.spot_remote import follow_spot_job, owns_results, start_spot_job
     from registry.mcp import build_server as mcp_server
     from registry.mcp.snapshot import snapshot_catalog as mcp_snapshot_catalog
+    from registry.mcp.transport import limit_body as mcp_limit_body
     from registry.providers import EMBEDDED_REF, ask, default_model_ref, known_models, price_for
     from registry.providers.public_url import check_public_url
     from registry.publishing.publish import PublishResult, publish_skill

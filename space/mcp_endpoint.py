@@ -38,7 +38,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from registry import mcp_server, mcp_snapshot_catalog
+from registry import mcp_limit_body, mcp_server, mcp_snapshot_catalog
 
 from .state import SpaceState
 
@@ -152,6 +152,7 @@ def lifespan(state: SpaceState, *, limits: RateLimit | None = None,
         home=state.settings.home)
     server = mcp_server(catalog, limiter=anyio.CapacityLimiter(WORKERS))
     manager = StreamableHTTPSessionManager(app=server, json_response=True, stateless=True)
+    handle = mcp_limit_body(manager.handle_request)  # the SDK reads a body whole, uncapped
     in_flight = anyio.Semaphore(IN_FLIGHT)
     cpu = share or CpuShare()
 
@@ -165,7 +166,7 @@ def lifespan(state: SpaceState, *, limits: RateLimit | None = None,
                 while (rest := cpu.wait()) > 0:
                     await anyio.sleep(rest)
                 try:
-                    await manager.handle_request(scope, receive, send)
+                    await handle(scope, receive, send)
                 finally:
                     cpu.done()
 

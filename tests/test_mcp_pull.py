@@ -118,6 +118,23 @@ def test_example_skills_round_trip_byte_and_mode_identical(tmp_path: Path) -> No
     assert files_of(project / ".agents/skills/round-trip")["scripts/run.py"][1] == 0o755
 
 
+def test_the_http_server_refuses_a_body_over_its_cap(tmp_path: Path) -> None:
+    """`hubskills mcp --http` caps request bodies as the Space's `/mcp` does (the SDK reads
+    one whole, uncapped)."""
+    import httpx
+
+    from registry.mcp.transport import MAX_BODY
+
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    headers = {"accept": "application/json, text/event-stream",
+               "content-type": "application/json"}
+    with serving(get_store(Settings.from_env())) as url:
+        big = httpx.post(url, content=json.dumps({**ping, "pad": "x" * MAX_BODY}),
+                         headers=headers)
+        assert big.status_code == 413, big.text
+        assert httpx.post(url, content=json.dumps(ping), headers=headers).status_code != 413
+
+
 def test_many_real_shaped_skills_round_trip_through_pages(tmp_path: Path) -> None:
     """The real-shaped skills of tests/data and 40 full ones, listed 7 a page."""
     store = get_store(Settings.from_env())

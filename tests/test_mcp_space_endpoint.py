@@ -73,6 +73,29 @@ def test_a_spoofed_forwarded_for_is_still_limited(tmp_path: Path) -> None:
     assert 429 not in peer[:3] and peer[3] == 429, peer
 
 
+def test_a_body_over_the_cap_is_refused_unread_and_a_long_uri_is_never_kept(
+        tmp_path: Path) -> None:
+    """The SDK reads a request body whole with no cap, and `parse` kept every well-formed
+    URI it saw: a red-team client grew the server by about 5.7 MB a request, to 3 GB, with
+    3 MB URIs. Bodies over `MAX_BODY` are answered 413 before the SDK sees them, declared
+    (Content-Length) or streamed (chunked); a URI over `MAX_URI` is refused unread."""
+    from registry.mcp.transport import MAX_BODY
+    from registry.mcp.uris import MAX_URI, BadSkillUri, parse
+
+    state = SpaceState(Settings.from_env(), on_space=True)
+    huge = {**PING, "params": {"pad": "x" * MAX_BODY}}
+    with endpoint(state) as url:
+        assert httpx.post(url, json=huge, headers=HEADERS).status_code == 413
+        chunked = httpx.post(url, content=iter([json.dumps(huge).encode()]), headers={
+            **HEADERS, "content-type": "application/json"})
+        assert chunked.status_code == 413 and "over" in chunked.json()["error"]["message"]
+        assert httpx.post(url, json=PING, headers=HEADERS).status_code == 200  # still served
+    sha = "0" * 40
+    with pytest.raises(BadSkillUri, match=f"over {MAX_URI} characters"):
+        parse(f"skill://ns/repo@{sha}/name/" + "a" * MAX_URI)
+    assert parse(f"skill://ns/repo@{sha}/name/SKILL.md").path == "SKILL.md"
+
+
 def test_a_restarted_space_reads_its_facts_from_its_home(tmp_path: Path) -> None:
     settings = Settings.from_env()
     facts = settings.home / "cache" / "revision-facts"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import anyio
@@ -19,10 +20,58 @@ def serve_stdio(server: Server[Any]) -> None:
     anyio.run(run)
 
 
+MAX_BODY = 1 << 20  # bytes of one request: this server's JSON-RPC messages are a few KiB
+
+
 def http_app(server: Server[Any], host: str = "127.0.0.1") -> Any:
     """The Starlette app serving streamable HTTP at `/mcp` (DNS-rebinding protection on for
-    a loopback `host`, as the SDK sets it)."""
-    return server.streamable_http_app(host=host)
+    a loopback `host`, as the SDK sets it), its request bodies capped (`limit_body`)."""
+    return limit_body(server.streamable_http_app(host=host))
+
+
+def limit_body(app: Any, max_bytes: int = MAX_BODY) -> Any:
+    """`app` (ASGI) with each HTTP request's body read first, up to `max_bytes`: a larger one
+    (declared or sent) is answered 413 and never reaches it. The SDK reads a body whole, with
+    no cap, so any client could make the server hold as much as it sends."""
+
+    async def limited(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length", b"0")
+        if not declared.isdigit() or int(declared) > max_bytes:
+            await too_large(send, max_bytes)
+            return
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > max_bytes:
+                await too_large(send, max_bytes)
+                return
+            if not message.get("more_body"):
+                break
+        first: list[dict[str, Any]] = [{"type": "http.request", "body": b"".join(chunks),
+                                        "more_body": False}]
+
+        async def replay() -> dict[str, Any]:
+            return first.pop() if first else await receive()
+
+        await app(scope, replay, send)
+
+    return limited
+
+
+async def too_large(send: Any, max_bytes: int) -> None:
+    """Answer 413 with a JSON-RPC error naming the cap."""
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {
+        "code": -32600, "message": f"request body over {max_bytes} bytes"}}).encode()
+    await send({"type": "http.response.start", "status": 413, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
 
 
 def serve_http(server: Server[Any], host: str, port: int) -> None:

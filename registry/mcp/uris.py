@@ -26,6 +26,7 @@ _SEGMENT = re.compile(r"[A-Za-z0-9._-]+")  # ns, repo, name: the Hub's repo id c
 _FILE_SEGMENT = re.compile(r"[^\x00-\x1f\x7f/\\%?#]+")
 _REVISION = re.compile(r"[0-9a-f]{40}")
 _REFUSED = re.compile(r"[\x00-\x1f\x7f\\%?#]")  # in a path segment (`_FILE_SEGMENT`'s)
+MAX_URI = 2048  # characters: a repo id, a revision, a name and a path inside a skill fit
 
 
 class BadSkillUri(ValueError):
@@ -58,15 +59,23 @@ def file_uri(repo: str, revision: str, name: str, path: str) -> str:
     return f"{skill_root(repo, revision, name)}/{path}"
 
 
-@functools.lru_cache(maxsize=8192)
 def parse(uri: str) -> SkillUri:
     """Parse a file or directory URI of this server (the URIs parsed last are kept: a
     `SkillUri` is immutable, and a host reads the same URIs again; a refused one is checked
-    anew every time).
+    anew every time). One over `MAX_URI` characters is refused unread, so what is kept stays
+    bounded (`MAX_URI` x the cache's size): any client may send one.
 
     Raises:
-        BadSkillUri: not of the form above, or with a segment that could escape the skill.
+        BadSkillUri: too long, not of the form above, or with a segment that could escape the
+            skill.
     """
+    if len(uri) > MAX_URI:
+        raise BadSkillUri(f"{uri[:60]!r}… is over {MAX_URI} characters")
+    return _parse(uri)
+
+
+@functools.lru_cache(maxsize=8192)
+def _parse(uri: str) -> SkillUri:
     if not uri.startswith(SCHEME):
         raise BadSkillUri(f"{uri!r} is not a skill:// URI")
     segments = uri[len(SCHEME):].split("/")
