@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 from click.testing import CliRunner
@@ -165,6 +166,21 @@ def test_cases_are_listed_in_natural_order_and_compare_says_what_else_changed(tm
     assert data["differences"] == ["mode: inline (user) → tool"]
     same = json.loads(invoke("runs", "compare", runs[0], runs[0], "--json").stdout)
     assert same["differences"] == []
+    # another skill's run: its "build-1" is another question, so no case is paired (a walk
+    # read "c1 improved" across two skills)
+    other = tmp_path / "other" / "zorblax-admin"
+    shutil.copytree(skill, other)
+    text = (other / "SKILL.md").read_text().replace("name: zorblax-ports", "name: zorblax-admin")
+    (other / "SKILL.md").write_text(text)
+    with FakeOpenAIServer(responder=knows_fact_if_told) as server:
+        done = invoke("eval", str(other), "-m", "local/m", "--base-url", server.url,
+                      "--runs", "1", "--mode", "tool", "--json")
+    assert done.exit_code == 0, done.output
+    across = invoke("runs", "compare", runs[1], json.loads(done.stdout)["manifest"]["run_id"])
+    lines = across.output.splitlines()
+    assert lines[0] == "differs: skill: zorblax-ports → zorblax-admin", across.output
+    assert "two different skills: their cases are not compared" in across.output
+    assert "improved" not in across.output and "build-" not in across.output
 
 
 def test_update_all_updates_every_skill_it_can_and_reports_the_skipped(tmp_path):

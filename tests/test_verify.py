@@ -186,7 +186,25 @@ def test_a_run_that_never_started_is_never_verified(run, settings):
         f"no samples: the run answered none of its {N_CASES * 2 * 2} planned samples"]
     result = CliRunner().invoke(cli, ["verify", folder.name])
     assert result.exit_code == 1
-    assert result.output.startswith(f"not replayable: run {folder.name} (0 samples")
+    assert result.output.startswith(f"not replayable: run {folder.name} (0 of "
+                                    f"{N_CASES * 2 * 2} planned samples: a partial run")
+
+
+def test_a_partial_run_says_so_when_it_verifies(settings, tmp_path):
+    """The rows a partial run holds replay as any run's do; the line says they are part of
+    its plan (a walk read 'verified: ... (4 samples ...)' for an interrupted run)."""
+    skill = make_skill(tmp_path, with_python=False)
+    made = run_evaluation(skill, EvalConfig(models=["local/fake-student"], runs=1, retry=FAST,
+                                            max_calls=4, design="fixed"), settings)
+    manifest = made.manifest
+    assert manifest.is_partial and 0 < manifest.samples_done < manifest.samples_planned
+    result = CliRunner().invoke(cli, ["verify", manifest.run_id])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(
+        f"verified: run {manifest.run_id} ({manifest.samples_done} of "
+        f"{manifest.samples_planned} planned samples: a partial run"), result.output
+    report = verify(settings, settings.runs_dir / manifest.run_id)
+    assert report.to_dict()["planned"] == manifest.samples_planned
 
 
 def test_a_suite_swapped_for_an_easier_one(run, settings, tmp_path):

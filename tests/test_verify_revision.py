@@ -9,11 +9,11 @@ from __future__ import annotations
 import os
 
 import pytest
+from fakes.openai_server import FakeOpenAIServer
 from huggingface_hub import CommitOperationAdd, HfApi
 from review_setup import MALLORY, SKILL
 from spot_setup import evaluate, fake_hub
-from test_verify import FAST, edit_manifest, make_skill, verify
-from test_verify import settings  # noqa: F401 - the fixture
+from test_verify import FAST, edit_manifest, knows_fact_if_told, make_skill, verify
 
 from registry.config import Settings
 from registry.errors import HubskillsError
@@ -29,6 +29,14 @@ from registry.verify.admission import merge_submission, replay_pending
 @pytest.fixture
 def hub(monkeypatch):
     yield from fake_hub(monkeypatch, users={"mallory": MALLORY})
+
+
+@pytest.fixture
+def local(monkeypatch):
+    """The test's home with the local registry, and the fake model."""
+    with FakeOpenAIServer(responder=knows_fact_if_told) as server:
+        monkeypatch.setenv("HUBSKILLS_BASE_URL", server.url)
+        yield Settings.from_env()
 
 
 def test_a_run_at_a_pull_requests_commit_of_someone_elses_skill_is_never_admitted(
@@ -63,24 +71,24 @@ def test_a_run_at_a_pull_requests_commit_of_someone_elses_skill_is_never_admitte
             merge_submission(boss, settings, int(pushed.pr_url.rsplit("/", 1)[1]))
 
 
-def test_a_run_filed_under_a_version_must_name_that_versions_revision(settings, tmp_path):
+def test_a_run_filed_under_a_version_must_name_that_versions_revision(local, tmp_path):
     skill = make_skill(tmp_path, with_python=False)
-    store = get_store(settings)
+    store = get_store(local)
     store.publish(skill, repo="local/zorblax-ports", version="1.0.0")
     first = store.resolve("local/zorblax-ports").sha
     made = run_evaluation(skill, EvalConfig(models=["local/fake-student"], runs=1, retry=FAST),
-                          settings, published=SkillVersionRef("local/zorblax-ports", first,
+                          local, published=SkillVersionRef("local/zorblax-ports", first,
                                                               "1.0.0"))
-    folder = settings.runs_dir / made.manifest.run_id
-    assert verify(settings, folder).status == "verified"
+    folder = local.runs_dir / made.manifest.run_id
+    assert verify(local, folder).status == "verified"
     (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text() + "\nMore.\n")
     second = store.publish(skill, repo="local/zorblax-ports", version="1.1.0").sha
     edit_manifest(folder, skill_version="1.1.0")  # v1.1.0's label on v1.0.0's files
-    report = verify(settings, folder)
+    report = verify(local, folder)
     assert report.status == "mismatch"
     assert report.problems == [
         f"the run files itself under local/zorblax-ports v1.1.0, but names revision "
         f"{first[:12]}, and v1.1.0 is revision {second[:12]}: results are checked against "
         "the files a published version holds"]
     edit_manifest(folder, skill_version="9.9.9")
-    assert "and local/zorblax-ports has no v9.9.9" in verify(settings, folder).problems[0]
+    assert "and local/zorblax-ports has no v9.9.9" in verify(local, folder).problems[0]

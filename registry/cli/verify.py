@@ -146,7 +146,9 @@ def _trigger(target: str, run_id: str | None, revision: str | None, skill_dir: P
 
 def _render(report: Verification) -> None:
     source = f"; skill: {escape(report.skill_source)}" if report.skill_source else ""
-    out.result(f"{report.status}: run {escape(report.run_id)} ({report.samples} samples, "
+    done = f"{report.samples} of {report.planned} planned samples: a partial run" \
+        if report.planned is not None else f"{report.samples} samples"
+    out.result(f"{report.status}: run {escape(report.run_id)} ({done}, "
                f"{report.checks_regraded} checks regraded{source})")
     from registry.verify.replay import ANOTHER_VERSION
 

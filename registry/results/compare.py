@@ -43,6 +43,9 @@ def compare_runs(runs_root: Path, run_a: str, run_b: str) -> dict[str, Any]:
     rows_a = latest_rows(read_rows(runs_root, run_a))
     rows_b = latest_rows(read_rows(runs_root, run_b))
     a, b = _skill_rates(rows_a), _skill_rates(rows_b)
+    other_skill = manifests[0].skill_name != manifests[1].skill_name
+    if other_skill:  # case ids of two suites only look alike: "c1" is not the same question
+        a, b = {}, {}
     cases = []
     for key in sorted(set(a) & set(b), key=lambda k: (k[0], case_order(k[1]))):
         delta = b[key] - a[key]
@@ -53,6 +56,8 @@ def compare_runs(runs_root: Path, run_a: str, run_b: str) -> dict[str, Any]:
     only = len(set(a) ^ set(b))
     summary = (f"{counts['improved']} improved, {counts['regressed']} regressed, "
                f"{counts['same']} unchanged" + (f", {only} in one run only" if only else ""))
+    if other_skill:
+        summary = "two different skills: their cases are not compared"
     runs = {m.run_id: {"label": m.label, "skill": m.skill_repo or m.skill_name,
                        "version": m.skill_version, "revision": m.skill_revision,
                        "runs": m.runs, "summaries": [s.to_dict() for s in summarize(rows, m)]}
@@ -65,8 +70,9 @@ def compare_runs(runs_root: Path, run_a: str, run_b: str) -> dict[str, Any]:
 def differences(a: RunManifest, b: RunManifest) -> list[str]:
     """Every setting that differs from run A to run B, as `mode: inline (user) → tool`: a
     comparison says what changed before any number."""
-    return [f"{label}: {read(a)} → {read(b)}" for label, read in SETTINGS
-            if read(a) != read(b)]
+    skill = [f"skill: {a.skill_name} → {b.skill_name}"] if a.skill_name != b.skill_name else []
+    return skill + [f"{label}: {read(a)} → {read(b)}" for label, read in SETTINGS
+                    if read(a) != read(b)]
 
 
 def noise_note(repeats: int) -> str:

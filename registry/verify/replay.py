@@ -77,6 +77,7 @@ class Verification:
     skill_source: str = ""
     samples: int = 0
     checks_regraded: int = 0
+    planned: int | None = None  # a partial run's planned samples (None: the run finished)
 
     @property
     def status(self) -> Status:
@@ -97,7 +98,7 @@ class Verification:
                 "not_replayable": [{"why": why, "count": n}
                                    for why, n in self.unreplayable.items()],
                 "skill_source": self.skill_source, "samples": self.samples,
-                "checks_regraded": self.checks_regraded}
+                "planned": self.planned, "checks_regraded": self.checks_regraded}
 
 
 @collector(paused=True)
@@ -144,6 +145,7 @@ def replay_run(manifest: RunManifest, rows: list[ResultRow], report: Verificatio
         suite = _skill_suite(skill, manifest, report) if skill is not None else None
         latest = _check_plan(manifest, rows, report)
         report.samples = len(latest)
+        report.planned = manifest.samples_planned if manifest.is_partial else None
         if not latest:
             planned = samples_planned(len(manifest.models), len(manifest.case_ids),
                                       manifest.runs)

@@ -215,6 +215,7 @@ def _regrade(manifest: RunManifest, latest: list[ResultRow], suite: TriggerSuite
         report.checks_regraded += 1
         regraded.append(row.model_copy(update=fresh))
     report.samples = len(latest)
+    report.planned = manifest.samples_planned if manifest.is_partial else None
     report.problems += trigger_design_problems(manifest, regraded, classes)  # adaptive runs
     return regraded
 
