@@ -309,6 +309,27 @@ def test_remove_keeps_what_another_skill_needs_and_takes_what_only_it_needed(
     assert not (project / ".claude" / "skills" / "b").exists()
 
 
+def test_verify_install_names_a_dependency_removed_by_force(
+        store: LocalStore, tmp_path: Path, project: Path):
+    """`remove --force` takes a skill another still requires; `verify-install` said every
+    skill was `ok` while `install` refused the lock (a walk)."""
+    from registry.install.audit import verify_installed
+
+    publish(store, tmp_path, "acme/a", requires="acme/b@^1")
+    publish(store, tmp_path, "acme/b")
+    pull("acme/a", project=project, store=store)
+    assert [a.state for a in verify_installed(project)] == ["ok", "ok"]
+    remove(project, "b", force=True)
+    [audit] = verify_installed(project)
+    assert (audit.name, audit.state) == ("a", "dependency missing")
+    assert audit.problems == ["requires acme/b@^1, and does not pin it (hubskills pull acme/a "
+                              "resolves it again)"]
+    with pytest.raises(HubskillsError, match="the graph is not whole"):
+        install(project, stores=lambda _: store)  # what the state foretells
+    pull("acme/a", project=project, store=store, force=True)
+    assert [a.state for a in verify_installed(project)] == ["ok", "ok"]
+
+
 def test_update_moves_a_dependency_only_as_far_as_its_dependents_accept(
         store: LocalStore, tmp_path: Path, project: Path):
     publish(store, tmp_path, "acme/a", requires="acme/b@^1")

@@ -20,6 +20,7 @@ from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.format.skill import content_hash
 from registry.install.agents import all_folders
+from registry.install.deps import unmet
 from registry.install.lockfile import MARKER_FILE, LockEntry, Lockfile, Scope, read_marker
 from registry.install.staging import file_digests
 from registry.install.transaction import points_to
@@ -29,7 +30,8 @@ from registry.signing.verify import SignatureRefused
 @dataclass
 class Audit:
     """One pinned skill as found: `state` is `ok`, `missing`, `not ours`, `modified`,
-    `signature invalid` or `signer changed`; `problems` say what, naming files."""
+    `signature invalid`, `signer changed` or `dependency missing` (a skill it requires is not
+    pinned at a version it accepts); `problems` say what, naming files."""
 
     name: str
     repo: str
@@ -54,8 +56,12 @@ def verify_installed(project: Path, *, global_: bool = False) -> list[Audit]:
         raise HubskillsError(f"no {scope.lock_path.name} in {scope.lock_path.parent}",
                              hint="hubskills pull NS/NAME  # pins it in skills.lock")
     home = Settings.from_env().home
-    return [_audit(scope, entry, home) for entry in sorted(lock.entries.values(),
-                                                           key=lambda e: e.name)]
+    audits = {entry.name: _audit(scope, entry, home)
+              for entry in sorted(lock.entries.values(), key=lambda e: e.name)}
+    for entry, why in unmet(lock):  # what it needs is not pinned: `install` would refuse
+        _fail(audits[entry.name], "dependency missing", f"{why} (hubskills pull {entry.repo} "
+                                                        "resolves it again)")
+    return list(audits.values())
 
 
 def _audit(scope: Scope, entry: LockEntry, home: Path) -> Audit:

@@ -45,16 +45,24 @@ def check_whole(lock: Lockfile) -> None:
     Raises:
         HubskillsError: naming the skill, what it requires and what the lock pins instead.
     """
+    for entry, why in unmet(lock)[:1]:
+        raise HubskillsError(f"skills.lock pins {entry.repo}, which {why}; the graph is not "
+                             "whole", hint=f"hubskills pull {entry.repo}  # resolves its "
+                                           "dependencies again and re-pins them")
+
+
+def unmet(lock: Lockfile) -> list[tuple[LockEntry, str]]:
+    """Each pinned skill with a requirement the lock does not meet, and what is wrong
+    (`requires local/b@^0.1, and does not pin it`), by name."""
     by_repo = {e.repo: e for e in lock.entries.values()}
+    found = []
     for entry in sorted(lock.entries.values(), key=lambda e: e.name):
         for req in _needs(entry):
             have = by_repo.get(req.repo)
             if have is None or not req.constraint.allows(have.version):
                 pinned = f"pins {have.version or have.sha[:12]}" if have else "does not pin it"
-                raise HubskillsError(f"skills.lock pins {entry.repo}, which requires {req}, and "
-                                     f"{pinned}; the graph is not whole",
-                                     hint=f"hubskills pull {entry.repo}  # resolves its "
-                                          "dependencies again and re-pins them")
+                found.append((entry, f"requires {req}, and {pinned}"))
+    return found
 
 
 def unneeded(lock: Lockfile, gone: set[str]) -> tuple[list[str], list[str]]:
