@@ -13,7 +13,7 @@ import pytest
 
 from registry.cli import main
 from registry.config import Settings
-from registry.errors import HubskillsError, InvalidSkill, UnsafeSkill
+from registry.errors import HubskillsError, InvalidSkill, SkillNotFound, UnsafeSkill
 from registry.format.requires import BadRequirement, parse_requirement
 from registry.format.validate import validate_skill
 from registry.install import install, pull, remove, update
@@ -307,6 +307,34 @@ def test_remove_keeps_what_another_skill_needs_and_takes_what_only_it_needed(
     assert removed.also == ["b"] and removed.kept == ["c (needed by acme/e)"]
     assert installed(project) == ["c", "e"] and sorted(lock(project)) == ["c", "e"]
     assert not (project / ".claude" / "skills" / "b").exists()
+
+
+def test_publish_refuses_a_skill_whose_dependency_cannot_be_pulled(store: LocalStore,
+                                                                   tmp_path: Path):
+    """Published before its dependency, a skill failed on every pull (a walk); publish says so
+    first: strictly, refused, naming what to publish first; with `--force`, said."""
+    from registry.publishing.publish import ValidationFailed, publish_skill
+
+    publish(store, tmp_path, "acme/b", "2.0.0")  # a version, but not one `^1` accepts
+    folder = tmp_path / "a"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text('---\nname: a\ndescription: "Skill a. Use when testing."'
+                                     '\nmetadata:\n  version: "1.0.0"\n  requires: "acme/b@^1 '
+                                     'acme/c"\n---\n\nDo it.\n')
+    with pytest.raises(ValidationFailed) as err:
+        publish_skill(store, folder, runs_dir=tmp_path / "runs", repo="acme/a", strict=True)
+    assert err.value.overridable and "missing-dependency" in err.value.message
+    assert [p.message for p in err.value.problems if p.code == "missing-dependency"] == [
+        "requires acme/b@^1; the local registry has 2.0.0, so every pull would fail: publish "
+        "acme/b first", "requires acme/c; the local registry has no version of it, so every "
+        "pull would fail: publish acme/c first"]
+    with pytest.raises(SkillNotFound):
+        store.versions("acme/a")  # nothing was published
+    publish(store, tmp_path, "acme/b", "1.2.0")
+    forced = publish_skill(store, folder, runs_dir=tmp_path / "runs", repo="acme/a")
+    assert [p.message for p in forced.plan.problems if p.code == "missing-dependency"] == [
+        "requires acme/c; the local registry has no version of it, so every pull would fail: "
+        "publish acme/c first"]  # said, as --force publishes
 
 
 def test_verify_install_names_a_dependency_removed_by_force(

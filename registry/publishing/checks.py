@@ -6,6 +6,7 @@ model, that publish would refuse the folder (`refusal`) without loading a store.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from registry.errors import InvalidSkill
@@ -25,10 +26,12 @@ class ValidationFailed(InvalidSkill):
         self.problems, self.overridable = problems, overridable
 
 
-def check_skill(skill_dir: Path, *, allow_risky: bool = False,
-                strict: bool = False) -> tuple[list[Problem], list[Finding]]:
-    """Validate (SKILL.md and its suite, as `hubskills validate` does) and scan; return the
-    problems and findings that did not block.
+def check_skill(skill_dir: Path, *, allow_risky: bool = False, strict: bool = False,
+                also: Callable[[], list[Problem]] | None = None
+                ) -> tuple[list[Problem], list[Finding]]:
+    """Validate (SKILL.md and its suite, as `hubskills validate` does, and what `also` finds
+    once SKILL.md loads: publish's look at the registry) and scan; return the problems and
+    findings that did not block.
 
     Raises:
         ValidationFailed: a validation error in SKILL.md; with `strict`, anything else
@@ -41,7 +44,7 @@ def check_skill(skill_dir: Path, *, allow_risky: bool = False,
         raise ValidationFailed(f"{skill_dir} has {errors} validation error"
                                f"{'s' * (errors != 1)}",
                                problems=problems, hint=f"hubskills validate {skill_dir}")
-    problems += check_suite(skill_dir)
+    problems += check_suite(skill_dir) + (also() if also is not None else [])
     if strict and problems:
         raise ValidationFailed(f"{skill_dir}: hubskills validate reports {_counted(problems)} "
                                f"({', '.join(dict.fromkeys(p.code for p in problems))})",

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from registry.config import Settings
 from registry.errors import HubskillsError, InvalidSkill, SkillNotFound, VersionExists
+from registry.format.requires import requirements
 from registry.format.skill import Problem, Skill, content_hash, load_skill
 from registry.publishing.checks import ValidationFailed, check_skill, refusal
 from registry.publishing.signed import SignWith, sign_for_publish
@@ -114,6 +115,24 @@ def choose_version(store: SkillStore, repo: str, skill: Skill, *, version: str |
         raise VersionExists(f"{repo} {tag_for(chosen)} already exists; versions are immutable",
                             hint=f"hubskills publish {skill.path} --bump patch")
     return chosen, source
+
+
+def missing_dependencies(store: SkillStore, skill_dir: Path) -> list[Problem]:
+    """A `missing-dependency` warning for each skill the folder requires that the registry has
+    no version of that it accepts: every pull of it would fail (a walk published one before
+    its dependency). Publish in order, or `--force`."""
+    found = []
+    for req in requirements(load_skill(skill_dir).frontmatter):
+        try:
+            versions = [v.version for v in store.versions(req.repo)]
+        except SkillNotFound:
+            versions = []
+        if not any(req.constraint.allows(v) for v in versions):
+            have = f"has {', '.join(versions[:3])}" if versions else "has no version of it"
+            found.append(Problem("missing-dependency", "warning", f"requires {req}; the "
+                                 f"{store.kind} registry {have}, so every pull would fail: "
+                                 f"publish {req.repo} first"))
+    return found
 
 
 def check_changed(store: SkillStore, repo: str, latest: VersionInfo, skill: Skill,
@@ -213,7 +232,8 @@ def publish_skill(store: SkillStore, skill_dir: Path, *, runs_dir: Path,
                              hint=f"hubskills sign {skill_dir} --key KEY, then hubskills eval "
                                   f"{skill_dir}, then hubskills publish {skill_dir} --with-run "
                                   "RUN_ID")
-    problems, findings = check_skill(skill_dir, allow_risky=allow_risky, strict=strict)
+    problems, findings = check_skill(skill_dir, allow_risky=allow_risky, strict=strict,
+                                     also=lambda: missing_dependencies(store, skill_dir))
     skill = load_skill(skill_dir)
     if skill.name in WINDOWS_DEVICES:  # pull refuses it: no folder on Windows can be named so
         raise InvalidSkill(f"{skill_dir}: the skill name '{skill.name}' is a Windows device "
