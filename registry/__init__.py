@@ -151,6 +151,7 @@ _EXPORTS: dict[str, str] = {
     "mcp_server": "registry.mcp:build_server",
     "mcp_snapshot_catalog": "registry.mcp.snapshot:snapshot_catalog",
     "mcp_limit_body": "registry.mcp.transport:limit_body",
+    "EvalDependencies": "registry.install.eval_deps:EvalDependencies",
 }
 
 __all__ = [
@@ -179,7 +180,7 @@ __all__ = [
     "run_logs", "start_spot_job", "follow_spot_job", "owns_results",
     "revision_facts", "RevisionFacts", "CLAIMS_LABEL", "Review", "open_local_review",
     "open_registry_review", "review_summary", "mcp_server", "mcp_snapshot_catalog",
-    "mcp_limit_body",
+    "mcp_limit_body", "EvalDependencies",
 ]
 
 if TYPE_CHECKING:
@@ -211,6 +212,7 @@ if TYPE_CHECKING:
     from registry.generate.pipeline import generate_skill
     from registry.generate.report import GenerateReport
     from registry.install import PullResult
+    from registry.install.eval_deps import EvalDependencies
     from registry.install.pull import pull
     from registry.jobs import run_logs, run_on_jobs
     from registry.jobs.spot_remote import follow_spot_job, owns_results, start_spot_job

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Literal, cast
 
 import gradio as gr
+import pandas as pd
 
 from registry import (
     EMBEDDED_REF,
@@ -22,7 +23,15 @@ from registry import (
 )
 
 from .evaluate_plan import duration, seconds_per_answer
-from .evaluate_run import FAILED, EvalRequest, estimate, evaluate, results
+from .evaluate_run import (
+    CASE_COLUMNS,
+    FAILED,
+    SUMMARY_COLUMNS,
+    EvalRequest,
+    estimate,
+    evaluate,
+    results,
+)
 from .keys import request_settings
 from .messages import counted, describe, error_markdown, ok_markdown, warn
 from .outbound import brief
@@ -44,6 +53,11 @@ def _config(models: list[str] | None, base_url: str, runs: float, mode: str, pla
                       placement=cast(Literal["user", "system"], placement),
                       max_tokens=int(max_tokens), base_url=(base_url or "").strip() or None,
                       max_cost=float(max_cost) if max_cost else None)
+
+
+def _empty(columns: tuple[str, ...]) -> pd.DataFrame:
+    """A table with its headers and no row (a None shows Gradio's "1 2 3" instead)."""
+    return pd.DataFrame(columns=list(columns))
 
 
 class _Pace:
@@ -118,7 +132,7 @@ def run_evaluation_ui(state: SpaceState, repo: str | None,
     except Exception as err:  # noqa: BLE001 - shown as a readable message, never a traceback
         shown = brief(err) if state.on_space else err  # a model server's body stays unseen
         warn(shown)
-        return error_markdown(shown), None, None, None, None
+        return error_markdown(shown), _empty(SUMMARY_COLUMNS), None, _empty(CASE_COLUMNS), None
     if run.manifest.status == "interrupted":
         return (_stopped(run, stop.reason), summary, chart, cases,
                 run.manifest.run_id if run.rows else None)

@@ -24,6 +24,7 @@ import pandas as pd
 from registry import (
     Case,
     EvalConfig,
+    EvalDependencies,
     EvalRun,
     HubskillsError,
     InvalidSkill,
@@ -250,9 +251,11 @@ def _run_here(state: SpaceState, folder: Path, config: EvalConfig, settings: Set
         if started:
             started(manifest, total, cached)
 
-    try:
-        run = run_evaluation(folder, config, settings, progress=progress, published=published,
-                             stop=stop, started=on_start)
+    try:  # a skill that requires others gets them from this Space's registry, as eval does
+        with EvalDependencies(lambda: state.store) as dependencies:
+            run = run_evaluation(folder, replace(config, dependencies=dependencies), settings,
+                                 progress=progress, published=published, stop=stop,
+                                 started=on_start)
     except Exception as err:
         if begun:
             note_start_failure(settings.runs_dir, begun[0][0], status_line(str(err)))

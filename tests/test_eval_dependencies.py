@@ -6,6 +6,7 @@ resumed run; a graph that does not resolve refuses before the fake server sees a
 from __future__ import annotations
 
 import json
+import os
 import re
 import tempfile
 from pathlib import Path
@@ -498,3 +499,24 @@ def test_a_spot_check_on_jobs_of_a_skill_with_dependencies_is_refused_before_any
         priced_plan("acme/zorblax-ports", manifest, [], lambda: store, k=1)
     assert "a spot check on Jobs does not load a skill's dependencies yet" in err.value.message
     assert err.value.hint and "--resample 1  # here" in err.value.hint
+
+
+def test_the_space_evaluates_a_skill_that_requires_others_from_its_registry(
+        tmp_path: Path, server, monkeypatch: pytest.MonkeyPatch):
+    """The Space's Evaluate refused such a skill, hinting `hubskills eval` of a folder on the
+    server (a walk): it loads the dependencies from the Space's own registry, as eval does."""
+    from space.evaluate_run import EvalRequest, evaluate
+    from space.state import SpaceState
+
+    monkeypatch.setenv("HUBSKILLS_HOME", str(tmp_path / "home"))
+    settings = Settings.from_env({**os.environ, "HUBSKILLS_BASE_URL": server.url})
+    state = SpaceState(settings)
+    publish(state.store, tmp_path, "acme/zorblax-facts", body=FACT)
+    state.store.publish(make_skill(tmp_path / "src", "acme/zorblax-facts@^1"),
+                        repo="acme/zorblax-ports", version="1.0.0")
+    config = EvalConfig(models=["local/fake-student"], runs=1, retry=FAST,
+                        base_url=server.url)
+    run = evaluate(state, EvalRequest("acme/zorblax-ports", [], config), settings)
+    [summary] = summarize(run.rows, run.manifest)
+    assert (summary.stats.baseline.pass_rate, summary.stats.skill.pass_rate) == (0.0, 1.0)
+    assert [d.skill for d in run.manifest.dependencies] == ["acme/zorblax-facts"]

@@ -56,3 +56,21 @@ def test_the_evaluate_tab_says_which_model_failed_and_offers_no_push_when_all_di
     assert status.startswith("**Error:**") and "no model answered" in status
     assert "Push results" not in status and run_id is None  # nothing measured, nothing to push
     assert summary["verdict"].tolist() == ["failed: no sample graded"]
+
+
+def test_a_refused_evaluation_leaves_its_tables_with_their_headers(tmp_path):
+    """After an error the Summary and Per-case tables showed Gradio's "1 2 3" headers (a
+    walk): they keep their own, empty."""
+    from space.evaluate_actions import run_evaluation_ui
+    from space.evaluate_run import CASE_COLUMNS, SUMMARY_COLUMNS
+    from space.state import SpaceState
+
+    state = SpaceState(Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home")}),
+                       on_space=False)
+    with holding():
+        status, summary, chart, cases, run_id = run_evaluation_ui(
+            state, "local/no-such-skill", None, ["local/m"], "http://127.0.0.1:9", 1,
+            "inline", "user", 0, 64, 0, "", "", "")
+    assert status.startswith("**Error:**") and run_id is None and chart is None
+    assert list(summary.columns) == list(SUMMARY_COLUMNS) and summary.empty
+    assert list(cases.columns) == list(CASE_COLUMNS) and cases.empty
