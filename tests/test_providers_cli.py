@@ -116,6 +116,8 @@ def test_models_lists_usability_and_prices(runner, tmp_path):
     assert rows["local/smollm2-135m-instruct"]["price"] == "free (runs locally)"
     assert any(ref.startswith("hf/") and row["price"] == "unknown" for ref, row in rows.items())
     assert EMBEDDED_REF in rows
+    # what a trigger eval's "cannot call tools" hint sends the user here to find
+    assert rows[EMBEDDED_REF]["tools"] is False and rows[ALIASES["opus"]]["tools"] is True
 
 
 def test_models_table_without_a_local_server(runner, tmp_path):

@@ -13,7 +13,8 @@ from registry.providers import known_models, prices_as_of
 @click.option("--base-url", default=None, help="OpenAI-compatible server to probe for local/.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable list on stdout.")
 def models_command(base_url: str | None, as_json: bool) -> None:
-    """List model references, whether each is usable here, why, and its price.
+    """List model references, whether each is usable here, why, whether it calls tools
+    (agent mode, trigger evals and tune need it), and its price.
 
     \b
     Examples:
@@ -24,9 +25,9 @@ def models_command(base_url: str | None, as_json: bool) -> None:
     if as_json:
         out.as_json({"prices_as_of": prices_as_of(), "models": [r.to_dict() for r in rows]})
         return
-    out.table(["model", "alias", "usable", "why", "price"],
-              [(r.ref, r.alias or "", "yes" if r.usable else "no", r.why, _short(r.price))
-               for r in rows], drop=("alias",),
+    out.table(["model", "alias", "usable", "tools", "why", "price"],
+              [(r.ref, r.alias or "", "yes" if r.usable else "no", "yes" if r.tools else "no",
+                r.why, _short(r.price)) for r in rows], drop=("alias",),
               title=f"Model references (price: $ per million tokens in / out, as of "
                     f"{prices_as_of()})")
 

@@ -30,6 +30,7 @@ class ModelStatus:
     why: str
     price: str
     alias: str | None = None
+    tools: bool = True  # calls tools: agent mode, trigger evals and `tune` need it
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready dict."""
@@ -74,7 +75,7 @@ def _local_rows(settings: Settings, base_url: str | None) -> list[ModelStatus]:
 def known_models(settings: Settings, *, base_url: str | None = None) -> list[ModelStatus]:
     """Every reference worth showing, with whether it is usable now and why (a local server is
     probed for at most a second)."""
-    from registry.providers.embedded import availability, install_hint
+    from registry.providers.embedded import EmbeddedProvider, availability, install_hint
 
     rows = [_keyed(ref, settings.anthropic_api_key, "ANTHROPIC_API_KEY", alias)
             for alias, ref in ALIASES.items()]
@@ -86,5 +87,6 @@ def known_models(settings: Settings, *, base_url: str | None = None) -> list[Mod
     ok, why = availability()
     why = why if ok else f"{why}: {install_hint()}"
     rows.append(ModelStatus(EMBEDDED_REF, "embedded", ok, why,
-                            pricing.format_price(pricing.FREE)))
+                            pricing.format_price(pricing.FREE),
+                            tools=EmbeddedProvider.supports_tools))
     return rows
