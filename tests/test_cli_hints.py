@@ -74,6 +74,8 @@ class Case:
     env: dict[str, str] = field(default_factory=dict)  # for the command and its hint's
 
 
+SEEDED_RUN = next(p.name for p in sorted((REPO_ROOT / "skills" / ".runs").iterdir())
+                  if '"agent-skill-md"' in (p / "manifest.json").read_text())
 CLOSED = ["-m", "local/m", "--base-url", "http://127.0.0.1:9/v1", "--runs", "1"]
 CASES = {
     # the ones issue 38 names
@@ -129,6 +131,9 @@ CASES = {
     "scan of a missing folder": Case(["scan", "nope"], "nope: no such folder"),
     "runs show of a missing run": Case(["runs", "show", "nope"], "no run 'nope'"),
     "runs compare of missing runs": Case(["runs", "compare", "a", "b"], "no run 'a'"),
+    "runs show of a run of the registry's results": Case(  # as info and leaderboard name it
+        ["runs", "show", SEEDED_RUN], "it is a run of hubskills/agent-skill-md in the local "
+        "registry's results, not one made on this machine"),
     "verify of a missing run": Case(["verify", "nope"], "no run 'nope'"),
     "review-outputs of a missing run": Case(["review-outputs", "nope", "--summary"],
                                             "no run 'nope'"),

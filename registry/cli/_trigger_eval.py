@@ -22,7 +22,7 @@ from registry.cli._push_target import push_target
 from registry.cli._signals import exit_now, interrupts
 from registry.cli._skill_ref import skill_folder
 from registry.config import Settings
-from registry.errors import HubskillsError
+from registry.errors import HubskillsError, RunNotFound
 from registry.results import display
 from registry.results.runs import RunManifest, latest_rows, read_manifest, read_rows
 
@@ -86,7 +86,10 @@ def trigger_report(command: click.Command) -> click.Command:
 def _is_trigger_run(run_id: str | None) -> bool:
     if run_id is None:
         return False
-    return read_manifest(Settings.from_env().runs_dir, run_id).mode == MODE
+    try:
+        return read_manifest(Settings.from_env().runs_dir, run_id).mode == MODE
+    except RunNotFound:  # `runs show` says where it is, if the registry holds it
+        return False
 
 
 def eval_triggers(params: dict[str, Any], distractors: Path | None) -> None:

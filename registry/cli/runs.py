@@ -10,10 +10,11 @@ from registry.cli import _output as out
 from registry.cli._render import manifest_json, render_transcript, report_run
 from registry.cli._trigger_eval import trigger_report
 from registry.config import Settings
-from registry.errors import HubskillsError
+from registry.errors import HubskillsError, RunNotFound
 from registry.results import display
 from registry.results.compare import compare_runs
 from registry.results.runs import (
+    RunManifest,
     latest_rows,
     list_runs,
     read_manifest,
@@ -70,12 +71,46 @@ def runs_show_command(run_id: str, case_id: str | None, arm: str, repeat: int, a
 
     settings = Settings.from_env()
     collect_if_remote(settings, run_id, poll)
-    manifest = read_manifest(settings.runs_dir, run_id)
+    manifest = saved_manifest(settings, run_id)
     if case_id is not None:
         _show_transcripts(run_id, manifest, case_id, arm, repeat, as_json=as_json)
         return
     rows = latest_rows(read_rows(settings.runs_dir, run_id))
     report_run(manifest, rows, as_json=as_json, verbose=verbose)
+
+
+def saved_manifest(settings: Settings, run_id: str) -> RunManifest:
+    """The manifest of this machine's run `run_id`.
+
+    Raises:
+        RunNotFound: no such run here; when the registry's results hold it (`info` and
+            `leaderboard` name such runs), the hint is the command that reads it from there.
+    """
+    try:
+        return read_manifest(settings.runs_dir, run_id)
+    except RunNotFound as err:
+        skill = _registry_skill(settings, run_id)
+        if skill is None:
+            raise
+        raise RunNotFound(f"{err.message}: it is a run of {skill} in the {settings.registry} "
+                          "registry's results, not one made on this machine",
+                          hint=f"hubskills verify {skill} --run {run_id}  # reads and replays "
+                               "it from there") from err
+
+
+def _registry_skill(settings: Settings, run_id: str) -> str | None:
+    """The skill whose results in the configured registry hold run `run_id` (None: none, or
+    the registry cannot be read)."""
+    from registry.registries import get_store
+
+    try:
+        frame = get_store(settings).results_frame()
+    except HubskillsError:
+        return None
+    if "run_id" not in frame or "skill_repo" not in frame:
+        return None
+    found = frame.loc[frame["run_id"] == run_id, "skill_repo"].dropna()
+    return str(found.iloc[0]) if len(found) else None
 
 
 def _show_transcripts(run_id: str, manifest, case_id: str, arm: str, repeat: int, *,
@@ -104,7 +139,10 @@ def _show_transcripts(run_id: str, manifest, case_id: str, arm: str, repeat: int
 def runs_compare_command(run_a: str, run_b: str, as_json: bool) -> None:
     """Per-case improvements and regressions from run A to run B (e.g. two skill versions):
     first every setting that differs; a single case's change is noisy, the intervals are not."""
-    comparison = compare_runs(Settings.from_env().runs_dir, run_a, run_b)
+    settings = Settings.from_env()
+    for run_id in (run_a, run_b):  # a run of the registry's results: where to read it
+        saved_manifest(settings, run_id)
+    comparison = compare_runs(settings.runs_dir, run_a, run_b)
     if as_json:
         out.as_json(comparison)
         return
