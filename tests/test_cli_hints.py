@@ -81,10 +81,10 @@ CASES = {
     # the ones issue 38 names
     "eval --cases, a registry skill": Case(
         ["eval", "hubskills/agent-skill-md", "--runs", "1", "--cases", "allowed-key"],
-        "no case with id allowed-key in the suite (did you mean allowed-keys?)"),
+        "no case with id allowed-key in the suite evals/evals.json (did you mean allowed-keys?)"),
     "eval --cases, agent mode": Case(
         ["eval", str(REPO_ROOT / "skills/kernel-builder-cuda-kernels"), "--mode", "agent",
-         "--cases", "nope", *CLOSED], "no case with id nope"),
+         "--cases", "nope", *CLOSED], "no case with id nope in the suite evals/agent.json"),
     "eval --mode trigger --cases": Case(
         ["eval", "hubskills/agent-skill-md", "--mode", "trigger", "--cases", "q99"],
         "no trigger query 'q99' (did you mean 'q9'?)"),

@@ -177,7 +177,10 @@ class Suite(BaseModel):
         if missing:
             close = [m for i in missing for m in difflib.get_close_matches(i, known, n=1)]
             meant = f" (did you mean {', '.join(close)}?)" if close else ""
-            raise InvalidSuite(f"no case with id {', '.join(missing)} in the suite{meant}",
+            file = Path(source) if source is not None else None
+            named = f" {file.parent.name}/{file.name}" if file is not None and \
+                file.parent.name == "evals" else ""  # agent mode reads agent.json, not evals.json
+            raise InvalidSuite(f"no case with id {', '.join(missing)} in the suite{named}{meant}",
                                hint=f"hubskills suite show {_shown(source)}  # lists the case ids")
         wanted = set(ids)
         return self.model_copy(update={"cases": [c for c in self.cases if c.id in wanted]})
