@@ -368,6 +368,13 @@ def test_update_moves_a_dependency_only_as_far_as_its_dependents_accept(
     [result] = update(project, "b", stores=lambda _: store)
     assert result.version == "1.1.0" and lock(project)["b"]["dependency"] is True
     assert any("not the newest 2.0.0" in note for note in result.notes)
+    # `list` said "outdated, latest 2.0.0" for as long as acme/a needs ^1 (a walk): held
+    from registry.install import latest_checker, list_installed
+
+    found = {i.name: i for i in list_installed(project, home=tmp_path / "nohome",
+                                               latest=latest_checker(lambda _: store))}
+    assert (found["b"].state, found["b"].held_by) == ("held", "acme/a needs acme/b@^1")
+    assert found["a"].state == "up-to-date" and found["a"].held_by is None
     publish(store, tmp_path, "acme/a", "2.0.0", requires="acme/b@^2")
     [moved] = update(project, "a", stores=lambda _: store)
     assert moved.version == "2.0.0" and lock(project)["b"]["version"] == "2.0.0"

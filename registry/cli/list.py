@@ -80,3 +80,7 @@ def _print_installed(items: list[Installed], project: Path, *, as_json: bool) ->
                                         + (" (copy)" if w.endswith(" (copy)") else "")
                                         for w in i.seen_in) or shared.rel(i.path, project)))
                for i in items], drop=("latest", "scope", "version"))
+    for i in items:  # what update would keep it to, and why: not "outdated" forever
+        if i.state == "held":
+            out.result(f"{escape(i.name)} is held at {escape(i.version or '')}: "
+                       f"{escape(i.held_by or '')} (latest {escape(i.latest or '')})")

@@ -60,8 +60,10 @@ class Installed:
     """One skill folder found in an agent folder.
 
     `kind` is `hubskills` (ours), `hf-skills` or `unmanaged`; `state`, for ours, is
-    `up-to-date`, `outdated`, `modified` or `unchecked` (the registry could not be asked).
-    `seen_in` lists the agent folders that link to (or hold a copy of) our folder.
+    `up-to-date`, `outdated`, `held` (a newer version exists, which a skill requiring it does
+    not accept: `held_by` says which and how), `modified` or `unchecked` (the registry could
+    not be asked). `seen_in` lists the agent folders that link to (or hold a copy of) our
+    folder.
     """
 
     name: str
@@ -75,6 +77,7 @@ class Installed:
     latest: str | None = None
     pinned: bool = False
     seen_in: list[str] = field(default_factory=list)
+    held_by: str | None = None  # `local/b needs local/a@^0.1`, when `held`
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready fields (paths as strings)."""
@@ -93,8 +96,10 @@ def list_installed(project: Path, *, home: Path | None = None,
     if Path(project).resolve() == home.resolve():
         scopes = scopes[1:]
     found: list[Installed] = []
+    locks: dict[str, Lockfile] = {}
     for label, scope in scopes:
-        pinned = set(Lockfile.read(scope.lock_path).entries)
+        locks[label] = Lockfile.read(scope.lock_path)
+        pinned = set(locks[label].entries)
         mains: dict[str, Installed] = {}
         for folder in all_folders(scope.root, global_=scope.global_):
             for path in sorted(folder.iterdir()) if folder.is_dir() else []:
@@ -108,7 +113,19 @@ def list_installed(project: Path, *, home: Path | None = None,
             if newest is not None:
                 item.latest = newest.version or newest.sha[:12]
                 item.state = "up-to-date" if newest.sha == item.sha else "outdated"
+                item.held_by = _holding(locks[item.scope], item, newest.version)
+                item.state = "held" if item.held_by and item.state == "outdated" else item.state
     return found
+
+
+def _holding(lock: Lockfile, item: Installed, newest: str | None) -> str | None:
+    """What keeps `item` from its `newest` version: the installed skills requiring it that do
+    not accept that version (`update` keeps to what they accept), or None."""
+    from registry.install.deps import dependents
+
+    held = [f"{entry.repo} needs {req}" for entry, req in dependents(
+        lock, item.repo or "", besides={item.name}) if not req.constraint.allows(newest)]
+    return ", ".join(held) or None
 
 
 def _registry(item: Installed) -> str:
