@@ -38,7 +38,7 @@ from registry.results.runs import ResultRow, RunManifest, latest_rows, run_dir, 
 from registry.verify.costs import cost_differences
 from registry.verify.design import design_problems, is_adaptive
 from registry.verify.regrade import CHECK_TIMEOUT_S, Difference, regrade_rows
-from registry.verify.revision import fetch_revision
+from registry.verify.revision import Unusable, fetch_revision
 from registry.verify.suites import load_suite_once
 from registry.verify.summary import compare_summaries
 
@@ -217,7 +217,14 @@ def skill_folder(stack: ExitStack, manifest: RunManifest, report: Verification,
     if skill_dir is not None:
         folder, report.skill_source = Path(skill_dir), str(skill_dir)
     elif manifest.skill_repo and manifest.skill_revision:
-        folder = fetch_revision(stack, manifest, report, open_store)
+        try:
+            folder, report.skill_source = fetch_revision(stack, manifest, open_store)
+        except Unusable as err:
+            if err.mismatch:
+                report.problems.append(err.why)
+            else:
+                report.cannot(err.why)
+            return None
     elif manifest.skill_path and Path(manifest.skill_path).is_dir():
         folder, report.skill_source = Path(manifest.skill_path), manifest.skill_path
     else:

@@ -19,50 +19,58 @@ from registry.results.runs import RunManifest
 
 if TYPE_CHECKING:
     from registry.stores.base import VersionInfo
-    from registry.verify.replay import Verification
+
+_WHY = "results are checked against the files a published version holds"
 
 
-def fetch_revision(stack: ExitStack, manifest: RunManifest, report: Verification,
-                   open_store: Callable[[], Any] | None) -> Path | None:
-    """The run's revision read into a temp folder `stack` holds (None, with the reason in
-    `report`: no registry, not the published version it names, or not readable)."""
+class Unusable(Exception):
+    """The revision cannot be replayed against: `mismatch` when the run's own fields disagree
+    with the registry (a `mismatch`), else it could not be read (`not replayable`)."""
+
+    def __init__(self, why: str, *, mismatch: bool = False) -> None:
+        super().__init__(why)
+        self.why, self.mismatch = why, mismatch
+
+
+def fetch_revision(stack: ExitStack, manifest: RunManifest,
+                   open_store: Callable[[], Any] | None) -> tuple[Path, str]:
+    """The run's revision read into a temp folder `stack` holds, and how to name where it came
+    from (`acme/x@1a2b3c4d5e6f (hub registry)`).
+
+    Raises:
+        Unusable: no registry, not the published version the run names, or not readable.
+    """
     repo, sha = str(manifest.skill_repo), str(manifest.skill_revision)
     if open_store is None:
-        report.cannot(f"the run names revision {sha[:12]} of {repo}, and no registry was given "
-                      "to read it from")
-        return None
+        raise Unusable(f"the run names revision {sha[:12]} of {repo}, and no registry was given "
+                       "to read it from")
     dest = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="hubskills-verify-")))
     try:
         store = open_store()
-        if not _a_published_version(store.versions(repo), manifest, report):
-            return None
+        _check_published(store.versions(repo), manifest)
         store.fetch(repo, sha, dest / "skill", count=False)
     except HubskillsError as err:
-        report.cannot(f"revision {sha[:12]} of {repo} cannot be read from the registry: "
-                      f"{err.message}")
-        return None
-    report.skill_source = f"{repo}@{sha[:12]} ({store.kind} registry)"
-    return dest / "skill"
+        raise Unusable(f"revision {sha[:12]} of {repo} cannot be read from the registry: "
+                       f"{err.message}") from err
+    return dest / "skill", f"{repo}@{sha[:12]} ({store.kind} registry)"
 
 
-def _a_published_version(versions: list[VersionInfo], manifest: RunManifest,
-                         report: Verification) -> bool:
-    """Whether the revision a run names is a published version's, the one it names: any
-    commit of a repo can be fetched by its sha, an open pull request's on someone else's skill
-    too, so a run at one would be checked against files its owner never published and filed
-    under their version (`versions`: the repo's `VersionInfo`s)."""
+def _check_published(versions: list[VersionInfo], manifest: RunManifest) -> None:
+    """The revision a run names must be a published version's, the one it names (`versions`:
+    the repo's).
+
+    Raises:
+        Unusable: another version's revision (a mismatch), or no version's at all.
+    """
     sha, named = str(manifest.skill_revision), manifest.skill_version
     tags = [v.version for v in versions if v.sha == sha]
     if named is not None and named not in tags:
         at = next((v.sha[:12] for v in versions if v.version == named), None)
-        report.problems.append(
+        raise Unusable(
             f"the run files itself under {manifest.skill_repo} v{named}, but names revision "
             f"{sha[:12]}, " + (f"and v{named} is revision {at}" if at else
-                               f"and {manifest.skill_repo} has no v{named}")
-            + ": results are checked against the files a published version holds")
-        return False
+                               f"and {manifest.skill_repo} has no v{named}") + f": {_WHY}",
+            mismatch=True)
     if not tags:
-        report.cannot(f"revision {sha[:12]} of {manifest.skill_repo} is no published version "
-                      "of it: results are checked against the files a published version holds")
-        return False
-    return True
+        raise Unusable(f"revision {sha[:12]} of {manifest.skill_repo} is no published version "
+                       f"of it: {_WHY}")
