@@ -152,6 +152,7 @@ _EXPORTS: dict[str, str] = {
     "mcp_snapshot_catalog": "registry.mcp.snapshot:snapshot_catalog",
     "mcp_limit_body": "registry.mcp.transport:limit_body",
     "EvalDependencies": "registry.install.eval_deps:EvalDependencies",
+    "MIN_SPOT_K": "registry.results.leaderboard_badges:MIN_SPOT_K",
 }
 
 __all__ = [
@@ -180,7 +181,7 @@ __all__ = [
     "run_logs", "start_spot_job", "follow_spot_job", "owns_results",
     "revision_facts", "RevisionFacts", "CLAIMS_LABEL", "Review", "open_local_review",
     "open_registry_review", "review_summary", "mcp_server", "mcp_snapshot_catalog",
-    "mcp_limit_body", "EvalDependencies",
+    "mcp_limit_body", "EvalDependencies", "MIN_SPOT_K",
 ]
 
 if TYPE_CHECKING:
@@ -229,6 +230,7 @@ if TYPE_CHECKING:
     from registry.results.board import to_entries as board_entries
     from registry.results.compare import compare_runs
     from registry.results.leaderboard import Entry as LeaderboardEntry
+    from registry.results.leaderboard_badges import MIN_SPOT_K
     from registry.results.leaderboard_table import label as leaderboard_label
     from registry.results.leaderboard_table import table_rows as leaderboard_table_rows
     from registry.results.report import ModelSummary, per_case_table, summarize

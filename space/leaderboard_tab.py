@@ -11,7 +11,15 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from registry import Board, code_span, forged_claims, pending_badges, pending_view, safe_html
+from registry import (
+    MIN_SPOT_K,
+    Board,
+    code_span,
+    forged_claims,
+    pending_badges,
+    pending_view,
+    safe_html,
+)
 
 from .cache import wire_plot, wire_table
 from .columns import (
@@ -279,7 +287,8 @@ def _spot_section(state: SpaceState) -> SpotControl:
                     elem_classes="hs-note")
         with gr.Row():
             target = gr.Dropdown([], label="Replayed run", scale=3, elem_id="spot-target")
-            k = gr.Number(DEFAULT_K, label="K (samples per arm)", precision=0, minimum=1,
+            k = gr.Number(DEFAULT_K, label=f"K (samples per arm, {MIN_SPOT_K} or more)",
+                          precision=0, minimum=MIN_SPOT_K,
                           scale=1, elem_id="spot-k")
             max_cost = gr.Number(None, label="Max cost (USD; refused above the estimate)",
                                  minimum=0, scale=1, elem_id="spot-max-cost")

@@ -342,7 +342,7 @@ def test_verify_replays_and_re_asks_with_the_recorded_revisions(capsys, server, 
 
     publish(registry, tmp_path, "acme/zorblax-facts", "1.5.0", body=f"FACTS-1.5.0. {FACT}")
     server.reset()
-    code, out, err = run_main(capsys, "verify", run.run_id, "--resample", "1")
+    code, out, err = run_main(capsys, "verify", run.run_id, "--resample", "9")
     assert code == 0, out + err
     skill_arm, baseline = by_arm(server)
     assert skill_arm and all("FACTS-1.2.0" in t and "FACTS-1.5.0" not in t for t in skill_arm)
@@ -354,7 +354,7 @@ def test_verify_replays_and_re_asks_with_the_recorded_revisions(capsys, server, 
     data["dependencies"] = []
     manifest_file.write_text(json.dumps(data))
     server.reset()
-    code, out, err = run_main(capsys, "verify", run.run_id, "--resample", "1")
+    code, out, err = run_main(capsys, "verify", run.run_id, "--resample", "9")
     assert code == 1 and server.requests == []
     assert "does not record which revisions of them" in " ".join(err.split())
 
@@ -396,7 +396,7 @@ def test_a_pushed_run_carries_its_dependencies_and_is_re_asked_with_them(
     publish(registry, tmp_path, "acme/zorblax-facts", "1.5.0", body=f"FACTS-1.5.0. {FACT}")
     server.reset()
     code, out, err = run_main(capsys, "verify", "acme/zorblax-ports", "--run", run.run_id,
-                              "--resample", "1")
+                              "--resample", "9")
     assert code == 0, out + err
     skill_arm, baseline = by_arm(server)
     assert skill_arm and all("FACTS-1.2.0" in t and "FACTS-1.5.0" not in t for t in skill_arm)
@@ -477,7 +477,7 @@ def test_a_spot_checks_price_counts_the_dependencies_it_will_load(store, tmp_pat
         [big] = loader(skill, requirements(skill.frontmatter), root=None, recorded=None)
         prices = []
         for required in ((), (big.skill,)):
-            check = SpotCheck(k=1, seed=0, alpha=0.01, cases=["q0"], estimated_cost=None)
+            check = SpotCheck(k=9, seed=0, alpha=0.01, cases=["q0"], estimated_cost=None)
             estimate(check, manifest, skill, suite, runs=1, dependencies=required)
             prices.append(check.estimated_cost or 0.0)
     assert prices[1] > prices[0] + 0.001  # 20,000 words more in the skill arm's prompt
@@ -496,9 +496,9 @@ def test_a_spot_check_on_jobs_of_a_skill_with_dependencies_is_refused_before_any
                            skill_revision=published.sha, content_hash=content_hash(folder),
                            suite_hash="s", models=["local/m"])
     with pytest.raises(HubskillsError) as err:
-        priced_plan("acme/zorblax-ports", manifest, [], lambda: store, k=1)
+        priced_plan("acme/zorblax-ports", manifest, [], lambda: store, k=9)
     assert "a spot check on Jobs does not load a skill's dependencies yet" in err.value.message
-    assert err.value.hint and "--resample 1  # here" in err.value.hint
+    assert err.value.hint and "--resample 9  # here" in err.value.hint
 
 
 def test_the_space_evaluates_a_skill_that_requires_others_from_its_registry(

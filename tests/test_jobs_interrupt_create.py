@@ -96,7 +96,7 @@ def launch_label(hub: FakeHub) -> str:
 def test_ctrl_c_while_the_spot_check_job_is_created_cancels_it(hub, tmp_path):
     run_id = pushed_run(tmp_path)
     process, stderr = interrupt_held_create(hub, "verify", SKILL, "--run", run_id,
-                                            "--resample", "4", "--on", "jobs")
+                                            "--resample", "9", "--on", "jobs")
     [job_id] = hub.jobs.held
     assert process.returncode == 130, stderr
     assert hub.jobs.wait(job_id) == "CANCELED"
@@ -126,7 +126,7 @@ def test_a_cancel_that_fails_names_the_label_commands(hub, tmp_path):
     run_id = pushed_run(tmp_path)
     hub.fail_next(1, status=403, path_contains="/cancel")
     process, stderr = interrupt_held_create(hub, "verify", SKILL, "--run", run_id,
-                                            "--resample", "4", "--on", "jobs")
+                                            "--resample", "9", "--on", "jobs")
     [job_id] = hub.jobs.held
     assert process.returncode == 130, stderr
     assert hub.jobs.jobs[job_id].stage == "RUNNING"  # still billing: the user must be told
@@ -143,7 +143,7 @@ def test_a_job_not_listed_yet_after_ctrl_c_is_named_by_its_label(hub, tmp_path):
     run_id = pushed_run(tmp_path)
     hub.jobs.list_held = False  # the Hub lists the Job only later
     process, stderr = interrupt_held_create(hub, "verify", SKILL, "--run", run_id,
-                                            "--resample", "4", "--on", "jobs")
+                                            "--resample", "9", "--on", "jobs")
     [job_id] = hub.jobs.held
     assert process.returncode == 130, stderr
     assert hub.jobs.jobs[job_id].stage == "RUNNING"  # not found, so not cancelled: say so
@@ -157,7 +157,7 @@ def test_a_create_that_fails_after_starting_the_job_cancels_it(hub, tmp_path, ca
     hub.jobs.answer_creates_with = 504  # a gateway timeout, though the Job was created
     hub.model.latency = 600  # the Job's model answers only after the test
 
-    code, _, stderr = verify(capsys, "--run", run_id, "--resample", "4", "--on", "jobs")
+    code, _, stderr = verify(capsys, "--run", run_id, "--resample", "9", "--on", "jobs")
 
     [job_id] = hub.jobs.jobs
     assert code == 1, stderr

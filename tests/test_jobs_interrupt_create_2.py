@@ -217,7 +217,7 @@ def test_no_instant_between_the_spot_jobs_create_and_its_follow_leaves_it_runnin
     jobs_wait_for_the_model(hub)
     points = 0
     for interrupter, code in interrupted_runs(
-            "follow_spot_job", "verify", SKILL, "--run", run_id, "--resample", "4", "--on",
+            "follow_spot_job", "verify", SKILL, "--run", run_id, "--resample", "9", "--on",
             "jobs"):
         stderr = " ".join(capsys.readouterr().err.split())
         job_id = sorted(hub.jobs.jobs)[-1]

@@ -323,15 +323,16 @@ def test_a_spot_check_estimate_counts_both_orders_of_each_pair(tmp_path):
                            judge="openai/gpt-4.1-mini")
     rows = [ResultRow(run_id="r", skill_name="s", model="openai/gpt-4.1", arm=arm,
                       case_id=f"q{i}") for i in range(N_CASES) for arm in ARMS]
-    _, check = plan_check(manifest, rows, N_CASES, seed=0)
-    estimate(check, manifest, skill, suite, runs=1)
+    times = 3  # each case drawn this many times: 3 x N_CASES samples per arm, at least MIN_K
+    _, check = plan_check(manifest, rows, times * N_CASES, seed=0)
+    estimate(check, manifest, skill, suite, runs=times)  # each case asked `times` times
     answers_only = sum(worst_case("openai/gpt-4.1", build_arm(arm, case, skill).messages, None,
                                   700) for case in suite.cases for arm in ARMS)
     one_order = [worst_case("openai/gpt-4.1-mini",
                             pairwise_messages(RUBRIC, case.prompt, "", ""), None, 200,
                             more_prompt=1400) for case in suite.cases]
-    assert check.calls == 2 * N_CASES + 2 * N_CASES
-    assert check.estimated_cost == pytest.approx(answers_only + 2 * sum(one_order))
+    assert check.calls == times * (2 * N_CASES + 2 * N_CASES)
+    assert check.estimated_cost == pytest.approx(times * (answers_only + 2 * sum(one_order)))
 
 
 def test_a_judge_that_fails_makes_both_rows_check_errors_and_no_verdict_is_a_tie(tmp_path):

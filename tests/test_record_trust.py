@@ -55,7 +55,7 @@ def test_a_configured_verifiers_records_count(hub, tmp_path, monkeypatch):  # no
     run_id, data = pushed_run(hub, tmp_path)
     now = datetime.now(UTC).isoformat(timespec="seconds")
     merged_by_hand(hub, forged_record(run_id, data, kind="spot-check", status="consistent",
-                                      k=4, verified_by="carol", verified_at=now))
+                                      k=9, verified_by="carol", verified_at=now))
     assert badges(HubStore(Settings.from_env()))[run_id].verification == "replayed"
     monkeypatch.setenv("HUBSKILLS_VERIFIERS", "carol, dave")
     badge = badges(HubStore(Settings.from_env()))[run_id]

@@ -71,10 +71,10 @@ def test_only_the_owner_sees_the_control_and_their_job_changes_the_badge(
     assert run_id in label and json.loads(value)[1] == run_id
 
     launch = handler(demo, "spot_check")
-    refused = list(launch(value, 4, None, "", "", "", oauth=as_whom(VISITOR_TOKEN)))
+    refused = list(launch(value, 9, None, "", "", "", oauth=as_whom(VISITOR_TOKEN)))
     assert "for the owner of its results dataset" in refused[-1] and hub.jobs.specs == {}
 
-    said = list(launch(value, 4, None, "", "", "", oauth=as_whom(OWNER_TOKEN)))
+    said = list(launch(value, 9, None, "", "", "", oauth=as_whom(OWNER_TOKEN)))
     assert "running as [Job" in said[0] and "estimated cost" in said[0]
     assert "**consistent**" in said[-1] and "badged **spot-checked**" in said[-1]
     [spec] = hub.jobs.specs.values()
@@ -102,7 +102,7 @@ def test_the_owner_spot_checks_a_pending_submission_at_its_pull_request(
     [(label, value)] = target.choices
     assert "pending, PR #1" in label and json.loads(value) == [SKILL, run_id, "refs/pr/1"]
 
-    said = list(handler(demo, "spot_check")(value, 3, None, "", "", "",
+    said = list(handler(demo, "spot_check")(value, 9, None, "", "", "",
                                             oauth=as_whom(OWNER_TOKEN)))
     assert "**consistent**" in said[-1], said
     assert pending_badges(HubStore(Settings.from_env()))[run_id].verification == "spot-checked"

@@ -162,13 +162,13 @@ def test_an_agent_run_spot_checks_consistent_and_is_recorded(settings, pushed, m
     with FakeOpenAIServer(responder=AgentOrJudge()) as server:
         monkeypatch.setenv("HUBSKILLS_BASE_URL", server.url)
         with pytest.raises(SystemExit) as exit_info:
-            main(["verify", REPO, "--run", pushed[1], "--resample", "3", "--json"])
+            main(["verify", REPO, "--run", pushed[1], "--resample", "9", "--json"])
             raise SystemExit(0)
         asked = len(server.bodies)
     found = json.loads(capsys.readouterr().out)
     assert exit_info.value.code == 0, found
     check = found["spot_check"]
-    assert check["consistent"] and [a["pairs"] for a in check["arms"]] == [3, 3]
+    assert check["consistent"] and [a["pairs"] for a in check["arms"]] == [9, 9]
     assert asked > 6  # the agent's turns and the judge, re-asked in both arms
     [record] = [r for r in read_records(get_store(settings)) if r["kind"] == "spot-check"]
     assert (record["run_id"], record["status"], record["k"]) == (pushed[1], "consistent", 3)

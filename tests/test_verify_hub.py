@@ -54,13 +54,13 @@ def test_a_run_pushed_to_the_hub_verifies_and_its_spot_check_is_recorded(hub, tm
     assert found["skill_source"].startswith(f"{SKILL}@") and "hub registry" in \
         found["skill_source"]
 
-    code, stdout, stderr = verify(capsys, "--run", run_id, "--resample", "4")
+    code, stdout, stderr = verify(capsys, "--run", run_id, "--resample", "9")
     assert code == 0, stdout + stderr
-    assert "spot check: consistent (K=4 per arm" in stdout
+    assert "spot check: consistent (K=9 per arm" in stdout
     [record] = [r for r in read_records(HubStore(settings)) if r["kind"] == "spot-check"]
     data = hub.repo(DATASET, "dataset").resolve("main")
     [content] = [c for p, c in data.files.items() if p.endswith(f"/{run_id}.jsonl")]
-    assert (record["kind"], record["status"], record["k"]) == ("spot-check", "consistent", 4)
+    assert (record["kind"], record["status"], record["k"]) == ("spot-check", "consistent", 9)
     assert (record["run_id"], record["rows_hash"]) == (run_id, rows_hash(content))
     assert record["verified_by"] == "boss" and "recorded as verifications/" in stdout
 

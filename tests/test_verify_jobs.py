@@ -56,19 +56,19 @@ def spot_records(run_id: str) -> list[dict]:
 def test_the_job_spot_checks_the_run_and_records_it_as_the_tokens_user(hub, tmp_path, capsys):
     run_id = pushed_run(tmp_path)
     asked = len(hub.model.bodies)
-    code, stdout, stderr = verify(capsys, "--run", run_id, "--resample", "4", "--on", "jobs",
+    code, stdout, stderr = verify(capsys, "--run", run_id, "--resample", "9", "--on", "jobs",
                                   "--json")
     assert code == 0, stdout + stderr
     found = json.loads(stdout)
     assert found["status"] == "verified"
     check = found["spot_check"]
-    assert check["consistent"] and check["k"] == 4
-    assert [(a["arm"], a["pairs"]) for a in check["arms"]] == [("baseline", 4), ("skill", 4)]
-    assert len(hub.model.bodies) == asked + 8  # re-asked by the Job, not here before it
-    assert "Spot check: re-asking 4 samples per arm" in stderr and "Hugging Face Job" in stderr
+    assert check["consistent"] and check["k"] == 9
+    assert [(a["arm"], a["pairs"]) for a in check["arms"]] == [("baseline", 9), ("skill", 9)]
+    assert len(hub.model.bodies) == asked + 18  # re-asked by the Job, not here before it
+    assert "Spot check: re-asking 9 samples per arm" in stderr and "Hugging Face Job" in stderr
     [record] = spot_records(run_id)
     assert check["record"].startswith("verifications/") and record["verified_by"] == "boss"
-    assert (record["status"], record["k"]) == ("consistent", 4)
+    assert (record["status"], record["k"]) == ("consistent", 9)
     assert badges(HubStore(Settings.from_env()))[run_id].verification == "spot-checked"
     [job_id] = hub.jobs.specs
     spec = hub.jobs.specs[job_id]

@@ -55,7 +55,7 @@ def test_a_token_that_may_not_write_the_results_starts_no_job(hub, tmp_path, cap
     monkeypatch.setenv("HF_TOKEN", ALICE)
     before = len(hub.bearers)
 
-    code, stdout, stderr = verify(capsys, "--run", run_id, "--resample", "4", "--on", "jobs")
+    code, stdout, stderr = verify(capsys, "--run", run_id, "--resample", "9", "--on", "jobs")
 
     assert code == 1 and stdout.startswith(f"verified: run {run_id}"), stdout + stderr
     assert f"may not write the results dataset {DATASET}" in stderr
@@ -70,7 +70,7 @@ def test_a_token_that_may_not_write_the_results_starts_no_job(hub, tmp_path, cap
 
 def test_the_owners_token_is_asked_and_allowed(hub, tmp_path, capsys):
     run_id = pushed_run(tmp_path)
-    code, stdout, stderr = verify(capsys, "--run", run_id, "--resample", "2", "--on", "jobs")
+    code, stdout, stderr = verify(capsys, "--run", run_id, "--resample", "9", "--on", "jobs")
     assert code == 0, stdout + stderr
     assert WRITE_CHECK in hub.requests and len(hub.jobs.specs) == 1
     [record] = spot_records(run_id)
@@ -94,7 +94,7 @@ def interrupted(hub: FakeHub, tmp_path) -> tuple[str, subprocess.Popen[str], str
     follows it: the Job's id, the ended process and its stderr."""
     run_id = pushed_run(tmp_path)
     hub.model.latency = 600  # the Job's first model call answers only after the test ends
-    process = start("verify", SKILL, "--run", run_id, "--resample", "4", "--on", "jobs")
+    process = start("verify", SKILL, "--run", run_id, "--resample", "9", "--on", "jobs")
     job_id = following(hub, process)
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=120)

@@ -44,6 +44,28 @@ def test_the_false_alarm_rate_is_at_most_its_level_by_simulation():
     assert false_alarm_rate([0.5], k=30, trials=3000, seed=7, alpha=0.5) > ALPHA  # it can fire
 
 
+def test_a_spot_check_too_small_to_fail_is_refused_and_never_badged():
+    """With K under MIN_K even pairs that all disagree one way stay above ALPHA / 2: such a
+    check could only pass, yet a walk's K=1 earned `spot-checked` on the board."""
+    from registry.results.formulas import mcnemar_exact
+    from registry.results.leaderboard_badges import REPLAYED, SPOT_CHECKED, badge_from
+    from registry.verify.resample import MIN_K
+
+    assert mcnemar_exact(MIN_K, 0) < ALPHA / 2 <= mcnemar_exact(MIN_K - 1, 0)
+    manifest = RunManifest(run_id="r", skill_name="s", content_hash="c", suite_hash="h",
+                           models=["m"], runs=1, case_ids=["c0"])
+    rows = [ResultRow(run_id="r", skill_name="s", model="m", arm=arm, case_id="c0")
+            for arm in ("baseline", "skill")]
+    with pytest.raises(HubskillsError, match=f"under {MIN_K} samples per arm"):
+        plan_check(manifest, rows, MIN_K - 1, seed=0)
+    assert plan_check(manifest, rows, MIN_K, seed=0)[1].k == MIN_K
+    replay = {"kind": "replay", "status": "verified", "verified_at": "2026-12-01"}
+    for k, badge in ((1, REPLAYED), (MIN_K - 1, REPLAYED), (MIN_K, SPOT_CHECKED)):
+        spot = {"kind": "spot-check", "status": "consistent", "k": k,
+                "verified_at": "2026-12-02"}
+        assert badge_from([replay, spot]).verification == badge, k
+
+
 def test_cases_are_drawn_seeded_and_stratified():
     rows = [ResultRow(run_id="r", skill_name="s", model="m", arm="skill", case_id=f"c{i}")
             for i in range(4)]
@@ -62,18 +84,18 @@ def test_the_estimate_is_the_catalogue_price_of_the_suites_prompts(tmp_path):
                            models=["openai/gpt-4.1"], mode="inline", max_tokens=700)
     rows = [ResultRow(run_id="r", skill_name="s", model="openai/gpt-4.1", arm=arm,
                       case_id=f"q{i}", cost_usd=1e-9) for i in range(10) for arm in ARMS]
-    slots, check = plan_check(manifest, rows, 3, seed=0)
+    slots, check = plan_check(manifest, rows, 9, seed=0)
     assert check.estimated_cost is None  # nothing priced from the rows
     estimate(check, manifest, skill, suite, runs=1)
     wanted = sum(worst_case("openai/gpt-4.1", build_arm(arm, case, skill).messages, None, 700)
                  for case in suite.cases if case.id in check.cases for arm in ARMS)
-    assert check.estimated_cost == pytest.approx(wanted) and check.calls == 6
-    assert check.estimated_cost > 6 * 700 * 8 / 1e6  # the output alone: $8 per Mtok
-    with pytest.raises(HubskillsError, match=r"may cost up to \$0.0\d+, over --max-cost"):
+    assert check.estimated_cost == pytest.approx(wanted) and check.calls == 18
+    assert check.estimated_cost > 18 * 700 * 8 / 1e6  # the output alone: $8 per Mtok
+    with pytest.raises(HubskillsError, match=r"may cost up to \$0\.\d+, over --max-cost"):
         check_cost(check.estimated_cost, 0.01)
     manifest.models = ["openai/fake-unpriced"]
     estimate(check, manifest, skill, suite, runs=1)
-    assert check.estimated_cost is None and check.calls == 6
+    assert check.estimated_cost is None and check.calls == 18
 
 
 def test_an_output_edited_to_pass_regrades_cleanly_but_fails_the_spot_check(settings, tmp_path):

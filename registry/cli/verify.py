@@ -37,8 +37,9 @@ _SHOWN = 10  # differences listed before "and N more"
               help="The registry holding the run or the revision it names "
                    "[env: HUBSKILLS_REGISTRY].")
 @click.option("--resample", "k", type=click.IntRange(min=1), default=None, metavar="K",
-              help="After a verified replay, re-ask K samples per arm of the recorded model "
-                   "and test the stored outcomes against them (costs model calls).")
+              help="After a verified replay, re-ask K samples per arm (9 or more) of the "
+                   "recorded model and test the stored outcomes against them (costs model "
+                   "calls).")
 @click.option("--max-cost", type=click.FloatRange(min=0), default=None, metavar="USD",
               help="With --resample: refuse, before any call, a spot check estimated to cost "
                    "more (catalogue prices), and never spend past it.")

@@ -24,6 +24,9 @@ REPLAYED, SPOT_CHECKED, MISMATCH, UNVERIFIED = "replayed", "spot-checked", "mism
 VERIFICATIONS = (SPOT_CHECKED, REPLAYED, MISMATCH, UNVERIFIED)
 RANKABLE = frozenset({REPLAYED, SPOT_CHECKED})
 REPLAY, SPOT_CHECK = "replay", "spot-check"  # the kinds of verification record
+# A consistent spot check of fewer samples per arm could not have failed (`verify.resample`'s
+# MIN_K, the same number: a record of an older hubskills may hold fewer).
+MIN_SPOT_K = 9
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,9 @@ def badge_from(records: Iterable[Mapping[str, Any]]) -> Badge:
     if check.get("status") != "consistent":
         return Badge(MISMATCH, f"spot check of {check.get('k')} samples per arm: "
                                f"{check.get('first_problem') or 'inconsistent'}")
+    if not isinstance(check.get("k"), int) or check["k"] < MIN_SPOT_K:  # it could only pass
+        return Badge(REPLAYED, f"{_who(replay)}; a spot check of K={check.get('k')} is too "
+                               f"few to count (under {MIN_SPOT_K} samples per arm)")
     return Badge(SPOT_CHECKED, f"K={check.get('k')}, {_who(check)}")
 
 

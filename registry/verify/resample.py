@@ -43,6 +43,7 @@ from registry.errors import HubskillsError
 from registry.providers import CostCap, worst_case
 from registry.providers.base import add_cost
 from registry.results.formulas import mcnemar_exact
+from registry.results.leaderboard_badges import MIN_SPOT_K as MIN_K
 from registry.results.leaderboard_badges import SPOT_CHECK
 from registry.results.runs import ResultRow, RunManifest, latest_rows, utc_now
 
@@ -53,6 +54,9 @@ if TYPE_CHECKING:
 
 ALPHA = 0.01
 ARMS = ("baseline", "skill")
+# MIN_K (the board's MIN_SPOT_K): the fewest pairs per arm whose sign test can fall under
+# `ALPHA / 2` at all (all of them disagreeing one way, p = 2 / 2^9 = 0.0039 < 0.005): with
+# fewer, a check could only ever come out consistent (tests/test_verify_resample.py).
 JUDGE_MAX_TOKENS = 200  # what `evaluation.judge.make_judge` asks of a judge per verdict
 
 
@@ -240,6 +244,11 @@ def plan_check(manifest: RunManifest, rows: list[ResultRow], k: int, seed: int,
     """
     if manifest.mode == "trigger":
         raise HubskillsError("trigger runs are not spot-checked yet", hint="hubskills verify")
+    if k < MIN_K:
+        raise HubskillsError(f"--resample {k} is too few to find anything: with under {MIN_K} "
+                             f"samples per arm, the sign test at {ALPHA / 2:g} cannot call even "
+                             "pairs that all disagree inconsistent, so the check could only pass",
+                             hint=f"--resample {MIN_K} or more (re-asks {MIN_K} samples per arm)")
     slots = draw_cases(rows, k, seed)
     return slots, SpotCheck(k, seed, alpha, sorted({case for case, _ in slots}), None)
 
