@@ -56,3 +56,6 @@ def test_a_skill_page_on_a_phone_cuts_neither_its_id_nor_its_install_command(
               return box && [css, box.value, box.scrollWidth, box.clientWidth]; })
               .filter(found => found && found[2] > found[3])""")
         assert cut == [], cut  # each shown whole: no text past its box's edge
+        below = page.evaluate("""() => { const box = document.querySelector(
+              '#pull-command textarea'); return box && [box.scrollHeight, box.clientHeight]; }""")
+        assert below is None or below[0] <= below[1] + 1, below  # its second line shown too
