@@ -13,8 +13,9 @@ from registry.providers import known_models, prices_as_of
 @click.option("--base-url", default=None, help="OpenAI-compatible server to probe for local/.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable list on stdout.")
 def models_command(base_url: str | None, as_json: bool) -> None:
-    """List model references, whether each is usable here, why, whether it calls tools
-    (agent mode, trigger evals and tune need it), and its price.
+    """List model references, whether each is usable here, why, and its price.
+
+    The tools column says which call tools: agent mode, trigger evals and tune need one.
 
     \b
     Examples:
