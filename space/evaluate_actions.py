@@ -149,10 +149,12 @@ def _finished(run: EvalRun, summaries) -> str:
     verdicts = ", ".join(f"{s.model}: **{FAILED if s.failed else s.stats.verdict}**"
                          for s in summaries)
     where = " · ran as Hugging Face Jobs on your account" if m.produced_via == "job" else ""
-    return ok_markdown(f"Run `{m.run_id}` ({m.status}){where} · {m.skill_name} · "
+    push = ("Some of the suite's cases only: *Push results* keeps it with the skill's results, "
+            "but the leaderboard ranks runs of every case (Cases 0 = all)." if m.subset else
+            "Press *Push results* to add it to the leaderboard.")
+    return ok_markdown(f"Run `{m.run_id}` ({m.label}){where} · {m.skill_name} · "
                        f"{counted(len(m.case_ids), 'case')} × {counted(m.runs, 'run')} · "
-                       f"{verdicts}. "
-                       "Press *Push results* to add it to the leaderboard.")
+                       f"{verdicts}. {push}")
 
 
 def _stopped(run: EvalRun, reason: str | None) -> str:

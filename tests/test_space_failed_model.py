@@ -74,3 +74,22 @@ def test_a_refused_evaluation_leaves_its_tables_with_their_headers(tmp_path):
     assert status.startswith("**Error:**") and run_id is None and chart is None
     assert list(summary.columns) == list(SUMMARY_COLUMNS) and summary.empty
     assert list(cases.columns) == list(CASE_COLUMNS) and cases.empty
+
+
+def test_a_run_of_some_cases_says_the_board_will_not_rank_it(tmp_path):
+    """The Space's default is 3 cases: its line said "(complete) ... Press Push results to
+    add it to the leaderboard", which never ranks a run of some of the suite's cases."""
+    from space.evaluate_actions import run_evaluation_ui
+    from space.state import SpaceState
+
+    state = SpaceState(Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home")}),
+                       on_space=False)
+    upload = [zipped(make_skill(tmp_path, 4))]
+    with FakeOpenAIServer() as server, holding():
+        some = run_evaluation_ui(state, None, upload, ["local/m"], server.url, 1, "inline",
+                                 "user", 2, 64, 0, "", "", "")[0]
+        every = run_evaluation_ui(state, None, upload, ["local/m"], server.url, 1, "inline",
+                                  "user", 0, 64, 0, "", "", "")[0]
+    assert "(subset: 2 of 4 cases)" in some and "the leaderboard ranks runs of every case" in some
+    assert "add it to the leaderboard" not in some
+    assert "(complete)" in every and "Press *Push results* to add it to the leaderboard" in every
