@@ -106,3 +106,19 @@ def test_a_case_seen_in_one_arm_is_an_error_in_the_other() -> None:
     assert summary.case_status == {
         "both": {"baseline": "stable fail", "skill": "error"},
         "only": {"baseline": "error", "skill": "stable pass"}}
+
+
+def test_the_per_case_table_says_pass_or_fail_for_a_single_answer():
+    """With one run a case was 'stable pass' on one answer (a walk): stable needs repeats."""
+    from registry.results.report import per_case_table
+    from registry.results.runs import ResultRow
+
+    def row(case: str, arm: str, repeat: int, passed: bool) -> ResultRow:
+        return ResultRow(run_id="r", skill_name="s", model="m", arm=arm, case_id=case,
+                         repeat=repeat, passed=passed)
+
+    rows = [row("one", "baseline", 0, False), row("one", "skill", 0, True),
+            *(row("two", arm, r, True) for arm in ("baseline", "skill") for r in (0, 1))]
+    table = {e["case"]: (e["baseline_status"], e["skill_status"])
+             for e in per_case_table(rows, "m")}
+    assert table == {"one": ("fail", "pass"), "two": ("stable pass", "stable pass")}

@@ -396,5 +396,7 @@ def per_case_table(rows: list[ResultRow], model: str) -> list[dict[str, Any]]:
     for entry in table.values():
         entry.setdefault("why", "")
         for arm in ("baseline", "skill"):
-            entry[f"{arm}_status"] = case_status(entry[arm])
+            graded = [p for p in entry[arm] if p is not None]
+            entry[f"{arm}_status"] = case_status(entry[arm]) if len(graded) != 1 else \
+                "pass" if graded[0] else "fail"  # one answer says nothing of stable
     return list(table.values())
