@@ -127,7 +127,8 @@ def header_html(counts: dict[str, int] | None = None, page: str = "board") -> st
     leaderboard's (`page="board"`), the skill/run/model counts."""
     counts = counts or {}
     chips = "".join(
-        f'<div class="hs-count"><b>{counts.get(key, "–")}</b><span>{escape(label)}</span></div>'
+        f'<div class="hs-count"><b>{counts.get(key, "–")}</b>'
+        f'<span>{escape(label if counts.get(key) != 1 else label[:-1])}</span></div>'
         for key, label in (("skills", "skills"), ("runs", "eval runs"), ("models", "models")))
     current = ' aria-current="page"'
     links = " ".join(

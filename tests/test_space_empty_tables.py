@@ -22,3 +22,12 @@ def test_tables_name_their_columns_before_they_have_rows(tmp_path):
         assert props["pending-table"]["value"]["headers"] == [*results, "submitted by"]
     finally:
         demo.close()
+
+
+def test_the_header_counts_say_one_in_the_singular():
+    """A registry with one model's runs read "1 MODELS" (a walk)."""
+    from space.theme import header_html
+
+    shown = header_html({"skills": 3, "runs": 1, "models": 1})
+    assert "<b>1</b><span>model</span>" in shown and "<b>1</b><span>eval run</span>" in shown
+    assert "<b>3</b><span>skills</span>" in shown
