@@ -74,6 +74,12 @@ def test_a_genuine_run_is_consistent(run_id, server, capsys):
     assert [(a["arm"], a["pairs"]) for a in check["arms"]] == [("baseline", 10), ("skill", 10)]
     assert "estimated cost at most $0.0000" in stderr  # said before the calls (a free model)
     assert len(server.bodies) == 40  # the run's 20, then 10 cases re-asked in both arms
+    from registry.config import Settings
+    from registry.results.runs import list_runs
+
+    [fresh] = [m for m in list_runs(Settings.from_env().runs_dir) if m.run_id != run_id]
+    assert fresh.run_id == check["fresh_run_id"] and fresh.produced_via == "spot-check"
+    assert fresh.label.startswith("a spot check's re-ask")  # in `runs`, not a bare subset
 
 
 def test_an_output_edited_to_pass_is_caught(run_id, capsys):

@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 Arm = Literal["baseline", "skill"]
 RunStatus = Literal["running", "complete", "stopped", "interrupted"]
 ErrorKind = Literal["arm", "transport", "check"]
-Via = Literal["cli", "space", "job"]
+Via = Literal["cli", "space", "job", "spot-check"]  # spot-check: a spot check's fresh re-ask
 TRANSCRIPTS = "transcripts.jsonl"  # agent mode: one trajectory per sample, next to rows.jsonl
 
 
@@ -178,7 +178,8 @@ class RunManifest(BaseModel):
             if self.samples_planned else self.status
         why = f", {self.status}" if self.samples_planned and self.status in (
             "interrupted", "stopped") else ""
-        marks = [f"partial: {done}{why}" if self.is_partial else "",
+        marks = ["a spot check's re-ask" if self.produced_via == "spot-check" else "",
+                 f"partial: {done}{why}" if self.is_partial else "",
                  f"subset: {len(self.case_ids)} of "
                  f"{self.suite_cases} cases" if self.subset else ""]
         return "; ".join(m for m in marks if m) or self.status

@@ -86,7 +86,7 @@ def spot_check(manifest: RunManifest, rows: list[ResultRow], skill_dir: Path,
         max_tokens=manifest.max_tokens, use_cache=False, max_cost=max_cost,
         max_calls=max_calls, harness=manifest.harness,
         budget=Budget.recorded(manifest.agent_budget) if manifest.agent_budget else Budget(),
-        dependencies=None if held is None else _given(loaded))
+        dependencies=None if held is None else _given(loaded), via="spot-check")
     fresh = run_evaluation(skill_dir, config, settings)
     _account(check, fresh)
     wanted = set(slots)
