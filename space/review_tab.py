@@ -360,7 +360,8 @@ def local_page(review: Review, reviewer: str) -> gr.Blocks:
                    analytics_enabled=False) as demo:
         gr.Markdown(f"# Blind review of run {code_span(review.run_id)}\n\nWhich answer is "
                     "better? The sides are drawn per case and named once you answer. "
-                    f"Answers are kept in the run's folder as {code_span(reviewer)}.")
+                    f"Your answers are kept in the run's folder under the reviewer name "
+                    f"{code_span(reviewer)}.")
         run = gr.State(review.run_id)
         built = panel(run)
 

@@ -139,7 +139,8 @@ def render(found: dict[str, Any]) -> None:
                f"{escape(str(found['fresh_run_id']))}, false alarms at most {found['alpha']:g})")
     for arm in found["arms"]:
         errors = arm.get("stored_errors_answered")
-        out.result(f"  {arm['arm']}: {arm['pairs']} pairs, {arm['stored_only_passed']} passed "
+        out.result(f"  {arm['arm']}: {count(arm['pairs'], 'pair')}, "
+                   f"{arm['stored_only_passed']} passed "
                    f"only as stored, {arm['fresh_only_passed']} only when re-asked, "
                    f"p={arm['p_value']:.3g}"
                    + (f" ({errors} stored as errors, answered when re-asked)" if errors else ""))
