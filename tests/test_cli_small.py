@@ -134,6 +134,8 @@ def test_suite_generate_takes_count_and_the_old_spelling_still_works(tmp_path):
     ("Fix flaky pytest fixtures", "fix-flaky-pytest-fixtures"),
     ("Parse CSV", "parse-csv"),
     ("Summarize the staged git diff", "summarize-the-staged-git-diff"),
+    ("Convert CSV to Parquet with pandas", "convert-csv-to-parquet"),  # the target stays
+    ("Teach the agent to write tests", "teach-the-agent"),
 ])
 def test_generated_names_end_at_a_phrase_boundary(task, name):
     assert name_from_task(task) == name

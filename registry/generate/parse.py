@@ -161,10 +161,14 @@ _PHRASE_BREAKS = frozenset({"a", "an", "and", "as", "at", "by", "for", "from", "
 
 def name_from_task(task: str) -> str:
     """A name from the task's first words, ending at a word boundary before a trailing phrase
-    (and never on a connecting word)."""
+    (and never on a connecting word); "to" or "into" before a capitalised word goes on, as the
+    target of a conversion ("convert-csv-to-parquet", not "convert-csv")."""
     words: list[str] = []
-    for word in re.findall(r"[A-Za-z0-9]+", task)[:6]:
-        if word.lower() in _PHRASE_BREAKS and len(words) >= 2:
+    found = re.findall(r"[A-Za-z0-9]+", task)[:6]
+    for i, word in enumerate(found):
+        target = word.lower() in ("to", "into") and i + 1 < len(found) \
+            and found[i + 1][:1].isupper()
+        if word.lower() in _PHRASE_BREAKS and len(words) >= 2 and not target:
             break
         words.append(word)
     while words and words[-1].lower() in _PHRASE_BREAKS:
