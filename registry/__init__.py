@@ -153,6 +153,7 @@ _EXPORTS: dict[str, str] = {
     "mcp_limit_body": "registry.mcp.transport:limit_body",
     "EvalDependencies": "registry.install.eval_deps:EvalDependencies",
     "MIN_SPOT_K": "registry.results.leaderboard_badges:MIN_SPOT_K",
+    "skill_requirements": "registry.format.requires:requirements",
 }
 
 __all__ = [
@@ -181,7 +182,7 @@ __all__ = [
     "run_logs", "start_spot_job", "follow_spot_job", "owns_results",
     "revision_facts", "RevisionFacts", "CLAIMS_LABEL", "Review", "open_local_review",
     "open_registry_review", "review_summary", "mcp_server", "mcp_snapshot_catalog",
-    "mcp_limit_body", "EvalDependencies", "MIN_SPOT_K",
+    "mcp_limit_body", "EvalDependencies", "MIN_SPOT_K", "skill_requirements",
 ]
 
 if TYPE_CHECKING:
@@ -204,6 +205,7 @@ if TYPE_CHECKING:
     from registry.evaluation.stopping import StopSignal
     from registry.evaluation.time_left import TimeLeft
     from registry.format.claims import CLAIMS_LABEL
+    from registry.format.requires import requirements as skill_requirements
     from registry.format.skill import Problem, Skill, load_skill
     from registry.format.suite import Case, Suite, load_suite, suite_path
     from registry.format.untrusted import code_block, code_span, safe_html

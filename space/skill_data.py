@@ -8,6 +8,7 @@ per model, evaluation history over versions, security scan findings, the publish
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -16,6 +17,8 @@ from registry import (
     CLAIMS_LABEL,
     Board,
     Finding,
+    HubskillsError,
+    Skill,
     board_entries,
     check_repo_id,
     code_span,
@@ -24,6 +27,7 @@ from registry import (
     revision_facts,
     safe_html,
     scan_folder,
+    skill_requirements,
     tag_for,
 )
 
@@ -62,14 +66,26 @@ def pull_command(repo: str, version: str | None) -> str:
 
 
 def _header(repo: str, version: str | None, description: str, license_: str | None,
-            downloads: int, tags: list[str], signature: str = "") -> str:
-    """The page's title block, as safe HTML: the description, tags and the signer's name are
-    the author's text."""
+            downloads: int, tags: list[str], signature: str = "",
+            requires: Sequence[str] = ()) -> str:
+    """The page's title block, as safe HTML: the description, tags, the signer's name and
+    what the skill requires are the author's text."""
     badges = [code_span(version and tag_for(version) or "unversioned"),
               f"license: {code_span(license_ or 'unspecified')}", counted(downloads, "download")]
     badges += [code_span(f"#{t}") for t in tags if t != "agent-skill"]
     signed = f"\n\nSignature: {code_span(signature)}" if signature else ""
-    return safe_html(f"## {repo}\n\n{description}\n\n" + " · ".join(badges) + signed)
+    needs = ("\n\nRequires: " + ", ".join(map(code_span, requires))
+             + " (a pull installs them with it)") if requires else ""
+    return safe_html(f"## {repo}\n\n{description}\n\n" + " · ".join(badges) + signed + needs)
+
+
+def _requires(skill: Skill) -> list[str]:
+    """The skills `skill` requires, as its `metadata.requires` names them (none when the list
+    does not parse: validation says why, not this page)."""
+    try:
+        return [str(req) for req in skill_requirements(skill.frontmatter)]
+    except HubskillsError:
+        return []
 
 
 def claims_markdown(claims: dict[str, str]) -> str:
@@ -169,7 +185,7 @@ def skill_page(state: SpaceState, repo: str, version: str | None = None) -> Skil
     return SkillPage(
         repo=repo, version=shown, versions=[v.version for v in info.versions],
         header=_header(repo, shown, info.description, info.license, info.downloads, info.tags,
-                       facts.signature.label()),
+                       facts.signature.label(), _requires(skill)),
         body=safe_html(skill.body), raw=(folder / "SKILL.md").read_text(encoding="utf-8"),
         files=_files_table(files), version_table=versions,
         results=results_table(board, repo), history=history_frame(board, repo),

@@ -520,3 +520,19 @@ def test_the_space_evaluates_a_skill_that_requires_others_from_its_registry(
     [summary] = summarize(run.rows, run.manifest)
     assert (summary.stats.baseline.pass_rate, summary.stats.skill.pass_rate) == (0.0, 1.0)
     assert [d.skill for d in run.manifest.dependencies] == ["acme/zorblax-facts"]
+
+
+def test_the_space_skill_page_says_what_the_skill_requires(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch):
+    """A walk found no word of a skill's dependencies on its page."""
+    from space.skill_data import skill_page
+    from space.state import SpaceState
+
+    monkeypatch.setenv("HUBSKILLS_HOME", str(tmp_path / "home"))
+    state = SpaceState(Settings.from_env())
+    publish(state.store, tmp_path, "acme/zorblax-facts", body=FACT)
+    state.store.publish(make_skill(tmp_path / "src", "acme/zorblax-facts@^1"),
+                        repo="acme/zorblax-ports", version="1.0.0")
+    assert "Requires: <code>acme/zorblax-facts@^1</code> (a pull installs them with it)" in \
+        skill_page(state, "acme/zorblax-ports").header
+    assert "Requires" not in skill_page(state, "acme/zorblax-facts").header
