@@ -25,7 +25,7 @@ from registry.results.stats import (
     LIFT_INTERVAL_METHOD,
     VERDICT_RULE,
     LiftStats,
-    case_status,
+    shown_status,
 )
 
 
@@ -396,7 +396,5 @@ def per_case_table(rows: list[ResultRow], model: str) -> list[dict[str, Any]]:
     for entry in table.values():
         entry.setdefault("why", "")
         for arm in ("baseline", "skill"):
-            graded = [p for p in entry[arm] if p is not None]
-            entry[f"{arm}_status"] = case_status(entry[arm]) if len(graded) != 1 else \
-                "pass" if graded[0] else "fail"  # one answer says nothing of stable
+            entry[f"{arm}_status"] = shown_status(entry[arm])
     return list(table.values())

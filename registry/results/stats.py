@@ -368,3 +368,10 @@ def case_status(passes: Sequence[bool | None]) -> str:
     if all(graded):
         return "stable pass"
     return "flaky" if any(graded) else "stable fail"
+
+
+def shown_status(passes: Sequence[bool | None]) -> str:
+    """`case_status` as a per-case table shows it: one graded answer reads "pass" or "fail",
+    since one answer says nothing of stable."""
+    graded = [p for p in passes if p is not None]
+    return case_status(passes) if len(graded) != 1 else "pass" if graded[0] else "fail"
