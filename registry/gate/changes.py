@@ -2,7 +2,8 @@
 
 A skill folder is a folder holding a `SKILL.md` that git tracks or would track (untracked but
 not ignored). A skill changed when any file under its folder differs between `base` and the
-working tree (committed, staged or not) or is new and untracked. Only git plumbing is asked, so
+working tree (committed, staged or not) or is new and untracked, a skill nested in its folder
+included (its files are the outer skill's too). Only git plumbing is asked, so
 nothing here reads a skill's content or calls a model.
 """
 
@@ -103,11 +104,29 @@ def find_changes(paths: list[Path], base: str | None, *, cwd: Path) -> Changes:
                *_listed(root, "ls-files", "--others", "--exclude-standard")]
     changed: set[str] = set()
     for file in touched:
-        # The deepest skill folder holding the file owns it (a skill inside a skill's folder).
-        owner = next((s for s in skills if s == "." or PurePosixPath(s) in
-                      PurePosixPath(file).parents), None)
-        if owner is not None:
-            changed.add(owner)
+        # Every skill folder holding the file changed: a skill inside another's folder is
+        # among the outer skill's files too (it ships them), so a pull request cannot take a
+        # change away from the outer skill by adding a SKILL.md beside it.
+        changed.update(s for s in skills if s == "." or PurePosixPath(s) in
+                       PurePosixPath(file).parents)
     ordered = sorted(skills)
     return Changes(root, ref, [root / s for s in ordered if s in changed],
                    [root / s for s in ordered if s not in changed])
+
+
+def name_at(root: Path, ref: str, folder: Path) -> str | None:
+    """The `name` the skill in ``folder`` had at ``ref`` (None: no SKILL.md there then, or one
+    that does not parse): what its published versions are filed under, whatever the change
+    renamed it to."""
+    from registry.format.skill import parse_frontmatter, split_frontmatter
+
+    rel = (folder / "SKILL.md").resolve().relative_to(root.resolve()).as_posix()
+    shown = _git(root, "show", f"{ref}:{rel}")
+    if shown.returncode != 0:
+        return None
+    try:
+        data, _ = parse_frontmatter(split_frontmatter(shown.stdout)[0])
+    except HubskillsError:
+        return None
+    name = data.get("name")
+    return name if isinstance(name, str) and name else None

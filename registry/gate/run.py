@@ -8,8 +8,12 @@ interval and the exact test). The published version's baseline answers come from
 cache, so only its skill arm costs calls. Unchanged skills are never evaluated: zero calls.
 
 A skill fails the gate on a model when its verdict against the baseline is "hurts", when the
-lift's lower bound falls below `min_lift` (when given), or when it is significantly worse than
-the published version ("hurts" with the published version as the baseline).
+verdict is no measurement at all (too few cases, or errors that could decide it: the gate
+cannot tell that it does not hurt, and a pull request controls the suite), when the lift's
+lower bound falls below `min_lift` (when given), or when it is significantly worse than the
+published version ("hurts" with the published version as the baseline). The published
+version is looked up by the name the skill had at the base commit, so a change that renames
+the skill is still compared with what it replaces.
 """
 
 from __future__ import annotations
@@ -24,8 +28,9 @@ from typing import TYPE_CHECKING, Any
 from registry.config import Settings
 from registry.errors import MissingCredentials, RunNotFound, SkillNotFound
 from registry.format.version_ref import SkillVersionRef
-from registry.gate.changes import Changes
+from registry.gate.changes import Changes, name_at
 from registry.results.display import lift_interval, p_equals, points
+from registry.results.verdicts import MIN_CASES, is_conclusive
 from registry.stores.base import SkillStore
 from registry.stores.seed import SEED_NAMESPACE
 
@@ -88,6 +93,9 @@ def failures(lift: LiftStats, versus: LiftStats | None, published: SkillVersionR
     if lift.verdict == "hurts":
         why.append(f"hurts: lift {shown} against the baseline (exact test "
                    f"{p_equals(lift.p_value)})")
+    elif not is_conclusive(lift.verdict):
+        why.append(f"{lift.verdict}: no verdict, so the gate cannot tell that it does not hurt "
+                   f"(lift {shown}; a suite of {MIN_CASES} cases or more, answered, decides)")
     if min_lift is not None and not lift.lo > min_lift:  # the bound must exceed it
         why.append(f"the lift's lower bound {points(lift.lo)} is not above --min-lift "
                    f"{points(min_lift)} (lift {shown})")
@@ -142,8 +150,9 @@ def _published_run(store: SkillStore, published: SkillVersionRef, folder: Path,
 
 def gate_skill(folder: Path, root: Path, config: EvalConfig, settings: Settings,
                store: SkillStore | None, *, min_lift: float | None,
-               evaluate: Evaluate) -> list[GateCheck]:
-    """Evaluate one changed skill (and its published version) and judge it on each model."""
+               evaluate: Evaluate, base_name: str | None = None) -> list[GateCheck]:
+    """Evaluate one changed skill (and its published version: the one of ``base_name``, its
+    name at the base commit, when it had one) and judge it on each model."""
     from registry.format.skill import load_skill
     from registry.results.compare import compare_runs
     from registry.results.report import summarize
@@ -151,7 +160,8 @@ def gate_skill(folder: Path, root: Path, config: EvalConfig, settings: Settings,
 
     name = load_skill(folder).name
     # The registry is asked before the first model call: its failure costs nothing.
-    published = find_published(store, folder, name) if store is not None else None
+    published = find_published(store, folder, base_name or name) if store is not None \
+        else None
     run = evaluate(folder, config, settings)
     theirs: dict[str, dict[str, list[bool | None]]] = {}
     published_run_id = changes = None
@@ -195,7 +205,7 @@ def run_gate(changes: Changes, config: EvalConfig, settings: Settings,
         if announce:
             announce(f"[{index}/{len(changes.changed)}] {_relative(folder, root)}")
         checks += gate_skill(folder, root, config, settings, store, min_lift=min_lift,
-                             evaluate=evaluate)
+                             evaluate=evaluate, base_name=name_at(root, changes.base, folder))
     return GateResult(changes.base, min_lift, checks,
                       [_relative(f, root) for f in changes.unchanged])
 
