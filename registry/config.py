@@ -47,6 +47,9 @@ class Settings:
     namespace: str | None = None
     results_repo: str | None = None
     base_url: str | None = None
+    # base_url came with a request (`--base-url`, a Space visitor's form), not from this
+    # process's environment: on a Space it is connected to only at checked public addresses
+    base_url_given: bool = False
     anthropic_base_url: str | None = None
     openai_base_url: str | None = None
     offline: bool = False

@@ -139,3 +139,29 @@ def test_on_a_space_every_model_call_goes_through_the_pinned_transport(monkeypat
         with pytest.raises(HubskillsError):
             asyncio.run(ask(space))
         assert len(server.bodies) == before  # the loopback server never got the request
+
+
+def test_an_evaluation_and_a_generation_pin_the_endpoint_their_request_names():
+    """The Space's Evaluate and Generate handed the visitor's URL over as `settings.base_url`,
+    which `resolve` took for the owner's own: unpinned, a rebound name reached a loopback
+    server (a red-team walk). Now the run's models, a generation's teacher and students are
+    pinned too."""
+    from fakes.openai_server import FakeOpenAIServer
+
+    from registry.config import Settings
+    from registry.evaluation.calls import ModelCalls
+    from registry.evaluation.config import EvalConfig
+    from registry.providers import resolve
+
+    with FakeOpenAIServer(responder=lambda body: "hi") as server:
+        url = server.url.replace("127.0.0.1", "localhost")
+        space = Settings.from_env({}).with_(space_id="someone/space")
+        calls = ModelCalls(EvalConfig(models=["local/pinned-run"], base_url=url), space)
+        assert [m.provider.public_only for m in calls.models] == [True]
+        here = ModelCalls(EvalConfig(models=["local/pinned-run"], base_url=url),
+                          Settings.from_env({}))
+        assert [m.provider.public_only for m in here.models] == [False]  # off a Space
+        given = space.with_(base_url=url, base_url_given=True)  # what generate passes on
+        assert resolve("local/teacher", given).provider.public_only is True
+        owners = space.with_(base_url=url)  # the owner's HUBSKILLS_BASE_URL: not pinned
+        assert resolve("local/owners", owners).provider.public_only is False

@@ -33,7 +33,7 @@ class ModelCalls:
     def __init__(self, config: EvalConfig, settings: Settings) -> None:
         self.config = config
         if config.base_url:  # only local/ references read it: API models keep their endpoints
-            settings = settings.with_(base_url=config.base_url)
+            settings = settings.with_(base_url=config.base_url, base_url_given=True)
         self.call_settings = settings  # what the run's models (and a judge, a teacher) use
         self.models = [self.resolve(ref) for ref in config.models]
         self.cache = ResponseCache(settings.cache_path)

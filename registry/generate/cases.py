@@ -55,7 +55,7 @@ def add_tests(skill_dir: str | Path, n: int = 5, teacher: str | None = None,
     """
     settings = settings or Settings.from_env()
     if base_url:
-        settings = settings.with_(base_url=base_url)
+        settings = settings.with_(base_url=base_url, base_url_given=True)
     if n < 1:
         raise HubskillsError("--count must be at least 1",
                              hint=f"hubskills suite generate {skill_dir} --count 5")

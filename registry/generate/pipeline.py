@@ -72,7 +72,7 @@ def generate_skill(
     """
     settings = settings or Settings.from_env()
     if base_url:
-        settings = settings.with_(base_url=base_url)
+        settings = settings.with_(base_url=base_url, base_url_given=True)
     opts = GenerateOptions(
         sources=[Path(p) for p in sources], examples=list(examples), teacher=teacher,
         students=list(students), n_tests=n_tests, rounds=rounds, runs=runs, mode=mode,

@@ -93,7 +93,7 @@ def _plan_run(skill_dir: Path, config: EvalConfig, tests: Path | None,
                              "model, and no --judge model was given",
                              hint=f"hubskills eval {skill_dir} --judge MODEL --on jobs")
     if config.base_url:  # as the shards' engine reads it: the server of local/ references
-        settings = settings.with_(base_url=config.base_url)
+        settings = settings.with_(base_url=config.base_url, base_url_given=True)
     for ref in [*config.models, *([config.judge] if config.judge else [])]:
         resolve(ref, settings)  # an unknown model or a missing key fails here, for free
     manifest = new_manifest(skill, full, suite, config, None)

@@ -75,10 +75,12 @@ def resolve(ref: str, settings: Settings, *, base_url: str | None = None,
         raise UnknownModel(f"the only embedded model is {EMBEDDED_REF}, not {ref!r}",
                            hint=MODELS_HINT)
     instance = _FACTORIES[name](settings, base_url)
-    # On a Space, an endpoint a visitor chose (`base_url`; the owner's own come from settings)
-    # is connected to only at checked public addresses, each time it is connected to.
+    # On a Space, an endpoint a visitor chose (`base_url`, or a `local/` one that came with
+    # the request: `settings.base_url_given`; the owner's own come from the environment) is
+    # connected to only at checked public addresses, each time it is connected to.
+    chosen = base_url is not None or (name == "local" and settings.base_url_given)
     pinned = False
-    if settings.on_space and base_url is not None and isinstance(instance, SDKProvider):
+    if settings.on_space and chosen and isinstance(instance, SDKProvider):
         instance.public_only = pinned = True
     with _instances_lock:
         instance = _INSTANCES.setdefault((instance.connection_key(), pinned), instance)
