@@ -118,9 +118,9 @@ def test_badges_from_records():
                 "verified_at": "2026-11-01T00:00:00+00:00"}
     assert badge_from([]).verification == "unverified"
     assert badge_from([replayed]) == Badge("replayed", "by ann on 2026-11-01")
-    spot = {"kind": "spot-check", "status": "consistent", "k": 5, "verified_by": "bo",
+    spot = {"kind": "spot-check", "status": "consistent", "k": 9, "verified_by": "bo",
             "verified_at": "2026-11-02T00:00:00+00:00"}
-    assert badge_from([spot, replayed]) == Badge("spot-checked", "K=5, by bo on 2026-11-02")
+    assert badge_from([spot, replayed]) == Badge("spot-checked", "K=9, by bo on 2026-11-02")
     assert badge_from([spot]).verification == "unverified"  # a spot check needs a replay
     caught = {**spot, "status": "inconsistent", "first_problem": "skill arm 0/5, claimed 90%"}
     assert badge_from([replayed, caught]).verification == "mismatch"

@@ -171,4 +171,4 @@ def test_an_agent_run_spot_checks_consistent_and_is_recorded(settings, pushed, m
     assert check["consistent"] and [a["pairs"] for a in check["arms"]] == [9, 9]
     assert asked > 6  # the agent's turns and the judge, re-asked in both arms
     [record] = [r for r in read_records(get_store(settings)) if r["kind"] == "spot-check"]
-    assert (record["run_id"], record["status"], record["k"]) == (pushed[1], "consistent", 3)
+    assert (record["run_id"], record["status"], record["k"]) == (pushed[1], "consistent", 9)
