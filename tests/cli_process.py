@@ -44,8 +44,12 @@ def start(*args: str | Path, **env: str | None) -> subprocess.Popen[str]:
 
 
 def runs(home: Path) -> list[dict[str, Any]]:
-    """The manifests of the runs saved under `home`."""
-    return [json.loads(path.read_text()) for path in sorted(home.glob("runs/*/manifest.json"))]
+    """The manifests of the runs saved under `home`, oldest first: by when each started, then
+    when its manifest was last written (two runs that started in one second have ids in no
+    order: their random part decides; a fast machine made the rerun sort first)."""
+    found = [(json.loads(path.read_text()), path.stat().st_mtime_ns)
+             for path in home.glob("runs/*/manifest.json")]
+    return [m for m, _ in sorted(found, key=lambda pair: (pair[0]["started_at"], pair[1]))]
 
 
 def row_count(home: Path, run_id: str) -> int:

@@ -80,3 +80,21 @@ def test_a_rerun_the_cache_answers_needs_no_embedded_model(tmp_path, monkeypatch
     assert "all of them cached" in again.output
     assert embedded._llama is None  # never loaded
     assert len(list_runs(Settings.from_env().runs_dir)) == 2
+
+
+def test_runs_that_started_in_one_second_list_the_later_written_first(tmp_path):
+    """Run ids are a second's timestamp and a random part: two runs in one second listed in
+    the random part's order, and a fast machine's rerun came out as the older run."""
+    import os
+
+    runs_dir = tmp_path / "runs"
+    made = []
+    for run_id in ("20261207-101010-ffffff", "20261207-101010-000000"):  # older sorts last
+        writer = RunWriter(runs_dir, RunManifest(
+            run_id=run_id, skill_name="tiny", content_hash="c", suite_hash="h",
+            models=["local/x"], runs=1, case_ids=["c1"], samples_planned=2,
+            started_at="2026-12-07T10:10:10+00:00"))
+        writer.close("complete")
+        made.append(run_id)
+    os.utime(runs_dir / made[0] / "manifest.json", ns=(1, 1))  # the first closed earlier
+    assert [m.run_id for m in list_runs(runs_dir)] == [made[1], made[0]]

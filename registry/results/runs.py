@@ -423,18 +423,21 @@ def read_rows(runs_root: Path, run_id: str) -> list[ResultRow]:
 
 
 def list_runs(runs_root: Path) -> list[RunManifest]:
-    """Every run's manifest, newest first; a run still `running` (or killed) counts the rows
-    on disk as its samples done (a manifest is counted as its run closes)."""
+    """Every run's manifest, newest first (runs that started in one second: the one whose
+    manifest was written last first); a run still `running` (or killed) counts the rows on
+    disk as its samples done (a manifest is counted as its run closes)."""
     if not runs_root.is_dir():
         return []
-    manifests = []
+    found = []
     for entry in os.scandir(runs_root):
-        if entry.is_dir() and (Path(entry.path) / "manifest.json").is_file():
+        path = Path(entry.path) / "manifest.json"
+        if entry.is_dir() and path.is_file():
             manifest = read_manifest(runs_root, entry.name)
             if manifest.status == "running":
                 manifest.samples_done = len(latest_rows(read_rows(runs_root, entry.name)))
-            manifests.append(manifest)
-    return sorted(manifests, key=lambda m: m.started_at, reverse=True)
+            # runs that started in one second: the one whose manifest was written last first
+            found.append((manifest.started_at, path.stat().st_mtime_ns, manifest))
+    return [m for *_, m in sorted(found, key=lambda f: f[:2], reverse=True)]
 
 
 def note_start_failure(runs_root: Path, run_id: str, reason: str) -> bool:
