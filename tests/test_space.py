@@ -12,6 +12,7 @@ import json
 import random
 import socket
 import threading
+import warnings
 import zipfile
 from pathlib import Path
 from types import SimpleNamespace
@@ -332,6 +333,17 @@ def test_uploads_are_unpacked_safely(tmp_path):
     loose[1].write_text("{}")
     folder = unpack_upload([str(p) for p in loose], tmp_path / "c")
     assert (folder / "SKILL.md").is_file() and (folder / "evals" / "evals.json").is_file()
+    # a name twice, or a file and a folder of one name: refused as such, not a raw
+    # FileExistsError (a red-team walk)
+    for index, names in enumerate((["skill/SKILL.md", "skill/SKILL.md"],
+                                   ["skill/notes", "skill/notes/more.md"])):
+        twice = tmp_path / f"twice{index}.zip"
+        with zipfile.ZipFile(twice, "w") as archive, warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # zipfile warns of the duplicate name
+            for name in names:
+                archive.writestr(name, "---\nname: skill\n---\n")
+        with pytest.raises(UnsafeSkill, match="given twice, or as a file and as a folder"):
+            unpack_upload([str(twice)], tmp_path / f"d{index}")
 
 
 def run_as_visitor(demo: gr.Blocks, models: list[str]) -> str:

@@ -80,16 +80,21 @@ def write_file(dest: Path, rel: str, data: bytes) -> Path:
     """Create `dest/rel` (which must not exist) without following links or leaving `dest`.
 
     Raises:
-        UnsafeSkill: the path is unsafe or resolves outside `dest`.
+        UnsafeSkill: the path is unsafe or resolves outside `dest`, or it is already there (a
+            name given twice, or as a file and as a folder: an archive may hold both).
     """
     check_relpath(rel)
     root = dest.resolve()
     target = root.joinpath(*rel.split("/"))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if not target.parent.resolve().is_relative_to(root):
-        raise UnsafeSkill(f"refusing to write {rel!r} outside {dest}")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(target, flags, 0o644)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not target.parent.resolve().is_relative_to(root):
+            raise UnsafeSkill(f"refusing to write {rel!r} outside {dest}")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(target, flags, 0o644)
+    except (FileExistsError, NotADirectoryError) as err:
+        raise UnsafeSkill(f"{rel!r} is given twice, or as a file and as a folder",
+                          hint="hold each path once") from err
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
     return target
