@@ -150,6 +150,11 @@ def test_require_signed_checks_the_folder_not_the_locks_word(
     forged = data["skills"]["signed"]["signer"]
     data["skills"]["plain"]["signer"] = forged  # the forgery: the lock alone says "signed"
     (project / "skills.lock").write_text(json.dumps(data))
+    # without the setting too: an up-to-date pull said "signed by" the lock's word
+    for attempt in (lambda: install(project, stores=lambda _: store),
+                    lambda: pull("other/plain", project=project, store=store)):
+        with pytest.raises(UnsafeSkill, match=r"plain \(installed\) is not signed"):
+            attempt()
     monkeypatch.setenv("HUBSKILLS_REQUIRE_SIGNED", "1")
     before = (project / "skills.lock").read_text()
     for attempt in (lambda: install(project, stores=lambda _: store),

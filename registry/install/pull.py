@@ -188,24 +188,26 @@ _Ready = tuple[Staged, str] | PullResult  # staged with the registry that answer
 
 
 def _check_still_allowed(name: str, lock: Lockfile, plan: Plan) -> None:
-    """An install already up to date is what this pull would place: when signatures are
-    required, its folder must carry a signature that verifies, by the signer skills.lock pins
-    (`pull` and `update` said "Up to date" for an unsigned one, and even linked it into a new
-    agent's folder; the lock's signer alone is a pull request's word).
+    """An install already up to date is what this pull would place: one skills.lock says is
+    signed must carry a signature that verifies, by the signer it pins (the lock's signer is
+    only its author's word, a pull request's too, and the pull says "signed by" it); when
+    signatures are required, an unsigned one is refused (`pull` and `update` said "Up to
+    date" and even linked it into a new agent's folder).
 
     Raises:
-        SignatureRefused: unsigned, or the signature fails, with `--require-signed` (or the
+        SignatureRefused: the signature fails, or unsigned with `--require-signed` (or the
             variable) set.
     """
     entry = lock.entries.get(name)
-    if plan.signatures is None or not plan.signatures.require_signed:
-        return
-    if entry is None or entry.signer is None:
+    required = plan.signatures is not None and plan.signatures.require_signed
+    if required and (entry is None or entry.signer is None):
         raise SignatureRefused(f"{name} is installed unsigned (skills.lock pins no signer for "
                                "it) and --require-signed is set; nothing was changed",
                                hint=f"hubskills remove {name}  # or pull it without "
                                     "--require-signed if you trust its source")
-    signed_as_pinned(plan.scope.skills_dir / name, entry, plan.signatures.home)
+    if entry is not None and entry.signer is not None:
+        home = plan.signatures.home if plan.signatures else Settings.from_env().home
+        signed_as_pinned(plan.scope.skills_dir / name, entry, home)
 
 
 def _stage(repo: str, ref: str | None, store: SkillStore, plan: Plan) -> _Ready:

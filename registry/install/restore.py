@@ -56,14 +56,12 @@ def install(project: Path, *, stores: StoreFor, frozen: bool = False, global_: b
         HubskillsError: no lock, a mismatch, or a refused skill (nothing of that skill placed).
     """
     scope, settings = Scope.of(project, global_), Settings.from_env()
-    signed_by = None
     if require_signed or settings.require_signed:
         _check_signed(Lockfile.read(scope.lock_path))
-        signed_by = settings.home  # whose trusted anchors vouch for the folders already here
     with SourceStore(scope.root, github_url=settings.github_url) as sources:
         return _install(scope, _with_sources(stores, sources), frozen=frozen, force=force,
                         allow_risky=allow_risky, limits=limits, workers=workers,
-                        signed_by=signed_by)
+                        home=settings.home)
 
 
 def _check_signed(lock: Lockfile) -> None:
@@ -82,10 +80,9 @@ def _with_sources(stores: StoreFor, sources: SourceStore) -> StoreFor:
 
 
 def _install(scope: Scope, stores: StoreFor, *, frozen: bool, force: bool, allow_risky: bool,
-             limits: SizeLimits, workers: int, signed_by: Path | None) -> list[PullResult]:
-    """`install`'s work; `signed_by`: the home whose anchors must vouch for every install
-    already in place (None: signatures not required; a fetched one is checked as it is
-    staged)."""
+             limits: SizeLimits, workers: int, home: Path) -> list[PullResult]:
+    """`install`'s work; `home`: whose anchors must vouch for an install already in place
+    that the lock says is signed (a fetched one is checked as it is staged)."""
     lock = Lockfile.read(scope.lock_path)
     if not lock.exists:
         raise HubskillsError(f"no {scope.lock_path.name} in {scope.lock_path.parent.resolve()}",
@@ -104,8 +101,8 @@ def _install(scope: Scope, stores: StoreFor, *, frozen: bool, force: bool, allow
         if marker and marker.repo == entry.repo and marker.sha == entry.sha:
             intact = content_hash(folder) == entry.content_hash
             if intact:
-                if signed_by is not None:  # the lock's signer is only its author's word
-                    signed_as_pinned(folder, entry, signed_by)
+                if entry.signer is not None:  # the lock's signer is only its author's word
+                    signed_as_pinned(folder, entry, home)
                 results.append(refresh(scope, entry.name, marker, agents, entry.copy, lock,
                                         [], dry_run=False, write_lock=False))
                 continue
