@@ -220,3 +220,30 @@ def test_a_submission_that_is_not_a_run_is_refused_and_said_once(hub, tmp_path):
         merge_submission(store, settings, 1)
     assert hub.repo(DATASET, "dataset").pulls[1].status == "open"
     assert len(comments(hub, 1)) == 1
+
+
+def test_two_pull_requests_adding_one_run_id_keep_their_own_badges_and_rows(hub, tmp_path):  # noqa: F811
+    """A red-team note: pending badges were keyed by run id, so a forged copy of a genuine
+    pending run, proposed first, was shown with the genuine one's `replayed` badge (and the
+    two pull requests' rows summed as one run). The later one now waits as `RUN_ID (#N)`."""
+    from review_setup import open_pr
+
+    from registry.verify.pending import pending_view
+
+    run_id = evaluate(tmp_path)
+    settings = Settings.from_env()
+    genuine = (settings.runs_dir / run_id / "rows.jsonl").read_text()
+    forged = PASSED.sub('"passed": false', genuine)
+    assert forged != genuine
+    HubStore(settings).results._ensure_dataset(DATASET)
+    first = open_pr(hub, ALICE, {f"data/evals/2026-01/{run_id}.jsonl": forged.encode()})
+    pushed = propose_as_alice(tmp_path, run_id)  # the genuine rows, in a later pull request
+    second = int(pushed.pr_url.rsplit("/", 1)[1])
+    replay_pending(HubStore(settings), settings, comment=False)
+    shown = pending_badges(HubStore(settings))
+    later = f"{run_id} (#{second})"
+    assert shown[later].verification == "replayed", shown
+    assert shown[run_id].verification != "replayed", shown  # the forged copy's own badge
+    frame, _ = pending_view(HubStore(settings))
+    assert set(frame["run_id"].astype(str)) == {run_id, later}
+    assert first < second

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from registry.hub import PullRequest, RemoteFile
 
 __all__ = ["RECORDS_DIR", "Record", "RunFile", "badges", "for_rows", "pending_badges",
-           "read_records", "record_path", "rows_hash", "run_files", "trusted"]
+           "pending_keys", "read_records", "record_path", "rows_hash", "run_files", "trusted"]
 SKEW = timedelta(minutes=10)  # a verifier's clock may run this far ahead of the reader's
 
 
@@ -105,7 +105,22 @@ def pending_badges(store: SkillStore, listed: list[tuple[PullRequest, list[Remot
     if not waiting:
         return {}
     records = read_records(store)
-    return {run.run_id: badge_from(for_rows(records, run)) for _, run in waiting}
+    keys = pending_keys((pr.num, run.run_id) for pr, run in waiting)
+    return {keys[(pr.num, run.run_id)]: badge_from(for_rows(records, run))
+            for pr, run in waiting}
+
+
+def pending_keys(added: Iterable[tuple[int, str]]) -> dict[tuple[int, str], str]:
+    """(pull request, run id) -> what its rows and badge go under while they wait: the run id,
+    or `RUN_ID (#N)` in a pull request after the first that adds that id (oldest first). Two
+    pull requests may add one run id with different rows: neither may borrow the other's
+    badge, nor may their rows be summed as one run."""
+    first: dict[str, int] = {}
+    keys = {}
+    for num, run_id in added:
+        first.setdefault(run_id, num)
+        keys[(num, run_id)] = run_id if first[run_id] == num else f"{run_id} (#{num})"
+    return keys
 
 
 def run_files(store: SkillStore) -> dict[str, RunFile]:

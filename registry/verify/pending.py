@@ -58,19 +58,32 @@ def pending_view(store: SkillStore, max_bytes: int = VIEW_BYTES, *,
     import pandas as pd
 
     from registry.stores.frame import empty_frame
+    from registry.stores.verifications import pending_keys
 
-    listed = (store.results.pending() if listed is None else listed)[:SHOWN_PRS]
+    listed = store.results.pending() if listed is None else listed
+    keys = pending_keys((pr.num, run_id) for pr, added in listed for f in added
+                        if (run_id := run_id_of(f.path)) is not None)  # as `pending_badges`
+    listed = listed[:SHOWN_PRS]
     waiting = [(pr, _readable(added, max_bytes)) for pr, added in listed]
     unread = [(pr, f) for pr, added in listed for f in _readable(added, MAX_BYTES)
               if f.size > max_bytes]
-    frames = [attributed(store.results.pending_frame(pr, added), pr.author)
-              for pr, added in waiting if added]
+    frames = [_keyed(attributed(store.results.pending_frame(pr, added), pr.author), pr.num,
+                     keys) for pr, added in waiting if added]
     if not frames:
         return attributed(empty_frame(), ""), unread
     joined = pd.concat(frames, ignore_index=True)
     strings = [name for name, kind in frames[0].dtypes.items()
                if isinstance(kind, pd.CategoricalDtype)]
     return joined.astype(dict.fromkeys(strings, "category")), unread
+
+
+def _keyed(frame: pd.DataFrame, num: int, keys: dict[tuple[int, str], str]) -> pd.DataFrame:
+    """``frame`` (pull request ``num``'s rows) with each run id under its `pending_keys` key:
+    a run id another, older pull request adds too becomes `RUN_ID (#N)`."""
+    renamed = {rid: keys.get((num, rid), rid) for rid in frame["run_id"].dropna().unique()}
+    if all(rid == key for rid, key in renamed.items()):
+        return frame
+    return frame.assign(run_id=frame["run_id"].astype(object).map(renamed))
 
 
 def _readable(added: list[RemoteFile], max_bytes: int = MAX_BYTES) -> list[RemoteFile]:
