@@ -131,6 +131,10 @@ CASES = {
     "scan of a missing folder": Case(["scan", "nope"], "nope: no such folder"),
     "runs show of a missing run": Case(["runs", "show", "nope"], "no run 'nope'"),
     "runs compare of missing runs": Case(["runs", "compare", "a", "b"], "no run 'a'"),
+    "a spot check too small to fail": Case(  # refused before the replay: it is free
+        ["verify", "hubskills/agent-skill-md", "--run", SEEDED_RUN, "--resample", "3"],
+        "--resample 3 is too few to find anything",
+        skip_reason="the hinted spot check re-asks the model"),
     "runs show of a run of the registry's results": Case(  # as info and leaderboard name it
         ["runs", "show", SEEDED_RUN], "it is a run of hubskills/agent-skill-md in the local "
         "registry's results, not one made on this machine"),

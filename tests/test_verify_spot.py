@@ -96,7 +96,7 @@ def test_a_run_that_does_not_replay_is_not_re_asked(run_id, server, capsys):
     rows = folder.joinpath("rows.jsonl").read_text().splitlines()
     folder.joinpath("rows.jsonl").write_text("\n".join(rows[1:]) + "\n")
     asked = len(server.bodies)
-    code, stdout, stderr = verify(capsys, run_id, "--resample", "5")
+    code, stdout, stderr = verify(capsys, run_id, "--resample", "9")
     assert code == 1 and stdout.startswith("mismatch")
     assert "No spot check" in stderr and len(server.bodies) == asked
 

@@ -133,7 +133,7 @@ def test_a_pushed_trigger_run_is_replayed_recorded_and_badged(server, tmp_path):
     again = CliRunner().invoke(cli, ["verify", "local/zorblax-ports", "--run", run_id])
     assert again.exit_code == 0 and again.stdout.startswith(f"verified: run {run_id}")
     assert "already recorded: verified" in again.stderr
-    refused = CliRunner().invoke(cli, ["verify", run_id, "--resample", "2"])
+    refused = CliRunner().invoke(cli, ["verify", run_id, "--resample", "9"])
     assert refused.exit_code == 2 and "not re-asked" in refused.output
 
 

@@ -12,6 +12,8 @@ from rich.markup import escape
 
 from registry.cli import _output as out
 from registry.cli._path_arg import ExistingPath
+from registry.errors import HubskillsError
+from registry.results.leaderboard_badges import MIN_SPOT_K, too_few_to_fail
 
 if TYPE_CHECKING:
     from registry.config import Settings
@@ -80,6 +82,10 @@ def verify_command(target: str, run_id: str | None, revision: str | None,
 
     if on == "jobs" and k is None:
         raise click.UsageError("--on jobs runs a spot check there: add --resample K")
+    if k is not None and (why := too_few_to_fail(k)) is not None:  # free: before the replay
+        raise HubskillsError(why, hint=shlex.join([
+            "hubskills", "verify", target, *(["--run", run_id] if run_id else []),
+            "--resample", str(MIN_SPOT_K)]))
     settings = Settings.from_env()
     open_store = cache(lambda: get_store(settings, registry))
     report = _verify(target, run_id, revision, skill_dir, settings, open_store)

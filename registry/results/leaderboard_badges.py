@@ -29,6 +29,15 @@ REPLAY, SPOT_CHECK = "replay", "spot-check"  # the kinds of verification record
 MIN_SPOT_K = 9
 
 
+def too_few_to_fail(k: int) -> str | None:
+    """Why a spot check of ``k`` samples per arm could only pass, or None when it can fail."""
+    if k >= MIN_SPOT_K:
+        return None
+    return (f"--resample {k} is too few to find anything: with under {MIN_SPOT_K} samples per "
+            "arm, the sign test at 0.005 cannot call even pairs that all disagree "
+            "inconsistent, so the check could only pass")
+
+
 @dataclass(frozen=True)
 class Badge:
     """A run's verification (one of `VERIFICATIONS`) and what to say about it."""

@@ -44,7 +44,7 @@ from registry.providers import CostCap, worst_case
 from registry.providers.base import add_cost
 from registry.results.formulas import mcnemar_exact
 from registry.results.leaderboard_badges import MIN_SPOT_K as MIN_K
-from registry.results.leaderboard_badges import SPOT_CHECK
+from registry.results.leaderboard_badges import SPOT_CHECK, too_few_to_fail
 from registry.results.runs import ResultRow, RunManifest, latest_rows, utc_now
 
 if TYPE_CHECKING:
@@ -244,11 +244,9 @@ def plan_check(manifest: RunManifest, rows: list[ResultRow], k: int, seed: int,
     """
     if manifest.mode == "trigger":
         raise HubskillsError("trigger runs are not spot-checked yet", hint="hubskills verify")
-    if k < MIN_K:
-        raise HubskillsError(f"--resample {k} is too few to find anything: with under {MIN_K} "
-                             f"samples per arm, the sign test at {ALPHA / 2:g} cannot call even "
-                             "pairs that all disagree inconsistent, so the check could only pass",
-                             hint=f"--resample {MIN_K} or more (re-asks {MIN_K} samples per arm)")
+    if (why := too_few_to_fail(k)) is not None:
+        raise HubskillsError(why, hint=f"--resample {MIN_K} or more (re-asks {MIN_K} samples "
+                                       "per arm)")
     slots = draw_cases(rows, k, seed)
     return slots, SpotCheck(k, seed, alpha, sorted({case for case, _ in slots}), None)
 
