@@ -279,3 +279,19 @@ def test_a_suite_cut_below_a_verdict_or_a_rename_does_not_slip_through(tmp_path,
     renamed = ci(root, server, "--base", "HEAD", "--min-lift", "0", HUBSKILLS_NAMESPACE="team")
     assert renamed.returncode == 1, renamed.stdout
     assert "significantly worse than the published team/answers v1.0.0" in renamed.stdout
+
+
+def test_cases_the_change_removes_from_the_suite_are_said_to_the_reviewer(checkout, server,
+                                                                           tmp_path):
+    """The change controls the suite it is judged by: what it took out is said (not a
+    failure: a bad case may go), on stdout and in the summary."""
+    suite_file = checkout / "skills" / "improved" / "evals" / "evals.json"
+    suite = json.loads(suite_file.read_text())
+    suite["cases"] = suite["cases"][:-2]
+    suite_file.write_text(json.dumps(suite))
+    summary = tmp_path / "s.md"
+    result = ci(checkout, server, "skills/improved", "--base", "HEAD", "--summary", str(summary))
+    assert result.returncode == 0, result.stdout
+    said = f"the change removes 2 of the {N_CASES} cases its suite held at HEAD: c10, c11"
+    assert f"NOTE skills/improved: {said}" in result.stdout
+    assert "### For the reviewer" in summary.read_text() and said in summary.read_text()

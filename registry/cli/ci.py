@@ -242,6 +242,8 @@ def _render(result: Any) -> None:
                                                                c.lift.hi),
                     c.lift.verdict, escape(versus_text(c)), "pass" if c.passed else "FAIL")
                    for c in result.checks])
+    for folder, note in dict.fromkeys((c.folder, n) for c in result.checks for n in c.notes):
+        out.result(f"NOTE {escape(folder)}: {escape(note)}")
     for check in result.failed():
         for why in check.failures:
             out.result(f"FAIL {escape(check.folder)} on {escape(check.model)}: {escape(why)}")

@@ -130,3 +130,20 @@ def name_at(root: Path, ref: str, folder: Path) -> str | None:
         return None
     name = data.get("name")
     return name if isinstance(name, str) and name else None
+
+
+def cases_removed(root: Path, ref: str, folder: Path, suite: Path) -> tuple[list[str], int]:
+    """The case ids the suite file ``suite`` of the skill in ``folder`` held at ``ref`` that
+    it holds no more, and how many it held then (([], 0): no such file then, or one that does
+    not parse). The change controls the suite: a reviewer should see what it took out."""
+    import json
+
+    rel = suite.resolve().relative_to(root.resolve()).as_posix()
+    shown = _git(root, "show", f"{ref}:{rel}")
+    try:
+        before = [str(c["id"]) for c in json.loads(shown.stdout)["cases"]] \
+            if shown.returncode == 0 else []
+        now = {str(c["id"]) for c in json.loads(suite.read_text(encoding="utf-8"))["cases"]}
+    except (ValueError, KeyError, TypeError, OSError):
+        return [], 0
+    return [case for case in before if case not in now], len(before)

@@ -61,6 +61,10 @@ def markdown(result: GateResult) -> str:
                 c.folder, c.model, pct(s.baseline.pass_rate), pct(s.skill.pass_rate),
                 lift_interval(s.lift, s.lo, s.hi), s.verdict, versus_text(c),
                 "pass" if c.passed else "**FAIL**")) + " |")
+    noted = [(c.folder, note) for c in result.checks for note in c.notes]
+    if noted:  # once a skill, whatever its models
+        lines += ["", "### For the reviewer", ""]
+        lines += [f"- `{_cell(folder)}`: {_cell(note)}" for folder, note in dict.fromkeys(noted)]
     if result.failed():
         lines += ["", "### Why it failed", ""]
         lines += [f"- `{_cell(c.folder)}` on `{_cell(c.model)}`: {_cell(why)}"

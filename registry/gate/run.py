@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from registry.config import Settings
 from registry.errors import MissingCredentials, RunNotFound, SkillNotFound
 from registry.format.version_ref import SkillVersionRef
-from registry.gate.changes import Changes, name_at
+from registry.gate.changes import Changes, cases_removed, name_at
 from registry.results.display import lift_interval, p_equals, points
 from registry.results.verdicts import MIN_CASES, is_conclusive
 from registry.stores.base import SkillStore
@@ -59,6 +59,7 @@ class GateCheck:
     versus: LiftStats | None = None
     case_changes: str | None = None
     failures: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # for a reviewer, not failures
 
     @property
     def passed(self) -> bool:
@@ -150,7 +151,8 @@ def _published_run(store: SkillStore, published: SkillVersionRef, folder: Path,
 
 def gate_skill(folder: Path, root: Path, config: EvalConfig, settings: Settings,
                store: SkillStore | None, *, min_lift: float | None,
-               evaluate: Evaluate, base_name: str | None = None) -> list[GateCheck]:
+               evaluate: Evaluate, base_name: str | None = None,
+               notes: Sequence[str] = ()) -> list[GateCheck]:
     """Evaluate one changed skill (and its published version: the one of ``base_name``, its
     name at the base commit, when it had one) and judge it on each model."""
     from registry.format.skill import load_skill
@@ -182,7 +184,8 @@ def gate_skill(folder: Path, root: Path, config: EvalConfig, settings: Settings,
             skill=name, folder=_relative(folder, root), model=summary.model,
             run_id=run.manifest.run_id, lift=summary.stats, published=published,
             published_run_id=published_run_id, versus=versus, case_changes=changes,
-            failures=failures(summary.stats, versus, published, min_lift)))
+            failures=failures(summary.stats, versus, published, min_lift),
+            notes=list(notes)))
     return checks
 
 
@@ -204,8 +207,14 @@ def run_gate(changes: Changes, config: EvalConfig, settings: Settings,
     for index, folder in enumerate(changes.changed, 1):
         if announce:
             announce(f"[{index}/{len(changes.changed)}] {_relative(folder, root)}")
+        removed, had = cases_removed(root, changes.base, folder, suite_path(folder))
+        notes = [f"the change removes {len(removed)} of the {had} cases its suite held at "
+                 f"{changes.base}: {', '.join(removed[:5])}"
+                 + (f" (+{len(removed) - 5} more)" if len(removed) > 5 else "")] if removed \
+            else []
         checks += gate_skill(folder, root, config, settings, store, min_lift=min_lift,
-                             evaluate=evaluate, base_name=name_at(root, changes.base, folder))
+                             evaluate=evaluate, base_name=name_at(root, changes.base, folder),
+                             notes=notes)
     return GateResult(changes.base, min_lift, checks,
                       [_relative(f, root) for f in changes.unchanged])
 
