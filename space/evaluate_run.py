@@ -345,7 +345,10 @@ def chart_frame(summaries: list[ModelSummary]) -> pd.DataFrame:
         label = short if shorts.count(short) == 1 else s.model
         for arm, rate in (("baseline", s.stats.baseline.pass_rate),
                           ("with skill", s.stats.skill.pass_rate)):
-            points.append((f"{label} · {arm}", s.model, arm, round(rate * 100, 1)))
+            # one model: the arm alone (the summary names the model; a phone's axis had the
+            # two long labels drawn over each other)
+            bar = arm if len(summaries) == 1 else f"{label} · {arm}"
+            points.append((bar, s.model, arm, round(rate * 100, 1)))
     return pd.DataFrame(points, columns=["bar", "model", "arm", "pass_rate"])
 
 

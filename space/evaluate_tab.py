@@ -113,7 +113,7 @@ def _results() -> tuple[gr.Dataframe, gr.BarPlot, gr.Dataframe]:
     with gr.Row():
         chart = gr.BarPlot(x="bar", y="pass_rate", color="arm", y_lim=[0, 100],
                            x_title="model · arm", y_title="pass rate (%)", height=300,
-                           title="Pass rate without and with the skill",
+                           title="Pass rate by arm",  # whole on a phone's width
                            color_map={"baseline": "#94a3b8", "with skill": "#4f46e5"},
                            tooltip=["model", "arm", "pass_rate"], scale=2, elem_id="eval-chart")
         cases = gr.Dataframe(pd.DataFrame(columns=list(CASE_COLUMNS)), interactive=False,

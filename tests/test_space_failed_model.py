@@ -26,6 +26,7 @@ def test_a_model_that_got_no_answer_shows_failed_not_zero_percent(tmp_path):
     assert "%" not in down["with skill"] and down["errors"] == "8"
     assert up["with skill"] == "100%"  # the model that answered keeps its figures
     assert set(chart["model"]) == {"local/up"}  # no 0% bars for what was not measured
+    assert list(chart["bar"]) == ["baseline", "with skill"]  # one model: the arms alone
 
 
 def zipped(folder) -> str:
