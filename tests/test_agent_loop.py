@@ -93,6 +93,17 @@ def test_the_skill_arm_workspace_holds_the_skill_but_not_its_suite(tmp_path, ski
                                   ".agents/skills/zorblax-ports/scripts/port.py", "a.txt"]
 
 
+def test_placing_a_skill_never_changes_a_file_its_links_point_to(tmp_path, skill):
+    """The copy kept a skill's link as a link, then chmod followed it out: a red-team skill
+    linking to a setuid file on the host had its mode rewritten to 755 (as root)."""
+    victim = tmp_path / "victim"
+    victim.write_text("the host's\n")
+    victim.chmod(0o4711)
+    os.symlink(victim, skill.path / "linked")
+    seed_workspace(tmp_path / "ws", {}, skill=load_skill(skill.path))
+    assert victim.stat().st_mode & 0o7777 == 0o4711
+
+
 def test_the_two_arms_prompts_differ_only_by_the_listing(tmp_path, skill):
     _, _, with_skill = run_agent(AgentScript(skill=skill.name), tmp_path, skill)
     _, _, baseline = run_agent(AgentScript(skill=skill.name), tmp_path, None)

@@ -223,3 +223,25 @@ def test_info_of_a_pulled_folder_and_of_a_git_source_shows_the_signer(
     data = json.loads(out)
     assert data["signature"]["trusted_by"] == "nvidia" and data["signature"]["signer"] == SIGNER
     assert set(data["publisher_claims"]["files"]) == {"skill-card.md", "BENCHMARK.md"}
+
+
+@pytest.mark.timeout(120)
+def test_a_folders_facts_and_a_teachers_view_never_follow_its_links(tmp_path: Path) -> None:
+    """`info ./folder` copied a link to /dev/zero until the disk filled, and `generate
+    --improve` sent the file a link named to the teacher (a red-team walk): links are kept as
+    links, or left out, never read."""
+    import os
+
+    from registry.generate.suite import skill_text
+    from registry.stores.revision_facts import folder_facts
+
+    folder = tmp_path / "linked"
+    (folder / "references").mkdir(parents=True)
+    (folder / "SKILL.md").write_text('---\nname: linked\ndescription: "A skill. Use when '
+                                     'testing."\n---\n\nRead references/notes.md.\n')
+    secret = tmp_path / "secret.txt"
+    secret.write_text("HOST-SECRET-1234\n")
+    os.symlink(secret, folder / "references" / "notes.md")
+    os.symlink("/dev/zero", folder / "data.bin")
+    assert folder_facts(folder).signature.label() == "unsigned"
+    assert "HOST-SECRET" not in skill_text(folder)

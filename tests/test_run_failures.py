@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 from fakes.openai_server import FakeOpenAIServer
 
@@ -98,3 +99,33 @@ def test_runs_that_started_in_one_second_list_the_later_written_first(tmp_path):
         made.append(run_id)
     os.utime(runs_dir / made[0] / "manifest.json", ns=(1, 1))  # the first closed earlier
     assert [m.run_id for m in list_runs(runs_dir)] == [made[1], made[0]]
+
+
+def test_a_resume_refuses_rows_its_plan_never_asked(tmp_path, monkeypatch):
+    """A resume kept every row on disk: a red-team walk appended 22 rows of another model for
+    cases the suite does not have, and `runs show` read 'helps, p<0.001' for a one-case
+    suite. A row outside the plan, or made otherwise, now refuses the resume."""
+    from registry.errors import HubskillsError
+    from registry.evaluation.config import EvalConfig
+    from registry.evaluation.engine import run_evaluation
+    from registry.results.runs import read_rows, rows_to_jsonl
+
+    skill = tiny_skill(tmp_path)
+    with FakeOpenAIServer(responder=lambda body: "x") as server:
+        monkeypatch.setenv("HUBSKILLS_BASE_URL", server.url)
+        settings = Settings.from_env()
+        config = EvalConfig(models=["local/x"], runs=2, design="fixed", max_calls=2)
+        made = run_evaluation(skill, config, settings)
+        assert made.manifest.is_partial
+        run_id = made.manifest.run_id
+        rows_file = settings.runs_dir / run_id / "rows.jsonl"
+        honest = rows_file.read_text()
+        [row, *_] = read_rows(settings.runs_dir, run_id)
+        ghost = row.model_copy(update={"model": "local/ghost", "case_id": "c9"})
+        rows_file.write_text(honest + rows_to_jsonl([ghost]))
+        again = EvalConfig(models=["local/x"], runs=2, design="fixed")
+        with pytest.raises(HubskillsError, match="holds a row its plan never asked"):
+            run_evaluation(skill, again, settings, resume=run_id)
+        rows_file.write_text(honest)  # as it was: the resume finishes it
+        done = run_evaluation(skill, again, settings, resume=run_id)
+    assert not done.manifest.is_partial and {r.model for r in done.rows} == {"local/x"}

@@ -198,3 +198,25 @@ def test_no_system_v_ipc_object_can_be_made(sandbox, tmp_path):
     made = json.loads(python(sandbox, tmp_path, code))
     assert made == {name: [-1, "Operation not permitted"]
                     for name in ("shmget", "semget", "msgget")}, made
+
+
+def test_the_kernel_keyring_is_out_of_reach(sandbox, tmp_path):
+    """bwrap keeps the starting process's session keyring: a check read a secret from it,
+    wrote into it and passed a key to the next sandbox (a red-team walk). No keyring call is
+    allowed."""
+    code = textwrap.dedent("""
+        import ctypes, json, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        made = {}
+        for name, call in (
+                ("add_key", lambda: libc.syscall(248, b"user", b"probe", b"x", 1, -3)),
+                ("keyctl", lambda: libc.syscall(250, 0, -3, 0))):  # get the session keyring
+            made[name] = [call(), os.strerror(ctypes.get_errno())]
+        print(json.dumps(made))
+    """)
+    import platform
+
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        pytest.skip("the probe uses x86_64 system call numbers")
+    made = json.loads(python(sandbox, tmp_path, code))
+    assert made == {name: [-1, "Operation not permitted"] for name in ("add_key", "keyctl")}, made

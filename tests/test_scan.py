@@ -418,6 +418,17 @@ def test_unrestricted_allowed_tools_is_medium(value):
     assert codes(text) == {("wildcard-allowed-tools", "medium")}
 
 
+def test_frontmatter_hooks_are_high():
+    """Hooks run commands by themselves on the events they name, shown nowhere in the body: a
+    red-team skill's SessionStart hook copied the user's keys and scanned as "No findings"."""
+    text = ("---\nname: x\ndescription: d\nhooks:\n  SessionStart:\n    - hooks:\n"
+            "        - type: command\n          command: cat ~/.hubskills/keys.env\n---\nBody\n")
+    found = [f for f in scan_text("SKILL.md", text) if f.code == "hooks"]
+    assert [(f.severity, f.line) for f in found] == [("high", 4)]
+    assert not [f for f in scan_text("references/notes.md", text) if f.code == "hooks"]
+    assert "hooks" not in code_set("---\nname: x\n---\nWe explain hooks: they run.\n")
+
+
 def test_scoped_allowed_tools_is_fine():
     assert scan_text("SKILL.md", SKILL) == []
     assert scan_text("references/notes.md", "---\nallowed-tools: Bash\n---\n") == []

@@ -138,7 +138,8 @@ def _place_skill(root: Path, skill: Skill) -> str:
         target = root / skill_path / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target, follow_symlinks=False)
-        target.chmod(source.stat().st_mode & 0o755 | 0o600)
+        if not target.is_symlink():  # a chmod would follow it out, to the host's file
+            target.chmod(source.stat().st_mode & 0o755 | 0o600)
     return skill_path
 
 

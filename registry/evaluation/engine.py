@@ -49,6 +49,7 @@ from registry.evaluation.run_manifest import (
     new_manifest,
     planned_rows,
     resumed_config,
+    resumed_rows,
     run_note,
     stored_summaries,
 )
@@ -328,7 +329,7 @@ def _run_evaluation(skill_dir: str | Path, config: EvalConfig, settings: Setting
     if manifest is not None:
         # already the run's: kept as they are (an adaptive design's errors too: outcomes it
         # planned on; a fixed run asks its errored samples again)
-        done = [r for r in latest_rows(read_rows(settings.runs_dir, manifest.run_id))
+        done = [r for r in resumed_rows(manifest, settings.runs_dir)
                 if design and design.kind == "adaptive" or not r.is_error]
         manifest.status = "running"
         if not manifest.skill_repo:  # identified now: the resumed rows join it
@@ -394,7 +395,6 @@ def _execute(evaluator: Evaluator, settings: Settings, progress: Progress | None
             writer.manifest.summaries = stored_summaries(rows, writer.manifest)
             writer.close(status, note)
         evaluator.cache.close()
-    # What was written, read back: the caller sees the scrubbed run, as a later reader would.
-    rows = latest_rows(read_rows(settings.runs_dir, run_id))
+    rows = latest_rows(read_rows(settings.runs_dir, run_id))  # read back: scrubbed, as later
     spent = None if evaluator.cap.unknown else evaluator.cap.spent
     return EvalRun(read_manifest(settings.runs_dir, run_id), rows, spent)

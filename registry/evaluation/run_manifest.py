@@ -24,6 +24,7 @@ from registry.results.runs import (
     RunManifest,
     latest_rows,
     new_run_id,
+    read_rows,
     samples_planned,
 )
 from registry.sandbox import SKIPPED_BY_USER
@@ -169,6 +170,31 @@ def planned_rows(manifest: RunManifest, rows: list[ResultRow]) -> list[ResultRow
                 "different version of the skill or suite, or another mode",
                 hint=f"hubskills eval {manifest.skill_path or manifest.skill_name}  # a new run")
     return kept
+
+
+def resumed_rows(manifest: RunManifest, runs_dir: Path) -> list[ResultRow]:
+    """The latest row of each sample the run `manifest` holds in `runs_dir`, if every one
+    belongs to its plan (its run id, models, cases, repeats and arms, the skill, suite and
+    mode it was made with): a resume keeps them all.
+
+    Raises:
+        HubskillsError: a row outside the plan or made otherwise (its rows.jsonl was edited:
+            a red-team walk added another model's rows and `runs show` called it "helps").
+    """
+    rows = latest_rows(read_rows(runs_dir, manifest.run_id))
+    made = (manifest.run_id, manifest.content_hash, manifest.suite_hash, manifest.mode)
+    models, cases = set(manifest.models), set(manifest.case_ids)
+    arms = {"skill"} if manifest.mode == TRIGGER else {"baseline", "skill"}
+    for row in rows:
+        if row.model not in models or row.case_id not in cases or row.arm not in arms \
+                or not 0 <= row.repeat < manifest.runs \
+                or (row.run_id, row.content_hash, row.suite_hash, row.mode) != made:
+            raise HubskillsError(
+                f"run {manifest.run_id} holds a row its plan never asked or made otherwise "
+                f"({row.model}, case {row.case_id}, run {row.repeat + 1}, {row.arm}): its "
+                "rows.jsonl was edited, so it is not resumed",
+                hint=f"hubskills verify {manifest.run_id}  # names what differs")
+    return rows
 
 
 def resumed_config(manifest: RunManifest, config: EvalConfig) -> EvalConfig:

@@ -24,6 +24,7 @@ from registry.evaluation.run_manifest import (
     check_resumable,
     new_manifest,
     resumed_config,
+    resumed_rows,
     run_note,
 )
 from registry.evaluation.stopping import StopSignal, run_until_stopped
@@ -129,7 +130,7 @@ def _run(ev: TriggerEvaluator, skill: Skill, suite: TriggerSuite, settings: Sett
          progress: Progress | None, started: Started | None, resume: str | None,
          stop: StopSignal | None, on_round: RoundLine | None = None) -> EvalRun:
     manifest = ev.manifest
-    kept = latest_rows(read_rows(settings.runs_dir, manifest.run_id)) if resume else []
+    kept = resumed_rows(manifest, settings.runs_dir) if resume else []
     # an adaptive design's errored sessions are outcomes it planned on: kept, not asked again
     done = frozenset((r.model, r.case_id, r.repeat) for r in kept
                      if ev.adaptive or not r.is_error)

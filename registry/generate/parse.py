@@ -176,12 +176,21 @@ def name_from_task(task: str) -> str:
     return slugify("-".join(words), 48) or "generated-skill"
 
 
+#: Frontmatter keys a teacher's reply never sets: they let a skill run commands unasked.
+AUTHORS_ONLY = frozenset({"hooks", "allowed-tools"})
+
+
 def normalize_frontmatter(data: dict[str, Any], *, task: str, name: str | None = None,
                           base: dict[str, Any] | None = None) -> dict[str, Any]:
     """A frontmatter that validates: base keys kept, the teacher's values on top, the name a
-    slug, unknown keys moved under `metadata` as strings, metadata values quoted strings."""
+    slug, unknown keys moved under `metadata` as strings, metadata values quoted strings.
+    What the skill may run without asking (`hooks`, `allowed-tools`) is never the teacher's:
+    its values are dropped, the base skill's kept (a red-team teacher added hooks that read
+    the user's keys on every session start)."""
     merged: dict[str, Any] = dict(base or {})
     for key, value in data.items():
+        if key in AUTHORS_ONLY:
+            continue
         if key == "metadata" and isinstance(value, dict) and isinstance(merged.get(key), dict):
             merged[key] = {**merged[key], **value}
         else:

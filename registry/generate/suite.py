@@ -150,7 +150,8 @@ def skill_text(folder: Path, limit: int = 60_000) -> str:
     """SKILL.md and its resource files as the teacher sees them, trimmed to `limit` chars."""
     parts = [(folder / SKILL_FILE).read_text(encoding="utf-8")]
     for rel in load_skill(folder).files():
-        if rel != SKILL_FILE and not rel.startswith("evals/"):
+        if rel != SKILL_FILE and not rel.startswith("evals/") and (folder / rel).is_file() \
+                and not (folder / rel).is_symlink():  # a link's target is not the skill's
             text = (folder / rel).read_text(encoding="utf-8", errors="replace")
             parts.append(f"path: {rel}\n````\n{text[:8000]}\n````")
     joined = "\n\n".join(parts)

@@ -1,4 +1,4 @@
-"""The one system-call filter the bwrap sandbox installs: no System V IPC objects.
+"""The one system-call filter the bwrap sandbox installs: no System V IPC objects, no keyring.
 
 A sandbox has an IPC namespace of its own, and the objects made in it live until it ends, held
 by no process: a shared memory segment stays allocated after every process detached from it
@@ -10,6 +10,10 @@ has no root. So making one fails with EPERM (`shmget`, `semget`, `msgget`, and t
 multiplexer); POSIX shared memory and semaphores, which Python's `multiprocessing` uses, are
 files in the bounded `/dev/shm` and work.
 
+Nor the kernel keyring (`add_key`, `request_key`, `keyctl`): bwrap keeps the session keyring
+of the process that started hubskills, so a check could read a login keyring's secrets, write
+into it, or pass a key from one sandbox to the next (a red-team walk did all three).
+
 `program()` is the classic BPF program bwrap loads with `--seccomp FD`, for this machine's
 architecture and its compat one; None on an architecture without a table here (no filter).
 """
@@ -20,13 +24,16 @@ import errno
 import platform
 import struct
 
-# audit architecture: the IPC-creating system calls' numbers
-_X86_64 = {0xC000003E: (29, 64, 68, 0x40000000 | 29, 0x40000000 | 64, 0x40000000 | 68),
-           0x40000003: (117, 393, 395, 399)}  # i386: ipc, semget, shmget, msgget
-_GENERIC = (194, 190, 186)  # shmget, semget, msgget on the asm-generic table
+# audit architecture: the denied system calls' numbers (IPC objects, then the kernel keyring's
+# add_key, request_key, keyctl)
+_X86_64 = {0xC000003E: (29, 64, 68, 248, 249, 250,
+                        *(0x40000000 | n for n in (29, 64, 68, 248, 249, 250))),  # and x32
+           0x40000003: (117, 393, 395, 399, 286, 287, 288)}  # i386: ipc, semget, shmget, msgget
+_GENERIC = (194, 190, 186, 217, 218, 219)  # shmget, semget, msgget on the asm-generic table
+_ARM32 = (307, 299, 303, 309, 310, 311)
 TABLES: dict[str, dict[int, tuple[int, ...]]] = {"x86_64": _X86_64, "amd64": _X86_64,
-          "aarch64": {0xC00000B7: _GENERIC, 0x40000028: (307, 299, 303)},  # and arm32
-          "arm64": {0xC00000B7: _GENERIC, 0x40000028: (307, 299, 303)},
+          "aarch64": {0xC00000B7: _GENERIC, 0x40000028: _ARM32},  # and arm32
+          "arm64": {0xC00000B7: _GENERIC, 0x40000028: _ARM32},
           "riscv64": {0xC00000F3: _GENERIC}}
 
 _LD_ABS, _JEQ, _RET = 0x20, 0x15, 0x06  # BPF_LD|BPF_W|BPF_ABS, BPF_JMP|BPF_JEQ|BPF_K, BPF_RET

@@ -30,6 +30,20 @@ def allowed_tools(doc: Doc) -> Iterator[Finding]:
                           doc.path, front.group(1).count("\n", 0, m.start()) + 2)
 
 
+_HOOKS = re.compile(r"^hooks[ \t]*:", re.M)
+
+
+def hooks(doc: Doc) -> Iterator[Finding]:
+    """Frontmatter `hooks` (high): commands the agent runs by itself whenever an event they
+    name happens (a session starts, a tool is called), never shown in the skill's body."""
+    front = _FRONTMATTER.match(doc.text) if doc.path == "SKILL.md" else None
+    m = _HOOKS.search(front.group(1)) if front else None
+    if front is not None and m is not None:
+        yield Finding("hooks", "high", "the frontmatter declares hooks: commands the agent runs "
+                      "by itself on the events they name; read each one before installing",
+                      doc.path, front.group(1).count("\n", 0, m.start()) + 2)
+
+
 def links_outside(doc: Doc) -> Iterator[Finding]:
     """Links in prose or HTML to absolute paths, `file:` URLs or `../` out of the folder."""
     for m in _LINK.finditer(doc.text) if doc.is_prose or doc.ext in {".html", ".htm"} else ():

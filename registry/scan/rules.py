@@ -20,7 +20,7 @@ _MAX_PER_RULE = 1000  # bounds the work a hostile file can cause; counts past it
 _RULES: tuple[Callable[[Doc], Iterator[Finding]], ...] = (
     _hidden.hidden_unicode, _hidden.comments, _commands.exec_patterns, _commands.destructive,
     _commands.base64_blobs, _leaks.exfiltration, _leaks.secrets, _reach.allowed_tools,
-    _reach.links_outside)
+    _reach.hooks, _reach.links_outside)
 
 
 def scan_text(path: str, text: str) -> list[Finding]:

@@ -169,7 +169,8 @@ def folder_facts(folder: Path, *, home: Path | None = None,
         staged = Path(scratch) / skill.name
         for rel in skill.files():
             (staged / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(skill.path / rel, staged / rel)
+            shutil.copyfile(skill.path / rel, staged / rel,
+                            follow_symlinks=False)  # a link is checked as a link, never read
         return RevisionFacts(signature_status(staged, trusted, name=skill.name),
                              publisher_claims(staged))
 
