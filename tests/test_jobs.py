@@ -260,3 +260,20 @@ def test_a_local_model_runs_on_jobs_with_its_base_url_from_the_command_line(hub,
     summary = json.loads(done.stdout)
     assert summary["manifest"]["status"] == "complete" and asked == {"tiny"}
     assert summary["manifest"]["samples_done"] == 4
+
+
+def test_an_endpoint_whose_url_carries_a_credential_goes_with_the_secrets():
+    """A Job's environment is shown on the Hub: a base URL holding a key (`?api-key=`,
+    `user:pass@`) went there in the clear (a red-team note)."""
+    from registry.config import Settings
+    from registry.jobs.remote import job_env, job_secrets
+
+    settings = Settings.from_env({}).with_(base_url="https://u:pw@models.example/v1",
+                                           openai_base_url="https://gw.example/v1?api-key=k",
+                                           anthropic_base_url="https://plain.example/v1")
+    env, secrets = job_env(settings), job_secrets(settings)
+    assert "HUBSKILLS_BASE_URL" not in env and "OPENAI_BASE_URL" not in env
+    assert secrets["HUBSKILLS_BASE_URL"] == "https://u:pw@models.example/v1"
+    assert secrets["OPENAI_BASE_URL"] == "https://gw.example/v1?api-key=k"
+    assert env["ANTHROPIC_BASE_URL"] == "https://plain.example/v1"  # nothing to hide
+    assert "ANTHROPIC_BASE_URL" not in secrets and env["HF_ENDPOINT"]
