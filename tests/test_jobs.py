@@ -23,8 +23,9 @@ from registry.evaluation.config import EvalConfig
 from registry.evaluation.engine import run_evaluation
 from registry.jobs import cancel_run, collect, resume_on_jobs, run_on_jobs, shard_jobs
 from registry.jobs.plan import split_units
+from registry.jobs.remote import remote
 from registry.results.report import summarize
-from registry.results.runs import ResultRow
+from registry.results.runs import ResultRow, rows_to_jsonl
 from tests.fakes.hub_server import FakeHub
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.test_evaluate import make_skill
@@ -242,6 +243,24 @@ def test_a_sharded_run_verifies_through_the_cli_like_a_local_one(hub, tmp_path):
     report = json.loads(found.stdout)
     assert (report["status"], report["samples"]) == ("verified", 12), report
     assert report["checks_regraded"] == 24 and report["not_replayable"] == []
+
+
+def test_collect_refuses_a_shard_file_whose_rows_are_not_the_runs(hub, tmp_path):
+    """A red-team note: the shards' row files were merged by (model, case) alone, so a file of
+    another run's rows (another run id, another skill's hash) became this run's answers."""
+    with FakeOpenAIServer(responder=answer, api_key=KEY) as model_server:
+        settings = settings_for(hub, model_server, tmp_path / "home")
+        run = run_on_jobs(make_skill(tmp_path, 2), EvalConfig(models=[MODEL], runs=1),
+                          settings, shards=1, poll_s=0.2)
+        there = remote(settings, run.manifest.run_id)
+        assert collect(settings, run.manifest.run_id, poll_s=0.2).manifest.status == "complete"
+        foreign = [row.model_copy(update={"run_id": "20260101-000000-other", "passed": True})
+                   for row in run.rows]
+        there.files.add_rows(0, 99, foreign, rows_to_jsonl(foreign))
+        with pytest.raises(HubskillsError, match="not this run's") as refused:
+            collect(settings, run.manifest.run_id, poll_s=0.2)
+    assert f"jobs/{run.manifest.run_id}" in str(refused.value)
+    assert refused.value.hint == f"hubskills verify {run.manifest.run_id}  # names what differs"
 
 
 def test_a_local_model_runs_on_jobs_with_its_base_url_from_the_command_line(hub, tmp_path):

@@ -174,14 +174,25 @@ def planned_rows(manifest: RunManifest, rows: list[ResultRow]) -> list[ResultRow
 
 def resumed_rows(manifest: RunManifest, runs_dir: Path) -> list[ResultRow]:
     """The latest row of each sample the run `manifest` holds in `runs_dir`, if every one
-    belongs to its plan (its run id, models, cases, repeats and arms, the skill, suite and
-    mode it was made with): a resume keeps them all.
+    belongs to its plan (`check_in_plan`): a resume keeps them all.
 
     Raises:
         HubskillsError: a row outside the plan or made otherwise (its rows.jsonl was edited:
             a red-team walk added another model's rows and `runs show` called it "helps").
     """
     rows = latest_rows(read_rows(runs_dir, manifest.run_id))
+    check_in_plan(manifest, rows, where="its rows.jsonl was edited, so it is not resumed")
+    return rows
+
+
+def check_in_plan(manifest: RunManifest, rows: list[ResultRow], *, where: str) -> None:
+    """Refuse a row the run `manifest` never planned (its run id, models, cases, repeats and
+    arms) or made otherwise (the skill, suite and mode it was made with); `where` says what
+    that means for the caller.
+
+    Raises:
+        HubskillsError: the first such row.
+    """
     made = (manifest.run_id, manifest.content_hash, manifest.suite_hash, manifest.mode)
     models, cases = set(manifest.models), set(manifest.case_ids)
     arms = {"skill"} if manifest.mode == TRIGGER else {"baseline", "skill"}
@@ -191,10 +202,8 @@ def resumed_rows(manifest: RunManifest, runs_dir: Path) -> list[ResultRow]:
                 or (row.run_id, row.content_hash, row.suite_hash, row.mode) != made:
             raise HubskillsError(
                 f"run {manifest.run_id} holds a row its plan never asked or made otherwise "
-                f"({row.model}, case {row.case_id}, run {row.repeat + 1}, {row.arm}): its "
-                "rows.jsonl was edited, so it is not resumed",
+                f"({row.model}, case {row.case_id}, run {row.repeat + 1}, {row.arm}): {where}",
                 hint=f"hubskills verify {manifest.run_id}  # names what differs")
-    return rows
 
 
 def resumed_config(manifest: RunManifest, config: EvalConfig) -> EvalConfig:

@@ -23,7 +23,12 @@ from registry.errors import HubskillsError
 from registry.evaluation.checks import has_code_checks
 from registry.evaluation.config import EvalConfig
 from registry.evaluation.engine import EvalRun
-from registry.evaluation.run_manifest import count_samples, file_under, stored_summaries
+from registry.evaluation.run_manifest import (
+    check_in_plan,
+    count_samples,
+    file_under,
+    stored_summaries,
+)
 from registry.format.skill import load_skill
 from registry.format.suite import load_suite, suite_path
 from registry.format.version_ref import SkillVersionRef
@@ -276,9 +281,10 @@ def _stages(latest: dict[int, JobState]) -> str:
 def _save(settings: Settings, plan: JobPlan, there: Remote,
           latest: dict[int, JobState]) -> EvalRun:
     """Every shard's rows written into the local run; complete only if all are answered."""
-    units = {unit for shard in plan.shards for unit in shard}
-    rows = latest_rows([row for rows in there.files.rows().values() for row in rows
-                        if (row.model, row.case_id) in units])
+    rows = latest_rows([row for rows in there.files.rows().values() for row in rows])
+    # Only Jobs with the token write there; a row of another run or plan is still not taken in.
+    check_in_plan(plan.manifest, rows, where=f"a file under {there.files.root} in "
+                  f"{there.files.repo} is not this run's, so its rows are not collected")
     folder = run_dir(settings.runs_dir, plan.run_id)
     (folder / "rows.jsonl").unlink(missing_ok=True)  # rewritten whole from the repo's rows
     manifest = plan.manifest.model_copy()
@@ -289,7 +295,8 @@ def _save(settings: Settings, plan: JobPlan, there: Remote,
     if manifest.mode == "agent":  # the shards' transcripts, for `runs show --case`
         (folder / TRANSCRIPTS).unlink(missing_ok=True)
         for record in there.files.transcripts():
-            if (record.get("model"), record.get("case_id")) in units:
+            if record.get("model") in plan.manifest.models \
+                    and record.get("case_id") in plan.manifest.case_ids:
                 writer.add_transcript(record)
     status, note = _outcome(writer.manifest, plan, there, latest)
     count_samples(writer.manifest, rows, status)

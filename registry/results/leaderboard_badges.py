@@ -24,9 +24,12 @@ REPLAYED, SPOT_CHECKED, MISMATCH, UNVERIFIED = "replayed", "spot-checked", "mism
 VERIFICATIONS = (SPOT_CHECKED, REPLAYED, MISMATCH, UNVERIFIED)
 RANKABLE = frozenset({REPLAYED, SPOT_CHECKED})
 REPLAY, SPOT_CHECK = "replay", "spot-check"  # the kinds of verification record
-# A consistent spot check of fewer samples per arm could not have failed (`verify.resample`'s
-# MIN_K, the same number: a record of an older hubskills may hold fewer).
-MIN_SPOT_K = 9
+# A spot check's two-sided level per arm (`verify.resample` tests at it), and the fewest samples
+# per arm whose sign test can fall under half of it at all: all K pairs disagreeing one way gives
+# p = 2 / 2^K, so 9 at 0.01 (0.0039 < 0.005). A consistent check of fewer could not have failed,
+# and the board does not count it (a record of an older hubskills may hold fewer).
+SPOT_ALPHA = 0.01
+MIN_SPOT_K = next(k for k in range(1, 64) if 2 * 0.5 ** k < SPOT_ALPHA / 2)
 
 
 def too_few_to_fail(k: int) -> str | None:
@@ -34,8 +37,8 @@ def too_few_to_fail(k: int) -> str | None:
     if k >= MIN_SPOT_K:
         return None
     return (f"--resample {k} is too few to find anything: with under {MIN_SPOT_K} samples per "
-            "arm, the sign test at 0.005 cannot call even pairs that all disagree "
-            "inconsistent, so the check could only pass")
+            f"arm, the sign test at {SPOT_ALPHA / 2:g} cannot call even pairs that all "
+            "disagree inconsistent, so the check could only pass")
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ from registry.providers import CostCap, worst_case
 from registry.providers.base import add_cost
 from registry.results.formulas import mcnemar_exact
 from registry.results.leaderboard_badges import MIN_SPOT_K as MIN_K
+from registry.results.leaderboard_badges import SPOT_ALPHA as ALPHA
 from registry.results.leaderboard_badges import SPOT_CHECK, too_few_to_fail
 from registry.results.runs import ResultRow, RunManifest, latest_rows, utc_now
 
@@ -52,11 +53,9 @@ if TYPE_CHECKING:
     from registry.format.skill import Skill
     from registry.format.suite import Suite
 
-ALPHA = 0.01
 ARMS = ("baseline", "skill")
-# MIN_K (the board's MIN_SPOT_K): the fewest pairs per arm whose sign test can fall under
-# `ALPHA / 2` at all (all of them disagreeing one way, p = 2 / 2^9 = 0.0039 < 0.005): with
-# fewer, a check could only ever come out consistent (tests/test_verify_resample.py).
+# MIN_K and ALPHA are the board's MIN_SPOT_K and SPOT_ALPHA: with fewer than MIN_K pairs per arm
+# a check could only ever come out consistent (tests/test_verify_resample.py).
 JUDGE_MAX_TOKENS = 200  # what `evaluation.judge.make_judge` asks of a judge per verdict
 
 
