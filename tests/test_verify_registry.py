@@ -209,6 +209,44 @@ def test_bad_files_never_verify(settings, pushed, run_file, capsys):
     assert "no run 20990101-000000-abcdef in the local registry" in capsys.readouterr().err
 
 
+def _board_status(listing: str) -> str:
+    """The status of REPO's one entry on the board, which still lists the seeded skills."""
+    entries = json.loads(listing)
+    [status] = [e["status"] for e in entries if e["repo"] == REPO]
+    assert len(entries) > 1  # the others are still there
+    return status
+
+
+def test_a_file_the_leaderboard_reads_otherwise_never_verifies(settings, pushed, run_file):
+    """Red-team round 4: the replay read rows leniently ("0" was a repeat of 0, bytes not
+    UTF-8 were replaced) while the board parses them typed and strict, so a "verified" file
+    emptied the board (one bad value dropped every row parsed with it) or crashed it for
+    everyone (a byte not UTF-8 reached pandas). What is verified is now what is ranked, and
+    the board leaves out only the line it cannot read."""
+    rows = rows_of(run_file)
+    rows[4]["repeat"] = str(rows[4]["repeat"])
+    write_rows(run_file, rows)
+    report = verify(settings, pushed[1])
+    assert report.status == "mismatch"
+    assert report.problems[0].endswith(f"the leaderboard reads {len(rows) - 1} of its "
+                                       f"{len(rows)} rows (the others hold a value of a type "
+                                       "or range it does not take)")
+    board = CliRunner().invoke(cli, ["leaderboard", "--include-unverified", "--json"])
+    assert board.exit_code == 0, board.output
+    assert _board_status(board.stdout) == f"partial: {len(rows) - 1} of {len(rows)} samples"
+    rows[4]["repeat"] = int(rows[4]["repeat"])
+    data = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    run_file.write_bytes(data.replace(b'"produced_by": "', b'"produced_by": "\xff', 1))
+    report = verify(settings, pushed[1])
+    assert report.status == "mismatch"
+    assert report.problems == [f"{pushed[1]}.jsonl is not UTF-8 (byte "
+                               f"{data.index(b'produced_by') + 15}), so the leaderboard would "
+                               "not read it as a replay does"]
+    board = CliRunner().invoke(cli, ["leaderboard", "--include-unverified", "--json"])
+    assert board.exit_code == 0, board.output
+    assert _board_status(board.stdout) == f"partial: {len(rows) - 1} of {len(rows)} samples"
+
+
 def test_rows_pushed_before_verify_recorded_settings_are_not_replayable(settings, pushed,
                                                                          run_file):
     rows = rows_of(run_file)

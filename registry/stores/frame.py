@@ -69,7 +69,9 @@ def empty_frame() -> pd.DataFrame:
 
 
 def parse_jsonl(data: bytes) -> pa.Table:
-    """Parse JSONL result rows into the frame schema; unknown and big fields are dropped."""
+    """Parse JSONL result rows into the frame schema; unknown and big fields are dropped, and
+    so is a line that is not a row of that schema (not JSON, not UTF-8, a value of another type
+    or out of range): one bad line never takes the other rows, or the board, with it."""
     if not data.strip():
         return SCHEMA.empty_table()
     options = pa_json.ParseOptions(explicit_schema=_PARSE_SCHEMA,
@@ -77,7 +79,8 @@ def parse_jsonl(data: bytes) -> pa.Table:
     try:
         table = pa_json.read_json(io.BytesIO(data), parse_options=options,
                                   read_options=pa_json.ReadOptions(block_size=1 << 24))
-    except pa.ArrowInvalid:
+        table.validate(full=True)  # the reader keeps bytes that are not UTF-8 unchecked
+    except (pa.ArrowException, OverflowError):
         table = _parse_leniently(data)
     return _with_times(table.select(list(COLUMNS)))
 
@@ -101,20 +104,26 @@ def _parse_time(value: str | None) -> datetime | None:
 
 
 def _parse_leniently(data: bytes) -> pa.Table:
-    """Line by line, skipping lines that are not JSON objects (a torn write)."""
+    """Line by line, keeping only the lines that are rows of the schema (`parse_jsonl`)."""
     records = []
     for line in data.splitlines():
         try:
-            record = json.loads(line)
+            record = json.loads(line)  # bytes: not UTF-8 is a ValueError too
         except ValueError:
             continue
         if isinstance(record, dict):
             records.append({name: record.get(name) for name in COLUMNS})
     try:
         return pa.Table.from_pylist(records, schema=_PARSE_SCHEMA)
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        log.warning("skipping result rows that do not match the schema")
-        return _PARSE_SCHEMA.empty_table()
+    except (pa.ArrowException, OverflowError):  # one at a time, to leave out only the bad
+        pass
+    tables = []
+    for record in records:
+        try:
+            tables.append(pa.Table.from_pylist([record], schema=_PARSE_SCHEMA))
+        except (pa.ArrowException, OverflowError):
+            log.warning("skipping a result row that does not match the schema")
+    return pa.concat_tables(tables) if tables else _PARSE_SCHEMA.empty_table()
 
 
 def load_frame(sources: Sources, cache_dir: Path) -> pd.DataFrame:
@@ -210,7 +219,8 @@ def _index(cache_dir: Path) -> dict[Path, list[str]]:
 
 
 def _read_frame(paths: list[Path]) -> pd.DataFrame | None:
-    """The shards' `FRAME_COLUMNS` as one frame; None if a shard was damaged (it is deleted).
+    """The shards' `FRAME_COLUMNS` as one frame; None if a shard was damaged (it is deleted;
+    one that will not convert, every one: each is parsed again).
 
     Read `COLUMN_GROUP` columns at a time, each group converted and its arrow memory given back
     before the next is read: over 2,000,000 rows the load then peaks near the frame's own size
@@ -223,7 +233,12 @@ def _read_frame(paths: list[Path]) -> pd.DataFrame | None:
             return None
         table = pa.concat_tables(tables) if tables else SCHEMA.empty_table().select(group)
         del tables  # the table alone holds the columns: converting frees them one by one
-        parts.append(_to_pandas(table, free=True))
+        try:
+            parts.append(_to_pandas(table, free=True))
+        except pa.ArrowException:  # a shard an older parser wrote with bytes not UTF-8
+            for path in paths:
+                path.unlink(missing_ok=True)
+            return None
         del table
         pa.default_memory_pool().release_unused()
     return pd.concat(parts, axis=1)

@@ -80,13 +80,47 @@ def verify_published(store: SkillStore, repo: str, run_id: str, settings: Settin
     if is_trigger_file(data):  # which SKILL.md was read, not checks: replayed as such
         return verify_pushed_trigger(store, repo, run_id, data)
     report = Verification(run_id)
-    text = data.decode("utf-8", errors="replace")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        report.problems.append(f"{run_id}.jsonl is not UTF-8 (byte {err.start}), so the "
+                               "leaderboard would not read it as a replay does")
+        return report
     rows = parse_rows(io.StringIO(text), f"{run_id}.jsonl", report)
+    if (why := _read_otherwise(data, rows)) is not None:
+        report.problems.append(f"{run_id}.jsonl: {why}")
     manifest = manifest_from_rows(rows, repo, report)
     if manifest is None:
         return report
     return replay_run(manifest, rows, report, settings, open_store=lambda: store,
                       limits=limits)
+
+
+_BOARD = ("run_id", "skill_name", "skill_version", "skill_repo", "model", "mode", "arm",
+          "case_id", "repeat", "passed", "error", "error_kind", "input_tokens", "output_tokens",
+          "cost_usd", "suite_hash", "suite_cases", "run_cases", "planned_runs", "produced_by",
+          "produced_via", "design")
+"""What the leaderboard reads of a row that the replay reads too (`stores.frame`)."""
+
+
+def _read_otherwise(data: bytes, rows: list[ResultRow]) -> str | None:
+    """Where the leaderboard's reading of the file (`frame.parse_jsonl`, typed and strict)
+    differs from the replay's (lenient: "0" is a repeat of 0 to it): what was verified must be
+    what is ranked, so such a file is a mismatch. None when they agree."""
+    from registry.stores.frame import parse_jsonl
+
+    table = parse_jsonl(data)
+    if table.num_rows != len(rows):
+        return (f"the leaderboard reads {table.num_rows} of its {len(rows)} rows (the others "
+                "hold a value of a type or range it does not take)")
+    for number, (seen, row) in enumerate(zip(table.select(list(_BOARD)).to_pylist(), rows,
+                                             strict=True), 1):
+        differs = [name for name in _BOARD if seen[name] != getattr(row, name)]
+        if differs:
+            name = differs[0]
+            return (f"row {number}'s {name} reads {seen[name]!r} on the leaderboard but "
+                    f"{getattr(row, name)!r} in the replay")
+    return None
 
 
 def manifest_from_rows(rows: list[ResultRow], repo: str,
