@@ -149,7 +149,9 @@ def wire_table(frame: pd.DataFrame) -> dict[str, Any]:
 #: `Qwen/Qwen2.5-Coder-32B-Instruct`, a skill's link `[hubskills/agent-skill-md@1.1.0](?skill=…)`.
 BREAKABLE = ("model", "skill@version")
 _SEPARATOR = re.compile(r"([/\-_:@]|\.(?!\d))(?=\w)")  # "1.1.0" stays whole
-_LINK_TEXT = re.compile(r"^\[([^\]]*)\](\(.*\))$")
+# A skill's link as `leaderboard_view.skill_link` writes it: its target a skill id, nothing more
+_LINK_TEXT = re.compile(r"^\[([^\]]*)\](\(\?skill=[A-Za-z0-9][A-Za-z0-9._-]*/"
+                        r"[A-Za-z0-9][A-Za-z0-9._-]*\))$")
 _MD_SPECIAL = str.maketrans({c: f"\\{c}" for c in "[]()*_`<>!#|~\\"})
 
 

@@ -15,7 +15,15 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from registry import Board, TriggerEntry, display, leaderboard, trigger_rate_text
+from registry import (
+    Board,
+    HubskillsError,
+    TriggerEntry,
+    check_repo_id,
+    display,
+    leaderboard,
+    trigger_rate_text,
+)
 from registry import LeaderboardEntry as Entry
 from registry import board_entries as to_entries
 from registry import leaderboard_label as label
@@ -59,9 +67,21 @@ def mark(verdict: str) -> str:
 
 
 def skill_link(entry: Entry) -> str:
-    """A markdown link to the skill's page (`?skill=ns/name`); plain text without a repo."""
-    text = label(entry).translate(_MD_SPECIAL)
-    return f"[{text}](?skill={entry.repo})" if entry.repo else text
+    """A markdown link to the skill's page (`?skill=ns/name`); plain text without a repo, or
+    with one that is no skill id (a pending row's is whatever its pull request wrote: a
+    `)` there once opened raw HTML in the table)."""
+    if not entry.repo or not is_repo_id(entry.repo):
+        return label(entry)  # escaped where it is shown (`cache.wire_table`)
+    return f"[{label(entry).translate(_MD_SPECIAL)}](?skill={entry.repo})"
+
+
+def is_repo_id(repo: str) -> bool:
+    """Whether `repo` is a skill id, `namespace/name` (`check_repo_id`'s rule)."""
+    try:
+        check_repo_id(repo)
+    except HubskillsError:
+        return False
+    return True
 
 
 def skill_from_link(text: str) -> str | None:

@@ -247,3 +247,24 @@ def test_two_pull_requests_adding_one_run_id_keep_their_own_badges_and_rows(hub,
     frame, _ = pending_view(HubStore(settings))
     assert set(frame["run_id"].astype(str)) == {run_id, later}
     assert first < second
+
+
+def test_a_file_no_run_path_names_takes_no_run_ids_badge(hub, tmp_path):  # noqa: F811
+    """Review note: the pending badges were keyed over every `.jsonl` a pull request adds, the
+    pending rows only over the paths that name a run, so junk proposed first at
+    `data/evals/x/RUN.jsonl` took the bare `RUN` badge and left the genuine rows under it
+    "unverified" while their "replayed" sat on `RUN (#N)`, a key with no rows."""
+    from review_setup import open_pr
+
+    from registry.verify.pending import pending_view
+
+    run_id = evaluate(tmp_path)
+    settings = Settings.from_env()
+    HubStore(settings).results._ensure_dataset(DATASET)
+    open_pr(hub, ALICE, {f"data/evals/x/{run_id}.jsonl": b"junk\n"})
+    propose_as_alice(tmp_path, run_id)
+    replay_pending(HubStore(settings), settings, comment=False)
+    shown = pending_badges(HubStore(settings))
+    assert list(shown) == [run_id] and shown[run_id].verification == "replayed", shown
+    frame, _ = pending_view(HubStore(settings))
+    assert set(frame["run_id"].astype(str)) == {run_id}

@@ -102,8 +102,8 @@ def test_the_verifiers_comment_quotes_a_hostile_submission_as_code(hub, hostile)
 
 
 def test_the_pending_tables_cells_show_hostile_ids_as_text(hub, hostile):  # noqa: F811
-    """A run's model id and skill name are the submitter's too: the table's markdown cells
-    (skill@version, model) render none of their markup."""
+    """A run's model id, skill name and repo are the submitter's too: the table's markdown cells
+    (skill@version, model) render none of their markup, and show it as it was written."""
     from huggingface_hub import CommitOperationAdd, HfApi
     from test_review_flow import run as made_run
 
@@ -114,7 +114,11 @@ def test_the_pending_tables_cells_show_hostile_ids_as_text(hub, hostile):  # noq
     settings, store, _ = hostile
     _, rows = made_run("r-hostile")
     model = f"m/x` {HTML} [click](javascript:alert(4))"
-    text = "".join(to_json(row.model_copy(update={"model": model})) + "\n" for row in rows)
+    # Red-team round 4: a `)` in the skill's repo closed the link, and the rest was raw HTML
+    repo = ("z) <div style=font-size:40px>Session expired. <a href=https://evil.example/login>"
+            "Sign in with Hugging Face</a></div> (")
+    text = "".join(to_json(row.model_copy(update={"model": model, "skill_repo": repo})) + "\n"
+                   for row in rows)
     HfApi(endpoint=hub.url, token=MALLORY).create_commit(
         "boss/hubskills-evals", [CommitOperationAdd("data/evals/2026-01/r-hostile.jsonl",
                                                     text.encode())],
@@ -124,6 +128,8 @@ def test_the_pending_tables_cells_show_hostile_ids_as_text(hub, hostile):  # noq
     state.data.stop()
     shown = [cell for row in table["metadata"]["display_value"] for cell in row if cell]
     assert any("onerror" in cell for cell in shown)
+    [cell] = [rendered(c) for c in shown if "Session expired" in c]
+    assert "".join(cell.text).strip() == repo  # as written: no backslash of an escape shown
     for cell in shown:
         page = rendered(cell)
         assert {tag for tag, _ in page.found} <= {"p", "a", "wbr"}, cell

@@ -57,6 +57,7 @@ from registry.stores.records import (
     parse_records,
     record_file,
     rows_hash,
+    run_id_of,
 )
 from registry.stores.summary import card_summary
 
@@ -286,7 +287,7 @@ class HubResults(HubReviews):
         with user_errors():
             return [(pr, self._run_file(e.path, e.blob_id, pr.revision))
                     for pr, added in (self._pending() if listed is None else listed)
-                    for e in added]
+                    for e in added if run_id_of(e.path) is not None]  # as `pending_view`'s
 
     def _run_file(self, path: str, blob_id: str | None, revision: str | None) -> RunFile:
         if not blob_id:  # not reported: hash the bytes

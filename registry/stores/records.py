@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -18,6 +19,9 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 RECORDS_DIR = "verifications"
+#: A run's results file in a dataset: a pull request may add any path; only these are runs.
+RUN_PATH = re.compile(r"data/evals/\d{4}-(0[1-9]|1[0-2])/(?P<run>[A-Za-z0-9][A-Za-z0-9._-]{0,127})"
+                      r"\.jsonl")
 Record = dict[str, Any]
 
 
@@ -33,6 +37,12 @@ class RunFile:
     def at(cls, path: str, rows_hash: str) -> RunFile:
         """The run file at `path` in the dataset (its run id is the file's name)."""
         return cls(PurePosixPath(path).stem, path, rows_hash)
+
+
+def run_id_of(path: str) -> str | None:
+    """The run id a results path names, or None when it is not one (`RUN_PATH`)."""
+    found = RUN_PATH.fullmatch(path)
+    return None if found is None or ".." in found["run"] else found["run"]
 
 
 def rows_hash(data: bytes) -> str:

@@ -15,17 +15,16 @@ and cut short (`shown`), and every page or comment quotes it as code.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
+
+from registry.stores.records import run_id_of
 
 if TYPE_CHECKING:
     from registry.config import Settings
     from registry.stores.submissions import Change, Submission
 
-RUN_PATH = re.compile(r"data/evals/\d{4}-(0[1-9]|1[0-2])/(?P<run>[A-Za-z0-9][A-Za-z0-9._-]{0,127})"
-                      r"\.jsonl")
 MB = 1_000_000
 SHOWN = 160  # characters of a submitter's path a reason shows
 
@@ -38,12 +37,6 @@ class RunFileAdded:
     run_id: str
     size: int
     blob_id: str | None
-
-
-def run_id_of(path: str) -> str | None:
-    """The run id a results path names, or None when it is not one (`RUN_PATH`)."""
-    found = RUN_PATH.fullmatch(path)
-    return None if found is None or ".." in found["run"] else found["run"]
 
 
 def shown(path: str) -> str:

@@ -10,7 +10,7 @@ write any name into a row's `produced_by`, so `pending_frame` replaces it with t
 keeps a differing claim in `claimed_by` (`forged_claims` lists them), for a view to flag.
 
 What is read is bounded, since a page load reads it: only files the gate could admit (a run
-path, `gate.run_id_of`, of at most `MAX_BYTES`), at most `SHOWN_RUNS` of a pull request and
+path, `records.run_id_of`, of at most `MAX_BYTES`), at most `SHOWN_RUNS` of a pull request and
 `SHOWN_PRS` pull requests; the rest is left out unread (the review says why it is refused).
 The Space's view (`pending_view`) reads at most `VIEW_BYTES` a run file: a larger one is
 listed by its size from the pull request's listing, never parsed in the serving process (its
@@ -22,7 +22,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from registry.stores.base import SkillStore
-from registry.verify.gate import MB, run_id_of
+from registry.stores.records import run_id_of
+from registry.verify.gate import MB
 
 if TYPE_CHECKING:
     import pandas as pd
