@@ -281,6 +281,30 @@ def test_a_local_model_runs_on_jobs_with_its_base_url_from_the_command_line(hub,
     assert summary["manifest"]["samples_done"] == 4
 
 
+def test_a_base_url_given_with_a_credential_reaches_the_shards_but_not_the_dataset(hub,
+                                                                                   tmp_path):
+    """Review note: a credential in `--base-url` was written into the run's plan.json, a file
+    of the results dataset (public by default); it now reaches the shards as a Job secret."""
+    with FakeOpenAIServer(responder=answer) as model_server:
+        url = model_server.url.replace("http://", "http://user:SECRETPW@")
+        skill = make_skill(tmp_path, 2)
+        env = {"HUBSKILLS_HOME": str(tmp_path / "home"), "HF_ENDPOINT": hub.url,
+               "HF_TOKEN": hub.token, "HF_HUB_OFFLINE": "", "HUBSKILLS_BASE_URL": "",
+               "NO_COLOR": "1", "COLUMNS": "200"}
+        done = CliRunner().invoke(cli, ["eval", str(skill), "-m", "local/tiny", "--runs", "1",
+                                        "--base-url", url, "--on", "jobs", "--shards", "1",
+                                        "--poll", "0.2", "--json"], env=env)
+        assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["manifest"]["samples_done"] == 4
+    stored = repo_files(hub, "")
+    assert "jobs/" + json.loads(done.stdout)["manifest"]["run_id"] + "/plan.json" in stored
+    assert not [path for path, data in stored.items() if b"SECRETPW" in data]
+    [job] = hub.jobs.jobs.values()
+    assert "SECRETPW" not in json.dumps({k: v for k, v in job.spec.items() if k != "secrets"})
+    assert "HUBSKILLS_BASE_URL" in job.spec["secrets"]
+    assert not any("SECRETPW" in line for line in hub.jobs.logs(job.id))
+
+
 def test_an_endpoint_whose_url_carries_a_credential_goes_with_the_secrets():
     """A Job's environment is shown on the Hub: a base URL holding a key (`?api-key=`,
     `user:pass@`) went there in the clear (a red-team note)."""

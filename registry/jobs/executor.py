@@ -150,6 +150,8 @@ def run_on_jobs(skill_dir: str | Path, config: EvalConfig, settings: Settings, *
     skill_dir, tests = Path(skill_dir), Path(tests) if tests else None
     manifest, units, has_code = _plan_run(skill_dir, config, tests, settings)
     settings = with_token(settings)
+    if config.base_url:  # to the Jobs as an endpoint: with the secrets if it holds a credential
+        settings = settings.with_(base_url=config.base_url)
     skill_files = _skill_files(skill_dir, settings)  # checked before anything is uploaded
     file_under(manifest, published)
     there = remote(settings, manifest.run_id)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import urllib.parse
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,8 +95,21 @@ class JobPlan:
 
     @staticmethod
     def config_of(config: EvalConfig) -> dict[str, Any]:
-        """The options of `config` a plan keeps."""
-        return {name: getattr(config, name) for name in _CONFIG_FIELDS}
+        """The options of `config` a plan keeps; a `--base-url` holding a credential is not
+        one (the plan is a file in the results dataset): it reaches the shards as the Jobs'
+        secret `HUBSKILLS_BASE_URL` (`remote.job_secrets`)."""
+        kept = {name: getattr(config, name) for name in _CONFIG_FIELDS}
+        if carries_secret(kept["base_url"]):
+            kept["base_url"] = None
+        return kept
+
+
+def carries_secret(url: str | None) -> bool:
+    """Whether `url` holds a credential: a user or password, or a query string."""
+    if not url:
+        return False
+    parts = urllib.parse.urlsplit(url)
+    return bool(parts.username or parts.password or parts.query)
 
 
 class RunFiles:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import urllib.parse
 from dataclasses import dataclass
 
 from registry._install import login_hint
@@ -17,7 +16,7 @@ from registry.errors import MissingCredentials
 from registry.hub import JobsClient, JobState
 from registry.jobs.bootstrap import command_for
 from registry.jobs.launches import Launch
-from registry.jobs.plan import PROGRESS, JobPlan, RunFiles
+from registry.jobs.plan import PROGRESS, JobPlan, RunFiles, carries_secret
 from registry.results.runs import run_dir
 
 JOB_TIMEOUT = "6h"
@@ -82,14 +81,14 @@ def job_secrets(settings: Settings) -> dict[str, str]:
     whose URL carries a credential (`user:password@`, a query such as `?api-key=`)."""
     named = {"HF_TOKEN": settings.hf_token, "OPENAI_API_KEY": settings.openai_api_key,
              "ANTHROPIC_API_KEY": settings.anthropic_api_key,
-             **{k: v for k, v in _endpoints(settings).items() if _carries_secret(v)}}
+             **{k: v for k, v in _endpoints(settings).items() if carries_secret(v)}}
     return {name: value for name, value in named.items() if value}
 
 
 def job_env(settings: Settings) -> dict[str, str]:
     """Where the shard finds the Hub and the models (no secret here: the Hub shows these; an
     endpoint whose URL carries a credential goes with the secrets instead)."""
-    named = {**{k: v for k, v in _endpoints(settings).items() if not _carries_secret(v)},
+    named = {**{k: v for k, v in _endpoints(settings).items() if not carries_secret(v)},
              "HF_HUB_DISABLE_XET": os.environ.get("HF_HUB_DISABLE_XET")}
     return {name: value for name, value in named.items() if value}
 
@@ -99,14 +98,6 @@ def _endpoints(settings: Settings) -> dict[str, str | None]:
             "OPENAI_BASE_URL": settings.openai_base_url,
             "ANTHROPIC_BASE_URL": settings.anthropic_base_url,
             "HUBSKILLS_HF_ROUTER": settings.hf_router_url}
-
-
-def _carries_secret(url: str | None) -> bool:
-    """Whether `url` holds a credential: a user or password, or a query string."""
-    if not url:
-        return False
-    parts = urllib.parse.urlsplit(url)
-    return bool(parts.username or parts.password or parts.query)
 
 
 def launch(there: Remote, plan: JobPlan, shard: int, settings: Settings, *, flavor: str,
