@@ -66,6 +66,37 @@ def test_a_spot_check_too_small_to_fail_is_refused_and_never_badged():
         assert badge_from([replay, spot]).verification == badge, k
 
 
+def test_a_check_whose_fresh_answers_errored_compares_too_few_and_is_never_badged():
+    """Review note: the badge counted the K asked, not the pairs compared: with 8 of 9 fresh
+    answers per arm errored (they pair with nothing), a check of 1 pair called itself
+    consistent and the board showed `spot-checked`."""
+    from registry.results.leaderboard_badges import REPLAYED, badge_from
+    from registry.verify.resample import MIN_K, compare, spot_record
+
+    cases = [f"c{i}" for i in range(MIN_K)]
+    manifest = RunManifest(run_id="r", skill_name="s", content_hash="c", suite_hash="h",
+                           models=["m"], runs=1, case_ids=cases)
+    stored = [ResultRow(run_id="r", skill_name="s", model="m", arm=arm, case_id=case,
+                        passed=True) for arm in ARMS for case in cases]
+    _, check = plan_check(manifest, stored, MIN_K, seed=0)
+    fresh = [row.model_copy(update={"run_id": "f", "passed": None, "error": "timeout"}
+                            if row.case_id != "c0" else {"run_id": "f"}) for row in stored]
+    compare(stored, fresh, check)
+    assert [arm.pairs for arm in check.arms] == [1, 1]
+    assert (check.status, check.consistent) == ("inconclusive", False)
+    assert check.first_problem() == (f"baseline: only 1 of {MIN_K} re-asked samples were "
+                                     f"answered and paired, under the {MIN_K} a check needs "
+                                     "to be able to fail")
+    replay = {"kind": "replay", "status": "verified", "verified_at": "2026-12-01"}
+    record = {**spot_record(check, "r", "h", skill_repo=None, skill_revision=None,
+                            verified_by="v"), "verified_at": "2026-12-02"}
+    assert record["status"] == "inconclusive"
+    badge = badge_from([replay, record])
+    assert badge.verification == REPLAYED and "compared too few" in badge.reason
+    forged = {**record, "status": "consistent"}  # a record that says otherwise is not taken
+    assert badge_from([replay, forged]).verification == REPLAYED
+
+
 def test_cases_are_drawn_seeded_and_stratified():
     rows = [ResultRow(run_id="r", skill_name="s", model="m", arm="skill", case_id=f"c{i}")
             for i in range(4)]

@@ -134,7 +134,7 @@ def _announce(check: SpotCheck) -> None:
 
 def render(found: dict[str, Any]) -> None:
     """The spot check's finding (`SpotCheck.to_dict()` with ``record``), one line per arm."""
-    verdict = "consistent" if found["consistent"] else "inconsistent"
+    verdict = found.get("status") or ("consistent" if found["consistent"] else "inconsistent")
     out.result(f"spot check: {verdict} (K={found['k']} per arm, fresh run "
                f"{escape(str(found['fresh_run_id']))}, false alarms at most {found['alpha']:g})")
     for arm in found["arms"]:
@@ -148,5 +148,7 @@ def render(found: dict[str, Any]) -> None:
         out.result(f"  spent ${found['spent_usd']:.4f}")
     if found.get("note"):
         out.result(f"  the re-asked run stopped early: {escape(found['note'])}")
+    if verdict == "inconclusive":
+        out.result(f"  {escape(str(found.get('first_problem') or ''))}")
     if found.get("record"):
         out.result(f"  recorded as {escape(found['record'])}")

@@ -84,13 +84,28 @@ def badge_from(records: Iterable[Mapping[str, Any]]) -> Badge:
     if not checks:
         return Badge(REPLAYED, _who(replay))
     check = checks[-1]
+    if check.get("status") == "inconclusive":
+        return Badge(REPLAYED, f"{_who(replay)}; a spot check compared too few samples to "
+                               f"count: {check.get('first_problem') or 'inconclusive'}")
     if check.get("status") != "consistent":
         return Badge(MISMATCH, f"spot check of {check.get('k')} samples per arm: "
                                f"{check.get('first_problem') or 'inconsistent'}")
-    if not isinstance(check.get("k"), int) or check["k"] < MIN_SPOT_K:  # it could only pass
-        return Badge(REPLAYED, f"{_who(replay)}; a spot check of K={check.get('k')} is too "
-                               f"few to count (under {MIN_SPOT_K} samples per arm)")
+    compared = _compared(check)
+    if compared < MIN_SPOT_K:  # it could only pass
+        return Badge(REPLAYED, f"{_who(replay)}; a spot check of {compared} samples per arm "
+                               f"is too few to count (under {MIN_SPOT_K})")
     return Badge(SPOT_CHECKED, f"K={check.get('k')}, {_who(check)}")
+
+
+def _compared(check: Mapping[str, Any]) -> int:
+    """The fewest pairs a spot check's record says an arm compared (K where an older record
+    does not say; 0 where it makes no sense)."""
+    arms = check.get("arms")
+    if isinstance(arms, list) and arms:
+        pairs = [arm.get("pairs") if isinstance(arm, Mapping) else None for arm in arms]
+        return min(p if isinstance(p, int) and not isinstance(p, bool) else 0 for p in pairs)
+    k = check.get("k")
+    return k if isinstance(k, int) and not isinstance(k, bool) else 0
 
 
 def _who(record: Mapping[str, Any]) -> str:

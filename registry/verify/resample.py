@@ -94,12 +94,24 @@ class SpotCheck:
     note: str | None = None  # the fresh run stopped early: why
 
     @property
+    def status(self) -> str:
+        """`inconsistent` when an arm's stored outcomes are out of line with the fresh ones;
+        else `inconclusive` when an arm compared fewer than MIN_K pairs (fresh answers that
+        errored, or a cap that stopped the re-asking, pair with nothing: such a check could
+        only pass); else `consistent`."""
+        if any(arm.p_value < self.alpha / 2 for arm in self.arms):
+            return "inconsistent"
+        if min((arm.pairs for arm in self.arms), default=0) < MIN_K:
+            return "inconclusive"
+        return "consistent"
+
+    @property
     def consistent(self) -> bool:
-        """No arm's stored outcomes are out of line with the fresh ones."""
-        return all(arm.p_value >= self.alpha / 2 for arm in self.arms)
+        """Enough pairs compared in each arm, and none out of line (`status`)."""
+        return self.status == "consistent"
 
     def first_problem(self) -> str | None:
-        """The first arm out of line, in words (None when consistent)."""
+        """Why the check is not consistent, in words (None when it is)."""
         for arm in self.arms:
             if arm.p_value < self.alpha / 2:
                 errors = f"; {arm.stored_errors} stored as errors were answered when " \
@@ -107,6 +119,11 @@ class SpotCheck:
                 return (f"{arm.arm}: of {arm.pairs} pairs, {arm.b} passed only as stored and "
                         f"{arm.c} only when re-asked (p={arm.p_value:.2g} < {self.alpha / 2:g})"
                         + errors)
+        for arm in self.arms or [ArmCheck("baseline")]:
+            if arm.pairs < MIN_K:
+                return (f"{arm.arm}: only {arm.pairs} of {self.k} re-asked samples were "
+                        f"answered and paired, under the {MIN_K} a check needs to be able to "
+                        "fail")
         return None
 
     def to_dict(self) -> dict[str, Any]:
@@ -114,7 +131,8 @@ class SpotCheck:
         return {"k": self.k, "seed": self.seed, "alpha": self.alpha, "cases": self.cases,
                 "estimated_cost_usd": self.estimated_cost, "estimated_calls": self.calls,
                 "spent_usd": self.spent, "note": self.note, "fresh_run_id": self.run_id,
-                "consistent": self.consistent,
+                "consistent": self.consistent, "status": self.status,
+                "first_problem": self.first_problem(),
                 "arms": [{"arm": a.arm, "pairs": a.pairs, "stored_only_passed": a.b,
                           "fresh_only_passed": a.c, "stored_errors_answered": a.stored_errors,
                           "p_value": a.p_value} for a in self.arms]}
@@ -256,8 +274,8 @@ def spot_record(check: SpotCheck, run_id: str, rows_hash: str, *, skill_repo: st
     `stores.verifications`: `leaderboard_badges.badge_from` reads ``status`` and ``k``)."""
     return {"kind": SPOT_CHECK, "run_id": run_id, "rows_hash": rows_hash,
             "skill_repo": skill_repo, "skill_revision": skill_revision,
-            "status": "consistent" if check.consistent else "inconsistent",
-            "first_problem": check.first_problem(), **check.to_dict(),
+            "status": check.status,
+            **check.to_dict(),
             "verified_by": verified_by, "verified_at": utc_now(),
             "hubskills_version": __version__}
 
