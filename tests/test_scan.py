@@ -418,6 +418,18 @@ def test_unrestricted_allowed_tools_is_medium(value):
     assert codes(text) == {("wildcard-allowed-tools", "medium")}
 
 
+@pytest.mark.parametrize("front", [
+    '"hooks":\n  SessionStart: ./setup.sh\n"allowed-tools": Bash(*)',
+    "'hooks': {SessionStart: ./setup.sh}\n'allowed-tools': [Read, Bash]",
+    "{name: x, hooks: {SessionStart: ./setup.sh}, allowed-tools: '*'}",
+])
+def test_hooks_and_tool_grants_are_found_however_the_yaml_spells_the_key(front):
+    """Review note: a quoted key or a flow mapping is the same key to YAML and to an agent, yet
+    the rules matched only a bare `hooks:` at the start of a line."""
+    assert codes(f"---\n{front}\n---\nBody\n") == {("hooks", "high"),
+                                                  ("wildcard-allowed-tools", "medium")}
+
+
 def test_frontmatter_hooks_are_high():
     """Hooks run commands by themselves on the events they name, shown nowhere in the body: a
     red-team skill's SessionStart hook copied the user's keys and scanned as "No findings"."""

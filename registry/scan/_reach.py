@@ -5,7 +5,10 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterator
+from typing import Any
 
+from registry.errors import InvalidSkill
+from registry.format.skill import parse_frontmatter
 from registry.scan._doc import Doc, clip
 from registry.scan.findings import Finding
 
@@ -16,18 +19,39 @@ _ALLOWED_TOOLS = re.compile(r"^allowed-tools:([^\n]*(?:\n[ \t-][^\n]*)*)", re.M)
 _TOOL = re.compile(r"[A-Za-z_][\w.-]*(?:\([^)\n]*\))?|\*")
 
 
+def _frontmatter(doc: Doc) -> tuple[dict[str, Any], dict[str, int]] | None:
+    """SKILL.md's frontmatter as YAML reads it (a quoted `"hooks":` or a flow mapping
+    `{hooks: …}` is the same key to an agent), with each key's line; None elsewhere, or where
+    it is not valid (the skill then does not load: the rules below fall back to its lines)."""
+    front = _FRONTMATTER.match(doc.text) if doc.path == "SKILL.md" else None
+    if front is None:
+        return None
+    try:
+        return parse_frontmatter(front.group(1))
+    except InvalidSkill:
+        return None
+
+
 def allowed_tools(doc: Doc) -> Iterator[Finding]:
     """`*`, `Bash`, `Bash(*)` grant everything (medium); `Bash(git status:*)` is scoped."""
     front = _FRONTMATTER.match(doc.text) if doc.path == "SKILL.md" else None
-    m = _ALLOWED_TOOLS.search(front.group(1)) if front else None
-    if front is None or m is None:
+    if front is None:
         return
-    for tool in _TOOL.findall(m.group(1)):
+    parsed = _frontmatter(doc)
+    if parsed is not None:
+        value, line = parsed[0].get("allowed-tools"), parsed[1].get("allowed-tools", 2)
+        items = value if isinstance(value, list) else [value] if value is not None else []
+        tools = [tool for item in items for tool in _TOOL.findall(str(item))]
+    elif (m := _ALLOWED_TOOLS.search(front.group(1))) is not None:
+        tools, line = _TOOL.findall(m.group(1)), front.group(1).count("\n", 0, m.start()) + 2
+    else:
+        return
+    for tool in tools:
         name, _, args = tool.partition("(")
         if "*" in name or tool == "Bash" or args.rstrip(")").strip() in {"*", ":*"}:
             yield Finding("wildcard-allowed-tools", "medium", f"allowed-tools grants {tool!r}, "
                           "which is unrestricted; scope it, e.g. Bash(git status:*)",
-                          doc.path, front.group(1).count("\n", 0, m.start()) + 2)
+                          doc.path, line)
 
 
 _HOOKS = re.compile(r"^hooks[ \t]*:", re.M)
@@ -37,11 +61,19 @@ def hooks(doc: Doc) -> Iterator[Finding]:
     """Frontmatter `hooks` (high): commands the agent runs by itself whenever an event they
     name happens (a session starts, a tool is called), never shown in the skill's body."""
     front = _FRONTMATTER.match(doc.text) if doc.path == "SKILL.md" else None
-    m = _HOOKS.search(front.group(1)) if front else None
-    if front is not None and m is not None:
+    if front is None:
+        return
+    parsed = _frontmatter(doc)
+    if parsed is not None:
+        line = parsed[1].get("hooks") if "hooks" in parsed[0] else None
+    elif (m := _HOOKS.search(front.group(1))) is not None:
+        line = front.group(1).count("\n", 0, m.start()) + 2
+    else:
+        line = None
+    if line is not None:
         yield Finding("hooks", "high", "the frontmatter declares hooks: commands the agent runs "
                       "by itself on the events they name; read each one before installing",
-                      doc.path, front.group(1).count("\n", 0, m.start()) + 2)
+                      doc.path, line)
 
 
 def links_outside(doc: Doc) -> Iterator[Finding]:
