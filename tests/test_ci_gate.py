@@ -279,6 +279,8 @@ def test_a_suite_cut_below_a_verdict_or_a_rename_does_not_slip_through(tmp_path,
     renamed = ci(root, server, "--base", "HEAD", "--min-lift", "0", HUBSKILLS_NAMESPACE="team")
     assert renamed.returncode == 1, renamed.stdout
     assert "significantly worse than the published team/answers v1.0.0" in renamed.stdout
+    assert "two different skills" not in renamed.stdout  # its cases are compared, as one skill
+    assert "regressed" in renamed.stdout
 
 
 def test_cases_the_change_removes_from_the_suite_are_said_to_the_reviewer(checkout, server,
@@ -295,3 +297,19 @@ def test_cases_the_change_removes_from_the_suite_are_said_to_the_reviewer(checko
     said = f"the change removes 2 of the {N_CASES} cases its suite held at HEAD: c10, c11"
     assert f"NOTE skills/improved: {said}" in result.stdout
     assert "### For the reviewer" in summary.read_text() and said in summary.read_text()
+
+
+def test_a_suite_turned_into_a_link_to_a_shorter_one_is_still_compared(checkout, server):
+    """Review note: the suite's path at the base was found by following the link, so a change
+    that made evals/evals.json a link to a new, shorter cases.json compared that file with
+    itself and the reviewer was told nothing."""
+    suite_file = checkout / "skills" / "improved" / "evals" / "evals.json"
+    suite = json.loads(suite_file.read_text())
+    suite["cases"] = suite["cases"][:-2]
+    shorter = suite_file.with_name("cases.json")
+    shorter.write_text(json.dumps(suite))
+    suite_file.unlink()
+    suite_file.symlink_to("cases.json")
+    result = ci(checkout, server, "skills/improved", "--base", "HEAD")
+    said = f"the change removes 2 of the {N_CASES} cases its suite held at HEAD: c10, c11"
+    assert f"NOTE skills/improved: {said}" in result.stdout, result.stdout

@@ -120,8 +120,7 @@ def name_at(root: Path, ref: str, folder: Path) -> str | None:
     renamed it to."""
     from registry.format.skill import parse_frontmatter, split_frontmatter
 
-    rel = (folder / "SKILL.md").resolve().relative_to(root.resolve()).as_posix()
-    shown = _git(root, "show", f"{ref}:{rel}")
+    shown = _git(root, "show", f"{ref}:{_path_at(root, folder, folder / 'SKILL.md')}")
     if shown.returncode != 0:
         return None
     try:
@@ -138,8 +137,7 @@ def cases_removed(root: Path, ref: str, folder: Path, suite: Path) -> tuple[list
     not parse). The change controls the suite: a reviewer should see what it took out."""
     import json
 
-    rel = suite.resolve().relative_to(root.resolve()).as_posix()
-    shown = _git(root, "show", f"{ref}:{rel}")
+    shown = _git(root, "show", f"{ref}:{_path_at(root, folder, suite)}")
     try:
         before = [str(c["id"]) for c in json.loads(shown.stdout)["cases"]] \
             if shown.returncode == 0 else []
@@ -147,3 +145,14 @@ def cases_removed(root: Path, ref: str, folder: Path, suite: Path) -> tuple[list
     except (ValueError, KeyError, TypeError, OSError):
         return [], 0
     return [case for case in before if case not in now], len(before)
+
+
+def _path_at(root: Path, folder: Path, file: Path) -> str:
+    """``file``'s path in the checkout at ``root``, by its own name: a link is not followed (a
+    suite file the change turned into a link to a shorter one is still compared with the file
+    of that name at the base)."""
+    try:
+        inner = file.relative_to(folder)
+    except ValueError:  # a suite given from elsewhere
+        return file.resolve().relative_to(root.resolve()).as_posix()
+    return (folder.resolve().relative_to(root.resolve()) / inner).as_posix()

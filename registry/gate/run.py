@@ -171,8 +171,8 @@ def gate_skill(folder: Path, root: Path, config: EvalConfig, settings: Settings,
         old = _published_run(store, published, folder, config, settings, evaluate)
         theirs, published_run_id = skill_arms(old.rows), old.manifest.run_id
         try:  # per case, as `hubskills runs compare` says it (runs saved here only)
-            changes = compare_runs(settings.runs_dir, published_run_id,
-                                   run.manifest.run_id)["summary"]
+            changes = compare_runs(settings.runs_dir, published_run_id, run.manifest.run_id,
+                                   same_skill=True)["summary"]  # by its name at --base
         except RunNotFound:
             changes = None
     ours = skill_arms(run.rows)

@@ -36,14 +36,19 @@ def _skill_rates(rows: list[ResultRow]) -> dict[tuple[str, str], float]:
     return {key: sum(v) / len(v) for key, v in passes.items() if v}
 
 
-def compare_runs(runs_root: Path, run_a: str, run_b: str) -> dict[str, Any]:
+def compare_runs(runs_root: Path, run_a: str, run_b: str, *,
+                 same_skill: bool = False) -> dict[str, Any]:
     """Both runs' summaries, and per (model, case) the with-skill pass rates in A and B,
-    labelled improved/regressed/same."""
+    labelled improved/regressed/same. Runs of two skills pair no cases: two runs are of one
+    skill when they name it alike, or the same repo, or with `same_skill` (the caller knows:
+    the CI gate's renamed skill against its published version)."""
     manifests = read_manifest(runs_root, run_a), read_manifest(runs_root, run_b)
     rows_a = latest_rows(read_rows(runs_root, run_a))
     rows_b = latest_rows(read_rows(runs_root, run_b))
     a, b = _skill_rates(rows_a), _skill_rates(rows_b)
-    other_skill = manifests[0].skill_name != manifests[1].skill_name
+    first, second = manifests
+    other_skill = not same_skill and first.skill_name != second.skill_name \
+        and not (first.skill_repo and first.skill_repo == second.skill_repo)
     if other_skill:  # case ids of two suites only look alike: "c1" is not the same question
         a, b = {}, {}
     cases = []
