@@ -218,3 +218,20 @@ def test_failures_rewritten_as_transport_errors_are_caught(settings, tmp_path):
     assert (skill_arm.arm, skill_arm.pairs, skill_arm.b, skill_arm.c) == ("skill", 20, 14, 0)
     assert skill_arm.stored_errors == 14  # each re-asked, each answered (and failed)
     assert "skill: of 20 pairs, 14 passed only as stored" in caught.first_problem()
+
+
+def test_the_too_few_hint_is_the_whole_command_at_the_fewest_k():
+    """Review note: the hint kept only the target, --run and --resample, so the check it
+    named ran here, on the default registry, with no spending cap."""
+    from click.testing import CliRunner
+
+    from registry.cli import cli
+    from registry.verify.resample import MIN_K
+
+    said = CliRunner().invoke(cli, ["verify", "alice/x", "--run", "R1", "--resample", "3",
+                                    "--on", "jobs", "--registry", "hub", "--max-cost", "1.5",
+                                    "--max-calls", "40", "--seed", "4", "--json"])
+    assert isinstance(said.exception, HubskillsError)
+    assert said.exception.hint == (f"hubskills verify alice/x --run R1 --registry hub --resample "
+                                   f"{MIN_K} --max-cost 1.5 --max-calls 40 --seed 4 --on jobs "
+                                   "--json")

@@ -83,9 +83,17 @@ def verify_command(target: str, run_id: str | None, revision: str | None,
     if on == "jobs" and k is None:
         raise click.UsageError("--on jobs runs a spot check there: add --resample K")
     if k is not None and (why := too_few_to_fail(k)) is not None:  # free: before the replay
-        raise HubskillsError(why, hint=shlex.join([
-            "hubskills", "verify", target, *(["--run", run_id] if run_id else []),
-            "--resample", str(MIN_SPOT_K)]))
+        given = {"--run": run_id, "--revision": revision, "--skill": skill_dir,
+                 "--registry": registry, "--resample": MIN_SPOT_K, "--max-cost": max_cost,
+                 "--max-calls": max_calls, "--seed": seed or None,
+                 "--on": on if on != "local" else None, "--flavor": flavor}
+        raise HubskillsError(why, hint=shlex.join([  # the same command, at the fewest K
+            "hubskills", "verify", target, *(word for option, value in given.items()
+                                             if value is not None
+                                             for word in (option, f"{value:g}"
+                                                          if isinstance(value, float)
+                                                          else str(value))),
+            *(["--json"] if as_json else [])]))
     settings = Settings.from_env()
     open_store = cache(lambda: get_store(settings, registry))
     report = _verify(target, run_id, revision, skill_dir, settings, open_store)
