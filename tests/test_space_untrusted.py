@@ -132,3 +132,12 @@ def test_the_sanitiser_keeps_a_skill_pages_markdown_and_drops_the_rest():
     relative = safe_html("See [the agents](references/agents.md) and [top](#top), [x](/x).")
     assert "the agents" in relative and "href" not in relative, relative
     assert code_span("a ``` b") == "````a ``` b````" and code_span("`x") == "`` `x ``"
+
+
+def test_bidi_controls_are_named_not_obeyed():
+    """Red-team round 4: a U+202E in a SKILL.md description showed "gnitset" as "testing" in
+    the skill page's header; the page now names each bidi control instead."""
+    shown = safe_html("Formats \u202egnitset\u202c and \u2067isolates\u2069; keeps العربية")
+    assert "[U+202E]gnitset[U+202C]" in shown and "[U+2067]isolates[U+2069]" in shown
+    assert not any(c in shown for c in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+    assert "العربية" in shown  # right-to-left text itself is shown as written

@@ -2,7 +2,8 @@
 
 The one sanitiser for text that others wrote and a page shows. `safe_html` renders CommonMark
 (tables and strikethrough added) with markdown-it-py, then keeps only what a skill page needs
-through `nh3` (the Rust `ammonia` sanitiser): headings, paragraphs, lists, quotes, code, tables,
+through `nh3` (the Rust `ammonia` sanitiser; bidi controls, which would reorder what is
+shown, are named instead, as `[U+202E]`): headings, paragraphs, lists, quotes, code, tables,
 emphasis, rules, `<details>`, and links with `http`, `https` or `mailto` targets (a relative
 link, `references/api.md`, keeps its text and loses its target: the page showing it is not
 where the skill's files are, so it led to a missing page). Everything
@@ -35,13 +36,16 @@ TAGS = frozenset({
 ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}}
 URL_SCHEMES = frozenset({"http", "https", "mailto"})
 _BACKTICKS = re.compile(r"`+")
+# Bidi embeddings, overrides and isolates: shown, they reorder the text around them ("\u202e"
+# makes "gnitset" read "testing"), so a page names them instead.
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
 
 def safe_html(markdown: str) -> str:
     """`markdown` rendered and sanitised (see the module docstring), as one line of HTML."""
     import nh3
 
-    rendered = _parser().render(markdown)
+    rendered = _parser().render(_BIDI.sub(lambda m: f"[U+{ord(m.group()):04X}]", markdown))
     cleaned = nh3.clean(rendered, tags=set(TAGS), attributes=ATTRIBUTES,
                         url_schemes=set(URL_SCHEMES), link_rel="noopener noreferrer nofollow",
                         url_relative="deny", strip_comments=True)
