@@ -333,3 +333,19 @@ def test_list_offline_says_nothing_of_an_unknown_latest(long_world):
     done = piped(long_world, "list", "--offline")  # no registry asked: every latest unknown
     assert "unchecked" in done.stdout, done.stdout
     assert not re.search(r"latest:\s*(·|$)", done.stdout, re.M), done.stdout
+
+
+def test_verify_install_keeps_the_reason_of_a_mismatch_at_80_columns(world, tmp_path):
+    """A walk: verify-install's `details` column, the reason of a mismatch and the point of
+    the command, was left out at 80 columns (only --json showed it); it is cut instead."""
+    project = tmp_path / "project"
+    shutil.copytree(world["project"], project, symlinks=True)
+    installed = project / ".agents" / "skills" / "agent-skill-md"
+    for name in ("NOTES-made-by-hand-after-the-pull.md", "more-notes-on-the-same-subject.md",
+                 "and-a-third-file-of-notes-too.md"):
+        (installed / name).write_text("an edit made by hand after the pull\n")
+    done = run(world["home"], "verify-install", cwd=project)
+    assert done.returncode == 1
+    assert_fits(done.stdout)
+    assert "details" in done.stdout and "added NOTES-" in done.stdout, done.stdout + done.stderr
+    assert "left out" not in done.stderr

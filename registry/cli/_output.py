@@ -38,7 +38,7 @@ ID_COLUMNS = frozenset({"skill", "skill@version", "model", "run", "id", "case", 
 ID_LIST_COLUMNS = frozenset({"models", "where"})
 #: Columns of free text: with the id lists, the only ones that narrow to fit (cut with an
 #: ellipsis on one line, never a tall cell).
-TEXT_COLUMNS = frozenset({"description", "why", "why it failed", "message", "finding",
+TEXT_COLUMNS = frozenset({"description", "why", "why it failed", "message", "finding", "details",
                           "detail", "prompt", "checks", "assertions", "query"})
 #: Columns a table never drops to fit, whatever its `drop` list says: a row's answer, its rank.
 KEPT_COLUMNS = frozenset({"verdict", "p", "p (exact)", "latest", "status", "lift [95% CI]",
