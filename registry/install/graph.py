@@ -170,7 +170,7 @@ def _place(node: Node, graph: Graph, plan: Plan, lock: Lockfile, store: SkillSto
             raise HubskillsError(f"{scope.skills_dir / name} changed while pulling",
                                  hint=f"hubskills pull {graph.root}  # again")
         result = refresh(scope, name, marker, plan.agents, plan.copy, lock, [],
-                         dry_run=plan.dry_run, write_lock=False, txn=txn)
+                         dry_run=plan.dry_run, write_lock=False, txn=txn, force=plan.force)
         result.requires = [str(r) for r in node.requires]
     result.dependency = dependency
     if not plan.dry_run:

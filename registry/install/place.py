@@ -81,7 +81,8 @@ def install_staged(staged: Staged, scope: Scope, agents: list[Agent], lock: Lock
     """
     dest = scope.skills_dir / staged.name
     previous = check_dest(dest, staged.repo, force)
-    links = _plan_links(dest, scope, agents, staged.repo, copy=copy, force=force)
+    links = _plan_links(dest, scope, agents, staged.repo, staged.content_hash, copy=copy,
+                         force=force)
     resolved = staged.resolved
     result = PullResult(
         repo=staged.repo, name=staged.name, sha=resolved.sha,
@@ -136,10 +137,12 @@ def record(lock: Lockfile, result: PullResult, agents: list[Agent], copy: bool, 
 
 def refresh(scope: Scope, name: str, marker: Marker, agents: list[Agent], copy: bool,
              lock: Lockfile, notes: list[str], *, dry_run: bool, write_lock: bool = True,
-             txn: Transaction | None = None) -> PullResult:
-    """The revision is installed and intact: only add missing links and the lock entry."""
+             txn: Transaction | None = None, force: bool = False) -> PullResult:
+    """The revision is installed and intact: only add missing links and the lock entry
+    (`force`: replace what stands in a link's way, an edited copy included)."""
     dest = scope.skills_dir / name
-    links = _plan_links(dest, scope, agents, marker.repo, copy=copy, force=False)
+    links = _plan_links(dest, scope, agents, marker.repo, marker.content_hash, copy=copy,
+                         force=force)
     pinned = lock.entries.get(name)
     result = PullResult(marker.repo, name, marker.sha, marker.version, marker.ref,
                         marker.content_hash, dest, "up-to-date", marker.registry,
@@ -185,8 +188,15 @@ def check_dest(dest: Path, repo: str, force: bool) -> Marker | None:
     return marker
 
 
-def _plan_links(dest: Path, scope: Scope, agents: list[Agent], repo: str, *, copy: bool,
-                force: bool) -> list[LinkPlan]:
+def _plan_links(dest: Path, scope: Scope, agents: list[Agent], repo: str, content: str, *,
+                copy: bool, force: bool) -> list[LinkPlan]:
+    """What to do in each agent folder to place `dest` (whose files hash to `content`): a link
+    or a copy already as it should be is kept; one of ours that was edited is refused, as the
+    `.agents` folder is, unless `force`.
+
+    Raises:
+        HubskillsError: a link elsewhere, a folder not ours or `hf skills`'; `LocalChanges`.
+    """
     plans = []
     for folder, names in link_folders(agents, scope.root, global_=scope.global_).items():
         path = folder / dest.name
@@ -197,13 +207,25 @@ def _plan_links(dest: Path, scope: Scope, agents: list[Agent], repo: str, *, cop
                 raise HubskillsError(f"{path} links to {os.readlink(path)}, not to {dest}",
                                      hint="move it away, or pull again with --force")
         elif path.exists():
-            marker = read_marker(path) if path.is_dir() else None
-            if path.is_dir() and is_hf_managed(path):
-                raise HubskillsError(f"{path} is managed by `hf skills`; hubskills never "
-                                     "touches it", hint="pick other agents with --agent")
-            if (marker is None or marker.repo != repo) and not force:
-                raise HubskillsError(f"{path} exists and was not placed there by hubskills for "
-                                     f"{repo}", hint="move it away, or pull with --force")
-            action = "replace"
+            action = _copy_action(path, repo, content, copy=copy, force=force)
         plans.append(LinkPlan(path, tuple(names), action))
     return plans
+
+
+def _copy_action(path: Path, repo: str, content: str, *, copy: bool, force: bool) -> str:
+    """`keep` a copy of ours that holds `content` already (when copies are asked), else
+    `replace` it; refuse what is not ours, and a copy edited since it was placed."""
+    marker = read_marker(path) if path.is_dir() else None
+    if path.is_dir() and is_hf_managed(path):
+        raise HubskillsError(f"{path} is managed by `hf skills`; hubskills never "
+                             "touches it", hint="pick other agents with --agent")
+    if force:
+        return "replace"
+    if marker is None or marker.repo != repo:
+        raise HubskillsError(f"{path} exists and was not placed there by hubskills for "
+                             f"{repo}", hint="move it away, or pull with --force")
+    now = content_hash(path)
+    if now != marker.content_hash:
+        raise LocalChanges(f"{path} has local changes that this pull would discard",
+                           hint="copy your changes elsewhere, or pull with --force")
+    return "keep" if copy and now == content else "replace"

@@ -104,7 +104,7 @@ def _install(scope: Scope, stores: StoreFor, *, frozen: bool, force: bool, allow
                 if entry.signer is not None:  # the lock's signer is only its author's word
                     signed_as_pinned(folder, entry, home)
                 results.append(refresh(scope, entry.name, marker, agents, entry.copy, lock,
-                                        [], dry_run=False, write_lock=False))
+                                        [], dry_run=False, write_lock=False, force=force))
                 continue
             if not force:  # --force restores what the lock pins, --frozen or not
                 raise HubskillsError(f"{folder} has local changes: it no longer hashes as "

@@ -68,8 +68,9 @@ class Transaction:
 
     def link(self, dest: Path, plan: LinkPlan, copy: bool) -> AgentLink:
         """Place `dest` at `plan.path` as a relative symlink (a copy with `copy` or no links)."""
-        if plan.action == "keep":
-            return AgentLink(plan.path, "symlink", plan.agents)
+        if plan.action == "keep":  # a link to `dest`, or a copy holding its files already
+            return AgentLink(plan.path, "symlink" if plan.path.is_symlink() else "copy",
+                             plan.agents)
         make_dirs(plan.path.parent, self.created)
         if plan.action == "replace":
             self._aside(plan.path)

@@ -1,0 +1,68 @@
+"""What hubskills placed for agents (links and `--copy` copies) is kept when it is as pinned,
+protected when it was edited, checked by `verify-install` and repaired by `install --force`;
+`remove` and the restore's wording treat local edits as `pull` does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from registry.install import install, pull
+from registry.install.audit import verify_installed
+from registry.install.place import LocalChanges
+from registry.stores import LocalStore
+from tests.test_install_deps import publish
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> LocalStore:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("HUBSKILLS_HOME", str(tmp_path / "hs"))
+    monkeypatch.delenv("HUBSKILLS_REQUIRE_SIGNED", raising=False)
+    store = LocalStore(tmp_path / "store")
+    publish(store, tmp_path, "acme/a", files={"references/r.md": "R\n"})
+    return store
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "proj"
+    (folder / ".claude").mkdir(parents=True)
+    return folder
+
+
+def stores(store: LocalStore):
+    return lambda _: store
+
+
+# --- copies -----------------------------------------------------------------------------------
+
+
+def test_an_identical_copy_is_up_to_date_and_left_alone(store: LocalStore, project: Path):
+    pull("acme/a", project=project, store=store, agents="claude,windsurf", copy=True)
+    copy = project / ".claude/skills/a"
+    inode = copy.stat().st_ino
+    again = pull("acme/a", project=project, store=store, agents="claude,windsurf", copy=True)
+    assert again.status == "up-to-date" and again.linked == []
+    [restored] = install(project, stores=stores(store))
+    assert restored.status == "up-to-date" and restored.linked == []
+    assert copy.stat().st_ino == inode  # not rewritten
+    assert {p.mode for p in again.placements[1:]} == {"copy"}
+
+
+def test_an_edited_copy_is_refused_unless_forced(store: LocalStore, project: Path):
+    pull("acme/a", project=project, store=store, agents="claude", copy=True)
+    notes = project / ".claude/skills/a/NOTES.md"
+    notes.write_text("mine\n")
+    with pytest.raises(LocalChanges, match="local changes") as err:
+        pull("acme/a", project=project, store=store, agents="claude", copy=True)
+    assert "--force" in (err.value.hint or "")
+    with pytest.raises(LocalChanges):
+        install(project, stores=stores(store))
+    assert notes.read_text() == "mine\n"
+    install(project, stores=stores(store), force=True)
+    assert not notes.exists()
+    assert [a.state for a in verify_installed(project)] == ["ok"]
