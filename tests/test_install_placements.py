@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from registry.errors import HubskillsError
 from registry.install import install, pull
 from registry.install.audit import verify_installed
 from registry.install.place import LocalChanges
@@ -66,3 +67,27 @@ def test_an_edited_copy_is_refused_unless_forced(store: LocalStore, project: Pat
     install(project, stores=stores(store), force=True)
     assert not notes.exists()
     assert [a.state for a in verify_installed(project)] == ["ok"]
+
+
+# --- links ------------------------------------------------------------------------------------
+
+
+def test_a_link_gone_or_replaced_is_reported_and_install_force_repairs_it(
+        store: LocalStore, project: Path, tmp_path: Path):
+    pull("acme/a", project=project, store=store, agents="claude")
+    link = project / ".claude/skills/a"
+    link.unlink()
+    [audit] = verify_installed(project)
+    assert audit.state == "missing" and str(link) in audit.problems[0]
+    install(project, stores=stores(store))  # a missing link is put back
+    assert link.is_symlink() and [a.state for a in verify_installed(project)] == ["ok"]
+    link.unlink()
+    link.mkdir()
+    (link / "SKILL.md").write_text("---\nname: a\ndescription: another skill\n---\nOther.\n")
+    [audit] = verify_installed(project)
+    assert audit.state == "modified" and "not what hubskills placed" in audit.problems[0]
+    with pytest.raises(HubskillsError, match="not placed there by hubskills") as err:
+        install(project, stores=stores(store))
+    assert "hubskills install --force" in (err.value.hint or "")
+    install(project, stores=stores(store), force=True)
+    assert link.is_symlink() and [a.state for a in verify_installed(project)] == ["ok"]

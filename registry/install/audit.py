@@ -4,8 +4,9 @@ For each entry: the folder is there and ours (its install marker names the pinne
 sha); its files hash to the pinned content hash (when not, the marker's per-file digests name
 the files added, removed or changed; a marker edited as well is said so); a signed skill's
 `skill.oms.sig` still verifies over the installed files against the trusted anchors and names
-the pinned signer; copies placed for agents hash as pinned too, and links lead to the folder.
-Nothing is modified.
+the pinned signer; copies placed for agents hash as pinned too, and links lead to the folder
+(one missing from an agent's folder the lock names, or a folder of other files in its place,
+is a mismatch). Nothing is modified.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.format.skill import content_hash
-from registry.install.agents import all_folders
+from registry.install.agents import all_folders, link_folders, parse_agents
 from registry.install.deps import unmet
 from registry.install.lockfile import MARKER_FILE, LockEntry, Lockfile, Scope, read_marker
 from registry.install.staging import file_digests
@@ -80,9 +81,14 @@ def _audit(scope: Scope, entry: LockEntry, home: Path) -> Audit:
     if entry.signer is not None:
         _check_signature(audit, folder, entry, home)
     for path in _placements(scope, entry):
-        if path.is_symlink():
+        if not (path.exists() or path.is_symlink()):
+            _fail(audit, "missing", f"{path} is not there (hubskills install puts it back)")
+        elif path.is_symlink():
             if not points_to(path, folder):
                 _fail(audit, "modified", f"{path} no longer links to {folder}")
+        elif getattr(read_marker(path), "repo", None) != entry.repo:
+            _fail(audit, "modified", f"{path} is not what hubskills placed there (a folder of "
+                                     "other files)")
         elif content_hash(path) != entry.content_hash:
             _fail(audit, "modified", f"the copy at {path} changed: "
                                      + (_changed(marker.files, file_digests(path)) or "?"))
@@ -147,12 +153,16 @@ def signed_as_pinned(folder: Path, entry: LockEntry, home: Path) -> None:
 
 
 def _placements(scope: Scope, entry: LockEntry) -> list[Path]:
-    """The links and copies of the skill in the agents' folders of the scope."""
+    """Where the skill's links and copies should be (in the folders of the agents the lock
+    names, there or not), and the links and copies of it found in other agents' folders."""
+    expected = [folder / entry.name for folder in link_folders(
+        parse_agents(entry.agents), scope.root, global_=scope.global_)] if entry.agents else []
     found = []
     for folder in all_folders(scope.root, global_=scope.global_):
         path = folder / entry.name
-        if path.parent == scope.skills_dir or not (path.exists() or path.is_symlink()):
+        if path.parent == scope.skills_dir or path in expected or \
+                not (path.exists() or path.is_symlink()):
             continue
         if path.is_symlink() or getattr(read_marker(path), "repo", None) == entry.repo:
             found.append(path)
-    return found
+    return expected + found

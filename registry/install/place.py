@@ -223,7 +223,8 @@ def _copy_action(path: Path, repo: str, content: str, *, copy: bool, force: bool
         return "replace"
     if marker is None or marker.repo != repo:
         raise HubskillsError(f"{path} exists and was not placed there by hubskills for "
-                             f"{repo}", hint="move it away, or pull with --force")
+                             f"{repo}", hint=f"move it away, or hubskills pull {repo} --force "
+                                             "(hubskills install --force for every skill)")
     now = content_hash(path)
     if now != marker.content_hash:
         raise LocalChanges(f"{path} has local changes that this pull would discard",
