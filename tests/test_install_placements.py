@@ -4,12 +4,13 @@ protected when it was edited, checked by `verify-install` and repaired by `insta
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from registry.errors import HubskillsError
-from registry.install import install, pull
+from registry.install import install, pull, remove
 from registry.install.audit import verify_installed
 from registry.install.place import LocalChanges
 from registry.stores import LocalStore
@@ -91,3 +92,32 @@ def test_a_link_gone_or_replaced_is_reported_and_install_force_repairs_it(
     assert "hubskills install --force" in (err.value.hint or "")
     install(project, stores=stores(store), force=True)
     assert link.is_symlink() and [a.state for a in verify_installed(project)] == ["ok"]
+
+
+# --- remove -----------------------------------------------------------------------------------
+
+
+def test_remove_refuses_to_discard_local_edits_unless_forced(store: LocalStore, project: Path):
+    pull("acme/a", project=project, store=store, agents="claude")
+    folder = project / ".agents/skills/a"
+    (folder / "SKILL.md").write_text((folder / "SKILL.md").read_text() + "My note.\n")
+    (folder / "NOTES.md").write_text("mine\n")
+    with pytest.raises(LocalChanges, match="local changes") as err:
+        remove(project, "a")
+    assert err.value.hint and "hubskills remove a --force" in err.value.hint
+    assert (folder / "NOTES.md").read_text() == "mine\n" and "a" in lock_entries(project)
+    removed = remove(project, "a", force=True)
+    assert folder in removed.paths and not folder.exists()
+
+
+def test_remove_refuses_an_edited_copy_too(store: LocalStore, project: Path):
+    pull("acme/a", project=project, store=store, agents="claude", copy=True)
+    (project / ".claude/skills/a/references/r.md").write_text("edited\n")
+    with pytest.raises(LocalChanges, match=".claude/skills/a"):
+        remove(project, "a")
+    remove(project, "a", force=True)
+    assert not (project / ".claude/skills/a").exists()
+
+
+def lock_entries(project: Path) -> dict:
+    return json.loads((project / "skills.lock").read_text())["skills"]

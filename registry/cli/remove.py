@@ -16,15 +16,16 @@ from registry.install import Removed, remove
 @click.command("remove")
 @click.argument("name")
 @click.option("--force", is_flag=True,
-              help="Remove it although installed skills require it.")
+              help="Remove it although installed skills require it, or although it has "
+                   "local edits (they are discarded).")
 @shared.global_option
 @shared.project_option
 @shared.json_option
 def remove_command(name: str, force: bool, global_: bool, project: Path,
                    as_json: bool) -> None:
     """Remove a skill hubskills installed: its folder, links, copies and lock entry, and the
-    dependencies only it needed. A skill another installed skill requires stays (unless
-    --force), and so do dependencies something else still needs.
+    dependencies only it needed. A skill another installed skill requires stays, and so does
+    one with local edits (unless --force), and so do dependencies something else still needs.
 
     \b
     Examples:

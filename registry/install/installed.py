@@ -18,6 +18,7 @@ from registry.format.skill import NAME_RE, content_hash
 from registry.install.agents import all_folders, check_inside
 from registry.install.deps import dependents, unneeded
 from registry.install.lockfile import LockEntry, Lockfile, Scope, is_hf_managed, read_marker
+from registry.install.place import LocalChanges
 from registry.install.transaction import Transaction, points_to
 from registry.stores import Resolved, SkillStore
 
@@ -193,7 +194,8 @@ def remove(project: Path, name: str, *, global_: bool = False, force: bool = Fal
 
     Raises:
         HubskillsError: the folder is not ours (unmanaged, or `hf skills`'), or not there; or
-            another installed skill requires it (unless `force`).
+            another installed skill requires it, or it (or a copy of it) has local edits
+            (`LocalChanges`), unless `force`.
     """
     scope = Scope.of(project, global_)
     dest, lock = scope.skills_dir / name, Lockfile.read(scope.lock_path)
@@ -235,11 +237,28 @@ def remove(project: Path, name: str, *, global_: bool = False, force: bool = Fal
         folder = scope.skills_dir / other
         mine = not folder.is_symlink() and getattr(read_marker(folder), "repo", None) == gone.repo
         paths += _placed(scope, folder, gone.repo) + ([folder] if mine else [])
+    _check_unedited(name, paths, force)
     with Transaction() as txn:
         for path in paths:
             txn.remove(path)
         lock_updated = lock.write() if lock.exists else False
     return Removed(name, repo, paths, lock_updated, also, kept)
+
+
+def _check_unedited(name: str, paths: list[Path], force: bool) -> None:
+    """Refuse to delete an install or copy whose files no longer hash as its marker records
+    (local edits), as `pull`, `update` and `install` refuse to discard them, unless `force`.
+
+    Raises:
+        LocalChanges: naming the edited folders.
+    """
+    edited = [str(p) for p in paths if not force and not p.is_symlink() and p.is_dir()
+              and getattr(read_marker(p), "content_hash", None) != content_hash(p)]
+    if edited:
+        raise LocalChanges(f"{', '.join(edited[:3])} {'has' if len(edited) == 1 else 'have'} "
+                           "local changes that removing it would discard",
+                           hint=f"copy your changes elsewhere, then hubskills remove {name} "
+                                "--force  # discards them")
 
 
 def other_scope_hint(verb: str, project: Path, name: str, global_: bool) -> str:
