@@ -179,6 +179,29 @@ def test_require_signed_checks_the_folder_not_the_locks_word(
     assert "skills.lock pins sha256:0000" in err.value.message, err.value.message
 
 
+def test_an_installed_dependency_is_held_to_the_same_signature_checks(
+        tmp_path: Path, project: Path, keys: dict[str, Path]):
+    """A dependency already installed and intact was taken as it was: `pull acme/a
+    --require-signed` said b was up to date although b is unsigned (`pull acme/b
+    --require-signed` refuses it), and a signer the lock alone claimed for b went unchecked."""
+    store = LocalStore(tmp_path / "store")
+    publish(store, tmp_path, "acme/b", None)
+    publish(store, tmp_path, "acme/a", keys["first"], requires="acme/b@^1")
+    pull("acme/a", project=project, store=store)
+    publish(store, tmp_path, "acme/a", keys["first"], version="1.1.0", requires="acme/b@^1")
+    before = (project / "skills.lock").read_text()
+    with pytest.raises(UnsafeSkill) as err:
+        pull("acme/a", project=project, store=store, require_signed=True)
+    assert err.value.message.startswith("acme/a → acme/b: b is installed unsigned")
+    assert (project / "skills.lock").read_text() == before
+    data = lock(project)
+    data["skills"]["b"]["signer"] = data["skills"]["a"]["signer"]  # the lock's word only
+    (project / "skills.lock").write_text(json.dumps(data))
+    with pytest.raises(UnsafeSkill, match=r"acme/a → acme/b: b \(installed\) is not signed"):
+        pull("acme/a", project=project, store=store)
+    assert lock(project)["skills"]["a"]["version"] == "1.0.0"
+
+
 # --- verify-install ----------------------------------------------------------------------------
 
 def test_verify_install_names_what_changed_and_exits_1(

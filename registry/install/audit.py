@@ -25,6 +25,7 @@ from registry.install.deps import unmet
 from registry.install.lockfile import MARKER_FILE, LockEntry, Lockfile, Scope, read_marker
 from registry.install.staging import file_digests
 from registry.install.transaction import points_to
+from registry.signing import SignaturePolicy
 from registry.signing.verify import SignatureRefused
 
 
@@ -128,6 +129,30 @@ class SignerMismatch(SignatureRefused):
     """An installed folder's signature verifies, by someone other than skills.lock pins."""
 
 
+def check_still_allowed(folder: Path, entry: LockEntry | None,
+                        signatures: SignaturePolicy | None) -> None:
+    """An install already in place (up to date, or a dependency a graph keeps) is what a pull
+    would place, so it passes the same gate: one skills.lock says is signed must carry a
+    signature that verifies, by the signer it pins (the lock's signer is only its author's
+    word, a pull request's too); when `signatures` require one, an unsigned install is
+    refused.
+
+    Raises:
+        SignatureRefused: the signature fails, or unsigned with `--require-signed` (or the
+            variable) set.
+    """
+    name = folder.name
+    if signatures is not None and signatures.require_signed and (
+            entry is None or entry.signer is None):
+        raise SignatureRefused(f"{name} is installed unsigned (skills.lock pins no signer for "
+                               "it) and --require-signed is set; nothing was changed",
+                               hint=f"hubskills remove {name}  # or pull it without "
+                                    "--require-signed if you trust its source")
+    if entry is not None and entry.signer is not None:
+        home = signatures.home if signatures else Settings.from_env().home
+        signed_as_pinned(folder, entry, home)
+
+
 def signed_as_pinned(folder: Path, entry: LockEntry, home: Path) -> None:
     """Check that an installed `folder`'s `skill.oms.sig` verifies over its files (the marker
     set aside) against the trusted anchors in `home`, by the signer `entry` pins: the lock's
@@ -138,8 +163,6 @@ def signed_as_pinned(folder: Path, entry: LockEntry, home: Path) -> None:
         SignatureRefused: no signature, one that does not verify, or another signer's
             (`SignerMismatch`).
     """
-    from registry.signing import SignaturePolicy
-
     with tempfile.TemporaryDirectory(prefix=".hubskills-verify-") as tmp:
         copy = Path(tmp) / entry.name
         shutil.copytree(folder, copy, symlinks=True,

@@ -16,6 +16,7 @@ from registry._turns import taking_turns
 from registry.errors import HubskillsError
 from registry.format.skill import content_hash
 from registry.install.agents import Agent
+from registry.install.audit import check_still_allowed
 from registry.install.deps import dependents, read_requires
 from registry.install.lockfile import Lockfile, Scope, read_marker
 from registry.install.place import PullResult, install_staged, record, refresh
@@ -25,6 +26,7 @@ from registry.install.resolve import (
     Installed,
     Node,
     Resolver,
+    show,
     staged_node,
 )
 from registry.install.signers import pin_signer
@@ -115,6 +117,12 @@ def resolve(root: Node, store: SkillStore, plan: Plan, lock: Lockfile) -> Graph:
             marker = None if folder.is_symlink() else read_marker(folder)
             if marker and marker.sha == have.sha and content_hash(folder) == \
                     lock.entries[have.name].content_hash:
+                try:  # kept as it is, it passes the gate a staged one would
+                    check_still_allowed(folder, lock.entries[have.name], plan.signatures)
+                except HubskillsError as err:
+                    err.message = f"{show(chain)}: {err.message}"
+                    err.args = (err.message, *err.args[1:])
+                    raise
                 return Node(repo, resolved, have.requires, chain, installed=have.name)
 
         def stage() -> Staged:

@@ -23,7 +23,7 @@ from registry.errors import HubskillsError, InvalidSkill, RegistryUnavailable
 from registry.format.skill import content_hash
 from registry.install import graph
 from registry.install.agents import Agent, check_folders, select_agents
-from registry.install.audit import signed_as_pinned
+from registry.install.audit import check_still_allowed
 from registry.install.lockfile import (
     MARKER_FILE,
     Lockfile,
@@ -45,7 +45,7 @@ from registry.install.sources import (
 from registry.install.staging import Staged, check_staged, discard, prepare
 from registry.install.transaction import STAGING_PREFIX
 from registry.scan import STORE_LIMITS, SizeLimits
-from registry.signing import SignaturePolicy, SignatureRefused
+from registry.signing import SignaturePolicy
 from registry.stores import Resolved, SkillStore
 from registry.stores.refs import check_ref, check_repo_id, is_version, normalize_version
 
@@ -187,29 +187,6 @@ def pull_source(spec: str, plan: Plan, *, skills: Sequence[str] = (),
 _Ready = tuple[Staged, str] | PullResult  # staged with the registry that answered, or done
 
 
-def _check_still_allowed(name: str, lock: Lockfile, plan: Plan) -> None:
-    """An install already up to date is what this pull would place: one skills.lock says is
-    signed must carry a signature that verifies, by the signer it pins (the lock's signer is
-    only its author's word, a pull request's too, and the pull says "signed by" it); when
-    signatures are required, an unsigned one is refused (`pull` and `update` said "Up to
-    date" and even linked it into a new agent's folder).
-
-    Raises:
-        SignatureRefused: the signature fails, or unsigned with `--require-signed` (or the
-            variable) set.
-    """
-    entry = lock.entries.get(name)
-    required = plan.signatures is not None and plan.signatures.require_signed
-    if required and (entry is None or entry.signer is None):
-        raise SignatureRefused(f"{name} is installed unsigned (skills.lock pins no signer for "
-                               "it) and --require-signed is set; nothing was changed",
-                               hint=f"hubskills remove {name}  # or pull it without "
-                                    "--require-signed if you trust its source")
-    if entry is not None and entry.signer is not None:
-        home = plan.signatures.home if plan.signatures else Settings.from_env().home
-        signed_as_pinned(plan.scope.skills_dir / name, entry, home)
-
-
 def _stage(repo: str, ref: str | None, store: SkillStore, plan: Plan) -> _Ready:
     """The revision staged and checked, or the refreshed install when it is already there."""
     scope, lock = plan.scope, Lockfile.read(plan.scope.lock_path)
@@ -219,7 +196,7 @@ def _stage(repo: str, ref: str | None, store: SkillStore, plan: Plan) -> _Ready:
     if current and current[1].sha == resolved.sha and not plan.force:
         folder = scope.skills_dir / current[0]
         if content_hash(folder) == current[1].content_hash:
-            _check_still_allowed(current[0], lock, plan)
+            check_still_allowed(folder, lock.entries.get(current[0]), plan.signatures)
             return refresh(scope, current[0], current[1], plan.agents, plan.copy, lock,
                            list(resolved.notes), dry_run=plan.dry_run)
     staged = prepare(store, repo, resolved, scope, limits=plan.limits,
