@@ -153,15 +153,18 @@ def test_require_signed_checks_the_folder_not_the_locks_word(
     # without the setting too: an up-to-date pull said "signed by" the lock's word
     for attempt in (lambda: install(project, stores=lambda _: store),
                     lambda: pull("other/plain", project=project, store=store)):
-        with pytest.raises(UnsafeSkill, match=r"plain \(installed\) is not signed"):
-            attempt()
+        with pytest.raises(UnsafeSkill) as err:
+            attempt()  # the lock's word, not --require-signed (unset), is what fails
+        assert err.value.message == (f"skills.lock says plain is signed by {forged}, but its "
+                                     "folder has no skill.oms.sig")
+        assert err.value.hint.startswith("hubskills pull other/plain --force")
     monkeypatch.setenv("HUBSKILLS_REQUIRE_SIGNED", "1")
     before = (project / "skills.lock").read_text()
     for attempt in (lambda: install(project, stores=lambda _: store),
                     lambda: pull("other/plain", project=project, store=store)):
         with pytest.raises(UnsafeSkill) as err:
             attempt()
-        assert "plain (installed) is not signed" in err.value.message, err.value.message
+        assert "skills.lock says plain is signed by" in err.value.message, err.value.message
     assert (project / "skills.lock").read_text() == before  # nothing was changed
     data["skills"]["plain"]["signer"] = None
     data["skills"]["signed"]["signer"] = "sha256:" + "0" * 64  # pinned, not the real signer
@@ -197,7 +200,7 @@ def test_an_installed_dependency_is_held_to_the_same_signature_checks(
     data = lock(project)
     data["skills"]["b"]["signer"] = data["skills"]["a"]["signer"]  # the lock's word only
     (project / "skills.lock").write_text(json.dumps(data))
-    with pytest.raises(UnsafeSkill, match=r"acme/a → acme/b: b \(installed\) is not signed"):
+    with pytest.raises(UnsafeSkill, match="acme/a → acme/b: skills.lock says b is signed"):
         pull("acme/a", project=project, store=store)
     assert lock(project)["skills"]["a"]["version"] == "1.0.0"
 

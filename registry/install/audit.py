@@ -25,7 +25,7 @@ from registry.install.deps import unmet
 from registry.install.lockfile import MARKER_FILE, LockEntry, Lockfile, Scope, read_marker
 from registry.install.staging import file_digests
 from registry.install.transaction import points_to
-from registry.signing import SignaturePolicy
+from registry.signing import SIGNATURE_FILE, SignaturePolicy
 from registry.signing.verify import SignatureRefused
 
 
@@ -168,9 +168,14 @@ def signed_as_pinned(folder: Path, entry: LockEntry, home: Path) -> None:
         shutil.copytree(folder, copy, symlinks=True,
                         ignore=lambda where, names: [MARKER_FILE] if Path(where) == folder
                         else [])
-        signed = SignaturePolicy(home, True).check(copy, name=entry.name,
-                                                   where=f"{entry.name} (installed)")
-    if signed is not None and signed.signer != entry.signer:
+        signed = SignaturePolicy(home).check(copy, name=entry.name,
+                                             where=f"{entry.name} (installed)")
+    if signed is None:  # the lock's word, no signature: nothing to do with --require-signed
+        raise SignatureRefused(f"skills.lock says {entry.name} is signed by {entry.signer}, "
+                               f"but its folder has no {SIGNATURE_FILE}",
+                               hint=f"hubskills pull {entry.repo} --force  # places the signed "
+                                    "files again, or correct its signer in skills.lock")
+    if signed.signer != entry.signer:
         raise SignerMismatch(f"signed by {signed.signer}; skills.lock pins {entry.signer}",
                              hint=f"hubskills pull {entry.repo} --force  # fetches it again")
 
