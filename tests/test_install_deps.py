@@ -380,6 +380,28 @@ def test_update_moves_a_dependency_only_as_far_as_its_dependents_accept(
     assert moved.version == "2.0.0" and lock(project)["b"]["version"] == "2.0.0"
 
 
+def test_list_calls_a_dependency_outdated_while_a_version_its_dependents_accept_is_newer(
+        store: LocalStore, tmp_path: Path, project: Path):
+    """`list` said `held (acme/a needs acme/b@^1, latest 2.0.0)` with 1.1.0 published, which
+    `update b` moves to: held only once no newer version the dependents accept is left."""
+    from registry.install import latest_checker, list_installed
+
+    publish(store, tmp_path, "acme/a", requires="acme/b@^1")
+    publish(store, tmp_path, "acme/b", "1.0.0")
+    pull("acme/a", project=project, store=store)
+    publish(store, tmp_path, "acme/b", "1.1.0")
+    publish(store, tmp_path, "acme/b", "2.0.0")
+
+    def b_state() -> tuple[str, str | None]:
+        found = {i.name: i for i in list_installed(project, home=tmp_path / "nohome",
+                                                   latest=latest_checker(lambda _: store))}
+        return found["b"].state, found["b"].held_by
+
+    assert b_state() == ("outdated", None)
+    update(project, "b", stores=lambda _: store)
+    assert b_state() == ("held", "acme/a needs acme/b@^1")
+
+
 def test_list_tree_shows_the_graph(store: LocalStore, tmp_path: Path, project: Path,
                                    capsys: pytest.CaptureFixture[str]):
     publish(store, tmp_path, "acme/a", requires="acme/b@^1 acme/c")

@@ -7,6 +7,7 @@ modifies anything. `remove` takes away only what hubskills installed, links and 
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -20,7 +21,7 @@ from registry.install.deps import dependents, unneeded
 from registry.install.lockfile import LockEntry, Lockfile, Scope, is_hf_managed, read_marker
 from registry.install.place import LocalChanges
 from registry.install.transaction import Transaction, points_to
-from registry.stores import Resolved, SkillStore
+from registry.stores import Resolved, SkillStore, VersionInfo
 
 StoreFor = Callable[[str], SkillStore]
 
@@ -114,18 +115,25 @@ def list_installed(project: Path, *, home: Path | None = None,
             if newest is not None:
                 item.latest = newest.version or newest.sha[:12]
                 item.state = "up-to-date" if newest.sha == item.sha else "outdated"
-                item.held_by = _holding(locks[item.scope], item, newest.version)
-                item.state = "held" if item.held_by and item.state == "outdated" else item.state
+                if item.state == "outdated":
+                    item.held_by = _holding(locks[item.scope], item, newest.version, latest)
+                    item.state = "held" if item.held_by else item.state
     return found
 
 
-def _holding(lock: Lockfile, item: Installed, newest: str | None) -> str | None:
+def _holding(lock: Lockfile, item: Installed, newest: str | None,
+             latest: LatestFn) -> str | None:
     """What keeps `item` from its `newest` version: the installed skills requiring it that do
-    not accept that version (`update` keeps to what they accept), or None."""
-    from registry.install.deps import dependents
-
-    held = [f"{entry.repo} needs {req}" for entry, req in dependents(
-        lock, item.repo or "", besides={item.name}) if not req.constraint.allows(newest)]
+    not accept that version, when none of the versions newer than `item`'s is one they all
+    accept (`update` would move it there: it is outdated, not held); None when nothing does."""
+    wants = dependents(lock, item.repo or "", besides={item.name})
+    held = [f"{entry.repo} needs {req}" for entry, req in wants
+            if not req.constraint.allows(newest)]
+    versions = latest.versions(item.repo or "", _registry(item)) \
+        if isinstance(latest, LatestChecker) else None
+    newer = list(itertools.takewhile(lambda v: v.sha != item.sha, versions or []))
+    if any(all(req.constraint.allows(v.version) for _, req in wants) for v in newer):
+        return None
     return ", ".join(held) or None
 
 
@@ -290,12 +298,29 @@ def _placed(scope: Scope, dest: Path, repo: str | None) -> list[Path]:
     return found
 
 
-def latest_checker(stores: StoreFor) -> Callable[[str, str], Resolved | None]:
-    """A `latest(repo, registry)` for `list_installed`: None when offline or unknown."""
-    def latest(repo: str, registry: str) -> Resolved | None:
+@dataclass(frozen=True)
+class LatestChecker:
+    """A `latest(repo, registry)` for `list_installed` over the stores (None when offline or
+    unknown), which can also list a repo's published versions (to tell `held` from
+    `outdated`)."""
+
+    stores: StoreFor
+
+    def __call__(self, repo: str, registry: str) -> Resolved | None:
+        """The newest revision of `repo`, or None."""
         try:
-            return stores(registry).resolve(repo, None)
+            return self.stores(registry).resolve(repo, None)
         except HubskillsError:
             return None
 
-    return latest
+    def versions(self, repo: str, registry: str) -> list[VersionInfo] | None:
+        """The published versions of `repo`, newest first, or None."""
+        try:
+            return self.stores(registry).versions(repo)
+        except HubskillsError:
+            return None
+
+
+def latest_checker(stores: StoreFor) -> LatestChecker:
+    """A `latest(repo, registry)` for `list_installed`: None when offline or unknown."""
+    return LatestChecker(stores)
