@@ -121,3 +121,28 @@ def test_remove_refuses_an_edited_copy_too(store: LocalStore, project: Path):
 
 def lock_entries(project: Path) -> dict:
     return json.loads((project / "skills.lock").read_text())["skills"]
+
+
+# --- wording ----------------------------------------------------------------------------------
+
+
+def test_putting_back_the_same_version_is_a_restore_not_an_update(
+        store: LocalStore, project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    from tests.test_install import run_main
+
+    pull("acme/a", project=project, store=store, agents="claude")
+    skill = project / ".agents/skills/a/SKILL.md"
+    skill.write_text(skill.read_text() + "edited\n")
+    [result] = install(project, stores=stores(store), force=True)
+    assert result.status == "restored" and result.version == "1.0.0"
+    publish(store, tmp_path, "acme/a", "1.1.0")
+    moved = pull("acme/a", project=project, store=store, agents="claude")
+    assert moved.status == "updated"
+    other = tmp_path / "other"
+    other.mkdir()
+    assert run_main(capsys, "pull", "hubskills/agent-skill-md", "--project", other)[0] == 0
+    skill = other / ".agents/skills/agent-skill-md/SKILL.md"
+    skill.write_text(skill.read_text() + "edited\n")
+    code, out, err = run_main(capsys, "install", "--force", "--project", other)
+    assert code == 0 and "Restored hubskills/agent-skill-md " in out, err
+    assert "(was" not in out and "Updated" not in out

@@ -184,8 +184,8 @@ def print_moves(results: list[PullResult], project: Path, *, as_json: bool,
                    + escape(f"[{result.registry}]"))
 
 
-_VERBS = {"installed": "Installed", "updated": "Updated", "up-to-date": "Up to date:",
-          "dry-run": "Would install"}
+_VERBS = {"installed": "Installed", "updated": "Updated", "restored": "Restored",
+          "up-to-date": "Up to date:", "dry-run": "Would install"}
 
 
 def _print_result(r: PullResult, project: Path) -> None:

@@ -47,7 +47,7 @@ class PullResult:
     ref: str
     content_hash: str
     path: Path
-    status: str  # installed | updated | up-to-date | dry-run
+    status: str  # installed | updated | restored (same revision) | up-to-date | dry-run
     registry: str
     placements: list[AgentLink] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
@@ -89,7 +89,7 @@ def install_staged(staged: Staged, scope: Scope, agents: list[Agent], lock: Lock
         version=resolved.version or (previous.version if previous and
                                      previous.sha == resolved.sha else None),
         ref=resolved.ref, content_hash=staged.content_hash, path=dest,
-        status="dry-run" if dry_run else ("updated" if previous else "installed"),
+        status="dry-run" if dry_run else _status(previous, resolved.sha),
         registry=registry, findings=staged.findings, previous=previous,
         changed=changes(dest, staged.folder) if previous else [], notes=staged.notes,
         lock_path=scope.lock_path, signer=staged.signer, requires=list(staged.requires))
@@ -106,6 +106,14 @@ def install_staged(staged: Staged, scope: Scope, agents: list[Agent], lock: Lock
         if write_lock:
             record(lock, result, agents, copy)
     return result
+
+
+def _status(previous: Marker | None, sha: str) -> str:
+    """`installed` where nothing of ours was; `restored` where the same revision is placed
+    again (its files were edited, `--force`); else `updated`."""
+    if previous is None:
+        return "installed"
+    return "restored" if previous.sha == sha else "updated"
 
 
 @contextlib.contextmanager
