@@ -62,8 +62,9 @@ def test_an_edited_copy_is_refused_unless_forced(store: LocalStore, project: Pat
     with pytest.raises(LocalChanges, match="local changes") as err:
         pull("acme/a", project=project, store=store, agents="claude", copy=True)
     assert "--force" in (err.value.hint or "")
-    with pytest.raises(LocalChanges):
+    with pytest.raises(LocalChanges) as err:
         install(project, stores=stores(store))
+    assert "hubskills install --force" in (err.value.hint or "")  # not `pull with --force`
     assert notes.read_text() == "mine\n"
     install(project, stores=stores(store), force=True)
     assert not notes.exists()

@@ -25,7 +25,13 @@ from registry.install.audit import signed_as_pinned
 from registry.install.deps import check_whole, update_target
 from registry.install.installed import check_unpinned, managed, other_scope_hint
 from registry.install.lockfile import LockEntry, Lockfile, Scope, read_marker
-from registry.install.place import PullResult, check_dest, install_staged, refresh
+from registry.install.place import (
+    LocalChanges,
+    PullResult,
+    check_dest,
+    install_staged,
+    refresh,
+)
 from registry.install.pull import pull
 from registry.install.source_store import SOURCE_REGISTRIES, SourceStore
 from registry.install.sources import FolderSource
@@ -103,8 +109,13 @@ def _install(scope: Scope, stores: StoreFor, *, frozen: bool, force: bool, allow
             if intact:
                 if entry.signer is not None:  # the lock's signer is only its author's word
                     signed_as_pinned(folder, entry, home)
-                results.append(refresh(scope, entry.name, marker, agents, entry.copy, lock,
-                                        [], dry_run=False, write_lock=False, force=force))
+                try:
+                    results.append(refresh(scope, entry.name, marker, agents, entry.copy, lock,
+                                           [], dry_run=False, write_lock=False, force=force))
+                except LocalChanges as err:  # an edited copy: the way out is install's own
+                    err.hint = (f"copy your changes elsewhere, then hubskills install"
+                                f"{' --frozen' if frozen else ''} --force (discards them)")
+                    raise
                 continue
             if not force:  # --force restores what the lock pins, --frozen or not
                 raise HubskillsError(f"{folder} has local changes: it no longer hashes as "
