@@ -147,3 +147,13 @@ def test_putting_back_the_same_version_is_a_restore_not_an_update(
     code, out, err = run_main(capsys, "install", "--force", "--project", other)
     assert code == 0 and "Restored hubskills/agent-skill-md " in out, err
     assert "(was" not in out and "Updated" not in out
+
+
+def test_remove_takes_the_skills_id_as_its_name(store: LocalStore, project: Path):
+    """A walk: `remove acme/a` was refused though skills.lock says which skill it names."""
+    pull("acme/a", project=project, store=store, agents="claude")
+    removed = remove(project, "acme/a")
+    assert removed.name == "a" and not (project / ".agents/skills/a").exists()
+    assert "a" not in lock_entries(project)
+    with pytest.raises(HubskillsError, match="'acme/b' is not a skill name"):
+        remove(project, "acme/b")

@@ -197,8 +197,9 @@ class Removed:
 
 
 def remove(project: Path, name: str, *, global_: bool = False, force: bool = False) -> Removed:
-    """Remove a skill we installed: its folder, the links and copies to it, its lock entry,
-    and the dependencies it alone needed (installed only as dependencies).
+    """Remove a skill we installed (`name`, or the `ns/name` skills.lock records it under):
+    its folder, the links and copies to it, its lock entry, and the dependencies it alone
+    needed (installed only as dependencies).
 
     Raises:
         HubskillsError: the folder is not ours (unmanaged, or `hf skills`'), or not there; or
@@ -206,12 +207,13 @@ def remove(project: Path, name: str, *, global_: bool = False, force: bool = Fal
             (`LocalChanges`), unless `force`.
     """
     scope = Scope.of(project, global_)
-    dest, lock = scope.skills_dir / name, Lockfile.read(scope.lock_path)
-    if not NAME_RE.match(name) or len(name) > 64:
+    lock = Lockfile.read(scope.lock_path)
+    if not NAME_RE.match(name) or len(name) > 64:  # the skill's id names it too (a walk)
         by_repo = next((e.name for e in lock.entries.values() if e.repo == name), None)
-        raise HubskillsError(f"'{name}' is not a skill name" + (
-            f" (it is installed as '{by_repo}')" if by_repo else ""),
-            hint=f"hubskills remove {by_repo}" if by_repo else "hubskills list")
+        if by_repo is None:
+            raise HubskillsError(f"'{name}' is not a skill name", hint="hubskills list")
+        name = by_repo
+    dest = scope.skills_dir / name
     check_inside(scope.skills_dir, scope.root)
     present = dest.exists() or dest.is_symlink()
     if present and not dest.is_symlink() and is_hf_managed(dest):
