@@ -22,6 +22,16 @@ from registry.errors import HubskillsError, RegistryUnavailable, UnsafeSkill
 from registry.install.mcp_source import HINT, McpSource, check_trusted, lying
 from registry.scan import SizeLimits
 
+METHOD_NOT_FOUND, INVALID_PARAMS = -32601, -32602  # JSON-RPC's codes
+
+
+class McpServerError(UnsafeSkill):
+    """The server answered a request with a JSON-RPC error; `code` is its code."""
+
+    def __init__(self, message: str, *, hint: str | None = None, code: int = 0) -> None:
+        super().__init__(message, hint=hint)
+        self.code = code
+
 
 class McpSession:
     """A session with `source`'s server, opened on first `call`; `close` ends it."""
@@ -64,11 +74,12 @@ class McpSession:
         except MCPError as err:
             if (overflowed := self._overflowed()) is not None:
                 raise overflowed from err
-            if method == "skills/list" and err.code == -32601:
+            if method == "skills/list" and err.code == METHOD_NOT_FOUND:
                 raise HubskillsError(f"{self.name} does not serve the Skills extension "
                                      "(no skills/list)", hint=HINT) from err
-            raise UnsafeSkill(f"{self.name} refused {method} {params.get('uri', '')}: "
-                              f"{err}".replace("  ", " "), hint=lying(self.name)) from err
+            raise McpServerError(f"{self.name} refused {method} {params.get('uri', '')}: "
+                                 f"{err}".replace("  ", " "), hint=lying(self.name),
+                                 code=err.code) from err
         except (OSError, ValueError) as err:
             raise self._overflowed() or RegistryUnavailable(
                 f"{self.name}: {method} failed ({err})", hint=HINT) from err

@@ -23,7 +23,13 @@ from typing import Any
 from registry.errors import HubskillsError, UnsafeSkill, VersionNotFound
 from registry.format.skill import NAME_RE
 from registry.install import mcp_source
-from registry.install.mcp_session import McpSession, cap_of
+from registry.install.mcp_session import (
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    McpServerError,
+    McpSession,
+    cap_of,
+)
 from registry.install.mcp_source import (
     DIGEST,
     MAX_LISTED,
@@ -95,22 +101,32 @@ class McpStore:
         return sorted(set(names))
 
     def fetch(self, repo: str, sha: str, dest: Path, *, limits: SizeLimits = STORE_LIMITS,
-              pinned_hash: str | None = None, count: bool = True) -> Fetched:
+              pinned_hash: str | None = None, count: bool = True,
+              uri: str | None = None) -> Fetched:
         """Read every file of the skill into the empty folder `dest`, each checked against
-        its digest and size; `sha` must still be the manifest's revision.
+        its digest and size; `sha` must be the manifest's revision. With `uri` (the lock's
+        pinned URI) the entry is asked of `skills/get` by that URI, so a revision the server
+        still serves installs after a newer one is listed; else the listing's entry.
 
         Raises:
-            VersionNotFound: the server now serves other digests than `sha` pins.
+            VersionNotFound: the server serves other digests than `sha` pins.
             UnsafeSkill: a byte that does not match its digest, a file over the caps.
         """
         source = parse_mcp(repo)
         self.session.cap = cap_of(limits)
-        manifest = self.manifest(source.skill, limits)
+        manifest = self._pinned(source.skill, uri, limits) if uri else None
+        listed = manifest is None
+        if manifest is None:
+            manifest = self.manifest(source.skill, limits)
         if manifest_revision(manifest.digests) != sha:
+            now = (f"the server now lists other digests ({manifest.uri})" if listed or
+                   manifest.uri != uri else f"the server now serves other digests for {uri}")
+            gone = f"; it no longer serves {uri}" if listed and uri and uri != manifest.uri else ""
             raise VersionNotFound(
                 f"{source.skill} from {self.name} changed since it was pinned at {sha[:12]}: "
-                f"the server now lists other digests ({manifest.uri})",
-                hint=f"hubskills update {source.skill}  # shows what changed and re-pins it")
+                f"{now}{gone}",
+                hint=f"hubskills update {source.skill}  # installs what the server serves now "
+                     "and re-pins it")
         budget = limits.budget(hint=lying(self.name))
         notes = []
         for path, (uri, digest, size) in sorted(manifest.files.items()):
@@ -155,6 +171,25 @@ class McpStore:
         raise VersionNotFound(f"{self.name} lists no skill '{name}'",
                               hint=f"hubskills pull {shlex.quote(self.source.key)}  "
                                    "# names the skills it serves")
+
+    def _pinned(self, name: str, uri: str, limits: SizeLimits) -> Manifest | None:
+        """The checked entry `skills/get` answers for the pinned `uri`; None when the server
+        has no `skills/get` or no longer serves that URI (the listing decides then).
+
+        Raises:
+            UnsafeSkill: an entry for another URI or skill, or a manifest that lies.
+        """
+        try:
+            got = self.session.call("skills/get", {"uri": uri})
+        except McpServerError as err:
+            if err.code in (METHOD_NOT_FOUND, INVALID_PARAMS):
+                return None
+            raise
+        entry = got.get("skill")
+        if not isinstance(entry, dict) or entry.get("uri") != uri or entry_name(entry) != name:
+            raise UnsafeSkill(f"{self.name} answered skills/get of {uri} with another entry",
+                              hint=lying(self.name))
+        return self._checked(entry, name, limits)
 
     def _checked(self, entry: dict[str, Any], name: str, limits: SizeLimits) -> Manifest:
         where = f"{self.name}: the skill {name}"

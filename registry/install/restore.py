@@ -65,6 +65,9 @@ def install(project: Path, *, stores: StoreFor, frozen: bool = False, global_: b
     if require_signed or settings.require_signed:
         _check_signed(Lockfile.read(scope.lock_path))
     with SourceStore(scope.root, github_url=settings.github_url) as sources:
+        for entry in Lockfile.read(scope.lock_path).entries.values():
+            if entry.registry == "mcp" and entry.source and entry.source.get("uri"):
+                sources.pin_uri(entry.repo, entry.sha, str(entry.source["uri"]))
         return _install(scope, _with_sources(stores, sources), frozen=frozen, force=force,
                         allow_risky=allow_risky, limits=limits, workers=workers,
                         home=settings.home)

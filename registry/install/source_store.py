@@ -42,6 +42,7 @@ class SourceStore:
         self.root, self.github_url, self.timeout = Path(root), github_url, timeout
         self._repos: dict[str, GitRepo] = {}
         self._mcp: dict[str, McpStore] = {}
+        self._uris: dict[tuple[str, str], str] = {}  # (repo, sha) -> the URI a lock pins
         self._lock = threading.Lock()
 
     def __enter__(self) -> SourceStore:
@@ -66,6 +67,12 @@ class SourceStore:
             if source.server not in self._mcp:
                 self._mcp[source.server] = McpStore(source.server)
             return self._mcp[source.server]
+
+    def pin_uri(self, repo: str, sha: str, uri: str) -> None:
+        """Fetch the MCP skill `repo` at `sha` by the URI `skills.lock` pins (`skills/get`),
+        not by what the server lists now."""
+        with self._lock:
+            self._uris[(repo, sha)] = uri
 
     def repo(self, source: GitSource) -> GitRepo:
         """The temp repository of `source`'s URL (made on first use)."""
@@ -103,7 +110,8 @@ class SourceStore:
         """
         source = parse_source(repo)
         if isinstance(source, McpSource):
-            return self.mcp(source).fetch(repo, sha, dest, limits=limits)
+            return self.mcp(source).fetch(repo, sha, dest, limits=limits,
+                                          uri=self._uris.get((repo, sha)))
         if isinstance(source, FolderSource):
             folder = self._folder(source)
             files = _copy_folder(folder, dest, limits)

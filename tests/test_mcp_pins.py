@@ -1,0 +1,105 @@
+"""A `skills.lock` pinning a skill pulled over MCP, after the server moves on.
+
+The server is `hubskills mcp --http`'s app over the local registry (uvicorn on a free port);
+the registry then gets a new version of the pinned skill, which the server lists from then on.
+The lock names the revision-pinned URI, and `skills/get` still serves it: `install --frozen`
+installs what the lock pins, byte for byte, as a registry pin does.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mcp")
+
+import uvicorn  # noqa: E402
+
+from registry.config import Settings  # noqa: E402
+from registry.errors import VersionNotFound  # noqa: E402
+from registry.install import install  # noqa: E402
+from registry.install.lockfile import Lockfile  # noqa: E402
+from registry.install.pull import pull_source  # noqa: E402
+from registry.registries import get_store  # noqa: E402
+from registry.stores import SkillStore  # noqa: E402
+from tests.test_mcp_pull import _plan, files_of  # noqa: E402
+
+pytestmark = pytest.mark.timeout(300)
+NAME, REPO = "agent-skill-md", "hubskills/agent-skill-md"
+
+
+@contextmanager
+def serving(store: SkillStore) -> Iterator[str]:
+    """`hubskills mcp --http`'s app over `store`, re-reading the listing on every request."""
+    from registry.mcp import Catalog, build_server, http_app
+    from tests.fakes.mcp_skills_server import _free_port
+
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(http_app(build_server(Catalog(store, recheck_s=0))),
+                                           host="127.0.0.1", port=port, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        assert thread.is_alive(), "the MCP server did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        server.should_exit = True
+        thread.join()
+
+
+def publish_next(store: SkillStore, tmp: Path) -> str:
+    """Publish 1.1.1 of the example skill (one more line in SKILL.md); its sha."""
+    src = tmp / "next" / NAME
+    store.fetch(REPO, store.resolve(REPO).sha, src, count=False)
+    text = (src / "SKILL.md").read_text()
+    (src / "SKILL.md").write_text(text.replace('version: "1.1.0"', 'version: "1.1.1"', 1)
+                                  + "\nOne more line.\n")
+    for marker in src.glob(".hubskills*"):
+        marker.unlink()
+    store.publish(src, repo=REPO, version="1.1.1")
+    return store.resolve(REPO).sha
+
+
+def test_frozen_install_fetches_the_pinned_revision_after_a_new_version(tmp_path: Path) -> None:
+    store = get_store(Settings.from_env())
+    first, fresh = tmp_path / "first", tmp_path / "fresh"
+    with serving(store) as url:
+        pull_source(f"mcp+{url}", _plan(first), skills=[NAME])
+        pinned = Lockfile.read(first / "skills.lock").entries[NAME]
+        assert pinned.version == "1.1.0"
+        sha = publish_next(store, tmp_path)
+        assert sha not in pinned.source["uri"]  # type: ignore[index]
+        fresh.mkdir()
+        shutil.copy(first / "skills.lock", fresh / "skills.lock")
+        (result,) = install(fresh, stores=lambda name: store, frozen=True)
+    assert result.version == "1.1.0" and result.sha == pinned.sha
+    assert files_of(fresh / ".agents/skills" / NAME) == files_of(first / ".agents/skills" / NAME)
+    assert Lockfile.read(fresh / "skills.lock").entries[NAME] == pinned
+
+
+def test_a_revision_no_longer_served_names_the_pull_that_re_pins(tmp_path: Path) -> None:
+    """A lock whose URI the server no longer serves (here: a revision it never had) is
+    refused, and the hint says what `update` does there: install what is served now."""
+    store = get_store(Settings.from_env())
+    project = tmp_path / "proj"
+    with serving(store) as url:
+        pull_source(f"mcp+{url}", _plan(project), skills=[NAME])
+        lock_path = project / "skills.lock"
+        text = lock_path.read_text()
+        uri = Lockfile.read(lock_path).entries[NAME].source["uri"]  # type: ignore[index]
+        gone = uri.replace(uri.split("@", 1)[1].split("/", 1)[0], "f" * 40)
+        lock_path.write_text(text.replace(uri, gone))
+        shutil.rmtree(project / ".agents/skills" / NAME)
+        publish_next(store, tmp_path)
+        with pytest.raises(VersionNotFound) as err:
+            install(project, stores=lambda name: store, frozen=True)
+    assert f"no longer serves {gone}" in err.value.message
+    assert err.value.hint is not None and "installs what the server serves now" in err.value.hint
