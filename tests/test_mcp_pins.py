@@ -3,7 +3,9 @@
 The server is `hubskills mcp --http`'s app over the local registry (uvicorn on a free port);
 the registry then gets a new version of the pinned skill, which the server lists from then on.
 The lock names the revision-pinned URI, and `skills/get` still serves it: `install --frozen`
-installs what the lock pins, byte for byte, as a registry pin does.
+installs what the lock pins, byte for byte, as a registry pin does. And when the server cannot
+help: one that is down is named with the real cause, one that answers an error (its own
+registry unreachable) is quoted, never called hostile.
 """
 
 from __future__ import annotations
@@ -22,7 +24,12 @@ pytest.importorskip("mcp")
 import uvicorn  # noqa: E402
 
 from registry.config import Settings  # noqa: E402
-from registry.errors import VersionNotFound  # noqa: E402
+from registry.errors import (  # noqa: E402
+    HubskillsError,
+    RegistryUnavailable,
+    UnsafeSkill,
+    VersionNotFound,
+)
 from registry.install import install  # noqa: E402
 from registry.install.lockfile import Lockfile  # noqa: E402
 from registry.install.pull import pull_source  # noqa: E402
@@ -32,6 +39,7 @@ from tests.test_mcp_pull import _plan, files_of  # noqa: E402
 
 pytestmark = pytest.mark.timeout(300)
 NAME, REPO = "agent-skill-md", "hubskills/agent-skill-md"
+FAKE = "honest-skill"  # the fake server's skill
 
 
 @contextmanager
@@ -103,3 +111,32 @@ def test_a_revision_no_longer_served_names_the_pull_that_re_pins(tmp_path: Path)
             install(project, stores=lambda name: store, frozen=True)
     assert f"no longer serves {gone}" in err.value.message
     assert err.value.hint is not None and "installs what the server serves now" in err.value.hint
+
+
+def test_a_server_that_is_down_is_named_with_the_real_cause(tmp_path: Path) -> None:
+    """Nothing listens on the pinned server's port: the error says so (the SDK's task group
+    unwrapped to its cause) and the hint names the command that serves one there."""
+    from tests.fakes.mcp_skills_server import FakeSkillsServer
+
+    project = tmp_path / "proj"
+    with FakeSkillsServer("honest") as fake:
+        pull_source(f"mcp+{fake.url}", _plan(project), skills=[FAKE])
+    shutil.rmtree(project / ".agents/skills" / FAKE)
+    with pytest.raises(RegistryUnavailable) as err:
+        install(project, stores=lambda name: get_store(Settings.from_env()), frozen=True)
+    assert err.value.message == f"cannot reach the MCP server {fake.url}: connection refused"
+    assert err.value.hint == (f"is the server running? hubskills mcp --http 127.0.0.1:{fake.port}"
+                              "  # serves one there")
+
+
+def test_an_error_the_server_answers_is_its_own_not_a_lie(tmp_path: Path) -> None:
+    """A server that cannot reach its own registry answers skills/list with an error: the
+    message says what it said, and nothing calls it malformed or hostile."""
+    from tests.fakes.mcp_skills_server import UNREACHABLE, FakeSkillsServer
+
+    with FakeSkillsServer("failing") as fake, pytest.raises(HubskillsError) as err:
+        pull_source(f"mcp+{fake.url}#{FAKE}", _plan(tmp_path / "proj"))
+    assert not isinstance(err.value, UnsafeSkill)
+    assert err.value.message == f"{fake.url} answered skills/list with an error: {UNREACHABLE}"
+    assert err.value.hint is not None and "hostile" not in err.value.hint
+    assert "nothing was installed" in err.value.hint

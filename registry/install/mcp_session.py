@@ -7,30 +7,55 @@ HTTP response cut at `cap` bytes (a flood: the SDK's own SSE event limit is set 
 a plain JSON body is cut by the transport), and each stdio message too (`mcp_stdio`). A stdio
 command runs only once the user typed it (`mcp_source.check_trusted`). Errors name the server:
 a lie is `UnsafeSkill` with the hint that nothing was installed, an unreachable server
-`RegistryUnavailable`.
+`RegistryUnavailable` naming the real cause (the SDK's task group unwrapped), an error the
+server answered (its own registry unreachable, say) `McpServerError` saying what it said.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import threading
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import urlsplit
 
-from registry.errors import HubskillsError, RegistryUnavailable, UnsafeSkill
+from registry.errors import HubskillsError, RegistryError, RegistryUnavailable, UnsafeSkill
 from registry.install.mcp_source import HINT, McpSource, check_trusted, lying
 from registry.scan import SizeLimits
 
 METHOD_NOT_FOUND, INVALID_PARAMS = -32601, -32602  # JSON-RPC's codes
 
 
-class McpServerError(UnsafeSkill):
-    """The server answered a request with a JSON-RPC error; `code` is its code."""
+class McpServerError(RegistryError):
+    """The server answered a request with a JSON-RPC error (its own failure, such as a
+    registry it cannot reach, or a request it refuses): not a lie; `code` is its code."""
 
     def __init__(self, message: str, *, hint: str | None = None, code: int = 0) -> None:
         super().__init__(message, hint=hint)
         self.code = code
+
+
+def first_cause(err: BaseException) -> BaseException:
+    """The first real error inside `err`: a group's first error, down to its leaf."""
+    while isinstance(err, BaseExceptionGroup) and err.exceptions:
+        err = err.exceptions[0]
+    return err
+
+
+def describe(err: BaseException) -> str:
+    """`err` as a reader wants it: the system's words for the OS error at the bottom of its
+    chain (`connection refused`), else its own text."""
+    seen: BaseException | None = err
+    for _ in range(10):  # a chain, bounded
+        if seen is None:
+            break
+        if isinstance(seen, OSError) and (seen.errno or seen.strerror):
+            words = os.strerror(seen.errno) if seen.errno else str(seen.strerror)
+            return words[:1].lower() + words[1:]
+        seen = seen.__cause__ or seen.__context__
+    return str(err) or type(err).__name__
 
 
 class McpSession:
@@ -77,8 +102,11 @@ class McpSession:
             if method == "skills/list" and err.code == METHOD_NOT_FOUND:
                 raise HubskillsError(f"{self.name} does not serve the Skills extension "
                                      "(no skills/list)", hint=HINT) from err
-            raise McpServerError(f"{self.name} refused {method} {params.get('uri', '')}: "
-                                 f"{err}".replace("  ", " "), hint=lying(self.name),
+            asked = f"{method} {params['uri']}" if params.get("uri") else method
+            raise McpServerError(f"{self.name} answered {asked} with an error: {err}",
+                                 hint="nothing was installed; that error is the server's own"
+                                      + (f" (JSON-RPC {err.code})" if err.code else "")
+                                      + ": try again once it can answer",
                                  code=err.code) from err
         except (OSError, ValueError) as err:
             raise self._overflowed() or RegistryUnavailable(
@@ -107,8 +135,24 @@ class McpSession:
                     raise
                 if (overflowed := self._overflowed()) is not None:
                     raise overflowed from err
-                raise RegistryUnavailable(f"cannot reach the MCP server {self.name}: {err}",
-                                          hint=HINT) from err
+                raise self._unreachable(err) from err
+
+    def _unreachable(self, err: BaseException) -> HubskillsError:
+        """Why the session did not open, from the real cause (not the SDK's task group)."""
+        cause = first_cause(err)
+        if isinstance(cause, HubskillsError):
+            return cause
+        if self.source.stdio:
+            why = (f"no such command {self.source.command[0]!r}"
+                   if isinstance(cause, FileNotFoundError) else describe(cause))
+            return RegistryUnavailable(
+                f"cannot start the MCP server {self.name}: {why}",
+                hint=f"is {self.source.command[0]} installed here? run "
+                     f"{shlex.join(self.source.command)} to see it start")
+        address = urlsplit(self.source.server).netloc
+        return RegistryUnavailable(
+            f"cannot reach the MCP server {self.name}: {describe(cause)}",
+            hint=f"is the server running? hubskills mcp --http {address}  # serves one there")
 
     async def _lifetime(self, *, task_status: Any) -> None:
         import anyio

@@ -13,7 +13,9 @@ by `mode`, lies about it:
 - "endless": every skills/list page has a new nextCursor;
 - "drip": resources/read never ends, a log line every 50 ms keeps the stream busy;
 - "changed": after `change()`, SKILL.md's bytes (and digest) are new ones;
-- "dynamic": the entry's manifest is "dynamic" (no files listed).
+- "dynamic": the entry's manifest is "dynamic" (no files listed);
+- "failing": skills/list answers a JSON-RPC error, as a server that cannot reach its own
+  registry does (not a lie: the server's own failure).
 """
 
 from __future__ import annotations
@@ -32,12 +34,13 @@ import mcp_types as types
 import uvicorn
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
-from mcp_types.jsonrpc import INVALID_PARAMS
+from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 
 NAME = "honest-skill"
 ROOT = f"skill://fake/{NAME}"
 MODES = ("honest", "digest", "outside", "foreign", "huge", "flood", "endless", "drip", "changed",
-         "dynamic")
+         "dynamic", "failing")
+UNREACHABLE = "cannot reach https://huggingface.co: the Hub is unreachable (ConnectError)"
 
 
 class _Uri(types.RequestParams):
@@ -91,6 +94,8 @@ class FakeSkillsServer:
         pages = {"count": 0}
 
         async def list_skills(_ctx: Any, params: types.PaginatedRequestParams) -> dict[str, Any]:
+            if self.mode == "failing":
+                raise MCPError(INTERNAL_ERROR, UNREACHABLE)
             result: dict[str, Any] = {"skills": [self.entry()], "ttlMs": 0, "cacheScope": "public"}
             if self.mode == "endless":
                 pages["count"] += 1
