@@ -7,6 +7,7 @@ import importlib.util
 import click
 
 from registry._install import add_extra
+from registry.cli import _output as out
 from registry.cli import _store as shared
 from registry.errors import HubskillsError
 
@@ -51,6 +52,7 @@ def mcp_command(http: str | None, listing: str, registry: str | None) -> None:
     settings, store = shared.open_store(registry)
     server = build_server(Catalog(store, listing=listing, facts=cache_dir(settings.home)))
     if address:
-        serve_http(server, *address)
+        serve_http(server, *address,
+                   ready=lambda url: out.info(f"serving MCP at {url} (Ctrl-C stops)"))
     else:
         serve_stdio(server)

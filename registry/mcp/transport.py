@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import socket
+from collections.abc import Callable
 from typing import Any
 
 import anyio
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+
+from registry.errors import HubskillsError
 
 
 def serve_stdio(server: Server[Any]) -> None:
@@ -74,8 +80,48 @@ async def too_large(send: Any, max_bytes: int) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def serve_http(server: Server[Any], host: str, port: int) -> None:
-    """Serve streamable HTTP at `http://HOST:PORT/mcp` until interrupted."""
+def serve_http(server: Server[Any], host: str, port: int,
+               ready: Callable[[str], None] | None = None) -> None:
+    """Serve streamable HTTP at `http://HOST:PORT/mcp` until interrupted; `ready(url)` is
+    called once the address is bound (the CLI says so on stderr).
+
+    Raises:
+        HubskillsError: the address cannot be bound (the port in use, a host not this one's).
+    """
     import uvicorn
 
-    uvicorn.run(http_app(server, host), host=host, port=port, log_level="warning")
+    sock = bind(host, port)
+    config = uvicorn.Config(http_app(server, host), host=host, port=port, log_level="warning")
+    if ready is not None:
+        ready(f"http://{_address(host, port)}/mcp")
+    with sock:
+        uvicorn.Server(config).run(sockets=[sock])
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on HOST:PORT, as uvicorn would bind it.
+
+    Raises:
+        HubskillsError: the port is in use, or the address cannot be bound here.
+    """
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError as err:
+        sock.close()
+        where, other = _address(host, port), _address(host, port + 1 if port < 65535 else 8765)
+        if err.errno == errno.EADDRINUSE:
+            raise HubskillsError(f"{where} is in use (another server listens there)",
+                                 hint=f"hubskills mcp --http {other}  # another port") from err
+        why = os.strerror(err.errno) if err.errno else str(err)
+        raise HubskillsError(f"cannot serve MCP at {where}: {why}",
+                             hint="hubskills mcp --http 127.0.0.1:8765  # this machine only"
+                             ) from err
+    sock.set_inheritable(True)
+    return sock
+
+
+def _address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
