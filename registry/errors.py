@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+import shlex
+
+
+def hint_command(*words: str) -> str:
+    """`hubskills WORDS...` as a hint or a next-step line prints it: each word quoted for a
+    shell (`shlex`), so a source with a space or a `#` (`'mcp+stdio:hubskills mcp#x'`, a
+    folder `'/tmp/my skills/x'`) pastes as the one argument it is; a plain word stays as is."""
+    return shlex.join(["hubskills", *words])
+
 
 class HubskillsError(Exception):
     """Base for errors shown to users; `hint` names the next command to run."""

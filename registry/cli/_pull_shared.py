@@ -15,6 +15,7 @@ from rich.markup import escape
 
 from registry.cli import _output as out
 from registry.config import Settings
+from registry.errors import hint_command
 from registry.install import PullResult
 from registry.install.agents import AGENTS, Agent, readers
 from registry.install.resolve import DependencyError
@@ -150,8 +151,8 @@ def _print_visibility(result: PullResult) -> None:
         out.result("  not seen by: " + ", ".join(a.title for a in unseen)
                    + "; add one with (a comma list adds several, --all every one):")
         # on lines of its own that paste as printed: cut to fit, it was cut mid-command
-        out.command("", f"hubskills pull {result.repo} --agent {unseen[0].name}{scope}",
-                    indent="    ")
+        out.command("", hint_command("pull", result.repo, "--agent", unseen[0].name,
+                                     *scope.split()), indent="    ")
 
 
 def print_results(results: list[PullResult], project: Path, *, as_json: bool,

@@ -26,7 +26,7 @@ import click
 
 from registry.cli._path_arg import ExistingPath, closest_sibling
 from registry.config import Settings
-from registry.errors import HubskillsError, InvalidSkill, SkillNotFound
+from registry.errors import HubskillsError, InvalidSkill, SkillNotFound, hint_command
 
 if TYPE_CHECKING:
     from registry.stores.base import SkillInfo
@@ -188,9 +188,9 @@ def _check_scan(folder: Path, spec: str, command: str) -> None:
 
     with show_findings():
         check_findings(scan_folder(folder), "high", subject=spec, action="evaluated",
-                       risky_hint=f"hubskills pull {spec} --allow-risky  # once the findings "
-                                  f"above are what you expect; then: hubskills {command} "
-                                  f".agents/skills/{folder.name}")
+                       risky_hint=f"{hint_command('pull', spec, '--allow-risky')}  # once the "
+                                  "findings above are what you expect; then: "
+                                  + hint_command(command, f".agents/skills/{folder.name}"))
 
 
 def no_such_folder(target: str, command: str,

@@ -26,7 +26,7 @@ from registry.cli._skill_ref import (
     skill_folder,
 )
 from registry.config import Settings
-from registry.errors import SkillNotFound
+from registry.errors import SkillNotFound, hint_command
 from registry.stores import SkillInfo, SkillStore
 from registry.stores.revision_facts import RevisionFacts, folder_facts
 from registry.stores.summary import SUMMARY_COLUMNS, latest_summary, summary_rows
@@ -81,7 +81,7 @@ def _info_of(target: str, settings: Settings, store: SkillStore,
     if SkillSource.is_git(target) and not folder.exists():
         fetched = stack.enter_context(skill_folder(target, command="info", scan=False))
         return (folder_info(target, fetched), folder_facts(fetched, home=settings.home),
-                f"a git source, not a registry entry: hubskills pull {target}")
+                f"a git source, not a registry entry: {hint_command('pull', target)}")
     if folder.is_dir():
         placed = identify(folder, store)
         try:  # a folder or git source's marker names no registry entry

@@ -17,7 +17,7 @@ from registry.cli._skill_ref import (
     no_such_folder,
     skill_folder,
 )
-from registry.errors import InvalidSkill
+from registry.errors import InvalidSkill, hint_command
 from registry.scan import (
     SEVERITIES,
     Finding,
@@ -46,7 +46,8 @@ def resolve_target(target: str, resolver: Resolver | None) -> AbstractContextMan
     if looks_like_reference(target):
         raise InvalidSkill(f"{target}: no such folder, and scanning registry skills (ns/name) "
                            "is not available yet.",
-                           hint=f"hubskills pull {target}, then hubskills scan the pulled folder")
+                           hint=f"{hint_command('pull', target)}, then hubskills scan the pulled "
+                                "folder")
     raise no_such_folder(target, "scan")
 
 

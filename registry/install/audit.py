@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from registry.config import Settings
-from registry.errors import HubskillsError
+from registry.errors import HubskillsError, hint_command
 from registry.format.skill import content_hash
 from registry.install.agents import all_folders, link_folders, parse_agents
 from registry.install.deps import unmet
@@ -61,8 +61,8 @@ def verify_installed(project: Path, *, global_: bool = False) -> list[Audit]:
     audits = {entry.name: _audit(scope, entry, home)
               for entry in sorted(lock.entries.values(), key=lambda e: e.name)}
     for entry, why in unmet(lock):  # what it needs is not pinned: `install` would refuse
-        _fail(audits[entry.name], "dependency missing", f"{why} (hubskills pull {entry.repo} "
-                                                        "resolves it again)")
+        again = hint_command("pull", entry.repo)
+        _fail(audits[entry.name], "dependency missing", f"{why} ({again} resolves it again)")
     return list(audits.values())
 
 
@@ -177,7 +177,8 @@ def signed_as_pinned(folder: Path, entry: LockEntry, home: Path) -> None:
                                     "files again, or correct its signer in skills.lock")
     if signed.signer != entry.signer:
         raise SignerMismatch(f"signed by {signed.signer}; skills.lock pins {entry.signer}",
-                             hint=f"hubskills pull {entry.repo} --force  # fetches it again")
+                             hint=hint_command("pull", entry.repo, "--force")
+                             + "  # fetches it again")
 
 
 def _placements(scope: Scope, entry: LockEntry) -> list[Path]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from registry.errors import HubskillsError
+from registry.errors import HubskillsError, hint_command
 from registry.format.requires import Requirement, parse_requirement
 from registry.install.lockfile import LockEntry, Lockfile
 from registry.stores import SkillStore
@@ -47,7 +47,7 @@ def check_whole(lock: Lockfile) -> None:
     """
     for entry, why in unmet(lock)[:1]:
         raise HubskillsError(f"skills.lock pins {entry.repo}, which {why}; the graph is not "
-                             "whole", hint=f"hubskills pull {entry.repo}  # resolves its "
+                             "whole", hint=f"{hint_command('pull', entry.repo)}  # resolves its "
                                            "dependencies again and re-pins them")
 
 

@@ -13,7 +13,7 @@ import threading
 from typing import Protocol
 
 from registry._turns import taking_turns
-from registry.errors import HubskillsError
+from registry.errors import HubskillsError, hint_command
 from registry.format.skill import content_hash
 from registry.install.agents import Agent
 from registry.install.audit import check_still_allowed
@@ -176,7 +176,7 @@ def _place(node: Node, graph: Graph, plan: Plan, lock: Lockfile, store: SkillSto
         marker = read_marker(scope.skills_dir / name)
         if marker is None:  # checked intact when resolved; gone since
             raise HubskillsError(f"{scope.skills_dir / name} changed while pulling",
-                                 hint=f"hubskills pull {graph.root}  # again")
+                                 hint=hint_command("pull", graph.root) + "  # again")
         result = refresh(scope, name, marker, plan.agents, plan.copy, lock, [],
                          dry_run=plan.dry_run, write_lock=False, txn=txn, force=plan.force)
         result.requires = [str(r) for r in node.requires]

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from registry.config import Settings
-from registry.errors import HubskillsError, InvalidSkill, RegistryUnavailable
+from registry.errors import HubskillsError, InvalidSkill, RegistryUnavailable, hint_command
 from registry.format.skill import content_hash
 from registry.install import graph
 from registry.install.agents import Agent, check_folders, select_agents
@@ -264,8 +264,8 @@ def pick(found: list[str], source: Source, skills: Sequence[str], all_skills: bo
     if not skills or unknown:
         what = f"has no skill {', '.join(unknown)}; it" if unknown else ""
         first = found[0].rsplit("/", 1)[-1]
-        hint = (f"hubskills pull {source.spec} --skill {first}  # or --all-skills"
-                if command == "pull" else f"hubskills {command} {source.at(found[0]).spec}")
+        hint = (hint_command("pull", source.spec, "--skill", first) + "  # or --all-skills"
+                if command == "pull" else hint_command(command, source.at(found[0]).spec))
         raise HubskillsError(f"{source.spec} {what} holds {len(found)} skills: {listed}".replace(
             "  ", " "), hint=hint)
     return list(dict.fromkeys(by_name[s] for s in skills))

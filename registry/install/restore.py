@@ -18,7 +18,7 @@ from typing import Any, cast
 
 from registry._turns import taking_turns
 from registry.config import Settings
-from registry.errors import HubskillsError, UnsafeSkill
+from registry.errors import HubskillsError, UnsafeSkill, hint_command
 from registry.format.skill import content_hash
 from registry.install.agents import Agent, check_folders, select_agents
 from registry.install.audit import signed_as_pinned
@@ -152,7 +152,8 @@ def _install_many(todo: list[tuple[LockEntry, SkillStore, list[Agent]]], scope: 
             now = f"signed by {staged.signer}" if staged.signer else "unsigned"
             raise UnsafeSkill(f"skills.lock pins {entry.name} as signed by {entry.signer}; the "
                               f"files are {now}",
-                              hint=f"hubskills pull {entry.repo}  # re-pins it, once you trust "
+                              hint=f"{hint_command('pull', entry.repo)}  # re-pins it, once you "
+                                   "trust "
                                    "the new signer")
         return staged
 

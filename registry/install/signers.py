@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from registry.errors import UnsafeSkill
+from registry.errors import UnsafeSkill, hint_command
 from registry.install.lockfile import Lockfile
 from registry.install.sources import FolderSource, is_source, parse_source
 
@@ -66,8 +66,8 @@ def pin_signer(lock: Lockfile, repo: str, name: str, signer: str | None, *,
     if not accept_new:
         raise SignerChanged(f"{repo} is {now}, but skills.lock pins {pinned} as the signer of "
                             f"{what} (first seen there); refusing a changed signer",
-                            hint=f"hubskills pull {repo} --accept-new-signer  # only once you "
-                                 "know why the publisher's signer changed")
+                            hint=hint_command("pull", repo, "--accept-new-signer")
+                                 + "  # only once you know why the publisher's signer changed")
     if signer is not None and namespace is not None:
         lock.signers[namespace] = signer
         return f"{what}: accepted the new signer {signer} (was {pinned}); re-pinned"

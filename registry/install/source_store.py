@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 from types import TracebackType
 
-from registry.errors import HubskillsError, UnsafeSkill, VersionNotFound
+from registry.errors import HubskillsError, UnsafeSkill, VersionNotFound, hint_command
 from registry.format.skill import MARKER_FILES, NOISE_NAMES, NOISE_SUFFIXES, content_hash
 from registry.install.git_fetch import HOSTILE_HINT, TIMEOUT_S, GitRepo
 from registry.install.mcp_source import McpSource
@@ -117,7 +117,8 @@ class SourceStore:
             files = _copy_folder(folder, dest, limits)
             if folder_revision(dest) != sha:
                 raise VersionNotFound(f"{repo} changed since it was pinned at {sha[:12]}",
-                                      hint=f"hubskills pull {repo}  # pins it as it is now")
+                                      hint=hint_command("pull", repo)
+                                      + "  # pins it as it is now")
         else:
             git = self.repo(source)
             entries = git.listing(sha, source.subdir)

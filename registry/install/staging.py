@@ -23,7 +23,7 @@ from pathlib import Path
 
 from registry._io import make_temp_dir
 from registry.config import Settings
-from registry.errors import InvalidSkill, UnsafeSkill
+from registry.errors import InvalidSkill, UnsafeSkill, hint_command
 from registry.format.requires import requirements
 from registry.format.skill import (
     NAME_RE,
@@ -140,8 +140,9 @@ def _verify(folder: Path, repo: str, resolved: Resolved, reported: str | None,
         pinned = folder_name(repo)  # the lock's name for it (the skill must be named so)
         raise UnsafeSkill(f"{pinned} ({where}): the files hash to {computed[:19]}, skills.lock "
                           f"pins {expected[:19]}; nothing of it was installed",
-                          hint=f"hubskills update {pinned}  # or hubskills pull {repo}@"
-                               f"{resolved.sha[:12]}: both re-pin what the registry reports")
+                          hint=f"{hint_command('update', pinned)}  # or "
+                               f"{hint_command('pull', f'{repo}@{resolved.sha[:12]}')}: both "
+                               "re-pin what the registry reports")
     signed = policy.check(folder, name=folder_name(repo), where=where)  # before any parse
     try:
         skill = load_skill(folder)
