@@ -54,7 +54,7 @@ def search_command(query: str, sort: str, limit: int, as_json: bool,
         out.result("No skills yet.")
     elif sort == "lift":
         out.table(["skill", "version", "lift [95% CI]", "model", "downloads", "description"],
-                  [(i.repo, i.version or "-", _lift_text(best.get(i.repo)),
+                  [(i.repo, i.version or "-", _lift_text(best.get(i.repo), i.version),
                     best[i.repo].model if i.repo in best else "-", i.downloads,
                     escape(_clip(i.description))) for i in infos],
                   drop=["downloads", "model", "version"], per_row=_PER_ROW)
@@ -120,15 +120,22 @@ def _best_entries(frame: Any, best: dict[str, Entry]) -> dict[str, float]:
     return {repo: entry.lift_lo for repo, entry in best.items()}
 
 
-def _lift_text(entry: Entry | None) -> str:
-    return display.lift_interval(entry.lift, entry.lift_lo, entry.lift_hi) if entry else "-"
+def _lift_text(entry: Entry | None, listed: str | None) -> str:
+    """The lift with its interval, and the version it was measured on where that is not the
+    version listed beside it (the newest may have no results yet: `+15 [+5, +27] (1.1.0)`)."""
+    if entry is None:
+        return "-"
+    text = display.lift_interval(entry.lift, entry.lift_lo, entry.lift_hi)
+    return text + (f" ({entry.version})" if entry.version and entry.version != listed else "")
 
 
 def _lift_json(entry: Entry | None) -> dict[str, Any]:
-    """The best ranked entry's lift (shares, as in the leaderboard's JSON), null when unranked."""
+    """The best ranked entry's lift (shares, as in the leaderboard's JSON), null when unranked;
+    `lift_version` is the version it was measured on (not always the `version` listed)."""
     return {"lift": entry.lift if entry else None, "lift_lo": entry.lift_lo if entry else None,
             "lift_hi": entry.lift_hi if entry else None,
-            "lift_model": entry.model if entry else None}
+            "lift_model": entry.model if entry else None,
+            "lift_version": entry.version if entry else None}
 
 
 def _clip(text: str, limit: int = 80) -> str:

@@ -35,6 +35,9 @@ def search_result(catalog: Catalog, query: str, limit: int) -> dict[str, Any]:
                      "description": info.description, "version": meta.get("version"),
                      "revision": rev.sha, "license": meta.get("license"),
                      "verification": meta.get("verification"), "lift": meta.get("lift", []),
+                     # the version `lift` was measured on: always the one listed (its own
+                     # figures, none when it has no results), as `search --json` names it
+                     "lift_version": meta.get("version") if meta.get("lift") else None,
                      "triggers": meta.get("triggers", []),
                      "scan_findings": meta["scan"]["findings"]})
     return {"skills": hits}
