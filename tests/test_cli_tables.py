@@ -113,7 +113,8 @@ def test_a_finding_cut_to_fit_says_where_it_is_whole(tmp_path):
     assert "text cut with … to fit 80 columns" in cut.stderr and "--json" in cut.stderr
     refused = hubskills("pull", skill, cwd=tmp_path, COLUMNS="80")
     assert refused.returncode == 1 and "…" in refused.stdout + refused.stderr
-    assert "hubskills scan SKILL --json shows it whole" in " ".join(refused.stderr.split())
+    said = " ".join(refused.stderr.split())  # the skill pulled, not a placeholder (a walk)
+    assert f"hubskills scan {skill} --json shows it whole" in said, said
 
 
 @pytest.mark.parametrize("args", [("info", SEEDED[0]), ("leaderboard",), ("search", "--sort",

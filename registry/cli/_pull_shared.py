@@ -98,21 +98,23 @@ def stores(registry: str | None = None, *,
 
 
 @contextlib.contextmanager
-def show_findings() -> Iterator[None]:
-    """Print a refused scan's findings before the error line."""
+def show_findings(subject: str | None = None) -> Iterator[None]:
+    """Print a refused scan's findings before the error line (`subject`: the skill scanned,
+    for the command that shows cut text whole)."""
     try:
         yield
     except ScanFailed as err:
-        _findings_table(err.findings)
+        _findings_table(err.findings, subject)
         raise
 
 
-def _findings_table(findings: list[Finding]) -> None:
-    if findings:
+def _findings_table(findings: list[Finding], subject: str | None) -> None:
+    if findings:  # pull has no JSON: scan has
+        whole = hint_command("scan", subject, "--json") if subject else "hubskills scan --json"
         out.table(["severity", "code", "where", "message"],
                   [(f.severity, f.code, escape(f"{f.path}:{f.line}" if f.line else f.path),
                     escape(f.message)) for f in findings],
-                  whole="a wider terminal or hubskills scan SKILL --json")  # pull has no JSON
+                  whole=f"a wider terminal or {whole}")
 
 
 def rel(path: Path, project: Path) -> str:
@@ -218,7 +220,7 @@ def _print_result(r: PullResult, project: Path) -> None:
                    + (f", signed by {escape(dep.signer)}" if dep.signer else ""))
     if r.status == "up-to-date":
         return
-    _findings_table([f for f in r.findings if f.severity in ("high", "medium")])
+    _findings_table([f for f in r.findings if f.severity in ("high", "medium")], r.repo)
     counts = r.scan_summary
     out.result(f"  scan: {counts['high']} high, {counts['medium']} medium, {counts['low']} low "
                "(findings are reported; a scan never proves a skill safe)")

@@ -186,7 +186,7 @@ def _check_scan(folder: Path, spec: str, command: str) -> None:
     from registry.cli._pull_shared import show_findings
     from registry.scan import check_findings, scan_folder
 
-    with show_findings():
+    with show_findings(spec):
         check_findings(scan_folder(folder), "high", subject=spec, action="evaluated",
                        risky_hint=f"{hint_command('pull', spec, '--allow-risky')}  # once the "
                                   "findings above are what you expect; then: "

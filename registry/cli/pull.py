@@ -79,7 +79,7 @@ def pull_command(spec: str, skills: tuple[str, ...], all_skills: bool, agent: st
     if Path(spec).is_dir() and (Path(spec) / "SKILL.md").is_file():
         say_if_unpublishable(Path(spec), so="your agents will read a draft")
     def run() -> list[PullResult]:
-        with shared.show_findings():
+        with shared.show_findings(spec):
             if is_source(spec):
                 plan = Plan.of(project, agents=agent, all_agents=all_agents, global_=global_,
                                **options)
