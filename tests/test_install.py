@@ -322,11 +322,8 @@ def test_cli_pull_list_remove(capsys: pytest.CaptureFixture[str], project: Path)
     code, out, _ = run_main(capsys, "list", "--project", project, "--json")
     [item] = [i for i in json.loads(out) if i["name"] == "agent-skill-md"]
     assert item["state"] == "up-to-date" and item["pinned"]
-    code, _, err = run_main(capsys, "remove", "hubskills/agent-skill-md", "--project", project)
-    assert code == 1 and "is installed as 'agent-skill-md'" in err  # the name it goes by
-    assert "Hint: hubskills remove agent-skill-md" in err
-    code, out, _ = run_main(capsys, "remove", "agent-skill-md", "--project", project)
-    assert code == 0 and "Removed agent-skill-md" in out
+    code, out, _ = run_main(capsys, "remove", "hubskills/agent-skill-md", "--project", project)
+    assert code == 0 and "Removed agent-skill-md" in out  # its id names it as its name does
 
 
 def test_cli_errors_map_to_error_and_hint(capsys: pytest.CaptureFixture[str], project: Path):

@@ -157,3 +157,23 @@ def test_remove_takes_the_skills_id_as_its_name(store: LocalStore, project: Path
     assert "a" not in lock_entries(project)
     with pytest.raises(HubskillsError, match="'acme/b' is not a skill name"):
         remove(project, "acme/b")
+
+
+def test_a_command_run_below_a_project_finds_its_skills_lock(tmp_path: Path):
+    """A walk: from `myproject/src/pkg`, `list` said "No skills found" and `pull` planned a
+    second `.agents/` there. The nearest skills.lock above (up to the repository's root) is
+    the project unless --project says otherwise."""
+    from cli_process import hubskills
+
+    home, project = tmp_path / "hs", tmp_path / "myproject"
+    (project / "src" / "pkg").mkdir(parents=True)
+    env = {"HUBSKILLS_HOME": str(home), "HOME": str(tmp_path / "user")}
+    assert hubskills("pull", "hubskills/agent-skill-md", cwd=project, **env).returncode == 0
+    below = hubskills("list", "--json", cwd=project / "src" / "pkg", **env)
+    assert [s["name"] for s in json.loads(below.stdout)] == ["agent-skill-md"], below.stderr
+    assert f"Project: {project} (its skills.lock" in below.stderr
+    here = hubskills("list", "--json", "--project", ".", cwd=project / "src" / "pkg", **env)
+    assert json.loads(here.stdout) == []
+    (project / "src" / ".git").mkdir()  # a repository inside: its root is as far as it looks
+    inner = hubskills("list", "--json", cwd=project / "src" / "pkg", **env)
+    assert json.loads(inner.stdout) == [] and "Project:" not in inner.stderr

@@ -18,14 +18,41 @@ from registry.config import Settings
 from registry.errors import hint_command
 from registry.install import PullResult
 from registry.install.agents import AGENTS, Agent, readers
+from registry.install.lockfile import LOCK_FILE
 from registry.install.resolve import DependencyError
 from registry.registries import get_store
 from registry.scan import Finding, ScanFailed
 from registry.stores import SkillStore
 
+
+def _project(ctx: click.Context, param: click.Parameter, value: Path) -> Path:
+    """`--project` as given; left at its default in a folder below a project, that project:
+    the nearest folder above holding a skills.lock, up to the repository's root (a `.git`)
+    or HOME, said on stderr. Run from `src/pkg`, `list` said "No skills found" and `pull`
+    planned a second `.agents/` there (a walk)."""
+    from click.core import ParameterSource
+
+    here = Path.cwd()
+    if ctx.get_parameter_source(param.name or "") is not ParameterSource.DEFAULT \
+            or (here / LOCK_FILE).exists() or (here / ".agents").exists() \
+            or (here / ".git").exists():
+        return value
+    for folder in here.parents:
+        if folder == Path.home():
+            break
+        if (folder / LOCK_FILE).is_file():
+            out.info(f"Project: {folder} (its {LOCK_FILE}; --project . for this folder)")
+            return folder
+        if (folder / ".git").exists():
+            break
+    return value
+
+
 project_option = click.option(
     "--project", type=click.Path(path_type=Path, file_okay=False), default=".",
-    show_default=True, help="Project root (where .agents/ and skills.lock live).")
+    callback=_project,
+    help="Project root (where .agents/ and skills.lock live) [default: the nearest folder "
+         "holding a skills.lock, up to the repository's root; else .].")
 global_option = click.option("--global", "global_", is_flag=True,
                              help="Use ~/.agents/skills and the agents' user folders.")
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
