@@ -161,19 +161,29 @@ def test_remove_takes_the_skills_id_as_its_name(store: LocalStore, project: Path
 
 def test_a_command_run_below_a_project_finds_its_skills_lock(tmp_path: Path):
     """A walk: from `myproject/src/pkg`, `list` said "No skills found" and `pull` planned a
-    second `.agents/` there. The nearest skills.lock above (up to the repository's root) is
-    the project unless --project says otherwise."""
+    second `.agents/` there. The nearest skills.lock above is the project unless --project says
+    otherwise, looked for up to the repository's root, or else below HOME: a lock a stranger
+    left in a shared folder outside both is no one's project (a red-team note)."""
     from cli_process import hubskills
 
-    home, project = tmp_path / "hs", tmp_path / "myproject"
-    (project / "src" / "pkg").mkdir(parents=True)
-    env = {"HUBSKILLS_HOME": str(home), "HOME": str(tmp_path / "user")}
-    assert hubskills("pull", "hubskills/agent-skill-md", cwd=project, **env).returncode == 0
-    below = hubskills("list", "--json", cwd=project / "src" / "pkg", **env)
-    assert [s["name"] for s in json.loads(below.stdout)] == ["agent-skill-md"], below.stderr
-    assert f"Project: {project} (its skills.lock" in below.stderr
-    here = hubskills("list", "--json", "--project", ".", cwd=project / "src" / "pkg", **env)
-    assert json.loads(here.stdout) == []
-    (project / "src" / ".git").mkdir()  # a repository inside: its root is as far as it looks
-    inner = hubskills("list", "--json", cwd=project / "src" / "pkg", **env)
-    assert json.loads(inner.stdout) == [] and "Project:" not in inner.stderr
+    user = tmp_path / "user"
+    env = {"HUBSKILLS_HOME": str(tmp_path / "hs"), "HOME": str(user)}
+
+    def listed(cwd: Path, *args: str) -> tuple[list[str], str]:
+        done = hubskills("list", "--json", *args, cwd=cwd, **env)
+        return [s["name"] for s in json.loads(done.stdout)], done.stderr
+
+    for project in (tmp_path / "repo", user / "code" / "proj"):  # a repository; below HOME
+        (project / "src" / "pkg").mkdir(parents=True)
+        if project.parent == tmp_path:
+            (project / ".git").mkdir()
+        assert hubskills("pull", "hubskills/agent-skill-md", cwd=project, **env).returncode == 0
+        names, said = listed(project / "src" / "pkg")
+        assert names == ["agent-skill-md"] and f"Project: {project} (its skills.lock" in said
+        assert listed(project / "src" / "pkg", "--project", ".")[0] == []
+        (project / "src" / ".git").mkdir()  # a repository inside: its root is as far as it looks
+        assert listed(project / "src" / "pkg") == ([], "")
+    shared = tmp_path / "shared"
+    (shared / "scratch").mkdir(parents=True)
+    (shared / "skills.lock").write_text((tmp_path / "repo" / "skills.lock").read_text())
+    assert listed(shared / "scratch") == ([], "")

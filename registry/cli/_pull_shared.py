@@ -27,32 +27,41 @@ from registry.stores import SkillStore
 
 def _project(ctx: click.Context, param: click.Parameter, value: Path) -> Path:
     """`--project` as given; left at its default in a folder below a project, that project:
-    the nearest folder above holding a skills.lock, up to the repository's root (a `.git`)
-    or HOME, said on stderr. Run from `src/pkg`, `list` said "No skills found" and `pull`
-    planned a second `.agents/` there (a walk)."""
+    the nearest folder above holding a skills.lock, said on stderr. It looks no further than
+    the repository's root (a `.git`), or else HOME's folders below it, and nowhere outside
+    both: a skills.lock a stranger left in `/tmp` is no one's project (a red-team note). Run
+    from `src/pkg`, `list` said "No skills found" and `pull` planned a second `.agents/`
+    there (a walk)."""
     from click.core import ParameterSource
 
     here = Path.cwd()
     if ctx.get_parameter_source(param.name or "") is not ParameterSource.DEFAULT \
-            or (here / LOCK_FILE).exists() or (here / ".agents").exists() \
-            or (here / ".git").exists():
+            or (here / LOCK_FILE).exists() or (here / ".agents").exists():
         return value
-    for folder in here.parents:
-        if folder == Path.home():
-            break
-        if (folder / LOCK_FILE).is_file():
-            out.info(f"Project: {folder} (its {LOCK_FILE}; --project . for this folder)")
-            return folder
-        if (folder / ".git").exists():
-            break
-    return value
+    above = _looked_in(here)
+    found = next((folder for folder in above if (folder / LOCK_FILE).is_file()), None)
+    if found is None:
+        return value
+    out.info(f"Project: {found} (its {LOCK_FILE}; --project . for this folder)")
+    return found
+
+
+def _looked_in(here: Path) -> list[Path]:
+    """The folders above `here` that may be its project: up to the nearest repository root,
+    or else up to (not including) HOME when `here` is below it; none otherwise."""
+    chain = [here, *here.parents]
+    root = next((i for i, folder in enumerate(chain) if (folder / ".git").exists()), None)
+    if root is not None:
+        return chain[1:root + 1]
+    home = Path.home()
+    return chain[1:chain.index(home)] if home in chain[1:] else []
 
 
 project_option = click.option(
     "--project", type=click.Path(path_type=Path, file_okay=False), default=".",
     callback=_project,
     help="Project root (where .agents/ and skills.lock live) [default: the nearest folder "
-         "holding a skills.lock, up to the repository's root; else .].")
+         "holding a skills.lock, up to the repository's root or else HOME; else .].")
 global_option = click.option("--global", "global_", is_flag=True,
                              help="Use ~/.agents/skills and the agents' user folders.")
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
