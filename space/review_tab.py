@@ -106,9 +106,9 @@ class Panel:
     pair: gr.Group
 
 
-def shown(review: Review, case_id: str, side: Literal["A", "B"]) -> str:
-    """One side's answer as sanitised HTML (agent mode: then its final files)."""
-    answer = review.case(case_id).side(side)
+def shown(review: Review, case_id: str, side: Literal["A", "B"], reviewer: str) -> str:
+    """One side's answer to `reviewer`, as sanitised HTML (agent mode: then its final files)."""
+    answer = review.case(case_id, reviewer).side(side)
     parts = [answer.output or "_(no text answer)_"]
     for path, text in answer.files.items():
         parts.append(f"**{code_span(path)}**\n\n{code_block(text)}")
@@ -145,8 +145,8 @@ def case_updates(review: Review | None, reviewer: str | None) -> tuple:
                 f" · keys: a, b, t (tie), x (both bad), n (next)")
     prompt = safe_html(f"**Prompt**{' (the task)' if case.mode == 'agent' else ''}\n\n"
                        + case.prompt)
-    return (case.case, progress, prompt, shown(review, case.case, "A"),
-            shown(review, case.case, "B"), gr.Textbox(value=""), *_buttons(True),
+    return (case.case, progress, prompt, shown(review, case.case, "A", reviewer),
+            shown(review, case.case, "B", reviewer), gr.Textbox(value=""), *_buttons(True),
             gr.Button(visible=False), "", summary, gr.Group(visible=True))
 
 
@@ -154,9 +154,9 @@ def _buttons(active: bool) -> list[gr.Button]:
     return [gr.Button(interactive=active) for _ in LABELS]
 
 
-def reveal(review: Review, case_id: str, choice: str) -> str:
-    """What the reviewer learns once they answered: which side was which, and the checks."""
-    case = review.case(case_id)
+def reveal(review: Review, case_id: str, choice: str, reviewer: str) -> str:
+    """What `reviewer` learns once they answered: which side was which, and the checks."""
+    case = review.case(case_id, reviewer)
     other = "B" if case.skill_side == "A" else "A"
     picked = {"tie": "a tie", "both_bad": "both bad"}.get(
         choice, f"{choice}, the {'skill' if choice == case.skill_side else 'baseline'}'s")
@@ -200,8 +200,8 @@ def wire(panel: Panel, resolve: Callable[..., tuple[Review | None, str | None]],
             said = "press n for the next case" if more else "every case answered: the " \
                 "summary is below"
             return (f"**{done} of {total}** cases answered · {said}",
-                    *_buttons(False), gr.Button(visible=more), reveal(review, case_id, choice),
-                    summary_markdown(review))
+                    *_buttons(False), gr.Button(visible=more),
+                    reveal(review, case_id, choice, reviewer), summary_markdown(review))
         return answer
 
     after = [panel.progress, *panel.choices.values(), panel.next, panel.revealed,

@@ -65,18 +65,29 @@ def test_sides_are_drawn_from_the_secret_not_the_case_id():
     assert 10 <= one.count("A") <= 30  # a fair draw (40 cases: outside this p < 0.002)
 
 
+def test_each_reviewer_is_shown_sides_of_their_own():
+    """Red-team round 5: sides were drawn per case alone, and each answer published says where
+    the skill was, so a second reviewer read every answered case's sides off the first one's
+    file (or off their own second account's) before answering "blind"."""
+    cases = [f"c{i}" for i in range(40)]
+    alice = [skill_side("1" * 64, "r", c, "m#0", "alice") for c in cases]
+    bob = [skill_side("1" * 64, "r", c, "m#0", "bob") for c in cases]
+    agree = sum(a == b for a, b in zip(alice, bob, strict=True))
+    assert 10 <= agree <= 30  # independent draws (40 cases: outside this p < 0.002)
+
+
 def test_a_review_is_resumed_with_the_same_sides_and_answers(runs_dir: Path):
     run_id = seeded_run(runs_dir)
     review = open_local_review(runs_dir, run_id)
     assert [c.case for c in review.cases] == ["c0", "c1", "c2", "c3", "c4"]  # c5: no pair
-    sides = {c.case: c.skill_side for c in review.cases}
+    sides = {c.case: review.case(c.case, "ann").skill_side for c in review.cases}
     first = review.next_case("ann")
     assert first is not None and first.case == "c0"
     assert first.side(first.skill_side).output.startswith("skill answer")
     saved = review.answer("ann", "c0", first.skill_side, "  clearer  ")
     assert saved.preferred == "skill" and saved.comment == "clearer"
     again = open_local_review(runs_dir, run_id)
-    assert {c.case: c.skill_side for c in again.cases} == sides
+    assert {c.case: again.case(c.case, "ann").skill_side for c in again.cases} == sides
     assert again.progress("ann") == (1, 5) and again.next_case("ann").case == "c1"
     line = json.loads((runs_dir / run_id / "feedback.jsonl").read_text())
     assert {k: line[k] for k in ("run_id", "case", "sample", "skill_side", "choice",
@@ -109,8 +120,8 @@ def test_a_second_answer_to_a_case_is_refused_and_nothing_changes(runs_dir: Path
 
 @pytest.mark.parametrize("edit, says", [
     (lambda a: a | {"choice": "B" if a["choice"] == "A" else "A"}, "does not match its seal"),
-    (lambda a: a | {"skill_side": "B" if a["skill_side"] == "A" else "A"},
-     "which is not the side shown"),
+    (lambda a: a | {"skill_side": "B" if a["skill_side"] == "A" else "A"},  # or the side an
+     "(which is not the side shown|does not match its seal)"),  # older answer had: its seal
     (lambda a: a | {"run_id": "20260101-000000-abcdef"}, "copied from another run"),
     (lambda a: a | {"case": "c5"}, "has no pair for"),
     (lambda a: {k: v for k, v in a.items() if k != "time"}, "not a review answer"),
@@ -179,8 +190,8 @@ def test_the_summary_names_where_people_and_the_checks_disagree(runs_dir: Path):
     review = open_local_review(runs_dir, run_id)
     for case in review.cases:
         want_skill = case.case in ("c1", "c3")  # people side with the failing skill answers
-        other = "B" if case.skill_side == "A" else "A"
-        review.answer("ann", case.case, case.skill_side if want_skill else other)
+        side = review.case(case.case, "ann").skill_side  # where ann is shown the skill's
+        review.answer("ann", case.case, side if want_skill else "B" if side == "A" else "A")
     summary = review.summary()
     assert summary.checks_pass_people_baseline == ("c0", "c2", "c4")
     assert summary.checks_fail_people_skill == ("c1", "c3")
@@ -191,7 +202,7 @@ def test_the_cli_summary_and_its_errors(runs_dir: Path, tmp_path: Path, capsys, 
     run_id = seeded_run(Settings.from_env().runs_dir)
     review = open_local_review(Settings.from_env().runs_dir, run_id)
     for case in review.cases[:3]:
-        review.answer("local", case.case, case.skill_side)
+        review.answer("local", case.case, review.case(case.case, "local").skill_side)
     code, out, err = run_main(capsys, "review-outputs", run_id, "--summary")
     assert code == 0, err
     assert "people preferred the skill's answer in 3 of 3 reviewed cases" in out

@@ -38,12 +38,12 @@ MODEL = "local/x"
 CASES = [c.id for c in load_suite(suite_path(SKILL)).cases[:5]]
 
 
-def mixed_secret(run_id: str = RUN_ID) -> str:
+def mixed_secret(run_id: str = RUN_ID, reviewer: str = "local") -> str:
     """The first of a fixed list of secrets that puts the skill on both sides of the five
-    cases (so the test sees the sides differ, yet never depends on chance)."""
+    cases for `reviewer` (so the test sees the sides differ, yet never depends on chance)."""
     for digit in "0123456789abcdef":
         secret = digit * 64
-        sides = [skill_side(secret, run_id, c, f"{MODEL}#0") for c in CASES]
+        sides = [skill_side(secret, run_id, c, f"{MODEL}#0", reviewer) for c in CASES]
         if 2 <= sides.count("A") <= 3:
             return secret
     raise AssertionError("no mixed secret")
@@ -163,7 +163,7 @@ def test_five_cases_reviewed_in_the_space(tmp_path, browser_page, monkeypatch):
         assert "not part of the lift" in _text(page, "#skill-people")
     finally:
         demo.close()
-    assert sides == [skill_side(secret, RUN_ID, c, f"{MODEL}#0") for c in CASES]
+    assert sides == [skill_side(secret, RUN_ID, c, f"{MODEL}#0", "local") for c in CASES]
     assert set(sides) == {"A", "B"}
     files = read_feedback(state.store, RUN_ID)
     assert list(files) == [f"feedback/{RUN_ID}/local.jsonl"]
@@ -180,7 +180,7 @@ def test_five_cases_reviewed_on_the_local_page(tmp_path, browser_page):
     for row in rows:
         writer.add(row)
     writer.close("complete")
-    secret = mixed_secret()
+    secret = mixed_secret(reviewer="ann")
     (runs_dir / RUN_ID / SECRET).write_text(secret + "\n")
     review = open_local_review(runs_dir, RUN_ID)
     _, url, _ = launch_local(review, "ann", server_port=free_port(), prevent_thread_lock=True,

@@ -57,7 +57,7 @@ def test_a_signed_in_reviewer_answers_once_per_case_under_their_hub_name(space):
     assert b'"reviewer":"alice"' in files[f"feedback/{RUN_ID}/alice.jsonl"]
     assert handler(space, "review_next")(RUN_ID, profile("alice"))[0] == CASES[1]
     line = people_line(space.hubskills_state, REPO)
-    bob_for_skill = skill_side(mixed_secret(), RUN_ID, CASES[0], f"{MODEL}#0") == "B"
+    bob_for_skill = skill_side(mixed_secret(), RUN_ID, CASES[0], f"{MODEL}#0", "bob") == "B"
     assert "not part of the lift" in line  # a tie and a vote: the case goes to bob's side
     assert f"in {int(bob_for_skill)} of 1 reviewed case" in line
 
@@ -86,7 +86,7 @@ def test_agent_mode_shows_the_final_files_through_the_sanitiser(tmp_path):
             for arm in ("baseline", "skill")]
     cases = review_cases("r", rows, "5" * 64, {"c": "Write the kernel"})
     review = Review("r", cases, [], save=lambda *_: None)
-    html = shown(review, "c", cases[0].skill_side)
+    html = shown(review, "c", cases[0].skill_side, "alice")
     assert "skill done" in html and "kernel.cu" in html and "content not stored" in html
     assert "<img" not in html and "&lt;img" in html  # the file's text is shown, not run
 

@@ -2,11 +2,12 @@
 
 Each line says which run, case and sample it answers, which side (A or B) showed the skill's
 answer, the choice (A, B, tie, both_bad), the comment, who answered and when. Which side shows
-the skill is drawn per case from a secret of the review (`skill_side`: an HMAC of the run, the
-case and the sample), so a resumed review shows the same sides, yet nobody can tell them from
-the case id. A local review keeps its secret beside the run (`review.key`) and seals each line
-with it (`seal`): a line edited by hand, or copied from another run, no longer matches and is
-refused rather than counted.
+the skill is drawn per case and reviewer from a secret of the review (`skill_side`: an HMAC of
+the run, the case, the sample and the reviewer), so a resumed review shows the same sides, yet
+nobody can tell them from the case id, nor from another reviewer's published answers. A local
+review keeps its secret beside the run (`review.key`) and seals each line with it (`seal`): a
+line edited by hand, or copied from another run, no longer matches and is refused rather than
+counted.
 
 Parsing is strict (`parse_answers`): a line that does not validate, names another run, a case
 with no pair, another sample or side than the review drew, or a reviewer's second answer to a
@@ -96,10 +97,13 @@ def _mac(secret: str, *parts: str) -> bytes:
     return hmac.new(secret.encode(), "\x1f".join(parts).encode(), hashlib.sha256).digest()
 
 
-def skill_side(secret: str, run_id: str, case: str, sample: str) -> Side:
-    """The side showing the skill's answer for `case`: fixed by the secret, unguessable
-    without it."""
-    return "A" if _mac(secret, "side", run_id, case, sample)[0] & 1 == 0 else "B"
+def skill_side(secret: str, run_id: str, case: str, sample: str, reviewer: str = "") -> Side:
+    """The side showing the skill's answer for `case` to `reviewer`: fixed by the secret,
+    unguessable without it, and drawn for each reviewer apart, so one reviewer's published
+    answers tell nothing of the sides another is shown ("" draws the case's own side, as
+    answers written before sides were drawn per reviewer have)."""
+    parts = (run_id, case, sample, reviewer) if reviewer else (run_id, case, sample)
+    return "A" if _mac(secret, "side", *parts)[0] & 1 == 0 else "B"
 
 
 def seal(secret: str, answer: Answer) -> str:
@@ -156,7 +160,9 @@ def parse_answers(data: bytes | str, *, run_id: str, samples: Mapping[str, str],
             raise bad(f"answers sample {answer.sample!r} of case {answer.case!r}, but the "
                       f"review shows {samples[answer.case]!r}")
         if secret is not None:
-            if answer.skill_side != skill_side(secret, run_id, answer.case, answer.sample):
+            drawn = {skill_side(secret, run_id, answer.case, answer.sample, who)
+                     for who in (answer.reviewer, "")}  # "": written before sides per reviewer
+            if answer.skill_side not in drawn:
                 raise bad(f"says the skill's answer of case {answer.case!r} was on side "
                           f"{answer.skill_side}, which is not the side shown (edited by hand?)")
             if answer.seal is None or not hmac.compare_digest(answer.seal, seal(secret, answer)):

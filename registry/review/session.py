@@ -15,6 +15,7 @@ import os
 import re
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from registry._io import atomic_write_bytes
@@ -33,6 +34,7 @@ from registry.review.feedback import (
     now,
     parse_answers,
     sealed,
+    skill_side,
 )
 from registry.review.pairs import ReviewCase, folder_prompts, review_cases, suite_prompts
 from registry.review.summary import PreferenceSummary, summarize
@@ -48,8 +50,11 @@ class Review:
     """One run's blind review (see the module docstring); thread-safe."""
 
     def __init__(self, run_id: str, cases: list[ReviewCase], answers: list[Answer], *,
-                 save: Save, secret: str | None = None) -> None:
+                 save: Save, secret: str | None = None, sides: str | None = None) -> None:
+        """`secret` seals each answer (a local review); `sides` draws each reviewer's sides
+        (`case`)."""
         self.run_id, self.cases, self._save, self._secret = run_id, cases, save, secret
+        self._sides = sides
         self._answers = list(answers)
         self._lock = threading.Lock()
 
@@ -59,8 +64,10 @@ class Review:
         with self._lock:
             return list(self._answers)
 
-    def case(self, case: str) -> ReviewCase:
-        """The case `case` as shown.
+    def case(self, case: str, reviewer: str | None = None) -> ReviewCase:
+        """The case `case` as shown to `reviewer`: the skill's answer on the side drawn for
+        them (each reviewer has sides of their own: one reviewer's published answers, which
+        say where the skill was, tell another nothing; a red-team note).
 
         Raises:
             HubskillsError: the run has no pair for it.
@@ -69,7 +76,10 @@ class Review:
         if found is None:
             raise HubskillsError(f"run {self.run_id} has no case {case!r} to review",
                                  hint=f"hubskills review-outputs {self.run_id} --summary")
-        return found
+        if reviewer is None or self._sides is None:
+            return found
+        return replace(found, skill_side=skill_side(self._sides, self.run_id, found.case,
+                                                    found.sample, reviewer))
 
     def answered(self, reviewer: str) -> dict[str, Answer]:
         """`reviewer`'s answers by case."""
@@ -78,7 +88,8 @@ class Review:
     def next_case(self, reviewer: str) -> ReviewCase | None:
         """The first case `reviewer` has not answered (None: all answered)."""
         done = self.answered(reviewer)
-        return next((c for c in self.cases if c.case not in done), None)
+        found = next((c for c in self.cases if c.case not in done), None)
+        return None if found is None else self.case(found.case, reviewer)
 
     def progress(self, reviewer: str) -> tuple[int, int]:
         """(cases answered by `reviewer`, cases to review)."""
@@ -91,7 +102,7 @@ class Review:
             HubskillsError: an unknown case or choice, a second answer to the case, or the
                 write failed (then nothing is kept).
         """
-        shown = self.case(case)
+        shown = self.case(case, reviewer)
         if choice not in CHOICES:
             raise HubskillsError(f"{choice!r} is not a choice: pick A, B, tie or both_bad",
                                  hint=f"hubskills review-outputs {self.run_id}")
@@ -175,7 +186,7 @@ def open_local_review(runs_dir: Path, run_id: str, *, skill_dir: Path | None = N
             if path.is_file() else []
         atomic_write_bytes(path, as_jsonl([*others, *mine]))
 
-    return Review(run_id, cases, answers, save=save, secret=secret)
+    return Review(run_id, cases, answers, save=save, secret=secret, sides=secret)
 
 
 def parse_run_rows(data: bytes) -> list[ResultRow]:
@@ -244,7 +255,7 @@ def open_registry_review(store: SkillStore, run_id: str, secret: str, *,
     def save(reviewer: str, mine: list[Answer]) -> None:
         put_feedback(store, run_id, reviewer, as_jsonl(mine))
 
-    return Review(run_id, cases, answers, save=save)
+    return Review(run_id, cases, answers, save=save, sides=secret)
 
 
 def push_feedback(store: SkillStore, runs_dir: Path, run_id: str) -> list[str]:
