@@ -148,6 +148,30 @@ def test_a_repository_with_several_skills_needs_skill_or_all_skills(
     assert sorted(lock(project)) == ["docx", "pdf", "xlsx"]
 
 
+def test_two_skills_of_one_name_in_a_repository_are_refused_before_any_is_placed(
+        server: GitServer, project: Path, capsys: pytest.CaptureFixture[str]):
+    """Red-team round 5: `--skill units` took whichever folder was found last, with no word
+    (`info` pointed at the other), and `--all-skills` placed the first and refused the second,
+    half an install (with --force, the second replaced the first in one pull)."""
+    repo = server.repo("acme/twins.git")
+    commit_tree(repo, {"a/units/SKILL.md": skill_md("units", "From a.\n"),
+                       "b/units/SKILL.md": skill_md("units", "From b.\n")}, tag="v1.0.0")
+    before = tree(project)
+    code, _, err = run_main(capsys, "pull", "github:acme/twins", "--skill", "units",
+                            "--project", project)
+    assert code == 1 and "holds 2 skills named units: a/units, b/units" in _flat(err)
+    assert "--skill a/units" in err and tree(project) == before
+    for force in ((), ("--force",)):
+        code, _, err = run_main(capsys, "pull", "github:acme/twins", "--all-skills", *force,
+                                "--project", project)
+        assert code == 1 and "are both named units" in _flat(err), err
+        assert "nothing was installed" in _flat(err) and tree(project) == before
+    code, _, err = run_main(capsys, "pull", "github:acme/twins", "--skill", "b/units",
+                            "--project", project)
+    assert code == 0, err
+    assert b"From b." in (project / ".agents/skills/units/SKILL.md").read_bytes()
+
+
 @pytest.mark.parametrize("ref", ["no-such-tag", "0123456789abcdef0123456789abcdef01234567"])
 def test_a_ref_that_does_not_exist_is_an_error_with_a_hint(
         ref: str, server: GitServer, project: Path, capsys: pytest.CaptureFixture[str]):

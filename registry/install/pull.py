@@ -177,14 +177,41 @@ def pull_source(spec: str, plan: Plan, *, skills: Sequence[str] = (),
             for folder in picked:
                 staged.append(_stage(source.at(folder).key, source.ref,
                                      cast(SkillStore, store), plan))
+            _check_names_apart(staged, source)
             return [_install(item, plan, None) for item in staged]
         finally:
-            for item in staged:
+            for item in reversed(staged):  # the last first: the first made the folders
                 if isinstance(item, tuple):
                     discard(item[0])
 
 
 _Ready = tuple[Staged, str] | PullResult  # staged with the registry that answered, or done
+
+
+def _folder_of(repo: str, source: Source) -> str:
+    """The folder in `source` that skill `repo` (`source.at(folder).key`) comes from."""
+    base = source.key.rstrip("/")
+    return repo[len(base):].lstrip("/") if repo.startswith(base) else repo
+
+
+def _check_names_apart(staged: list[_Ready], source: Source) -> None:
+    """Refuse, before any is placed, two skills of one pull that go by the same name: both
+    would be `.agents/skills/NAME` (a red-team note: the first was placed and the second
+    refused, half an install; with --force the second replaced the first).
+
+    Raises:
+        HubskillsError: the first name two of them share.
+    """
+    seen: dict[str, str] = {}
+    for item in staged:
+        if isinstance(item, tuple):
+            name, repo = item[0].name, item[0].repo
+            if name in seen:
+                raise HubskillsError(f"{seen[name]} and {repo} are both named {name}: one "
+                                     "folder cannot hold both; nothing was installed",
+                                     hint=hint_command("pull", source.spec, "--skill",
+                                                       _folder_of(repo, source)))
+            seen[name] = repo
 
 
 def _stage(repo: str, ref: str | None, store: SkillStore, plan: Plan) -> _Ready:
@@ -260,6 +287,12 @@ def pick(found: list[str], source: Source, skills: Sequence[str], all_skills: bo
     by_name = {f.rsplit("/", 1)[-1]: f for f in found} | {f: f for f in found}
     listed = ", ".join(f.rsplit("/", 1)[-1] for f in found[:20]) + (
         f" (+{len(found) - 20} more)" if len(found) > 20 else "")
+    for name in skills:  # a name two folders go by names neither (a red-team note)
+        alike = [f for f in found if f.rsplit("/", 1)[-1] == name and f != name]
+        if len(alike) > 1:
+            raise HubskillsError(f"{source.spec} holds {len(alike)} skills named {name}: "
+                                 f"{', '.join(alike[:5])}; say which by its folder",
+                                 hint=hint_command(command, source.spec, "--skill", alike[0]))
     unknown = [s for s in skills if s not in by_name]
     if not skills or unknown:
         what = f"has no skill {', '.join(unknown)}; it" if unknown else ""
