@@ -292,6 +292,26 @@ def test_pulling_a_version_an_installed_skill_does_not_accept_is_refused(
     assert lock(project)["b"]["version"] == "1.0.0"
 
 
+def test_a_dependent_never_moves_a_skill_you_pulled_down_without_force(
+        store: LocalStore, tmp_path: Path, project: Path):
+    """Red-team round 5: pulling a skill that accepts only acme/units@^1 moved the 2.0.0 you
+    had pulled yourself back to 1.0.0 and called it "updated": a dependent's publisher could
+    pin your skill to an old release."""
+    publish(store, tmp_path, "acme/units", "1.0.0")
+    publish(store, tmp_path, "acme/units", "2.0.0")
+    publish(store, tmp_path, "acme/report", requires="acme/units@^1")
+    pull("acme/units", project=project, store=store)
+    before = (project / "skills.lock").read_text()
+    with pytest.raises(DependencyError) as err:
+        pull("acme/report", project=project, store=store)
+    assert err.value.message == ("acme/report needs acme/units 1.0.0, older than the 2.0.0 you "
+                                 "pulled yourself; nothing was installed")
+    assert err.value.hint and err.value.hint.startswith("hubskills pull acme/report --force")
+    assert (project / "skills.lock").read_text() == before and "report" not in installed(project)
+    pull("acme/report", project=project, store=store, force=True)
+    assert lock(project)["units"]["version"] == "1.0.0"
+
+
 def test_remove_keeps_what_another_skill_needs_and_takes_what_only_it_needed(
         store: LocalStore, tmp_path: Path, project: Path):
     publish(store, tmp_path, "acme/a", requires="acme/b acme/c")

@@ -36,6 +36,7 @@ from registry.install.transaction import Transaction, make_dirs
 from registry.scan import SizeLimits
 from registry.signing import SignaturePolicy
 from registry.stores import Resolved, SkillStore
+from registry.stores.refs import version_key
 
 
 class Plan(Protocol):
@@ -146,6 +147,8 @@ def install_graph(graph: Graph, plan: Plan, store: SkillStore) -> PullResult:
     """
     lock = Lockfile.read(plan.scope.lock_path)
     try:
+        if not plan.force:
+            _check_no_downgrade(graph, lock)
         notes = [pin_signer(lock, n.repo, n.staged.name, n.staged.signer,
                             accept_new=plan.accept_new_signer)
                  for n in graph.order() if n.staged is not None]
@@ -161,6 +164,35 @@ def install_graph(graph: Graph, plan: Plan, store: SkillStore) -> PullResult:
     root.notes[:0] = [n for n in notes if n]
     root.dependencies = results
     return root
+
+
+def _check_no_downgrade(graph: Graph, lock: Lockfile) -> None:
+    """Refuse to move a skill you pulled yourself down to an older version because a skill
+    that requires it accepts only that one (a red-team note: a dependent's publisher could pin
+    your skill to an old release, and the pull said "updated").
+
+    Raises:
+        DependencyError: the first such skill; `--force` accepts the downgrade.
+    """
+    pulled = {e.repo: e for e in lock.entries.values() if not e.dependency}
+    for node in graph.order():
+        have = pulled.get(node.repo)
+        new = node.resolved.version
+        if node.repo == graph.root or node.staged is None or have is None or not have.version \
+                or not new or not _older(new, have.version):
+            continue
+        raise DependencyError(
+            f"{graph.root} needs {node.repo} {new}, older than the {have.version} you pulled "
+            f"yourself; nothing was installed", chain=node.chain,
+            hint=hint_command("pull", graph.root, "--force") + "  # to move it down to "
+                 f"{new}, or keep {have.version} and an older {graph.root}")
+
+
+def _older(new: str, old: str) -> bool:
+    try:
+        return version_key(new) < version_key(old)
+    except HubskillsError:  # not semantic versions: nothing to compare
+        return False
 
 
 def _place(node: Node, graph: Graph, plan: Plan, lock: Lockfile, store: SkillStore,
