@@ -120,6 +120,8 @@ def test_ci_fails_on_the_degraded_skill_and_never_asks_about_the_unchanged_one(
     assert "| skills/improved | local/fake | 0% | 100% | +100 [+39, +100] | helps | - | " \
            "pass |" in text
     assert "1 unchanged skill not evaluated" in text
+    # the rerun it names is the failing skill's and model's, not FOLDER and MODEL (a walk)
+    assert "Rerun one locally: `hubskills eval skills/degraded -m local/fake -v`" in text
 
 
 def test_a_skill_worse_than_its_published_version_fails_even_when_it_helps(
@@ -163,7 +165,7 @@ def test_the_step_summary_is_appended_to(checkout, server, tmp_path):
     assert result.returncode == 0, result.stderr
     text = step.read_text()
     assert text.startswith("# earlier step\n")
-    assert "all 1 changed skills passed the gate" in text and "skills/improved" in text
+    assert "the changed skill passed the gate" in text and "skills/improved" in text
 
 
 def test_nothing_changed_exits_0_without_a_call(checkout, server):
@@ -281,6 +283,21 @@ def test_a_suite_cut_below_a_verdict_or_a_rename_does_not_slip_through(tmp_path,
     assert "significantly worse than the published team/answers v1.0.0" in renamed.stdout
     assert "two different skills" not in renamed.stdout  # its cases are compared, as one skill
     assert "regressed" in renamed.stdout
+    # a walk: a rename moves the folder too (a skill's folder is its name), and the published
+    # version was then looked for at the new folder's path at the base, where nothing was
+    moved = root / "skills" / "answers-x"
+    git(root, "mv", "skills/answers", "skills/answers-x")
+    text = (moved / "SKILL.md").read_text().replace("name: answers-x", "name: answers-y")
+    (moved / "SKILL.md").write_text(text)
+    suite = json.loads((moved / "evals" / "evals.json").read_text())
+    suite["cases"] = suite["cases"][:-1]
+    (moved / "evals" / "evals.json").write_text(json.dumps(suite))
+    commit_all(root, "answers, renamed")
+    moved_out = ci(root, server, "--base", "HEAD~1", "--min-lift", "0",
+                   HUBSKILLS_NAMESPACE="team")
+    assert moved_out.returncode == 1, moved_out.stdout
+    assert "significantly worse than the published team/answers v1.0.0" in moved_out.stdout
+    assert f"removes 1 of the {N_CASES} cases" in moved_out.stdout
 
 
 def test_cases_the_change_removes_from_the_suite_are_said_to_the_reviewer(checkout, server,
@@ -313,3 +330,11 @@ def test_a_suite_turned_into_a_link_to_a_shorter_one_is_still_compared(checkout,
     result = ci(checkout, server, "skills/improved", "--base", "HEAD")
     said = f"the change removes 2 of the {N_CASES} cases its suite held at HEAD: c10, c11"
     assert f"NOTE skills/improved: {said}" in result.stdout, result.stdout
+
+
+def test_a_skill_the_change_deletes_is_said(checkout, server):
+    """A walk: `git rm -r skills/x` then `ci` said "no skill changed since main"."""
+    git(checkout, "rm", "-r", "-q", "skills/unchanged")
+    gone = ci(checkout, server, "skills/unchanged", "--base", "HEAD")
+    assert gone.returncode == 0, gone.stdout + gone.stderr
+    assert "no skill changed since HEAD (removed: skills/unchanged)" in gone.stdout + gone.stderr

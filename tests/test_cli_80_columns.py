@@ -123,6 +123,10 @@ def test_eval_and_ci_output_fit_80_columns_and_keep_the_verdict(world):
     assert " × 1 run among " in " ".join(world["ids"]["trigger_out"].split())  # not "1 runs"
     assert_fits(world["ids"]["ci_out"])
     assert "verdict" in world["ids"]["ci_out"]
+    # a walk: the gate's own verdict and the comparison with the published version were left
+    # out at 80 columns, an Actions log's width (and the hint named a --json ci has not)
+    assert re.search(r"vs published\s+gate\s*$", world["ids"]["ci_out"], re.M), \
+        world["ids"]["ci_out"]
     shown = run(world["home"], "runs", "show", world["ids"]["tool"], cwd=world["project"])
     assert "verdict" in shown.stdout and "p (exact)" in shown.stdout, shown.stdout
 

@@ -39,11 +39,11 @@ ID_LIST_COLUMNS = frozenset({"models", "where"})
 #: Columns of free text: with the id lists, the only ones that narrow to fit (cut with an
 #: ellipsis on one line, never a tall cell).
 TEXT_COLUMNS = frozenset({"description", "why", "why it failed", "message", "finding", "details",
-                          "detail", "prompt", "checks", "assertions", "query"})
+                          "detail", "prompt", "checks", "assertions", "query", "vs published"})
 #: Columns a table never drops to fit, whatever its `drop` list says: a row's answer, its rank.
 KEPT_COLUMNS = frozenset({"verdict", "p", "p (exact)", "latest", "status", "lift [95% CI]",
                           "lift pts [95% CI]", "pass", "severity", "change", "check", "stage",
-                          "rank"})
+                          "rank", "gate"})
 #: Free text keeps this much room at least; another cell wider than `CELL_CAP` (a verdict with
 #: its reason) is cut to it only once no column is left to drop; an id never below `ID_FLOOR`;
 #: then, the last resort, such a long value is cut to its header (`VALUE_FLOOR` at least).
@@ -110,8 +110,8 @@ def table(
     fitted, shortened = _fitted(shown, [[row[i] for i in kept] for row in cells], widths)
     out.print(_built_table(shown, fitted, widths))
     if hidden:  # wrapped at spaces to the width, as the table is
-        err.print(f"(left out at {out.width} columns: {', '.join(hidden)}; a wider terminal or "
-                  "--json shows them)", soft_wrap=False)
+        err.print(f"(left out at {out.width} columns: {', '.join(hidden)}; {whole} shows them)",
+                  soft_wrap=False)
     if shortened:
         err.print(f"(ids shortened with … in the middle to fit {out.width} columns; --json "
                   "shows them whole)", soft_wrap=False)

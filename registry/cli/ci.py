@@ -241,9 +241,12 @@ def _render(result: Any) -> None:
                     pct(c.lift.skill.pass_rate), lift_interval(c.lift.lift, c.lift.lo,
                                                                c.lift.hi),
                     c.lift.verdict, escape(versus_text(c)), "pass" if c.passed else "FAIL")
-                   for c in result.checks])
+                   for c in result.checks], whole="a wider terminal or --summary FILE")
     for folder, note in dict.fromkeys((c.folder, n) for c in result.checks for n in c.notes):
         out.result(f"NOTE {escape(folder)}: {escape(note)}")
+    if result.checks:  # said in the headline when nothing else changed
+        for folder in result.removed:
+            out.result(f"NOTE {escape(folder)}: the change removes this skill")
     for check in result.failed():
         for why in check.failures:
             out.result(f"FAIL {escape(check.folder)} on {escape(check.model)}: {escape(why)}")

@@ -10,7 +10,7 @@ nothing here reads a skill's content or calls a model.
 from __future__ import annotations
 
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from registry.errors import HubskillsError
@@ -28,6 +28,7 @@ class Changes:
     base: str
     changed: list[Path]
     unchanged: list[Path]
+    removed: list[str] = field(default_factory=list)  # skill folders the change deleted
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -110,8 +111,11 @@ def find_changes(paths: list[Path], base: str | None, *, cwd: Path) -> Changes:
         changed.update(s for s in skills if s == "." or PurePosixPath(s) in
                        PurePosixPath(file).parents)
     ordered = sorted(skills)
+    gone = sorted({str(PurePosixPath(p).parent) for p in _listed(
+        root, "diff", "-M", "--name-only", "--diff-filter=D", ref, "--")
+        if PurePosixPath(p).name == "SKILL.md" and _within(p, scopes)} - set(skills))
     return Changes(root, ref, [root / s for s in ordered if s in changed],
-                   [root / s for s in ordered if s not in changed])
+                   [root / s for s in ordered if s not in changed], gone)
 
 
 def name_at(root: Path, ref: str, folder: Path) -> str | None:
@@ -120,7 +124,7 @@ def name_at(root: Path, ref: str, folder: Path) -> str | None:
     renamed it to."""
     from registry.format.skill import parse_frontmatter, split_frontmatter
 
-    shown = _git(root, "show", f"{ref}:{_path_at(root, folder, folder / 'SKILL.md')}")
+    shown = _git(root, "show", f"{ref}:{_path_at(root, folder, folder / 'SKILL.md', ref)}")
     if shown.returncode != 0:
         return None
     try:
@@ -137,7 +141,7 @@ def cases_removed(root: Path, ref: str, folder: Path, suite: Path) -> tuple[list
     not parse). The change controls the suite: a reviewer should see what it took out."""
     import json
 
-    shown = _git(root, "show", f"{ref}:{_path_at(root, folder, suite)}")
+    shown = _git(root, "show", f"{ref}:{_path_at(root, folder, suite, ref)}")
     try:
         before = [str(c["id"]) for c in json.loads(shown.stdout)["cases"]] \
             if shown.returncode == 0 else []
@@ -147,12 +151,22 @@ def cases_removed(root: Path, ref: str, folder: Path, suite: Path) -> tuple[list
     return [case for case in before if case not in now], len(before)
 
 
-def _path_at(root: Path, folder: Path, file: Path) -> str:
+def _path_at(root: Path, folder: Path, file: Path, ref: str | None = None) -> str:
     """``file``'s path in the checkout at ``root``, by its own name: a link is not followed (a
     suite file the change turned into a link to a shorter one is still compared with the file
-    of that name at the base)."""
+    of that name at the base). With ``ref``, the path the file had there: a skill whose change
+    moved its folder (a rename moves it, as a skill's folder is its name) is found where it
+    was (a walk: a renamed skill was compared with nothing)."""
     try:
         inner = file.relative_to(folder)
     except ValueError:  # a suite given from elsewhere
         return file.resolve().relative_to(root.resolve()).as_posix()
-    return (folder.resolve().relative_to(root.resolve()) / inner).as_posix()
+    now = (folder.resolve().relative_to(root.resolve()) / inner).as_posix()
+    if ref is None or _git(root, "cat-file", "-e", f"{ref}:{now}").returncode == 0:
+        return now
+    renamed = _git(root, "diff", "-M", "--name-status", "-z", ref, "--")
+    fields = renamed.stdout.split("\0") if renamed.returncode == 0 else []
+    for index, status in enumerate(fields):  # R<score>, old, new
+        if status.startswith("R") and index + 2 < len(fields) and fields[index + 2] == now:
+            return fields[index + 1]
+    return now

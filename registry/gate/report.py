@@ -11,6 +11,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
+from registry.errors import hint_command
 from registry.results.display import lift_interval, pct, points
 
 if TYPE_CHECKING:
@@ -20,11 +21,14 @@ if TYPE_CHECKING:
 def headline(result: GateResult) -> str:
     """One line: how many changed skills failed, or that nothing changed."""
     if not result.checks:
-        return f"nothing to evaluate: no skill changed since {result.base}"
+        removed = f" (removed: {', '.join(result.removed)})" if result.removed else ""
+        return f"nothing to evaluate: no skill changed since {result.base}{removed}"
     skills = {c.folder for c in result.checks}
     failed = {c.folder for c in result.failed()}
     if failed:
         return f"{len(failed)} of {len(skills)} changed skills failed the gate"
+    if len(skills) == 1:
+        return "the changed skill passed the gate"
     return f"all {len(skills)} changed skills passed the gate"
 
 
@@ -69,7 +73,9 @@ def markdown(result: GateResult) -> str:
         lines += ["", "### Why it failed", ""]
         lines += [f"- `{_cell(c.folder)}` on `{_cell(c.model)}`: {_cell(why)}"
                   for c in result.failed() for why in c.failures]
-        lines += ["", "Rerun one locally: `hubskills eval FOLDER -m MODEL -v` (per-case table)."]
+        first = result.failed()[0]
+        again = hint_command("eval", first.folder, "-m", first.model, "-v")
+        lines += ["", f"Rerun one locally: `{_cell(again)}` (per-case table)."]
     return "\n".join(lines) + "\n"
 
 

@@ -75,6 +75,7 @@ class GateResult:
     min_lift: float | None
     checks: list[GateCheck]
     unchanged: list[str]
+    removed: list[str] = field(default_factory=list)  # skill folders the change deleted
 
     @property
     def passed(self) -> bool:
@@ -216,7 +217,7 @@ def run_gate(changes: Changes, config: EvalConfig, settings: Settings,
                              evaluate=evaluate, base_name=name_at(root, changes.base, folder),
                              notes=notes)
     return GateResult(changes.base, min_lift, checks,
-                      [_relative(f, root) for f in changes.unchanged])
+                      [_relative(f, root) for f in changes.unchanged], changes.removed)
 
 
 def _relative(folder: Path, root: Path) -> str:
