@@ -135,9 +135,15 @@ def test_a_skill_worse_than_its_published_version_fails_even_when_it_helps(
     assert published.returncode == 0, published.stderr
     write_skill(root, "answers", "PASS-ODD")  # helps against the baseline, but less than v1
 
+    def downloads() -> int:
+        shown = hubskills("info", "team/answers", "--json", cwd=root)
+        return json.loads(shown.stdout)["downloads"]
+
+    before = downloads()
     result = ci(root, server, "--base", "HEAD", "--min-lift", "0", "--summary",
                 str(tmp_path / "s.md"), HUBSKILLS_NAMESPACE="team")
     assert result.returncode == 1, result.stderr
+    assert downloads() == before  # the gate's look is not a pull (a walk: each ci added one)
     assert "helps" in result.stdout
     assert ("FAIL skills/answers on local/fake: significantly worse than the published "
             "team/answers v1.0.0: -50 [") in result.stdout

@@ -145,7 +145,7 @@ def _published_run(store: SkillStore, published: SkillVersionRef, folder: Path,
 
     with tempfile.TemporaryDirectory(prefix="hubskills-ci-") as tmp:
         dest = Path(tmp) / folder.name
-        store.fetch(published.repo, published.revision, dest)
+        store.fetch(published.repo, published.revision, dest, count=False)  # a look, not a pull
         return evaluate(dest, config, settings, tests=suite_path(folder),
                         published=published)
 
