@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -198,11 +199,17 @@ def test_eval_is_adaptive_by_default_and_says_what_the_design_does(server, tmp_p
     assert "stopped at 33% of the planned answers (40 of 120): helps, decided at round 2" in \
         result.output
     assert len(server.bodies) == 40
+    adaptive_id = re.search(r"run (\d{8}-\d{6}-[0-9a-f]{6})", result.output)[1]
     fixed = CliRunner().invoke(cli, ["eval", str(skill), "-m", "local/fake", "--base-url",
                                      server.url, "--no-cache", "--design", "fixed", "--json"],
                                env=env)
     assert fixed.exit_code == 0 and len(server.bodies) == 40 + 120
     run_id = json.loads(fixed.stdout)["manifest"]["run_id"]
+    # runs show and runs compare say what eval said (a walk: "complete", and "runs: 2 → 4")
+    shown = CliRunner().invoke(cli, ["runs", "show", adaptive_id], env=env)
+    assert "stopped at 33% of the planned answers (40 of 120): helps" in shown.output
+    compared = CliRunner().invoke(cli, ["runs", "compare", run_id, adaptive_id], env=env)
+    assert "runs: 3 → up to 3 (adaptive)" in compared.output, compared.output
     refused = CliRunner().invoke(cli, ["eval", str(skill), "--resume", run_id, "--design",
                                        "adaptive"], env=env)
     assert "started with the fixed design" in str(refused.exception)

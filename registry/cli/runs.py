@@ -77,6 +77,10 @@ def runs_show_command(run_id: str, case_id: str | None, arm: str, repeat: int, a
         return
     rows = latest_rows(read_rows(settings.runs_dir, run_id))
     report_run(manifest, rows, as_json=as_json, verbose=verbose)
+    from registry.evaluation.adaptive import saved_line
+
+    if not as_json and (saved := saved_line(manifest, rows)):  # as eval said it (a walk)
+        out.info(escape(saved))
 
 
 def saved_manifest(settings: Settings, run_id: str) -> RunManifest:

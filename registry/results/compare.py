@@ -21,11 +21,17 @@ from registry.results.runs import (
 SETTINGS = (("mode", lambda m: mode(m.mode, m.placement)),
             ("models", lambda m: ", ".join(m.models)), ("suite", lambda m: m.suite_hash[:19]),
             ("cases", lambda m: len(m.case_ids)),
-            ("runs", lambda m: m.runs), ("judge", lambda m: m.judge or "-"),
+            ("runs", lambda m: f"up to {m.runs} (adaptive)" if _adaptive(m) else m.runs),
+            ("judge", lambda m: m.judge or "-"),
             ("temperature", lambda m: m.temperature), ("max tokens", lambda m: m.max_tokens),
             ("harness", lambda m: m.harness or "-"), ("sandbox", lambda m: m.sandbox or "-"),
             ("dependencies", lambda m: ", ".join(  # what the skill arm loaded with the skill
                 f"{d.skill} {d.version or d.revision[:12]}" for d in m.dependencies) or "-"))
+
+
+def _adaptive(manifest: RunManifest) -> bool:
+    """Whether the run planned an adaptive design (its runs are a cap, not what was asked)."""
+    return bool(manifest.design) and (manifest.design or {}).get("kind") == "adaptive"
 
 
 def _skill_rates(rows: list[ResultRow]) -> dict[tuple[str, str], float]:
