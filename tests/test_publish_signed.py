@@ -177,6 +177,13 @@ def test_a_folder_changed_since_it_was_signed_is_refused_before_anything_is_publ
     assert run_main(capsys, "publish", folder, "--force", "--dry-run")[0] == 0
     with (folder / "SKILL.md").open("a") as body:
         body.write("\nOne more line.\n")
+    # validate and eval say so first (a walk: both stayed green, and so did the CI gate)
+    code, out, _ = run_main(capsys, "validate", folder)
+    assert code == 0 and "stale-signature" in out, out
+    assert "the files changed since skill.oms.sig was made" in " ".join(out.split())
+    from registry.publishing.checks import refusal
+
+    assert "stale-signature" in (refusal(folder) or "")  # eval's "publish would refuse"
     code, _, err = run_main(capsys, "publish", folder, "--force")
     said = " ".join(err.split())
     assert code == 1 and "the files changed since skill.oms.sig was made (changed: SKILL.md)" \

@@ -12,6 +12,7 @@ from registry.cli._path_arg import ExistingPath
 from registry.format.skill import SKILL_FILE
 from registry.format.suite_check import check_suite
 from registry.format.validate import has_errors, validate_skill
+from registry.publishing.checks import stale_signature
 
 
 @click.command("validate")
@@ -27,7 +28,8 @@ def validate_command(paths: tuple[Path, ...], as_json: bool) -> None:
     Example:
       hubskills validate skills/*
     """
-    report = {str(path): validate_skill(path) + check_suite(path) for path in paths}
+    report = {str(path): validate_skill(path) + check_suite(path) + stale_signature(path)
+              for path in paths}
     if as_json:
         out.as_json({p: [vars(f) for f in found] for p, found in report.items()})
     else:

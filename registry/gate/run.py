@@ -201,6 +201,7 @@ def run_gate(changes: Changes, config: EvalConfig, settings: Settings,
     """
     from registry.format.skill import load_skill
     from registry.format.suite import load_suite, suite_path
+    from registry.publishing.checks import stale_signature
 
     for folder in changes.changed:  # every skill and suite is read before the first call
         load_suite(suite_path(folder), skill_dir=load_skill(folder).path)
@@ -213,6 +214,7 @@ def run_gate(changes: Changes, config: EvalConfig, settings: Settings,
                  f"{changes.base}: {', '.join(removed[:5])}"
                  + (f" (+{len(removed) - 5} more)" if len(removed) > 5 else "")] if removed \
             else []
+        notes += [p.message for p in stale_signature(folder)]  # publishing it would be refused
         checks += gate_skill(folder, root, config, settings, store, min_lift=min_lift,
                              evaluate=evaluate, base_name=name_at(root, changes.base, folder),
                              notes=notes)

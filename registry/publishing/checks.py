@@ -73,7 +73,33 @@ def refusal(skill_dir: Path) -> str | None:
     from registry.scan import ScanFailed
 
     try:
-        check_skill(skill_dir, strict=True)
+        check_skill(skill_dir, strict=True, also=lambda: stale_signature(skill_dir))
     except (ValidationFailed, ScanFailed) as refused:
         return refused.message
     return None
+
+
+def stale_signature(skill_dir: Path) -> list[Problem]:
+    """A `stale-signature` warning when the folder's `skill.oms.sig` no longer covers the files
+    a publish sends: publish refuses it, and every pull would (a walk: `validate`, `eval` and
+    the CI gate stayed green on an edit that only publish then refused). Nothing when there is
+    no signature, the folder does not load (validate says why), or the [sign] extra that reads
+    one is not installed."""
+    from registry.errors import HubskillsError
+    from registry.format.skill import load_skill
+    from registry.signing import SIGNATURE_FILE
+    from registry.signing.verify import changed_since_signing
+    from registry.stores.files import skill_files
+
+    if not (skill_dir / SIGNATURE_FILE).is_file():
+        return []
+    try:
+        files = [rel for rel, _ in skill_files(load_skill(skill_dir))]
+        changed = changed_since_signing(skill_dir, files)
+    except HubskillsError:
+        return []
+    if changed is None:
+        return []
+    return [Problem("stale-signature", "warning", f"{changed}: publish refuses it, and every "
+                    f"pull would; sign it again: hubskills publish {skill_dir} --sign --key KEY",
+                    file=SIGNATURE_FILE)]
