@@ -96,6 +96,10 @@ def test_bump_and_retag(tmp_path: Path):
     bumped = run(publish_command, skill, "--bump", "minor")
     assert bumped.exit_code == 0, bumped.output
     assert "local/demo-skill v1.1.0" in bumped.output and "--bump minor of 1.0.0" in bumped.output
+    # its SKILL.md still says 1.0.0, which every pull of v1.1.0 reads (an author's walk)
+    said = " ".join(bumped.output.split())
+    assert "its SKILL.md says 1.0.0, which pulls of it will read: set metadata.version to " \
+        "1.1.0" in said, said
     copy = run(publish_command, skill, "--bump", "patch")  # nothing changed since v1.1.0
     assert isinstance(copy.exception, HubskillsError), copy.output
     assert "holds exactly the files of local/demo-skill v1.1.0" in copy.exception.message

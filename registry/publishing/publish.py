@@ -103,6 +103,9 @@ def choose_version(store: SkillStore, repo: str, skill: Skill, *, version: str |
     elif bump and published:
         chosen = bump_version(published[0].version, bump)
         source = f"--bump {bump} of {published[0].version}, the latest published"
+        if skill.version and _as_version(skill.version) != chosen:  # (an author's walk)
+            source += (f"; its SKILL.md says {skill.version}, which pulls of it will read: set "
+                       f"metadata.version to {chosen}")
         check_changed(store, repo, published[0], skill, chosen)
     elif skill.version:
         chosen, source = normalize_version(skill.version), "metadata.version"
@@ -115,6 +118,13 @@ def choose_version(store: SkillStore, repo: str, skill: Skill, *, version: str |
         raise VersionExists(f"{repo} {tag_for(chosen)} already exists; versions are immutable",
                             hint=f"hubskills publish {skill.path} --bump patch")
     return chosen, source
+
+
+def _as_version(text: str) -> str | None:
+    try:
+        return normalize_version(text)
+    except HubskillsError:
+        return None
 
 
 def missing_dependencies(store: SkillStore, skill_dir: Path) -> list[Problem]:
