@@ -210,6 +210,12 @@ def test_eval_is_adaptive_by_default_and_says_what_the_design_does(server, tmp_p
     assert "stopped at 33% of the planned answers (40 of 120): helps" in shown.output
     compared = CliRunner().invoke(cli, ["runs", "compare", run_id, adaptive_id], env=env)
     assert "runs: 3 → up to 3 (adaptive)" in compared.output, compared.output
+    # a chat run's answers, read from the CLI (a walk: only the review page showed them)
+    answer = CliRunner().invoke(cli, ["runs", "show", run_id, "--case", "q0", "--arm",
+                                      "baseline"], env=env)
+    assert answer.exit_code == 0, answer.output
+    assert "case q0 · baseline arm · repeat 0: failed" in answer.output
+    assert "Probably port 8080" in answer.output and "✗" in answer.output
     refused = CliRunner().invoke(cli, ["eval", str(skill), "--resume", run_id, "--design",
                                        "adaptive"], env=env)
     assert "started with the fixed design" in str(refused.exception)

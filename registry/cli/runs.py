@@ -50,7 +50,8 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
 @runs_group.command("show")
 @click.argument("run_id")
 @click.option("--case", "case_id", default=None,
-              help="Agent mode: print this case's transcript (messages, tool calls, diff).")
+              help="Print this case's answer and its checks (agent mode: its transcript: "
+                   "messages, tool calls, diff).")
 @click.option("--arm", type=click.Choice(["baseline", "skill"]), default="skill",
               show_default=True, help="With --case: which arm's transcript.")
 @click.option("--repeat", type=click.IntRange(min=0), default=0, show_default=True,
@@ -117,15 +118,41 @@ def _registry_skill(settings: Settings, run_id: str) -> str | None:
     return str(found.iloc[0]) if len(found) else None
 
 
+def _show_answers(run_id: str, case_id: str, arm: str, repeat: int, *, as_json: bool) -> None:
+    """A chat or tool run's stored answers to one case, arm and repeat, with their checks (an
+    author's walk: only the review page or rows.jsonl showed them)."""
+    rows = [r for r in latest_rows(read_rows(Settings.from_env().runs_dir, run_id))
+            if r.case_id == case_id and r.arm == arm and r.repeat == repeat]
+    if not rows:
+        raise HubskillsError(f"run {run_id}: no {arm} answer to case {case_id!r}, repeat "
+                             f"{repeat}", hint=f"hubskills runs show {run_id} -v   # lists its "
+                                               "cases")
+    if as_json:
+        out.as_json([r.model_dump(include={"model", "case_id", "arm", "repeat", "passed",
+                                           "error", "output", "checks"}) for r in rows])
+        return
+    for row in sorted(rows, key=lambda r: r.model):
+        state = "error" if row.is_error else "passed" if row.passed else "failed"
+        out.result(f"[bold]{escape(row.model)}[/] · case {escape(case_id)} · {arm} arm · "
+                   f"repeat {repeat}: {state}")
+        out.result(escape(row.output or row.error or "(no answer)"))
+        for check in row.checks:
+            mark = "skipped" if check.skipped else "✓" if check.passed else \
+                "error" if check.passed is None else "✗"
+            out.result(f"  {mark} {escape(check.label)}"
+                       + (f": {escape(check.reason)}" if check.reason else ""))
+
+
 def _show_transcripts(run_id: str, manifest, case_id: str, arm: str, repeat: int, *,
                       as_json: bool) -> None:
+    if manifest.mode != "agent":  # no transcript: the answer is the whole of it
+        _show_answers(run_id, case_id, arm, repeat, as_json=as_json)
+        return
     found = [t for t in read_transcripts(Settings.from_env().runs_dir, run_id)
              if t.get("case_id") == case_id and t.get("arm") == arm
              and t.get("repeat") == repeat]
     if not found:
-        where = "this run has no transcripts (only --mode agent saves them)" \
-            if manifest.mode != "agent" else f"no {arm} transcript of case {case_id!r}, " \
-            f"repeat {repeat}"
+        where = f"no {arm} transcript of case {case_id!r}, repeat {repeat}"
         raise HubskillsError(f"run {run_id}: {where}",
                              hint=f"hubskills runs show {run_id} -v   # lists its cases")
     if as_json:
