@@ -9,6 +9,7 @@ from rich.markup import escape
 
 from registry.cli import _output as out
 from registry.cli._path_arg import ExistingPath
+from registry.errors import hint_command
 from registry.signing import sign_folder
 
 
@@ -33,6 +34,9 @@ def sign_command(folder: Path, key: Path, certificate: Path | None,
     """
     path = sign_folder(folder, key=key, certificate=certificate, chain=chain)
     out.result(f"Signed {escape(str(folder))}: {escape(str(path))}")
+    public = Path(f"{key}.pub")  # `keys new KEY` wrote it beside KEY (a walk: "KEY.pub")
+    anchor = str(chain[-1]) if chain else str(public) if certificate is None and \
+        public.is_file() else "ROOT-CERT.pem" if certificate is not None else "KEY.pub"
     out.result("  any change to the folder after this voids it; users trust your public key"
                " (or your root certificate) with:")
-    out.result("    hubskills trust add NAME KEY.pub")  # whole on its line: never cut at 80
+    out.command("", hint_command("trust", "add", "NAME", anchor), indent="    ")  # pastes whole
