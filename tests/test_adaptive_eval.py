@@ -194,8 +194,11 @@ def test_eval_is_adaptive_by_default_and_says_what_the_design_does(server, tmp_p
     assert result.exit_code == 0, result.output
     # two rounds a run: half the cases, then the other half (splits 2)
     assert "round 1 of 6 · 0 cases settled · verdict not yet decided" in result.output
-    assert ("at most 120 answers to get (about 2 min at a typical pace; free) (adaptive: it "
-            "stops once the verdict is decided)") in result.output
+    intro = ("at most 120 answers to get (about 2 min at a typical pace; free; adaptive: it "
+             "stops once the verdict is decided)")
+    assert intro in result.output
+    # the run says what it is before its first round (a walk: the round line came first)
+    assert result.output.index(intro) < result.output.index("round 1 of 6")
     assert "stopped at 33% of the planned answers (40 of 120): helps, decided at round 2" in \
         result.output
     assert len(server.bodies) == 40

@@ -54,10 +54,12 @@ class _Heartbeat:
 
 def _started(manifest: Any, total: int, estimate: str = "") -> None:
     adaptive = (getattr(manifest, "design", None) or {}).get("kind") == "adaptive"
+    said = [escape(estimate)] if estimate else []
+    if adaptive:
+        said.append("adaptive: it stops once the verdict is decided")
     out.info(f"run {manifest.run_id} ({escape(manifest.skill_name)}): "
              + ("at most " if adaptive else "") + f"{total} answers to get"
-             + (f" ({escape(estimate)})" if estimate else "")
-             + (" (adaptive: it stops once the verdict is decided)" if adaptive else "")
+             + (f" ({'; '.join(said)})" if said else "")
              + "; Ctrl-C stops and keeps the finished ones")
 
 

@@ -183,14 +183,27 @@ def eval_command(skill: Path, models: tuple[str, ...], runs: int,
                 _push(store, skill, run.manifest, run.rows, quiet=as_json, settings=settings)
         return
     with eval_progress() as progress, interrupts() as caught:
+        waiting: list[str] | None = []  # round lines said before the run's own first line
+
         def started(manifest: RunManifest, total: int, cached: int) -> None:
+            nonlocal waiting
             progress.start(manifest, total, "" if resume else _estimate(skill, tests, config,
                                                                         total, cached))
+            for line in waiting or []:
+                out.info(escape(line))
+            waiting = None
+
+        def on_round(line: str) -> None:
+            if waiting is None:
+                out.info(escape(line))
+            else:  # the design's round 1 comes before the run says what it is (a walk)
+                waiting.append(line)
 
         result = run_evaluation(skill, config, settings, tests=tests, progress=progress.update,
                                 started=started, resume=resume, warn=out.warn,
-                                stop=caught.stop, published=published,
-                                on_round=lambda line: out.info(escape(line)))
+                                stop=caught.stop, published=published, on_round=on_round)
+        for line in waiting or []:  # a run that never said it started: its rounds still said
+            out.info(escape(line))
     if result.manifest.status == "interrupted":
         _interrupted(result, as_json=as_json, push=push)
         exit_now(caught.exit_code or 130)
