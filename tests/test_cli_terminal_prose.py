@@ -43,3 +43,20 @@ def test_a_pulls_indented_lines_keep_their_indent_when_they_wrap(tmp_path):
     lines = on_a_terminal("pull", "hubskills/agent-skill-md", cwd=tmp_path)
     assert lines[0].startswith("Installed hubskills/agent-skill-md")
     assert len(lines) > 4 and all(line.startswith("  ") for line in lines[1:])
+
+
+def test_coloured_indented_lines_keep_their_indent_when_they_wrap(tmp_path):
+    """An author's walk: on a terminal, validate's coloured warnings wrapped to column 0 (rich
+    wrapped the markup itself), so three warnings ran together; piped, they kept their indent."""
+    import json
+
+    from cli_process import hubskills
+
+    assert hubskills("new", "draft", cwd=tmp_path).returncode == 0
+    suite = tmp_path / "draft" / "evals" / "evals.json"
+    assert json.loads(suite.read_text())["cases"]  # the scaffold's placeholders: warnings
+    lines = on_a_terminal("validate", "draft", cwd=tmp_path)
+    assert lines[0].startswith("draft: valid") and len(lines) > 4, lines
+    assert all(line.startswith("  ") for line in lines[1:] if line), lines
+    assert not any(line.endswith(" ") for line in lines), lines
+

@@ -267,9 +267,16 @@ def result(message: str) -> None:
 def _prose(message: str, style: str | None = None) -> None:
     """Print text wrapped at spaces, indent kept (a terminal's markup by rich; piped: narrow)."""
     plain = Text.from_markup(message).plain
-    if (plain != message if out.is_terminal else out.width > PROSE_WRAP_WIDTH) \
-            or max(map(cell_len, plain.splitlines() or [""])) <= out.width:
+    if max(map(cell_len, plain.splitlines() or [""])) <= out.width \
+            or (not out.is_terminal and out.width > PROSE_WRAP_WIDTH):
         out.print(message, style=style, soft_wrap=not out.is_terminal)
+        return
+    if out.is_terminal and plain != message:  # markup: rich wraps it, each line's indent kept
+        for row in Text.from_markup(message, style=style or "").split("\n"):
+            lead = len(row.plain) - len(row.plain.lstrip())
+            for piece in row[lead:].wrap(out, max(out.width - lead, 20)):
+                piece.rstrip()
+                out.print(Text(" " * lead) + piece, soft_wrap=True)
         return
     for line in plain.splitlines():
         indent = line[:len(line) - len(line.lstrip())]
