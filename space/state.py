@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -33,11 +34,14 @@ from registry import (
     SkillInfo,
     SkillStore,
     StopSignal,
+    check_repo_id,
     get_store,
 )
 
 from .cache import Memo
 from .snapshot import Snapshot, Snapshots
+
+_REVISION = re.compile(r"[0-9a-f]{7,64}")  # a commit's hex id, whole or abbreviated
 
 REFRESH_S = 60.0  # a check asks the store's change tokens: a file listing, or two Hub calls
 VIEW_SLOTS = 1  # view computations at once: one leaves the other core to cached reads
@@ -237,7 +241,16 @@ class SpaceState:
         return self.snapshot().counts
 
     def skill_folder(self, repo: str, sha: str) -> Path:
-        """The skill's files at `sha`, fetched once into a cache folder named like the skill."""
+        """The skill's files at `sha`, fetched once into a cache folder named like the skill.
+
+        Raises:
+            HubskillsError: `repo` is no skill id or `sha` no revision (a results row names
+                them: `../..` would have named a folder of the server's; a red-team note).
+        """
+        check_repo_id(repo)
+        if not _REVISION.fullmatch(sha):
+            raise HubskillsError(f"{sha[:80]!r} is not a revision (hex digits)",
+                                 hint="pick a run whose rows name a published version")
         target = self.settings.home / "space" / "skills" / repo / sha / repo.split("/")[-1]
         if target.is_dir():
             return target

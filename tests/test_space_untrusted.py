@@ -141,3 +141,26 @@ def test_bidi_controls_are_named_not_obeyed():
     assert "[U+202E]gnitset[U+202C]" in shown and "[U+2067]isolates[U+2069]" in shown
     assert not any(c in shown for c in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
     assert "العربية" in shown  # right-to-left text itself is shown as written
+
+
+def test_a_rows_repo_or_revision_never_names_a_folder_of_the_server(tmp_path):
+    """Red-team round 5 (a suspicion, confirmed here): the Review tab fetched a run's skill into
+    `home/space/skills/<repo>/<sha>/` from the repo and revision its rows name, unchecked, so a
+    `../..` there would have read (or made) a folder of the server's."""
+    from registry import HubskillsError
+    from registry.registries import get_store
+    from space.state import SpaceState
+
+    settings = Settings.from_env({"HUBSKILLS_HOME": str(tmp_path / "home"),
+                                  "HF_HUB_OFFLINE": "1"})
+    outside = tmp_path / "home" / "elsewhere" / "x"
+    outside.mkdir(parents=True)
+    state = SpaceState(settings, get_store(settings), on_space=False)
+    try:
+        for repo, sha in (("../elsewhere/x", "0" * 40), ("a/b", "../../elsewhere"),
+                          ("../../..", "0" * 40)):
+            with pytest.raises(HubskillsError):
+                state.skill_folder(repo, sha)
+    finally:
+        state.data.stop()
+    assert not (tmp_path / "home" / "space").exists()  # nothing made on the way either
