@@ -240,6 +240,13 @@ def test_answers_are_pushed_beside_the_run_and_change_no_badge(tmp_path: Path):
     online.answer("bob", "c0", "tie")
     assert store.results.change_token() == token_after_push  # feedback changes no result
     assert runs_feedback(store, {run_id}).reviewed == 5
+    # lines in one reviewer's file that name others are not more people (a red-team note)
+    counted = runs_feedback(store, {run_id}).answers
+    mine = (store.dataset_dir / f"feedback/{run_id}/bob.jsonl")
+    others = [json.loads(line) | {"reviewer": f"sock{i}"} for i, line in
+              enumerate(mine.read_text().splitlines() * 3)]
+    mine.write_text(mine.read_text() + "".join(json.dumps(o) + "\n" for o in others))
+    assert runs_feedback(store, {run_id}).answers == counted
 
 
 def test_answers_are_pushed_to_a_hub_dataset_with_the_run(tmp_path: Path):

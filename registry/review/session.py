@@ -284,13 +284,15 @@ def push_feedback(store: SkillStore, runs_dir: Path, run_id: str) -> list[str]:
 
 def runs_feedback(store: SkillStore, run_ids: set[str]) -> PreferenceSummary:
     """The summary of every answer on the runs `run_ids` in `store`'s results dataset (a
-    skill page's line); lines that do not parse, and a reviewer's later answers to a case
-    already answered, are left out."""
+    skill page's line); lines that do not parse, a reviewer's later answers to a case already
+    answered, and lines in one reviewer's file that name another (one file counted as many
+    people; a red-team note) are left out."""
     from registry.stores.feedback import read_feedback
 
     kept: dict[tuple[str, str, str], Answer] = {}
     for path, data in read_feedback(store, runs=run_ids).items():
         run_id = path.split("/")[1] if path.count("/") == 2 else ""
+        owner = path.rsplit("/", 1)[-1].removesuffix(".jsonl")  # whose file: their lines only
         if run_id not in run_ids or len(data) > MAX_FILE_BYTES:
             continue
         for line in data.decode("utf-8", errors="replace").splitlines():
@@ -300,6 +302,6 @@ def runs_feedback(store: SkillStore, run_ids: set[str]) -> PreferenceSummary:
                 answer = Answer.model_validate_json(line)
             except ValueError:
                 continue
-            if answer.run_id == run_id:
+            if answer.run_id == run_id and answer.reviewer == owner:  # one file, one person
                 kept.setdefault((run_id, answer.reviewer, answer.case), answer)
     return summarize(list(kept.values()))
