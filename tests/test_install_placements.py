@@ -187,3 +187,20 @@ def test_a_command_run_below_a_project_finds_its_skills_lock(tmp_path: Path):
     (shared / "scratch").mkdir(parents=True)
     (shared / "skills.lock").write_text((tmp_path / "repo" / "skills.lock").read_text())
     assert listed(shared / "scratch") == ([], "")
+
+
+def test_install_of_several_skills_says_who_sees_them_once(
+        store: LocalStore, project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    """A walk: `install` printed the 30 agents' lines for every skill, 13 lines a skill."""
+    from registry.cli import _pull_shared
+
+    publish(store, tmp_path, "acme/b")
+    for repo in ("acme/a", "acme/b"):
+        pull(repo, project=project, store=store)
+    (project / ".agents").rename(tmp_path / "gone")  # a fresh clone: skills.lock only
+    results = install(project, stores=stores(store))
+    capsys.readouterr()
+    _pull_shared.print_moves(results, project, as_json=False)
+    said = capsys.readouterr().out
+    assert said.count("will see") == 1 and "2 skills placed:" in said, said
+    assert "hubskills pull acme/a --agent" in said and "hubskills pull acme/b --agent" in said

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -178,19 +178,22 @@ def _visibility(result: PullResult) -> tuple[list[Agent], list[Agent]]:
     return seen, [a for a in AGENTS.values() if a not in seen]
 
 
-def _print_visibility(result: PullResult) -> None:
-    """Which agents will see the skill, and the command that adds the others."""
+def _print_visibility(result: PullResult, others: Sequence[PullResult] = ()) -> None:
+    """Which agents will see the skill (and `others`, served alike: said once for them all,
+    `install` said it for each), and the command that adds the others."""
     seen, unseen = _visibility(result)
     verb = "would see" if result.status == "dry-run" else "will see"
-    out.result(f"  {verb} it: " + ", ".join(a.title for a in seen if a.name != "agents"))
+    out.result(f"  {verb} {'these skills' if others else 'it'}: "
+               + ", ".join(a.title for a in seen if a.name != "agents"))
     if unseen:  # 30 agents: name them all, but hint at the first (Claude Code) and --all
-        scope = " --global" if result.path.parent.parent.parent.resolve() \
-            == Path.home().resolve() else ""
+        scope = ["--global"] if result.path.parent.parent.parent.resolve() \
+            == Path.home().resolve() else []
         out.result("  not seen by: " + ", ".join(a.title for a in unseen)
                    + "; add one with (a comma list adds several, --all every one):")
         # on lines of its own that paste as printed: cut to fit, it was cut mid-command
-        out.command("", hint_command("pull", result.repo, "--agent", unseen[0].name,
-                                     *scope.split()), indent="    ")
+        repos = [r.repo for r in (*others, result)][:3]
+        out.command("", " && ".join(hint_command("pull", repo, "--agent", unseen[0].name,
+                                                 *scope) for repo in repos), indent="    ")
 
 
 def print_results(results: list[PullResult], project: Path, *, as_json: bool,
@@ -212,22 +215,32 @@ def print_moves(results: list[PullResult], project: Path, *, as_json: bool,
     if as_json or not results:
         print_results(results, project, as_json=as_json, empty=empty)
         return
+    shown = [r for r in results if r.status != "up-to-date" or r.linked]
+    alike = len(shown) > 1 and len({_agent_names(r) for r in shown}) == 1
     for result in results:
-        if result.status != "up-to-date" or result.linked:
-            _print_result(result, project)
+        if result.status != "up-to-date" or result.linked:  # agents said once when alike
+            _print_result(result, project, visibility=not alike)
             continue
         for note in result.notes:
             out.warn(escape(note))
         version = f" {result.version}" if result.version else ""
         out.result(f"Up to date: {result.repo}{version} at sha {result.sha[:12]} "
                    + escape(f"[{result.registry}]"))
+    if alike:
+        out.result(f"{len(shown)} skills placed:")
+        _print_visibility(shown[-1], shown[:-1])
 
 
 _VERBS = {"installed": "Installed", "updated": "Updated", "restored": "Restored",
           "up-to-date": "Up to date:", "dry-run": "Would install"}
 
 
-def _print_result(r: PullResult, project: Path) -> None:
+def _agent_names(result: PullResult) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    seen, unseen = _visibility(result)
+    return tuple(a.name for a in seen), tuple(a.name for a in unseen)
+
+
+def _print_result(r: PullResult, project: Path, *, visibility: bool = True) -> None:
     for note in r.notes:
         out.warn(escape(note))
     version = f" {r.version}" if r.version else ""
@@ -245,7 +258,8 @@ def _print_result(r: PullResult, project: Path) -> None:
         out.result(f"  {escape(rel(p.path, project))}  ({p.mode}{serves}{new})")
     for line in r.changed:
         out.result(f"    {escape(line)}")
-    _print_visibility(r)
+    if visibility:  # `install` of several skills served alike: once, after them all
+        _print_visibility(r)
     if r.signer:  # skill.oms.sig verified against a trusted anchor
         out.result(f"  signed by {escape(r.signer)} (a signature says who, not that it is safe)")
     for dep in r.dependencies:  # the rest of its graph, placed with it
