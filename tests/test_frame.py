@@ -29,3 +29,22 @@ def test_missing_sources_are_fetched_at_once_not_one_after_another(tmp_path: Pat
     parsed = {key: (lambda: (_ for _ in ()).throw(AssertionError("fetched again")))
               for key in sources}
     assert len(load_frame(parsed, tmp_path / "cache")) == 2 * count  # parsed once, kept
+
+
+def test_a_line_the_schema_cannot_take_leaves_out_that_line_alone():
+    """Red-team round 4 and a review: one bad value (a string repeat, an int over 64 bits, a
+    byte not UTF-8, a lone surrogate escape) emptied every row parsed with it or crashed the
+    board for everyone; only its own line is left out now."""
+    from registry.stores.frame import parse_jsonl
+
+    good = rows_to_jsonl([ResultRow(run_id="r", skill_name="s", model="m", arm="skill",
+                                    case_id=f"c{i}", passed=True) for i in range(3)]).encode()
+    first, *rest = good.splitlines(keepends=True)
+    for bad in (first.replace(b'"repeat":0', b'"repeat":"0"'),
+                first.replace(b'"repeat":0', b'"repeat":%d' % 2**70),
+                first.replace(b'"case_id":"c0"', b'"case_id":"c0\xff"'),
+                first.replace(b'"case_id":"c0"', b'"case_id":"c0\\ud800"')):
+        assert bad != first
+        table = parse_jsonl(bad + b"".join(rest))
+        assert table["case_id"].to_pylist() == ["c1", "c2"], bad
+        table.to_pandas()  # converts: nothing left that pandas refuses

@@ -425,9 +425,11 @@ def test_unrestricted_allowed_tools_is_medium(value):
 ])
 def test_hooks_and_tool_grants_are_found_however_the_yaml_spells_the_key(front):
     """Review note: a quoted key or a flow mapping is the same key to YAML and to an agent, yet
-    the rules matched only a bare `hooks:` at the start of a line."""
-    assert codes(f"---\n{front}\n---\nBody\n") == {("hooks", "high"),
-                                                  ("wildcard-allowed-tools", "medium")}
+    the rules matched only a bare `hooks:` at the start of a line; nor did they read a
+    frontmatter after a BOM or with CRLF lines, which the loader reads."""
+    text = f"---\n{front}\n---\nBody\n"
+    for spelled in (text, text.replace("\n", "\r\n"), "\ufeff" + text):
+        assert codes(spelled) == {("hooks", "high"), ("wildcard-allowed-tools", "medium")}
 
 
 def test_frontmatter_hooks_are_high():

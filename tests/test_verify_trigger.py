@@ -169,3 +169,23 @@ def test_the_verifiers_pushed_path_replays_a_trigger_run_as_one(server, tmp_path
     settings = Settings.from_env()
     report = verify_published(get_store(settings, None), "local/zorblax-ports", run_id, settings)
     assert report.status == "verified", report.to_dict()
+
+
+def test_a_trigger_file_the_board_reads_otherwise_is_a_mismatch(server, tmp_path):
+    """A review note: trigger files went to their replay before the check that the board reads
+    what the replay read, so a string `repeat` on the missed sessions verified while the board
+    left those rows out and showed recall 100%."""
+    from registry.verify.pushed import verify_published
+
+    run_id = trigger_run(publish(tmp_path), server, tmp_path, "--push")
+    settings = Settings.from_env()
+    store = get_store(settings, None)
+    [path] = store.results.dataset_dir.glob(f"data/evals/*/{run_id}.jsonl")
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for row in rows:
+        if not row["passed"]:
+            row["repeat"] = str(row["repeat"])
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    report = verify_published(store, "local/zorblax-ports", run_id, settings)
+    assert report.status == "mismatch"
+    assert "the leaderboard reads" in report.problems[0], report.problems

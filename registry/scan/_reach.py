@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from registry.errors import InvalidSkill
-from registry.format.skill import parse_frontmatter
+from registry.format.skill import parse_frontmatter, split_frontmatter
 from registry.scan._doc import Doc, clip
 from registry.scan.findings import Finding
 
@@ -19,31 +19,44 @@ _ALLOWED_TOOLS = re.compile(r"^allowed-tools:([^\n]*(?:\n[ \t-][^\n]*)*)", re.M)
 _TOOL = re.compile(r"[A-Za-z_][\w.-]*(?:\([^)\n]*\))?|\*")
 
 
+def _front(doc: Doc) -> str | None:
+    """SKILL.md's frontmatter text as the loader finds it (`split_frontmatter`: a BOM, CRLF
+    lines; a review note: the scan's own pattern missed both, and the hooks in them), or the
+    pattern's where the loader finds none; None elsewhere."""
+    if doc.path != "SKILL.md":
+        return None
+    try:
+        return split_frontmatter(doc.text)[0]
+    except InvalidSkill:
+        front = _FRONTMATTER.match(doc.text)
+        return front.group(1) if front else None
+
+
 def _frontmatter(doc: Doc) -> tuple[dict[str, Any], dict[str, int]] | None:
     """SKILL.md's frontmatter as YAML reads it (a quoted `"hooks":` or a flow mapping
     `{hooks: …}` is the same key to an agent), with each key's line; None elsewhere, or where
     it is not valid (the skill then does not load: the rules below fall back to its lines)."""
-    front = _FRONTMATTER.match(doc.text) if doc.path == "SKILL.md" else None
-    if front is None:
+    text = _front(doc)
+    if text is None:
         return None
     try:
-        return parse_frontmatter(front.group(1))
+        return parse_frontmatter(text)
     except InvalidSkill:
         return None
 
 
 def allowed_tools(doc: Doc) -> Iterator[Finding]:
     """`*`, `Bash`, `Bash(*)` grant everything (medium); `Bash(git status:*)` is scoped."""
-    front = _FRONTMATTER.match(doc.text) if doc.path == "SKILL.md" else None
-    if front is None:
+    text = _front(doc)
+    if text is None:
         return
     parsed = _frontmatter(doc)
     if parsed is not None:
         value, line = parsed[0].get("allowed-tools"), parsed[1].get("allowed-tools", 2)
         items = value if isinstance(value, list) else [value] if value is not None else []
         tools = [tool for item in items for tool in _TOOL.findall(str(item))]
-    elif (m := _ALLOWED_TOOLS.search(front.group(1))) is not None:
-        tools, line = _TOOL.findall(m.group(1)), front.group(1).count("\n", 0, m.start()) + 2
+    elif (m := _ALLOWED_TOOLS.search(text)) is not None:
+        tools, line = _TOOL.findall(m.group(1)), text.count("\n", 0, m.start()) + 2
     else:
         return
     for tool in tools:
@@ -60,14 +73,14 @@ _HOOKS = re.compile(r"^hooks[ \t]*:", re.M)
 def hooks(doc: Doc) -> Iterator[Finding]:
     """Frontmatter `hooks` (high): commands the agent runs by itself whenever an event they
     name happens (a session starts, a tool is called), never shown in the skill's body."""
-    front = _FRONTMATTER.match(doc.text) if doc.path == "SKILL.md" else None
-    if front is None:
+    text = _front(doc)
+    if text is None:
         return
     parsed = _frontmatter(doc)
     if parsed is not None:
         line = parsed[1].get("hooks") if "hooks" in parsed[0] else None
-    elif (m := _HOOKS.search(front.group(1))) is not None:
-        line = front.group(1).count("\n", 0, m.start()) + 2
+    elif (m := _HOOKS.search(text)) is not None:
+        line = text.count("\n", 0, m.start()) + 2
     else:
         line = None
     if line is not None:

@@ -80,7 +80,7 @@ def parse_jsonl(data: bytes) -> pa.Table:
         table = pa_json.read_json(io.BytesIO(data), parse_options=options,
                                   read_options=pa_json.ReadOptions(block_size=1 << 24))
         table.validate(full=True)  # the reader keeps bytes that are not UTF-8 unchecked
-    except (pa.ArrowException, OverflowError):
+    except (pa.ArrowException, OverflowError, UnicodeError):
         table = _parse_leniently(data)
     return _with_times(table.select(list(COLUMNS)))
 
@@ -103,6 +103,11 @@ def _parse_time(value: str | None) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
+# What building a row of the schema raises for a value it does not take: arrow's own errors,
+# an int over 64 bits, a lone surrogate ("\ud800", valid JSON) that is no UTF-8 (a review note).
+_NOT_A_ROW = (pa.ArrowException, OverflowError, UnicodeError, ValueError, TypeError)
+
+
 def _parse_leniently(data: bytes) -> pa.Table:
     """Line by line, keeping only the lines that are rows of the schema (`parse_jsonl`)."""
     records = []
@@ -115,13 +120,13 @@ def _parse_leniently(data: bytes) -> pa.Table:
             records.append({name: record.get(name) for name in COLUMNS})
     try:
         return pa.Table.from_pylist(records, schema=_PARSE_SCHEMA)
-    except (pa.ArrowException, OverflowError):  # one at a time, to leave out only the bad
+    except _NOT_A_ROW:  # one at a time, to leave out only the bad
         pass
     tables = []
     for record in records:
         try:
             tables.append(pa.Table.from_pylist([record], schema=_PARSE_SCHEMA))
-        except (pa.ArrowException, OverflowError):
+        except _NOT_A_ROW:
             log.warning("skipping a result row that does not match the schema")
     return pa.concat_tables(tables) if tables else _PARSE_SCHEMA.empty_table()
 

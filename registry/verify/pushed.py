@@ -77,8 +77,6 @@ def verify_published(store: SkillStore, repo: str, run_id: str, settings: Settin
     """
     if data is None:
         data = read_pushed(store, run_id, revision)
-    if is_trigger_file(data):  # which SKILL.md was read, not checks: replayed as such
-        return verify_pushed_trigger(store, repo, run_id, data)
     report = Verification(run_id)
     try:
         text = data.decode("utf-8")
@@ -89,6 +87,8 @@ def verify_published(store: SkillStore, repo: str, run_id: str, settings: Settin
     rows = parse_rows(io.StringIO(text), f"{run_id}.jsonl", report)
     if (why := _read_otherwise(data, rows)) is not None:
         report.problems.append(f"{run_id}.jsonl: {why}")
+    if is_trigger_file(data):  # which SKILL.md was read, not checks: replayed as such
+        return report if report.problems else verify_pushed_trigger(store, repo, run_id, data)
     manifest = manifest_from_rows(rows, repo, report)
     if manifest is None:
         return report
@@ -99,8 +99,9 @@ def verify_published(store: SkillStore, repo: str, run_id: str, settings: Settin
 _BOARD = ("run_id", "skill_name", "skill_version", "skill_repo", "model", "mode", "arm",
           "case_id", "repeat", "passed", "error", "error_kind", "input_tokens", "output_tokens",
           "cost_usd", "suite_hash", "suite_cases", "run_cases", "planned_runs", "produced_by",
-          "produced_via", "design")
-"""What the leaderboard reads of a row that the replay reads too (`stores.frame`)."""
+          "produced_via", "design", "expect_skill")
+"""What the leaderboard reads of a row that the replay reads too (`stores.frame`; the trigger
+board too: `expect_skill`)."""
 
 
 def _read_otherwise(data: bytes, rows: list[ResultRow]) -> str | None:
