@@ -173,20 +173,31 @@ def test_a_command_run_below_a_project_finds_its_skills_lock(tmp_path: Path):
         done = hubskills("list", "--json", *args, cwd=cwd, **env)
         return [s["name"] for s in json.loads(done.stdout)], done.stderr
 
+    def repository(folder: Path) -> None:  # what git would take for one: .git/HEAD
+        (folder / ".git").mkdir(parents=True)
+        (folder / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+
     for project in (tmp_path / "repo", user / "code" / "proj"):  # a repository; below HOME
         (project / "src" / "pkg").mkdir(parents=True)
         if project.parent == tmp_path:
-            (project / ".git").mkdir()
+            repository(project)
         assert hubskills("pull", "hubskills/agent-skill-md", cwd=project, **env).returncode == 0
         names, said = listed(project / "src" / "pkg")
         assert names == ["agent-skill-md"] and f"Project: {project} (its skills.lock" in said
         assert listed(project / "src" / "pkg", "--project", ".")[0] == []
-        (project / "src" / ".git").mkdir()  # a repository inside: its root is as far as it looks
+        repository(project / "src")  # a repository inside: its root is as far as it looks
         assert listed(project / "src" / "pkg") == ([], "")
     shared = tmp_path / "shared"
     (shared / "scratch").mkdir(parents=True)
     (shared / "skills.lock").write_text((tmp_path / "repo" / "skills.lock").read_text())
     assert listed(shared / "scratch") == ([], "")
+    (shared / ".git").mkdir()  # an empty .git a stranger made is no repository (a review)
+    assert listed(shared / "scratch") == ([], "")
+    repository(tmp_path / "team")  # a repository, but its skills.lock anyone may write
+    (tmp_path / "team" / "sub").mkdir()
+    (tmp_path / "team" / "skills.lock").write_text((shared / "skills.lock").read_text())
+    (tmp_path / "team" / "skills.lock").chmod(0o666)
+    assert listed(tmp_path / "team" / "sub") == ([], "")
 
 
 def test_install_of_several_skills_says_who_sees_them_once(

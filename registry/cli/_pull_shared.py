@@ -4,6 +4,7 @@ stores they open, and how they print a refused scan and the skills that landed."
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
@@ -40,21 +41,39 @@ def _project(ctx: click.Context, param: click.Parameter, value: Path) -> Path:
         return value
     above = _looked_in(here)
     found = next((folder for folder in above if (folder / LOCK_FILE).is_file()), None)
-    if found is None:
+    if found is None or not _yours(found / LOCK_FILE):
         return value
     out.info(f"Project: {found} (its {LOCK_FILE}; --project . for this folder)")
     return found
 
 
 def _looked_in(here: Path) -> list[Path]:
-    """The folders above `here` that may be its project: up to the nearest repository root,
-    or else up to (not including) HOME when `here` is below it; none otherwise."""
+    """The folders above `here` that may be its project: up to the nearest repository root
+    (a `.git` of yours that git would take: a file, or a folder holding HEAD), or else up to
+    (not including) HOME when `here` is below it; none otherwise."""
     chain = [here, *here.parents]
-    root = next((i for i, folder in enumerate(chain) if (folder / ".git").exists()), None)
+    root = next((i for i, folder in enumerate(chain) if _is_repository(folder)), None)
     if root is not None:
         return chain[1:root + 1]
-    home = Path.home()
-    return chain[1:chain.index(home)] if home in chain[1:] else []
+    home = Path.home().resolve()
+    return chain[1:chain.index(home)] if home in chain[1:] and home != home.parent else []
+
+
+def _is_repository(folder: Path) -> bool:
+    """Whether `folder` is a repository's root of yours (an empty `.git` a stranger made
+    beside their skills.lock is not; a review note)."""
+    git = folder / ".git"
+    return (git.is_file() or (git / "HEAD").is_file()) and _yours(git)
+
+
+def _yours(path: Path) -> bool:
+    """Whether `path` belongs to the user running this, and no one else may write it."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return False
+    owner = getattr(os, "getuid", None)
+    return (owner is None or stat.st_uid == owner()) and not stat.st_mode & 0o002
 
 
 project_option = click.option(
