@@ -45,6 +45,7 @@ _EXPORTS: dict[str, str] = {
     "SkillVersionRef": "registry.format.version_ref:SkillVersionRef",
     # untrusted text shown on a page: the one sanitiser
     "safe_html": "registry.format.untrusted:safe_html",
+    "named_bidi": "registry.format.untrusted:named_bidi",
     "code_span": "registry.format.untrusted:code_span",
     "code_block": "registry.format.untrusted:code_block",
     # scan
@@ -160,7 +161,7 @@ __all__ = [
     "__version__", "HubskillsError", "InvalidSkill", "InvalidSuite", "MissingCredentials",
     "ProviderError", "SkillNotFound", "UnsafeSkill", "Settings", "Skill", "Problem", "load_skill",
     "validate_skill", "has_errors", "Case", "Suite", "load_suite", "suite_path",
-    "SkillVersionRef", "safe_html", "code_span", "code_block", "Finding",
+    "SkillVersionRef", "safe_html", "named_bidi", "code_span", "code_block", "Finding",
     "scan_folder", "EMBEDDED_REF", "ask", "default_model_ref", "known_models", "price_for",
     "check_public_url", "EvalConfig",
     "EvalRun", "run_evaluation", "Started", "StopSignal", "latest_rows", "ResultRow", "RunManifest",
@@ -208,7 +209,7 @@ if TYPE_CHECKING:
     from registry.format.requires import requirements as skill_requirements
     from registry.format.skill import Problem, Skill, load_skill
     from registry.format.suite import Case, Suite, load_suite, suite_path
-    from registry.format.untrusted import code_block, code_span, safe_html
+    from registry.format.untrusted import code_block, code_span, named_bidi, safe_html
     from registry.format.validate import has_errors, validate_skill
     from registry.format.version_ref import SkillVersionRef
     from registry.generate.cases import add_tests

@@ -26,6 +26,8 @@ from collections.abc import Callable, Hashable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
+from registry import named_bidi
+
 if TYPE_CHECKING:
     import gradio as gr
     import pandas as pd
@@ -162,6 +164,7 @@ def _break_points(text: str) -> str:
     other id is escaped first (a model id comes from untrusted results)."""
     link = _LINK_TEXT.match(text)
     shown, target = (link.group(1), link.group(2)) if link else (text.translate(_MD_SPECIAL), "")
+    shown = named_bidi(shown)  # a model id or repo is the submitter's: never reordered
     shown = _SEPARATOR.sub("\\1<wbr>", shown)
     return f"[{shown}]{target}" if link else shown
 

@@ -141,6 +141,12 @@ def test_bidi_controls_are_named_not_obeyed():
     assert "[U+202E]gnitset[U+202C]" in shown and "[U+2067]isolates[U+2069]" in shown
     assert not any(c in shown for c in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
     assert "العربية" in shown  # right-to-left text itself is shown as written
+    # nor by reference, which the renderer decodes into the character (a review note)
+    assert safe_html("a &#x202E;gnitset &#8238;x") == \
+        "<div><p>a [U+202E]gnitset [U+202E]x</p></div>"
+    from registry import named_bidi
+
+    assert named_bidi("m/x&#x2067;y\u202d") == "m/x[U+2067]y[U+202D]"  # a table's id cell
 
 
 def test_a_rows_repo_or_revision_never_names_a_folder_of_the_server(tmp_path):

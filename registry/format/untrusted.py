@@ -39,16 +39,38 @@ _BACKTICKS = re.compile(r"`+")
 # Bidi embeddings, overrides and isolates: shown, they reorder the text around them ("\u202e"
 # makes "gnitset" read "testing"), so a page names them instead.
 _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+# ... in HTML: the character, or a numeric reference to it (decimal or hex)
+_BIDI_SHOWN = re.compile("[\u202a-\u202e\u2066-\u2069]|&#(?:[xX]0*(?:202[a-eA-E]|206[6-9])"
+                         "|0*(?:823[4-8]|829[4-7]));")
+
+
+def named_bidi(text: str) -> str:
+    """`text` (HTML or Markdown) with each bidi control, or a numeric reference to one, named
+    instead (`[U+202E]`): shown, it would reorder the text around it (a review note: the
+    renderer turned `&#x202E;` into one after the raw ones were named)."""
+    return _BIDI_SHOWN.sub(_named, text)
+
+
+def _named(match: re.Match[str]) -> str:
+    """A bidi control, as `[U+202E]`."""
+    text = match.group()
+    if text.startswith("&#"):
+        digits = text[2:-1]
+        code = int(digits[1:], 16) if digits[:1] in "xX" else int(digits)
+    else:
+        code = ord(text)
+    return f"[U+{code:04X}]"
 
 
 def safe_html(markdown: str) -> str:
     """`markdown` rendered and sanitised (see the module docstring), as one line of HTML."""
     import nh3
 
-    rendered = _parser().render(_BIDI.sub(lambda m: f"[U+{ord(m.group()):04X}]", markdown))
+    rendered = _parser().render(markdown)
     cleaned = nh3.clean(rendered, tags=set(TAGS), attributes=ATTRIBUTES,
                         url_schemes=set(URL_SCHEMES), link_rel="noopener noreferrer nofollow",
                         url_relative="deny", strip_comments=True)
+    cleaned = named_bidi(cleaned)  # after the renderer decoded `&#x202E;` into one
     return "<div>" + cleaned.strip().replace("\r", "").replace("\n", "&#10;") + "</div>"
 
 
