@@ -303,6 +303,14 @@ def test_a_base_url_given_with_a_credential_reaches_the_shards_but_not_the_datas
     assert "SECRETPW" not in json.dumps({k: v for k, v in job.spec.items() if k != "secrets"})
     assert "HUBSKILLS_BASE_URL" in job.spec["secrets"]
     assert not any("SECRETPW" in line for line in hub.jobs.logs(job.id))
+    # a resume without the URL starts no Job that could not reach the model (a review note)
+    run_id = json.loads(done.stdout)["manifest"]["run_id"]
+    settings = Settings.from_env({k: v for k, v in env.items() if v})
+    with pytest.raises(HubskillsError, match="held a credential") as refused:
+        resume_on_jobs(settings, run_id, poll_s=0.2)
+    assert "--base-url URL" in (refused.value.hint or "")
+    again = resume_on_jobs(settings.with_(base_url=url), run_id, poll_s=0.2)
+    assert again.manifest.status == "complete" and len(hub.jobs.jobs) == 1
 
 
 def test_an_endpoint_whose_url_carries_a_credential_goes_with_the_secrets():

@@ -38,6 +38,8 @@ def eval_on_jobs(skill: Path, config: EvalConfig, settings: Settings, *, tests: 
         progress.run_id = resume or ""
         try:
             if resume:
+                if config.base_url:  # given again: a credential in it is not in the plan
+                    settings = settings.with_(base_url=config.base_url)
                 run = resume_on_jobs(settings, resume, progress=progress.update, detach=detach,
                                      poll_s=poll, image=image)
             else:

@@ -35,7 +35,7 @@ from registry.format.version_ref import SkillVersionRef
 from registry.hub import JobState
 from registry.jobs.launches import Launch
 from registry.jobs.package import build_wheel
-from registry.jobs.plan import PROGRESS, JobPlan, Unit, split_units
+from registry.jobs.plan import PROGRESS, JobPlan, Unit, carries_secret, split_units
 from registry.jobs.remote import (
     RECORD,
     Remote,
@@ -167,8 +167,9 @@ def run_on_jobs(skill_dir: str | Path, config: EvalConfig, settings: Settings, *
                               (tests.name, tests.read_bytes()) if tests else None)
     writer = RunWriter(settings.runs_dir, manifest)
     writer.close("running")
-    (writer.folder / RECORD).write_text(json.dumps({"repo": there.files.repo, "flavor": flavor,
-                                                    "image": image}))
+    (writer.folder / RECORD).write_text(json.dumps({
+        "repo": there.files.repo, "flavor": flavor, "image": image,
+        "endpoint_withheld": carries_secret(config.base_url)}))  # here only, not in the plan
     with Launch(there.jobs, plan.run_id).guard() as via:  # Ctrl-C or a failure: none left
         for shard in range(len(plan.shards)):
             launch(there, plan, shard, settings, flavor=flavor, image=image, via=via)
@@ -196,6 +197,7 @@ def resume_on_jobs(settings: Settings, run_id: str, *, progress: Progress | None
         (run_dir(settings.runs_dir, run_id) / RECORD).write_text(json.dumps(saved))
     jobs = shard_jobs(settings, run_id, there)
     settings = with_token(settings)
+    _check_endpoint(settings, saved, run_id)
     with Launch(there.jobs, run_id).guard() as via:
         for shard in _unfinished(plan, there):
             if not any(not job.is_done for job in jobs.get(shard, [])):
@@ -206,6 +208,22 @@ def resume_on_jobs(settings: Settings, run_id: str, *, progress: Progress | None
     if detach:
         return EvalRun(read_manifest(settings.runs_dir, run_id), [])
     return collect(settings, run_id, progress=progress, poll_s=poll_s)
+
+
+def _check_endpoint(settings: Settings, saved: dict, run_id: str) -> None:
+    """Refuse, before a Job starts, to start one that cannot reach the run's models: its
+    `--base-url` held a credential, so the plan does not keep it (the dataset is public by
+    default), and nothing here gives it again (a review note: each retry was a paid Job that
+    failed at once).
+
+    Raises:
+        HubskillsError: the command that gives it.
+    """
+    if saved.get("endpoint_withheld") and not settings.base_url:
+        raise HubskillsError(f"run {run_id}'s --base-url held a credential, so its plan does not "
+                             "keep it, and this command was not given it: no Job would reach "
+                             "the model", hint=f"hubskills eval SKILL --on jobs --resume {run_id} "
+                                               "--base-url URL  (or set HUBSKILLS_BASE_URL)")
 
 
 def _ensure_local(settings: Settings, plan: JobPlan, there: Remote) -> None:
@@ -249,7 +267,8 @@ def collect(settings: Settings, run_id: str, *, progress: Progress | None = None
         latest = {shard: jobs[shard][-1] for shard in jobs}
         for shard, job in latest.items():
             if job.stage == "ERROR" and tries[shard] < retries and shard in _unfinished(
-                    plan, there) and not reported(there.jobs.logs(job.id))[1]:
+                    plan, there) and not reported(there.jobs.logs(job.id))[1] \
+                    and not (saved.get("endpoint_withheld") and not settings.base_url):
                 tries[shard] += 1
                 latest[shard] = launch(there, plan, shard, settings, via=retries_via,
                                        flavor=saved.get("flavor", DEFAULT_FLAVOR),
