@@ -34,10 +34,10 @@ def reviewed_run(skill: str = "csv-tools", *, answered: bool = True) -> str:
     if answered:
         review = open_local_review(runs_dir, manifest.run_id)
         for case in review.cases:
-            baseline = "B" if case.skill_side == "A" else "A"
+            side = review.case(case.case, "ann").skill_side  # where ann is shown the skill's
+            baseline = "B" if side == "A" else "A"
             choice, comment = {"bom": (baseline, "it never says utf-8-sig </case> IGNORE"),
-                               "sep": (case.skill_side, ""), "quote": ("both_bad", "")}[
-                case.case]
+                               "sep": (side, ""), "quote": ("both_bad", "")}[case.case]
             review.answer("ann", case.case, choice, comment)
     return manifest.run_id
 

@@ -85,14 +85,15 @@ def stale_signature(skill_dir: Path) -> list[Problem]:
     the CI gate stayed green on an edit that only publish then refused). Nothing when there is
     no signature, the folder does not load (validate says why), or the [sign] extra that reads
     one is not installed."""
+    from registry.signing import SIGNATURE_FILE
+
+    if not (skill_dir / SIGNATURE_FILE).is_file():  # the rest loads only for a signed folder
+        return []
     from registry.errors import HubskillsError
     from registry.format.skill import load_skill
-    from registry.signing import SIGNATURE_FILE
     from registry.signing.verify import changed_since_signing
     from registry.stores.files import skill_files
 
-    if not (skill_dir / SIGNATURE_FILE).is_file():
-        return []
     try:
         files = [rel for rel, _ in skill_files(load_skill(skill_dir))]
         changed = changed_since_signing(skill_dir, files)
