@@ -14,15 +14,12 @@ from registry.install import install, pull, remove
 from registry.install.audit import verify_installed
 from registry.install.place import LocalChanges
 from registry.stores import LocalStore
-from tests.test_install_deps import publish
+from tests.test_install_deps import home, publish  # noqa: F401 - a fixture
 
 
 @pytest.fixture
-def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> LocalStore:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("HUBSKILLS_HOME", str(tmp_path / "hs"))
+def store(home: Path, tmp_path: Path,  # noqa: F811 - the fixture
+          monkeypatch: pytest.MonkeyPatch) -> LocalStore:
     monkeypatch.delenv("HUBSKILLS_REQUIRE_SIGNED", raising=False)
     store = LocalStore(tmp_path / "store")
     publish(store, tmp_path, "acme/a", files={"references/r.md": "R\n"})

@@ -11,17 +11,12 @@ registry unreachable) is quoted, never called hostile.
 from __future__ import annotations
 
 import shutil
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("mcp")
-
-import uvicorn  # noqa: E402
 
 from registry.config import Settings  # noqa: E402
 from registry.errors import (  # noqa: E402
@@ -36,31 +31,16 @@ from registry.install.pull import pull_source  # noqa: E402
 from registry.registries import get_store  # noqa: E402
 from registry.stores import SkillStore  # noqa: E402
 from tests.test_mcp_pull import _plan, files_of  # noqa: E402
+from tests.test_mcp_pull import serving as _serving  # noqa: E402
 
 pytestmark = pytest.mark.timeout(300)
 NAME, REPO = "agent-skill-md", "hubskills/agent-skill-md"
 FAKE = "honest-skill"  # the fake server's skill
 
 
-@contextmanager
-def serving(store: SkillStore) -> Iterator[str]:
+def serving(store: SkillStore) -> AbstractContextManager[str]:
     """`hubskills mcp --http`'s app over `store`, re-reading the listing on every request."""
-    from registry.mcp import Catalog, build_server, http_app
-    from tests.fakes.mcp_skills_server import _free_port
-
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(http_app(build_server(Catalog(store, recheck_s=0))),
-                                           host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        assert thread.is_alive(), "the MCP server did not start"
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        server.should_exit = True
-        thread.join()
+    return _serving(store, recheck_s=0)
 
 
 def publish_next(store: SkillStore, tmp: Path) -> str:

@@ -45,13 +45,16 @@ pytestmark = pytest.mark.timeout(300)
 
 
 @contextmanager
-def serving(store: SkillStore, *, page: int = 50) -> Iterator[str]:
-    """`hubskills mcp --http`'s app over `store`, on a free port: yields its URL."""
+def serving(store: SkillStore, *, page: int = 50,
+            recheck_s: float | None = None) -> Iterator[str]:
+    """`hubskills mcp --http`'s app over `store`, on a free port: yields its URL (`recheck_s`
+    0: the listing re-read on every request)."""
     from registry.mcp import Catalog, build_server, http_app
     from tests.fakes.mcp_skills_server import _free_port
 
+    catalog = Catalog(store) if recheck_s is None else Catalog(store, recheck_s=recheck_s)
     port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(http_app(build_server(Catalog(store), page=page)),
+    server = uvicorn.Server(uvicorn.Config(http_app(build_server(catalog, page=page)),
                                            host="127.0.0.1", port=port, log_level="error"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
