@@ -68,6 +68,11 @@ def empty_frame() -> pd.DataFrame:
     return _to_pandas(SCHEMA.empty_table().select(list(FRAME_COLUMNS)))
 
 
+# What building a row of the schema raises for a value it does not take: arrow's own errors,
+# an int over 64 bits, a lone surrogate ("\ud800", valid JSON) that is no UTF-8 (a review note).
+_NOT_A_ROW = (pa.ArrowException, OverflowError, UnicodeError, ValueError, TypeError)
+
+
 def parse_jsonl(data: bytes) -> pa.Table:
     """Parse JSONL result rows into the frame schema; unknown and big fields are dropped, and
     so is a line that is not a row of that schema (not JSON, not UTF-8, a value of another type
@@ -80,7 +85,7 @@ def parse_jsonl(data: bytes) -> pa.Table:
         table = pa_json.read_json(io.BytesIO(data), parse_options=options,
                                   read_options=pa_json.ReadOptions(block_size=1 << 24))
         table.validate(full=True)  # the reader keeps bytes that are not UTF-8 unchecked
-    except (pa.ArrowException, OverflowError, UnicodeError):
+    except _NOT_A_ROW:
         table = _parse_leniently(data)
     return _with_times(table.select(list(COLUMNS)))
 
@@ -101,11 +106,6 @@ def _parse_time(value: str | None) -> datetime | None:
     except ValueError:
         return None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-# What building a row of the schema raises for a value it does not take: arrow's own errors,
-# an int over 64 bits, a lone surrogate ("\ud800", valid JSON) that is no UTF-8 (a review note).
-_NOT_A_ROW = (pa.ArrowException, OverflowError, UnicodeError, ValueError, TypeError)
 
 
 def _parse_leniently(data: bytes) -> pa.Table:
