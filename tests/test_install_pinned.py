@@ -230,8 +230,10 @@ def test_a_hostile_path_in_a_pinned_listing_is_refused_before_any_download(
 
 
 def placed(folder: Path) -> dict[str, str]:
-    """What an install placed, without the markers (they hold the install time)."""
-    return {k: v for k, v in tree(folder / ".agents").items() if not k.endswith(MARKER_FILE)}
+    """What an install placed, without the markers (they hold the install time) or the record
+    of the agent folders it made (their inodes)."""
+    return {k: v for k, v in tree(folder / ".agents").items()
+            if not k.endswith(MARKER_FILE) and k != ".hubskills-made.json"}
 
 
 def _git_oid(data: bytes) -> str:

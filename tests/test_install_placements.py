@@ -212,3 +212,51 @@ def test_install_of_several_skills_says_who_sees_them_once(
     said = capsys.readouterr().out
     assert said.count("will see") == 1 and "2 skills placed:" in said, said
     assert "hubskills pull acme/a --agent" in said and "hubskills pull acme/b --agent" in said
+
+
+# --- agent folders a pull made ----------------------------------------------------------------
+
+
+def test_remove_takes_away_the_empty_agent_folders_pulls_made(store: LocalStore, project: Path):
+    """A walk: `pull --all` then `remove` left 15 empty agent folders, which then counted as
+    agents in use. The folders pulls made go once empty; those the user made, or put their own
+    files in, stay."""
+    (project / ".roo").mkdir()  # the user's: only `.roo/skills` is made by the pull
+    publish(store, project.parent, "acme/b")
+    pull("acme/a", project=project, store=store, all_agents=True)
+    pull("acme/b", project=project, store=store, all_agents=True)
+    assert (project / ".augment/skills/a").is_symlink()
+    (project / ".windsurf/notes.md").write_text("mine\n")  # made by the pull, used since
+
+    first = remove(project, "a")
+    assert first.folders == [] and (project / ".augment/skills/b").is_symlink()
+    last = remove(project, "b")
+    assert project / ".augment" in last.folders and project / ".roo/skills" in last.folders
+    assert project / ".augment/skills" not in last.folders  # its outer folder names it
+    for gone in (".augment", ".cline", ".roo/skills"):
+        assert not (project / gone).exists(), gone
+    for kept in (".claude", ".roo", ".windsurf/notes.md", ".agents/skills", "skills.lock"):
+        assert (project / kept).exists(), kept
+    assert not (project / ".windsurf/skills").exists()
+
+
+def test_a_folder_of_the_same_name_made_since_is_never_removed(store: LocalStore,
+                                                               project: Path):
+    """The record names each folder's device and inode: an empty `.augment` the user made after
+    moving the pull's away (or one a teammate's checkout brought) is not the folder it made."""
+    pull("acme/a", project=project, store=store, agents="augment")
+    made = project / ".augment"
+    made.rename(project / "old-augment")  # still there: its inode cannot be reused
+    (made / "skills").mkdir(parents=True)
+    assert remove(project, "a").folders == []
+    assert (made / "skills").is_dir()
+    assert not (project / ".agents/.hubskills-made.json").exists()  # forgotten, not trusted
+
+
+def test_a_pull_that_fails_leaves_no_folder_and_no_record(store: LocalStore, project: Path):
+    (project / ".agents/skills/a").mkdir(parents=True)  # not ours: the pull is refused
+    (project / ".agents/skills/a/SKILL.md").write_text("---\nname: a\n---\nmine\n")
+    with pytest.raises(HubskillsError, match="not installed by hubskills"):
+        pull("acme/a", project=project, store=store, all_agents=True)
+    assert not (project / ".augment").exists()
+    assert not (project / ".agents/.hubskills-made.json").exists()

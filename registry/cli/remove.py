@@ -45,6 +45,9 @@ def _print_removed(removed: Removed, project: Path) -> None:
         out.result(f"  - {escape(shared.rel(path, project))}")
     for other in removed.also:
         out.result(f"  also removed {other}: no other skill needs it")
+    if removed.folders:  # `pull --all` makes up to 15: one line names them
+        names = ", ".join(escape(shared.rel(f, project)) for f in removed.folders)
+        out.result(f"  also removed the empty agent folders pulls had made: {names}")
     for other in removed.kept:
         out.result(f"  kept {escape(other)}")
     if removed.lock_updated:

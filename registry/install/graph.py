@@ -15,6 +15,7 @@ from typing import Protocol
 from registry._turns import taking_turns
 from registry.errors import HubskillsError, hint_command
 from registry.format.skill import content_hash
+from registry.install import made
 from registry.install.agents import Agent
 from registry.install.audit import check_still_allowed
 from registry.install.deps import dependents, read_requires
@@ -158,6 +159,7 @@ def install_graph(graph: Graph, plan: Plan, store: SkillStore) -> PullResult:
                 results.append(_place(node, graph, plan, lock, store, txn))
             if not plan.dry_run:
                 lock.write()
+        made.note(plan.scope.root, txn.made)
     finally:
         graph.discard()
     root = results.pop()

@@ -16,6 +16,7 @@ from typing import Any
 
 from registry.errors import HubskillsError
 from registry.format.skill import NAME_RE, content_hash
+from registry.install import made
 from registry.install.agents import all_folders, check_inside
 from registry.install.deps import dependents, unneeded
 from registry.install.lockfile import LockEntry, Lockfile, Scope, is_hf_managed, read_marker
@@ -194,6 +195,7 @@ class Removed:
     lock_updated: bool
     also: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
+    folders: list[Path] = field(default_factory=list)  # agent folders a pull made, now empty
 
 
 def remove(project: Path, name: str, *, global_: bool = False, force: bool = False) -> Removed:
@@ -252,7 +254,7 @@ def remove(project: Path, name: str, *, global_: bool = False, force: bool = Fal
         for path in paths:
             txn.remove(path)
         lock_updated = lock.write() if lock.exists else False
-    return Removed(name, repo, paths, lock_updated, also, kept)
+    return Removed(name, repo, paths, lock_updated, also, kept, made.prune(scope.root))
 
 
 def _check_unedited(name: str, paths: list[Path], force: bool) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from registry.errors import HubskillsError
 from registry.format.skill import content_hash
+from registry.install import made
 from registry.install.agents import Agent, AgentLink, link_folders
 from registry.install.lockfile import (
     MARKER_FILE,
@@ -100,7 +101,7 @@ def install_staged(staged: Staged, scope: Scope, agents: list[Agent], lock: Lock
     marker = Marker(staged.repo, resolved.sha, staged.content_hash, result.version,
                     resolved.ref, registry, now_iso(), file_digests(staged.folder))
     (staged.folder / MARKER_FILE).write_text(marker.to_text(), encoding="utf-8")
-    with _within(txn) as step:
+    with _within(txn, scope) as step:
         step.swap(dest, staged.folder)
         result.placements[1:] = [step.link(dest, link, copy) for link in links]
         if write_lock:
@@ -117,13 +118,15 @@ def _status(previous: Marker | None, sha: str) -> str:
 
 
 @contextlib.contextmanager
-def _within(txn: Transaction | None) -> Iterator[Transaction]:
-    """The caller's transaction as it is, or a new one finished (or undone) here."""
+def _within(txn: Transaction | None, scope: Scope) -> Iterator[Transaction]:
+    """The caller's transaction as it is, or a new one finished (or undone) here, the agent
+    folders it made recorded (`made.note`)."""
     if txn is not None:
         yield txn
         return
     with Transaction() as own:
         yield own
+    made.note(scope.root, own.made)
 
 
 def record(lock: Lockfile, result: PullResult, agents: list[Agent], copy: bool, *,
@@ -165,7 +168,7 @@ def refresh(scope: Scope, name: str, marker: Marker, agents: list[Agent], copy: 
         result.placements += [AgentLink(x.path, "copy" if copy else "symlink", x.agents)
                               for x in links]
         return result
-    with _within(txn) as step:
+    with _within(txn, scope) as step:
         result.placements += [step.link(dest, link, copy) for link in links]
         entry = lock.entries.get(name)
         if write_lock and (entry is None or entry.sha != marker.sha or entry.copy != copy

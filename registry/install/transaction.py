@@ -49,6 +49,7 @@ class Transaction:
     def __init__(self) -> None:
         self.asides: list[tuple[Path, Path]] = []
         self.created: list[Path] = []
+        self.made: list[Path] = []  # agent folders made for links (`made.note` records them)
 
     def _aside(self, path: Path) -> None:
         aside = Path(tempfile.mkdtemp(prefix=ASIDE_PREFIX, dir=path.parent)) / "old"
@@ -71,7 +72,7 @@ class Transaction:
         if plan.action == "keep":  # a link to `dest`, or a copy holding its files already
             return AgentLink(plan.path, "symlink" if plan.path.is_symlink() else "copy",
                              plan.agents)
-        make_dirs(plan.path.parent, self.created)
+        make_dirs(plan.path.parent, self.made)
         if plan.action == "replace":
             self._aside(plan.path)
         mode = "copy" if copy else "symlink"
@@ -96,6 +97,7 @@ class Transaction:
         """Undo everything done, newest first: the previous state comes back."""
         for path in reversed(self.created):
             delete_path(path)
+        remove_empty(self.made)
         for path, aside in reversed(self.asides):
             if not (path.exists() or path.is_symlink()):
                 os.rename(aside, path)
