@@ -120,3 +120,33 @@ def test_an_error_the_server_answers_is_its_own_not_a_lie(tmp_path: Path) -> Non
     assert err.value.message == f"{fake.url} answered skills/list with an error: {UNREACHABLE}"
     assert err.value.hint is not None and "hostile" not in err.value.hint
     assert "nothing was installed" in err.value.hint
+
+
+def test_a_pinned_revision_the_server_says_is_not_found_names_the_update(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A server that answers `skills/get` of the pinned URI with -32002 ("resource not found",
+    older MCP versions' code) no longer serves that revision: `hubskills install` says so and
+    names the `update` that installs what it serves now (it said "try again once it can
+    answer", which never helps), and nothing is installed."""
+    from tests.fakes.mcp_skills_server import FakeSkillsServer
+    from tests.test_install import run_main
+
+    project = tmp_path / "proj"
+    with FakeSkillsServer("gone") as fake:
+        pull_source(f"mcp+{fake.url}", _plan(project), skills=[FAKE])
+        pinned = Lockfile.read(project / "skills.lock").entries[FAKE]
+        uri = pinned.source["uri"]  # type: ignore[index]
+        fake.change()
+        shutil.rmtree(project / ".agents/skills" / FAKE)
+        code, _, err = run_main(capsys, "install", "--frozen", "--project", project)
+        with pytest.raises(VersionNotFound) as refused:
+            install(project, stores=lambda name: get_store(Settings.from_env()), frozen=True)
+    assert code == 1 and "Traceback" not in err
+    assert refused.value.message == (
+        f"{FAKE} from {fake.url} changed since it was pinned at {pinned.sha[:12]}: the server "
+        f"now lists other digests ({fake.root}/SKILL.md); it no longer serves {uri}")
+    assert refused.value.hint == (f"hubskills update {FAKE}  # installs what the server serves "
+                                  "now and re-pins it")
+    assert err.splitlines() == [f"Error: {refused.value.message}", f"Hint: {refused.value.hint}"]
+    assert not (project / ".agents/skills" / FAKE).exists()
+    assert Lockfile.read(project / "skills.lock").entries[FAKE] == pinned

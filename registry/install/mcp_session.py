@@ -26,6 +26,9 @@ from registry.install.mcp_source import HINT, McpSource, check_trusted, lying
 from registry.scan import SizeLimits
 
 METHOD_NOT_FOUND, INVALID_PARAMS = -32601, -32602  # JSON-RPC's codes
+#: "Resource not found": MCP's code before the 2026-07-28 protocol retired it; servers built on
+#: older SDKs still answer it for a URI they do not serve (the Skills extension says -32602)
+RESOURCE_NOT_FOUND = -32002
 
 
 class McpServerError(RegistryError):

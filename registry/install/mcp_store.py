@@ -26,6 +26,7 @@ from registry.install import mcp_source
 from registry.install.mcp_session import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
+    RESOURCE_NOT_FOUND,
     McpServerError,
     McpSession,
     cap_of,
@@ -174,7 +175,9 @@ class McpStore:
 
     def _pinned(self, name: str, uri: str, limits: SizeLimits) -> Manifest | None:
         """The checked entry `skills/get` answers for the pinned `uri`; None when the server
-        has no `skills/get` or no longer serves that URI (the listing decides then).
+        has no `skills/get` or no longer serves that URI (-32602, as the extension says, or
+        -32002, older MCP's "resource not found"): the listing decides then, and a revision
+        gone is `fetch`'s `VersionNotFound` naming `hubskills update`, not the server's error.
 
         Raises:
             UnsafeSkill: an entry for another URI or skill, or a manifest that lies.
@@ -182,7 +185,7 @@ class McpStore:
         try:
             got = self.session.call("skills/get", {"uri": uri})
         except McpServerError as err:
-            if err.code in (METHOD_NOT_FOUND, INVALID_PARAMS):
+            if err.code in (METHOD_NOT_FOUND, INVALID_PARAMS, RESOURCE_NOT_FOUND):
                 return None
             raise
         entry = got.get("skill")

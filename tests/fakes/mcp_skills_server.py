@@ -15,7 +15,10 @@ by `mode`, lies about it:
 - "changed": after `change()`, SKILL.md's bytes (and digest) are new ones;
 - "dynamic": the entry's manifest is "dynamic" (no files listed);
 - "failing": skills/list answers a JSON-RPC error, as a server that cannot reach its own
-  registry does (not a lie: the server's own failure).
+  registry does (not a lie: the server's own failure);
+- "gone": URIs name a revision (`skill://fake/v1/...`); after `change()` the server serves v2
+  only, and `skills/get` of the v1 URI answers -32002, "resource not found" (older MCP
+  protocol versions' code, still sent by servers built on them).
 """
 
 from __future__ import annotations
@@ -39,7 +42,8 @@ from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 NAME = "honest-skill"
 ROOT = f"skill://fake/{NAME}"
 MODES = ("honest", "digest", "outside", "foreign", "huge", "flood", "endless", "drip", "changed",
-         "dynamic", "failing")
+         "dynamic", "failing", "gone")
+RESOURCE_NOT_FOUND = -32002  # retired by the 2026-07-28 protocol; older servers send it
 UNREACHABLE = "cannot reach https://huggingface.co: the Hub is unreachable (ConnectError)"
 
 
@@ -63,6 +67,7 @@ class FakeSkillsServer:
     def __init__(self, mode: str = "honest") -> None:
         assert mode in MODES, mode
         self.mode, self.files = mode, skill_files()
+        self.root = f"skill://fake/v1/{NAME}" if mode == "gone" else ROOT
         self.reads, self.stopping = 0, False
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
@@ -72,19 +77,21 @@ class FakeSkillsServer:
     def change(self) -> None:
         """Serve new bytes for SKILL.md from now on (an honest new version)."""
         self.files = skill_files("2")
+        if self.mode == "gone":
+            self.root = f"skill://fake/v2/{NAME}"
 
     def entry(self) -> dict[str, Any]:
-        resources = [{"uri": f"{ROOT}/{path}", "digest": "sha256:" + hashlib.sha256(data)
+        resources = [{"uri": f"{self.root}/{path}", "digest": "sha256:" + hashlib.sha256(data)
                       .hexdigest(), "size": len(data)} for path, data in sorted(self.files.items())]
         if self.mode == "outside":
-            resources.append({"uri": f"{ROOT}/../escape.md", "digest": "sha256:" + "0" * 64,
+            resources.append({"uri": f"{self.root}/../escape.md", "digest": "sha256:" + "0" * 64,
                               "size": 3})
         if self.mode == "foreign":
             resources.append({"uri": "skill://fake/other-skill/SKILL.md",
                               "digest": "sha256:" + "0" * 64, "size": 3})
         if self.mode == "huge":
             resources[0]["size"] = 10 * 1024 ** 3
-        return {"uri": f"{ROOT}/SKILL.md",
+        return {"uri": f"{self.root}/SKILL.md",
                 "frontmatter": {"name": NAME, "description": "An honest skill."},
                 "resources": "dynamic" if self.mode == "dynamic" else resources,
                 "_meta": {"io.hubskills/registry": {"executable": ["scripts/run.sh"],
@@ -104,13 +111,16 @@ class FakeSkillsServer:
             return result
 
         async def get_skill(_ctx: Any, params: _Uri) -> dict[str, Any]:
-            return {"skill": self.entry()}
+            entry = self.entry()
+            if self.mode == "gone" and params.uri != entry["uri"]:
+                raise MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {params.uri}")
+            return {"skill": entry}
 
         async def read(ctx: Any, params: types.ReadResourceRequestParams
                        ) -> types.ReadResourceResult:
             self.reads += 1
             uri = str(params.uri)
-            path = uri.removeprefix(f"{ROOT}/")
+            path = uri.removeprefix(f"{self.root}/")
             if path not in self.files:
                 raise MCPError(INVALID_PARAMS, f"no such file {uri}")
             data = self.files[path]
