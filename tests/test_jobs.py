@@ -22,7 +22,7 @@ from registry.errors import HubskillsError
 from registry.evaluation.config import EvalConfig
 from registry.evaluation.engine import run_evaluation
 from registry.jobs import cancel_run, collect, resume_on_jobs, run_on_jobs, shard_jobs
-from registry.jobs.plan import split_units
+from registry.jobs.plan import JobPlan, carries_secret, split_units
 from registry.jobs.remote import remote
 from registry.results.report import summarize
 from registry.results.runs import ResultRow, rows_to_jsonl
@@ -328,3 +328,36 @@ def test_an_endpoint_whose_url_carries_a_credential_goes_with_the_secrets():
     assert secrets["OPENAI_BASE_URL"] == "https://gw.example/v1?api-key=k"
     assert env["ANTHROPIC_BASE_URL"] == "https://plain.example/v1"  # nothing to hide
     assert "ANTHROPIC_BASE_URL" not in secrets and env["HF_ENDPOINT"]
+
+
+@pytest.mark.parametrize("url", [
+    "https://gw.example/hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567/v1",
+    "https://gw.example/token/sk-proj-Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8/",
+    "https://gw.example/v1/sk-ant-api03-Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9/messages",
+    "https://gw.example/key/sk%2DAb1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9/v1",  # percent-encoded
+    "https://gw.example/v1/Xq7Lm2Rt9Zk4Wp8Nc3Vb6Hy1Jd5Gs0Fa/chat",  # base62, 32 chars
+])
+def test_a_token_in_the_url_path_is_a_credential(url: str) -> None:
+    """Gateways that take the key in the path (`/hf_.../v1`, `/token/sk-.../`) put it in a
+    Job's public environment and the plan file: only userinfo and a query were looked at."""
+    from registry.jobs.remote import job_env, job_secrets
+
+    settings = Settings.from_env({}).with_(base_url=url)
+    assert carries_secret(url)
+    assert "HUBSKILLS_BASE_URL" not in job_env(settings)
+    assert job_secrets(settings)["HUBSKILLS_BASE_URL"] == url
+    assert JobPlan.config_of(EvalConfig(["local/m"], base_url=url))["base_url"] is None
+
+
+@pytest.mark.parametrize("url", [
+    "https://router.huggingface.co/v1", "http://127.0.0.1:8080/v1",
+    "https://api.openai.com/v1", "https://x.openai.azure.com/openai/deployments/gpt-4o-mini",
+    "https://gateway.ai.cloudflare.com/v1/0123456789abcdef0123456789abcdef/gw/openai",
+    "https://gw.example/v1/123e4567-e89b-12d3-a456-426614174000/chat",  # a UUID: an id
+    "https://api-inference.huggingface.co/models/meta-llama/Meta-Llama-3.1-70B-Instruct/v1",
+    "https://gw.example/skills/sk-learn-helpers/v1", "https://gw.example/hf_hub/v1",
+])
+def test_an_ordinary_path_is_no_credential(url: str) -> None:
+    """Deployment names, hex account ids, UUIDs and model names stay in the plan (a false
+    alarm costs the user a `--base-url` on every resume)."""
+    assert not carries_secret(url)

@@ -78,7 +78,8 @@ def is_remote_run(settings: Settings, run_id: str) -> bool:
 
 def job_secrets(settings: Settings) -> dict[str, str]:
     """The keys a shard needs, as Job secrets (the Hub shows them to no one), and any endpoint
-    whose URL carries a credential (`user:password@`, a query such as `?api-key=`)."""
+    whose URL carries a credential (`user:password@`, a query such as `?api-key=`, a key in
+    the path such as `/hf_.../v1`)."""
     named = {"HF_TOKEN": settings.hf_token, "OPENAI_API_KEY": settings.openai_api_key,
              "ANTHROPIC_API_KEY": settings.anthropic_api_key,
              **{k: v for k, v in _endpoints(settings).items() if carries_secret(v)}}
