@@ -7,6 +7,7 @@ HubskillsError naming the address and another port (exit 1), not uvicorn's raw l
 from __future__ import annotations
 
 import queue
+import re
 import threading
 
 import httpx
@@ -38,6 +39,30 @@ def test_http_server_says_where_it_serves_and_a_port_in_use_is_an_error() -> Non
         assert again.stderr.splitlines() == [
             f"Error: 127.0.0.1:{port} is in use (another server listens there)",
             f"Hint: hubskills mcp --http 127.0.0.1:{port + 1}  # another port"]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_port_zero_serves_on_a_free_port_and_says_which() -> None:
+    """`--http HOST:0` asks the system for a free port; the line names the port bound (a
+    host told `:0` could not connect), and the server answers there."""
+    server = start("mcp", "--http", "127.0.0.1:0")
+    try:
+        assert server.stderr is not None
+        lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=lambda: lines.put(server.stderr.readline()),  # type: ignore[union-attr]
+                         daemon=True).start()
+        line = lines.get(timeout=60)
+        match = re.fullmatch(r"serving MCP at http://127\.0\.0\.1:(\d+)/mcp \(Ctrl-C stops\)\n",
+                             line)
+        assert match, line
+        port = int(match.group(1))
+        assert port != 0
+        ping = httpx.post(f"http://127.0.0.1:{port}/mcp",
+                          json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                          headers={"accept": "application/json, text/event-stream"})
+        assert ping.status_code < 500
     finally:
         server.terminate()
         server.wait(timeout=30)

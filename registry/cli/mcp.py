@@ -16,14 +16,15 @@ def _host_port(value: str | None) -> tuple[str, int] | None:
     if value is None:
         return None
     host, sep, port = value.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:
         raise click.BadParameter(f"{value!r} is not HOST:PORT (e.g. 127.0.0.1:8765)")
     return host.strip("[]"), int(port)
 
 
 @click.command("mcp")
 @click.option("--http", "http", default=None, metavar="HOST:PORT",
-              help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio.")
+              help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (PORT 0: a "
+                   "free port, named in the line saying where it serves).")
 @click.option("--listing", type=click.Choice(["latest", "verified"]), default="latest",
               show_default=True,
               help="Which version of each skill skills/list lists: the latest, or the newest "

@@ -83,7 +83,8 @@ async def too_large(send: Any, max_bytes: int) -> None:
 def serve_http(server: Server[Any], host: str, port: int,
                ready: Callable[[str], None] | None = None) -> None:
     """Serve streamable HTTP at `http://HOST:PORT/mcp` until interrupted; `ready(url)` is
-    called once the address is bound (the CLI says so on stderr).
+    called once the address is bound (the CLI says so on stderr), with the port bound: port 0
+    asks the system for a free one, and `url` names the one it gave.
 
     Raises:
         HubskillsError: the address cannot be bound (the port in use, a host not this one's).
@@ -91,6 +92,7 @@ def serve_http(server: Server[Any], host: str, port: int,
     import uvicorn
 
     sock = bind(host, port)
+    port = sock.getsockname()[1]
     config = uvicorn.Config(http_app(server, host), host=host, port=port, log_level="warning")
     if ready is not None:
         ready(f"http://{_address(host, port)}/mcp")
