@@ -260,3 +260,37 @@ def test_a_pull_that_fails_leaves_no_folder_and_no_record(store: LocalStore, pro
         pull("acme/a", project=project, store=store, all_agents=True)
     assert not (project / ".augment").exists()
     assert not (project / ".agents/.hubskills-made.json").exists()
+
+
+# --- verify-install ---------------------------------------------------------------------------
+
+
+def test_an_agent_this_version_does_not_know_is_reported_and_the_rest_checked(
+        store: LocalStore, project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    """A skills.lock written by a newer hubskills may name an agent this one has no row for:
+    `verify-install` stopped at it ("unknown agent"); now it says which entry names it, still
+    checks that entry's known placements and every other entry, and fails only on a mismatch."""
+    from tests.test_install import run_main
+
+    publish(store, tmp_path, "acme/b")
+    for repo in ("acme/a", "acme/b"):
+        pull(repo, project=project, store=store, agents="claude")
+    lock = project / "skills.lock"
+    data = json.loads(lock.read_text())
+    data["skills"]["a"]["agents"].append("future-agent")
+    lock.write_text(json.dumps(data))
+    audits = {a.name: a for a in verify_installed(project)}
+    assert audits["a"].state == "unknown agent" and audits["b"].state == "ok"
+    assert audits["a"].problems == [
+        "skills.lock names the agent 'future-agent', which this hubskills does not know "
+        "(written by a newer one?): its folder was not checked"]
+    code, out, err = run_main(capsys, "verify-install", "--project", project)
+    assert code == 0, err
+    assert "unknown agent" in out and "future-agent" in err and "Hint:" in err
+    (project / ".claude/skills/a").unlink()  # what it does know is still checked
+    (project / ".agents/skills/b/SKILL.md").write_text("edited\n")
+    audits = {a.name: a for a in verify_installed(project)}
+    assert audits["a"].state == "missing" and len(audits["a"].problems) == 2
+    assert audits["b"].state == "modified"
+    code, _, err = run_main(capsys, "verify-install", "--project", project)
+    assert code == 1 and "2 of 2 installed skills do not match" in err

@@ -6,7 +6,9 @@ the files added, removed or changed; a marker edited as well is said so); a sign
 `skill.oms.sig` still verifies over the installed files against the trusted anchors and names
 the pinned signer; copies placed for agents hash as pinned too, and links lead to the folder
 (one missing from an agent's folder the lock names, or a folder of other files in its place,
-is a mismatch). Nothing is modified.
+is a mismatch). An agent the lock names that this version does not know (a lock written by a
+newer hubskills) is reported, `unknown agent`, and everything else is still checked. Nothing is
+modified.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 from registry.config import Settings
 from registry.errors import HubskillsError, hint_command
 from registry.format.skill import content_hash
+from registry.install.agent_table import Agent
 from registry.install.agents import all_folders, link_folders, parse_agents
 from registry.install.deps import unmet
 from registry.install.lockfile import MARKER_FILE, LockEntry, Lockfile, Scope, read_marker
@@ -28,22 +31,27 @@ from registry.install.transaction import points_to
 from registry.signing import SIGNATURE_FILE, SignaturePolicy
 from registry.signing.verify import SignatureRefused
 
+UNKNOWN_AGENT = "unknown agent"  # the one state that is no mismatch
+
 
 @dataclass
 class Audit:
     """One pinned skill as found: `state` is `ok`, `missing`, `not ours`, `modified`,
     `signature invalid`, `signer changed` or `dependency missing` (a skill it requires is not
-    pinned at a version it accepts); `problems` say what, naming files."""
+    pinned at a version it accepts), or `unknown agent` when all that could be checked is as
+    pinned but the lock names an agent this version does not know (`UNKNOWN_AGENT`: not a
+    mismatch); `problems` say what, naming files."""
 
     name: str
     repo: str
     state: str = "ok"
     problems: list[str] = field(default_factory=list)
+    unknown_agents: list[str] = field(default_factory=list)  # named by the lock, not known here
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready fields."""
         return {"name": self.name, "repo": self.repo, "state": self.state,
-                "problems": self.problems}
+                "problems": self.problems, "unknown_agents": self.unknown_agents}
 
 
 def verify_installed(project: Path, *, global_: bool = False) -> list[Audit]:
@@ -63,6 +71,14 @@ def verify_installed(project: Path, *, global_: bool = False) -> list[Audit]:
     for entry, why in unmet(lock):  # what it needs is not pinned: `install` would refuse
         again = hint_command("pull", entry.repo)
         _fail(audits[entry.name], "dependency missing", f"{why} ({again} resolves it again)")
+    for entry in lock.entries.values():  # said last: any mismatch found names the state
+        audit = audits[entry.name]
+        audit.unknown_agents = _agents(entry)[1]
+        for name in audit.unknown_agents:
+            audit.problems.append(f"skills.lock names the agent '{name}', which this hubskills "
+                                  "does not know (written by a newer one?): its folder was "
+                                  "not checked")
+            audit.state = UNKNOWN_AGENT if audit.state == "ok" else audit.state
     return list(audits.values())
 
 
@@ -181,11 +197,25 @@ def signed_as_pinned(folder: Path, entry: LockEntry, home: Path) -> None:
                              + "  # fetches it again")
 
 
+def _agents(entry: LockEntry) -> tuple[list[Agent], list[str]]:
+    """The agents `entry` names that this version knows, and the names of those it does not."""
+    known: list[Agent] = []
+    unknown: list[str] = []
+    for name in entry.agents:
+        try:
+            known += [agent for agent in parse_agents([name]) if agent not in known]
+        except HubskillsError:
+            unknown.append(name)
+    return known, unknown
+
+
 def _placements(scope: Scope, entry: LockEntry) -> list[Path]:
     """Where the skill's links and copies should be (in the folders of the agents the lock
-    names, there or not), and the links and copies of it found in other agents' folders."""
+    names and this version knows, there or not), and the links and copies of it found in other
+    agents' folders."""
+    known = _agents(entry)[0]
     expected = [folder / entry.name for folder in link_folders(
-        parse_agents(entry.agents), scope.root, global_=scope.global_)] if entry.agents else []
+        known, scope.root, global_=scope.global_)] if known else []
     found = []
     for folder in all_folders(scope.root, global_=scope.global_):
         path = folder / entry.name
