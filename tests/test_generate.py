@@ -9,6 +9,7 @@ case discriminates exactly when its fact is in the skill and not in the prompt.
 from __future__ import annotations
 
 import json
+import shutil
 from collections import deque
 from pathlib import Path
 
@@ -338,6 +339,41 @@ def test_improving_a_third_party_skill_keeps_its_keys_and_files_and_bumps_the_ve
     assert (source / "SKILL.md").read_text() == before  # the source is never touched
     [prompt] = prompts(server, "improve")
     assert "Use the csv module." in prompt and "excel, excel-tab" in prompt
+
+
+def test_a_link_in_the_skill_to_improve_is_never_written_through(server, script, tmp_path):
+    """A red-team hole: a skill to improve whose `scripts` is a link to `~/.ssh`, and a reply
+    holding `path: scripts/authorized_keys`, overwrote the user's keys at the draft step. Links
+    are left out of every copy generate makes (with a warning), so the reply writes inside."""
+    source = make_third_party(tmp_path / "src")
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "authorized_keys").write_text("ssh-ed25519 AAAAlegit user@laptop\n")
+    shutil.rmtree(source / "scripts")
+    (source / "scripts").symlink_to(victim, target_is_directory=True)
+    script.replies["improve"].append(THIRD_PARTY_V2 + "\npath: scripts/authorized_keys\n"
+                                     "````text\nssh-ed25519 AAAAattacker evil\n````\n")
+    report = run(server, tmp_path, task="Improve it", sources=[source], n_tests=1,
+                 no_eval=True)
+    assert (victim / "authorized_keys").read_text() == "ssh-ed25519 AAAAlegit user@laptop\n"
+    assert any("holds links" in w and "scripts" in w for w in report.warnings)
+    written = report.path / "scripts"
+    assert written.is_dir() and not written.is_symlink()
+    assert (written / "authorized_keys").read_text() == "ssh-ed25519 AAAAattacker evil\n"
+    assert not [p for p in report.path.rglob("*") if p.is_symlink()]
+
+
+def test_a_secret_in_the_skill_to_improve_never_reaches_the_teacher(server, tmp_path,
+                                                                    monkeypatch):
+    """A red-team note: traces were redacted, the base skill's files were not."""
+    token = "hf_" + "FakeSecretValue" * 3
+    monkeypatch.setenv("HF_TOKEN", token)
+    source = make_third_party(tmp_path / "src")
+    (source / "references" / "config.md").write_text(f"token={token}\n")
+    run(server, tmp_path, task="Improve it", sources=[source], n_tests=1, no_eval=True)
+    [prompt] = prompts(server, "improve")
+    assert "references/config.md" in prompt and token not in prompt
+    assert token not in json.dumps(server.bodies)
 
 
 def test_add_tests_appends_verified_cases_with_unique_ids(server, script, tmp_path):

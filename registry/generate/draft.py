@@ -8,12 +8,11 @@ pretending.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from registry.errors import ProviderError
 from registry.format.skill import Skill
-from registry.generate.files import bump_patch
+from registry.generate.files import bump_patch, copy_without_links
 from registry.generate.parse import (
     SkillDraft,
     fallback_draft,
@@ -100,7 +99,7 @@ def _fallback(session: Session, text: str) -> Path:
         session.warn(f"{ref} cannot revise a skill in the required format: the existing skill "
                      "is kept unchanged")
         folder = session.work / "round-0" / base.name
-        shutil.copytree(base.path, folder, symlinks=True)
+        copy_without_links(base.path, folder)
         return folder
     session.warn(f"{ref} did not write a skill in the required format: the skill was "
                  "assembled from its notes and must be reviewed before use")

@@ -31,6 +31,25 @@ def split_sources(sources: list[Path]) -> tuple[Skill | None, list[Path]]:
     return (load_skill(skills[0]) if skills else None), traces
 
 
+def copy_without_links(src: Path, dest: Path, skip: tuple[str, ...] = ()) -> list[str]:
+    """Copy the folder `src` to `dest` (which must not exist), leaving out links and the names
+    in `skip`; returns the links left out (relative paths).
+
+    A link in a skill to improve points at something that is not the skill's (`scripts ->
+    ~/.ssh`): copied as a link, a draft written into the copy would write through it (a
+    red-team hole), so no copy `generate` makes holds one.
+    """
+    left: list[str] = []
+
+    def ignore(folder: str, names: list[str]) -> list[str]:
+        links = [n for n in names if os.path.islink(os.path.join(folder, n))]
+        left.extend(Path(folder, n).relative_to(src).as_posix() for n in links)
+        return links + [n for n in names if n in skip]
+
+    shutil.copytree(src, dest, symlinks=True, ignore=ignore)
+    return sorted(left)
+
+
 def bump_patch(version: str | None) -> str:
     """`1.2.3` → `1.2.4`; `1.0` → `1.0.1`; no version → `0.1.0`."""
     if not version:
@@ -62,7 +81,7 @@ def install_folder(folder: Path, out_dir: Path, *, force: bool) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=out_dir))
     try:
-        shutil.copytree(folder, staging / folder.name, symlinks=True)
+        copy_without_links(folder, staging / folder.name)
         old = staging / "previous"
         if target.exists() or target.is_symlink():
             os.rename(target, old)

@@ -27,6 +27,7 @@ from registry.format.skill import (
     split_frontmatter,
 )
 from registry.format.validate import has_errors, validate_skill
+from registry.generate.files import copy_without_links
 from registry.generate.teacher import TeacherFormatError
 from registry.secrets import scrub
 
@@ -235,10 +236,12 @@ def write_skill(draft: SkillDraft, folder: Path, *, base_dir: Path | None = None
     if folder.exists():
         shutil.rmtree(folder)
     if base_dir is not None:
-        shutil.copytree(base_dir, folder, symlinks=True,
-                        ignore=shutil.ignore_patterns(".git", ".hubskills.json"))
+        copy_without_links(base_dir, folder, skip=(".git", ".hubskills.json"))
     folder.mkdir(parents=True, exist_ok=True)
+    root = folder.resolve()
     for rel, content in draft.files.items():
+        if not (folder / rel).parent.resolve().is_relative_to(root):  # no link is left to
+            raise TeacherFormatError(f"{rel} would be written outside the skill")  # follow
         atomic_write_text(folder / rel, scrub(content))
     body = draft.body.lstrip("\n")
     atomic_write_text(folder / SKILL_FILE,

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Literal
 
 from registry.config import Settings
 from registry.errors import HubskillsError
-from registry.generate.files import split_sources
+from registry.format.skill import Skill, load_skill
+from registry.generate.files import copy_without_links, split_sources
 from registry.generate.report import GenerateReport
 from registry.generate.teacher import Teacher, default_students, default_teacher, new_workdir
 from registry.generate.traces import DEFAULT_BUDGET, read_trace
@@ -82,11 +83,23 @@ class Session:
                        for p in traces]
         self.report = GenerateReport(name="", path=None, teacher=self.teacher.ref,
                                      students=self.students, workdir=self.work)
+        if self.base is not None:
+            self.base = self._snapshot(self.base)
         self.feedback = self._feedback()
         self.verifier: Verifier | None = None
         if warning or self.teacher.is_weak:
             self.warn(warning or f"{self.teacher.ref} is a 135M model: it writes weak skills "
                       "(use --teacher opus or a strong hf/ model for real work)")
+
+    def _snapshot(self, base: Skill) -> Skill:
+        """The skill to improve, copied into the work folder without its links (each one
+        warned about): every later step reads and writes the copy, never through a link."""
+        copy = self.work / "base" / base.path.name
+        left = copy_without_links(base.path, copy, skip=(".git", ".hubskills.json"))
+        if left:
+            self.warn(f"{base.path} holds links, left out of the improved skill (a link's "
+                      f"target is not the skill's): {', '.join(left[:5])}")
+        return load_skill(copy)
 
     def _feedback(self) -> TeacherFeedback | None:
         """People's review of `opts.feedback` for the teacher (None: none asked for).

@@ -125,7 +125,8 @@ class Teacher:
 
     def ask(self, prompt: str, step: str) -> str:
         """One call with the teacher system prompt; the raw reply is saved under `step`."""
-        messages = [Message("system", prompt_text("system")), Message("user", prompt)]
+        messages = [Message("system", prompt_text("system")),  # a skill's files, a trace or
+                    Message("user", scrub(prompt))]  # feedback may quote a secret of ours
         completion = self.model.complete_sync(
             messages, temperature=self.temperature, max_tokens=self.max_tokens)
         self.calls += 1
