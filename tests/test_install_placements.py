@@ -182,6 +182,7 @@ def test_a_command_run_below_a_project_finds_its_skills_lock(tmp_path: Path):
         names, said = listed(project / "src" / "pkg")
         assert names == ["agent-skill-md"] and f"Project: {project} (its skills.lock" in said
         assert listed(project / "src" / "pkg", "--project", ".")[0] == []
+        assert listed(project / "src" / "pkg", "--global") == ([], "")  # HOME's: no project
         repository(project / "src")  # a repository inside: its root is as far as it looks
         assert listed(project / "src" / "pkg") == ([], "")
     shared = tmp_path / "shared"

@@ -36,6 +36,8 @@ def _project(ctx: click.Context, param: click.Parameter, value: Path) -> Path:
     from click.core import ParameterSource
 
     here = Path.cwd()
+    if ctx.params.get("global_"):  # given on the command line, so read before this default
+        return value  # `--global` works in HOME: no project to find or to name (a walk)
     if ctx.get_parameter_source(param.name or "") is not ParameterSource.DEFAULT \
             or (here / LOCK_FILE).exists() or (here / ".agents").exists():
         return value
