@@ -37,6 +37,23 @@ def test_a_folder_is_identified_as_the_published_version_its_content_is(tmp_path
         REPO, store.resolve(REPO).sha, "2.0.0")
 
 
+def test_a_folder_published_under_another_namespace_is_found_by_its_name(tmp_path, settings):
+    """A walk: after `publish csv-cleaning --repo acme/csv-cleaning`, `eval --push` said the
+    folder matched no published version, and its hint would have published a second skill.
+    Another repo of the same name whose content differs is not taken for it."""
+    skill = make_skill(tmp_path, with_python=False)
+    name = skill.name
+    store = get_store(settings)
+    other = make_skill(tmp_path / "other", with_python=False)
+    (other / "SKILL.md").write_text((other / "SKILL.md").read_text() + "\nAnother text.\n")
+    store.publish(other, repo=f"aaa/{name}", version="1.0.0")
+    assert identify(skill, store) is None
+    store.publish(skill, repo=f"acme/{name}", version="0.2.0")
+    found = identify(skill, store)
+    assert found is not None and (found.repo, found.version) == (f"acme/{name}", "0.2.0")
+    assert identify(skill, store, repo=f"aaa/{name}") is None  # --repo names the only one
+
+
 def test_the_space_files_a_registry_run_under_its_repo_revision_and_version(tmp_path, settings):
     skill = make_skill(tmp_path, with_python=False)  # SKILL.md names no version of its own
     store = get_store(settings)

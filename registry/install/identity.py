@@ -2,15 +2,16 @@
 
 A folder is identified by, in order: the marker of a pulled folder (when its content is
 unchanged), or a content hash equal to the latest published revision of a candidate repo
-(`--repo`, else `<namespace>/<name>` and the example skills' `hubskills/<name>`), read from that
-repo's card.
+(`--repo`, else `<namespace>/<name>`, the example skills' `hubskills/<name>`, then any other
+repo of that name a search lists), read from that repo's card.
 A folder that matches nothing has no version: its results would be orphans.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from registry.errors import SkillNotFound
 from registry.format.skill import content_hash, load_skill
@@ -53,6 +54,22 @@ def identify(folder: Path, store: SkillStore | None, *,
     digest, name = content_hash(folder), load_skill(folder).name
     candidates = [repo] if repo else list(dict.fromkeys(
         [f"{store.default_namespace()}/{name}", f"{SEED_NAMESPACE}/{name}"]))
+    found = _matching(store, candidates, digest, parse_card)
+    if found is not None or repo is not None:
+        return found
+    # published under another namespace (`publish --repo acme/NAME`): a walk's `eval --push`
+    # then named no version, and its hint would have published a second skill
+    others = [info.repo for info in store.search(name, limit=_SAME_NAME_LIMIT)
+              if info.repo.rsplit("/", 1)[-1] == name and info.repo not in candidates]
+    return _matching(store, sorted(others), digest, parse_card)
+
+
+_SAME_NAME_LIMIT = 50  # skills of one name a search may list; each costs one `info`
+
+
+def _matching(store: SkillStore, candidates: list[str], digest: str,
+              parse_card: Callable[[str], dict[str, Any]]) -> SkillVersionRef | None:
+    """The first of `candidates` whose latest published revision has content `digest`."""
     for candidate in candidates:
         try:
             info = store.info(candidate)
