@@ -211,8 +211,15 @@ def test_eval_is_adaptive_by_default_and_says_what_the_design_does(server, tmp_p
     # runs show and runs compare say what eval said (a walk: "complete", and "runs: 2 → 4")
     shown = CliRunner().invoke(cli, ["runs", "show", adaptive_id], env=env)
     assert "stopped at 33% of the planned answers (40 of 120): helps" in shown.output
+    # its runs are a cap, and it ended as its design decided (a walk: "× 3 runs (complete)"
+    # in the CLI, "20×1" on the board, "rests on 3 answers" beside rates of one)
+    assert f"20 cases × up to 3 runs · inline (user) · run {adaptive_id} (complete: its " \
+           "design stopped early)" in " ".join(shown.output.split()), shown.output
     compared = CliRunner().invoke(cli, ["runs", "compare", run_id, adaptive_id], env=env)
     assert "runs: 3 → up to 3 (adaptive)" in compared.output, compared.output
+    assert "rests on 1 to 3 answers per run" in " ".join(compared.output.split())
+    listed = CliRunner().invoke(cli, ["runs"], env=env)
+    assert "20 × ≤3" in listed.output and "20 × 3" in listed.output
     # a chat run's answers, read from the CLI (a walk: only the review page showed them)
     answer = CliRunner().invoke(cli, ["runs", "show", run_id, "--case", "q0", "--arm",
                                       "baseline"], env=env)

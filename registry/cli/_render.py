@@ -85,7 +85,7 @@ def render_summaries(manifest: RunManifest, summaries: list[ModelSummary]) -> No
         if manifest.subset and manifest.suite_cases is not None else display.count(n_cases, "case")
     out.joined([scrub(part) for part in (  # a part is never cut (`run ID (its status)`)
         f"[bold]{escape(manifest.skill_name)}[/]",
-        f"{cases} × {display.count(manifest.runs, 'run')}",
+        f"{cases} × {manifest.runs_text}",
         display.mode(manifest.mode, manifest.placement),
         f"run {manifest.run_id} ({escape(manifest.label)})")])
     if manifest.dependencies:  # loaded in the skill arm only

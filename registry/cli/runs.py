@@ -41,7 +41,8 @@ def runs_group(ctx: click.Context, as_json: bool) -> None:
     out.table(["run", "skill", "version", "models", "cases × runs", "status", "started"],
               [(m.run_id, m.skill_repo or m.skill_name, m.skill_version or "",
                 ", ".join(m.models), f"{len(m.case_ids)}"
-                + (f" of {m.suite_cases}" if m.subset else "") + f" × {m.runs}",
+                + (f" of {m.suite_cases}" if m.subset else "")
+                + (f" × ≤{m.runs}" if m.adaptive else f" × {m.runs}"),
                 escape(m.label), m.started_at) for m in manifests], title="Evaluation runs",
               drop=("started", "version", "cases × runs"))
 

@@ -21,7 +21,7 @@ from registry.results.runs import (
 SETTINGS = (("mode", lambda m: mode(m.mode, m.placement)),
             ("models", lambda m: ", ".join(m.models)), ("suite", lambda m: m.suite_hash[:19]),
             ("cases", lambda m: len(m.case_ids)),
-            ("runs", lambda m: f"up to {m.runs} (adaptive)" if _adaptive(m) else m.runs),
+            ("runs", lambda m: f"up to {m.runs} (adaptive)" if m.adaptive else m.runs),
             ("judge", lambda m: m.judge or "-"),
             ("temperature", lambda m: m.temperature), ("max tokens", lambda m: m.max_tokens),
             ("harness", lambda m: m.harness or "-"), ("sandbox", lambda m: m.sandbox or "-"),
@@ -29,17 +29,13 @@ SETTINGS = (("mode", lambda m: mode(m.mode, m.placement)),
                 f"{d.skill} {d.version or d.revision[:12]}" for d in m.dependencies) or "-"))
 
 
-def _adaptive(manifest: RunManifest) -> bool:
-    """Whether the run planned an adaptive design (its runs are a cap, not what was asked)."""
-    return bool(manifest.design) and (manifest.design or {}).get("kind") == "adaptive"
-
-
-def _skill_rates(rows: list[ResultRow]) -> dict[tuple[str, str], float]:
+def _skill_passes(rows: list[ResultRow]) -> dict[tuple[str, str], list[bool]]:
+    """Per (model, case), the graded with-skill answers."""
     passes: dict[tuple[str, str], list[bool]] = defaultdict(list)
     for row in rows:
         if row.arm == "skill" and not row.is_error:
             passes[(row.model, row.case_id)].append(bool(row.passed))
-    return {key: sum(v) / len(v) for key, v in passes.items() if v}
+    return passes
 
 
 def compare_runs(runs_root: Path, run_a: str, run_b: str, *,
@@ -51,7 +47,9 @@ def compare_runs(runs_root: Path, run_a: str, run_b: str, *,
     manifests = read_manifest(runs_root, run_a), read_manifest(runs_root, run_b)
     rows_a = latest_rows(read_rows(runs_root, run_a))
     rows_b = latest_rows(read_rows(runs_root, run_b))
-    a, b = _skill_rates(rows_a), _skill_rates(rows_b)
+    answers_a, answers_b = _skill_passes(rows_a), _skill_passes(rows_b)
+    a = {key: sum(v) / len(v) for key, v in answers_a.items()}
+    b = {key: sum(v) / len(v) for key, v in answers_b.items()}
     first, second = manifests
     other_skill = not same_skill and first.skill_name != second.skill_name \
         and not (first.skill_repo and first.skill_repo == second.skill_repo)
@@ -75,7 +73,9 @@ def compare_runs(runs_root: Path, run_a: str, run_b: str, *,
             for m, rows in zip(manifests, (rows_a, rows_b), strict=True)}
     return {"run_a": run_a, "run_b": run_b, "differences": differences(*manifests),
             "summary": summary, "counts": counts, "runs": runs, "cases": cases,
-            "note": noise_note(min(m.runs for m in manifests))}
+            "note": noise_note([len(answers[key]) for key in set(a) & set(b)
+                                for answers in (answers_a, answers_b)]
+                               or [min(m.runs for m in manifests)])}
 
 
 def differences(a: RunManifest, b: RunManifest) -> list[str]:
@@ -86,8 +86,12 @@ def differences(a: RunManifest, b: RunManifest) -> list[str]:
                     if read(a) != read(b)]
 
 
-def noise_note(repeats: int) -> str:
-    """Why one case's change is no evidence: its rate rests on `repeats` answers per run."""
-    return (f"each case's rate rests on {repeats} answer{'s' if repeats != 1 else ''} per run, "
+def noise_note(repeats: list[int]) -> str:
+    """Why one case's change is no evidence: its rate rests on `repeats` answers per run (the
+    fewest to the most any compared case has: an adaptive run asks some cases less often than
+    its cap, and a walk read "rests on 3 answers" beside a rate of 50%)."""
+    fewest, most = min(repeats), max(repeats)
+    count = f"{fewest}" if fewest == most else f"{fewest} to {most}"
+    return (f"each case's rate rests on {count} answer{'s' if most != 1 else ''} per run, "
             "so single cases flip by chance: a change is evidence only when the lift "
             "intervals above do not overlap")

@@ -151,6 +151,18 @@ class RunManifest(BaseModel):
         return self.status != "complete" if self.partial is None else self.partial
 
     @property
+    def adaptive(self) -> bool:
+        """Planned by an adaptive design: its runs are a cap, its rows end where it stopped."""
+        return self.design is not None and self.design.get("kind") == "adaptive"
+
+    @property
+    def runs_text(self) -> str:
+        """`3 runs`, or `up to 3 runs` for an adaptive run (a walk read "11 cases × 3 runs"
+        in the CLI and "11×2" on the board for a run its design stopped after two)."""
+        runs = f"{self.runs} run{'s' if self.runs != 1 else ''}"
+        return f"up to {runs}" if self.adaptive else runs
+
+    @property
     def subset(self) -> bool:
         """A run of some of the suite's cases (`--cases`)."""
         return self.suite_cases is not None and len(self.case_ids) < self.suite_cases
@@ -182,7 +194,10 @@ class RunManifest(BaseModel):
                  f"partial: {done}{why}" if self.is_partial else "",
                  f"subset: {len(self.case_ids)} of "
                  f"{self.suite_cases} cases" if self.subset else ""]
-        return "; ".join(m for m in marks if m) or self.status
+        early = self.adaptive and self.status == "complete" and self.samples_planned \
+            and self.samples_done < self.samples_planned
+        return "; ".join(m for m in marks if m) or (
+            "complete: its design stopped early" if early else self.status)
 
     def row_fields(self) -> dict[str, Any]:
         """The run-level fields every row of this run carries (see `ResultRow`)."""
