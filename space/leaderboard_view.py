@@ -142,9 +142,10 @@ def _summary(chosen: pd.DataFrame, shown: int, runs: int, hidden: int) -> str:
     total, unranked = len(chosen), int((~ranked).sum())
     helps = int(((chosen["verdict"] == "helps").to_numpy() & ranked).sum())
     if total:
-        summary = (f"**{total}** skill × model results, **{helps}** ranked with a lift "
-                   "surely above zero" + (f", **{unranked}** unranked (too few cases, errors, "
-                                         "a subset or partial run)" if unranked else "") + ".")
+        summary = (f"**{total}** skill × model results, **{total - unranked}** ranked by "
+                   f"the lift's lower bound, **{helps}** of them with a lift surely above "
+                   "zero" + (f"; **{unranked}** unranked (too few cases, errors, a subset or "
+                             "partial run)" if unranked else "") + ".")
         if total > shown:
             summary += f" Showing the top {shown}; narrow the filters to see others."
         summary += " Click a row to open its skill's page."

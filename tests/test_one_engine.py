@@ -131,7 +131,12 @@ def test_one_run_shows_identical_numbers_everywhere(pushed):
     card = info["card"]
     info_text = invoke("info", REPO).output
     board_text = invoke("leaderboard", "--skill", REPO).output
-    space_row = leaderboard_view(Board.build(frame), query=REPO).table.iloc[0].tolist()
+    view = leaderboard_view(Board.build(frame), query=REPO)
+    space_row = view.table.iloc[0].tolist()
+    # a ranked row with no clear lift is still ranked: the line says so (a walk read "1 ranked
+    # with a lift surely above zero" above rows 4 and 5, numbered but without one)
+    assert "**1** skill × model results, **1** ranked by the lift's lower bound, **1** of " \
+           "them with a lift surely above zero." in view.summary
     page_row = results_table(Board.build(frame), REPO).iloc[0].tolist()
     for place in (pushed.text, card, info_text, board_text, " ".join(space_row),
                   " ".join(page_row)):
