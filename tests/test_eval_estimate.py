@@ -4,6 +4,7 @@ typical pace and the cost, the same estimate the Space's Evaluate form shows
 
 from __future__ import annotations
 
+import pytest
 from click.testing import CliRunner
 from fakes.openai_server import FakeOpenAIServer
 from test_evaluate import knows_fact_if_told, make_skill
@@ -75,3 +76,15 @@ def test_a_part_of_a_run_is_that_share_of_its_time_and_cost(tmp_path):
     unpriced = plan(load_skill(folder), cases, EvalConfig(models=["hf/org/no-such-model"]))
     assert cost_text(unpriced) == "cost unknown for hf/org/no-such-model"
     assert duration(59.4) == "about 59 s" and duration(3 * 3600 + 5 * 60) == "about 3 h 5 min"
+
+
+def test_the_embedded_model_is_timed_at_a_typical_answers_length_not_its_cap():
+    """A walk: "about 10 min" for a run that took 1 min 57 s; every answer had been assumed to
+    run to its 512-token cap, where the answers averaged 155 tokens."""
+    from registry.evaluation.estimate import seconds_per_answer
+    from registry.providers.refs import EMBEDDED_REF
+
+    typical, measured = seconds_per_answer(EMBEDDED_REF, 512)
+    assert typical == pytest.approx(0.5 + 160 / 60) and not measured
+    assert seconds_per_answer(EMBEDDED_REF, 4096)[0] == typical  # the cap is no length
+    assert seconds_per_answer(EMBEDDED_REF, 64)[0] == pytest.approx(0.5 + 64 / 60)

@@ -124,7 +124,7 @@ def test_the_form_asks_little_and_says_what_a_run_costs_before_it_starts(tmp_pat
     with holding():
         line = estimate(None, upload_of(skill), ["embedded/smollm2-135m"], 1, "inline", 3, 512)
         assert "**6 answers** (3 cases × 1 run × 2 arms on embedded/smollm2-135m)" in line
-        assert "**about 54 s** (typical)" in line and "free" in line, line
+        assert "**about 19 s** (typical)" in line and "free" in line, line
         paid = estimate(None, upload_of(skill), [MODEL, "local/x"], 2, "inline", 0, 512)
         assert "**96 answers** (12 cases × 2 runs × 2 arms on 2 models)" in paid, paid
         assert "up to about $0.01" in paid  # 48 answers of 512 tokens at $0.60/M, and prompts

@@ -4,8 +4,11 @@
 (`space.evaluate_plan` adds what this Space measured and its cap on visitors). Time per answer
 is a measured figure where the caller has one (the Space times its earlier runs), else a
 typical one: the embedded model decodes about `EMBEDDED_TOKENS_PER_S` tokens per second on two
-free cores (75-105 measured on an idle machine, less on a busy one), one answer at a time; an
-API model answers several at once. The cost counts, for each priced model, every answer's
+free cores (75-105 measured on an idle machine, less on a busy one), one answer at a time, and
+an answer is typically `EMBEDDED_TYPICAL_TOKENS` long (the mean of 123 answers a new user's walk
+got on three example skills: 155 tokens, 2.15 s each, where the estimate had assumed every
+answer ran to its 512-token cap and said 10 minutes for a run of 2); an API model answers
+several at once. The cost counts, for each priced model, every answer's
 prompt (the case, and the skill in the skill arm) and its whole `max_tokens` of output: a
 figure to stay under, not a bill.
 """
@@ -24,6 +27,7 @@ from registry.results.runs import samples_planned
 
 EMBEDDED_TOKENS_PER_S = 60.0
 EMBEDDED_OVERHEAD_S = 0.5  # the prompt's prefill, per answer
+EMBEDDED_TYPICAL_TOKENS = 160  # an answer's length, unless `max_tokens` cuts it shorter
 API_SECONDS_PER_ANSWER = 1.0  # a few seconds each, several calls at once
 CHARS_PER_TOKEN = 4
 
@@ -63,7 +67,8 @@ def seconds_per_answer(model: str, max_tokens: int,
     if measured and (seconds := measured.get(model)) is not None:
         return seconds, True
     if model == EMBEDDED_REF:
-        return EMBEDDED_OVERHEAD_S + max_tokens / EMBEDDED_TOKENS_PER_S, False
+        typical = min(max_tokens, EMBEDDED_TYPICAL_TOKENS)
+        return EMBEDDED_OVERHEAD_S + typical / EMBEDDED_TOKENS_PER_S, False
     return API_SECONDS_PER_ANSWER, False
 
 
