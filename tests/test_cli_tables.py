@@ -42,8 +42,15 @@ def test_leaderboard_at_80_columns_keeps_ids_whole_and_says_what_it_left_out(tmp
     assert f"model: {MODEL}" in out  # the one model of every row, said once above the table
     assert re.search(r"\+\d+ \[[+-]\d+, [+-]\d+\]", out)  # the lift and its interval, whole
     assert "left out at 80 columns:" in err and "--json" in err
+    # the legend explains only the columns shown (a walk read `+tokens` and `cost` explained
+    # under a table without them)
+    left = err.split("left out at 80 columns:")[1].split(";")[0]
+    assert "+tokens" in left and "+tokens: the skill's" not in out
+    assert ("cost: the skill arm's total" in " ".join(out.split())) == ("cost" not in left)
     wide, _ = narrow("leaderboard", cwd=tmp_path, COLUMNS="250")
     assert "cases × runs" in wide and "date" in wide  # a wide terminal shows every column
+    assert "+tokens: the skill's input-token overhead per call; cost: the skill arm's " \
+           "total." in " ".join(wide.split())
 
 
 def test_leaderboard_json_keeps_every_field_whatever_the_width(tmp_path):

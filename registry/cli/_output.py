@@ -54,8 +54,9 @@ def table(
     columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None,
     drop: Sequence[str] = (), per_row: Sequence[str] = (),
     whole: str = "a wider terminal or --json",
-) -> None:
-    """Print a table fitted to the terminal's width (80 columns when piped).
+) -> list[str]:
+    """Print a table fitted to the terminal's width (80 columns when piped); returns the
+    columns left out (a legend need not explain them).
 
     While it is too wide, a column with one value in every row is said once above it
     (`model: embedded/smollm2-135m`; a blank one, nothing to say, is just left out), then the
@@ -119,6 +120,7 @@ def table(
            for i, name in enumerate(shown) if _kind(name) == "text"):  # a scan's findings
         err.print(f"(text cut with … to fit {out.width} columns; {whole} shows it whole)",
                   soft_wrap=False)
+    return hidden
 
 
 def _say_once(names: list[str], cells: list[list[str]], columns: Sequence[str],

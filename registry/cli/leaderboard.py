@@ -34,8 +34,11 @@ _LEGEND = ("lift: skill minus baseline pass rate, in points, with a paired score
            "lower bound; unranked (-): fewer than 10 cases, errors that could decide the verdict, "
            "a subset or partial run, "
            "or no registry repo; an entry ranks only once its run is replayed (verified: replayed "
-           "proves the grading and the arithmetic, spot-checked the outputs too). +tokens: the "
-           "skill's input-token overhead per call; cost: the skill arm's total.")
+           "proves the grading and the arithmetic, spot-checked the outputs too).")
+#: What the columns the table may leave out at 80 columns mean: said only where shown (a walk
+#: read a legend of `+tokens` and `cost` under a table without them).
+_COLUMN_LEGEND = (("+tokens", "+tokens: the skill's input-token overhead per call"),
+                  ("cost", "cost: the skill arm's total"))
 
 
 @click.command("leaderboard")
@@ -176,10 +179,12 @@ def render_leaderboard(ranked: Sequence[Entry], *, limit: int = DEFAULT_LIMIT,
         return
     if shown:
         columns, rows = table_rows(shown)
-        out.table(columns, ([escape(cell) for cell in row] for row in rows), drop=NARROW_DROP)
+        left = out.table(columns, ([escape(cell) for cell in row] for row in rows),
+                         drop=NARROW_DROP)
         more = f" Showing {len(shown)} of {len(ranked)} (--limit 0 for all)." \
             if len(shown) < len(ranked) else ""
-        out.result(_LEGEND + more)
+        also = "; ".join(text for column, text in _COLUMN_LEGEND if column not in left)
+        out.result(_LEGEND + (f" {also}." if also else "") + more)
     if hidden:
         out.result(f"{hidden} entr{'y' if hidden == 1 else 'ies'} not replayed or better "
                    "left out: --include-unverified shows them; `hubskills verify NS/NAME --run "
