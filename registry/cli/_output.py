@@ -185,9 +185,8 @@ def _span(name: str, column: list[str]) -> tuple[int, int]:
     widest = max([cell_len(line) for cell in plain for line in cell.splitlines()]
                  + [cell_len(name)])
     kind = _kind(name)
-    if kind == "text":
-        return min(max(len(word) for text in [*plain, name] for word in text.split() or [""]),
-                   TEXT_FLOOR), widest
+    if kind == "text":  # room for a phrase: a walk read search's descriptions cut to 16
+        return min(widest, TEXT_FLOOR), widest  # characters ("Build CUDA kerne…")
     if kind == "list":
         return max([cell_len(item) for cell in plain for item in _items(cell)]
                    + [cell_len(word) for word in name.split()]), widest
