@@ -28,7 +28,11 @@ from tests.test_install import run_main
 FIXTURES = Path(__file__).parent / "fixtures" / "nvidia"
 ROOT_CERT = FIXTURES / "nv-agent-root-cert.pem"
 SKILLS = sorted(p.name for p in FIXTURES.iterdir() if (p / SIGNATURE_FILE).is_file())
-NVIDIA_SIGNER = "CN=NVIDIA Agent Skills Signing 001,O=NVIDIA Corporation,C=US"
+NVIDIA_SUBJECT = "CN=NVIDIA Agent Skills Signing 001,O=NVIDIA Corporation,C=US"
+#: What skills.lock pins: the subject and the sha256 of the trusted root the chain verified to
+#: (`openssl x509 -noout -fingerprint -sha256 -in tests/fixtures/nvidia/nv-agent-root-cert.pem`)
+NVIDIA_SIGNER = (f"{NVIDIA_SUBJECT}; root sha256:"
+                 "6f1bb875b77aea3fc878a7a3237497235c53657601375c0ef4bdcde69e843782")
 
 
 #: The signing tests' clock: inside NVIDIA's fixtures' signing certificate (it expires
@@ -228,7 +232,7 @@ def test_a_signer_nobody_trusts_is_refused(project: Path, capsys: pytest.Capture
                             "--project", project)
     flat = " ".join(err.split())
     assert code == 1
-    assert f"is signed by {NVIDIA_SIGNER}, and no certificate is trusted here" in flat
+    assert f"is signed by {NVIDIA_SUBJECT}, and no certificate is trusted here" in flat
     assert "hubskills trust add" in flat
     assert nothing_installed(project)
 
@@ -364,7 +368,14 @@ def test_certificate_mode_signs_verifies_with_model_signing_and_pins_the_subject
     code, _, err = run_main(capsys, "pull", "./incoming/acme-skill", "--project", project)
     assert code == 0, err
     entry = json.loads((project / "skills.lock").read_text())["skills"]["acme-skill"]
-    assert entry["signer"] == "CN=Acme Skills Signing"
+    assert entry["signer"] == "CN=Acme Skills Signing; root sha256:" + _sha256_of_pem(ca)
+
+
+def _sha256_of_pem(path: Path) -> str:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+
+    return x509.load_pem_x509_certificate(path.read_bytes()).fingerprint(hashes.SHA256()).hex()
 
 
 def _ca_and_leaf(tmp_path: Path) -> tuple[Path, Path, Path]:

@@ -29,7 +29,7 @@ from registry.install.lockfile import MARKER_FILE, LockEntry, Lockfile, Scope, r
 from registry.install.staging import file_digests
 from registry.install.transaction import points_to
 from registry.signing import SIGNATURE_FILE, SignaturePolicy
-from registry.signing.verify import SignatureRefused
+from registry.signing.verify import SignatureRefused, same_signer
 
 UNKNOWN_AGENT = "unknown agent"  # the one state that is no mismatch
 
@@ -191,7 +191,7 @@ def signed_as_pinned(folder: Path, entry: LockEntry, home: Path) -> None:
                                f"but its folder has no {SIGNATURE_FILE}",
                                hint=f"hubskills pull {entry.repo} --force  # places the signed "
                                     "files again, or correct its signer in skills.lock")
-    if signed.signer != entry.signer:
+    if same_signer(signed.signer, str(entry.signer)) is None:  # "subject": an older lock's pin
         raise SignerMismatch(f"signed by {signed.signer}; skills.lock pins {entry.signer}",
                              hint=hint_command("pull", entry.repo, "--force")
                              + "  # fetches it again")

@@ -133,7 +133,7 @@ class LockEntry:
     agents: tuple[str, ...] = ()
     copy: bool = False
     source: dict[str, Any] | None = None  # a folder or git source: its path, or url/subdir/ref
-    signer: str | None = None  # who signed skill.oms.sig: certificate subject or key fingerprint
+    signer: str | None = None  # who signed skill.oms.sig: certificate subject; root, or key
     requires: tuple[str, ...] = ()  # its metadata.requires, as written (`ns/name@^1.2`)
     dependency: bool = False  # installed only because another skill requires it
 

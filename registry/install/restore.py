@@ -39,6 +39,7 @@ from registry.install.staging import Staged, discard, prepare
 from registry.install.transaction import make_dirs, remove_empty
 from registry.scan import STORE_LIMITS, SizeLimits
 from registry.signing import SignatureRefused
+from registry.signing.verify import same_signer
 from registry.stores import Resolved, SkillStore
 
 StoreFor = Callable[[str], SkillStore]
@@ -147,7 +148,7 @@ def _install_many(todo: list[tuple[LockEntry, SkillStore, list[Agent]]], scope: 
             discard(staged)
             raise UnsafeSkill(f"skills.lock pins {entry.repo} as '{entry.name}', but the skill "
                               f"is named '{staged.name}'", hint="check skills.lock")
-        if entry.signer and staged.signer != entry.signer:  # the pin names who signed it
+        if entry.signer and same_signer(staged.signer, entry.signer) is None:  # who signed it
             discard(staged)
             now = f"signed by {staged.signer}" if staged.signer else "unsigned"
             raise UnsafeSkill(f"skills.lock pins {entry.name} as signed by {entry.signer}; the "

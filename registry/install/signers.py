@@ -7,6 +7,11 @@ namespace signed by someone else, or not signed at all, is refused unless the us
 change (`--accept-new-signer`, which re-pins). A folder has no namespace: its own lock entry's
 signer is the pin. The signature itself is checked before this (`registry/signing`): the pin
 only says whether this trusted signer is the one this project has seen for the namespace.
+
+A certificate signer is its subject and the trusted root its chain was verified to
+(`CN=…; root sha256:…`). A lock written before that pinned the subject alone: a signer with that
+subject still matches it (under any trusted root, as then), and the pin is rewritten with the
+root the next time the lock is written, with a note saying so.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import re
 from registry.errors import UnsafeSkill, hint_command
 from registry.install.lockfile import Lockfile
 from registry.install.sources import FolderSource, is_source, parse_source
+from registry.signing.verify import same_signer
 
 
 class SignerChanged(UnsafeSkill):
@@ -60,8 +66,14 @@ def pin_signer(lock: Lockfile, repo: str, name: str, signer: str | None, *,
             lock.signers[namespace] = signer
             return f"first signer of {what} pinned in skills.lock: {signer}"
         return None
-    if signer == pinned:
+    match = same_signer(signer, pinned)
+    if match == "same":
         return None
+    if match == "subject":  # an older lock's pin: the subject alone; now with its root
+        if namespace is not None:
+            lock.signers[namespace] = str(signer)
+        return (f"skills.lock pinned the signer of {what} by its subject alone ({pinned}); "
+                f"now pinned with the root that verified it: {signer}")
     now = f"signed by {signer}" if signer else "not signed"
     if not accept_new:
         raise SignerChanged(f"{repo} is {now}, but skills.lock pins {pinned} as the signer of "

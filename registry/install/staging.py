@@ -83,7 +83,7 @@ class Staged:
     findings: list[Finding]
     notes: list[str]
     created: list[Path] = field(default_factory=list)
-    signer: str | None = None  # certificate subject or key fingerprint, when signed
+    signer: str | None = None  # certificate subject and root, or key fingerprint (signed)
     requires: tuple[str, ...] = ()  # its metadata.requires references, as written
 
 

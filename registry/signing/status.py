@@ -90,7 +90,7 @@ def signature_status(folder: Path, trusted: Sequence[Anchor], *, name: str) -> S
         signed = verify_folder(folder, trusted, name=name, where=name)
         if signed is None:  # removed meanwhile
             return SignatureStatus("unsigned")
-        return SignatureStatus("signed", signed.signer, signed.mode, trusted_by=signed.anchor,
+        return SignatureStatus("signed", signed.subject, signed.mode, trusted_by=signed.anchor,
                                checked=True, root=_root(sig))
     except SignatureRefused as refused:
         first = refused

@@ -7,6 +7,12 @@ would still be installed, a signature whose subject names another skill, and a s
 the user trusts vouches for. The library checks a certificate chain as of the signing
 certificate's own start date; an installer refuses a chain with a certificate expired or not yet
 valid today, or one that loops (`_chain`), before the library verifies it.
+
+A certificate chain is checked against each trusted anchor alone (`_vouching_anchor`), and the
+library then verifies it against the first one that holds it, alone: so the anchor a signature
+is said to be trusted by is the one that verified it, and the signer `skills.lock` pins is the
+signing certificate's subject *and* that anchor's certificate (`CN=…; root sha256:…`), which a
+certificate with the same subject issued under another trusted root does not match.
 """
 
 from __future__ import annotations
@@ -32,14 +38,51 @@ class SignatureRefused(UnsafeSkill):
     """A present signature does not vouch for these exact bytes, or no trusted anchor for it."""
 
 
+#: What separates a certificate's subject from its root's fingerprint in a pinned signer
+#: (a subject, written as RFC 4514 does, escapes every `;` it holds).
+ROOT_MARK = "; root sha256:"
+
+
 @dataclass(frozen=True)
 class Signed:
     """Who signed a folder that verified: the signer's identity and the anchor that vouched."""
 
-    signer: str  # certificate subject, or key fingerprint
+    signer: str  # what skills.lock pins: `certificate_signer(...)`, or the key's fingerprint
     anchor: str  # the trust name
     mode: str  # "certificate" | "key"
     unsigned: tuple[str, ...] = ()  # git metadata files the signer excluded (installed, unsigned)
+
+    @property
+    def subject(self) -> str:
+        """Who, as `info` shows it: the certificate's subject, or the key's fingerprint."""
+        return signer_subject(self.signer)
+
+
+def certificate_signer(subject: str, root: bytes) -> str:
+    """The signer pinned for a certificate: its subject and the sha256 of the trusted
+    certificate its chain was verified to (`CN=Acme,O=Acme; root sha256:<64 hex>`)."""
+    return f"{subject}{ROOT_MARK}{root.hex()}"
+
+
+def signer_subject(signer: str) -> str:
+    """The subject of a pinned certificate signer (`signer` itself for a key's fingerprint or a
+    subject pinned alone, as hubskills wrote it before the root was pinned with it)."""
+    head, mark, tail = signer.rpartition(ROOT_MARK)
+    return head if mark and len(tail) == 64 and all(c in "0123456789abcdef" for c in tail) \
+        else signer
+
+
+def same_signer(found: str | None, pinned: str) -> str | None:
+    """How `found` (a signer just verified) matches the `pinned` one: `"same"`; `"subject"`
+    when `pinned` is a certificate subject alone (a lock written before roots were pinned) and
+    `found` has that subject; None when it is someone else (or nobody)."""
+    if found is None:
+        return None
+    if found == pinned:
+        return "same"
+    if signer_subject(pinned) == pinned and signer_subject(found) == pinned != found:
+        return "subject"
+    return None
 
 
 def verify_folder(folder: Path, trusted: Sequence[Anchor], *, name: str,
@@ -107,8 +150,9 @@ def _configure(model_signing: Any, bundle: Any, trusted: Sequence[Anchor],
             raise SignatureRefused(f"{where} is signed by {subject}, and no certificate is "
                                    "trusted here", hint=_TRUST_HINT)
         _check_dates_and_loops(carried, certs, where, name)
-        config.use_certificate_verifier(certificate_chain=[a.path for a in certs])
-        return config, Signed(subject, _chain_anchor(chain, certs), "certificate")
+        anchor, root = _vouching_anchor(carried, certs, where, name)
+        config.use_certificate_verifier(certificate_chain=[anchor.path])  # that anchor alone
+        return config, Signed(certificate_signer(subject, root), anchor.name, "certificate")
     hint = getattr(getattr(material, "public_key", None), "hint", None)
     for anchor in (a for a in trusted if a.kind == "key"):
         if hint and _key_hint(anchor) == hint:
@@ -162,17 +206,50 @@ def key_hint(public_key: Path) -> str:
                           ).hexdigest()
 
 
-def _chain_anchor(chain: Any, certs: Sequence[Anchor]) -> str:
-    """The trust name whose certificate issued the top of the bundle's chain (best effort)."""
+def _vouching_anchor(carried: Sequence[Any], certs: Sequence[Anchor], where: str,
+                     name: str) -> tuple[Anchor, bytes]:
+    """The first trusted anchor (by name) whose certificates alone verify the bundle's chain,
+    as the library verifies it (OpenSSL, as of the signing certificate's start date), and the
+    fingerprint of the trusted certificate the verified chain ends at.
+
+    Raises:
+        SignatureRefused: no anchor alone holds the chain (the reason OpenSSL gives against all
+            of them together; or, where only several together would, that).
+    """
     from cryptography import x509
 
-    issuers = set()
-    for item in chain.certificates:
+    loaded = {a.name: x509.load_pem_x509_certificates(a.path.read_bytes()) for a in certs}
+    for anchor in certs:
         try:
-            issuers.add(x509.load_der_x509_certificate(item.raw_bytes).issuer.rfc4514_string())
-        except ValueError:
+            top = _verified_top(carried, loaded[anchor.name])
+        except Exception:  # noqa: BLE001  not this anchor's chain: the next one may hold it
             continue
-    return next((a.name for a in certs if a.identity in issuers), certs[0].name)
+        return anchor, fingerprint(top)
+    try:
+        _verified_top(carried, [c for found in loaded.values() for c in found])
+    except Exception as err:  # noqa: BLE001  the library's own error type, said as it says it
+        raise SignatureRefused(f"{where}: {SIGNATURE_FILE} does not verify: {_reason(err)}",
+                               hint=_hint(name)) from err
+    raise SignatureRefused(f"{where}: {SIGNATURE_FILE} chains to a trusted certificate only "
+                           "through certificates trusted under different names; one trust "
+                           "name must hold the whole chain above the signing certificate",
+                           hint="hubskills trust add NAME CHAIN.pem  # the intermediate and "
+                                "root certificates in one file")
+
+
+def _verified_top(carried: Sequence[Any], trusted: Sequence[Any]) -> Any:
+    """The last certificate of the chain OpenSSL verifies from `carried` (signing certificate
+    first) to `trusted`, with the store `model_signing` builds (its time: the signing
+    certificate's start; dates today are `_chain`'s check)."""
+    from OpenSSL import crypto
+
+    store = crypto.X509Store()
+    for cert in trusted:
+        store.add_cert(crypto.X509.from_cryptography(cert))
+    store.set_time(carried[0].not_valid_before_utc)
+    context = crypto.X509StoreContext(store, crypto.X509.from_cryptography(carried[0]),
+                                      [crypto.X509.from_cryptography(c) for c in carried[1:]])
+    return context.get_verified_chain()[-1].to_cryptography()
 
 
 #: Files a signer may leave out (model_signing's CLI does, by default) that no agent reads as
