@@ -4,11 +4,12 @@ For each entry: the folder is there and ours (its install marker names the pinne
 sha); its files hash to the pinned content hash (when not, the marker's per-file digests name
 the files added, removed or changed; a marker edited as well is said so); a signed skill's
 `skill.oms.sig` still verifies over the installed files against the trusted anchors and names
-the pinned signer; copies placed for agents hash as pinned too, and links lead to the folder
-(one missing from an agent's folder the lock names, or a folder of other files in its place,
-is a mismatch). An agent the lock names that this version does not know (a lock written by a
-newer hubskills) is reported, `unknown agent`, and everything else is still checked. Nothing is
-modified.
+the pinned signer, and one the lock calls unsigned is not of a namespace it pins a signer for
+(unless accepted unsigned); copies placed for agents hash as pinned too, and links lead to the
+folder (one missing from an agent's folder the lock names, or a folder of other files in its
+place, is a mismatch). An agent the lock names that this version does not know (a lock written
+by a newer hubskills) is reported, `unknown agent`, and everything else is still checked.
+Nothing is modified.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from registry.install.agent_table import Agent
 from registry.install.agents import all_folders, link_folders, parse_agents
 from registry.install.deps import unmet
 from registry.install.lockfile import MARKER_FILE, LockEntry, Lockfile, Scope, read_marker
+from registry.install.signers import SignerChanged, check_namespace_pin
 from registry.install.staging import file_digests
 from registry.install.transaction import points_to
 from registry.signing import SIGNATURE_FILE, SignaturePolicy
@@ -66,7 +68,7 @@ def verify_installed(project: Path, *, global_: bool = False) -> list[Audit]:
         raise HubskillsError(f"no {scope.lock_path.name} in {scope.lock_path.parent}",
                              hint="hubskills pull NS/NAME  # pins it in skills.lock")
     home = Settings.from_env().home
-    audits = {entry.name: _audit(scope, entry, home)
+    audits = {entry.name: _audit(scope, entry, home, lock)
               for entry in sorted(lock.entries.values(), key=lambda e: e.name)}
     for entry, why in unmet(lock):  # what it needs is not pinned: `install` would refuse
         again = hint_command("pull", entry.repo)
@@ -82,7 +84,7 @@ def verify_installed(project: Path, *, global_: bool = False) -> list[Audit]:
     return list(audits.values())
 
 
-def _audit(scope: Scope, entry: LockEntry, home: Path) -> Audit:
+def _audit(scope: Scope, entry: LockEntry, home: Path, lock: Lockfile) -> Audit:
     audit, folder = Audit(entry.name, entry.repo), scope.skills_dir / entry.name
     if folder.is_symlink() or not folder.is_dir():
         return _fail(audit, "missing", f"{folder} is not there")
@@ -97,6 +99,12 @@ def _audit(scope: Scope, entry: LockEntry, home: Path) -> Audit:
                                                    "too (which files is unknown)")
     if entry.signer is not None:
         _check_signature(audit, folder, entry, home)
+    else:
+        try:  # the namespace pins a signer: the entry's "unsigned" is a lock edit's word
+            check_namespace_pin(lock, entry)
+        except SignerChanged as err:
+            again = hint_command("pull", entry.repo, "--force")
+            _fail(audit, "signer changed", f"{err.message} ({again} places it again)")
     for path in _placements(scope, entry):
         if not (path.exists() or path.is_symlink()):
             _fail(audit, "missing", f"{path} is not there (hubskills install puts it back)")
@@ -146,18 +154,21 @@ class SignerMismatch(SignatureRefused):
 
 
 def check_still_allowed(folder: Path, entry: LockEntry | None,
-                        signatures: SignaturePolicy | None) -> None:
+                        signatures: SignaturePolicy | None, lock: Lockfile) -> None:
     """An install already in place (up to date, or a dependency a graph keeps) is what a pull
     would place, so it passes the same gate: one skills.lock says is signed must carry a
     signature that verifies, by the signer it pins (the lock's signer is only its author's
-    word, a pull request's too); when `signatures` require one, an unsigned install is
-    refused.
+    word, a pull request's too); one it says is unsigned must not be of a namespace `lock`
+    pins a signer for, unless accepted so; when `signatures` require one, an unsigned install
+    is refused.
 
     Raises:
         SignatureRefused: the signature fails, or unsigned with `--require-signed` (or the
-            variable) set.
+            variable) set; SignerChanged: unsigned where the namespace pins a signer.
     """
     name = folder.name
+    if entry is not None:
+        check_namespace_pin(lock, entry)
     if signatures is not None and signatures.require_signed and (
             entry is None or entry.signer is None):
         raise SignatureRefused(f"{name} is installed unsigned (skills.lock pins no signer for "

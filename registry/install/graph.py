@@ -120,7 +120,8 @@ def resolve(root: Node, store: SkillStore, plan: Plan, lock: Lockfile) -> Graph:
             if marker and marker.sha == have.sha and content_hash(folder) == \
                     lock.entries[have.name].content_hash:
                 try:  # kept as it is, it passes the gate a staged one would
-                    check_still_allowed(folder, lock.entries[have.name], plan.signatures)
+                    check_still_allowed(folder, lock.entries[have.name], plan.signatures,
+                                        lock)
                 except HubskillsError as err:
                     err.message = f"{show(chain)}: {err.message}"
                     err.args = (err.message, *err.args[1:])

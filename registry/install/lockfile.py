@@ -136,6 +136,7 @@ class LockEntry:
     signer: str | None = None  # who signed skill.oms.sig: certificate subject; root, or key
     requires: tuple[str, ...] = ()  # its metadata.requires, as written (`ns/name@^1.2`)
     dependency: bool = False  # installed only because another skill requires it
+    accepted_unsigned: bool = False  # unsigned in a namespace `signers` pins: accepted as such
 
     def to_json(self) -> dict[str, Any]:
         """The entry as written in the lock (without the name, which is its key)."""
@@ -147,7 +148,7 @@ class LockEntry:
         if self.signer is None:  # an unsigned skill's entry reads as it always did
             del data["signer"]
         data["requires"] = list(self.requires)
-        for key in ("requires", "dependency"):  # so does one without dependencies
+        for key in ("requires", "dependency", "accepted_unsigned"):  # and so on
             if not data[key]:
                 del data[key]
         return data
@@ -211,7 +212,8 @@ def _entry(name: str, item: dict[str, Any]) -> LockEntry:
                       copy=bool(item.get("copy", False)), source=_source(item.get("source")),
                       signer=None if item.get("signer") is None else str(item["signer"]),
                       requires=tuple(str(r) for r in item.get("requires") or ()),
-                      dependency=bool(item.get("dependency", False)))
+                      dependency=bool(item.get("dependency", False)),
+                      accepted_unsigned=item.get("accepted_unsigned") is True)
     if entry.source is not None:  # `repo` is the source's key (`github:o/r/path`, `./path`)
         if not entry.repo.startswith((".", "/", "~", "github:", "git@", "git+", "mcp+")) \
                 and "://" not in entry.repo:

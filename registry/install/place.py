@@ -27,6 +27,7 @@ from registry.install.lockfile import (
     now_iso,
     read_marker,
 )
+from registry.install.signers import namespace_pin
 from registry.install.sources import source_entry
 from registry.install.staging import Staged, changes, file_digests
 from registry.install.transaction import LinkPlan, Transaction, points_to
@@ -141,9 +142,17 @@ def record(lock: Lockfile, result: PullResult, agents: list[Agent], copy: bool, 
                                           result.content_hash, result.version, result.registry,
                                           tuple(sorted(names)), copy,
                                           source_entry(result.repo, result.ref), result.signer,
-                                          tuple(result.requires), dependency)
+                                          tuple(result.requires), dependency,
+                                          _accepted_unsigned(lock, result))
     if write:
         lock.write()
+
+
+def _accepted_unsigned(lock: Lockfile, result: PullResult) -> bool:
+    """An unsigned skill recorded where its namespace pins a signer was accepted as such: a
+    pull or a graph placed it only past `pin_signer` (`--accept-new-signer`), and an
+    up-to-date one is recorded only past `check_namespace_pin`, which asks the same of it."""
+    return result.signer is None and namespace_pin(lock, result.repo, result.name) is not None
 
 
 def refresh(scope: Scope, name: str, marker: Marker, agents: list[Agent], copy: bool,

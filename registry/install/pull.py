@@ -223,7 +223,7 @@ def _stage(repo: str, ref: str | None, store: SkillStore, plan: Plan) -> _Ready:
     if current and current[1].sha == resolved.sha and not plan.force:
         folder = scope.skills_dir / current[0]
         if content_hash(folder) == current[1].content_hash:
-            check_still_allowed(folder, lock.entries.get(current[0]), plan.signatures)
+            check_still_allowed(folder, lock.entries.get(current[0]), plan.signatures, lock)
             return refresh(scope, current[0], current[1], plan.agents, plan.copy, lock,
                            list(resolved.notes), dry_run=plan.dry_run)
     staged = prepare(store, repo, resolved, scope, limits=plan.limits,

@@ -33,6 +33,7 @@ from registry.install.place import (
     refresh,
 )
 from registry.install.pull import pull
+from registry.install.signers import check_namespace_pin
 from registry.install.source_store import SOURCE_REGISTRIES, SourceStore
 from registry.install.sources import FolderSource
 from registry.install.staging import Staged, discard, prepare
@@ -100,6 +101,8 @@ def _install(scope: Scope, stores: StoreFor, *, frozen: bool, force: bool, allow
     check_unpinned(scope, lock, frozen)
     check_whole(lock)  # every dependency pinned at a version its dependents accept
     entries = sorted(lock.entries.values(), key=lambda e: e.name)
+    for entry in entries:  # before anything is fetched: "unsigned" where a signer is pinned
+        check_namespace_pin(lock, entry)
     chosen = {e.name: select_agents(scope.root, list(e.agents) or None) for e in entries}
     check_folders(scope.root, [a for agents in chosen.values() for a in agents],
                   global_=scope.global_)
@@ -111,6 +114,7 @@ def _install(scope: Scope, stores: StoreFor, *, frozen: bool, force: bool, allow
         if marker and marker.repo == entry.repo and marker.sha == entry.sha:
             intact = content_hash(folder) == entry.content_hash
             if intact:
+                _check_stored_hash(store, entry)
                 if entry.signer is not None:  # the lock's signer is only its author's word
                     signed_as_pinned(folder, entry, home)
                 try:
@@ -130,6 +134,25 @@ def _install(scope: Scope, stores: StoreFor, *, frozen: bool, force: bool, allow
         todo.append((entry, store, agents))
     return results + _install_many(todo, scope, lock, force=force,
                                    allow_risky=allow_risky, limits=limits, workers=workers)
+
+
+def _check_stored_hash(store: SkillStore, entry: LockEntry) -> None:
+    """An install in place that hashes as the lock pins must hash as the registry's revision
+    too, where the store says so without a request (a local registry: one file read); the
+    lock's `content_hash` is only its author's word. The Hub and git sources are not asked:
+    that would fetch for every skill that is up to date.
+
+    Raises:
+        UnsafeSkill: the registry's revision hashes otherwise.
+    """
+    stored = getattr(store, "revision_content_hash", None)
+    want = stored(entry.repo, entry.sha) if callable(stored) else None
+    if isinstance(want, str) and want != entry.content_hash:
+        raise UnsafeSkill(f"skills.lock pins {entry.name} ({entry.repo} at {entry.sha[:12]}) "
+                          f"with content hash {entry.content_hash[:19]}…, but the registry's "
+                          f"revision hashes {want[:19]}…: the lock and the folder were edited",
+                          hint=hint_command("pull", entry.repo, "--force")
+                          + "  # places the registry's files again")
 
 
 def _install_many(todo: list[tuple[LockEntry, SkillStore, list[Agent]]], scope: Scope,
