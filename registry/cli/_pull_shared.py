@@ -272,6 +272,8 @@ def _print_result(r: PullResult, project: Path, *, visibility: bool = True) -> N
     if r.status == "up-to-date" and r.linked:  # installed already: this pull adds links
         verb = "Would link" if r.dry_run else "Linked"
     out.result(f"{verb} {r.repo}{version}{was} at sha {r.sha[:12]} " + escape(f"[{r.registry}]"))
+    if r.registry == "mcp" and "://" in r.ref:  # which repo the server's files came from
+        out.result(f"  from {escape(r.ref)}")
     for p in r.placements:
         agents = ", ".join(a for a in p.agents if a != "agents")
         serves = f": {agents}" if agents else ""

@@ -23,7 +23,8 @@ from registry.registries import get_store
                 "github:OWNER/REPO[/PATH][@REF] | GIT-URL[//PATH][@REF] | mcp+URL | "
                 "'mcp+stdio:COMMAND'")
 @click.option("--skill", "skills", multiple=True, metavar="NAME",
-              help="The skill to take from a source holding several (repeatable).")
+              help="The skill to take from a source holding several (repeatable); from an "
+                   "MCP server, NS/NAME picks the repo when several serve that name.")
 @click.option("--all-skills", is_flag=True, help="Take every skill a source holds.")
 @click.option("--agent", "agent", metavar="NAME,...",
               help=f"Agents to serve, e.g. claude,cursor ({len(agent_names()) - 1} known: "

@@ -9,6 +9,10 @@ The source grammar (`hubskills pull SOURCE --skill NAME`, or `SOURCE#NAME`):
   command a lockfile names only when it is recorded there, so a cloned project's skills.lock
   cannot make `hubskills install` run anything.
 
+`#NAME` picks a skill by its name; `#NS/NAME` by the repo the server files it under (its URI's
+path, revisions left out, or hubskills' `_meta` repo: `entry_ids`), for a name that several
+repos serve: such a name alone is refused, never resolved to whichever the server lists first.
+
 `mcp_store.McpStore` answers what `pull` asks of a registry (`resolve`, `skills`, `fetch`),
 over one `mcp_session.McpSession` per server. It finds the
 skill in `skills/list` (the frontmatter `name`, the last segment before `SKILL.md`), checks its
@@ -93,9 +97,14 @@ class McpSource:
         return self.key
 
     @property
+    def name(self) -> str:
+        """The skill's name, without the repo a `NS/NAME` pick names."""
+        return self.skill.rsplit("/", 1)[-1]
+
+    @property
     def folder_name(self) -> str:
         """The skill's name: the folder it is installed in."""
-        return self.skill
+        return self.name
 
     def at(self, name: str) -> McpSource:
         """The skill `name` of this server."""
@@ -117,9 +126,9 @@ def parse_mcp(text: str) -> McpSource:
     rest, hashmark, name = text.removeprefix(PREFIX).rpartition("#")
     if not hashmark:
         rest, name = text.removeprefix(PREFIX), ""
-    if name and (not NAME_RE.match(name) or len(name) > 64):
+    if name and not is_pick(name):
         raise HubskillsError(f"'{text}': '{name}' is not a skill name (lowercase letters, "
-                             "digits, single hyphens)", hint=HINT)
+                             "digits, single hyphens) nor NS/NAME", hint=HINT)
     if rest.startswith("stdio:"):
         try:
             argv = shlex.split(rest.removeprefix("stdio:"))
@@ -135,6 +144,17 @@ def parse_mcp(text: str) -> McpSource:
         raise HubskillsError(f"'{text}' is not an MCP server: mcp+ takes an http(s) URL or "
                              "stdio:COMMAND", hint=HINT)
     return McpSource(rest, name)
+
+
+_SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}")
+
+
+def is_pick(text: str) -> bool:
+    """Whether `text` picks a skill: `NAME`, or `NS/NAME` (up to 4 segments before the name,
+    each a plain word: the repo an entry's URI or `_meta` names)."""
+    *where, name = text.split("/")
+    return bool(NAME_RE.match(name)) and len(name) <= 64 and len(where) <= 4 \
+        and all(_SEGMENT.fullmatch(part) for part in where)
 
 
 def trust_command(source: McpSource, home: Path | None = None) -> None:
@@ -224,3 +244,45 @@ def entry_name(entry: dict[str, Any]) -> str | None:
     if not isinstance(uri, str) or not uri.endswith("/SKILL.md"):
         return None
     return uri.removesuffix("/SKILL.md").rsplit("/", 1)[-1]
+
+
+def entry_ids(entry: dict[str, Any]) -> list[str]:
+    """What a listed skill answers to as `NS/NAME`, its display id first: hubskills' `_meta`
+    repo when it ends with the name, the URI's path with revisions (`@...`) left out and the
+    `SKILL.md` off (`zeta/dup/dup` for `skill://zeta/dup@<sha>/dup/SKILL.md`), and that path
+    less its last segment when that segment is the name again (`zeta/dup`)."""
+    name, uri = entry_name(entry), entry.get("uri")
+    if not name or not isinstance(uri, str):
+        return []
+    path = "/".join(part.split("@", 1)[0] for part in uri.partition("://")[2].split("/")[:-1])
+    parent = path.rpartition("/")[0]
+    ids = [parent] if parent.rsplit("/", 1)[-1] == name else []
+    meta = entry.get("_meta")
+    ours = meta.get(META_KEY) if isinstance(meta, dict) else None
+    repo = ours.get("repo") if isinstance(ours, dict) else None
+    if isinstance(repo, str) and repo.endswith("/" + name):
+        ids.insert(0, repo)
+    return list(dict.fromkeys([*ids, path]))
+
+
+def picks(entry: dict[str, Any], pick: str) -> bool:
+    """Whether `pick` (`NAME` or `NS/NAME`) names the listed skill `entry`."""
+    if "/" not in pick:
+        return entry_name(entry) == pick
+    return pick.rsplit("/", 1)[-1] == entry_name(entry) and pick in entry_ids(entry)
+
+
+def uri_id(uri: str) -> str:
+    """The repo path of a skill's URI (`entry_ids`' last): what a pinned URI's skill is
+    followed by when its name is served twice."""
+    return entry_ids({"uri": uri})[-1] if entry_name({"uri": uri}) else ""
+
+
+def ambiguous(server: str, source_key: str, name: str, ids: list[str]) -> HubskillsError:
+    """The refusal of a name that several listed skills go by (`ids`: their repos)."""
+    shown = ", ".join(ids[:8]) + (f" (+{len(ids) - 8} more)" if len(ids) > 8 else "")
+    return HubskillsError(
+        f"{server} serves {len(ids)} skills named {name}: {shown}; hubskills does not "
+        "guess which (any namespace can publish a name); nothing was installed",
+        hint=f"hubskills pull {shlex.quote(source_key)} --skill NS/{name}  # NS/{name}: the "
+             "repo you mean, one of those listed")

@@ -39,11 +39,15 @@ from registry.install.mcp_source import (
     PREFIX,
     TIMEOUT_S,
     Manifest,
+    ambiguous,
+    entry_ids,
     entry_name,
     lying,
     manifest_hash,
     manifest_revision,
     parse_mcp,
+    picks,
+    uri_id,
 )
 from registry.scan import STORE_LIMITS, SizeLimits, check_relpath, write_file
 from registry.stores.base import Fetched, Resolved
@@ -63,6 +67,7 @@ class McpStore:
         self.session = McpSession(self.source, timeout=self.timeout, cap=cap_of(limits))
         self._lock = threading.Lock()
         self._listing: list[dict[str, Any]] | None = None
+        self._followed: dict[str, str] = {}  # a lock's pick -> the URI it pinned
 
     @property
     def name(self) -> str:
@@ -91,15 +96,23 @@ class McpStore:
                         manifest.uri, registry="mcp")
 
     def skills(self, source: Any, sha: str) -> list[str]:
-        """The names of the skills the server lists (`[""]` for a source naming one)."""
+        """The names of the skills the server lists (`[""]` for a source naming one); a name
+        several entries go by is listed as each one's `NS/NAME` (`entry_ids`), never merged."""
         if source.skill:
             return [""]
-        names = []
-        for entry in self._list():
-            name = entry_name(entry)
-            if name and NAME_RE.match(name):
-                names.append(name)
-        return sorted(set(names))
+        named = [(name, entry) for entry in self._list()
+                 if (name := entry_name(entry)) and NAME_RE.match(name)]
+        counts: dict[str, int] = {}
+        for name, _ in named:
+            counts[name] = counts.get(name, 0) + 1
+        return sorted({name if counts[name] == 1 else entry_ids(entry)[0]
+                       for name, entry in named})
+
+    def follow(self, pick: str, uri: str) -> None:
+        """Take the skill `pick` from the repo `uri` names (a lock's pin) when several repos
+        serve that name: the user chose that one when they pulled it."""
+        with self._lock:
+            self._followed[pick] = uri
 
     def fetch(self, repo: str, sha: str, dest: Path, *, limits: SizeLimits = STORE_LIMITS,
               pinned_hash: str | None = None, count: bool = True,
@@ -161,14 +174,24 @@ class McpStore:
     # --- the skill's entry ----------------------------------------------------------------
 
     def manifest(self, name: str, limits: SizeLimits | None = None) -> Manifest:
-        """The checked entry of the skill `name`.
+        """The checked entry of the skill `name` (`NAME` or `NS/NAME`: `mcp_source.picks`).
 
         Raises:
             VersionNotFound: no such skill listed; UnsafeSkill: a manifest that lies.
+            HubskillsError: several repos serve the name (`mcp_source.ambiguous`), none of
+                them the one a lock followed names.
         """
-        for entry in self._list():
-            if entry_name(entry) == name:
-                return self._checked(entry, name, limits or self.limits)
+        found = [entry for entry in self._list() if picks(entry, name)]
+        if len(found) > 1 and name in self._followed:
+            repo = uri_id(self._followed[name])
+            found = [entry for entry in found if entry_ids(entry)[-1] == repo] or found
+        if len(found) > 1:
+            ids = [entry_ids(entry)[0] for entry in found]
+            if len(set(ids)) < len(ids):  # a server filing two under one repo: their URIs
+                ids = [str(entry.get("uri"))[:200] for entry in found]
+            raise ambiguous(self.name, self.source.key, name.rsplit("/", 1)[-1], sorted(ids))
+        if found:
+            return self._checked(found[0], name, limits or self.limits)
         raise VersionNotFound(f"{self.name} lists no skill '{name}'",
                               hint=f"hubskills pull {shlex.quote(self.source.key)}  "
                                    "# names the skills it serves")
@@ -189,7 +212,7 @@ class McpStore:
                 return None
             raise
         entry = got.get("skill")
-        if not isinstance(entry, dict) or entry.get("uri") != uri or entry_name(entry) != name:
+        if not isinstance(entry, dict) or entry.get("uri") != uri or not picks(entry, name):
             raise UnsafeSkill(f"{self.name} answered skills/get of {uri} with another entry",
                               hint=lying(self.name))
         return self._checked(entry, name, limits)

@@ -32,6 +32,7 @@ from registry.install.lockfile import (
     now_iso,
     read_marker,
 )
+from registry.install.mcp_source import McpSource, ambiguous
 from registry.install.place import PullResult, install_staged, refresh
 from registry.install.signers import pin_signer
 from registry.install.source_store import MAX_DEPTH, SourceStore
@@ -167,6 +168,8 @@ def pull_source(spec: str, plan: Plan, *, skills: Sequence[str] = (),
     url = github_url or Settings.from_env().github_url
     with SourceStore(plan.scope.root, github_url=url) as store:
         lock = Lockfile.read(plan.scope.lock_path)
+        if isinstance(source, McpSource):
+            store.follow_pins(source, lock.entries.values())
         if skills or all_skills or not _find_installed(plan.scope, source.key, lock):
             resolved = store.resolve(source.key, source.ref)
             picked = pick(store.skills(source, resolved.sha), source, skills, all_skills)
@@ -189,9 +192,10 @@ _Ready = tuple[Staged, str] | PullResult  # staged with the registry that answer
 
 
 def _folder_of(repo: str, source: Source) -> str:
-    """The folder in `source` that skill `repo` (`source.at(folder).key`) comes from."""
+    """The folder in `source` that skill `repo` (`source.at(folder).key`) comes from (an MCP
+    server's: the `NAME` or `NS/NAME` after `#`)."""
     base = source.key.rstrip("/")
-    return repo[len(base):].lstrip("/") if repo.startswith(base) else repo
+    return repo[len(base):].lstrip("/#") if repo.startswith(base) else repo
 
 
 def _check_names_apart(staged: list[_Ready], source: Source) -> None:
@@ -284,11 +288,17 @@ def pick(found: list[str], source: Source, skills: Sequence[str], all_skills: bo
                                 "repository (github:OWNER/REPO/PATH, URL//PATH)")
     if found == [""] or all_skills:
         return found
-    by_name = {f.rsplit("/", 1)[-1]: f for f in found} | {f: f for f in found}
-    listed = ", ".join(f.rsplit("/", 1)[-1] for f in found[:20]) + (
+    leaves = [f.rsplit("/", 1)[-1] for f in found]
+    by_name = dict(zip(leaves, found, strict=True)) | {f: f for f in found}
+    if isinstance(source, McpSource):  # `NS/NAME`: the server's listing is asked for it
+        by_name |= {s: s for s in skills if "/" in s}
+    listed = ", ".join(leaf if leaves.count(leaf) == 1 else f  # a name two share: both whole
+                       for leaf, f in zip(leaves[:20], found[:20], strict=True)) + (
         f" (+{len(found) - 20} more)" if len(found) > 20 else "")
     for name in skills:  # a name two folders go by names neither (a red-team note)
         alike = [f for f in found if f.rsplit("/", 1)[-1] == name and f != name]
+        if len(alike) > 1 and isinstance(source, McpSource):  # two repos, one name
+            raise ambiguous(source.server, source.key, name, alike)
         if len(alike) > 1:
             raise HubskillsError(f"{source.spec} holds {len(alike)} skills named {name}: "
                                  f"{', '.join(alike[:5])}; say which by its folder",
@@ -296,7 +306,7 @@ def pick(found: list[str], source: Source, skills: Sequence[str], all_skills: bo
     unknown = [s for s in skills if s not in by_name]
     if not skills or unknown:
         what = f"has no skill {', '.join(unknown)}; it" if unknown else ""
-        first = found[0].rsplit("/", 1)[-1]
+        first = leaves[0] if leaves.count(leaves[0]) == 1 else found[0]
         hint = (hint_command("pull", source.spec, "--skill", first) + "  # or --all-skills"
                 if command == "pull" else hint_command(command, source.at(found[0]).spec))
         raise HubskillsError(f"{source.spec} {what} holds {len(found)} skills: {listed}".replace(

@@ -163,7 +163,8 @@ def _install_many(todo: list[tuple[LockEntry, SkillStore, list[Agent]]], scope: 
 
     def fetch(item: tuple[LockEntry, SkillStore, list[Agent]]) -> Staged:
         entry, store, _ = item
-        resolved = Resolved(entry.repo, entry.sha, entry.version, entry.sha)
+        uri = (entry.source or {}).get("uri") if entry.registry == "mcp" else None
+        resolved = Resolved(entry.repo, entry.sha, entry.version, str(uri or entry.sha))
         with taking_turns(turns):  # the waits for the Hub overlap, the rest takes turns
             staged = prepare(store, entry.repo, resolved, scope, limits=limits,
                              allow_risky=allow_risky, expected_hash=entry.content_hash)

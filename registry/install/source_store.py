@@ -15,13 +15,15 @@ from __future__ import annotations
 import os
 import stat
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
 from registry.errors import HubskillsError, UnsafeSkill, VersionNotFound, hint_command
 from registry.format.skill import MARKER_FILES, NOISE_NAMES, NOISE_SUFFIXES, content_hash
 from registry.install.git_fetch import HOSTILE_HINT, TIMEOUT_S, GitRepo
-from registry.install.mcp_source import McpSource
+from registry.install.lockfile import LockEntry
+from registry.install.mcp_source import McpSource, parse_mcp
 from registry.install.mcp_store import McpStore
 from registry.install.sources import GITHUB_URL, FolderSource, GitSource, Source, parse_source
 from registry.scan import STORE_LIMITS, SizeLimits, check_relpath, write_file
@@ -73,6 +75,17 @@ class SourceStore:
         not by what the server lists now."""
         with self._lock:
             self._uris[(repo, sha)] = uri
+
+    def follow_pins(self, source: McpSource, entries: Iterable[LockEntry]) -> None:
+        """Have `source`'s server give each skill a lock pinned from it by a name alone the
+        repo its pinned URI names, should another repo serve that name since
+        (`McpStore.follow`)."""
+        for entry in entries:
+            uri = (entry.source or {}).get("uri") if entry.registry == "mcp" else None
+            if uri:
+                pinned = parse_mcp(entry.repo)
+                if pinned.server == source.server and pinned.skill:
+                    self.mcp(pinned).follow(pinned.skill, str(uri))
 
     def repo(self, source: GitSource) -> GitRepo:
         """The temp repository of `source`'s URL (made on first use)."""
