@@ -66,3 +66,68 @@ def test_port_zero_serves_on_a_free_port_and_says_which() -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                         "clientInfo": {"name": "rebinding-test", "version": "1"}}}
+
+
+def _serving(*args: str) -> tuple[object, int]:
+    """`hubskills mcp --http ARGS` started, and the port its first line names."""
+    server = start("mcp", "--http", *args)
+    assert server.stderr is not None
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: lines.put(server.stderr.readline()),  # type: ignore[union-attr]
+                     daemon=True).start()
+    line = lines.get(timeout=60)
+    match = re.fullmatch(r"serving MCP at http://\S+:(\d+)/mcp \(Ctrl-C stops\)\n", line)
+    assert match, line
+    return server, int(match.group(1))
+
+
+def _initialize(address: str, port: int, host: str, origin: str | None = None) -> int:
+    headers = {"accept": "application/json, text/event-stream", "host": host}
+    if origin:
+        headers["origin"] = origin
+    return httpx.post(f"http://{address}:{port}/mcp", json=INITIALIZE, headers=headers,
+                      timeout=60).status_code
+
+
+@pytest.mark.allow_hosts(["127.0.0.1", "127.0.0.2", "::1"])  # another loopback address
+@pytest.mark.parametrize("bound", ["127.0.0.1", "127.0.0.2", "0.0.0.0"])
+def test_a_rebound_host_is_refused_on_every_address(bound: str) -> None:
+    """A page of evil.example whose name was rebound to this machine sends its own Host and
+    Origin: refused whatever address the server is bound to (the SDK's own check turned it
+    off for 127.0.0.2 and 0.0.0.0: a red-team finding); the server's own names answer."""
+    server, port = _serving(f"{bound}:0")
+    address = "127.0.0.1" if bound == "0.0.0.0" else bound
+    try:
+        assert _initialize(address, port, "evil.example", "http://evil.example") in (403, 421)
+        assert _initialize(address, port, f"evil.example:{port}") == 421
+        assert _initialize(address, port, f"{address}:{port}", f"http://{address}:{port}") == 200
+        assert _initialize(address, port, f"localhost:{port}") == 200
+    finally:
+        server.terminate()  # type: ignore[attr-defined]
+        server.wait(timeout=30)  # type: ignore[attr-defined]
+
+
+@pytest.mark.allow_hosts(["127.0.0.1", "127.0.0.2", "::1"])
+def test_allow_host_admits_a_proxy_name() -> None:
+    server, port = _serving("127.0.0.2:0", "--allow-host", "mcp.example.org",
+                            "--allow-host", "other.example:8443")
+    try:
+        assert _initialize("127.0.0.2", port, "mcp.example.org",
+                           "https://mcp.example.org") == 200
+        assert _initialize("127.0.0.2", port, "other.example:8443") == 200
+        assert _initialize("127.0.0.2", port, "other.example:9999") == 421
+        assert _initialize("127.0.0.2", port, "evil.example") == 421
+    finally:
+        server.terminate()  # type: ignore[attr-defined]
+        server.wait(timeout=30)  # type: ignore[attr-defined]
+
+
+def test_allow_host_refuses_what_is_not_a_host() -> None:
+    done = hubskills("mcp", "--http", "127.0.0.1:0", "--allow-host", "http://x/", timeout=60)
+    assert done.returncode == 2 and "'http://x/' is not HOST or HOST:PORT" in done.stderr, \
+        done.stderr
