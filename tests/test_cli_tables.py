@@ -150,3 +150,19 @@ def test_a_one_row_summary_says_its_model_above_to_show_both_rates(tmp_path):
     assert "baseline" in header and "with skill" in header, out
     assert f"model: {model}" in out, out
     assert_fits(out)
+
+
+def test_suite_show_gives_assertions_a_column_only_when_a_case_has_some(tmp_path):
+    """A walk: `suite show` spent a column on `assertions 0` in every row while the prompts
+    were cut to 24 characters."""
+    out, _ = narrow("suite", "show", "hubskills/agent-skill-md", cwd=tmp_path)
+    assert "assertions" not in out and "checks" in out
+    skill = tmp_path / "judged"
+    (skill / "evals").mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: judged\ndescription: Use when judging.\n---\n\n"
+                                    "Body.\n")
+    (skill / "evals" / "evals.json").write_text(json.dumps({"cases": [
+        {"id": "a", "prompt": "Say hi.", "assertions": ["It greets."]},
+        {"id": "b", "prompt": "Say bye.", "checks": [{"type": "contains", "value": "bye"}]}]}))
+    out, _ = narrow("suite", "show", str(skill), cwd=tmp_path)
+    assert "assertions" in out

@@ -104,10 +104,11 @@ def _as_data(suite: Suite) -> dict:
 
 
 def _show_suite(suite: Suite, shown: str) -> None:
+    judged = any(c.assertions for c in suite.cases)  # a column of 0s told nothing (a walk)
     rows = [(escape(c.id), escape(c.prompt[:60].replace("\n", " ")),
-             escape(", ".join(ch.label() for ch in c.checks)) or "-", len(c.assertions))
-            for c in suite.cases]
-    out.table(["id", "prompt", "checks", "assertions"], rows,
+             escape(", ".join(ch.label() for ch in c.checks)) or "-",
+             *([len(c.assertions)] if judged else [])) for c in suite.cases]
+    out.table(["id", "prompt", "checks", *(["assertions"] if judged else [])], rows,
               title=f"{escape(shown)} — {counted(len(suite.cases), 'case')}, "
                     f"{suite.suite_hash()[:19]}"
                     + ("" if suite.shape == "hubskills" else f", {_SHAPES[suite.shape]}"))
