@@ -166,3 +166,12 @@ def test_suite_show_gives_assertions_a_column_only_when_a_case_has_some(tmp_path
         {"id": "b", "prompt": "Say bye.", "checks": [{"type": "contains", "value": "bye"}]}]}))
     out, _ = narrow("suite", "show", str(skill), cwd=tmp_path)
     assert "assertions" in out
+
+
+def test_eval_help_keeps_its_option_column_and_lists_the_docs_below(tmp_path):
+    """A walk: two doc addresses inside option help started at column 0, breaking the
+    option column of `eval --help`; they are listed under the options instead."""
+    out, _ = narrow("eval", "--help", cwd=tmp_path)
+    linked = [line for line in out.splitlines() if "https://" in line]
+    assert [line.split()[0] for line in linked] == ["adaptive", "triggers"], linked
+    assert all(line.startswith("    ") for line in linked)

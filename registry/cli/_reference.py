@@ -85,6 +85,8 @@ def _section(ctx: click.Context, command: click.Command) -> str:
     if rows:
         parts.append("| Argument or option | Type | Default | Description |\n"
                      "|---|---|---|---|\n" + "".join(f"| {' | '.join(r)} |\n" for r in rows))
+    if command.epilog:  # after the options, as `--help` prints it (eval's pages to read)
+        parts.extend(_help_blocks(command.epilog))
     return "\n".join(parts)
 
 

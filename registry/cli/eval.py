@@ -31,7 +31,9 @@ _BUDGET = Budget()  # agent mode's defaults, shown in --help and docs/evaluating
 
 
 @trigger_mode  # --mode trigger and --distractors: registry/cli/_trigger_eval.py
-@click.command("eval")
+@click.command("eval", epilog="\b\nDocs (the designs, their parameters):\n"
+               f"  adaptive  {doc('evaluating', 'adaptive-evaluation-the-default')}\n"
+               f"  triggers  {doc('triggers')}")
 @click.argument("skill", type=SkillSource(exists=False), metavar="PATH|NS/NAME[@VERSION]|GIT")
 @click.option("--model", "-m", "models", multiple=True,
               help="Student model reference (repeatable). Default: embedded/smollm2-135m.")
@@ -56,16 +58,15 @@ _BUDGET = Budget()  # agent mode's defaults, shown in --help and docs/evaluating
               help="adaptive: ask in rounds and stop once the verdict is decided, never more "
                    "than the fixed plan; fixed: every case x run x arm. Default: adaptive for "
                    "a suite of 10 cases or more with --runs 2 or more (trigger mode: 10 "
-                   f"queries, --runs 3: {doc('triggers')}), else fixed; a resumed run keeps its "
-                   "own.")
+                   "queries, --runs 3), else fixed; a resumed run keeps its own (docs "
+                   "below).")
 @click.option("--design-option", "design_option", multiple=True, metavar="KEY=VALUE",
               help="A parameter of the adaptive design, repeatable: alpha (default 0.05), "
                    "spending (linear, pocock, obrien-fleming or haybittle-peto; default "
                    "linear), settle_after (4), futility (0.15), futility_from (2), "
                    "early_futility (0.01), splits (2), batches (8), levels (chained or "
-                   f"bonferroni) ({doc('evaluating', 'adaptive-evaluation-the-default')}). "
-                   "Trigger mode: alpha, spending, "
-                   f"settle_after, width ({doc('triggers')}).")
+                   "bonferroni). Trigger mode: alpha, spending, settle_after, width (docs "
+                   "below).")
 @click.option("--cases", default=None, help="Comma-separated case ids to run.")
 @click.option("--tests", type=click.Path(path_type=Path), default=None,
               help="Suite file in any supported format (default: SKILL/evals/evals.json).")
