@@ -220,3 +220,28 @@ def test_the_kernel_keyring_is_out_of_reach(sandbox, tmp_path):
         pytest.skip("the probe uses x86_64 system call numbers")
     made = json.loads(python(sandbox, tmp_path, code))
     assert made == {name: [-1, "Operation not permitted"] for name in ("add_key", "keyctl")}, made
+
+
+def test_no_user_namespace_of_its_own_so_no_unbounded_tmpfs(sandbox, tmp_path):
+    """A red-team note: in a user namespace of its own a check held every capability over a
+    mount namespace of its own, and mounted a fresh tmpfs over /tmp: 12 GiB of host memory on
+    a 24 GiB machine, past every bound. `unshare` and `clone` with CLONE_NEWUSER fail; threads,
+    processes and `clone3`'s callers (which fall back to `clone`) still work."""
+    code = textwrap.dedent("""
+        import ctypes, json, os, subprocess, threading
+        libc = ctypes.CDLL(None, use_errno=True)
+        seen = {"unshare": [libc.unshare(0x10000000), os.strerror(ctypes.get_errno())]}
+        tool = subprocess.run(["unshare", "-Urm", "sh", "-c", "mount -t tmpfs none /tmp"],
+                              capture_output=True, text=True)
+        seen["tool"] = [tool.returncode, "Operation not permitted" in tool.stderr]
+        done = []
+        thread = threading.Thread(target=lambda: done.append(1))
+        thread.start(); thread.join()
+        seen["thread"] = done
+        seen["child"] = subprocess.run(["sh", "-c", "echo ok"], capture_output=True,
+                                       text=True).stdout.strip()
+        print(json.dumps(seen))
+    """)
+    seen = json.loads(python(sandbox, tmp_path, code))
+    assert seen["unshare"] == [-1, "Operation not permitted"], seen
+    assert seen["tool"] == [1, True] and seen["thread"] == [1] and seen["child"] == "ok"

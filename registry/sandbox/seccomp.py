@@ -1,4 +1,5 @@
-"""The one system-call filter the bwrap sandbox installs: no System V IPC objects, no keyring.
+"""The one system-call filter the bwrap sandbox installs: no System V IPC objects, no keyring,
+no user namespace of the command's own.
 
 A sandbox has an IPC namespace of its own, and the objects made in it live until it ends, held
 by no process: a shared memory segment stays allocated after every process detached from it
@@ -13,6 +14,12 @@ files in the bounded `/dev/shm` and work.
 Nor the kernel keyring (`add_key`, `request_key`, `keyctl`): bwrap keeps the session keyring
 of the process that started hubskills, so a check could read a login keyring's secrets, write
 into it, or pass a key from one sandbox to the next (a red-team walk did all three).
+
+Nor a user namespace of its own (`unshare` or `clone` with `CLONE_NEWUSER`; `clone3`, whose
+flags a filter cannot read, answers ENOSYS, and C libraries then fall back to `clone`). Inside
+one a command holds every capability over mounts it makes: a red-team note mounted a fresh
+tmpfs over `/tmp` that way, 12 GiB on a 24 GiB machine, past every bound above (`/tmp`'s bytes
+and files, the address-space limit, which tmpfs pages do not count against).
 
 `program()` is the classic BPF program bwrap loads with `--seccomp FD`, for this machine's
 architecture and its compat one; None on an architecture without a table here (no filter).
@@ -35,10 +42,22 @@ TABLES: dict[str, dict[int, tuple[int, ...]]] = {"x86_64": _X86_64, "amd64": _X8
           "aarch64": {0xC00000B7: _GENERIC, 0x40000028: _ARM32},  # and arm32
           "arm64": {0xC00000B7: _GENERIC, 0x40000028: _ARM32},
           "riscv64": {0xC00000F3: _GENERIC}}
+# audit architecture: (unshare, clone, clone3) numbers; the flags are clone's and unshare's
+# first argument on each of these
+_X32 = 0x40000000
+NAMESPACE_CALLS: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {
+    0xC000003E: ((272, 56, _X32 | 272, _X32 | 56), (435, _X32 | 435)),  # x86_64 and x32
+    0x40000003: ((310, 120), (435,)),  # i386
+    0xC00000B7: ((97, 220), (435,)),  # aarch64 (asm-generic)
+    0x40000028: ((337, 120), (435,)),  # arm32
+    0xC00000F3: ((97, 220), (435,)),  # riscv64 (asm-generic)
+}
+CLONE_NEWUSER = 0x10000000
 
-_LD_ABS, _JEQ, _RET = 0x20, 0x15, 0x06  # BPF_LD|BPF_W|BPF_ABS, BPF_JMP|BPF_JEQ|BPF_K, BPF_RET
-_NR, _ARCH = 0, 4  # offsets in struct seccomp_data
+_LD_ABS, _JEQ, _JSET, _RET = 0x20, 0x15, 0x45, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, |JSET|K, RET
+_NR, _ARCH, _ARG0 = 0, 4, 16  # offsets in struct seccomp_data (the first argument's low word)
 _ALLOW, _ERRNO = 0x7FFF0000, 0x00050000
+_Step = tuple[int | str, int | str, int | str, int]  # an instruction, or a label (op a string)
 
 
 def program(machine: str | None = None) -> bytes | None:
@@ -46,14 +65,37 @@ def program(machine: str | None = None) -> bytes | None:
     table = TABLES.get((machine or platform.machine()).lower())
     if table is None:
         return None
-    # (op, jump if true, jump if false, k); a jump of None goes to the deny at the end
-    code: list[tuple[int, int | None, int, int]] = []
-    for arch, numbers in table.items():
-        block: list[tuple[int, int | None, int, int]] = [(_LD_ABS, 0, 0, _NR)]
-        block += [(_JEQ, None, 0, nr) for nr in numbers]
-        block += [(_RET, 0, 0, _ALLOW)]
-        code += [(_LD_ABS, 0, 0, _ARCH), (_JEQ, 0, len(block), arch), *block]
-    code += [(_RET, 0, 0, _ALLOW), (_RET, 0, 0, _ERRNO | errno.EPERM)]
-    deny = len(code) - 1
-    return b"".join(struct.pack("=HBBI", op, deny - i - 1 if jt is None else jt, jf, k)
-                    for i, (op, jt, jf, k) in enumerate(code))
+    # (op, jump if true, jump if false, k), a jump to a label resolved below: "deny" (EPERM),
+    # "nosys" (ENOSYS) or "flags" (the namespace flags of this architecture's block)
+    code: list[_Step] = []
+    for index, (arch, numbers) in enumerate(table.items()):
+        flags, skip = f"flags{index}", f"arch{index + 1}"
+        namespaced, unreadable = NAMESPACE_CALLS.get(arch, ((), ()))
+        code += [(_LD_ABS, 0, 0, _ARCH), (_JEQ, 0, skip, arch), (_LD_ABS, 0, 0, _NR)]
+        code += [(_JEQ, "deny", 0, nr) for nr in numbers]
+        code += [(_JEQ, "nosys", 0, nr) for nr in unreadable]
+        code += [(_JEQ, flags, 0, nr) for nr in namespaced]
+        code += [(_RET, 0, 0, _ALLOW), (flags, 0, 0, 0),  # a label
+                 (_LD_ABS, 0, 0, _ARG0), (_JSET, "deny", 0, CLONE_NEWUSER), (_RET, 0, 0, _ALLOW),
+                 (skip, 0, 0, 0)]
+    code += [(_RET, 0, 0, _ALLOW), ("deny", 0, 0, 0), (_RET, 0, 0, _ERRNO | errno.EPERM),
+             ("nosys", 0, 0, 0), (_RET, 0, 0, _ERRNO | errno.ENOSYS)]
+    return _assemble(code)
+
+
+def _assemble(code: list[_Step]) -> bytes:
+    """Classic BPF from instructions and labels (an instruction whose op is a string names
+    the place of the next one; a jump to a label is made relative, as BPF's jumps are)."""
+    places: dict[str, int] = {}
+    ops: list[tuple[int, int | str, int | str, int]] = []  # instructions, labels resolved
+    for op, true, false, k in code:
+        if isinstance(op, str):
+            places[op] = len(ops)
+        else:
+            ops.append((op, true, false, k))
+
+    def offset(at: int, jump: int | str) -> int:
+        return jump if isinstance(jump, int) else places[jump] - at - 1
+
+    return b"".join(struct.pack("=HBBI", op, offset(i, true), offset(i, false), k)
+                    for i, (op, true, false, k) in enumerate(ops))
