@@ -142,6 +142,27 @@ def test_arm_caused_errors_are_failures_and_transport_errors_are_left_out():
     assert e.skill_cost == pytest.approx(0.011)  # the transport error's unknown price is out
 
 
+def test_a_sample_counts_once_as_the_replay_reads_it():
+    """A red-team note: a run file with a transport-error copy of every baseline row verified
+    clean (the replay keeps one row a sample: the graded one) while the board counted the
+    copies, showing `inconclusive: errors in 12 cases` and 2 repeats. The board keeps the same
+    row per sample as `latest_rows`: a graded row over error rows, else the last; a resumed
+    run's retry (an error, then its graded answer) counts once as well."""
+    rows = run_rows(2, 9)
+    clean = only(rows)
+    copies = [r.model_copy(update={"passed": None, "error": "timeout", "error_kind": "transport"})
+              for r in rows if r.arm == "baseline"]
+    for padded in (rows + copies, copies + rows):
+        assert only(padded) == clean
+    retried = [r.model_copy(update={"passed": True}) for r in rows[:1]]  # graded twice: last
+    assert only(rows + retried).baseline == pytest.approx(2 / 12)
+    failed = [r.model_copy(update={"passed": False}) for r in rows[:1]]
+    assert only(rows + failed).baseline == pytest.approx(1 / 12)
+    lost = rows[:-1] + [rows[-1].model_copy(update={"passed": None, "error": "timeout",
+                                                     "error_kind": "transport"})] * 2
+    assert only(lost).errors == 1
+
+
 def test_categorical_frame_gives_identical_entries():
     frame = rows_frame(_random_rows(3, (12, 20)))
     strings = frame.select_dtypes(include=["object", "string"]).columns

@@ -48,7 +48,29 @@ class Rows(NamedTuple):
             cols[name] = values.to_numpy(dtype=float, na_value=np.nan)
             if name in ("input_tokens", "output_tokens", "repeat"):
                 cols[name] = np.nan_to_num(cols[name])
-        return cls(cols, labels)
+        rows = cls(cols, labels)
+        return rows.take(rows.latest())
+
+    def latest(self) -> np.ndarray:
+        """Per row: whether it is its sample's (run, skill, version, model, arm, case, repeat)
+        row, as `runs.latest_rows` keeps one for the replay: the last graded row, else the
+        last. A run file whose extra error rows repeated graded samples verified clean (the
+        replay keeps one row a sample) while the board counted them, turning `helps` into
+        `inconclusive: errors in 44 cases` (a red-team note)."""
+        c, n = self.cols, len(self.cols["arm"])
+        if not n:
+            return np.ones(0, dtype=bool)
+        repeat, repeats = pd.factorize(c["repeat"])
+        sample, n_sample = c["run_id"], len(self.labels["run_id"])
+        for code, width in ((c["skill"], len(self.labels["skill"])),
+                            (c["skill_version"], len(self.labels["skill_version"])),
+                            (c["model"], len(self.labels["model"])), (c["arm"], 2),
+                            (c["case_id"], len(self.labels["case_id"])),
+                            (repeat.astype(np.int64), len(repeats))):
+            sample, present = combine(sample, n_sample, code, width)
+            n_sample = len(present)
+        score = c["graded"].astype(np.int64) * n + np.arange(n, dtype=np.int64)
+        return score == group_max(sample, score, n_sample)[sample]
 
     def take(self, mask: np.ndarray) -> Rows:
         """The rows where ``mask`` is True (self when it keeps them all)."""
