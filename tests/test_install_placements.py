@@ -295,3 +295,39 @@ def test_an_agent_this_version_does_not_know_is_reported_and_the_rest_checked(
     assert audits["b"].state == "modified"
     code, _, err = run_main(capsys, "verify-install", "--project", project)
     assert code == 1 and "2 of 2 installed skills do not match" in err
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_a_pull_for_another_agent_reports_the_links_already_there(
+        store: LocalStore, project: Path, tmp_path: Path, dry_run: bool,
+        capsys: pytest.CaptureFixture[str]):
+    """A walk: `pull --agent windsurf` after a pull for Claude Code said "not seen by: Claude
+    Code" and hinted `--agent claude`, though `.claude/skills/NAME` still linked to it (and
+    skills.lock listed claude); `--agent claude` then said the same of Windsurf."""
+    from registry.cli import _pull_shared
+
+    pull("acme/a", project=project, store=store, agents="claude")
+    for new in ("", "2.0.0"):  # the same revision (a refresh), then a new one (an update)
+        if new:
+            publish(store, tmp_path, "acme/a", version=new)
+        result = pull("acme/a", project=project, store=store, agents="windsurf",
+                      dry_run=dry_run)
+        shown = {str(p.path.relative_to(project)): p.agents for p in result.placements}
+        assert shown[".claude/skills/a"] == ("claude",) and ".windsurf/skills/a" in shown
+        capsys.readouterr()
+        _pull_shared.print_results([result], project, as_json=False)
+        said = capsys.readouterr().out
+        seen, unseen = said.split("not seen by:")
+        assert "Claude Code" in seen and "Windsurf" in seen, said
+        assert "Claude Code" not in unseen and "--agent claude" not in unseen, said
+
+
+def test_a_stale_or_foreign_copy_is_not_reported_as_seen(store: LocalStore, project: Path,
+                                                          tmp_path: Path):
+    """A copy another agent holds counts only while it holds this revision: after an update
+    for another agent, the old copy is not what its agent sees."""
+    pull("acme/a", project=project, store=store, agents="claude", copy=True)
+    publish(store, tmp_path, "acme/a", version="2.0.0", body="Do it twice.")
+    result = pull("acme/a", project=project, store=store, agents="windsurf")
+    assert ".claude/skills/a" not in {str(p.path.relative_to(project))
+                                      for p in result.placements}

@@ -16,7 +16,7 @@ from pathlib import Path
 from registry.errors import HubskillsError
 from registry.format.skill import content_hash
 from registry.install import made
-from registry.install.agents import Agent, AgentLink, link_folders
+from registry.install.agents import AGENTS, Agent, AgentLink, link_folders
 from registry.install.lockfile import (
     MARKER_FILE,
     LockEntry,
@@ -97,7 +97,9 @@ def install_staged(staged: Staged, scope: Scope, agents: list[Agent], lock: Lock
         lock_path=scope.lock_path, signer=staged.signer, requires=list(staged.requires))
     result.placements = [AgentLink(dest, "files", ("agents",))] + [
         AgentLink(link.path, "copy" if copy else "symlink", link.agents) for link in links]
+    standing = _standing(dest, scope, staged.repo, staged.content_hash, links)
     if dry_run:
+        result.placements += standing
         return result
     marker = Marker(staged.repo, resolved.sha, staged.content_hash, result.version,
                     resolved.ref, registry, now_iso(), file_digests(staged.folder))
@@ -107,6 +109,7 @@ def install_staged(staged: Staged, scope: Scope, agents: list[Agent], lock: Lock
         result.placements[1:] = [step.link(dest, link, copy) for link in links]
         if write_lock:
             record(lock, result, agents, copy)
+    result.placements += standing
     return result
 
 
@@ -173,9 +176,10 @@ def refresh(scope: Scope, name: str, marker: Marker, agents: list[Agent], copy: 
     result.placements = [AgentLink(dest, "files", ("agents",))]
     result.linked = [x.path for x in links if x.action != "keep"]
     result.dry_run = dry_run
+    standing = _standing(dest, scope, marker.repo, marker.content_hash, links)
     if dry_run:
         result.placements += [AgentLink(x.path, "copy" if copy else "symlink", x.agents)
-                              for x in links]
+                              for x in links] + standing
         return result
     with _within(txn, scope) as step:
         result.placements += [step.link(dest, link, copy) for link in links]
@@ -183,7 +187,37 @@ def refresh(scope: Scope, name: str, marker: Marker, agents: list[Agent], copy: 
         if write_lock and (entry is None or entry.sha != marker.sha or entry.copy != copy
                            or not {a.name for a in agents} <= set(entry.agents)):
             record(lock, result, agents, copy)
+    result.placements += standing
     return result
+
+
+def _standing(dest: Path, scope: Scope, repo: str, content: str,
+              planned: list[LinkPlan]) -> list[AgentLink]:
+    """The links to `dest` (and our copies holding `content`) already in the agent folders
+    this pull does not serve: they stay, so their agents still see the skill. A walk: `pull
+    --agent windsurf` after a pull for Claude Code said Claude Code did not see it, and
+    hinted `--agent claude`, though `.claude/skills/NAME` still linked to it."""
+    served = {plan.path.parent.resolve() for plan in planned}
+    found: list[AgentLink] = []
+    for folder, names in link_folders(AGENTS.values(), scope.root,
+                                      global_=scope.global_).items():
+        path = folder / dest.name
+        if folder.resolve() in served:
+            continue
+        if path.is_symlink():
+            if not points_to(path, dest):
+                continue
+            mode = "symlink"
+        elif not path.is_dir() or is_hf_managed(path):
+            continue
+        else:
+            marker = read_marker(path)
+            if marker is None or marker.repo != repo or content_hash(path) != content:
+                continue
+            mode = "copy"
+        served.add(folder.resolve())
+        found.append(AgentLink(path, mode, tuple(names)))
+    return found
 
 
 def check_dest(dest: Path, repo: str, force: bool) -> Marker | None:
