@@ -46,13 +46,29 @@ def extra_requirements(extra: str) -> list[str]:
             and marker.search(req.split(";", 1)[1])]
 
 
+def make_here(target: str) -> str | None:
+    """`make TARGET` where it works: in a clone, run from the checkout (the folder holding the
+    Makefile, which has that target); None elsewhere. A walk: doctor in an editable install,
+    run from a project folder, said `make agent-clis`, and make found no Makefile there."""
+    if install_kind() != "clone":
+        return None
+    try:
+        here = Path.cwd().resolve() == _CHECKOUT
+        makefile = (_CHECKOUT / "Makefile").read_text(encoding="utf-8") if here else ""
+    except OSError:  # the current folder was removed, or the Makefile is unreadable
+        return None
+    found = re.search(rf"^{re.escape(target)}\s*:", makefile, re.M)
+    return f"make {target}" if found else None
+
+
 def add_extra(extra: str) -> str:
-    """The command that adds `hubskills[extra]` to this install."""
+    """The command that adds `hubskills[extra]` to this install (`make run` only where it
+    works: `make_here`)."""
     kind = install_kind()
     if kind == "clone":
-        return ("make run" if extra in ("local", "space") else
-                f"{shlex.quote(sys.executable)} -m pip install -e "
-                f"{shlex.quote(f'{_CHECKOUT}[{extra}]')}")
+        return ((make_here("run") if extra in ("local", "space") else None)
+                or f"{shlex.quote(sys.executable)} -m pip install -e "
+                   f"{shlex.quote(f'{_CHECKOUT}[{extra}]')}")
     wanted = " ".join(shlex.quote(r) for r in extra_requirements(extra))
     if not wanted:
         return f"pip install 'hubskills[{extra}]'"

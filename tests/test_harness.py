@@ -268,6 +268,7 @@ def test_proxy_refuses_everything_but_the_model_endpoint(tmp_path, head):
 
 def test_a_missing_cli_names_its_npm_package_and_the_make_target(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.chdir(Path(__file__).resolve().parent.parent)  # the checkout: `make` works
     model = _model("codex", "http://127.0.0.1:9")
     from registry.sandbox import BwrapSandbox
     with pytest.raises(HubskillsError) as caught:
@@ -276,7 +277,7 @@ def test_a_missing_cli_names_its_npm_package_and_the_make_target(tmp_path, monke
     assert "@openai/codex@0.169.0" in str(caught.value)
     assert "make agent-clis" in (caught.value.hint or "")
     # a tool install (pipx, uv, pip) has no Makefile: npm alone (issue 38)
-    monkeypatch.setattr("registry.agent.harness.install_kind", lambda: "pipx")
+    monkeypatch.setattr("registry._install.install_kind", lambda: "pipx")
     with pytest.raises(HubskillsError) as caught:
         make_harness("codex", model=model, sandbox=BwrapSandbox(), settings=Settings.from_env({}),
                      tools=tmp_path)

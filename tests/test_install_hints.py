@@ -30,7 +30,8 @@ def test_an_extras_requirements_are_read_from_the_installed_metadata():
     assert _install.extra_requirements("no-such-extra") == []
 
 
-def test_this_checkout_is_a_clone_and_its_hints_say_make_run():
+def test_this_checkout_is_a_clone_and_its_hints_say_make_run(monkeypatch):
+    monkeypatch.chdir(ROOT)  # where `make run` works
     assert _install.install_kind() == "clone"
     assert _install.add_extra("local") == "make run"
     assert _install.add_extra("dev") == f"{sys.executable} -m pip install -e '{ROOT}[dev]'"
@@ -79,18 +80,41 @@ def test_looking_for_pip_leaves_setuptools_importable():
 
 
 def test_doctor_outside_a_clone_names_npm_not_the_makefile(monkeypatch):
-    monkeypatch.setattr("registry.cli.doctor.install_kind", lambda: "pipx")
+    monkeypatch.setattr(_install, "install_kind", lambda: "pipx")
+    monkeypatch.chdir(ROOT)  # even run from the checkout
     rows = {r[0].strip(): r for r in _rows(diagnose(Settings.from_env()))}
     fix = rows["agent CLIs (--harness)"][3]
     assert fix.startswith("npm install -g @") or fix == ""
     assert "make" not in " ".join(r[3] for r in rows.values())
 
 
+def test_a_clone_names_make_only_run_from_its_checkout(monkeypatch, tmp_path):
+    """A walk: doctor in an editable install, run from a project folder, said `make
+    agent-clis`, and make found no Makefile there: npm (and pip) lines work from anywhere."""
+    from registry.agent.harness import ADAPTERS, _install_hint
+
+    assert _install.install_kind() == "clone"
+    adapter = next(iter(ADAPTERS.values()))
+    missing = {"claude": {"found": None, "package": "@anthropic-ai/claude-code@2"}}
+    report = {**diagnose(Settings.from_env()), "harnesses": missing}
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "Makefile").write_text("agent-clis:\n\techo another project's\n")
+    fix = {r[0].strip(): r[3] for r in _rows(report)}["agent CLIs (--harness)"]
+    assert fix == "npm install -g @anthropic-ai/claude-code@2"
+    assert "make" not in _install_hint(adapter) and "make" not in _install.add_extra("local")
+    assert _install.add_extra("local").endswith(f"-m pip install -e '{ROOT}[local]'")
+    monkeypatch.chdir(ROOT)  # the checkout: its Makefile has the target
+    assert {r[0].strip(): r[3] for r in _rows(report)}["agent CLIs (--harness)"] == \
+        "make agent-clis"
+    assert _install_hint(adapter).startswith("make agent-clis ")
+    assert _install.make_here("no-such-target") is None
+
+
 def test_doctor_says_whether_mcp_and_signing_can_run_and_how_to_add_them(monkeypatch):
     """docs/mcp.md said doctor names the command that adds the `mcp` extra; it had no row."""
     from importlib.metadata import PackageNotFoundError
 
-    monkeypatch.setattr("registry.cli.doctor.install_kind", lambda: "pipx")
+    monkeypatch.setattr(_install, "install_kind", lambda: "pipx")
     rows = {r[0].strip(): r for r in _rows(diagnose(Settings.from_env()))}
     assert rows["MCP server (hubskills mcp)"][1:3] == ("ok", f"mcp {version('mcp')}")
     assert rows["signatures (sign, keys)"][1] == "ok"
@@ -119,7 +143,6 @@ def test_doctors_fixes_fit_80_columns_and_paste_into_a_shell_as_printed(
     from tests.test_install import run_main
 
     monkeypatch.setattr(_install, "install_kind", lambda: "pipx")
-    monkeypatch.setattr("registry.cli.doctor.install_kind", lambda: "pipx")
     monkeypatch.setattr(embedded, "install_kind", lambda: "pipx")
     monkeypatch.setattr(embedded, "gguf_path", lambda: None)
     monkeypatch.setattr(embedded.runtimes, "installed", lambda: None)

@@ -8,7 +8,7 @@ from typing import Any
 import click
 from rich.markup import escape
 
-from registry._install import add_extra, install_kind
+from registry._install import add_extra, make_here
 from registry.cli import _output as out
 from registry.config import Settings
 from registry.errors import HubskillsError
@@ -113,8 +113,8 @@ def _rows(report: dict[str, Any]) -> list[Row]:
     missing = [c["package"] for c in clis.values() if not c["found"]]
     rows.append(("agent CLIs (--harness)", f"{len(clis) - len(missing)} of {len(clis)}",
                  "not all installed (npm, Node.js 20+)" if missing else "",
-                 "" if not missing else "make agent-clis" if install_kind() == "clone"
-                 else f"npm install -g {' '.join(missing)}"))
+                 "" if not missing else make_here("agent-clis")
+                 or f"npm install -g {' '.join(missing)}"))
     rows += [(f"  {name}", "ok" if c["found"] else "no", c["found"] or f"{c['package']} missing",
               "") for name, c in clis.items()]
     space = report["space"]

@@ -16,7 +16,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from registry._install import install_kind
+from registry._install import make_here
 from registry.agent.harness.adapters import ADAPTERS
 from registry.agent.harness.base import (
     AUX_REQUESTS,
@@ -70,11 +70,12 @@ def installed_clis(tools: Path = TOOLS_DIR) -> dict[str, Installed | None]:
 
 
 def _install_hint(adapter: Adapter) -> str:
-    """The command that installs `adapter`'s CLI: `make agent-clis` only in a clone (a pipx or
-    pip install has no Makefile), npm everywhere."""
+    """The command that installs `adapter`'s CLI: `make agent-clis` only run from a clone's
+    checkout (a pipx or pip install has no Makefile, nor has a project folder), npm
+    everywhere."""
     npm = f"npm install -g {adapter.package}@{adapter.version}"
-    return (f"make agent-clis (installs it under .tools/agents), or {npm}"
-            if install_kind() == "clone" else npm)
+    made = make_here("agent-clis")
+    return f"{made} (installs it under .tools/agents), or {npm}" if made else npm
 
 
 def make_harness(name: str, *, model: Model, sandbox: Sandbox | None, settings: Settings,
