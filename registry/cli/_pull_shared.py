@@ -103,6 +103,26 @@ _allow_namespace_option = click.option(
          "[env: HUBSKILLS_ALLOW_NAMESPACES].")
 
 
+def given_options(ctx: click.Context) -> list[str]:
+    """The options typed on the command line, as they would be typed again (for a hint that
+    repeats the command with another argument)."""
+    from click.core import ParameterSource
+
+    words: list[str] = []
+    for param in ctx.command.params:
+        name = param.name or ""
+        if not isinstance(param, click.Option) or name not in ctx.params \
+                or ctx.get_parameter_source(name) is not ParameterSource.COMMANDLINE:
+            continue
+        value = ctx.params[name]
+        if param.is_flag:
+            words += [param.opts[0]] if value else []
+            continue
+        for each in value if param.multiple else [value]:
+            words += [param.opts[0], str(each)]
+    return words
+
+
 def graph_options(command: Callable[..., None]) -> Callable[..., None]:
     """`--accept-new-signer` and `--allow-namespace`: what a pull of a signed skill, or of one
     with dependencies, may accept (`pull`, `update`)."""

@@ -204,7 +204,7 @@ def no_such_folder(target: str, command: str,
         beside = None
     message = f"{target}: no such folder" + (
         f", and {missing.message}" if missing is not None and not (known or beside) else "")
-    close = None if known or beside else _closest_reference(target.partition("@")[0])
+    close = None if known or beside else closest_reference(target.partition("@")[0])
     hint = (f"hubskills {command} {known}  # the {name} skill in the registry" if known
             else f"hubskills {command} {shlex.quote(str(beside))}  # the closest skill folder "
                  "there" if beside
@@ -213,7 +213,7 @@ def no_such_folder(target: str, command: str,
     return InvalidSkill(message, hint=hint)
 
 
-def _closest_reference(typed: str) -> str | None:
+def closest_reference(typed: str) -> str | None:
     """The registry's `ns/name` closest to a mistyped `typed` (`ns/name` or a name), if any."""
     import difflib
 

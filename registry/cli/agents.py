@@ -42,10 +42,15 @@ def agents_command(project: Path, as_json: bool) -> None:
               [(r["name"], escape(r["title"]), r["project_folder"], escape(r["user_folder"]),
                 escape(_detected(r))) for r in rows], drop=("user folder", "agent"))
     own = [f"{a.title} {a.own}" for a in AGENTS.values() if a.own]
+    # one that a plain pull leaves out: not detected here, and with a folder of its own (a
+    # walk: it named claude, the one agent detected)
+    other = next((a.name for a, r in zip(AGENTS.values(), rows, strict=True)
+                  if not r["project"] and not r["reads_agents_skills"]), None)
+    serve = (" Serve one that is not detected:\n  hubskills pull NS/NAME --agent " + other
+             if other else "")
     out.result(f"Agents reading {SKILLS_DIR} see every pull; the others get a link. Some also "
                f"read a folder of their own ({', '.join(own)}): a skill there works as well, "
-               "but one copy in .agents/skills serves them all. Serve one that is not "
-               "detected:\n  hubskills pull NS/NAME --agent claude")
+               f"but one copy in .agents/skills serves them all.{serve}")
 
 
 def _home_relative(folder: Path, home: Path) -> str:

@@ -8,8 +8,9 @@ from typing import TypedDict
 import click
 
 from registry.cli import _pull_shared as shared
-from registry.cli._skill_ref import no_such_folder, say_if_unpublishable
+from registry.cli._skill_ref import closest_reference, no_such_folder, say_if_unpublishable
 from registry.config import Settings
+from registry.errors import SkillNotFound, hint_command
 from registry.install import PullResult, pull
 from registry.install.agents import agent_names
 from registry.install.mcp_source import is_mcp, parse_mcp, trust_command
@@ -91,11 +92,28 @@ def pull_command(spec: str, skills: tuple[str, ...], all_skills: bool, agent: st
                 raise click.UsageError("--skill and --all-skills pick skills from a folder or "
                                        "a git source; a registry skill is one skill")
             store = get_store(Settings.from_env(), registry, offline_fallback=True)
-            return [pull(spec, project=project, store=store, agents=agent,
-                         all_agents=all_agents, global_=global_, **options)]
+            try:
+                return [pull(spec, project=project, store=store, agents=agent,
+                             all_agents=all_agents, global_=global_, **options)]
+            except SkillNotFound as missing:
+                _hint_closest(missing, spec)
+                raise
 
     results = shared.asking(run, options["allow_namespaces"], quiet=as_json)
     shared.print_results(results, project, as_json=as_json)
+
+
+def _hint_closest(missing: SkillNotFound, spec: str) -> None:
+    """Hint the pull of the registry's closest name when `spec` names no skill (a typo), with
+    the options typed: a walk got `hubskills info hubskills/agent-skill-md`, not the pull."""
+    repo, at, ref = spec.partition("@")
+    if f"'{repo}'" not in missing.message:  # a dependency not found: its own hint stands
+        return
+    close = closest_reference(repo)
+    if close is not None and close != repo:
+        missing.hint = (hint_command("pull", close + at + ref,
+                                     *shared.given_options(click.get_current_context()))
+                        + "  # the closest name in the registry")
 
 
 class _Options(TypedDict):

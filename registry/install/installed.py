@@ -240,8 +240,7 @@ def remove(project: Path, name: str, *, global_: bool = False, force: bool = Fal
         if elsewhere:
             raise HubskillsError(f"{elsewhere[0]} was not installed by hubskills; it is left "
                                  "alone", hint="delete it yourself if you no longer want it")
-        raise HubskillsError(f"'{name}' is not installed in {scope.skills_dir}",
-                             hint=other_scope_hint("remove", project, name, global_))
+        raise not_installed("remove", project, name, global_)
     repo = marker.repo if marker else entry.repo if entry else None
     paths = [p for p in _placed(scope, dest, repo)] + ([dest] if present else [])
     for other in also:  # dependencies only `name` needed: theirs, as `remove` would find them
@@ -271,6 +270,29 @@ def _check_unedited(name: str, paths: list[Path], force: bool) -> None:
                            "local changes that removing it would discard",
                            hint=f"copy your changes elsewhere, then hubskills remove {name} "
                                 "--force  # discards them")
+
+
+def not_installed(verb: str, project: Path, name: str, global_: bool) -> HubskillsError:
+    """`name` is not installed in the scope: said with the closest installed name when it
+    looks like a typo of one (a walk: `remove csv-clean` for `csv-cleaning` hinted `list`),
+    else hinting the other scope or `list` (`other_scope_hint`)."""
+    scope = Scope.of(project, global_)
+    hint = other_scope_hint(verb, project, name, global_)
+    by = " by hubskills" if verb == "update" else ""  # a folder of another may be there
+    message = f"'{name}' is not installed{by} in {scope.skills_dir}"
+    close = closest_installed(scope, name) if hint == "hubskills list" else None
+    if close is not None:
+        message += f" (did you mean '{close}'?)"
+        hint = " ".join(["hubskills", verb, close, *(["--global"] if global_ else [])])
+    return HubskillsError(message, hint=hint)
+
+
+def closest_installed(scope: Scope, name: str) -> str | None:
+    """The name of our install in `scope` closest to a mistyped `name`, if one is close."""
+    import difflib
+
+    names = [entry.name for entry in managed(scope, Lockfile.read(scope.lock_path))]
+    return next(iter(difflib.get_close_matches(name, names, n=1, cutoff=0.6)), None)
 
 
 def other_scope_hint(verb: str, project: Path, name: str, global_: bool) -> str:

@@ -23,7 +23,7 @@ from registry.format.skill import content_hash
 from registry.install.agents import Agent, check_folders, select_agents
 from registry.install.audit import signed_as_pinned
 from registry.install.deps import check_whole, update_target
-from registry.install.installed import check_unpinned, managed, other_scope_hint
+from registry.install.installed import check_unpinned, managed, not_installed
 from registry.install.lockfile import LockEntry, Lockfile, Scope, read_marker
 from registry.install.place import (
     LocalChanges,
@@ -219,18 +219,22 @@ def update(project: Path, name: str | None = None, *, stores: StoreFor, global_:
     if name is not None:
         entries = [e for e in entries if e.name == name]
         if not entries:
-            raise HubskillsError(f"'{name}' is not installed by hubskills in "
-                                 f"{scope.skills_dir}",
-                                 hint=other_scope_hint("update", project, name, global_))
+            raise not_installed("update", project, name, global_)
     results = []
     for entry in entries:
         spec, notes = _spec(entry, scope), list[str]()
         store = None if entry.source is not None else stores(entry.registry)
         if store is not None:  # what the skills that require it accept
             spec, notes = update_target(Lockfile.read(scope.lock_path), entry, store)
-        result = pull(spec, project=project, store=store, agents=list(entry.agents) or None,
-                      global_=global_, copy=entry.copy, force=force, allow_risky=allow_risky,
-                      limits=limits, **choices)
+        try:
+            result = pull(spec, project=project, store=store,
+                          agents=list(entry.agents) or None, global_=global_, copy=entry.copy,
+                          force=force, allow_risky=allow_risky, limits=limits, **choices)
+        except LocalChanges as err:  # a walk: it said "or pull with --force", no update's way
+            err.hint = ("copy your changes elsewhere, then "
+                        + hint_command("update", entry.name, *(["--global"] if global_ else []),
+                                       "--force") + "  # discards them")
+            raise
         result.notes[:0] = notes
         if entry.dependency:  # still there for the skills that require it, not asked by name
             _mark_dependency(scope, entry.name)
