@@ -77,6 +77,27 @@ def test_validate_reports_errors_with_path_and_line(tmp_path: Path) -> None:
     assert f"{folder}/SKILL.md:3: error invalid-yaml: invalid YAML" in result.output
 
 
+def test_validate_says_an_error_repeated_in_many_cases_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A walk: a check type mistyped in 11 cases printed 39 lines at 80 columns, the allowed
+    types once per case."""
+    monkeypatch.setenv("COLUMNS", "80")
+    folder = write_skill(tmp_path)
+    cases = [{"id": f"case-{c}", "prompt": f"Clean CSV {c}.",
+              "checks": [{"type": "contain", "value": ["x"]}]} for c in "abcdefghijk"]
+    (folder / "evals").mkdir()
+    (folder / "evals" / "evals.json").write_text(json.dumps({"skill_name": "demo",
+                                                             "cases": cases}, indent=2))
+    result = run("validate", folder)
+    assert result.exit_code == 1
+    said = " ".join(result.output.split())
+    assert said.count("is not a check type") == 1 and said.count("allowed:") == 1, said
+    assert f"{folder}/evals/evals.json:4: error invalid-suite: cases 1 ('case-a'), " in said
+    assert "6 ('case-f') … (11): field checks[0].type: 'contain' is not a check type (did " \
+           "you mean 'contains'?)" in said
+    assert len(result.output.splitlines()) <= 10, result.output
+
+
 def test_validate_exits_0_on_warnings_only(tmp_path: Path) -> None:
     folder = write_skill(tmp_path, frontmatter=(
         f'name: demo\ndescription: "{DESCRIPTION}"\nargument-hint: "[file]"\n'), body="")

@@ -30,8 +30,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from registry.errors import InvalidSuite
-from registry.format import suite_import, suite_nvidia
-from registry.format.checks_schema import CHECK_TYPES, Check
+from registry.format import suite_errors, suite_import, suite_nvidia
+from registry.format.checks_schema import Check
 from registry.format.inputs import InputFile, is_relative
 
 SUITE_PATH = "evals/evals.json"
@@ -304,7 +304,8 @@ def parse_suite(data: Any, *, source: str = "<suite>", base_dir: Path | None = N
     try:
         suite = Suite.model_validate(native)
     except ValidationError as exc:
-        raise InvalidSuite(_describe(exc, native, source), hint=_hint(fmt, source)) from None
+        raise InvalidSuite(suite_errors.describe(exc, native, source),
+                           hint=_hint(fmt, source)) from None
     except RecursionError:
         raise InvalidSuite(f"{source}: nested too deeply", hint=_hint(fmt, source)) from None
     suite._shape, suite._original, suite._warnings = fmt, data, warnings
@@ -314,74 +315,6 @@ def parse_suite(data: Any, *, source: str = "<suite>", base_dir: Path | None = N
 def suite_path(skill_dir: str | os.PathLike[str]) -> Path:
     """Where a skill keeps its suite."""
     return Path(skill_dir) / SUITE_PATH
-
-
-def _describe(exc: ValidationError, data: Any, source: str) -> str:
-    """`source: case N ('id'): field a.b: message` for the first few errors."""
-    errors = exc.errors()
-    parts = [_describe_one(error, data) for error in errors[:_SHOWN_ERRORS]]
-    more = len(errors) - _SHOWN_ERRORS
-    return f"{source}: " + "; ".join(parts) + (
-        f"; and {more} more error{'s' if more > 1 else ''} (fix these first)" if more > 0 else "")
-
-
-_SHOWN_ERRORS = 8
-
-
-def _plain(error: Any) -> str:
-    """What pydantic says, in plain words with the allowed values where it knows them."""
-    kind, ctx = error["type"], error.get("ctx") or {}
-    given = json.dumps(error.get("input"), default=str)[:40]
-    if kind == "union_tag_invalid":
-        allowed = [t.strip(" '") for t in str(ctx.get("expected_tags", "")).split(",")]
-        close = difflib.get_close_matches(str(ctx.get("tag")), allowed, n=1)
-        return (f"'{ctx.get('tag')}' is not a check type"
-                + (f" (did you mean '{close[0]}'?)" if close else "")
-                + f"; allowed: {', '.join(allowed)}")
-    if kind == "union_tag_not_found":
-        return f"every check needs a 'type', one of: {', '.join(CHECK_TYPES)}"
-    if kind == "missing":
-        return "missing (it is required)"
-    if kind == "extra_forbidden":
-        return f"not a field of this object (given {given})"
-    if kind in ("literal_error", "enum"):
-        return f"{given} is not allowed; allowed: {ctx.get('expected')}"
-    if kind in _TYPES:
-        return f"must be {_TYPES[kind]}, not {given}"
-    return str(error["msg"]).removeprefix("Value error, ")
-
-
-_TYPES = {"string_type": "text", "list_type": "a list", "int_type": "a whole number",
-          "int_parsing": "a whole number", "float_type": "a number",
-          "float_parsing": "a number", "bool_type": "true or false",
-          "bool_parsing": "true or false", "dict_type": "an object ({...})",
-          "model_type": "an object ({...})"}
-
-
-def _describe_one(error: Any, data: Any) -> str:
-    loc = list(error["loc"])
-    message = _plain(error)
-    if loc == ["cases"] and message.startswith("case "):
-        return message  # the suite-level validator already names the case and the field
-    where = ""
-    if len(loc) >= 2 and loc[0] == "cases" and isinstance(loc[1], int):
-        index, loc = loc[1], loc[2:]
-        cases = data.get("cases") if isinstance(data, dict) else None
-        case = cases[index] if isinstance(cases, list) and index < len(cases) else None
-        case_id = case.get("id") if isinstance(case, dict) else None
-        where = f"case {index + 1}" + (f" ('{case_id}')" if case_id is not None else "") + ": "
-    if error["type"] in ("union_tag_invalid", "union_tag_not_found"):
-        loc.append("type")
-    field = ""
-    for part in loc:
-        if isinstance(part, int):
-            field += f"[{part}]"
-        elif part not in _UNION_TAGS or not field.endswith("]"):
-            field += f".{part}" if field else str(part)
-    return f"{where}field {field or '(case)'}: {message}"
-
-
-_UNION_TAGS = set(CHECK_TYPES)
 
 
 def _hint(fmt: Format, source: str) -> str:

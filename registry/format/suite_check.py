@@ -20,7 +20,7 @@ from registry.format.scaffold import PLACEHOLDER_STEP, PLACEHOLDER_VALUE, placeh
 from registry.format.skill import Problem, load_skill
 from registry.format.suite import SUITE_PATH, Suite, load_suite, suite_path
 
-_CASE_NUMBER = re.compile(r"^case (\d+)\b")
+_CASE_NUMBER = re.compile(r"^cases? (\d+)\b")  # `cases 1 ('a'), 2 ('b') (2): ` too
 _JSON_LINE = re.compile(r"^:(\d+): ")
 _CASES_ARRAY = re.compile(r'"(?:cases|evals|tests)"\s*:\s*\[')
 AGENT_SUITE_PATH = "evals/agent.json"  # agent mode's cases (workspace checks), next to evals.json
