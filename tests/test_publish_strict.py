@@ -14,10 +14,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_process import REPO_ROOT, cli_env, read_all
+from cli_process import REPO_ROOT, cli_env, hubskills, read_all
 
 from registry.cli import main
 from registry.config import Settings
+from registry.format.suite_check import check_suite
+from registry.format.validate import validate_skill
 from registry.publishing.checks import refusal
 from registry.publishing.publish import publish_skill
 from registry.registries import get_store
@@ -49,6 +51,19 @@ def test_the_untouched_scaffold_is_refused_with_its_warnings(
     assert run_main(capsys, "versions", "local/draft")[0] == 1  # nothing was published
     code, _, err = run_main(capsys, "publish", "draft", "--dry-run")
     assert code == 1 and "hubskills validate reports 4 warnings" in _flat(err)
+
+
+def test_a_refusal_says_each_reason_whole_at_80_columns(scaffold: Path):
+    """A walk: the refusal's table cut every reason (`the description is still…`), the text
+    that says what to fix; they wrap whole, as `validate` prints them."""
+    done = hubskills("publish", "draft", cwd=scaffold.parent, COLUMNS="80")
+    code, out = done.returncode, done.stdout
+    assert code == 1 and "…" not in out + done.stderr, out
+    assert all(len(line) <= 80 for line in out.splitlines()), out
+    said = _flat(out)
+    for problem in validate_skill(scaffold) + check_suite(scaffold):
+        assert f"{problem.location()}: {problem.severity} {problem.code}: " \
+               f"{_flat(problem.message)}" in said, said
 
 
 def test_force_publishes_and_says_what_it_overrode(scaffold: Path,

@@ -15,6 +15,7 @@ from registry.cli import _output as out
 from registry.cli import _store as shared
 from registry.cli._path_arg import closest_sibling
 from registry.cli._skill_ref import SkillSource, skill_folder
+from registry.cli.validate import print_problems
 from registry.errors import HubskillsError
 from registry.publishing.checks import ValidationFailed
 from registry.publishing.publish import PublishResult, SignWith, publish_skill
@@ -127,8 +128,7 @@ def _checked(publish: Callable[..., PublishResult], *, force: bool) -> PublishRe
     try:
         result = publish(strict=not force)
     except ValidationFailed as err:
-        out.table(["severity", "where", "code", "message"],
-                  [(p.severity, p.location(), p.code, escape(p.message)) for p in err.problems])
+        print_problems(err.problems)  # whole: a table cut every reason at 80 columns (a walk)
         if not (err.overridable and _on_a_terminal()
                 and click.confirm("Publish anyway?", default=False, err=True)):
             raise

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -9,7 +10,7 @@ from rich.markup import escape
 
 from registry.cli import _output as out
 from registry.cli._path_arg import ExistingPath
-from registry.format.skill import SKILL_FILE
+from registry.format.skill import SKILL_FILE, Problem
 from registry.format.suite_check import check_suite
 from registry.format.validate import has_errors, validate_skill
 from registry.publishing.checks import stale_signature
@@ -48,8 +49,13 @@ def _print_findings(path: str, found: list) -> None:
     status = "[red]invalid[/]" if errors else "[green]valid[/]"
     out.result(f"{escape(path)}: {status} ({errors} error{'s' * (errors != 1)}, "
                f"{warnings} warning{'s' * (warnings != 1)})")
-    folder = str(Path(path).parent) if Path(path).name == SKILL_FILE else path
+    print_problems(found, str(Path(path).parent) if Path(path).name == SKILL_FILE else path)
+
+
+def print_problems(found: Sequence[Problem], folder: str | None = None) -> None:
+    """Each problem on lines of its own, its message whole (wrapped, never cut: it says what
+    to fix), where it is relative to `folder` when given (`publish` says the folder)."""
     for f in found:
         colour = "red" if f.severity == "error" else "yellow"
-        where = escape(f"{folder}/{f.location()}")
+        where = escape(f"{folder}/{f.location()}" if folder else f.location())
         out.result(f"  {where}: [{colour}]{f.severity}[/] {f.code}: {escape(f.message)}")
