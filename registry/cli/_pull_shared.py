@@ -289,6 +289,11 @@ def _print_result(r: PullResult, project: Path, *, visibility: bool = True) -> N
     if r.status == "updated" and r.previous:
         was = f" (was {r.previous.version or r.previous.sha[:12]})"
     verb = _VERBS.get(r.status, r.status)
+    if r.status == "dry-run" and r.previous:  # `update --dry-run`: what would move, from → to
+        moves = r.previous.sha != r.sha
+        verb = "Would update" if moves else "Would restore"
+        if moves:
+            version = f" {r.previous.version or r.previous.sha[:12]} → {r.version or r.sha[:12]}"
     if r.status == "up-to-date" and r.linked:  # installed already: this pull adds links
         verb = "Would link" if r.dry_run else "Linked"
     out.result(f"{verb} {r.repo}{version}{was} at sha {r.sha[:12]} " + escape(f"[{r.registry}]"))

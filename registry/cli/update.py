@@ -18,11 +18,13 @@ from registry.install.place import LocalChanges
 @click.command("update")
 @click.argument("name", required=False)
 @click.option("--force", is_flag=True, help="Discard local changes.")
+@click.option("--dry-run", is_flag=True,
+              help="Show what would move (version from → to); write nothing.")
 @click.option("--require-signed", is_flag=True,
               help="Refuse a skill without a skill.oms.sig [env: HUBSKILLS_REQUIRE_SIGNED].")
 @shared.graph_options
 @shared.lock_options
-def update_command(name: str | None, force: bool, require_signed: bool,
+def update_command(name: str | None, force: bool, dry_run: bool, require_signed: bool,
                    accept_new_signer: bool, allow_namespace: tuple[str, ...],
                    allow_risky: bool, registry: str | None, global_: bool, project: Path,
                    as_json: bool) -> None:
@@ -35,6 +37,7 @@ def update_command(name: str | None, force: bool, require_signed: bool,
     Examples:
       hubskills update
       hubskills update csv-cleaning
+      hubskills update --dry-run   # what would move, nothing written
     """
     stores = shared.stores(registry)
     choices: dict[str, Any] = {
@@ -46,7 +49,7 @@ def update_command(name: str | None, force: bool, require_signed: bool,
         try:
             with shared.show_findings():
                 results += update(project, each, stores=stores, global_=global_, force=force,
-                                  allow_risky=allow_risky, **choices)
+                                  allow_risky=allow_risky, dry_run=dry_run, **choices)
         except HubskillsError as err:
             if name is not None:
                 raise

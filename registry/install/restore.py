@@ -206,10 +206,11 @@ def _install_many(todo: list[tuple[LockEntry, SkillStore, list[Agent]]], scope: 
 
 def update(project: Path, name: str | None = None, *, stores: StoreFor, global_: bool = False,
            force: bool = False, allow_risky: bool = False, limits: SizeLimits = STORE_LIMITS,
-           **choices: Any) -> list[PullResult]:
+           dry_run: bool = False, **choices: Any) -> list[PullResult]:
     """Move one installed skill (or all) to the newest version every installed skill that
     requires it accepts (its own dependencies follow, as a pull resolves them); each result
-    lists changes. `choices`: `pull`'s signature and namespace options.
+    lists changes. `choices`: `pull`'s signature and namespace options. With `dry_run`,
+    nothing is written: the results say what would move (`pull`'s dry run).
 
     Raises:
         HubskillsError: `name` is not ours, or a pull is refused.
@@ -229,14 +230,15 @@ def update(project: Path, name: str | None = None, *, stores: StoreFor, global_:
         try:
             result = pull(spec, project=project, store=store,
                           agents=list(entry.agents) or None, global_=global_, copy=entry.copy,
-                          force=force, allow_risky=allow_risky, limits=limits, **choices)
+                          force=force, allow_risky=allow_risky, limits=limits,
+                          dry_run=dry_run, **choices)
         except LocalChanges as err:  # a walk: it said "or pull with --force", no update's way
             err.hint = ("copy your changes elsewhere, then "
                         + hint_command("update", entry.name, *(["--global"] if global_ else []),
                                        "--force") + "  # discards them")
             raise
         result.notes[:0] = notes
-        if entry.dependency:  # still there for the skills that require it, not asked by name
+        if entry.dependency and not dry_run:  # still there for the skills that require it
             _mark_dependency(scope, entry.name)
         results.append(result)
     return results
