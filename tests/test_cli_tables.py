@@ -172,6 +172,8 @@ def test_eval_help_keeps_its_option_column_and_lists_the_docs_below(tmp_path):
     """A walk: two doc addresses inside option help started at column 0, breaking the
     option column of `eval --help`; they are listed under the options instead."""
     out, _ = narrow("eval", "--help", cwd=tmp_path)
-    linked = [line for line in out.splitlines() if "https://" in line]
-    assert [line.split()[0] for line in linked] == ["adaptive", "triggers"], linked
-    assert all(line.startswith("    ") for line in linked)
+    lines = out.splitlines()
+    linked = [i for i, line in enumerate(lines) if "https://" in line]
+    assert [lines[i - 1].strip() for i in linked] == ["the adaptive design:", "trigger evals:"]
+    assert all(lines[i].startswith("    ") and lines[i].split()[0].startswith("https://")
+               for i in linked), linked

@@ -32,8 +32,10 @@ _BUDGET = Budget()  # agent mode's defaults, shown in --help and docs/evaluating
 
 @trigger_mode  # --mode trigger and --distractors: registry/cli/_trigger_eval.py
 @click.command("eval", epilog="\b\nDocs (the designs, their parameters):\n"
-               f"  adaptive  {doc('evaluating', 'adaptive-evaluation-the-default')}\n"
-               f"  triggers  {doc('triggers')}")
+               "  the adaptive design:\n"
+               f"    {doc('evaluating', 'adaptive-evaluation-the-default')}\n"
+               "  trigger evals:\n"
+               f"    {doc('triggers')}")
 @click.argument("skill", type=SkillSource(exists=False), metavar="PATH|NS/NAME[@VERSION]|GIT")
 @click.option("--model", "-m", "models", multiple=True,
               help="Student model reference (repeatable). Default: embedded/smollm2-135m.")
