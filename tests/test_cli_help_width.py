@@ -50,7 +50,8 @@ def _command(path: tuple[str, ...]) -> click.Command:
 
 
 def _addresses(command: click.Command) -> set[str]:
-    texts = [command.help or "", *(getattr(p, "help", None) or "" for p in command.params)]
+    texts = [command.help or "", command.epilog or "",
+             *(getattr(p, "help", None) or "" for p in command.params)]
     return {address for text in texts for address in ADDRESS.findall(text)}
 
 

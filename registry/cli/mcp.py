@@ -59,7 +59,7 @@ def mcp_command(http: str | None, allow_hosts: tuple[str, ...], listing: str,
     Examples:
       hubskills mcp                          # stdio: what a host launches
       hubskills mcp --http 127.0.0.1:8765    # http://127.0.0.1:8765/mcp
-      hubskills mcp --http 127.0.0.1:8765 --allow-host mcp.example.org  # behind a proxy
+      hubskills mcp --http 127.0.0.1:8765 --allow-host mcp.example.org  # proxied
       hubskills mcp --registry hub --listing verified
     """
     address = _host_port(http)
