@@ -331,3 +331,29 @@ def test_a_stale_or_foreign_copy_is_not_reported_as_seen(store: LocalStore, proj
     result = pull("acme/a", project=project, store=store, agents="windsurf")
     assert ".claude/skills/a" not in {str(p.path.relative_to(project))
                                       for p in result.placements}
+
+
+def test_verify_install_sees_files_the_content_hash_leaves_out(store: LocalStore,
+                                                                project: Path):
+    """A team lead's walk: a planted `.vscode/tasks.json` or `SKILL.md~` left `verify-install`
+    saying ok, since the content hash leaves editor and cache files out. So would a planted
+    hash-based .pyc, which Python runs in place of its source unchecked. A .pyc Python itself
+    writes when a skill's script runs (checked against its source's time) is no change."""
+    import py_compile
+
+    pull("acme/a", project=project, store=store, agents="claude")
+    folder = project / ".agents/skills/a"
+    source = project.parent / "helper.py"  # compiled from outside: only the .pyc lands
+    source.write_text("print('hi')\n")
+    py_compile.compile(str(source),
+                       cfile=str(folder / "scripts/__pycache__/helper.cpython-311.pyc"))
+    [audit] = verify_installed(project)
+    assert audit.state == "ok", audit  # a .pyc checked against its source: Python's own
+    py_compile.compile(str(source), cfile=str(folder / "scripts/__pycache__/evil.cpython-311.pyc"),
+                       invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+    (folder / ".vscode").mkdir()
+    (folder / ".vscode/tasks.json").write_text('{"runOn": "folderOpen"}\n')
+    [audit] = verify_installed(project)
+    assert audit.state == "modified", audit
+    assert "added .vscode/tasks.json, scripts/__pycache__/evil.cpython-311.pyc" in \
+        audit.problems[0], audit.problems

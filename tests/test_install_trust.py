@@ -348,3 +348,25 @@ def test_install_holds_a_folder_in_place_to_the_local_registrys_content_hash(
         install(project, stores=lambda _: store)
     assert "but the registry's revision hashes" in err.value.message
     assert str(err.value.hint).startswith("hubskills pull other/plain --force")
+
+
+def test_install_force_places_a_signed_folder_again_when_its_signature_fails(
+        tmp_path: Path, project: Path, keys: dict[str, Path]):
+    """A team lead's walk: a file the content hash leaves out, added to a signed install,
+    made `verify-install` say "signature invalid" and hint `install --force`, which then
+    refused the folder ("added after signing") and left it as it was."""
+    from registry.install.audit import verify_installed
+
+    store = LocalStore(tmp_path / "store")
+    publish(store, tmp_path, "acme/signed", keys["first"])
+    pull("acme/signed", project=project, store=store)
+    folder = project / ".agents" / "skills" / "signed"
+    (folder / "SKILL.md~").write_text("an editor's backup, or something planted\n")
+    [audit] = verify_installed(project)
+    assert audit.state != "ok"
+    with pytest.raises(UnsafeSkill, match="added after signing"):
+        install(project, stores=lambda _: store)
+    [result] = install(project, stores=lambda _: store, force=True)
+    assert result.status == "restored" and not (folder / "SKILL.md~").exists()
+    [audit] = verify_installed(project)
+    assert audit.state == "ok", audit

@@ -335,6 +335,11 @@ def _is_noise(name: str) -> bool:
     return name in MARKER_FILES or name in NOISE_NAMES or name.endswith(NOISE_SUFFIXES)
 
 
+def hash_ignores(rel: str) -> bool:
+    """Whether `content_hash` leaves the file at `rel` (a relative POSIX path) out."""
+    return rel in HASH_EXCLUDED or any(_is_noise(part) for part in rel.split("/"))
+
+
 def _walk(root: Path) -> list[tuple[str, Path]]:
     """(relative POSIX path, path) of every regular file and symlink, sorted.
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from registry.config import Settings
 from registry.errors import HubskillsError, hint_command
-from registry.format.skill import content_hash
+from registry.format.skill import content_hash, hash_ignores
 from registry.install.agent_table import Agent
 from registry.install.agents import all_folders, link_folders, parse_agents
 from registry.install.deps import unmet
@@ -92,11 +92,13 @@ def _audit(scope: Scope, entry: LockEntry, home: Path, lock: Lockfile) -> Audit:
     if marker is None or marker.repo != entry.repo or marker.sha != entry.sha:
         return _fail(audit, "not ours", f"{folder} holds no install of {entry.repo} at "
                                         f"{entry.sha[:12]}")
+    digests = file_digests(folder)
     if content_hash(folder) != entry.content_hash:
-        changed = _changed(marker.files, file_digests(folder))
+        changed = _changed(marker.files, digests)
         return _fail(audit, "modified", changed or "the files no longer hash as skills.lock "
                                                    "pins, and the install marker was edited "
                                                    "too (which files is unknown)")
+    _check_unhashed(audit, folder, marker.files, digests)
     if entry.signer is not None:
         _check_signature(audit, folder, entry, home)
     else:
@@ -120,6 +122,38 @@ def _audit(scope: Scope, entry: LockEntry, home: Path, lock: Lockfile) -> Audit:
     return audit
 
 
+def _check_unhashed(audit: Audit, folder: Path, pinned: dict[str, str],
+                    now: dict[str, str]) -> None:
+    """Files the content hash leaves out (editor and cache files) added or changed since the
+    install, as the marker lists them: a team lead's walk planted `.vscode/tasks.json` and
+    `SKILL.md~` and `verify-install` said ok; a hash-based .pyc so planted runs in place of
+    its source, unchecked. A .pyc Python writes itself is no change."""
+    def unhashed(files: dict[str, str]) -> dict[str, str]:
+        return {p: d for p, d in files.items()
+                if hash_ignores(p) and not _written_by_python(folder / p)}
+
+    if pinned and (hidden := _diff(unhashed(pinned), unhashed(now))):
+        _fail(audit, "modified", f"{hidden} (files the content hash leaves out, such as editor "
+                                 "and cache files: a hash-based .pyc runs in place of its "
+                                 "source, unchecked)")
+
+
+def _written_by_python(path: Path) -> bool:
+    """A `__pycache__/*.pyc` Python checks against its source's time and size before using it
+    (PEP 552 flags 0), as it writes one when a skill's script is run: not a change of the
+    skill's. A hash-based one (flags set) may be used without a look at its source."""
+    if path.parent.name != "__pycache__" or path.suffix != ".pyc":
+        return False
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(8)
+    except FileNotFoundError:
+        return True  # one Python wrote and removed, or a cache cleared: never the skill's
+    except OSError:
+        return False
+    return len(header) == 8 and int.from_bytes(header[4:8], "little") == 0
+
+
 def _fail(audit: Audit, state: str, problem: str) -> Audit:
     if audit.state == "ok":
         audit.state = state
@@ -129,8 +163,11 @@ def _fail(audit: Audit, state: str, problem: str) -> Audit:
 
 def _changed(pinned: dict[str, str], now: dict[str, str]) -> str:
     """`changed: a; added: b; removed: c` (empty when the marker lists nothing)."""
-    if not pinned:
-        return ""
+    return _diff(pinned, now) if pinned else ""
+
+
+def _diff(pinned: dict[str, str], now: dict[str, str]) -> str:
+    """`changed: a; added: b; removed: c` between two sets of per-file digests."""
     parts = [("changed", sorted(p for p in pinned.keys() & now.keys() if pinned[p] != now[p])),
              ("added", sorted(now.keys() - pinned.keys())),
              ("removed", sorted(pinned.keys() - now.keys()))]

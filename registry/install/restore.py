@@ -116,7 +116,8 @@ def _install(scope: Scope, stores: StoreFor, *, frozen: bool, force: bool, allow
             if intact:
                 _check_stored_hash(store, entry)
                 if entry.signer is not None:  # the lock's signer is only its author's word
-                    signed_as_pinned(folder, entry, home)
+                    intact = _signed(folder, entry, home, force=force)
+            if intact:
                 try:
                     results.append(refresh(scope, entry.name, marker, agents, entry.copy, lock,
                                            [], dry_run=False, write_lock=False, force=force))
@@ -202,6 +203,24 @@ def _install_many(todo: list[tuple[LockEntry, SkillStore, list[Agent]]], scope: 
             discard(item)
         remove_empty(created)
     return results
+
+
+def _signed(folder: Path, entry: LockEntry, home: Path, *, force: bool) -> bool:
+    """Whether `folder` (its files as pinned) carries the pinned signer's valid signature;
+    with `force`, a folder whose signature fails (a file the content hash leaves out added
+    since, a signature file edited) is placed again from its registry, as `verify-install`'s
+    hint says, instead of refused (a team lead's walk: `install --force` kept refusing it).
+
+    Raises:
+        SignatureRefused: the signature fails, without `force`.
+    """
+    try:
+        signed_as_pinned(folder, entry, home)
+    except SignatureRefused:
+        if not force:
+            raise
+        return False
+    return True
 
 
 def update(project: Path, name: str | None = None, *, stores: StoreFor, global_: bool = False,
