@@ -222,15 +222,15 @@ async def _ask(socket_path: Path, head: str) -> bytes:
     return data
 
 
-@pytest.mark.parametrize("wire,upstream_path,header,expected", [
-    ("openai", "/v1", "authorization", f"Bearer {REAL_KEY}"),
-    ("anthropic", "", "x-api-key", REAL_KEY),
-    ("gemini", "", "x-goog-api-key", REAL_KEY),
+@pytest.mark.parametrize("wire,upstream_path,route,header,expected", [
+    ("openai", "/v1", "/responses", "authorization", f"Bearer {REAL_KEY}"),
+    ("anthropic", "", "/v1/messages", "x-api-key", REAL_KEY),
+    ("gemini", "", "/v1beta/models/fake:generateContent", "x-goog-api-key", REAL_KEY),
 ])
-def test_proxy_swaps_the_placeholder_for_the_real_key(tmp_path, wire, upstream_path, header,
-                                                      expected):
+def test_proxy_swaps_the_placeholder_for_the_real_key(tmp_path, wire, upstream_path, route,
+                                                      header, expected):
     body = '{"input": "hi"}'
-    target = f"{upstream_path}/responses?key={PLACEHOLDER_KEY}"
+    target = f"{upstream_path}{route}?key={PLACEHOLDER_KEY}"
 
     async def go(url: str) -> bytes:
         async with ModelProxy(upstream=url + upstream_path, key=REAL_KEY, wire=wire,
@@ -253,6 +253,9 @@ def test_proxy_swaps_the_placeholder_for_the_real_key(tmp_path, wire, upstream_p
     "GET //example.com/v1/models HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n",
     "GET /v2/models HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n",
     "GET /v1x/models HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n",
+    "GET /v1/models HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n",  # no CLI lists models
+    "POST /v1/files HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 0\r\n\r\n",
+    "GET /v1/responses HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n",
 ])
 def test_proxy_refuses_everything_but_the_model_endpoint(tmp_path, head):
     async def go(url: str) -> tuple[bytes, list[str]]:

@@ -49,7 +49,7 @@ CLIMBS = ["/v1/../admin", "/v1/./../../x", "/v1/%2e%2e/admin", "/v1/%2E%2E/%2e%2
 def test_a_path_that_climbs_out_is_refused_and_never_forwarded(tmp_path, target):
     with FakeOpenAIServer() as upstream:
         [reply] = asyncio.run(through_proxy(
-            upstream.url, tmp_path, f"GET {target} HTTP/1.1\r\nHost: x\r\n\r\n".encode()))
+            upstream.url, tmp_path, f"POST {target} HTTP/1.1\r\nHost: x\r\n\r\n".encode()))
         assert reply.startswith(b"HTTP/1.1 403"), reply[:80]
         assert upstream.requests == []
 
@@ -61,23 +61,27 @@ PATH_TRICKS = ["/v1/..;/admin", "/v1/models;jsessionid=1", "/v1/%3B/models", "/v
                "/v1/models%09", "/v1/mod\x7fels"]
 
 
+GOOD = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\ncontent-length: 15\r\n\r\n"
+        b'{"model": "m"}\n')
+
+
 @pytest.mark.parametrize("target", PATH_TRICKS)
 def test_path_parameters_and_encoded_separators_never_reach_upstream(tmp_path, target):
-    good = b"GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n"
     with FakeOpenAIServer(api_key="sk-real-key") as upstream:
         refused, passed = asyncio.run(through_proxy(
-            upstream.url, tmp_path, f"GET {target} HTTP/1.1\r\nHost: x\r\n\r\n".encode(), good))
+            upstream.url, tmp_path, f"POST {target} HTTP/1.1\r\nHost: x\r\n\r\n".encode(),
+            GOOD))
         assert refused.startswith(b"HTTP/1.1 403"), refused[:80]
         assert passed.startswith(b"HTTP/1.1 200"), passed[:80]  # upstream took the real key
-        assert [(r["method"], r["path"]) for r in upstream.requests] == [("GET", "/v1/models")]
+        assert [(r["method"], r["path"]) for r in upstream.requests] == \
+            [("POST", "/v1/chat/completions")]
 
 
 def test_the_endpoints_own_paths_still_pass(tmp_path):
     with FakeOpenAIServer() as upstream:
-        [reply] = asyncio.run(through_proxy(
-            upstream.url, tmp_path, b"GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n"))
+        [reply] = asyncio.run(through_proxy(upstream.url, tmp_path, GOOD))
         assert reply.startswith(b"HTTP/1.1 200"), reply[:80]
-        assert [r["path"] for r in upstream.requests] == ["/v1/models"]
+        assert [r["path"] for r in upstream.requests] == ["/v1/chat/completions"]
 
 
 def test_a_huge_chunk_is_refused_before_it_is_read_and_the_proxy_goes_on(tmp_path):
@@ -86,11 +90,10 @@ def test_a_huge_chunk_is_refused_before_it_is_read_and_the_proxy_goes_on(tmp_pat
     over = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
             b"\r\n5000000\r\n" + b"x" * 1024)
     with FakeOpenAIServer() as upstream:
-        replies = asyncio.run(through_proxy(upstream.url, tmp_path, huge, over,
-                                            b"GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n"))
-        assert replies[0].startswith(b"HTTP/1.1 400") and replies[1].startswith(b"HTTP/1.1 400")
+        replies = asyncio.run(through_proxy(upstream.url, tmp_path, huge, over, GOOD))
+        assert replies[0].startswith(b"HTTP/1.1 413") and replies[1].startswith(b"HTTP/1.1 413")
         assert replies[2].startswith(b"HTTP/1.1 200")
-        assert [r["path"] for r in upstream.requests] == ["/v1/models"]
+        assert [r["path"] for r in upstream.requests] == ["/v1/chat/completions"]
 
 
 def test_the_socket_is_private_to_its_user():

@@ -261,4 +261,4 @@ class _Handler(QuietHandler):
         received = {name.lower(): value for name, value in self.headers.items()}
         self.reply(*self.fake.handle(self.command, path, received, raw))
 
-    do_GET = do_POST = _serve
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _serve  # others: recorded, 404

@@ -7,10 +7,12 @@
 Outside the sandbox the proxy listens on a Unix socket in a folder that is bound into it;
 inside, in the sandbox's own network namespace (no other route out), `FORWARDER` listens on
 127.0.0.1:PORT and relays every connection to that socket, and the CLI's documented base-URL
-setting points at it. The proxy accepts only origin-form requests under the endpoint's path
-(no CONNECT, no absolute URL, so no other host), drops whatever credentials the CLI sent (it
-holds a placeholder) and adds the real key itself: the key never enters the sandbox. This is
-the shape of Anthropic's sandbox runtime for Claude Code.
+setting points at it. The proxy accepts only origin-form requests (no CONNECT, no absolute URL,
+so no other host) for the model's own routes under the endpoint's path (`ROUTES`: a POST that
+asks the model, per wire; the rest of the provider's API, files, batches, fine-tuning, model
+listings, is refused with 403 and never reached with the key), drops whatever credentials the
+CLI sent (it holds a placeholder) and adds the real key itself: the key never enters the
+sandbox. This is the shape of Anthropic's sandbox runtime for Claude Code.
 
 Besides the socket's permissions (0600 in a 0700 folder of the sandbox's own user), a proxy
 made with a `secret` answers only requests that carry it in `SECRET_HEADER`: every CLI we run
@@ -45,7 +47,19 @@ CLI_ENV_FILE = "cli-env.json"  # beside the socket: variables the forwarder give
 # (named in FORWARDER as such too)
 REDACTED = b"[hubskills-proxy-secret]"
 MAX_HEAD = 64 * 1024
-MAX_BODY = 64 << 20
+MAX_BODY = 32 << 20  # Anthropic's own cap on a Messages request; far past any CLI's turn
+# The only requests forwarded, per wire: POST to one of these paths (after the endpoint's path,
+# a query string aside), each one a request to the model that the pinned CLIs make
+# (/work/shared/facts/agents.md; tests/test_harness.py records them): Claude Code and OpenCode
+# `/v1/messages` (Claude Code may count tokens), Codex `/v1/responses` under a base URL that
+# ends in /v1 (Chat Completions for an OpenAI-compatible CLI; no CLI needs `GET /models`),
+# Gemini CLI `:streamGenerateContent`, `:generateContent` and `:countTokens` of a model.
+ROUTES: dict[Wire, re.Pattern[str]] = {
+    "anthropic": re.compile(r"/v1/messages(?:/count_tokens)?"),
+    "openai": re.compile(r"/(?:responses|chat/completions)"),
+    "gemini": re.compile(r"/v1(?:beta)?/models/[A-Za-z0-9][A-Za-z0-9._-]*"
+                         r":(?:generateContent|streamGenerateContent|countTokens)"),
+}
 _DROP = {"host", "connection", "keep-alive", "proxy-connection", "proxy-authorization", "te",
          "trailer", "transfer-encoding", "upgrade", "content-length", "x-api-key",
          "authorization", "x-goog-api-key", "accept-encoding", SECRET_HEADER}
@@ -95,6 +109,10 @@ with open(events, "wb") as out:
 """
 
 
+class TooLarge(ValueError):
+    """A request body over `MAX_BODY` (refused before it is read)."""
+
+
 class ModelProxy:
     """Forwards HTTP requests from a Unix socket to one model endpoint, with the real key;
     with a `secret`, only requests that present it (see the module docstring)."""
@@ -131,12 +149,13 @@ class ModelProxy:
             await self._client.aclose()
 
     def allowed(self, method: str, target: str) -> bool:
-        """Whether a request line may pass: origin-form, under the endpoint's path, and a plain
-        path. Refused, escaped or not: `;` path parameters (`/v1/..;/admin` is `..` to many
-        servers), `.` and `..` segments, backslashes, encoded dots, slashes and backslashes
-        (`%2e %2f %5c`), escapes inside escapes, and anything but visible ASCII. httpx or the
-        server upstream would resolve them, and the real key would go wherever they lead."""
-        if method.upper() == "CONNECT" or not target.startswith("/") or target.startswith("//"):
+        """Whether a request line may pass: origin-form, a POST to one of the wire's `ROUTES`
+        under the endpoint's path, and a plain path. Refused, escaped or not: `;` path
+        parameters (`/v1/..;/admin` is `..` to many servers), `.` and `..` segments,
+        backslashes, encoded dots, slashes and backslashes (`%2e %2f %5c`), escapes inside
+        escapes, and anything but visible ASCII. httpx or the server upstream would resolve
+        them, and the real key would go wherever they lead."""
+        if method != "POST" or not target.startswith("/") or target.startswith("//"):
             return False
         path = target.split("?", 1)[0]
         decoded = unquote(path)
@@ -146,7 +165,9 @@ class ModelProxy:
             return False  # path parameters, backslashes, escapes inside escapes
         if any(part in (".", "..") for part in decoded.split("/")):
             return False
-        return not self.prefix or path == self.prefix or path.startswith(self.prefix + "/")
+        if not path.startswith(self.prefix + "/"):
+            return False
+        return ROUTES[self.wire].fullmatch(path[len(self.prefix):]) is not None
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -156,7 +177,8 @@ class ModelProxy:
             method, target, headers = _parse_head(head)
             if not self.allowed(method, target):
                 self.refused.append(f"{method} {target}")
-                await _reply(writer, 403, b"hubskills proxy: only the model endpoint is reachable")
+                await _reply(writer, 403, b"hubskills proxy: only the model's own requests "
+                                          b"are forwarded")
                 return
             if not self._presents_secret(headers):
                 self.refused.append(f"{method} {target} (without the proxy's secret)")
@@ -174,6 +196,9 @@ class ModelProxy:
                     await self._replayed(writer, method, target, headers, body)
                     return
             await self._forward(writer, method, target, headers, body)
+        except TooLarge:
+            with contextlib.suppress(ConnectionError):
+                await _reply(writer, 413, b"hubskills proxy: request body too large")
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
             with contextlib.suppress(ConnectionError):
                 await _reply(writer, 400, b"hubskills proxy: bad request")
@@ -275,18 +300,18 @@ async def _read_body(reader: asyncio.StreamReader, headers: list[tuple[str, str]
         while True:
             line = (await reader.readuntil(b"\r\n")).split(b";")[0].strip()
             if len(line) > 8:  # over 4 GiB: no chunk of a model request is that size
-                raise ValueError("request body too large")
+                raise TooLarge
             size = int(line, 16)
             if size == 0:
                 await reader.readuntil(b"\r\n")
                 return bytes(body)
             if len(body) + size > MAX_BODY:  # before reading it, never after
-                raise ValueError("request body too large")
+                raise TooLarge
             body += await reader.readexactly(size)
             await reader.readexactly(2)
     length = int(values.get("content-length") or 0)
     if length > MAX_BODY:
-        raise ValueError("request body too large")
+        raise TooLarge
     return await reader.readexactly(length) if length else b""
 
 
