@@ -13,9 +13,11 @@ import pytest
 
 from registry.agent import AgentTask, Budget, TranscriptEntry, seed_workspace
 from registry.agent.harness import (
+    ADAPTERS,
     AUX_REQUESTS,
     HARNESSES,
     PLACEHOLDER_KEY,
+    Harness,
     ModelProxy,
     count_turns,
     make_harness,
@@ -167,6 +169,38 @@ def test_a_rerun_is_answered_from_the_cache_and_another_repeat_is_not(name, tmp_
         assert GOOD_LINE in (workspace.path / "build.toml").read_text()  # the CLI really ran
         other, _ = once("ws4", 1)  # another repeat is asked anew
         assert len(server.requests) == 3 * asked and not other.cached
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", HARNESSES)
+def test_another_skill_with_the_same_listing_is_never_answered_from_the_cache(name, tmp_path,
+                                                                               skill):
+    """Two skills listed alike (name, description) make the same first request: the second
+    skill's sample still asks the model all of it, from the first turn on."""
+    agent_cli(name)
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    other_folder = tmp_path / "other" / SKILL[0]
+    other_folder.mkdir(parents=True)
+    (other_folder / "SKILL.md").write_text(
+        f"---\nname: {SKILL[0]}\ndescription: {SKILL[1]}\n---\nDeclare nothing at all.\n")
+    with HarnessServer(root="/workspace", skill=SKILL, skill_dir=".claude/skills"
+                       if name == "claude-code" else ".agents/skills") as server:
+        harness = make_harness(name, model=_model(name, server.url), sandbox=bwrap_sandbox(),
+                               settings=Settings.from_env({}), cache=cache)
+
+        def once(folder: str, given):
+            workspace = seed_workspace(tmp_path / folder, {"README.md": "relu kernel\n"},
+                                       skill=given)
+            return asyncio.run(harness.run(AgentTask(
+                PROMPT, workspace.path, skill_name=given.name,
+                skill_description=given.description, skill_path=workspace.skill_path,
+                case_id="relu")))
+
+        first = once("ws1", skill)
+        asked = len(server.requests)
+        second = once("ws2", load_skill(other_folder))
+        assert first.stop_reason == second.stop_reason == "answered"
+        assert not second.cached and len(server.requests) == 2 * asked
 
 
 def test_replay_keys_ignore_ids_and_session_data_but_not_the_conversation():
@@ -331,3 +365,101 @@ def test_doctor_lists_which_harness_clis_are_found(tmp_path):
     assert data["harnesses"]["codex"]["package"] == "@openai/codex@0.169.0"
     human = CliRunner().invoke(cli, ["doctor"], env=env).output
     assert "agent CLIs (--harness)" in human and "opencode" in human
+
+
+# What the model reads at any depth changes the key; only the volatile places the pinned CLIs
+# fill (tests/test_harness.py's runs, measured twice each) are dropped.
+MODEL_READS = [
+    ("/v1/messages",  # Claude Code: a tool's parameter named `id`, its description
+     {"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": [{
+         "name": "CronDelete", "input_schema": {"type": "object", "properties": {
+             "id": {"type": "string", "description": "Job ID returned by CronCreate."}}}}]},
+     ("tools", 0, "input_schema", "properties", "id", "description"), "Delete every job."),
+    ("/v1/messages",  # a tool's parameter named `metadata`
+     {"model": "m", "messages": [], "tools": [{"name": "TaskUpdate", "input_schema": {
+         "properties": {"metadata": {"description": "Metadata keys to merge."}}}}]},
+     ("tools", 0, "input_schema", "properties", "metadata", "description"), "Wipe the task."),
+    ("/v1/messages",  # the arguments of a call the model made
+     {"model": "m", "messages": [{"role": "assistant", "content": [
+         {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"id": "a.txt"}}]}]},
+     ("messages", 0, "content", 0, "input", "id"), "b.txt"),
+    ("/v1/responses",  # Codex: a tool's `session_id` parameter
+     {"model": "m", "input": [], "tools": [{"type": "function", "name": "write_stdin",
+                                            "parameters": {"properties": {"session_id": {
+                                                "type": "number", "description": "A."}}}}]},
+     ("tools", 0, "parameters", "properties", "session_id", "description"), "B."),
+    ("/v1beta/models/m:streamGenerateContent",  # Gemini: a function call's arguments
+     {"contents": [{"role": "model", "parts": [{"functionCall": {
+         "id": "f_1", "name": "read_file", "args": {"user": "alice"}}}]}]},
+     ("contents", 0, "parts", 0, "functionCall", "args", "user"), "mallory"),
+]
+
+
+@pytest.mark.parametrize("target,body,where,other", MODEL_READS)
+def test_replay_keys_change_with_what_the_model_reads_at_any_depth(target, body, where, other):
+    changed = json.loads(json.dumps(body))
+    node = changed
+    for step in where[:-1]:
+        node = node[step]
+    node[where[-1]] = other
+    replay = Replay({}, "s")
+    assert replay.key(target, json.dumps(changed).encode()) != \
+        replay.key(target, json.dumps(body).encode())
+
+
+def test_replay_keys_ignore_what_each_cli_makes_up_where_it_puts_it():
+    replay = Replay({}, "s")
+    claude = {"model": "m", "metadata": {"user_id": '{"device_id":"75f5"}'}, "messages": [
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_3", "name": "Bash",
+                                           "input": {"command": "ls"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_3",
+                                      "content": "a"}]}]}
+    gemini = {"contents": [{"role": "model", "parts": [{"functionCall": {
+        "id": "run_shell_command_1796661794740_0", "name": "run_shell_command",
+        "args": {"command": "ls"}}}]}, {"role": "user", "parts": [{"functionResponse": {
+            "id": "run_shell_command_1796661794740_0", "name": "run_shell_command",
+            "response": {"output": "a"}}}]}]}
+    chat = {"model": "m", "user": "u1", "messages": [
+        {"role": "assistant", "tool_calls": [{"id": "call_1", "type": "function",
+                                              "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "a"}]}
+    for target, body, other in [
+        ("/v1/messages", claude, json.dumps(claude).replace("toolu_3", "toolu_9")
+         .replace("75f5", "99d3")),
+        ("/v1beta/models/m:streamGenerateContent", gemini,
+         json.dumps(gemini).replace("1796661794740", "1796661806666")),
+        ("/v1/chat/completions", chat,
+         json.dumps(chat).replace("call_1", "call_7").replace("u1", "u2")),
+    ]:
+        assert replay.key(target, other.encode()) == replay.key(target, json.dumps(body).encode())
+
+
+def test_a_samples_cache_never_answers_another_arm_skill_or_case(tmp_path, skill):
+    """The same request from two samples shares an answer only when they are the same sample
+    (a resume): not for another arm, another skill (same name and description, another body),
+    or another case."""
+    from registry.sandbox import BwrapSandbox
+
+    harness = Harness(
+        ADAPTERS["claude-code"](), model=_model("claude-code", "http://127.0.0.1:9"),
+        sandbox=BwrapSandbox(), cli=tmp_path / "claude", install=tmp_path,
+        base_url="http://127.0.0.1:9", key=REAL_KEY, node=tmp_path / "node", cache={})
+    other_folder = tmp_path / "other" / SKILL[0]
+    other_folder.mkdir(parents=True)
+    (other_folder / "SKILL.md").write_text(
+        f"---\nname: {SKILL[0]}\ndescription: {SKILL[1]}\n---\nDeclare nothing.\n")
+    other = load_skill(other_folder)
+    body = json.dumps({"model": "fake", "messages": [{"role": "user", "content": PROMPT}]})
+
+    def key(folder: str, with_skill, case_id: str = "c1", seed: int = 0) -> str:
+        ws = seed_workspace(tmp_path / folder, {"README.md": "relu kernel\n"}, skill=with_skill)
+        task = AgentTask(PROMPT, ws.path, skill_name=with_skill and with_skill.name,
+                         skill_path=ws.skill_path, seed=seed, case_id=case_id)
+        replay = harness._replay(task)
+        assert replay is not None
+        return replay.key("/v1/messages", body.encode())
+
+    first = key("a", skill)
+    assert key("a-again", skill) == first  # a resume of the same sample still hits
+    assert len({first, key("baseline", None), key("other-skill", other),
+                key("other-case", skill, "c2"), key("other-repeat", skill, seed=1)}) == 5

@@ -49,6 +49,7 @@ class AgentTask:
     required: tuple[tuple[str, str, str], ...] = ()
     budget: Budget = field(default_factory=Budget)
     seed: int = 0  # the repeat index: cache keys and sampling seeds include it
+    case_id: str = ""  # the suite's case, for the harness's cache keys ("" outside a suite)
 
 
 @dataclass

@@ -155,6 +155,7 @@ async def agent_sample(ev: RunningEval, model: Model, arm: str, case: Case, repe
         task = AgentTask(case.prompt, ws.path, skill_name=ws.skill_path and ev.skill.name,
                          skill_description=ws.skill_path and ev.skill.description,
                          skill_path=ws.skill_path, budget=ev.config.budget, seed=repeat,
+                         case_id=case.id,
                          required=required_listing(ev.dependencies) if ws.skill_path else ())
         runner: AgentRunner = ev.agent_runner(model, case, arm)
         try:

@@ -11,6 +11,7 @@ file in HOME and parsed into an `AgentOutcome` with protocol `harness:<name>`.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -26,6 +27,8 @@ from registry.agent.bounds import WorkspaceOverLimit, remove_tree
 from registry.agent.harness.proxy import CLI_ENV_FILE, FORWARDER, REDACTED, ModelProxy, Wire
 from registry.agent.harness.replay import Replay, ResponseStore
 from registry.agent.outcome import AgentOutcome, AgentTask, Budget, TranscriptEntry
+from registry.agent.workspace import SKILLS_FOLDER
+from registry.format.skill import content_hash
 from registry.providers.base import Usage
 from registry.providers.model import Model
 from registry.sandbox.base import Limits, Mounts
@@ -106,6 +109,7 @@ class Harness:
     async def run(self, task: AgentTask) -> AgentOutcome:
         """Run the CLI once in `task.workspace`; see the module docstring."""
         started = time.monotonic()
+        replay = await asyncio.to_thread(self._replay, task)  # before the skill's link is made
         scratch = Path(tempfile.mkdtemp(prefix="hubskills-harness-"))
         links = _link_skills(task, self.adapter.skills_folder)
         try:
@@ -115,7 +119,7 @@ class Harness:
             scratch.chmod(0o755)
             proxy = ModelProxy(upstream=self.base_url, key=self._key, wire=self.adapter.wire,
                                folder=sockets, max_posts=task.budget.max_turns + AUX_REQUESTS,
-                               replay=self._replay(task))
+                               replay=replay)
             env = self._environment(home, proxy)
             async with proxy:
                 self.last_proxy = proxy
@@ -142,13 +146,20 @@ class Harness:
         return outcome
 
     def _replay(self, task: AgentTask) -> Replay | None:
-        """The response cache for this sample: its key names the CLI, the model, its endpoint
-        and the repeat, so repeats and models never share answers (read unless `--no-cache`,
-        written always)."""
+        """The response cache for this sample: its key names the CLI, the model, its endpoint,
+        the repeat, the arm, the content of the skills folders as seeded (the skill and those it
+        requires; a trigger session's listing) and the case, so no two samples share answers
+        however alike their requests (read unless `--no-cache`, written always); the same
+        sample asked again (a resume) has the same key."""
         if self.cache is None:
             return None
-        sample = f"{self.adapter.package}@{self.adapter.version}|{self.model.ref}|" \
-                 f"{self.base_url}|{task.seed}"
+        skills = {folder: content_hash(task.workspace / folder)
+                  for folder in sorted({SKILLS_FOLDER, self.adapter.skills_folder})
+                  if (task.workspace / folder).is_dir()
+                  and not (task.workspace / folder).is_symlink()}
+        sample = json.dumps([f"{self.adapter.package}@{self.adapter.version}", self.model.ref,
+                             self.base_url, task.seed, "skill" if task.skill_path else "baseline",
+                             skills, task.case_id], sort_keys=True)
         return Replay(self.cache, sample, self.adapter.volatile, read=self.read_cache)
 
     def _environment(self, home: Path, proxy: ModelProxy) -> dict[str, str]:

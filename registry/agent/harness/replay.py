@@ -4,9 +4,11 @@ A CLI's requests are not byte-identical from one run to the next even when the c
 they carry session and device ids, ids of tool calls the CLI made up, and (Codex) a random chunk
 id and the wall time in each tool result. Measured on the four pinned CLIs against the scripted
 fake model, everything else in a request is the same. So a request's key is its body with those
-parts taken out (`VOLATILE_KEYS` at any depth, the adapter's `volatile` patterns in any string),
-plus the sample's own key (CLI, model, endpoint, repeat): two repeats never share an answer, and
-a conversation that really differs (another tool output, another prompt) misses and is asked.
+parts taken out (`VOLATILE_PATHS`, only there: the same names elsewhere, a tool's `id`
+parameter and its description, a call's arguments, are what the model reads; the adapter's
+`volatile` patterns in any string), plus the sample's own key (`Harness._replay`: CLI, model,
+endpoint, repeat, arm, the skills it was given, case): two samples never share an answer, and a
+conversation that really differs (another tool output, another prompt) misses and is asked.
 """
 
 from __future__ import annotations
@@ -19,10 +21,34 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-VOLATILE_KEYS = frozenset({
-    "metadata", "client_metadata", "prompt_cache_key", "user", "session_id",  # session, device
-    "id", "call_id", "tool_call_id", "tool_use_id",  # ids the CLI makes up for calls and items
-})
+# Where the pinned CLIs put what differs between two identical runs (paths from the body's top;
+# "*" is any item of a list). Nothing of that name elsewhere is dropped.
+VOLATILE_PATHS: tuple[tuple[str, ...], ...] = (
+    ("metadata",), ("user",), ("session_id",),  # Claude Code: device and session; end users
+    ("client_metadata",), ("prompt_cache_key",),  # Codex: session, turn, installation ids
+    ("input", "*", "id"), ("input", "*", "call_id"),  # Codex: its items' and calls' ids
+    ("messages", "*", "content", "*", "id"),  # Anthropic tool_use blocks (Claude, OpenCode)
+    ("messages", "*", "content", "*", "tool_use_id"),  # and the tool_result blocks answering
+    ("messages", "*", "tool_calls", "*", "id"), ("messages", "*", "tool_call_id"),  # Chat
+    ("contents", "*", "parts", "*", "functionCall", "id"),  # Gemini CLI: its calls' ids
+    ("contents", "*", "parts", "*", "functionResponse", "id"),
+)
+_Trie = dict[str, "_Trie | None"]  # None: drop this key
+
+
+def _trie(paths: Sequence[tuple[str, ...]]) -> _Trie:
+    root: _Trie = {}
+    for path in paths:
+        node = root
+        for part in path[:-1]:
+            below = node.setdefault(part, {})
+            assert below is not None
+            node = below
+        node[path[-1]] = None
+    return root
+
+
+_VOLATILE = _trie(VOLATILE_PATHS)
 
 
 class ResponseStore(Protocol):
@@ -100,12 +126,15 @@ class Replay:
         return self.hits > 0 and self.misses == 0
 
 
-def _stable(value: Any, volatile: list[re.Pattern[str]]) -> Any:
-    """`value` without the volatile keys, its strings without the volatile patterns."""
+def _stable(value: Any, volatile: list[re.Pattern[str]], at: _Trie | None = _VOLATILE) -> Any:
+    """`value` without what `at` (the rest of `VOLATILE_PATHS` there) drops, its strings
+    without the volatile patterns."""
+    here: _Trie = at or {}
     if isinstance(value, dict):
-        return {k: _stable(v, volatile) for k, v in value.items() if k not in VOLATILE_KEYS}
+        return {k: _stable(v, volatile, {} if k == "*" else here.get(k, {}))
+                for k, v in value.items() if k == "*" or here.get(k, {}) is not None}
     if isinstance(value, list):
-        return [_stable(v, volatile) for v in value]
+        return [_stable(v, volatile, here.get("*", {})) for v in value]
     if isinstance(value, str):
         for pattern in volatile:
             value = pattern.sub("", value)
