@@ -13,6 +13,12 @@ Floors come from how wide the widest usual system sans draws each character (`te
 the leaderboard's shares from the floors, so it fits where the floors do. Gradio 6's data
 grid takes `pinned_columns` but does not pin them, so the CSS here does: the rank and skill
 of the leaderboard and of the pending view stay in view while they scroll sideways.
+
+On a phone (`PHONE_PX` wide or less) a table of results shows no more than its first three or
+four columns, so `phone_css` reorders them there: the lift and the verdict, the point of the
+board, come right after the skill (`PHONE_FIRST`), the rest follow in their order; and a
+shade on the table's right edge says that it scrolls sideways. Gradio lays each body row out
+as a flex row, so the cells take CSS `order`; the header row is made one too.
 """
 
 from __future__ import annotations
@@ -130,17 +136,51 @@ def pinned_css(elem_id: str, headers: Sequence[str], shares: Sequence[str], coun
     return "\n".join(rules)
 
 
+PHONE_PX = 640  # theme.CSS's phone layout starts at this width too
+# The columns a phone shows first, in this order, where a table has them; the others follow.
+PHONE_FIRST = ("rank", "skill@version", "lift [95% CI]", "verdict", "baseline", "with skill")
+PHONE_TABLES = ("leaderboard-table", "skill-results", "pending-table", "model-view-table")
+
+
+def phone_order(headers: Sequence[str]) -> list[int]:
+    """The column indices of `headers` in the order a phone shows them (`PHONE_FIRST`)."""
+    first = [headers.index(name) for name in PHONE_FIRST if name in headers]
+    return first + [i for i in range(len(headers)) if i not in first]
+
+
+def phone_css(headers_by_table: Mapping[str, Sequence[str]] | None = None) -> str:
+    """CSS for `PHONE_TABLES` in a window `PHONE_PX` wide or less: columns in `phone_order`
+    (header and body alike) and a shade on the right edge, where more columns lie."""
+    found = {**tables(), **(headers_by_table or {})}
+    rules = []
+    for elem_id in PHONE_TABLES:
+        rules.append(f"#{elem_id} .header-table, #{elem_id} thead {{display: block;}}"
+                     f" #{elem_id} thead tr {{display: flex; padding: 0;}}"
+                     f" #{elem_id} .table-wrap {{position: relative;}}"
+                     f" #{elem_id} .table-wrap::after {{content: ''; position: absolute; top: 0;"
+                     " right: 0; bottom: 0; width: 14px; pointer-events: none; z-index: 5;"
+                     " background: linear-gradient(to right, transparent,"
+                     " rgba(15, 23, 42, .18));}")
+        rules += [f"{_cells(elem_id, index)} {{order: {place};}}"
+                  for place, index in enumerate(phone_order(found[elem_id]))]
+    # the model view's rows are tall on a phone (skill ids wrap): more of them in view
+    rules.append("#model-view-table .virtual-table-viewport {max-height: 70vh !important;}")
+    return f"@media (max-width: {PHONE_PX}px) {{\n" + "\n".join(rules) + "\n}"
+
+
 def _cell_words(elem_id: str) -> Mapping[str, str]:
     return PENDING_CELL_WORDS if elem_id == "pending-table" else CELL_WORDS
 
 
 def floor_css(headers_by_table: Mapping[str, Sequence[str]] | None = None) -> str:
     """CSS giving each column (header and body cells, by index) its floor, and pinning the
-    first columns of the leaderboard and the pending view."""
+    first columns of the leaderboard and the pending view; on a phone, the results' columns
+    in `phone_order` (`phone_css`)."""
     rules = [f"{_cells(elem_id, index)} "
              f"{{min-width: {floor_px(header, _cell_words(elem_id))}px !important;}}"
              for elem_id, headers in (headers_by_table or tables()).items()
              for index, header in enumerate(headers)]
     rules.append(pinned_css("leaderboard-table", BOARD_COLUMNS, WIDTHS, PINNED))
     rules.append(pinned_css("pending-table", PENDING_COLUMNS, PENDING_WIDTHS, PINNED))
+    rules.append(phone_css(headers_by_table))
     return "\n".join(rules)
