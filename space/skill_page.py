@@ -108,7 +108,7 @@ def build(state: SpaceState) -> SkillTab:
                               elem_id="skill-version")
     header = gr.Markdown(EMPTY_NOTE, elem_id="skill-header")
     pull = gr.Textbox(label="Install with one command", buttons=["copy"], interactive=False,
-                      max_lines=2, elem_id="pull-command")  # 2: a phone wraps it, not cuts
+                      max_lines=2, elem_id="pull-command")  # one line (theme.CSS)
     with gr.Row():
         with gr.Column(scale=3):
             body = gr.Markdown(elem_id="skill-body", container=True, max_height=640)

@@ -69,6 +69,14 @@ CSS = """
 .gradio-container a[target=_blank]::after {content: "\\2009\\2197" / " (opens in a new tab)";}
 .hs-note code, #skill-body pre, #skill-body code {white-space: pre-wrap;
   overflow-wrap: anywhere;}
+/* Gradio draws inline code as an inline-flex box: one that wraps takes the whole line and
+   pushes what follows it (the sentence's ".") onto a line of its own. Inline, it wraps as text. */
+.gradio-container .md :not(pre) > code {display: inline !important;
+  box-decoration-break: clone; -webkit-box-decoration-break: clone;}
+/* The install command stays on one line: a phone broke it inside the skill's id
+   ("acme/csv-" / "cleaning@v0.1.0"); one wider than its box scrolls sideways instead. */
+#pull-command textarea {white-space: pre !important; overflow-wrap: normal !important;
+  overflow-x: auto !important;}
 .hs-error {border-left:4px solid #dc2626; padding:6px 12px; background:rgba(220,38,38,.06);
   border-radius:6px;}
 """

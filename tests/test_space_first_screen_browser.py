@@ -1,7 +1,9 @@
 """The Space's first screen, in a real browser at a laptop's 1280 × 800 and a phone's 390 × 844:
 the leaderboard's first rows are visible without scrolling (the explainer waits one click away,
 below the table), and no cell shows a glyph the page's own CSS garbled (a Python string once
-turned the new-tab arrow's CSS escapes into control characters)."""
+turned the new-tab arrow's CSS escapes into control characters). On a phone's skill page the
+install command stays on one line (scrolling sideways where it is longer), and the text after
+an inline code span stays on its line."""
 
 from __future__ import annotations
 
@@ -44,18 +46,51 @@ def test_the_first_screen_shows_the_leaderboards_rows(space_url, screen):  # noq
             assert lines and all(n <= 2 for _, n in lines), lines
 
 
-def test_a_skill_page_on_a_phone_cuts_neither_its_id_nor_its_install_command(
+def test_a_skill_page_on_a_phone_keeps_its_id_whole_and_its_install_command_on_one_line(
         space_url):  # noqa: F811
     require_browser()
     with chromium_page(390, 844) as page:
         page.goto(f"{space_url}?skill=hubskills/agent-skill-md")
         command = pull_command(page)
         assert command.startswith("hubskills pull hubskills/agent-skill-md@v"), command
-        cut = page.evaluate("""() => ['#skill-picker input', '#pull-command textarea',
-              '#pull-command input'].map(css => { const box = document.querySelector(css);
-              return box && [css, box.value, box.scrollWidth, box.clientWidth]; })
-              .filter(found => found && found[2] > found[3])""")
-        assert cut == [], cut  # each shown whole: no text past its box's edge
-        below = page.evaluate("""() => { const box = document.querySelector(
-              '#pull-command textarea'); return box && [box.scrollHeight, box.clientHeight]; }""")
-        assert below is None or below[0] <= below[1] + 1, below  # its second line shown too
+        cut = page.evaluate("""() => { const box = document.querySelector('#skill-picker input');
+              return box.scrollWidth > box.clientWidth ? [box.value, box.scrollWidth] : null; }""")
+        assert cut is None, cut  # the id shown whole in the picker
+        # the command on one line, never broken inside the id ("acme/csv-" / "cleaning@v0.1.0"):
+        # one wider than its box scrolls sideways
+        page.goto(f"{space_url}?skill=hubskills/kernel-builder-cuda-kernels")
+        page.wait_for_function("""() => document.querySelector('#pull-command textarea')
+              ?.value.includes('kernel-builder')""")
+        box = page.evaluate("""() => { const box = document.querySelector('#pull-command textarea');
+              const style = getComputedStyle(box);
+              const inner = box.clientHeight - parseFloat(style.paddingTop)
+                            - parseFloat(style.paddingBottom);
+              const wide = box.scrollWidth > box.clientWidth;
+              box.scrollLeft = box.scrollWidth;
+              return {lines: inner / parseFloat(style.lineHeight), hidden: box.scrollHeight
+                      > box.clientHeight + 1, wide, scrolled: box.scrollLeft > 0}; }""")
+        assert box["lines"] < 1.5 and not box["hidden"], box  # one line, nothing below it
+        assert box["wide"] and box["scrolled"], box  # 390 px: it scrolls to its end
+
+
+# Each inline code span of the SKILL.md followed by punctuation (".", ",", ":" or ";"), with
+# whether that punctuation lies on the line where the span ends.
+PUNCTUATION_AFTER_CODE = """() => [...document.querySelectorAll('#skill-body :not(pre) > code')]
+  .filter(code => /^[.,:;]/.test(code.nextSibling?.textContent || ''))
+  .map(code => { const range = document.createRange();
+    range.setStart(code.nextSibling, 0); range.setEnd(code.nextSibling, 1);
+    const mark = range.getBoundingClientRect(), spans = [...code.getClientRects()];
+    const last = spans[spans.length - 1];
+    return [code.innerText, Math.abs(mark.bottom - last.bottom) < 4]; })"""
+
+
+def test_punctuation_after_inline_code_stays_on_its_line_on_a_phone(space_url):  # noqa: F811
+    """Gradio drew inline code as an inline-flex box: one that wrapped took the whole line
+    and left the sentence's "." on a line of its own."""
+    require_browser()
+    with chromium_page(390, 844) as page:
+        page.goto(f"{space_url}?skill=hubskills/kernel-builder-cuda-kernels")
+        page.locator("#skill-body code").first.wait_for()
+        found = page.evaluate(PUNCTUATION_AFTER_CODE)
+    assert len(found) >= 3, found
+    assert [code for code, same_line in found if not same_line] == [], found
