@@ -92,6 +92,13 @@ def text_px(text: str, style: str = "regular") -> float:
 
 
 PENDING_CELL_WORDS = {**CELL_WORDS, "lift [95% CI]": "[+100,"}
+# The leaderboard, a skill's evaluations and the model view keep a lift and its interval on one
+# line ("+17 [+7," / "+28]" read as two numbers): wide enough for two-digit values and one
+# three-digit bound, and never wrapped (`nowrap_css`).
+BOARD_CELL_WORDS = {**CELL_WORDS, "lift [95% CI]": "+10 [-100, +10]"}
+PHONE_CELL_WORDS = {**CELL_WORDS, "lift [95% CI]": "-10 [-10, +10]"}
+NOWRAP_TABLES = ("leaderboard-table", "skill-results", "model-view-table")
+NOWRAP_COLUMNS = ("lift [95% CI]",)
 
 
 def floor_px(header: str, cells: Mapping[str, str] = CELL_WORDS) -> int:
@@ -101,18 +108,29 @@ def floor_px(header: str, cells: Mapping[str, str] = CELL_WORDS) -> int:
     return math.ceil(max(head, text_px(cells.get(header, "")))) + PADDING_PX
 
 
-def shares(headers: Sequence[str], cells: Mapping[str, str] = CELL_WORDS) -> list[str]:
+def shares(headers: Sequence[str], cells: Mapping[str, str] = CELL_WORDS,
+           fit_px: int | None = None) -> list[str]:
     """Each column's share of the table, in proportion to its floor: where the table is as wide
-    as the floors' sum or wider, every column gets at least its floor and nothing scrolls."""
+    as the floors' sum or wider, every column gets at least its floor and nothing scrolls.
+    With `fit_px` (a table that wide still fits), what it has beyond the floors goes to the
+    skill's column, whose ids then wrap on fewer lines."""
     floors = [floor_px(header, cells) for header in headers]
+    if fit_px is not None and "skill@version" in headers:
+        floors[headers.index("skill@version")] += max(0, fit_px - sum(floors))
     return [f"{100 * floor / sum(floors):.2f}%" for floor in floors]
 
 
 # The leaderboard's and the pending view's shares: both fit a 1280 px window (the board is
-# ~1,210 px wide there, the pending view in its accordion ~1,190 px; their floors' sums are
-# ~1,080 and ~1,170 px) and scroll sideways in narrower ones.
-WIDTHS = shares(BOARD_COLUMNS)
+# 1,199 px wide there beside a classic scrollbar, the pending view in its accordion ~1,190 px;
+# their floors' sums are ~1,160 and ~1,170 px) and scroll sideways in narrower ones. The
+# board's skill column takes what its floors leave of 1,195 px.
+BOARD_FIT_PX = 1195
+WIDTHS = shares(BOARD_COLUMNS, BOARD_CELL_WORDS, BOARD_FIT_PX)
 PENDING_WIDTHS = shares(PENDING_COLUMNS, PENDING_CELL_WORDS)
+# The model view, half the window beside the scatter: it fits in a 1024 px one (~470 px).
+MODEL_VIEW_FIT_PX = 465
+MODEL_VIEW_WIDTHS: list[str | int] = list(shares(MODEL_VIEW_COLUMNS, BOARD_CELL_WORDS,
+                                                 MODEL_VIEW_FIT_PX))
 
 
 def _cells(elem_id: str, index: int) -> str:
@@ -163,24 +181,42 @@ def phone_css(headers_by_table: Mapping[str, Sequence[str]] | None = None) -> st
                      " rgba(15, 23, 42, .18));}")
         rules += [f"{_cells(elem_id, index)} {{order: {place};}}"
                   for place, index in enumerate(phone_order(found[elem_id]))]
+    # the lift on one line still, but as narrow as two-digit values allow: the verdict's mark
+    # stays in view beside it
+    rules += [f"{_cells(elem_id, found[elem_id].index(column))} "
+              f"{{min-width: {floor_px(column, PHONE_CELL_WORDS)}px !important;}}"
+              for elem_id in NOWRAP_TABLES for column in NOWRAP_COLUMNS
+              if column in found[elem_id]]
     # the model view's rows are tall on a phone (skill ids wrap): more of them in view
     rules.append("#model-view-table .virtual-table-viewport {max-height: 70vh !important;}")
     return f"@media (max-width: {PHONE_PX}px) {{\n" + "\n".join(rules) + "\n}"
 
 
 def _cell_words(elem_id: str) -> Mapping[str, str]:
+    if elem_id in NOWRAP_TABLES:
+        return BOARD_CELL_WORDS
     return PENDING_CELL_WORDS if elem_id == "pending-table" else CELL_WORDS
+
+
+def nowrap_css(headers_by_table: Mapping[str, Sequence[str]] | None = None) -> str:
+    """CSS keeping the `NOWRAP_COLUMNS` of the `NOWRAP_TABLES` on one line."""
+    found = {**tables(), **(headers_by_table or {})}
+    return "\n".join(
+        f"#{elem_id} [role=gridcell][data-col='{found[elem_id].index(column)}'] span "
+        "{white-space: nowrap !important;}"
+        for elem_id in NOWRAP_TABLES for column in NOWRAP_COLUMNS if column in found[elem_id])
 
 
 def floor_css(headers_by_table: Mapping[str, Sequence[str]] | None = None) -> str:
     """CSS giving each column (header and body cells, by index) its floor, and pinning the
-    first columns of the leaderboard and the pending view; on a phone, the results' columns
-    in `phone_order` (`phone_css`)."""
+    first columns of the leaderboard and the pending view; the lift on one line
+    (`nowrap_css`); on a phone, the results' columns in `phone_order` (`phone_css`)."""
     rules = [f"{_cells(elem_id, index)} "
              f"{{min-width: {floor_px(header, _cell_words(elem_id))}px !important;}}"
              for elem_id, headers in (headers_by_table or tables()).items()
              for index, header in enumerate(headers)]
     rules.append(pinned_css("leaderboard-table", BOARD_COLUMNS, WIDTHS, PINNED))
     rules.append(pinned_css("pending-table", PENDING_COLUMNS, PENDING_WIDTHS, PINNED))
+    rules.append(nowrap_css(headers_by_table))
     rules.append(phone_css(headers_by_table))
     return "\n".join(rules)

@@ -24,6 +24,7 @@ from registry import (
 from .cache import wire_plot, wire_table
 from .columns import (
     BOARD_COLUMNS,
+    MODEL_VIEW_WIDTHS,
     PENDING_COLUMNS,
     PENDING_WIDTHS,
     PINNED,
@@ -58,7 +59,6 @@ POINTS = gr.ScatterPlot(render=False)  # turns scatter points into what the brow
 # top 250 points, sent without postprocessing, 8 ms).
 TABLE_ROWS = 100
 SCATTER_POINTS = 250
-MODEL_VIEW_WIDTHS: list[str | int] = ["11%", "35%", "12%", "18%", "24%"]  # gr.Dataframe's
 
 
 @dataclass

@@ -1,9 +1,10 @@
 """The Space's first screen, in a real browser at a laptop's 1280 × 800 and a phone's 390 × 844:
 the leaderboard's first rows are visible without scrolling (the explainer waits one click away,
-below the table), and no cell shows a glyph the page's own CSS garbled (a Python string once
-turned the new-tab arrow's CSS escapes into control characters). On a phone's skill page the
-install command stays on one line (scrolling sideways where it is longer), and the text after
-an inline code span stays on its line."""
+below the table), a lift and its interval take one line on the laptop (a skill id of usual
+length two), and no cell shows a glyph the page's own CSS garbled (a Python string once turned
+the new-tab arrow's CSS escapes into control characters). On a phone's skill page the install
+command stays on one line (scrolling sideways where it is longer), and the text after an inline
+code span stays on its line."""
 
 from __future__ import annotations
 
@@ -33,17 +34,23 @@ def test_the_first_screen_shows_the_leaderboards_rows(space_url, screen):  # noq
         arrow = page.evaluate("""() => getComputedStyle(
             document.querySelector('#leaderboard-table a[target=_blank]'), '::after').content""")
         assert arrow.startswith('"\u2009\u2197"'), arrow
-        if screen == "laptop":  # a lift and its interval on two lines at most, never three
-            lines = page.evaluate("""() => [...document.querySelectorAll(
-                '#leaderboard-table [role=gridcell][data-col="6"]')].map(cell => {
-                  const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
-                  const tops = new Set();
-                  for (let node = walk.nextNode(); node; node = walk.nextNode()) {
-                    const range = document.createRange(); range.selectNodeContents(node);
-                    for (const r of range.getClientRects()) tops.add(Math.round(r.top));
-                  }
-                  return [cell.innerText, tops.size]; })""")
-            assert lines and all(n <= 2 for _, n in lines), lines
+        if screen == "laptop":  # a lift and its interval on one line ("+17 [+7," / "+28]")
+            lifts = page.evaluate(LINES, 6)
+            assert lifts and all(n == 1 for _, n in lifts), lifts
+            skills = dict(page.evaluate(LINES, 1))  # and a skill id of usual length on two
+            assert all(n <= 2 for text, n in skills.items() if "agent-skill-md" in text), skills
+
+
+# Each leaderboard cell of a column (its index) with the lines its text takes.
+LINES = """col => [...document.querySelectorAll(
+    `#leaderboard-table [role=gridcell][data-col="${col}"]`)].map(cell => {
+      const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+      const tops = new Set();
+      for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+        const range = document.createRange(); range.selectNodeContents(node);
+        for (const r of range.getClientRects()) if (r.width > 0) tops.add(Math.round(r.top));
+      }
+      return [cell.innerText, tops.size]; })"""
 
 
 def test_a_skill_page_on_a_phone_keeps_its_id_whole_and_its_install_command_on_one_line(

@@ -34,7 +34,7 @@ COLUMNS = """id => {
       .getBoundingClientRect();
     return {name: th.innerText.replace(/\\s+/g, ' ').trim(), left: head.left,
             shown: head.left >= box.left - 1 && head.right <= box.left + viewport.clientWidth + 1,
-            starts: head.left < box.left + viewport.clientWidth - 24,
+            starts: head.left < box.left + viewport.clientWidth - 20,
             aligned: Math.abs(head.left - cell.left) <= 1
                      && Math.abs(head.width - cell.width) <= 1};
   })};
