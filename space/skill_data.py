@@ -31,7 +31,7 @@ from registry import (
     tag_for,
 )
 
-from .leaderboard_view import display_table, trigger_table
+from .leaderboard_view import display_table, trigger_table, verdict_kind
 from .messages import counted
 from .state import SpaceState
 
@@ -139,16 +139,24 @@ def findings_markdown(findings: list[Finding]) -> str:
 
 
 def history_frame(board: Board, repo: str) -> pd.DataFrame:
-    """One bar per version × model × mode (its latest run): the lift in points, its interval."""
+    """One bar per version × model × mode (its latest run): the lift in points, its interval,
+    and its verdict's kind (the bar's colour: a tall bar whose interval reaches zero is not
+    *helps*, and says so)."""
     points = board.skill_history(repo)
     latest: dict[tuple[str, str, str], dict] = {}
     for point in points:  # oldest first: later runs replace earlier ones
         latest[(point["version"] or "-", point["model"], point["mode"])] = point
-    rows = [(f"v{version} · {model}" + (f" · {mode}" if mode != "inline" else ""), version,
-             model, (p["date"] or "")[:10], round(p["lift"] * 100, 1),
-             display.lift_interval(p["lift"], p["lift_lo"], p["lift_hi"]),
-             display.pct(p["baseline"]), display.pct(p["with_skill"]), p["verdict"])
-            for (version, model, mode), p in latest.items()]
+    rows = []
+    models = {model for _, model, _ in latest}
+    for (version, model, mode), p in latest.items():
+        interval = display.lift_interval(p["lift"], p["lift_lo"], p["lift_hi"])
+        # the label shows the interval under the bar; the model only where there are several
+        # (a single one is in the tooltip and the evaluations table above)
+        rows.append((f"v{version} {interval}" + (f" · {model}" if len(models) > 1 else "")
+                     + (f" · {mode}" if mode != "inline" else ""), version, model,
+                     (p["date"] or "")[:10], round(p["lift"] * 100, 1), interval,
+                     display.pct(p["baseline"]), display.pct(p["with_skill"]),
+                     verdict_kind(p["verdict"])))
     return pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
 
 

@@ -30,7 +30,7 @@ from .columns import (
     datatypes,
 )
 from .leaderboard_tab import READ_LIMIT
-from .leaderboard_view import TRIGGER_COLUMNS
+from .leaderboard_view import TRIGGER_COLUMNS, VERDICT_COLORS
 from .messages import error_markdown, warn
 from .review_tab import people_line
 from .skill_data import skill_page
@@ -40,6 +40,9 @@ EMPTY_NOTE = "Pick a skill above, or click one on the leaderboard."
 TRIGGER_NOTE = ("Trigger evals: does the agent open this skill, listed among others? Recall on "
                 "queries that should open it, false triggers on those that should not (Wilson "
                 "95% intervals over queries; not ranked, no lift)")
+HISTORY_NOTE = ("Each bar is a version's point lift, coloured by its verdict: only a green bar "
+                "(*helps*) is a lift the evaluation is sure of, its whole 95% interval above "
+                "zero. A grey or red one is not, however tall: its interval is under it.")
 BARS = gr.BarPlot(render=False)  # turns the history into what the browser is sent
 
 
@@ -133,12 +136,16 @@ def build(state: SpaceState) -> SkillTab:
                            headers=list(BOARD_COLUMNS), datatype=datatypes(BOARD_COLUMNS),
                            column_widths=list(WIDTHS), wrap=True, elem_classes="hs-table")
     people = gr.Markdown(elem_id="skill-people", elem_classes="hs-note")  # beside, not in
-    history = gr.BarPlot(x="point", y="lift_points", color="model",
-                         x_title="version · model", y_title="lift (percentage points)",
-                         title="Lift over versions", height=300,
+    # coloured by verdict, not by model (labels name it, where several): a bar is the point lift
+    # only, and a tall one whose interval reaches zero looked better than every *helps*;
+    # its label is long for a phone's narrow bars: slanted, labels do not overlap
+    history = gr.BarPlot(x="point", y="lift_points", color="verdict", color_map=VERDICT_COLORS,
+                         x_title="version, lift [95% CI]", x_label_angle=-20,
+                         y_title="lift (percentage points)", title="Lift over versions", height=300,
                          tooltip=["version", "model", "date", "lift_points", "lift_ci",
                                   "baseline", "with_skill", "verdict"],
                          elem_id="skill-history")
+    gr.Markdown(HISTORY_NOTE, elem_id="skill-history-note", elem_classes="hs-note")
     triggers = gr.Dataframe(label=TRIGGER_NOTE, interactive=False, max_height=320, wrap=True,
                             column_widths=TRIGGER_WIDTHS, datatype=datatypes(TRIGGER_COLUMNS),
                             visible=False,

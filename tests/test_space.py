@@ -24,7 +24,7 @@ import pytest
 from fakes.hub_server import FakeHub
 from fakes.openai_server import FakeOpenAIServer
 from gradio_client import Client, handle_file
-from space_pages import handler, pages
+from space_pages import blocks, handler, pages
 
 from registry.config import Settings
 from registry.errors import InvalidSkill, UnsafeSkill
@@ -205,6 +205,23 @@ def test_skill_page_shows_the_pull_command_files_and_history(client):
     assert len(results["data"]) == len(MODELS) + 1 and len(history["data"]) == len(MODELS)
     assert "finding" in findings.lower()
     assert body.strip()
+
+
+def test_the_history_colours_each_bar_by_its_verdict_and_says_so(space):
+    """A bar is the point lift only: +24 over [-24, +59] stood taller than every *helps* in the
+    model's colour. Each bar is coloured by its verdict's kind, and the note says what that
+    colour means."""
+    from space.leaderboard_view import VERDICT_COLORS
+
+    frame = skill_data.history_frame(space.state.board(), "hubskills/agent-skill-md")
+    assert set(frame["verdict"]) <= set(VERDICT_COLORS) and len(frame) == len(MODELS)
+    assert all(point.startswith(f"v1.1.0 {ci} · ") for point, ci in zip(  # · model: several
+        frame["point"], frame["lift_ci"], strict=True))  # the interval shown under its bar
+    chart = next(b for b in blocks(space.demo) if getattr(b, "elem_id", None) == "skill-history")
+    assert chart.color == "verdict" and chart.color_map == VERDICT_COLORS
+    note = next(b for b in blocks(space.demo)
+                if getattr(b, "elem_id", None) == "skill-history-note")
+    assert "only a green bar (*helps*) is a lift the evaluation is sure of" in note.value
 
 
 def test_an_unknown_skill_is_a_readable_message(client, space):
