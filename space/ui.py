@@ -57,7 +57,35 @@ ON_LOAD = ("() => { const tab = new URLSearchParams(location.search).get('tab');
            " if (body && body.tabIndex !== 0) { body.tabIndex = 0;"
            " body.setAttribute('role', 'region'); body.setAttribute('aria-label', 'SKILL.md'); } };"
            " new MutationObserver(mark).observe(document.body, {childList: true, subtree: true});"
-           " mark(); }")
+           " mark();"
+           " let shown = new URLSearchParams(location.search).get('skill');"
+           " addEventListener('popstate', () => {"
+           " const now = new URLSearchParams(location.search).get('skill');"
+           " if (now !== shown) location.reload(); });"
+           " const push = history.pushState.bind(history);"
+           " history.pushState = (...args) => { push(...args);"
+           " shown = new URLSearchParams(location.search).get('skill'); }; }")
+# The address says which skill is open (`?skill=ns/name`, as page load reads it), so a skill
+# page opened from a row or the picker can be shared; the leaderboard's tab takes it off. Each
+# change is a history entry: Back reloads the address it returns to (the tabs are the page's
+# own, which a history entry does not restore). The leaderboard's tab is selected as the page
+# loads too, before page load reads `?skill=`: it takes it off only once a skill was shown.
+SKILL_URL = """(repo) => {
+  const url = new URL(location.href);
+  if (!repo) return;
+  window.hsSkillShown = true;
+  if (url.searchParams.get('skill') === repo) return;
+  url.searchParams.set('skill', repo);
+  history.pushState({skill: repo}, '', url.pathname + '?'
+                    + url.searchParams.toString().replace(/%2F/gi, '/') + url.hash);
+}"""
+BOARD_URL = """() => {
+  const url = new URL(location.href);
+  if (!window.hsSkillShown || !url.searchParams.has('skill')) return;
+  url.searchParams.delete('skill');
+  const query = url.searchParams.toString();
+  history.pushState({}, '', url.pathname + (query ? '?' + query : '') + url.hash);
+}"""
 FOCUS_SKILL = """() => requestAnimationFrame(() => {
   const header = document.getElementById('skill-header');
   if (header) { header.tabIndex = -1; header.focus(); }
@@ -105,12 +133,15 @@ def build_demo(settings: Settings | None = None, *, store: SkillStore | None = N
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
         header = gr.HTML(header_html(), elem_id="hs-header")
         with gr.Tabs(selected="leaderboard", elem_id="hs-tabs") as tabs:
-            with gr.Tab("🏆 Leaderboard", id="leaderboard", elem_id="tab-leaderboard"):
+            with gr.Tab("🏆 Leaderboard", id="leaderboard", elem_id="tab-leaderboard") as first:
                 board = leaderboard_tab.build(state)
             with gr.Tab("📄 Skill", id="skill", elem_id="tab-skill"):
                 page = skill_page.build(state)
         gr.Markdown(footer(state.settings), elem_classes="hs-note")
         _wire(demo, state, header, tabs, board, page)
+        # the address names the skill shown (`SKILL_URL`), and no skill on the leaderboard
+        page.picker.change(None, page.picker, None, js=SKILL_URL, api_visibility="private")
+        first.select(None, js=BOARD_URL, api_visibility="private")
     scrub_responses(demo)
     state.start_refresh()
     demo.hubskills_state = state  # for tests and benchmarks

@@ -198,3 +198,27 @@ def test_browse_filter_open_a_skill_and_evaluate(space_url, page, tmp_path):
     page.get_by_role("tab", name=re.compile("Generate")).click()
     page.locator("#gen-task").wait_for()
     shots.take(page, "generate-form")
+
+
+def test_a_skill_opened_from_a_row_has_an_address_to_share(space_url, page):
+    """A row opened its skill's page with the address left at `/`: the page could not be
+    shared. The address names the skill (`?skill=`, which opens it when loaded), the
+    leaderboard's tab takes it off again, and Back returns to the skill."""
+    here = "() => location.pathname + location.search"
+    page.goto(space_url)
+    wait_for_rows(page, "leaderboard-table", "text.includes('hubskills/')")
+    page.locator("#leaderboard-table [data-testid=cell-0-3]").click()  # select, not the link
+    command = pull_command(page)
+    repo = command.split()[-1].split("@")[0]
+    page.wait_for_function(f"() => location.search === '?skill={repo}'")
+    page.get_by_role("tab", name=re.compile("Leaderboard")).click()
+    page.wait_for_function("() => location.search === ''")
+    page.go_back()  # the address of the skill again: loaded, it opens that skill
+    page.wait_for_function(f"() => location.search === '?skill={repo}'")
+    page.locator("#pull-command textarea").first.wait_for()
+    assert pull_command(page) == command and page.evaluate(here).endswith(f"?skill={repo}")
+    assert "Skill" in page.get_by_role("tab", selected=True).inner_text()
+    page.goto(f"{space_url}?skill=hubskills/hf-hub-python-2x")  # as shared: opened, kept
+    page.wait_for_function("""() => document.querySelector('#pull-command textarea')
+        ?.value.includes('hf-hub-python-2x')""")
+    assert page.evaluate(here).endswith("?skill=hubskills/hf-hub-python-2x")
