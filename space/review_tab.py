@@ -59,6 +59,11 @@ document.addEventListener('keydown', (event) => {
     button.click();
   }
 });
+// A code block scrolls sideways in its column (theme.CSS): the keyboard reaches it to scroll.
+const reachable = () => document.querySelectorAll(':is(#review-prompt, #review-a, #review-b) pre')
+  .forEach(pre => Object.assign(pre, {tabIndex: 0, role: 'region', ariaLabel: 'code'}));
+reachable();
+new MutationObserver(reachable).observe(document.body, {childList: true, subtree: true});
 """
 
 
@@ -116,9 +121,11 @@ def shown(review: Review, case_id: str, side: Literal["A", "B"], reviewer: str) 
 
 
 def summary_markdown(review: Review) -> str:
-    """The preference summary in words, with its interval."""
+    """The preference summary in words, with its interval (before any answer, that there is
+    none: said once, not again as "no case with a preference")."""
     summary = review.summary()
-    lines = [f"**{summary.headline.capitalize()}** ({summary.apart}).", summary.interval]
+    lines = ([f"**{summary.headline.capitalize()}** ({summary.apart}).", summary.interval]
+             if summary.reviewed else [f"**{summary.headline.capitalize()}.**"])
     lines += [f"- {line}" for line in summary.lines()[2:]]
     lines.append("_People's preference, not a measured result: shown beside the lift, "
                  "never in it._")
@@ -239,7 +246,9 @@ def panel(run: gr.State | gr.Dropdown) -> Panel:
                                     interactive=False)
                        for c, label in LABELS.items()}
         revealed = gr.Markdown(elem_id="review-revealed")
-        nxt = gr.Button("Next case (n)", visible=False, elem_id="review-next", size="sm")
+        # a button as large as the choices it follows (a small grey one went unseen)
+        nxt = gr.Button("Next case (n)", visible=False, elem_id="review-next",
+                        variant="primary")
     gr.HTML("", js_on_load=KEYS_JS, elem_id="review-keys", visible="hidden")
     return Panel(run, case, progress, prompt, (left, right), comment, choices, nxt, revealed,
                  summary, pair)

@@ -77,6 +77,10 @@ CSS = """
    ("acme/csv-" / "cleaning@v0.1.0"); one wider than its box scrolls sideways instead. */
 #pull-command textarea {white-space: pre !important; overflow-wrap: normal !important;
   overflow-x: auto !important;}
+/* A review's answers side by side: a code block wider than its column scrolls sideways in it
+   (one pushed Answer B past the page's edge, cut off). */
+#review-a, #review-b, #review-prompt {min-width: 0; max-width: 100%;}
+:is(#review-a, #review-b, #review-prompt) pre {overflow-x: auto; max-width: 100%;}
 .hs-error {border-left:4px solid #dc2626; padding:6px 12px; background:rgba(220,38,38,.06);
   border-radius:6px;}
 """

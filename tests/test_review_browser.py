@@ -35,6 +35,21 @@ REPO = "hubskills/agent-skill-md"
 SKILL = Path(__file__).resolve().parent.parent / "skills" / "agent-skill-md"
 RUN_ID = "20261206-090000-review"
 MODEL = "local/x"
+# a code line wider than an answer's column (it pushed Answer B past the page's edge)
+LONG_CODE = "\n\n```python\nids = [" + ", ".join(str(12345678 + i) for i in range(40)) + "]\n```"
+SHORT_CODE = "\n\n```python\nids = [1, 2]\n```"
+# Each answer's code block: whether it ends inside its column (and that inside the pair's
+# box), scrolls sideways and takes
+# the keyboard's focus (to scroll it without a mouse); and the page's overflow.
+CODE_BLOCKS = """() => [...document.querySelectorAll('#review-a pre, #review-b pre')].map(pre => {
+  const column = pre.closest('.column').getBoundingClientRect();
+  const pair = document.getElementById('review-pair').getBoundingClientRect();
+  return {inside: pre.getBoundingClientRect().right <= column.right + 1
+                  && column.right <= pair.right + 1,
+          scrolls: (pre.scrollLeft = 40, pre.scrollLeft > 0),  // not merely overflowing
+          focusable: pre.tabIndex === 0,
+          page: document.documentElement.scrollWidth <= document.documentElement.clientWidth};
+})"""
 CASES = [c.id for c in load_suite(suite_path(SKILL)).cases[:5]]
 
 
@@ -60,7 +75,8 @@ def rows_and_manifest(revision: str | None, skill_path: str | None = None
                       skill_version="1.0.0", skill_revision=revision, model=MODEL, arm=arm,
                       case_id=case, passed=arm == "skill", score=1.0,
                       output=f"Token {'S' if arm == 'skill' else 'B'}-{case}: an answer. "
-                             "<script>window.pwned = 1</script>")
+                             "<script>window.pwned = 1</script>"
+                             + (LONG_CODE if arm == "skill" else SHORT_CODE))
             for case in CASES for arm in ("baseline", "skill")]
     return manifest, rows
 
@@ -96,6 +112,10 @@ def review_five(page) -> tuple[list[str], int]:
         assert page.evaluate("() => window.pwned") is None
         choice = ["A", "B", "tie", "both_bad", seen][i]
         if i == 0:
+            blocks = page.evaluate(CODE_BLOCKS)
+            assert len(blocks) == 2 and all(b["inside"] and b["focusable"] and b["page"]
+                                            for b in blocks), blocks
+            assert sum(b["scrolls"] for b in blocks) == 1, blocks  # the skill's, on its side
             page.locator("#review-comment textarea").fill("A reads better")
             page.locator("#review-choose-A").click()
         else:
@@ -109,6 +129,11 @@ def review_five(page) -> tuple[list[str], int]:
         assert named and named.group(1) == seen
         if i < 4:
             page.locator("#review-next").wait_for(state="visible")
+            if i == 0:  # a button as plain as the choices above it, not a small grey link
+                size = page.evaluate("""() => ['#review-next', '#review-choose-A'].map(id => {
+                    const b = document.querySelector(id);
+                    return [b.getBoundingClientRect().height, b.className]; })""")
+                assert size[0][0] >= size[1][0] - 1 and "primary" in size[0][1], size
             page.keyboard.press("n")
         else:  # the last: nothing is next, and its line says so (it said "press n")
             assert "every case answered" in _text(page, "#review-progress")

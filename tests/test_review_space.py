@@ -39,6 +39,7 @@ def test_an_anonymous_visitor_sees_the_summary_only(space):
     opened = handler(space, "review_open")(RUN_ID, None)
     case, progress, prompt, a, b = opened[:5]
     assert case is None and progress == ANONYMOUS and (prompt, a, b) == ("", "", "")
+    assert opened[-2].lower().count("no case") == 1  # said once ("with a preference" too)
     assert "no case reviewed yet" in opened[-2].lower()
     with pytest.raises(gr.Error, match="sign in to review"):
         handler(space, "review_a")(RUN_ID, CASES[0], "", None)
