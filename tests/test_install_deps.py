@@ -344,6 +344,8 @@ def test_publish_refuses_a_skill_whose_dependency_cannot_be_pulled(store: LocalS
     with pytest.raises(ValidationFailed) as err:
         publish_skill(store, folder, runs_dir=tmp_path / "runs", repo="acme/a", strict=True)
     assert err.value.overridable and "missing-dependency" in err.value.message
+    # the registry's finding, not validate's (a walk ran validate and found nothing)
+    assert "hubskills validate and the registry report 3 warnings" in err.value.message
     assert [p.message for p in err.value.problems if p.code == "missing-dependency"] == [
         "requires acme/b@^1; the local registry has 2.0.0, so every pull would fail: publish "
         "acme/b first", "requires acme/c; the local registry has no version of it, so every "

@@ -44,9 +44,14 @@ def check_skill(skill_dir: Path, *, allow_risky: bool = False, strict: bool = Fa
         raise ValidationFailed(f"{skill_dir} has {errors} validation error"
                                f"{'s' * (errors != 1)}",
                                problems=problems, hint=f"hubskills validate {skill_dir}")
-    problems += check_suite(skill_dir) + (also() if also is not None else [])
+    problems += check_suite(skill_dir)
+    registry = also() if also is not None else []  # not validate's: a walk ran it to find
+    problems += registry                            # the missing dependency publish named
     if strict and problems:
-        raise ValidationFailed(f"{skill_dir}: hubskills validate reports {_counted(problems)} "
+        who = "publish's look at the registry finds" if registry and len(registry) == len(
+            problems) else "hubskills validate and the registry report" if registry else \
+            "hubskills validate reports"
+        raise ValidationFailed(f"{skill_dir}: {who} {_counted(problems)} "
                                f"({', '.join(dict.fromkeys(p.code for p in problems))})",
                                problems=problems, overridable=True,
                                hint=f"fix them, or publish anyway: hubskills publish {skill_dir} "
