@@ -59,6 +59,16 @@ def test_a_trigger_entry_has_the_runs_own_recall_and_false_triggers_and_no_lift(
     assert (entry.should, entry.should_not, entry.errors) == (5, 3, 1)
     assert entry.status == "" and entry.repo == "local/zorblax-ports" and entry.run_id == run_id
 
+    # a resumed run's retried sample (its error row, then its answer) counts once, as the
+    # replay reads it (a review: the board's new one-row-a-sample rule broke the trigger
+    # board's arrays on such a run, IndexError on every screen)
+    import pandas as pd
+
+    answered = frame.index[(frame["error"].isna() & (frame["mode"] == "trigger")).to_numpy()][0]
+    retried = frame.loc[[answered]].assign(passed=None, error="timeout",
+                                           error_kind="transport")
+    assert trigger_entries(pd.concat([retried, frame], ignore_index=True)) == [entry]
+
     board = CliRunner().invoke(cli, ["leaderboard", "-s", "zorblax"], catch_exceptions=False)
     assert "60% [23–88%]" in board.output and "33% [6–79%]" in board.output
     assert "No results match" not in board.output and "+0" not in board.output

@@ -30,8 +30,10 @@ class Rows(NamedTuple):
     labels: dict[str, np.ndarray]
 
     @classmethod
-    def from_frame(cls, frame: pd.DataFrame) -> Rows:
-        """Codes, outcomes, tokens, dollars and times of every row of ``frame``."""
+    def from_frame(cls, frame: pd.DataFrame, *, latest: bool = True) -> Rows:
+        """Codes, outcomes, tokens, dollars and times of ``frame``'s rows: each sample's own
+        (`latest`), or, without ``latest``, every row in frame order (for a caller that
+        keeps arrays of its own beside them and applies `latest()` to all of them)."""
         skill, labels = _skill_codes(frame)
         cols = {"skill": skill}
         for name in CODED:
@@ -49,7 +51,7 @@ class Rows(NamedTuple):
             if name in ("input_tokens", "output_tokens", "repeat"):
                 cols[name] = np.nan_to_num(cols[name])
         rows = cls(cols, labels)
-        return rows.take(rows.latest())
+        return rows.take(rows.latest()) if latest else rows
 
     def latest(self) -> np.ndarray:
         """Per row: whether it is its sample's (run, skill, version, model, arm, case, repeat)

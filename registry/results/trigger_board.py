@@ -101,8 +101,8 @@ def trigger_entries(frame: pd.DataFrame, *, skill: str | None = None,
     # a trigger run's design is one-arm (`sequential_rates`): replayed here, not as an A/B's
     designs = part["design"].to_numpy(dtype=object) if "design" in part \
         else np.full(len(part), None, dtype=object)
-    rows = Rows.from_frame(part.drop(columns=["design"], errors="ignore"))
-    keep = row_mask(rows, skill, model, tags, tag)
+    rows = Rows.from_frame(part.drop(columns=["design"], errors="ignore"), latest=False)
+    keep = row_mask(rows, skill, model, tags, tag) & rows.latest()  # with the arrays above
     rows, expect, designs = rows.take(keep), expect[keep], designs[keep]
     if not len(expect):
         return []
