@@ -5,6 +5,7 @@ protected when it was edited, checked by `verify-install` and repaired by `insta
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -337,23 +338,29 @@ def test_verify_install_sees_files_the_content_hash_leaves_out(store: LocalStore
                                                                 project: Path):
     """A team lead's walk: a planted `.vscode/tasks.json` or `SKILL.md~` left `verify-install`
     saying ok, since the content hash leaves editor and cache files out. So would a planted
-    hash-based .pyc, which Python runs in place of its source unchecked. A .pyc Python itself
-    writes when a skill's script runs (checked against its source's time) is no change."""
+    hash-based .pyc, which Python runs in place of its source unchecked, or one whose time and
+    size are not its source's (a review). The .pyc Python itself writes when a skill's script
+    runs is no change."""
     import py_compile
 
-    pull("acme/a", project=project, store=store, agents="claude")
-    folder = project / ".agents/skills/a"
-    source = project.parent / "helper.py"  # compiled from outside: only the .pyc lands
-    source.write_text("print('hi')\n")
-    py_compile.compile(str(source),
-                       cfile=str(folder / "scripts/__pycache__/helper.cpython-311.pyc"))
+    publish(store, project.parent, "acme/py", files={"scripts/helper.py": "print('hi')\n",
+                                                     "scripts/run.py": "import helper\n"})
+    pull("acme/py", project=project, store=store, agents="claude")
+    folder = project / ".agents/skills/py"
+    cache = folder / "scripts/__pycache__"
+    py_compile.compile(str(folder / "scripts/helper.py"))  # as an import would write it
     [audit] = verify_installed(project)
-    assert audit.state == "ok", audit  # a .pyc checked against its source: Python's own
-    py_compile.compile(str(source), cfile=str(folder / "scripts/__pycache__/evil.cpython-311.pyc"),
+    assert audit.state == "ok" and any(cache.glob("helper.*.pyc")), audit
+    py_compile.compile(str(folder / "scripts/run.py"),
                        invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+    forged = next(cache.glob("helper.*.pyc"))
+    data = bytearray(forged.read_bytes())
+    data[8:12] = (int.from_bytes(data[8:12], "little") + 1).to_bytes(4, "little")
+    forged.write_bytes(bytes(data))  # not the source's time: not written for this checkout
     (folder / ".vscode").mkdir()
     (folder / ".vscode/tasks.json").write_text('{"runOn": "folderOpen"}\n')
     [audit] = verify_installed(project)
     assert audit.state == "modified", audit
-    assert "added .vscode/tasks.json, scripts/__pycache__/evil.cpython-311.pyc" in \
-        audit.problems[0], audit.problems
+    tag = sys.implementation.cache_tag
+    assert f"added .vscode/tasks.json, scripts/__pycache__/helper.{tag}.pyc, " \
+           f"scripts/__pycache__/run.{tag}.pyc" in audit.problems[0], audit.problems

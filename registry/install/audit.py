@@ -139,19 +139,29 @@ def _check_unhashed(audit: Audit, folder: Path, pinned: dict[str, str],
 
 
 def _written_by_python(path: Path) -> bool:
-    """A `__pycache__/*.pyc` Python checks against its source's time and size before using it
-    (PEP 552 flags 0), as it writes one when a skill's script is run: not a change of the
-    skill's. A hash-based one (flags set) may be used without a look at its source."""
+    """A `__pycache__/*.pyc` Python wrote for its source beside the folder, as it does when a
+    skill's script is run: no change of the skill's. That is one Python itself would check
+    against the source before using it (PEP 552 flags 0) and whose recorded time and size are
+    the source's now. A hash-based one may run without a look at its source; one whose time
+    and size are not the source's was not written for this checkout (a git checkout gives
+    files the time it ran, which a pull request cannot know in advance). Whoever can write
+    into the folder on this machine can forge either, and the marker's list too: these checks
+    hold for what a repository brings, not against a local writer."""
     if path.parent.name != "__pycache__" or path.suffix != ".pyc":
         return False
+    source = path.parent.parent / f"{path.name.split('.')[0]}.py"
     try:
         with path.open("rb") as handle:
-            header = handle.read(8)
+            header = handle.read(16)
+        stat = source.stat()
     except FileNotFoundError:
-        return True  # one Python wrote and removed, or a cache cleared: never the skill's
+        return not path.exists()  # one Python wrote and removed (or a cache cleared)
     except OSError:
         return False
-    return len(header) == 8 and int.from_bytes(header[4:8], "little") == 0
+    if len(header) < 16 or int.from_bytes(header[4:8], "little") != 0:
+        return False
+    mtime, size = int.from_bytes(header[8:12], "little"), int.from_bytes(header[12:16], "little")
+    return mtime == int(stat.st_mtime) & 0xFFFFFFFF and size == stat.st_size & 0xFFFFFFFF
 
 
 def _fail(audit: Audit, state: str, problem: str) -> Audit:
