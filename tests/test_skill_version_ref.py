@@ -9,6 +9,7 @@ from fakes.openai_server import FakeOpenAIServer
 from test_verify import FAST, knows_fact_if_told, make_skill
 
 from registry.config import Settings
+from registry.errors import HubskillsError
 from registry.evaluation.config import EvalConfig
 from registry.format.version_ref import SkillVersionRef
 from registry.install.identity import identify
@@ -52,6 +53,12 @@ def test_a_folder_published_under_another_namespace_is_found_by_its_name(tmp_pat
     found = identify(skill, store)
     assert found is not None and (found.repo, found.version) == (f"acme/{name}", "0.2.0")
     assert identify(skill, store, repo=f"aaa/{name}") is None  # --repo names the only one
+    store.publish(skill, repo=f"0copy/{name}", version="9.0.0")  # republished, sorting first
+    with pytest.raises(HubskillsError, match=f"latest published version of 2 skills: "
+                                             f"0copy/{name}, acme/{name}; hubskills does not "
+                                             "guess"):
+        identify(skill, store)  # a review: the copy's namespace was taken
+    assert identify(skill, store, repo=f"acme/{name}").repo == f"acme/{name}"
 
 
 def test_the_space_files_a_registry_run_under_its_repo_revision_and_version(tmp_path, settings):

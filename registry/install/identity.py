@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from registry.errors import SkillNotFound
+from registry.errors import HubskillsError, SkillNotFound
 from registry.format.skill import content_hash, load_skill
 from registry.format.version_ref import SkillVersionRef
 from registry.install.lockfile import read_marker
@@ -39,7 +39,8 @@ def identify(folder: Path, store: SkillStore | None, *,
     Without a ``store`` only the marker is read (no registry call).
 
     Raises:
-        HubskillsError: ``repo`` is not a valid repo id, or the registry failed.
+        HubskillsError: ``repo`` is not a valid repo id, or the registry failed, or the
+            folder is the latest version of several repos of its name (none is guessed).
     """
     if repo is not None:
         from registry.stores.refs import check_repo_id
@@ -61,7 +62,15 @@ def identify(folder: Path, store: SkillStore | None, *,
     # then named no version, and its hint would have published a second skill
     others = [info.repo for info in store.search(name, limit=_SAME_NAME_LIMIT)
               if info.repo.rsplit("/", 1)[-1] == name and info.repo not in candidates]
-    return _matching(store, sorted(others), digest, parse_card)
+    found_all = [ref for repo_id in sorted(others)
+                 if (ref := _matching(store, [repo_id], digest, parse_card)) is not None]
+    if len(found_all) > 1:  # a copy republished under another namespace: never guess (a review)
+        listed = ", ".join(ref.repo for ref in found_all)
+        raise HubskillsError(f"{folder} is the latest published version of {len(found_all)} "
+                             f"skills: {listed}; hubskills does not guess which is yours",
+                             hint=f"hubskills eval {folder} --push --repo REPO  # REPO: "
+                                  "the one of those you publish")
+    return found_all[0] if found_all else None
 
 
 _SAME_NAME_LIMIT = 50  # skills of one name a search may list; each costs one `info`
