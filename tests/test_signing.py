@@ -493,14 +493,26 @@ def _write(path: Path, *objects) -> Path:
     return path
 
 
+def sign_unchecked(folder: Path, *, key: Path, certificate: Path, chain: list[Path]) -> None:
+    """Sign `folder` as `model_signing` does with any chain it is given (another signing tool,
+    or hubskills before `sign` checked the chain): what a pull may meet."""
+    import model_signing
+
+    config = model_signing.signing.Config().use_certificate_signer(
+        private_key=key, signing_certificate=certificate, certificate_chain=chain)
+    config.set_hashing_config(model_signing.hashing.Config().set_ignored_paths(
+        paths=[SIGNATURE_FILE], ignore_git_paths=False))
+    config.sign(folder, folder / SIGNATURE_FILE)
+
+
 def _signed_with(project: Path, tmp_path: Path, capsys, *, key, leaf, chain, trust) -> str:
-    """Sign a new skill with `leaf` (the signer does not look at dates), trust `trust`, pull it;
-    the pull's stderr, flat, after checking it was refused with nothing installed."""
+    """Sign a new skill with `leaf` as the library would (`sign` refuses these chains), trust
+    `trust`, pull it; the pull's stderr, flat, after checking it was refused with nothing
+    installed."""
     mine = incoming(project)
-    code, _, err = run_main(capsys, "sign", mine, "--key", _write(tmp_path / "leaf.key", key),
-                            "--certificate", _write(tmp_path / "leaf.pem", leaf),
-                            "--chain", _write(tmp_path / "chain.pem", *chain))
-    assert code == 0, err
+    sign_unchecked(mine, key=_write(tmp_path / "leaf.key", key),
+                   certificate=_write(tmp_path / "leaf.pem", leaf),
+                   chain=[_write(tmp_path / "chain.pem", *chain)])
     assert run_main(capsys, "trust", "add", "acme", _write(tmp_path / "root.pem", trust))[0] == 0
     code, _, err = run_main(capsys, "pull", "./incoming/acme-skill", "--project", project)
     flat = " ".join(err.split())

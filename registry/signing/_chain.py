@@ -7,6 +7,11 @@ The path is followed as a verifier builds it, from the signing certificate to th
 that issued it (`cryptography`'s `verify_directly_issued_by` checks each link's signature),
 among the bundle's certificates and the trusted ones, until a self-signed or unknown issuer.
 Each certificate on it must be valid now. The library still verifies the chain itself.
+
+`check_signing_path` is the signer's side (`hubskills sign`, `publish --sign`): the chain a
+signature will carry must build, in the order given, from the signing certificate to a
+self-signed root, each issuer a CA that may sign certificates, each certificate valid now; the
+library writes any chain it is given, and every pull would refuse the result.
 """
 
 from __future__ import annotations
@@ -71,6 +76,112 @@ def check_chain(chain: Sequence[Any], trusted: Sequence[Any],
                                f"{_when(cert, now)}", trusted=cert)
         role = "signing certificate" if index == 0 else "certificate"
         raise ChainProblem(f"its {role} {_subject(cert)} {_when(cert, now)}")
+
+
+def check_signing_path(cert: Any, chain: Sequence[Any], origins: Sequence[str] = (),
+                       now: datetime.datetime | None = None) -> None:
+    """Refuse a signing certificate and chain (`--chain`, in order) that a verifier cannot
+    build from the certificate to a root: an issuer that is not the next certificate (or whose
+    key did not sign it), one that is not a CA (`CA:FALSE`), may not sign certificates
+    (`keyCertSign`) or is past its path length, a certificate not valid `now`, a signing
+    certificate not for signing, or a chain that stops short of a self-signed root.
+
+    Args:
+        cert: the signing certificate.
+        chain: the certificates above it, its issuer first, the root last.
+        origins: the file each of `chain` came from (named in the problem).
+        now: the time to check against (default: the current time, UTC).
+
+    Raises:
+        ChainProblem: the first problem found, naming the certificate and its file.
+    """
+    now = now or _now()
+    path = [cert, *chain]
+    named = ["the signing certificate " + _subject(cert)] + [
+        f"{_subject(c)}" + (f" ({origins[i]})" if i < len(origins) else "")
+        for i, c in enumerate(chain)]
+    if len(path) > MAX_CHAIN:
+        raise ChainProblem(f"the certificate chain holds {len(path)} certificates (a pull "
+                           f"reads at most {MAX_CHAIN})")
+    for index, each in enumerate(path):
+        if not _valid(each, now):
+            raise ChainProblem(f"{named[index]} {_when(each, now)}")
+    if not _signs(cert):
+        raise ChainProblem(f"{named[0]} is not for signing (its key usage has no "
+                           "digitalSignature, nor its extended key usage codeSigning)")
+    for index, (child, issuer) in enumerate(zip(path, path[1:], strict=False), start=1):
+        if child.issuer != issuer.subject:
+            raise ChainProblem(f"{named[index - 1]} was issued by "
+                               f"{child.issuer.rfc4514_string()}, not by the next certificate "
+                               f"in the chain, {named[index]}")
+        if not _issued(child, issuer):
+            raise ChainProblem(f"{named[index - 1]} is not signed by the key of {named[index]}")
+        if not _is_ca(issuer):
+            raise ChainProblem(f"{named[index]} is not a CA certificate (CA:FALSE), so it "
+                               f"cannot issue {_subject(child)}")
+        if not _may_sign_certificates(issuer):
+            raise ChainProblem(f"{named[index]} may not sign certificates (its key usage has "
+                               "no keyCertSign)")
+        limit = _path_length(issuer)
+        if limit is not None and index - 1 > limit:
+            raise ChainProblem(f"{named[index]} allows {limit} CA certificate"
+                               f"{'' if limit == 1 else 's'} below it (pathlen), and the chain "
+                               f"has {index - 1}")
+    if not _self_signed(path[-1]):
+        raise ChainProblem(f"the chain stops at {named[-1]}, which was issued by "
+                           f"{path[-1].issuer.rfc4514_string()}: the certificates up to the "
+                           "root must follow it, the root last")
+
+
+def _basic(cert: Any) -> Any:
+    from cryptography import x509
+
+    try:
+        return cert.extensions.get_extension_for_class(x509.BasicConstraints).value
+    except x509.ExtensionNotFound:
+        return None
+
+
+def _is_ca(cert: Any) -> bool:
+    """A CA certificate, as OpenSSL reads it: `CA:TRUE`, or a self-signed version 1 one."""
+    from cryptography import x509
+
+    basic = _basic(cert)
+    if basic is not None:
+        return bool(basic.ca)
+    return cert.version == x509.Version.v1 and _self_signed(cert)
+
+
+def _path_length(cert: Any) -> int | None:
+    basic = _basic(cert)
+    return None if basic is None else basic.path_length
+
+
+def _may_sign_certificates(cert: Any) -> bool:
+    from cryptography import x509
+
+    try:
+        return bool(cert.extensions.get_extension_for_class(x509.KeyUsage).value.key_cert_sign)
+    except x509.ExtensionNotFound:
+        return True
+
+
+def _signs(cert: Any) -> bool:
+    """Whether `model_signing` takes `cert` as a signing certificate: digitalSignature in its
+    key usage, or codeSigning in its extended key usage."""
+    from cryptography import x509
+    from cryptography.x509.oid import ExtendedKeyUsageOID
+
+    try:
+        if cert.extensions.get_extension_for_class(x509.KeyUsage).value.digital_signature:
+            return True
+    except x509.ExtensionNotFound:
+        pass
+    try:
+        usage = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    except x509.ExtensionNotFound:
+        return False
+    return ExtendedKeyUsageOID.CODE_SIGNING in usage
 
 
 def _issued(cert: Any, issuer: Any) -> bool:

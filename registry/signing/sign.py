@@ -3,6 +3,9 @@ both offline), and make a key pair for a publisher who has none.
 
 The signature is written by `model_signing` as its command-line tool writes it: every file of
 the folder but the signature itself, `.git*` included (a pull installs them, so they are signed).
+In certificate mode the library writes whatever chain it is given; a chain a verifier cannot
+build (an intermediate that is no CA, an expired certificate, a key that is not the
+certificate's) is refused here, before anything is written, rather than at every pull.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from registry.errors import HubskillsError
+from registry.signing._chain import ChainProblem, check_signing_path
 from registry.signing._oms import SIGNATURE_FILE, oms
 from registry.signing.trust import key_fingerprint
 
@@ -61,7 +65,8 @@ def sign_folder(folder: Path, *, key: Path, certificate: Path | None = None,
     mode); without, it names the key (key mode).
 
     Raises:
-        HubskillsError: no SKILL.md there, a link in the folder, or a key the library refuses.
+        HubskillsError: no SKILL.md there, a link in the folder, a key the library refuses,
+            or (certificate mode) a certificate and chain that `check_certificate` refuses.
     """
     model_signing = oms()
     if not (folder / "SKILL.md").is_file():
@@ -71,6 +76,8 @@ def sign_folder(folder: Path, *, key: Path, certificate: Path | None = None,
             if Path(dirpath, item).is_symlink():
                 raise HubskillsError(f"{Path(dirpath, item)} is a link; a pull never installs "
                                      "links, so none is signed", hint="replace it with the file")
+    if certificate is not None:
+        check_certificate(key, certificate, chain)
     config = model_signing.signing.Config()
     try:
         if certificate is None:
@@ -85,3 +92,41 @@ def sign_folder(folder: Path, *, key: Path, certificate: Path | None = None,
         raise HubskillsError(f"cannot sign {folder}: {err}",
                              hint="hubskills keys new KEY  # an ECDSA P-256 key pair") from err
     return folder / SIGNATURE_FILE
+
+
+_CHAIN_HINT = ("openssl verify -CAfile ROOT.pem -untrusted INTERMEDIATE.pem CERT.pem  # --chain "
+               "takes the certificates that issued CERT, in order, the root last")
+
+
+def check_certificate(key: Path, certificate: Path, chain: Sequence[Path] = ()) -> None:
+    """Refuse a certificate-mode signature no pull would accept: `key` is not the key of
+    `certificate`, or the chain does not build from it to a root (`_chain.check_signing_path`).
+    Files that do not parse are left to the library, which says so when it reads them.
+
+    Raises:
+        HubskillsError: what is wrong, naming the certificate and its file.
+    """
+    oms()  # cryptography comes with the `sign` extra
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+
+    try:
+        private = serialization.load_pem_private_key(key.read_bytes(), password=None)
+        signing = x509.load_pem_x509_certificate(certificate.read_bytes())
+        above = [(cert, path) for path in chain
+                 for cert in x509.load_pem_x509_certificates(path.read_bytes())]
+    except (ValueError, TypeError, OSError):
+        return
+    spki = (serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    if private.public_key().public_bytes(*spki) != signing.public_key().public_bytes(*spki):
+        raise HubskillsError(f"--key {key} is not the key of --certificate {certificate} "
+                             f"({signing.subject.rfc4514_string()}); nothing was signed",
+                             hint="openssl x509 -noout -pubkey -in CERT.pem  # the public key "
+                                  "a certificate was issued for; --key takes its private half")
+    try:
+        check_signing_path(signing, [cert for cert, _ in above],
+                           origins=[str(path) for _, path in above])
+    except ChainProblem as problem:
+        raise HubskillsError(f"cannot sign with --certificate {certificate}: {problem}; every "
+                             "pull would refuse the signature, so nothing was signed",
+                             hint=_CHAIN_HINT) from problem
