@@ -14,6 +14,7 @@ from registry.cli._path_arg import closest_sibling
 from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.signing import add_anchor, anchors, remove_anchor
+from registry.signing.trust import is_pinned
 
 
 @click.group("trust")
@@ -40,6 +41,9 @@ def trust_add(name: str, file: Path) -> None:
                              hint=f"hubskills trust add {name} {close}  # the closest name there")
     anchor = add_anchor(Settings.from_env().home, name, file)
     out.result(f"Trusted {anchor.kind} {escape(anchor.name)}: {escape(anchor.identity)}")
+    if is_pinned(anchor):
+        out.result("  a self-signed certificate, not a CA: pinned, it vouches only for what "
+                   "was signed with this certificate itself")
     out.result("  a signature it vouches for says who published the files, not that they "
                "are safe")
 

@@ -96,6 +96,9 @@ def check_signing_path(cert: Any, chain: Sequence[Any], origins: Sequence[str] =
         ChainProblem: the first problem found, naming the certificate and its file.
     """
     now = now or _now()
+    if _self_signed(cert):  # passed again as its own chain (the library reads no empty one)
+        kept = [i for i, c in enumerate(chain) if fingerprint(c) != fingerprint(cert)]
+        chain, origins = [chain[i] for i in kept], [origins[i] for i in kept if i < len(origins)]
     path = [cert, *chain]
     named = ["the signing certificate " + _subject(cert)] + [
         f"{_subject(c)}" + (f" ({origins[i]})" if i < len(origins) else "")
@@ -116,7 +119,7 @@ def check_signing_path(cert: Any, chain: Sequence[Any], origins: Sequence[str] =
                                f"in the chain, {named[index]}")
         if not _issued(child, issuer):
             raise ChainProblem(f"{named[index - 1]} is not signed by the key of {named[index]}")
-        if not _is_ca(issuer):
+        if not is_ca(issuer):
             raise ChainProblem(f"{named[index]} is not a CA certificate (CA:FALSE), so it "
                                f"cannot issue {_subject(child)}")
         if not _may_sign_certificates(issuer):
@@ -142,7 +145,7 @@ def _basic(cert: Any) -> Any:
         return None
 
 
-def _is_ca(cert: Any) -> bool:
+def is_ca(cert: Any) -> bool:
     """A CA certificate, as OpenSSL reads it: `CA:TRUE`, or a self-signed version 1 one."""
     from cryptography import x509
 
@@ -218,3 +221,12 @@ def fingerprint(cert: Any) -> bytes:
     from cryptography.hazmat.primitives import hashes
 
     return bytes(cert.fingerprint(hashes.SHA256()))
+
+
+def can_anchor(cert: Any) -> bool:
+    """Whether a trusted `cert` can vouch for a signature: a CA certificate (a root or an
+    intermediate), or a self-signed one, which OpenSSL takes as the whole chain of a signature
+    made with that certificate itself (a pinned certificate). A certificate a CA issued with
+    `CA:FALSE` issues nothing, and alone never ends a chain OpenSSL builds (it looks on for
+    its issuer)."""
+    return is_ca(cert) or _self_signed(cert)

@@ -1,6 +1,11 @@
 """Trust anchors: certificates (a root or intermediate a signing certificate must chain to)
 and public keys the user added with `hubskills trust add NAME FILE`.
 
+A certificate a CA issued with `CA:FALSE` is refused as an anchor: OpenSSL never ends a chain
+at it (it looks on for the issuer), so it could never vouch. A self-signed certificate, CA or
+not, is kept: OpenSSL takes it as the whole chain of a signature made with it, so it is a
+pinned certificate, vouching for its own signatures alone (`is_pinned`).
+
 They are stored as `<HUBSKILLS_HOME>/trust/<NAME>.pem`, beside the config, one PEM file each,
 so the store is readable and easy to audit (`ls`, `openssl x509 -in`).
 """
@@ -14,6 +19,7 @@ from pathlib import Path
 
 from registry._io import atomic_write_bytes
 from registry.errors import HubskillsError
+from registry.signing._chain import can_anchor, is_ca
 from registry.signing._oms import oms
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
@@ -81,7 +87,8 @@ def add_anchor(home: Path, name: str, source: Path) -> Anchor:
     """Trust the certificate(s) or public key in `source` under `name` (replacing it).
 
     Raises:
-        HubskillsError: a bad name, an unreadable or oversized file, or no PEM in it.
+        HubskillsError: a bad name, an unreadable or oversized file, no PEM in it, or
+            certificates none of which can vouch (`_chain.can_anchor`: a leaf a CA issued).
     """
     if not _NAME.match(name):
         raise HubskillsError(f"'{name}' is not a trust name (lowercase letters, digits, '.', "
@@ -97,9 +104,41 @@ def add_anchor(home: Path, name: str, source: Path) -> Anchor:
                                   "given") from err
     target = trust_dir(home) / f"{name}.pem"
     anchor = parse_anchor(name, data, target, shown=source)
+    if anchor.kind == "certificate":
+        _refuse_leaf_alone(name, data, source)
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(target, data)
     return anchor
+
+
+def _refuse_leaf_alone(name: str, data: bytes, source: Path) -> None:
+    """Refuse a file whose certificates are all leaves a CA issued (`CA:FALSE`, not
+    self-signed): no chain OpenSSL builds ends at one, so it would never vouch for a signer."""
+    from cryptography import x509
+
+    certs = x509.load_pem_x509_certificates(data)
+    if any(can_anchor(cert) for cert in certs):
+        return
+    first = certs[0]
+    raise HubskillsError(f"{source}: {first.subject.rfc4514_string()} is not a CA certificate "
+                         "(CA:FALSE) and not self-signed, so it can never vouch for a signer "
+                         "(a chain is verified up to the root that issued it)",
+                         hint=f"hubskills trust add {name} ROOT.pem  # the certificate of "
+                              f"{first.issuer.rfc4514_string()}, from the publisher")
+
+
+def is_pinned(anchor: Anchor) -> bool:
+    """A certificate anchor that holds no CA certificate: a self-signed one, which vouches only
+    for signatures made with that certificate itself."""
+    if anchor.kind != "certificate":
+        return False
+    from cryptography import x509
+
+    try:
+        certs = x509.load_pem_x509_certificates(anchor.path.read_bytes())
+    except (OSError, ValueError):
+        return False
+    return not any(is_ca(cert) for cert in certs)
 
 
 def anchors(home: Path) -> list[Anchor]:
