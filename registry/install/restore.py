@@ -9,6 +9,7 @@ once; their waits for the Hub overlap while the rest of their work takes turns.
 
 from __future__ import annotations
 
+import shlex
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -81,8 +82,15 @@ def _check_signed(lock: Lockfile) -> None:
         raise SignatureRefused(f"skills.lock pins {len(unsigned)} unsigned skill"
                                f"{'s' if len(unsigned) > 1 else ''} ({', '.join(unsigned[:5])})"
                                " and signatures are required; nothing was installed",
-                               hint=f"hubskills remove {unsigned[0]}  # or install without "
+                               hint=_remove_each(unsigned) + "  # or install without "
                                     "--require-signed (HUBSKILLS_REQUIRE_SIGNED unset)")
+
+
+def _remove_each(names: list[str]) -> str:
+    """`hubskills remove NAME`, or a loop over every name when there are several."""
+    if len(names) == 1:
+        return hint_command("remove", names[0])
+    return f"for name in {shlex.join(names)}; do hubskills remove \"$name\"; done"
 
 
 def _with_sources(stores: StoreFor, sources: SourceStore) -> StoreFor:

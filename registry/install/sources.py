@@ -130,6 +130,11 @@ def is_source(text: str) -> bool:
     return text.startswith((".", "/", "~", "github:", "git@", "git+", "mcp+")) or "://" in text
 
 
+def is_folder(text: str) -> bool:
+    """Whether `text` (a source, or a lock's key for one) names a folder on this machine."""
+    return text.strip().startswith((".", "/", "~"))
+
+
 def parse_source(text: str) -> Source:
     """Read a folder or git source (see the module docstring).
 
@@ -137,7 +142,7 @@ def parse_source(text: str) -> Source:
         HubskillsError: not a source, or a folder or ref that is not a plain path or name.
     """
     text = text.strip()
-    if text.startswith((".", "/", "~")):
+    if is_folder(text):
         return FolderSource(text)
     if is_mcp(text):
         return parse_mcp(text)

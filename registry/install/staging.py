@@ -35,7 +35,7 @@ from registry.format.skill import (
 )
 from registry.format.validate import TOLERATED_AT_PULL, at_pull, validate_skill
 from registry.install.lockfile import HF_MARKER, MARKER_FILE, Scope
-from registry.install.sources import folder_name
+from registry.install.sources import folder_name, is_folder
 from registry.install.transaction import STAGING_PREFIX, make_dirs, remove_empty
 from registry.scan import Finding, SizeLimits, check_findings, check_relpath, scan_folder
 from registry.scan.paths import WINDOWS_DEVICES
@@ -143,7 +143,8 @@ def _verify(folder: Path, repo: str, resolved: Resolved, reported: str | None,
                           hint=f"{hint_command('update', pinned)}  # or "
                                f"{hint_command('pull', f'{repo}@{resolved.sha[:12]}')}: both "
                                "re-pin what the registry reports")
-    signed = policy.check(folder, name=folder_name(repo), where=where)  # before any parse
+    signed = policy.check(folder, name=folder_name(repo), where=where,  # before any parse
+                          source_folder=repo if is_folder(repo) else None)
     try:
         skill = load_skill(folder)
     except InvalidSkill as err:

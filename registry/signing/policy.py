@@ -18,14 +18,17 @@ class SignaturePolicy:
     home: Path
     require_signed: bool = False
 
-    def check(self, folder: Path, *, name: str, where: str) -> Signed | None:
-        """The signer of the staged `folder`, None when unsigned (and allowed).
+    def check(self, folder: Path, *, name: str, where: str,
+              source_folder: str | None = None) -> Signed | None:
+        """The signer of the staged `folder`, None when unsigned (and allowed);
+        `source_folder`: the folder on this machine it was copied from, if so (hints name it).
 
         Raises:
             SignatureRefused: the signature fails, or none and one is required.
         """
         present = (folder / SIGNATURE_FILE).exists() or (folder / SIGNATURE_FILE).is_symlink()
-        signed = verify_folder(folder, anchors(self.home), name=name, where=where) \
+        signed = verify_folder(folder, anchors(self.home), name=name, where=where,
+                              source_folder=source_folder) \
             if present else None  # an unsigned pull never reads the trust store
         if signed is None and self.require_signed:
             raise SignatureRefused(f"{where} is not signed (no {SIGNATURE_FILE}) and "

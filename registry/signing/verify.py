@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from registry.errors import UnsafeSkill
+from registry.errors import UnsafeSkill, hint_command
 from registry.signing._chain import ChainProblem, check_chain, fingerprint
 from registry.signing._oms import SIGNATURE_FILE, oms, read_bundle
 from registry.signing.trust import Anchor
@@ -86,7 +86,22 @@ def same_signer(found: str | None, pinned: str) -> str | None:
 
 
 def verify_folder(folder: Path, trusted: Sequence[Anchor], *, name: str,
-                  where: str | None = None) -> Signed | None:
+                  where: str | None = None, source_folder: str | None = None) -> Signed | None:
+    """`_verify_folder`; with `source_folder` (a pull from a folder on this machine) a refusal
+    that would say "get NAME again from its publisher" says to sign or copy that folder again.
+    """
+    try:
+        return _verify_folder(folder, trusted, name=name, where=where)
+    except SignatureRefused as refused:
+        if source_folder is not None and refused.hint == _hint(name):
+            refused.hint = (f"{hint_command('sign', source_folder, '--key', 'KEY')}  # if you "
+                            "signed it (add --certificate and --chain as you did); else copy "
+                            "the folder again from whoever signed it. Nothing was installed")
+        raise
+
+
+def _verify_folder(folder: Path, trusted: Sequence[Anchor], *, name: str,
+                   where: str | None = None) -> Signed | None:
     """Verify `folder/skill.oms.sig` over every file of `folder`; None when there is none.
 
     Args:
@@ -147,8 +162,14 @@ def _configure(model_signing: Any, bundle: Any, trusted: Sequence[Anchor],
         subject = carried[0].subject.rfc4514_string()
         certs = [a for a in trusted if a.kind == "certificate"]
         if not certs:  # never an empty chain: the library would fall back to the system roots
-            raise SignatureRefused(f"{where} is signed by {subject}, and no certificate is "
-                                   "trusted here", hint=_TRUST_HINT)
+            keys = [a.name for a in trusted if a.kind == "key"]
+            issuer = carried[-1].issuer.rfc4514_string()
+            raise SignatureRefused(
+                f"{where} is signed by {subject}, and no certificate is "
+                "trusted here" + (f" (only public keys: {', '.join(keys)}; a key vouches only "
+                                  "for key signatures)" if keys else ""),
+                hint=f"hubskills trust add NAME ROOT.pem  # the root certificate of {issuer}, "
+                     "from the publisher")
         _check_dates_and_loops(carried, certs, where, name)
         anchor, root = _vouching_anchor(carried, certs, where, name)
         config.use_certificate_verifier(certificate_chain=[anchor.path])  # that anchor alone
