@@ -249,10 +249,12 @@ def print_results(results: list[PullResult], project: Path, *, as_json: bool,
 
 
 def print_moves(results: list[PullResult], project: Path, *, as_json: bool,
-                empty: str = "") -> None:
+                empty: str = "", lock_written: bool = True) -> None:
     """`update`'s and `install`'s results: each as `pull` prints it, but a skill already in
     place in one line (its folders, agents and scan are those of its last pull: `hubskills
-    list` shows them); `install --frozen` in CI printed nine lines for each."""
+    list` shows them); `install --frozen` in CI printed nine lines for each. Without
+    `lock_written` (the lock's bytes did not change) a placed skill is `as skills.lock pins`,
+    not `pinned in skills.lock`."""
     if as_json or not results:
         print_results(results, project, as_json=as_json, empty=empty)
         return
@@ -260,7 +262,7 @@ def print_moves(results: list[PullResult], project: Path, *, as_json: bool,
     alike = len(shown) > 1 and len({_agent_names(r) for r in shown}) == 1
     for result in results:
         if result.status != "up-to-date" or result.linked:  # agents said once when alike
-            _print_result(result, project, visibility=not alike)
+            _print_result(result, project, visibility=not alike, lock_written=lock_written)
             continue
         for note in result.notes:
             out.warn(escape(note))
@@ -281,7 +283,8 @@ def _agent_names(result: PullResult) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(a.name for a in seen), tuple(a.name for a in unseen)
 
 
-def _print_result(r: PullResult, project: Path, *, visibility: bool = True) -> None:
+def _print_result(r: PullResult, project: Path, *, visibility: bool = True,
+                  lock_written: bool = True) -> None:
     for note in r.notes:
         out.warn(escape(note))
     version = f" {r.version}" if r.version else ""
@@ -323,4 +326,5 @@ def _print_result(r: PullResult, project: Path, *, visibility: bool = True) -> N
     out.result(f"  scan: {counts['high']} high, {counts['medium']} medium, {counts['low']} low "
                "(findings are reported; a scan never proves a skill safe)")
     if r.status != "dry-run" and r.lock_path:
-        out.result(f"  pinned in {escape(rel(r.lock_path, project))}")
+        lock = escape(rel(r.lock_path, project))
+        out.result(f"  pinned in {lock}" if lock_written else f"  as {lock} pins")

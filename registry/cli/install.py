@@ -8,6 +8,7 @@ import click
 
 from registry.cli import _pull_shared as shared
 from registry.install import install
+from registry.install.lockfile import Scope
 
 
 @click.command("install")
@@ -27,8 +28,12 @@ def install_command(frozen: bool, force: bool, require_signed: bool, allow_risky
       hubskills install
       hubskills install --frozen   # in CI
     """
+    lock = Scope.of(project, global_).lock_path
+    before = lock.read_bytes() if lock.is_file() else None
     with shared.show_findings():
         results = install(project, stores=shared.stores(registry), frozen=frozen,
                           global_=global_, force=force, allow_risky=allow_risky,
                           require_signed=require_signed)
-    shared.print_moves(results, project, as_json=as_json, empty="skills.lock pins no skills.")
+    written = (lock.read_bytes() if lock.is_file() else None) != before
+    shared.print_moves(results, project, as_json=as_json, empty="skills.lock pins no skills.",
+                       lock_written=written)
