@@ -207,11 +207,41 @@ def test_an_unknown_ref_is_a_clear_error(checkout, server):
     assert server.bodies == []
 
 
-def test_a_broken_changed_skill_stops_before_any_call(checkout, server):
-    (checkout / "skills" / "degraded" / "evals" / "evals.json").write_text("{not json")
-    result = ci(checkout, server, "--base", "HEAD")
-    assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert server.bodies == []  # the improved skill, first in order, was not evaluated either
+def test_every_broken_changed_skill_fails_and_the_others_are_still_gated(checkout, server,
+                                                                         tmp_path):
+    """A walk: one changed skill with an invalid evals.json stopped the gate at the first
+    (`Error: ...evals.json:2: invalid JSON`), named only that one, and wrote neither the step
+    summary nor the JUnit file a reviewer reads on GitHub. Each broken skill is a failure of
+    its own, found before any model call; the others are still evaluated."""
+    (checkout / "skills" / "degraded" / "evals" / "evals.json").write_text("{\n  not json")
+    other = write_skill(checkout, "other", "ALWAYS-PASS")  # new, untracked, broken too
+    (other / "evals" / "evals.json").write_text("[1, 2")
+    junit, step = tmp_path / "ci.xml", tmp_path / "step.md"
+    result = ci(checkout, server, "--base", "HEAD", "--junit", str(junit),
+                GITHUB_STEP_SUMMARY=str(step))
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    said = " ".join(result.stdout.split())
+    assert "FAIL skills/degraded (not evaluated): skills/degraded/evals/evals.json:2: invalid " \
+           "JSON" in said, result.stdout
+    assert "FAIL skills/other (not evaluated): skills/other/evals/evals.json:1: invalid JSON" \
+        in said
+    assert "2 of 3 changed skills failed the gate" in result.stderr
+    asked = prompts(server)  # the improved skill, still gated; nothing for the broken ones
+    assert "of improved" in asked and "of degraded" not in asked and "of other" not in asked
+    assert len(server.bodies) == N_CASES * 2
+
+    suite = ET.parse(junit).getroot().find("testsuite")
+    cases = {(c.get("classname"), c.get("name")): c for c in suite.iter("testcase")}
+    assert suite.get("failures") == "2" and suite.get("tests") == "4"
+    for folder in ("skills/degraded", "skills/other"):
+        failure = cases[(folder, "not evaluated")].find("failure")
+        assert failure is not None and "invalid JSON" in failure.get("message")
+    assert cases[("skills/improved", "local/fake")].find("failure") is None
+    text = step.read_text()
+    assert "## hubskills ci: 2 of 3 changed skills failed the gate" in text
+    assert "| skills/degraded | - | - | - | - | not evaluated | - | **FAIL** |" in text
+    assert "- `skills/other`: skills/other/evals/evals.json:1: invalid JSON" in text
+    assert "| skills/improved | local/fake | 0% | 100% |" in text
 
 
 def test_sigterm_mid_gate_stops_with_no_verdict_and_keeps_the_run(checkout, tmp_path):

@@ -231,24 +231,31 @@ def _write_reports(result: Any, *, summary: Path | None, step_summary: Path | No
 
 
 def _render(result: Any) -> None:
-    from registry.gate.report import headline, versus_text
+    from registry.gate.report import NOT_EVALUATED, headline, versus_text
     from registry.results.display import lift_interval, pct
 
-    if result.checks:
+    if result.checks or result.refused:
         out.table(["skill", "model", "baseline", "with skill", "lift [95% CI]", "verdict",
                    "vs published", "gate"],
-                  [(escape(c.folder), escape(c.model), pct(c.lift.baseline.pass_rate),
-                    pct(c.lift.skill.pass_rate), lift_interval(c.lift.lift, c.lift.lo,
-                                                               c.lift.hi),
-                    c.lift.verdict, escape(versus_text(c)), "pass" if c.passed else "FAIL")
-                   for c in result.checks], whole="a wider terminal or --summary FILE")
+                  [*((escape(r.folder), "-", "-", "-", "-", NOT_EVALUATED, "-", "FAIL")
+                     for r in result.refused),
+                   *((escape(c.folder), escape(c.model), pct(c.lift.baseline.pass_rate),
+                      pct(c.lift.skill.pass_rate), lift_interval(c.lift.lift, c.lift.lo,
+                                                                 c.lift.hi),
+                      c.lift.verdict, escape(versus_text(c)), "pass" if c.passed else "FAIL")
+                     for c in result.checks)], whole="a wider terminal or --summary FILE")
     for folder, note in dict.fromkeys((c.folder, n) for c in result.checks for n in c.notes):
         out.result(f"NOTE {escape(folder)}: {escape(note)}")
-    if result.checks:  # said in the headline when nothing else changed
+    if result.checks or result.refused:  # said in the headline when nothing else changed
         for folder in result.removed:
             out.result(f"NOTE {escape(folder)}: the change removes this skill")
+    for refused in result.refused:
+        for why in refused.reasons:
+            out.result(f"FAIL {escape(refused.folder)} ({NOT_EVALUATED}): {escape(why)}")
     for check in result.failed():
         for why in check.failures:
             out.result(f"FAIL {escape(check.folder)} on {escape(check.model)}: {escape(why)}")
+    if result.refused:
+        out.hint(f"{result.refused[0].hint}  # why, locally; nothing was asked of a model for it")
     if result.passed:
         out.result(headline(result))

@@ -3,7 +3,8 @@
 Both are written for a person as much as for a tool: the Markdown is one table row per skill ×
 model with the verdict and the reason it failed; the JUnit has one testcase per skill × model
 (`classname` the skill's folder, `name` the model) whose `failure` names why, and one skipped
-testcase per unchanged skill, indented.
+testcase per unchanged skill, indented. A changed skill refused before any model call (it does
+not load) is one row and one testcase (`name` "not evaluated") whose failure names each reason.
 """
 
 from __future__ import annotations
@@ -18,13 +19,17 @@ if TYPE_CHECKING:
     from registry.gate.run import GateCheck, GateResult
 
 
+NOT_EVALUATED = "not evaluated"  # a refused skill's model, verdict and JUnit name
+
+
 def headline(result: GateResult) -> str:
     """One line: how many changed skills failed, or that nothing changed."""
-    if not result.checks:
+    if not result.checks and not result.refused:
         removed = f" (removed: {', '.join(result.removed)})" if result.removed else ""
         return f"nothing to evaluate: no skill changed since {result.base}{removed}"
-    skills = {c.folder for c in result.checks}
-    failed = {c.folder for c in result.failed()}
+    refused = {r.folder for r in result.refused}
+    skills = {c.folder for c in result.checks} | refused
+    failed = {c.folder for c in result.failed()} | refused
     if failed:
         return f"{len(failed)} of {len(skills)} changed skills failed the gate"
     if len(skills) == 1:
@@ -55,10 +60,12 @@ def markdown(result: GateResult) -> str:
                  + (f"; {len(result.unchanged)} unchanged skill"
                     f"{'s' if len(result.unchanged) != 1 else ''} not evaluated (no model calls)"
                     if result.unchanged else "") + ".")
-    if result.checks:
+    if result.checks or result.refused:
         lines += ["", "| skill | model | baseline | with skill | lift [95% CI] | verdict "
                       "| vs published | gate |",
                   "|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {_cell(r.folder)} | - | - | - | - | {NOT_EVALUATED} | - | **FAIL** |"
+                  for r in result.refused]
         for c in result.checks:
             s = c.lift
             lines.append("| " + " | ".join(_cell(x) for x in (
@@ -69,24 +76,39 @@ def markdown(result: GateResult) -> str:
     if noted:  # once a skill, whatever its models
         lines += ["", "### For the reviewer", ""]
         lines += [f"- `{_cell(folder)}`: {_cell(note)}" for folder, note in dict.fromkeys(noted)]
-    if result.failed():
+    if result.failed() or result.refused:
         lines += ["", "### Why it failed", ""]
+        lines += [f"- `{_cell(r.folder)}`: {_cell(why)}" for r in result.refused
+                  for why in r.reasons]
         lines += [f"- `{_cell(c.folder)}` on `{_cell(c.model)}`: {_cell(why)}"
                   for c in result.failed() for why in c.failures]
-        first = result.failed()[0]
-        again = hint_command("eval", first.folder, "-m", first.model, "-v")
-        lines += ["", f"Rerun one locally: `{_cell(again)}` (per-case table)."]
+        lines += [""]
+        if result.refused:
+            lines += [f"Not evaluated (no model call): `{_cell(result.refused[0].hint)}` says "
+                      "why, locally."]
+        if result.failed():
+            first = result.failed()[0]
+            again = hint_command("eval", first.folder, "-m", first.model, "-v")
+            lines += [f"Rerun one locally: `{_cell(again)}` (per-case table)."]
     return "\n".join(lines) + "\n"
 
 
 def junit(result: GateResult) -> str:
     """The JUnit XML report (see the module docstring)."""
     failed = result.failed()
-    suite_attrs = {"name": "hubskills ci", "tests": str(len(result.checks) + len(result.unchanged)),
-                   "failures": str(len(failed)), "errors": "0",
+    tests = len(result.refused) + len(result.checks) + len(result.unchanged)
+    suite_attrs = {"name": "hubskills ci", "tests": str(tests),
+                   "failures": str(len(result.refused) + len(failed)), "errors": "0",
                    "skipped": str(len(result.unchanged))}
     root = ET.Element("testsuites", {k: suite_attrs[k] for k in ("name", "tests", "failures")})
     suite = ET.SubElement(root, "testsuite", suite_attrs)
+    for r in result.refused:
+        case = ET.SubElement(suite, "testcase", {"classname": r.folder, "name": NOT_EVALUATED,
+                                                 "time": "0"})
+        failure = ET.SubElement(case, "failure", {"message": "; ".join(r.reasons),
+                                                  "type": "hubskills.gate"})
+        failure.text = (f"{r.folder} was not evaluated (no model call): "
+                        + "; ".join(r.reasons) + f". Locally: {r.hint}")
     for c in result.checks:
         case = ET.SubElement(suite, "testcase", {"classname": c.folder, "name": c.model,
                                                  "time": "0"})

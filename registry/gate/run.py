@@ -11,7 +11,10 @@ A skill fails the gate on a model when its verdict against the baseline is "hurt
 verdict is no measurement at all (too few cases, or errors that could decide it: the gate
 cannot tell that it does not hurt, and a pull request controls the suite), when the lift's
 lower bound falls below `min_lift` (when given), or when it is significantly worse than the
-published version ("hurts" with the published version as the baseline). The published
+published version ("hurts" with the published version as the baseline). A changed skill
+that cannot be evaluated (a SKILL.md or suite that does not load) fails as `Refused`, found for
+every changed skill before the first model call, so the others are still gated and the reports
+name each one. The published
 version is looked up by the name the skill had at the base commit, so a change that renames
 the skill is still compared with what it replaces.
 """
@@ -67,6 +70,16 @@ class GateCheck:
         return not self.failures
 
 
+@dataclass(frozen=True)
+class Refused:
+    """A changed skill that fails the gate before any model call for it, and why (each reason
+    whole, as `hubskills validate` says it)."""
+
+    folder: str
+    reasons: list[str]
+    hint: str  # the command that says the same, locally
+
+
 @dataclass
 class GateResult:
     """Every check of one gate, and the skills left alone because they did not change."""
@@ -76,11 +89,12 @@ class GateResult:
     checks: list[GateCheck]
     unchanged: list[str]
     removed: list[str] = field(default_factory=list)  # skill folders the change deleted
+    refused: list[Refused] = field(default_factory=list)  # failed before any model call
 
     @property
     def passed(self) -> bool:
         """Whether every changed skill passed on every model."""
-        return all(c.passed for c in self.checks)
+        return not self.refused and all(c.passed for c in self.checks)
 
     def failed(self) -> list[GateCheck]:
         """The checks that failed."""
@@ -196,19 +210,23 @@ def run_gate(changes: Changes, config: EvalConfig, settings: Settings,
     """Gate every changed skill (see the module docstring); unchanged ones make no call.
 
     Raises:
-        HubskillsError: a changed skill or its suite is invalid, a model is unknown or a key
-            is missing (before that skill's first call), or the registry failed.
+        HubskillsError: a model is unknown or a key is missing (before that skill's first
+            call), or the registry failed. A changed skill that does not load is no error:
+            it is `Refused`, and the others are still gated.
     """
-    from registry.format.skill import load_skill
-    from registry.format.suite import load_suite, suite_path
+    from registry.errors import hint_command
+    from registry.format.suite import suite_path
     from registry.publishing.checks import stale_signature
 
-    for folder in changes.changed:  # every skill and suite is read before the first call
-        load_suite(suite_path(folder), skill_dir=load_skill(folder).path)
-    root, checks = changes.root, list[GateCheck]()
-    for index, folder in enumerate(changes.changed, 1):
+    root = changes.root
+    refused = [Refused(_relative(folder, root), why, hint_command("validate", str(_shown(folder))))
+               for folder in changes.changed if (why := refusal(folder))]  # before any call
+    failed = {r.folder for r in refused}
+    todo = [f for f in changes.changed if _relative(f, root) not in failed]
+    checks = list[GateCheck]()
+    for index, folder in enumerate(todo, 1):
         if announce:
-            announce(f"[{index}/{len(changes.changed)}] {_relative(folder, root)}")
+            announce(f"[{index}/{len(todo)}] {_relative(folder, root)}")
         removed, had = cases_removed(root, changes.base, folder, suite_path(folder))
         notes = [f"the change removes {len(removed)} of the {had} cases its suite held at "
                  f"{changes.base}: {', '.join(removed[:5])}"
@@ -219,7 +237,32 @@ def run_gate(changes: Changes, config: EvalConfig, settings: Settings,
                              evaluate=evaluate, base_name=name_at(root, changes.base, folder),
                              notes=notes)
     return GateResult(changes.base, min_lift, checks,
-                      [_relative(f, root) for f in changes.unchanged], changes.removed)
+                      [_relative(f, root) for f in changes.unchanged], changes.removed, refused)
+
+
+def refusal(folder: Path) -> list[str]:
+    """Why the changed skill in ``folder`` fails before any model call ([] when it may be
+    evaluated): its SKILL.md or its suite does not load. Reads files only, so it costs nothing.
+    """
+    from registry.errors import HubskillsError
+    from registry.format.skill import load_skill
+    from registry.format.suite import load_suite, suite_path
+
+    shown = _shown(folder)
+    try:
+        load_suite(suite_path(shown), skill_dir=load_skill(shown).path)
+    except HubskillsError as err:
+        return [err.message]
+    return []
+
+
+def _shown(folder: Path) -> Path:
+    """``folder`` as the person who ran the gate would type it: relative to the working folder
+    when inside it (a reason names its files, and its hint a command to paste)."""
+    for inside, here in ((folder, Path.cwd()), (folder.resolve(), Path.cwd().resolve())):
+        if inside.is_relative_to(here):
+            return inside.relative_to(here)
+    return folder
 
 
 def _relative(folder: Path, root: Path) -> str:
