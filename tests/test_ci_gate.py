@@ -221,10 +221,10 @@ def test_every_broken_changed_skill_fails_and_the_others_are_still_gated(checkou
                 GITHUB_STEP_SUMMARY=str(step))
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
     said = " ".join(result.stdout.split())
-    assert "FAIL skills/degraded (not evaluated): skills/degraded/evals/evals.json:2: invalid " \
-           "JSON" in said, result.stdout
-    assert "FAIL skills/other (not evaluated): skills/other/evals/evals.json:1: invalid JSON" \
-        in said
+    assert "FAIL skills/degraded (not evaluated): skills/degraded/evals/evals.json:2: " \
+           "invalid-suite: invalid JSON" in said, result.stdout
+    assert "FAIL skills/other (not evaluated): skills/other/evals/evals.json:1: invalid-suite: " \
+           "invalid JSON" in said
     assert "2 of 3 changed skills failed the gate" in result.stderr
     asked = prompts(server)  # the improved skill, still gated; nothing for the broken ones
     assert "of improved" in asked and "of degraded" not in asked and "of other" not in asked
@@ -240,8 +240,52 @@ def test_every_broken_changed_skill_fails_and_the_others_are_still_gated(checkou
     text = step.read_text()
     assert "## hubskills ci: 2 of 3 changed skills failed the gate" in text
     assert "| skills/degraded | - | - | - | - | not evaluated | - | **FAIL** |" in text
-    assert "- `skills/other`: skills/other/evals/evals.json:1: invalid JSON" in text
+    assert "- `skills/other`: skills/other/evals/evals.json:1: invalid-suite: invalid JSON" \
+        in text
     assert "| skills/improved | local/fake | 0% | 100% |" in text
+
+
+def test_a_skill_validate_rejects_or_a_stale_signature_fails_before_any_call(tmp_path, server):
+    """A walk: `name: Units_Bad` passed the gate after 3 min 42 s of evals while `validate`
+    said invalid (name-invalid, name-mismatch) and publish would refuse it; a signature the
+    edit voided (every pull refuses the skill) was only a NOTE. Both fail, per skill, with
+    each problem as validate says it, and nothing is asked of a model for them."""
+    pytest.importorskip("model_signing")
+    root = tmp_path / "checkout"
+    root.mkdir()
+    git(root, "init", "-q")
+    units = write_skill(root, "units", "ALWAYS-PASS")
+    signed = write_skill(root, "signed", "ALWAYS-PASS")
+    write_skill(root, "fine", "Nothing useful here.")
+    key = tmp_path / "acme.key"
+    assert hubskills("keys", "new", key, cwd=root).returncode == 0
+    assigned = hubskills("sign", "skills/signed", "--key", key, cwd=root)
+    assert assigned.returncode == 0, assigned.stderr
+    commit_all(root, "three skills, one signed")
+    (units / "SKILL.md").write_text((units / "SKILL.md").read_text().replace(
+        "name: units", "name: Units_Bad"))
+    with (signed / "SKILL.md").open("a") as body:
+        body.write("\nOne more line.\n")
+    write_skill(root, "fine", "ALWAYS-PASS")
+    junit = tmp_path / "ci.xml"
+    result = ci(root, server, "skills/", "--base", "HEAD", "--junit", str(junit))
+    assert result.returncode == 1, result.stdout + result.stderr
+    said = " ".join(result.stdout.split())
+    assert ("FAIL skills/units (not evaluated): skills/units/SKILL.md:2: name-invalid: name "
+            "'Units_Bad' must be lowercase") in said, result.stdout
+    assert ("FAIL skills/units (not evaluated): skills/units/SKILL.md:2: name-mismatch: name "
+            "'Units_Bad' does not match the folder name 'units'") in said
+    assert ("FAIL skills/signed (not evaluated): skills/signed/skill.oms.sig: stale-signature: "
+            "the files changed since skill.oms.sig was made (changed: SKILL.md)") in said
+    assert "NOTE skills/signed" not in said
+    assert "2 of 3 changed skills failed the gate" in result.stderr
+    asked = prompts(server)
+    assert "of fine" in asked and "of units" not in asked and "of signed" not in asked
+    suite = ET.parse(junit).getroot().find("testsuite")
+    failures = {c.get("classname"): c.find("failure") for c in suite.iter("testcase")}
+    assert "name-invalid" in failures["skills/units"].get("message")
+    assert "stale-signature" in failures["skills/signed"].get("message")
+    assert failures["skills/fine"] is None
 
 
 def test_sigterm_mid_gate_stops_with_no_verdict_and_keeps_the_run(checkout, tmp_path):
@@ -314,17 +358,19 @@ def test_a_suite_cut_below_a_verdict_or_a_rename_does_not_slip_through(tmp_path,
     write_skill(root, "answers", "PASS-ODD")  # the whole suite again, worse than v1
     text = (folder / "SKILL.md").read_text().replace("name: answers", "name: answers-x")
     (folder / "SKILL.md").write_text(text)
+    mismatched = ci(root, server, "--base", "HEAD", HUBSKILLS_NAMESPACE="team")
+    assert mismatched.returncode == 1  # validate rejects it: not evaluated
+    assert "name-mismatch: name 'answers-x' does not match the folder name 'answers'" \
+        in " ".join(mismatched.stdout.split())
+    # a walk: a rename moves the folder too (a skill's folder is its name), and the published
+    # version was then looked for at the new folder's path at the base, where nothing was
+    moved = root / "skills" / "answers-x"
+    git(root, "mv", "skills/answers", "skills/answers-x")
     renamed = ci(root, server, "--base", "HEAD", "--min-lift", "0", HUBSKILLS_NAMESPACE="team")
     assert renamed.returncode == 1, renamed.stdout
     assert "significantly worse than the published team/answers v1.0.0" in renamed.stdout
     assert "two different skills" not in renamed.stdout  # its cases are compared, as one skill
     assert "regressed" in renamed.stdout
-    # a walk: a rename moves the folder too (a skill's folder is its name), and the published
-    # version was then looked for at the new folder's path at the base, where nothing was
-    moved = root / "skills" / "answers-x"
-    git(root, "mv", "skills/answers", "skills/answers-x")
-    text = (moved / "SKILL.md").read_text().replace("name: answers-x", "name: answers-y")
-    (moved / "SKILL.md").write_text(text)
     suite = json.loads((moved / "evals" / "evals.json").read_text())
     suite["cases"] = suite["cases"][:-1]
     (moved / "evals" / "evals.json").write_text(json.dumps(suite))

@@ -54,8 +54,10 @@ def ci_command(paths: tuple[Path, ...], base: str | None, min_lift: float | None
     Each changed skill (a folder with SKILL.md under PATHS, default the whole checkout) is
     evaluated against its baseline and against its newest published version, on the same
     suite. It fails when its verdict is "hurts", its lift's lower bound is not above --min-lift,
-    or it is significantly worse than the published version. Unchanged skills make no model
-    call. The Markdown summary goes to $GITHUB_STEP_SUMMARY when set (and --summary).
+    or it is significantly worse than the published version; one that `hubskills validate`
+    rejects or whose signature is stale fails before any model call, and the others are still
+    evaluated. Unchanged skills make no model call. The Markdown summary goes to
+    $GITHUB_STEP_SUMMARY when set (and --summary).
     Ctrl-C or SIGTERM stops it without a verdict (exit 130; 143): with --on jobs, the Jobs
     being started are cancelled, those already started go on (the command to collect them is
     printed).

@@ -12,11 +12,14 @@ verdict is no measurement at all (too few cases, or errors that could decide it:
 cannot tell that it does not hurt, and a pull request controls the suite), when the lift's
 lower bound falls below `min_lift` (when given), or when it is significantly worse than the
 published version ("hurts" with the published version as the baseline). A changed skill
-that cannot be evaluated (a SKILL.md or suite that does not load) fails as `Refused`, found for
-every changed skill before the first model call, so the others are still gated and the reports
-name each one. The published
-version is looked up by the name the skill had at the base commit, so a change that renames
-the skill is still compared with what it replaces.
+that `hubskills validate` rejects (an error: publish would refuse it), whose signature the change
+voided (`stale-signature`: publish refuses it, and every pull would) or whose suite does not
+load fails as `Refused`, found for every changed skill before the first model call (checks that
+cost nothing before anything that costs money), so the others are still gated and the reports
+name each one.
+
+The published version is looked up by the name the skill had at the base commit, so a change
+that renames the skill is still compared with what it replaces.
 """
 
 from __future__ import annotations
@@ -216,7 +219,6 @@ def run_gate(changes: Changes, config: EvalConfig, settings: Settings,
     """
     from registry.errors import hint_command
     from registry.format.suite import suite_path
-    from registry.publishing.checks import stale_signature
 
     root = changes.root
     refused = [Refused(_relative(folder, root), why, hint_command("validate", str(_shown(folder))))
@@ -232,7 +234,6 @@ def run_gate(changes: Changes, config: EvalConfig, settings: Settings,
                  f"{changes.base}: {', '.join(removed[:5])}"
                  + (f" (+{len(removed) - 5} more)" if len(removed) > 5 else "")] if removed \
             else []
-        notes += [p.message for p in stale_signature(folder)]  # publishing it would be refused
         checks += gate_skill(folder, root, config, settings, store, min_lift=min_lift,
                              evaluate=evaluate, base_name=name_at(root, changes.base, folder),
                              notes=notes)
@@ -242,14 +243,23 @@ def run_gate(changes: Changes, config: EvalConfig, settings: Settings,
 
 def refusal(folder: Path) -> list[str]:
     """Why the changed skill in ``folder`` fails before any model call ([] when it may be
-    evaluated): its SKILL.md or its suite does not load. Reads files only, so it costs nothing.
+    evaluated), each reason as `hubskills validate` says it: its errors (SKILL.md and its
+    suites: publish refuses them), a `stale-signature` (publish refuses it, and every pull
+    would), or a suite that does not load. Reads files only, so it costs nothing.
     """
     from registry.errors import HubskillsError
     from registry.format.skill import load_skill
     from registry.format.suite import load_suite, suite_path
+    from registry.format.suite_check import check_suite
+    from registry.format.validate import validate_skill
+    from registry.publishing.checks import stale_signature
 
     shown = _shown(folder)
-    try:
+    found = [p for p in validate_skill(shown) + check_suite(shown) if p.severity == "error"]
+    found += stale_signature(shown)
+    if found:
+        return [f"{shown.as_posix()}/{p.location()}: {p.code}: {p.message}" for p in found]
+    try:  # what validate only warns of, such as no suite at all, is no evaluation here
         load_suite(suite_path(shown), skill_dir=load_skill(shown).path)
     except HubskillsError as err:
         return [err.message]
