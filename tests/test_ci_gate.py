@@ -115,9 +115,9 @@ def test_ci_fails_on_the_degraded_skill_and_never_asks_about_the_unchanged_one(
 
     text = summary.read_text()
     assert "## hubskills ci: 1 of 2 changed skills failed the gate" in text
-    assert "| skills/degraded | local/fake | 100% | 0% | -100 [-100, -39] | hurts | - | " \
+    assert "| skills/degraded | local/fake | 100% | 0% | -100 [-100, -39] | hurts | none found | " \
            "**FAIL** |" in text
-    assert "| skills/improved | local/fake | 0% | 100% | +100 [+39, +100] | helps | - | " \
+    assert "| skills/improved | local/fake | 0% | 100% | +100 [+39, +100] | helps | none found | " \
            "pass |" in text
     assert "1 unchanged skill not evaluated" in text
     # the rerun it names is the failing skill's and model's, not FOLDER and MODEL (a walk)

@@ -36,6 +36,9 @@ if TYPE_CHECKING:
 @click.option("--base-url", default=None, help="Server for local/<model> references.")
 @click.option("--registry", "registry_kind", default=None,
               help="Where published versions are looked up: local or hub.")
+@click.option("--namespace", default=None, metavar="NS",
+              help="Compare each skill with NS/<name> only (default: yours, hubskills, then "
+                   "the one skill of that name).")
 @click.option("--skip-code-checks", is_flag=True, help="Leave python and exec checks out.")
 @click.option("--on", "where", type=click.Choice(["local", "jobs"]), default="local",
               show_default=True, help="Run the evaluations here or as Hugging Face Jobs.")
@@ -47,17 +50,20 @@ if TYPE_CHECKING:
               help="Write a JUnit XML report here (one testcase per skill x model).")
 def ci_command(paths: tuple[Path, ...], base: str | None, min_lift: float | None,
                models: tuple[str, ...], runs: int, judge: str | None, base_url: str | None,
-               registry_kind: str | None, skip_code_checks: bool, where: str,
-               summary: Path | None, step_summary: Path | None, junit: Path | None) -> None:
+               registry_kind: str | None, namespace: str | None, skip_code_checks: bool,
+               where: str, summary: Path | None, step_summary: Path | None,
+               junit: Path | None) -> None:
     """Re-evaluate the skills changed since a git ref; exit 1 when one regressed.
 
     Each changed skill (a folder with SKILL.md under PATHS, default the whole checkout) is
-    evaluated against its baseline and against its newest published version, on the same
-    suite. It fails when its verdict is "hurts", its lift's lower bound is not above --min-lift,
-    or it is significantly worse than the published version; one that `hubskills validate`
-    rejects or whose signature is stale fails before any model call, and the others are still
-    evaluated. Unchanged skills make no model call. The Markdown summary goes to
-    $GITHUB_STEP_SUMMARY when set (and --summary).
+    evaluated against its baseline and against its newest published version, on the same suite.
+    That version is NS/<name> with --namespace; else <your namespace>/<name>, hubskills/<name>,
+    then the one skill of that name a search finds (several are not guessed between); none found
+    is said, with where it was looked for. It fails when its verdict is "hurts", its lift's
+    lower bound is not above --min-lift, or it is significantly worse than the published
+    version; one that `hubskills validate` rejects or whose signature is stale fails before any
+    model call, and the others are still evaluated. Unchanged skills make no model call. The
+    Markdown summary goes to $GITHUB_STEP_SUMMARY when set (and --summary).
     Ctrl-C or SIGTERM stops it without a verdict (exit 130; 143): with --on jobs, the Jobs
     being started are cancelled, those already started go on (the command to collect them is
     printed).
@@ -66,12 +72,16 @@ def ci_command(paths: tuple[Path, ...], base: str | None, min_lift: float | None
     Example:
       hubskills ci --base origin/main -m openai/gpt-5-mini --junit ci.xml
       hubskills ci skills/ --min-lift 0 --summary ci.md
+      hubskills ci skills/ --namespace acme --junit ci.xml
     """
     from registry.cli._signals import exit_now, interrupts
     from registry.gate.changes import find_changes
+    from registry.gate.published import check_namespace
     from registry.gate.report import headline
     from registry.gate.run import run_gate
 
+    if namespace is not None:
+        check_namespace(namespace)
     settings = Settings.from_env()
     changes = find_changes(list(paths), base, cwd=Path.cwd())
     config = _config(settings, changes.changed, models=list(models), runs=runs, judge=judge,
@@ -82,7 +92,8 @@ def ci_command(paths: tuple[Path, ...], base: str | None, min_lift: float | None
         try:
             result = run_gate(changes, config, settings, store,
                               min_lift=None if min_lift is None else min_lift / 100,
-                              evaluate=evaluate, announce=lambda line: out.info(f"ci: {line}"))
+                              evaluate=evaluate, announce=lambda line: out.info(f"ci: {line}"),
+                              namespace=namespace)
         except _Stopped as stopped:
             _say_stopped(stopped, caught.stop.reason or "a signal")
             exit_now(caught.exit_code or 130)

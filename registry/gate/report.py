@@ -42,8 +42,12 @@ def _cell(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
-def versus_text(check: GateCheck) -> str:
-    """The comparison with the published version, in words ("-" when never published)."""
+def versus_text(check: GateCheck, *, whole: bool = False) -> str:
+    """The comparison with the published version, in words; when there is none, a table's
+    short word for why ("none found", "not guessed"; "-"), or ``whole``, the sentence that says
+    where it was looked for."""
+    if check.published is None and check.lookup is not None:
+        return (check.lookup.said if whole else None) or check.lookup.short
     if check.published is None or check.versus is None:
         return "-"
     v = check.versus
@@ -116,7 +120,7 @@ def junit(result: GateResult) -> str:
         detail = (f"{c.skill} ({c.folder}) on {c.model}, run {c.run_id}: baseline "
                   f"{pct(s.baseline.pass_rate)}, with skill {pct(s.skill.pass_rate)}, lift "
                   f"{lift_interval(s.lift, s.lo, s.hi)}, {s.verdict}; vs published: "
-                  f"{versus_text(c)}")
+                  f"{versus_text(c, whole=True)}")
         if c.failures:
             failure = ET.SubElement(case, "failure", {"message": "; ".join(c.failures),
                                                       "type": "hubskills.gate"})

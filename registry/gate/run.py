@@ -18,8 +18,9 @@ load fails as `Refused`, found for every changed skill before the first model ca
 cost nothing before anything that costs money), so the others are still gated and the reports
 name each one.
 
-The published version is looked up by the name the skill had at the base commit, so a change
-that renames the skill is still compared with what it replaces.
+The published version is looked up (`gate.published`) by the name the skill had at the base
+commit, so a change that renames the skill is still compared with what it replaces; where it was
+looked for is said when none is found.
 """
 
 from __future__ import annotations
@@ -32,13 +33,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from registry.config import Settings
-from registry.errors import MissingCredentials, RunNotFound, SkillNotFound
+from registry.errors import RunNotFound
 from registry.format.version_ref import SkillVersionRef
 from registry.gate.changes import Changes, cases_removed, name_at
+from registry.gate.published import Lookup, find_published
 from registry.results.display import lift_interval, p_equals, points
 from registry.results.verdicts import MIN_CASES, is_conclusive
 from registry.stores.base import SkillStore
-from registry.stores.seed import SEED_NAMESPACE
 
 if TYPE_CHECKING:  # the engine (numpy, the providers) loads only when a skill changed
     from registry.evaluation.config import EvalConfig
@@ -66,6 +67,7 @@ class GateCheck:
     case_changes: str | None = None
     failures: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # for a reviewer, not failures
+    lookup: Lookup | None = None  # how the published version was looked for
 
     @property
     def passed(self) -> bool:
@@ -125,26 +127,6 @@ def failures(lift: LiftStats, versus: LiftStats | None, published: SkillVersionR
     return why
 
 
-def find_published(store: SkillStore, folder: Path, name: str) -> SkillVersionRef | None:
-    """The newest published version of the skill in ``folder`` (None: never published).
-
-    Looked up as `<namespace>/<name>`, then the example skills' `hubskills/<name>`.
-    """
-    try:
-        mine = [f"{store.default_namespace()}/{name}"]
-    except MissingCredentials:  # reading needs no token: only the examples' namespace is known
-        mine = []
-    for repo in dict.fromkeys([*mine, f"{SEED_NAMESPACE}/{name}"]):
-        try:
-            info = store.info(repo)
-        except SkillNotFound:
-            continue
-        if info.versions:
-            newest = info.versions[0]
-            return SkillVersionRef(repo, newest.sha, newest.version)
-    return None
-
-
 def skill_arms(rows: Sequence[ResultRow]) -> dict[str, dict[str, list[bool | None]]]:
     """``model -> case -> per-repeat verdicts`` of the skill arm (None: a transport error)."""
     arms: dict[str, dict[str, list[bool | None]]] = defaultdict(dict)
@@ -170,9 +152,10 @@ def _published_run(store: SkillStore, published: SkillVersionRef, folder: Path,
 def gate_skill(folder: Path, root: Path, config: EvalConfig, settings: Settings,
                store: SkillStore | None, *, min_lift: float | None,
                evaluate: Evaluate, base_name: str | None = None,
-               notes: Sequence[str] = ()) -> list[GateCheck]:
+               notes: Sequence[str] = (), namespace: str | None = None) -> list[GateCheck]:
     """Evaluate one changed skill (and its published version: the one of ``base_name``, its
-    name at the base commit, when it had one) and judge it on each model."""
+    name at the base commit, when it had one, under ``namespace`` when given) and judge it on
+    each model."""
     from registry.format.skill import load_skill
     from registry.results.compare import compare_runs
     from registry.results.report import summarize
@@ -180,8 +163,10 @@ def gate_skill(folder: Path, root: Path, config: EvalConfig, settings: Settings,
 
     name = load_skill(folder).name
     # The registry is asked before the first model call: its failure costs nothing.
-    published = find_published(store, folder, base_name or name) if store is not None \
-        else None
+    lookup = find_published(store, base_name or name, namespace=namespace) \
+        if store is not None else None
+    published = lookup.ref if lookup is not None else None
+    notes = [*notes, *([lookup.said] if lookup is not None and lookup.said else [])]
     run = evaluate(folder, config, settings)
     theirs: dict[str, dict[str, list[bool | None]]] = {}
     published_run_id = changes = None
@@ -203,14 +188,16 @@ def gate_skill(folder: Path, root: Path, config: EvalConfig, settings: Settings,
             run_id=run.manifest.run_id, lift=summary.stats, published=published,
             published_run_id=published_run_id, versus=versus, case_changes=changes,
             failures=failures(summary.stats, versus, published, min_lift),
-            notes=list(notes)))
+            notes=list(notes), lookup=lookup))
     return checks
 
 
 def run_gate(changes: Changes, config: EvalConfig, settings: Settings,
              store: SkillStore | None, *, min_lift: float | None = None,
-             evaluate: Evaluate, announce: Callable[[str], Any] | None = None) -> GateResult:
+             evaluate: Evaluate, announce: Callable[[str], Any] | None = None,
+             namespace: str | None = None) -> GateResult:
     """Gate every changed skill (see the module docstring); unchanged ones make no call.
+    ``namespace``: where the skills are published (`--namespace`; see `gate.published`).
 
     Raises:
         HubskillsError: a model is unknown or a key is missing (before that skill's first
@@ -236,7 +223,7 @@ def run_gate(changes: Changes, config: EvalConfig, settings: Settings,
             else []
         checks += gate_skill(folder, root, config, settings, store, min_lift=min_lift,
                              evaluate=evaluate, base_name=name_at(root, changes.base, folder),
-                             notes=notes)
+                             notes=notes, namespace=namespace)
     return GateResult(changes.base, min_lift, checks,
                       [_relative(f, root) for f in changes.unchanged], changes.removed, refused)
 
