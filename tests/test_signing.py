@@ -461,6 +461,13 @@ def test_a_signature_over_a_path_outside_the_folder_is_refused_and_nothing_outsi
 _DAY = 86400
 
 
+def ec_keys(count: int) -> list:
+    """`count` fresh P-256 private keys (a root's, an intermediate's, a signer's ...)."""
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    return [ec.generate_private_key(ec.SECP256R1()) for _ in range(count)]
+
+
 def _cert(subject: str, issuer: str, key, signer, *, ca: bool, days: tuple[int, int]):
     import datetime
 

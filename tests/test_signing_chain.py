@@ -26,11 +26,7 @@ _held_clock = test_signing._held_clock  # the signing tests' clock (autouse), gi
 server = test_signing.server
 project = test_signing.project
 
-
-def _keys(count: int):
-    from cryptography.hazmat.primitives.asymmetric import ec
-
-    return [ec.generate_private_key(ec.SECP256R1()) for _ in range(count)]
+_keys = test_signing.ec_keys
 
 
 def _evil_under_a_leaf(tmp_path: Path):

@@ -25,11 +25,7 @@ _held_clock = test_signing._held_clock  # the signing tests' clock (autouse), gi
 server = test_signing.server
 project = test_signing.project
 
-
-def _keys(count: int):
-    from cryptography.hazmat.primitives.asymmetric import ec
-
-    return [ec.generate_private_key(ec.SECP256R1()) for _ in range(count)]
+_keys = test_signing.ec_keys
 
 
 def test_a_leaf_a_ca_issued_is_refused_with_the_root_to_trust(
