@@ -109,6 +109,12 @@ def test_certificate_mode_round_trips_and_the_card_says_who(env: Path,
     assert "Verification failed" in _model_signing(
         "certificate", pulled, "--signature", pulled / SIGNATURE_FILE, "--certificate_chain", ca,
         "--ignore-paths", pulled / ".hubskills.json")
+    # signed again as it was signed: with its certificate (a walk: the note named --key alone)
+    with (folder / "SKILL.md").open("a") as body:
+        body.write("\nOne more line.\n")
+    code, out, _ = run_main(capsys, "validate", folder)
+    assert f"hubskills publish {folder} --sign --key KEY --certificate CERT.pem --chain CA.pem" \
+        in " ".join(out.split()), out
 
 
 def test_key_mode_round_trips_through_the_fake_hub(env: Path, capsys: pytest.CaptureFixture[str],

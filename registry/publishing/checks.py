@@ -106,6 +106,8 @@ def stale_signature(skill_dir: Path) -> list[Problem]:
         return []
     if changed is None:
         return []
+    from registry.signing.status import sign_options
+
     return [Problem("stale-signature", "warning", f"{changed}: publish refuses it, and every "
-                    f"pull would; sign it again: hubskills publish {skill_dir} --sign --key KEY",
-                    file=SIGNATURE_FILE)]
+                    f"pull would; sign it again: hubskills publish {skill_dir} --sign "
+                    f"{sign_options(skill_dir)}", file=SIGNATURE_FILE)]

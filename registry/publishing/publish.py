@@ -215,9 +215,12 @@ def check_still_signed(skill_dir: Path, files: Sequence[str]) -> None:
         HubskillsError: what changed, and the commands that sign it again.
     """
     if changed := changed_since_signing(skill_dir, files):
+        from registry.signing.status import sign_options
+
         raise HubskillsError(f"{skill_dir}: {changed}, so every pull would refuse this version",
-                             hint=f"hubskills publish {skill_dir} --sign --key KEY  # signs "
-                                  "exactly the files it sends")
+                             hint=f"hubskills publish {skill_dir} --sign "
+                                  f"{sign_options(skill_dir)}  # signs exactly the files it "
+                                  "sends")
 
 
 def publish_skill(store: SkillStore, skill_dir: Path, *, runs_dir: Path,

@@ -146,5 +146,13 @@ def _root(sig: Path) -> str | None:
         return None
 
 
+def sign_options(folder: Path) -> str:
+    """The `--sign` options that make a signature like `folder`'s again: `--key KEY`, and for
+    one made with a certificate its `--certificate` and `--chain` too (a walk: the stale
+    signature's note named `--key KEY` alone for a certificate-signed skill)."""
+    return "--key KEY --certificate CERT.pem --chain CA.pem" \
+        if _root(folder / SIGNATURE_FILE) is not None else "--key KEY"
+
+
 def _reason(err: HubskillsError, name: str) -> str:
     return err.message.removeprefix(f"{name}: ").removeprefix(name + " ")
