@@ -92,13 +92,12 @@ def _audit(scope: Scope, entry: LockEntry, home: Path, lock: Lockfile) -> Audit:
     if marker is None or marker.repo != entry.repo or marker.sha != entry.sha:
         return _fail(audit, "not ours", f"{folder} holds no install of {entry.repo} at "
                                         f"{entry.sha[:12]}")
-    digests = file_digests(folder)
     if content_hash(folder) != entry.content_hash:
-        changed = _changed(marker.files, digests)
+        changed = _changed(marker.files, file_digests(folder))
         return _fail(audit, "modified", changed or "the files no longer hash as skills.lock "
                                                    "pins, and the install marker was edited "
                                                    "too (which files is unknown)")
-    _check_unhashed(audit, folder, marker.files, digests)
+    _check_unhashed(audit, folder, marker.files, file_digests(folder, keep=hash_ignores))
     if entry.signer is not None:
         _check_signature(audit, folder, entry, home)
     else:

@@ -18,6 +18,7 @@ import os
 import shlex
 import shutil
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -229,12 +230,15 @@ def changes(old: Path, new: Path) -> list[str]:
                   key=lambda line: line[2:])
 
 
-def file_digests(root: Path) -> dict[str, str]:
-    """Each file's sha256 by relative path (links and the install marker left out)."""
+def file_digests(root: Path, keep: Callable[[str], bool] | None = None) -> dict[str, str]:
+    """Each file's sha256 by relative path (links and the install marker left out); with
+    `keep`, only the files whose relative path it keeps are read."""
     found = {}
     for dirpath, _, filenames in os.walk(root, followlinks=False):
         for name in filenames:
             full = Path(dirpath, name)
+            if keep is not None and not keep(full.relative_to(root).as_posix()):
+                continue
             if name != MARKER_FILE and full.is_file() and not full.is_symlink():
                 found[full.relative_to(root).as_posix()] = hashlib.sha256(
                     full.read_bytes()).hexdigest()
