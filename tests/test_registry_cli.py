@@ -27,7 +27,8 @@ from registry.cli.versions import versions_command  # noqa: E402
 from registry.config import Settings  # noqa: E402
 from registry.errors import HubskillsError, SkillNotFound, UnsafeSkill, VersionExists  # noqa: E402
 from registry.format.skill import content_hash  # noqa: E402
-from registry.publishing.publish import ValidationFailed  # noqa: E402
+from registry.publishing.publish import ValidationFailed, publish_skill  # noqa: E402
+from registry.registries import get_store  # noqa: E402
 from registry.results.runs import ResultRow, RunManifest, RunWriter  # noqa: E402
 from tests.fakes.hub_server import FakeHub  # noqa: E402
 
@@ -96,10 +97,6 @@ def test_bump_and_retag(tmp_path: Path):
     bumped = run(publish_command, skill, "--bump", "minor")
     assert bumped.exit_code == 0, bumped.output
     assert "local/demo-skill v1.1.0" in bumped.output and "--bump minor of 1.0.0" in bumped.output
-    # its SKILL.md still says 1.0.0, which every pull of v1.1.0 reads (an author's walk)
-    said = " ".join(bumped.output.split())
-    assert "its SKILL.md says 1.0.0, which pulls of it will read: set metadata.version to " \
-        "1.1.0" in said, said
     copy = run(publish_command, skill, "--bump", "patch")  # nothing changed since v1.1.0
     assert isinstance(copy.exception, HubskillsError), copy.output
     assert "holds exactly the files of local/demo-skill v1.1.0" in copy.exception.message
@@ -115,6 +112,53 @@ def test_bump_and_retag(tmp_path: Path):
     assert "Published me/other v2.0.0" in explicit.output
     versions = json.loads(run(versions_command, "local/demo-skill", "--json").output)
     assert [v["version"] for v in versions] == ["1.1.1", "1.1.0", "1.0.0"]
+
+
+def test_a_version_other_than_the_skill_md_says_is_said_before_the_publish(tmp_path: Path):
+    """An author's walk: `publish --bump minor` said that its SKILL.md still says 1.0.0 (which
+    every pull of v1.1.0 reads) only once v1.1.0 was published. The tag wins, as with
+    `--version`, and either way it is said up front: before the publish, and in a dry run."""
+    skill = make_skill(tmp_path)
+    assert run(publish_command, skill).exit_code == 0
+    (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text() + "More.\n")
+    note = (f"{skill}/SKILL.md says metadata.version 1.0.0, but this publishes v1.1.0 (--bump "
+            "minor of 1.0.0, the latest published): the tag wins, and every pull of it reads "
+            "1.0.0 in its SKILL.md (to match, set metadata.version to 1.1.0 before publishing)")
+    dry = run(publish_command, skill, "--bump", "minor", "--dry-run")
+    assert dry.exit_code == 0 and note in " ".join(dry.output.split()), dry.output
+    bumped = run(publish_command, skill, "--bump", "minor")
+    said = " ".join(bumped.output.split())
+    assert bumped.exit_code == 0 and "Published local/demo-skill v1.1.0" in said, said
+    assert said.index(note) < said.index("Published"), said
+    assert said.count("says metadata.version") == 1  # not again in the version line
+    (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text() + "Again.\n")
+    explicit = run(publish_command, skill, "--version", "2.0.0", "--json")
+    assert explicit.exit_code == 0, explicit.output
+    warned = " ".join(explicit.stderr.split())
+    assert "says metadata.version 1.0.0, but this publishes v2.0.0 (--version)" in warned
+    plan = json.loads(explicit.stdout)["plan"]
+    assert plan["version"] == "2.0.0" and "the tag wins" in plan["version_note"]
+    (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text().replace('"1.0.0"',
+                                                                               '"2.0.1"'))
+    agreed = run(publish_command, skill, "--bump", "patch")
+    assert agreed.exit_code == 0 and "v2.0.1" in agreed.output, agreed.output
+    assert "says metadata.version" not in agreed.output
+
+
+def test_the_library_says_the_version_note_before_anything_is_published(tmp_path: Path):
+    """`say` hears the note while the registry still holds only the older version."""
+    skill = make_skill(tmp_path)
+    settings = Settings.from_env()
+    store = get_store(settings)
+    publish_skill(store, skill, runs_dir=settings.runs_dir)
+    (skill / "SKILL.md").write_text((skill / "SKILL.md").read_text() + "More.\n")
+    heard: list[tuple[str, list[str]]] = []
+    result = publish_skill(store, skill, runs_dir=settings.runs_dir, bump="patch", say=lambda
+                           note: heard.append((note, [v.version for v in store.versions(
+                               "local/demo-skill")])))
+    assert result.published is not None and result.plan.version == "1.0.1"
+    assert len(heard) == 1 and heard[0][1] == ["1.0.0"], heard
+    assert "says metadata.version 1.0.0, but this publishes v1.0.1" in heard[0][0]
 
 
 def _fake_github_token() -> str:

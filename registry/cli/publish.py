@@ -75,7 +75,8 @@ def publish_command(skill: Path, repo: str | None, version: str | None, bump: st
     publish = functools.partial(publish_skill, store, skill, runs_dir=settings.runs_dir,
                                 repo=repo, version=version, bump=bump, private=private,
                                 with_runs=with_runs, dry_run=dry_run, allow_risky=allow_risky,
-                                settings=settings, sign=signing)
+                                settings=settings, sign=signing,
+                                say=lambda note: out.warn(escape(note)))
     try:
         result = _checked(publish, force=force)
     except ScanFailed as err:

@@ -6,14 +6,16 @@ blocks even with `allow_risky`; other high-severity findings block unless `allow
 existing version is never re-tagged; `with_runs` must have evaluated exactly this folder
 (same content hash), and they are appended only after the publish succeeded, linked to the
 new repo, version and sha (a run already in the dataset is attached again under
-`<run_id>.v<version>`). A dry run does every check and writes nothing.
+`<run_id>.v<version>`). A version other than the SKILL.md's `metadata.version` (`--bump`,
+`--version`) is published, the tag winning, and said before anything is written. A dry run
+does every check and writes nothing.
 `publishing.push.push_run` is the one way a run is pushed.
 """
 
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -25,7 +27,7 @@ from registry.publishing.checks import ValidationFailed, check_skill, refusal
 from registry.publishing.signed import SignWith, sign_for_publish
 
 __all__ = ["PublishPlan", "PublishResult", "SignWith", "ValidationFailed", "check_skill",
-           "choose_version", "load_runs", "publish_skill", "refusal"]
+           "choose_version", "load_runs", "publish_skill", "refusal", "version_note"]
 from registry.publishing.push import check_finished, record_replay, run_producer
 from registry.results.runs import (
     ResultRow,
@@ -58,6 +60,7 @@ class PublishPlan:
     problems: list[Problem] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     runs: list[str] = field(default_factory=list)
+    version_note: str | None = None  # the version differs from SKILL.md's (`version_note`)
 
     @property
     def tag(self) -> str:
@@ -103,9 +106,6 @@ def choose_version(store: SkillStore, repo: str, skill: Skill, *, version: str |
     elif bump and published:
         chosen = bump_version(published[0].version, bump)
         source = f"--bump {bump} of {published[0].version}, the latest published"
-        if skill.version and _as_version(skill.version) != chosen:  # (an author's walk)
-            source += (f"; its SKILL.md says {skill.version}, which pulls of it will read: set "
-                       f"metadata.version to {chosen}")
         check_changed(store, repo, published[0], skill, chosen)
     elif skill.version:
         chosen, source = normalize_version(skill.version), "metadata.version"
@@ -118,6 +118,19 @@ def choose_version(store: SkillStore, repo: str, skill: Skill, *, version: str |
         raise VersionExists(f"{repo} {tag_for(chosen)} already exists; versions are immutable",
                             hint=f"hubskills publish {skill.path} --bump patch")
     return chosen, source
+
+
+def version_note(skill: Skill, chosen: str, source: str) -> str | None:
+    """What to say before publishing `chosen` (from `source`) when the SKILL.md's
+    `metadata.version` says another: the tag wins, yet every pull of it reads the other number
+    in its SKILL.md (an author's walk: `--bump` said so only once it had published). None when
+    they agree or the SKILL.md names no version."""
+    if not skill.version or _as_version(skill.version) == chosen:
+        return None
+    return (f"{skill.path}/SKILL.md says metadata.version {skill.version}, but this publishes "
+            f"{tag_for(chosen)} ({source}): the tag wins, and every pull of it reads "
+            f"{skill.version} in its SKILL.md (to match, set metadata.version to {chosen} "
+            "before publishing)")
 
 
 def _as_version(text: str) -> str | None:
@@ -228,12 +241,14 @@ def publish_skill(store: SkillStore, skill_dir: Path, *, runs_dir: Path,
                   private: bool = False, with_runs: Sequence[str] = (), dry_run: bool = False,
                   allow_risky: bool = False, message: str | None = None,
                   settings: Settings | None = None, strict: bool = False,
-                  sign: SignWith | None = None) -> PublishResult:
+                  sign: SignWith | None = None,
+                  say: Callable[[str], None] | None = None) -> PublishResult:
     """Validate, scan, version, publish and attach runs (see the module docstring); with
     `settings`, each attached run is replayed from the dataset and its verification recorded
     (`push.record_replay`); with `strict`, whatever `hubskills validate` reports blocks (the
     CLI's default; `--force` lifts it); with `sign`, the revision carries a `skill.oms.sig`
-    over its files, written into `skill_dir` just before the publish (`publishing.signed`).
+    over its files, written into `skill_dir` just before the publish (`publishing.signed`);
+    `say` is told the `version_note`, if any, before anything is signed or written.
 
     Raises:
         HubskillsError: `sign` with `with_runs` (the runs measured the folder unsigned: sign
@@ -260,8 +275,11 @@ def publish_skill(store: SkillStore, skill_dir: Path, *, runs_dir: Path,
     chosen, source = choose_version(store, repo, skill, version=version, bump=bump)
     digest = content_hash(skill_dir)
     runs = load_runs(runs_dir, with_runs, skill, digest)
+    note = version_note(skill, chosen, source)
+    if note and say is not None:
+        say(note)
     plan = PublishPlan(skill_dir, repo, chosen, source, files, digest, store.kind, problems,
-                       findings, list(with_runs))
+                       findings, list(with_runs), note)
     if sign is not None and SIGNATURE_FILE not in files:
         plan = replace(plan, files=sorted([*files, SIGNATURE_FILE]))
     if dry_run:
