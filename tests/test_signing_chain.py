@@ -152,3 +152,37 @@ def test_publish_sign_refuses_the_same_chain_before_anything_is_published(
     assert code == 1 and "is not a CA certificate (CA:FALSE)" in " ".join(err.split())
     assert not (mine / SIGNATURE_FILE).exists()
     assert run_main(capsys, "info", "local/acme-skill")[0] == 1  # nothing was published
+
+
+def test_a_certificate_without_chain_is_refused_naming_the_chain_it_needs(
+        project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    """A walk: `sign --certificate self.pem` without --chain failed in the library ("Unable
+    to load PEM file") with the hint `hubskills keys new KEY`, and a CA-issued leaf's hint was
+    an `openssl verify` line. Each now names the --chain that signs, and that chain pulls."""
+    root_key, leaf_key, own_key = _keys(3)
+    root = _write(tmp_path / "root.pem",
+                  _cert("Acme Root", "Acme Root", root_key, root_key, ca=True, days=(-1, 30)))
+    leaf = _write(tmp_path / "leaf.pem",
+                  _cert("Acme Signing", "Acme Root", leaf_key, root_key, ca=False,
+                        days=(-1, 30)))
+    own = _write(tmp_path / "self.pem", _cert("Me", "Me", own_key, own_key, ca=False,
+                                              days=(-1, 30)))
+    keys = {leaf: _write(tmp_path / "leaf.key", leaf_key),
+            own: _write(tmp_path / "self.key", own_key)}
+    mine = incoming(project, "draft-skill")
+    flat = _sign_refused(capsys, mine, "--key", keys[leaf], "--certificate", leaf)
+    assert f"--certificate {leaf}: CN=Acme Root issued it, and no --chain" in flat
+    assert "Hint: add --chain ROOT.pem # the certificate of CN=Acme Root" in flat
+    flat = _sign_refused(capsys, mine, "--key", keys[own], "--certificate", own)
+    assert f"--certificate {own} is self-signed (CN=Me) and no --chain was given" in flat
+    assert f"Hint: add --chain {own} # users then trust it: hubskills trust add NAME {own}" \
+        in flat
+    assert "keys new" not in flat and "Unable to load PEM" not in flat
+    for certificate, chain, name in [(leaf, root, "acme-skill"), (own, own, "my-skill")]:
+        code, out, err = run_main(capsys, "sign", incoming(project, name), "--key",
+                                  keys[certificate], "--certificate", certificate, "--chain",
+                                  chain)
+        assert code == 0 and "Signed" in out, err
+        assert run_main(capsys, "trust", "add", name, chain)[0] == 0
+        code, _, err = run_main(capsys, "pull", f"./incoming/{name}", "--project", project)
+        assert code == 0, err

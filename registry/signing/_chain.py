@@ -31,11 +31,13 @@ def _now() -> datetime.datetime:
 
 
 class ChainProblem(Exception):
-    """What is wrong with the chain, in words; `trusted`: the trusted certificate at fault."""
+    """What is wrong with the chain, in words; `trusted`: the trusted certificate at fault;
+    `short`: the chain stops before a root (the certificates above are missing)."""
 
-    def __init__(self, message: str, *, trusted: Any = None) -> None:
+    def __init__(self, message: str, *, trusted: Any = None, short: bool = False) -> None:
         super().__init__(message)
         self.trusted = trusted
+        self.short = short
 
 
 def check_chain(chain: Sequence[Any], trusted: Sequence[Any],
@@ -133,7 +135,7 @@ def check_signing_path(cert: Any, chain: Sequence[Any], origins: Sequence[str] =
     if not _self_signed(path[-1]):
         raise ChainProblem(f"the chain stops at {named[-1]}, which was issued by "
                            f"{path[-1].issuer.rfc4514_string()}: the certificates up to the "
-                           "root must follow it, the root last")
+                           "root must follow it, the root last", short=True)
 
 
 def _basic(cert: Any) -> Any:

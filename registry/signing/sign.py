@@ -14,6 +14,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from registry.errors import HubskillsError
 from registry.signing._chain import ChainProblem, check_signing_path
@@ -100,7 +101,8 @@ _CHAIN_HINT = ("openssl verify -CAfile ROOT.pem -untrusted INTERMEDIATE.pem CERT
 
 def check_certificate(key: Path, certificate: Path, chain: Sequence[Path] = ()) -> None:
     """Refuse a certificate-mode signature no pull would accept: `key` is not the key of
-    `certificate`, or the chain does not build from it to a root (`_chain.check_signing_path`).
+    `certificate`, the chain does not build from it to a root (`_chain.check_signing_path`),
+    or there is no `chain` (the refusal names what it needs, `_no_chain`).
     Files that do not parse are left to the library, which says so when it reads them.
 
     Raises:
@@ -127,6 +129,31 @@ def check_certificate(key: Path, certificate: Path, chain: Sequence[Path] = ()) 
         check_signing_path(signing, [cert for cert, _ in above],
                            origins=[str(path) for _, path in above])
     except ChainProblem as problem:
+        if problem.short and not chain:
+            raise _no_chain(certificate, signing, self_signed=False) from problem
         raise HubskillsError(f"cannot sign with --certificate {certificate}: {problem}; every "
                              "pull would refuse the signature, so nothing was signed",
                              hint=_CHAIN_HINT) from problem
+    if not chain:  # so a self-signed certificate (the library reads no empty chain)
+        raise _no_chain(certificate, signing, self_signed=True)
+
+
+def _no_chain(certificate: Path, signing: Any, *, self_signed: bool) -> HubskillsError:
+    """The refusal of a `--certificate` without `--chain`, naming what is missing: the root
+    (and any intermediates) a CA-issued certificate needs, or, for a self-signed one, itself
+    as its own chain (the library signs with no empty chain; a pull takes the certificate as
+    the whole chain, once it is trusted), or key mode (`--key` alone)."""
+    issuer = signing.issuer.rfc4514_string()
+    if not self_signed:
+        return HubskillsError(
+            f"cannot sign with --certificate {certificate}: {issuer} issued it, and no --chain "
+            "names that certificate; every pull would refuse the signature, so nothing was "
+            "signed",
+            hint=f"add --chain ROOT.pem  # the certificate of {issuer}; an intermediate's "
+                 "--chain comes first, the root's last")
+    return HubskillsError(
+        f"--certificate {certificate} is self-signed ({issuer}) and no --chain was given: "
+        "model_signing reads the chain from --chain, and a self-signed certificate is its "
+        "own; nothing was signed",
+        hint=f"add --chain {certificate}  # users then trust it: hubskills trust add NAME "
+             f"{certificate} (or sign with --key alone: key mode)")
