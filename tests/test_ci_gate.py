@@ -9,7 +9,9 @@ verdicts below follow from the skills' text, and an unchanged skill would show u
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -420,3 +422,38 @@ def test_a_skill_the_change_deletes_is_said(checkout, server):
     gone = ci(checkout, server, "skills/unchanged", "--base", "HEAD")
     assert gone.returncode == 0, gone.stdout + gone.stderr
     assert "no skill changed since HEAD (removed: skills/unchanged)" in gone.stdout + gone.stderr
+
+
+def test_renames_are_asked_of_git_once_per_gate_run(tmp_path, server):
+    """Review note: `git diff -M` ran twice per renamed skill (for its name at the base, then
+    for its suite there), besides once to find the deleted skills. The renames are asked once
+    per gate run and still found: a `git` early on PATH logs each call and runs the real one."""
+    root = tmp_path / "checkout"
+    root.mkdir()
+    git(root, "init", "-q")
+    for name in ("one", "two"):
+        write_skill(root, name, "ALWAYS-PASS")
+    commit_all(root, "two skills")
+    for name in ("one", "two"):
+        git(root, "mv", f"skills/{name}", f"skills/{name}-x")
+        folder = root / "skills" / f"{name}-x"
+        (folder / "SKILL.md").write_text((folder / "SKILL.md").read_text().replace(
+            f"name: {name}\n", f"name: {name}-x\n"))
+        suite = json.loads((folder / "evals" / "evals.json").read_text())
+        suite["cases"] = suite["cases"][:-1]
+        (folder / "evals" / "evals.json").write_text(json.dumps(suite))
+    bin_dir, calls = tmp_path / "bin", tmp_path / "git-calls.log"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "git"
+    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "$GIT_CALLS"\n'
+                       f'exec {shutil.which("git")} "$@"\n')
+    wrapper.chmod(0o755)
+    result = ci(root, server, "--base", "HEAD", PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+                GIT_CALLS=str(calls))
+    assert result.returncode == 0, result.stdout + result.stderr
+    for name in ("one", "two"):  # each suite found at its old path through the rename
+        assert (f"NOTE skills/{name}-x: the change removes 1 of the {N_CASES} cases its suite "
+                "held at HEAD: c11") in result.stdout, result.stdout
+    logged = [line.split() for line in calls.read_text().splitlines()]
+    assert any("show" in words for words in logged)  # the wrapper saw the gate's git calls
+    assert sum("diff" in words and "-M" in words for words in logged) == 1, logged

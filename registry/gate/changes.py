@@ -4,7 +4,8 @@ A skill folder is a folder holding a `SKILL.md` that git tracks or would track (
 not ignored). A skill changed when any file under its folder differs between `base` and the
 working tree (committed, staged or not) or is new and untracked, a skill nested in its folder
 included (its files are the outer skill's too). Only git plumbing is asked, so
-nothing here reads a skill's content or calls a model.
+nothing here reads a skill's content or calls a model; the renames (`git diff -M`) are asked
+once per gate run, by `find_changes`, and kept in `Changes`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class Changes:
     changed: list[Path]
     unchanged: list[Path]
     removed: list[str] = field(default_factory=list)  # skill folders the change deleted
+    renamed: dict[str, str] = field(default_factory=dict)  # a moved file's path: where it was
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -111,20 +113,42 @@ def find_changes(paths: list[Path], base: str | None, *, cwd: Path) -> Changes:
         changed.update(s for s in skills if s == "." or PurePosixPath(s) in
                        PurePosixPath(file).parents)
     ordered = sorted(skills)
-    gone = sorted({str(PurePosixPath(p).parent) for p in _listed(
-        root, "diff", "-M", "--name-only", "--diff-filter=D", ref, "--")
-        if PurePosixPath(p).name == "SKILL.md" and _within(p, scopes)} - set(skills))
+    deleted, renamed = _moves(root, ref)
+    gone = sorted({str(PurePosixPath(p).parent) for p in deleted
+                   if PurePosixPath(p).name == "SKILL.md" and _within(p, scopes)} - set(skills))
     return Changes(root, ref, [root / s for s in ordered if s in changed],
-                   [root / s for s in ordered if s not in changed], gone)
+                   [root / s for s in ordered if s not in changed], gone, renamed)
 
 
-def name_at(root: Path, ref: str, folder: Path) -> str | None:
-    """The `name` the skill in ``folder`` had at ``ref`` (None: no SKILL.md there then, or one
-    that does not parse): what its published versions are filed under, whatever the change
-    renamed it to."""
+def _moves(root: Path, ref: str) -> tuple[list[str], dict[str, str]]:
+    """The files deleted since ``ref`` (a renamed one is not: it moved) and each renamed
+    file's new path mapped to its old one, from one `git diff -M` (records of `-z
+    --name-status`: a status, then a path, or two for a rename or a copy)."""
+    fields = _listed(root, "diff", "-M", "--name-status", ref, "--")
+    deleted: list[str] = []
+    renamed: dict[str, str] = {}
+    index = 0
+    while index + 1 < len(fields):
+        status = fields[index]
+        if status[:1] in ("R", "C") and index + 2 < len(fields):
+            if status[:1] == "R":
+                renamed[fields[index + 2]] = fields[index + 1]
+            index += 3
+            continue
+        if status == "D":
+            deleted.append(fields[index + 1])
+        index += 2
+    return deleted, renamed
+
+
+def name_at(changes: Changes, folder: Path) -> str | None:
+    """The `name` the skill in ``folder`` had at the changes' base (None: no SKILL.md there
+    then, or one that does not parse): what its published versions are filed under, whatever
+    the change renamed it to."""
     from registry.format.skill import parse_frontmatter, split_frontmatter
 
-    shown = _git(root, "show", f"{ref}:{_path_at(root, folder, folder / 'SKILL.md', ref)}")
+    shown = _git(changes.root, "show",
+                 f"{changes.base}:{_path_at(changes, folder, folder / 'SKILL.md')}")
     if shown.returncode != 0:
         return None
     try:
@@ -135,13 +159,15 @@ def name_at(root: Path, ref: str, folder: Path) -> str | None:
     return name if isinstance(name, str) and name else None
 
 
-def cases_removed(root: Path, ref: str, folder: Path, suite: Path) -> tuple[list[str], int]:
-    """The case ids the suite file ``suite`` of the skill in ``folder`` held at ``ref`` that
-    it holds no more, and how many it held then (([], 0): no such file then, or one that does
-    not parse). The change controls the suite: a reviewer should see what it took out."""
+def cases_removed(changes: Changes, folder: Path, suite: Path) -> tuple[list[str], int]:
+    """The case ids the suite file ``suite`` of the skill in ``folder`` held at the changes'
+    base that it holds no more, and how many it held then (([], 0): no such file then, or one
+    that does not parse). The change controls the suite: a reviewer should see what it took
+    out."""
     import json
 
-    shown = _git(root, "show", f"{ref}:{_path_at(root, folder, suite, ref)}")
+    shown = _git(changes.root, "show",
+                 f"{changes.base}:{_path_at(changes, folder, suite)}")
     try:
         before = [str(c["id"]) for c in json.loads(shown.stdout)["cases"]] \
             if shown.returncode == 0 else []
@@ -151,22 +177,18 @@ def cases_removed(root: Path, ref: str, folder: Path, suite: Path) -> tuple[list
     return [case for case in before if case not in now], len(before)
 
 
-def _path_at(root: Path, folder: Path, file: Path, ref: str | None = None) -> str:
-    """``file``'s path in the checkout at ``root``, by its own name: a link is not followed (a
+def _path_at(changes: Changes, folder: Path, file: Path) -> str:
+    """The path ``file`` had at the changes' base, by its own name: a link is not followed (a
     suite file the change turned into a link to a shorter one is still compared with the file
-    of that name at the base). With ``ref``, the path the file had there: a skill whose change
-    moved its folder (a rename moves it, as a skill's folder is its name) is found where it
-    was (a walk: a renamed skill was compared with nothing)."""
+    of that name at the base), and a skill whose change moved its folder (a rename moves it,
+    as a skill's folder is its name) is found where it was (a walk: a renamed skill was
+    compared with nothing)."""
+    root = changes.root
     try:
         inner = file.relative_to(folder)
     except ValueError:  # a suite given from elsewhere
         return file.resolve().relative_to(root.resolve()).as_posix()
     now = (folder.resolve().relative_to(root.resolve()) / inner).as_posix()
-    if ref is None or _git(root, "cat-file", "-e", f"{ref}:{now}").returncode == 0:
+    if _git(root, "cat-file", "-e", f"{changes.base}:{now}").returncode == 0:
         return now
-    renamed = _git(root, "diff", "-M", "--name-status", "-z", ref, "--")
-    fields = renamed.stdout.split("\0") if renamed.returncode == 0 else []
-    for index, status in enumerate(fields):  # R<score>, old, new
-        if status.startswith("R") and index + 2 < len(fields) and fields[index + 2] == now:
-            return fields[index + 1]
-    return now
+    return changes.renamed.get(now, now)

@@ -216,13 +216,13 @@ def run_gate(changes: Changes, config: EvalConfig, settings: Settings,
     for index, folder in enumerate(todo, 1):
         if announce:
             announce(f"[{index}/{len(todo)}] {_relative(folder, root)}")
-        removed, had = cases_removed(root, changes.base, folder, suite_path(folder))
+        removed, had = cases_removed(changes, folder, suite_path(folder))
         notes = [f"the change removes {len(removed)} of the {had} cases its suite held at "
                  f"{changes.base}: {', '.join(removed[:5])}"
                  + (f" (+{len(removed) - 5} more)" if len(removed) > 5 else "")] if removed \
             else []
         checks += gate_skill(folder, root, config, settings, store, min_lift=min_lift,
-                             evaluate=evaluate, base_name=name_at(root, changes.base, folder),
+                             evaluate=evaluate, base_name=name_at(changes, folder),
                              notes=notes, namespace=namespace)
     return GateResult(changes.base, min_lift, checks,
                       [_relative(f, root) for f in changes.unchanged], changes.removed, refused)
