@@ -194,11 +194,8 @@ def tag_choices(tags: dict[str, list[str]]) -> list[str]:
 
 
 def model_table(board: Board, model: str | None) -> pd.DataFrame:
-    """Which skills help `model` most: its entries ranked by the lift's lower bound."""
+    """Which skills help `model` most: its entries ranked by the lift's lower bound, each with
+    its rank on the whole leaderboard (the number every other view shows for it)."""
     ranked = [] if not _option(model) else leaderboard.model_view(
         to_entries(board.select(model=model)), model or "")
-    table = display_table(ranked[:MAX_TABLE_ROWS])
-    ranks = iter(range(1, len(table) + 1))
-    table["rank"] = [str(next(ranks)) if e.rank is not None else "-"
-                     for e in ranked[:MAX_TABLE_ROWS]]
-    return table[list(MODEL_VIEW_COLUMNS)]
+    return display_table(ranked[:MAX_TABLE_ROWS])[list(MODEL_VIEW_COLUMNS)]

@@ -162,12 +162,11 @@ def history_frame(board: Board, repo: str) -> pd.DataFrame:
 
 def results_table(board: Board, repo: str) -> pd.DataFrame:
     """This skill's leaderboard entries (version × model × mode × suite), in leaderboard order,
-    each with its rank on the leaderboard as it opens (replayed or better, every skill), not
-    among this skill's own entries; none where the leaderboard leaves it out or unranked."""
+    each with its rank on the whole leaderboard (`Board.select` keeps it: the number
+    `hubskills leaderboard --skill` shows too), not among this skill's own entries; none where
+    the leaderboard leaves it unranked."""
     mine = board.select(skill=repo)
-    mine = mine[(mine["repo"] == repo).to_numpy()].copy()
-    mine["rank"] = board.select(include_unverified=False)["rank"].reindex(mine.index)
-    return display_table(board_entries(mine))
+    return display_table(board_entries(mine[(mine["repo"] == repo).to_numpy()]))
 
 
 def skill_page(state: SpaceState, repo: str, version: str | None = None) -> SkillPage:

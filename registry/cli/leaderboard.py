@@ -65,6 +65,8 @@ def leaderboard_command(skill: str | None, model: str | None, tag: str | None,
                         pending: bool, include_unverified: bool, as_json: bool) -> None:
     """Rank skills by measured lift (one row per skill version x model x mode x suite).
 
+    Filters keep each row's rank on the whole board, as the Space's pages show it.
+
     \b
     Examples:
       hubskills leaderboard

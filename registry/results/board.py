@@ -5,8 +5,8 @@ skill page, each model view) builds a `Board` once per version of the data, then
 frame. Building groups the rows a slice of skills at a time (`CHUNK_ROWS`), so the working
 memory is that of a slice, not of every row; the board itself keeps the entries as columns
 (about 400 bytes each). Every entry key, and every skill label, lies in one slice, so the
-entries are exactly `leaderboard.entries`'s: `select` only filters them and numbers the ranks
-again, and `skill_history` equals `leaderboard.skill_history` (the tests compare them).
+entries are exactly `leaderboard.entries`'s: `select` only filters them (each keeps its rank on
+the whole board), and `skill_history` equals `leaderboard.skill_history` (the tests compare them).
 Trigger entries (`trigger_board`, never ranked) are kept apart, as values: they are few.
 Built with the registry's verification badges, the entries carry them and rank only replayed
 runs, as `leaderboard.entries(frame, badges=...)` does; `select` hides the entries that are not
@@ -70,8 +70,9 @@ class Board:
                tags: dict[str, list[str]] | None = None, tag: str | None = None,
                verdict: str | None = None, include_unverified: bool = True) -> pd.DataFrame:
         """The entries `leaderboard.entries(frame, ...)` returns for these filters, as rows of
-        `entries` with their ranks numbered again (see `to_entries`). Without
-        ``include_unverified``, entries whose badge is not replayed or better are left out.
+        `entries` with their ranks on the whole board (see `to_entries`): a filter never numbers
+        them again. Without ``include_unverified``, entries whose badge is not replayed or
+        better are left out (never ranked, so the others keep their numbers).
 
         Raises:
             ValueError: If ``tag`` is given without ``tags``.
@@ -93,9 +94,7 @@ class Board:
                 known.get(s) or known.get(n) or [])})
         if not include_unverified:
             keep &= is_shown(table["verification"])
-        chosen = table[keep].copy()
-        ranked = chosen["status"].to_numpy() == ""
-        chosen["rank"] = np.where(ranked, np.cumsum(ranked), np.nan)
+        chosen = table[keep]
         if verdict:
             chosen = chosen[chosen["verdict"].str.startswith(verdict).to_numpy()]
         return chosen

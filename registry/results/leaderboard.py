@@ -189,16 +189,23 @@ def entries(frame: pd.DataFrame, *, skill: str | None = None, model: str | None 
     ``badges`` (run id -> `Badge`, a run without one is not replayed yet) ranks only entries of
     replayed runs; None ranks by the data alone (a run's own report).
 
+    The filters never number the ranks again: an entry's rank is its place among every entry
+    of ``frame``, as a filtered spreadsheet keeps its row numbers, so `leaderboard --skill`
+    and the Space's skill page say the same "#4" (a filtered board said "1" for it).
+
     Raises:
         ValueError: If ``tag`` is given without ``tags``.
     """
     if frame.empty:
         return []
     rows = Rows.from_frame(frame)
-    rows = rows.take(row_mask(rows, skill, model, tags, tag) & ~is_trigger(rows))
-    if not len(rows.cols["arm"]):
+    rows = rows.take(row_mask(rows, None, None, None, None) & ~is_trigger(rows))
+    wanted = row_mask(rows, skill, model, tags, tag)  # the same for every row of an entry
+    if not wanted.any():
         return []
     k, keys = combine_all(rows, KEY)
+    shown = np.zeros(len(keys), dtype=bool)
+    shown[k[wanted]] = True
     runs = run_groups(rows, k, len(keys))
     status = run_status(rows, keys, runs)
     status, fit, verification = verified_runs(rows, runs, status, badges)
@@ -210,7 +217,7 @@ def entries(frame: pd.DataFrame, *, skill: str | None = None, model: str | None 
     built = _build(rows, keys, stats.table(rows.outcomes(k[on_chosen[runs["of"]]]), len(keys),
                                            alpha),
                    {name: values[chosen] for name, values in runs.items() if name != "of"},
-                   status[chosen], verification[chosen])
+                   status[chosen], verification[chosen], shown)
     return [e for e in built if not verdict or e.verdict.startswith(verdict)]
 
 
@@ -254,13 +261,19 @@ def _order(lab: dict[str, np.ndarray], keys: np.ndarray, t: stats.Table,
 
 @collector(paused=True)
 def _build(rows: Rows, keys: np.ndarray, t: stats.Table, run: dict[str, np.ndarray],
-           status: np.ndarray, verification: np.ndarray | None = None) -> list[Entry]:
+           status: np.ndarray, verification: np.ndarray | None = None,
+           shown: np.ndarray | None = None) -> list[Entry]:
+    """The entries of ``keys`` in leaderboard order, ranked among them all, then only those
+    ``shown`` (per key; None: every one) made into `Entry` values."""
     lab = rows.labels
     status = np.array([s or ("" if stats.is_conclusive(v) else v)
                        for s, v in zip(status.tolist(), t.verdict.tolist(), strict=True)],
                       dtype=object)
     ranked = status == ""
     order = _order(lab, keys, t, ranked)
+    ranks = np.cumsum(ranked[order])
+    if shown is not None:
+        ranks, order = ranks[shown[order]], order[shown[order]]
     k, a = keys[order], {name: np.asarray(v)[order] for name, v in t._asdict().items()}
     r = {name: v[order] for name, v in run.items()}
     samples = np.maximum(a["samples"], 1)
@@ -269,7 +282,6 @@ def _build(rows: Rows, keys: np.ndarray, t: stats.Table, run: dict[str, np.ndarr
                         a["cost"][:, 1] / np.maximum(a["passes"][:, 1], 1), np.nan)
     dates = np.datetime_as_string(r["date"].view("datetime64[ns]").astype("datetime64[s]"),
                                   timezone="UTC").tolist()
-    ranks = np.cumsum(ranked[order])
     cols: dict[str, Any] = {
         "rank": [int(n) if ok else None for n, ok in zip(ranks.tolist(),
                                                           ranked[order].tolist(), strict=True)],

@@ -1,0 +1,58 @@
+"""One rank per entry: its place on the whole leaderboard, whatever a view filters.
+
+On the seeded local registry (three skills, one replayed entry each), `hubskills leaderboard`
+filtered by skill or model (table and `--json`), `info --json`, the Space's leaderboard filtered
+the same way, its model view and the skill's page give an entry the number the unfiltered board
+gives it: a filter keeps the numbers, as a filtered spreadsheet keeps its row numbers (a review
+read "#2" on a skill's page and "1" from `leaderboard --skill`).
+"""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from registry.cli import cli
+from registry.config import Settings
+from registry.registries import get_store
+from registry.results.board import Board
+from registry.stores.verifications import badges
+from space.leaderboard_view import leaderboard_view, model_table, skill_from_link
+from space.skill_data import results_table
+
+
+def invoke(*args: str) -> str:
+    result = CliRunner().invoke(cli, list(args), env={"NO_COLOR": "1", "COLUMNS": "250"},
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def table_ranks(text: str) -> list[str]:
+    """The `rank` column of the leaderboard's table: the first cell of its rows."""
+    return [line.split()[0] for line in text.splitlines() if "@" in line
+            and line.split()[0] in {"-", *map(str, range(1, 100))}]
+
+
+def test_every_view_gives_an_entry_its_rank_on_the_whole_board():
+    store = get_store(Settings.from_env())
+    board = Board.build(store.results_frame(), badges=badges(store))  # as the Space builds it
+    whole = json.loads(invoke("leaderboard", "--json"))
+    rank_of = {(r["skill"], r["model"]): r["rank"] for r in whole}
+    assert sorted(rank_of.values()) == [1, 2, 3], whole
+    for (repo, model), rank in rank_of.items():
+        expected = [str(rank)]
+        filtered = json.loads(invoke("leaderboard", "--skill", repo, "--json"))
+        assert [r["rank"] for r in filtered] == [rank], (repo, filtered)
+        assert table_ranks(invoke("leaderboard", "--skill", repo)) == expected, repo
+        info = json.loads(invoke("info", repo, "--json"))["results"]
+        assert [r["rank"] for r in info] == [rank], (repo, info)
+        assert results_table(board, repo)["rank"].tolist() == expected, repo  # the skill page
+        view = leaderboard_view(board, query=repo).table  # the Leaderboard tab, filtered
+        assert view["rank"].tolist() == expected, repo
+        by_model = model_table(board, model)  # the model view: this model's entries
+        assert [r for r, link in zip(by_model["rank"], by_model["skill@version"], strict=True)
+                if skill_from_link(link) == repo] == expected, repo
+    assert 1 not in [r["rank"] for r in json.loads(invoke("leaderboard", "--skill",
+                                                          "agent-skill-md", "--json"))]
