@@ -122,7 +122,7 @@ def test_one_run_shows_identical_numbers_everywhere(pushed):
                                  "--json").output)
     assert from_summary(compared["runs"][pushed.run_id]["summaries"][0]) == figures
     frame = get_store(Settings.from_env()).results_frame()
-    assert lift_key(frame)[REPO] == figures["lift_lo"]  # what search --sort lift uses
+    assert lift_key(frame)[(REPO, "1.0.0")] == figures["lift_lo"]  # search --sort lift's
 
     shown = {"lift": display.lift_interval(figures["lift"], figures["lift_lo"],
                                            figures["lift_hi"]),

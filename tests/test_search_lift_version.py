@@ -1,9 +1,10 @@
-"""`search --sort lift` says which version its lift was measured on.
+"""`search --sort lift` and the MCP tool `search_skills` rank by the listed version's lift.
 
-After a new version with no results yet (agent-skill-md 1.1.1), the row lists 1.1.1 and the
-lift of 1.1.0, the best ranked entry the leaderboard has: the table says `(1.1.0)` beside the
-lift and `--json` names it in `lift_version`. The MCP tool `search_skills` names the same field
-(the listed version's own figures, so null for 1.1.1), through the SDK's client over stdio.
+After a new version with no results yet (agent-skill-md 1.1.1, whose 1.1.0 is measured), the
+result lists 1.1.1, so it ranks by 1.1.1's lift, which it has none of: after the measured skills,
+in the CLI's table and `--json` (`lift` null, `lift_version` null) and in the tool's result,
+through the SDK's client over stdio, in the same order. (The CLI ranked it by 1.1.0's lift,
+second of three, while the tool put it last: a result showing 1.1.1 sold on 1.1.0's figures.)
 """
 
 from __future__ import annotations
@@ -24,22 +25,26 @@ pytest.importorskip("mcp")
 pytestmark = pytest.mark.timeout(300)
 
 
-def test_search_by_lift_names_the_version_the_lift_is_of(tmp_path: Path) -> None:
+def test_search_by_lift_ranks_the_listed_version_as_the_mcp_tool_does(tmp_path: Path) -> None:
     home = Path(os.environ["HUBSKILLS_HOME"])
     publish_next(get_store(Settings.from_env()), tmp_path)
-    table = hubskills("search", "--sort", "lift", cwd=tmp_path, COLUMNS="80")
-    assert table.returncode == 0, table.stderr
-    row = next(line for line in table.stdout.splitlines() if line.startswith(REPO + " "))
-    assert "(1.1.0)" in row, table.stdout
-    others = [line for line in table.stdout.splitlines()
-              if line.startswith("hubskills/") and not line.startswith(REPO + " ")]
-    assert others and not any("(1.1.0)" in line for line in others)  # their own version's
-    done = hubskills("search", "--sort", "lift", "--json", cwd=tmp_path)
-    records = {r["repo"]: r for r in json.loads(done.stdout)}
-    assert records[REPO]["version"] == "1.1.1" and records[REPO]["lift_version"] == "1.1.0"
-    assert all(r["lift_version"] == r["version"] for repo, r in records.items() if repo != REPO)
+    done = hubskills("search", "skill", "--sort", "lift", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    records = json.loads(done.stdout)
+    order = [r["repo"] for r in records]
+    assert len(order) == 3 and order[-1] == REPO, order  # its listed version: no lift yet
+    mine = records[-1]
+    assert (mine["version"], mine["lift"], mine["lift_version"]) == ("1.1.1", None, None)
+    assert all(r["lift"] is not None and r["lift_version"] == r["version"]
+               for r in records[:-1])
+    assert records[0]["lift_lo"] > records[1]["lift_lo"]
+    table = hubskills("search", "skill", "--sort", "lift", cwd=tmp_path, COLUMNS="80")
+    rows = [line.split()[0] for line in table.stdout.splitlines()
+            if line.startswith("hubskills/")]
+    assert rows == order, table.stdout
+    assert "(1.1.0)" not in table.stdout  # no older version's figures beside 1.1.1
     hits = anyio.run(_search, home)
-    assert len(hits) == 3, hits
+    assert list(hits) == order, hits  # the same skills in the same order
     assert hits[REPO]["version"] == "1.1.1" and hits[REPO]["lift"] == []
     assert hits[REPO]["lift_version"] is None
     assert all(h["lift_version"] == h["version"] and h["lift"] for repo, h in hits.items()

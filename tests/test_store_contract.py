@@ -377,8 +377,8 @@ def test_search_by_lift_uses_the_results(backend: Backend, tmp_path: Path):
     backend.store.append_results(*_run(backend, f"hi-{backend.uid}", 4, repo=high))
     ranked = [i.repo for i in backend.store.search(backend.uid, sort="lift")]
     assert ranked[:2] == [high, low]
-    reverse = backend.store.search(backend.uid, sort="lift",
-                                   lift_key=lambda frame: {low: 1.0, high: 0.0})
+    reverse = backend.store.search(backend.uid, sort="lift", lift_key=lambda frame, badges: {
+        (low, "1.0.0"): 1.0, (high, "1.0.0"): 0.0, (high, "0.9.0"): 2.0})  # 0.9.0: not listed
     assert [i.repo for i in reverse][:2] == [low, high]
 
 

@@ -13,7 +13,8 @@ from rich.markup import escape
 from registry.cli import _output as out
 from registry.cli import _store as shared
 from registry.results import display
-from registry.results.leaderboard import Entry, entries
+from registry.results.leaderboard import Entry
+from registry.stores.summary import best_entries
 
 if TYPE_CHECKING:
     from registry.stores.base import SkillInfo
@@ -37,10 +38,11 @@ def search_command(query: str, sort: str, limit: int, as_json: bool,
       hubskills search --sort lift --json
     """
     settings, store = shared.open_store(registry)
-    best: dict[str, Entry] = {}
+    found: dict[tuple[str, str | None], Entry] = {}
     infos = store.search(query, sort=sort, limit=limit or _ALL,
-                         lift_key=(lambda frame: _best_entries(frame, best)) if sort == "lift"
-                         else None)
+                         lift_key=(lambda frame, badges: _best_entries(frame, badges, found))
+                         if sort == "lift" else None)
+    best = {i.repo: found[(i.repo, i.version)] for i in infos if (i.repo, i.version) in found}
     if as_json:
         from registry.cli._revision_facts import facts_of, signature_json
 
@@ -54,7 +56,7 @@ def search_command(query: str, sort: str, limit: int, as_json: bool,
         out.result("No skills yet.")
     elif sort == "lift":
         out.table(["skill", "version", "lift [95% CI]", "model", "downloads", "description"],
-                  [(i.repo, i.version or "-", _lift_text(best.get(i.repo), i.version),
+                  [(i.repo, i.version or "-", _lift_text(best.get(i.repo)),
                     best[i.repo].model if i.repo in best else "-", i.downloads,
                     escape(_clip(i.description))) for i in infos],
                   drop=["downloads", "model", "version"], per_row=_PER_ROW)
@@ -111,27 +113,26 @@ def _closest(infos: list[SkillInfo], query: str, n: int = 3) -> list[tuple[Skill
     return [(info, spelled) for _, info, spelled in scored[:n]]
 
 
-def _best_entries(frame: Any, best: dict[str, Entry]) -> dict[str, float]:
-    """The lift key `search --sort lift` orders by (`summary.lift_key`), keeping each skill's
-    best ranked entry in `best` so the table and the JSON show the lift it was sorted by."""
-    for entry in entries(frame):
-        if entry.rank is not None and entry.repo and entry.repo not in best:
-            best[entry.repo] = entry  # entries come best first
-    return {repo: entry.lift_lo for repo, entry in best.items()}
+def _best_entries(frame: Any, badges: Any, found: dict[tuple[str, str | None], Entry]
+                  ) -> dict[tuple[str, str | None], float]:
+    """The lift key `search --sort lift` orders by (`summary.lift_key`), keeping each version's
+    best ranked entry in `found` so the table and the JSON show the lift it was sorted by."""
+    found.update(best_entries(frame, badges))
+    return {key: entry.lift_lo for key, entry in found.items()}
 
 
-def _lift_text(entry: Entry | None, listed: str | None) -> str:
-    """The lift with its interval, and the version it was measured on where that is not the
-    version listed beside it (the newest may have no results yet: `+15 [+5, +27] (1.1.0)`)."""
+def _lift_text(entry: Entry | None) -> str:
+    """The listed version's best ranked lift with its interval; `-` when it has none (the
+    newest version may have no results yet: an older version's figures are not its own)."""
     if entry is None:
         return "-"
-    text = display.lift_interval(entry.lift, entry.lift_lo, entry.lift_hi)
-    return text + (f" ({entry.version})" if entry.version and entry.version != listed else "")
+    return display.lift_interval(entry.lift, entry.lift_lo, entry.lift_hi)
 
 
 def _lift_json(entry: Entry | None) -> dict[str, Any]:
-    """The best ranked entry's lift (shares, as in the leaderboard's JSON), null when unranked;
-    `lift_version` is the version it was measured on (not always the `version` listed)."""
+    """The listed version's best ranked entry's lift (shares, as in the leaderboard's JSON),
+    null when it has none; `lift_version` is the version it was measured on (the `version`
+    listed, or null), as the MCP tool `search_skills` names it."""
     return {"lift": entry.lift if entry else None, "lift_lo": entry.lift_lo if entry else None,
             "lift_hi": entry.lift_hi if entry else None,
             "lift_model": entry.model if entry else None,

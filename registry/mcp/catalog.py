@@ -33,7 +33,7 @@ from registry.mcp.meta import Figures, empty_figures, is_verified
 from registry.mcp.reads import Reads, StoreReads
 from registry.mcp.revision import Revision, ServedFiles, mime_type, read_folder, scan_summary
 from registry.mcp.uris import BadSkillUri, SkillUri, parse, servable
-from registry.stores.base import SkillInfo, SkillStore
+from registry.stores.base import SkillInfo, SkillStore, lift_order
 
 logger = logging.getLogger(__name__)
 
@@ -285,7 +285,8 @@ class Catalog:
         return [(rev.uri(prefix + child), child, kind) for child, kind in sorted(children.items())]
 
     def search(self, query: str, limit: int) -> list[tuple[SkillInfo, Revision]]:
-        """Skills for a task in words: every word found first, then the most of them."""
+        """Skills for a task in words: every word found first, then the most of them, then
+        by the listed version's lift as `search --sort lift` orders (`base.lift_order`)."""
         self._refresh()
         words = [w for w in query.lower().split() if len(w) > 2] or query.lower().split()
         scored = []
@@ -294,7 +295,7 @@ class Catalog:
             hits = sum(word in text for word in words)
             if hits or not words:
                 lift = self._figures.get((info.repo, info.version), {}).get("best_lift_lo")
-                scored.append((-hits, -(lift if lift is not None else -1.0), info.repo, info, sha))
+                scored.append((-hits, *lift_order(lift, info.repo), info, sha))
         scored.sort(key=lambda item: item[:3])
         return [(info, self.revision(info.repo, self._sha(info, sha), info.version,
                                      checked=True)) for *_, info, sha in scored[:limit]]

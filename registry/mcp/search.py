@@ -1,8 +1,9 @@
 """The `search_skills` tool: a task in words -> ranked skills with badges and `skill://` URIs.
 
-Ranking: skills matching more words of the task first, then by the lower bound of their best
-ranked lift (a measured, verified gain before an unmeasured one), then by repo id. Each hit
-says what `_meta` says (version, verification, lift per model and mode) and the URI of its
+Ranking: skills matching more words of the task first, then by the lower bound of the best
+ranked lift of the version listed (a measured, verified gain before an unmeasured one; another
+version's lift never counts), then by repo id: `search --sort lift`'s order (`base.lift_order`).
+Each hit says what `_meta` says (version, verification, lift per model and mode) and the URI of its
 `SKILL.md` at a pinned revision, which the agent reads with `resources/read`.
 """
 

@@ -10,6 +10,7 @@ unavailable). Versions and ref resolution are in `refs.py`, the repository layou
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,13 +24,17 @@ if TYPE_CHECKING:
 
     from registry.hub import PullRequest, RemoteFile
     from registry.hub.discussions import Comment
+    from registry.results.leaderboard_badges import Badge
     from registry.results.runs import ResultRow, RunManifest
     from registry.stores.records import Record, RunFile
     from registry.stores.submissions import Submission
 
 SORTS = ("downloads", "likes", "lift")
 
-LiftKey = Callable[["pd.DataFrame"], Mapping[str, float]]
+LiftKey = Callable[["pd.DataFrame", Mapping[str, "Badge"]],
+                  Mapping[tuple[str, "str | None"], float]]
+"""From the results and the runs' verification badges: per (skill repo, version), the lower
+bound of that version's best ranked lift (`summary.lift_key`)."""
 
 
 @dataclass(frozen=True)
@@ -347,15 +352,26 @@ def check_sort(sort: str) -> None:
         raise RegistryError(f"unknown sort '{sort}'", hint="--sort downloads|likes|lift")
 
 
+def lift_order(lift_lo: float | None, repo: str) -> tuple[float, str]:
+    """Where a skill sorts by lift: by ``lift_lo``, the lower bound of the best ranked lift of
+    the version its result lists, highest first; a listed version without one after every one
+    with one; ties by repo id. `search --sort lift` and the MCP tool `search_skills` both sort
+    by it. The version listed is the one the result shows and `pull` installs: ranked by an
+    older version's lift, a newest version not measured yet (or measured worse) would sit among
+    the best on figures it never earned."""
+    return (-lift_lo if lift_lo is not None else math.inf, repo)
+
+
 def sort_infos(infos: list[SkillInfo], sort: str, limit: int,
-               lifts: Callable[[], Mapping[str, float]]) -> list[SkillInfo]:
+               lifts: Callable[[], Mapping[tuple[str, str | None], float]]) -> list[SkillInfo]:
     """Sort search results by `sort` (ties by repo id) and cut to `limit`.
 
-    `lifts` is called only for the lift sort; skills without results sort last.
+    `lifts` (per repo and version, `LiftKey`) is called only for the lift sort, which orders
+    each skill by its listed version's lift (`lift_order`).
     """
     if sort == "lift":
         lift = lifts()
-        infos = sorted(infos, key=lambda i: (-lift.get(i.repo, float("-inf")), i.repo))
+        infos = sorted(infos, key=lambda i: lift_order(lift.get((i.repo, i.version)), i.repo))
     else:
         infos = sorted(infos, key=lambda i: (-getattr(i, sort), i.repo))
     return infos[:limit]

@@ -18,17 +18,23 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-def lift_key(frame: pd.DataFrame) -> dict[str, float]:
-    """Per skill repo: the best lower bound of the lift among its ranked entries (unranked
-    results give no key, so those skills sort after the ranked ones)."""
-    best: dict[str, float] = {}
-    for entry in entries(frame):
-        if entry.rank is not None and entry.repo and entry.repo not in best:
-            best[entry.repo] = entry.lift_lo  # entries come best first
+def best_entries(frame: pd.DataFrame, badges: Mapping[str, Badge] | None = None
+                 ) -> dict[tuple[str, str | None], Entry]:
+    """Per (skill repo, version): its best ranked entry, ranked as the leaderboard ranks it
+    with the runs' verification ``badges`` (a version with no ranked entry has none)."""
+    best: dict[tuple[str, str | None], Entry] = {}
+    for entry in entries(frame, badges=badges):
+        if entry.rank is not None and entry.repo:
+            best.setdefault((entry.repo, entry.version), entry)  # entries come best first
     return best
 
 
-mean_lift = lift_key  # the name the stores' `search(sort="lift")` imports
+def lift_key(frame: pd.DataFrame, badges: Mapping[str, Badge] | None = None
+             ) -> dict[tuple[str, str | None], float]:
+    """Per (skill repo, version): the lower bound of its best ranked entry's lift, what
+    `search --sort lift` orders the version a result lists by (`base.lift_order`)."""
+    return {key: entry.lift_lo for key, entry in best_entries(frame, badges).items()}
+
 
 
 def latest_summary(frame: pd.DataFrame, repo: str,
