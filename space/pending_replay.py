@@ -89,6 +89,7 @@ class PendingReplays:
             self._thread = threading.Thread(target=_replay_loop,
                                             args=(weakref.ref(self), self._wake),
                                             name="space-pending-replay", daemon=True)
+            self.state.data.on_stop(self._wake.set)  # it ends with them, not an interval later
             self._thread.start()
 
     def _work(self) -> None:

@@ -96,6 +96,7 @@ class Snapshots:
         self._current: Snapshot | None = None
         self._refreshing = threading.Lock()
         self._listeners: list[Callable[[Snapshot], None]] = []
+        self._on_stop: list[Callable[[], None]] = []
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self.checked_at: float | None = None
@@ -181,12 +182,33 @@ class Snapshots:
         if self._thread is None:
             self._thread = threading.Thread(target=_refresh_loop, name=REFRESH_THREAD,
                                             args=(weakref.ref(self), self._wake), daemon=True)
+            _STARTED.add(self)
             self._thread.start()
 
+    def on_stop(self, wake: Callable[[], None]) -> None:
+        """Call `wake()` when `stop` is called: a worker that waits out the refresh interval
+        (the pending replays) learns at once that the refreshes ended."""
+        self._on_stop.append(wake)
+
     def stop(self) -> None:
-        """End the background thread."""
+        """End the background thread, and the workers that follow it (`on_stop`)."""
         self.interval = 0.0
         self._wake.set()
+        for wake in self._on_stop:
+            wake()
+
+
+#: Every `Snapshots` whose refresher was started in this process, while it lives.
+_STARTED: weakref.WeakSet[Snapshots] = weakref.WeakSet()
+
+
+def stop_all() -> None:
+    """Stop every background refresher this process started (`Snapshots.stop`): for a
+    process done with the Spaces it built, such as a test module, whose Spaces would otherwise
+    go on refreshing (reading their stores, collecting and freezing the heap: `settle_heap`)
+    in the background of whatever runs after them."""
+    for snapshots in list(_STARTED):
+        snapshots.stop()
 
 
 def _board(store: SkillStore) -> Board:

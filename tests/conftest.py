@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 # Read once, at import, by huggingface_hub and datasets: set before anything imports them.
@@ -53,6 +55,17 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in SECRET_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     return home
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _spaces_stop_with_their_module() -> Iterator[None]:
+    """The Spaces a test module built stop refreshing when it ends: each started a refresher
+    (and a pending-replay worker) that would otherwise read its store, and collect and freeze
+    the heap, in the background of every later module, to the end of the suite."""
+    yield
+    snapshot = sys.modules.get("space.snapshot")  # never imported (Gradio) just for this
+    if snapshot is not None:
+        snapshot.stop_all()
 
 
 @pytest.fixture
