@@ -211,6 +211,7 @@ LIES = {
     "flood": "more than|bytes for SKILL.md|max",
     "endless": "without end",
     "drip": "did not answer resources/read within",
+    "claims": "names the repo 'evil/honest-skill'.*under fake/honest-skill",
 }
 
 

@@ -229,12 +229,25 @@ FETCHED: dict[str, dict[str, str]] = {}
 
 
 def source_entry(repo: str, ref: str | None) -> dict[str, Any]:
-    """The lock's `source` block of an MCP skill: the server, the URI and every digest."""
+    """The lock's `source` block of an MCP skill: the server, the URI, the repo the URI files
+    it under (`publisher`: its namespace is the one its signer is pinned for) and every
+    digest."""
     source = parse_mcp(repo)
     entry: dict[str, Any] = {"server": source.server, "uri": ref or ""}
+    repo_id = publisher(ref or "")
+    if repo_id:
+        entry["repo"] = repo_id
     if ref in FETCHED:
         entry["digests"] = dict(FETCHED[ref])
     return entry
+
+
+def publisher(uri: str) -> str | None:
+    """The repo a skill's URI files it under, `NS/...` (`acme/x` of
+    `skill://acme/x@REV/x/SKILL.md`, `fake/x` of `skill://fake/x/SKILL.md`); None for a URI
+    naming nothing before the skill's name (`skill://x/SKILL.md`)."""
+    ids = entry_ids({"uri": uri}) if uri.endswith("/SKILL.md") else []
+    return ids[0] if ids and "/" in ids[0] else None
 
 
 def entry_name(entry: dict[str, Any]) -> str | None:

@@ -47,6 +47,7 @@ from registry.install.mcp_source import (
     manifest_revision,
     parse_mcp,
     picks,
+    publisher,
     uri_id,
 )
 from registry.scan import STORE_LIMITS, SizeLimits, check_relpath, write_file
@@ -270,11 +271,31 @@ class McpStore:
         ours = meta.get(META_KEY)
         if not isinstance(ours, dict):
             ours = {}
+        self._check_claim(where, uri, ours.get("repo"))
         executable = ours.get("executable")
         if not isinstance(executable, list):
             executable = []
         version = ours.get("version") if isinstance(ours.get("version"), str) else None
         return Manifest(uri, files, frozenset(p for p in executable if p in files), version)
+
+    def _check_claim(self, where: str, uri: str, claimed: Any) -> None:
+        """Refuse a `_meta` repo of another namespace than the URI files the skill under:
+        the signer is pinned per publisher (`signers.namespace_of`), so the two must name
+        one.
+
+        Raises:
+            UnsafeSkill: a claim that is no string, or names another namespace.
+        """
+        if claimed is None:
+            return
+        named = publisher(uri)
+        if isinstance(claimed, str) and named is not None \
+                and claimed.split("/")[0] == named.split("/")[0]:
+            return
+        raise UnsafeSkill(f"{where}: its _meta names the repo {str(claimed)[:100]!r}, but its "
+                          f"URI files it under {named or 'no namespace'} ({uri[:200]}); "
+                          "refusing a skill that claims another publisher",
+                          hint=lying(self.name))
 
     # --- the listing and the files ----------------------------------------------------------
 

@@ -18,7 +18,12 @@ by `mode`, lies about it:
   registry does (not a lie: the server's own failure);
 - "gone": URIs name a revision (`skill://fake/v1/...`); after `change()` the server serves v2
   only, and `skills/get` of the v1 URI answers -32002, "resource not found" (older MCP
-  protocol versions' code, still sent by servers built on them).
+  protocol versions' code, still sent by servers built on them);
+- "claims": `_meta` names the repo `evil/honest-skill`, another namespace than the URI's;
+- "flat": URIs name no repo before the skill (`skill://honest-skill/SKILL.md`), as servers
+  serving one collection do (not a lie: only a signed skill is refused, having no publisher).
+
+`files` may be replaced (a signed copy of the skill) before the first request.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 NAME = "honest-skill"
 ROOT = f"skill://fake/{NAME}"
 MODES = ("honest", "digest", "outside", "foreign", "huge", "flood", "endless", "drip", "changed",
-         "dynamic", "failing", "gone")
+         "dynamic", "failing", "gone", "claims", "flat")
 RESOURCE_NOT_FOUND = -32002  # retired by the 2026-07-28 protocol; older servers send it
 UNREACHABLE = "cannot reach https://huggingface.co: the Hub is unreachable (ConnectError)"
 
@@ -67,7 +72,7 @@ class FakeSkillsServer:
     def __init__(self, mode: str = "honest") -> None:
         assert mode in MODES, mode
         self.mode, self.files = mode, skill_files()
-        self.root = f"skill://fake/v1/{NAME}" if mode == "gone" else ROOT
+        self.root = {"gone": f"skill://fake/v1/{NAME}", "flat": f"skill://{NAME}"}.get(mode, ROOT)
         self.reads, self.stopping = 0, False
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
@@ -91,11 +96,13 @@ class FakeSkillsServer:
                               "digest": "sha256:" + "0" * 64, "size": 3})
         if self.mode == "huge":
             resources[0]["size"] = 10 * 1024 ** 3
+        ours: dict[str, Any] = {"executable": ["scripts/run.sh"], "version": "1.0.0"}
+        if self.mode == "claims":
+            ours["repo"] = f"evil/{NAME}"
         return {"uri": f"{self.root}/SKILL.md",
                 "frontmatter": {"name": NAME, "description": "An honest skill."},
                 "resources": "dynamic" if self.mode == "dynamic" else resources,
-                "_meta": {"io.hubskills/registry": {"executable": ["scripts/run.sh"],
-                                                    "version": "1.0.0"}}}
+                "_meta": {"io.hubskills/registry": ours}}
 
     def build(self) -> Server[Any]:
         pages = {"count": 0}
