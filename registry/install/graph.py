@@ -152,7 +152,7 @@ def install_graph(graph: Graph, plan: Plan, store: SkillStore) -> PullResult:
         if not plan.force:
             _check_no_downgrade(graph, lock)
         notes = [pin_signer(lock, n.repo, n.staged.name, n.staged.signer,
-                            accept_new=plan.accept_new_signer)
+                            ref=n.staged.resolved.ref, accept_new=plan.accept_new_signer)
                  for n in graph.order() if n.staged is not None]
         results: list[PullResult] = []
         with Transaction() as txn:

@@ -12,7 +12,9 @@ how we tell our folders from others. `hf skills` marks its own installs with
 A skill pulled from a folder or a git source has `registry` "folder" or "git", its source's key
 as `repo` (`github:owner/repo/path`, `URL//path`, `./path`) and a `source` block: the git
 `url`, `subdir` and the `ref` asked (`sha` is the commit), or the folder's `path` (`sha` is the
-first 40 hex digits of its content hash: a folder has no commits).
+first 40 hex digits of its content hash: a folder has no commits). An MCP skill's (`registry`
+"mcp") names the `server`, the skill's `uri`, the `repo` that URI files it under and every
+file's digest (`mcp_source.source_entry`).
 
 A project's lock sits at its root; a `--global` install's at `~/.agents/skills.lock`.
 """
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,7 @@ from registry._io import atomic_write_text
 from registry.errors import HubskillsError
 from registry.format.skill import NAME_RE
 from registry.install.agents import SKILLS_DIR
+from registry.install.mcp_source import publisher
 
 MARKER_FILE = ".hubskills.json"
 HF_MARKER = ".hf-skill-manifest.json"
@@ -220,13 +223,27 @@ def _entry(name: str, item: dict[str, Any]) -> LockEntry:
             raise ValueError(f"{name}: {entry.repo!r} is no folder or git source")
         if not _SHA.match(entry.sha):
             raise ValueError(f"{name}: sha {entry.sha!r} is not a full commit sha")
-        return entry
+        return _with_publisher(entry) if entry.repo.startswith("mcp+") else entry
     from registry.stores.refs import check_repo_id  # not at import: a marker read needs no store
 
     check_repo_id(entry.repo)
     if not _SHA.match(entry.sha):
         raise ValueError(f"{name}: sha {entry.sha!r} is not a full commit sha")
     return entry
+
+
+def _with_publisher(entry: LockEntry) -> LockEntry:
+    """An MCP skill's entry with the repo its URI files it under (`source.repo`, whose
+    namespace its signer is pinned for): a lock written before that field gets it from the
+    URI, written on the next write; one that names another repo than its URI is refused."""
+    source = dict(entry.source or {})
+    repo = publisher(str(source.get("uri") or ""))
+    if "repo" in source and source["repo"] != repo:
+        raise ValueError(f"{entry.name}: source repo {source['repo']!r} is not the one its "
+                         f"uri names ({repo})")
+    if repo is None:
+        return entry
+    return replace(entry, source=source | {"repo": repo})
 
 
 def _source(item: Any) -> dict[str, Any] | None:

@@ -155,7 +155,8 @@ def _accepted_unsigned(lock: Lockfile, result: PullResult) -> bool:
     """An unsigned skill recorded where its namespace pins a signer was accepted as such: a
     pull or a graph placed it only past `pin_signer` (`--accept-new-signer`), and an
     up-to-date one is recorded only past `check_namespace_pin`, which asks the same of it."""
-    return result.signer is None and namespace_pin(lock, result.repo, result.name) is not None
+    return result.signer is None and \
+        namespace_pin(lock, result.repo, result.name, result.ref) is not None
 
 
 def refresh(scope: Scope, name: str, marker: Marker, agents: list[Agent], copy: bool,

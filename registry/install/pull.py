@@ -264,7 +264,7 @@ def _install(ready: _Ready, plan: Plan, store: SkillStore | None) -> PullResult:
     staged, registry = ready
     try:
         note = pin_signer(lock, staged.repo, staged.name, staged.signer,
-                          accept_new=plan.accept_new_signer)
+                          ref=staged.resolved.ref, accept_new=plan.accept_new_signer)
         result = install_staged(staged, plan.scope, plan.agents, lock, registry=registry,
                                 copy=plan.copy, force=plan.force, dry_run=plan.dry_run)
         if note:
