@@ -2,7 +2,10 @@
 only place that prints.
 
 Everything printed is scrubbed of the process's secrets first (`registry.secrets`): terminal
-output ends up in CI logs and bug reports.
+output ends up in CI logs and bug reports. It is also printed without control characters
+(`visible`): a skill's description, a model's answer or a registry's listing is anyone's text,
+and an escape sequence in it would act on the reader's terminal (retitle it, clear it, set the
+clipboard, dress a link as another); `--json` writes such characters as `\\u` escapes.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import json
 import re
 import sys
 import textwrap
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -21,6 +25,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from registry.format.claims import plain_text
 from registry.results import display
 from registry.secrets import scrub
 
@@ -48,6 +53,14 @@ KEPT_COLUMNS = frozenset({"verdict", "p", "p (exact)", "latest", "status", "lift
 #: its reason) is cut to it only once no column is left to drop; an id never below `ID_FLOOR`;
 #: then, the last resort, such a long value is cut to its header (`VALUE_FLOOR` at least).
 TEXT_FLOOR, CELL_CAP, ID_FLOOR, VALUE_FLOOR = 20, 24, 16, 8
+#: What may need a look in `--json` output: anything but printable ASCII (`_json_unseen`).
+_NOT_ASCII = re.compile(r"[^\t\n\x20-\x7e]")
+
+
+def visible(text: str) -> str:
+    """`text` as it may reach a terminal: the process's secrets scrubbed, control and format
+    characters (escape sequences, bidi overrides) left out, newlines and tabs kept."""
+    return scrub(plain_text(text))  # a secret cut by a control character is whole again
 
 
 def table(
@@ -68,7 +81,7 @@ def table(
     wrapped at their separators (`_fitted`). A `per_row` column (one value in every row by
     chance: search's versions) is never said. `whole` says what shows cut text whole.
     """
-    cells = [["" if cell is None else scrub(str(cell)) for cell in row] for row in rows]
+    cells = [["" if cell is None else visible(str(cell)) for cell in row] for row in rows]
     spans = {name: _span(name, [row[i] for row in cells]) for i, name in enumerate(columns)}
     shown = list(columns)
     hidden: list[str] = []
@@ -139,7 +152,7 @@ def joined(parts: list[str], sep: str = " · ") -> None:
     """`a · b · c` on stdout, on as few lines as fit the width, each part whole on its line
     (one wider than the width alone, wrapped at spaces and its ids at their separators)."""
     line = ""
-    for part in parts:
+    for part in map(visible, parts):
         if cell_len(Text.from_markup(part).plain) > out.width:
             if line:
                 out.print(line)
@@ -262,7 +275,7 @@ PROSE_WRAP_WIDTH = 100  # piped prose wraps up to this width (a pipe is 80), not
 
 def result(message: str) -> None:
     """Print a line of normal output on stdout."""
-    _prose(scrub(message))
+    _prose(visible(message))
 
 
 def _prose(message: str, style: str | None = None) -> None:
@@ -310,40 +323,48 @@ def command(label: str, line: str, indent: str = "  ") -> None:
         return
     if label:
         result(escape(label))
-    for part in command_lines(scrub(line), out.width, indent):  # as they are: no re-wrapping
+    for part in command_lines(visible(line), out.width, indent):  # as they are: no re-wrapping
         out.print(part, markup=False, soft_wrap=True)
 
 
 def as_json(data: Any) -> None:
     """Print machine output: JSON on stdout, nothing else."""
-    sys.stdout.write(scrub(json.dumps(data, indent=2, default=str, ensure_ascii=False)) + "\n")
+    text = scrub(json.dumps(data, indent=2, default=str, ensure_ascii=False))
+    sys.stdout.write(_NOT_ASCII.sub(_json_unseen, text) + "\n")
+
+
+def _json_unseen(found: re.Match[str]) -> str:
+    """A character `json.dumps` leaves raw that a terminal acts on or hides (a C1 control, a
+    bidi override, private use) as JSON's `\\u` escape: the same string once decoded."""
+    char = found.group()
+    return json.dumps(char)[1:-1] if unicodedata.category(char)[0] == "C" else char
 
 
 def error(message: str) -> None:
     """Print an error line on stderr (its text as written: `[local]` is not markup)."""
-    err.print(f"[bold red]Error:[/] {escape(scrub(message))}", markup=True)
+    err.print(f"[bold red]Error:[/] {escape(visible(message))}", markup=True)
 
 
 def hint(message: str) -> None:
     """Print the hint that names the next command (as written: `hubskills[local]` stays)."""
-    err.print(f"[yellow]Hint:[/] {escape(scrub(message))}", markup=True)
+    err.print(f"[yellow]Hint:[/] {escape(visible(message))}", markup=True)
 
 
 def warn(message: str) -> None:
     """Print a warning on stderr."""
-    err.print(f"[yellow]Warning:[/] {scrub(message)}", markup=True)
+    err.print(f"[yellow]Warning:[/] {visible(message)}", markup=True)
 
 
 def info(message: str) -> None:
     """Print progress or status on stderr (never mixed into --json stdout)."""
-    err.print(scrub(message))
+    err.print(visible(message))
 
 
 def notice_now(message: str) -> None:
     """Write one line to stderr at once, bypassing rich: safe inside a signal handler (which
     may run while the console is half-way through drawing a progress bar)."""
     try:
-        sys.stderr.write(f"\n{scrub(message)}\n")
+        sys.stderr.write(f"\n{visible(message)}\n")
         sys.stderr.flush()
     except (OSError, ValueError):  # stderr closed or gone: nothing left to tell
         pass

@@ -164,7 +164,7 @@ class BarProgress:
         self.time_left.answered(done, self.clock())
         mark = "error" if row.is_error else ("pass" if row.passed else "fail")
         self.bar.update(self.task, completed=done, total=total,
-                        last=escape(f"{row.case_id} [{row.arm}] {mark}"))
+                        last=escape(out.visible(f"{row.case_id} [{row.arm}] {mark}")))
 
     def left(self) -> str:
         """The time left now, as the bar says it (`~2:06 left`, or nothing yet)."""
@@ -226,7 +226,7 @@ class StepProgress:
         self.said.add(line)
         out.info(escape(line))
         if self.status is not None:
-            self.status.update(escape(line[:70]))
+            self.status.update(escape(out.visible(line)[:70]))
 
     def _still(self) -> None:
         out.info(escape(f"… still working ({clock_text(self.clock() - self.begun)} elapsed): "

@@ -125,7 +125,7 @@ def render_generate_report(report: GenerateReport, *, said: set[str] | None = No
             out.warn(escape(warning))
     if report.diff:
         out.result("[bold]changes[/]")
-        out.out.print(report.diff, markup=False, highlight=False)
+        out.out.print(out.visible(report.diff), markup=False, highlight=False)
 
 
 def _student_row(s) -> tuple[str, ...]:

@@ -48,4 +48,4 @@ def trace_show_command(file: Path, budget: int | None, as_json: bool) -> None:
         out.warn(f"{len(trace.damaged)} damaged line(s) were skipped: what they held is "
                  "not in the account")
     out.result(f"[bold]── what the teacher sees ({len(account)} characters) ──[/]")
-    out.out.print(account, markup=False, highlight=False, end="")
+    out.out.print(out.visible(account), markup=False, highlight=False, end="")
