@@ -361,3 +361,40 @@ def test_an_ordinary_path_is_no_credential(url: str) -> None:
     """Deployment names, hex account ids, UUIDs and model names stay in the plan (a false
     alarm costs the user a `--base-url` on every resume)."""
     assert not carries_secret(url)
+
+
+def test_an_endpoint_holding_a_credential_stays_off_the_jobs_command_line(tmp_path):
+    """A Job's command is shown on the Hub as its environment is: an `HF_ENDPOINT` holding a
+    credential went there in the clear, though the environment kept it to the secrets (a
+    red-team note). The Job reads it from its `HF_ENDPOINT` secret instead."""
+    import subprocess
+    import sys
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from registry.jobs.bootstrap import command_for
+
+    secret_url = "https://proxy-user:hunter2-pw@hub.corp.example"
+    command = command_for(secret_url, "me/evals", "wheels/x.whl", "run-1", 0)
+    assert not any("hunter2" in part for part in command)
+    assert command_for("https://huggingface.co", "me/evals", "wheels/x.whl", "run-1", 0)[3] \
+        == "https://huggingface.co"  # nothing to hide: as before
+    asked: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            asked.append(self.path)
+            self.send_error(404)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        env = {"PATH": "/usr/bin:/bin", "HF_TOKEN": "hf_x", "HOME": str(tmp_path),
+               "HF_ENDPOINT": f"http://127.0.0.1:{server.server_address[1]}"}
+        subprocess.run([sys.executable, *command[1:]], env=env, cwd=tmp_path,
+                       capture_output=True, timeout=60)
+    finally:
+        server.shutdown()
+    assert asked == ["/datasets/me/evals/resolve/main/wheels/x.whl"]  # from the secret's URL

@@ -6,14 +6,17 @@ code (code checks, agent mode) and `bwrap` is not on PATH, it installs bubblewra
 image's package manager where it can (root and `apt-get`, as in the default `python:3.12`),
 saying so in one line; a failure is not fatal: the shard's probe then says why code cannot run.
 It downloads the wheel the client uploaded, with the token the Job got as a secret (never on the
-command line), installs that exact file into a folder of its own and runs the Job's module from
-it (`registry.jobs.shard`; `registry.verify.spot_job` for a spot check), so the Job runs
-the client's code, not whatever version an index holds.
+command line, as is an endpoint whose URL carries a credential: the Job reads it from its
+`HF_ENDPOINT` secret), installs that exact file into a folder of its own and runs the Job's
+module from it (`registry.jobs.shard`; `registry.verify.spot_job` for a spot check), so the Job
+runs the client's code, not whatever version an index holds.
 """
 
 from __future__ import annotations
 
 import inspect
+
+from registry.jobs.plan import carries_secret
 
 APT_INSTALL = ("apt-get update -qq && apt-get install -y -qq --no-install-recommends "
                "bubblewrap")
@@ -36,6 +39,7 @@ def bwrap_install(needed: bool, have_bwrap: bool, root: bool, apt: bool
 BOOTSTRAP = f"APT_INSTALL = {APT_INSTALL!r}\n" + inspect.getsource(bwrap_install) + """
 import os, shutil, subprocess, sys, tempfile, urllib.request
 endpoint, repo, wheel, sandbox, module = sys.argv[1:6]
+endpoint = endpoint or os.environ["HF_ENDPOINT"]  # "": its URL holds a credential
 step = bwrap_install(sandbox == "1", shutil.which("bwrap") is not None,
                      hasattr(os, "geteuid") and os.geteuid() == 0,
                      shutil.which("apt-get") is not None)
@@ -73,6 +77,8 @@ def command_for(endpoint: str, repo: str, wheel: str, run_id: str, shard: int, *
 def module_command(endpoint: str, repo: str, wheel: str, module: str, args: list[str], *,
                    sandbox: bool = False) -> list[str]:
     """The Job's command that runs `python -m module repo *args` from the wheel (no secret in
-    it)."""
-    return ["python", "-c", BOOTSTRAP, endpoint, repo, wheel, "1" if sandbox else "0", module,
+    it: the Hub shows it; an endpoint holding a credential goes as "", the Job reads it from
+    its secrets, `remote.job_secrets`)."""
+    shown = "" if carries_secret(endpoint) else endpoint
+    return ["python", "-c", BOOTSTRAP, shown, repo, wheel, "1" if sandbox else "0", module,
             *args]
