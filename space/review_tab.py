@@ -18,7 +18,7 @@ import os
 import secrets
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -126,7 +126,8 @@ def summary_markdown(review: Review) -> str:
     summary = review.summary()
     lines = ([f"**{summary.headline.capitalize()}** ({summary.apart}).", summary.interval]
              if summary.reviewed else [f"**{summary.headline.capitalize()}.**"])
-    lines += [f"- {line}" for line in summary.lines()[2:]]
+    # Case ids come from the rows, which a results file writes: shown as code, never markup
+    lines += [f"- {line}" for line in summary.lines(name=code_span)[2:]]
     lines.append("_People's preference, not a measured result: shown beside the lift, "
                  "never in it._")
     return "\n\n".join(lines)
@@ -257,13 +258,20 @@ def panel(run: gr.State | gr.Dropdown) -> Panel:
 # -- the Space's tab ---------------------------------------------------------------------------
 
 
-class Reviews:
-    """Each run's review, opened once per process (its answers then kept in memory)."""
+REVIEWS_KEPT = 32  # runs' reviews kept open in memory (`Reviews`)
 
-    def __init__(self, state: SpaceState) -> None:
+
+class Reviews:
+    """The runs' reviews, each opened once and kept in memory while among the `kept` most
+    recently opened: any visitor can open any run (`review_open` is an API too), so the memory
+    they hold is bounded by this, not by the runs in the registry. A review let go loses
+    nothing: every answer is saved as it is given, and the review opens again with them."""
+
+    def __init__(self, state: SpaceState, kept: int = REVIEWS_KEPT) -> None:
         self.state = state
         self.secret = os.environ.get(SECRET_ENV) or secrets.token_hex(32)
-        self._open: dict[str, Review] = {}
+        self.kept = kept
+        self._open: OrderedDict[str, Review] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, run_id: str) -> Review:
@@ -271,6 +279,9 @@ class Reviews:
             if run_id not in self._open:
                 self._open[run_id] = open_registry_review(
                     self.state.store, run_id, self.secret, skill_folder=self._folder)
+                while len(self._open) > self.kept:
+                    self._open.popitem(last=False)
+            self._open.move_to_end(run_id)
             return self._open[run_id]
 
     def _folder(self, repo: str, sha: str) -> Any:

@@ -115,3 +115,40 @@ def test_the_last_answer_says_every_case_is_done_and_no_case_is_not_a_sign_in(sp
     assert next_button.visible is False
     with pytest.raises(gr.Error, match="no case is open to answer"):
         handler(space, "review_a")(RUN_ID, None, "", profile("carol"))
+
+
+def test_a_case_id_from_the_rows_reaches_the_summary_as_code_never_as_markup():
+    """A results file names its rows' cases; a case people disagreed with its checks on is
+    named in every visitor's summary, where an id holding a link or an image was markup."""
+    from registry.results.runs import ResultRow
+    from registry.review.pairs import review_cases
+    from registry.review.session import Review
+    from space.review_tab import summary_markdown
+
+    hostile = "c](https://evil.example/x) ![p](https://evil.example/p.png"
+    rows = [ResultRow(run_id="r", skill_name="s", model="m", arm=arm, case_id=hostile,
+                      passed=True, output=f"{arm} answer") for arm in ("baseline", "skill")]
+    review = Review("r", review_cases("r", rows, "5" * 64, {hostile: "Ask"}), [],
+                    save=lambda *_: None)
+    case = review.case(hostile)
+    review.answer("alice", hostile, "B" if case.skill_side == "A" else "A")  # the baseline's
+    text = summary_markdown(review)
+    assert "people preferred the baseline's" in text
+    assert f"`{hostile}`" in text and "](https://evil" not in text.replace(f"`{hostile}`", "")
+
+
+def test_the_reviews_kept_open_are_bounded_and_one_let_go_reopens_with_its_answers(space):
+    from space.review_tab import Reviews
+
+    state = space.hubskills_state
+    manifest, rows = rows_and_manifest(state.store.resolve(REPO).sha)
+    other = f"{RUN_ID}-again"
+    state.store.append_results(manifest.model_copy(update={"run_id": other}),
+                               [row.model_copy(update={"run_id": other}) for row in rows])
+    reviews = Reviews(state, kept=1)
+    first = reviews.get(RUN_ID)
+    assert reviews.get(RUN_ID) is first  # kept while among the most recent
+    first.answer("alice", CASES[0], "tie")
+    reviews.get(other)  # a second run: the first is let go
+    again = reviews.get(RUN_ID)
+    assert again is not first and CASES[0] in again.answered("alice")

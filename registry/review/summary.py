@@ -17,7 +17,7 @@ it.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,16 +68,17 @@ class PreferenceSummary:
         """"1 tie, 0 both bad"."""
         return f"{self.ties} tie{'s' if self.ties != 1 else ''}, {self.both_bad} both bad"
 
-    def lines(self) -> list[str]:
-        """The summary in words, one line each."""
+    def lines(self, name: Callable[[str], str] = str) -> list[str]:
+        """The summary in words, one line each, each case id as `name` writes it (the Space:
+        a code span, as a results file's text is never markup)."""
         lines = [f"{self.headline} ({self.apart}); {count(self.answers, 'answer')} on "
                  f"{self.reviewed} of {self.cases} cases", self.interval]
         if self.checks_pass_people_baseline:
             lines.append("the skill's answer passed its checks but people preferred the "
-                         "baseline's: " + ", ".join(self.checks_pass_people_baseline))
+                         "baseline's: " + ", ".join(map(name, self.checks_pass_people_baseline)))
         if self.checks_fail_people_skill:
             lines.append("the skill's answer failed its checks but people preferred it: "
-                         + ", ".join(self.checks_fail_people_skill))
+                         + ", ".join(map(name, self.checks_fail_people_skill)))
         return lines
 
 
