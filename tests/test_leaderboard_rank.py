@@ -17,6 +17,7 @@ from registry.cli import cli
 from registry.config import Settings
 from registry.registries import get_store
 from registry.results.board import Board
+from registry.results.runs import ResultRow, RunManifest
 from registry.stores.verifications import badges
 from space.leaderboard_view import leaderboard_view, model_table, skill_from_link
 from space.skill_data import results_table
@@ -56,3 +57,26 @@ def test_every_view_gives_an_entry_its_rank_on_the_whole_board():
                 if skill_from_link(link) == repo] == expected, repo
     assert 1 not in [r["rank"] for r in json.loads(invoke("leaderboard", "--skill",
                                                           "agent-skill-md", "--json"))]
+
+
+def test_info_ranks_as_the_board_does_beside_an_unverified_run():
+    """An unverified run ranks nowhere on the board (it is not replayed): `info --json` gave
+    every entry below its lift the rank it would have had counting it (2 for the board's 1)."""
+    store = get_store(Settings.from_env())
+    model = json.loads(invoke("leaderboard", "--json"))[0]["model"]
+    run, cases = "20260101-000000-unverified", [f"c{i}" for i in range(30)]
+    store.append_results(
+        RunManifest(run_id=run, skill_name="strong", skill_repo="someone/strong",
+                    skill_version="1.0.0", skill_revision="a" * 40, content_hash="sha256:0",
+                    suite_hash="sha256:0", models=[model], case_ids=cases, status="complete",
+                    partial=False, samples_planned=60, samples_done=60),
+        [ResultRow(run_id=run, skill_name="strong", skill_repo="someone/strong",
+                   skill_version="1.0.0", skill_revision="a" * 40, model=model, arm=arm,
+                   case_id=case, passed=arm == "skill", output="x")
+         for case in cases for arm in ("baseline", "skill")])
+    whole = json.loads(invoke("leaderboard", "--json", "--include-unverified"))
+    assert ("someone/strong", None) in [(r["skill"], r["rank"]) for r in whole], whole
+    for record in whole:
+        if record["rank"] is not None:
+            info = json.loads(invoke("info", record["skill"], "--json"))["results"]
+            assert [r["rank"] for r in info] == [record["rank"]], (record["skill"], info)

@@ -53,9 +53,11 @@ def info_command(target: str, as_json: bool, registry: str | None) -> None:
     with ExitStack() as stack:
         info, facts, unpublished = _info_of(target, settings, store, stack)
     from registry.results import trigger_board
+    from registry.stores.verifications import badges
 
     repo, frame = info.repo, store.results_frame()
-    summary = [] if unpublished else latest_summary(frame, repo)
+    # ranked as the board ranks (replayed runs only), so its ranks are the board's
+    summary = [] if unpublished else latest_summary(frame, repo, badges(store))
     triggers = [] if unpublished else [
         e for e in trigger_board.trigger_entries(frame, skill=repo) if e.repo == repo]
     if as_json:
