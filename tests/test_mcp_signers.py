@@ -120,3 +120,27 @@ def test_a_signed_skill_filed_under_no_publisher_is_refused(
         fake.files = skill_files()
         (plain,) = pull_source(f"mcp+{fake.url}#{NAME}", _plan(tmp_path / "plain"))
     assert plain.signer is None and plain.status == "installed"
+
+
+def test_an_older_locks_unsigned_mcp_skill_of_a_pinned_namespace_still_installs(
+        tmp_path: Path, store: LocalStore, keys: dict[str, Path]) -> None:  # noqa: F811
+    """Under the per-server pins, an unsigned skill a server filed under `acme/` answered to
+    the server's pin, not to the `acme` signer a registry pull had pinned: the lock vouched for
+    it, and `install --frozen` must keep restoring it (it raised SignerChanged)."""
+    publish(store, tmp_path, "acme/u", None)
+    project = tmp_path / "proj"
+    with serving(store) as url:
+        (a,) = pull_source(f"mcp+{url}#a", _plan(project))
+        (u,) = pull_source(f"mcp+{url}#u", _plan(project, accept_new_signer=True))
+        old = lock(project)
+        for entry in old["skills"].values():  # as the per-server code wrote them
+            entry["source"].pop("repo", None)
+            entry.pop("accepted_unsigned", None)
+        server_key = url.removeprefix("http://").replace(":", "/").removesuffix("/mcp")
+        old["signers"] = {server_key: a.signer, "acme": a.signer}
+        (project / "skills.lock").write_text(json.dumps(old, indent=2, sort_keys=True) + "\n")
+        assert sorted((x.name, x.state) for x in verify_installed(project)) == [
+            ("a", "ok"), ("u", "ok")]
+        shutil.rmtree(project / ".agents/skills/u")
+        restored = install(project, stores=lambda name: store, frozen=True)
+    assert sorted(r.name for r in restored) == ["a", "u"]

@@ -235,7 +235,13 @@ def _entry(name: str, item: dict[str, Any]) -> LockEntry:
 def _with_publisher(entry: LockEntry) -> LockEntry:
     """An MCP skill's entry with the repo its URI files it under (`source.repo`, whose
     namespace its signer is pinned for): a lock written before that field gets it from the
-    URI, written on the next write; one that names another repo than its URI is refused."""
+    URI, written on the next write; one that names another repo than its URI is refused.
+
+    Such an older entry installed unsigned was checked against its *server's* pin, not its
+    publisher's, so it is marked `accepted_unsigned`, as the lock vouched for it then: a
+    project that pinned `acme`'s signer from the registry and holds an unsigned skill an MCP
+    server files under `acme/` keeps installing (a lock's committer could set the mark
+    anyway: this gives nothing a lock edit could not)."""
     source = dict(entry.source or {})
     repo = publisher(str(source.get("uri") or ""))
     if "repo" in source and source["repo"] != repo:
@@ -243,7 +249,9 @@ def _with_publisher(entry: LockEntry) -> LockEntry:
                          f"uri names ({repo})")
     if repo is None:
         return entry
-    return replace(entry, source=source | {"repo": repo})
+    older = "repo" not in source and entry.signer is None
+    return replace(entry, source=source | {"repo": repo},
+                   accepted_unsigned=entry.accepted_unsigned or older)
 
 
 def _source(item: Any) -> dict[str, Any] | None:
