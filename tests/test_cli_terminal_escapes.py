@@ -52,3 +52,12 @@ def test_search_json_keeps_the_description_exact_and_escaped(tmp_path):
     assert done.exit_code == 0, done.output
     assert not _unseen(done.output), done.output
     assert [r["description"] for r in json.loads(done.output)] == [SENT]
+
+
+def test_the_joiners_that_shape_words_and_emoji_reach_the_terminal():
+    """Zero-width joiners are format characters too, but a terminal only draws with them: left
+    out, a Persian word loses its shape and `👩‍💻` prints as two pictures (a review)."""
+    from registry.cli._output import visible
+
+    text = "👩\u200d💻 می\u200cخواهم \x1b[2J\u202edone"
+    assert visible(text) == "👩\u200d💻 می\u200cخواهم [2Jdone"

@@ -57,10 +57,15 @@ TEXT_FLOOR, CELL_CAP, ID_FLOOR, VALUE_FLOOR = 20, 24, 16, 8
 _NOT_ASCII = re.compile(r"[^\t\n\x20-\x7e]")
 
 
+#: Format characters a terminal only draws with: the joiners that shape Persian and Indic
+#: words and join emoji sequences (left out, `👩‍💻` printed as two pictures).
+JOINERS = "\u200c\u200d"
+
+
 def visible(text: str) -> str:
     """`text` as it may reach a terminal: the process's secrets scrubbed, control and format
-    characters (escape sequences, bidi overrides) left out, newlines and tabs kept."""
-    return scrub(plain_text(text))  # a secret cut by a control character is whole again
+    characters (escape sequences, bidi overrides) left out, newlines, tabs and `JOINERS` kept."""
+    return scrub(plain_text(text, JOINERS))  # a secret cut by a control character is whole
 
 
 def table(

@@ -39,7 +39,8 @@ def publisher_claims(folder: Path) -> dict[str, str]:
     return found
 
 
-def plain_text(text: str) -> str:
-    """`text` without control, format or private-use characters but newlines and tabs (what a
-    terminal would act on: escape sequences, bidi overrides)."""
-    return "".join(c for c in text if c in _KEPT or unicodedata.category(c)[0] != "C")
+def plain_text(text: str, keep: str = "") -> str:
+    """`text` without control, format or private-use characters but newlines, tabs and those
+    in `keep` (what a terminal would act on: escape sequences, bidi overrides)."""
+    kept = _KEPT | frozenset(keep) if keep else _KEPT
+    return "".join(c for c in text if c in kept or unicodedata.category(c)[0] != "C")
