@@ -44,6 +44,11 @@ class Limits:
     processes: int = 128  # processes of the sandbox at once (bwrap only)
     tmp_files: int = 20_000  # files and folders in each private tmpfs: /tmp, /dev/shm (bwrap)
     shm_bytes: int = 64 << 20  # the private /dev/shm's size (bwrap; /tmp's is `file_bytes`)
+    memory_total_bytes: int | None = 4 << 30
+    """What the sandbox's processes may hold in memory together (resident, a page they share
+    counted once; bwrap only): past it the sandbox is stopped (`registry.sandbox.guard`). An
+    agent CLI on Node holds 300-500 MB, a test run or a build beside it a few hundred more.
+    None: not watched."""
     workspace: WorkspaceBounds | None = DEFAULT_BOUNDS
     """What the workspace (and any writable mount) may hold while the sandbox runs; past it
     the bwrap backend stops the sandbox (`registry.sandbox.guard`). None: not watched."""
@@ -87,7 +92,8 @@ class SandboxResult:
     command or model output can set it. None when the command started (whatever it did)."""
     stopped: str | None = None
     """Why hubskills stopped the command before it ended, other than its time limit (its
-    workspace went past `Limits.workspace`); `exit_code` is None then."""
+    workspace went past `Limits.workspace`, its processes past `Limits.memory_total_bytes`);
+    `exit_code` is None then."""
 
 
 class Sandbox(Protocol):

@@ -10,7 +10,9 @@ holds no secret in `/proc/1/environ`. When pid 1 ends (the command exited, or th
 bwrap at the time limit) the kernel kills every process left in the namespace.
 
 While it runs, the workspace and writable mounts are walked and the sandbox stopped once one is
-past `Limits.workspace` (`guard`: the file-size rlimit bounds one file, not the total).
+past `Limits.workspace`, and its processes' memory is sampled and the sandbox stopped once they
+hold more than `Limits.memory_total_bytes` together (`guard`: the file-size and address-space
+rlimits bound one file and one process, not the totals).
 
 Memory, CPU time and file size are rlimits that `prlimit` sets on bwrap as it starts
 (`launcher`; its children inherit them). The process limit needs care: the kernel exempts host
@@ -235,7 +237,7 @@ class BwrapSandbox:
                 result = await run_process(cmd, backend=self.name, wall_s=wall_s, stdin=stdin,
                                            kill=lambda proc: _kill(proc, launch), env={},
                                            cwd="/", pass_fds=launch.pass_fds,
-                                           watch=_watcher(workspace, mounts, limits),
+                                           watch=_watcher(workspace, mounts, limits, launch),
                                            spawned=launch.admit_spawned
                                            if launch.needs_admission else None)
             finally:
@@ -268,17 +270,18 @@ def _handed_over(workspace: Path, mounts: Mounts | None) -> list[Path]:
     return [workspace, *(Path(h) for h, _ in mounts.writable), *map(Path, mounts.private)]
 
 
-def _watcher(workspace: Path, mounts: Mounts | None,
-             limits: Limits) -> Callable[[], Awaitable[str]] | None:
+def _watcher(workspace: Path, mounts: Mounts | None, limits: Limits,
+             launch: Launch) -> Callable[[], Awaitable[str]] | None:
     """What stops the sandbox once the workspace or a writable mount is past
-    `limits.workspace` (`guard`), or None when nothing is watched."""
-    bounds = limits.workspace
-    if bounds is None:
+    `limits.workspace`, or its processes past `limits.memory_total_bytes` (`guard`), or None
+    when nothing is watched."""
+    if limits.workspace is None and limits.memory_total_bytes is None:
         return None
     folders = {"workspace": workspace}
     for host, inside in mounts.writable if mounts else ():
         folders[f"writable folder {inside}"] = Path(host)
-    return lambda: guard.watch(folders, bounds)
+    return lambda: guard.watch(folders, limits.workspace, pid_one=launch.pid_one,
+                               memory_bytes=limits.memory_total_bytes)
 
 
 def launcher(limits: Limits, wall_s: float) -> list[str]:

@@ -19,8 +19,9 @@ killed, and with its pid namespace every process in it) and raises `SessionEnded
 command and every later one. A confused supervisor can only lie about its own session's
 commands, which only the same agent sees; grading never runs in a session.
 
-While it lives, the workspace is walked (`guard`) and the session ended once it is past
-`limits.workspace`: a writer the agent left in the background is stopped too.
+While it lives, the workspace is walked and the processes' memory sampled (`guard`), and the
+session ended once either is past its bound (`limits.workspace`, `limits.memory_total_bytes`):
+a writer, or a process holding memory, that the agent left in the background is stopped too.
 """
 
 from __future__ import annotations
@@ -46,7 +47,6 @@ from registry.sandbox.namespace import (
     namespace_gone_now,
 )
 from registry.sandbox.session import SessionContext, SessionEnded, SessionNotStarted
-from registry.sandbox.tree import WorkspaceBounds
 
 SUPERVISOR = Path(__file__).with_name("supervisor.py").read_text(encoding="utf-8")
 GRACE_S = 5.0  # how long past a command's timeout the supervisor may take to answer
@@ -106,8 +106,8 @@ class BwrapSession(SessionContext):
             raise SessionNotStarted(self._ended, hint=_ENDED_HINT) from exc
         assert spawned is not None  # None only for a cancelled start
         self._proc, self._pidfd = spawned
-        if self.limits.workspace is not None:
-            self._guard = asyncio.ensure_future(self._watch(self.limits.workspace))
+        if self.limits.workspace is not None or self.limits.memory_total_bytes is not None:
+            self._guard = asyncio.ensure_future(self._watch(launch))
         for pipe in (self._proc.stdin, self._proc.stdout):
             assert pipe is not None
             os.set_blocking(pipe.fileno(), False)
@@ -151,10 +151,13 @@ class BwrapSession(SessionContext):
         """Kill bwrap and wait until its pid namespace, and every process in it, is gone."""
         await self._end("the session was closed")
 
-    async def _watch(self, bounds: WorkspaceBounds) -> None:
-        """Kill bwrap once the workspace is past `bounds`, between commands too (a writer left
+    async def _watch(self, launch: Launch) -> None:
+        """Kill bwrap once the workspace is past `limits.workspace` or the processes past
+        `limits.memory_total_bytes`, between commands too (a writer or a process the agent left
         in the background); the command running gets no answer and ends the session."""
-        reason = await guard.watch({"workspace": self.workspace}, bounds)
+        reason = await guard.watch({"workspace": self.workspace}, self.limits.workspace,
+                                   pid_one=launch.pid_one,
+                                   memory_bytes=self.limits.memory_total_bytes)
         if self._ended is None:
             self._ended = f"hubskills stopped it, over its bounds: {reason}"
         if self._pidfd >= 0 and self._launch is not None:

@@ -123,8 +123,7 @@ def map_own_ids(pid_one: int) -> None:
     bwrap's `--userns-block-fd`) to hubskills' own uid and gid, one each: the one mapping an
     unprivileged user may write, and what bwrap itself would write. Raises OSError when pid 1
     is gone (its number may be another process's by now: nothing is written then)."""
-    with open(f"/proc/self/fdinfo/{pid_one}", encoding="ascii") as info:
-        pid = next(int(line.split()[1]) for line in info if line.startswith("Pid:"))
+    pid = pid_of(pid_one)
     folder = os.open(f"/proc/{pid}", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         if pid < 1 or readable([pid_one], 0):  # exited: the folder may be another process's
@@ -139,6 +138,13 @@ def map_own_ids(pid_one: int) -> None:
                 os.close(fd)
     finally:
         os.close(folder)
+
+
+def pid_of(pidfd: int) -> int:
+    """The pid (in hubskills' pid namespace) of the process behind `pidfd`; below 1 once it
+    has exited (the kernel writes -1)."""
+    with open(f"/proc/self/fdinfo/{pidfd}", encoding="ascii") as info:
+        return next(int(line.split()[1]) for line in info if line.startswith("Pid:"))
 
 
 def namespace_gone_now(pid_one: int | None, limit_s: float = 10.0) -> None:
