@@ -37,12 +37,16 @@ CHUNK = 1 << 20  # bytes read or written at once
 
 
 class WorkspaceOverLimit(HubskillsError):
-    """A workspace past its bounds: the sample fails in its arm, the run goes on."""
+    """A workspace past its bounds, or (`sandbox`: the sandbox stopped an agent CLI, over
+    any of its bounds) its processes' memory: the sample fails in its arm, the run goes on."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(f"the agent's workspace is over hubskills' bounds: {reason}; the "
-                         "sample fails in this arm",
-                         hint=f"see 'What a workspace may hold' in {doc('security')}")
+    def __init__(self, reason: str, *, sandbox: bool = False) -> None:
+        what = ("hubskills stopped the agent's sandbox, over its bounds" if sandbox
+                else "the agent's workspace is over hubskills' bounds")
+        super().__init__(f"{what}: {reason}; the sample fails in this arm",
+                         hint=f"see 'What a workspace may hold' and 'What a sandbox's "
+                              f"processes may hold' in "
+                              f"{doc('security')}")
         self.reason = reason
 
 

@@ -129,8 +129,8 @@ class Harness:
             for link in reversed(links):  # the last one removed leaves folders empty
                 _unlink_skill(link, task.workspace)
             remove_tree(scratch)  # the CLI's HOME and the secret's file: however deep it is
-        if result.stopped:  # the workspace or HOME grew past the bounds: the arm's failure
-            raise WorkspaceOverLimit(result.stopped)
+        if result.stopped:  # the workspace, HOME or memory went past its bound: the arm's
+            raise WorkspaceOverLimit(result.stopped, sandbox=True)  # failure
         parsed = self.adapter.parse(events)
         outcome = self._outcome(task, parsed)
         outcome.wall_s = time.monotonic() - started
