@@ -31,7 +31,8 @@ DEFAULT_LIMIT = 50
 _ALL_SKILLS = 100_000  # tag lookups list every skill once
 _LEGEND = ("lift: skill minus baseline pass rate, in points, with a paired score 95% interval "
            "over cases; p: exact sign test on the cases that changed. Ranked by the interval's "
-           "lower bound; unranked (-): fewer than 10 cases, errors that could decide the verdict, "
+           "lower bound, each entry's rank its place on the whole board, whatever the filter; "
+           "unranked (-): fewer than 10 cases, errors that could decide the verdict, "
            "a subset or partial run, "
            "or no registry repo; an entry ranks only once its run is replayed (verified: replayed "
            "proves the grading and the arithmetic, spot-checked the outputs too).")
