@@ -27,7 +27,8 @@ from registry.review.feedback import skill_side
 from registry.review.session import SECRET, open_local_review
 from registry.stores.feedback import read_feedback
 from space import build_demo, launch
-from space.review_tab import SECRET_ENV, launch_local
+from space.review_local import launch_local
+from space.review_tab import SECRET_ENV
 
 pytestmark = pytest.mark.slow
 

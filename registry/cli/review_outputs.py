@@ -104,7 +104,7 @@ def _page(review: Review, reviewer: str, host: str | None, port: int | None) -> 
         raise HubskillsError("the review page needs Gradio, which this install does not have",
                              hint=add_extra("space"))
     from registry.cli.space import serve
-    from space.review_tab import launch_local
+    from space.review_local import launch_local
 
     done, total = review.progress(reviewer)
     out.info(f"Run {review.run_id}: {done} of {count(total, 'case')} answered by "
