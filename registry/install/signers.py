@@ -65,7 +65,12 @@ def namespace_of(repo: str, ref: str | None = None) -> str | None:
         return None
     if source.github:
         return "github:" + source.url.split("/")[0]
-    parts = [p for p in re.split(r"[/:]+", source.url.split("://")[-1]) if p]
+    return _host_and_owner(source.url)
+
+
+def _host_and_owner(url: str) -> str:
+    """The first two parts of `url` past its scheme (`gitlab.com/team`, `127.0.0.1/8765`)."""
+    parts = [p for p in re.split(r"[/:]+", url.split("://")[-1]) if p]
     return "/".join(parts[:2]).removeprefix("git@")
 
 
@@ -173,9 +178,7 @@ def _pin(lock: Lockfile, repo: str, name: str, signer: str | None, namespace: st
 def _server_key(repo: str) -> str:
     """The namespace an MCP source had before its signers were pinned per publisher: the
     server's host and port (`127.0.0.1/8765`), or `stdio/` and the command."""
-    server = parse_mcp(repo).server
-    parts = [p for p in re.split(r"[/:]+", server.split("://")[-1]) if p]
-    return "/".join(parts[:2]).removeprefix("git@")
+    return _host_and_owner(parse_mcp(repo).server)
 
 
 def _server_pins(lock: Lockfile) -> str | None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 _PROC = "/proc"
@@ -53,11 +53,14 @@ def processes(root: int, *, children_files: bool | None = None) -> list[int]:
         children_files = has_children_files()
     if not os.path.exists(f"{_PROC}/{root}"):
         return []
-    if not children_files:
-        return _by_parents(root)
+    return _descendants(root, _children if children_files else _parents_scan())
+
+
+def _descendants(root: int, children_of: Callable[[int], Iterable[int]]) -> list[int]:
+    """`root` and every process below it, each process's children as `children_of` gives."""
     found, stack = [root], [root]
     while stack:
-        for child in _children(stack.pop()):
+        for child in children_of(stack.pop()):
             found.append(child)
             stack.append(child)
     return found
@@ -75,8 +78,8 @@ def _children(pid: int) -> Iterator[int]:
             yield from map(int, data.split())
 
 
-def _by_parents(root: int) -> list[int]:
-    """`processes` from one scan of every process's parent."""
+def _parents_scan() -> Callable[[int], Iterable[int]]:
+    """Each process's children, from one scan of every process's parent."""
     children: dict[int, list[int]] = {}
     for name in os.listdir(_PROC):
         if not name.isdigit():
@@ -86,12 +89,7 @@ def _by_parents(root: int) -> list[int]:
             fields = data[data.rfind(b")") + 2:].split(None, 2)
             if len(fields) >= 2:
                 children.setdefault(int(fields[1]), []).append(int(name))
-    found, stack = [root], [root]
-    while stack:
-        for child in children.get(stack.pop(), ()):
-            found.append(child)
-            stack.append(child)
-    return found
+    return lambda pid: children.get(pid, ())
 
 
 def rss_bytes(pid: int) -> int:

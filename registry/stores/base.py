@@ -342,6 +342,7 @@ class ResultsShorthands:
         return self.results.source()
 
 
+
 def check_sort(sort: str) -> None:
     """Refuse a search order other than downloads, likes or lift.
 

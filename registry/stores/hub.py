@@ -16,7 +16,7 @@ repo (`hub_results.py`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -72,7 +72,7 @@ from registry.stores.refs import (
     tag_for,
     version_tags,
 )
-from registry.stores.summary import lift_key as lift_key_of
+from registry.stores.summary import store_lifts
 
 log = logging.getLogger(__name__)
 MAX_LISTED = 1000
@@ -333,13 +333,7 @@ class HubStore(ResultsShorthands):
                 sort="likes" if sort == "likes" else "downloads",
                 limit=None if sort == "lift" else limit, cap=MAX_LISTED)
         return sort_infos([skill_info(m) for m in models], sort, limit,
-                          lambda: self._lifts(lift_key))
-
-    def _lifts(self, lift_key: LiftKey | None) -> Mapping[tuple[str, str | None], float]:
-        """`lift_key` (default `summary.lift_key`) of the results, with their badges."""
-        from registry.stores.verifications import badges
-
-        return (lift_key or lift_key_of)(self.results_frame(), badges(self))
+                          lambda: store_lifts(self, lift_key))
 
     def info(self, repo: str) -> SkillInfo:
         """The skill's card, metadata, counters and versions."""

@@ -26,7 +26,7 @@ import difflib
 import glob
 import os
 import shutil
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -258,13 +258,7 @@ class LocalStore(ResultsShorthands):
             text = f"{info.repo} {info.name} {info.description}".lower()
             if all(w in text for w in words):
                 found.append(info)
-        return sort_infos(found, sort, limit, lambda: self._lifts(lift_key))
-
-    def _lifts(self, lift_key: LiftKey | None) -> Mapping[tuple[str, str | None], float]:
-        """`lift_key` (default `summary.lift_key`) of the results, with their badges."""
-        from registry.stores.verifications import badges
-
-        return (lift_key or _summary().lift_key)(self.results_frame(), badges(self))
+        return sort_infos(found, sort, limit, lambda: _summary().store_lifts(self, lift_key))
 
     def _basic_info(self, folder: Path, repo: str) -> SkillInfo:
         card_path = folder / "README.md"

@@ -17,6 +17,8 @@ from registry.results.leaderboard_table import cases_runs, to_records, verdict_t
 if TYPE_CHECKING:
     import pandas as pd
 
+    from registry.stores.base import LiftKey, SkillStore
+
 
 def best_entries(frame: pd.DataFrame, badges: Mapping[str, Badge] | None = None
                  ) -> dict[tuple[str, str | None], Entry]:
@@ -35,6 +37,15 @@ def lift_key(frame: pd.DataFrame, badges: Mapping[str, Badge] | None = None
     `search --sort lift` orders the version a result lists by (`base.lift_order`)."""
     return {key: entry.lift_lo for key, entry in best_entries(frame, badges).items()}
 
+
+
+def store_lifts(store: SkillStore, key: LiftKey | None = None
+                ) -> Mapping[tuple[str, str | None], float]:
+    """`key` (default `lift_key`) of `store`'s results with the runs' verification badges:
+    what a store's `search(sort="lift")` orders by (`base.sort_infos`)."""
+    from registry.stores.verifications import badges
+
+    return (key or lift_key)(store.results_frame(), badges(store))
 
 
 def latest_summary(frame: pd.DataFrame, repo: str,
