@@ -9,6 +9,8 @@ from typing import Any
 
 from platformdirs import user_data_dir
 
+from registry.secrets import url_secrets
+
 DEFAULT_HF_ENDPOINT = "https://huggingface.co"
 DEFAULT_HF_ROUTER = "https://router.huggingface.co/v1"
 
@@ -134,6 +136,10 @@ class Settings:
         return self.home / "registry"
 
     def secrets(self) -> list[str]:
-        """Every secret value set, so writers can scrub them from logs and results."""
+        """Every secret value set, so writers can scrub them from logs and results: the keys,
+        and any credential inside an endpoint's URL (a `--base-url` with a gateway key in it)."""
         values = [self.hf_token, self.anthropic_api_key, self.openai_api_key]
+        for url in (self.hf_endpoint, self.base_url, self.openai_base_url,
+                    self.anthropic_base_url, self.hf_router_url):
+            values += url_secrets(url) if url else ()
         return [v for v in values if v]

@@ -6,6 +6,9 @@ after start-up is known too):
 - the environment's keys and tokens: any variable whose name has a word such as KEY, TOKEN,
   SECRET or PASSWORD (`ANTHROPIC_API_KEY`, `HF_TOKEN`, `OAUTH_CLIENT_SECRET`), unless it names a
   place (`HF_TOKEN_PATH`, `..._URL`);
+- the credential inside a place's URL (`HF_ENDPOINT=https://user:pass@hub.example`, a gateway
+  key in `OPENAI_BASE_URL`'s path or query: `url_secrets`), and the same in the endpoints a
+  `Settings` carries;
 - the Hugging Face token files: `HF_TOKEN_PATH` (default `$HF_HOME/token`) and the named tokens
   in `$HF_HOME/stored_tokens`;
 - secrets held for the current request (`holding`, `hold`): keys a Space visitor typed, the
@@ -27,6 +30,8 @@ import functools
 import json
 import logging
 import os
+import re
+import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -54,10 +59,117 @@ def _usable(values: Iterable[str | None]) -> set[str]:
 
 
 def environment_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
-    """The values of the environment's key and token variables."""
+    """The values of the environment's key and token variables, and the credentials inside
+    its place variables' URLs (`HF_ENDPOINT=https://user:pass@...`)."""
     env = os.environ if environ is None else environ
     # Names first: reading every value of os.environ costs more than the rest of a scrub.
-    return _usable(env.get(name) for name in list(env) if is_secret_name(name))
+    found: set[str] = set()
+    for name in list(env):
+        kind = _name_kind(name)
+        if kind is _SECRET and (value := env.get(name)):
+            found.add(value)
+        elif kind is _PLACE and "://" in (value := env.get(name) or ""):
+            found |= url_secrets(value)
+    return _usable(found)
+
+
+_SECRET, _PLACE = "secret", "place"
+
+
+@functools.lru_cache(maxsize=1024)
+def _name_kind(name: str) -> str | None:
+    """Whether a variable holds a key (`_SECRET`), may hold a URL (`_PLACE`), or neither."""
+    if is_secret_name(name):
+        return _SECRET
+    return _PLACE if name.upper().replace("-", "_").split("_")[-1] in _URL_WORDS else None
+
+
+_URL_WORDS = frozenset({"URL", "URI", "ENDPOINT", "HOST", "PROXY", "BASE"})
+
+
+def carries_secret(url: str | None) -> bool:
+    """Whether `url` holds a credential: a user or password, a query string, or a path segment
+    that looks like a key (`/hf_.../v1`, `/token/sk-.../`: see `_is_key_segment`).
+
+    Broader than `url_secrets` on purpose: this decides where a URL may travel (a Job's public
+    environment, a plan file), so any query counts; that decides what is masked in every text,
+    so only what is a credential is.
+    """
+    if not url:
+        return False
+    try:
+        parts = urllib.parse.urlsplit(url)
+        named = parts.username or parts.password
+    except ValueError:  # a port that is no number, a bracket left open: keep it to secrets
+        return True
+    return bool(named or parts.query or any(map(_is_key_segment, parts.path.split("/"))))
+
+
+@functools.lru_cache(maxsize=256)
+def url_secrets(url: str) -> frozenset[str]:
+    """The credentials inside `url`, as they are written in it and percent-decoded: its
+    password, a user name standing alone (`https://TOKEN@host`, as git and gateways take a
+    token), a query value under a key's name (`?api-key=`, `?token=`, `?sig=`) or shaped like a
+    key, and a path segment shaped like a key (`/hf_.../v1`)."""
+    try:
+        parts = urllib.parse.urlsplit(url.strip())
+        user, password = parts.username, parts.password
+    except ValueError:  # unparsable: nothing can be picked out of it safely
+        return frozenset()
+    found = [password] if password else [user]
+    for key, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=False):
+        if is_secret_name(key) or key.lower() in _QUERY_KEYS or _is_key_segment(value):
+            found.append(value)
+    found += [segment for segment in parts.path.split("/") if _is_key_segment(segment)]
+    plain = {urllib.parse.unquote(value) for value in found if value}
+    spelled = {urllib.parse.quote(value, safe="") for value in plain}
+    return frozenset(_usable([*found, *plain, *spelled]))
+
+
+def bare_url(url: str) -> str:
+    """`url` without what may be a credential (user and password, query, fragment, key-shaped
+    path segments), for a link shown to a person: `https://u:p@hub.example/x?k=v` is
+    `https://hub.example/x`."""
+    try:
+        parts = urllib.parse.urlsplit(url.strip())
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:  # unparsable: nothing of it is safe to show
+        return ""
+    host = f"[{host}]" if ":" in host else host
+    path = "/".join(segment for segment in parts.path.split("/") if not _is_key_segment(segment))
+    return urllib.parse.urlunsplit((parts.scheme, host + port, path, "", ""))
+
+
+# Query keys that carry a credential though `is_secret_name` does not read them as one.
+_QUERY_KEYS = frozenset({"key", "sig", "signature", "auth", "code", "access_token", "apikey",
+                         "api-key", "x-api-key", "password", "pass", "pwd", "token"})
+
+# Keys by their issuer's prefix: Hugging Face, OpenAI and Anthropic (the keys a run holds),
+# GitHub, Slack and Google; the body at least as long as a real one's shortest form.
+_KEY_PREFIXED = re.compile(r"(?<![A-Za-z0-9])(hf_[A-Za-z0-9]{20,}|sk-[\w-]{20,}"
+                           r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}"
+                           r"|xox[abprs]-[\w-]{10,}|AIza[\w-]{30,})")
+# A bare random key: 32 or more letters and digits, upper and lower case and digits all in it.
+_KEY_RANDOM = re.compile(r"(?=.*[a-z])(?=.*[A-Z])(?=.*[0-9])[A-Za-z0-9]{32,}")
+
+
+def _is_key_segment(segment: str) -> bool:
+    """Whether one path segment (percent-decoded) looks like a credential.
+
+    Conservative both ways, since a miss puts a key on a public Job page and in the results
+    dataset, while a false alarm only moves the URL to the Job secrets and asks for
+    `--base-url` again on a resume: a known issuer's prefix with a body that is not a plain
+    word (`sk-learn-helpers` is a name), or a 32+ character run of mixed-case letters and
+    digits. Ids that base URLs really hold are left alone: hex account ids and commit shas
+    (one case), UUIDs and model or deployment names (hyphenated), numbers.
+    """
+    segment = urllib.parse.unquote(segment)
+    for match in _KEY_PREFIXED.finditer(segment):
+        body = re.split(r"[_-]", match.group(), maxsplit=1)[1]
+        if any(c.isdigit() for c in body) or (body.lower() != body and body.upper() != body):
+            return True
+    return _KEY_RANDOM.fullmatch(segment) is not None
 
 
 def _token_paths(env: Mapping[str, str]) -> tuple[str, str]:

@@ -35,7 +35,7 @@ from registry.format.version_ref import SkillVersionRef
 from registry.hub import JobState
 from registry.jobs.launches import Launch
 from registry.jobs.package import build_wheel
-from registry.jobs.plan import PROGRESS, JobPlan, Unit, carries_secret, split_units
+from registry.jobs.plan import PROGRESS, JobPlan, Unit, split_units
 from registry.jobs.remote import (
     RECORD,
     Remote,
@@ -57,7 +57,7 @@ from registry.results.runs import (
     run_dir,
     samples_planned,
 )
-from registry.secrets import holding, scrub
+from registry.secrets import carries_secret, holding, scrub
 
 DEFAULT_IMAGE = "python:3.12"
 DEFAULT_FLAVOR = "cpu-basic"

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import re
 import secrets
-import urllib.parse
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from registry.errors import HubskillsError
 from registry.evaluation.config import EvalConfig
 from registry.hub import HubClient, RemoteFile, with_retry
 from registry.results.runs import ResultRow, RunManifest, iter_rows
+from registry.secrets import carries_secret
 
 JOBS_DIR = "jobs"
 PROGRESS = "hubskills-progress"  # a shard's log line: `hubskills-progress SHARD DONE TOTAL`
@@ -102,43 +102,6 @@ class JobPlan:
         if carries_secret(kept["base_url"]):
             kept["base_url"] = None
         return kept
-
-
-def carries_secret(url: str | None) -> bool:
-    """Whether `url` holds a credential: a user or password, a query string, or a path segment
-    that looks like a key (`/hf_.../v1`, `/token/sk-.../`: see `_is_key_segment`)."""
-    if not url:
-        return False
-    parts = urllib.parse.urlsplit(url)
-    return bool(parts.username or parts.password or parts.query
-                or any(map(_is_key_segment, parts.path.split("/"))))
-
-
-# Keys by their issuer's prefix: Hugging Face, OpenAI and Anthropic (the keys a run holds),
-# GitHub, Slack and Google; the body at least as long as a real one's shortest form.
-_KEY_PREFIXED = re.compile(r"(?<![A-Za-z0-9])(hf_[A-Za-z0-9]{20,}|sk-[\w-]{20,}"
-                           r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}"
-                           r"|xox[abprs]-[\w-]{10,}|AIza[\w-]{30,})")
-# A bare random key: 32 or more letters and digits, upper and lower case and digits all in it.
-_KEY_RANDOM = re.compile(r"(?=.*[a-z])(?=.*[A-Z])(?=.*[0-9])[A-Za-z0-9]{32,}")
-
-
-def _is_key_segment(segment: str) -> bool:
-    """Whether one path segment (percent-decoded) looks like a credential.
-
-    Conservative both ways, since a miss puts a key on a public Job page and in the results
-    dataset, while a false alarm only moves the URL to the Job secrets and asks for
-    `--base-url` again on a resume: a known issuer's prefix with a body that is not a plain
-    word (`sk-learn-helpers` is a name), or a 32+ character run of mixed-case letters and
-    digits. Ids that base URLs really hold are left alone: hex account ids and commit shas
-    (one case), UUIDs and model or deployment names (hyphenated), numbers.
-    """
-    segment = urllib.parse.unquote(segment)
-    for match in _KEY_PREFIXED.finditer(segment):
-        body = re.split(r"[_-]", match.group(), maxsplit=1)[1]
-        if any(c.isdigit() for c in body) or (body.lower() != body and body.upper() != body):
-            return True
-    return _KEY_RANDOM.fullmatch(segment) is not None
 
 
 class RunFiles:

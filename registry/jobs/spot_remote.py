@@ -31,6 +31,7 @@ from registry.jobs.launches import Launch
 from registry.jobs.package import build_wheel
 from registry.jobs.plan import RunFiles
 from registry.jobs.remote import JOB_TIMEOUT, job_env, job_secrets, with_token
+from registry.secrets import bare_url
 from registry.verify.spot_job import FAILED, RESULT
 
 if TYPE_CHECKING:
@@ -100,7 +101,9 @@ def start_spot_job(store: Any, target: str, run_id: str, settings: Settings, *, 
             sandbox=_runs_code(manifest)), env={**job_env(settings), "HUBSKILLS_REGISTRY": "hub"},
             secrets=job_secrets(settings), flavor=flavor, labels={SPOT_LABEL: run_id},
             timeout=JOB_TIMEOUT)
-        url = job.url or f"{settings.hf_endpoint.rstrip('/')}/jobs/{jobs.namespace}/{job.id}"
+        # Shown to the user (and on a Space, to its visitor): an endpoint's credential is not.
+        page = f"{settings.hf_endpoint.rstrip('/')}/jobs/{jobs.namespace}/{job.id}"
+        url = bare_url(job.url or page)
         spot = SpotJob(job, repo, plan, url)
         if started is not None:
             started(spot)
