@@ -240,7 +240,8 @@ class ResultsDataset(Protocol):
         ...
 
     def pending_frame(self, pr: PullRequest, added: list[RemoteFile]) -> pd.DataFrame:
-        """The rows one open pull request adds (`added`, from `pending`), as a frame."""
+        """The rows one open pull request adds (`added`, from `pending`), as a frame, each
+        file's rows under the run id its path names (whatever run its rows name)."""
         ...
 
     def open_pull_requests(self) -> list[PullRequest]:

@@ -131,8 +131,14 @@ def _parse_leniently(data: bytes) -> pa.Table:
     return pa.concat_tables(tables) if tables else _PARSE_SCHEMA.empty_table()
 
 
-def load_frame(sources: Sources, cache_dir: Path) -> pd.DataFrame:
-    """All rows of `sources` as a DataFrame, parsing only files no shard covers yet."""
+def load_frame(sources: Sources, cache_dir: Path,
+               run_ids: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """All rows of `sources` as a DataFrame, parsing only files no shard covers yet.
+
+    ``run_ids`` (source key -> the run id its path names) files every row of each source
+    under that run, whatever its rows state: a row's `run_id` is its writer's text, and a
+    submitted file whose rows named another pending run was summed into that run under its
+    badge (the rows of a cache dir read with ``run_ids`` are filed so, always)."""
     if not sources:
         return empty_frame()
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -146,9 +152,7 @@ def load_frame(sources: Sources, cache_dir: Path) -> pd.DataFrame:
                 covered = []
             missing = sorted(set(sources) - set(covered))
             if missing:
-                data = b"".join(_with_newline(path.read_bytes())
-                                for path in _fetch(sources, missing))
-                _write_shard(cache_dir, missing, parse_jsonl(data))
+                _write_shard(cache_dir, missing, _parsed(sources, missing, run_ids))
             _merge_tiers(cache_dir)
             frame = _read_frame(sorted(cache_dir.glob("*.parquet")))
         if frame is not None:
@@ -156,6 +160,22 @@ def load_frame(sources: Sources, cache_dir: Path) -> pd.DataFrame:
         log.info("a damaged frame shard was dropped; reading again (attempt %d)", attempt + 1)
     raise RegistryError(f"the results cache in {cache_dir} keeps failing to read",
                         hint=f"remove {cache_dir} (it is only a cache) and retry")
+
+
+def _parsed(sources: Sources, keys: list[str], run_ids: Mapping[str, str] | None) -> pa.Table:
+    """The rows of sources ``keys``, parsed at once, or (``run_ids``) each source alone with
+    every row filed under its run id (`load_frame`)."""
+    paths = _fetch(sources, keys)
+    if run_ids is None:
+        return parse_jsonl(b"".join(_with_newline(path.read_bytes()) for path in paths))
+    return pa.concat_tables([_filed_under(parse_jsonl(path.read_bytes()), run_ids[key])
+                             for key, path in zip(keys, paths, strict=True)])
+
+
+def _filed_under(table: pa.Table, run_id: str) -> pa.Table:
+    """``table`` with every row's `run_id` set to ``run_id``."""
+    index = table.schema.get_field_index("run_id")
+    return table.set_column(index, "run_id", pa.array([run_id] * table.num_rows, pa.string()))
 
 
 def _fetch(sources: Sources, keys: list[str]) -> list[Path]:

@@ -22,7 +22,7 @@ import logging
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from registry.errors import HubskillsError
@@ -241,14 +241,20 @@ class HubResults(HubReviews):
         return found
 
     def pending_frame(self, pr: PullRequest, added: list[RemoteFile]) -> pd.DataFrame:
-        """The rows one open pull request adds (`added`, from `pending`), as a frame."""
+        """The rows one open pull request adds (`added`, from `pending`), as a frame, each
+        file's rows under the run id its path names (whatever run its rows name)."""
         from registry.stores.frame import load_frame
 
         sources = {f"{e.path}:{e.blob_id}": partial(self._download, e.path, pr.revision)
                    for e in added}
+        # Each file's rows go under the run its path names (`run_id_of`, or its stem), as its
+        # badge does: a row may name any run. The cache's name says its rows are filed so.
+        run_ids = {f"{e.path}:{e.blob_id}": run_id_of(e.path) or PurePosixPath(e.path).stem
+                   for e in added}
         with user_errors():
             return load_frame(sources, self.cache_dir / (self.repo().replace("/", "--")
-                                                         + f"--pending-{pr.num}"))
+                                                         + f"--pending-filed-{pr.num}"),
+                              run_ids)
 
     def read_run(self, run_id: str, revision: str | None = None) -> bytes | None:
         """The bytes of run `run_id`'s file at `revision` (default: `main`); None: no such run.
