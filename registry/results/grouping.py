@@ -18,6 +18,10 @@ import pandas as pd
 from registry.results.stats import Outcomes
 
 NAT = np.iinfo(np.int64).min
+#: An adaptive run's plan as cells (its cases x 2 arms x its design's runs) the board replays
+#: at most, and the cells it replays at once: a row's design is its writer's text, and one
+#: naming 10**9 runs asked gigabytes of the process that serves the board (`designed`).
+RUN_CELLS, BATCH_CELLS = 1 << 22, 1 << 24
 CODED = ("skill_version", "model", "run_id", "mode", "placement", "suite_hash", "case_id",
          "produced_by", "produced_via", "design")
 COUNTS = ("suite_cases", "run_cases", "planned_runs")
@@ -93,7 +97,10 @@ def designed(rows: Rows, group: np.ndarray, n_groups: int) -> tuple[np.ndarray, 
     its rows, as the run's own summary is: `report.levels`), and whether its design stopped
     (an adaptive run that stopped early is whole with fewer rows than its plan). The runs of
     one design and suite size are replayed together (`sequential_board.reportings`): no loop over
-    runs, so a board of thousands of adaptive runs costs what its rows do."""
+    runs, so a board of thousands of adaptive runs costs what its rows do, `BATCH_CELLS` at a
+    time. A design no hubskills could have run (not a JSON object, an unknown or invalid
+    parameter) or a plan over `RUN_CELLS` is no design here: its run is reported at
+    `stats.ALPHA`, and only its replay, which refuses it, can badge it."""
     from registry.results.stats import ALPHA
 
     found, stopped = np.full(n_groups, ALPHA), np.zeros(n_groups, dtype=bool)
@@ -107,20 +114,47 @@ def designed(rows: Rows, group: np.ndarray, n_groups: int) -> tuple[np.ndarray, 
     plans, pos = _planned(rows, group, groups, design[at[first]])
     c = rows.cols
     case, arm, run = pos[group[at], c["case_id"][at]], c["arm"][at], c["repeat"][at]
-    for (plan, n), members in plans.items():
-        local = np.full(n_groups, -1, dtype=np.int64)
-        local[members] = np.arange(len(members))
-        g = local[group[at]]
-        use = (g >= 0) & (case >= 0) & (arm >= 0) & (run >= 0) & (run < plan.runs)
-        where = (g[use], case[use], arm[use], run[use].astype(np.int64))
-        shape = (len(members), n, 2, plan.runs)
-        recorded, graded, passed = (np.zeros(shape, dtype=bool) for _ in range(3))
-        recorded[where] = True
-        graded[where], passed[where] = ~c["transport"][at][use], c["passed"][at][use]
-        present = np.logical_and.accumulate(recorded, axis=-1)  # up to the first missing run
-        found[members], stopped[members] = reportings(plan, present, graded & present,
-                                                      passed & present)
+    for (plan, n), every in plans.items():
+        cells = n * 2 * plan.runs
+        if cells > RUN_CELLS:
+            continue
+        step = max(1, BATCH_CELLS // max(cells, 1))
+        for start in range(0, len(every), step):
+            members = every[start:start + step]
+            local = np.full(n_groups, -1, dtype=np.int64)
+            local[members] = np.arange(len(members))
+            g = local[group[at]]
+            use = (g >= 0) & (case >= 0) & (arm >= 0) & (run >= 0) & (run < plan.runs)
+            where = (g[use], case[use], arm[use], run[use].astype(np.int64))
+            shape = (len(members), n, 2, plan.runs)
+            recorded, graded, passed = (np.zeros(shape, dtype=bool) for _ in range(3))
+            recorded[where] = True
+            graded[where], passed[where] = ~c["transport"][at][use], c["passed"][at][use]
+            present = np.logical_and.accumulate(recorded, axis=-1)  # up to the first missing
+            found[members], stopped[members] = reportings(plan, present, graded & present,
+                                                          passed & present)
     return found, stopped
+
+
+def _spec(text: str) -> tuple[Any, tuple[str, ...] | None] | None:
+    """A row's design label as (its `Design`, the cases it planned, None when it names none);
+    None for a design no hubskills could have run (`designed`)."""
+    import json
+
+    from registry.errors import HubskillsError
+    from registry.results.sequential import Design, validate_design
+
+    try:
+        spec = json.loads(text)
+        if not isinstance(spec, dict):
+            return None
+        spec.pop("stops", None)
+        planned = spec.pop("cases", None)
+        design = Design.from_record(spec)
+        validate_design(design, 1)
+        return design, tuple(sorted(set(map(str, planned)))) if planned else None
+    except (ValueError, TypeError, HubskillsError):
+        return None
 
 
 def _planned(rows: Rows, group: np.ndarray, groups: np.ndarray,
@@ -129,24 +163,17 @@ def _planned(rows: Rows, group: np.ndarray, groups: np.ndarray,
     each (design, suite size), and ``pos[g, case code]``, a case's place among its group's
     planned cases in label order (the design's ``cases``, else the cases in its rows; -1 for
     a case outside them), as a lookup indexed by (group, case code)."""
-    import json
-
-    from registry.results.sequential import Design
-
     cases = rows.labels["case_id"]
     code_of = {str(label): i for i, label in enumerate(cases.tolist())}
-    specs: dict[int, tuple[Design, tuple[str, ...] | None]] = {}
-    for label in np.unique(labels).tolist():
-        spec = json.loads(str(rows.labels["design"][label]))
-        spec.pop("stops", None)
-        planned = spec.pop("cases", None)
-        specs[label] = (Design.from_record(spec),
-                        tuple(sorted(set(map(str, planned)))) if planned else None)
+    specs = {label: _spec(str(rows.labels["design"][label]))
+             for label in np.unique(labels).tolist()}
     per_plan: dict[tuple[Any, int], list[int]] = {}
     known: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray]] = {}
-    keys, places = [], []
+    keys, places = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
     for g, label in zip(groups.tolist(), labels.tolist(), strict=True):
-        plan, planned = specs[label]
+        if (found := specs[label]) is None:  # no design here: its cases have no place
+            continue
+        plan, planned = found
         if planned is None:  # rows older than the design's case list: the cases in its rows
             seen = rows.cols["case_id"][(group == g) & (rows.cols["case_id"] >= 0)]
             planned = tuple(sorted(str(cases[k]) for k in np.unique(seen).tolist()))

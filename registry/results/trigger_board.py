@@ -25,7 +25,7 @@ import pandas as pd
 from registry._gc import collector
 from registry.errors import HubskillsError
 from registry.results import display, stats
-from registry.results.grouping import Rows, combine_all, lookup, rank
+from registry.results.grouping import RUN_CELLS, Rows, combine_all, lookup, rank
 from registry.results.leaderboard import (
     KEY,
     TRIGGER_MODE,
@@ -139,18 +139,20 @@ def _designed(rows: Rows, expect: np.ndarray, designs: np.ndarray, of: np.ndarra
     c, cases = rows.cols, rows.labels["case_id"]
     for g in np.unique(of[carried]).tolist():
         at = np.flatnonzero((of == g) & carried)
-        spec = json.loads(str(designs[at[0]]))
-        spec.pop("stops", None)
-        planned = spec.pop("cases", None)
-        kinds = {str(cases[c["case_id"][i]]): bool(expect[i]) for i in at.tolist()}
-        queries = {str(q): kinds.get(str(q), True) for q in planned or kinds}
-        outcomes = [(str(cases[c["case_id"][i]]), int(c["repeat"][i]),
-                     None if c["transport"][i] else bool(c["passed"][i]) == bool(expect[i]))
-                    for i in at.tolist()]
-        try:
-            found[g], stopped[g] = reporting(RateDesign.from_dict(spec),
-                                             history_of(queries, outcomes))
-        except (ValueError, TypeError, HubskillsError):  # a design no hubskills could run
+        try:  # a row's design is its writer's text: "[1]" raised here and took the board down
+            spec = json.loads(str(designs[at[0]]))
+            spec.pop("stops", None)
+            planned = spec.pop("cases", None)
+            kinds = {str(cases[c["case_id"][i]]): bool(expect[i]) for i in at.tolist()}
+            queries = {str(q): kinds.get(str(q), True) for q in planned or kinds}
+            outcomes = [(str(cases[c["case_id"][i]]), int(c["repeat"][i]),
+                         None if c["transport"][i] else bool(c["passed"][i]) == bool(expect[i]))
+                        for i in at.tolist()]
+            design = RateDesign.from_dict(spec)
+            if len(queries) * max(design.runs, 1) > RUN_CELLS:  # a plan no board replays
+                continue
+            found[g], stopped[g] = reporting(design, history_of(queries, outcomes))
+        except (ValueError, TypeError, AttributeError, HubskillsError):  # no hubskills could run it
             continue
     return found, stopped
 
