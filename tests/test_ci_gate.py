@@ -400,10 +400,11 @@ def test_cases_the_change_removes_from_the_suite_are_said_to_the_reviewer(checko
     assert "### For the reviewer" in summary.read_text() and said in summary.read_text()
 
 
-def test_a_suite_turned_into_a_link_to_a_shorter_one_is_still_compared(checkout, server):
+def test_a_suite_turned_into_a_link_is_refused_as_publish_would(checkout, server):
     """Review note: the suite's path at the base was found by following the link, so a change
     that made evals/evals.json a link to a new, shorter cases.json compared that file with
-    itself and the reviewer was told nothing."""
+    itself and the reviewer was told nothing. Publish refuses a link in a skill (a high
+    finding of `hubskills scan`), so the gate now refuses it first, asking nothing."""
     suite_file = checkout / "skills" / "improved" / "evals" / "evals.json"
     suite = json.loads(suite_file.read_text())
     suite["cases"] = suite["cases"][:-2]
@@ -412,8 +413,23 @@ def test_a_suite_turned_into_a_link_to_a_shorter_one_is_still_compared(checkout,
     suite_file.unlink()
     suite_file.symlink_to("cases.json")
     result = ci(checkout, server, "skills/improved", "--base", "HEAD")
-    said = f"the change removes 2 of the {N_CASES} cases its suite held at HEAD: c10, c11"
-    assert f"NOTE skills/improved: {said}" in result.stdout, result.stdout
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert ("FAIL skills/improved (not evaluated): skills/improved/evals/evals.json: symlink: "
+            "symlink to 'cases.json'; not followed") in result.stdout, result.stdout
+    assert "hubskills scan skills/improved  # why, locally" in result.stderr, result.stderr
+    assert not server.requests, "the gate asked a model about a skill publish would refuse"
+
+
+def test_a_skill_md_linked_out_of_the_folder_is_refused_unread(checkout, server):
+    """Red-team round 24: a pull request whose SKILL.md linked to /proc/self/pagemap (0 bytes
+    by its size, hundreds of GiB read) made the gate read until the runner's memory filled."""
+    skill_md = checkout / "skills" / "improved" / "SKILL.md"
+    skill_md.unlink()
+    skill_md.symlink_to("/proc/self/pagemap")
+    result = ci(checkout, server, "skills/improved", "--base", "HEAD")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert ("skills/improved/SKILL.md: symlink: symlink to '/proc/self/pagemap' (outside the "
+            "skill folder); not followed") in result.stdout, result.stdout
 
 
 def test_a_skill_the_change_deletes_is_said(checkout, server):

@@ -155,6 +155,17 @@ def test_huge_skill_md_is_refused_without_reading_it(tmp_path: Path) -> None:
     assert load_error(folder).code == "skill-md-too-large"
 
 
+@pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="Linux's /proc only")
+def test_a_skill_md_linked_to_an_endless_file_is_read_only_to_the_bound(tmp_path: Path) -> None:
+    """A pull request's SKILL.md linked to a file that reports 0 bytes and never ends (the
+    process's page map: 8 bytes for each page of its address space, hundreds of GiB) was read
+    whole by `hubskills ci`, filling the runner's memory (red-team round 24)."""
+    folder = tmp_path / "linked"
+    folder.mkdir()
+    (folder / SKILL_FILE).symlink_to("/proc/self/pagemap")
+    assert load_error(folder).code == "skill-md-too-large"
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads unreadable files")
 def test_unreadable_skill_md_is_an_invalid_skill(tmp_path: Path) -> None:
     folder = make_skill(tmp_path, GOOD)

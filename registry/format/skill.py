@@ -314,14 +314,17 @@ def load_skill(path: str | os.PathLike[str]) -> Skill:
 
 def _read_text(skill_md: Path) -> str:
     try:
-        if skill_md.stat().st_size > MAX_SKILL_MD_BYTES:
-            raise SkillFormatError(
-                "skill-md-too-large", f"larger than {MAX_SKILL_MD_BYTES // 2**20} MiB",
-                hint="move detail to references/ and keep SKILL.md short",
-            )
-        raw = skill_md.read_bytes()
+        # At most one byte past the bound, whatever the size says: a SKILL.md linked to a file
+        # that reports 0 bytes and never ends (/proc/self/pagemap) would fill the memory.
+        with skill_md.open("rb") as handle:
+            raw = handle.read(MAX_SKILL_MD_BYTES + 1)
     except OSError as exc:
         raise SkillFormatError("unreadable", f"cannot read: {exc.strerror or exc}") from None
+    if len(raw) > MAX_SKILL_MD_BYTES:
+        raise SkillFormatError(
+            "skill-md-too-large", f"larger than {MAX_SKILL_MD_BYTES // 2**20} MiB",
+            hint="move detail to references/ and keep SKILL.md short",
+        )
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -208,8 +208,8 @@ def run_gate(changes: Changes, config: EvalConfig, settings: Settings,
     from registry.format.suite import suite_path
 
     root = changes.root
-    refused = [Refused(_relative(folder, root), why, hint_command("validate", str(_shown(folder))))
-               for folder in changes.changed if (why := refusal(folder))]  # before any call
+    refused = [Refused(_relative(folder, root), why, hint_command(says, str(_shown(folder))))
+               for folder in changes.changed for why, says in [refusal(folder)] if why]
     failed = {r.folder for r in refused}
     todo = [f for f in changes.changed if _relative(f, root) not in failed]
     checks = list[GateCheck]()
@@ -228,11 +228,15 @@ def run_gate(changes: Changes, config: EvalConfig, settings: Settings,
                       [_relative(f, root) for f in changes.unchanged], changes.removed, refused)
 
 
-def refusal(folder: Path) -> list[str]:
+def refusal(folder: Path) -> tuple[list[str], str]:
     """Why the changed skill in ``folder`` fails before any model call ([] when it may be
-    evaluated), each reason as `hubskills validate` says it: its errors (SKILL.md and its
-    suites: publish refuses them), a `stale-signature` (publish refuses it, and every pull
-    would), or a suite that does not load. Reads files only, so it costs nothing.
+    evaluated), and the command that says so locally (`scan` or `validate`).
+
+    First as `hubskills scan` says it, following no link: a secret or a high finding (a
+    symlink, a device, an archive; publish refuses those without `--allow-risky`, and a pull
+    without it). Then as `hubskills validate` says it: its errors (SKILL.md and its suites:
+    publish refuses them), a `stale-signature` (publish refuses it, and every pull would), or a
+    suite that does not load. Reads files only, so it costs nothing.
     """
     from registry.errors import HubskillsError
     from registry.format.skill import load_skill
@@ -240,17 +244,24 @@ def refusal(folder: Path) -> list[str]:
     from registry.format.suite_check import check_suite
     from registry.format.validate import validate_skill
     from registry.publishing.checks import stale_signature
+    from registry.scan import ScanFailed, check_findings, scan_folder
 
     shown = _shown(folder)
+    try:
+        check_findings(scan_folder(shown))
+    except ScanFailed as risky:
+        return [f"{shown.as_posix()}/{f.where}: {f.code}: {f.message}"
+                for f in risky.findings], "scan"
     found = [p for p in validate_skill(shown) + check_suite(shown) if p.severity == "error"]
     found += stale_signature(shown)
     if found:
-        return [f"{shown.as_posix()}/{p.location()}: {p.code}: {p.message}" for p in found]
+        return [f"{shown.as_posix()}/{p.location()}: {p.code}: {p.message}" for p in found], \
+            "validate"
     try:  # what validate only warns of, such as no suite at all, is no evaluation here
         load_suite(suite_path(shown), skill_dir=load_skill(shown).path)
     except HubskillsError as err:
-        return [err.message]
-    return []
+        return [err.message], "validate"
+    return [], "validate"
 
 
 def _shown(folder: Path) -> Path:
