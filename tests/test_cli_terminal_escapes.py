@@ -61,3 +61,38 @@ def test_the_joiners_that_shape_words_and_emoji_reach_the_terminal():
 
     text = "👩\u200d💻 می\u200cخواهم \x1b[2J\u202edone"
     assert visible(text) == "👩\u200d💻 می\u200cخواهم [2Jdone"
+
+
+def _escaped_one_by_one(text: str) -> str:
+    """The rule `--json` had, one Python call per character: each character but a tab, a
+    newline or printable ASCII, as its `\\u` escape when its category is C."""
+    import re
+    import unicodedata
+
+    def unseen(found: re.Match[str]) -> str:
+        char = found.group()
+        return json.dumps(char)[1:-1] if unicodedata.category(char)[0] == "C" else char
+
+    return re.sub(r"[^\t\n\x20-\x7e]", unseen, text)
+
+
+MIXED = ("plain ascii\t中文 字 👩\u200d💻 می\u200cخواهم \u202eevil\u202c \ue000 \U000f0000 "
+         "\x85\x9b31m \x7f \u3000 \u00a0 é \ud800 \U000e0001 \u0378 \u2028 end")
+
+
+def test_json_escapes_exactly_what_the_per_character_rule_did(capsys):
+    """`--json` looks at a line at a time (a Python call per character made 800K CJK
+    characters take 0.2 s): the joiners, bidi overrides, private use, C1 controls and
+    unassigned code points are still `\\u` escapes, CJK and emoji still raw."""
+    from registry.cli._output import _NOT_ASCII, _json_unseen, as_json
+
+    data = {"text": MIXED, "lines": [MIXED, "中文", "ascii", "\u200d"], "n": 1}
+    as_json(data)
+    printed = capsys.readouterr().out
+    dumped = json.dumps(data, indent=2, default=str, ensure_ascii=False)
+    assert printed == _escaped_one_by_one(dumped) + "\n"
+    assert json.loads(printed) == data
+    assert "\\u200d" in printed and "\\u200c" in printed and "\\u202e" in printed
+    assert "\\u0085" in printed and "\\ue000" in printed and "中文" in printed and "👩" in printed
+    every = "".join(map(chr, range(0x110000)))  # each code point, tab and newline among them
+    assert _NOT_ASCII.sub(_json_unseen, every) == _escaped_one_by_one(every)

@@ -53,8 +53,9 @@ KEPT_COLUMNS = frozenset({"verdict", "p", "p (exact)", "latest", "status", "lift
 #: its reason) is cut to it only once no column is left to drop; an id never below `ID_FLOOR`;
 #: then, the last resort, such a long value is cut to its header (`VALUE_FLOOR` at least).
 TEXT_FLOOR, CELL_CAP, ID_FLOOR, VALUE_FLOOR = 20, 24, 16, 8
-#: What may need a look in `--json` output: anything but printable ASCII (`_json_unseen`).
-_NOT_ASCII = re.compile(r"[^\t\n\x20-\x7e]")
+#: What may need a look in `--json` output: anything but printable ASCII, and the rest of its
+#: line with it (`_json_unseen`: one look a line, not a Python call per character).
+_NOT_ASCII = re.compile(r"[^\t\n\x20-\x7e][^\n]*")
 
 
 #: Format characters a terminal only draws with: the joiners that shape Persian and Indic
@@ -338,11 +339,26 @@ def as_json(data: Any) -> None:
     sys.stdout.write(_NOT_ASCII.sub(_json_unseen, text) + "\n")
 
 
+class _JsonEscapes(dict[int, str]):
+    """`str.translate`'s table for `_json_unseen`, a character looked up when first met: JSON's
+    `\\u` escape for category C (a C1 control, a bidi override, a joiner, private use: what a
+    terminal acts on or hides; the same string once decoded), else the character (a tab too)."""
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        escaped = char != "\t" and unicodedata.category(char)[0] == "C"
+        self[code] = found = json.dumps(char)[1:-1] if escaped else char
+        return found
+
+
+_JSON_ESCAPES = _JsonEscapes()
+
+
 def _json_unseen(found: re.Match[str]) -> str:
-    """A character `json.dumps` leaves raw that a terminal acts on or hides (a C1 control, a
-    bidi override, private use) as JSON's `\\u` escape: the same string once decoded."""
-    char = found.group()
-    return json.dumps(char)[1:-1] if unicodedata.category(char)[0] == "C" else char
+    """`found` with each character `json.dumps` leaves raw but a terminal acts on escaped; a
+    printable text has none (`isprintable`: no category C, nor Z but the space)."""
+    text = found.group()
+    return text if text.isprintable() else text.translate(_JSON_ESCAPES)
 
 
 def error(message: str) -> None:
