@@ -19,6 +19,7 @@ import os
 import secrets
 import threading
 import time
+import weakref
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -266,20 +267,28 @@ class Reviews:
     """The runs' reviews, each opened once and kept in memory while among the `kept` most
     recently opened: any visitor can open any run (`review_open` is an API too), so the memory
     they hold is bounded by this, not by the runs in the registry. A review let go loses
-    nothing: every answer is saved as it is given, and the review opens again with them."""
+    nothing: every answer is saved as it is given, and the review opens again with them.
+
+    One run has one review while anyone holds it: a review let go while a request still
+    answers on it is the one the next request gets (`_held`), never a second one read from
+    the dataset before that answer was written, whose next save (a reviewer's whole file)
+    would have dropped it."""
 
     def __init__(self, state: SpaceState, kept: int = REVIEWS_KEPT) -> None:
         self.state = state
         self.secret = os.environ.get(SECRET_ENV) or secrets.token_hex(32)
         self.kept = kept
         self._open: OrderedDict[str, Review] = OrderedDict()
+        self._held: weakref.WeakValueDictionary[str, Review] = weakref.WeakValueDictionary()
         self._lock = threading.Lock()
 
     def get(self, run_id: str) -> Review:
         with self._lock:
             if run_id not in self._open:
-                self._open[run_id] = open_registry_review(
+                held = self._held.get(run_id)  # let go, but a request still holds it
+                self._open[run_id] = held if held is not None else open_registry_review(
                     self.state.store, run_id, self.secret, skill_folder=self._folder)
+                self._held[run_id] = self._open[run_id]
                 while len(self._open) > self.kept:
                     self._open.popitem(last=False)
             self._open.move_to_end(run_id)

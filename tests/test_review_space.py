@@ -3,6 +3,10 @@ name, once per case, at a bounded rate; the skill page's line beside the lift.""
 
 from __future__ import annotations
 
+import json
+import threading
+import weakref
+
 import gradio as gr
 import pytest
 from space_pages import blocks, pages
@@ -150,5 +154,42 @@ def test_the_reviews_kept_open_are_bounded_and_one_let_go_reopens_with_its_answe
     assert reviews.get(RUN_ID) is first  # kept while among the most recent
     first.answer("alice", CASES[0], "tie")
     reviews.get(other)  # a second run: the first is let go
+    kept = weakref.ref(first)
+    del first  # and nobody holds it any more
+    assert kept() is None
     again = reviews.get(RUN_ID)
-    assert again is not first and CASES[0] in again.answered("alice")
+    assert CASES[0] in again.answered("alice")
+
+
+def test_a_review_let_go_while_a_request_answers_on_it_is_the_one_reopened(space):
+    """A reviewer's request holds the run's review; meanwhile other runs push it out of the
+    kept ones and the run is opened again. The reopened review is the one still held, so the
+    answer given on it is not lost by the next save of the reviewer's file."""
+    from space.review_tab import Reviews
+
+    state = space.hubskills_state
+    manifest, rows = rows_and_manifest(state.store.resolve(REPO).sha)
+    other = f"{RUN_ID}-again"
+    state.store.append_results(manifest.model_copy(update={"run_id": other}),
+                               [row.model_copy(update={"run_id": other}) for row in rows])
+    reviews = Reviews(state, kept=1)
+    opened, go = threading.Event(), threading.Event()
+
+    def request() -> None:  # opens the review, then answers once the main thread says so
+        review = reviews.get(RUN_ID)
+        opened.set()
+        go.wait()
+        review.answer("alice", CASES[0], "tie")
+
+    worker = threading.Thread(target=request)
+    worker.start()
+    opened.wait()
+    reviews.get(other)  # the run's review is let go while the request holds it
+    again = reviews.get(RUN_ID)
+    go.set()
+    worker.join()
+    again.answer("alice", CASES[1], "A")
+    saved = read_feedback(state.store, RUN_ID)[f"feedback/{RUN_ID}/alice.jsonl"]
+    assert [json.loads(line)["case"] for line in saved.splitlines()] == CASES[:2]
+    with pytest.raises(HubskillsError, match="already answered case"):
+        again.answer("alice", CASES[0], "B")
