@@ -229,3 +229,17 @@ def test_doctor_shows_the_registrys_count_and_folder_whole_at_80_columns():
     [row] = [line for line in done.stdout.splitlines() if line.startswith("registry (local)")]
     assert row.split()[-3:] == ["skills", "at", f"~/{store_home.name}/registry"]
     assert row.split()[-4] == "3"
+
+
+@pytest.mark.parametrize("args", [[], ["suite"], ["trust"]])
+def test_a_group_named_alone_prints_its_help_not_an_error(args, capsys):
+    """`hubskills` alone, a newcomer's first try, printed "Error: Usage: ..." and the whole
+    help on stderr, then "Hint: hubskills --help", and exited 2 (click 8.2's no-args error
+    taken for a mistake): it prints the help, as `--help` does."""
+    from registry.cli import main
+
+    main(args)
+    printed = capsys.readouterr()
+    assert printed.out.startswith(f"Usage: {' '.join(['hubskills', *args])} [OPTIONS] COMMAND")
+    assert "ommands:" in printed.out and "Error" not in printed.out + printed.err
+    assert printed.err == ""

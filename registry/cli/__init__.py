@@ -254,7 +254,7 @@ def cli() -> None:
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; a `HubskillsError` becomes `Error:`/`Hint:` on stderr and exit code 1, a
     usage error (a bad option value, a missing argument, an unknown command) the same lines
-    and exit code 2."""
+    and exit code 2; a group named alone (`hubskills`) prints its help, as `--help` does."""
     from registry.secrets import scrub_logs
 
     pause_for_imports()
@@ -270,6 +270,8 @@ def main(argv: list[str] | None = None) -> None:
         _fail(130, "Aborted.")
     except KeyboardInterrupt:
         _fail(130, "Interrupted.")
+    except _NO_ARGS as exc:  # `hubskills` or `hubskills suite` alone: the help, as --help
+        click.echo(exc.format_message())  # gives it (it was "Error: Usage: ..." and exit 2)
     except click.UsageError as exc:
         _fail(2, exc.format_message(), _usage_hint(exc))
     except click.ClickException as exc:
@@ -279,6 +281,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
 
 
+#: What click (8.2 on) raises for a group named alone: it prints its help (click 8.1 too).
+_NO_ARGS: type[click.UsageError] | tuple[()] = getattr(click.exceptions, "NoArgsIsHelpError", ())
 #: Where a missing argument's values are listed (`runs show` with no run id).
 LISTED_BY = dict.fromkeys(("run_id", "run_a", "run_b"), "hubskills runs  # the run ids")
 
