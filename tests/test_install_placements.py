@@ -364,3 +364,12 @@ def test_verify_install_sees_files_the_content_hash_leaves_out(store: LocalStore
     tag = sys.implementation.cache_tag
     assert f"added .vscode/tasks.json, scripts/__pycache__/helper.{tag}.pyc, " \
            f"scripts/__pycache__/run.{tag}.pyc" in audit.problems[0], audit.problems
+
+def test_verify_install_without_a_lock_says_where_it_looked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """`hubskills verify-install` in a folder with no lockfile said "no skills.lock in ."
+    (`install` names the folder): it names the folder too, never a bare "."."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(HubskillsError, match="no skills.lock in ") as info:
+        verify_installed(Path("."))
+    assert str(info.value).endswith(f" in {tmp_path.resolve()}")

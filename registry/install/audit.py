@@ -65,7 +65,7 @@ def verify_installed(project: Path, *, global_: bool = False) -> list[Audit]:
     scope = Scope.of(project, global_)
     lock = Lockfile.read(scope.lock_path)
     if not lock.exists:
-        raise HubskillsError(f"no {scope.lock_path.name} in {scope.lock_path.parent}",
+        raise HubskillsError(f"no {scope.lock_path.name} in {scope.lock_path.parent.resolve()}",
                              hint="hubskills pull NS/NAME  # pins it in skills.lock")
     home = Settings.from_env().home
     audits = {entry.name: _audit(scope, entry, home, lock)
