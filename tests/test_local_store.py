@@ -341,3 +341,13 @@ def test_a_local_dataset_has_no_pull_requests_and_says_so(tmp_path: Path):
     with pytest.raises(HubskillsError) as err:
         results.read_run("r1", "refs/pr/1")
     assert "no revisions" in str(err.value)
+
+
+def test_a_seeded_card_says_the_badge_its_replay_earned():
+    """The first use seeds the example runs and replays them: `leaderboard` said `replayed`
+    while the card (`info --json`, the registry's README) still said "unverified: not
+    replayed yet", written before the replays. The cards are written after them."""
+    store = get_store(Settings.from_env())
+    card = store.info("hubskills/agent-skill-md").card
+    [line] = [row for row in card.splitlines() if row.startswith("| 1.1.0 |")]
+    assert "not replayed yet" not in line and "| replayed |" in line, line

@@ -68,35 +68,36 @@ def seed_store(store: LocalStore, seed_dir: Path | None, *, force: bool = False,
         marker = store.seed_marker
         if marker.exists() and not force:
             return SeedReport(already_seeded=True)
-        report = _seed(store, seed_dir)
+        report, repos = _seed(store, seed_dir)
         if replay is not None and seed_dir is not None:
             report.verified = replay(store, seed_dir / ".runs", report.runs)
+        for repo in sorted(repos):  # after the replays: a card says the badge they earned
+            try:
+                store.refresh_card(repo)
+            except HubskillsError as err:  # a run of a skill that is not in the store
+                log.info("no card to refresh for %s: %s", repo, err.message)
         atomic_write_text(marker, json.dumps({"date": utc_now(), **asdict(report)}, indent=2))
         return report
 
 
-def _seed(store: LocalStore, seed_dir: Path | None) -> SeedReport:
+def _seed(store: LocalStore, seed_dir: Path | None) -> tuple[SeedReport, set[str]]:
+    """What was seeded, and the repos of the runs seeded (their cards to refresh)."""
     report = SeedReport()
+    repos: set[str] = set()
     if seed_dir is None or not seed_dir.is_dir():
         report.skipped.append(f"no example skills found ({seed_dir or 'none shipped'}); "
                               "hubskills registry seed --from FOLDER")
-        return report
+        return report, repos
     for folder in sorted(seed_dir.iterdir()):
         if folder.is_dir() and not folder.name.startswith(".") and NAME_RE.match(folder.name):
             _seed_skill(store, folder, report)
     runs_root = seed_dir / ".runs"
-    repos: set[str] = set()
     for run in sorted(runs_root.iterdir()) if runs_root.is_dir() else []:
         if (run / "manifest.json").is_file():
             repo = _seed_run(store, runs_root, run.name, report)
             if repo:
                 repos.add(repo)
-    for repo in sorted(repos):
-        try:
-            store.refresh_card(repo)
-        except HubskillsError as err:  # a run of a skill that is not in the store
-            log.info("no card to refresh for %s: %s", repo, err.message)
-    return report
+    return report, repos
 
 
 def _seed_skill(store: LocalStore, folder: Path, report: SeedReport) -> None:
