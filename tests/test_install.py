@@ -483,3 +483,11 @@ def test_global_refuses_a_link_outside_home(store: CountingStore, project: Path,
     with pytest.raises(HubskillsError, match="outside your home folder"):
         remove(project, "csv-clean", global_=True)
     assert list(outside.iterdir()) == []
+
+
+def test_list_in_a_new_project_names_where_skills_come_from(tmp_path: Path, capsys):
+    """`hubskills list` in a project with nothing installed said only "No skills found in any
+    agent folder.": it names the next command, as an empty result elsewhere does."""
+    code, out, err = run_main(capsys, "list", "--project", tmp_path, "--offline")
+    assert code == 0 and "No skills found in any agent folder." in out
+    assert "Hint: hubskills search  # then: hubskills pull NS/NAME" in err

@@ -72,6 +72,8 @@ def _print_installed(items: list[Installed], project: Path, *, as_json: bool) ->
                    + (f" (+{len(missing) - 5} more)" if len(missing) > 5 else ""))
         out.hint("hubskills install  # places what skills.lock pins")
     if not items:
+        if not missing:  # a new project: where skills come from
+            out.hint("hubskills search  # then: hubskills pull NS/NAME")
         return
     out.table(["name", "scope", "status", "repo", "version", "latest", "where"],
               [(i.name, i.scope, i.state if i.kind == "hubskills" else i.kind, i.repo or "",
