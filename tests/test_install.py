@@ -491,3 +491,11 @@ def test_list_in_a_new_project_names_where_skills_come_from(tmp_path: Path, caps
     code, out, err = run_main(capsys, "list", "--project", tmp_path, "--offline")
     assert code == 0 and "No skills found in any agent folder." in out
     assert "Hint: hubskills search  # then: hubskills pull NS/NAME" in err
+
+
+def test_update_in_a_new_project_names_where_skills_come_from(tmp_path: Path, capsys):
+    """`hubskills update` with nothing installed said only "No skills installed by hubskills."
+    (a walk): the same next command as `list`."""
+    code, out, err = run_main(capsys, "update", "--project", tmp_path)
+    assert code == 0 and "No skills installed by hubskills." in out, out + err
+    assert "Hint: hubskills search  # then: hubskills pull NS/NAME" in err

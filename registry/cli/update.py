@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from registry.cli import _output as out
 from registry.cli import _pull_shared as shared
 from registry.errors import HubskillsError
 from registry.install import update
@@ -59,6 +60,8 @@ def update_command(name: str | None, force: bool, dry_run: bool, require_signed:
                          err.hint or f"hubskills update {each}  # alone, to see why")
     shared.print_moves(results, project, as_json=as_json,
                        empty="" if skipped else "No skills installed by hubskills.")
+    if not results and not skipped and not as_json and name is None:
+        out.hint("hubskills search  # then: hubskills pull NS/NAME")
     if skipped:
         raise HubskillsError(f"{len(skipped)} skill{'s' if len(skipped) > 1 else ''} not "
                              "updated:\n  " + "\n  ".join(skipped),
