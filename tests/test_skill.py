@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-import tracemalloc
 from pathlib import Path
 
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from traced import traced_peak
 
 from registry.errors import HubskillsError, InvalidSkill
 from registry.format.skill import (
@@ -130,13 +130,10 @@ def test_yaml_bomb_is_refused_without_expanding(tmp_path: Path) -> None:
     lines = ["---", 'lol0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
     lines += [f"lol{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, 10)]
     folder = make_skill(tmp_path, "\n".join([*lines, "---", ""]))
-    tracemalloc.start()
-    try:
-        problems = validate_skill(folder)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert [(p.code, p.line) for p in problems] == [("yaml-alias", 3)]
+    peak, problems = traced_peak(
+        "from registry.format.validate import validate_skill",
+        "result = [(p.code, p.line) for p in validate_skill(folder)]", folder=str(folder))
+    assert [tuple(p) for p in problems] == [("yaml-alias", 3)]
     assert peak < 20 * 2**20  # expanded, the bomb would be 9**10 strings
 
 

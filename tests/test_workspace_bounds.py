@@ -10,12 +10,12 @@ import os
 import resource
 import subprocess
 import tempfile
-import tracemalloc
 from pathlib import Path
 
 import pytest
 from fakes.openai_server import FakeOpenAIServer
 from sandbox_required import bwrap_sandbox
+from traced import traced_peak
 
 from registry.agent import (
     AgentOutcome,
@@ -65,22 +65,20 @@ def allocated(root: Path) -> int:
 
 
 def test_a_sparse_file_is_listed_with_its_size_never_read_and_copied_sparse(tmp_path):
-    ws = seed_workspace(tmp_path / "ws", {"a.txt": "one\n"})
-    sparse(ws.path / "big.bin", b"header")
-    (ws.path / "a.txt").write_text("two\n")
-    tracemalloc.start()
-    try:
-        changes = {c.path: c for c in ws.diff()}
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    peak, changes = traced_peak("""
+        from pathlib import Path
+        from registry.agent import seed_workspace
+        from test_workspace_bounds import sparse
+        ws = seed_workspace(Path(root), {"a.txt": "one\\n"})
+        sparse(ws.path / "big.bin", b"header")
+        (ws.path / "a.txt").write_text("two\\n")
+    """, "result = {c.path: c.to_dict() for c in ws.diff()}", root=str(tmp_path / "ws"))
     assert peak < 16 * MIB  # reading it whole would take 250 MB
-    assert changes["big.bin"].to_dict() == {"path": "big.bin", "status": "added",
-                                            "size": MB250,
-                                            "note": "too large to read (262,144,000 bytes)"}
-    assert "-one\n+two\n" in changes["a.txt"].diff
+    assert changes["big.bin"] == {"path": "big.bin", "status": "added", "size": MB250,
+                                  "note": "too large to read (262,144,000 bytes)"}
+    assert "-one\n+two\n" in changes["a.txt"]["diff"]
 
-    assert copy_workspace(ws.path, tmp_path / "copy") == []
+    assert copy_workspace(tmp_path / "ws", tmp_path / "copy") == []
     copied = tmp_path / "copy" / "big.bin"
     assert copied.stat().st_size == MB250 and allocated(tmp_path / "copy") < MIB
     with copied.open("rb") as handle:
@@ -244,12 +242,15 @@ def test_the_file_tools_read_no_sparse_file_and_write_no_path_past_the_bounds(tm
     ws = seed_workspace(tmp_path / "ws", {"a.txt": "a"})
     sparse(ws.path / "big.bin")
     tools = tools_for(ws.path)
-    tracemalloc.start()
-    try:
-        text, is_error = asyncio.run(tools.call(ToolCall("1", "read_file", {"path": "big.bin"})))
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    peak, (text, is_error) = traced_peak("""
+        import asyncio
+        from pathlib import Path
+        from registry.providers.base import ToolCall
+        from test_workspace_bounds import tools_for
+        tools = tools_for(Path(root))
+    """, """
+        result = asyncio.run(tools.call(ToolCall("1", "read_file", {"path": "big.bin"})))
+    """, root=str(ws.path))
     assert is_error and peak < 16 * MIB
     assert "big.bin is 262,144,000 bytes, larger than the 8 MiB the file tools read" in text
     deep = "/".join(["d"] * 1500) + "/x.txt"
