@@ -108,15 +108,18 @@ def carries_secret(url: str | None) -> bool:
 @functools.lru_cache(maxsize=256)
 def url_secrets(url: str) -> frozenset[str]:
     """The credentials inside `url`, as they are written in it and percent-decoded: its
-    password, a user name standing alone (`https://TOKEN@host`, as git and gateways take a
-    token), a query value under a key's name (`?api-key=`, `?token=`, `?sig=`) or shaped like a
-    key, and a path segment shaped like a key (`/hf_.../v1`)."""
+    password, a user name standing alone that looks like a key (`https://TOKEN@host`, as git
+    and gateways take a token), a query value under a key's name (`?api-key=`, `?token=`,
+    `?sig=`) or shaped like a key, and a path segment shaped like a key (`/hf_.../v1`)."""
     try:
         parts = urllib.parse.urlsplit(url.strip())
         user, password = parts.username, parts.password
     except ValueError:  # unparsable: nothing can be picked out of it safely
         return frozenset()
-    found = [password] if password else [user]
+    # A user name alone is a credential when it looks like one (git's `https://TOKEN@host`);
+    # a plain name (`https://alice@host`, the password asked for) stays readable elsewhere.
+    alone = user if user and (_is_key_segment(user) or len(user) >= 24) else None
+    found = [password] if password else [alone]
     for key, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=False):
         if is_secret_name(key) or key.lower() in _QUERY_KEYS or _is_key_segment(value):
             found.append(value)

@@ -37,6 +37,7 @@ KEY = "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567"
     ("http://127.0.0.1:8080/v1", set()),
     ("https://x.openai.azure.com/openai/deployments/gpt-4o-mini?api-version=2024-02-01", set()),
     ("https://git@github.com/acme/skills.git", set()),  # "git" is a user, too short to be a key
+    ("https://alice-corp@hub.example/", set()),  # a name: its password is asked for
     ("https://[::1", set()),  # unparsable: nothing picked out
 ])
 def test_the_credentials_a_url_holds(url: str, secrets: set[str]):
