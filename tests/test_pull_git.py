@@ -192,6 +192,22 @@ def test_bad_sources_are_errors_with_hints(project: Path, capsys: pytest.Capture
         assert code == 1 and message in _flat(err) and "Hint:" in err, (spec, err)
 
 
+@pytest.mark.parametrize("spec", [
+    "https://bob:ghp_AbCdEfGhIjKlMnOpQrStUvWxYz012345@git.example/acme/skills.git//pdf@v1",
+    "https://ghp_AbCdEfGhIjKlMnOpQrStUvWxYz012345@git.example/acme/skills.git",
+    "git+https://bob:hunter2-long-password@git.example/acme/skills.git",
+])
+def test_a_source_with_a_credential_in_its_url_is_refused_unechoed(
+        spec: str, project: Path, capsys: pytest.CaptureFixture[str]):
+    """A token typed into a git URL was recorded in skills.lock and the install marker, which
+    a project commits; it is refused before any fetch, and the error does not repeat it."""
+    code, out, err = run_main(capsys, "pull", spec, "--project", project)
+    assert code == 1 and "with a credential in it" in _flat(err), err
+    assert "gh auth setup-git" in _flat(err)
+    assert "ghp_" not in out + err and "hunter2" not in out + err
+    assert not (project / "skills.lock").exists()
+
+
 # --- hostile trees, refused as a Hub pull refuses them -------------------------------------------
 
 _GIT_MESSAGES = {  # what differs over git: no registry card, no manifest, a source's own words

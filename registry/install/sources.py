@@ -29,6 +29,7 @@ from registry.errors import HubskillsError
 from registry.install.mcp_source import McpSource, is_mcp, parse_mcp
 from registry.install.mcp_source import source_entry as mcp_entry
 from registry.scan import check_relpath
+from registry.secrets import bare_url, url_secrets
 
 GITHUB_URL = "https://github.com"
 _SCHEMES = ("https://", "http://", "ssh://", "git://", "file://")
@@ -152,6 +153,13 @@ def parse_source(text: str) -> Source:
         return _checked(GitSource(f"{owner}/{repo.removesuffix('.git')}",
                                   (subdir or "").strip("/"), ref, github=True), text)
     url = text.removeprefix("git+")
+    if url.startswith(_SCHEMES) and url_secrets(url.partition("//")[0] + "//"
+                                                + url.partition("//")[2].partition("//")[0]):
+        raise HubskillsError(
+            f"'{bare_url(url)}' (as typed, with a credential in it) would be recorded in "
+            "skills.lock and the install marker, which a project commits: no source holds one",
+            hint="pull it without the credential, and let git supply it: gh auth setup-git (for "
+                 "GitHub), or git config --global credential.helper store")
     if url.startswith(_SCHEMES):
         scheme, _, rest = url.partition("://")
         host, slash, path = rest.partition("/")
