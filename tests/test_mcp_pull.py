@@ -311,3 +311,44 @@ def test_a_flooding_stdio_server_is_refused_and_nothing_installed(mode: str,
     assert f"more than {cap_of(STORE_LIMITS)} bytes" in err.value.message, err.value.message
     assert err.value.hint is not None and "nothing was installed" in err.value.hint
     nothing_installed(project)
+
+
+def test_a_listing_that_floods_page_by_page_is_refused(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each response is capped, but a listing is many: a red-team server sent pages just
+    under the cap (121 MiB at the default caps), each a junk entry, with a new cursor each
+    time, and the pull kept every page in memory up to `MAX_PAGES` (1,000 of them: over
+    100 GiB) before looking for the skill. The listing as a whole is held to
+    `MAX_LISTING_BYTES` now, named as a flood, and nothing is installed."""
+    from registry.install import mcp_source
+    from tests.fakes.mcp_skills_server import BLOAT_BYTES, BLOAT_PAGES
+
+    monkeypatch.setattr(mcp_source, "MAX_LISTING_BYTES", 4 * BLOAT_BYTES, raising=False)
+    project = tmp_path / "proj"
+    with FakeSkillsServer("bloat") as fake:
+        with pytest.raises(UnsafeSkill) as err:
+            pull_source(f"mcp+{fake.url}#{NAME}", _plan(project))
+        assert fake.pages <= 5 < BLOAT_PAGES, fake.pages  # stopped as the budget ran out
+    assert fake.url in err.value.message and "skills/list" in err.value.message
+    assert "bytes" in err.value.message, err.value.message
+    assert err.value.hint is not None and "nothing was installed" in err.value.hint
+    nothing_installed(project)
+
+
+def test_a_listing_keeps_only_what_a_pull_reads(tmp_path: Path) -> None:
+    """What the store keeps of a listing is the entries' URIs, manifests and hubskills'
+    `_meta`: a server's frontmatter (here 512 KiB a page) and unknown keys are dropped page by
+    page (the budget counts them as they arrive, memory keeps none of them)."""
+    from registry.install.mcp_store import McpStore
+    from tests.fakes.mcp_skills_server import BLOAT_PAGES
+
+    with FakeSkillsServer("bloat") as fake:
+        store = McpStore(fake.url)
+        try:
+            assert NAME in store.skills(parse_mcp(f"mcp+{fake.url}"), "")
+            kept = store._list()
+        finally:
+            store.close()
+    assert len(kept) == BLOAT_PAGES
+    assert all(set(entry) <= {"uri", "resources", "_meta"} for entry in kept), kept[0]
+    assert sum(len(json.dumps(entry)) for entry in kept) < 10_000

@@ -21,7 +21,8 @@ with no `..`, a `sha256:` digest, a size within the caps) and reads every file, 
 bytes received against the digest and size listed. Its revision (the lock's `sha`) is the first
 40 hex digits of the sha256 of the manifest (`path digest` lines, sorted): the same digests,
 the same revision. A server that lies, a manifest path outside the skill, a file over the caps,
-a response over the byte cap, endless pagination or a reply slower than the deadline is refused
+a response over the byte cap, a listing over `MAX_LISTING_BYTES` in all its pages, endless
+pagination or a reply slower than the deadline is refused
 with a message naming the server, and nothing is installed (staging removes the folder).
 
 Exec bits travel in hubskills' own `_meta` (`io.hubskills/registry`: `executable`, a list of
@@ -50,6 +51,9 @@ META_KEY = "io.hubskills/registry"  # what hubskills' own server puts under `_me
 TIMEOUT_S = 120.0  # the most one request may take, answer included (a slow drip is cut here)
 MAX_PAGES = 1000  # skills/list pages read before the listing is called endless
 MAX_LISTED = 100_000  # skills listed before the listing is called endless
+#: the bytes (as JSON) all pages of one skills/list may bring together: each response is capped
+#: (`mcp_session.cap_of`), but 1,000 pages under that cap were 100 GiB held in memory
+MAX_LISTING_BYTES = 128 * 1024 * 1024
 DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 _TRUST_FILE = "mcp-commands.json"
 HINT = ("hubskills pull mcp+https://HOST/mcp --skill NAME, or 'mcp+stdio:COMMAND ARGS' "

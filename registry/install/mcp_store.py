@@ -5,8 +5,9 @@ and what is checked).
 names a server serves, `fetch` writes every file into an empty staging folder, each checked
 against its digest and size before it is written. The manifest is checked first: every file a
 URI under the skill's own root naming a plain relative path, a `sha256:` digest, a size within
-the caps; `skills/list` is read to its end, but never past `max_pages` pages or a repeated
-cursor.
+the caps; `skills/list` is read to its end, but never past `max_pages` pages, a repeated
+cursor or `MAX_LISTING_BYTES` in all (each page is counted as it arrives; of its entries only
+those named as skills are kept, and of each only what a pull reads: `_kept`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import json
 import os
 import shlex
 import threading
@@ -305,18 +307,26 @@ class McpStore:
             if self._listing is not None:
                 return self._listing
         entries: list[dict[str, Any]] = []
-        cursor, seen = None, set()
+        cursor, listed, received = None, 0, 0
+        seen: set[str] = set()
         for _ in range(self.max_pages):
             page = self.session.call("skills/list", {"cursor": cursor} if cursor else {})
+            received += _size(page)
+            if received > mcp_source.MAX_LISTING_BYTES:
+                raise UnsafeSkill(f"{self.name} sent over {mcp_source.MAX_LISTING_BYTES} bytes "
+                                  f"of skills/list in {len(seen) + 1} pages, more than any "
+                                  "listing needs (a flood)", hint=lying(self.name))
             skills = page.get("skills")
             if not isinstance(skills, list):
                 raise UnsafeSkill(f"{self.name} answered skills/list without a `skills` list",
                                   hint=lying(self.name))
-            entries += [s for s in skills if isinstance(s, dict)]
+            listed += len(skills)
+            entries += [kept for s in skills if (kept := _kept(s)) is not None]
             cursor = page.get("nextCursor")
+            del page, skills  # what is not kept is let go before the next page comes
             if not cursor:
                 break
-            if not isinstance(cursor, str) or cursor in seen or len(entries) > MAX_LISTED:
+            if not isinstance(cursor, str) or cursor in seen or listed > MAX_LISTED:
                 raise UnsafeSkill(f"{self.name} pages skills/list without end (a cursor "
                                   f"repeated or over {MAX_LISTED} skills)",
                                   hint=lying(self.name))
@@ -348,3 +358,29 @@ class McpStore:
     def close(self) -> None:
         """End the session (and a stdio server's process)."""
         self.session.close()
+
+
+def _size(page: dict[str, Any]) -> int:
+    """A page's bytes as compact JSON: what it brought, near enough (escapes aside)."""
+    try:
+        return len(json.dumps(page, separators=(",", ":"), ensure_ascii=False))
+    except (ValueError, TypeError, RecursionError):
+        return mcp_source.MAX_LISTING_BYTES + 1  # what parsed but cannot be measured: refused
+
+
+def _kept(entry: Any) -> dict[str, Any] | None:
+    """What a pull reads of a listed skill: its URI, its manifest and hubskills' `_meta`
+    (`repo`, `executable`, `version`); None for an entry named as no skill, which nothing
+    reads (`skills` and `manifest` pick by a name that passes `NAME_RE`)."""
+    if not isinstance(entry, dict):
+        return None
+    name = entry_name(entry)
+    if not name or not NAME_RE.match(name):
+        return None
+    kept = {key: entry[key] for key in ("uri", "resources") if key in entry}
+    meta = entry.get("_meta")
+    ours = meta.get(META_KEY) if isinstance(meta, dict) else None
+    if isinstance(ours, dict):
+        kept["_meta"] = {META_KEY: {key: ours[key] for key in ("repo", "executable", "version")
+                                    if key in ours}}
+    return kept

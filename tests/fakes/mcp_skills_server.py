@@ -11,6 +11,8 @@ by `mode`, lies about it:
 - "huge": the manifest says SKILL.md is 10 GB;
 - "flood": a file is read back as 4 MB, whatever the manifest says;
 - "endless": every skills/list page has a new nextCursor;
+- "bloat": skills/list pages `BLOAT_PAGES` times, each page a junk entry of `BLOAT_BYTES`
+  (under any one response's cap) beside the honest one: the listing as a whole is the flood;
 - "drip": resources/read never ends, a log line every 50 ms keeps the stream busy;
 - "changed": after `change()`, SKILL.md's bytes (and digest) are new ones;
 - "dynamic": the entry's manifest is "dynamic" (no files listed);
@@ -47,7 +49,8 @@ from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 NAME = "honest-skill"
 ROOT = f"skill://fake/{NAME}"
 MODES = ("honest", "digest", "outside", "foreign", "huge", "flood", "endless", "drip", "changed",
-         "dynamic", "failing", "gone", "claims", "flat")
+         "dynamic", "failing", "gone", "claims", "flat", "bloat")
+BLOAT_PAGES, BLOAT_BYTES = 40, 512 * 1024
 RESOURCE_NOT_FOUND = -32002  # retired by the 2026-07-28 protocol; older servers send it
 UNREACHABLE = "cannot reach https://huggingface.co: the Hub is unreachable (ConnectError)"
 
@@ -73,7 +76,7 @@ class FakeSkillsServer:
         assert mode in MODES, mode
         self.mode, self.files = mode, skill_files()
         self.root = {"gone": f"skill://fake/v1/{NAME}", "flat": f"skill://{NAME}"}.get(mode, ROOT)
-        self.reads, self.stopping = 0, False
+        self.reads, self.pages, self.stopping = 0, 0, False
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self._server: uvicorn.Server | None = None
@@ -110,7 +113,14 @@ class FakeSkillsServer:
         async def list_skills(_ctx: Any, params: types.PaginatedRequestParams) -> dict[str, Any]:
             if self.mode == "failing":
                 raise MCPError(INTERNAL_ERROR, UNREACHABLE)
+            self.pages += 1
             result: dict[str, Any] = {"skills": [self.entry()], "ttlMs": 0, "cacheScope": "public"}
+            if self.mode == "bloat":
+                junk = {"uri": f"skill://fake/junk-{self.pages}/junk-{self.pages}/SKILL.md",
+                        "frontmatter": {"description": "x" * BLOAT_BYTES}, "resources": []}
+                result["skills"] = [junk] if self.pages < BLOAT_PAGES else [self.entry()]
+                if self.pages < BLOAT_PAGES:
+                    result["nextCursor"] = f"page-{self.pages}"
             if self.mode == "endless":
                 pages["count"] += 1
                 result["nextCursor"] = f"page-{pages['count']}"
