@@ -556,3 +556,49 @@ def test_prose_in_requires_is_a_note_at_pull_and_an_error_for_publishing(
     with pytest.raises(InvalidSkill) as err:
         pull("acme/mixed", project=project, store=store)
     assert "'GPU'" in err.value.message
+
+
+def _diamonds(path: Path, levels: int) -> Lockfile:
+    """A lock of `levels` rows of two skills, each requiring both skills of the next row:
+    2 x `levels` entries, 2 ** `levels` paths from the top (a graph the resolver itself
+    accepts at 32 rows; any cloned project's skills.lock can hold one)."""
+    from registry.install.lockfile import LockEntry
+
+    lock = Lockfile(path)
+    for row in range(levels):
+        below = [f"acme/s{row + 1}-{i}" for i in (0, 1)] if row + 1 < levels else []
+        for i in (0, 1):
+            name = f"s{row}-{i}"
+            lock.entries[name] = LockEntry(name, f"acme/{name}", "a" * 40, "sha256:" + "0" * 64,
+                                           "1.0.0", requires=tuple(below),
+                                           dependency=row > 0)
+    return lock
+
+
+def _count(nodes: list) -> int:
+    return sum(1 + _count(node.children) for node in nodes)
+
+
+def test_list_tree_shows_each_skill_s_requirements_once(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]):
+    """A red-team lock of diamonds: `list --tree` listed a skill met again with its whole
+    subtree again, so 16 rows of 2 skills printed 131,070 lines, and 32 rows (what the
+    resolver accepts) 2 ** 33 nodes: the command never returned and its memory grew until
+    the machine ran out. A skill met again is now one line, `(requirements shown above)`,
+    so the tree holds at most one node per edge."""
+    lock = _diamonds(tmp_path / "skills.lock", 16)
+    nodes = tree(lock)
+    edges = sum(len(entry.requires) for entry in lock.entries.values())
+    assert _count(nodes) <= len(lock.entries) + edges
+    lines = render_tree(nodes)
+    assert lines[:3] == ["s0-0 1.0.0  (acme/s0-0)",
+                         "├── s1-0 1.0.0  (acme/s1-0)",
+                         "│   ├── s2-0 1.0.0  (acme/s2-0)"]
+    assert "s1-1 1.0.0  (acme/s1-1; requirements shown above)" in [
+        line.lstrip("│├└─ ") for line in lines]
+    lock.write()
+    main(["list", "--tree", "--project", str(tmp_path), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert data[1]["requires"][1] == {  # s0-1 met s1-1 after s0-0 did
+        "name": "s1-1", "repo": "acme/s1-1", "version": "1.0.0", "sha": "a" * 40,
+        "required_as": "acme/s1-1", "missing": False, "requires": [], "shown_above": True}

@@ -120,22 +120,34 @@ class TreeNode:
     asked: str = ""  # the reference that required it (`acme/b@^1`), "" for a root
     children: list[TreeNode] = field(default_factory=list)
     missing: bool = False  # required, not installed
+    shown_above: bool = False  # met again: its requirements are listed where first met
 
     def to_json(self) -> dict[str, Any]:
         """Nested JSON."""
-        return {"name": self.name, "repo": self.repo, "version": self.version, "sha": self.sha,
+        data = {"name": self.name, "repo": self.repo, "version": self.version, "sha": self.sha,
                 "required_as": self.asked or None, "missing": self.missing,
                 "requires": [c.to_json() for c in self.children]}
+        return data | {"shown_above": True} if self.shown_above else data
 
 
 def tree(lock: Lockfile) -> list[TreeNode]:
     """The installed graph from its roots (skills asked for by name, and dependencies nothing
-    needs any more); a skill met again below a branch is listed again, a cycle cut."""
+    needs any more), a cycle cut. A skill is listed wherever it is required, but its own
+    requirements only where it is first met (depth first, as printed); met again, it is one
+    node marked `shown_above`: so the tree holds a node per edge at most. (Listing each
+    subtree again made a lock of 32 rows of diamonds, which any cloned project may hold, 2**33
+    nodes: `list --tree` never returned.)"""
     by_repo = {e.repo: e for e in lock.entries.values()}
+    expanded: set[str] = set()
 
     def node(entry: LockEntry, asked: str, path: tuple[str, ...]) -> TreeNode:
         item = TreeNode(entry.name, entry.repo, entry.version, entry.sha, asked)
-        for req in _needs(entry):
+        needs = _needs(entry)
+        if entry.repo in expanded and needs:
+            item.shown_above = True
+            return item
+        expanded.add(entry.repo)
+        for req in needs:
             child = by_repo.get(req.repo)
             if child is None:
                 item.children.append(TreeNode(req.name, req.repo, None, "", str(req),
@@ -158,6 +170,8 @@ def render_tree(nodes: list[TreeNode]) -> list[str]:
         extra = "not installed" if item.missing else item.repo
         if item.asked and item.asked != item.repo:
             extra += f", as {item.asked}"
+        if item.shown_above:
+            extra += "; requirements shown above"
         lines.append(("" if top else prefix + ("└── " if last else "├── "))
                      + f"{label}  ({extra})")
         inner = "" if top else prefix + ("    " if last else "│   ")
