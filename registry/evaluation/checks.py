@@ -30,7 +30,6 @@ import asyncio
 import functools
 import json
 import shlex
-import shutil
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -39,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from registry.agent import remove_tree
 from registry.errors import HubskillsError
 from registry.evaluation import check_bootstrap
 from registry.evaluation.answer_files import extract_files
@@ -99,7 +99,8 @@ def _tail(text: str) -> str:
 
 async def _sandboxed(argv: list[str], ctx: _Context, timeout: float,
                      stdin: bytes = b"") -> SandboxResult:
-    """Run argv in the sandbox, in a fresh folder holding the model's files (removed after)."""
+    """Run argv in the sandbox, in a fresh folder holding the model's files (removed after,
+    however deep the code nested folders in it: `remove_tree`)."""
     assert ctx.sandbox is not None  # the runners skip first when there is none
     tmp = Path(tempfile.mkdtemp(prefix="hubskills-check-", dir=ctx.sandbox_root))
     try:
@@ -111,7 +112,7 @@ async def _sandboxed(argv: list[str], ctx: _Context, timeout: float,
         ws.write_files(work, ctx.files)
         return await run_check(ctx.sandbox, argv, work, timeout=timeout, stdin=stdin)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        await asyncio.to_thread(remove_tree, tmp)  # shutil.rmtree recurses once per level
 
 
 def _require_sandbox(ctx: _Context) -> Sandbox:

@@ -17,12 +17,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from registry.agent import AgentOutcome, AgentTask, Budget, TranscriptEntry, seed_workspace
+from registry.agent import (
+    AgentOutcome,
+    AgentTask,
+    Budget,
+    TranscriptEntry,
+    remove_tree,
+    seed_workspace,
+)
 from registry.agent.outcome import AgentRunner
 from registry.config import Settings
 from registry.errors import ProviderError
@@ -79,7 +85,7 @@ async def harness_session(runner: AgentRunner, folder: str,
         outcome = await runner.run(AgentTask(query, workspace.path, seed=seed,
                                              budget=Budget(max_turns=max_turns)))
     finally:
-        await asyncio.to_thread(shutil.rmtree, root, ignore_errors=True)
+        await asyncio.to_thread(remove_tree, root)  # however deep the CLI nested folders
     if outcome.error or outcome.stop_reason == "error":
         raise ProviderError(outcome.error or f"{runner!r} failed")
     if not (outcome.input_tokens or outcome.output_tokens):  # retries spent on failures

@@ -16,6 +16,7 @@ command's copy: the skill's own files must never pass a check for the agent.
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import json
 import os
@@ -31,7 +32,14 @@ from typing import Any
 
 import yaml
 
-from registry.agent import DEFAULT_BOUNDS, SKILLS_FOLDER, TreeWalk, WorkspaceBounds, copy_tree
+from registry.agent import (
+    DEFAULT_BOUNDS,
+    SKILLS_FOLDER,
+    TreeWalk,
+    WorkspaceBounds,
+    copy_tree,
+    remove_tree,
+)
 from registry.evaluation.workspace_paths import UnsafePath, place_files
 from registry.format import checks_schema as cs
 from registry.sandbox import Sandbox, run_check
@@ -346,8 +354,8 @@ async def run_command(check: cs.CommandCheck, root: Path, sandbox: Sandbox,
         copy_workspace(root, work)
         run = await run_check(sandbox, ["sh", "-c", check.command], work,
                               timeout=check.timeout_s)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    finally:  # what the command wrote, however deep (shutil.rmtree recurses once per level)
+        await asyncio.to_thread(remove_tree, tmp)
     if run.launch_error:
         return None, run.launch_error
     if run.timed_out:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from registry._gc import collector
+from registry.agent import remove_tree
 from registry.config import Settings
 from registry.errors import HubskillsError
 
@@ -168,8 +169,8 @@ async def _regrade_checks(pending: list[tuple[int, ResultRow, _Plan]], suite: Su
 
     try:
         await asyncio.gather(*(one(*item) for item in pending))
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    finally:  # it held the checks' folders: removed however deep their code nested folders
+        await asyncio.to_thread(remove_tree, scratch)
 
 
 class Graded(NamedTuple):
