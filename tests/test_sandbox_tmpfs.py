@@ -245,3 +245,27 @@ def test_no_user_namespace_of_its_own_so_no_unbounded_tmpfs(sandbox, tmp_path):
     seen = json.loads(python(sandbox, tmp_path, code))
     assert seen["unshare"] == [-1, "Operation not permitted"], seen
     assert seen["tool"] == [1, True] and seen["thread"] == [1] and seen["child"] == "ok"
+
+
+def test_no_memory_file_outside_the_bounded_mounts(sandbox, tmp_path):
+    """A red-team walk: `memfd_create` files live on the kernel's internal tmpfs, bounded by
+    nothing but the file-size limit, and a page written to one with `write` (never mapped) is
+    in no process's `Pss`, so the memory guard never saw it: a check held 384 MiB that way
+    under a 256 MiB bound, and 20,000 descriptors x 256 MiB per process could take the host
+    down. It cannot make one (ENOSYS: what a kernel without them answers, so callers fall back);
+    `/dev/shm` (bounded) stays for shared memory."""
+    code = textwrap.dedent("""
+        import errno, json, os
+        held, error = 0, None
+        try:
+            for _ in range(3):
+                fd = os.memfd_create("held")
+                for _ in range(128):
+                    held += os.write(fd, b"x" * (1 << 20))
+        except OSError as exc:
+            error = errno.errorcode.get(exc.errno, str(exc.errno))
+        print(json.dumps({"held": held >> 20, "error": error}))
+    """)
+    limits = Limits(wall_s=120, memory_total_bytes=256 * MIB)
+    seen = json.loads(python(sandbox, tmp_path, code, limits=limits))
+    assert seen == {"held": 0, "error": "ENOSYS"}, seen
