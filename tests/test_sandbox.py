@@ -296,3 +296,28 @@ def test_doctors_sandbox_fix_pastes_into_a_shell_as_printed(tmp_path):
                            env={**os.environ, "PATH": path})
     assert shell.returncode == 0, shell.stderr
     assert (tmp_path / "ran").read_text() == "apt-get install bubblewrap\n"
+
+
+def test_doctor_wraps_why_the_sandbox_fails_at_80_columns_instead_of_cutting_it(tmp_path):
+    """At 80 columns the reason read `bubblewrap fails here (the sandbox did…`: why it fails,
+    what a newcomer runs doctor for, took `--json`. The detail column wraps now."""
+    from cli_process import hubskills
+
+    bwrap = tmp_path / "bwrap"  # a bubblewrap that cannot set up its namespaces
+    bwrap.write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\n"
+                     "exit 1\n")
+    bwrap.chmod(0o755)
+    done = hubskills("doctor", COLUMNS="80", HUBSKILLS_BWRAP=str(bwrap))
+    assert done.returncode == 1  # no sandbox works
+    lines = done.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines) and "…" not in done.stdout, done.stdout
+    start = next(i for i, line in enumerate(lines) if line.startswith("  bwrap "))
+    cell = [lines[start].split(None, 2)[2]]  # its detail, then the lines it goes on
+    for line in lines[start + 1:]:
+        if not line.startswith(" " * 30):  # the next row
+            break
+        cell.append(line.strip())
+    [why] = [b["why"] for b in json.loads(hubskills(
+        "doctor", "--json", HUBSKILLS_BWRAP=str(bwrap)).stdout)["sandbox"]["backends"]
+        if b["name"] == "bwrap"]
+    assert "Permission denied" in why and " ".join(" ".join(cell).split()) == why

@@ -16,6 +16,7 @@ import sys
 import textwrap
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import suppress
 from typing import Any
 
 from rich import box
@@ -72,7 +73,7 @@ def visible(text: str) -> str:
 def table(
     columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None,
     drop: Sequence[str] = (), per_row: Sequence[str] = (),
-    whole: str = "a wider terminal or --json",
+    whole: str = "a wider terminal or --json", wrap: Sequence[str] = (),
 ) -> list[str]:
     """Print a table fitted to the terminal's width (80 columns when piped); returns the
     columns left out (a legend need not explain them).
@@ -84,8 +85,8 @@ def table(
     it (also to make room for the column left out last), and a column left out comes back
     where that freed room for it (the last left out first, and none left out before one that
     still does not fit). Still too wide, long cells are cut with an ellipsis, then ids are
-    wrapped at their separators (`_fitted`). A `per_row` column (one value in every row by
-    chance: search's versions) is never said. `whole` says what shows cut text whole.
+    wrapped at their separators (`_fitted`), `wrap` columns (doctor's reasons) at spaces. A
+    `per_row` column (search's versions) is never said. `whole` says what shows cut text whole.
     """
     cells = [["" if cell is None else visible(str(cell)) for cell in row] for row in rows]
     spans = {name: _span(name, [row[i] for row in cells]) for i, name in enumerate(columns)}
@@ -127,7 +128,7 @@ def table(
         joined(said)
     widths = _widths({name: spans[name] for name in shown})
     kept = [columns.index(name) for name in shown]
-    fitted, shortened = _fitted(shown, [[row[i] for i in kept] for row in cells], widths)
+    fitted, shortened = _fitted(shown, [[row[i] for i in kept] for row in cells], widths, wrap)
     out.print(_built_table(shown, fitted, widths))
     if hidden:  # wrapped at spaces to the width, as the table is
         err.print(f"(left out at {out.width} columns: {', '.join(hidden)}; {whole} shows them)",
@@ -136,7 +137,7 @@ def table(
         err.print(f"(ids shortened with … in the middle to fit {out.width} columns; --json "
                   "shows them whole)", soft_wrap=False)
     if any(cell_len(Text.from_markup(row[i]).plain) > widths[name] for row in fitted
-           for i, name in enumerate(shown) if _kind(name) == "text"):  # a scan's findings
+           for i, name in enumerate(shown) if _kind(name) == "text" and name not in wrap):
         err.print(f"(text cut with … to fit {out.width} columns; {whole} shows it whole)",
                   soft_wrap=False)
     return hidden
@@ -239,15 +240,17 @@ def _widths(spans: dict[str, tuple[int, int]]) -> dict[str, int]:
             for name, (_, high) in spans.items()}
 
 
-def _fitted(names: list[str], rows: list[list[str]],
-            widths: dict[str, int]) -> tuple[list[list[str]], bool]:
+def _fitted(names: list[str], rows: list[list[str]], widths: dict[str, int],
+            wrap: Sequence[str] = ()) -> tuple[list[list[str]], bool]:
     """The rows with every id cell wider than its column broken at its separators (an id list:
-    between ids first), or shortened in the middle where a piece is wider; whether any was."""
+    between ids first) or shortened in the middle, a `wrap` cell at spaces; whether any was."""
     shortened = False
 
     def fit(cell: str, width: int, kind: str) -> str:
         nonlocal shortened
         plain = Text.from_markup(cell).plain
+        if kind == "wrap" and cell_len(plain) > width:
+            return escape("\n".join(_wrapped(plain, width)))
         if kind not in ("id", "list") or cell_len(plain) <= width:
             return cell
         lines: list[str] = []
@@ -260,8 +263,8 @@ def _fitted(names: list[str], rows: list[list[str]],
             lines += broken or [display.middle_ellipsis(item, width)]
         return escape("\n".join(lines))
 
-    return [[fit(cell, widths[name], _kind(name)) for name, cell in zip(names, row, strict=True)]
-            for row in rows], shortened
+    return [[fit(cell, widths[name], "wrap" if name in wrap else _kind(name))
+             for name, cell in zip(names, row, strict=True)] for row in rows], shortened
 
 
 def _built_table(names: list[str], rows: list[list[str]], widths: dict[str, int]) -> Table:
@@ -384,17 +387,13 @@ def info(message: str) -> None:
 def notice_now(message: str) -> None:
     """Write one line to stderr at once, bypassing rich: safe inside a signal handler (which
     may run while the console is half-way through drawing a progress bar)."""
-    try:
+    with suppress(OSError, ValueError):  # stderr closed or gone: nothing left to tell
         sys.stderr.write(f"\n{visible(message)}\n")
         sys.stderr.flush()
-    except (OSError, ValueError):  # stderr closed or gone: nothing left to tell
-        pass
 
 
 def flush() -> None:
     """Flush stdout and stderr (before the process ends without the usual clean-up)."""
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with suppress(OSError, ValueError):
             stream.flush()
-        except (OSError, ValueError):
-            pass

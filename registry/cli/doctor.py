@@ -155,7 +155,8 @@ def doctor_command(as_json: bool) -> None:
         out.as_json(report)
     else:
         rows = _rows(report)
-        out.table(["check", "status", "detail"], [r[:3] for r in rows], title="hubskills doctor")
+        out.table(["check", "status", "detail"], [r[:3] for r in rows], title="hubskills doctor",
+                  wrap=["detail"])  # why a piece is missing is what a newcomer came to read
         for check, _, _, fix in rows:  # whole, on lines of their own: never cut to fit a column
             if fix:
                 out.result(f"{check.strip()}:")
