@@ -88,3 +88,46 @@ def test_the_embedded_model_is_timed_at_a_typical_answers_length_not_its_cap():
     assert typical == pytest.approx(0.5 + 160 / 60) and not measured
     assert seconds_per_answer(EMBEDDED_REF, 4096)[0] == typical  # the cap is no length
     assert seconds_per_answer(EMBEDDED_REF, 64)[0] == pytest.approx(0.5 + 64 / 60)
+
+
+def test_the_embedded_models_estimate_counts_its_load_and_reading_each_prompt(tmp_path):
+    """A walk: `--runs 1 --cases allowed-keys` said "about 6 s at a typical pace" and took
+    22 s. The estimate had counted only the answers' tokens: not the model's load, nor reading
+    each prompt (7 s for the skill arm's 800-token skill on a busy machine), and two answers
+    ran to 448 and 512 tokens, which it did not bound."""
+    from registry.evaluation import estimate
+    from registry.providers.refs import EMBEDDED_REF
+
+    folder = make_skill(tmp_path, 3)
+    skill, cases = load_skill(folder), load_suite(suite_path(folder), skill_dir=folder).cases
+    config = EvalConfig(models=[EMBEDDED_REF], runs=2, max_tokens=512)
+    cold = plan(skill, cases, config, loaded=False)
+    warm = plan(skill, cases, config, loaded=True)
+    answers = 3 * 2 * 2  # cases x runs x arms
+    answering = answers * estimate.seconds_per_answer(EMBEDDED_REF, 512)[0]
+    prompts = sum(2 * len(c.prompt) // estimate.CHARS_PER_TOKEN + skill.token_estimate()["body"]
+                  + 32 for c in cases)  # both arms' prompts, the skill in one
+    reading = 2 * prompts / estimate.EMBEDDED_PREFILL_TOKENS_PER_S
+    assert (warm.load_s, cold.load_s) == (0.0, estimate.EMBEDDED_LOAD_S)
+    assert warm.seconds == pytest.approx(answering + reading)
+    assert cold.seconds == pytest.approx(warm.seconds + estimate.EMBEDDED_LOAD_S)
+    # should every answer run to its cap: 512 tokens where 160 are typical
+    to_cap = answers * (512 - estimate.EMBEDDED_TYPICAL_TOKENS) / estimate.EMBEDDED_TOKENS_PER_S
+    assert cold.longest == pytest.approx(cold.seconds + to_cap)
+    assert estimate.time_text(cold, 512) == (f"{duration(cold.seconds)} at a typical pace, up "
+                                             f"to {duration(cold.longest)} if answers run to "
+                                             "512 tokens")
+    # a longer skill is read again in every skill-arm answer (the arms alternate)
+    (folder / "SKILL.md").write_text((folder / "SKILL.md").read_text() + "word " * 400)
+    longer = plan(load_skill(folder), cases, config, loaded=True)
+    extra = 3 * 2 * (load_skill(folder).token_estimate()["body"] - skill.token_estimate()["body"])
+    assert extra > 0
+    assert longer.seconds - warm.seconds == pytest.approx(
+        extra / estimate.EMBEDDED_PREFILL_TOKENS_PER_S)
+    # what a resumed run has left still loads the model once
+    half = cold.share(answers // 2)
+    assert half.seconds == pytest.approx(cold.load_s + (cold.seconds - cold.load_s) / 2)
+    # a pace this Space measured is the whole of it: nothing added, no bound
+    timed = plan(skill, cases, config, {EMBEDDED_REF: 2.0}, loaded=False)
+    assert (timed.seconds, timed.load_s, timed.longest) == (answers * 2.0, 0.0, None)
+    assert estimate.time_text(timed, 512) == "about 24 s at a typical pace"

@@ -114,6 +114,8 @@ def answered(job, runs_dir: Path, count: int) -> Callable[[], bool]:
 
 
 def test_the_form_asks_little_and_says_what_a_run_costs_before_it_starts(tmp_path):
+    from registry.providers.embedded import is_loaded
+
     home = tmp_path / "home"
     demo = build_demo(Settings.from_env({"HUBSKILLS_HOME": str(home), "HF_HUB_OFFLINE": "1"}),
                       on_space=False)
@@ -124,7 +126,10 @@ def test_the_form_asks_little_and_says_what_a_run_costs_before_it_starts(tmp_pat
     with holding():
         line = estimate(None, upload_of(skill), ["embedded/smollm2-135m"], 1, "inline", 3, 512)
         assert "**6 answers** (3 cases × 1 run × 2 arms on embedded/smollm2-135m)" in line
-        assert "**about 19 s** (typical)" in line and "free" in line, line
+        # 6 typical answers (19 s), reading their prompts, and loading the model unless this
+        # process has (an earlier test may have loaded it)
+        took = "about 20 s" if is_loaded() else "about 21 s"
+        assert f"**{took}** (typical)" in line and "free" in line, line
         paid = estimate(None, upload_of(skill), [MODEL, "local/x"], 2, "inline", 0, 512)
         assert "**96 answers** (12 cases × 2 runs × 2 arms on 2 models)" in paid, paid
         assert "up to about $0.01" in paid  # 48 answers of 512 tokens at $0.60/M, and prompts

@@ -260,7 +260,7 @@ def _estimate(skill_dir: Path, tests: Path | None, config: EvalConfig, answers: 
         return ""
     if cached >= answers:
         return "all of them cached: nothing to ask, free"
-    from registry.evaluation.estimate import cost_text, duration, plan
+    from registry.evaluation.estimate import cost_text, plan, time_text
     from registry.format.skill import load_skill
     from registry.format.suite import load_suite, suite_path
 
@@ -269,7 +269,7 @@ def _estimate(skill_dir: Path, tests: Path | None, config: EvalConfig, answers: 
     cases = suite.select(config.case_ids).cases if config.case_ids else suite.cases
     p = plan(skill, cases, config).share(answers - cached)
     held = f"{cached} of them cached; the rest " if cached else ""
-    return f"{held}{duration(p.seconds)} at a typical pace; {cost_text(p)}"
+    return f"{held}{time_text(p, config.max_tokens)}; {cost_text(p)}"
 
 def _answered(manifest, summaries) -> None:
     """A run where no model got a sample graded measured nothing: it fails (exit 1), with the

@@ -148,6 +148,11 @@ def load() -> Any:
     return _llama
 
 
+def is_loaded() -> bool:
+    """Whether this process has the model loaded (an estimate counts the load until it has)."""
+    return _llama is not None
+
+
 def n_ctx() -> int:
     """The context the model is loaded with, from the data file (prompt plus output tokens)."""
     # 2048 is llama.cpp's own default, should the shipped data file ever lose the entry.
