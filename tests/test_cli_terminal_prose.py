@@ -16,11 +16,12 @@ from cli_process import cli_env, read_all
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
-def on_a_terminal(*args: str, cwd) -> list[str]:
-    """`hubskills ARGS` with stdout and stderr on an 80-column pseudo-terminal: its lines."""
+def on_a_terminal(*args: str, cwd, python: tuple[str, ...] = ("-m", "registry.cli")) -> list[str]:
+    """`hubskills ARGS` (or `python PYTHON ARGS`) with stdout and stderr on an 80-column
+    pseudo-terminal: its lines."""
     primary, secondary = pty.openpty()
     try:
-        done = subprocess.Popen([sys.executable, "-m", "registry.cli", *args], cwd=cwd,
+        done = subprocess.Popen([sys.executable, *python, *args], cwd=cwd,
                                 env=cli_env(COLUMNS="80"), stdout=secondary, stderr=secondary,
                                 stdin=subprocess.DEVNULL)
         os.close(secondary)
@@ -60,3 +61,41 @@ def test_coloured_indented_lines_keep_their_indent_when_they_wrap(tmp_path):
     assert all(line.startswith("  ") for line in lines[1:] if line), lines
     assert not any(line.endswith(" ") for line in lines), lines
 
+
+
+GENERATED = """
+from pathlib import Path
+from registry.cli.generate import render_generate_report
+from registry.generate.report import GenerateReport
+render_generate_report(GenerateReport(
+    name="parse-csv", path=Path("skills/parse-csv"), teacher="embedded/smollm2-135m",
+    students=["embedded/smollm2-135m"], cases=4, teacher_input_tokens=1234,
+    teacher_output_tokens=5678, suite_verified=True))
+"""
+
+
+def test_generates_summary_keeps_each_count_with_its_noun_at_80_columns(tmp_path):
+    """A walk: at 80 columns `generate`'s summary ended a line with `· 0` and began the next
+    with `refinement rounds`. Each part is whole on its line now, piped and on a terminal."""
+    from cli_process import cli_env
+
+    piped = subprocess.run([sys.executable, "-c", GENERATED], capture_output=True, text=True,
+                           env=cli_env(COLUMNS="80"), check=True).stdout
+    for lines in (piped.splitlines(), on_a_terminal(cwd=tmp_path, python=("-c", GENERATED))):
+        assert all(len(line) <= 80 for line in lines), lines
+        assert any(line.endswith("0 refinement rounds") for line in lines), lines
+        assert not any(re.search(r"\d$", line) for line in lines), lines
+        assert any(line.startswith("teacher: 1234 in / 5678 out tokens") for line in lines)
+
+
+def test_prose_never_ends_a_line_on_a_number_whose_noun_begins_the_next(monkeypatch, capsys):
+    """Any prose: a count and its noun wrap together (`12 answers`, `3.5 s`, `40%`)."""
+    from registry.cli import _output as out
+
+    monkeypatch.setenv("COLUMNS", "40")
+    words = "a run of 12 answers took about 3.5 s and passed 40% of cases of 7 skills"
+    out.result(f"note: {words}")
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) > 1 and all(len(line) <= 40 for line in lines), lines
+    assert not any(re.search(r"\d%?$", line) for line in lines), lines
+    assert " ".join(lines) == f"note: {words}"

@@ -26,6 +26,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from registry.cli._command_lines import command_lines
 from registry.format.claims import plain_text
 from registry.results import display
 from registry.secrets import scrub
@@ -179,7 +180,9 @@ def _wrapped(text: str, width: int) -> list[str]:
     """``text`` wrapped at spaces; a word still wider than ``width`` (an id) at its separators,
     or shortened in the middle."""
     lines = []
-    for line in textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False):
+    for line in textwrap.wrap(display.glued(text), width, break_long_words=False,
+                              break_on_hyphens=False):
+        line = display.unglued(line)  # a count kept with its noun (`3 skills`)
         lines += [line] if cell_len(line) <= width else (
             display.wrap_id(line, width) or [display.middle_ellipsis(line, width)])
     return lines
@@ -297,30 +300,17 @@ def _prose(message: str, style: str | None = None) -> None:
     if out.is_terminal and plain != message:  # markup: rich wraps it, each line's indent kept
         for row in Text.from_markup(message, style=style or "").split("\n"):
             lead = len(row.plain) - len(row.plain.lstrip())
+            row.plain = display.glued(row.plain)  # a count with its noun (same length: styles)
             for piece in row[lead:].wrap(out, max(out.width - lead, 20)):
                 piece.rstrip()
+                piece.plain = display.unglued(piece.plain)
                 out.print(Text(" " * lead) + piece, soft_wrap=True)
         return
-    for line in plain.splitlines():
+    for line in display.glued(plain).splitlines():
         indent = line[:len(line) - len(line.lstrip())]
         for part in textwrap.wrap(line, out.width, subsequent_indent=indent,
                                   break_long_words=False, break_on_hyphens=False) or [""]:
-            out.print(part, markup=False, style=style)
-
-
-def command_lines(command: str, width: int, indent: str = "  ") -> list[str]:
-    """`command` as lines that paste into a shell as printed: one per `&&` step, each cut
-    between words (never inside quotes) with a ` \\` continuation to fit `width`."""
-    lines = []
-    for step in command.split(" && "):
-        line, words = indent, 0
-        for word in re.findall(r"""(?:'[^']*'|"[^"]*"|\S)+""", step):
-            if words and len(line) + 1 + len(word) + 2 > width:
-                lines.append(f"{line} \\")
-                line, words = indent + "  ", 0
-            line, words = f"{line}{' ' * bool(words)}{word}", words + 1
-        lines.append(line)
-    return lines
+            out.print(display.unglued(part), markup=False, style=style)
 
 
 def command(label: str, line: str, indent: str = "  ") -> None:

@@ -101,9 +101,10 @@ def generate_command(task: str | None, improve: Path | None, feedback: str | Non
 def render_generate_report(report: GenerateReport, *, said: set[str] | None = None) -> None:
     """The final report: students' baseline → with skill, suite, costs, warnings, diff."""
     rounds = max(0, len(report.rounds) - 1)
-    out.result(f"[bold]{escape(report.name)}[/] saved to {escape(str(report.path))} · teacher "
-               f"{escape(report.teacher)} · {count(rounds, 'refinement round')}"
-               + (f" · best: round {report.best_round}" if report.best_round is not None else ""))
+    best_round = [] if report.best_round is None else [f"best: round {report.best_round}"]
+    out.joined([f"[bold]{escape(report.name)}[/] saved to {escape(str(report.path))}",  # each
+                f"teacher {escape(report.teacher)}", count(rounds, "refinement round"),  # whole
+                *best_round])  # on a line: `· 0` ended one, `refinement rounds` began the next
     verified = "verified" if report.suite_verified else "NOT verified"
     out.result(f"suite: {count(report.cases, 'case')} ({verified}), {len(report.dropped)} dropped")
     for case_id, reason in report.dropped[:10]:
@@ -116,10 +117,10 @@ def render_generate_report(report: GenerateReport, *, said: set[str] | None = No
     free = next((s for s in report.students if is_free(s)), None) \
         if all(is_free(s) for s in report.students) else None
     evals = usd(report.eval_cost_usd, free) if report.rounds else "none"
-    out.result(f"teacher: {report.teacher_input_tokens} in / {report.teacher_output_tokens} "
-               f"out tokens, {usd(report.teacher_cost_usd, report.teacher)}"
-               + (" with suite verification" if report.suite_verified else "")
-               + f"; evaluations: {evals}; runs: {', '.join(report.run_ids) or 'none'}")
+    out.joined([f"teacher: {report.teacher_input_tokens} in / {report.teacher_output_tokens} "
+                f"out tokens, {usd(report.teacher_cost_usd, report.teacher)}"
+                + (" with suite verification" if report.suite_verified else ""),
+                f"evaluations: {evals}", f"runs: {', '.join(report.run_ids) or 'none'}"], "; ")
     for warning in report.warnings:  # each once: those said while it ran are not repeated
         if f"warning: {warning}" not in (said or ()):
             out.warn(escape(warning))

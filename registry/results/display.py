@@ -115,3 +115,20 @@ def case_order(case_id: str | None) -> tuple:
     """Sort key for case ids in natural order: `build-2` before `build-10`."""
     return tuple((0, int(part), "") if part.isdigit() else (1, 0, part)
                  for part in re.split(r"(\d+)", case_id or "") if part)
+
+
+#: Stands in for the space after a number while a line wraps (a character no wrapper breaks
+#: at, one cell wide), so a count stays with its noun: `· 0` ended a line, `refinement rounds`
+#: began the next. `unglued` puts the space back.
+GLUE = "\ue000"
+_COUNT_SPACE = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)*%?) (?=[^\W\d_])")
+
+
+def glued(text: str) -> str:
+    """`text` with each number joined to the word after it by `GLUE` (same length)."""
+    return _COUNT_SPACE.sub(lambda found: found.group(1) + GLUE, text)
+
+
+def unglued(text: str) -> str:
+    """`text` with its `GLUE`s spaces again."""
+    return text.replace(GLUE, " ")
