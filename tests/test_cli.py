@@ -121,3 +121,27 @@ def test_each_command_lives_in_the_module_named_after_it():
     modules = {f"registry.cli.{path.stem}" for path in (ROOT / "registry" / "cli").glob("*.py")
                if not path.stem.startswith("_")}
     assert modules - set(placed.values()) == KNOWN_NOT_COMMANDS
+
+
+@pytest.mark.parametrize("path", [[], ["eval"], ["runs", "compare"], ["help"]])
+def test_help_command_prints_what_help_option_prints(path, capsys):
+    """A newcomer's `hubskills help` said "No such command 'help'" (git, npm and most CLIs
+    answer it): `hubskills help [COMMAND]...` prints the same as `[COMMAND]... --help`."""
+    main([*path, "--help"])
+    expected = capsys.readouterr().out
+    main(["help", *path])
+    printed = capsys.readouterr()
+    assert printed.out == expected and printed.err == ""
+    assert printed.out.startswith(f"Usage: {' '.join(['hubskills', *path])} [OPTIONS]")
+
+
+@pytest.mark.parametrize(("path", "said", "hint"), [
+    (["evl"], "No such command 'evl'. Did you mean 'eval'?", "hubskills --help"),
+    (["runs", "comapre"], "No such command 'comapre'. Did you mean 'compare'?",
+     "hubskills runs --help"),
+    (["doctor", "x"], "'hubskills doctor' has no subcommands.", "hubskills doctor --help")])
+def test_help_for_an_unknown_command_says_so_as_the_command_would(path, said, hint, capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["help", *path])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and f"Error: {said}" in err and f"Hint: {hint}" in err, err

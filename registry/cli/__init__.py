@@ -34,6 +34,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "generate": ("registry.cli.generate:generate_command",
                  "Generate a skill and a test suite with a teacher model, measure it on "
                  "students, refine."),
+    "help": ("registry.cli.help:help_command",
+             "Show a command's help, as --help does: `help eval`."),
     "info": ("registry.cli.info:info_command",
              "Show a skill: description, versions, signature, latest eval results, the "
              "publisher's own claims (skill-card.md, BENCHMARK.md), the pull command."),

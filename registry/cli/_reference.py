@@ -33,10 +33,11 @@ docstrings and options, then run it again. tests/test_cli_reference.py fails whe
 is stale. -->
 
 Every command and subcommand of `hubskills`, with its usage, its help and every argument and
-option. Every command also takes `-h`/`--help`. Any option can be set from the environment
-instead: the variable is named in its row (`HUBSKILLS_`, the command path, then the option's
-parameter name, upper case), as `auto_envvar_prefix="HUBSKILLS"` makes click read it. The
-[guide](index.md) explains what the commands are for.
+option. Every command also takes `-h`/`--help` (`hubskills help COMMAND` prints the same). Any
+option can be set from the environment instead: the variable is named in its row
+(`HUBSKILLS_`, the command path, then the option's parameter name, upper case), as
+`auto_envvar_prefix="HUBSKILLS"` makes click read it. The [guide](index.md) explains what the
+commands are for.
 
 A command that fails prints `Error: <what went wrong>` and `Hint: <the next command>` on
 stderr, never a traceback, and exits 1 (a folder that is not there, a refused skill, a
