@@ -138,6 +138,16 @@ def test_models_says_how_to_enable_local(runner, tmp_path):
     assert "HUBSKILLS_BASE_URL" in result.stdout
 
 
+def test_models_at_80_columns_wraps_why_instead_of_cutting_it(runner, tmp_path):
+    """At 80 columns local/'s row read `set --base-url URL or…`: what to set, cut."""
+    result = invoke(runner, models_command, [], tmp_path, COLUMNS="80")
+    lines = result.stdout.splitlines()
+    assert "…" not in result.stdout and all(len(line) <= 80 for line in lines), result.stdout
+    start = next(i for i, line in enumerate(lines) if line.startswith("local/<model>"))
+    assert "set --base-url URL or" in lines[start]
+    assert lines[start + 1].split() == ["HUBSKILLS_BASE_URL"]  # the rest of the cell
+
+
 # --- ask as users run it: its own process, output piped ------------------------------------
 
 

@@ -29,6 +29,7 @@ def models_command(base_url: str | None, as_json: bool) -> None:
     out.table(["model", "alias", "usable", "tools", "why", "price"],
               [(r.ref, r.alias or "", "yes" if r.usable else "no", "yes" if r.tools else "no",
                 r.why, _short(r.price)) for r in rows], drop=("alias",),
+              wrap=["why"],  # what to set to use a model: cut, `set --base-url URL or…`
               title=f"Model references (price: $ per million tokens in / out, as of "
                     f"{prices_as_of()})")
 
