@@ -191,7 +191,7 @@ def _findings_table(findings: list[Finding], subject: str | None) -> None:
         out.table(["severity", "code", "where", "message"],
                   [(f.severity, f.code, escape(f"{f.path}:{f.line}" if f.line else f.path),
                     escape(f.message)) for f in findings],
-                  whole=f"a wider terminal or {whole}")
+                  whole=f"a wider terminal or {whole}", wrap=["message"])  # why it was refused
 
 
 def rel(path: Path, project: Path) -> str:

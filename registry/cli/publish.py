@@ -151,7 +151,7 @@ def _print_findings(findings: list[Finding]) -> None:
     if findings:
         out.table(["severity", "code", "where", "message"],
                   [(f.severity, f.code, escape(f"{f.path}:{f.line}" if f.line else f.path),
-                    escape(f.message)) for f in findings])
+                    escape(f.message)) for f in findings], wrap=["message"])  # why refused
 
 
 def _print_publish(result: PublishResult) -> None:

@@ -86,7 +86,8 @@ def _render(target: str, findings: list[Finding], fail_on: Severity, as_json: bo
     if findings:
         out.table(["severity", "where", "finding"],
                   [(f.severity, escape(f"{f.path}:{f.line}" if f.line else f.path),
-                    escape(f"{f.code}: {f.message}")) for f in findings])
+                    escape(f"{f.code}: {f.message}")) for f in findings],
+                  wrap=["finding"])  # what was found is what a scan is read for
         noun = "finding" if len(findings) == 1 else "findings"
         out.result(f"{len(findings)} {noun} ("
                    + ", ".join(f"{counts[s]} {s}" for s in SEVERITIES) + ")")
