@@ -346,7 +346,7 @@ def test_list_offline_says_nothing_of_an_unknown_latest(long_world):
 
 def test_verify_install_keeps_the_reason_of_a_mismatch_at_80_columns(world, tmp_path):
     """A walk: verify-install's `details` column, the reason of a mismatch and the point of
-    the command, was left out at 80 columns (only --json showed it); it is cut instead."""
+    the command, was left out at 80 columns (only --json showed it), then cut; it wraps."""
     project = tmp_path / "project"
     shutil.copytree(world["project"], project, symlinks=True)
     installed = project / ".agents" / "skills" / "agent-skill-md"
@@ -357,4 +357,7 @@ def test_verify_install_keeps_the_reason_of_a_mismatch_at_80_columns(world, tmp_
     assert done.returncode == 1
     assert_fits(done.stdout)
     assert "details" in done.stdout and "added NOTES-" in done.stdout, done.stdout + done.stderr
-    assert "left out" not in done.stderr
+    assert "left out" not in done.stderr and "…" not in done.stdout
+    for name in ("NOTES-made-by-hand-after-the-pull.md", "more-notes-on-the-same-subject.md",
+                 "and-a-third-file-of-notes-too.md"):  # each named, whole
+        assert name in "".join(done.stdout.split()), done.stdout

@@ -32,7 +32,8 @@ def verify_install_command(global_: bool, project: Path, as_json: bool) -> None:
         out.as_json([a.to_json() for a in audits])
     elif audits:
         out.table(["name", "state", "details"],
-                  [(a.name, a.state, escape("; ".join(a.problems))) for a in audits])
+                  [(a.name, a.state, escape("; ".join(a.problems))) for a in audits],
+                  wrap=["details"])  # what differs from the lock: the point of the command
     else:
         out.result("skills.lock pins no skills.")
     _warn_unknown(audits)
