@@ -152,6 +152,10 @@ CASES = {
     "update of what is not installed": Case(["update", "nope"], "'nope' is not installed"),
     "install without skills.lock": Case(["install"], "no skills.lock",
                                         fill={"NS/NAME": "hubskills/agent-skill-md"}),
+    "install of a named skill": Case(  # npm's and pip's way: it said only `install --help`
+        ["install", "hubskills/agent-skill-md"], "install takes no skill name"),
+    "help for a mistyped command": Case(["help", "evl"],
+                                        "No such command 'evl'. Did you mean 'eval'?", code=2),
     "new over a folder": Case(["new", "draft"], "draft already exists", setup=_scaffold),
     "suite show without a suite": Case(
         ["suite", "show", "draft"], "no such suite file", setup=_no_suite,
