@@ -7,14 +7,16 @@ typical one: the embedded model decodes about `EMBEDDED_TOKENS_PER_S` tokens per
 free cores (75-105 measured on an idle machine, less on a busy one), one answer at a time, and
 an answer is typically `EMBEDDED_TYPICAL_TOKENS` long (the mean of 123 answers a new user's walk
 got on three example skills: 155 tokens, 2.15 s each, where the estimate had assumed every
-answer ran to its 512-token cap and said 10 minutes for a run of 2). It also reads each prompt
-first, at `EMBEDDED_PREFILL_TOKENS_PER_S` (the skill arm's holds the skill: the arms alternate,
-so the skill is read again each time), and loads once a process (`EMBEDDED_LOAD_S`): a walk's
-"about 6 s" took 22 s, 7 s of it reading an 800-token skill, the rest two answers that ran to
-448 and 512 tokens, which `Plan.longest` bounds. An API model answers several at once. The
-cost counts, for each priced model, every answer's
-prompt (the case, and the skill in the skill arm) and its whole `max_tokens` of output: a
-figure to stay under, not a bill.
+answer ran to its 512-token cap and said 10 minutes for a run of 2). It also reads the skill
+once, at `EMBEDDED_PREFILL_TOKENS_PER_S`, and loads once a process (`EMBEDDED_LOAD_S`): a
+walk's "about 6 s" for one case took 22 s, 7 s of it reading an 800-token skill, the rest two
+answers that ran to 448 and 512 tokens, which `Plan.longest` bounds. Only once: llama.cpp's
+server engine (xllamacpp, what the `[local]` extra installs) keeps the prompts it read, so a
+later skill-arm answer reads only its case though a baseline answer came between (a 930-token
+skill arm: 3.4 s the first time, 0.3-0.6 s after; counting it in every answer said "about 7
+min" for a 40-case run that took 2.8 min on a busy machine). An API model answers several at
+once. The cost counts, for each priced model, every answer's prompt (the case, and the skill in
+the skill arm) and its whole `max_tokens` of output: a figure to stay under, not a bill.
 """
 
 from __future__ import annotations
@@ -96,7 +98,7 @@ def plan(skill: Skill, cases: list[Case], config: EvalConfig,
     seconds = sum(per_model * s for s, _ in timed)
     load_s, longest = 0.0, None
     if EMBEDDED_REF in models and not timed[models.index(EMBEDDED_REF)][1]:
-        read = config.runs * prompts / EMBEDDED_PREFILL_TOKENS_PER_S  # both arms' prompts
+        read = (skill_tokens + 32) / EMBEDDED_PREFILL_TOKENS_PER_S  # once: the engine keeps it
         if loaded is None:  # imported only here: a run on API models never loads it
             from registry.providers.embedded import is_loaded
 
