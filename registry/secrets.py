@@ -110,12 +110,36 @@ def url_secrets(url: str) -> frozenset[str]:
     """The credentials inside `url`, as they are written in it and percent-decoded: its
     password, a user name standing alone that looks like a key (`https://TOKEN@host`, as git
     and gateways take a token), a query value under a key's name (`?api-key=`, `?token=`,
-    `?sig=`) or shaped like a key, and a path segment shaped like a key (`/hf_.../v1`)."""
+    `?sig=`) or shaped like a key, and a path segment shaped like a key (`/hf_.../v1`); each
+    at least `MIN_LENGTH` long, as every secret masked in all text is."""
+    found = _credentials(url) or []
+    plain = {urllib.parse.unquote(value) for value in found}
+    spelled = {urllib.parse.quote(value, safe="") for value in plain}
+    return frozenset(_usable([*found, *plain, *spelled]))
+
+
+def names_credential(url: str) -> bool:
+    """Whether `url` holds a credential by `url_secrets`' rules, however short: a password of
+    any length (`https://bob:hunter2@host`), which is too short to mask in all text but is no
+    less a credential to record; and an unparsable URL with a user part (`u:p@[::1`).
+
+    For deciding where a URL may be written (a lock a project commits), not what is masked.
+    """
+    found = _credentials(url)
+    if found is None:
+        authority = url.partition("//")[2]
+        return "@" in authority.split("/", 1)[0].split("?", 1)[0]
+    return bool(found)
+
+
+def _credentials(url: str) -> list[str] | None:
+    """The credentials in `url` as `url_secrets` picks them, of any length; None when `url`
+    does not parse."""
     try:
         parts = urllib.parse.urlsplit(url.strip())
         user, password = parts.username, parts.password
     except ValueError:  # unparsable: nothing can be picked out of it safely
-        return frozenset()
+        return None
     # A user name alone is a credential when it looks like one (git's `https://TOKEN@host`);
     # a plain name (`https://alice@host`, the password asked for) stays readable elsewhere.
     alone = user if user and (_is_key_segment(user) or len(user) >= 24) else None
@@ -124,9 +148,7 @@ def url_secrets(url: str) -> frozenset[str]:
         if is_secret_name(key) or key.lower() in _QUERY_KEYS or _is_key_segment(value):
             found.append(value)
     found += [segment for segment in parts.path.split("/") if _is_key_segment(segment)]
-    plain = {urllib.parse.unquote(value) for value in found if value}
-    spelled = {urllib.parse.quote(value, safe="") for value in plain}
-    return frozenset(_usable([*found, *plain, *spelled]))
+    return [value for value in found if value]
 
 
 def bare_url(url: str) -> str:

@@ -196,6 +196,13 @@ def test_bad_sources_are_errors_with_hints(project: Path, capsys: pytest.Capture
     "https://bob:ghp_AbCdEfGhIjKlMnOpQrStUvWxYz012345@git.example/acme/skills.git//pdf@v1",
     "https://ghp_AbCdEfGhIjKlMnOpQrStUvWxYz012345@git.example/acme/skills.git",
     "git+https://bob:hunter2-long-password@git.example/acme/skills.git",
+    # a password under the length masked in all text is a credential all the same
+    "https://bob:hunter2@git.example/acme/skills.git",
+    "ssh://git:hunter2@git.example/acme/skills.git",
+    "https://x-access-token:hunter2@github.com/acme/skills//pdf@v1",
+    # after the folder: git never reads it, the lock would record it as the folder's name
+    "https://git.example/acme/skills.git//pdf?private_token=hunter2-long-password",
+    "https://bob:hunter2@[::1/acme/skills.git",  # does not parse: refused, not echoed
 ])
 def test_a_source_with_a_credential_in_its_url_is_refused_unechoed(
         spec: str, project: Path, capsys: pytest.CaptureFixture[str]):
@@ -206,6 +213,15 @@ def test_a_source_with_a_credential_in_its_url_is_refused_unechoed(
     assert "gh auth setup-git" in _flat(err)
     assert "ghp_" not in out + err and "hunter2" not in out + err
     assert not (project / "skills.lock").exists()
+
+
+def test_a_url_no_source_reads_is_not_echoed_with_its_credential(
+        project: Path, capsys: pytest.CaptureFixture[str]):
+    """`HTTPS://` is no scheme a source takes: the error names it as typed, less the password."""
+    code, out, err = run_main(capsys, "pull", "HTTPS://bob:hunter2@git.example/acme/skills.git",
+                              "--project", project)
+    assert code == 1 and "'HTTPS://git.example/acme/skills.git' is not a folder" in _flat(err)
+    assert "hunter2" not in out + err
 
 
 # --- hostile trees, refused as a Hub pull refuses them -------------------------------------------

@@ -19,6 +19,7 @@ from registry.secrets import (
     bare_url,
     carries_secret,
     environment_secrets,
+    names_credential,
     scrub,
     url_secrets,
 )
@@ -87,3 +88,17 @@ def test_the_clis_unreachable_hub_error_hides_the_endpoints_password(tmp_path: P
         assert done.returncode == 1, done.stdout + done.stderr
         assert "cannot reach http://bob:" in done.stderr, done.stderr
         assert PASSWORD not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(("url", "held"), [
+    ("https://bob:hunter2@git.example/x.git", True),  # under MIN_LENGTH: masked nowhere
+    ("https://git.example/x.git?token=abc", True),
+    ("https://u:p@[::1/x.git", True),  # does not parse, names a user: held to hold one
+    ("https://alice@dev.azure.com/org/_git/x", False),  # a user name, its password asked for
+    ("https://git.example/x.git", False),
+    ("https://[::1/x.git", False),
+])
+def test_a_credential_of_any_length_is_named(url: str, held: bool):
+    """Where a URL may be recorded goes by whether it holds a credential at all: a password
+    too short to mask in every text (`url_secrets` leaves it out) is one."""
+    assert names_credential(url) is held

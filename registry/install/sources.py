@@ -29,7 +29,7 @@ from registry.errors import HubskillsError
 from registry.install.mcp_source import McpSource, is_mcp, parse_mcp
 from registry.install.mcp_source import source_entry as mcp_entry
 from registry.scan import check_relpath
-from registry.secrets import bare_url, url_secrets
+from registry.secrets import bare_url, names_credential
 
 GITHUB_URL = "https://github.com"
 _SCHEMES = ("https://", "http://", "ssh://", "git://", "file://")
@@ -153,10 +153,11 @@ def parse_source(text: str) -> Source:
         return _checked(GitSource(f"{owner}/{repo.removesuffix('.git')}",
                                   (subdir or "").strip("/"), ref, github=True), text)
     url = text.removeprefix("git+")
-    if url.startswith(_SCHEMES) and url_secrets(url.partition("//")[0] + "//"
-                                                + url.partition("//")[2].partition("//")[0]):
+    # The whole URL: a password of any length, and a token after `//PATH` too, where `git`
+    # never reads it but the lock would record it as the folder.
+    if url.startswith(_SCHEMES) and names_credential(url):
         raise HubskillsError(
-            f"'{bare_url(url)}' (as typed, with a credential in it) would be recorded in "
+            f"'{_unechoed(url)}' (as typed, with a credential in it) would be recorded in "
             "skills.lock and the install marker, which a project commits: no source holds one",
             hint="pull it without the credential, and let git supply it: gh auth setup-git (for "
                  "GitHub), or git config --global credential.helper store")
@@ -167,7 +168,16 @@ def parse_source(text: str) -> Source:
     if url.startswith("git@") and ":" in url:
         host, _, path = url.partition(":")
         return _split_path(f"{host}:", path, text)
-    raise HubskillsError(f"'{text}' is not a folder or a git source", hint=_HINT)
+    # as typed (`HTTPS://` is no source, `https://` is), less what holds the credential
+    shown = re.sub(r"//[^/?#]*@", "//", text, count=1).partition("?")[0] \
+        if "://" in text and names_credential(text) else text
+    raise HubskillsError(f"'{shown}' is not a folder or a git source", hint=_HINT)
+
+
+def _unechoed(url: str) -> str:
+    """``url`` without its credential, for an error to repeat (`bare_url`; one that does not
+    parse, `https://u:p@[::1/x`, without what comes before the `@` of its host part)."""
+    return bare_url(url) or re.sub(r"//[^/?#]*@", "//", url, count=1).partition("?")[0]
 
 
 def _split_path(prefix: str, path: str, text: str) -> GitSource:
