@@ -460,3 +460,23 @@ def test_a_teachers_hooks_and_tool_grants_are_never_kept():
     improved = normalize_frontmatter(reply, task="do x",
                                      base={"name": "x", "allowed-tools": "Read"})
     assert improved["allowed-tools"] == "Read" and "hooks" not in improved  # the base's own
+
+
+def test_a_skill_to_improve_whose_name_is_a_path_is_refused_before_the_teacher(server,
+                                                                                 tmp_path):
+    """A red-team hole: the draft of a skill to improve is written to `round-0/<its name>`
+    (the skill's files copied there first); a skill named `../../<a host folder>` had
+    `generate` copy itself, and then the teacher's draft, into that folder: a skill planted in
+    the user's agent's skills folder, which it then loads, outside any review. The name must
+    be one plain path component, checked before any teacher call."""
+    planted = tmp_path / "victim" / ".claude" / "skills" / "planted"
+    planted.parent.mkdir(parents=True)
+    source = make_third_party(tmp_path / "src")
+    text = (source / "SKILL.md").read_text()
+    name = "../" * 30 + str(planted).lstrip("/")
+    (source / "SKILL.md").write_text(text.replace("name: csv-tools", f"name: {name}"))
+    with pytest.raises(HubskillsError) as caught:
+        run(server, tmp_path, task="Improve it", sources=[source], n_tests=1, no_eval=True)
+    assert "not a folder name" in caught.value.message and "hubskills validate" in \
+        caught.value.hint
+    assert not planted.exists() and not server.bodies

@@ -28,6 +28,7 @@ from registry.agent.bounds import (
     measure,
     open_folder,
 )
+from registry.format.folder_names import folder_name
 from registry.format.inputs import InputFile, is_relative
 from registry.format.skill import Skill
 
@@ -129,8 +130,13 @@ def seed_workspace(root: Path, files: dict[str, str | InputFile], *,
 
 
 def _place_skill(root: Path, skill: Skill) -> str:
-    """Copy `skill` (but its `evals/`) to `.agents/skills/<name>/`; that folder, relative."""
-    skill_path = f"{SKILLS_FOLDER}/{skill.name}"
+    """Copy `skill` (but its `evals/`) to `.agents/skills/<name>/`; that folder, relative.
+
+    Raises:
+        InvalidSkill: a name that is no folder name (`../../home/me` would copy the skill's
+            files over the host's own, before any sandbox runs).
+    """
+    skill_path = f"{SKILLS_FOLDER}/{folder_name(skill)}"
     for rel in skill.files():
         if PurePosixPath(rel).parts[0] == EVALS_FOLDER:
             continue  # the suite and its checks are the grader's, never the agent's

@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 
 from registry.errors import HubskillsError, InvalidSkill
+from registry.format.folder_names import plain_name
 from registry.format.skill import SKILL_FILE, load_skill
 
 
@@ -36,7 +37,8 @@ def bundled_distractors() -> list[Listed]:
 
 def folder_distractors(folder: str | os.PathLike[str]) -> list[Listed]:
     """Every skill in `folder` (one subfolder each with a SKILL.md), sorted by name; folders
-    whose SKILL.md does not load, or has no description, are left out.
+    whose SKILL.md does not load, has no description or a name that is no folder name
+    (`plain_name`: a session lists each skill as a folder of its name), are left out.
 
     Raises:
         HubskillsError: the folder holds no usable skill.
@@ -50,7 +52,7 @@ def folder_distractors(folder: str | os.PathLike[str]) -> list[Listed]:
             skill = load_skill(entry)
         except InvalidSkill:
             continue
-        if skill.name and skill.description:
+        if plain_name(skill.name) and skill.description:  # listed as a folder of its name
             found.append(Listed(skill.name, skill.description))
     if not found:
         raise HubskillsError(f"no skills in {root} to list as distractors (a distractor folder "

@@ -41,6 +41,7 @@ from registry.evaluation.config import EvalConfig
 from registry.evaluation.distractors import Listed
 from registry.evaluation.preflight import Probes
 from registry.evaluation.stopping import StopSignal, gather_until_stopped
+from registry.format.folder_names import plain_name
 from registry.format.triggers import TriggerQuery
 from registry.providers import CapReached, Completion, Message, Model, ToolCall
 from registry.providers.base import tally
@@ -130,6 +131,8 @@ async def run_session(complete: CompleteFn, listed: Listing, query: str, seed: i
 
 def _seed_workspace(listed: Listing) -> str:
     """A fresh folder holding each listed skill's SKILL.md (name and description only)."""
+    if bad := [name for name, _, _ in listed if not plain_name(name)]:  # the callers refuse
+        raise ValueError(f"listed skill name {bad[0][:80]!r} is not a folder name")  # them
     root = tempfile.mkdtemp(prefix="hubskills-trigger-")
     for name, description, folder in listed:
         target = Path(root, "workspace", folder)

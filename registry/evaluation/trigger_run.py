@@ -36,6 +36,7 @@ from registry.evaluation.trigger_rounds import (
     make_design,
     reporting_alphas,
 )
+from registry.format.folder_names import folder_name
 from registry.format.skill import Skill, load_skill
 from registry.format.triggers import (
     TRIGGERS_PATH,
@@ -99,6 +100,7 @@ def run_trigger_eval(skill_dir: str | Path, config: EvalConfig, settings: Settin
     config = replace(config, mode="trigger")
     with holding(*settings.secrets()):
         skill = load_skill(skill_dir)
+        folder_name(skill)  # each session lists it as a folder: no path climbs out of one
         full = load_trigger_suite(skill)
         manifest = read_manifest(settings.runs_dir, resume) if resume else None
         if manifest is not None:

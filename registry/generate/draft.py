@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from registry.errors import ProviderError
+from registry.format.folder_names import plain_name
 from registry.format.skill import Skill
 from registry.generate.files import bump_patch, copy_without_links
 from registry.generate.parse import (
@@ -42,6 +43,8 @@ def finish_draft(session: Session, draft: SkillDraft, parent: Path, *, base: Ski
     if session.feedback is not None:  # the version says which people's review it answers
         fm["metadata"]["feedback"] = f"run {session.feedback.run_id}"
     draft.frontmatter = fm
+    if not plain_name(fm["name"]):  # `split_sources` and `--name` refuse one; a slug is one
+        raise TeacherFormatError(f"the name {fm['name'][:80]!r} is not a folder name")
     return validated(write_skill(draft, parent / fm["name"],
                                  base_dir=base.path if base else None))
 

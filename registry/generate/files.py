@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 from registry.errors import HubskillsError
+from registry.format.folder_names import folder_name
 from registry.format.skill import SKILL_FILE, Skill, load_skill
 
 
@@ -17,6 +18,9 @@ def split_sources(sources: list[Path]) -> tuple[Skill | None, list[Path]]:
 
     Raises:
         HubskillsError: two skill folders, or a path that is neither.
+        InvalidSkill: the skill's name is no folder name (`folder_name`): its draft is
+            written to `round-N/<name>`, and `../../home/me/.claude/skills/x` planted it
+            there.
     """
     skills = [p for p in sources if (Path(p) / SKILL_FILE).is_file() or Path(p).name == SKILL_FILE]
     traces = [Path(p) for p in sources if p not in skills]
@@ -28,7 +32,10 @@ def split_sources(sources: list[Path]) -> tuple[Skill | None, list[Path]]:
             raise HubskillsError(f"--from {path}: not a trace file nor a skill folder",
                                  hint="give a session .jsonl, a transcript .md, or a folder "
                                  "holding SKILL.md")
-    return (load_skill(skills[0]) if skills else None), traces
+    base = load_skill(skills[0]) if skills else None
+    if base is not None:
+        folder_name(base)
+    return base, traces
 
 
 def copy_without_links(src: Path, dest: Path, skip: tuple[str, ...] = ()) -> list[str]:

@@ -38,6 +38,7 @@ from registry.evaluation.trigger import TriggerEvaluator
 from registry.evaluation.trigger_report import Rate, rates
 from registry.evaluation.trigger_rounds import alphas_of, make_design
 from registry.evaluation.trigger_run import load_trigger_suite
+from registry.format.folder_names import folder_name
 from registry.format.skill import (
     SKILL_FILE,
     Skill,
@@ -147,6 +148,7 @@ def tune_description(skill_dir: str | Path, config: EvalConfig, settings: Settin
     if not suite.split("holdout") or not suite.split("train"):
         raise HubskillsError("tune needs train and holdout queries in evals/triggers.json",
                              hint=f"hubskills suite show {skill_dir}  # shows the split")
+    folder_name(skill)  # each session lists it as a folder: no path climbs out of one
     distractors = distractors_for(skill.name, config.distractors)
     command = f"hubskills tune {skill_dir} -m {config.models[0]}"
     design = make_design(replace(config, design=config.design or "auto"), len(suite.queries),

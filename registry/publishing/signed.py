@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from registry.errors import HubskillsError
+from registry.format.folder_names import folder_name
 from registry.format.skill import Skill
 from registry.signing import SIGNATURE_FILE, sign_folder
 from registry.signing.status import SignatureStatus, signature_status
@@ -41,7 +42,7 @@ def sign_for_publish(skill: Skill, how: SignWith) -> SignatureStatus:
             verify once written (nothing is written into the folder then).
     """
     with tempfile.TemporaryDirectory(prefix="hubskills-sign-") as scratch:
-        staged = Path(scratch) / skill.name
+        staged = Path(scratch) / folder_name(skill)  # `../../home/me` copied out there
         for rel, full in skill_files(skill):
             if rel == SIGNATURE_FILE:
                 continue

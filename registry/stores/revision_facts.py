@@ -26,6 +26,7 @@ from typing import Any
 from registry._io import atomic_write_text
 from registry.errors import HubskillsError
 from registry.format.claims import publisher_claims
+from registry.format.folder_names import folder_name
 from registry.format.skill import load_skill
 from registry.signing.status import NOT_INSTALLED, SignatureStatus, signature_status
 from registry.signing.trust import Anchor, anchors
@@ -166,7 +167,7 @@ def folder_facts(folder: Path, *, home: Path | None = None,
     skill = load_skill(folder)
     trusted = trusted if trusted is not None else anchors(home) if home is not None else []
     with tempfile.TemporaryDirectory(prefix="hubskills-facts-") as scratch:
-        staged = Path(scratch) / skill.name
+        staged = Path(scratch) / folder_name(skill)  # `../../home/me` copied out there
         for rel in skill.files():
             (staged / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(skill.path / rel, staged / rel,
