@@ -480,3 +480,14 @@ def test_a_skill_to_improve_whose_name_is_a_path_is_refused_before_the_teacher(s
     assert "not a folder name" in caught.value.message and "hubskills validate" in \
         caught.value.hint
     assert not planted.exists() and not server.bodies
+
+
+def test_a_suite_reply_nested_too_deep_goes_to_repair_not_a_traceback(server, script, tmp_path):
+    """A red-team note: `json.loads` raises `RecursionError`, no `ValueError`, past about
+    1,000 levels, so a teacher's suite reply of `[[[...]]]` ended `generate` with a traceback
+    after the draft was paid for. It is a format error the teacher is asked to repair."""
+    script.replies["suite"].append("```json\n" + "[" * 5000 + "]" * 5000 + "\n```")
+    report = run(server, tmp_path, no_eval=True)
+    assert report.cases == 4
+    [repair] = prompts(server, "repair-suite")
+    assert "invalid JSON: nested too deeply" in repair

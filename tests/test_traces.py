@@ -210,6 +210,36 @@ def test_a_broken_line_inside_a_trace_is_counted():
     assert [i + 1 for i, line in enumerate(trace_lines) if line == "{not json"] == [2, 4, 6]
 
 
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize("line", [DEEP, '{"type": "assistant", "message": {"content": '
+                                  + '[{"content": ' * 490 + '"x"' + "}]" * 490 + "}}"])
+def test_a_line_nested_too_deep_is_a_damaged_line_not_a_crash(line):
+    """A red-team note: `json.loads` raises `RecursionError`, no `ValueError`, past about 1,000
+    levels, and the parsers walk content recursively: one such line in a trace ended
+    `generate --from` and `trace show` with a traceback. It is a damaged line; the rest is
+    read."""
+    text = (TRACES / "claude-code-session.jsonl").read_text(encoding="utf-8")
+    first, rest = text.split("\n", 1)
+    parsed = parse_trace(f"{first}\n{line}\n{rest}")
+    assert parsed.goal == account("claude-code-session.jsonl").goal
+    assert parsed.files == account("claude-code-session.jsonl").files
+
+
+def test_a_document_nested_too_deep_is_damaged_and_trace_show_says_so(tmp_path, capsys):
+    deep = tmp_path / "export.json"
+    deep.write_text('{\n"parts": ' + DEEP + "}")
+    with pytest.raises(GenerationError, match="the JSON document is damaged"):
+        load_trace(deep)
+    lines = tmp_path / "session.jsonl"
+    lines.write_text(DEEP + "\n")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["trace", "show", str(lines)])
+    assert exit_info.value.code == 1
+    assert "nothing usable in this trace" in capsys.readouterr().err
+
+
 def test_a_trace_cut_inside_a_write_names_what_was_lost_and_tells_the_teacher(tmp_path):
     lines = lines_of("claude-code.jsonl")
     [write] = [i for i, line in enumerate(lines) if '"name":"Write"' in line]

@@ -62,6 +62,8 @@ def json_from_reply(text: str) -> Any:
             return json.loads(candidate)
         except json.JSONDecodeError as exc:
             error = f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        except RecursionError:  # `[[[...` a thousand deep: no ValueError, a traceback
+            error = "invalid JSON: nested too deeply"
     raise TeacherFormatError(f"{error}; expected one ```json block with {{\"cases\": [...]}}")
 
 

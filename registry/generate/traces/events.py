@@ -25,6 +25,36 @@ _NAME = re.compile(r'"name"\s*:\s*"(\w+)"')
 _PATH = re.compile(r'"(?:file_?[pP]ath|path)"\s*:\s*"([^"]{1,200})"')
 
 
+MAX_DEPTH = 64
+"""How deep a trace's JSON may nest (the recorded CLIs' events nest 8 deep). The parsers walk
+what they read recursively, and `json.loads` itself raises `RecursionError` (no `ValueError`)
+past about 1,000 levels: one line of `[[[...]]]` ended `generate --from` and `trace show`
+with a traceback (a red-team note). A value nested deeper is a damaged line."""
+
+
+def loads(text: str) -> Any:
+    """`json.loads` of a trace's line or document.
+
+    Raises:
+        ValueError: not JSON, or JSON nested deeper than `MAX_DEPTH` levels.
+    """
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
+    stack = [(value, 0)]
+    while stack:  # without recursion: the point is a value too deep to recurse into
+        item, depth = stack.pop()
+        inside = item.values() if isinstance(item, dict) else item if isinstance(item, list) \
+            else None
+        if inside is None:
+            continue
+        if depth >= MAX_DEPTH:
+            raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels")
+        stack.extend((child, depth + 1) for child in inside)
+    return value
+
+
 StepKind = Literal["user", "assistant", "call", "result"]
 Role = Literal["user", "assistant"]  # who wrote a message (a text step's kind)
 
@@ -87,7 +117,7 @@ def read_jsonl(text: str, parsed: Parsed) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = loads(line)
         except ValueError:
             parsed.damaged.append(Damage(number, len(line.encode()), number == last,
                                          _looks_like(line)))
@@ -135,8 +165,8 @@ def relative(path: Any, root: str) -> str:
 
 
 def load_json(text: str) -> Any:
-    """`json.loads`, or None."""
+    """`loads`, or None."""
     try:
-        return json.loads(text)
+        return loads(text)
     except ValueError:
         return None

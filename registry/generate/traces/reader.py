@@ -9,7 +9,6 @@ Common secret shapes are redacted before anything reaches a model or the screen.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ from registry.errors import GenerationError
 from registry.generate.traces import claude, codex, gemini, opencode
 from registry.generate.traces.account import TraceAccount, build_account
 from registry.generate.traces.budget import DEFAULT_BUDGET, fit
-from registry.generate.traces.events import Damage, Parsed, TraceFormat, load_json
+from registry.generate.traces.events import Damage, Parsed, TraceFormat, load_json, loads
 from registry.generate.traces.transcript import is_markdown, parse_markdown, parse_text
 from registry.secrets import MASK, scrub
 
@@ -114,12 +113,13 @@ def _document(text: str) -> Any:
 def _from_document(text: str, parse_document: Callable[[Any], Parsed]) -> Parsed:
     """Parse a one-document format; a damaged document is recorded, not guessed at."""
     try:
-        return parse_document(json.loads(text))
-    except json.JSONDecodeError as exc:
+        document = loads(text)
+    except ValueError as exc:  # not JSON, or nested too deep (`events.loads`)
         parsed = Parsed()
-        parsed.damaged.append(Damage(exc.lineno, len(text.encode()),
+        parsed.damaged.append(Damage(getattr(exc, "lineno", 1), len(text.encode()),
                                      not text.rstrip().endswith("}"), "a JSON document"))
         return parsed
+    return parse_document(document)
 
 
 def _gemini(text: str) -> Parsed:
