@@ -260,6 +260,10 @@ def test_a_hand_edited_manifest_and_an_unknown_run(run, settings, capsys):
     report = verify(settings, folder)
     assert report.status == "mismatch"
     assert report.problems[0].startswith("manifest.json is not a valid run manifest")
+    (folder / "manifest.json").write_text("[" * 100_000 + "]" * 100_000)  # past Python's
+    report = verify(settings, folder)  # recursion limit: a RecursionError, no ValueError
+    assert report.status == "mismatch"
+    assert report.problems == ["manifest.json is not a valid run manifest: nested too deeply"]
     with pytest.raises(SystemExit) as exit_info:
         main(["verify", "20990101-000000-abcdef"])
     assert exit_info.value.code == 1

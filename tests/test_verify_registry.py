@@ -258,3 +258,47 @@ def test_rows_pushed_before_verify_recorded_settings_are_not_replayable(settings
     assert list(report.unreplayable) == ["the pushed rows do not record the run's temperature, "
                                          "hubskills_version (pushed by a hubskills that did "
                                          "not store them)"]
+
+
+DEEP = "[" * 100_000 + "]" * 100_000  # nested past Python's recursion limit
+
+
+@pytest.mark.parametrize("value", ["{", "[1, 2]", DEEP])
+def test_an_agent_budget_a_replay_cannot_read_is_a_mismatch_not_a_crash(settings, pushed,
+                                                                        run_file, value):
+    """A red-team note: a pushed row's run-level JSON (the agent budget, the design, the
+    dependencies, the summary) was read with `json.loads` unguarded, or guarded against
+    `ValueError` alone, so a value that does not parse, is not a budget or nests deeper than
+    Python recurses raised out of `verify NS/NAME --run` with a traceback (in the gate's
+    child: `not replayable`, never recorded, where the rows are simply bad)."""
+    rows = rows_of(run_file)
+    for row in rows:
+        row["agent_budget"] = value
+    write_rows(run_file, rows)
+    report = verify(settings, pushed[1])
+    assert report.status == "mismatch", report.to_dict()
+    assert any("agent_budget is not an agent budget" in p for p in report.problems)
+
+
+@pytest.mark.parametrize("field", ["design", "dependencies"])
+def test_run_level_json_nested_too_deep_reads_as_json_that_does_not_parse(settings, pushed,
+                                                                         run_file, field):
+    """The design and the dependencies are read leniently (one that does not parse is none);
+    one nested past the recursion limit is read the same way, not raised."""
+    found = {}
+    for value in ("{", DEEP):
+        rows = rows_of(run_file)
+        for row in rows:
+            row[field] = value
+        write_rows(run_file, rows)
+        found[value] = verify(settings, pushed[1]).to_dict()
+    assert found[DEEP] == found["{"]
+
+
+def test_a_summary_nested_past_the_recursion_limit_is_a_mismatch(settings, pushed, run_file):
+    rows = rows_of(run_file)
+    next(r for r in rows if r["run_summary"])["run_summary"] = DEEP
+    write_rows(run_file, rows)
+    report = verify(settings, pushed[1])
+    assert report.status == "mismatch"
+    assert any("is not JSON" in p for p in report.problems), report.problems

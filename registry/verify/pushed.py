@@ -137,9 +137,31 @@ def manifest_from_rows(rows: list[ResultRow], repo: str,
         report.cannot(f"the pushed rows do not record the run's {', '.join(lacking)} (pushed "
                       "by a hubskills that did not store them)")
         return None
-    manifest = _manifest(first, rows, _summaries(rows, report))
+    found = len(report.problems)
+    budget = _budget(first, report)
+    if len(report.problems) > found:
+        return None
+    manifest = _manifest(first, rows, _summaries(rows, report), budget)
     _check_counts(manifest, first, report)
     return manifest
+
+
+def _budget(first: ResultRow, report: Verification) -> dict[str, float] | None:
+    """The agent budget the rows state (None: they state none); one that is not JSON, nests
+    past what Python reads, or is not a mapping of numbers is a problem in ``report`` (it
+    raised out of the replay: a red-team note)."""
+    if not first.agent_budget:
+        return None
+    try:
+        budget = json.loads(first.agent_budget)
+    except (ValueError, RecursionError):
+        budget = None
+    if isinstance(budget, dict) and all(isinstance(v, int | float) and not isinstance(v, bool)
+                                        for v in budget.values()):
+        return budget
+    report.problems.append(f"the rows' agent_budget is not an agent budget (a JSON mapping "
+                           f"of numbers): {first.agent_budget[:80]!r}")
+    return None
 
 
 def _key(row: ResultRow) -> tuple[str, str, str, int]:
@@ -154,7 +176,7 @@ def _summaries(rows: list[ResultRow], report: Verification) -> list[dict[str, An
             continue
         try:
             summary = json.loads(row.run_summary)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested past what Python reads: not JSON here
             summary = None
         if not isinstance(summary, dict):
             report.problems.append(f"the summary on {sample_label(_key(row))} is not JSON")
@@ -164,10 +186,10 @@ def _summaries(rows: list[ResultRow], report: Verification) -> list[dict[str, An
 
 
 def _manifest(first: ResultRow, rows: list[ResultRow],
-              summaries: list[dict[str, Any]] | None) -> RunManifest:
+              summaries: list[dict[str, Any]] | None,
+              budget: dict[str, float] | None) -> RunManifest:
     models = list(dict.fromkeys(row.model for row in rows))
     cases = list(dict.fromkeys(row.case_id for row in rows))
-    budget = json.loads(first.agent_budget) if first.agent_budget else None
     design = _design(first)  # an adaptive run's: its plan, its stops, its cases
     stops, cases = design.pop("stops", None), design.pop("cases", cases)
     return RunManifest(design=design or None, design_stops=stops,
@@ -192,14 +214,14 @@ def _dependencies(first: ResultRow) -> list[DependencyRecord]:
     try:
         return [DependencyRecord.model_validate(d) for d in json.loads(first.dependencies)] \
             if first.dependencies else []
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         return []
 
 
 def _design(first: ResultRow) -> dict[str, Any]:
     try:
         found = json.loads(first.design) if first.design else {}
-    except ValueError:  # then its rows are checked as a fixed run's, and fall short
+    except (ValueError, RecursionError):  # then checked as a fixed run's, and fall short
         found = {}
     return found if isinstance(found, dict) else {}
 

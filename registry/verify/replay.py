@@ -164,6 +164,9 @@ def _read_manifest(path: Path, report: Verification) -> RunManifest | None:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
         manifest = RunManifest.model_validate(raw)
+    except RecursionError:  # nested past what Python reads: raised no ValueError
+        report.problems.append("manifest.json is not a valid run manifest: nested too deeply")
+        return None
     except (ValueError, TypeError) as err:
         report.problems.append(f"manifest.json is not a valid run manifest: "
                                f"{str(err).splitlines()[0]}")
