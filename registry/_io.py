@@ -8,16 +8,17 @@ import tempfile
 from pathlib import Path
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
+def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
     """Write `data` to `path` via a sibling temp file and `os.replace`: never half a file.
 
     The file keeps the mode it had, and a new one gets the mode any new file gets (0666 less
     the umask), not the 0600 of `mkstemp`: a lockfile or a card is shared like its folder.
+    With `mode` it gets that mode, set before a byte is written (0600: a file of credentials).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        os.fchmod(fd, _mode_for(path))
+        os.fchmod(fd, _mode_for(path) if mode is None else mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -50,9 +51,9 @@ def _umask() -> int:
     return umask
 
 
-def atomic_write_text(path: Path, text: str) -> None:
+def atomic_write_text(path: Path, text: str, *, mode: int | None = None) -> None:
     """UTF-8 text version of `atomic_write_bytes`."""
-    atomic_write_bytes(path, text.encode("utf-8"))
+    atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
 
 
 def make_temp_dir(prefix: str, parent: Path | None = None) -> Path:

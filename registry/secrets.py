@@ -10,7 +10,8 @@ after start-up is known too):
   key in `OPENAI_BASE_URL`'s path or query: `url_secrets`), and the same in the endpoints a
   `Settings` carries;
 - the Hugging Face token files: `HF_TOKEN_PATH` (default `$HF_HOME/token`) and the named tokens
-  in `$HF_HOME/stored_tokens`;
+  in `$HF_HOME/stored_tokens`; and the credentials of the MCP servers' URLs kept in
+  `$HUBSKILLS_HOME/mcp-credentials.json` (`stored_credential_secrets`);
 - secrets held for the current request (`holding`, `hold`): keys a Space visitor typed, the
   keys a `Settings` carries. They live in a context variable, so two requests (two visitors,
   two threads or tasks) never see each other's.
@@ -21,6 +22,10 @@ generated skills and the teacher's raw replies, the CLI's printer, the Space's r
 (`space.keys.scrub_responses`) and log records (`scrub_logs`).
 Values shorter than `MIN_LENGTH` are left alone: masking "1" or "true" would wreck any text
 and such values are not credentials.
+
+Over 400 lines because every kind of secret is read here, at the base layer every writer can
+ask, and the URL rules that find one (`url_secrets`) also say what is left without it
+(`credential_free`).
 """
 
 from __future__ import annotations
@@ -144,9 +149,8 @@ def _credentials(url: str) -> list[str] | None:
     # a plain name (`https://alice@host`, the password asked for) stays readable elsewhere.
     alone = user if user and (_is_key_segment(user) or len(user) >= 24) else None
     found = [password] if password else [alone]
-    for key, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=False):
-        if is_secret_name(key) or key.lower() in _QUERY_KEYS or _is_key_segment(value):
-            found.append(value)
+    found += [value for key, value in urllib.parse.parse_qsl(parts.query)
+              if _holds_credential(key, value)]
     found += [segment for segment in parts.path.split("/") if _is_key_segment(segment)]
     return [value for value in found if value]
 
@@ -164,6 +168,30 @@ def bare_url(url: str) -> str:
     host = f"[{host}]" if ":" in host else host
     path = "/".join(segment for segment in parts.path.split("/") if not _is_key_segment(segment))
     return urllib.parse.urlunsplit((parts.scheme, host + port, path, "", ""))
+
+
+def credential_free(url: str) -> str:
+    """`url` less what `names_credential` finds in it, the rest as typed: no user or password,
+    no query parameter holding a credential (the others kept, in order), and a key-shaped path
+    segment as `(credential)`; "" for a URL that does not parse. What a lock may record of a
+    URL whose credential is kept elsewhere (`https://bob:pw@host/mcp?token=t&v=2` is
+    `https://host/mcp?v=2`)."""
+    try:
+        parts = urllib.parse.urlsplit(url.strip())
+        _ = parts.port  # a port that is no number raises here
+    except ValueError:
+        return ""
+    kept = [item for item in parts.query.split("&") if item and not _holds_credential(
+        *(urllib.parse.unquote_plus(half) for half in item.partition("=")[::2]))]
+    path = "/".join("(credential)" if _is_key_segment(segment) else segment
+                    for segment in parts.path.split("/"))
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], path,
+                                    "&".join(kept), parts.fragment))
+
+
+def _holds_credential(key: str, value: str) -> bool:
+    """Whether a query parameter holds a credential by `url_secrets`' rules."""
+    return is_secret_name(key) or key.lower() in _QUERY_KEYS or _is_key_segment(value)
 
 
 # Query keys that carry a credential though `is_secret_name` does not read them as one.
@@ -241,6 +269,49 @@ def token_file_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
     return found
 
 
+CREDENTIAL_FILE = "mcp-credentials.json"  # in HUBSKILLS_HOME: `pull mcp+https://u:p@...`
+
+
+def credential_file(environ: Mapping[str, str] | None = None) -> str:
+    """Where the MCP servers' credentials are kept: `CREDENTIAL_FILE` in the home
+    `config.Settings` names (`HUBSKILLS_HOME`, else the user's data folder)."""
+    home = ((os.environ if environ is None else environ).get("HUBSKILLS_HOME") or "").strip()
+    if not home:
+        from platformdirs import user_data_dir
+
+        home = user_data_dir("hubskills", appauthor=False)
+    return os.path.join(os.path.expanduser(home), CREDENTIAL_FILE)
+
+
+def stored_credentials(path: str | os.PathLike[str]) -> dict[str, str]:
+    """The credential file's map, credential-free URL -> the URL as typed ({} when absent or
+    unreadable)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return {}
+    return {key: value for key, value in data.items() if isinstance(key, str)
+            and isinstance(value, str)} if isinstance(data, dict) else {}
+
+
+@functools.lru_cache(maxsize=16)
+def _stored_in(path: str, _version: tuple[int, int, int]) -> frozenset[str]:
+    """The credentials in one credential file; `_version` makes an edited file re-read."""
+    return frozenset().union(*map(url_secrets, stored_credentials(path).values()))
+
+
+def stored_credential_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
+    """The credentials of the MCP servers' URLs `credential_file` keeps (each as `url_secrets`
+    finds it), known whether or not a server is being asked now."""
+    path = credential_file(environ)
+    try:
+        info = os.stat(path)
+    except OSError:  # absent: nothing kept
+        return set()
+    return set(_stored_in(path, (info.st_ino, info.st_size, info.st_mtime_ns)))
+
+
 class SecretScope:
     """The secrets held for one request; an inner scope also sees its outer scopes' secrets."""
 
@@ -299,7 +370,8 @@ def known_secrets(extra: Iterable[str | None] = ()) -> list[str]:
     """Every secret the process holds now, longest first (so a key containing another is
     masked whole)."""
     scope = _CURRENT.get()
-    found = environment_secrets() | token_file_secrets() | _usable(extra)
+    found = environment_secrets() | token_file_secrets() | stored_credential_secrets() \
+        | _usable(extra)
     if scope is not None:
         found |= scope.values()
     return sorted(found, key=len, reverse=True)
