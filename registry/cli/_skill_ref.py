@@ -184,8 +184,10 @@ def _check_scan(folder: Path, spec: str, command: str) -> None:
     The way on is the pull's own: `--allow-risky` once the findings are understood, then the
     command on the pulled folder (never `scan`, which refuses the same findings again)."""
     from registry.cli._pull_shared import show_findings
+    from registry.install.mcp_source import shown
     from registry.scan import check_findings, scan_folder
 
+    spec = shown(spec)  # an MCP URL's credential is kept for its server, never shown
     with show_findings(spec):
         check_findings(scan_folder(folder), "high", subject=spec, action="evaluated",
                        risky_hint=f"{hint_command('pull', spec, '--allow-risky')}  # once the "

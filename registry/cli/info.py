@@ -81,9 +81,12 @@ def _info_of(target: str, settings: Settings, store: SkillStore,
 
     folder = Path(target).expanduser()
     if SkillSource.is_git(target) and not folder.exists():
+        from registry.install.mcp_source import shown
+
         fetched = stack.enter_context(skill_folder(target, command="info", scan=False))
-        return (folder_info(target, fetched), folder_facts(fetched, home=settings.home),
-                f"a git source, not a registry entry: {hint_command('pull', target)}")
+        source = shown(target)  # an MCP URL's credential is kept for its server, never shown
+        return (folder_info(source, fetched), folder_facts(fetched, home=settings.home),
+                f"a git source, not a registry entry: {hint_command('pull', source)}")
     if folder.is_dir():
         placed = identify(folder, store)
         try:  # a folder or git source's marker names no registry entry

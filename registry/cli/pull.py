@@ -13,7 +13,7 @@ from registry.config import Settings
 from registry.errors import SkillNotFound, hint_command
 from registry.install import PullResult, pull
 from registry.install.agents import agent_names
-from registry.install.mcp_source import is_mcp, parse_mcp, trust_command
+from registry.install.mcp_source import is_mcp, parse_mcp, shown, trust_command
 from registry.install.pull import Plan, pull_source
 from registry.install.sources import is_source
 from registry.registries import get_store
@@ -81,7 +81,7 @@ def pull_command(spec: str, skills: tuple[str, ...], all_skills: bool, agent: st
     if Path(spec).is_dir() and (Path(spec) / "SKILL.md").is_file():
         say_if_unpublishable(Path(spec), so="your agents will read a draft")
     def run() -> list[PullResult]:
-        with shared.show_findings(spec):
+        with shared.show_findings(shown(spec)):  # an MCP URL's credential never shown
             if is_source(spec):
                 plan = Plan.of(project, agents=agent, all_agents=all_agents, global_=global_,
                                **options)

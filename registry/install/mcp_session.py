@@ -9,6 +9,11 @@ command runs only once the user typed it (`mcp_source.check_trusted`). Errors na
 a lie is `UnsafeSkill` with the hint that nothing was installed, an unreachable server
 `RegistryUnavailable` naming the real cause (the SDK's task group unwrapped), an error the
 server answered (its own registry unreachable, say) `McpServerError` saying what it said.
+
+An HTTP server is reached at `mcp_source.connect_url`: with the credential its URL was typed
+with, or the one kept for it; the credential is saved once the server accepts the session
+(`save_credential`), and a refusal (HTTP 401 or 403) hints the pull that gives one. Messages
+name the server without it, and what they quote of an error is scrubbed of it.
 """
 
 from __future__ import annotations
@@ -22,8 +27,17 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from registry.errors import HubskillsError, RegistryError, RegistryUnavailable, UnsafeSkill
-from registry.install.mcp_source import HINT, McpSource, check_trusted, lying
+from registry.install.mcp_source import (
+    HINT,
+    PREFIX,
+    McpSource,
+    check_trusted,
+    connect_url,
+    lying,
+    save_credential,
+)
 from registry.scan import SizeLimits
+from registry.secrets import scrub, url_secrets
 
 METHOD_NOT_FOUND, INVALID_PARAMS = -32601, -32602  # JSON-RPC's codes
 #: "Resource not found": MCP's code before the 2026-07-28 protocol retired it; servers built on
@@ -72,6 +86,8 @@ class McpSession:
         self._session: Any = None
         self._stop: Any = None
         self._overflow: str | None = None
+        self._url = source.server  # what is connected to: `connect_url`, once opened
+        self._refused: int | None = None  # an HTTP 401 or 403 the server answered
 
     @property
     def name(self) -> str:
@@ -102,18 +118,21 @@ class McpSession:
         except MCPError as err:
             if (overflowed := self._overflowed()) is not None:
                 raise overflowed from err
+            if self._refused is not None:
+                raise self._denied() from err
             if method == "skills/list" and err.code == METHOD_NOT_FOUND:
                 raise HubskillsError(f"{self.name} does not serve the Skills extension "
                                      "(no skills/list)", hint=HINT) from err
             asked = f"{method} {params['uri']}" if params.get("uri") else method
-            raise McpServerError(f"{self.name} answered {asked} with an error: {err}",
+            raise McpServerError(f"{self.name} answered {asked} with an error: "
+                                 f"{self._unechoed(str(err))}",
                                  hint="nothing was installed; that error is the server's own"
                                       + (f" (JSON-RPC {err.code})" if err.code else "")
                                       + ": try again once it can answer",
                                  code=err.code) from err
         except (OSError, ValueError) as err:
             raise self._overflowed() or RegistryUnavailable(
-                f"{self.name}: {method} failed ({err})", hint=HINT) from err
+                f"{self.name}: {method} failed ({self._unechoed(str(err))})", hint=HINT) from err
 
     def _overflowed(self) -> UnsafeSkill | None:
         if self._overflow is None:
@@ -128,6 +147,7 @@ class McpSession:
 
             if self.source.stdio:
                 check_trusted(self.source)
+            self._url = connect_url(self.source)
             self._portal_cm = anyio.from_thread.start_blocking_portal()
             self._portal = self._portal_cm.__enter__()
             try:
@@ -139,12 +159,37 @@ class McpSession:
                 if (overflowed := self._overflowed()) is not None:
                     raise overflowed from err
                 raise self._unreachable(err) from err
+            save_credential(self.source)  # the server took it: kept for every later session
+
+    def _unechoed(self, text: str) -> str:
+        """`text` (an error quoted) without the credential connected with."""
+        if self._url == self.source.server:
+            return text
+        return scrub(text.replace(self._url, self.source.server), extra=url_secrets(self._url))
+
+    def _denied(self) -> HubskillsError:
+        """The server's refusal of the session (HTTP 401 or 403): the credential missing, or
+        not the one it takes."""
+        clean, status = self.source.server, self._refused
+        scheme, _, rest = clean.partition("://")
+        pull = f"hubskills pull '{PREFIX}{scheme}://USER:PASSWORD@{rest}' --skill NAME"
+        if self._url == clean:
+            return RegistryUnavailable(
+                f"the MCP server {clean} refused the session (HTTP {status}): it asks for a "
+                "credential, and none is kept for it", hint=f"{pull}  # once, with the "
+                "credential in the URL (or its ?token=): hubskills keeps it for this server")
+        return RegistryUnavailable(
+            f"the MCP server {clean} refused the session (HTTP {status}): it does not take the "
+            "credential given", hint=f"{pull}  # once, with the credential it takes: that "
+                                     "replaces the one kept")
 
     def _unreachable(self, err: BaseException) -> HubskillsError:
         """Why the session did not open, from the real cause (not the SDK's task group)."""
         cause = first_cause(err)
         if isinstance(cause, HubskillsError):
             return cause
+        if self._refused is not None:
+            return self._denied()
         if self.source.stdio:
             why = (f"no such command {self.source.command[0]!r}"
                    if isinstance(cause, FileNotFoundError) else describe(cause))
@@ -154,7 +199,7 @@ class McpSession:
                      f"{shlex.join(self.source.command)} to see it start")
         address = urlsplit(self.source.server).netloc
         return RegistryUnavailable(
-            f"cannot reach the MCP server {self.name}: {describe(cause)}",
+            f"cannot reach the MCP server {self.name}: {self._unechoed(describe(cause))}",
             hint=f"is the server running? hubskills mcp --http {address}  # serves one there")
 
     async def _lifetime(self, *, task_status: Any) -> None:
@@ -187,7 +232,7 @@ class McpSession:
         transport = _capped(httpx2.AsyncHTTPTransport(), self)
         timeout = httpx2.Timeout(self.timeout)
         async with httpx2.AsyncClient(transport=transport, timeout=timeout) as client, \
-                streamable_http_client(self.source.server, http_client=client,
+                streamable_http_client(self._url, http_client=client,
                                        max_sse_event_size=self.cap) as streams:
             yield streams
 
@@ -215,7 +260,9 @@ def cap_of(limits: SizeLimits) -> int:
 
 def _capped(inner: Any, store: McpSession) -> Any:
     """An httpx2 transport that stops a response body past `store.cap` bytes (a server
-    sending more than any file the caps allow), noting why on `store`."""
+    sending more than any file the caps allow), noting why on `store`, and notes on it a
+    refusal of the credential (HTTP 401 or 403), which the SDK reports as no more than
+    "an error response"."""
     import httpx2
 
     class Stream(httpx2.AsyncByteStream):
@@ -238,6 +285,8 @@ def _capped(inner: Any, store: McpSession) -> Any:
     class Capped(httpx2.AsyncBaseTransport):
         async def handle_async_request(self, request: Any) -> Any:
             response = await inner.handle_async_request(request)
+            if response.status_code in (401, 403):
+                store._refused = response.status_code
             response.stream = Stream(response.stream)
             return response
 

@@ -9,6 +9,14 @@ The source grammar (`hubskills pull SOURCE --skill NAME`, or `SOURCE#NAME`):
   command a lockfile names only when it is recorded there, so a cloned project's skills.lock
   cannot make `hubskills install` run anything.
 
+A URL holding a credential (`mcp+https://bob:pw@host/mcp`, `?token=...`: `names_credential`) is
+recorded without it (`McpSource.server`, `credential_free`), and the URL as typed is kept in
+`typed`: a session connects with it and, once the server accepts it, saves it in
+`HUBSKILLS_HOME/mcp-credentials.json` (`save_credential`, 0600), keyed by the credential-free
+URL, so `install`, `update` and every later pull reattach it (`connect_url`). Over plain `http`
+to another host than this machine, a credential is refused: it would cross the network in the
+clear.
+
 `#NAME` picks a skill by its name; `#NS/NAME` by the repo the server files it under (its URI's
 path, revisions left out, or hubskills' `_meta` repo: `entry_ids`), for a name that several
 repos serve: such a name alone is refused, never resolved to whichever the server lists first.
@@ -32,18 +40,21 @@ manifest paths); other servers' files are installed 0644.
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
 import os
 import re
 import shlex
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from registry._docs import doc
 from registry.config import Settings
 from registry.errors import HubskillsError
 from registry.format.skill import NAME_RE
+from registry.secrets import CREDENTIAL_FILE, credential_free, names_credential, stored_credentials
 
 PREFIX = "mcp+"
 STDIO = "mcp+stdio:"
@@ -69,9 +80,11 @@ def lying(server: str) -> str:
 class McpSource:
     """A skill (or, with `skill` "", every skill) an MCP server serves."""
 
-    server: str  # `http(s)://...` or `stdio:COMMAND ARGS`
+    server: str  # `http(s)://...` (never with a credential: `typed`) or `stdio:COMMAND ARGS`
     skill: str = ""
     ref: None = None  # a server serves what it serves now: the lock pins its digests
+    #: the URL as typed when it held a credential: connected to, saved per user, never recorded
+    typed: str = field(default="", compare=False, repr=False)
 
     @property
     def stdio(self) -> bool:
@@ -131,7 +144,7 @@ def parse_mcp(text: str) -> McpSource:
     if not hashmark:
         rest, name = text.removeprefix(PREFIX), ""
     if name and not is_pick(name):
-        raise HubskillsError(f"'{text}': '{name}' is not a skill name (lowercase letters, "
+        raise HubskillsError(f"'{shown(text)}': '{name}' is not a skill name (lowercase letters, "
                              "digits, single hyphens) nor NS/NAME", hint=HINT)
     if rest.startswith("stdio:"):
         try:
@@ -145,9 +158,38 @@ def parse_mcp(text: str) -> McpSource:
     scheme, sep, after = rest.partition("://")
     if scheme not in ("http", "https") or not sep or not after.split("/", 1)[0] \
             or any(c.isspace() for c in rest):
-        raise HubskillsError(f"'{text}' is not an MCP server: mcp+ takes an http(s) URL or "
-                             "stdio:COMMAND", hint=HINT)
-    return McpSource(rest, name)
+        raise HubskillsError(f"'{shown(text)}' is not an MCP server: mcp+ takes an http(s) URL "
+                             "or stdio:COMMAND", hint=HINT)
+    if not names_credential(rest):
+        return McpSource(rest, name)
+    server = credential_free(rest)
+    if not server:
+        raise HubskillsError(f"'{shown(text)}' does not parse as a URL", hint=HINT)
+    if scheme == "http" and not _loopback(urlsplit(server).hostname or ""):
+        raise HubskillsError(
+            f"'{PREFIX}{server}': a credential in an http:// URL would cross the network "
+            "unencrypted; hubskills sends one only over https (or to this machine)",
+            hint=f"hubskills pull '{PREFIX}https://USER:PASSWORD@{server.partition('://')[2]}' "
+                 f"--skill {name or 'NAME'}  # if the server serves https")
+    return McpSource(server, name, typed=rest)
+
+
+def shown(text: str) -> str:
+    """An MCP source as an error may repeat it: without the credential its URL holds."""
+    rest = text.strip().removeprefix(PREFIX)
+    if "://" not in rest or not names_credential(rest.partition("#")[0]):
+        return text
+    return PREFIX + (credential_free(rest) or rest.partition("://")[0] + "://...")
+
+
+def _loopback(host: str) -> bool:
+    """Whether `host` is this machine (`localhost`, `127.0.0.0/8`, `::1`)."""
+    if host.lower() == "localhost" or host.lower().endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 _SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}")
@@ -180,6 +222,32 @@ def _trusted(path: Path) -> list[str]:
     except (OSError, ValueError):
         return []
     return [str(item) for item in data] if isinstance(data, list) else []
+
+
+def connect_url(source: McpSource, home: Path | None = None) -> str:
+    """The URL a session with `source`'s server connects to: as typed, when it held a
+    credential; else the URL saved for that server (`save_credential`); else the server."""
+    if source.stdio or source.typed:
+        return source.typed or source.server
+    return stored_credentials(_credential_path(home)).get(source.server) or source.server
+
+
+def save_credential(source: McpSource, home: Path | None = None) -> None:
+    """Keep the credential `source` was typed with, for every later session with its server
+    (the file 0600, written whole, in the user's home: never in a project)."""
+    if not source.typed:
+        return
+    path = _credential_path(home)
+    saved = stored_credentials(path)
+    if saved.get(source.server) != source.typed:
+        from registry._io import atomic_write_text
+
+        saved[source.server] = source.typed
+        atomic_write_text(path, json.dumps(saved, indent=1, sort_keys=True) + "\n", mode=0o600)
+
+
+def _credential_path(home: Path | None) -> Path:
+    return (home or Settings.from_env().home) / CREDENTIAL_FILE
 
 
 def check_trusted(source: McpSource, home: Path | None = None) -> None:

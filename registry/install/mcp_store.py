@@ -19,6 +19,7 @@ import json
 import os
 import shlex
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -62,8 +63,11 @@ class McpStore:
     kind = "mcp"
 
     def __init__(self, server: str, *, timeout: float | None = None,
-                 limits: SizeLimits = STORE_LIMITS, max_pages: int = MAX_PAGES) -> None:
-        self.source = parse_mcp(PREFIX + server)
+                 limits: SizeLimits = STORE_LIMITS, max_pages: int = MAX_PAGES,
+                 typed: str = "") -> None:
+        """`server` as the lock records it, with no credential; `typed`: its URL as the user
+        typed it, credential included (else the one kept for it is used: `connect_url`)."""
+        self.source = replace(parse_mcp(PREFIX + server), typed=typed)
         env = os.environ.get("HUBSKILLS_MCP_TIMEOUT")
         self.timeout = timeout or (float(env) if env else TIMEOUT_S)
         self.limits, self.max_pages = limits, max_pages

@@ -166,7 +166,7 @@ def pull_source(spec: str, plan: Plan, *, skills: Sequence[str] = (),
                                     f"hubskills search {shlex.quote(word)}")
         source = source.keyed(plan.scope.root)
     url = github_url or Settings.from_env().github_url
-    with SourceStore(plan.scope.root, github_url=url) as store:
+    with SourceStore(plan.scope.root, github_url=url, typed=source) as store:
         lock = Lockfile.read(plan.scope.lock_path)
         if isinstance(source, McpSource):
             store.follow_pins(source, lock.entries.values())
@@ -371,7 +371,7 @@ def fetched_source(spec: str, *, command: str = "scan", limits: SizeLimits = STO
     """
     source = parse_source(spec)
     url = github_url or Settings.from_env().github_url
-    with SourceStore(Path.cwd(), github_url=url) as store, \
+    with SourceStore(Path.cwd(), github_url=url, typed=source) as store, \
             tempfile.TemporaryDirectory(prefix=STAGING_PREFIX) as tmp:
         resolved = store.resolve(source.key, source.ref)
         key = source.at(pick(store.skills(source, resolved.sha), source, [], False,

@@ -40,8 +40,12 @@ class SourceStore:
     kind = "git"
 
     def __init__(self, root: Path, *, github_url: str = GITHUB_URL,
-                 timeout: float = TIMEOUT_S) -> None:
+                 timeout: float = TIMEOUT_S, typed: Source | None = None) -> None:
+        """`typed`: the source as the user typed it, whose server is then asked with the
+        credential its URL holds (`McpSource.typed`); a key names none."""
         self.root, self.github_url, self.timeout = Path(root), github_url, timeout
+        self._typed = {typed.server: typed.typed} if isinstance(typed, McpSource) \
+            and typed.typed else {}
         self._repos: dict[str, GitRepo] = {}
         self._mcp: dict[str, McpStore] = {}
         self._uris: dict[tuple[str, str], str] = {}  # (repo, sha) -> the URI a lock pins
@@ -64,10 +68,12 @@ class SourceStore:
         self._mcp.clear()
 
     def mcp(self, source: McpSource) -> McpStore:
-        """The store of `source`'s MCP server (one session per server, made on first use)."""
+        """The store of `source`'s MCP server (one session per server, made on first use,
+        with the credential the user typed for it, if any)."""
         with self._lock:
             if source.server not in self._mcp:
-                self._mcp[source.server] = McpStore(source.server)
+                typed = source.typed or self._typed.get(source.server, "")
+                self._mcp[source.server] = McpStore(source.server, typed=typed)
             return self._mcp[source.server]
 
     def pin_uri(self, repo: str, sha: str, uri: str) -> None:

@@ -25,7 +25,9 @@ by `mode`, lies about it:
 - "flat": URIs name no repo before the skill (`skill://honest-skill/SKILL.md`), as servers
   serving one collection do (not a lie: only a signed skill is refused, having no publisher).
 
-`files` may be replaced (a signed copy of the skill) before the first request.
+`files` may be replaced (a signed copy of the skill) before the first request. With `password`
+every HTTP request must carry it, as Basic auth's password or as `?token=`; any other gets 401
+(`credentials`: what each request carried, `None` for none).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ import time
 import warnings
 from types import TracebackType
 from typing import Any
+from urllib.parse import parse_qs
 
 import anyio
 import mcp_types as types
@@ -72,8 +75,9 @@ def skill_files(version: str = "1") -> dict[str, bytes]:
 class FakeSkillsServer:
     """`with FakeSkillsServer("digest") as fake: fake.url` is `http://127.0.0.1:PORT/mcp`."""
 
-    def __init__(self, mode: str = "honest") -> None:
+    def __init__(self, mode: str = "honest", *, password: str | None = None) -> None:
         assert mode in MODES, mode
+        self.password, self.credentials = password, list[str | None]()
         self.mode, self.files = mode, skill_files()
         self.root = {"gone": f"skill://fake/v1/{NAME}", "flat": f"skill://{NAME}"}.get(mode, ROOT)
         self.reads, self.pages, self.stopping = 0, 0, False
@@ -163,6 +167,8 @@ class FakeSkillsServer:
 
     def __enter__(self) -> FakeSkillsServer:
         app = self.build().streamable_http_app(host="127.0.0.1")
+        if self.password is not None:
+            app = _Guarded(app, self)
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="error",
                                 lifespan="on")
         self._server = uvicorn.Server(config)
@@ -178,6 +184,30 @@ class FakeSkillsServer:
         assert self._server is not None and self._thread is not None
         self.stopping = self._server.should_exit = True
         self._thread.join()
+
+
+class _Guarded:
+    """An ASGI app answering 401 to a request without the server's password."""
+
+    def __init__(self, app: Any, fake: FakeSkillsServer) -> None:
+        self.app, self.fake = app, fake
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = dict(scope["headers"])
+        given = parse_qs(scope.get("query_string", b"").decode()).get("token", [None])[0]
+        basic = headers.get(b"authorization", b"").decode()
+        if basic.startswith("Basic "):
+            given = base64.b64decode(basic[6:]).decode().partition(":")[2]
+        self.fake.credentials.append(given)
+        if given == self.fake.password:
+            return await self.app(scope, receive, send)
+        await send({"type": "http.response.start", "status": 401,
+                    "headers": [(b"content-type", b"text/plain"),
+                                (b"www-authenticate", b'Basic realm="skills"')]})
+        await send({"type": "http.response.body", "body": b"unauthorized"})
+        return None
 
 
 def _free_port() -> int:
