@@ -38,7 +38,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from registry.agent import remove_tree
 from registry.errors import HubskillsError
 from registry.evaluation import check_bootstrap
 from registry.evaluation.answer_files import extract_files
@@ -112,6 +111,8 @@ async def _sandboxed(argv: list[str], ctx: _Context, timeout: float,
         ws.write_files(work, ctx.files)
         return await run_check(ctx.sandbox, argv, work, timeout=timeout, stdin=stdin)
     finally:
+        from registry.agent import remove_tree  # code checks only: a chat eval never loads it
+
         await asyncio.to_thread(remove_tree, tmp)  # shutil.rmtree recurses once per level
 
 
