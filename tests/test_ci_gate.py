@@ -400,6 +400,15 @@ def test_cases_the_change_removes_from_the_suite_are_said_to_the_reviewer(checko
     assert "### For the reviewer" in summary.read_text() and said in summary.read_text()
 
 
+def gated_as_link(checkout: Path, server, file: Path, target: str):
+    """`ci` on skills/improved once ``file`` is a link to ``target``: failed, its result."""
+    file.unlink()
+    file.symlink_to(target)
+    result = ci(checkout, server, "skills/improved", "--base", "HEAD")
+    assert result.returncode == 1, result.stdout + result.stderr
+    return result
+
+
 def test_a_suite_turned_into_a_link_is_refused_as_publish_would(checkout, server):
     """Review note: the suite's path at the base was found by following the link, so a change
     that made evals/evals.json a link to a new, shorter cases.json compared that file with
@@ -410,10 +419,7 @@ def test_a_suite_turned_into_a_link_is_refused_as_publish_would(checkout, server
     suite["cases"] = suite["cases"][:-2]
     shorter = suite_file.with_name("cases.json")
     shorter.write_text(json.dumps(suite))
-    suite_file.unlink()
-    suite_file.symlink_to("cases.json")
-    result = ci(checkout, server, "skills/improved", "--base", "HEAD")
-    assert result.returncode == 1, result.stdout + result.stderr
+    result = gated_as_link(checkout, server, suite_file, "cases.json")
     assert ("FAIL skills/improved (not evaluated): skills/improved/evals/evals.json: symlink: "
             "symlink to 'cases.json'; not followed") in result.stdout, result.stdout
     assert "hubskills scan skills/improved  # why, locally" in result.stderr, result.stderr
@@ -424,10 +430,7 @@ def test_a_skill_md_linked_out_of_the_folder_is_refused_unread(checkout, server)
     """Red-team round 24: a pull request whose SKILL.md linked to /proc/self/pagemap (0 bytes
     by its size, hundreds of GiB read) made the gate read until the runner's memory filled."""
     skill_md = checkout / "skills" / "improved" / "SKILL.md"
-    skill_md.unlink()
-    skill_md.symlink_to("/proc/self/pagemap")
-    result = ci(checkout, server, "skills/improved", "--base", "HEAD")
-    assert result.returncode == 1, result.stdout + result.stderr
+    result = gated_as_link(checkout, server, skill_md, "/proc/self/pagemap")
     assert ("skills/improved/SKILL.md: symlink: symlink to '/proc/self/pagemap' (outside the "
             "skill folder); not followed") in result.stdout, result.stdout
 

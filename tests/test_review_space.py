@@ -141,14 +141,20 @@ def test_a_case_id_from_the_rows_reaches_the_summary_as_code_never_as_markup():
     assert f"`{hostile}`" in text and "](https://evil" not in text.replace(f"`{hostile}`", "")
 
 
-def test_the_reviews_kept_open_are_bounded_and_one_let_go_reopens_with_its_answers(space):
-    from space.review_tab import Reviews
-
-    state = space.hubskills_state
+def second_run(state) -> str:
+    """Another run of the same answers in the store (a second review to open); its id."""
     manifest, rows = rows_and_manifest(state.store.resolve(REPO).sha)
     other = f"{RUN_ID}-again"
     state.store.append_results(manifest.model_copy(update={"run_id": other}),
                                [row.model_copy(update={"run_id": other}) for row in rows])
+    return other
+
+
+def test_the_reviews_kept_open_are_bounded_and_one_let_go_reopens_with_its_answers(space):
+    from space.review_tab import Reviews
+
+    state = space.hubskills_state
+    other = second_run(state)
     reviews = Reviews(state, kept=1)
     first = reviews.get(RUN_ID)
     assert reviews.get(RUN_ID) is first  # kept while among the most recent
@@ -168,10 +174,7 @@ def test_a_review_let_go_while_a_request_answers_on_it_is_the_one_reopened(space
     from space.review_tab import Reviews
 
     state = space.hubskills_state
-    manifest, rows = rows_and_manifest(state.store.resolve(REPO).sha)
-    other = f"{RUN_ID}-again"
-    state.store.append_results(manifest.model_copy(update={"run_id": other}),
-                               [row.model_copy(update={"run_id": other}) for row in rows])
+    other = second_run(state)
     reviews = Reviews(state, kept=1)
     opened, go = threading.Event(), threading.Event()
 
