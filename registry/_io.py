@@ -1,11 +1,13 @@
-"""Small file helpers shared by several modules: atomic writes."""
+"""Small helpers shared by several modules: atomic writes, JSON read to a bounded depth."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import Any
 
 
 def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
@@ -89,3 +91,38 @@ def why_unwritable(folder: Path, *, create: bool = True) -> str | None:
     if not os.access(target, os.W_OK | os.X_OK):
         return f"{target} is not writable"
     return None
+
+
+MAX_JSON_DEPTH = 64
+"""How deep untrusted JSON may nest (a trace's events nest 8, a suite a dozen): past about
+1,000 levels Python 3.11's `json.loads` raises `RecursionError` (no `ValueError`), 3.13's
+parses it, and code that walks the value recursively then fails there; a value this deep
+is refused the same way on every Python."""
+
+
+class NestedTooDeep(ValueError):
+    """JSON nested deeper than `MAX_JSON_DEPTH` levels."""
+
+
+def loads_bounded(text: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """`json.loads(text)`, refusing a value nested deeper than `max_depth` levels.
+
+    Raises:
+        json.JSONDecodeError: not JSON.
+        NestedTooDeep: nested deeper than `max_depth` (also a `ValueError`).
+    """
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise NestedTooDeep(f"JSON nested deeper than {max_depth} levels") from None
+    stack = [(value, 0)]
+    while stack:  # without recursion: the point is a value too deep to recurse into
+        item, depth = stack.pop()
+        inside = item.values() if isinstance(item, dict) else item if isinstance(item, list) \
+            else None
+        if inside is None:
+            continue
+        if depth >= max_depth:
+            raise NestedTooDeep(f"JSON nested deeper than {max_depth} levels")
+        stack.extend((child, depth + 1) for child in inside)
+    return value

@@ -120,10 +120,15 @@ class Memo:
             finally:
                 release_memory()
 
-    def clear(self) -> None:
-        """Forget every kept value (computations under way finish and are kept)."""
+    def clear(self, keep: Callable[[Hashable], bool] | None = None) -> None:
+        """Forget every kept value, or each one whose key `keep` does not accept
+        (computations under way finish and are kept)."""
         with self._lock:
-            self._done.clear()
+            if keep is None:
+                self._done.clear()
+            else:
+                for key in [key for key in self._done if not keep(key)]:
+                    del self._done[key]
 
 
 def settle_heap() -> None:

@@ -161,7 +161,7 @@ class SpaceState:
         slots = threading.Semaphore(VIEW_SLOTS)
         self.views = {kind: Memo(size, None if kind in ("skill", "estimate") else slots)
                       for kind, size in MEMO_SIZES.items()}
-        self.data.on_change(lambda _: self._forget_views())
+        self.data.on_change(self._forget_views)
         self.evaluations = Evaluations()
         self.answer_times = AnswerTimes()
 
@@ -207,9 +207,12 @@ class SpaceState:
             return memo.run(compute)
         return memo.get((self.snapshot().key, key), compute)
 
-    def _forget_views(self) -> None:
+    def _forget_views(self, fresh: Snapshot) -> None:
+        """Let go of the views built on older data. Those built on `fresh` stay: a reader
+        that saw it swapped in may have built one already (this runs after the swap, in the
+        refreshing thread), and forgetting it had a burst of visitors build it twice."""
         for memo in self.views.values():
-            memo.clear()
+            memo.clear(keep=lambda key: isinstance(key, tuple) and key[0] == fresh.key)
 
     def invalidate(self) -> None:
         """Reload what changed now (after a push or a publish): this caller waits, readers

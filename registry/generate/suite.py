@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from registry._io import NestedTooDeep, loads_bounded
 from registry.errors import InvalidSuite
 from registry.evaluation.text_checks import unsafe_pattern
 from registry.format.checks_schema import Contains, ContainsAny
@@ -59,10 +60,10 @@ def json_from_reply(text: str) -> Any:
     error = "no JSON block found"
     for candidate in candidates:
         try:
-            return json.loads(candidate)
+            return loads_bounded(candidate)
         except json.JSONDecodeError as exc:
             error = f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
-        except RecursionError:  # `[[[...` a thousand deep: no ValueError, a traceback
+        except NestedTooDeep:  # `[[[...` a thousand deep: a traceback on 3.11, parsed on 3.13
             error = "invalid JSON: nested too deeply"
     raise TeacherFormatError(f"{error}; expected one ```json block with {{\"cases\": [...]}}")
 

@@ -8,10 +8,11 @@ without being counted.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from registry._io import MAX_JSON_DEPTH, loads_bounded
 
 TraceFormat = Literal["claude-code", "codex", "opencode", "gemini-cli", "markdown", "text"]
 
@@ -25,10 +26,9 @@ _NAME = re.compile(r'"name"\s*:\s*"(\w+)"')
 _PATH = re.compile(r'"(?:file_?[pP]ath|path)"\s*:\s*"([^"]{1,200})"')
 
 
-MAX_DEPTH = 64
+MAX_DEPTH = MAX_JSON_DEPTH
 """How deep a trace's JSON may nest (the recorded CLIs' events nest 8 deep). The parsers walk
-what they read recursively, and `json.loads` itself raises `RecursionError` (no `ValueError`)
-past about 1,000 levels: one line of `[[[...]]]` ended `generate --from` and `trace show`
+what they read recursively: one line of `[[[...]]]` ended `generate --from` and `trace show`
 with a traceback (a red-team note). A value nested deeper is a damaged line."""
 
 
@@ -38,21 +38,7 @@ def loads(text: str) -> Any:
     Raises:
         ValueError: not JSON, or JSON nested deeper than `MAX_DEPTH` levels.
     """
-    try:
-        value = json.loads(text)
-    except RecursionError:
-        raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
-    stack = [(value, 0)]
-    while stack:  # without recursion: the point is a value too deep to recurse into
-        item, depth = stack.pop()
-        inside = item.values() if isinstance(item, dict) else item if isinstance(item, list) \
-            else None
-        if inside is None:
-            continue
-        if depth >= MAX_DEPTH:
-            raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels")
-        stack.extend((child, depth + 1) for child in inside)
-    return value
+    return loads_bounded(text, MAX_DEPTH)
 
 
 StepKind = Literal["user", "assistant", "call", "result"]
