@@ -30,7 +30,7 @@ REASON = "Over 400 lines because"
 #: the public face (`registry/__init__.py`).
 LAYERS: list[set[str]] = [
     {"errors", "config", "_docs", "_io", "_gc", "_install", "_lazy", "_turns", "_version",
-     "secrets"},  # base modules
+     "secrets", "credentials"},  # base modules
     {"format"},
     {"scan", "providers", "sandbox", "hub", "signing"},  # signing: skill.oms.sig, trust anchors
     {"agent"},  # agent mode: runners and workspaces, used by the evaluation engine

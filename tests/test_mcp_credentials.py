@@ -21,10 +21,11 @@ import pytest
 pytest.importorskip("mcp")
 
 from registry.cli import main  # noqa: E402
+from registry.credentials import credential_free, names_credential
 from registry.errors import HubskillsError  # noqa: E402
 from registry.install.lockfile import MARKER_FILE, Lockfile  # noqa: E402
 from registry.install.mcp_source import connect_url, parse_mcp  # noqa: E402
-from registry.secrets import MASK, credential_free, names_credential, scrub  # noqa: E402
+from registry.secrets import MASK, scrub  # noqa: E402
 from tests.fakes.mcp_skills_server import NAME, FakeSkillsServer  # noqa: E402
 
 pytestmark = pytest.mark.timeout(300)

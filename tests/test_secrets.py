@@ -28,15 +28,7 @@ from registry.providers import RetryPolicy
 from registry.publishing.push import push_run
 from registry.registries import local_store
 from registry.results.runs import RunWriter, read_manifest, read_rows
-from registry.secrets import (
-    MASK,
-    hold,
-    holding,
-    is_secret_name,
-    known_secrets,
-    scrub,
-    scrub_logs,
-)
+from registry.secrets import MASK, hold, holding, is_secret_name, known_secrets, scrub, scrub_logs
 from tests.hub_setup import require_online
 
 ENV_KEY = "sk-env-0123456789abcdefENV"

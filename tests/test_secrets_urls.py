@@ -14,15 +14,8 @@ from pathlib import Path
 import pytest
 
 from registry.config import Settings
-from registry.secrets import (
-    MASK,
-    bare_url,
-    carries_secret,
-    environment_secrets,
-    names_credential,
-    scrub,
-    url_secrets,
-)
+from registry.credentials import bare_url, carries_secret, names_credential
+from registry.secrets import MASK, environment_secrets, scrub, url_secrets
 
 PASSWORD = "Sup3rSecretPass"
 KEY = "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567"

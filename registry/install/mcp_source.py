@@ -52,9 +52,10 @@ from urllib.parse import urlsplit
 
 from registry._docs import doc
 from registry.config import Settings
+from registry.credentials import credential_free, names_credential
 from registry.errors import HubskillsError
 from registry.format.skill import NAME_RE
-from registry.secrets import CREDENTIAL_FILE, credential_free, names_credential, stored_credentials
+from registry.secrets import CREDENTIAL_FILE, stored_credentials
 
 PREFIX = "mcp+"
 STDIO = "mcp+stdio:"

@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from registry._docs import doc
+from registry.credentials import bare_url, names_credential
 from registry.errors import HubskillsError
 from registry.install.mcp_source import McpSource, is_mcp, parse_mcp
 from registry.install.mcp_source import source_entry as mcp_entry
 from registry.scan import check_relpath
-from registry.secrets import bare_url, names_credential
 
 GITHUB_URL = "https://github.com"
 _SCHEMES = ("https://", "http://", "ssh://", "git://", "file://")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import inspect
 
-from registry.secrets import carries_secret
+from registry.credentials import carries_secret
 
 APT_INSTALL = ("apt-get update -qq && apt-get install -y -qq --no-install-recommends "
                "bubblewrap")

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from registry.config import Settings
+from registry.credentials import carries_secret
 from registry.errors import HubskillsError
 from registry.evaluation.checks import has_code_checks
 from registry.evaluation.config import EvalConfig
@@ -57,7 +58,7 @@ from registry.results.runs import (
     run_dir,
     samples_planned,
 )
-from registry.secrets import carries_secret, holding, scrub
+from registry.secrets import holding, scrub
 
 DEFAULT_IMAGE = "python:3.12"
 DEFAULT_FLAVOR = "cpu-basic"

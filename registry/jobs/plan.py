@@ -24,11 +24,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from registry.credentials import carries_secret
 from registry.errors import HubskillsError
 from registry.evaluation.config import EvalConfig
 from registry.hub import HubClient, RemoteFile, with_retry
 from registry.results.runs import ResultRow, RunManifest, iter_rows
-from registry.secrets import carries_secret
 
 JOBS_DIR = "jobs"
 PROGRESS = "hubskills-progress"  # a shard's log line: `hubskills-progress SHARD DONE TOTAL`

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 
 from registry._install import login_hint
 from registry.config import Settings
+from registry.credentials import carries_secret
 from registry.errors import MissingCredentials
 from registry.hub import JobsClient, JobState
 from registry.jobs.bootstrap import command_for
 from registry.jobs.launches import Launch
 from registry.jobs.plan import PROGRESS, JobPlan, RunFiles
 from registry.results.runs import run_dir
-from registry.secrets import carries_secret
 
 JOB_TIMEOUT = "6h"
 LABEL = "hubskills-run"

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from registry._install import hf_command
+from registry.credentials import bare_url
 from registry.errors import HubskillsError
 from registry.hub import JobsClient, JobState
 from registry.jobs.bootstrap import module_command
@@ -31,7 +32,6 @@ from registry.jobs.launches import Launch
 from registry.jobs.package import build_wheel
 from registry.jobs.plan import RunFiles
 from registry.jobs.remote import JOB_TIMEOUT, job_env, job_secrets, with_token
-from registry.secrets import bare_url
 from registry.verify.spot_job import FAILED, RESULT
 
 if TYPE_CHECKING:
